@@ -1,0 +1,61 @@
+# nodelet — the two commands a user needs:
+#   make up     set up this machine and start a one-node cluster (SQLite, local containerd, offline images)
+#   make test   install what is missing, build, lint, and run unit + integration tests
+#
+# Each package may add targets in its own <pkg>/build.mk (included below) so that parallel work on
+# different packages does not collide in this file.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := build
+export PATH := $(CURDIR)/bin:$(PATH)
+
+# Debian packages the runtime and the tests need (ARCHITECTURE.md "The lab runtime").
+DEB_PACKAGES := containerd runc containernetworking-plugins busybox-static etcd-server iptables iproute2 gcc make tar
+
+BUILD := $(CURDIR)/build
+
+.PHONY: deps deps-apt deps-npm build ts native lint typecheck gen gen-check test test-unit test-integration bench up down clean
+
+deps: deps-apt deps-npm
+
+deps-apt:
+	@bash scripts/ensure-debs.sh $(DEB_PACKAGES)
+
+deps-npm: node_modules/.package-lock.json
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+ts: deps-npm
+	npx tsc -b
+
+# Native pieces (pause program, images, nodelet-cni wrapper…) are added by the packages' build.mk files.
+native:
+
+build: ts native
+
+lint: deps-npm
+	npx eslint .
+
+typecheck: deps-npm
+	npx tsc -p tsconfig.check.json
+
+gen: deps-npm
+	npm run gen
+
+# Generated CRI types must match proto/: regenerate and fail on any diff.
+gen-check: gen
+	@git diff --exit-code -- proto/ || { echo "proto/ generated files drifted from api.proto: run 'make gen' and commit"; exit 1; }
+
+test-unit: build
+	node scripts/run-tests.mjs unit
+
+test-integration: build
+	node scripts/run-tests.mjs integration
+
+test: deps build lint typecheck gen-check test-unit test-integration
+
+clean:
+	rm -rf $(BUILD) */dist
+
+-include */build.mk

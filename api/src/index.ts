@@ -1,0 +1,2 @@
+// @nodelet/api: Kubernetes object types, validation, defaulting, protobuf codec, REST client and informers.
+export {};

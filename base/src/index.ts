@@ -1,0 +1,9 @@
+// @nodelet/base: zero-dependency primitives shared by every package.
+export * from './errors.js';
+export * from './abort.js';
+export * from './clock.js';
+export * from './backoff.js';
+export * from './disposable.js';
+export * from './serializer.js';
+export * from './logger.js';
+export * from './wakeup.js';

@@ -1,0 +1,4 @@
+import type { Command } from 'commander';
+
+/** Registers the `nodelet ops` command family. (Placeholder until its issue lands.) */
+export function register(_program: Command): void {}

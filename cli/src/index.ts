@@ -1,0 +1,2 @@
+// @nodelet/cli: the nodelet command: cri, cni, image, runtime, doctor, install, join.
+export {};

@@ -1,0 +1,2 @@
+// @nodelet/control-plane: API server, storage (SQLite, etcd), scheduler, controllers.
+export {};

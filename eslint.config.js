@@ -1,0 +1,52 @@
+// Lint rules, including the import layers of ARCHITECTURE.md: imports only go downward.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+/** What each package may import of ours (STYLE.md §2). */
+const LAYERS = {
+  base: [],
+  proto: [],
+  api: ['base'],
+  oci: ['base'],
+  cni: ['base'],
+  'cri-client': ['base', 'proto'],
+  'lab-runtime': ['base', 'oci'],
+  agent: ['base', 'api', 'oci', 'cni', 'cri-client'],
+  'control-plane': ['base', 'api', 'oci'],
+  cli: ['base', 'api', 'oci', 'cni', 'cri-client', 'lab-runtime'],
+};
+const ALL = Object.keys(LAYERS);
+
+const layerRules = Object.entries(LAYERS).map(([pkg, allowed]) => ({
+  files: [`${pkg}/src/**/*.ts`],
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: [
+          {
+            group: ALL.filter((p) => p !== pkg && !allowed.includes(p)).flatMap((p) => [`@nodelet/${p}`, `@nodelet/${p}/*`]),
+            message: `@nodelet/${pkg} may only import ${allowed.length ? allowed.map((a) => '@nodelet/' + a).join(', ') : 'nothing of ours'} (imports go downward, ARCHITECTURE.md)`,
+          },
+          { group: ['../../*/src/*', '../../../*/src/*'], message: 'import other packages by name, not by relative path' },
+          ...(pkg === 'cri-client' ? [] : [{ group: ['@grpc/grpc-js'], message: 'only cri-client talks gRPC' }]),
+        ],
+      },
+    ],
+  },
+}));
+
+export default tseslint.config(
+  { ignores: ['**/dist/**', '**/node_modules/**', 'proto/src/gen/**', 'build/**', '.state/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', setImmediate: 'readonly', URL: 'readonly', AbortController: 'readonly', AbortSignal: 'readonly', DOMException: 'readonly', performance: 'readonly', fetch: 'readonly', TextEncoder: 'readonly', TextDecoder: 'readonly' } },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-explicit-any': 'warn',
+      'no-empty': ['error', { allowEmptyCatch: true }],
+    },
+  },
+  ...layerRules,
+);

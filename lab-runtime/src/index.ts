@@ -1,0 +1,2 @@
+// @nodelet/lab-runtime: containerd configuration and lifecycle for lab machines and tests.
+export {};

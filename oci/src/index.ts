@@ -1,0 +1,2 @@
+// @nodelet/oci: image references, OCI image layouts, deterministic image build, read-only distribution registry.
+export {};

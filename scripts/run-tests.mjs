@@ -1,0 +1,45 @@
+#!/usr/bin/env node
+// Finds and runs nodelet's tests with node's test runner (tsx for TypeScript, the `source`
+// export condition so packages resolve to their src/ without a build).
+//
+//   node scripts/run-tests.mjs unit          # **/*.test.ts, in parallel
+//   node scripts/run-tests.mjs integration   # **/test/integration/*.itest.ts and test/e2e/*.itest.ts, one file at a time
+//   node scripts/run-tests.mjs all
+//   extra args after the kind are passed to node --test (e.g. --test-name-pattern=cni)
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+const [kind = 'all', ...rest] = process.argv.slice(2);
+const SKIP = new Set(['node_modules', 'dist', '.git', 'build', '.state']);
+
+function walk(dir, out) {
+  for (const name of readdirSync(dir)) {
+    if (SKIP.has(name)) continue;
+    const p = join(dir, name);
+    const st = statSync(p);
+    if (st.isDirectory()) walk(p, out);
+    else out.push(relative(root, p));
+  }
+  return out;
+}
+
+const files = walk(root, []);
+const unit = files.filter((f) => f.endsWith('.test.ts')).sort();
+const integration = files.filter((f) => f.endsWith('.itest.ts')).sort();
+const only = rest.filter((a) => !a.startsWith('-'));
+const flags = rest.filter((a) => a.startsWith('-'));
+const pick = (list) => (only.length ? list.filter((f) => only.some((o) => f.includes(o))) : list);
+
+function run(list, concurrency, env) {
+  if (list.length === 0) return 0;
+  const args = ['--conditions=source', '--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...flags, ...list];
+  const r = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } });
+  return r.status ?? 1;
+}
+
+let rc = 0;
+if (kind === 'unit' || kind === 'all') rc ||= run(pick(unit), 2, {});
+if (kind === 'integration' || kind === 'all') rc ||= run(pick(integration), 1, { AGENT_IT: '1' });
+process.exit(rc);
