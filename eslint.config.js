@@ -6,14 +6,15 @@ import tseslint from 'typescript-eslint';
 const LAYERS = {
   base: [],
   proto: [],
+  systemd: ['base'],
   api: ['base'],
   oci: ['base'],
   cni: ['base'],
   'cri-client': ['base', 'proto'],
   'lab-runtime': ['base', 'oci'],
-  agent: ['base', 'api', 'oci', 'cni', 'cri-client'],
-  'control-plane': ['base', 'api', 'oci'],
-  cli: ['base', 'api', 'oci', 'cni', 'cri-client', 'lab-runtime'],
+  agent: ['base', 'api', 'oci', 'cni', 'cri-client', 'systemd'],
+  'control-plane': ['base', 'api', 'oci', 'systemd'],
+  cli: ['base', 'api', 'oci', 'cni', 'cri-client', 'lab-runtime', 'systemd'],
 };
 const ALL = Object.keys(LAYERS);
 

@@ -1,0 +1,3 @@
+// @nodelet/systemd: unit files (systemd/units) and sd_notify for the long-lived processes.
+export * from './notify.js';
+export * from './units.js';

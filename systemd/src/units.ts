@@ -1,0 +1,112 @@
+/**
+ * The systemd units nodelet installs, rendered from one place so that `nodelet install`, the
+ * committed copies in systemd/units/ and the nspawn tests agree (a unit test checks the copies).
+ *
+ *   nodelet-server.service   API server + store + scheduler + controllers + registry
+ *   nodelet-agent.service    the node agent; KillMode=process so pods survive an agent restart
+ *   containerd.service.d/10-nodelet.conf   points the distro containerd at nodelet's config
+ */
+export interface UnitOptions {
+  /** The `nodelet` wrapper installed by `nodelet install` (default /usr/local/bin/nodelet). */
+  nodeletBin?: string;
+  /** Config directory (default /etc/nodelet). */
+  configDir?: string;
+  /** State directory (default /var/lib/nodelet). */
+  stateDir?: string;
+  /** WatchdogSec= in seconds (default 30; tests use 2–4). */
+  watchdogSec?: number;
+  /** RestartSec= (default "2s"; tests use "200ms"). */
+  restartSec?: string;
+  /** containerd binary for the drop-in (default /usr/bin/containerd). */
+  containerdBin?: string;
+}
+
+const d = (o: UnitOptions) => ({
+  bin: o.nodeletBin ?? '/usr/local/bin/nodelet',
+  etc: o.configDir ?? '/etc/nodelet',
+  state: o.stateDir ?? '/var/lib/nodelet',
+  wd: o.watchdogSec ?? 30,
+  rs: o.restartSec ?? '2s',
+  containerd: o.containerdBin ?? '/usr/bin/containerd',
+});
+
+export function serverUnit(opts: UnitOptions = {}): string {
+  const o = d(opts);
+  return `# Installed by \`nodelet install server\`. Local changes: \`systemctl edit nodelet-server\`.
+[Unit]
+Description=nodelet lab control plane (API server, store, scheduler, controllers, registry)
+After=network-online.target
+Wants=network-online.target
+
+[Service]
+Type=notify
+EnvironmentFile=-${o.etc}/server.env
+ExecStart=${o.bin} server --data-dir ${o.state}/server $NODELET_SERVER_ARGS
+Restart=always
+RestartSec=${o.rs}
+WatchdogSec=${o.wd}
+TimeoutStartSec=120
+TimeoutStopSec=30
+LimitNOFILE=1048576
+UMask=0077
+NoNewPrivileges=yes
+PrivateTmp=yes
+ProtectHome=yes
+ProtectSystem=full
+ProtectKernelTunables=yes
+ProtectKernelModules=yes
+ProtectControlGroups=yes
+RestrictSUIDSGID=yes
+LockPersonality=yes
+RestrictRealtime=yes
+
+[Install]
+WantedBy=multi-user.target
+`;
+}
+
+export function agentUnit(opts: UnitOptions = {}): string {
+  const o = d(opts);
+  return `# Installed by \`nodelet install agent\` / \`nodelet join\`. Local changes: \`systemctl edit nodelet-agent\`.
+[Unit]
+Description=nodelet node agent
+After=network-online.target containerd.service
+Wants=network-online.target containerd.service
+
+[Service]
+Type=notify
+EnvironmentFile=-${o.etc}/agent.env
+ExecStart=${o.bin} agent --config ${o.etc}/agent.yaml $NODELET_AGENT_ARGS
+Restart=always
+RestartSec=${o.rs}
+WatchdogSec=${o.wd}
+TimeoutStartSec=120
+# Containers belong to containerd's shims; an agent restart must not kill them.
+KillMode=process
+Delegate=yes
+OOMScoreAdjust=-999
+LimitNOFILE=1048576
+UMask=0077
+# The agent configures netns, veths and iptables through CNI: it keeps its privileges, but not /home.
+ProtectHome=yes
+
+[Install]
+WantedBy=multi-user.target
+`;
+}
+
+export function containerdDropIn(opts: UnitOptions = {}): string {
+  const o = d(opts);
+  return `# Installed by \`nodelet install agent\`: run the distro containerd with nodelet's CRI/CNI/registry config.
+[Service]
+ExecStart=
+ExecStart=${o.containerd} --config ${o.etc}/containerd.toml
+`;
+}
+
+/** Where each rendered file goes, relative to the filesystem root. */
+export const UNIT_PATHS = {
+  server: '/etc/systemd/system/nodelet-server.service',
+  agent: '/etc/systemd/system/nodelet-agent.service',
+  containerdDropIn: '/etc/systemd/system/containerd.service.d/10-nodelet.conf',
+} as const;
