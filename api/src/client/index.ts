@@ -1,0 +1,5 @@
+export * from './api-client.js';
+export * from './resource-client.js';
+export * from './options.js';
+export { ApiStatusError, statusOf } from './errors.js';
+export type { TransportOptions } from './transport.js';

@@ -1,0 +1,206 @@
+/**
+ * HTTP(S) transport to one API server: keep-alive agent, bearer token, CA / client certificate,
+ * per-request AbortSignal and timeout. Everything above it works with decoded replies or
+ * AgentErrors (translated in ./errors.ts), never with node:http objects.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import { readFile } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import { AgentError, isAbortError, linkAbort, type Logger, noopLogger } from '@nodelet/base';
+import { errorFromResponse, errorFromSocket } from './errors.js';
+
+export interface TransportOptions {
+  /** `https://host:port` or `http://host:port`, optionally with a path prefix. */
+  server: string;
+  /** Bearer token sent as `Authorization: Bearer …`. */
+  token?: string;
+  /** File holding the bearer token; re-read every minute so rotated tokens are picked up. */
+  tokenFile?: string;
+  /** PEM CA bundle that signs the server's certificate. */
+  ca?: string | Buffer;
+  /** PEM client certificate and key (mTLS). */
+  cert?: string | Buffer;
+  key?: string | Buffer;
+  /** Skips server certificate verification (kubeconfig `insecure-skip-tls-verify`). */
+  insecureSkipTlsVerify?: boolean;
+  /** Default timeout per request in ms (until the whole body of a non-streaming reply arrived). Default 30 s. */
+  timeoutMs?: number;
+  userAgent?: string;
+  /** Max concurrent sockets to the server (each watch holds one). Default 64. */
+  maxSockets?: number;
+  logger?: Logger;
+}
+
+export interface RequestOptions {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  path: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  contentType?: string;
+  accept?: string;
+  signal?: AbortSignal;
+  /** Overrides the default timeout; for streams it bounds only the wait for response headers. */
+  timeoutMs?: number;
+}
+
+export interface RawResponse {
+  statusCode: number;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+}
+
+const TOKEN_FILE_TTL_MS = 60_000;
+
+export class Transport {
+  readonly server: URL;
+  readonly #opts: TransportOptions;
+  readonly #agent: http.Agent;
+  readonly #log: Logger;
+  #fileToken: { value: string; readAt: number } | undefined;
+  #closed = false;
+
+  constructor(opts: TransportOptions) {
+    this.server = new URL(opts.server);
+    if (this.server.protocol !== 'https:' && this.server.protocol !== 'http:') {
+      throw new AgentError('ERR_INVALID_ARGUMENT', `unsupported API server URL "${opts.server}": use https:// or http://`);
+    }
+    this.#opts = opts;
+    this.#log = opts.logger ?? noopLogger;
+    const common = { keepAlive: true, maxSockets: opts.maxSockets ?? 64 };
+    this.#agent =
+      this.server.protocol === 'https:'
+        ? new https.Agent({
+            ...common,
+            ca: opts.ca,
+            cert: opts.cert,
+            key: opts.key,
+            rejectUnauthorized: !opts.insecureSkipTlsVerify,
+          })
+        : new http.Agent(common);
+  }
+
+  /** Sends a request and buffers the reply. Non-2xx replies throw ApiStatusError. */
+  async request(o: RequestOptions): Promise<RawResponse> {
+    const timeoutMs = o.timeoutMs ?? this.#opts.timeoutMs ?? 30_000;
+    const link = linkAbort(o.signal, timeoutMs);
+    try {
+      const res = await this.#send(o, link.signal);
+      const body = await readAll(res);
+      return this.#check(o, res, body);
+    } catch (err) {
+      throw this.#translate(err, o, link.signal, timeoutMs);
+    } finally {
+      link.dispose();
+    }
+  }
+
+  /**
+   * Sends a request and returns the reply body as a stream (watch, `pods/log?follow=true`).
+   * The timeout covers only the wait for headers; aborting `signal` destroys the stream.
+   * The caller must consume or destroy the stream.
+   */
+  async stream(o: RequestOptions): Promise<{ statusCode: number; headers: http.IncomingHttpHeaders; body: Readable }> {
+    const timeoutMs = o.timeoutMs ?? this.#opts.timeoutMs ?? 30_000;
+    const headerLink = linkAbort(o.signal, timeoutMs);
+    // A second link, without timeout, owns the long-lived body.
+    const bodyLink = linkAbort(o.signal);
+    headerLink.signal.addEventListener('abort', () => bodyLink.controller.abort(headerLink.signal.reason), { once: true });
+    try {
+      const res = await this.#send(o, bodyLink.signal);
+      headerLink.dispose();
+      if (res.statusCode === undefined || res.statusCode < 200 || res.statusCode >= 300) {
+        const body = await readAll(res);
+        this.#check(o, res, body);
+      }
+      res.once('close', () => bodyLink.dispose());
+      return { statusCode: res.statusCode ?? 0, headers: res.headers, body: res };
+    } catch (err) {
+      bodyLink.dispose();
+      throw this.#translate(err, o, headerLink.signal, timeoutMs);
+    } finally {
+      headerLink.dispose();
+    }
+  }
+
+  /** Closes idle keep-alive sockets. Idempotent. In-flight requests finish. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#agent.destroy();
+  }
+
+  async #send(o: RequestOptions, signal: AbortSignal): Promise<http.IncomingMessage> {
+    if (this.#closed) throw new AgentError('ERR_FAILED_PRECONDITION', 'API client is closed');
+    signal.throwIfAborted();
+    const url = this.#url(o.path, o.query);
+    const headers: Record<string, string> = {
+      Accept: o.accept ?? 'application/json',
+      'User-Agent': this.#opts.userAgent ?? 'nodelet/0.1',
+    };
+    const token = await this.#token();
+    if (token) headers.Authorization = `Bearer ${token}`;
+    let payload: Buffer | undefined;
+    if (o.body !== undefined) {
+      payload = Buffer.isBuffer(o.body) ? o.body : Buffer.from(typeof o.body === 'string' ? o.body : JSON.stringify(o.body));
+      headers['Content-Type'] = o.contentType ?? 'application/json';
+      headers['Content-Length'] = String(payload.length);
+    }
+    const mod = this.server.protocol === 'https:' ? https : http;
+    return await new Promise<http.IncomingMessage>((resolve, reject) => {
+      const req = mod.request(url, { method: o.method, headers, agent: this.#agent, signal }, resolve);
+      req.once('error', reject);
+      req.end(payload);
+    });
+  }
+
+  #check(o: RequestOptions, res: http.IncomingMessage, body: Buffer): RawResponse {
+    const statusCode = res.statusCode ?? 0;
+    if (statusCode < 200 || statusCode >= 300) {
+      const retryAfter = res.headers['retry-after'];
+      throw errorFromResponse(statusCode, body.toString('utf8'), `${o.method} ${o.path}`, Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
+    }
+    return { statusCode, headers: res.headers, body };
+  }
+
+  #translate(err: unknown, o: RequestOptions, signal: AbortSignal, timeoutMs: number): unknown {
+    if (err instanceof AgentError) return err;
+    if (o.signal?.aborted) return o.signal.reason instanceof Error ? o.signal.reason : err;
+    if (signal.aborted) {
+      return new AgentError('ERR_DEADLINE_EXCEEDED', `${o.method} ${o.path}: no reply from API server ${this.server.origin} within ${timeoutMs} ms`, { cause: err });
+    }
+    if (isAbortError(err)) return err;
+    this.#log.debug({ err, path: o.path }, 'API request failed');
+    return errorFromSocket(err, `${o.method} ${o.path}`, this.server.origin);
+  }
+
+  #url(path: string, query: RequestOptions['query']): URL {
+    const prefix = this.server.pathname.replace(/\/$/, '');
+    const url = new URL(prefix + path, this.server.origin);
+    for (const [k, v] of Object.entries(query ?? {})) {
+      if (v !== undefined) url.searchParams.set(k, String(v));
+    }
+    return url;
+  }
+
+  async #token(): Promise<string | undefined> {
+    if (this.#opts.token) return this.#opts.token;
+    const file = this.#opts.tokenFile;
+    if (!file) return undefined;
+    const now = Date.now();
+    if (this.#fileToken && now - this.#fileToken.readAt < TOKEN_FILE_TTL_MS) return this.#fileToken.value;
+    try {
+      const value = (await readFile(file, 'utf8')).trim();
+      this.#fileToken = { value, readAt: now };
+      return value;
+    } catch (err) {
+      throw new AgentError('ERR_UNAUTHENTICATED', `cannot read token file "${file}"`, { cause: err });
+    }
+  }
+}
+
+async function readAll(res: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const c of res) chunks.push(c as Buffer);
+  return Buffer.concat(chunks);
+}

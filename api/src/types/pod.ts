@@ -1,0 +1,359 @@
+/**
+ * core/v1 Pod: the subset of k8s.io/api/core/v1 that nodelet's agent, scheduler and controllers read
+ * and write. JSON names are upstream's; optional exactly where upstream is `omitempty`.
+ */
+import type { KubeObject, LabelSelector, ObjectMeta, Time } from './meta.js';
+
+/** A quantity string such as `100m`, `128Mi`, `1` (see `parseQuantity`). */
+export type Quantity = string;
+
+export interface ObjectFieldSelector {
+  apiVersion?: string;
+  fieldPath: string;
+}
+
+export interface ResourceFieldSelector {
+  containerName?: string;
+  resource: string;
+  divisor?: Quantity;
+}
+
+export interface ConfigMapKeySelector {
+  name?: string;
+  key: string;
+  optional?: boolean;
+}
+
+export interface SecretKeySelector {
+  name?: string;
+  key: string;
+  optional?: boolean;
+}
+
+export interface EnvVarSource {
+  fieldRef?: ObjectFieldSelector;
+  resourceFieldRef?: ResourceFieldSelector;
+  configMapKeyRef?: ConfigMapKeySelector;
+  secretKeyRef?: SecretKeySelector;
+}
+
+export interface EnvVar {
+  name: string;
+  value?: string;
+  valueFrom?: EnvVarSource;
+}
+
+export interface EnvFromSource {
+  prefix?: string;
+  configMapRef?: { name?: string; optional?: boolean };
+  secretRef?: { name?: string; optional?: boolean };
+}
+
+export interface ContainerPort {
+  name?: string;
+  containerPort: number;
+  hostPort?: number;
+  protocol?: 'TCP' | 'UDP' | 'SCTP';
+  hostIP?: string;
+}
+
+export interface ResourceRequirements {
+  limits?: Record<string, Quantity>;
+  requests?: Record<string, Quantity>;
+}
+
+export interface VolumeMount {
+  name: string;
+  mountPath: string;
+  readOnly?: boolean;
+  subPath?: string;
+  mountPropagation?: 'None' | 'HostToContainer' | 'Bidirectional';
+}
+
+export interface ExecAction {
+  command?: string[];
+}
+
+export interface HTTPHeader {
+  name: string;
+  value: string;
+}
+
+export interface HTTPGetAction {
+  path?: string;
+  /** A number or the name of a container port. */
+  port: number | string;
+  host?: string;
+  scheme?: 'HTTP' | 'HTTPS';
+  httpHeaders?: HTTPHeader[];
+}
+
+export interface TCPSocketAction {
+  port: number | string;
+  host?: string;
+}
+
+export interface GRPCAction {
+  port: number;
+  service?: string;
+}
+
+export interface Probe {
+  exec?: ExecAction;
+  httpGet?: HTTPGetAction;
+  tcpSocket?: TCPSocketAction;
+  grpc?: GRPCAction;
+  initialDelaySeconds?: number;
+  timeoutSeconds?: number;
+  periodSeconds?: number;
+  successThreshold?: number;
+  failureThreshold?: number;
+  terminationGracePeriodSeconds?: number;
+}
+
+export interface LifecycleHandler {
+  exec?: ExecAction;
+  httpGet?: HTTPGetAction;
+  tcpSocket?: TCPSocketAction;
+  sleep?: { seconds: number };
+}
+
+export interface Lifecycle {
+  postStart?: LifecycleHandler;
+  preStop?: LifecycleHandler;
+}
+
+export interface Capabilities {
+  add?: string[];
+  drop?: string[];
+}
+
+export interface SecurityContext {
+  privileged?: boolean;
+  runAsUser?: number;
+  runAsGroup?: number;
+  runAsNonRoot?: boolean;
+  readOnlyRootFilesystem?: boolean;
+  allowPrivilegeEscalation?: boolean;
+  capabilities?: Capabilities;
+}
+
+export interface PodSecurityContext {
+  runAsUser?: number;
+  runAsGroup?: number;
+  runAsNonRoot?: boolean;
+  fsGroup?: number;
+  supplementalGroups?: number[];
+  sysctls?: Array<{ name: string; value: string }>;
+}
+
+export interface Container {
+  name: string;
+  image?: string;
+  command?: string[];
+  args?: string[];
+  workingDir?: string;
+  ports?: ContainerPort[];
+  env?: EnvVar[];
+  envFrom?: EnvFromSource[];
+  resources?: ResourceRequirements;
+  volumeMounts?: VolumeMount[];
+  livenessProbe?: Probe;
+  readinessProbe?: Probe;
+  startupProbe?: Probe;
+  lifecycle?: Lifecycle;
+  terminationMessagePath?: string;
+  terminationMessagePolicy?: 'File' | 'FallbackToLogsOnError';
+  imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
+  securityContext?: SecurityContext;
+  /** Only on initContainers: `Always` makes it a sidecar. */
+  restartPolicy?: 'Always';
+  stdin?: boolean;
+  stdinOnce?: boolean;
+  tty?: boolean;
+}
+
+export interface KeyToPath {
+  key: string;
+  path: string;
+  mode?: number;
+}
+
+export interface Volume {
+  name: string;
+  emptyDir?: { medium?: '' | 'Memory'; sizeLimit?: Quantity };
+  configMap?: { name?: string; items?: KeyToPath[]; defaultMode?: number; optional?: boolean };
+  secret?: { secretName?: string; items?: KeyToPath[]; defaultMode?: number; optional?: boolean };
+  hostPath?: {
+    path: string;
+    type?: '' | 'DirectoryOrCreate' | 'Directory' | 'FileOrCreate' | 'File' | 'Socket' | 'CharDevice' | 'BlockDevice';
+  };
+}
+
+export interface NodeSelectorRequirement {
+  key: string;
+  operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | 'Gt' | 'Lt';
+  values?: string[];
+}
+
+export interface NodeSelectorTerm {
+  matchExpressions?: NodeSelectorRequirement[];
+  matchFields?: NodeSelectorRequirement[];
+}
+
+export interface NodeSelector {
+  nodeSelectorTerms: NodeSelectorTerm[];
+}
+
+export interface PreferredSchedulingTerm {
+  weight: number;
+  preference: NodeSelectorTerm;
+}
+
+export interface NodeAffinity {
+  requiredDuringSchedulingIgnoredDuringExecution?: NodeSelector;
+  preferredDuringSchedulingIgnoredDuringExecution?: PreferredSchedulingTerm[];
+}
+
+export interface PodAffinityTerm {
+  labelSelector?: LabelSelector;
+  namespaces?: string[];
+  topologyKey: string;
+}
+
+export interface Affinity {
+  nodeAffinity?: NodeAffinity;
+  podAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: PodAffinityTerm[] };
+  podAntiAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: PodAffinityTerm[] };
+}
+
+export type TaintEffect = 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
+
+export interface Toleration {
+  key?: string;
+  operator?: 'Exists' | 'Equal';
+  value?: string;
+  effect?: TaintEffect | '';
+  tolerationSeconds?: number;
+}
+
+export interface PodDNSConfig {
+  nameservers?: string[];
+  searches?: string[];
+  options?: Array<{ name: string; value?: string }>;
+}
+
+export interface PodSpec {
+  containers: Container[];
+  initContainers?: Container[];
+  volumes?: Volume[];
+  restartPolicy?: 'Always' | 'OnFailure' | 'Never';
+  terminationGracePeriodSeconds?: number;
+  activeDeadlineSeconds?: number;
+  dnsPolicy?: 'ClusterFirst' | 'ClusterFirstWithHostNet' | 'Default' | 'None';
+  dnsConfig?: PodDNSConfig;
+  nodeSelector?: Record<string, string>;
+  serviceAccountName?: string;
+  /** Deprecated alias of serviceAccountName, still defaulted by the apiserver. */
+  serviceAccount?: string;
+  automountServiceAccountToken?: boolean;
+  nodeName?: string;
+  hostNetwork?: boolean;
+  hostPID?: boolean;
+  hostIPC?: boolean;
+  hostname?: string;
+  subdomain?: string;
+  securityContext?: PodSecurityContext;
+  imagePullSecrets?: Array<{ name?: string }>;
+  affinity?: Affinity;
+  schedulerName?: string;
+  tolerations?: Toleration[];
+  priorityClassName?: string;
+  priority?: number;
+  enableServiceLinks?: boolean;
+  preemptionPolicy?: 'PreemptLowerPriority' | 'Never';
+}
+
+export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
+
+export type PodConditionType = 'PodScheduled' | 'PodReadyToStartContainers' | 'Initialized' | 'ContainersReady' | 'Ready' | 'DisruptionTarget';
+
+export interface PodCondition {
+  type: PodConditionType | string;
+  status: 'True' | 'False' | 'Unknown';
+  lastProbeTime?: Time | null;
+  lastTransitionTime?: Time;
+  reason?: string;
+  message?: string;
+}
+
+export interface ContainerStateWaiting {
+  reason?: string;
+  message?: string;
+}
+
+export interface ContainerStateRunning {
+  startedAt?: Time;
+}
+
+export interface ContainerStateTerminated {
+  exitCode: number;
+  signal?: number;
+  reason?: string;
+  message?: string;
+  startedAt?: Time;
+  finishedAt?: Time;
+  containerID?: string;
+}
+
+/** Exactly one member is set. */
+export interface ContainerState {
+  waiting?: ContainerStateWaiting;
+  running?: ContainerStateRunning;
+  terminated?: ContainerStateTerminated;
+}
+
+export interface ContainerStatus {
+  name: string;
+  state?: ContainerState;
+  lastState?: ContainerState;
+  ready: boolean;
+  restartCount: number;
+  image: string;
+  imageID: string;
+  containerID?: string;
+  started?: boolean;
+}
+
+export interface PodIP {
+  ip: string;
+}
+
+export interface PodStatus {
+  phase?: PodPhase;
+  conditions?: PodCondition[];
+  message?: string;
+  reason?: string;
+  hostIP?: string;
+  hostIPs?: PodIP[];
+  podIP?: string;
+  podIPs?: PodIP[];
+  startTime?: Time;
+  initContainerStatuses?: ContainerStatus[];
+  containerStatuses?: ContainerStatus[];
+  qosClass?: 'Guaranteed' | 'Burstable' | 'BestEffort';
+  nominatedNodeName?: string;
+}
+
+export interface Pod extends KubeObject {
+  apiVersion?: 'v1';
+  kind?: 'Pod';
+  metadata: ObjectMeta;
+  spec?: PodSpec;
+  status?: PodStatus;
+}
+
+export interface PodTemplateSpec {
+  metadata?: ObjectMeta;
+  spec?: PodSpec;
+}

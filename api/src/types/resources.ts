@@ -1,0 +1,101 @@
+/**
+ * The registry of resources nodelet serves and talks to: group/version/kind/plural/scope. The
+ * client builds URLs from it; the server (control-plane) builds discovery from the same facts.
+ */
+import type { KubeObject } from './meta.js';
+import type { Pod } from './pod.js';
+import type { Node } from './node.js';
+import type { ConfigMap, Endpoints, Event, Namespace, Secret, Service, ServiceAccount } from './core.js';
+import type { Deployment, ReplicaSet } from './apps.js';
+import type { EndpointSlice, Lease } from './misc.js';
+
+/**
+ * Describes one REST resource. `T` is a phantom type so that `client.resource(PODS)` is typed as
+ * `ResourceClient<Pod>` without a cast.
+ */
+export interface ResourceType<T extends KubeObject = KubeObject> {
+  /** API group; `''` for the core ("legacy") group served under `/api`. */
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  readonly plural: string;
+  readonly singular: string;
+  readonly namespaced: boolean;
+  readonly shortNames?: readonly string[];
+  readonly subresources?: readonly string[];
+  /** Never set at runtime; carries the object type. */
+  readonly __object?: T;
+}
+
+function define<T extends KubeObject>(r: Omit<ResourceType<T>, '__object'>): ResourceType<T> {
+  return Object.freeze({ ...r });
+}
+
+export const NAMESPACES = define<Namespace>({ group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', singular: 'namespace', namespaced: false, shortNames: ['ns'], subresources: ['status'] });
+export const NODES = define<Node>({ group: '', version: 'v1', kind: 'Node', plural: 'nodes', singular: 'node', namespaced: false, shortNames: ['no'], subresources: ['status'] });
+export const PODS = define<Pod>({ group: '', version: 'v1', kind: 'Pod', plural: 'pods', singular: 'pod', namespaced: true, shortNames: ['po'], subresources: ['status', 'binding', 'eviction', 'log', 'exec'] });
+export const EVENTS = define<Event>({ group: '', version: 'v1', kind: 'Event', plural: 'events', singular: 'event', namespaced: true, shortNames: ['ev'] });
+export const CONFIGMAPS = define<ConfigMap>({ group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', singular: 'configmap', namespaced: true, shortNames: ['cm'] });
+export const SECRETS = define<Secret>({ group: '', version: 'v1', kind: 'Secret', plural: 'secrets', singular: 'secret', namespaced: true });
+export const SERVICES = define<Service>({ group: '', version: 'v1', kind: 'Service', plural: 'services', singular: 'service', namespaced: true, shortNames: ['svc'], subresources: ['status'] });
+export const ENDPOINTS = define<Endpoints>({ group: '', version: 'v1', kind: 'Endpoints', plural: 'endpoints', singular: 'endpoints', namespaced: true, shortNames: ['ep'] });
+export const SERVICEACCOUNTS = define<ServiceAccount>({ group: '', version: 'v1', kind: 'ServiceAccount', plural: 'serviceaccounts', singular: 'serviceaccount', namespaced: true, shortNames: ['sa'] });
+export const ENDPOINTSLICES = define<EndpointSlice>({ group: 'discovery.k8s.io', version: 'v1', kind: 'EndpointSlice', plural: 'endpointslices', singular: 'endpointslice', namespaced: true });
+export const LEASES = define<Lease>({ group: 'coordination.k8s.io', version: 'v1', kind: 'Lease', plural: 'leases', singular: 'lease', namespaced: true });
+export const DEPLOYMENTS = define<Deployment>({ group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', singular: 'deployment', namespaced: true, shortNames: ['deploy'], subresources: ['status', 'scale'] });
+export const REPLICASETS = define<ReplicaSet>({ group: 'apps', version: 'v1', kind: 'ReplicaSet', plural: 'replicasets', singular: 'replicaset', namespaced: true, shortNames: ['rs'], subresources: ['status', 'scale'] });
+
+/** Every resource above, in discovery order. */
+export const RESOURCES: readonly ResourceType[] = Object.freeze([
+  NAMESPACES, NODES, PODS, EVENTS, CONFIGMAPS, SECRETS, SERVICES, ENDPOINTS, SERVICEACCOUNTS,
+  ENDPOINTSLICES, LEASES, DEPLOYMENTS, REPLICASETS,
+] as ResourceType[]);
+
+/** `v1` for the core group, `<group>/<version>` otherwise (the `apiVersion` field). */
+export function apiVersionOf(r: Pick<ResourceType, 'group' | 'version'>): string {
+  return r.group === '' ? r.version : `${r.group}/${r.version}`;
+}
+
+/** Looks a resource up by `apiVersion` + `kind` (as found in an object or ownerReference). */
+export function findResourceByKind(apiVersion: string, kind: string): ResourceType | undefined {
+  return RESOURCES.find((r) => r.kind === kind && apiVersionOf(r) === apiVersion);
+}
+
+/** Looks a resource up by group + plural (as found in a URL). */
+export function findResourceByPlural(group: string, plural: string): ResourceType | undefined {
+  return RESOURCES.find((r) => r.group === group && r.plural === plural);
+}
+
+export interface ResourcePathParts {
+  group: string;
+  version: string;
+  plural: string;
+  namespace?: string;
+  name?: string;
+  subresource?: string;
+}
+
+/**
+ * The REST path of a collection, object or subresource:
+ * `/api/v1/namespaces/default/pods/web/status`, `/apis/apps/v1/deployments`.
+ * A namespace without a name on a namespaced resource selects that namespace's collection; no
+ * namespace on a namespaced resource means all namespaces.
+ */
+export function resourcePath(p: ResourcePathParts): string {
+  if (p.subresource !== undefined && p.name === undefined) {
+    throw new TypeError(`subresource "${p.subresource}" needs an object name`);
+  }
+  let path = p.group === '' ? `/api/${p.version}` : `/apis/${enc(p.group)}/${enc(p.version)}`;
+  if (p.namespace !== undefined && p.namespace !== '') path += `/namespaces/${enc(p.namespace)}`;
+  path += `/${enc(p.plural)}`;
+  if (p.name !== undefined) path += `/${enc(p.name)}`;
+  if (p.subresource !== undefined) path += `/${enc(p.subresource)}`;
+  return path;
+}
+
+function enc(segment: string): string {
+  if (segment === '' || segment === '.' || segment === '..') {
+    throw new TypeError(`invalid path segment "${segment}"`);
+  }
+  return encodeURIComponent(segment);
+}
