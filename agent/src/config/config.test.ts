@@ -1,0 +1,80 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { hasCode } from '@nodelet/base';
+import { parseConfigFile, resolveConfig } from './config.js';
+
+test('defaults follow the kubelet', () => {
+  const c = resolveConfig({}, {}, 'Node-A');
+  assert.equal(c.nodeName, 'node-a');
+  assert.equal(c.port, 10250);
+  assert.equal(c.healthzPort, 10248);
+  assert.equal(c.healthzBindAddress, '127.0.0.1');
+  assert.equal(c.nodeStatusUpdateFrequencyMs, 10_000);
+  assert.equal(c.nodeLeaseDurationSeconds, 40);
+  assert.equal(c.maxPods, 110);
+  assert.equal(c.runtimeRequestTimeoutMs, 120_000);
+  assert.equal(c.imageGCHighThresholdPercent, 85);
+  assert.equal(c.imageGCLowThresholdPercent, 80);
+  assert.equal(c.serializeImagePulls, true);
+  assert.equal(c.maxParallelImagePulls, 1);
+  assert.equal(c.evictionHard['memory.available'], '100Mi');
+  assert.equal(c.containerRuntimeEndpoint, 'unix:///run/containerd/containerd.sock');
+  assert.equal(c.anonymousAuth, false);
+});
+
+test('a KubeletConfiguration file is read with kubelet field names; flags win', () => {
+  const file = parseConfigFile(`
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+nodeStatusUpdateFrequency: 1m30s
+syncFrequency: 500ms
+maxPods: 20
+systemReserved: { cpu: 100m, memory: 256Mi }
+serializeImagePulls: false
+maxParallelImagePulls: 3
+staticPodPath: /etc/manifests
+containerRuntimeEndpoint: /run/c.sock
+podCIDR: 10.1.0.0/24
+`);
+  const c = resolveConfig(file, { podCidr: '10.2.0.0/24', nodeName: 'n1' }, 'host');
+  assert.equal(c.nodeStatusUpdateFrequencyMs, 90_000);
+  assert.equal(c.syncFrequencyMs, 500);
+  assert.equal(c.maxPods, 20);
+  assert.deepEqual(c.systemReserved, { cpu: 0.1, memory: 256 * 2 ** 20 });
+  assert.equal(c.maxParallelImagePulls, 3);
+  assert.equal(c.staticPodPath, '/etc/manifests');
+  assert.equal(c.containerRuntimeEndpoint, 'unix:///run/c.sock');
+  assert.equal(c.podCIDR, '10.2.0.0/24');
+  assert.equal(c.nodeName, 'n1');
+});
+
+const bad: Array<[string, string, RegExp]> = [
+  ['nodeStatusUpdateFrequency: ten', 'nodeStatusUpdateFrequency', /duration/],
+  ['nodeStatusUpdateFrequency: 0s', 'nodeStatusUpdateFrequency', /positive/],
+  ['maxPods: 0', 'maxPods', /integer/],
+  ['maxPods: "x"', 'maxPods', /integer/],
+  ['imageGCHighThresholdPercent: 101', 'imageGCHighThresholdPercent', /integer/],
+  ['imageGCLowThresholdPercent: 90', 'imageGCLowThresholdPercent', /must not exceed/],
+  ['systemReserved: { cpu: lots }', 'systemReserved.cpu', /quantity/],
+  ['kubeReserved: { gpu: "1" }', 'kubeReserved.gpu', /unknown resource/],
+  ['evictionHard: { memory.free: 1Mi }', 'evictionHard.memory.free', /unknown eviction signal/],
+  ['evictionHard: { nodefs.available: 120% }', 'evictionHard.nodefs.available', /out of range/],
+  ['podCIDR: 10.0.0.0', 'podCIDR', /CIDR/],
+  ['containerRuntimeEndpoint: tcp://x', 'containerRuntimeEndpoint', /unix socket/],
+  ['serializeImagePulls: "yes"', 'serializeImagePulls', /true or false/],
+  ['podPidsLimit: 0', 'podPidsLimit', /unlimited/],
+  ['kind: Pod', 'kind', /KubeletConfiguration/],
+];
+for (const [yaml, field, why] of bad) {
+  test(`invalid config is refused naming the field: ${field}`, () => {
+    assert.throws(
+      () => resolveConfig(parseConfigFile(yaml), {}, 'h'),
+      (err: Error) => hasCode(err, 'ERR_INVALID_ARGUMENT') && err.message.includes(`${field}:`) && why.test(err.message),
+    );
+  });
+}
+
+test('malformed YAML is refused', () => {
+  assert.throws(() => parseConfigFile('a: [1'), (err: Error) => hasCode(err, 'ERR_INVALID_ARGUMENT') && /YAML/.test(err.message));
+  assert.throws(() => resolveConfig({}, { nodeName: 'Bad_Name' }, 'h'), /nodeName/);
+});

@@ -1,0 +1,283 @@
+/**
+ * The agent's configuration: a KubeletConfiguration-shaped YAML file (`--config`) overlaid by flags.
+ *
+ * Field names are the kubelet's (kubelet.config.k8s.io/v1beta1) where one exists; nodelet-only fields
+ * (CNI service socket, real plugin dir) are named in the same style. Defaults are the kubelet's
+ * (reference/kubelet-behaviour.md §2). `resolveConfig` validates everything once, at start, and throws
+ * an AgentError(ERR_INVALID_ARGUMENT) naming the offending field, so a bad file never half-starts an agent.
+ */
+import { AgentError } from '@nodelet/base';
+import { parse as parseYaml } from 'yaml';
+import { parseDuration } from '../util/duration.js';
+import { parseQuantity } from '../util/quantity.js';
+
+/** What the file may contain (all optional; durations as Go strings). */
+export interface KubeletConfigurationFile {
+  apiVersion?: string;
+  kind?: string;
+  address?: string;
+  port?: number;
+  healthzBindAddress?: string;
+  healthzPort?: number;
+  tlsCertFile?: string;
+  tlsPrivateKeyFile?: string;
+  authentication?: { anonymous?: { enabled?: boolean }; webhook?: { enabled?: boolean } };
+  containerRuntimeEndpoint?: string;
+  imageServiceEndpoint?: string;
+  runtimeRequestTimeout?: string;
+  nodeStatusUpdateFrequency?: string;
+  nodeStatusReportFrequency?: string;
+  nodeLeaseDurationSeconds?: number;
+  syncFrequency?: string;
+  fileCheckFrequency?: string;
+  staticPodPath?: string;
+  podCIDR?: string;
+  maxPods?: number;
+  podPidsLimit?: number;
+  systemReserved?: Record<string, string>;
+  kubeReserved?: Record<string, string>;
+  evictionHard?: Record<string, string>;
+  imageGCHighThresholdPercent?: number;
+  imageGCLowThresholdPercent?: number;
+  imageMinimumGCAge?: string;
+  serializeImagePulls?: boolean;
+  maxParallelImagePulls?: number;
+  registerNode?: boolean;
+  podLogsDir?: string;
+  providerID?: string;
+  nodeLabels?: Record<string, string>;
+  // nodelet-only
+  cniBinDir?: string;
+  cniConfDir?: string;
+  cniPluginDirs?: string[];
+  cniSocketPath?: string;
+  rootDir?: string;
+}
+
+/** Flags of `nodelet agent` (they win over the file). */
+export interface AgentFlags {
+  config?: string;
+  kubeconfig?: string;
+  nodeName?: string;
+  containerRuntimeEndpoint?: string;
+  cniBinDir?: string;
+  cniConfDir?: string;
+  rootDir?: string;
+  podManifestPath?: string;
+  podCidr?: string;
+  port?: number;
+  healthzPort?: number;
+}
+
+/** The validated, fully defaulted configuration every component reads. Times in ms. */
+export interface AgentConfig {
+  kubeconfig?: string;
+  nodeName: string;
+  address: string;
+  port: number;
+  healthzBindAddress: string;
+  healthzPort: number;
+  tlsCertFile?: string;
+  tlsPrivateKeyFile?: string;
+  anonymousAuth: boolean;
+  webhookAuth: boolean;
+  containerRuntimeEndpoint: string;
+  imageServiceEndpoint: string;
+  runtimeRequestTimeoutMs: number;
+  nodeStatusUpdateFrequencyMs: number;
+  nodeStatusReportFrequencyMs: number;
+  nodeLeaseDurationSeconds: number;
+  syncFrequencyMs: number;
+  fileCheckFrequencyMs: number;
+  staticPodPath?: string;
+  podCIDR?: string;
+  maxPods: number;
+  podPidsLimit: number;
+  systemReserved: Record<string, number>;
+  kubeReserved: Record<string, number>;
+  evictionHard: Record<string, string>;
+  imageGCHighThresholdPercent: number;
+  imageGCLowThresholdPercent: number;
+  imageMinimumGCAgeMs: number;
+  serializeImagePulls: boolean;
+  maxParallelImagePulls: number;
+  registerNode: boolean;
+  podLogsDir: string;
+  nodeLabels: Record<string, string>;
+  cniBinDir: string;
+  cniConfDir: string;
+  cniPluginDirs: string[];
+  cniSocketPath: string;
+  rootDir: string;
+}
+
+const DEFAULT_EVICTION_HARD = {
+  'memory.available': '100Mi',
+  'nodefs.available': '10%',
+  'nodefs.inodesFree': '5%',
+  'imagefs.available': '15%',
+};
+
+function invalid(field: string, why: string): AgentError {
+  return new AgentError('ERR_INVALID_ARGUMENT', `invalid agent config: ${field}: ${why}`);
+}
+
+function duration(field: string, v: unknown, dflt: string): number {
+  const raw = v ?? dflt;
+  if (typeof raw !== 'string' && typeof raw !== 'number') throw invalid(field, `must be a duration like "10s", got ${JSON.stringify(raw)}`);
+  let ms: number;
+  try {
+    ms = parseDuration(raw);
+  } catch {
+    throw invalid(field, `must be a duration like "10s", got ${JSON.stringify(raw)}`);
+  }
+  if (!(ms > 0)) throw invalid(field, `must be positive, got ${JSON.stringify(raw)}`);
+  return ms;
+}
+
+function int(field: string, v: unknown, dflt: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const n = v ?? dflt;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) {
+    throw invalid(field, `must be an integer in [${min}, ${max === Number.MAX_SAFE_INTEGER ? '∞' : max}], got ${JSON.stringify(n)}`);
+  }
+  return n;
+}
+
+function bool(field: string, v: unknown, dflt: boolean): boolean {
+  const b = v ?? dflt;
+  if (typeof b !== 'boolean') throw invalid(field, `must be true or false, got ${JSON.stringify(b)}`);
+  return b;
+}
+
+function str(field: string, v: unknown): string | undefined {
+  if (v === undefined || v === null || v === '') return undefined;
+  if (typeof v !== 'string') throw invalid(field, `must be a string, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+function reserved(field: string, v: unknown): Record<string, number> {
+  if (v === undefined || v === null) return {};
+  if (typeof v !== 'object' || Array.isArray(v)) throw invalid(field, 'must be a map like {cpu: "100m", memory: "256Mi"}');
+  const out: Record<string, number> = {};
+  for (const [k, q] of Object.entries(v as Record<string, unknown>)) {
+    if (!['cpu', 'memory', 'ephemeral-storage', 'pid'].includes(k)) throw invalid(`${field}.${k}`, 'unknown resource (use cpu, memory, ephemeral-storage, pid)');
+    try {
+      out[k] = parseQuantity(String(q));
+    } catch {
+      throw invalid(`${field}.${k}`, `invalid quantity ${JSON.stringify(q)}`);
+    }
+  }
+  return out;
+}
+
+const EVICTION_SIGNALS = new Set(['memory.available', 'nodefs.available', 'nodefs.inodesFree', 'imagefs.available', 'imagefs.inodesFree', 'pid.available']);
+
+function eviction(v: unknown): Record<string, string> {
+  if (v === undefined || v === null) return { ...DEFAULT_EVICTION_HARD };
+  if (typeof v !== 'object' || Array.isArray(v)) throw invalid('evictionHard', 'must be a map like {"memory.available": "100Mi"}');
+  const out: Record<string, string> = {};
+  for (const [k, t] of Object.entries(v as Record<string, unknown>)) {
+    if (!EVICTION_SIGNALS.has(k)) throw invalid(`evictionHard.${k}`, `unknown eviction signal (use ${[...EVICTION_SIGNALS].join(', ')})`);
+    const s = String(t);
+    if (s.endsWith('%')) {
+      const p = Number(s.slice(0, -1));
+      if (!(p >= 0 && p <= 100)) throw invalid(`evictionHard.${k}`, `percentage out of range: ${s}`);
+    } else {
+      try {
+        parseQuantity(s);
+      } catch {
+        throw invalid(`evictionHard.${k}`, `must be a quantity or a percentage, got ${JSON.stringify(t)}`);
+      }
+    }
+    out[k] = s;
+  }
+  return out;
+}
+
+function cidr(field: string, v: string | undefined): string | undefined {
+  if (v === undefined) return undefined;
+  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/.exec(v);
+  if (!m || m.slice(1, 5).some((o) => Number(o) > 255) || Number(m[5]) > 32) throw invalid(field, `must be an IPv4 CIDR like "10.244.1.0/24", got ${JSON.stringify(v)}`);
+  return v;
+}
+
+function endpoint(field: string, v: string): string {
+  if (v.startsWith('unix://')) return v;
+  if (v.startsWith('/')) return `unix://${v}`;
+  throw invalid(field, `must be a unix socket like "unix:///run/containerd/containerd.sock", got ${JSON.stringify(v)}`);
+}
+
+/** Parses the YAML text of a config file. Throws ERR_INVALID_ARGUMENT with the YAML error. */
+export function parseConfigFile(text: string, source = 'config'): KubeletConfigurationFile {
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (err) {
+    throw new AgentError('ERR_INVALID_ARGUMENT', `invalid agent config ${source}: not valid YAML`, { cause: err });
+  }
+  if (doc === null || doc === undefined) return {};
+  if (typeof doc !== 'object' || Array.isArray(doc)) throw new AgentError('ERR_INVALID_ARGUMENT', `invalid agent config ${source}: must be a YAML map`);
+  const kind = (doc as { kind?: unknown }).kind;
+  if (kind !== undefined && kind !== 'KubeletConfiguration' && kind !== 'AgentConfiguration') {
+    throw invalid('kind', `must be KubeletConfiguration, got ${JSON.stringify(kind)}`);
+  }
+  return doc as KubeletConfigurationFile;
+}
+
+/**
+ * Merges file and flags, applies defaults, validates. `hostname` is the default node name.
+ * Pure: no I/O, so every rule is unit-tested.
+ */
+export function resolveConfig(file: KubeletConfigurationFile, flags: AgentFlags, hostname: string): AgentConfig {
+  const rootDir = flags.rootDir ?? str('rootDir', file.rootDir) ?? '/var/lib/nodelet';
+  const high = int('imageGCHighThresholdPercent', file.imageGCHighThresholdPercent, 85, 0, 100);
+  const low = int('imageGCLowThresholdPercent', file.imageGCLowThresholdPercent, 80, 0, 100);
+  if (low > high) throw invalid('imageGCLowThresholdPercent', `must not exceed imageGCHighThresholdPercent (${low} > ${high})`);
+  const nodeName = (flags.nodeName ?? hostname).toLowerCase();
+  if (!/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(nodeName)) throw invalid('nodeName', `must be a DNS subdomain, got ${JSON.stringify(nodeName)}`);
+  const serialize = bool('serializeImagePulls', file.serializeImagePulls, true);
+  const runtimeEp = endpoint('containerRuntimeEndpoint', flags.containerRuntimeEndpoint ?? str('containerRuntimeEndpoint', file.containerRuntimeEndpoint) ?? 'unix:///run/containerd/containerd.sock');
+  const leaseS = int('nodeLeaseDurationSeconds', file.nodeLeaseDurationSeconds, 40, 1);
+  const pidsLimit = int('podPidsLimit', file.podPidsLimit, -1, -1);
+  if (pidsLimit === 0) throw invalid('podPidsLimit', 'must be -1 (unlimited) or positive, got 0');
+  return {
+    kubeconfig: flags.kubeconfig,
+    nodeName,
+    address: str('address', file.address) ?? '0.0.0.0',
+    port: int('port', flags.port ?? file.port, 10250, 0, 65535),
+    healthzBindAddress: str('healthzBindAddress', file.healthzBindAddress) ?? '127.0.0.1',
+    healthzPort: int('healthzPort', flags.healthzPort ?? file.healthzPort, 10248, 0, 65535),
+    tlsCertFile: str('tlsCertFile', file.tlsCertFile),
+    tlsPrivateKeyFile: str('tlsPrivateKeyFile', file.tlsPrivateKeyFile),
+    anonymousAuth: bool('authentication.anonymous.enabled', file.authentication?.anonymous?.enabled, false),
+    webhookAuth: bool('authentication.webhook.enabled', file.authentication?.webhook?.enabled, true),
+    containerRuntimeEndpoint: runtimeEp,
+    imageServiceEndpoint: endpoint('imageServiceEndpoint', str('imageServiceEndpoint', file.imageServiceEndpoint) ?? runtimeEp),
+    runtimeRequestTimeoutMs: duration('runtimeRequestTimeout', file.runtimeRequestTimeout, '2m'),
+    nodeStatusUpdateFrequencyMs: duration('nodeStatusUpdateFrequency', file.nodeStatusUpdateFrequency, '10s'),
+    nodeStatusReportFrequencyMs: duration('nodeStatusReportFrequency', file.nodeStatusReportFrequency, '5m'),
+    nodeLeaseDurationSeconds: leaseS,
+    syncFrequencyMs: duration('syncFrequency', file.syncFrequency, '1m'),
+    fileCheckFrequencyMs: duration('fileCheckFrequency', file.fileCheckFrequency, '20s'),
+    staticPodPath: flags.podManifestPath ?? str('staticPodPath', file.staticPodPath),
+    podCIDR: cidr(flags.podCidr !== undefined ? '--pod-cidr' : 'podCIDR', flags.podCidr ?? str('podCIDR', file.podCIDR)),
+    maxPods: int('maxPods', file.maxPods, 110, 1),
+    podPidsLimit: pidsLimit,
+    systemReserved: reserved('systemReserved', file.systemReserved),
+    kubeReserved: reserved('kubeReserved', file.kubeReserved),
+    evictionHard: eviction(file.evictionHard),
+    imageGCHighThresholdPercent: high,
+    imageGCLowThresholdPercent: low,
+    imageMinimumGCAgeMs: duration('imageMinimumGCAge', file.imageMinimumGCAge, '2m'),
+    serializeImagePulls: serialize,
+    maxParallelImagePulls: serialize ? 1 : int('maxParallelImagePulls', file.maxParallelImagePulls, 5, 1),
+    registerNode: bool('registerNode', file.registerNode, true),
+    podLogsDir: str('podLogsDir', file.podLogsDir) ?? '/var/log/pods',
+    nodeLabels: { ...(file.nodeLabels ?? {}) },
+    cniBinDir: flags.cniBinDir ?? str('cniBinDir', file.cniBinDir) ?? '/opt/cni/bin',
+    cniConfDir: flags.cniConfDir ?? str('cniConfDir', file.cniConfDir) ?? '/etc/cni/net.d',
+    cniPluginDirs: file.cniPluginDirs ?? ['/usr/lib/cni', '/opt/cni/bin'],
+    cniSocketPath: str('cniSocketPath', file.cniSocketPath) ?? `${rootDir}/cni.sock`,
+    rootDir,
+  };
+}

@@ -1,0 +1,160 @@
+/**
+ * `computePodActions`: the pure diff between a desired pod and what the runtime reports
+ * (kubelet `kuberuntime_manager.go` computePodActions). syncPod performs the result in order:
+ *
+ *   1 kill the pod (all containers + sandbox) if `killPod`
+ *   2 kill `containersToKill`
+ *   3 create a sandbox if `createSandbox` (attempt = `attempt`)
+ *   4 start init container `nextInitContainer` (one at a time, in order)
+ *   5 start `containersToStart` (backoff is checked per container at start time)
+ *
+ * No I/O, no clock: table-tested in pod-actions.test.ts.
+ */
+import type { Container, Pod } from '@nodelet/api';
+import { containerHash } from './labels.js';
+import { latestContainer, type ObservedContainer, type ObservedPod, type ObservedSandbox } from './observed.js';
+
+export interface ContainerToKill {
+  id: string;
+  name: string;
+  reason: string;
+}
+
+export interface PodActions {
+  /** Stop every container and the sandbox(es) before anything else. */
+  killPod: boolean;
+  createSandbox: boolean;
+  /** The ready sandbox to put containers in (when not creating one). */
+  sandboxId?: string;
+  /** Attempt number for a new sandbox (previous attempt + 1). */
+  attempt: number;
+  /** Index into spec.initContainers of the init container to start now. */
+  nextInitContainer?: number;
+  /** An init container failed and restartPolicy is Never: the pod has failed. */
+  initFailed: boolean;
+  /** Indices into spec.containers. */
+  containersToStart: number[];
+  containersToKill: ContainerToKill[];
+}
+
+function restartPolicy(pod: Pod): 'Always' | 'OnFailure' | 'Never' {
+  return pod.spec?.restartPolicy ?? 'Always';
+}
+
+/** kubelet `ShouldContainerBeRestarted` for the latest status of a container. */
+export function shouldContainerBeRestarted(pod: Pod, st: ObservedContainer | undefined): boolean {
+  if (!st) return true;
+  if (st.state === 'running') return false;
+  if (st.state === 'unknown' || st.state === 'created') return true;
+  const policy = restartPolicy(pod);
+  if (policy === 'Never') return false;
+  if (policy === 'OnFailure' && st.exitCode === 0) return false;
+  return true;
+}
+
+function succeeded(st: ObservedContainer | undefined): boolean {
+  return st?.state === 'exited' && st.exitCode === 0;
+}
+
+/**
+ * Whether a (new) sandbox is needed: none exists, more than one is ready, the newest is not ready,
+ * or a non-host-network sandbox has no IP (kubelet `podSandboxChanged`).
+ */
+export function podSandboxChanged(pod: Pod, observed: ObservedPod): { changed: boolean; attempt: number; sandbox?: ObservedSandbox } {
+  const [newest] = observed.sandboxes;
+  if (!newest) return { changed: true, attempt: 0 };
+  const ready = observed.sandboxes.filter((s) => s.ready).length;
+  const next = newest.attempt + 1;
+  if (ready > 1) return { changed: true, attempt: next, sandbox: newest };
+  if (!newest.ready) return { changed: true, attempt: next, sandbox: newest };
+  if (!pod.spec?.hostNetwork && newest.ips.length === 0) return { changed: true, attempt: next, sandbox: newest };
+  return { changed: false, attempt: newest.attempt, sandbox: newest };
+}
+
+/** True once every init container has succeeded, or a regular container has already run. */
+export function initContainersDone(pod: Pod, observed: ObservedPod): boolean {
+  const inits = pod.spec?.initContainers ?? [];
+  if (inits.length === 0) return true;
+  if (observed.containers.some((c) => c.type === 'regular')) return true;
+  return inits.every((c) => succeeded(latestContainer(observed, c.name, 'init')));
+}
+
+export function computePodActions(pod: Pod, observed: ObservedPod): PodActions {
+  const spec = pod.spec;
+  const containers: Container[] = spec?.containers ?? [];
+  const inits: Container[] = spec?.initContainers ?? [];
+  const policy = restartPolicy(pod);
+  const sb = podSandboxChanged(pod, observed);
+  const actions: PodActions = {
+    killPod: sb.changed,
+    createSandbox: sb.changed,
+    attempt: sb.attempt,
+    initFailed: false,
+    containersToStart: [],
+    containersToKill: [],
+  };
+  if (!sb.changed && sb.sandbox) actions.sandboxId = sb.sandbox.id;
+
+  if (sb.changed) {
+    // A pod that never restarts does not get a second sandbox once its containers have run.
+    if (policy === 'Never' && sb.attempt !== 0 && observed.containers.length > 0) {
+      actions.createSandbox = false;
+      return actions;
+    }
+    const toStart = containers
+      .map((c, i) => [c, i] as const)
+      .filter(([c]) => !(policy === 'OnFailure' && succeeded(latestContainer(observed, c.name, 'regular'))))
+      .map(([, i]) => i);
+    if (toStart.length === 0) {
+      actions.createSandbox = false;
+      return actions;
+    }
+    // A new sandbox runs the init containers again, from the first.
+    if (inits.length > 0) {
+      actions.nextInitContainer = 0;
+      return actions;
+    }
+    actions.containersToStart = toStart;
+    return actions;
+  }
+
+  // Init containers run one at a time, in order; app containers wait for all of them.
+  if (!initContainersDone(pod, observed)) {
+    for (let i = 0; i < inits.length; i++) {
+      const st = latestContainer(observed, inits[i]!.name, 'init');
+      if (succeeded(st)) continue;
+      if (st?.state === 'running') return actions;
+      if (st && st.state === 'exited' && policy === 'Never') {
+        actions.initFailed = true;
+        actions.killPod = true;
+        return actions;
+      }
+      actions.nextInitContainer = i;
+      return actions;
+    }
+  }
+
+  let keep = 0;
+  containers.forEach((c, i) => {
+    const st = latestContainer(observed, c.name, 'regular');
+    if (!st || st.state !== 'running') {
+      if (shouldContainerBeRestarted(pod, st)) actions.containersToStart.push(i);
+      return;
+    }
+    if (st.hash && st.hash !== containerHash(c)) {
+      actions.containersToKill.push({ id: st.id, name: c.name, reason: `container "${c.name}" definition changed, will be restarted` });
+      if (policy !== 'Never') actions.containersToStart.push(i);
+      return;
+    }
+    keep++;
+  });
+  // Running containers the spec no longer names (after a spec change) are killed too.
+  const names = new Set(containers.map((c) => c.name));
+  for (const c of observed.containers) {
+    if (c.type === 'regular' && c.state === 'running' && !names.has(c.name)) {
+      actions.containersToKill.push({ id: c.id, name: c.name, reason: `container "${c.name}" is not in the pod spec` });
+    }
+  }
+  if (keep === 0 && actions.containersToStart.length === 0) actions.killPod = true;
+  return actions;
+}
