@@ -1,3 +1,8 @@
 // @nodelet/api: Kubernetes object types, validation, defaulting, protobuf codec, REST client and informers.
 export * from './types/index.js';
 export * from './client/index.js';
+export * from './validation/index.js';
+export * from './defaults/index.js';
+export * from './protobuf/index.js';
+export * from './quantity.js';
+export * from './selectors.js';
