@@ -2,95 +2,81 @@
  * sd_notify(3) from Node: READY=1 when the component is really serving, WATCHDOG=1 pings
  * driven by the event loop, STOPPING=1 on shutdown.
  *
- * Node's dgram has no AF_UNIX datagrams, so the message goes through `node-unix-socket`
- * (prebuilt napi binary, works with the default NotifyAccess=main). Without $NOTIFY_SOCKET
- * (not started by systemd, tests, `make up`) every call is a no-op.
+ * Node's dgram has no AF_UNIX datagrams. The kept addons for it either need a native build at
+ * install time or ship prebuilt binaries whose sibling platform packages the offline registry
+ * lacks (which breaks `npm ci`), so we use the dependency-free route the reference documents:
+ * spawn `systemd-notify` and give the units `NotifyAccess=all` (a child is not the main PID).
+ * A fork every WATCHDOG_USEC/2 (15 s by default) is cheap. systemd-notify ≥ 252 waits until the
+ * manager has processed the message, so a short-lived sender is fine.
  *
- * Watchdog: systemd sets WATCHDOG_USEC (and WATCHDOG_PID) when the unit has WatchdogSec=. We
- * ping at half that interval from a timer callback, so a blocked event loop stops the pings
- * and systemd restarts us; an optional `healthy()` check lets a component withhold pings when
- * it knows it is wedged even though its loop still turns.
+ * Watchdog: systemd sets WATCHDOG_USEC (and WATCHDOG_PID) when the unit has WatchdogSec=. Pings
+ * come from a timer callback, so a blocked event loop stops them and systemd restarts us; an
+ * optional `healthy()` lets a component withhold pings when it knows it is wedged.
+ *
+ * Without $NOTIFY_SOCKET (not started by systemd, tests, `make up`) every call is a no-op.
  */
-import { createRequire } from 'node:module';
+import { spawn } from 'node:child_process';
 import type { Logger } from '@nodelet/base';
 import { noopLogger } from '@nodelet/base';
-
-interface DgramLike {
-  sendTo(buf: Buffer, offset: number, length: number, path: string): void;
-  close(): void;
-}
 
 export interface Notifier {
   /** True when running under systemd with a notify socket. */
   readonly enabled: boolean;
-  ready(status?: string): void;
-  status(text: string): void;
-  stopping(): void;
+  ready(status?: string): Promise<void>;
+  status(text: string): Promise<void>;
+  stopping(): Promise<void>;
   /** Starts watchdog pings if WATCHDOG_USEC applies to this process; returns a stop function. */
   startWatchdog(healthy?: () => boolean): () => void;
-  close(): void;
 }
 
 export interface NotifierOptions {
   env?: NodeJS.ProcessEnv;
   pid?: number;
   logger?: Logger;
+  /** The systemd-notify binary (tests point it at a recorder). */
+  notifyBin?: string;
 }
 
 export function createNotifier(opts: NotifierOptions = {}): Notifier {
   const env = opts.env ?? process.env;
   const pid = opts.pid ?? process.pid;
   const log = opts.logger ?? noopLogger;
-  const target = env.NOTIFY_SOCKET;
-  let sock: DgramLike | undefined;
-  if (target) {
-    try {
-      const require = createRequire(import.meta.url);
-      const { DgramSocket } = require('node-unix-socket') as { DgramSocket: new () => DgramLike };
-      sock = new DgramSocket();
-    } catch (err) {
-      log.warn({ err }, 'Cannot open the systemd notify socket; readiness will not be reported');
-    }
-  }
-  // Abstract sockets are written "@name" in NOTIFY_SOCKET and "\0name" on the wire.
-  const path = target?.startsWith('@') ? `\0${target.slice(1)}` : target;
+  const bin = opts.notifyBin ?? 'systemd-notify';
+  const enabled = Boolean(env.NOTIFY_SOCKET);
 
-  const send = (msg: string): void => {
-    if (!sock || !path) return;
-    try {
-      const buf = Buffer.from(msg);
-      sock.sendTo(buf, 0, buf.length, path);
-    } catch (err) {
-      log.warn({ err }, 'Sending to the systemd notify socket failed');
-    }
-  };
+  const send = (lines: string[]): Promise<void> =>
+    new Promise((resolve) => {
+      if (!enabled) return resolve();
+      const child = spawn(bin, lines, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...env } });
+      let err = '';
+      child.stderr.on('data', (d) => (err += d));
+      child.on('error', (e) => {
+        log.warn({ err: e }, 'Cannot run systemd-notify; readiness and watchdog are not reported');
+        resolve();
+      });
+      child.on('close', (code) => {
+        if (code !== 0) log.warn({ code, stderr: err.trim() }, 'systemd-notify failed');
+        resolve();
+      });
+    });
 
   return {
-    enabled: sock !== undefined,
-    ready(status) {
-      send(status ? `READY=1\nSTATUS=${status}` : 'READY=1');
-    },
-    status(text) {
-      send(`STATUS=${text}`);
-    },
-    stopping() {
-      send('STOPPING=1');
-    },
+    enabled,
+    ready: (status) => send(status ? ['READY=1', `STATUS=${status}`] : ['READY=1']),
+    status: (text) => send([`STATUS=${text}`]),
+    stopping: () => send(['STOPPING=1']),
     startWatchdog(healthy) {
       const usec = Number(env.WATCHDOG_USEC ?? 0);
       const forPid = env.WATCHDOG_PID ? Number(env.WATCHDOG_PID) : pid;
-      if (!sock || !(usec > 0) || forPid !== pid) return () => {};
+      if (!enabled || !(usec > 0) || forPid !== pid) return () => {};
       const everyMs = Math.max(50, Math.floor(usec / 1000 / 2));
-      const t = setInterval(() => {
-        if (!healthy || healthy()) send('WATCHDOG=1');
-      }, everyMs);
+      const ping = (): void => {
+        if (!healthy || healthy()) void send(['WATCHDOG=1']);
+      };
+      const t = setInterval(ping, everyMs);
       t.unref();
-      send('WATCHDOG=1');
+      ping();
       return () => clearInterval(t);
-    },
-    close() {
-      sock?.close();
-      sock = undefined;
     },
   };
 }

@@ -40,6 +40,8 @@ Wants=network-online.target
 
 [Service]
 Type=notify
+# READY=1 and WATCHDOG=1 come from a systemd-notify child (systemd/src/notify.ts).
+NotifyAccess=all
 EnvironmentFile=-${o.etc}/server.env
 ExecStart=${o.bin} server --data-dir ${o.state}/server $NODELET_SERVER_ARGS
 Restart=always
@@ -75,6 +77,8 @@ Wants=network-online.target containerd.service
 
 [Service]
 Type=notify
+# READY=1 and WATCHDOG=1 come from a systemd-notify child (systemd/src/notify.ts).
+NotifyAccess=all
 EnvironmentFile=-${o.etc}/agent.env
 ExecStart=${o.bin} agent --config ${o.etc}/agent.yaml $NODELET_AGENT_ARGS
 Restart=always
