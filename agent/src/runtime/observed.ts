@@ -3,7 +3,7 @@
  * Built from CRI listings by the PLEG and read by `computePodActions` and the status computation.
  * Pure data; timestamps in ms since the epoch.
  */
-import type { Container__Output, ContainerStatus__Output, PodSandbox__Output } from '@nodelet/proto';
+import type { CriContainer as Container__Output, CriContainerStatus as ContainerStatus__Output, CriSandbox as PodSandbox__Output } from './cri.js';
 import {
   CONTAINER_HASH,
   CONTAINER_NAME,

@@ -1,0 +1,209 @@
+/**
+ * Pure builders of the CRI `PodSandboxConfig` and `ContainerConfig` for a pod
+ * (kubelet kuberuntime_sandbox.go generatePodSandboxConfig, kuberuntime_container.go
+ * generateContainerConfig). Paths follow the kubelet's layout:
+ *
+ *   logs     /var/log/pods/<ns>_<name>_<uid>/<container>/<restartCount>.log
+ *   volumes  <root-dir>/pods/<uid>/volumes/kubernetes.io~empty-dir/<volume>
+ */
+import { join } from 'node:path';
+import type { Container, Pod } from '@nodelet/api';
+import { milliCpu, parseQuantity } from '../util/quantity.js';
+import type { ContainerConfig, LinuxContainerResources, Mount, PodSandboxConfig, PortMapping } from './cri.js';
+import type { EnvVarValue } from './env.js';
+import { expandVars } from './env.js';
+import {
+  CONTAINER_HASH,
+  CONTAINER_NAME,
+  CONTAINER_RESTART_COUNT,
+  CONTAINER_TYPE,
+  MANAGED_BY,
+  POD_NAME,
+  POD_NAMESPACE,
+  POD_TERMINATION_GRACE_PERIOD,
+  POD_UID,
+  containerHash,
+  type ContainerType,
+} from './labels.js';
+
+export interface PodPaths {
+  rootDir: string;
+  podLogsDir: string;
+}
+
+export function podLogDir(pod: Pod, podLogsDir = '/var/log/pods'): string {
+  return join(podLogsDir, `${pod.metadata.namespace}_${pod.metadata.name}_${pod.metadata.uid}`);
+}
+
+export function podDir(rootDir: string, uid: string): string {
+  return join(rootDir, 'pods', uid);
+}
+
+/** Host directory of a volume that the agent materialises (emptyDir, configMap, secret). */
+export function volumeDir(rootDir: string, uid: string, volume: NonNullable<NonNullable<Pod['spec']>['volumes']>[number]): string | undefined {
+  const plugin = volume.emptyDir ? 'kubernetes.io~empty-dir' : volume.configMap ? 'kubernetes.io~configmap' : volume.secret ? 'kubernetes.io~secret' : undefined;
+  if (!plugin) return undefined;
+  return join(podDir(rootDir, uid), 'volumes', plugin, volume.name);
+}
+
+/** The kubelet's pod labels: the pod's own labels plus the io.kubernetes.pod.* ones. */
+export function sandboxLabels(pod: Pod): Record<string, string> {
+  return {
+    ...(pod.metadata.labels ?? {}),
+    [POD_NAME]: pod.metadata.name ?? '',
+    [POD_NAMESPACE]: pod.metadata.namespace ?? '',
+    [POD_UID]: pod.metadata.uid ?? '',
+    [MANAGED_BY]: 'true',
+  };
+}
+
+/** hostPort mappings of every container (the runtime hands them to CNI `portmap`). */
+export function portMappings(pod: Pod): PortMapping[] {
+  const out: PortMapping[] = [];
+  for (const c of pod.spec?.containers ?? []) {
+    for (const p of c.ports ?? []) {
+      if (!p.hostPort) continue;
+      out.push({ protocol: p.protocol ?? 'TCP', containerPort: p.containerPort, hostPort: p.hostPort, hostIp: p.hostIP ?? '' });
+    }
+  }
+  return out;
+}
+
+export function buildSandboxConfig(pod: Pod, attempt: number, paths: PodPaths, nodeHostname: string): PodSandboxConfig {
+  const spec = pod.spec!;
+  const hostname = spec.hostNetwork ? nodeHostname : (spec.hostname ?? pod.metadata.name ?? '').slice(0, 63);
+  const config: PodSandboxConfig = {
+    metadata: { name: pod.metadata.name, namespace: pod.metadata.namespace, uid: pod.metadata.uid, attempt },
+    hostname,
+    logDirectory: podLogDir(pod, paths.podLogsDir),
+    portMappings: portMappings(pod),
+    labels: sandboxLabels(pod),
+    annotations: { ...(pod.metadata.annotations ?? {}) },
+    linux: {
+      securityContext: {
+        namespaceOptions: {
+          network: spec.hostNetwork ? 'NODE' : 'POD',
+          pid: spec.hostPID ? 'NODE' : 'CONTAINER',
+          ipc: spec.hostIPC ? 'NODE' : 'POD',
+        },
+      },
+      sysctls: Object.fromEntries((spec.securityContext?.sysctls ?? []).map((s) => [s.name, s.value])),
+    },
+  };
+  if (spec.dnsConfig && spec.dnsPolicy === 'None') {
+    config.dnsConfig = {
+      servers: spec.dnsConfig.nameservers ?? [],
+      searches: spec.dnsConfig.searches ?? [],
+      options: (spec.dnsConfig.options ?? []).map((o) => (o.value ? `${o.name}:${o.value}` : o.name)),
+    };
+  }
+  return config;
+}
+
+/** requests/limits → CRI linux resources (kubelet MilliCPUToShares / MilliCPUToQuota). */
+export function linuxResources(c: Container, nodeMemoryBytes: number): LinuxContainerResources {
+  const PERIOD = 100_000;
+  const lim = c.resources?.limits ?? {};
+  const req = c.resources?.requests ?? {};
+  const cpuReq = req.cpu ?? lim.cpu;
+  const memReq = req.memory ?? lim.memory;
+  const out: LinuxContainerResources = {
+    cpuShares: String(cpuReq === undefined ? 2 : Math.max(2, Math.floor((milliCpu(cpuReq) * 1024) / 1000))),
+  };
+  if (lim.cpu !== undefined) {
+    out.cpuPeriod = String(PERIOD);
+    out.cpuQuota = String(Math.max(1000, Math.floor((milliCpu(lim.cpu) * PERIOD) / 1000)));
+  }
+  if (lim.memory !== undefined) out.memoryLimitInBytes = String(Math.floor(parseQuantity(lim.memory)));
+  // QoS-based OOM score (kubelet qos/policy.go); containerd clamps it with restrict_oom_score_adj.
+  const guaranteed = lim.cpu !== undefined && lim.memory !== undefined && (req.cpu ?? lim.cpu) === lim.cpu && (req.memory ?? lim.memory) === lim.memory;
+  let oom = 1000;
+  if (guaranteed) oom = -997;
+  else if (memReq !== undefined && nodeMemoryBytes > 0) oom = Math.min(999, Math.max(2, 1000 - Math.floor((1000 * parseQuantity(memReq)) / nodeMemoryBytes)));
+  else if (cpuReq !== undefined) oom = 999;
+  out.oomScoreAdj = String(oom);
+  return out;
+}
+
+export interface ContainerConfigInput {
+  pod: Pod;
+  container: Container;
+  type: ContainerType;
+  restartCount: number;
+  /** Image reference to run (the image ID the image manager resolved). */
+  imageRef: string;
+  env: EnvVarValue[];
+  paths: PodPaths;
+  nodeMemoryBytes: number;
+}
+
+function mountsFor({ pod, container, paths }: ContainerConfigInput): Mount[] {
+  const volumes = new Map((pod.spec?.volumes ?? []).map((v) => [v.name, v]));
+  const out: Mount[] = [];
+  for (const vm of container.volumeMounts ?? []) {
+    const v = volumes.get(vm.name);
+    if (!v) continue;
+    const host = v.hostPath?.path ?? volumeDir(paths.rootDir, pod.metadata.uid!, v);
+    if (!host) continue;
+    out.push({
+      containerPath: vm.mountPath,
+      hostPath: vm.subPath ? join(host, vm.subPath) : host,
+      readonly: vm.readOnly ?? !!(v.configMap || v.secret),
+      propagation: vm.mountPropagation === 'Bidirectional' ? 'PROPAGATION_BIDIRECTIONAL' : vm.mountPropagation === 'HostToContainer' ? 'PROPAGATION_HOST_TO_CONTAINER' : 'PROPAGATION_PRIVATE',
+    });
+  }
+  return out;
+}
+
+export function buildContainerConfig(input: ContainerConfigInput): ContainerConfig {
+  const { pod, container: c, restartCount, type } = input;
+  const vars = new Map(input.env.map((e) => [e.key, e.value]));
+  const sc = c.securityContext;
+  const spec = pod.spec!;
+  return {
+    metadata: { name: c.name, attempt: restartCount },
+    image: { image: input.imageRef, userSpecifiedImage: c.image },
+    command: (c.command ?? []).map((s) => expandVars(s, vars)),
+    args: (c.args ?? []).map((s) => expandVars(s, vars)),
+    workingDir: c.workingDir ?? '',
+    envs: input.env,
+    mounts: mountsFor(input),
+    labels: {
+      [POD_NAME]: pod.metadata.name ?? '',
+      [POD_NAMESPACE]: pod.metadata.namespace ?? '',
+      [POD_UID]: pod.metadata.uid ?? '',
+      [CONTAINER_NAME]: c.name,
+      [MANAGED_BY]: 'true',
+    },
+    annotations: {
+      [CONTAINER_HASH]: containerHash(c),
+      [CONTAINER_RESTART_COUNT]: String(restartCount),
+      [CONTAINER_TYPE]: type,
+      [POD_TERMINATION_GRACE_PERIOD]: String(spec.terminationGracePeriodSeconds ?? 30),
+    },
+    logPath: join(c.name, `${restartCount}.log`),
+    stdin: c.stdin ?? false,
+    stdinOnce: c.stdinOnce ?? false,
+    tty: c.tty ?? false,
+    linux: {
+      resources: linuxResources(c, input.nodeMemoryBytes),
+      securityContext: {
+        privileged: sc?.privileged ?? false,
+        readonlyRootfs: sc?.readOnlyRootFilesystem ?? false,
+        noNewPrivs: sc?.allowPrivilegeEscalation === false,
+        ...(sc?.runAsUser !== undefined || spec.securityContext?.runAsUser !== undefined
+          ? { runAsUser: { value: String(sc?.runAsUser ?? spec.securityContext?.runAsUser) } }
+          : {}),
+        ...(sc?.runAsGroup !== undefined || spec.securityContext?.runAsGroup !== undefined
+          ? { runAsGroup: { value: String(sc?.runAsGroup ?? spec.securityContext?.runAsGroup) } }
+          : {}),
+        ...(sc?.capabilities ? { capabilities: { addCapabilities: sc.capabilities.add ?? [], dropCapabilities: sc.capabilities.drop ?? [] } } : {}),
+        namespaceOptions: {
+          network: spec.hostNetwork ? 'NODE' : 'POD',
+          pid: spec.hostPID ? 'NODE' : 'CONTAINER',
+          ipc: spec.hostIPC ? 'NODE' : 'POD',
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,92 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Pod } from '@nodelet/api';
+import { computePodStatus } from './pod-status.js';
+import type { ObservedContainer, ObservedPod } from '../runtime/observed.js';
+import type { StartFailure } from './pod-status.js';
+
+const NOW = Date.UTC(2026, 0, 1, 12);
+function pod(restartPolicy?: 'Always' | 'OnFailure' | 'Never', inits = false): Pod {
+  return {
+    metadata: { name: 'p', namespace: 'default', uid: 'u1' },
+    spec: { containers: [{ name: 'app', image: 'busybox' }], initContainers: inits ? [{ name: 'init', image: 'busybox' }] : undefined, restartPolicy },
+  };
+}
+let t = NOW - 60_000;
+function c(name: string, state: ObservedContainer['state'], o: Partial<ObservedContainer> = {}): ObservedContainer {
+  return { id: `${name}${t}`, sandboxId: 'sb', name, type: name === 'init' ? 'init' : 'regular', state, hash: '', restartCount: 0, createdAt: t++, startedAt: NOW - 5000, image: 'busybox', imageRef: 'sha256:abc', ...o };
+}
+function obs(containers: ObservedContainer[], ready = true): ObservedPod {
+  return { uid: 'u1', name: 'p', namespace: 'default', sandboxes: [{ id: 'sb', attempt: 0, ready, createdAt: 1, ips: ['10.234.0.7'], name: 'p', namespace: 'default', uid: 'u1' }], containers: containers.reverse() };
+}
+function status(p: Pod, o: ObservedPod, failures: Array<[string, StartFailure]> = []) {
+  return computePodStatus({ pod: p, observed: o, failures: new Map(failures), hostIP: '192.0.2.1', runtimeName: 'containerd', now: NOW });
+}
+const cond = (s: ReturnType<typeof status>, type: string) => s.conditions!.find((x) => x.type === type)!.status;
+
+test('pending pod: no sandbox yet, containers ContainerCreating', () => {
+  const s = status(pod(), { uid: 'u1', name: 'p', namespace: 'default', sandboxes: [], containers: [] });
+  assert.equal(s.phase, 'Pending');
+  assert.equal(s.containerStatuses![0]!.state!.waiting!.reason, 'ContainerCreating');
+  assert.equal(cond(s, 'PodReadyToStartContainers'), 'False');
+  assert.equal(cond(s, 'Ready'), 'False');
+  assert.equal(s.podIP, undefined);
+  assert.equal(s.qosClass, 'BestEffort');
+});
+
+test('running pod: Running, Ready, pod IP, containerID with runtime prefix', () => {
+  const s = status(pod(), obs([c('app', 'running', { id: 'abc' })]));
+  assert.equal(s.phase, 'Running');
+  assert.equal(s.podIP, '10.234.0.7');
+  assert.deepEqual(s.podIPs, [{ ip: '10.234.0.7' }]);
+  assert.equal(s.hostIP, '192.0.2.1');
+  const cs = s.containerStatuses![0]!;
+  assert.equal(cs.containerID, 'containerd://abc');
+  assert.equal(cs.ready, true);
+  assert.equal(cs.imageID, 'sha256:abc');
+  for (const type of ['PodReadyToStartContainers', 'Initialized', 'ContainersReady', 'Ready', 'PodScheduled']) assert.equal(cond(s, type), 'True', type);
+});
+
+test('init container pending: app containers PodInitializing, Initialized False', () => {
+  const s = status(pod('Always', true), obs([c('init', 'running')]));
+  assert.equal(s.phase, 'Pending');
+  assert.equal(s.containerStatuses![0]!.state!.waiting!.reason, 'PodInitializing');
+  assert.equal(cond(s, 'Initialized'), 'False');
+  assert.equal(s.initContainerStatuses![0]!.state!.running !== undefined, true);
+});
+
+test('CrashLoopBackOff under Always: phase Running, waiting reason, lastState Error, restartCount', () => {
+  const s = status(pod(), obs([c('app', 'exited', { exitCode: 1, restartCount: 2, finishedAt: NOW - 1000 })]), [['app', { reason: 'CrashLoopBackOff', message: 'back-off 20s restarting failed container=app pod=p_default(u1)' }]]);
+  const cs = s.containerStatuses![0]!;
+  assert.equal(s.phase, 'Running');
+  assert.equal(cs.state!.waiting!.reason, 'CrashLoopBackOff');
+  assert.equal(cs.lastState!.terminated!.reason, 'Error');
+  assert.equal(cs.lastState!.terminated!.exitCode, 1);
+  assert.equal(cs.restartCount, 2);
+  assert.equal(cond(s, 'Ready'), 'False');
+});
+
+test('Never: exit 0 → Succeeded (Completed, Ready False PodCompleted); exit 1 → Failed', () => {
+  const ok = status(pod('Never'), obs([c('app', 'exited', { exitCode: 0 })]));
+  assert.equal(ok.phase, 'Succeeded');
+  assert.equal(ok.containerStatuses![0]!.state!.terminated!.reason, 'Completed');
+  assert.equal(ok.conditions!.find((x) => x.type === 'Ready')!.reason, 'PodCompleted');
+  const bad = status(pod('Never'), obs([c('app', 'exited', { exitCode: 1 })]));
+  assert.equal(bad.phase, 'Failed');
+  const oom = status(pod('Never'), obs([c('app', 'exited', { exitCode: 137, reason: 'OOMKilled' })]));
+  assert.equal(oom.containerStatuses![0]!.state!.terminated!.reason, 'OOMKilled');
+});
+
+test('image pull failure shows ErrImagePull / ImagePullBackOff while Pending', () => {
+  const s = status(pod(), obs([]), [['app', { reason: 'ImagePullBackOff', message: 'Back-off pulling image "nope"' }]]);
+  assert.equal(s.phase, 'Pending');
+  assert.equal(s.containerStatuses![0]!.state!.waiting!.reason, 'ImagePullBackOff');
+});
+
+test('terminal phase is kept and condition transition times are kept when unchanged', () => {
+  const p = pod();
+  p.status = { phase: 'Failed', conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: '2020-01-01T00:00:00Z' }] };
+  const s = status(p, obs([]));
+  assert.equal(s.phase, 'Failed');
+  assert.equal(s.conditions!.find((x) => x.type === 'Ready')!.lastTransitionTime, '2020-01-01T00:00:00Z');
+});

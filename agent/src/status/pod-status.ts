@@ -1,0 +1,195 @@
+/**
+ * The API PodStatus of a pod, computed from the desired pod, what the runtime reports and the
+ * last start failures (kubelet `generateAPIPodStatus`, `convertToAPIContainerStatuses`, `getPhase`).
+ * Pure: the clock reading is an argument. Table-tested in pod-status.test.ts.
+ */
+import type { Container, ContainerState, ContainerStatus, Pod, PodCondition, PodPhase, PodStatus } from '@nodelet/api';
+import { initContainersDone, podSandboxChanged, shouldContainerBeRestarted } from '../runtime/pod-actions.js';
+import type { ObservedContainer, ObservedPod } from '../runtime/observed.js';
+import type { ContainerType } from '../runtime/labels.js';
+
+/** Why a container could not be started at the last sync (kubelet's reason cache). */
+export interface StartFailure {
+  /** Waiting reason: ErrImagePull, ImagePullBackOff, CrashLoopBackOff, CreateContainerConfigError, … */
+  reason: string;
+  message: string;
+}
+
+export interface PodStatusInput {
+  pod: Pod;
+  observed: ObservedPod;
+  /** Keyed by container name. */
+  failures: ReadonlyMap<string, StartFailure>;
+  hostIP: string;
+  /** CRI runtime name for containerID URIs, e.g. "containerd". */
+  runtimeName: string;
+  now: number;
+}
+
+const iso = (ms: number | undefined): string | undefined => (ms ? new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z') : undefined);
+
+function terminatedState(c: ObservedContainer, runtimeName: string): ContainerState {
+  const exitCode = c.exitCode ?? 0;
+  const reason = c.reason || (exitCode === 0 ? 'Completed' : 'Error');
+  return {
+    terminated: {
+      exitCode,
+      reason,
+      ...(c.message ? { message: c.message } : {}),
+      startedAt: iso(c.startedAt),
+      finishedAt: iso(c.finishedAt),
+      containerID: `${runtimeName}://${c.id}`,
+    },
+  };
+}
+
+function containerStatus(
+  input: PodStatusInput,
+  spec: Container,
+  type: ContainerType,
+  defaultWaiting: string,
+): ContainerStatus {
+  const all = input.observed.containers.filter((c) => c.name === spec.name && c.type === type);
+  const [latest, previous] = all;
+  const status: ContainerStatus = {
+    name: spec.name,
+    state: { waiting: { reason: defaultWaiting } },
+    ready: false,
+    restartCount: latest?.restartCount ?? 0,
+    image: spec.image ?? '',
+    imageID: latest?.imageRef ?? '',
+    started: false,
+  };
+  if (latest) {
+    status.containerID = `${input.runtimeName}://${latest.id}`;
+    if (latest.state === 'running') {
+      status.state = { running: { startedAt: iso(latest.startedAt) } };
+      status.ready = true;
+      status.started = true;
+    } else if (latest.state === 'exited' || latest.state === 'unknown') {
+      status.state = terminatedState(latest, input.runtimeName);
+    } else {
+      status.state = { waiting: { reason: 'ContainerCreating' } };
+    }
+    if (previous && previous.state === 'exited') status.lastState = terminatedState(previous, input.runtimeName);
+  }
+  // A container that will be started again shows why it is not running yet.
+  const failure = input.failures.get(spec.name);
+  const restarts = type === 'init' ? !(latest?.state === 'exited' && latest.exitCode === 0) && shouldContainerBeRestarted(input.pod, latest) : shouldContainerBeRestarted(input.pod, latest);
+  if (failure && restarts) {
+    if (status.state?.terminated) status.lastState = status.state;
+    status.state = { waiting: { reason: failure.reason, message: failure.message } };
+  }
+  return status;
+}
+
+/** kubelet `getPhase`. */
+export function podPhase(pod: Pod, init: ContainerStatus[], regular: ContainerStatus[]): PodPhase {
+  const policy = pod.spec?.restartPolicy ?? 'Always';
+  let pendingInit = 0;
+  let failedInit = 0;
+  for (const s of init) {
+    if (s.state?.terminated) {
+      if (s.state.terminated.exitCode === 0) continue;
+      failedInit++;
+    } else if (s.state?.running) pendingInit++;
+    else if (s.lastState?.terminated && s.lastState.terminated.exitCode !== 0) failedInit++;
+    else pendingInit++;
+  }
+  if (failedInit > 0 && policy === 'Never') return 'Failed';
+  let running = 0;
+  let waiting = 0;
+  let stopped = 0;
+  let succeeded = 0;
+  for (const s of regular) {
+    if (s.state?.running) running++;
+    else if (s.state?.terminated) {
+      stopped++;
+      if (s.state.terminated.exitCode === 0) succeeded++;
+    } else if (s.lastState?.terminated) {
+      stopped++;
+      if (s.lastState.terminated.exitCode === 0) succeeded++;
+    } else waiting++;
+  }
+  if (pendingInit > 0 || failedInit > 0) return 'Pending';
+  if (waiting > 0) return 'Pending';
+  if (running > 0) return 'Running';
+  if (stopped > 0) {
+    if (policy === 'Always') return 'Running';
+    if (stopped === succeeded) return 'Succeeded';
+    if (policy === 'Never') return 'Failed';
+    return 'Running';
+  }
+  return 'Pending';
+}
+
+function condition(prev: PodStatus | undefined, type: string, ok: boolean, now: number, reason?: string, message?: string): PodCondition {
+  const status = ok ? 'True' : 'False';
+  const old = prev?.conditions?.find((c) => c.type === type);
+  const c: PodCondition = { type, status, lastProbeTime: null, lastTransitionTime: old && old.status === status && old.lastTransitionTime ? old.lastTransitionTime : iso(now) };
+  if (!ok && reason) c.reason = reason;
+  if (!ok && message) c.message = message;
+  return c;
+}
+
+function qosClass(pod: Pod): 'Guaranteed' | 'Burstable' | 'BestEffort' {
+  const cs = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])];
+  const any = cs.some((c) => Object.keys(c.resources?.requests ?? {}).length + Object.keys(c.resources?.limits ?? {}).length > 0);
+  if (!any) return 'BestEffort';
+  const guaranteed = cs.every((c) => {
+    const l = c.resources?.limits ?? {};
+    const r = c.resources?.requests ?? {};
+    return l.cpu !== undefined && l.memory !== undefined && (r.cpu ?? l.cpu) === l.cpu && (r.memory ?? l.memory) === l.memory;
+  });
+  return guaranteed ? 'Guaranteed' : 'Burstable';
+}
+
+export function computePodStatus(input: PodStatusInput): PodStatus {
+  const { pod, observed, now } = input;
+  const prev = pod.status;
+  const spec = pod.spec!;
+  const hasInit = (spec.initContainers ?? []).length > 0;
+  const initDone = initContainersDone(pod, observed);
+  const defaultWaiting = hasInit ? 'PodInitializing' : 'ContainerCreating';
+  const initStatuses = (spec.initContainers ?? []).map((c) => containerStatus(input, c, 'init', defaultWaiting));
+  const statuses = spec.containers.map((c) => containerStatus(input, c, 'regular', defaultWaiting));
+  let phase = podPhase(pod, initStatuses, statuses);
+  // Terminal phases never go back (kubelet status manager).
+  if (prev?.phase === 'Succeeded' || prev?.phase === 'Failed') phase = prev.phase;
+
+  const sb = podSandboxChanged(pod, observed);
+  const sandboxReady = !sb.changed;
+  const ips = spec.hostNetwork ? [input.hostIP] : sandboxReady ? (observed.sandboxes[0]?.ips ?? []) : [];
+  const unready = statuses.filter((s) => !s.ready).map((s) => s.name);
+  const incompleteInit = initStatuses.filter((s) => s.state?.terminated?.exitCode !== 0).map((s) => s.name);
+  const completed = phase === 'Succeeded';
+  const readyReason = completed ? 'PodCompleted' : 'ContainersNotReady';
+  const readyMessage = completed ? undefined : `containers with unready status: [${unready.join(' ')}]`;
+  const conditions: PodCondition[] = [
+    condition(prev, 'PodReadyToStartContainers', sandboxReady, now),
+    condition(prev, 'Initialized', initDone || completed, now, 'ContainersNotInitialized', `containers with incomplete status: [${incompleteInit.join(' ')}]`),
+    condition(prev, 'Ready', !completed && unready.length === 0, now, readyReason, readyMessage),
+    condition(prev, 'ContainersReady', !completed && unready.length === 0, now, readyReason, readyMessage),
+    prev?.conditions?.find((c) => c.type === 'PodScheduled') ?? condition(prev, 'PodScheduled', true, now),
+  ];
+  const status: PodStatus = {
+    phase,
+    conditions,
+    hostIP: input.hostIP,
+    hostIPs: [{ ip: input.hostIP }],
+    startTime: prev?.startTime ?? iso(now),
+    initContainerStatuses: hasInit ? initStatuses : undefined,
+    containerStatuses: statuses,
+    qosClass: qosClass(pod),
+  };
+  if (ips.length > 0) {
+    status.podIP = ips[0];
+    status.podIPs = ips.map((ip) => ({ ip }));
+  }
+  return status;
+}
+
+/** True when the pod reached a terminal phase and will not run again. */
+export function isTerminalPhase(phase: PodPhase | undefined): boolean {
+  return phase === 'Succeeded' || phase === 'Failed';
+}
