@@ -1,2 +1,6 @@
 // @nodelet/lab-runtime: containerd configuration and lifecycle for lab machines and tests.
-export {};
+export * from './containerd-config.js';
+export * from './cri-probe.js';
+export * from './containerd.js';
+export * from './sweep.js';
+export { findProcesses, run, terminate, isAlive } from './procs.js';

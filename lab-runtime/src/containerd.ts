@@ -1,0 +1,174 @@
+/**
+ * A private containerd for a lab node or a test: its own config, root, state and sockets in one
+ * directory, started as a child process and stopped by PID.
+ *
+ *   writeContainerdFiles ─▶ startContainerd ─(poll CRI Version)─▶ ready ─▶ stopContainerd ─▶ sweepRuntime
+ *
+ * Used by `nodelet runtime up|down|status` and by `@nodelet/lab-runtime/testing`.
+ */
+import { spawn } from 'node:child_process';
+import { mkdir, open, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { AgentError, delay } from '@nodelet/base';
+import { type ContainerdConfigOptions, renderContainerdConfig, renderHostsToml } from './containerd-config.js';
+import { type CriVersion, probeCri } from './cri-probe.js';
+import { isAlive, processArgv, terminate } from './procs.js';
+
+export interface ContainerdPaths {
+  dir: string;
+  root: string;
+  state: string;
+  /** gRPC socket path (endpoint is `unix://` + socket). */
+  socket: string;
+  configPath: string;
+  certsDir: string;
+  logFile: string;
+  pidFile: string;
+}
+
+export function containerdPaths(dir: string): ContainerdPaths {
+  return {
+    dir,
+    root: join(dir, 'root'),
+    state: join(dir, 'state'),
+    socket: join(dir, 'containerd.sock'),
+    configPath: join(dir, 'config.toml'),
+    certsDir: join(dir, 'certs.d'),
+    logFile: join(dir, 'containerd.log'),
+    pidFile: join(dir, 'containerd.pid'),
+  };
+}
+
+export interface ContainerdFilesOptions {
+  sandboxImage: string;
+  cniBinDir: string;
+  cniConfDir: string;
+  /** `host:port` of every plain-HTTP registry to write a hosts.toml for. */
+  plainHttpRegistries: string[];
+  systemdCgroup?: boolean;
+}
+
+/** Writes config.toml and certs.d/<host>/hosts.toml. Idempotent. */
+export async function writeContainerdFiles(p: ContainerdPaths, o: ContainerdFilesOptions): Promise<void> {
+  await mkdir(p.root, { recursive: true, mode: 0o711 });
+  await mkdir(p.state, { recursive: true, mode: 0o711 });
+  const cfg: ContainerdConfigOptions = {
+    root: p.root,
+    state: p.state,
+    socket: p.socket,
+    sandboxImage: o.sandboxImage,
+    cniBinDir: o.cniBinDir,
+    cniConfDir: o.cniConfDir,
+    certsDir: p.certsDir,
+    systemdCgroup: o.systemdCgroup ?? false,
+  };
+  await writeFile(p.configPath, renderContainerdConfig(cfg));
+  for (const host of o.plainHttpRegistries) {
+    await mkdir(join(p.certsDir, host), { recursive: true });
+    await writeFile(join(p.certsDir, host, 'hosts.toml'), renderHostsToml(host));
+  }
+}
+
+export interface StartContainerdOptions {
+  /** Wait this long for CRI to answer; default 30 s. */
+  readyTimeoutMs?: number;
+  /** Let containerd outlive this process (`nodelet runtime up`). Default false. */
+  background?: boolean;
+  /** containerd binary; default `containerd` on PATH. */
+  binary?: string;
+  signal?: AbortSignal;
+}
+
+export interface RunningContainerd {
+  pid: number;
+  endpoint: string;
+  version: CriVersion;
+}
+
+/**
+ * Starts containerd with `p.configPath` and resolves once CRI answers Version. On any failure
+ * (exit, timeout, abort) the process is stopped before rejecting; the error carries the log tail.
+ */
+export async function startContainerd(p: ContainerdPaths, opts: StartContainerdOptions = {}): Promise<RunningContainerd> {
+  opts.signal?.throwIfAborted();
+  await rm(p.socket, { force: true });
+  const log = await open(p.logFile, 'a');
+  let exited: { code: number | null; sig: NodeJS.Signals | null } | undefined;
+  let pid: number;
+  try {
+    const child = spawn(opts.binary ?? 'containerd', ['--config', p.configPath], { stdio: ['ignore', log.fd, log.fd], detached: true });
+    const spawnError = await new Promise<Error | undefined>((resolve) => {
+      child.once('spawn', () => resolve(undefined));
+      child.once('error', resolve);
+    });
+    if (spawnError) {
+      const code = (spawnError as NodeJS.ErrnoException).code;
+      throw new AgentError('ERR_FAILED_PRECONDITION', code === 'ENOENT' ? `containerd is not installed (apt-get install containerd)` : `cannot start containerd: ${spawnError.message}`, { cause: spawnError });
+    }
+    pid = child.pid!;
+    child.on('exit', (code, sig) => (exited = { code, sig }));
+    if (opts.background) child.unref();
+  } finally {
+    await log.close();
+  }
+  await writeFile(p.pidFile, `${pid}\n`);
+
+  const deadline = Date.now() + (opts.readyTimeoutMs ?? 30_000);
+  let last: unknown;
+  try {
+    for (let wait = 20; ; wait = Math.min(wait * 2, 200)) {
+      opts.signal?.throwIfAborted();
+      if (exited) {
+        throw new AgentError('ERR_UNAVAILABLE', `containerd exited (${exited.code ?? exited.sig}) before CRI was ready; log ${p.logFile}:\n${await logTail(p.logFile)}`);
+      }
+      try {
+        const version = await probeCri(p.socket, { signal: opts.signal, timeoutMs: 2_000 });
+        return { pid, endpoint: `unix://${p.socket}`, version };
+      } catch (err) {
+        if (opts.signal?.aborted) throw err;
+        last = err;
+      }
+      if (Date.now() >= deadline) {
+        throw new AgentError('ERR_DEADLINE_EXCEEDED', `containerd CRI did not become ready within ${opts.readyTimeoutMs ?? 30_000} ms (last: ${(last as Error)?.message}); log ${p.logFile}:\n${await logTail(p.logFile)}`);
+      }
+      await delay(wait, opts.signal);
+    }
+  } catch (err) {
+    await terminate(pid, 5_000).catch(() => {});
+    await rm(p.pidFile, { force: true });
+    throw err;
+  }
+}
+
+/** The PID in the pidfile when that process is alive and is a containerd using this config. */
+export async function runningPid(p: ContainerdPaths): Promise<number | undefined> {
+  let pid: number;
+  try {
+    pid = Number((await readFile(p.pidFile, 'utf8')).trim());
+  } catch {
+    return undefined;
+  }
+  if (!Number.isInteger(pid) || pid <= 0) return undefined;
+  return (await isOurs(pid, p)) ? pid : undefined;
+}
+
+/** True when `pid` is alive and its argv names our config (a reused PID is not ours). */
+export async function isOurs(pid: number, p: ContainerdPaths): Promise<boolean> {
+  const argv = await processArgv(pid);
+  return !!argv && (await isAlive(pid)) && argv.includes(p.configPath);
+}
+
+/** SIGTERM (then SIGKILL after `graceMs`, default 10 s) the containerd of `pid`; removes the pidfile. */
+export async function stopContainerd(p: ContainerdPaths, pid: number | undefined, graceMs = 10_000): Promise<void> {
+  if (pid !== undefined && (await isOurs(pid, p))) await terminate(pid, graceMs);
+  await rm(p.pidFile, { force: true });
+}
+
+async function logTail(file: string): Promise<string> {
+  try {
+    const text = await readFile(file, 'utf8');
+    return text.split('\n').slice(-15).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
