@@ -95,7 +95,7 @@ export class CniEngine {
   }
 
   /** Adds the attachment; returns the final result (canonical, cniVersion = the list's highest version). */
-  add(list: NetworkConfigList, rt: RuntimeConf, opts: OpOptions = {}): Promise<CniResult> {
+  async add(list: NetworkConfigList, rt: RuntimeConf, opts: OpOptions = {}): Promise<CniResult> {
     validateRuntimeConf(rt, 'ADD');
     return this.#serial(list, rt, async () => {
       const plugins = await this.#prepare(list, opts.signal);
@@ -117,13 +117,13 @@ export class CniEngine {
    * tolerant of a missing netns or cache entry (containerd sends DEL twice). Removes the cache
    * entry on success.
    */
-  del(list: NetworkConfigList, rt: RuntimeConf, opts: OpOptions = {}): Promise<void> {
+  async del(list: NetworkConfigList, rt: RuntimeConf, opts: OpOptions = {}): Promise<void> {
     validateRuntimeConf(rt, 'DEL');
     return this.#serial(list, rt, () => this.#delLocked(list, rt, opts.signal));
   }
 
   /** Verifies the attachment against the cached result; throws the first plugin's complaint. */
-  check(list: NetworkConfigList, rt: RuntimeConf, opts: OpOptions = {}): Promise<void> {
+  async check(list: NetworkConfigList, rt: RuntimeConf, opts: OpOptions = {}): Promise<void> {
     validateRuntimeConf(rt, 'CHECK');
     return this.#serial(list, rt, async () => {
       const version = listVersion(list);

@@ -1,0 +1,2 @@
+export * from './failpoint.js';
+export * from './fake-executor.js';
