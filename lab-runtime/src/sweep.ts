@@ -32,9 +32,11 @@ export async function sweepRuntime(t: SweepTarget): Promise<Error[]> {
     }
   };
 
+  const ids = await taskIds(t.state);
   await attempt('removing leftover containers', () => removeContainers(t.state, t.dir));
   await attempt('stopping leftover shims', () => killShims(t.socket));
   await attempt('unmounting', () => unmountUnder(t.dir));
+  await attempt('removing CNI result cache', () => removeCniResults(ids));
   if (t.removeDir) await attempt(`removing "${t.dir}"`, () => rm(t.dir, { recursive: true, force: true, maxRetries: 3 }));
   return errors;
 }
@@ -61,6 +63,26 @@ async function removeContainers(state: string, dir: string): Promise<void> {
         if (r.code !== 0) throw new Error(`runc delete ${id}: ${r.stderr.trim()}`);
       }
     }
+  }
+}
+
+/** IDs of every task (sandboxes and containers) containerd created under `state`. */
+async function taskIds(state: string): Promise<string[]> {
+  const tasks = join(state, 'io.containerd.runtime.v2.task');
+  const ids: string[] = [];
+  for (const ns of await readdirOrEmpty(tasks)) ids.push(...(await readdirOrEmpty(join(tasks, ns))));
+  return ids;
+}
+
+/**
+ * libcni caches each ADD result in /var/lib/cni/results/<network>-<containerID>-<ifname>; a sandbox
+ * never stopped (no DEL) leaves them, including containerd's own "cni-loopback" network.
+ */
+async function removeCniResults(ids: string[]): Promise<void> {
+  const dir = '/var/lib/cni/results';
+  const names = await readdirOrEmpty(dir);
+  for (const id of ids.filter((i) => /^[a-f0-9]{64}$/.test(i))) {
+    for (const n of names) if (n.includes(`-${id}-`)) await rm(join(dir, n), { force: true });
   }
 }
 

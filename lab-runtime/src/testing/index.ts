@@ -10,7 +10,7 @@
  * the lab images are built once into build/images and shared (see ensureLabImages).
  */
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -75,7 +75,6 @@ export async function startTestRuntime(opts: StartTestRuntimeOptions): Promise<T
         const r = await run('ip', ['link', 'del', opts.bridge.name]);
         if (r.code !== 0) errors.push(new Error(`deleting bridge ${opts.bridge.name}: ${r.stderr.trim()}`));
       }
-      await removeCniResultCache(networkName);
       if (errors.length) throw new AggregateError(errors, `test runtime "${opts.name}" cleanup failed: ${errors.map((e) => e.message).join('; ')}`);
     })();
     return stopping;
@@ -144,16 +143,4 @@ export function requireRoot(t: { skip(message?: string): void }): boolean {
 
 function onPath(bin: string): boolean {
   return (process.env.PATH ?? '/usr/bin:/bin').split(delimiter).some((d) => d && existsSync(join(d, bin)));
-}
-
-/** libcni caches ADD results as /var/lib/cni/results/<network>-<container>-<ifname>. */
-async function removeCniResultCache(networkName: string): Promise<void> {
-  const dir = '/var/lib/cni/results';
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch {
-    return;
-  }
-  for (const n of names) if (n.startsWith(networkName + '-')) await rm(join(dir, n), { force: true });
 }
