@@ -6,3 +6,4 @@ export * from './defaults/index.js';
 export * from './protobuf/index.js';
 export * from './quantity.js';
 export * from './selectors.js';
+export * from './kubeconfig.js';

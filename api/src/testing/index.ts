@@ -1,0 +1,3 @@
+// @nodelet/api/testing: fakes at the process boundary (an in-process HTTP API server).
+export * from './in-memory-api-server.js';
+export { MemoryStore, StatusFailure, type StoreEvent } from './memory-store.js';
