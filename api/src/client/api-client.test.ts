@@ -181,7 +181,7 @@ test('watch yields ADDED/MODIFIED/DELETED from a resourceVersion and closes when
   s.sendBookmarks();
   await pods.delete('a', { gracePeriodSeconds: 0 });
   await done;
-  assert.deepEqual(seen.map((e) => [e.type, e.object.metadata?.name]), [
+  assert.deepEqual(seen.map((e) => [e.type, (e.object as Pod).metadata?.name]), [
     ['ADDED', 'a'],
     ['MODIFIED', 'a'],
     ['BOOKMARK', undefined],
@@ -199,7 +199,7 @@ test('watch with a field selector sees objects enter and leave it', async (t) =>
   const ac = new AbortController();
   const done = (async () => {
     for await (const e of pods.watch({ fieldSelector: 'spec.nodeName=n1', signal: ac.signal })) {
-      seen.push(`${e.type} ${e.object.metadata?.name}`);
+      seen.push(`${e.type} ${(e.object as Pod).metadata?.name}`);
       if (seen.length === 2) ac.abort();
     }
   })();
