@@ -1,0 +1,69 @@
+// containerd pulls images built by `buildImage` from our read-only registry, by tag and by digest,
+// using the hosts.toml the lab runtime writes (plain HTTP), and runs them.
+import assert from 'node:assert/strict';
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { renderHostsToml, run } from '@nodelet/lab-runtime';
+import { requireRoot, startTestRuntime } from '@nodelet/lab-runtime/testing';
+import { buildImage, startRegistry } from '@nodelet/oci';
+
+const BRIDGE = { name: 'nlb-pull', subnet: '10.232.2.0/24' };
+
+test('containerd pulls a built image by tag and digest through hosts.toml and runs it', { timeout: 90_000 }, async (t) => {
+  if (!requireRoot(t)) return;
+  const work = await mkdtemp(join(tmpdir(), 'nodelet-pull-'));
+  t.after(() => rm(work, { recursive: true, force: true }));
+  const rt = await startTestRuntime({ name: 'pull', bridge: BRIDGE });
+  t.after(() => rt.stop());
+
+  // 1. A custom image: busybox plus a file, built into a fresh store and served by a second registry.
+  await writeFile(join(work, 'motd'), 'hello from a nodelet image\n');
+  const store = join(work, 'store');
+  const built = await buildImage({
+    store,
+    name: 'lab/motd',
+    tag: 'v1',
+    files: [
+      { from: '/bin/busybox', to: '/bin/busybox', mode: 0o755 },
+      { from: join(work, 'motd'), to: '/etc/motd', mode: 0o644 },
+    ],
+    symlinks: [{ to: '/bin/cat', target: 'busybox' }],
+    config: { entrypoint: ['/bin/cat'], cmd: ['/etc/motd'] },
+  });
+  const reg = await startRegistry({ root: store });
+  t.after(() => reg.close());
+  const hostsDir = join(work, 'certs.d');
+  await mkdir(join(hostsDir, reg.hostPort), { recursive: true });
+  await writeFile(join(hostsDir, reg.hostPort, 'hosts.toml'), renderHostsToml(reg.hostPort));
+
+  const socket = rt.endpoint.slice('unix://'.length);
+  const ctr = (...args: string[]) => run('ctr', ['--address', socket, '--namespace', 'k8s.io', ...args]);
+
+  // 2. By tag: containerd resolves with HEAD, then fetches manifest, config and layer.
+  const byTag = `${reg.hostPort}/lab/motd:v1`;
+  let r = await ctr('images', 'pull', '--hosts-dir', hostsDir, byTag);
+  assert.equal(r.code, 0, r.stderr);
+  r = await ctr('images', 'ls');
+  const line = r.stdout.split('\n').find((l) => l.startsWith(byTag));
+  assert.ok(line?.includes(built.manifest.digest), `image listed with the manifest digest: ${line}`);
+
+  // 3. By digest.
+  const byDigest = `${reg.hostPort}/lab/motd@${built.manifest.digest}`;
+  r = await ctr('images', 'pull', '--hosts-dir', hostsDir, byDigest);
+  assert.equal(r.code, 0, r.stderr);
+
+  // 4. The unpacked rootfs runs with the image's entrypoint and cmd.
+  r = await ctr('run', '--rm', byTag, 'motd-probe');
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, 'hello from a nodelet image\n');
+
+  // 5. Unknown tag and unknown digest fail with "not found".
+  r = await ctr('images', 'pull', '--hosts-dir', hostsDir, `${reg.hostPort}/lab/motd:nope`);
+  assert.notEqual(r.code, 0);
+  assert.match(r.stderr, /not found/);
+  r = await ctr('images', 'pull', '--hosts-dir', hostsDir, `${reg.hostPort}/lab/motd@sha256:${'0'.repeat(64)}`);
+  assert.notEqual(r.code, 0);
+  assert.match(r.stderr, /not found/);
+});

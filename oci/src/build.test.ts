@@ -1,0 +1,107 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, utimes, writeFile, mkdir, chmod } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { hasCode } from '@nodelet/base';
+import { buildImage, type BuildImageOptions } from './build.js';
+import { blobPath, listImages } from './layout.js';
+import type { ImageConfig, ImageManifest } from './media-types.js';
+
+async function fixture(t: { after(fn: () => Promise<void>): void }): Promise<{ dir: string; src: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'nodelet-build-test-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const src = join(dir, 'src');
+  await mkdir(join(src, 'www', 'sub'), { recursive: true });
+  await writeFile(join(src, 'hello.sh'), '#!/bin/sh\necho hello\n');
+  await writeFile(join(src, 'www', 'index.html'), '<p>hi</p>\n');
+  await writeFile(join(src, 'www', 'sub', 'b.txt'), 'b\n');
+  await writeFile(join(src, 'www', 'a.txt'), 'a\n');
+  await chmod(join(src, 'www'), 0o755);
+  await chmod(join(src, 'www', 'sub'), 0o755);
+  return { dir, src };
+}
+
+function spec(store: string, src: string): BuildImageOptions {
+  return {
+    store,
+    name: 'lab/hello',
+    tag: 'v1',
+    files: [{ from: join(src, 'hello.sh'), to: '/usr/local/bin/hello', mode: 0o755 }],
+    dirs: [{ from: join(src, 'www'), to: '/var/www' }],
+    symlinks: [{ to: '/bin/hi', target: '/usr/local/bin/hello' }],
+    config: { entrypoint: ['/usr/local/bin/hello'], cmd: ['--loud'], env: ['A=1'], workingDir: '/var/www' },
+  };
+}
+
+test('same input gives the same digests, regardless of source mtimes and umask', async (t) => {
+  const { dir, src } = await fixture(t);
+  const a = await buildImage(spec(join(dir, 'store-a'), src));
+  await utimes(join(src, 'hello.sh'), new Date(2001, 1, 1), new Date(2001, 1, 1));
+  await utimes(join(src, 'www', 'a.txt'), new Date(), new Date());
+  const oldMask = process.umask(0o077);
+  let b;
+  try {
+    b = await buildImage(spec(join(dir, 'store-b'), src));
+  } finally {
+    process.umask(oldMask);
+  }
+  assert.equal(b.manifest.digest, a.manifest.digest);
+  assert.equal(b.layers[0]!.digest, a.layers[0]!.digest);
+  assert.equal(b.config.digest, a.config.digest);
+});
+
+test('writes a tar layer with sorted entries, root owner and mtime 0, and a matching config', async (t) => {
+  const { dir, src } = await fixture(t);
+  const store = join(dir, 'store');
+  const built = await buildImage(spec(store, src));
+  const listing = execFileSync('tar', ['--list', '--verbose', '--numeric-owner', '--file', blobPath(store, built.layers[0]!.digest)], { encoding: 'utf8' })
+    .trim()
+    .split('\n');
+  const names = listing.map((l) => l.split(/\s+/)[5]);
+  assert.deepEqual(names, ['./', './bin/', './bin/hi', './usr/', './usr/local/', './usr/local/bin/', './usr/local/bin/hello', './var/', './var/www/', './var/www/a.txt', './var/www/index.html', './var/www/sub/', './var/www/sub/b.txt']);
+  for (const l of listing) {
+    assert.match(l, /^\S+ 0\/0 /, l);
+    assert.match(l, / 1970-01-01 00:00 /, l);
+  }
+  assert.match(listing.find((l) => l.includes('./usr/local/bin/hello'))!, /^-rwxr-xr-x/);
+  assert.match(listing.find((l) => l.includes('./bin/hi'))!, /^l.* -> \/usr\/local\/bin\/hello$/);
+  assert.match(listing.find((l) => l.endsWith(' ./usr/'))!, /^drwxr-xr-x/);
+
+  const manifest = JSON.parse(await readFile(blobPath(store, built.manifest.digest), 'utf8')) as ImageManifest;
+  assert.equal(manifest.mediaType, 'application/vnd.oci.image.manifest.v1+json');
+  assert.equal(manifest.layers[0]!.mediaType, 'application/vnd.oci.image.layer.v1.tar');
+  const config = JSON.parse(await readFile(blobPath(store, manifest.config.digest), 'utf8')) as ImageConfig;
+  assert.deepEqual(config.rootfs.diff_ids, [built.layers[0]!.digest]);
+  assert.equal(config.os, 'linux');
+  assert.deepEqual(config.config, { Env: ['A=1'], Entrypoint: ['/usr/local/bin/hello'], Cmd: ['--loud'], WorkingDir: '/var/www' });
+  assert.deepEqual(await listImages(store), [{ name: 'lab/hello', tag: 'v1', digest: built.manifest.digest, mediaType: built.manifest.mediaType, size: built.manifest.size }]);
+});
+
+test('rebuilding a tag replaces it; other tags stay', async (t) => {
+  const { dir, src } = await fixture(t);
+  const store = join(dir, 'store');
+  await buildImage(spec(store, src));
+  await buildImage({ ...spec(store, src), tag: 'v2' });
+  const changed = await buildImage({ ...spec(store, src), config: { cmd: ['other'] } });
+  const images = await listImages(store);
+  assert.deepEqual(images.map((i) => `${i.name}:${i.tag}`), ['lab/hello:v1', 'lab/hello:v2']);
+  assert.equal(images[0]!.digest, changed.manifest.digest);
+  assert.notEqual(images[1]!.digest, changed.manifest.digest);
+});
+
+test('rejects bad names, tags, paths and missing sources with ERR_INVALID_ARGUMENT', async (t) => {
+  const { dir, src } = await fixture(t);
+  const store = join(dir, 'store');
+  const bad: [Partial<BuildImageOptions>, RegExp][] = [
+    [{ name: 'Hello' }, /invalid repository name "Hello"/],
+    [{ tag: '-x' }, /invalid tag "-x"/],
+    [{ files: [{ from: join(src, 'hello.sh'), to: 'relative' }] }, /image path "relative" must be absolute/],
+    [{ files: [{ from: join(src, 'hello.sh'), to: '/' }] }, /not a file path inside the image/],
+    [{ files: [{ from: join(src, 'missing'), to: '/x' }] }, /cannot read ".*missing"/],
+  ];
+  for (const [override, want] of bad) {
+    await assert.rejects(buildImage({ ...spec(store, src), ...override }), (err: Error) => hasCode(err, 'ERR_INVALID_ARGUMENT') && want.test(err.message));
+  }
+});

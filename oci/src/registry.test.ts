@@ -1,0 +1,162 @@
+// The registry against real HTTP on a loopback port (distribution-spec pull endpoints).
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { sha256Digest } from './digest.js';
+import { initStore, putBlob, tagImage } from './layout.js';
+import { MediaType } from './media-types.js';
+import { parseRange, type Registry, startRegistry } from './registry.js';
+
+interface Fixture {
+  reg: Registry;
+  layer: Buffer;
+  layerDigest: string;
+  manifestDigest: string;
+  manifestBody: string;
+}
+
+async function fixture(t: { after(fn: () => Promise<void>): void }): Promise<Fixture> {
+  const root = await mkdtemp(join(tmpdir(), 'nodelet-registry-test-'));
+  t.after(() => rm(root, { recursive: true, force: true }));
+  await initStore(root);
+  const layer = Buffer.from('0123456789'.repeat(100));
+  const l = await putBlob(root, layer);
+  const c = await putBlob(root, JSON.stringify({ architecture: 'amd64', os: 'linux', config: {}, rootfs: { type: 'layers', diff_ids: [l.digest] } }));
+  const manifestBody = JSON.stringify({
+    schemaVersion: 2,
+    mediaType: MediaType.ociManifest,
+    config: { mediaType: MediaType.ociConfig, ...c },
+    layers: [{ mediaType: MediaType.ociLayer, ...l }],
+  });
+  const m = await putBlob(root, manifestBody);
+  await tagImage(root, 'lab/app', 'v1', { mediaType: MediaType.ociManifest, ...m });
+  await tagImage(root, 'lab/app', 'v2', { mediaType: MediaType.ociManifest, ...m });
+  const reg = await startRegistry({ root });
+  t.after(() => reg.close());
+  return { reg, layer, layerDigest: l.digest, manifestDigest: m.digest, manifestBody };
+}
+
+async function errorCode(res: Response): Promise<string> {
+  const body = (await res.json()) as { errors: { code: string; message: string }[] };
+  assert.equal(res.headers.get('content-type'), 'application/json');
+  assert.ok(body.errors[0]!.message.length > 0);
+  return body.errors[0]!.code;
+}
+
+test('GET /v2/ answers 200 with the API version header', async (t) => {
+  const { reg } = await fixture(t);
+  const res = await fetch(`${reg.url}/v2/`);
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get('docker-distribution-api-version'), 'registry/2.0');
+  assert.deepEqual(await res.json(), {});
+  assert.match(reg.hostPort, /^127\.0\.0\.1:\d+$/);
+});
+
+test('manifests by tag and by digest, HEAD and GET, with media type, length and digest', async (t) => {
+  const { reg, manifestDigest, manifestBody } = await fixture(t);
+  for (const ref of ['v1', manifestDigest]) {
+    const head = await fetch(`${reg.url}/v2/lab/app/manifests/${ref}`, { method: 'HEAD' });
+    assert.equal(head.status, 200, ref);
+    assert.equal(head.headers.get('content-type'), MediaType.ociManifest);
+    assert.equal(head.headers.get('content-length'), String(Buffer.byteLength(manifestBody)));
+    assert.equal(head.headers.get('docker-content-digest'), manifestDigest);
+    assert.equal(await head.text(), '');
+    const get = await fetch(`${reg.url}/v2/lab/app/manifests/${ref}`);
+    const body = await get.text();
+    assert.equal(body, manifestBody);
+    assert.equal(sha256Digest(body), manifestDigest);
+  }
+});
+
+test('blobs: full GET, HEAD, byte ranges (206 + Content-Range) and unsatisfiable ranges (416)', async (t) => {
+  const { reg, layer, layerDigest } = await fixture(t);
+  const url = `${reg.url}/v2/lab/app/blobs/${layerDigest}`;
+  const full = await fetch(url);
+  assert.equal(full.status, 200);
+  assert.equal(full.headers.get('docker-content-digest'), layerDigest);
+  assert.equal(full.headers.get('content-length'), String(layer.length));
+  assert.deepEqual(Buffer.from(await full.arrayBuffer()), layer);
+
+  const head = await fetch(url, { method: 'HEAD' });
+  assert.equal(head.headers.get('content-length'), String(layer.length));
+  assert.equal(head.headers.get('accept-ranges'), 'bytes');
+
+  const resume = await fetch(url, { headers: { Range: 'bytes=990-' } });
+  assert.equal(resume.status, 206);
+  assert.equal(resume.headers.get('content-range'), `bytes 990-999/${layer.length}`);
+  assert.equal(await resume.text(), '0123456789');
+
+  const middle = await fetch(url, { headers: { Range: 'bytes=5-7' } });
+  assert.equal(middle.headers.get('content-length'), '3');
+  assert.equal(await middle.text(), '567');
+
+  const tooFar = await fetch(url, { headers: { Range: 'bytes=5000-' } });
+  assert.equal(tooFar.status, 416);
+  assert.equal(tooFar.headers.get('content-range'), `bytes */${layer.length}`);
+  await tooFar.body?.cancel();
+});
+
+test('unknown things give the spec error codes', async (t) => {
+  const { reg, layerDigest } = await fixture(t);
+  const missing = 'sha256:' + '0'.repeat(64);
+  const cases: [string, number, string][] = [
+    ['/v2/lab/app/manifests/v9', 404, 'MANIFEST_UNKNOWN'],
+    [`/v2/lab/app/manifests/${missing}`, 404, 'MANIFEST_UNKNOWN'],
+    [`/v2/lab/app/manifests/${layerDigest}`, 404, 'MANIFEST_UNKNOWN'], // a blob that is not a manifest
+    [`/v2/lab/app/blobs/${missing}`, 404, 'BLOB_UNKNOWN'],
+    ['/v2/lab/other/manifests/v1', 404, 'NAME_UNKNOWN'],
+    [`/v2/nope/blobs/${layerDigest}`, 404, 'NAME_UNKNOWN'],
+    ['/v2/lab/app/blobs/sha256:xyz', 400, 'DIGEST_INVALID'],
+    ['/v2/lab/app/manifests/sha256:short', 400, 'DIGEST_INVALID'],
+    ['/v2/Lab/app/manifests/v1', 400, 'NAME_INVALID'],
+    ['/v2/lab/app/manifests/-bad', 400, 'TAG_INVALID'],
+  ];
+  for (const [path, status, code] of cases) {
+    const res = await fetch(reg.url + path);
+    assert.equal(res.status, status, path);
+    assert.equal(await errorCode(res), code, path);
+  }
+});
+
+test('is read-only: writes get 405 UNSUPPORTED', async (t) => {
+  const { reg, manifestDigest } = await fixture(t);
+  for (const [method, path] of [
+    ['PUT', '/v2/lab/app/manifests/v3'],
+    ['POST', '/v2/lab/app/blobs/uploads/'],
+    ['DELETE', `/v2/lab/app/manifests/${manifestDigest}`],
+    ['PATCH', '/v2/lab/app/blobs/uploads/x'],
+  ] as const) {
+    const res = await fetch(reg.url + path, { method, body: method === 'DELETE' ? undefined : 'x' });
+    assert.equal(res.status, 405, `${method} ${path}`);
+    assert.equal(await errorCode(res), 'UNSUPPORTED');
+  }
+  const still = await fetch(`${reg.url}/v2/lab/app/manifests/v1`, { method: 'HEAD' });
+  assert.equal(still.status, 200);
+});
+
+test('tags/list lists the tags of a repository', async (t) => {
+  const { reg } = await fixture(t);
+  const res = await fetch(`${reg.url}/v2/lab/app/tags/list`);
+  assert.deepEqual(await res.json(), { name: 'lab/app', tags: ['v1', 'v2'] });
+});
+
+test('close() is idempotent and ends keep-alive connections', async (t) => {
+  const { reg } = await fixture(t);
+  await fetch(`${reg.url}/v2/`).then((r) => r.text());
+  await Promise.all([reg.close(), reg.close()]);
+  await assert.rejects(fetch(`${reg.url}/v2/`));
+});
+
+test('parseRange', () => {
+  assert.deepEqual(parseRange('bytes=0-', 10), { start: 0, end: 9 });
+  assert.deepEqual(parseRange('bytes=2-4', 10), { start: 2, end: 4 });
+  assert.deepEqual(parseRange('bytes=2-400', 10), { start: 2, end: 9 });
+  assert.deepEqual(parseRange('bytes=-3', 10), { start: 7, end: 9 });
+  assert.equal(parseRange('bytes=10-', 10), undefined);
+  assert.equal(parseRange('bytes=5-2', 10), undefined);
+  assert.equal(parseRange('bytes=0-1,3-4', 10), undefined);
+  assert.equal(parseRange('items=0-1', 10), undefined);
+  assert.equal(parseRange('bytes=-', 10), undefined);
+});
