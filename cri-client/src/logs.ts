@@ -1,0 +1,213 @@
+/**
+ * Reader for CRI container log files (the files at ContainerStatus.log_path). Each line is
+ *
+ *   <RFC3339Nano timestamp> <stdout|stderr> <P|F> <content>
+ *
+ * where P marks a partial line that continues in the next record and F ends a line (cri-api
+ * constants). Records of one stream ending in F are joined into one entry; the entry carries the
+ * timestamp of its first record, like `kubectl logs --timestamps`.
+ *
+ * Used by `nodelet cri logs` and by the agent's container-logs endpoint.
+ */
+import { open, stat, type FileHandle } from 'node:fs/promises';
+import { abortError, delay } from '@nodelet/base';
+
+export type CriLogStream = 'stdout' | 'stderr';
+
+export interface CriLogRecord {
+  /** The timestamp exactly as written (nanosecond precision). */
+  timestamp: string;
+  stream: CriLogStream;
+  partial: boolean;
+  content: string;
+}
+
+export interface CriLogEntry {
+  timestamp: string;
+  /** Millisecond precision of `timestamp`. */
+  time: Date;
+  stream: CriLogStream;
+  /** The line without its newline. */
+  content: string;
+}
+
+export interface ReadCriLogOptions {
+  /** Only the last N lines (after joining partial records). Negative or undefined: all. */
+  tail?: number;
+  /** Only lines with a timestamp at or after this time. */
+  since?: Date;
+  /** Only one stream (default both). */
+  stream?: CriLogStream | 'all';
+  signal?: AbortSignal;
+}
+
+export interface FollowCriLogOptions extends ReadCriLogOptions {
+  /** How often to look for new data (default 250 ms). */
+  pollMs?: number;
+  /**
+   * Polled when there is no new data; when it resolves true the rest of the file is drained and
+   * the iteration ends (crictl/kubelet stop following once the container has exited).
+   */
+  isFinished?: () => Promise<boolean>;
+}
+
+/** Parses one raw line; undefined for lines that do not follow the format. */
+export function parseCriLogLine(line: string): CriLogRecord | undefined {
+  const s1 = line.indexOf(' ');
+  if (s1 <= 0) return undefined;
+  const s2 = line.indexOf(' ', s1 + 1);
+  if (s2 < 0) return undefined;
+  const stream = line.slice(s1 + 1, s2);
+  if (stream !== 'stdout' && stream !== 'stderr') return undefined;
+  const s3 = line.indexOf(' ', s2 + 1);
+  const tag = s3 < 0 ? line.slice(s2 + 1) : line.slice(s2 + 1, s3);
+  // The tag field may carry further ':'-separated flags after P/F; only the first matters.
+  const kind = tag.split(':')[0];
+  if (kind !== 'P' && kind !== 'F') return undefined;
+  return { timestamp: line.slice(0, s1), stream, partial: kind === 'P', content: s3 < 0 ? '' : line.slice(s3 + 1) };
+}
+
+/** Formats an entry as `logs` prints it: `[<timestamp> ]<content>\n`. */
+export function formatCriLogEntry(entry: CriLogEntry, opts: { timestamps?: boolean } = {}): string {
+  return `${opts.timestamps ? `${entry.timestamp} ` : ''}${entry.content}\n`;
+}
+
+/** Joins partial records per stream and applies the since/stream filters. */
+class EntryAssembler {
+  readonly #pending = new Map<CriLogStream, { timestamp: string; parts: string[] }>();
+  constructor(private readonly opts: ReadCriLogOptions) {}
+
+  push(record: CriLogRecord): CriLogEntry | undefined {
+    if (this.opts.stream && this.opts.stream !== 'all' && record.stream !== this.opts.stream) return undefined;
+    const p = this.#pending.get(record.stream) ?? { timestamp: record.timestamp, parts: [] };
+    p.parts.push(record.content);
+    if (record.partial) {
+      this.#pending.set(record.stream, p);
+      return undefined;
+    }
+    this.#pending.delete(record.stream);
+    const time = new Date(p.timestamp);
+    if (this.opts.since && !(time.getTime() >= this.opts.since.getTime())) return undefined;
+    return { timestamp: p.timestamp, time, stream: record.stream, content: p.parts.join('') };
+  }
+}
+
+/** Reads complete lines from a file handle starting at `position`; keeps the unterminated rest. */
+class LineReader {
+  #rest = '';
+  readonly #buf = Buffer.allocUnsafe(64 * 1024);
+  constructor(
+    private fh: FileHandle,
+    public position = 0,
+  ) {}
+
+  /** Reads until EOF and returns the complete lines read. */
+  async readAvailable(): Promise<string[]> {
+    const lines: string[] = [];
+    for (;;) {
+      const { bytesRead } = await this.fh.read(this.#buf, 0, this.#buf.length, this.position);
+      if (bytesRead === 0) return lines;
+      this.position += bytesRead;
+      const text = this.#rest + this.#buf.toString('utf8', 0, bytesRead);
+      const parts = text.split('\n');
+      this.#rest = parts.pop() ?? '';
+      lines.push(...parts);
+    }
+  }
+
+  async reopen(fh: FileHandle): Promise<void> {
+    await this.fh.close().catch(() => {});
+    this.fh = fh;
+    this.position = 0;
+    this.#rest = '';
+  }
+
+  close(): Promise<void> {
+    return this.fh.close().catch(() => {});
+  }
+}
+
+function* toEntries(lines: string[], asm: EntryAssembler): Generator<CriLogEntry> {
+  for (const line of lines) {
+    const rec = parseCriLogLine(line);
+    if (!rec) continue;
+    const entry = asm.push(rec);
+    if (entry) yield entry;
+  }
+}
+
+async function openLog(path: string): Promise<FileHandle> {
+  try {
+    return await open(path, 'r');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new Error(`container log file "${path}" does not exist (the container may have been removed)`, { cause: err });
+    if (code === 'EACCES') throw new Error(`cannot read container log file "${path}": permission denied (run as root)`, { cause: err });
+    throw err;
+  }
+}
+
+async function readInitial(reader: LineReader, asm: EntryAssembler, tail: number | undefined): Promise<CriLogEntry[]> {
+  const out: CriLogEntry[] = [];
+  const lines = await reader.readAvailable();
+  for (const e of toEntries(lines, asm)) {
+    out.push(e);
+    if (tail !== undefined && tail >= 0 && out.length > tail) out.shift();
+  }
+  return out;
+}
+
+/** Reads the file once, to its current end. */
+export async function* readCriLog(path: string, opts: ReadCriLogOptions = {}): AsyncGenerator<CriLogEntry> {
+  if (opts.signal?.aborted) throw abortError(opts.signal.reason);
+  const reader = new LineReader(await openLog(path));
+  try {
+    const asm = new EntryAssembler(opts);
+    for (const e of await readInitial(reader, asm, opts.tail)) {
+      if (opts.signal?.aborted) throw abortError(opts.signal.reason);
+      yield e;
+    }
+  } finally {
+    await reader.close();
+  }
+}
+
+/**
+ * Reads the file, then keeps yielding new lines as they are appended. Follows rotation (the file
+ * replaced by a new one, or truncated) by reopening from the start. Ends when `isFinished` says so;
+ * rejects with AbortError when the signal fires.
+ */
+export async function* followCriLog(path: string, opts: FollowCriLogOptions = {}): AsyncGenerator<CriLogEntry> {
+  const pollMs = opts.pollMs ?? 250;
+  const signal = opts.signal;
+  if (signal?.aborted) throw abortError(signal.reason);
+  const fh = await openLog(path);
+  let ino = (await fh.stat()).ino;
+  const reader = new LineReader(fh);
+  try {
+    const asm = new EntryAssembler(opts);
+    for (const e of await readInitial(reader, asm, opts.tail)) yield e;
+    for (;;) {
+      if (signal?.aborted) throw abortError(signal.reason);
+      const finished = opts.isFinished ? await opts.isFinished() : false;
+      yield* toEntries(await reader.readAvailable(), asm);
+      if (finished) return;
+      const rotated = await stat(path).then(
+        (st) => st.ino !== ino || st.size < reader.position,
+        () => false, // removed: keep reading the open file until isFinished or abort
+      );
+      if (rotated) {
+        yield* toEntries(await reader.readAvailable(), asm); // the tail of the old file
+        const next = await open(path, 'r');
+        ino = (await next.stat()).ino;
+        await reader.reopen(next);
+        continue;
+      }
+      await delay(pollMs, signal).catch((e: unknown) => {
+        throw abortError(e);
+      });
+    }
+  } finally {
+    await reader.close();
+  }
+}

@@ -1,0 +1,16 @@
+// @nodelet/cri-client/testing: fakes at the CRI process boundary, for unit tests of cri-client,
+// the agent and the CLI. Source-only (not built).
+export { FakeCriServer, type FakeCriServerOptions } from './fake-server.js';
+export {
+  FakeRuntimeService,
+  FakeRpcError,
+  imageIdFor,
+  normalizeRef,
+  rpcError,
+  type FakeContainer,
+  type FakeImage,
+  type FakeSandbox,
+  type GrpcStatusName,
+  type RecordedCall,
+} from './fake-state.js';
+export { FakeStreamingServer, type FakeStreamSession } from './fake-streaming.js';
