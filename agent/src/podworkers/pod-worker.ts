@@ -1,0 +1,183 @@
+/**
+ * One worker per pod UID (kubelet pod_workers.go). Operations on one pod never overlap; only the
+ * latest update is kept; phases only move forward:
+ *
+ *   sync ──(deleted, or terminal phase)──▶ terminating ──▶ terminated ──▶ finished
+ *
+ * `update()` is synchronous and never awaits. A termination request preempts an in-flight
+ * syncPod through its AbortSignal (linkAbort child of the worker's stop signal). After each pass
+ * the worker requeues itself: phase change → at once; success → resync with jitter (or the
+ * syncer's backoff hint); error → backoff with jitter.
+ */
+import { Backoff, Wakeup, errCode, isAbortError, jitter, linkAbort, describeError, type Clock, type Logger } from '@nodelet/base';
+import type { Pod } from '@nodelet/api';
+import type { ObservedPod } from '../runtime/observed.js';
+
+export type WorkerPhase = 'sync' | 'terminating' | 'terminated' | 'finished';
+
+const NEXT: { readonly [P in WorkerPhase]: readonly WorkerPhase[] } = {
+  sync: ['terminating'],
+  terminating: ['terminated'],
+  terminated: ['finished'],
+  finished: [],
+};
+
+export interface PodUpdate {
+  pod: Pod;
+  /** The pod was deleted (deletionTimestamp) or vanished from the API: stop it. */
+  terminationRequested?: boolean;
+  /** Grace period for termination in seconds (may only shrink once terminating). */
+  gracePeriodS?: number;
+}
+
+/** The work itself (kubelet podSyncer), injected so the worker is tested with small fakes. */
+export interface PodSyncer {
+  /** Returns `terminal: true` when the pod reached Succeeded/Failed and must stop. */
+  syncPod(signal: AbortSignal, pod: Pod, observed: ObservedPod): Promise<{ terminal: boolean; requeueAfterMs?: number }>;
+  syncTerminatingPod(signal: AbortSignal, pod: Pod, observed: ObservedPod, gracePeriodS: number): Promise<void>;
+  /** `deleted`: the pod is gone or going from the API, so its runtime objects are removed. */
+  syncTerminatedPod(signal: AbortSignal, pod: Pod, deleted: boolean): Promise<void>;
+}
+
+/** The runtime cache as the worker needs it. */
+export interface PodCache {
+  waitNewerThan(after: number, signal: AbortSignal): Promise<void>;
+  get(uid: string): ObservedPod;
+}
+
+export interface PodWorkerOptions {
+  uid: string;
+  syncer: PodSyncer;
+  cache: PodCache;
+  clock: Clock;
+  log: Logger;
+  random?: () => number;
+  resyncMs: number;
+  startPhase?: WorkerPhase;
+  /** Called once when the worker reaches `finished`. */
+  onFinished?(uid: string): void;
+}
+
+export class PodWorker {
+  readonly uid: string;
+  readonly #o: PodWorkerOptions;
+  #phase: WorkerPhase;
+  #pending?: PodUpdate;
+  #current?: Pod;
+  #terminationRequested = false;
+  #graceS?: number;
+  #inflight?: AbortController;
+  #lastSync = 0;
+  #cancelTimer?: () => void;
+  readonly #wake = new Wakeup();
+  readonly #backoff: Backoff;
+
+  constructor(o: PodWorkerOptions) {
+    this.uid = o.uid;
+    this.#o = o;
+    this.#phase = o.startPhase ?? 'sync';
+    this.#backoff = new Backoff({ initialMs: 1000, maxMs: 10_000, clock: o.clock });
+  }
+
+  get phase(): WorkerPhase {
+    return this.#phase;
+  }
+
+  /** The latest pod this worker knows. */
+  get pod(): Pod | undefined {
+    return this.#pending?.pod ?? this.#current;
+  }
+
+  get terminationRequested(): boolean {
+    return this.#terminationRequested;
+  }
+
+  /** Synchronous; never awaits. The newest update replaces any pending one. */
+  update(u: PodUpdate): void {
+    if (this.#phase === 'finished') return;
+    this.#pending = u;
+    if (u.terminationRequested) {
+      const shrinks = u.gracePeriodS !== undefined && (this.#graceS === undefined || u.gracePeriodS < this.#graceS);
+      if (shrinks) this.#graceS = u.gracePeriodS;
+      this.#terminationRequested = true;
+      if (this.#phase === 'sync') {
+        this.#enter('terminating');
+        this.#inflight?.abort(new DOMException(`pod ${this.uid} is terminating`, 'AbortError'));
+      } else if (this.#phase === 'terminating' && shrinks) {
+        this.#inflight?.abort(new DOMException(`pod ${this.uid} grace period shortened`, 'AbortError'));
+      }
+    }
+    this.#wake.notify();
+  }
+
+  /** Wakes the worker to resync (PLEG event, backoff expiry). */
+  wake(): void {
+    this.#wake.notify();
+  }
+
+  async run(stop: AbortSignal): Promise<void> {
+    try {
+      while (this.#phase !== 'finished') {
+        await this.#wake.wait(stop);
+        this.#cancelTimer?.();
+        if (this.#pending) {
+          this.#current = this.#pending.pod;
+          this.#pending = undefined;
+        }
+        const pod = this.#current;
+        if (!pod) continue;
+        const link = linkAbort(stop);
+        this.#inflight = link.controller;
+        let delayMs = jitter(this.#o.resyncMs, 0.5, this.#o.random);
+        const phase = this.#phase;
+        try {
+          await this.#o.cache.waitNewerThan(this.#lastSync, link.signal);
+          const seen = this.#o.cache.get(this.uid);
+          if (phase === 'sync') {
+            const r = await this.#o.syncer.syncPod(link.signal, pod, seen);
+            if (r.terminal && this.#phase === 'sync') {
+              this.#enter('terminating');
+              delayMs = 0;
+            } else if (r.requeueAfterMs !== undefined) {
+              delayMs = Math.min(delayMs, r.requeueAfterMs);
+            }
+          } else if (phase === 'terminating') {
+            const grace = this.#graceS ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
+            await this.#o.syncer.syncTerminatingPod(link.signal, pod, seen, grace);
+            this.#enter('terminated');
+            delayMs = 0;
+          } else if (phase === 'terminated') {
+            await this.#o.syncer.syncTerminatedPod(link.signal, pod, this.#terminationRequested);
+            this.#enter('finished');
+          }
+          this.#backoff.reset();
+        } catch (err) {
+          if (stop.aborted) throw err;
+          if (isAbortError(err) && link.signal.aborted) delayMs = 0; // preempted: a newer update is pending
+          else {
+            this.#o.log.warn({ podUID: this.uid, phase, err: describeError(err), code: errCode(err) }, 'Pod sync failed');
+            delayMs = jitter(this.#backoff.next(), 0.1, this.#o.random);
+          }
+        } finally {
+          link.dispose();
+          this.#inflight = undefined;
+          this.#lastSync = this.#o.clock.now();
+        }
+        if (this.#phase === 'finished') break;
+        if (delayMs <= 0 || this.#phase !== phase) this.#wake.notify();
+        else this.#cancelTimer = this.#o.clock.setTimer(delayMs, () => this.#wake.notify());
+      }
+    } catch (err) {
+      if (!isAbortError(err) && !stop.aborted) throw err;
+    } finally {
+      this.#cancelTimer?.();
+    }
+    if (this.#phase === 'finished') this.#o.onFinished?.(this.uid);
+  }
+
+  #enter(to: WorkerPhase): void {
+    if (!NEXT[this.#phase].includes(to)) throw new Error(`pod worker ${this.uid}: illegal phase change ${this.#phase} → ${to}`);
+    this.#o.log.info({ podUID: this.uid, from: this.#phase, to }, 'Pod worker phase changed');
+    this.#phase = to;
+  }
+}

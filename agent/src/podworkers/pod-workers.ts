@@ -1,0 +1,100 @@
+/**
+ * PodWorkers owns the `Map<uid, PodWorker>` (kubelet podWorkers). Callers only send updates:
+ * the pod source (API, static files), the PLEG (`wake`) and housekeeping (orphans). Workers that
+ * reached `finished` are dropped by `syncKnownPods` once the pod is no longer desired.
+ */
+import type { Clock, Logger } from '@nodelet/base';
+import type { Pod } from '@nodelet/api';
+import { PodWorker, type PodCache, type PodSyncer, type PodUpdate, type WorkerPhase } from './pod-worker.js';
+
+export interface PodWorkersOptions {
+  syncer: PodSyncer;
+  cache: PodCache;
+  clock: Clock;
+  log: Logger;
+  resyncMs: number;
+  random?: () => number;
+  signal: AbortSignal;
+}
+
+export class PodWorkers {
+  readonly #o: PodWorkersOptions;
+  readonly #workers = new Map<string, PodWorker>();
+  readonly #running = new Set<Promise<void>>();
+
+  constructor(o: PodWorkersOptions) {
+    this.#o = o;
+  }
+
+  /** Sends the newest version of a pod. A deleted pod (deletionTimestamp) starts terminating. */
+  update(u: PodUpdate): void {
+    const uid = u.pod.metadata.uid;
+    if (!uid) return;
+    let w = this.#workers.get(uid);
+    if (w && w.phase === 'finished') {
+      // A pod that finished by itself (Succeeded/Failed) and is now deleted: clean up what it left.
+      if (!u.terminationRequested || w.terminationRequested) return;
+      w = undefined;
+      this.#workers.delete(uid);
+      this.#start(uid, 'terminating').update(u);
+      return;
+    }
+    if (!w) w = this.#start(uid, 'sync');
+    w.update(u);
+  }
+
+  /** Wakes a pod's worker (the PLEG saw a change). No-op without a worker. */
+  wake(uid: string): void {
+    this.#workers.get(uid)?.wake();
+  }
+
+  has(uid: string): boolean {
+    return this.#workers.has(uid);
+  }
+
+  phase(uid: string): WorkerPhase | undefined {
+    return this.#workers.get(uid)?.phase;
+  }
+
+  /** Pods that have a worker, with their latest spec. */
+  pods(): Pod[] {
+    return [...this.#workers.values()].map((w) => w.pod).filter((p): p is Pod => !!p);
+  }
+
+  /** Number of workers not yet finished (kubelet_working_pods-like). */
+  get active(): number {
+    let n = 0;
+    for (const w of this.#workers.values()) if (w.phase !== 'finished') n++;
+    return n;
+  }
+
+  /** Drops finished workers of pods not in `desired` (UIDs). */
+  syncKnownPods(desired: ReadonlySet<string>): void {
+    for (const [uid, w] of this.#workers) if (w.phase === 'finished' && !desired.has(uid)) this.#workers.delete(uid);
+  }
+
+  /** Resolves when every worker loop has returned (after the stop signal aborted). */
+  async drain(): Promise<void> {
+    await Promise.allSettled([...this.#running]);
+  }
+
+  #start(uid: string, startPhase: WorkerPhase): PodWorker {
+    const w = new PodWorker({
+      uid,
+      startPhase,
+      syncer: this.#o.syncer,
+      cache: this.#o.cache,
+      clock: this.#o.clock,
+      log: this.#o.log,
+      random: this.#o.random,
+      resyncMs: this.#o.resyncMs,
+    });
+    this.#workers.set(uid, w);
+    const p = w.run(this.#o.signal).catch((err: unknown) => {
+      this.#o.log.error({ podUID: uid, err: String(err) }, 'Pod worker crashed');
+    });
+    this.#running.add(p);
+    void p.finally(() => this.#running.delete(p));
+    return w;
+  }
+}

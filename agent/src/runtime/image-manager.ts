@@ -1,0 +1,91 @@
+/**
+ * Ensures a container's image is present, honouring `imagePullPolicy`, with a per-image pull backoff
+ * (kubelet images/image_manager.go: 10 s doubling to 300 s) and a bound on concurrent pulls
+ * (`serializeImagePulls` / `maxParallelImagePulls`; the event loop and the registry are shared).
+ *
+ * Errors carry the kubelet's waiting reasons through codes:
+ *   ERR_IMAGE_PULL_BACKOFF   → "ImagePullBackOff" (still inside the backoff window; no pull made)
+ *   other                    → "ErrImagePull" (this pull failed)
+ *   ERR_FAILED_PRECONDITION  → "ErrImageNeverPull" (policy Never, image absent)
+ */
+import { AgentError, Backoff, Semaphore, describeError, type Clock } from '@nodelet/base';
+import type { Container } from '@nodelet/api';
+import type { ImageService } from './cri.js';
+
+export interface ImageEvents {
+  pulling(image: string): void;
+  pulled(image: string, message: string): void;
+  failed(image: string, reason: string, message: string): void;
+}
+
+export interface ImageManagerOptions {
+  images: ImageService;
+  clock: Clock;
+  maxParallelPulls: number;
+  pullTimeoutMs?: number;
+}
+
+/** Default policy as the API server defaults it: Always for `:latest` or no tag, else IfNotPresent. */
+export function effectivePullPolicy(c: Container): 'Always' | 'IfNotPresent' | 'Never' {
+  if (c.imagePullPolicy) return c.imagePullPolicy;
+  const image = c.image ?? '';
+  const lastSegment = image.slice(image.lastIndexOf('/') + 1);
+  if (image.includes('@')) return 'IfNotPresent';
+  if (!lastSegment.includes(':') || lastSegment.endsWith(':latest')) return 'Always';
+  return 'IfNotPresent';
+}
+
+export class ImageManager {
+  readonly #o: ImageManagerOptions;
+  readonly #backoff: Backoff;
+  readonly #pulls: Semaphore;
+
+  constructor(o: ImageManagerOptions) {
+    this.#o = o;
+    this.#backoff = new Backoff({ initialMs: 10_000, maxMs: 300_000, clock: o.clock });
+    this.#pulls = new Semaphore(o.maxParallelPulls);
+  }
+
+  /** Returns the image reference (ID) to create the container with. */
+  async ensureImage(c: Container, events: ImageEvents, signal: AbortSignal): Promise<string> {
+    const image = c.image;
+    if (!image) throw new AgentError('ERR_INVALID_ARGUMENT', `container "${c.name}" has no image`);
+    const policy = effectivePullPolicy(c);
+    if (policy !== 'Always') {
+      const present = await this.#status(image, signal);
+      if (present) return present;
+      if (policy === 'Never') {
+        const msg = `Container image "${image}" is not present with pull policy of Never`;
+        events.failed(image, 'ErrImageNeverPull', msg);
+        throw new AgentError('ERR_FAILED_PRECONDITION', msg);
+      }
+    }
+    if (this.#backoff.isInBackoff(image)) {
+      const msg = `Back-off pulling image "${image}"`;
+      throw new AgentError('ERR_IMAGE_PULL_BACKOFF', msg);
+    }
+    events.pulling(image);
+    const started = this.#o.clock.monotonic();
+    try {
+      const res = await this.#pulls.use(() =>
+        this.#o.images.pullImage({ image: { image } }, { signal, timeoutMs: this.#o.pullTimeoutMs }),
+      );
+      this.#backoff.reset(image);
+      const took = ((this.#o.clock.monotonic() - started) / 1000).toFixed(3);
+      events.pulled(image, `Successfully pulled image "${image}" in ${took}s`);
+      return (await this.#status(image, signal)) ?? res.imageRef;
+    } catch (err) {
+      if (signal.aborted) throw err;
+      this.#backoff.next(image);
+      const msg = `Failed to pull image "${image}": ${describeError(err)}`;
+      events.failed(image, 'Failed', msg);
+      throw new AgentError('ERR_UNAVAILABLE', msg, { cause: err, retryable: true });
+    }
+  }
+
+  /** The image ID when present, else undefined. */
+  async #status(image: string, signal: AbortSignal): Promise<string | undefined> {
+    const st = await this.#o.images.imageStatus({ image: { image } }, { signal });
+    return st.image?.id || undefined;
+  }
+}

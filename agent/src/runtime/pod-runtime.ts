@@ -1,0 +1,280 @@
+/**
+ * PodRuntime: performs `computePodActions` against CRI (kubelet kuberuntime_manager.go SyncPod,
+ * KillPod) and records why containers could not start (the reason cache the status reads).
+ *
+ * Concurrency: the pod workers guarantee at most one call per pod UID at a time; different pods run
+ * concurrently. Every method takes the worker's signal; cleanup after a failure gets its own deadline.
+ * The only importer of CRI in the pod lifecycle (STYLE.md §2).
+ */
+import { AgentError, describeError, hasCode, isAbortError, type Clock, type Logger } from '@nodelet/base';
+import type { Container, Pod } from '@nodelet/api';
+import type { PodSandboxConfig, RuntimeService } from './cri.js';
+import { buildContainerConfig, buildSandboxConfig, podLogDir, type PodPaths } from './container-config.js';
+import { resolveEnv, type EnvSourceReader } from './env.js';
+import type { ImageManager } from './image-manager.js';
+import { containerHash, type ContainerType } from './labels.js';
+import { latestContainer, type ObservedPod } from './observed.js';
+import { computePodActions } from './pod-actions.js';
+import { RestartBackoff } from './restart-backoff.js';
+import { preparePodVolumes, removePodDir } from './volumes.js';
+import { rm } from 'node:fs/promises';
+import type { StartFailure } from '../status/pod-status.js';
+
+export type EventType = 'Normal' | 'Warning';
+
+/** Where pod events go (the event recorder). Never throws, never blocks. */
+export interface PodEventSink {
+  event(pod: Pod, type: EventType, reason: string, message: string, fieldPath?: string): void;
+}
+
+export interface PodRuntimeOptions {
+  runtime: RuntimeService;
+  images: ImageManager;
+  env: EnvSourceReader;
+  events: PodEventSink;
+  clock: Clock;
+  log: Logger;
+  paths: PodPaths;
+  nodeHostname: string;
+  nodeName: string;
+  hostIP: () => string;
+  nodeMemoryBytes: number;
+  runtimeRequestTimeoutMs: number;
+}
+
+export interface SyncResult {
+  /** Sync again after this long (a backoff expires); undefined = normal resync. */
+  requeueAfterMs?: number;
+  /** Something was created, started or killed: the PLEG should relist now. */
+  changed: boolean;
+}
+
+const CLEANUP_MS = 30_000;
+const MIN_GRACE_S = 2;
+
+export class PodRuntime {
+  readonly #o: PodRuntimeOptions;
+  readonly #failures = new Map<string, Map<string, StartFailure>>();
+  readonly #restarts: RestartBackoff;
+
+  constructor(o: PodRuntimeOptions) {
+    this.#o = o;
+    this.#restarts = new RestartBackoff({ clock: o.clock });
+  }
+
+  /** The last start failure per container name of a pod (for the status). */
+  failures(uid: string): ReadonlyMap<string, StartFailure> {
+    return this.#failures.get(uid) ?? new Map();
+  }
+
+  #fail(uid: string, name: string, f: StartFailure | undefined): void {
+    let m = this.#failures.get(uid);
+    if (!f) {
+      m?.delete(name);
+      return;
+    }
+    if (!m) this.#failures.set(uid, (m = new Map()));
+    m.set(name, f);
+  }
+
+  /** Forgets everything about a pod that is gone. */
+  forget(uid: string): void {
+    this.#failures.delete(uid);
+    this.#restarts.forgetPrefix(`${uid}/`);
+  }
+
+  /** Brings the runtime to the desired pod: steps of kubelet SyncPod. */
+  async syncPod(pod: Pod, observed: ObservedPod, signal: AbortSignal): Promise<SyncResult> {
+    const actions = computePodActions(pod, observed);
+    const result: SyncResult = { changed: false };
+    const grace = Math.max(MIN_GRACE_S, pod.spec?.terminationGracePeriodSeconds ?? 30);
+
+    // 1. Kill the pod when its sandbox must be replaced (or nothing should run any more).
+    if (actions.killPod) {
+      const live = observed.containers.some((c) => c.state === 'running') || observed.sandboxes.some((s) => s.ready);
+      if (live) {
+        await this.killPod(pod, observed, grace, signal);
+        result.changed = true;
+      }
+      if (!actions.createSandbox) return result;
+    }
+    // 2. Kill containers whose spec changed.
+    for (const k of actions.containersToKill) {
+      this.#o.events.event(pod, 'Normal', 'Killing', `Stopping container ${k.name}`);
+      await this.#o.runtime.stopContainer({ containerId: k.id, timeout: grace }, { signal, timeoutMs: grace * 1000 + this.#o.runtimeRequestTimeoutMs });
+      result.changed = true;
+    }
+    // 3. Create the sandbox (CNI ADD happens inside RunPodSandbox, through the runtime).
+    let sandboxId = actions.sandboxId;
+    let podIPs = observed.sandboxes[0]?.ips ?? [];
+    if (actions.createSandbox) {
+      await preparePodVolumes(pod, this.#o.paths.rootDir, this.#o.env, signal);
+      const config = buildSandboxConfig(pod, actions.attempt, this.#o.paths, this.#o.nodeHostname);
+      try {
+        const res = await this.#o.runtime.runPodSandbox({ config }, { signal });
+        sandboxId = res.podSandboxId;
+      } catch (err) {
+        if (!isAbortError(err)) this.#o.events.event(pod, 'Warning', 'FailedCreatePodSandBox', `Failed to create pod sandbox: ${describeError(err)}`);
+        throw err;
+      }
+      result.changed = true;
+      const st = await this.#o.runtime.podSandboxStatus({ podSandboxId: sandboxId }, { signal });
+      const net = st.status?.network;
+      podIPs = net?.ip ? [net.ip, ...(net.additionalIps ?? []).map((x) => x.ip)] : [];
+    } else if (!sandboxId) {
+      return result;
+    } else {
+      // Volumes are refreshed on every sync, so configMap/secret edits reach the files.
+      await preparePodVolumes(pod, this.#o.paths.rootDir, this.#o.env, signal);
+    }
+    const sandboxConfig = buildSandboxConfig(pod, actions.attempt, this.#o.paths, this.#o.nodeHostname);
+    const ctx = { pod, observed, sandboxId, sandboxConfig, podIPs, result, signal };
+
+    // 4. Init containers, one at a time.
+    if (actions.nextInitContainer !== undefined) {
+      await this.#startContainer(ctx, pod.spec!.initContainers![actions.nextInitContainer]!, 'init');
+      return result;
+    }
+    // 5. App containers. A failure of one does not stop the others.
+    for (const i of actions.containersToStart) {
+      await this.#startContainer(ctx, pod.spec!.containers[i]!, 'regular');
+    }
+    return result;
+  }
+
+  async #startContainer(
+    ctx: { pod: Pod; observed: ObservedPod; sandboxId: string; sandboxConfig: PodSandboxConfig; podIPs: string[]; result: SyncResult; signal: AbortSignal },
+    c: Container,
+    type: ContainerType,
+  ): Promise<void> {
+    const { pod, observed, signal, result } = ctx;
+    const uid = pod.metadata.uid!;
+    const previous = latestContainer(observed, c.name, type);
+    const restartCount = previous ? previous.restartCount + 1 : 0;
+    const fieldPath = `spec.${type === 'init' ? 'initContainers' : 'containers'}{${c.name}}`;
+    const requeue = (ms: number): void => {
+      result.requeueAfterMs = Math.min(result.requeueAfterMs ?? Infinity, Math.max(ms, 100));
+    };
+
+    // CrashLoopBackOff: a container that died waits out its backoff before the next start.
+    if (previous && previous.state === 'exited') {
+      const key = `${uid}/${c.name}/${containerHash(c)}`;
+      const died = previous.finishedAt ?? previous.createdAt;
+      const wait = this.#restarts.remaining(key, died);
+      if (wait > 0) {
+        const delayS = Math.round(this.#restarts.delay(key) / 1000);
+        const message = `back-off ${delayS}s restarting failed container=${c.name} pod=${pod.metadata.name}_${pod.metadata.namespace}(${uid})`;
+        this.#fail(uid, c.name, { reason: 'CrashLoopBackOff', message });
+        this.#o.events.event(pod, 'Warning', 'BackOff', 'Back-off restarting failed container', fieldPath);
+        requeue(wait);
+        return;
+      }
+      this.#restarts.next(key, died);
+    }
+
+    let imageRef: string;
+    try {
+      imageRef = await this.#o.images.ensureImage(c, this.#imageEvents(pod, fieldPath), signal);
+    } catch (err) {
+      if (signal.aborted) throw err;
+      const reason = hasCode(err, 'ERR_IMAGE_PULL_BACKOFF') ? 'ImagePullBackOff' : hasCode(err, 'ERR_FAILED_PRECONDITION') ? 'ErrImageNeverPull' : 'ErrImagePull';
+      this.#fail(uid, c.name, { reason, message: describeError(err) });
+      if (reason === 'ImagePullBackOff') this.#o.events.event(pod, 'Normal', 'BackOff', `Back-off pulling image "${c.image}"`, fieldPath);
+      requeue(reason === 'ErrImagePull' ? 1000 : 5000);
+      return;
+    }
+
+    let config;
+    try {
+      const env = await resolveEnv(pod, c, { podIPs: ctx.podIPs, hostIP: this.#o.hostIP(), nodeName: this.#o.nodeName }, this.#o.env, signal);
+      config = buildContainerConfig({ pod, container: c, type, restartCount, imageRef, env, paths: this.#o.paths, nodeMemoryBytes: this.#o.nodeMemoryBytes });
+    } catch (err) {
+      if (signal.aborted) throw err;
+      this.#fail(uid, c.name, { reason: 'CreateContainerConfigError', message: describeError(err) });
+      this.#o.events.event(pod, 'Warning', 'Failed', `Error: ${describeError(err)}`, fieldPath);
+      requeue(5000);
+      return;
+    }
+
+    let containerId: string;
+    try {
+      const res = await this.#o.runtime.createContainer({ podSandboxId: ctx.sandboxId, config, sandboxConfig: ctx.sandboxConfig }, { signal });
+      containerId = res.containerId;
+    } catch (err) {
+      if (signal.aborted) throw err;
+      this.#fail(uid, c.name, { reason: 'CreateContainerError', message: describeError(err) });
+      this.#o.events.event(pod, 'Warning', 'Failed', `Error: ${describeError(err)}`, fieldPath);
+      requeue(5000);
+      return;
+    }
+    result.changed = true;
+    this.#o.events.event(pod, 'Normal', 'Created', `Created container ${c.name}`, fieldPath);
+    try {
+      await this.#o.runtime.startContainer({ containerId }, { signal });
+    } catch (err) {
+      if (signal.aborted) throw err;
+      this.#fail(uid, c.name, { reason: 'RunContainerError', message: describeError(err) });
+      this.#o.events.event(pod, 'Warning', 'Failed', `Error: ${describeError(err)}`, fieldPath);
+      requeue(5000);
+      return;
+    }
+    this.#fail(uid, c.name, undefined);
+    this.#o.events.event(pod, 'Normal', 'Started', `Started container ${c.name}`, fieldPath);
+  }
+
+  #imageEvents(pod: Pod, fieldPath: string) {
+    const ev = this.#o.events;
+    return {
+      pulling: (image: string) => ev.event(pod, 'Normal', 'Pulling', `Pulling image "${image}"`, fieldPath),
+      pulled: (_image: string, message: string) => ev.event(pod, 'Normal', 'Pulled', message, fieldPath),
+      failed: (_image: string, reason: string, message: string) => ev.event(pod, 'Warning', reason, message, fieldPath),
+    };
+  }
+
+  /**
+   * Stops every running container (StopContainer timeout = grace, SIGTERM then SIGKILL by the
+   * runtime) and then every sandbox (the runtime runs CNI DEL). Idempotent.
+   * `pod` may be a stand-in built from CRI labels for orphans.
+   */
+  async killPod(pod: Pod, observed: ObservedPod, gracePeriodS: number, signal: AbortSignal): Promise<void> {
+    const grace = Math.max(0, Math.floor(gracePeriodS));
+    const running = observed.containers.filter((c) => c.state === 'running' || c.state === 'created' || c.state === 'unknown');
+    await Promise.all(
+      running.map(async (c) => {
+        if (c.state === 'running') this.#o.events.event(pod, 'Normal', 'Killing', `Stopping container ${c.name}`, `spec.containers{${c.name}}`);
+        try {
+          await this.#o.runtime.stopContainer({ containerId: c.id, timeout: grace }, { signal, timeoutMs: grace * 1000 + this.#o.runtimeRequestTimeoutMs });
+        } catch (err) {
+          if (!hasCode(err, 'ERR_NOT_FOUND')) throw err;
+        }
+      }),
+    );
+    for (const s of observed.sandboxes) {
+      try {
+        await this.#o.runtime.stopPodSandbox({ podSandboxId: s.id }, { signal });
+      } catch (err) {
+        if (!hasCode(err, 'ERR_NOT_FOUND')) throw err;
+      }
+    }
+  }
+
+  /** Removes the pod's containers, sandboxes, volumes and log directory. Call after killPod. Idempotent. */
+  async removePod(pod: Pod, observed: ObservedPod, signal: AbortSignal): Promise<void> {
+    const opts = { signal, timeoutMs: Math.min(CLEANUP_MS, this.#o.runtimeRequestTimeoutMs) };
+    for (const c of observed.containers) {
+      await this.#o.runtime.removeContainer({ containerId: c.id }, opts).catch((err: unknown) => {
+        if (!hasCode(err, 'ERR_NOT_FOUND')) throw err;
+      });
+    }
+    for (const s of observed.sandboxes) {
+      await this.#o.runtime.removePodSandbox({ podSandboxId: s.id }, opts).catch((err: unknown) => {
+        if (!hasCode(err, 'ERR_NOT_FOUND')) throw err;
+      });
+    }
+    if (pod.metadata.uid) {
+      await removePodDir(this.#o.paths.rootDir, pod.metadata.uid);
+      if (pod.metadata.name && pod.metadata.namespace) await rm(podLogDir(pod, this.#o.paths.podLogsDir), { recursive: true, force: true });
+    }
+    if (signal.aborted) throw new AgentError('ERR_DEADLINE_EXCEEDED', 'pod removal interrupted');
+  }
+}
