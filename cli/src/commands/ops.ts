@@ -1,9 +1,10 @@
 /**
  * Operations commands: `nodelet install server|agent`, `nodelet uninstall [--purge]`.
- * (`token`, `join` and `doctor` register here too once their server/agent sides exist.)
+ * and `nodelet doctor` (checks in ./doctor/). `token` and `join` register here too.
  */
 import type { Command } from 'commander';
 import { installAgent, installServer, uninstall, type InstallReport } from './ops/install.js';
+import { registerDoctor } from './doctor/command.js';
 
 function printReport(r: InstallReport): void {
   for (const f of r.files) process.stdout.write(`${f.outcome.padEnd(9)} ${f.path}\n`);
@@ -21,6 +22,7 @@ const commonOptions = (c: Command): Command =>
     .option('--restart-sec <d>', 'RestartSec= of the unit');
 
 export function register(program: Command): void {
+  registerDoctor(program);
   const install = program.command('install').description('install nodelet as systemd services (idempotent)');
 
   commonOptions(install.command('server').description('install and start nodelet-server.service'))
