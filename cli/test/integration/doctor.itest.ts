@@ -1,0 +1,90 @@
+// `nodelet doctor` on a healthy node (a real containerd + the real Debian CNI plugins), then with
+// one fault injected at a time: a plugin removed, a leaked netns and IP file planted, the runtime
+// stopped. Each fault must be named with its fix, and the exit code must reflect the worst result.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, mkdirSync, symlinkSync, rmSync, writeFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { startTestRuntime, requireRoot } from '@nodelet/lab-runtime/testing';
+import { doctor, type DoctorOptions } from '../../src/commands/doctor/command.js';
+import { exitCodeFor, type CheckResult } from '../../src/commands/doctor/check.js';
+
+const byId = (rs: CheckResult[], id: string) => rs.filter((r) => r.id === id);
+
+test('nodelet doctor: healthy node passes; each injected fault is named with its fix', async (t) => {
+  if (!requireRoot(t)) return;
+  const rt = await startTestRuntime({ name: 'doctor', bridge: { name: 'nll0', subnet: '10.235.0.0/24' } });
+  t.after(() => rt.stop());
+  const work = mkdtempSync(join(tmpdir(), 'nodelet-doctor-'));
+  t.after(() => rmSync(work, { recursive: true, force: true }));
+  // A plugin dir of our own (links to the Debian plugins) so a test can remove one.
+  const plugins = join(work, 'plugins');
+  mkdirSync(plugins);
+  for (const p of readdirSync('/usr/lib/cni')) symlinkSync(join('/usr/lib/cni', p), join(plugins, p));
+  const ipam = join(work, 'networks');
+  mkdirSync(join(ipam, 'nodelet-pods'), { recursive: true });
+
+  const opts: DoctorOptions = {
+    containerRuntimeEndpoint: rt.endpoint,
+    cniPluginDirs: plugins,
+    cniConfDir: rt.cniConfDir,
+    cniBinDir: rt.cniBinDir,
+    cniCacheDir: join(work, 'cni-cache'),
+    ipamDir: ipam,
+    netnsDir: join(work, 'netns'),
+    leaks: true,
+  };
+
+  await t.test('healthy: runtime, CNI and leak checks all pass', async () => {
+    const rs = await doctor(opts);
+    const nodeChecks = rs.filter((r) => /^(runtime|cni|leaks)/.test(r.id));
+    assert.ok(nodeChecks.length >= 8, JSON.stringify(rs));
+    for (const r of nodeChecks) assert.equal(r.level, 'pass', `${r.id}: ${r.message}`);
+    assert.match(byId(rs, 'runtime.version')[0]!.message, /^containerd /);
+    assert.ok(rs.every((r) => r.level !== 'fail'), JSON.stringify(rs.filter((r) => r.level === 'fail')));
+  });
+
+  await t.test('a missing plugin fails with the package to install', async (st) => {
+    rmSync(join(plugins, 'portmap'));
+    st.after(() => symlinkSync('/usr/lib/cni/portmap', join(plugins, 'portmap')));
+    const rs = await doctor(opts);
+    const [r] = byId(rs, 'cni.plugin.portmap');
+    assert.equal(r?.level, 'fail');
+    assert.match(r!.message, /"portmap" not found/);
+    assert.match(r!.fix!, /containernetworking-plugins/);
+    assert.equal(exitCodeFor(rs), 2);
+  });
+
+  await t.test('a leaked netns and IP allocation are listed with the command that removes them', async () => {
+    mkdirSync(opts.netnsDir, { recursive: true });
+    const ns = `cni-nodelet-doctor-${process.pid}`;
+    writeFileSync(join(opts.netnsDir, ns), '');
+    writeFileSync(join(ipam, 'nodelet-pods', '10.235.0.77'), 'f00dfeed0000000000000000000000000000\neth0');
+    const rs = await doctor(opts);
+    const netns = byId(rs, 'leaks.netns');
+    assert.equal(netns.length, 1, JSON.stringify(rs));
+    assert.match(netns[0]!.message, new RegExp(ns));
+    assert.equal(netns[0]!.fix, `ip netns delete ${ns}`);
+    const ip = byId(rs, 'leaks.ip');
+    assert.equal(ip.length, 1);
+    assert.match(ip[0]!.message, /10\.235\.0\.77 of network "nodelet-pods" is allocated to "f00dfeed00000"/);
+    rmSync(join(opts.netnsDir, ns));
+    rmSync(join(ipam, 'nodelet-pods', '10.235.0.77'));
+  });
+
+  await t.test('a stopped runtime fails the socket check within the deadline, no hang', async () => {
+    await rt.stop();
+    const started = Date.now();
+    const rs = await doctor(opts);
+    assert.ok(Date.now() - started < 20_000);
+    const [r] = byId(rs, 'runtime.socket');
+    assert.equal(r?.level, 'fail');
+    assert.match(r!.fix!, /start containerd/);
+    assert.equal(exitCodeFor(rs), 2);
+  });
+
+  // The real host netns dir must not have gained anything from us.
+  assert.ok(!execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).includes('nodelet-doctor'));
+});
