@@ -7,3 +7,4 @@ export * from './protobuf/index.js';
 export * from './quantity.js';
 export * from './selectors.js';
 export * from './kubeconfig.js';
+export * from './informer/index.js';

@@ -1,0 +1,2 @@
+export * from './informer.js';
+export * from './work-queue.js';
