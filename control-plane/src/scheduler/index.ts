@@ -1,11 +1,52 @@
-// The scheduler (issue 6). Placeholder export so the server composition root can wire it.
-import type { Logger } from '@nodelet/base';
+// The scheduler (issue 6): filter → score → Binding, against the API through @nodelet/api only.
+import type { ApiClient, Pod } from '@nodelet/api';
+import { DisposableStore, type Clock, type Logger } from '@nodelet/base';
+import { Scheduler } from './scheduler.js';
+
+export { Scheduler, DEFAULT_SCHEDULER_NAME, type SchedulerOptions } from './scheduler.js';
+export { schedulePod, type ScheduleResult } from './algorithm.js';
 
 export interface SchedulerHandle {
+  /** Stops scheduling and waits for in-flight bindings. Idempotent. */
   close(): Promise<void>;
 }
 
-/** Starts the scheduler against an API server; the real implementation replaces this stub. */
-export async function startScheduler(_opts: { client: unknown; logger: Logger; signal: AbortSignal }): Promise<SchedulerHandle> {
-  return { close: async () => {} };
+export interface StartSchedulerOptions {
+  client: unknown;
+  logger: Logger;
+  signal: AbortSignal;
+  clock?: Clock;
+  random?: () => number;
+  schedulerName?: string;
+  bindConcurrency?: number;
+  onBound?: (pod: Pod, node: string, latencyMs: number) => void;
+}
+
+/**
+ * Starts the scheduler against an API server. `client` is an `ApiClient` of `@nodelet/api`
+ * (typed `unknown` so the composition root does not depend on its import). Stops when `signal`
+ * aborts or `close()` is called; a crash of the loop is logged at error level.
+ */
+export async function startScheduler(opts: StartSchedulerOptions): Promise<SchedulerHandle> {
+  const stop = new AbortController();
+  const onAbort = (): void => stop.abort(opts.signal.reason);
+  if (opts.signal.aborted) stop.abort(opts.signal.reason);
+  else opts.signal.addEventListener('abort', onAbort, { once: true });
+  const store = new DisposableStore();
+  const scheduler = new Scheduler({ ...opts, client: opts.client as ApiClient });
+  const done = scheduler.run(stop.signal, store).catch((err) => {
+    opts.logger.error({ err, component: 'scheduler' }, 'Scheduler stopped unexpectedly');
+  });
+  let closed: Promise<void> | undefined;
+  return {
+    close() {
+      closed ??= (async () => {
+        opts.signal.removeEventListener('abort', onAbort);
+        stop.abort();
+        await done;
+        store.dispose();
+      })();
+      return closed;
+    },
+  };
 }
