@@ -161,7 +161,8 @@ export async function isOurs(pid: number, p: ContainerdPaths): Promise<boolean> 
 /** SIGTERM (then SIGKILL after `graceMs`, default 10 s) the containerd of `pid`; removes the pidfile. */
 export async function stopContainerd(p: ContainerdPaths, pid: number | undefined, graceMs = 10_000): Promise<void> {
   if (pid !== undefined && (await isOurs(pid, p))) await terminate(pid, graceMs);
-  await rm(p.pidFile, { force: true });
+  // containerd removes its gRPC socket on a clean exit but not the ttrpc one, nor either after SIGKILL.
+  for (const f of [p.pidFile, p.socket, p.socket + '.ttrpc']) await rm(f, { force: true });
 }
 
 async function logTail(file: string): Promise<string> {

@@ -4,3 +4,5 @@ export * from './cri-probe.js';
 export * from './containerd.js';
 export * from './sweep.js';
 export { findProcesses, run, terminate, isAlive } from './procs.js';
+export * from './lab-node.js';
+export * from './dropin.js';

@@ -1,0 +1,63 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { renderBridgeConflist, renderContainerdConfig, renderHostsToml } from './containerd-config.js';
+
+const opts = {
+  root: '/tmp/x/root',
+  state: '/tmp/x/state',
+  socket: '/tmp/x/containerd.sock',
+  sandboxImage: '127.0.0.1:5000/pause:3.9',
+  cniBinDir: '/usr/lib/cni',
+  cniConfDir: '/tmp/x/net.d',
+  certsDir: '/tmp/x/certs.d',
+};
+
+test('private containerd config moves every host-wide path under root/state', () => {
+  const toml = renderContainerdConfig(opts);
+  for (const line of [
+    'version = 2',
+    'root = "/tmp/x/root"',
+    'state = "/tmp/x/state"',
+    '  address = "/tmp/x/containerd.sock"',
+    '  address = "/tmp/x/containerd.sock.ttrpc"',
+    '  path = "/tmp/x/root/opt"',
+    '  sandbox_image = "127.0.0.1:5000/pause:3.9"',
+    '  restrict_oom_score_adj = true',
+    '  stream_server_address = "127.0.0.1"',
+    '  stream_server_port = "0"',
+    '  netns_mounts_under_state_dir = true',
+    '    snapshotter = "overlayfs"',
+    '        SystemdCgroup = false',
+    '        Root = "/tmp/x/state/runc"',
+    '    bin_dir = "/usr/lib/cni"',
+    '    conf_dir = "/tmp/x/net.d"',
+    '    config_path = "/tmp/x/certs.d"',
+  ]) {
+    assert.ok(toml.split('\n').includes(line), `missing line ${JSON.stringify(line)}`);
+  }
+  // Top-level keys must come before the first table or TOML assigns them to that table.
+  const firstTable = toml.split('\n').findIndex((l) => l.startsWith('['));
+  const disabled = toml.split('\n').findIndex((l) => l.startsWith('disabled_plugins'));
+  assert.ok(disabled >= 0 && disabled < firstTable);
+});
+
+test('strings are TOML-escaped', () => {
+  assert.match(renderContainerdConfig({ ...opts, root: '/tmp/a "b"\\c' }), /^root = "\/tmp\/a \\"b\\"\\\\c"$/m);
+});
+
+test('hosts.toml marks the registry plain http', () => {
+  assert.equal(
+    renderHostsToml('127.0.0.1:41234'),
+    '# Written by nodelet: 127.0.0.1:41234 is a local read-only registry over plain HTTP.\nserver = "http://127.0.0.1:41234"\n\n[host."http://127.0.0.1:41234"]\n  capabilities = ["pull", "resolve"]\n  skip_verify = true\n',
+  );
+});
+
+test('bridge conflist: bridge + host-local on the given subnet, no masquerade', () => {
+  const c = JSON.parse(renderBridgeConflist({ networkName: 'n1', bridge: 'nlb0', subnet: '10.232.0.0/24', ipamDataDir: '/tmp/ipam' }));
+  assert.equal(c.name, 'n1');
+  assert.equal(c.plugins.length, 1);
+  assert.deepEqual(
+    { type: c.plugins[0].type, bridge: c.plugins[0].bridge, ipMasq: c.plugins[0].ipMasq, subnet: c.plugins[0].ipam.ranges[0][0].subnet, dataDir: c.plugins[0].ipam.dataDir },
+    { type: 'bridge', bridge: 'nlb0', ipMasq: false, subnet: '10.232.0.0/24', dataDir: '/tmp/ipam' },
+  );
+});

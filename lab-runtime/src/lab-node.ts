@@ -1,0 +1,133 @@
+/**
+ * The lab runtime of one node, behind `nodelet runtime up|down|status`: a private containerd
+ * in a state dir (default /var/lib/nodelet/containerd-lab), started in the background and
+ * found again through its pidfile.
+ *
+ *   <dir>/config.toml  certs.d/<registry>/hosts.toml  containerd.sock  containerd.pid
+ *   <dir>/containerd.log  root/  state/
+ *
+ * `up` is idempotent (a running instance is reused), `down` stops it by the pidfile PID and
+ * removes its containers, shims and mounts but keeps config, log and images for the next `up`.
+ */
+import { mkdir } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { AgentError } from '@nodelet/base';
+import { LAB_IMAGES } from '@nodelet/oci';
+import { containerdPaths, type ContainerdPaths, runningPid, startContainerd, stopContainerd, writeContainerdFiles } from './containerd.js';
+import { type CriVersion, probeCri } from './cri-probe.js';
+import { sweepRuntime } from './sweep.js';
+
+export const DEFAULT_LAB_RUNTIME_DIR = '/var/lib/nodelet/containerd-lab';
+/** `nodelet server`'s registry (ARCHITECTURE.md, components table). */
+export const DEFAULT_REGISTRY = '127.0.0.1:5000';
+/** The agent's defaults (agent/src/config): it installs nodelet-cni and writes its conflist there. */
+export const DEFAULT_CNI_BIN_DIR = '/opt/cni/bin';
+export const DEFAULT_CNI_CONF_DIR = '/etc/cni/net.d';
+
+export interface LabRuntimeOptions {
+  dir?: string;
+  /** `host:port` of the plain-HTTP registry holding the pause image. */
+  registry?: string;
+  /** Default `<registry>/pause:3.9`. */
+  sandboxImage?: string;
+  cniBinDir?: string;
+  cniConfDir?: string;
+  systemdCgroup?: boolean;
+  readyTimeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface LabRuntimeUp {
+  alreadyRunning: boolean;
+  pid: number;
+  endpoint: string;
+  version: CriVersion;
+  paths: ContainerdPaths;
+}
+
+export function defaultSandboxImage(registry: string): string {
+  return `${registry}/${LAB_IMAGES.pause.name}:${LAB_IMAGES.pause.tag}`;
+}
+
+/** Writes the config and starts containerd unless ours already runs; resolves when CRI answers. */
+export async function labRuntimeUp(o: LabRuntimeOptions = {}): Promise<LabRuntimeUp> {
+  const paths = containerdPaths(o.dir ?? DEFAULT_LAB_RUNTIME_DIR);
+  const existing = await runningPid(paths);
+  if (existing !== undefined) {
+    const version = await waitCri(paths, o);
+    return { alreadyRunning: true, pid: existing, endpoint: `unix://${paths.socket}`, version, paths };
+  }
+  const registry = o.registry ?? DEFAULT_REGISTRY;
+  await mkdir(paths.dir, { recursive: true, mode: 0o711 });
+  await writeContainerdFiles(paths, {
+    sandboxImage: o.sandboxImage ?? defaultSandboxImage(registry),
+    cniBinDir: o.cniBinDir ?? DEFAULT_CNI_BIN_DIR,
+    cniConfDir: o.cniConfDir ?? DEFAULT_CNI_CONF_DIR,
+    plainHttpRegistries: [registry],
+    systemdCgroup: o.systemdCgroup ?? false,
+  });
+  const running = await startContainerd(paths, { background: true, readyTimeoutMs: o.readyTimeoutMs, signal: o.signal });
+  return { alreadyRunning: false, pid: running.pid, endpoint: running.endpoint, version: running.version, paths };
+}
+
+async function waitCri(paths: ContainerdPaths, o: LabRuntimeOptions): Promise<CriVersion> {
+  const deadline = Date.now() + (o.readyTimeoutMs ?? 30_000);
+  for (;;) {
+    try {
+      return await probeCri(paths.socket, { signal: o.signal });
+    } catch (err) {
+      if (o.signal?.aborted || Date.now() >= deadline) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+export interface LabRuntimeDown {
+  wasRunning: boolean;
+  pid?: number;
+  /** Cleanup problems (each names what failed); empty when everything was removed. */
+  problems: string[];
+}
+
+/** Stops our containerd and removes what its containers left. Idempotent. */
+export async function labRuntimeDown(o: { dir?: string; graceMs?: number } = {}): Promise<LabRuntimeDown> {
+  const paths = containerdPaths(o.dir ?? DEFAULT_LAB_RUNTIME_DIR);
+  if (!existsSync(paths.dir)) return { wasRunning: false, problems: [] };
+  const pid = await runningPid(paths);
+  const problems: string[] = [];
+  await stopContainerd(paths, pid, o.graceMs).catch((e: Error) => problems.push(e.message));
+  const errs = await sweepRuntime({ dir: paths.dir, state: paths.state, socket: paths.socket, removeDir: false });
+  problems.push(...errs.map((e) => e.message));
+  return { wasRunning: pid !== undefined, ...(pid !== undefined ? { pid } : {}), problems };
+}
+
+export interface LabRuntimeStatus {
+  running: boolean;
+  pid?: number;
+  endpoint: string;
+  criReady: boolean;
+  version?: CriVersion;
+  /** Why CRI is not ready, when running. */
+  error?: string;
+  configPath: string;
+  logFile: string;
+}
+
+export async function labRuntimeStatus(o: { dir?: string; signal?: AbortSignal } = {}): Promise<LabRuntimeStatus> {
+  const paths = containerdPaths(o.dir ?? DEFAULT_LAB_RUNTIME_DIR);
+  const base = { endpoint: `unix://${paths.socket}`, configPath: paths.configPath, logFile: paths.logFile };
+  const pid = await runningPid(paths);
+  if (pid === undefined) return { running: false, criReady: false, ...base };
+  try {
+    const version = await probeCri(paths.socket, { signal: o.signal });
+    return { running: true, pid, criReady: true, version, ...base };
+  } catch (err) {
+    if (o.signal?.aborted) throw err;
+    return { running: true, pid, criReady: false, error: (err as Error).message, ...base };
+  }
+}
+
+/** Throws ERR_FAILED_PRECONDITION when not root: containerd needs it for mounts and namespaces. */
+export function assertRoot(what: string): void {
+  if (process.getuid?.() !== 0) throw new AgentError('ERR_FAILED_PRECONDITION', `${what} needs root (containerd mounts filesystems and creates namespaces): run it with sudo`);
+}
