@@ -1,0 +1,180 @@
+// cri-client against a real containerd 1.6 (lab harness): sandbox and container lifecycle, list
+// filters, verbose status (netns), exec (sync and streaming, tty + resize), logs, stats, port-forward,
+// idempotent stop/remove and NotFound with the ID.
+import { before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { createServer, connect, type AddressInfo } from 'node:net';
+import { PassThrough } from 'node:stream';
+import { hasCode } from '@nodelet/base';
+import { requireRoot } from '@nodelet/lab-runtime/testing';
+import { execStream, netnsPathFromSandboxInfo, openStream, portForwardStream, readCriLog, type CriLogEntry } from '@nodelet/cri-client';
+import { containerConfig, eventually, podConfig, startEnv, TEST_LABEL, type Env } from './helpers.js';
+
+let env: Env | undefined;
+let skip = '';
+
+before(async (t) => {
+  if (!requireRoot({ skip: (m) => (skip = m ?? 'skipped') })) return;
+  env = await startEnv(t as never, 'cri-lifecycle', 'nla0', '10.231.0.0/24');
+  await env.cri.image.pullImage({ image: { image: env.rt.images.busybox } });
+});
+
+function need(t: { skip(m: string): void }): Env | undefined {
+  if (!env) t.skip(skip || 'runtime not started');
+  return env;
+}
+
+function collect(): { stream: PassThrough; text(): string } {
+  const stream = new PassThrough();
+  const chunks: Buffer[] = [];
+  stream.on('data', (c: Buffer) => chunks.push(c));
+  return { stream, text: () => Buffer.concat(chunks).toString('utf8') };
+}
+
+test('sandbox + container lifecycle, exec, logs, stats, idempotent stop/remove, NotFound', async (t) => {
+  const e = need(t);
+  if (!e) return;
+  const { cri, rt, logDir } = e;
+  const pod = podConfig('life', logDir);
+
+  // 1. Sandbox: ready, an IP from our subnet, a netns file from verbose info.
+  const { podSandboxId } = await cri.runtime.runPodSandbox({ config: pod });
+  const sst = await cri.runtime.podSandboxStatus({ podSandboxId, verbose: true });
+  assert.equal(sst.status?.state, 'SANDBOX_READY');
+  assert.match(sst.status?.network?.ip ?? '', /^10\.231\.0\.\d+$/);
+  const netns = netnsPathFromSandboxInfo(sst);
+  assert.ok(netns && existsSync(netns), `netns path ${netns} exists`);
+
+  // 2. Container: create, start, status, list filters.
+  const script = 'echo hello; echo oops >&2; printf partial; sleep 0.2; echo " line"; exec sleep 3600';
+  const cfg = containerConfig('main', rt.images.busybox, ['/bin/sh', '-c', script]);
+  const { containerId } = await cri.runtime.createContainer({ podSandboxId, config: cfg, sandboxConfig: pod });
+  assert.equal((await cri.runtime.containerStatus({ containerId })).status?.state, 'CONTAINER_CREATED');
+  await cri.runtime.startContainer({ containerId });
+  const cst = await cri.runtime.containerStatus({ containerId, verbose: true });
+  assert.equal(cst.status?.state, 'CONTAINER_RUNNING');
+  assert.equal(cst.status?.metadata?.name, 'main');
+  assert.ok(cst.info['info'], 'verbose info present');
+
+  const byPod = await cri.runtime.listContainers({ filter: { podSandboxId } });
+  assert.deepEqual(byPod.containers.map((c) => c.id), [containerId]);
+  const byState = await cri.runtime.listContainers({ filter: { podSandboxId, state: { state: 'CONTAINER_EXITED' } } });
+  assert.equal(byState.containers.length, 0);
+  const byLabel = await cri.runtime.listContainers({ filter: { labelSelector: { 'io.kubernetes.container.name': 'main', ...TEST_LABEL } } });
+  assert.ok(byLabel.containers.some((c) => c.id === containerId));
+  const byIdPrefix = await cri.runtime.listContainers({ filter: { id: containerId.slice(0, 13) } });
+  assert.deepEqual(byIdPrefix.containers.map((c) => c.id), [containerId]);
+  const pods = await cri.runtime.listPodSandbox({ filter: { labelSelector: { 'io.kubernetes.pod.uid': pod.metadata!.uid! } } });
+  assert.deepEqual(pods.items.map((p) => p.id), [podSandboxId]);
+  const readyPods = await cri.runtime.listPodSandbox({ filter: { id: podSandboxId, state: { state: 'SANDBOX_READY' } } });
+  assert.equal(readyPods.items.length, 1);
+
+  // 3. Logs: CRI log file with partial lines joined.
+  const logPath = cst.status!.logPath;
+  const entries = await eventually('the container log lines', async () => {
+    const got: CriLogEntry[] = [];
+    for await (const en of readCriLog(logPath)) got.push(en);
+    return got.some((x) => x.content === 'partial line') ? got : undefined;
+  });
+  assert.deepEqual(entries.filter((x) => x.stream === 'stdout').map((x) => x.content), ['hello', 'partial line']);
+  assert.deepEqual(entries.filter((x) => x.stream === 'stderr').map((x) => x.content), ['oops']);
+  const tail = [];
+  for await (const en of readCriLog(logPath, { tail: 1, stream: 'stdout' })) tail.push(en.content);
+  assert.deepEqual(tail, ['partial line']);
+  await cri.runtime.reopenContainerLog({ containerId });
+
+  // 4. ExecSync: output and exit codes.
+  const hi = await cri.runtime.execSync({ containerId, cmd: ['/bin/echo', 'hi'], timeout: '10' });
+  assert.equal(hi.stdout.toString(), 'hi\n');
+  assert.equal(hi.exitCode, 0);
+  const three = await cri.runtime.execSync({ containerId, cmd: ['/bin/sh', '-c', 'echo e >&2; exit 3'], timeout: '10' });
+  assert.equal(three.exitCode, 3);
+  assert.equal(three.stderr.toString(), 'e\n');
+
+  // 5. Streaming exec over WebSocket v4: separate stdout/stderr and the exit code.
+  const out = collect();
+  const err = collect();
+  const r = await execStream(cri, { containerId, cmd: ['/bin/sh', '-c', 'echo out; echo err >&2; exit 3'], stdout: true, stderr: true }, { stdout: out.stream, stderr: err.stream });
+  assert.deepEqual([r.exitCode, out.text(), err.text()], [3, 'out\n', 'err\n']);
+
+  // 6. Interactive tty exec: the initial size and a later resize reach the tty, stdin is delivered.
+  //    The runtime applies sizes asynchronously, so the script itself waits for each size.
+  const tty = collect();
+  const stdin = new PassThrough();
+  const ttyScript = 'until stty size >/dev/null 2>&1; do sleep 0.05; done; echo "size $(stty size)"; ' +
+    'until [ "$(stty size)" = "50 120" ]; do sleep 0.05; done; echo resized; read x; echo got:$x';
+  const { url } = await cri.runtime.exec({ containerId, cmd: ['/bin/sh', '-c', ttyScript], tty: true, stdin: true, stdout: true });
+  const session = await openStream(url, { stdin, stdout: tty.stream, size: { width: 101, height: 37 } });
+  await eventually('the initial tty size', async () => (tty.text().includes('size 37 101') ? true : undefined));
+  session.resize({ width: 120, height: 50 });
+  await eventually('the resized tty', async () => (tty.text().includes('resized') ? true : undefined));
+  stdin.write('abc\r');
+  const tr = await session.done;
+  assert.equal(tr.exitCode, 0);
+  assert.match(tty.text(), /got:abc/);
+
+  // 7. Stats.
+  const cs = await cri.runtime.containerStats({ containerId });
+  assert.equal(cs.stats?.attributes?.id, containerId);
+  assert.ok(Number(cs.stats?.memory?.workingSetBytes?.value ?? 0) > 0, 'memory working set reported');
+  const lcs = await cri.runtime.listContainerStats({ filter: { podSandboxId } });
+  assert.deepEqual(lcs.stats.map((s) => s.attributes?.id), [containerId]);
+  const ps = await cri.runtime.podSandboxStats({ podSandboxId });
+  assert.equal(ps.stats?.attributes?.id, podSandboxId);
+  const lps = await cri.runtime.listPodSandboxStats({ filter: { id: podSandboxId } });
+  assert.equal(lps.stats.length, 1);
+  await cri.runtime.updateContainerResources({ containerId, linux: { cpuShares: '512' } });
+
+  // 8. Stop (twice: idempotent), exited status, remove (twice), NotFound naming the ID.
+  await cri.runtime.stopContainer({ containerId, timeout: '0' });
+  await cri.runtime.stopContainer({ containerId, timeout: '0' });
+  const exited = await cri.runtime.containerStatus({ containerId });
+  assert.equal(exited.status?.state, 'CONTAINER_EXITED');
+  assert.notEqual(exited.status?.finishedAt, '0');
+  await cri.runtime.removeContainer({ containerId });
+  await cri.runtime.removeContainer({ containerId });
+  await assert.rejects(cri.runtime.containerStatus({ containerId }), (er: Error) => {
+    assert.ok(hasCode(er, 'ERR_NOT_FOUND'), er.message);
+    assert.ok(er.message.includes(containerId), er.message);
+    return true;
+  });
+  await cri.runtime.stopPodSandbox({ podSandboxId });
+  await cri.runtime.stopPodSandbox({ podSandboxId });
+  assert.equal((await cri.runtime.podSandboxStatus({ podSandboxId })).status?.state, 'SANDBOX_NOTREADY');
+  await cri.runtime.removePodSandbox({ podSandboxId });
+  await cri.runtime.removePodSandbox({ podSandboxId });
+  await assert.rejects(cri.runtime.podSandboxStatus({ podSandboxId }), (er: Error) => hasCode(er, 'ERR_NOT_FOUND') && er.message.includes(podSandboxId));
+});
+
+test('port-forward reaches a port inside the sandbox network namespace', async (t) => {
+  const e = need(t);
+  if (!e) return;
+  const { cri, rt, logDir } = e;
+  const pod = podConfig('pf', logDir);
+  const { podSandboxId } = await cri.runtime.runPodSandbox({ config: pod });
+  const cfg = containerConfig('srv', rt.images.busybox, ['/bin/sh', '-c', 'while true; do echo hello-from-pod | nc -l -p 8080; done']);
+  const { containerId } = await cri.runtime.createContainer({ podSandboxId, config: cfg, sandboxConfig: pod });
+  await cri.runtime.startContainer({ containerId });
+
+  const local = createServer((sock) => {
+    portForwardStream(cri, { podSandboxId, port: 8080 }, sock).catch(() => sock.destroy());
+  });
+  await new Promise<void>((resolve) => local.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => local.close(() => resolve())));
+  const port = (local.address() as AddressInfo).port;
+  const text = await eventually('data through the forwarded port', async () => {
+    const got = await new Promise<string>((resolve, reject) => {
+      const c = connect(port, '127.0.0.1');
+      let s = '';
+      c.on('data', (d) => (s += d.toString()));
+      c.on('end', () => resolve(s));
+      c.on('error', reject);
+      setTimeout(() => c.destroy(), 3_000).unref();
+    });
+    return got.includes('hello-from-pod') ? got : undefined;
+  });
+  assert.match(text, /hello-from-pod/);
+  await cri.runtime.stopPodSandbox({ podSandboxId });
+  await cri.runtime.removePodSandbox({ podSandboxId });
+});
