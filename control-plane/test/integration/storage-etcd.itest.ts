@@ -1,0 +1,46 @@
+// The storage conformance suite against a real etcd (Debian's etcd-server), started privately on
+// loopback for this file. Every store gets its own key prefix on that etcd.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { createEtcdStore } from '../../src/storage/index.js';
+import { runStoreConformance } from '../../src/storage/testing/conformance.js';
+import { etcdUnavailableReason, startTestEtcd, type TestEtcd } from '../../src/storage/testing/etcd.js';
+import { rejectsWithCode } from '../../src/storage/testing/helpers.js';
+
+const skip = etcdUnavailableReason() ?? false;
+let etcd: TestEtcd | undefined;
+
+before(async () => {
+  if (!skip) etcd = await startTestEtcd();
+});
+after(async () => {
+  await etcd?.stop();
+});
+
+runStoreConformance('etcd', async () => createEtcdStore({ endpoints: [etcd!.endpoint], prefix: `/t-${randomUUID()}` }), { skip });
+
+describe('etcd: failures', { skip }, () => {
+  it('keys are stored as given under the prefix (kube-apiserver layout)', async (t) => {
+    const prefix = `/t-${randomUUID()}`;
+    const store = createEtcdStore({ endpoints: [etcd!.endpoint], prefix });
+    t.after(() => store.close());
+    const raw = createEtcdStore({ endpoints: [etcd!.endpoint] });
+    t.after(() => raw.close());
+    await store.create('/registry/deployments/default/web', Buffer.from('{}'));
+    const kv = await raw.get(`${prefix}/registry/deployments/default/web`);
+    assert.equal(Buffer.from(kv!.value).toString(), '{}');
+  });
+
+  it('a stopped etcd gives ERR_UNAVAILABLE quickly', async (t) => {
+    const own = await startTestEtcd();
+    t.after(() => own.stop());
+    const store = createEtcdStore({ endpoints: [own.endpoint], requestTimeoutMs: 3000 });
+    t.after(() => store.close());
+    await store.create('/registry/a', Buffer.from('x'));
+    await own.stop();
+    const started = Date.now();
+    await rejectsWithCode(store.get('/registry/a'), 'ERR_UNAVAILABLE');
+    assert.ok(Date.now() - started < 5000);
+  });
+});
