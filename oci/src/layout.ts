@@ -78,6 +78,19 @@ export async function listImages(root: string): Promise<StoredImage[]> {
   return out.sort((a, b) => (a.name === b.name ? cmp(a.tag, b.tag) : cmp(a.name, b.name)));
 }
 
+/** Default image store of a node or server (`nodelet image build|ls|serve`, `nodelet server`). */
+export const DEFAULT_IMAGE_STORE = '/var/lib/nodelet/images';
+
+/** Bytes of an image's content (manifest + config + layers), as a registry would transfer them. */
+export async function imageContentSize(root: string, manifestDigest: string): Promise<number> {
+  const body = await readFile(blobPath(root, manifestDigest), 'utf8');
+  const m = JSON.parse(body) as { config?: Descriptor; layers?: Descriptor[]; manifests?: Descriptor[] };
+  let size = Buffer.byteLength(body) + (m.config?.size ?? 0);
+  for (const l of m.layers ?? []) size += l.size;
+  for (const child of m.manifests ?? []) size += await imageContentSize(root, child.digest).catch(() => child.size);
+  return size;
+}
+
 /** The manifest descriptor tagged `name:tag`, or undefined. */
 export async function resolveTag(root: string, name: string, tag: string): Promise<StoredImage | undefined> {
   return (await listImages(root)).find((i) => i.name === name && i.tag === tag);

@@ -1,4 +1,129 @@
+/**
+ * `nodelet image build|ls|serve`: offline images (docs/images.md). `build` turns files and
+ * directories into a deterministic single-layer OCI image in an image store (an OCI layout
+ * directory), `ls` lists a store, `serve` runs the read-only registry over a store. The work is
+ * done by @nodelet/oci; this file parses arguments and formats output.
+ */
 import type { Command } from 'commander';
+import {
+  buildImage,
+  DEFAULT_IMAGE_STORE,
+  DEFAULT_LAB_IMAGE_DIR,
+  ensureLabImages,
+  imageContentSize,
+  listImages,
+  startRegistry,
+} from '@nodelet/oci';
+import { consoleLogger, formatBytes, parseDirSpec, parseFileSpec, parseImageName, parseWords } from './image/args.js';
 
-/** Registers the `nodelet image` command family. (Placeholder until its issue lands.) */
-export function register(_program: Command): void {}
+const out = (s: string): void => void process.stdout.write(s);
+const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
+
+interface BuildOptions {
+  store: string;
+  file?: string[];
+  dir?: string[];
+  link?: string[];
+  entrypoint?: string;
+  cmd?: string;
+  env?: string[];
+  workdir?: string;
+  user?: string;
+  lab?: boolean;
+}
+
+export function register(program: Command): void {
+  const image = program.command('image').description('build, list and serve offline OCI images');
+
+  image
+    .command('build')
+    .description('build NAME[:TAG] from files and directories into an image store (deterministic: same input, same digest)')
+    .argument('[name]', 'repository name and tag, e.g. lab/web:v1 (no registry host)')
+    .option('--store <dir>', 'image store (OCI layout directory)', DEFAULT_IMAGE_STORE)
+    .option('-f, --file <src:dest[:mode]>', 'add a file, e.g. ./app:/usr/bin/app:0755 (repeatable)', collect)
+    .option('-d, --dir <src:dest>', 'add a directory tree, e.g. ./www:/var/www (repeatable)', collect)
+    .option('-l, --link <path:target>', 'add a symlink, e.g. /bin/sh:busybox (repeatable)', collect)
+    .option('--entrypoint <words>', 'ENTRYPOINT: a JSON array or space-separated words')
+    .option('--cmd <words>', 'CMD: a JSON array or space-separated words')
+    .option('-e, --env <KEY=VALUE>', 'environment variable (repeatable; default PATH only)', collect)
+    .option('-w, --workdir <dir>', 'working directory')
+    .option('-u, --user <user>', 'user (uid[:gid] or name)')
+    .option('--lab', 'build the lab images (pause:3.9 and busybox:latest) into the store instead')
+    .action(async (name: string | undefined, o: BuildOptions) => {
+      const signal = AbortSignal.timeout(300_000);
+      if (o.lab) {
+        const r = await ensureLabImages(o.store, { signal });
+        out(`${r.pause.name}:${r.pause.tag} ${r.pause.digest}\n${r.busybox.name}:${r.busybox.tag} ${r.busybox.digest}\n`);
+        return;
+      }
+      if (!name) throw new Error('give the image NAME[:TAG] to build (or --lab)');
+      const { repository, tag } = parseImageName(name);
+      const env = o.env;
+      const built = await buildImage({
+        store: o.store,
+        name: repository,
+        tag,
+        files: (o.file ?? []).map(parseFileSpec),
+        dirs: (o.dir ?? []).map(parseDirSpec),
+        symlinks: (o.link ?? []).map((s) => {
+          const d = parseDirSpec(s);
+          return { to: d.from, target: d.to };
+        }),
+        config: {
+          ...(o.entrypoint ? { entrypoint: parseWords(o.entrypoint) } : {}),
+          ...(o.cmd ? { cmd: parseWords(o.cmd) } : {}),
+          ...(env ? { env } : {}),
+          ...(o.workdir ? { workingDir: o.workdir } : {}),
+          ...(o.user ? { user: o.user } : {}),
+        },
+        signal,
+      });
+      out(`${repository}:${tag} ${built.manifest.digest}\n`);
+    });
+
+  image
+    .command('ls')
+    .description('list the images in a store')
+    .option('--store <dir>', 'image store (OCI layout directory)', DEFAULT_IMAGE_STORE)
+    .option('-q, --quiet', 'print NAME:TAG only')
+    .option('-o, --output <format>', 'table or json', 'table')
+    .action(async (o: { store: string; quiet?: boolean; output: string }) => {
+      const images = await listImages(o.store);
+      if (o.quiet) return out(images.map((i) => `${i.name}:${i.tag}\n`).join(''));
+      const rows = await Promise.all(images.map(async (i) => ({ ...i, contentSize: await imageContentSize(o.store, i.digest) })));
+      if (o.output === 'json') return out(JSON.stringify(rows, null, 2) + '\n');
+      const table = [['IMAGE', 'TAG', 'DIGEST', 'SIZE'], ...rows.map((r) => [r.name, r.tag, r.digest.slice('sha256:'.length, 'sha256:'.length + 13), formatBytes(r.contentSize)])];
+      const widths = table[0]!.map((_, c) => Math.max(...table.map((row) => row[c]!.length)));
+      out(table.map((row) => row.map((cell, c) => (c === row.length - 1 ? cell : cell.padEnd(widths[c]!))).join('   ')).join('\n') + '\n');
+    });
+
+  image
+    .command('serve')
+    .description('serve a store read-only over the OCI distribution pull API until interrupted')
+    .option('--store <dir>', 'image store (OCI layout directory)', DEFAULT_IMAGE_STORE)
+    .option('--address <host:port>', 'listen address (plain HTTP: keep it on loopback or a lab network)', '127.0.0.1:5000')
+    .option('--lab', `also make sure the lab images are in the store (default store for tests: ${DEFAULT_LAB_IMAGE_DIR})`)
+    .option('-v, --verbose', 'log every failed request to stderr')
+    .action(async (o: { store: string; address: string; lab?: boolean; verbose?: boolean }) => {
+      const at = o.address.lastIndexOf(':');
+      const host = at > 0 ? o.address.slice(0, at).replace(/^\[|\]$/g, '') : o.address;
+      const port = at > 0 ? Number(o.address.slice(at + 1)) : 5000;
+      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid --address "${o.address}": want host:port`);
+      if (o.lab) await ensureLabImages(o.store);
+      await listImages(o.store); // fail early, with what to do, when the store is missing
+      const stop = new AbortController();
+      const reg = await startRegistry({ root: o.store, host, port, logger: consoleLogger(o.verbose ?? false), signal: stop.signal });
+      out(`serving ${o.store} read-only at ${reg.url} (pull with ${reg.hostPort}/<name>:<tag>); Ctrl-C to stop\n`);
+      await new Promise<void>((resolve) => {
+        const onSignal = (): void => {
+          process.off('SIGINT', onSignal);
+          process.off('SIGTERM', onSignal);
+          resolve();
+        };
+        process.on('SIGINT', onSignal);
+        process.on('SIGTERM', onSignal);
+      });
+      stop.abort();
+      await reg.close();
+    });
+}
