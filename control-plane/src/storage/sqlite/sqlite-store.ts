@@ -18,6 +18,11 @@ export interface SqliteStoreOptions {
   pollIntervalMs?: number;
   /** SQLite busy timeout when another process holds the write lock. Default 30 s (as kine). */
   busyTimeoutMs?: number;
+  /**
+   * Events a live watcher may have queued (consumer slower than writers) before it stops taking
+   * pushes and reads the table from its last delivered event instead. Default 10,000.
+   */
+  watchQueueLimit?: number;
   /** Background compaction (off unless given). */
   compactor?: CompactorOptions;
 }
@@ -41,10 +46,12 @@ class SqliteStore implements Store {
   readonly #source: WatchSource;
   readonly #log: Logger;
   readonly #compactor: Disposable | undefined;
+  readonly #watchQueueLimit: number | undefined;
   #closed = false;
 
   constructor(opts: SqliteStoreOptions) {
     this.#log = (opts.logger ?? noopLogger).child({ component: 'storage-sqlite' });
+    this.#watchQueueLimit = opts.watchQueueLimit;
     try {
       mkdirSync(dirname(opts.path), { recursive: true });
       this.#db = new Database(opts.path);
@@ -158,7 +165,7 @@ class SqliteStore implements Store {
   watch(prefix: string, opts: WatchOptions): AsyncIterable<WatchEvent> {
     this.#check();
     checkRevision('afterRevision', opts.afterRevision);
-    return new SqliteWatcher(this.#hub, this.#source, prefix, opts.afterRevision).events(opts.signal);
+    return new SqliteWatcher(this.#hub, this.#source, prefix, opts.afterRevision, this.#watchQueueLimit).events(opts.signal);
   }
 
   async currentRevision(): Promise<number> {

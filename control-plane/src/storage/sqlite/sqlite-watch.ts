@@ -16,8 +16,8 @@ export interface WatchSource {
 
 const HUB_BATCH = 1000;
 const REPLAY_BATCH = 500;
-/** Events a slow watcher may have queued before it falls back to reading the table itself. */
-const MAX_QUEUED = 10_000;
+/** Default number of events a slow watcher may have queued before it falls back to reading the table itself. */
+export const DEFAULT_WATCH_QUEUE_LIMIT = 10_000;
 
 /**
  * Fans new rows out to live watchers: one query per wake-up, however many watchers there are
@@ -120,13 +120,14 @@ export class SqliteWatcher {
     private readonly source: WatchSource,
     readonly prefix: string,
     afterRevision: number,
+    private readonly queueLimit = DEFAULT_WATCH_QUEUE_LIMIT,
   ) {
     this.#cursor = afterRevision;
   }
 
   push(ev: WatchEvent): void {
     if (ev.revision <= this.#cursor || !this.#live) return;
-    if (this.#queue.length >= MAX_QUEUED) {
+    if (this.#queue.length >= this.queueLimit) {
       // A consumer this slow goes back to reading the table from its last delivered event.
       this.#queue = [];
       this.#live = false;
