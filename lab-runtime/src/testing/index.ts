@@ -10,7 +10,7 @@
  * the lab images are built once into build/images and shared (see ensureLabImages).
  */
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -34,8 +34,10 @@ export interface TestRuntime {
   stateDir: string;
   /** containerd's PID. */
   pid: number;
-  /** The temp directory holding everything of this runtime (log: <dir>/containerd.log). */
+  /** The temp directory holding everything of this runtime. */
   dir: string;
+  /** containerd's log; removed by stop() unless NODELET_TEST_KEEP_LOGS=1 (then copied, path printed). */
+  logFile: string;
   /**
    * Stops containerd (SIGTERM, then SIGKILL), removes leftover containers and shims, unmounts
    * and removes the temp dir, stops the registry, deletes the default bridge. Idempotent.
@@ -69,6 +71,11 @@ export async function startTestRuntime(opts: StartTestRuntimeOptions): Promise<T
     stopping ??= (async () => {
       const errors: Error[] = [];
       await stopContainerd(paths, pid).catch((e: Error) => errors.push(e));
+      if (process.env.NODELET_TEST_KEEP_LOGS && existsSync(paths.logFile)) {
+        const kept = `${dir}.containerd.log`;
+        await copyFile(paths.logFile, kept).catch(() => {});
+        process.stderr.write(`# test runtime "${opts.name}": containerd log kept at ${kept}\n`);
+      }
       errors.push(...(await sweepRuntime({ dir, state: paths.state, socket: paths.socket, removeDir: true })));
       await registry?.close();
       if (!opts.cni && opts.bridge && existsSync(`/sys/class/net/${opts.bridge.name}`)) {
@@ -115,6 +122,7 @@ export async function startTestRuntime(opts: StartTestRuntimeOptions): Promise<T
       stateDir: paths.state,
       pid,
       dir,
+      logFile: paths.logFile,
       stop,
     };
   } catch (err) {
