@@ -1,11 +1,100 @@
-// The controller manager (issue 6). Placeholder export so the server composition root can wire it.
-import type { Logger } from '@nodelet/base';
+// The controller manager (issue 6): every controller in one module, each its own work-queue loop,
+// all sharing one set of informers and talking to the API only through @nodelet/api.
+import type { ApiClient } from '@nodelet/api';
+import { systemClock, type Clock, type Logger } from '@nodelet/base';
+import { runController, SharedInformers, type Controller } from './runtime.js';
+import { DeploymentController } from './deployment/controller.js';
+import { ReplicaSetController } from './replicaset/controller.js';
+import { GarbageCollector } from './gc/controller.js';
+
+export { SharedInformers, runController, type Controller } from './runtime.js';
 
 export interface ControllerManagerHandle {
+  /** Stops every controller and closes the informers. Idempotent. */
   close(): Promise<void>;
 }
 
-/** Starts every controller against an API server; the real implementation replaces this stub. */
-export async function startControllerManager(_opts: { client: unknown; logger: Logger; signal: AbortSignal }): Promise<ControllerManagerHandle> {
-  return { close: async () => {} };
+export type ControllerName = 'deployment' | 'replicaset' | 'garbagecollector' | 'nodelifecycle' | 'nodeipam' | 'namespace' | 'serviceaccount' | 'endpoints' | 'endpointslice';
+
+export interface StartControllerManagerOptions {
+  /** An `ApiClient` of `@nodelet/api` (typed `unknown` for the composition root). */
+  client: unknown;
+  logger: Logger;
+  signal: AbortSignal;
+  clock?: Clock;
+  random?: () => number;
+  /** Only these controllers (default: all). */
+  controllers?: readonly ControllerName[];
+  /** Node IPAM cluster CIDR (default 10.244.0.0/16, a /24 per node). */
+  clusterCidr?: string;
+  nodeCidrMaskSize?: number;
+  /** Node lifecycle: grace before a silent node goes Unknown (default 50 s). */
+  nodeMonitorGracePeriodMs?: number;
+  /** Node lifecycle: how often node health is checked (default 5 s). */
+  nodeMonitorPeriodMs?: number;
+}
+
+export interface ControllerDeps {
+  client: ApiClient;
+  informers: SharedInformers;
+  clock: Clock;
+  random: () => number;
+  logger: Logger;
+  options: StartControllerManagerOptions;
+}
+
+type Factory = (d: ControllerDeps) => Controller;
+
+const FACTORIES: Record<string, Factory> = {
+  deployment: (d) => new DeploymentController(d),
+  replicaset: (d) => new ReplicaSetController(d),
+  garbagecollector: (d) => new GarbageCollector(d),
+};
+
+/**
+ * Starts the controllers against an API server. Returns once informers are created (not
+ * necessarily synced); controllers start working when their informers have synced. A
+ * controller loop that crashes is logged at error level.
+ */
+export async function startControllerManager(opts: StartControllerManagerOptions): Promise<ControllerManagerHandle> {
+  const client = opts.client as ApiClient;
+  const clock = opts.clock ?? systemClock;
+  const logger = opts.logger.child({ component: 'controller-manager' });
+  const informers = new SharedInformers({ client, clock, logger });
+  const deps: ControllerDeps = { client, informers, clock, random: opts.random ?? Math.random, logger, options: opts };
+  const names = opts.controllers ?? (Object.keys(FACTORIES) as ControllerName[]);
+  const controllers = names.filter((n) => FACTORIES[n]).map((n) => FACTORIES[n]!({ ...deps, logger: logger.child({ controller: n }) }));
+
+  const stop = new AbortController();
+  const onAbort = (): void => stop.abort(opts.signal.reason);
+  if (opts.signal.aborted) stop.abort(opts.signal.reason);
+  else opts.signal.addEventListener('abort', onAbort, { once: true });
+
+  informers.start();
+  const running = (async () => {
+    try {
+      await informers.waitForSync(stop.signal);
+    } catch {
+      return;
+    }
+    logger.info({ controllers: controllers.map((c) => c.name) }, 'Controllers started');
+    await Promise.all(
+      controllers.map((c) =>
+        runController(c, stop.signal, logger).catch((err) => logger.error({ err, controller: c.name }, 'Controller stopped unexpectedly')),
+      ),
+    );
+  })();
+
+  let closed: Promise<void> | undefined;
+  return {
+    close() {
+      closed ??= (async () => {
+        opts.signal.removeEventListener('abort', onAbort);
+        stop.abort();
+        await running;
+        await informers.close();
+      })();
+      return closed;
+    },
+  };
 }

@@ -1,0 +1,176 @@
+/**
+ * Deployment controller: one ReplicaSet per pod template (named `<deployment>-<pod-template-hash>`),
+ * rolled out by RollingUpdate or Recreate (planner in ./rollout.ts), revisions in the
+ * `deployment.kubernetes.io/revision` annotation, history trimmed to revisionHistoryLimit, and the
+ * status/conditions `kubectl rollout status` waits for. Rollback (`kubectl rollout undo`) is
+ * client-side: kubectl copies an old ReplicaSet's template back, and that ReplicaSet becomes the
+ * new one again with the next revision number.
+ */
+import { DEPLOYMENTS, PODS, REPLICASETS, type ApiClient, type Deployment, type ReplicaSet } from '@nodelet/api';
+import { hasCode, type Clock, type Logger } from '@nodelet/base';
+import { newQueue, type Controller, type ReconcileResult, type SharedInformers } from '../runtime.js';
+import { EventRecorder } from '../util/events.js';
+import { controllerRef, isControlledBy, isPodActive, keyOf } from '../util/pods.js';
+import { planRollout, type ScaleAction } from './rollout.js';
+import { computeDeploymentStatus, deploymentStatusEqual, isComplete, newReplicaSetCreatedCondition, setCondition } from './status.js';
+import {
+  DESIRED_REPLICAS_ANNOTATION,
+  MAX_REPLICAS_ANNOTATION,
+  REVISION_ANNOTATION,
+  computeHash,
+  findNewReplicaSet,
+  maxRevision,
+  newReplicaSetFor,
+  resolveFenceposts,
+  revisionOf,
+  templatesEqualIgnoringHash,
+} from './util.js';
+
+export interface DeploymentControllerDeps {
+  client: ApiClient;
+  informers: SharedInformers;
+  clock: Clock;
+  logger: Logger;
+}
+
+export class DeploymentController implements Controller {
+  readonly name = 'deployment';
+  readonly queue;
+  readonly workers = 2;
+  readonly #d: DeploymentControllerDeps;
+  readonly #deploys;
+  readonly #rss;
+  readonly #pods;
+  readonly #events: EventRecorder;
+
+  constructor(d: DeploymentControllerDeps) {
+    this.#d = d;
+    this.queue = newQueue(d.clock);
+    this.#events = new EventRecorder({ client: d.client, component: 'deployment-controller', clock: d.clock, logger: d.logger });
+    this.#deploys = d.informers.for(DEPLOYMENTS);
+    this.#rss = d.informers.for(REPLICASETS);
+    this.#pods = d.informers.for(PODS);
+    const enqueue = (x: Deployment): void => this.queue.add(keyOf(x));
+    this.#deploys.on({ onAdd: enqueue, onUpdate: (_o, x) => enqueue(x), onDelete: enqueue });
+    const byOwner = (rs: ReplicaSet): void => {
+      const ref = controllerRef(rs);
+      if (ref?.kind === 'Deployment') this.queue.add(`${rs.metadata.namespace}/${ref.name}`);
+    };
+    this.#rss.on({ onAdd: byOwner, onUpdate: (_o, rs) => byOwner(rs), onDelete: byOwner });
+    // Recreate waits for old pods to be gone: their deletion must wake the deployment.
+    this.#pods.on({
+      onDelete: (p) => {
+        const ref = controllerRef(p);
+        if (ref?.kind !== 'ReplicaSet') return;
+        const rs = this.#rss.get(`${p.metadata.namespace}/${ref.name}`);
+        if (rs) byOwner(rs);
+      },
+    });
+  }
+
+  async reconcile(key: string, signal: AbortSignal): Promise<ReconcileResult | void> {
+    const d = this.#deploys.get(key);
+    if (!d || d.metadata.deletionTimestamp) return;
+    const ns = d.metadata.namespace;
+    const rsClient = this.#d.client.resource(REPLICASETS, ns);
+    const all = this.#rss.list().filter((rs) => rs.metadata.namespace === ns && isControlledBy(rs, d) && !rs.metadata.deletionTimestamp);
+    let newRS = findNewReplicaSet(d, all);
+    const oldRSs = all.filter((rs) => rs !== newRS);
+    const maxOld = maxRevision(oldRSs);
+
+    // 1. Revisions: a ReplicaSet that becomes current again (rollback) gets the next number.
+    if (newRS && revisionOf(newRS) <= maxOld) {
+      newRS = await rsClient.patch(newRS.metadata.name ?? '', { metadata: { annotations: { [REVISION_ANNOTATION]: String(maxOld + 1) } } }, { type: 'merge', signal });
+    }
+
+    // 2. Plan one step of the rollout.
+    const now = this.#d.clock.now();
+    const before = computeDeploymentStatus(d, newRS, newRS ? [newRS, ...oldRSs] : oldRSs, now);
+    const oldPodsRunning = this.#pods.list().some((p) => p.metadata.namespace === ns && isPodActiveOrTerminating(p) && oldRSs.some((rs) => isControlledBy(p, rs)));
+    const plan = planRollout({ deployment: d, newRS, oldRSs, oldPodsRunning, complete: isComplete(d, before) });
+
+    let status = d.status ?? {};
+    const updated = new Map<string, ReplicaSet>();
+    if (plan.createNew !== undefined) {
+      const created = await this.#createNewRS(d, plan.createNew, maxOld + 1, signal);
+      if (!created) return { requeueAfterMs: 0 };
+      newRS = created;
+      status = { ...status };
+      setCondition(status, newReplicaSetCreatedCondition(created.metadata.name ?? '', iso(now)));
+    }
+    for (const a of plan.scale) {
+      const rs = await this.#scale(d, a, signal);
+      if (rs) updated.set(rs.metadata.name ?? '', rs);
+    }
+    for (const name of plan.cleanup) {
+      try {
+        await rsClient.delete(name, { propagationPolicy: 'Background', signal });
+      } catch (err) {
+        if (!hasCode(err, 'ERR_NOT_FOUND')) throw err;
+      }
+    }
+
+    // 3. The deployment's revision annotation follows its new ReplicaSet.
+    const cur = newRS ? (updated.get(newRS.metadata.name ?? '') ?? newRS) : undefined;
+    if (cur && d.metadata.annotations?.[REVISION_ANNOTATION] !== String(revisionOf(cur))) {
+      await this.#d.client.resource(DEPLOYMENTS, ns).patch(d.metadata.name ?? '', { metadata: { annotations: { [REVISION_ANNOTATION]: String(revisionOf(cur)) } } }, { type: 'merge', signal });
+    }
+
+    // 4. Status from the freshest ReplicaSets we have.
+    const fresh = [...(cur ? [cur] : []), ...oldRSs.map((rs) => updated.get(rs.metadata.name ?? '') ?? rs)];
+    const next = computeDeploymentStatus({ ...d, status }, cur, fresh, now);
+    if (!deploymentStatusEqual(d.status, next)) {
+      await this.#d.client.resource(DEPLOYMENTS, ns).patchStatus(d.metadata.name ?? '', { status: next }, { type: 'merge', signal });
+    }
+    // The progress deadline passes without any event: look again when it would expire.
+    if (!isComplete(d, next)) return { requeueAfterMs: Math.min((d.spec?.progressDeadlineSeconds ?? 600) * 1000, 30_000) };
+  }
+
+  async #createNewRS(d: Deployment, replicas: number, revision: number, signal: AbortSignal): Promise<ReplicaSet | undefined> {
+    const ns = d.metadata.namespace;
+    const collisions = d.status?.collisionCount ?? 0;
+    const hash = computeHash(d.spec!.template, collisions);
+    const rs = newReplicaSetFor(d, hash, replicas, revision);
+    try {
+      const created = await this.#d.client.resource(REPLICASETS, ns).create(rs, { signal });
+      await this.#events.record(d, 'Normal', 'ScalingReplicaSet', `Scaled up replica set ${created.metadata.name} from 0 to ${replicas}`);
+      return created;
+    } catch (err) {
+      if (!hasCode(err, 'ERR_ALREADY_EXISTS')) throw err;
+      const existing = await this.#d.client.resource(REPLICASETS, ns).get(rs.metadata.name ?? '', { signal });
+      if (isControlledBy(existing, d) && templatesEqualIgnoringHash(existing.spec?.template, d.spec?.template)) return existing;
+      // A different object has our name: bump collisionCount so the next hash differs.
+      await this.#d.client.resource(DEPLOYMENTS, ns).patchStatus(d.metadata.name ?? '', { status: { collisionCount: collisions + 1 } }, { type: 'merge', signal });
+      return undefined;
+    }
+  }
+
+  async #scale(d: Deployment, a: ScaleAction, signal: AbortSignal): Promise<ReplicaSet | undefined> {
+    const rs = this.#rss.get(`${d.metadata.namespace}/${a.name}`);
+    const from = rs?.spec?.replicas ?? 0;
+    const desired = d.spec?.replicas ?? 1;
+    const surge = d.spec?.strategy?.type === 'Recreate' ? 0 : resolveFenceposts(d).maxSurge;
+    try {
+      const out = await this.#d.client.resource(REPLICASETS, d.metadata.namespace).patch(
+        a.name,
+        { spec: { replicas: a.replicas }, metadata: { annotations: { [DESIRED_REPLICAS_ANNOTATION]: String(desired), [MAX_REPLICAS_ANNOTATION]: String(desired + surge) } } },
+        { type: 'merge', signal },
+      );
+      const verb = a.replicas > from ? 'up' : 'down';
+      await this.#events.record(d, 'Normal', 'ScalingReplicaSet', `Scaled ${verb} replica set ${a.name} from ${from} to ${a.replicas}`);
+      return out;
+    } catch (err) {
+      if (hasCode(err, 'ERR_NOT_FOUND')) return undefined;
+      throw err;
+    }
+  }
+}
+
+function isPodActiveOrTerminating(p: Parameters<typeof isPodActive>[0]): boolean {
+  const phase = p.status?.phase;
+  return phase !== 'Succeeded' && phase !== 'Failed';
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}

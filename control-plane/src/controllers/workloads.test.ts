@@ -1,0 +1,128 @@
+// Deployment → ReplicaSet → Pods and the garbage collector, against the in-memory API server.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { DEPLOYMENTS, PODS, REPLICASETS, type ApiClient, type Deployment, type Pod } from '@nodelet/api';
+import { InMemoryApiServer } from '@nodelet/api/testing';
+import { noopLogger } from '@nodelet/base';
+import { startControllerManager } from './index.js';
+import { until } from './testing/wait.js';
+
+function deployment(name: string, replicas: number, image = 'busybox:1'): Deployment {
+  return {
+    metadata: { name, namespace: 'default' },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'main', image }] } },
+    },
+  };
+}
+
+/** Plays the agent: every pod of `app` gets Running + Ready. */
+async function markReady(client: ApiClient, app: string): Promise<void> {
+  const pods = await client.resource(PODS, 'default').list({ labelSelector: `app=${app}` });
+  for (const p of pods.items) {
+    if (p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') || p.metadata.deletionTimestamp) continue;
+    await client.resource(PODS, 'default').patchStatus(p.metadata.name!, { status: { phase: 'Running', podIP: '10.244.0.9', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date().toISOString() }] } }, { type: 'merge' });
+  }
+}
+
+async function activePods(client: ApiClient, app: string): Promise<Pod[]> {
+  return (await client.resource(PODS, 'default').list({ labelSelector: `app=${app}` })).items.filter((p) => !p.metadata.deletionTimestamp);
+}
+
+test('deployment: create → RS and pods, scale, rolling update with revisions, status, delete → GC', async (t) => {
+  const server = await InMemoryApiServer.start();
+  t.after(() => server.close());
+  const client = server.client();
+  const cm = await startControllerManager({ client, logger: noopLogger, signal: new AbortController().signal, controllers: ['deployment', 'replicaset', 'garbagecollector'] });
+  t.after(() => cm.close());
+  const deploys = client.resource(DEPLOYMENTS, 'default');
+
+  await deploys.create(deployment('web', 3));
+  const pods = await until('3 pods', async () => ((await activePods(client, 'web')).length === 3 ? activePods(client, 'web') : undefined));
+  const rs = (await client.resource(REPLICASETS, 'default').list()).items;
+  assert.equal(rs.length, 1);
+  const rsName = rs[0]!.metadata.name!;
+  assert.match(rsName, /^web-[bcdfghjklmnpqrstvwxz2456789]+$/);
+  assert.equal(rs[0]!.metadata.annotations?.['deployment.kubernetes.io/revision'], '1');
+  for (const p of pods) {
+    assert.match(p.metadata.name!, new RegExp(`^${rsName}-[bcdfghjklmnpqrstvwxz2456789]{5}$`));
+    assert.deepEqual(p.metadata.ownerReferences?.map((r) => [r.kind, r.name, r.controller, r.blockOwnerDeletion]), [['ReplicaSet', rsName, true, true]]);
+    assert.equal(p.metadata.labels?.['pod-template-hash'], rsName.slice(4));
+  }
+
+  await markReady(client, 'web');
+  const settled = await until('available status', async () => {
+    const d = await deploys.get('web');
+    return d.status?.availableReplicas === 3 && d.status.observedGeneration === d.metadata.generation ? d : undefined;
+  });
+  assert.equal(settled.metadata.annotations?.['deployment.kubernetes.io/revision'], '1');
+  assert.deepEqual(settled.status?.conditions?.map((c) => [c.type, c.status, c.reason]).sort(), [
+    ['Available', 'True', 'MinimumReplicasAvailable'],
+    ['Progressing', 'True', 'NewReplicaSetAvailable'],
+  ]);
+
+  // Scale through the deployment: 3 → 5 → 2.
+  await deploys.patch('web', { spec: { replicas: 5 } }, { type: 'merge' });
+  await until('5 pods', async () => ((await activePods(client, 'web')).length === 5 ? true : undefined));
+  await deploys.patch('web', { spec: { replicas: 2 } }, { type: 'merge' });
+  await until('2 pods', async () => ((await activePods(client, 'web')).length === 2 ? true : undefined));
+  await markReady(client, 'web');
+
+  // Rolling update to a new image: a second RS at revision 2; never more than 2 + 1 pods alive.
+  let maxAlive = 0;
+  const watchAlive = setInterval(() => void activePods(client, 'web').then((p) => (maxAlive = Math.max(maxAlive, p.length))), 10);
+  t.after(() => clearInterval(watchAlive));
+  const cur = await deploys.get('web');
+  await deploys.update({ ...cur, spec: { ...cur.spec!, template: { ...cur.spec!.template, spec: { containers: [{ name: 'main', image: 'busybox:2' }] } } } });
+  await until('rollout done', async () => {
+    await markReady(client, 'web');
+    const d = await deploys.get('web');
+    const ok = d.status?.updatedReplicas === 2 && d.status.replicas === 2 && d.status.availableReplicas === 2 && d.status.observedGeneration === d.metadata.generation;
+    return ok ? d : undefined;
+  });
+  clearInterval(watchAlive);
+  assert.ok(maxAlive <= 3, `saw ${maxAlive} pods alive, more than replicas + maxSurge`);
+  const sets = (await client.resource(REPLICASETS, 'default').list()).items;
+  assert.deepEqual(sets.map((s) => [s.metadata.annotations?.['deployment.kubernetes.io/revision'], s.spec?.replicas]).sort(), [['1', 0], ['2', 2]]);
+  assert.equal((await deploys.get('web')).metadata.annotations?.['deployment.kubernetes.io/revision'], '2');
+
+  // Delete the deployment: the garbage collector removes its ReplicaSets, then their pods.
+  await deploys.delete('web', { propagationPolicy: 'Background' });
+  await until('ReplicaSets gone', async () => ((await client.resource(REPLICASETS, 'default').list()).items.length === 0 ? true : undefined));
+  await until('pods deleting', async () => ((await activePods(client, 'web')).length === 0 ? true : undefined));
+});
+
+test('garbage collector: foreground waits for blocking dependents, orphan strips references', async (t) => {
+  const server = await InMemoryApiServer.start();
+  t.after(() => server.close());
+  const client = server.client();
+  const cm = await startControllerManager({ client, logger: noopLogger, signal: new AbortController().signal, controllers: ['garbagecollector'] });
+  t.after(() => cm.close());
+  const rsClient = client.resource(REPLICASETS, 'default');
+  const pods = client.resource(PODS, 'default');
+  const owner = await rsClient.create({ metadata: { name: 'owner', namespace: 'default', finalizers: ['foregroundDeletion'] }, spec: { replicas: 0, selector: { matchLabels: { a: 'b' } } } });
+  const ref = { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'owner', uid: owner.metadata.uid!, controller: true, blockOwnerDeletion: true };
+  await pods.create({ metadata: { name: 'dep', namespace: 'default', ownerReferences: [ref] }, spec: { containers: [{ name: 'c' }] } });
+  await rsClient.delete('owner', { propagationPolicy: 'Foreground' });
+  await until('dependent deleted', async () => (await pods.list()).items.length === 0 || undefined);
+  await until('owner finalized', async () => (await rsClient.list()).items.length === 0 || undefined);
+
+  const o2 = await rsClient.create({ metadata: { name: 'o2', namespace: 'default', finalizers: ['orphan'] }, spec: { replicas: 0, selector: { matchLabels: { a: 'b' } } } });
+  const keepRef = { ...ref, name: 'o2', uid: o2.metadata.uid! };
+  await pods.create({ metadata: { name: 'kept', namespace: 'default', ownerReferences: [keepRef] }, spec: { containers: [{ name: 'c' }] } });
+  await rsClient.delete('o2', { propagationPolicy: 'Orphan' });
+  await until('orphan finalized', async () => (await rsClient.list()).items.length === 0 || undefined);
+  const kept = await pods.get('kept');
+  assert.equal(kept.metadata.ownerReferences?.length ?? 0, 0);
+
+  // Background: a pod whose owner never existed is collected; one with a live second owner only loses the dead ref.
+  const live = await rsClient.create({ metadata: { name: 'live', namespace: 'default' }, spec: { replicas: 0, selector: { matchLabels: { a: 'b' } } } });
+  const liveRef = { ...ref, name: 'live', uid: live.metadata.uid!, controller: false };
+  const deadRef = { ...ref, name: 'ghost', uid: 'no-such-uid' };
+  await pods.create({ metadata: { name: 'orphaned', namespace: 'default', ownerReferences: [deadRef] }, spec: { containers: [{ name: 'c' }] } });
+  await pods.create({ metadata: { name: 'shared', namespace: 'default', ownerReferences: [deadRef, liveRef] }, spec: { containers: [{ name: 'c' }] } });
+  await until('orphaned collected', async () => ((await pods.list()).items.some((p) => p.metadata.name === 'orphaned') ? undefined : true));
+  await until('dead ref dropped', async () => ((await pods.get('shared')).metadata.ownerReferences?.length === 1 ? true : undefined));
+});
