@@ -2,7 +2,7 @@
  * The kubelet's start-up sequence against a runtime: Version("0.1.0") must answer "0.1.0", and the
  * runtime may take a moment to come up (kubelet waits up to 30 s).
  */
-import { AgentError, delay, hasCode, isAbortError } from '@nodelet/base';
+import { AgentError, delay, hasCode } from '@nodelet/base';
 import type { VersionResponse__Output } from '@nodelet/proto';
 import { createCriClient, type CriClientOptions } from './client.js';
 import type { CallOptions, CriClient } from './types.js';
@@ -51,7 +51,6 @@ export async function connectCriClient(opts: ConnectOptions): Promise<{ client: 
     }
   } catch (err) {
     client.close();
-    if (isAbortError(err)) throw err;
     throw err;
   }
 }

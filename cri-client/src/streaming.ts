@@ -107,9 +107,12 @@ export function openStream(url: string, io: StreamIo = {}): Promise<StreamSessio
     ws.send(Buffer.concat([Buffer.of(channel), data]));
   };
   const onStdin = (chunk: Buffer | string): void => send(CH_STDIN, Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
+  let rejectOpen: ((err: unknown) => void) | undefined;
   const onAbort = (): void => {
+    const err = abortError(signal?.reason);
+    rejectOpen?.(err); // before 'open' the caller is still waiting for the session
+    settle.reject(err);
     ws.terminate();
-    settle.reject(abortError(signal?.reason));
   };
   const cleanup = (): void => {
     io.stdin?.off('data', onStdin);
@@ -143,6 +146,7 @@ export function openStream(url: string, io: StreamIo = {}): Promise<StreamSessio
   });
 
   return new Promise<StreamSession>((resolve, reject) => {
+    rejectOpen = reject;
     ws.once('unexpected-response', (_req, res) => {
       cleanup();
       const err = new AgentError(
@@ -161,6 +165,7 @@ export function openStream(url: string, io: StreamIo = {}): Promise<StreamSessio
       reject(e);
     });
     ws.once('open', () => {
+      rejectOpen = undefined;
       ws.removeAllListeners('error');
       ws.on('error', (err) => settle.reject(new AgentError('ERR_UNAVAILABLE', `stream ${url} failed: ${err.message}`, { cause: err })));
       if (io.size) send(CH_RESIZE, Buffer.from(JSON.stringify({ Width: io.size.width, Height: io.size.height })));
@@ -174,7 +179,6 @@ export function openStream(url: string, io: StreamIo = {}): Promise<StreamSessio
         },
       });
     });
-    signal?.addEventListener('abort', () => reject(abortError(signal.reason)), { once: true });
   });
 }
 

@@ -1,0 +1,88 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFile, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { followCriLog, formatCriLogEntry, parseCriLogLine, readCriLog, type CriLogEntry } from './logs.js';
+
+const T1 = '2026-12-02T10:00:00.000000001Z';
+const T2 = '2026-12-02T10:00:01.500000000Z';
+const T3 = '2026-12-02T10:00:02.000000000Z';
+
+async function tempLog(t: import('node:test').TestContext, content: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'nodelet-crilog-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const p = join(dir, '0.log');
+  await writeFile(p, content);
+  return p;
+}
+
+async function all(it: AsyncIterable<CriLogEntry>): Promise<string[]> {
+  const out: string[] = [];
+  for await (const e of it) out.push(`${e.stream}:${e.content}`);
+  return out;
+}
+
+test('parseCriLogLine: fields, partial tag, empty content, junk', () => {
+  assert.deepEqual(parseCriLogLine(`${T1} stdout F hello world`), { timestamp: T1, stream: 'stdout', partial: false, content: 'hello world' });
+  assert.deepEqual(parseCriLogLine(`${T1} stderr P part`), { timestamp: T1, stream: 'stderr', partial: true, content: 'part' });
+  assert.equal(parseCriLogLine(`${T1} stdout F `)?.content, '');
+  assert.equal(parseCriLogLine(`${T1} stdout F`)?.content, '');
+  assert.equal(parseCriLogLine('not a log line'), undefined);
+  assert.equal(parseCriLogLine(`${T1} stdin F x`), undefined);
+  assert.equal(parseCriLogLine(`${T1} stdout X x`), undefined);
+});
+
+test('readCriLog joins partial records per stream and keeps the first timestamp', async (t) => {
+  const p = await tempLog(t, [`${T1} stdout P hel`, `${T2} stderr F err`, `${T2} stdout F lo`, `${T3} stdout F  spaced`, ''].join('\n'));
+  const entries: CriLogEntry[] = [];
+  for await (const e of readCriLog(p)) entries.push(e);
+  assert.deepEqual(entries.map((e) => [e.timestamp, e.stream, e.content]), [
+    [T2, 'stderr', 'err'],
+    [T1, 'stdout', 'hello'],
+    [T3, 'stdout', ' spaced'],
+  ]);
+  assert.equal(formatCriLogEntry(entries[1]!, { timestamps: true }), `${T1} hello\n`);
+  assert.equal(formatCriLogEntry(entries[1]!), 'hello\n');
+});
+
+test('readCriLog: tail, since and stream filters', async (t) => {
+  const p = await tempLog(t, [`${T1} stdout F a`, `${T2} stderr F b`, `${T3} stdout F c`, ''].join('\n'));
+  assert.deepEqual(await all(readCriLog(p, { tail: 2 })), ['stderr:b', 'stdout:c']);
+  assert.deepEqual(await all(readCriLog(p, { tail: 0 })), []);
+  assert.deepEqual(await all(readCriLog(p, { since: new Date('2026-12-02T10:00:01Z') })), ['stderr:b', 'stdout:c']);
+  assert.deepEqual(await all(readCriLog(p, { stream: 'stdout' })), ['stdout:a', 'stdout:c']);
+});
+
+test('readCriLog: a missing file is a clear error', async () => {
+  await assert.rejects(all(readCriLog('/nonexistent/nodelet/0.log')), /container log file "\/nonexistent\/nodelet\/0\.log" does not exist/);
+});
+
+test('followCriLog yields appended lines, survives rotation, and stops when finished', async (t) => {
+  const p = await tempLog(t, `${T1} stdout F first\n`);
+  let finished = false;
+  const got: string[] = [];
+  const it = followCriLog(p, { pollMs: 10, isFinished: async () => finished })[Symbol.asyncIterator]();
+  const next = async (): Promise<string> => {
+    const r = await it.next();
+    assert.equal(r.done, false);
+    return (r.value as CriLogEntry).content;
+  };
+  got.push(await next());
+  await appendFile(p, `${T2} stdout P sec`);
+  await appendFile(p, `ond-part\n${T2} stdout F !\n`); // a record split across writes
+  got.push(await next());
+  await rename(p, `${p}.1`); // rotation: kubelet renames and the runtime reopens a new file
+  await writeFile(p, `${T3} stderr F after-rotate\n`);
+  got.push(await next());
+  finished = true;
+  assert.equal((await it.next()).done, true);
+  assert.deepEqual(got, ['first', 'second-part!', 'after-rotate']);
+});
+
+test('followCriLog rejects with AbortError when aborted', async (t) => {
+  const p = await tempLog(t, '');
+  const ac = new AbortController();
+  setTimeout(() => ac.abort(), 30);
+  await assert.rejects(all(followCriLog(p, { pollMs: 5, signal: ac.signal })), { name: 'AbortError' });
+});
