@@ -44,7 +44,7 @@ test('https: CA verification, mTLS, insecure skip and a clear verification error
   const seen: Array<{ cn?: string; auth?: string }> = [];
   const srv = https.createServer({ cert: pki.serverCert, key: pki.serverKey, ca: pki.ca, requestCert: true, rejectUnauthorized: false }, (req, res) => {
     const peer = (req.socket as TLSSocket).getPeerCertificate();
-    seen.push({ cn: peer?.subject?.CN, auth: req.headers.authorization });
+    seen.push({ cn: peer?.subject?.CN as string | undefined, auth: req.headers.authorization });
     res.writeHead(200, { 'Content-Type': 'application/json' });
     res.end(JSON.stringify({ kind: 'Node', apiVersion: 'v1', metadata: { name: 'n1' } }));
   });
