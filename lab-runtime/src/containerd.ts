@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { AgentError, delay } from '@nodelet/base';
 import { type ContainerdConfigOptions, renderContainerdConfig, renderHostsToml } from './containerd-config.js';
 import { type CriVersion, probeCri } from './cri-probe.js';
-import { isAlive, processArgv, terminate } from './procs.js';
+import { connect as netConnect } from 'node:net';
+import { findProcesses, isAlive, processArgv, terminate } from './procs.js';
 
 export interface ContainerdPaths {
   dir: string;
@@ -91,6 +92,9 @@ export interface RunningContainerd {
  */
 export async function startContainerd(p: ContainerdPaths, opts: StartContainerdOptions = {}): Promise<RunningContainerd> {
   opts.signal?.throwIfAborted();
+  if (await socketAnswers(p.socket)) {
+    throw new AgentError('ERR_ALREADY_EXISTS', `something already serves "${p.socket}" (a containerd without our pidfile?): stop it first, e.g. \`nodelet runtime down --dir ${p.dir}\``);
+  }
   await rm(p.socket, { force: true });
   const log = await open(p.logFile, 'a');
   let exited: { code: number | null; sig: NodeJS.Signals | null } | undefined;
@@ -140,16 +144,29 @@ export async function startContainerd(p: ContainerdPaths, opts: StartContainerdO
   }
 }
 
-/** The PID in the pidfile when that process is alive and is a containerd using this config. */
+/**
+ * The PID of the containerd running with this config: the pidfile's when it is that process,
+ * else found by its `--config <ours>` argument (a lost or stale pidfile must not hide it).
+ */
 export async function runningPid(p: ContainerdPaths): Promise<number | undefined> {
-  let pid: number;
   try {
-    pid = Number((await readFile(p.pidFile, 'utf8')).trim());
-  } catch {
-    return undefined;
-  }
-  if (!Number.isInteger(pid) || pid <= 0) return undefined;
-  return (await isOurs(pid, p)) ? pid : undefined;
+    const pid = Number((await readFile(p.pidFile, 'utf8')).trim());
+    if (Number.isInteger(pid) && pid > 0 && (await isOurs(pid, p))) return pid;
+  } catch {}
+  const found = await findProcesses((argv) => /containerd$/.test(argv[0] ?? '') && argv[argv.indexOf('--config') + 1] === p.configPath);
+  return found[0]?.pid;
+}
+
+/** True when a process accepts connections on the unix socket `path`. */
+function socketAnswers(path: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = netConnect(path);
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+  });
 }
 
 /** True when `pid` is alive and its argv names our config (a reused PID is not ours). */

@@ -29,6 +29,16 @@ export async function isAlive(pid: number): Promise<boolean> {
   }
 }
 
+/** The parent PID of `pid`, or undefined when it is gone. */
+export async function parentPid(pid: number): Promise<number | undefined> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Every PID whose argv satisfies `match` (used to find the shims of our own socket). */
 export async function findProcesses(match: (argv: string[]) => boolean): Promise<{ pid: number; argv: string[] }[]> {
   const out: { pid: number; argv: string[] }[] = [];

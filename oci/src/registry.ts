@@ -83,14 +83,16 @@ export async function startRegistry(opts: RegistryOptions): Promise<Registry> {
   log.info({ address: addr.address, port: addr.port, root: opts.root }, 'Registry listening');
 
   let closing: Promise<void> | undefined;
+  const onAbort = (): void => void close();
   const close = (): Promise<void> => {
+    opts.signal?.removeEventListener('abort', onAbort);
     closing ??= new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeAllConnections();
     });
     return closing;
   };
-  opts.signal?.addEventListener('abort', () => void close(), { once: true });
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
   return { port: addr.port, url: `http://${hostForUrl}:${addr.port}`, hostPort: `${hostForUrl}:${addr.port}`, close };
 }
 

@@ -12,12 +12,12 @@
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { DEFAULT_LAB_IMAGE_DIR, ensureLabImages, LAB_IMAGES, type Registry, startRegistry } from '@nodelet/oci';
 import { containerdPaths, startContainerd, stopContainerd, writeContainerdFiles } from '../containerd.js';
 import { renderBridgeConflist } from '../containerd-config.js';
-import { run } from '../procs.js';
+import { findProcesses, parentPid, run } from '../procs.js';
 import { sweepRuntime } from '../sweep.js';
 
 export interface TestRuntime {
@@ -60,6 +60,7 @@ const DEFAULT_CNI_BIN_DIR = '/usr/lib/cni';
 export async function startTestRuntime(opts: StartTestRuntimeOptions): Promise<TestRuntime> {
   if (!opts.cni && !opts.bridge) throw new Error('startTestRuntime: give either `cni` dirs or a `bridge` { name, subnet } of your own');
   const slug = opts.name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').slice(0, 24);
+  await reapOrphans(join(tmpdir(), `nodelet-rt-${slug}-`));
   const dir = await mkdtemp(join(tmpdir(), `nodelet-rt-${slug}-`));
   const paths = containerdPaths(dir);
   const networkName = `nodelet-${slug}-${randomBytes(3).toString('hex')}`;
@@ -128,6 +129,24 @@ export async function startTestRuntime(opts: StartTestRuntimeOptions): Promise<T
   } catch (err) {
     await stop().catch(() => {});
     throw err;
+  }
+}
+
+/**
+ * A test process killed before its `t.after` ran leaves its containerd running, reparented to
+ * PID 1. Before starting, stop and sweep such orphans of the same test name (only those: a
+ * runtime whose test process is alive is someone's running test).
+ */
+async function reapOrphans(prefix: string): Promise<void> {
+  const configOf = (argv: string[]): string => argv[argv.indexOf('--config') + 1] ?? '';
+  const candidates = await findProcesses((argv) => /containerd$/.test(argv[0] ?? '') && configOf(argv).startsWith(prefix));
+  for (const c of candidates) {
+    if ((await parentPid(c.pid)) !== 1) continue;
+    const dir = dirname(configOf(c.argv));
+    const paths = containerdPaths(dir);
+    await stopContainerd(paths, c.pid).catch(() => {});
+    await sweepRuntime({ dir, state: paths.state, socket: paths.socket, removeDir: true });
+    process.stderr.write(`# reaped orphaned test runtime ${dir} (containerd pid ${c.pid})\n`);
   }
 }
 
