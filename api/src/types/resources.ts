@@ -31,7 +31,7 @@ function define<T extends KubeObject>(r: Omit<ResourceType<T>, '__object'>): Res
   return Object.freeze({ ...r });
 }
 
-export const NAMESPACES = define<Namespace>({ group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', singular: 'namespace', namespaced: false, shortNames: ['ns'], subresources: ['status'] });
+export const NAMESPACES = define<Namespace>({ group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', singular: 'namespace', namespaced: false, shortNames: ['ns'], subresources: ['status', 'finalize'] });
 export const NODES = define<Node>({ group: '', version: 'v1', kind: 'Node', plural: 'nodes', singular: 'node', namespaced: false, shortNames: ['no'], subresources: ['status'] });
 export const PODS = define<Pod>({ group: '', version: 'v1', kind: 'Pod', plural: 'pods', singular: 'pod', namespaced: true, shortNames: ['po'], subresources: ['status', 'binding', 'eviction', 'log', 'exec'] });
 export const EVENTS = define<Event>({ group: '', version: 'v1', kind: 'Event', plural: 'events', singular: 'event', namespaced: true, shortNames: ['ev'] });
