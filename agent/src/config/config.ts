@@ -21,7 +21,7 @@ export interface KubeletConfigurationFile {
   healthzPort?: number;
   tlsCertFile?: string;
   tlsPrivateKeyFile?: string;
-  authentication?: { anonymous?: { enabled?: boolean }; webhook?: { enabled?: boolean } };
+  authentication?: { anonymous?: { enabled?: boolean }; webhook?: { enabled?: boolean; cacheTTL?: string }; x509?: { clientCAFile?: string } };
   containerRuntimeEndpoint?: string;
   imageServiceEndpoint?: string;
   runtimeRequestTimeout?: string;
@@ -51,6 +51,10 @@ export interface KubeletConfigurationFile {
   cniConfDir?: string;
   cniPluginDirs?: string[];
   cniSocketPath?: string;
+  cniBridgeName?: string;
+  cniCacheDir?: string;
+  cniIpamDataDir?: string;
+  nodeIP?: string;
   rootDir?: string;
 }
 
@@ -67,6 +71,7 @@ export interface AgentFlags {
   podCidr?: string;
   port?: number;
   healthzPort?: number;
+  nodeIp?: string;
 }
 
 /** The validated, fully defaulted configuration every component reads. Times in ms. */
@@ -81,6 +86,8 @@ export interface AgentConfig {
   tlsPrivateKeyFile?: string;
   anonymousAuth: boolean;
   webhookAuth: boolean;
+  webhookCacheTTLMs: number;
+  clientCAFile?: string;
   containerRuntimeEndpoint: string;
   imageServiceEndpoint: string;
   runtimeRequestTimeoutMs: number;
@@ -108,6 +115,10 @@ export interface AgentConfig {
   cniConfDir: string;
   cniPluginDirs: string[];
   cniSocketPath: string;
+  cniBridgeName: string;
+  cniCacheDir: string;
+  cniIpamDataDir?: string;
+  nodeIP?: string;
   rootDir: string;
 }
 
@@ -251,6 +262,8 @@ export function resolveConfig(file: KubeletConfigurationFile, flags: AgentFlags,
     tlsPrivateKeyFile: str('tlsPrivateKeyFile', file.tlsPrivateKeyFile),
     anonymousAuth: bool('authentication.anonymous.enabled', file.authentication?.anonymous?.enabled, false),
     webhookAuth: bool('authentication.webhook.enabled', file.authentication?.webhook?.enabled, true),
+    webhookCacheTTLMs: duration('authentication.webhook.cacheTTL', file.authentication?.webhook?.cacheTTL, '2m'),
+    clientCAFile: str('authentication.x509.clientCAFile', file.authentication?.x509?.clientCAFile),
     containerRuntimeEndpoint: runtimeEp,
     imageServiceEndpoint: endpoint('imageServiceEndpoint', str('imageServiceEndpoint', file.imageServiceEndpoint) ?? runtimeEp),
     runtimeRequestTimeoutMs: duration('runtimeRequestTimeout', file.runtimeRequestTimeout, '2m'),
@@ -278,6 +291,10 @@ export function resolveConfig(file: KubeletConfigurationFile, flags: AgentFlags,
     cniConfDir: flags.cniConfDir ?? str('cniConfDir', file.cniConfDir) ?? '/etc/cni/net.d',
     cniPluginDirs: file.cniPluginDirs ?? ['/usr/lib/cni', '/opt/cni/bin'],
     cniSocketPath: str('cniSocketPath', file.cniSocketPath) ?? `${rootDir}/cni.sock`,
+    cniBridgeName: str('cniBridgeName', file.cniBridgeName) ?? 'cni0',
+    cniCacheDir: str('cniCacheDir', file.cniCacheDir) ?? '/var/lib/cni',
+    cniIpamDataDir: str('cniIpamDataDir', file.cniIpamDataDir),
+    nodeIP: flags.nodeIp ?? str('nodeIP', file.nodeIP),
     rootDir,
   };
 }

@@ -163,7 +163,7 @@ export class PodWorker {
           this.#inflight = undefined;
           this.#lastSync = this.#o.clock.now();
         }
-        if (this.#phase === 'finished') break;
+        if (this.#finished()) break;
         if (delayMs <= 0 || this.#phase !== phase) this.#wake.notify();
         else this.#cancelTimer = this.#o.clock.setTimer(delayMs, () => this.#wake.notify());
       }
@@ -173,6 +173,10 @@ export class PodWorker {
       this.#cancelTimer?.();
     }
     if (this.#phase === 'finished') this.#o.onFinished?.(this.uid);
+  }
+
+  #finished(): boolean {
+    return this.#phase === 'finished';
   }
 
   #enter(to: WorkerPhase): void {

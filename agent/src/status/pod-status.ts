@@ -24,6 +24,8 @@ export interface PodStatusInput {
   /** CRI runtime name for containerID URIs, e.g. "containerd". */
   runtimeName: string;
   now: number;
+  /** The pod is being torn down: once nothing runs, its phase is terminal whatever the restart policy. */
+  terminating?: boolean;
 }
 
 const iso = (ms: number | undefined): string | undefined => (ms ? new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z') : undefined);
@@ -84,7 +86,7 @@ function containerStatus(
 }
 
 /** kubelet `getPhase`. */
-export function podPhase(pod: Pod, init: ContainerStatus[], regular: ContainerStatus[]): PodPhase {
+export function podPhase(pod: Pod, init: ContainerStatus[], regular: ContainerStatus[], podIsTerminal = false): PodPhase {
   const policy = pod.spec?.restartPolicy ?? 'Always';
   let pendingInit = 0;
   let failedInit = 0;
@@ -111,6 +113,7 @@ export function podPhase(pod: Pod, init: ContainerStatus[], regular: ContainerSt
       if (s.lastState.terminated.exitCode === 0) succeeded++;
     } else waiting++;
   }
+  if (podIsTerminal && running === 0) return stopped > 0 && stopped === succeeded && waiting === 0 ? 'Succeeded' : 'Failed';
   if (pendingInit > 0 || failedInit > 0) return 'Pending';
   if (waiting > 0) return 'Pending';
   if (running > 0) return 'Running';
@@ -153,7 +156,7 @@ export function computePodStatus(input: PodStatusInput): PodStatus {
   const defaultWaiting = hasInit ? 'PodInitializing' : 'ContainerCreating';
   const initStatuses = (spec.initContainers ?? []).map((c) => containerStatus(input, c, 'init', defaultWaiting));
   const statuses = spec.containers.map((c) => containerStatus(input, c, 'regular', defaultWaiting));
-  let phase = podPhase(pod, initStatuses, statuses);
+  let phase = podPhase(pod, initStatuses, statuses, input.terminating);
   // Terminal phases never go back (kubelet status manager).
   if (prev?.phase === 'Succeeded' || prev?.phase === 'Failed') phase = prev.phase;
 

@@ -1,0 +1,99 @@
+/**
+ * Garbage collection on schedules (kubelet kuberuntime_gc.go, images/image_gc_manager.go):
+ *
+ *   containers  every minute: keep the newest dead container per (pod, container); remove the rest
+ *               (and exited containers of sandboxes that are gone)
+ *   images      every 5 minutes: above imageGCHighThresholdPercent of the image filesystem, remove
+ *               unused images (oldest first, not the sandbox image) down to the low threshold
+ *   cni         every 5 minutes: CNI GC of cached attachments whose sandbox no longer exists
+ *
+ * Each job takes its own deadline and never overlaps itself.
+ */
+import { statfs } from 'node:fs/promises';
+import { describeError, hasCode, type Logger } from '@nodelet/base';
+import type { ImageService, RuntimeService } from './runtime/cri.js';
+import type { Pleg } from './pleg/pleg.js';
+
+const JOB_TIMEOUT_MS = 120_000;
+
+export interface HousekeepingOptions {
+  runtime: RuntimeService;
+  images: ImageService;
+  pleg: Pleg;
+  log: Logger;
+  imageGCHighThresholdPercent: number;
+  imageGCLowThresholdPercent: number;
+  imageMinimumGCAgeMs: number;
+  /** Image refs never removed (the sandbox image). */
+  pinnedImages: () => string[];
+  cniGc?: (liveSandboxIds: string[], signal: AbortSignal) => Promise<number>;
+  now: () => number;
+}
+
+/** Removes dead containers beyond the newest one per (pod, container name). Returns how many. */
+export async function collectContainers(o: HousekeepingOptions, signal: AbortSignal): Promise<number> {
+  let removed = 0;
+  for (const pod of o.pleg.all().values()) {
+    const liveSandboxes = new Set(pod.sandboxes.map((s) => s.id));
+    const seen = new Set<string>();
+    for (const c of pod.containers) {
+      if (c.state === 'running' || c.state === 'created') continue;
+      const key = `${c.type}/${c.name}`;
+      const keep = !seen.has(key) && liveSandboxes.has(c.sandboxId);
+      seen.add(key);
+      if (keep) continue;
+      try {
+        await o.runtime.removeContainer({ containerId: c.id }, { signal });
+        removed++;
+      } catch (err) {
+        if (!hasCode(err, 'ERR_NOT_FOUND')) throw err;
+      }
+    }
+  }
+  if (removed > 0) o.pleg.relistSoon();
+  return removed;
+}
+
+/** Image GC at the thresholds. Returns bytes freed. */
+export async function collectImages(o: HousekeepingOptions, signal: AbortSignal): Promise<number> {
+  const fs = await o.images.imageFsInfo({}, { signal });
+  const mount = fs.imageFilesystems[0]?.fsId?.mountpoint;
+  if (!mount) return 0;
+  const st = await statfs(mount);
+  const capacity = st.blocks * st.bsize;
+  const used = capacity - st.bavail * st.bsize;
+  if (capacity <= 0 || (used * 100) / capacity < o.imageGCHighThresholdPercent) return 0;
+  const target = used - (capacity * o.imageGCLowThresholdPercent) / 100;
+  const inUse = new Set<string>();
+  for (const p of o.pleg.all().values()) for (const c of p.containers) inUse.add(c.imageRef).add(c.image);
+  const pinned = new Set(o.pinnedImages());
+  const list = await o.images.listImages({}, { signal });
+  const candidates = list.images.filter((img) => !inUse.has(img.id) && !img.repoTags.some((t) => pinned.has(t) || inUse.has(t)) && !img.pinned);
+  let freed = 0;
+  for (const img of candidates) {
+    if (freed >= target) break;
+    try {
+      await o.images.removeImage({ image: { image: img.id } }, { signal });
+      freed += Number(img.size);
+      o.log.info({ image: img.repoTags[0] ?? img.id, bytes: Number(img.size) }, 'Image garbage collected');
+    } catch (err) {
+      if (!hasCode(err, 'ERR_NOT_FOUND')) o.log.warn({ image: img.id, err: describeError(err) }, 'Image removal failed');
+    }
+  }
+  return freed;
+}
+
+/** Runs a job unless the previous run is still going. */
+export function serialJob(name: string, log: Logger, job: (signal: AbortSignal) => Promise<unknown>, stop: AbortSignal): () => void {
+  let running = false;
+  return () => {
+    if (running || stop.aborted) return;
+    running = true;
+    const signal = AbortSignal.timeout(JOB_TIMEOUT_MS);
+    job(signal)
+      .catch((err: unknown) => log.warn({ job: name, err: describeError(err) }, 'Housekeeping job failed'))
+      .finally(() => {
+        running = false;
+      });
+  };
+}

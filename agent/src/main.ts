@@ -1,0 +1,107 @@
+/**
+ * `nodelet agent`: the composition root. Parses flags, loads and validates the configuration
+ * (refusing to start on any invalid field), creates the root logger, starts the Agent, tells
+ * systemd when it is ready, and shuts down on SIGTERM/SIGINT. An unhandled rejection is logged and
+ * the process exits 1 (crash-only: systemd restarts us and recovery is stateless).
+ */
+import { readFile } from 'node:fs/promises';
+import os from 'node:os';
+import { Command, InvalidArgumentError } from 'commander';
+import { pino } from 'pino';
+import { describeError, hasCode, type Logger } from '@nodelet/base';
+import { ApiClient, loadKubeconfig } from '@nodelet/api';
+import { createNotifier } from '@nodelet/systemd';
+import { parseConfigFile, resolveConfig, type AgentConfig, type AgentFlags, type KubeletConfigurationFile } from './config/config.js';
+import { Agent } from './agent.js';
+
+function port(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('must be a port number');
+  return n;
+}
+
+function command(): Command {
+  return new Command('agent')
+    .description('run the node agent: register this node, run its pods through CRI and CNI, report status')
+    .option('--config <file>', 'KubeletConfiguration-style YAML file')
+    .option('--kubeconfig <file>', 'kubeconfig to reach the API server')
+    .option('--node-name <name>', 'name of this node (default: hostname)')
+    .option('--node-ip <ip>', 'InternalIP to report (default: first non-loopback IPv4)')
+    .option('--container-runtime-endpoint <endpoint>', 'CRI socket, e.g. unix:///run/containerd/containerd.sock')
+    .option('--cni-bin-dir <dir>', "the runtime's CNI bin_dir (nodelet-cni is installed there)")
+    .option('--cni-conf-dir <dir>', "the runtime's CNI conf_dir (the nodelet conflist is written there)")
+    .option('--root-dir <dir>', 'agent state: pod volumes, serving certificate (default /var/lib/nodelet)')
+    .option('--pod-manifest-path <dir>', 'directory of static pod manifests')
+    .option('--pod-cidr <cidr>', "this node's pod CIDR when the control plane does not assign one")
+    .option('--port <port>', 'node API port (default 10250)', port)
+    .option('--healthz-port <port>', 'healthz port on 127.0.0.1 (default 10248)', port)
+    .option('--log-level <level>', 'trace|debug|info|warn|error', 'info');
+}
+
+/** Reads and validates everything; throws ERR_INVALID_ARGUMENT naming the field. */
+export async function loadAgentConfig(flags: AgentFlags): Promise<AgentConfig> {
+  let file: KubeletConfigurationFile = {};
+  if (flags.config) {
+    let text: string;
+    try {
+      text = await readFile(flags.config, 'utf8');
+    } catch (err) {
+      throw new Error(`cannot read --config ${flags.config}: ${describeError(err)}`);
+    }
+    file = parseConfigFile(text, flags.config);
+  }
+  return resolveConfig(file, flags, os.hostname());
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const cmd = command();
+  cmd.parse(argv[0] === 'agent' ? argv.slice(1) : argv, { from: 'user' });
+  const opts = cmd.opts<AgentFlags & { logLevel: string }>();
+  const root = pino({ level: opts.logLevel, base: { component: 'agent' } });
+  const log = root as unknown as Logger;
+  let config: AgentConfig;
+  try {
+    config = await loadAgentConfig(opts);
+  } catch (err) {
+    process.stderr.write(`nodelet agent: ${describeError(err)}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  process.on('unhandledRejection', (err) => {
+    root.fatal({ err: describeError(err) }, 'Unhandled rejection');
+    process.exit(1);
+  });
+  let api: ApiClient;
+  try {
+    api = new ApiClient(await loadKubeconfig(config.kubeconfig));
+  } catch (err) {
+    process.stderr.write(`nodelet agent: cannot load kubeconfig${config.kubeconfig ? ` ${config.kubeconfig}` : ''}: ${describeError(err)}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  const notifier = createNotifier({ logger: log });
+  let agent: Agent;
+  try {
+    agent = await Agent.start({ config, api, log });
+  } catch (err) {
+    root.error({ err: describeError(err), code: hasCode(err, 'ERR_UNAVAILABLE') ? 'ERR_UNAVAILABLE' : undefined }, 'Agent failed to start');
+    process.stderr.write(`nodelet agent: ${describeError(err)}\n`);
+    process.exitCode = 1;
+    api.close();
+    return;
+  }
+  await notifier.ready(`node ${config.nodeName} serving on :${agent.nodeApiPort}`);
+  const stopWatchdog = notifier.startWatchdog(() => agent.pleg.healthy());
+  await new Promise<void>((resolve) => {
+    const stop = (sig: string): void => {
+      root.info({ signal: sig }, 'Shutting down');
+      resolve();
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+  stopWatchdog();
+  await notifier.stopping();
+  await agent.close();
+  api.close();
+}

@@ -1,0 +1,124 @@
+/**
+ * The agent's PodSyncer (kubelet SyncPod / SyncTerminatingPod / SyncTerminatedPod): status first,
+ * then runtime work, for the pod workers. Glue between the runtime (CRI), the PLEG cache, the status
+ * manager and the static/mirror pod bookkeeping.
+ *
+ *   syncPod            status ← (spec, cache) · terminal? → terminating · runtime.syncPod
+ *   syncTerminating    runtime.killPod(grace) · wait for a fresh relist showing nothing running · status
+ *   syncTerminated     deleted? → remove containers/sandboxes/volumes/logs · final status · API delete
+ */
+import { AgentError, describeError, type Clock, type Logger } from '@nodelet/base';
+import type { ApiClient, Pod } from '@nodelet/api';
+import type { Pleg } from './pleg/pleg.js';
+import type { PodRuntime } from './runtime/pod-runtime.js';
+import type { ObservedPod } from './runtime/observed.js';
+import type { PodSyncer } from './podworkers/pod-worker.js';
+import { computePodStatus, isTerminalPhase } from './status/pod-status.js';
+import type { StatusManager } from './status/status-manager.js';
+import { deleteMirrorPod, ensureMirrorPod, isStaticPod } from './source/static-pods.js';
+
+export interface PodLifecycleOptions {
+  api: ApiClient;
+  runtime: PodRuntime;
+  pleg: Pleg;
+  status: StatusManager;
+  clock: Clock;
+  log: Logger;
+  hostIP: () => string;
+  runtimeName: () => string;
+  nodeUid: () => string | undefined;
+  /** Whether the API still has this pod UID (false for orphans and force-deleted pods). */
+  inApi(uid: string): boolean;
+  /** Whether a static pod is still in the manifest directory. */
+  staticDesired(uid: string): boolean;
+  onPodStarted?(pod: Pod, seconds: number): void;
+}
+
+export class PodLifecycle implements PodSyncer {
+  readonly #o: PodLifecycleOptions;
+  readonly #started = new Set<string>();
+
+  constructor(o: PodLifecycleOptions) {
+    this.#o = o;
+  }
+
+  #status(pod: Pod, observed: ObservedPod, terminating = false) {
+    const uid = pod.metadata.uid!;
+    const prev = this.#o.status.getStatus(uid) ?? pod.status;
+    const status = computePodStatus({
+      pod: { ...pod, status: prev },
+      observed,
+      failures: this.#o.runtime.failures(uid),
+      hostIP: this.#o.hostIP(),
+      runtimeName: this.#o.runtimeName(),
+      now: this.#o.clock.now(),
+      terminating,
+    });
+    const target = isStaticPod(pod) ? { statusTarget: { name: pod.metadata.name!, namespace: pod.metadata.namespace! } } : {};
+    this.#o.status.setStatus(pod, status, target);
+    return status;
+  }
+
+  async syncPod(signal: AbortSignal, pod: Pod, observed: ObservedPod): Promise<{ terminal: boolean; requeueAfterMs?: number }> {
+    const uid = pod.metadata.uid!;
+    if (isStaticPod(pod)) {
+      try {
+        await ensureMirrorPod(this.#o.api, pod, signal, this.#o.nodeUid());
+      } catch (err) {
+        if (signal.aborted) throw err;
+        this.#o.log.warn({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, err: describeError(err) }, 'Mirror pod not created');
+      }
+    }
+    const status = this.#status(pod, observed);
+    if (isTerminalPhase(status.phase)) return { terminal: true };
+    if (!this.#started.has(uid) && status.containerStatuses?.length && status.containerStatuses.every((c) => c.state?.running)) {
+      this.#started.add(uid);
+      const created = Date.parse(pod.metadata.creationTimestamp ?? '');
+      if (Number.isFinite(created)) this.#o.onPodStarted?.(pod, Math.max(0, (this.#o.clock.now() - created) / 1000));
+    }
+    const r = await this.#o.runtime.syncPod(pod, observed, signal);
+    if (r.changed) this.#o.pleg.relistSoon();
+    return { terminal: false, requeueAfterMs: r.requeueAfterMs };
+  }
+
+  async #fresh(uid: string, signal: AbortSignal): Promise<ObservedPod> {
+    await this.#o.pleg.waitNewerThan(this.#o.clock.now(), signal);
+    return this.#o.pleg.get(uid);
+  }
+
+  async syncTerminatingPod(signal: AbortSignal, pod: Pod, observed: ObservedPod, gracePeriodS: number): Promise<void> {
+    const uid = pod.metadata.uid!;
+    await this.#o.runtime.killPod(pod, observed, gracePeriodS, signal);
+    const after = await this.#fresh(uid, signal);
+    const still = after.containers.filter((c) => c.state === 'running');
+    if (still.length > 0 || after.sandboxes.some((s) => s.ready)) {
+      throw new AgentError('ERR_UNAVAILABLE', `pod "${pod.metadata.namespace}/${pod.metadata.name}" still has running containers [${still.map((c) => c.name).join(' ')}] after kill`);
+    }
+    if (this.#o.inApi(uid) || isStaticPod(pod)) this.#status(pod, after, true);
+  }
+
+  async syncTerminatedPod(signal: AbortSignal, pod: Pod, deleted: boolean): Promise<void> {
+    const uid = pod.metadata.uid!;
+    const observed = await this.#fresh(uid, signal);
+    const inApi = this.#o.inApi(uid);
+    if (!deleted) {
+      // Finished by itself (Succeeded/Failed): containers stay for `kubectl logs` until deletion.
+      if (inApi || isStaticPod(pod)) this.#status(pod, observed, true);
+      return;
+    }
+    await this.#o.runtime.removePod(pod, observed, signal);
+    this.#o.runtime.forget(uid);
+    this.#started.delete(uid);
+    if (isStaticPod(pod)) {
+      this.#o.status.forget(uid);
+      if (!this.#o.staticDesired(uid)) await deleteMirrorPod(this.#o.api, pod, signal);
+      return;
+    }
+    if (inApi && pod.metadata.deletionTimestamp) {
+      this.#status(pod, observed, true);
+      this.#o.status.requestDelete(pod);
+    } else {
+      this.#o.status.forget(uid);
+    }
+  }
+}

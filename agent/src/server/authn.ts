@@ -1,0 +1,76 @@
+/**
+ * Authentication of node API requests (kubelet server/auth.go, authn only):
+ *   1 a client certificate that verifies against `authentication.x509.clientCAFile`;
+ *   2 a bearer token the API server accepts, checked with a TokenReview (results cached for
+ *     `authentication.webhook.cacheTTL`, 2 min);
+ *   3 anonymous, only when `authentication.anonymous.enabled`.
+ * Anything else is 401. Tokens are never logged.
+ */
+import { createHash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import { describeError, type Clock, type Logger } from '@nodelet/base';
+import type { ApiClient, KubeObject, ResourceType } from '@nodelet/api';
+
+const TOKEN_REVIEWS: ResourceType = { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenReview', plural: 'tokenreviews', singular: 'tokenreview', namespaced: false };
+
+export interface AuthnOptions {
+  api: ApiClient;
+  clock: Clock;
+  log: Logger;
+  anonymous: boolean;
+  webhook: boolean;
+  cacheTTLMs: number;
+  clientCA: boolean;
+}
+
+export interface AuthResult {
+  ok: boolean;
+  user?: string;
+  reason?: string;
+}
+
+interface TokenReviewResult {
+  status?: { authenticated?: boolean; user?: { username?: string }; error?: string };
+}
+
+export class NodeApiAuthenticator {
+  readonly #o: AuthnOptions;
+  readonly #cache = new Map<string, { until: number; result: AuthResult }>();
+
+  constructor(o: AuthnOptions) {
+    this.#o = o;
+  }
+
+  async authenticate(req: IncomingMessage): Promise<AuthResult> {
+    const sock = req.socket as TLSSocket;
+    if (this.#o.clientCA && sock.authorized) {
+      const cn = sock.getPeerCertificate()?.subject?.CN;
+      return { ok: true, user: String(cn ?? 'client-cert') };
+    }
+    const auth = req.headers.authorization;
+    const m = auth ? /^Bearer\s+(\S+)$/i.exec(auth) : null;
+    if (m && this.#o.webhook) return this.#token(m[1]!);
+    if (this.#o.anonymous) return { ok: true, user: 'system:anonymous' };
+    return { ok: false, reason: m ? 'token authentication is disabled' : 'no credentials: send a bearer token or a client certificate' };
+  }
+
+  async #token(token: string): Promise<AuthResult> {
+    const key = createHash('sha256').update(token).digest('hex');
+    const now = this.#o.clock.now();
+    const hit = this.#cache.get(key);
+    if (hit && hit.until > now) return hit.result;
+    let result: AuthResult;
+    try {
+      const body = { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', metadata: {}, spec: { token } } as KubeObject;
+      const review = (await this.#o.api.create(TOKEN_REVIEWS, body, { signal: AbortSignal.timeout(10_000) })) as TokenReviewResult;
+      result = review.status?.authenticated ? { ok: true, user: review.status.user?.username } : { ok: false, reason: 'token rejected by the API server' };
+    } catch (err) {
+      this.#o.log.warn({ err: describeError(err) }, 'TokenReview failed');
+      return { ok: false, reason: 'token could not be verified with the API server' };
+    }
+    this.#cache.set(key, { until: now + this.#o.cacheTTLMs, result });
+    if (this.#cache.size > 1000) this.#cache.delete(this.#cache.keys().next().value!);
+    return result;
+  }
+}

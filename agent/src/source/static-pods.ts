@@ -1,0 +1,128 @@
+/**
+ * Static pods from `--pod-manifest-path` (kubelet config/file.go) and their mirror pods
+ * (pod/mirror_client.go).
+ *
+ * Every `fileCheckFrequency` the directory is read; each *.yaml/*.yml/*.json file holds one Pod.
+ * The agent names it `<name>-<node>`, gives it a UID derived from the file content and the node (so
+ * the same manifest keeps its UID across agent restarts, and an edit makes it a new pod), and
+ * publishes a mirror pod in the API with annotation `kubernetes.io/config.mirror`, which the agent
+ * never runs itself: it only carries the static pod's status for kubectl.
+ */
+import { createHash } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { describeError, hasCode, type Logger } from '@nodelet/base';
+import { PODS, defaultPodSpec, type ApiClient, type Pod } from '@nodelet/api';
+
+export const CONFIG_SOURCE = 'kubernetes.io/config.source';
+export const CONFIG_HASH = 'kubernetes.io/config.hash';
+export const CONFIG_MIRROR = 'kubernetes.io/config.mirror';
+
+export function isMirrorPod(p: Pod): boolean {
+  return p.metadata.annotations?.[CONFIG_MIRROR] !== undefined;
+}
+
+export function isStaticPod(p: Pod): boolean {
+  return p.metadata.annotations?.[CONFIG_SOURCE] === 'file';
+}
+
+/** Parses one manifest into the static pod the agent runs. Throws with the file named. */
+export function staticPodFromManifest(text: string, file: string, nodeName: string): Pod {
+  let doc: unknown;
+  try {
+    doc = file.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
+  } catch (err) {
+    throw new Error(`static pod ${file}: not valid YAML/JSON: ${describeError(err)}`);
+  }
+  const pod = doc as Pod;
+  if (!pod || typeof pod !== 'object' || pod.kind !== 'Pod' || !pod.metadata?.name || !pod.spec?.containers?.length) {
+    throw new Error(`static pod ${file}: must be a Pod with metadata.name and at least one container`);
+  }
+  const uid = createHash('md5').update(nodeName).update(text).digest('hex');
+  const uuid = `${uid.slice(0, 8)}-${uid.slice(8, 12)}-${uid.slice(12, 16)}-${uid.slice(16, 20)}-${uid.slice(20, 32)}`;
+  defaultPodSpec(pod.spec as unknown as Record<string, unknown>);
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      ...pod.metadata,
+      name: `${pod.metadata.name}-${nodeName}`,
+      namespace: pod.metadata.namespace ?? 'default',
+      uid: uuid,
+      annotations: { ...(pod.metadata.annotations ?? {}), [CONFIG_SOURCE]: 'file', [CONFIG_HASH]: uuid },
+      creationTimestamp: undefined,
+    },
+    spec: { ...pod.spec, nodeName },
+  };
+}
+
+/** Reads every manifest of the directory. Bad files are reported and skipped. */
+export async function readStaticPods(dir: string, nodeName: string, log: Logger): Promise<Pod[]> {
+  let names: string[];
+  try {
+    names = (await readdir(dir)).filter((n) => /\.(ya?ml|json)$/.test(n) && !n.startsWith('.')).sort();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  const pods: Pod[] = [];
+  for (const n of names) {
+    try {
+      pods.push(staticPodFromManifest(await readFile(join(dir, n), 'utf8'), n, nodeName));
+    } catch (err) {
+      log.warn({ file: n, err: describeError(err) }, 'Static pod manifest skipped');
+    }
+  }
+  return pods;
+}
+
+/** The mirror pod of a static pod, as created in the API. */
+export function mirrorPodFor(pod: Pod, nodeUid?: string): Pod {
+  const hash = pod.metadata.annotations?.[CONFIG_HASH] ?? pod.metadata.uid!;
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: pod.metadata.name,
+      namespace: pod.metadata.namespace,
+      labels: pod.metadata.labels,
+      annotations: { ...(pod.metadata.annotations ?? {}), [CONFIG_MIRROR]: hash },
+      ...(nodeUid ? { ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: pod.spec!.nodeName!, uid: nodeUid, controller: true }] } : {}),
+    },
+    spec: pod.spec,
+  };
+}
+
+/**
+ * Creates the mirror pod when missing; replaces a mirror pod of an older manifest version.
+ * Returns the mirror pod's UID when it exists afterwards.
+ */
+export async function ensureMirrorPod(api: ApiClient, pod: Pod, signal: AbortSignal, nodeUid?: string): Promise<string | undefined> {
+  const ns = pod.metadata.namespace!;
+  const name = pod.metadata.name!;
+  const hash = pod.metadata.annotations?.[CONFIG_HASH];
+  try {
+    const existing = await api.get(PODS, name, { namespace: ns, signal });
+    if (existing.metadata.annotations?.[CONFIG_MIRROR] === hash && !existing.metadata.deletionTimestamp) return existing.metadata.uid;
+    await api.delete(PODS, name, { namespace: ns, gracePeriodSeconds: 0, preconditions: { uid: existing.metadata.uid }, signal });
+  } catch (err) {
+    if (!hasCode(err, 'ERR_NOT_FOUND')) throw err;
+  }
+  try {
+    const created = await api.create(PODS, mirrorPodFor(pod, nodeUid), { namespace: ns, signal });
+    return created.metadata.uid;
+  } catch (err) {
+    if (hasCode(err, 'ERR_ALREADY_EXISTS')) return undefined;
+    throw err;
+  }
+}
+
+/** Deletes the mirror pod of a static pod that is gone from the directory. */
+export async function deleteMirrorPod(api: ApiClient, pod: Pod, signal: AbortSignal): Promise<void> {
+  try {
+    await api.delete(PODS, pod.metadata.name!, { namespace: pod.metadata.namespace!, gracePeriodSeconds: 0, signal });
+  } catch (err) {
+    if (!hasCode(err, 'ERR_NOT_FOUND')) throw err;
+  }
+}

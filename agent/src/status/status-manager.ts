@@ -1,0 +1,170 @@
+/**
+ * The one writer of pod status (kubelet status/status_manager.go).
+ *
+ *   setStatus(pod, s) ──▶ cache[uid] = {version++, status}  ──wake──▶ writer loop
+ *   writer loop: for each entry whose version > sent version: merge-patch pods/<name>/status
+ *                every 10 s anyway (resync), at most `concurrency` patches in flight
+ *   requestDelete(pod): once the latest status is written, DELETE with grace 0 + uid precondition
+ *
+ * Coalescing: many setStatus calls between two writes cost one PATCH; a status equal to the one
+ * last written costs none. Stale versions are never written over newer ones.
+ */
+import { Wakeup, delay, describeError, hasCode, isAbortError, type Clock, type Logger } from '@nodelet/base';
+import { PODS, type ApiClient, type Pod, type PodStatus } from '@nodelet/api';
+
+interface Entry {
+  namespace: string;
+  name: string;
+  uid: string;
+  /** For static pods the status goes to the mirror pod, which has its own UID (no precondition). */
+  checkUid: boolean;
+  version: number;
+  sentVersion: number;
+  status: PodStatus;
+  sentJson?: string;
+  deleteRequested: boolean;
+  deleted: boolean;
+}
+
+export interface StatusManagerOptions {
+  api: ApiClient;
+  clock: Clock;
+  log: Logger;
+  resyncMs?: number;
+  concurrency?: number;
+  /** Notified after a pod was deleted from the API (final step of its lifecycle). */
+  onDeleted?(uid: string): void;
+}
+
+export class StatusManager {
+  readonly #o: StatusManagerOptions;
+  readonly #entries = new Map<string, Entry>();
+  readonly #wake = new Wakeup();
+  readonly #idle: Array<() => void> = [];
+
+  constructor(o: StatusManagerOptions) {
+    this.#o = o;
+  }
+
+  /** The latest status set for a pod (the base the next computation starts from). */
+  getStatus(uid: string): PodStatus | undefined {
+    return this.#entries.get(uid)?.status;
+  }
+
+  /** Records a new status. Synchronous; the write happens in the background. */
+  setStatus(pod: Pod, status: PodStatus, opts: { statusTarget?: { name: string; namespace: string; uid?: string } } = {}): void {
+    const uid = pod.metadata.uid!;
+    let e = this.#entries.get(uid);
+    if (!e) {
+      const target = opts.statusTarget ?? { name: pod.metadata.name!, namespace: pod.metadata.namespace!, uid };
+      e = { namespace: target.namespace, name: target.name, uid: target.uid ?? uid, checkUid: !!target.uid, version: 0, sentVersion: 0, status, deleteRequested: false, deleted: false };
+      this.#entries.set(uid, e);
+    }
+    e.status = status;
+    e.version++;
+    this.#wake.notify();
+  }
+
+  /** Deletes the pod from the API (grace 0, uid precondition) once its final status is written. */
+  requestDelete(pod: Pod): void {
+    const e = this.#entries.get(pod.metadata.uid!);
+    if (!e) {
+      this.setStatus(pod, pod.status ?? {});
+      return this.requestDelete(pod);
+    }
+    e.deleteRequested = true;
+    this.#wake.notify();
+  }
+
+  forget(uid: string): void {
+    this.#entries.delete(uid);
+  }
+
+  /** Resolves when nothing is waiting to be written (tests, shutdown). */
+  async flushed(signal: AbortSignal): Promise<void> {
+    while (this.#pendingCount() > 0) {
+      await new Promise<void>((resolve, reject) => {
+        this.#idle.push(resolve);
+        signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+      });
+    }
+  }
+
+  #pendingCount(): number {
+    let n = 0;
+    for (const e of this.#entries.values()) if (this.#dirty(e)) n++;
+    return n;
+  }
+
+  #dirty(e: Entry): boolean {
+    return !e.deleted && (e.version > e.sentVersion || (e.deleteRequested && e.version === e.sentVersion));
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    const resync = this.#o.resyncMs ?? 10_000;
+    const limit = this.#o.concurrency ?? 8;
+    let lastResync = this.#o.clock.now();
+    while (!signal.aborted) {
+      try {
+        await Promise.race([this.#wake.wait(signal), delay(resync, signal)]);
+      } catch (err) {
+        if (isAbortError(err) || signal.aborted) return;
+        throw err;
+      }
+      const force = this.#o.clock.now() - lastResync >= resync;
+      if (force) lastResync = this.#o.clock.now();
+      const work = [...this.#entries.values()].filter((e) => this.#dirty(e) || (force && !e.deleted));
+      let failed = false;
+      for (let i = 0; i < work.length; i += limit) {
+        const results = await Promise.all(work.slice(i, i + limit).map((e) => this.#write(e, signal, force)));
+        failed ||= results.includes(false);
+      }
+      if (this.#pendingCount() === 0) for (const r of this.#idle.splice(0)) r();
+      else if (failed) await delay(500, signal).catch(() => undefined);
+      else this.#wake.notify();
+    }
+  }
+
+  /** Returns false when the write failed and should be retried. */
+  async #write(e: Entry, signal: AbortSignal, force: boolean): Promise<boolean> {
+    const version = e.version;
+    const status = e.status;
+    const json = JSON.stringify(status);
+    try {
+      if (json !== e.sentJson || force) {
+        const patch: Record<string, unknown> = { status };
+        if (e.checkUid) patch.metadata = { uid: e.uid };
+        await this.#o.api.patch(PODS, e.name, patch, { type: 'merge', namespace: e.namespace, subresource: 'status', signal });
+        e.sentJson = json;
+      }
+      e.sentVersion = Math.max(e.sentVersion, version);
+      if (e.deleteRequested && e.sentVersion === e.version) {
+        await this.#o.api.delete(PODS, e.name, {
+          namespace: e.namespace,
+          gracePeriodSeconds: 0,
+          ...(e.checkUid ? { preconditions: { uid: e.uid } } : {}),
+          signal,
+        });
+        this.#finishDelete(e);
+      }
+      return true;
+    } catch (err) {
+      if (hasCode(err, 'ERR_NOT_FOUND') || (e.deleteRequested && hasCode(err, 'ERR_CONFLICT'))) {
+        // Gone already (or replaced by a pod with another UID): nothing more to write.
+        this.#finishDelete(e);
+        return true;
+      }
+      if (!signal.aborted) this.#o.log.warn({ pod: `${e.namespace}/${e.name}`, podUID: e.uid, err: describeError(err) }, 'Pod status update failed');
+      return false;
+    }
+  }
+
+  #finishDelete(e: Entry): void {
+    e.deleted = true;
+    e.sentVersion = e.version;
+    for (const [uid, x] of this.#entries) if (x === e) {
+      this.#entries.delete(uid);
+      this.#o.onDeleted?.(uid);
+    }
+  }
+}
