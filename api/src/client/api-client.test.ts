@@ -251,3 +251,25 @@ test('getRaw and stream read non-JSON endpoints', async (t) => {
   const version = JSON.parse((await c.getRaw('/version')).toString()) as { minor: string };
   assert.equal(version.minor, '32');
 });
+
+test('a silent watch ends on the client side once timeoutSeconds (plus grace) has passed', async (t) => {
+  const held: http.ServerResponse[] = [];
+  const srv = http.createServer((_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.flushHeaders();
+    held.push(res); // never writes an event and never ends: a half-open connection
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+  t.after(async () => {
+    srv.closeAllConnections();
+    await new Promise<void>((r) => srv.close(() => r()));
+  });
+  const c = new ApiClient({ server: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`, watchDeadlineGraceMs: 0 });
+  t.after(() => c.close());
+  const started = Date.now();
+  const events: unknown[] = [];
+  for await (const e of c.watch(PODS, { timeoutSeconds: 1 })) events.push(e);
+  const elapsed = Date.now() - started;
+  assert.deepEqual(events, []);
+  assert.ok(elapsed >= 950 && elapsed < 3000, `ended after ${elapsed} ms`);
+});

@@ -4,7 +4,7 @@
  * are AgentErrors translated in ./errors.ts (`hasCode(err, 'ERR_NOT_FOUND')`, `statusOf(err)`).
  */
 import type { Readable } from 'node:stream';
-import { AgentError } from '@nodelet/base';
+import { AgentError, linkAbort } from '@nodelet/base';
 import type { DeleteOptions, KubeList, KubeObject, Status, WatchEvent } from '../types/meta.js';
 import { apiVersionOf, resourcePath, type ResourceType } from '../types/resources.js';
 import { Transport, type TransportOptions } from './transport.js';
@@ -23,15 +23,21 @@ import {
 } from './options.js';
 import { ResourceClient } from './resource-client.js';
 
-export type ApiClientOptions = TransportOptions;
+export interface ApiClientOptions extends TransportOptions {
+  /** How long past a watch's `timeoutSeconds` a silent watch may stay open before the client ends it (default 30 s). */
+  watchDeadlineGraceMs?: number;
+}
 
 type Query = Record<string, string | number | boolean | undefined>;
 
+
 export class ApiClient {
   readonly #t: Transport;
+  readonly #watchGraceMs: number;
 
   constructor(opts: ApiClientOptions) {
     this.#t = new Transport(opts);
+    this.#watchGraceMs = opts.watchDeadlineGraceMs ?? 30_000;
   }
 
   /** The server URL this client talks to. */
@@ -146,19 +152,29 @@ export class ApiClient {
       fieldSelector: o.fieldSelector || undefined,
     };
     const t = this.#t;
+    const graceMs = this.#watchGraceMs;
     return {
       async *[Symbol.asyncIterator]() {
-        const res = await t.stream({ method: 'GET', path, query, signal: o.signal, timeoutMs: o.timeoutMs });
+        // A half-open connection sends nothing, forever: past the server's own deadline (plus
+        // grace) we end the watch as if the server had, and the caller re-watches.
+        const deadline = o.timeoutSeconds ? linkAbort(o.signal, o.timeoutSeconds * 1000 + graceMs) : undefined;
+        const signal = deadline?.signal ?? o.signal;
         try {
-          for await (const v of parseJsonLines(res.body as AsyncIterable<Buffer>, `watch ${path}`)) {
-            yield toWatchEvent<T>(v, path);
+          const res = await t.stream({ method: 'GET', path, query, signal, timeoutMs: o.timeoutMs });
+          try {
+            for await (const v of parseJsonLines(res.body as AsyncIterable<Buffer>, `watch ${path}`)) {
+              yield toWatchEvent<T>(v, path);
+            }
+          } catch (err) {
+            if (o.signal?.aborted) throw o.signal.reason instanceof Error ? o.signal.reason : err;
+            if (deadline?.signal.aborted) return;
+            if (err instanceof AgentError) throw err;
+            throw new AgentError('ERR_UNAVAILABLE', `watch ${path}: connection to API server lost`, { cause: err, retryable: true });
+          } finally {
+            res.body.destroy();
           }
-        } catch (err) {
-          if (o.signal?.aborted) throw o.signal.reason instanceof Error ? o.signal.reason : err;
-          if (err instanceof AgentError) throw err;
-          throw new AgentError('ERR_UNAVAILABLE', `watch ${path}: connection to API server lost`, { cause: err, retryable: true });
         } finally {
-          res.body.destroy();
+          deadline?.dispose();
         }
       },
     };

@@ -167,7 +167,9 @@ export class Informer<T extends KubeObject> {
         if (outcome === 'expired') needList = true;
       } catch (err) {
         if (stop.aborted) break;
-        if (hasCode(err, 'ERR_GONE')) {
+        // 410 on a watch means our RV is compacted: relist at once. 410 on the list itself
+        // (an expired continue token) is retried with backoff so it cannot spin.
+        if (hasCode(err, 'ERR_GONE') && !needList) {
           this.#log.info({ rv: this.#lastRV }, 'Watch expired, relisting');
           needList = true;
           continue;
