@@ -6,6 +6,11 @@ import { runController, SharedInformers, type Controller } from './runtime.js';
 import { DeploymentController } from './deployment/controller.js';
 import { ReplicaSetController } from './replicaset/controller.js';
 import { GarbageCollector } from './gc/controller.js';
+import { NodeLifecycleController } from './nodelifecycle/controller.js';
+import { NodeIpamController } from './ipam/controller.js';
+import { NamespaceController } from './namespace/controller.js';
+import { ServiceAccountController } from './namespace/serviceaccount-controller.js';
+import { EndpointsController, EndpointSliceController } from './endpoints/controller.js';
 
 export { SharedInformers, runController, type Controller } from './runtime.js';
 
@@ -49,6 +54,12 @@ const FACTORIES: Record<string, Factory> = {
   deployment: (d) => new DeploymentController(d),
   replicaset: (d) => new ReplicaSetController(d),
   garbagecollector: (d) => new GarbageCollector(d),
+  nodelifecycle: (d) => new NodeLifecycleController(d),
+  nodeipam: (d) => new NodeIpamController(d),
+  namespace: (d) => new NamespaceController(d),
+  serviceaccount: (d) => new ServiceAccountController(d),
+  endpoints: (d) => new EndpointsController(d),
+  endpointslice: (d) => new EndpointSliceController(d),
 };
 
 /**

@@ -1,0 +1,122 @@
+// Node lifecycle, IPAM, namespaces, service accounts and endpoints, against the in-memory API server.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ENDPOINTS, ENDPOINTSLICES, LEASES, NAMESPACES, NODES, PODS, SERVICEACCOUNTS, SERVICES, type Node, type Pod } from '@nodelet/api';
+import { InMemoryApiServer } from '@nodelet/api/testing';
+import { noopLogger } from '@nodelet/base';
+import { FakeClock } from '@nodelet/base/testing';
+import { startControllerManager } from './index.js';
+import { until } from './testing/wait.js';
+
+const T0 = Date.parse('2026-01-01T00:00:00Z');
+const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+function readyNode(name: string): Node {
+  return {
+    metadata: { name },
+    spec: {},
+    status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', lastHeartbeatTime: iso(T0), lastTransitionTime: iso(T0) }] },
+  };
+}
+
+test('node lifecycle: silent lease → Unknown + unreachable taints → eviction after 300 s; recovery removes taints', async (t) => {
+  const server = await InMemoryApiServer.start();
+  t.after(() => server.close());
+  const client = server.client();
+  const clock = new FakeClock(T0);
+  server.seed(NODES, readyNode('n1'));
+  server.seed(LEASES, { metadata: { name: 'n1', namespace: 'kube-node-lease' }, spec: { holderIdentity: 'n1', leaseDurationSeconds: 40, renewTime: '2026-01-01T00:00:00.000000Z' } });
+  const tolerant: Pod = { metadata: { name: 'tolerant', namespace: 'default' }, spec: { nodeName: 'n1', containers: [{ name: 'c' }], tolerations: [{ operator: 'Exists' }] }, status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] } };
+  const plain: Pod = { metadata: { name: 'plain', namespace: 'default' }, spec: { nodeName: 'n1', containers: [{ name: 'c' }] }, status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] } };
+  server.seed(PODS, tolerant);
+  server.seed(PODS, plain);
+  const cm = await startControllerManager({ client, logger: noopLogger, signal: new AbortController().signal, clock, controllers: ['nodelifecycle', 'nodeipam'] });
+  t.after(() => cm.close());
+  const nodes = client.resource(NODES);
+
+  // IPAM runs too: the node gets the first /24.
+  const withCidr = await until('pod CIDR', async () => (await nodes.get('n1')).spec?.podCIDR);
+  assert.equal(withCidr, '10.244.0.0/24');
+
+  // 40 s of silence is within the 50 s grace period.
+  clock.advance(40_000);
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal((await nodes.get('n1')).status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True');
+
+  clock.advance(15_000);
+  const unknown = await until('Ready=Unknown and taints', async () => {
+    const n = await nodes.get('n1');
+    return n.spec?.taints?.length === 2 ? n : undefined;
+  });
+  const ready = unknown.status?.conditions?.find((c) => c.type === 'Ready');
+  assert.deepEqual([ready?.status, ready?.reason], ['Unknown', 'NodeStatusUnknown']);
+  assert.deepEqual(unknown.spec?.taints?.map((x) => `${x.key}:${x.effect}`), ['node.kubernetes.io/unreachable:NoSchedule', 'node.kubernetes.io/unreachable:NoExecute']);
+  await until('pods marked not ready', async () => ((await client.resource(PODS, 'default').get('plain')).status?.conditions?.find((c) => c.type === 'Ready')?.status === 'False' ? true : undefined));
+
+  // 300 s after the taint: the pod without tolerations (default 300 s) goes, the tolerant one stays.
+  const deleting = async (): Promise<string[]> => (await client.resource(PODS, 'default').list()).items.filter((p) => p.metadata.deletionTimestamp).map((p) => p.metadata.name!);
+  clock.advance(290_000);
+  await new Promise((r) => setTimeout(r, 100));
+  assert.deepEqual(await deleting(), []);
+  clock.advance(15_000);
+  await until('plain evicted', async () => ((await deleting()).join() === 'plain' ? true : undefined));
+
+  // The agent comes back: Ready=True → the unreachable taints go.
+  const cur = await nodes.get('n1');
+  const back = iso(clock.now());
+  await nodes.patchStatus('n1', { status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', lastHeartbeatTime: back, lastTransitionTime: back }, ...(cur.status?.conditions ?? []).filter((c) => c.type !== 'Ready')] } }, { type: 'merge' });
+  await until('taints removed', async () => ((await nodes.get('n1')).spec?.taints?.length ? undefined : true));
+});
+
+test('IPAM releases the CIDR of a deleted node; namespaces get a default ServiceAccount and are emptied on delete', async (t) => {
+  const server = await InMemoryApiServer.start();
+  t.after(() => server.close());
+  const client = server.client();
+  const cm = await startControllerManager({ client, logger: noopLogger, signal: new AbortController().signal, controllers: ['nodeipam', 'namespace', 'serviceaccount'] });
+  t.after(() => cm.close());
+  const nodes = client.resource(NODES);
+  await nodes.create(readyNode('a'));
+  await until('a cidr', async () => (await nodes.get('a')).spec?.podCIDR);
+  await nodes.create(readyNode('b'));
+  assert.equal(await until('b cidr', async () => (await nodes.get('b')).spec?.podCIDR), '10.244.1.0/24');
+  await nodes.delete('a');
+  await new Promise((r) => setTimeout(r, 100));
+  await nodes.create(readyNode('c'));
+  assert.equal(await until('c cidr', async () => (await nodes.get('c')).spec?.podCIDR), '10.244.0.0/24');
+
+  // The in-memory server honours only metadata.finalizers: a test hold keeps the namespace visible.
+  await client.resource(NAMESPACES).create({ metadata: { name: 'team', finalizers: ['nodelet.test/hold'] }, spec: { finalizers: ['kubernetes'] } });
+  await until('default SA', async () => (await client.resource(SERVICEACCOUNTS, 'team').list()).items.find((s) => s.metadata.name === 'default'));
+  await client.resource(SERVICES, 'team').create({ metadata: { name: 's', namespace: 'team' }, spec: { ports: [{ port: 80 }] } });
+  await client.resource(NAMESPACES).delete('team');
+  const finalized = await until('namespace finalized', async () => {
+    const ns = await client.resource(NAMESPACES).get('team');
+    return ns.spec?.finalizers?.length === 0 ? ns : undefined;
+  });
+  assert.equal(finalized.status?.phase, 'Terminating');
+  assert.equal((await client.resource(SERVICES, 'team').list()).items.length, 0);
+  assert.equal((await client.resource(SERVICEACCOUNTS, 'team').list()).items.length, 0);
+});
+
+test('endpoints and slices follow ready pods of a service', async (t) => {
+  const server = await InMemoryApiServer.start();
+  t.after(() => server.close());
+  const client = server.client();
+  const cm = await startControllerManager({ client, logger: noopLogger, signal: new AbortController().signal, controllers: ['endpoints', 'endpointslice'] });
+  t.after(() => cm.close());
+  await client.resource(SERVICES, 'default').create({ metadata: { name: 'web', namespace: 'default' }, spec: { selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] } });
+  const pods = client.resource(PODS, 'default');
+  await pods.create({ metadata: { name: 'p1', namespace: 'default', labels: { app: 'web' } }, spec: { nodeName: 'n1', containers: [{ name: 'c' }] } });
+  await pods.patchStatus('p1', { status: { phase: 'Running', podIP: '10.244.0.5', conditions: [{ type: 'Ready', status: 'False' }] } }, { type: 'merge' });
+  const notReady = await until('notReadyAddresses', async () => (await client.resource(ENDPOINTS, 'default').get('web')).subsets?.[0]?.notReadyAddresses);
+  assert.equal(notReady[0]?.ip, '10.244.0.5');
+  await pods.patchStatus('p1', { status: { conditions: [{ type: 'Ready', status: 'True' }] } }, { type: 'merge' });
+  const ep = await until('ready address', async () => (await client.resource(ENDPOINTS, 'default').get('web')).subsets?.[0]?.addresses);
+  assert.deepEqual(ep.map((a) => a.ip), ['10.244.0.5']);
+  const slice = await until('slice', async () => (await client.resource(ENDPOINTSLICES, 'default').list()).items.find((s) => s.endpoints.length === 1 && s.endpoints[0]?.conditions?.ready));
+  assert.equal(slice.metadata.labels?.['kubernetes.io/service-name'], 'web');
+  assert.deepEqual(slice.ports, [{ name: 'http', port: 8080, protocol: 'TCP' }]);
+  assert.equal(slice.metadata.ownerReferences?.[0]?.kind, 'Service');
+  await pods.delete('p1', { gracePeriodSeconds: 0 });
+  await until('endpoints emptied', async () => ((await client.resource(ENDPOINTS, 'default').get('web')).subsets?.length === 0 ? true : undefined));
+});

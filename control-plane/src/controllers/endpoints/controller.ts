@@ -1,0 +1,138 @@
+/**
+ * Endpoints and EndpointSlice controllers: for every Service with a selector, keep an Endpoints
+ * object (same name) and EndpointSlices (`<service>-<5 chars>`, labelled
+ * `kubernetes.io/service-name`, owned by the Service) listing the selected pods' IPs (./compute.ts).
+ * A pod change re-syncs the Services in its namespace whose selector matches it (before or after).
+ */
+import { ENDPOINTS, ENDPOINTSLICES, PODS, SERVICES, type ApiClient, type EndpointSlice, type Endpoints, type Pod, type Service } from '@nodelet/api';
+import { hasCode, type Clock, type Logger } from '@nodelet/base';
+import { canonicalJson } from '../deployment/util.js';
+import { newQueue, type Controller, type SharedInformers } from '../runtime.js';
+import { keyOf, newControllerRef, randomSuffix, splitKey } from '../util/pods.js';
+import { MANAGED_BY, MANAGED_BY_LABEL, SERVICE_NAME_LABEL, computeSlices, computeSubsets } from './compute.js';
+
+export interface EndpointsDeps {
+  client: ApiClient;
+  informers: SharedInformers;
+  clock: Clock;
+  random: () => number;
+  logger: Logger;
+}
+
+function selects(svc: Service, pod: Pod | undefined): boolean {
+  const sel = svc.spec?.selector;
+  if (!pod || !sel || Object.keys(sel).length === 0 || svc.metadata.namespace !== pod.metadata.namespace) return false;
+  return Object.entries(sel).every(([k, v]) => pod.metadata.labels?.[k] === v);
+}
+
+/** Wires service and pod events to a queue of service keys (shared by both controllers). */
+function watchServices(informers: SharedInformers, add: (key: string) => void): void {
+  const services = informers.for(SERVICES);
+  services.on({ onAdd: (s) => add(keyOf(s)), onUpdate: (_o, s) => add(keyOf(s)), onDelete: (s) => add(keyOf(s)) });
+  const onPod = (old: Pod | undefined, pod: Pod | undefined): void => {
+    for (const svc of services.list()) if (selects(svc, old) || selects(svc, pod)) add(keyOf(svc));
+  };
+  informers.for(PODS).on({ onAdd: (p) => onPod(undefined, p), onUpdate: (o, p) => onPod(o, p), onDelete: (p) => onPod(p, undefined) });
+}
+
+export class EndpointsController implements Controller {
+  readonly name = 'endpoints';
+  readonly queue;
+  readonly #d: EndpointsDeps;
+  readonly #services;
+  readonly #pods;
+  readonly #endpoints;
+
+  constructor(d: EndpointsDeps) {
+    this.#d = d;
+    this.queue = newQueue(d.clock);
+    this.#services = d.informers.for(SERVICES);
+    this.#pods = d.informers.for(PODS);
+    this.#endpoints = d.informers.for(ENDPOINTS);
+    watchServices(d.informers, (k) => this.queue.add(k));
+  }
+
+  async reconcile(key: string, signal: AbortSignal): Promise<void> {
+    const { namespace, name } = splitKey(key);
+    const api = this.#d.client.resource(ENDPOINTS, namespace);
+    const svc = this.#services.get(key);
+    const cur = this.#endpoints.get(key);
+    if (!svc) {
+      if (cur) await api.delete(name).catch((err) => { if (!hasCode(err, 'ERR_NOT_FOUND')) throw err; });
+      return;
+    }
+    if (!svc.spec?.selector || Object.keys(svc.spec.selector).length === 0) return; // user-managed endpoints
+    const subsets = computeSubsets(svc, this.#pods.list());
+    const labels = { ...(svc.metadata.labels ?? {}) };
+    if (cur && canonicalJson(cur.subsets ?? []) === canonicalJson(subsets) && canonicalJson(cur.metadata.labels ?? {}) === canonicalJson(labels)) return;
+    const body: Endpoints = { apiVersion: 'v1', kind: 'Endpoints', metadata: { name, namespace, labels }, subsets };
+    if (cur) await api.update({ ...body, metadata: { ...body.metadata, resourceVersion: cur.metadata.resourceVersion } }, { signal });
+    else {
+      try {
+        await api.create(body, { signal });
+      } catch (err) {
+        if (!hasCode(err, 'ERR_ALREADY_EXISTS')) throw err;
+        throw new Error(`endpoints "${key}" exist but are not in the cache yet; retrying`, { cause: err });
+      }
+    }
+  }
+}
+
+export class EndpointSliceController implements Controller {
+  readonly name = 'endpointslice';
+  readonly queue;
+  readonly #d: EndpointsDeps;
+  readonly #services;
+  readonly #pods;
+  readonly #slices;
+
+  constructor(d: EndpointsDeps) {
+    this.#d = d;
+    this.queue = newQueue(d.clock);
+    this.#services = d.informers.for(SERVICES);
+    this.#pods = d.informers.for(PODS);
+    this.#slices = d.informers.for(ENDPOINTSLICES);
+    watchServices(d.informers, (k) => this.queue.add(k));
+    this.#slices.on({
+      onDelete: (s) => {
+        const svc = s.metadata.labels?.[SERVICE_NAME_LABEL];
+        if (svc && s.metadata.labels?.[MANAGED_BY_LABEL] === MANAGED_BY) this.queue.add(`${s.metadata.namespace}/${svc}`);
+      },
+    });
+  }
+
+  async reconcile(key: string, signal: AbortSignal): Promise<void> {
+    const { namespace, name } = splitKey(key);
+    const svc = this.#services.get(key);
+    // A deleted Service's slices go with it through the garbage collector (ownerReference).
+    if (!svc?.spec?.selector || Object.keys(svc.spec.selector).length === 0) return;
+    const api = this.#d.client.resource(ENDPOINTSLICES, namespace);
+    const existing = this.#slices
+      .list()
+      .filter((s) => s.metadata.namespace === namespace && s.metadata.labels?.[SERVICE_NAME_LABEL] === name && s.metadata.labels?.[MANAGED_BY_LABEL] === MANAGED_BY)
+      .sort((a, b) => ((a.metadata.name ?? '') < (b.metadata.name ?? '') ? -1 : 1));
+    const desired = computeSlices(svc, this.#pods.list());
+    if (desired.length === 0) desired.push({ ports: [], endpoints: [] }); // upstream keeps one (empty) slice per Service
+    const labels = { ...(svc.metadata.labels ?? {}), [SERVICE_NAME_LABEL]: name, [MANAGED_BY_LABEL]: MANAGED_BY };
+    for (let i = 0; i < desired.length; i++) {
+      const want = desired[i]!;
+      const cur = existing[i];
+      const body: EndpointSlice = {
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        metadata: { name: cur?.metadata.name ?? `${name}-${randomSuffix(this.#d.random)}`, namespace, labels, ownerReferences: [newControllerRef(svc, 'v1', 'Service')] },
+        addressType: 'IPv4',
+        endpoints: want.endpoints,
+        ports: want.ports,
+      };
+      if (!cur) {
+        await api.create({ ...body, metadata: { ...body.metadata, generateName: `${name}-` } }, { signal });
+      } else if (canonicalJson([cur.endpoints ?? [], cur.ports ?? [], cur.metadata.labels ?? {}]) !== canonicalJson([body.endpoints, body.ports, labels])) {
+        await api.update({ ...body, metadata: { ...body.metadata, resourceVersion: cur.metadata.resourceVersion } }, { signal });
+      }
+    }
+    for (const extra of existing.slice(desired.length)) {
+      await api.delete(extra.metadata.name ?? '', { signal }).catch((err) => { if (!hasCode(err, 'ERR_NOT_FOUND')) throw err; });
+    }
+  }
+}
