@@ -55,7 +55,7 @@ test('containerd pulls a built image by tag and digest through hosts.toml and ru
   assert.equal(r.code, 0, r.stderr);
 
   // 4. The unpacked rootfs runs with the image's entrypoint and cmd.
-  r = await ctr('run', '--rm', byTag, 'motd-probe');
+  r = await ctr('run', '--rm', '--fifo-dir', join(work, 'fifo'), byTag, 'motd-probe');
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout, 'hello from a nodelet image\n');
 

@@ -40,7 +40,8 @@ test('startTestRuntime: containerd answers CRI, pulls from the lab registry, sto
 
   // 4. A container runs from the pulled image, leaving a shim, a process and mounts that stop() must clean up.
   const socket = rt.endpoint.slice('unix://'.length);
-  await ctr(rt, 'run', '-d', rt.images.busybox, 'harness-probe', 'sleep', '300');
+  // --fifo-dir: ctr's default (/run/containerd/fifo) is host-wide; keep the IO fifos in our dir.
+  await ctr(rt, 'run', '-d', '--fifo-dir', `${rt.dir}/fifo`, rt.images.busybox, 'harness-probe', 'sleep', '300');
   const task = (await ctr(rt, 'tasks', 'ls')).split('\n').find((l) => l.startsWith('harness-probe'));
   const containerPid = Number(task?.split(/\s+/)[1]);
   assert.ok(containerPid > 0 && existsSync(`/proc/${containerPid}`), `container process runs: ${task}`);
