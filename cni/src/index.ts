@@ -8,3 +8,7 @@ export * from './exec.js';
 export * from './cache.js';
 export * from './engine.js';
 export { buildEnv, buildRequest, parseCniArgs, validateRuntimeConf, validIfName, type Command, type PreparedPlugin } from './request.js';
+export * from './service/chain.js';
+export * from './service/runtime-files.js';
+export * from './service/service.js';
+export type { ShimRequest, ShimResponse } from './service/protocol.js';

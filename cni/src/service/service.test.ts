@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { FakePluginExecutor } from '../testing/fake-executor.js';
+import { installNodeletCni, writeRuntimeConflist } from './runtime-files.js';
+import { startCniService } from './service.js';
+
+const RESULT = { cniVersion: '1.0.0', interfaces: [{ name: 'eth0', sandbox: '/run/netns/p' }], ips: [{ address: '10.233.7.2/24', gateway: '10.233.7.1', interface: 0 }] };
+
+async function fixture(t: { after(fn: () => Promise<void>): void }) {
+  const dir = await mkdtemp(join(tmpdir(), 'nlc-svc-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const bin = join(dir, 'bin');
+  const { nodeletCni } = await installNodeletCni(bin, { pluginDirs: ['/usr/lib/cni'] });
+  const socketPath = join(dir, 'cni.sock');
+  const conflist = await writeRuntimeConflist({ confDir: join(dir, 'net.d'), socketPath });
+  const config = JSON.parse(await readFile(conflist, 'utf8'));
+  // Async: the service runs in this process, so a sync spawn would block its event loop.
+  const shim = (command: string, env: Record<string, string> = {}, cniVersion = '1.0.0', extra: object = {}) =>
+    new Promise<{ status: number; out: Record<string, any> }>((resolve) => {
+      const stdin = JSON.stringify({ ...config.plugins[0], cniVersion, name: config.name, ...extra });
+      const child = execFile(nodeletCni, [], { env: { PATH: '/usr/bin:/bin', CNI_COMMAND: command, CNI_CONTAINERID: 'sb1', CNI_NETNS: '/run/netns/p', CNI_IFNAME: 'eth0', CNI_PATH: bin, ...env } }, (err, stdout) => {
+        resolve({ status: err ? Number((err as { code?: number }).code ?? 1) : 0, out: stdout ? JSON.parse(stdout) : undefined });
+      });
+      child.stdin!.end(stdin);
+    });
+  return { dir, bin, socketPath, shim, config };
+}
+
+test('nodelet-cni forwards to the service: ADD result in the runtime version, DEL twice, CHECK; capabilities and CNI_ARGS pass through', async (t) => {
+  const f = await fixture(t);
+  const exec = new FakePluginExecutor().plugin('bridge', (c) => (c.command === 'ADD' ? JSON.stringify(RESULT) : c.command === 'VERSION' ? JSON.stringify({ cniVersion: '1.0.0', supportedVersions: ['0.4.0', '1.0.0'] }) : '')).plugin('portmap');
+  const svc = await startCniService({ socketPath: f.socketPath, binDirs: ['/usr/lib/cni'], cacheDir: f.dir, chain: { podCIDR: '10.233.7.0/24', bridgeName: 'nlc7' }, executor: exec });
+  t.after(() => svc.close());
+  assert.equal((await stat(f.socketPath)).mode & 0o777, 0o600);
+
+  const ports = [{ hostPort: 8080, containerPort: 80, protocol: 'tcp' }];
+  const add = await f.shim('ADD', { CNI_ARGS: 'IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=web' }, '0.4.0', { runtimeConfig: { portMappings: ports } });
+  assert.equal(add.status, 0, JSON.stringify(add.out));
+  assert.equal(add.out.cniVersion, '0.4.0');
+  assert.deepEqual(add.out.ips, [{ version: '4', ...RESULT.ips[0] }]);
+  const [bridgeAdd, portmapAdd] = exec.callsOf('ADD');
+  assert.equal(bridgeAdd!.env.CNI_ARGS, 'IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=web');
+  assert.equal((bridgeAdd!.request.ipam as { ranges: unknown }).ranges instanceof Array, true);
+  assert.equal(bridgeAdd!.request.bridge, 'nlc7');
+  assert.deepEqual(portmapAdd!.request.runtimeConfig, { portMappings: ports });
+
+  assert.equal((await f.shim('CHECK')).status, 0);
+  assert.deepEqual(exec.callsOf('CHECK').map((c) => c.plugin), ['bridge'], 'portmap CHECK skipped for IPv4-only (plugins#819)');
+  assert.equal((await f.shim('DEL')).status, 0);
+  assert.equal((await f.shim('DEL', { CNI_NETNS: '' })).status, 0, 'second DEL without netns succeeds');
+  assert.equal(exec.callsOf('DEL').length, 4);
+  assert.equal(exec.callsOf('DEL')[3]!.env.CNI_NETNS, '');
+
+  const version = await f.shim('VERSION');
+  assert.ok(version.out.supportedVersions.includes('1.0.0'));
+});
+
+test('errors come back as spec JSON; no pod CIDR and an unreachable service are code 11', async (t) => {
+  const f = await fixture(t);
+  const down = await f.shim('ADD');
+  assert.equal(down.status, 1);
+  assert.equal(down.out.code, 11);
+  assert.match(down.out.details, /is unreachable \(ENOENT\)/);
+
+  const exec = new FakePluginExecutor().plugin('bridge').plugin('portmap');
+  const svc = await startCniService({ socketPath: f.socketPath, binDirs: ['/x'], cacheDir: f.dir, chain: { bridgeName: 'nlc7' }, executor: exec });
+  t.after(() => svc.close());
+  const early = await f.shim('ADD');
+  assert.equal(early.out.code, 11);
+  assert.match(early.out.details, /no pod CIDR/);
+  assert.equal((await f.shim('DEL')).status, 0, 'DEL before any chain exists is a no-op');
+
+  svc.setPodCIDR('10.233.8.0/24');
+  const bad = await f.shim('ADD', { CNI_CONTAINERID: '' });
+  assert.equal(bad.out.code, 4);
+  assert.match(bad.out.msg, /invalid container ID/);
+  await assert.rejects(startCniService({ socketPath: f.socketPath, binDirs: ['/x'], chain: {} }), { code: 'ERR_ALREADY_EXISTS' });
+  await svc.close();
+  await svc.close();
+  assert.equal((await f.shim('DEL')).out.code, 11, 'after close');
+});

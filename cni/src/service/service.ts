@@ -1,0 +1,221 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { connect } from 'node:net';
+import { chmod, lstat, mkdir, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { AgentError, noopLogger, type Logger } from '@nodelet/base';
+import { CniEngine } from '../engine.js';
+import { parseNetworkConfig } from '../conflist.js';
+import { CniCode, CniError, toSpecError } from '../errors.js';
+import type { PluginExecutor } from '../exec.js';
+import { parseCniArgs } from '../request.js';
+import type { AttachmentKey, NetworkConfigList, RuntimeConf } from '../types.js';
+import { convertResult, isSupportedVersion } from '../version.js';
+import { buildNodeChain, DEFAULT_CHAIN_NAME, skipKnownBrokenCheck, type NodeChainOptions } from './chain.js';
+import { MAX_REQUEST_BYTES, SHIM_PATH, type ShimRequest, type ShimResponse } from './protocol.js';
+import { writeRuntimeConflist } from './runtime-files.js';
+
+export interface CniServiceOptions {
+  socketPath: string;
+  /** Where the real plugins live (CNI_PATH of the chain), e.g. ['/usr/lib/cni', '/opt/cni/bin']. */
+  binDirs: readonly string[];
+  /** libcni cache root (results in `<cacheDir>/results`). Default /var/lib/cni. */
+  cacheDir?: string;
+  chain: NodeChainOptions;
+  /** If set, the runtime-facing conflist is written here once the socket listens. */
+  runtimeConfDir?: string;
+  execTimeoutMs?: number;
+  executor?: PluginExecutor;
+  logger?: Logger;
+}
+
+export interface CniService {
+  readonly engine: CniEngine;
+  readonly socketPath: string;
+  /** The chain ADD uses now; undefined until the pod CIDR is known. */
+  network(): NetworkConfigList | undefined;
+  /** Sets the node's pod CIDR (from Node.spec.podCIDR). Existing attachments keep the config they were added with. */
+  setPodCIDR(cidr: string): void;
+  /** Stops accepting requests, waits for in-flight ones, removes the socket. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * The agent side of nodelet-cni (ARCHITECTURE.md decision 1): listens on a unix socket (mode
+ * 0600), runs the node's real chain with the engine, and answers in the runtime's cniVersion.
+ * Started by the agent; runnable on its own in tests.
+ *
+ *   containerd ─exec─▶ nodelet-cni ─HTTP/unix─▶ CniService ─▶ CniEngine ─exec─▶ bridge, host-local, portmap
+ *
+ * DEL and CHECK use the configuration cached with the attachment (the chain may have changed
+ * since, e.g. a new pod CIDR); DEL without cache or netns still runs the chain so host-side
+ * state (IPAM, iptables) is released, and it is idempotent.
+ */
+export async function startCniService(opts: CniServiceOptions): Promise<CniService> {
+  const log = (opts.logger ?? noopLogger).child({ component: 'cni-service' });
+  const engine = new CniEngine({
+    binDirs: opts.binDirs,
+    cacheDir: opts.cacheDir,
+    execTimeoutMs: opts.execTimeoutMs,
+    executor: opts.executor,
+    logger: log,
+    skipCheck: skipKnownBrokenCheck,
+  });
+  let chainOpts = { ...opts.chain };
+  let current = chainOpts.podCIDR ? buildNodeChain({ ...chainOpts, podCIDR: chainOpts.podCIDR }) : undefined;
+
+  async function handle(req: ShimRequest, signal: AbortSignal): Promise<Record<string, unknown> | undefined> {
+    const env = req.env ?? {};
+    const command = env.CNI_COMMAND ?? '';
+    const want = typeof req.config?.cniVersion === 'string' ? req.config.cniVersion : '1.0.0';
+    if (!isSupportedVersion(want)) throw new CniError({ cniCode: CniCode.IncompatibleVersion, msg: 'incompatible CNI versions', details: `runtime config is "${want}"` });
+    const rt: RuntimeConf = {
+      containerID: env.CNI_CONTAINERID ?? '',
+      ifName: env.CNI_IFNAME ?? '',
+      args: parseCniArgs(env.CNI_ARGS),
+      capabilityArgs: (req.config.runtimeConfig as Record<string, unknown> | undefined) ?? {},
+    };
+    if (env.CNI_NETNS) rt.netns = env.CNI_NETNS;
+    const cachedList = async (): Promise<NetworkConfigList | undefined> => {
+      const cached = await engine.cache.read(chainOpts.name ?? DEFAULT_CHAIN_NAME, rt.containerID, rt.ifName);
+      if (cached?.config) {
+        try {
+          return parseNetworkConfig(cached.config, cached.file);
+        } catch {}
+      }
+      return current;
+    };
+    switch (command) {
+      case 'ADD': {
+        const list = requireChain();
+        return convertResult(await engine.add(list, rt, { signal }), want);
+      }
+      case 'DEL': {
+        const list = await cachedList();
+        if (list) await engine.del(list, rt, { signal });
+        return undefined;
+      }
+      case 'CHECK': {
+        const list = await cachedList();
+        if (!list) throw notReady();
+        await engine.check(list, rt, { signal });
+        return undefined;
+      }
+      case 'STATUS': {
+        if (!current) throw new CniError({ cniCode: CniCode.PluginNotAvailable, msg: 'plugin not available', details: 'the node has no pod CIDR yet' });
+        await engine.status(current, { signal });
+        return undefined;
+      }
+      case 'GC': {
+        const valid = (req.config['cni.dev/valid-attachments'] as Array<{ containerID: string; ifname: string }> | undefined) ?? [];
+        const keys: AttachmentKey[] = valid.map((a) => ({ containerID: a.containerID, ifName: a.ifname }));
+        const report = await engine.gc(requireChain(), { validAttachments: keys, signal });
+        if (report.errors.length) throw report.errors[0];
+        return undefined;
+      }
+      default:
+        throw new CniError({ cniCode: CniCode.InvalidEnvironment, msg: `unknown CNI_COMMAND: ${command}` });
+    }
+  }
+
+  function notReady(): CniError {
+    return new CniError({ cniCode: CniCode.TryAgainLater, msg: 'try again later', details: 'the node has no pod CIDR yet; the nodelet agent sets it once the node is registered' });
+  }
+  function requireChain(): NetworkConfigList {
+    if (!current) throw notReady();
+    return current;
+  }
+
+  const server = createServer((req, res) => void serve(req, res));
+  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.method === 'GET' && req.url === '/healthz') return void res.end('ok');
+    if (req.method !== 'POST' || req.url !== SHIM_PATH) {
+      res.statusCode = 404;
+      return void res.end();
+    }
+    // The shim is killed when the runtime gives up: stop the plugin run (the engine rolls back).
+    const ac = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) ac.abort(new AgentError('ERR_UNAVAILABLE', 'nodelet-cni went away'));
+    });
+    let answer: ShimResponse;
+    let command = '';
+    const started = performance.now();
+    try {
+      const body = await readBody(req);
+      const shimReq = JSON.parse(body) as ShimRequest;
+      command = shimReq.env?.CNI_COMMAND ?? '';
+      const result = await handle(shimReq, ac.signal);
+      answer = result ? { ok: true, result } : { ok: true };
+      log.debug({ command, containerID: shimReq.env?.CNI_CONTAINERID, ms: Math.round(performance.now() - started) }, 'CNI request served');
+    } catch (err) {
+      answer = { ok: false, error: toSpecError(err) };
+      log.warn({ command, err: answer.error }, 'CNI request failed');
+    }
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify(answer));
+  }
+
+  await listenUnix(server, opts.socketPath);
+  log.info({ socketPath: opts.socketPath }, 'CNI service listening');
+  if (opts.runtimeConfDir) await writeRuntimeConflist({ confDir: opts.runtimeConfDir, socketPath: opts.socketPath });
+
+  let closing: Promise<void> | undefined;
+  return {
+    engine,
+    socketPath: opts.socketPath,
+    network: () => current,
+    setPodCIDR(cidr: string) {
+      chainOpts = { ...chainOpts, podCIDR: cidr };
+      current = buildNodeChain({ ...chainOpts, podCIDR: cidr });
+      log.info({ podCIDR: cidr }, 'Pod CIDR set');
+    },
+    close() {
+      closing ??= (async () => {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+        });
+        await rm(opts.socketPath, { force: true });
+      })();
+      return closing;
+    },
+  };
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_REQUEST_BYTES) req.destroy(new CniError({ cniCode: CniCode.DecodingFailure, msg: 'request too large' }));
+      else chunks.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+/** Listens on a unix socket (mode 0600), replacing a stale socket file but never a live one. */
+async function listenUnix(server: Server, path: string): Promise<void> {
+  await mkdir(dirname(path), { recursive: true, mode: 0o755 });
+  if (await lstat(path).then((s) => s.isSocket(), () => false)) {
+    const live = await new Promise<boolean>((resolve) => {
+      const s = connect(path, () => {
+        s.destroy();
+        resolve(true);
+      });
+      s.on('error', () => resolve(false));
+    });
+    if (live) throw new AgentError('ERR_ALREADY_EXISTS', `another CNI service is listening on "${path}"; stop it or choose another socket path`);
+    await rm(path, { force: true });
+  }
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(path, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  await chmod(path, 0o600);
+}
