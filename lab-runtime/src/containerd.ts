@@ -92,6 +92,7 @@ export interface RunningContainerd {
  */
 export async function startContainerd(p: ContainerdPaths, opts: StartContainerdOptions = {}): Promise<RunningContainerd> {
   opts.signal?.throwIfAborted();
+  await assertPrivateConfig(p);
   if (await socketAnswers(p.socket)) {
     throw new AgentError('ERR_ALREADY_EXISTS', `something already serves "${p.socket}" (a containerd without our pidfile?): stop it first, e.g. \`nodelet runtime down --dir ${p.dir}\``);
   }
@@ -155,6 +156,22 @@ export async function runningPid(p: ContainerdPaths): Promise<number | undefined
   } catch {}
   const found = await findProcesses((argv) => /containerd$/.test(argv[0] ?? '') && argv[argv.indexOf('--config') + 1] === p.configPath);
   return found[0]?.pid;
+}
+
+/**
+ * Refuses configs that would make containerd fall back to the host-wide defaults
+ * (/var/lib/containerd, /run/containerd, /run/containerd/containerd.sock) and so share state with
+ * the distro's or another engineer's instance. Our renderer always sets all three.
+ */
+async function assertPrivateConfig(p: ContainerdPaths): Promise<void> {
+  const text = await readFile(p.configPath, 'utf8').catch((err: Error) => {
+    throw new AgentError('ERR_FAILED_PRECONDITION', `cannot read containerd config "${p.configPath}": ${err.message}`, { cause: err });
+  });
+  const want = [`root = ${JSON.stringify(p.root)}`, `state = ${JSON.stringify(p.state)}`, `address = ${JSON.stringify(p.socket)}`];
+  const missing = want.filter((line) => !text.split('\n').some((l) => l.trim() === line));
+  if (missing.length) {
+    throw new AgentError('ERR_FAILED_PRECONDITION', `containerd config "${p.configPath}" lacks ${missing.join(', ')}: refusing to start a containerd that would share host-wide state (write it with writeContainerdFiles)`);
+  }
 }
 
 /** True when a process accepts connections on the unix socket `path`. */

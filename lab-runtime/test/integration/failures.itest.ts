@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { hasCode } from '@nodelet/base';
-import { containerdPaths, findProcesses, startContainerd } from '@nodelet/lab-runtime';
+import { containerdPaths, findProcesses, startContainerd, writeContainerdFiles } from '@nodelet/lab-runtime';
 import { requireRoot, startTestRuntime } from '@nodelet/lab-runtime/testing';
 
 test('a containerd that cannot start: the error carries its log, nothing keeps running', async (t) => {
@@ -13,8 +13,8 @@ test('a containerd that cannot start: the error carries its log, nothing keeps r
   const dir = await mkdtemp(join(tmpdir(), 'nodelet-badcfg-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const p = containerdPaths(dir);
-  // Invalid TOML: containerd exits while loading the config, before it touches any directory.
-  await writeFile(p.configPath, 'version = 2\nroot = [\n');
+  // Our own root/state/socket, then invalid TOML: containerd exits while loading the config.
+  await writeFile(p.configPath, `version = 2\nroot = "${p.root}"\nstate = "${p.state}"\n[grpc]\n  address = "${p.socket}"\n[broken\n`);
   await assert.rejects(startContainerd(p, { readyTimeoutMs: 10_000 }), (err: Error) => {
     assert.ok(hasCode(err, 'ERR_UNAVAILABLE'), err.message);
     assert.match(err.message, /containerd exited \(1\) before CRI was ready; log .*containerd\.log:\n[\s\S]*(toml|parse|load)/i);
@@ -23,10 +23,24 @@ test('a containerd that cannot start: the error carries its log, nothing keeps r
   assert.deepEqual(await findProcesses((argv) => argv.includes(p.configPath)), []);
 });
 
+test('a config that would share host-wide state is refused before containerd starts', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'nodelet-sharedcfg-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const p = containerdPaths(dir);
+  await writeFile(p.configPath, 'version = 2\n');
+  await assert.rejects(startContainerd(p), (err: Error) => {
+    assert.ok(hasCode(err, 'ERR_FAILED_PRECONDITION'), err.message);
+    assert.match(err.message, /lacks root = ".*", state = ".*", address = ".*containerd\.sock": refusing/);
+    return true;
+  });
+});
+
 test('containerd binary missing: ERR_FAILED_PRECONDITION saying what to install', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'nodelet-nobin-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
-  await assert.rejects(startContainerd(containerdPaths(dir), { binary: join(dir, 'no-containerd') }), (err: Error) => {
+  const p = containerdPaths(dir);
+  await writeContainerdFiles(p, { sandboxImage: 'x/pause:1', cniBinDir: '/usr/lib/cni', cniConfDir: join(dir, 'net.d'), plainHttpRegistries: [] });
+  await assert.rejects(startContainerd(p, { binary: join(dir, 'no-containerd') }), (err: Error) => {
     return hasCode(err, 'ERR_FAILED_PRECONDITION') && /apt-get install containerd/.test(err.message);
   });
 });
