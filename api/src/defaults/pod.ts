@@ -1,0 +1,70 @@
+/**
+ * Pod defaulting as kube-apiserver does it (k8s.io/kubernetes/pkg/apis/core/v1/defaults.go):
+ * applied on create and on every update so stored pods always carry the defaults kubelet reads.
+ * Mutates in place; idempotent.
+ */
+type Obj = Record<string, unknown>;
+
+export function defaultPodSpec(spec: Obj): void {
+  spec.restartPolicy ??= 'Always';
+  spec.dnsPolicy ??= 'ClusterFirst';
+  spec.terminationGracePeriodSeconds ??= 30;
+  spec.schedulerName ??= 'default-scheduler';
+  spec.securityContext ??= {};
+  spec.enableServiceLinks ??= true;
+  if (spec.serviceAccountName === undefined && typeof spec.serviceAccount === 'string') spec.serviceAccountName = spec.serviceAccount;
+  for (const list of ['containers', 'initContainers']) {
+    const cs = spec[list];
+    if (Array.isArray(cs)) for (const c of cs) if (c && typeof c === 'object') defaultContainer(c as Obj);
+  }
+  if (Array.isArray(spec.volumes)) {
+    for (const v of spec.volumes as Obj[]) {
+      const cm = v.configMap as Obj | undefined;
+      if (cm) cm.defaultMode ??= 0o644;
+      const secret = v.secret as Obj | undefined;
+      if (secret) secret.defaultMode ??= 0o644;
+    }
+  }
+}
+
+/**
+ * What kube-apiserver's admission adds to a new Pod (not to pod templates): the ServiceAccount
+ * plugin's `default` account and the Priority plugin's priority and preemption policy.
+ */
+export function admitNewPodSpec(spec: Obj): void {
+  spec.serviceAccountName ??= 'default';
+  spec.serviceAccount ??= spec.serviceAccountName;
+  spec.priority ??= 0;
+  spec.preemptionPolicy ??= 'PreemptLowerPriority';
+}
+
+export function defaultContainer(c: Obj): void {
+  c.terminationMessagePath ??= '/dev/termination-log';
+  c.terminationMessagePolicy ??= 'File';
+  c.imagePullPolicy ??= pullPolicyFor(typeof c.image === 'string' ? c.image : '');
+  c.resources ??= {};
+  if (Array.isArray(c.ports)) for (const p of c.ports as Obj[]) p.protocol ??= 'TCP';
+  for (const probe of ['livenessProbe', 'readinessProbe', 'startupProbe']) {
+    const p = c[probe] as Obj | undefined;
+    if (!p) continue;
+    p.timeoutSeconds ??= 1;
+    p.periodSeconds ??= 10;
+    p.successThreshold ??= 1;
+    p.failureThreshold ??= 3;
+    const http = p.httpGet as Obj | undefined;
+    if (http) {
+      http.path ??= '/';
+      http.scheme ??= 'HTTP';
+    }
+  }
+}
+
+/** `Always` for `:latest` or untagged images, `IfNotPresent` otherwise (digests count as tagged). */
+export function pullPolicyFor(image: string): 'Always' | 'IfNotPresent' {
+  if (image.includes('@')) return 'IfNotPresent';
+  const lastSlash = image.lastIndexOf('/');
+  const tail = image.slice(lastSlash + 1);
+  const colon = tail.lastIndexOf(':');
+  if (colon < 0) return 'Always';
+  return tail.slice(colon + 1) === 'latest' ? 'Always' : 'IfNotPresent';
+}

@@ -1,0 +1,75 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import protobuf from 'protobufjs';
+import { hasCode } from '@nodelet/base';
+import { decodeProtobufObject, PROTOBUF_MAGIC } from './decode.js';
+import { INTSTR_PROTO, META_PROTO, RESOURCE_PROTO, RUNTIME_PROTO } from './schema-meta.js';
+import { APPS_V1_PROTO, CORE_V1_PROTO } from './schema-workloads.js';
+
+// Encodes with the same schema to build envelopes the way client-go lays them out; the e2e suite
+// checks the decoder against the real kubectl.
+function envelope(apiVersion: string, kind: string, message: string, value: object): Uint8Array {
+  const r = new protobuf.Root();
+  for (const t of [META_PROTO, RUNTIME_PROTO, RESOURCE_PROTO, INTSTR_PROTO, CORE_V1_PROTO, APPS_V1_PROTO]) protobuf.parse(t, r, { keepCase: true });
+  const type = r.lookupType(message);
+  const raw = type.encode(type.fromObject(value)).finish();
+  const unknown = r.lookupType('k8s.io.apimachinery.pkg.runtime.Unknown');
+  const env = unknown.encode(unknown.fromObject({ typeMeta: { apiVersion, kind }, raw })).finish();
+  return Buffer.concat([PROTOBUF_MAGIC, env]);
+}
+
+test('decodes a Deployment the way kubectl create deployment sends it', () => {
+  const body = envelope('apps/v1', 'Deployment', 'k8s.io.api.apps.v1.Deployment', {
+    metadata: { name: 'web', labels: { app: 'web' }, creationTimestamp: {} },
+    spec: {
+      replicas: 2,
+      selector: { matchLabels: { app: 'web' } },
+      template: {
+        metadata: { labels: { app: 'web' }, creationTimestamp: {} },
+        spec: { containers: [{ name: 'busybox', image: 'busybox:1', ports: [{ containerPort: 80 }], resources: {} }] },
+      },
+      strategy: { rollingUpdate: { maxSurge: { type: 1, strVal: '25%' }, maxUnavailable: { type: 0, intVal: 1 } } },
+    },
+    status: {},
+  });
+  const { object } = decodeProtobufObject(body);
+  assert.deepEqual(object, {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'web', labels: { app: 'web' } },
+    spec: {
+      replicas: 2,
+      selector: { matchLabels: { app: 'web' } },
+      template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'busybox', image: 'busybox:1', ports: [{ containerPort: 80 }], resources: {} }] } },
+      strategy: { rollingUpdate: { maxSurge: '25%', maxUnavailable: 1 } },
+    },
+    status: {},
+  });
+});
+
+test('decodes Secret bytes to base64 and times to RFC 3339', () => {
+  const body = envelope('v1', 'Secret', 'k8s.io.api.core.v1.Secret', {
+    metadata: { name: 's', creationTimestamp: { seconds: 1700000000 } },
+    data: { k: Buffer.from('hello') },
+    type: 'Opaque',
+  });
+  const { object } = decodeProtobufObject(body);
+  assert.deepEqual(object, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', creationTimestamp: '2023-11-14T22:13:20Z' }, data: { k: 'aGVsbG8=' }, type: 'Opaque' });
+});
+
+test('rejects a body without the magic, a truncated message and an unknown kind', () => {
+  assert.ok(throwsCode(() => decodeProtobufObject(Buffer.from('{"kind":"Pod"}')), 'ERR_INVALID_ARGUMENT'));
+  const good = envelope('v1', 'ConfigMap', 'k8s.io.api.core.v1.ConfigMap', { metadata: { name: 'c' }, data: { a: 'b' } });
+  assert.ok(throwsCode(() => decodeProtobufObject(good.subarray(0, good.length - 3)), 'ERR_INVALID_ARGUMENT'));
+  const job = envelope('batch/v1', 'Job', 'k8s.io.api.core.v1.ConfigMap', { metadata: { name: 'j' } });
+  assert.ok(throwsCode(() => decodeProtobufObject(job), 'ERR_UNIMPLEMENTED'));
+});
+
+function throwsCode(fn: () => unknown, code: Parameters<typeof hasCode>[1]): boolean {
+  try {
+    fn();
+  } catch (err) {
+    return hasCode(err, code);
+  }
+  return false;
+}

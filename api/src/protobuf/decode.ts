@@ -1,0 +1,154 @@
+/**
+ * Decoder for Kubernetes protobuf request bodies (`application/vnd.kubernetes.protobuf`).
+ *
+ * Wire form (k8s.io/apimachinery runtime/serializer/protobuf): the 4-byte magic `k8s\0`, then a
+ * `runtime.Unknown` whose `typeMeta` names the kind and whose `raw` holds that kind's message.
+ * The decoded message is turned into the object's JSON form: Time → RFC 3339, Quantity →
+ * string, IntOrString → number|string, bytes → base64, RawExtension/FieldsV1 → parsed JSON.
+ * Pure and synchronous; safe to call concurrently.
+ */
+import protobuf from 'protobufjs';
+import { AgentError } from '@nodelet/base';
+import { INTSTR_PROTO, META_PROTO, RESOURCE_PROTO, RUNTIME_PROTO } from './schema-meta.js';
+import { APPS_V1_PROTO, CORE_V1_PROTO } from './schema-workloads.js';
+
+export const PROTOBUF_MAGIC = Uint8Array.of(0x6b, 0x38, 0x73, 0x00);
+
+/** apiVersion/kind → fully qualified message name, for the kinds a protobuf body may carry. */
+const MESSAGE_BY_GVK: Readonly<Record<string, string>> = {
+  'v1/Namespace': 'k8s.io.api.core.v1.Namespace',
+  'v1/ConfigMap': 'k8s.io.api.core.v1.ConfigMap',
+  'v1/Secret': 'k8s.io.api.core.v1.Secret',
+  'v1/Service': 'k8s.io.api.core.v1.Service',
+  'v1/ServiceAccount': 'k8s.io.api.core.v1.ServiceAccount',
+  'v1/Pod': 'k8s.io.api.core.v1.Pod',
+  'apps/v1/Deployment': 'k8s.io.api.apps.v1.Deployment',
+  'apps/v1/ReplicaSet': 'k8s.io.api.apps.v1.ReplicaSet',
+};
+
+let rootCache: protobuf.Root | undefined;
+function root(): protobuf.Root {
+  if (rootCache) return rootCache;
+  const r = new protobuf.Root();
+  for (const text of [META_PROTO, RUNTIME_PROTO, RESOURCE_PROTO, INTSTR_PROTO, CORE_V1_PROTO, APPS_V1_PROTO]) {
+    protobuf.parse(text, r, { keepCase: true });
+  }
+  r.resolveAll();
+  rootCache = r;
+  return r;
+}
+
+export interface DecodedProtobufObject {
+  apiVersion: string;
+  kind: string;
+  /** The object in its JSON form, with apiVersion and kind set. */
+  object: Record<string, unknown>;
+}
+
+/** The kinds {@link decodeProtobufObject} understands, as `apiVersion/kind`. */
+export function protobufKinds(): string[] {
+  return Object.keys(MESSAGE_BY_GVK);
+}
+
+/**
+ * Decodes one enveloped object. Throws AgentError ERR_INVALID_ARGUMENT for a missing magic, a
+ * malformed envelope or message, and for kinds this decoder does not know (the server answers
+ * 415 then, naming the JSON alternative).
+ */
+export function decodeProtobufObject(body: Uint8Array): DecodedProtobufObject {
+  if (body.length < 4 || !PROTOBUF_MAGIC.every((b, i) => body[i] === b)) {
+    throw new AgentError('ERR_INVALID_ARGUMENT', 'protobuf body does not start with the "k8s\\0" magic');
+  }
+  const r = root();
+  let envelope: Record<string, unknown>;
+  try {
+    const unknownType = r.lookupType('k8s.io.apimachinery.pkg.runtime.Unknown');
+    envelope = unknownType.toObject(unknownType.decode(body.subarray(4)), { bytes: Array, longs: Number }) as Record<string, unknown>;
+  } catch (err) {
+    throw new AgentError('ERR_INVALID_ARGUMENT', 'malformed protobuf envelope', { cause: err });
+  }
+  const typeMeta = (envelope.typeMeta ?? {}) as { apiVersion?: string; kind?: string };
+  const apiVersion = typeMeta.apiVersion ?? '';
+  const kind = typeMeta.kind ?? '';
+  if (envelope.contentEncoding) {
+    throw new AgentError('ERR_INVALID_ARGUMENT', `unsupported protobuf content encoding "${String(envelope.contentEncoding)}"`);
+  }
+  const messageName = MESSAGE_BY_GVK[`${apiVersion}/${kind}`];
+  if (!messageName) {
+    throw new AgentError('ERR_UNIMPLEMENTED', `protobuf decoding of ${apiVersion}/${kind} is not supported; send JSON instead`);
+  }
+  const type = r.lookupType(messageName);
+  const raw = Uint8Array.from((envelope.raw as number[] | undefined) ?? []);
+  let message: protobuf.Message;
+  try {
+    message = type.decode(raw);
+  } catch (err) {
+    throw new AgentError('ERR_INVALID_ARGUMENT', `malformed protobuf ${kind} message`, { cause: err });
+  }
+  const plain = type.toObject(message, { longs: Number, bytes: String, defaults: false, arrays: false, objects: false });
+  const object = { apiVersion, kind, ...(toJsonForm(type, plain) as Record<string, unknown>) };
+  return { apiVersion, kind, object };
+}
+
+function toJsonForm(type: protobuf.Type, value: Record<string, unknown>): unknown {
+  switch (type.fullName) {
+    case '.k8s.io.apimachinery.pkg.apis.meta.v1.Time':
+    case '.k8s.io.apimachinery.pkg.apis.meta.v1.MicroTime':
+      return timeToJson(value, type.name === 'MicroTime');
+    case '.k8s.io.apimachinery.pkg.api.resource.Quantity':
+      return value.string ?? '0';
+    case '.k8s.io.apimachinery.pkg.util.intstr.IntOrString':
+      return Number(value.type ?? 0) === 1 ? (value.strVal ?? '') : (value.intVal ?? 0);
+    case '.k8s.io.apimachinery.pkg.runtime.RawExtension':
+      return parseRawJson(value.raw);
+    case '.k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1':
+      return parseRawJson(value.Raw);
+  }
+  const out: Record<string, unknown> = {};
+  for (const field of type.fieldsArray) {
+    const v = value[field.name];
+    if (v === undefined || v === null) continue;
+    const nested = field.resolvedType instanceof protobuf.Type ? field.resolvedType : undefined;
+    if (!nested) {
+      // Go's generated marshallers always write non-pointer scalars; their zero values mean
+      // "unset" (the JSON form omits them), so drop those that would otherwise read as set.
+      if (v === '' || (v === 0 && ZERO_MEANS_UNSET.has(field.name)) || (v === false && FALSE_MEANS_UNSET.has(field.name))) continue;
+      out[field.name] = v;
+    } else if (field.map) {
+      const m: Record<string, unknown> = {};
+      for (const [k, item] of Object.entries(v as Record<string, Record<string, unknown>>)) m[k] = toJsonForm(nested, item);
+      out[field.name] = m;
+    } else if (field.repeated) {
+      out[field.name] = (v as Record<string, unknown>[]).map((item) => toJsonForm(nested, item));
+    } else {
+      const converted = toJsonForm(nested, v as Record<string, unknown>);
+      // A zero metav1.Time is marshalled as an empty message: JSON null, so leave it out.
+      if (converted !== undefined) out[field.name] = converted;
+    }
+  }
+  return out;
+}
+
+/** Non-pointer integer fields (JSON `omitempty`) whose 0 is the Go zero value, not a choice. */
+const ZERO_MEANS_UNSET = new Set(['hostPort', 'nodePort', 'healthCheckNodePort', 'generation', 'minReadySeconds']);
+/** Non-pointer bool fields (JSON `omitempty`); pointer bools (enableServiceLinks, immutable, …) keep false. */
+const FALSE_MEANS_UNSET = new Set(['paused', 'stdin', 'stdinOnce', 'tty', 'hostIPC', 'hostNetwork', 'hostPID', 'publishNotReadyAddresses', 'readOnly']);
+
+function timeToJson(value: Record<string, unknown>, micro: boolean): string | undefined {
+  const seconds = Number(value.seconds ?? 0);
+  const nanos = Number(value.nanos ?? 0);
+  if (seconds === 0 && nanos === 0) return undefined;
+  const iso = new Date(seconds * 1000 + Math.floor(nanos / 1e6)).toISOString();
+  if (micro) return iso.replace(/\.(\d{3})Z$/, (_m, ms: string) => `.${ms}${String(Math.floor(nanos / 1000) % 1000).padStart(3, '0')}Z`);
+  return iso.replace(/\.\d{3}Z$/, 'Z');
+}
+
+function parseRawJson(raw: unknown): unknown {
+  if (typeof raw !== 'string' || raw === '') return undefined;
+  const text = Buffer.from(raw, 'base64').toString('utf8');
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new AgentError('ERR_INVALID_ARGUMENT', 'embedded raw object is not JSON', { cause: err });
+  }
+}

@@ -1,0 +1,1 @@
+export { decodeProtobufObject, protobufKinds, PROTOBUF_MAGIC, type DecodedProtobufObject } from './decode.js';

@@ -1,0 +1,204 @@
+// The subset of k8s.io/api core/v1 and apps/v1 generated.proto that `kubectl create <generator>`
+// sends (kubectl >= 1.32 posts protobuf bodies). Names and field numbers are upstream's; messages
+// or fields not listed here are skipped by the decoder, so only add fields with their real number.
+export const CORE_V1_PROTO = `
+syntax = "proto2";
+package k8s.io.api.core.v1;
+
+message LocalObjectReference { optional string name = 1; }
+
+message ObjectReference {
+  optional string kind = 1;
+  optional string namespace = 2;
+  optional string name = 3;
+  optional string uid = 4;
+  optional string apiVersion = 5;
+  optional string resourceVersion = 6;
+  optional string fieldPath = 7;
+}
+
+message Namespace {
+  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional NamespaceSpec spec = 2;
+  optional NamespaceStatus status = 3;
+}
+message NamespaceSpec { repeated string finalizers = 1; }
+message NamespaceStatus { optional string phase = 1; }
+
+message ConfigMap {
+  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  map<string, string> data = 2;
+  map<string, bytes> binaryData = 3;
+  optional bool immutable = 4;
+}
+
+message Secret {
+  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  map<string, bytes> data = 2;
+  optional string type = 3;
+  map<string, string> stringData = 4;
+  optional bool immutable = 5;
+}
+
+message ServiceAccount {
+  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  repeated ObjectReference secrets = 2;
+  repeated LocalObjectReference imagePullSecrets = 3;
+  optional bool automountServiceAccountToken = 4;
+}
+
+message Service {
+  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional ServiceSpec spec = 2;
+  optional ServiceStatus status = 3;
+}
+message ServiceStatus {}
+message ServicePort {
+  optional string name = 1;
+  optional string protocol = 2;
+  optional int32 port = 3;
+  optional k8s.io.apimachinery.pkg.util.intstr.IntOrString targetPort = 4;
+  optional int32 nodePort = 5;
+  optional string appProtocol = 6;
+}
+message ServiceSpec {
+  repeated ServicePort ports = 1;
+  map<string, string> selector = 2;
+  optional string clusterIP = 3;
+  optional string type = 4;
+  repeated string externalIPs = 5;
+  optional string sessionAffinity = 7;
+  optional string loadBalancerIP = 8;
+  repeated string loadBalancerSourceRanges = 9;
+  optional string externalName = 10;
+  optional string externalTrafficPolicy = 11;
+  optional int32 healthCheckNodePort = 12;
+  optional bool publishNotReadyAddresses = 13;
+  optional string ipFamilyPolicy = 17;
+  repeated string clusterIPs = 18;
+  repeated string ipFamilies = 19;
+  optional bool allocateLoadBalancerNodePorts = 20;
+  optional string loadBalancerClass = 21;
+  optional string internalTrafficPolicy = 22;
+}
+
+message ContainerPort {
+  optional string name = 1;
+  optional int32 hostPort = 2;
+  optional int32 containerPort = 3;
+  optional string protocol = 4;
+  optional string hostIP = 5;
+}
+message EnvVar { optional string name = 1; optional string value = 2; }
+message ResourceRequirements {
+  map<string, k8s.io.apimachinery.pkg.api.resource.Quantity> limits = 1;
+  map<string, k8s.io.apimachinery.pkg.api.resource.Quantity> requests = 2;
+}
+message VolumeMount {
+  optional string name = 1;
+  optional bool readOnly = 2;
+  optional string mountPath = 3;
+  optional string subPath = 4;
+}
+message Container {
+  optional string name = 1;
+  optional string image = 2;
+  repeated string command = 3;
+  repeated string args = 4;
+  optional string workingDir = 5;
+  repeated ContainerPort ports = 6;
+  repeated EnvVar env = 7;
+  optional ResourceRequirements resources = 8;
+  repeated VolumeMount volumeMounts = 9;
+  optional string terminationMessagePath = 13;
+  optional string imagePullPolicy = 14;
+  optional bool stdin = 16;
+  optional bool stdinOnce = 17;
+  optional bool tty = 18;
+  optional string terminationMessagePolicy = 20;
+  optional string restartPolicy = 24;
+}
+message Toleration {
+  optional string key = 1;
+  optional string operator = 2;
+  optional string value = 3;
+  optional string effect = 4;
+  optional int64 tolerationSeconds = 5;
+}
+message PodSpec {
+  repeated Container containers = 2;
+  optional string restartPolicy = 3;
+  optional int64 terminationGracePeriodSeconds = 4;
+  optional int64 activeDeadlineSeconds = 5;
+  optional string dnsPolicy = 6;
+  map<string, string> nodeSelector = 7;
+  optional string serviceAccountName = 8;
+  optional string serviceAccount = 9;
+  optional string nodeName = 10;
+  optional bool hostNetwork = 11;
+  optional bool hostPID = 12;
+  optional bool hostIPC = 13;
+  repeated LocalObjectReference imagePullSecrets = 15;
+  optional string hostname = 16;
+  optional string subdomain = 17;
+  optional string schedulerName = 19;
+  repeated Container initContainers = 20;
+  optional bool automountServiceAccountToken = 21;
+  repeated Toleration tolerations = 22;
+  optional string priorityClassName = 24;
+  optional int32 priority = 25;
+  optional bool enableServiceLinks = 30;
+}
+message PodTemplateSpec {
+  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional PodSpec spec = 2;
+}
+message PodStatus {}
+message Pod {
+  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional PodSpec spec = 2;
+  optional PodStatus status = 3;
+}
+`;
+
+export const APPS_V1_PROTO = `
+syntax = "proto2";
+package k8s.io.api.apps.v1;
+
+message RollingUpdateDeployment {
+  optional k8s.io.apimachinery.pkg.util.intstr.IntOrString maxUnavailable = 1;
+  optional k8s.io.apimachinery.pkg.util.intstr.IntOrString maxSurge = 2;
+}
+message DeploymentStrategy {
+  optional string type = 1;
+  optional RollingUpdateDeployment rollingUpdate = 2;
+}
+message DeploymentSpec {
+  optional int32 replicas = 1;
+  optional k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector selector = 2;
+  optional k8s.io.api.core.v1.PodTemplateSpec template = 3;
+  optional DeploymentStrategy strategy = 4;
+  optional int32 minReadySeconds = 5;
+  optional int32 revisionHistoryLimit = 6;
+  optional bool paused = 7;
+  optional int32 progressDeadlineSeconds = 9;
+}
+message DeploymentStatus {}
+message Deployment {
+  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional DeploymentSpec spec = 2;
+  optional DeploymentStatus status = 3;
+}
+message ReplicaSetSpec {
+  optional int32 replicas = 1;
+  optional k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector selector = 2;
+  optional k8s.io.api.core.v1.PodTemplateSpec template = 3;
+  optional int32 minReadySeconds = 4;
+}
+message ReplicaSetStatus {}
+message ReplicaSet {
+  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional ReplicaSetSpec spec = 2;
+  optional ReplicaSetStatus status = 3;
+}
+`;

@@ -1,0 +1,50 @@
+/** Deployment/ReplicaSet and Service validation (selector ↔ template labels, replicas, ports). */
+import { invalidValue, notSupported, required, type FieldError } from './field-error.js';
+import { validatePodSpec } from './pod.js';
+
+type Obj = Record<string, unknown>;
+
+/** spec.selector must be non-empty and select spec.template.metadata.labels. */
+export function validateReplicatedSpec(spec: unknown, path = 'spec'): FieldError[] {
+  if (!spec || typeof spec !== 'object') return [required(path)];
+  const s = spec as Obj;
+  const errs: FieldError[] = [];
+  if (s.replicas !== undefined && (!Number.isInteger(s.replicas) || (s.replicas as number) < 0)) {
+    errs.push(invalidValue(`${path}.replicas`, s.replicas, 'must be greater than or equal to 0'));
+  }
+  const sel = s.selector as Obj | undefined;
+  const matchLabels = (sel?.matchLabels ?? {}) as Record<string, string>;
+  const exprs = (sel?.matchExpressions ?? []) as unknown[];
+  if (!sel || (Object.keys(matchLabels).length === 0 && exprs.length === 0)) errs.push(required(`${path}.selector`));
+  const template = s.template as Obj | undefined;
+  if (!template) return [...errs, required(`${path}.template`)];
+  const labels = ((template.metadata as Obj | undefined)?.labels ?? {}) as Record<string, string>;
+  for (const [k, v] of Object.entries(matchLabels)) {
+    if (labels[k] !== v) {
+      errs.push(invalidValue(`${path}.template.metadata.labels`, labels, '`selector` does not match template `labels`'));
+      break;
+    }
+  }
+  errs.push(...validatePodSpec(template.spec, `${path}.template.spec`));
+  return errs;
+}
+
+const SERVICE_TYPES = ['ClusterIP', 'NodePort', 'LoadBalancer', 'ExternalName'];
+
+export function validateServiceSpec(spec: unknown): FieldError[] {
+  if (!spec || typeof spec !== 'object') return [required('spec')];
+  const s = spec as Obj;
+  const errs: FieldError[] = [];
+  if (s.type !== undefined && !SERVICE_TYPES.includes(s.type as string)) errs.push(notSupported('spec.type', s.type, SERVICE_TYPES));
+  const ports = s.ports;
+  if (s.type !== 'ExternalName' && s.clusterIP !== 'None' && (!Array.isArray(ports) || ports.length === 0)) errs.push(required('spec.ports'));
+  if (Array.isArray(ports)) {
+    ports.forEach((p: Obj, i) => {
+      if (!Number.isInteger(p?.port) || (p.port as number) < 1 || (p.port as number) > 65535) {
+        errs.push(invalidValue(`spec.ports[${i}].port`, p?.port, 'must be between 1 and 65535, inclusive'));
+      }
+      if (ports.length > 1 && !p?.name) errs.push(required(`spec.ports[${i}].name`));
+    });
+  }
+  return errs;
+}

@@ -1,0 +1,60 @@
+/** Per-server and per-request state shared by the handlers. */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from '@nodelet/base';
+import type { Store } from '../storage/types.js';
+import type { UserInfo } from './auth/types.js';
+import type { ApiObject } from './object.js';
+import type { Registry } from './registry.js';
+import type { ResourceDef } from './resource.js';
+import type { WatchCache } from './watch-cache.js';
+
+export interface ServedResource {
+  def: ResourceDef;
+  registry: Registry;
+  cache: WatchCache;
+}
+
+export interface ServerContext {
+  store: Store;
+  logger: Logger;
+  /** Epoch ms; injected so tests control time. */
+  now(): number;
+  resource(group: string, version: string, plural: string): ServedResource | undefined;
+  resourceByKind(apiVersion: string, kind: string): ServedResource | undefined;
+  /** Ends long-running requests (watches, log follows) on shutdown. */
+  shutdown: AbortSignal;
+  /** Opens the agent connection for pods/log and pods/exec (see handlers/node-proxy.ts). */
+  nodeProxy: NodeProxyConfig;
+  /** Default bookmark interval for watches, ms. */
+  bookmarkIntervalMs: number;
+}
+
+export interface NodeProxyConfig {
+  /** Client credential the server presents to agents. */
+  clientCert?: string;
+  clientKey?: string;
+  /** Bearer token sent to agents (alternative or addition to the client certificate). */
+  token?: string;
+  /** CA to verify agent serving certificates; undefined = not verified (kubelet default). */
+  ca?: string;
+}
+
+export interface RequestScope {
+  ctx: ServerContext;
+  req: IncomingMessage;
+  res: ServerResponse;
+  url: URL;
+  user: UserInfo;
+  log: Logger;
+  served: ServedResource;
+  namespace: string | undefined;
+  name: string | undefined;
+  subresource: string | undefined;
+  /** The request body when the edge already read it (NodeRestriction of creates). */
+  body?: Buffer;
+}
+
+/** Sets apiVersion/kind on an object as served (the store does not rely on them). */
+export function withTypeMeta(def: ResourceDef, obj: ApiObject): ApiObject {
+  return { apiVersion: def.group ? `${def.group}/${def.version}` : def.version, kind: def.kind, ...obj };
+}

@@ -1,0 +1,89 @@
+/** Chooses the handler of a resource request by method, name and subresource. */
+import type { RequestScope } from '../context.js';
+import { withTypeMeta } from '../context.js';
+import { compileFilter } from '../filter.js';
+import { bodyOf, parseJson } from '../media.js';
+import { sendJson, sendObject } from '../respond.js';
+import { methodNotAllowed, notFoundPathFor } from './errors.js';
+import { deleteObject, parseDeleteOptions } from './delete.js';
+import { handleLog } from './node-proxy.js';
+import { handleBinding, handleEviction } from './pod-subresources.js';
+import { handleGet, handleList } from './reads.js';
+import { handleScale } from './scale.js';
+import { handleWatch } from './watch.js';
+import { handleCreate, handlePatch, handleUpdate } from './writes.js';
+
+const isWatch = (url: URL): boolean => ['true', '1'].includes(url.searchParams.get('watch') ?? '');
+
+export async function dispatch(s: RequestScope): Promise<void> {
+  const method = s.req.method ?? 'GET';
+  const { def } = s.served;
+  const sub = s.subresource;
+  if (sub) {
+    if (!def.subresources.some((d) => d.name === sub)) throw notFoundPathFor();
+    if (!s.name) throw notFoundPathFor();
+    if (sub === 'scale') return handleScale(s);
+    if (sub === 'status') {
+      if (method === 'GET') return handleGet(s);
+      if (method === 'PUT') return handleUpdate(s);
+      if (method === 'PATCH') return handlePatch(s);
+      throw methodNotAllowed();
+    }
+    if (sub === 'binding' && method === 'POST') return handleBinding(s);
+    if (sub === 'eviction' && method === 'POST') return handleEviction(s);
+    if (sub === 'log' && method === 'GET') return handleLog(s);
+    if (sub === 'exec') throw methodNotAllowed('exec needs a WebSocket upgrade (v5.channel.k8s.io); SPDY is not supported');
+    if (sub === 'finalize' && method === 'PUT') return handleUpdate({ ...s, subresource: undefined });
+    throw methodNotAllowed();
+  }
+  if (!s.name) {
+    if (method === 'GET') return isWatch(s.url) ? handleWatch(s) : handleList(s);
+    if (method === 'POST') return handleCreate(s);
+    if (method === 'DELETE') return handleDeleteCollection(s);
+    throw methodNotAllowed();
+  }
+  switch (method) {
+    case 'GET':
+      return handleGet(s);
+    case 'PUT':
+      return handleUpdate(s);
+    case 'PATCH':
+      return handlePatch(s);
+    case 'DELETE':
+      return handleDelete(s);
+    default:
+      throw methodNotAllowed();
+  }
+}
+
+async function readDeleteBody(s: RequestScope): Promise<unknown> {
+  const raw = await bodyOf(s);
+  return raw.length ? parseJson(raw) : {};
+}
+
+async function handleDelete(s: RequestScope): Promise<void> {
+  const opts = parseDeleteOptions(await readDeleteBody(s), s.url.searchParams);
+  const { object } = await deleteObject(s.ctx, s.served, s.namespace, s.name!, opts);
+  sendObject(s.res, 200, s.served.def, object, s.req.headers.accept, s.url, s.ctx.now());
+}
+
+async function handleDeleteCollection(s: RequestScope): Promise<void> {
+  const { def, registry } = s.served;
+  const opts = parseDeleteOptions(await readDeleteBody(s), s.url.searchParams);
+  const filter = compileFilter(def, s.url.searchParams.get('labelSelector'), s.url.searchParams.get('fieldSelector'));
+  const page = await registry.list({ namespace: s.namespace, filter });
+  const items = [];
+  for (const o of page.items) {
+    try {
+      items.push((await deleteObject(s.ctx, s.served, o.metadata.namespace, o.metadata.name!, opts)).object);
+    } catch (err) {
+      if ((err as { reason?: string }).reason !== 'NotFound') throw err;
+    }
+  }
+  sendJson(s.res, 200, {
+    kind: `${def.kind}List`,
+    apiVersion: def.group ? `${def.group}/${def.version}` : def.version,
+    metadata: { resourceVersion: page.resourceVersion },
+    items: items.map((o) => withTypeMeta(def, o)),
+  });
+}

@@ -1,0 +1,44 @@
+/** pods/binding (the scheduler's POST) and pods/eviction (kubectl drain). */
+import type { RequestScope } from '../context.js';
+import { bodyOf, decodeObjectBody } from '../media.js';
+import { isPlainObject, rfc3339, type Json } from '../object.js';
+import { sendJson } from '../respond.js';
+import { badRequest, conflict, StatusError } from '../status.js';
+import { deleteObject, parseDeleteOptions } from './delete.js';
+
+export async function handleBinding(s: RequestScope): Promise<void> {
+  const body = decodeObjectBody(s.req.headers['content-type'], await bodyOf(s));
+  const target = body.target as Json | undefined;
+  const nodeName = target?.name;
+  if (typeof nodeName !== 'string' || nodeName === '') throw badRequest('binding target name is required');
+  if (target?.kind !== undefined && target.kind !== 'Node') throw badRequest('binding target must be a Node');
+  const name = s.name!;
+  await s.served.registry.guaranteedUpdate(s.namespace, name, (pod) => {
+    const spec = (pod.spec ?? {}) as Json;
+    if (pod.metadata.deletionTimestamp) throw new StatusError(409, 'Conflict', `pod ${name} is being deleted, cannot be assigned to a host`);
+    if (spec.nodeName) throw new StatusError(409, 'Conflict', `pod ${name} is already assigned to node "${String(spec.nodeName)}"`);
+    spec.nodeName = nodeName;
+    pod.spec = spec;
+    const status = (pod.status ?? {}) as Json;
+    const conditions = ((status.conditions ?? []) as Json[]).filter((c) => c.type !== 'PodScheduled');
+    conditions.push({ type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: rfc3339(s.ctx.now()) });
+    pod.status = { ...status, conditions };
+    return pod;
+  });
+  sendJson(s.res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
+}
+
+export async function handleEviction(s: RequestScope): Promise<void> {
+  const body = decodeObjectBody(s.req.headers['content-type'], await bodyOf(s));
+  const name = s.name!;
+  const meta = body.metadata as Json | undefined;
+  if (meta?.name && meta.name !== name) throw badRequest('name in URL does not match name in Eviction object');
+  const opts = parseDeleteOptions(isPlainObject(body.deleteOptions) ? body.deleteOptions : {}, new URLSearchParams());
+  try {
+    await deleteObject(s.ctx, s.served, s.namespace, name, opts);
+  } catch (err) {
+    if (err instanceof StatusError && err.reason === 'Conflict') throw conflict('pods', '', name);
+    throw err;
+  }
+  sendJson(s.res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
+}

@@ -1,0 +1,47 @@
+/** GET of one object and LIST (JSON or Table, label/field selectors, limit/continue). */
+import type { RequestScope } from '../context.js';
+import { withTypeMeta } from '../context.js';
+import { compileFilter } from '../filter.js';
+import { wantsTable } from '../media.js';
+import { includeObjectOf, sendJson, sendObject, tableOf } from '../respond.js';
+import { badRequest } from '../status.js';
+
+export async function handleGet(s: RequestScope): Promise<void> {
+  const obj = await s.served.registry.get(s.namespace, s.name!);
+  sendObject(s.res, 200, s.served.def, obj, s.req.headers.accept, s.url, s.ctx.now());
+}
+
+export async function handleList(s: RequestScope): Promise<void> {
+  const { def, registry } = s.served;
+  const q = s.url.searchParams;
+  const filter = compileFilter(def, q.get('labelSelector'), q.get('fieldSelector'));
+  const limitRaw = q.get('limit');
+  const limit = limitRaw ? Number(limitRaw) : 0;
+  if (!Number.isInteger(limit) || limit < 0) throw badRequest(`limit must be a non-negative integer, got "${limitRaw}"`);
+  const cont = q.get('continue') || undefined;
+  const rv = q.get('resourceVersion') || undefined;
+  const match = q.get('resourceVersionMatch') || undefined;
+  if (cont && rv && rv !== '0') throw badRequest('specifying resource version is not allowed when using continue');
+  if (match && !rv) throw badRequest('resourceVersionMatch is forbidden unless resourceVersion is provided');
+  let revision: number | undefined;
+  if (rv && rv !== '0') {
+    const n = Number(rv);
+    if (!Number.isSafeInteger(n) || n < 0) throw badRequest(`invalid resource version "${rv}"`);
+    // Exact (or NotOlderThan with a limit, as upstream) reads at that revision; otherwise the newest is "not older".
+    if (match === 'Exact' || (match !== 'NotOlderThan' && limit > 0)) revision = n;
+  }
+  const page = await registry.list({ namespace: s.namespace, filter, limit, continueToken: cont, revision });
+  const meta: Record<string, unknown> = { resourceVersion: page.resourceVersion };
+  if (page.continueToken) meta.continue = page.continueToken;
+  if (page.remainingItemCount !== undefined) meta.remainingItemCount = page.remainingItemCount;
+  if (wantsTable(s.req.headers.accept)) {
+    sendJson(s.res, 200, tableOf(def, page.items, s.ctx.now(), meta, { includeObject: includeObjectOf(s.url), withColumns: true }));
+    return;
+  }
+  sendJson(s.res, 200, {
+    kind: `${def.kind}List`,
+    apiVersion: def.group ? `${def.group}/${def.version}` : def.version,
+    metadata: meta,
+    items: page.items.map((o) => withTypeMeta(def, o)),
+  });
+}

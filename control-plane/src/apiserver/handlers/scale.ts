@@ -1,0 +1,72 @@
+/** The autoscaling/v1 Scale subresource of deployments and replicasets (`kubectl scale`). */
+import type { RequestScope } from '../context.js';
+import { bodyOf, decodeObjectBody } from '../media.js';
+import { isPlainObject, type ApiObject, type Json } from '../object.js';
+import { applyPatch, parsePatchBody, patchTypeOf } from '../patch/apply.js';
+import { sendJson } from '../respond.js';
+import { badRequest, conflict, invalid } from '../status.js';
+import { admitUpdate } from './admit.js';
+
+function selectorString(sel: unknown): string {
+  if (!isPlainObject(sel)) return '';
+  const parts = Object.entries((sel.matchLabels ?? {}) as Record<string, string>).map(([k, v]) => `${k}=${v}`);
+  for (const e of (sel.matchExpressions ?? []) as Array<{ key: string; operator: string; values?: string[] }>) {
+    if (e.operator === 'Exists') parts.push(e.key);
+    else if (e.operator === 'DoesNotExist') parts.push(`!${e.key}`);
+    else parts.push(`${e.key} ${e.operator === 'In' ? 'in' : 'notin'} (${(e.values ?? []).join(',')})`);
+  }
+  return parts.join(',');
+}
+
+export function scaleOf(obj: ApiObject): ApiObject {
+  const spec = (obj.spec ?? {}) as Json;
+  const status = (obj.status ?? {}) as Json;
+  return {
+    kind: 'Scale',
+    apiVersion: 'autoscaling/v1',
+    metadata: {
+      name: obj.metadata.name,
+      namespace: obj.metadata.namespace,
+      uid: obj.metadata.uid,
+      resourceVersion: obj.metadata.resourceVersion,
+      creationTimestamp: obj.metadata.creationTimestamp,
+    },
+    spec: { replicas: spec.replicas ?? 0 },
+    status: { replicas: status.replicas ?? 0, selector: selectorString(spec.selector) },
+  };
+}
+
+export async function handleScale(s: RequestScope): Promise<void> {
+  const { def, registry } = s.served;
+  const name = s.name!;
+  const method = s.req.method ?? 'GET';
+  if (method === 'GET') {
+    sendJson(s.res, 200, scaleOf(await registry.get(s.namespace, name)));
+    return;
+  }
+  const raw = await bodyOf(s);
+  let next: (current: ApiObject) => ApiObject;
+  if (method === 'PUT') {
+    const body = decodeObjectBody(s.req.headers['content-type'], raw);
+    next = () => body as ApiObject;
+  } else {
+    const type = patchTypeOf(s.req.headers['content-type']);
+    if (type === 'apply') throw badRequest('server-side apply is not supported on the scale subresource');
+    const patch = parsePatchBody(type, raw);
+    next = (current) => applyPatch(type, current, patch, 'Scale');
+  }
+  const result = await registry.guaranteedUpdate(s.namespace, name, (current) => {
+    const wanted = next(scaleOf(current));
+    const rv = wanted.metadata?.resourceVersion;
+    if (rv && rv !== current.metadata.resourceVersion) throw conflict(def.plural, def.group, name);
+    const replicas = (wanted.spec as Json | undefined)?.replicas;
+    if (!Number.isInteger(replicas) || (replicas as number) < 0) {
+      throw invalid('Scale', 'autoscaling', name, [{ reason: 'FieldValueInvalid', field: 'spec.replicas', message: `Invalid value: ${JSON.stringify(replicas)}: must be greater than or equal to 0` }]);
+    }
+    if ((current.spec as Json | undefined)?.replicas === replicas) return undefined;
+    const updated = structuredClone(current);
+    (updated.spec as Json).replicas = replicas;
+    return admitUpdate(def, updated, current);
+  });
+  sendJson(s.res, 200, scaleOf(result.object));
+}

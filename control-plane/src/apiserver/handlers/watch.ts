@@ -1,0 +1,123 @@
+/**
+ * WATCH: newline-delimited JSON events (reference §6). RV unset/0 → synthetic ADDED for the
+ * current state first; RV=N → changes after N (from the watch cache, else a direct store watch;
+ * compacted → one ERROR event with a 410 Expired Status). Selector transitions map to
+ * ADDED/DELETED like the cacher. Bookmarks when asked; ends at timeoutSeconds or shutdown.
+ */
+import { hasCode } from '@nodelet/base';
+import type { RequestScope } from '../context.js';
+import { withTypeMeta } from '../context.js';
+import { compileFilter } from '../filter.js';
+import { wantsTable } from '../media.js';
+import type { ApiObject } from '../object.js';
+import { includeObjectOf, tableOf } from '../respond.js';
+import { badRequest, expired } from '../status.js';
+import type { CacheEvent } from '../watch-cache.js';
+
+type EventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+export async function handleWatch(s: RequestScope): Promise<void> {
+  const { def, registry, cache } = s.served;
+  const q = s.url.searchParams;
+  const filter = compileFilter(def, q.get('labelSelector'), q.get('fieldSelector'));
+  const inNamespace = (o: ApiObject): boolean => !s.namespace || o.metadata.namespace === s.namespace;
+  const matches = (o: ApiObject | undefined): boolean => !!o && inNamespace(o) && filter(o);
+  const rvParam = q.get('resourceVersion') ?? '';
+  let fromRevision = Number(rvParam || '0');
+  if (!Number.isSafeInteger(fromRevision) || fromRevision < 0) throw badRequest(`invalid resource version "${rvParam}"`);
+  const bookmarks = q.get('allowWatchBookmarks') === 'true';
+  const sendInitialEvents = q.get('sendInitialEvents') === 'true';
+  const timeoutRaw = q.get('timeoutSeconds');
+  const timeoutMs = timeoutRaw ? Number(timeoutRaw) * 1000 : 1800_000 * (1 + Math.random());
+  if (!Number.isFinite(timeoutMs) || timeoutMs < 0) throw badRequest('timeoutSeconds must be a non-negative number');
+  const table = wantsTable(s.req.headers.accept);
+  const includeObject = includeObjectOf(s.url);
+
+  const done = new AbortController();
+  const finish = (): void => done.abort();
+  s.req.on('close', finish);
+  const onShutdown = (): void => finish();
+  s.ctx.shutdown.addEventListener('abort', onShutdown, { once: true });
+
+  s.res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
+  s.res.flushHeaders();
+  let firstTable = true;
+  let lastRV = fromRevision;
+  const write = (type: EventType, object: unknown): void => {
+    if (done.signal.aborted) return;
+    s.res.write(JSON.stringify({ type, object }) + '\n');
+  };
+  const emit = (type: EventType, obj: ApiObject): void => {
+    lastRV = Math.max(lastRV, Number(obj.metadata.resourceVersion ?? 0));
+    if (table) {
+      write(type, tableOf(def, [obj], s.ctx.now(), { resourceVersion: obj.metadata.resourceVersion }, { includeObject, withColumns: firstTable }));
+      firstTable = false;
+    } else write(type, withTypeMeta(def, obj));
+  };
+  const bookmark = (extra?: Record<string, string>): void =>
+    write('BOOKMARK', { kind: def.kind, apiVersion: def.group ? `${def.group}/${def.version}` : def.version, metadata: { resourceVersion: String(lastRV), ...(extra ? { annotations: extra } : {}) } });
+  const fail = (err: unknown): void => {
+    const status = hasCode(err, 'ERR_GONE') ? expired(`too old resource version: ${fromRevision} (${String(lastRV)})`) : undefined;
+    if (status) write('ERROR', status.toBody());
+    finish();
+  };
+  const onEvent = (e: CacheEvent): void => {
+    if (e.revision <= fromRevision) return;
+    const now = matches(e.object) && e.kind !== 'delete';
+    const before = matches(e.prev);
+    if (e.kind === 'delete') {
+      if (before) emit('DELETED', e.object);
+    } else if (now && (e.kind === 'create' || !e.prev)) emit('ADDED', e.object);
+    else if (now && before) emit('MODIFIED', e.object);
+    else if (now) emit('ADDED', e.object);
+    else if (before) emit('DELETED', { ...e.prev!, metadata: { ...e.prev!.metadata, resourceVersion: e.object.metadata.resourceVersion } });
+    lastRV = Math.max(lastRV, e.revision);
+  };
+
+  const timers: NodeJS.Timeout[] = [];
+  try {
+    if (fromRevision === 0 || sendInitialEvents) {
+      // Initial state: one ADDED per object, then changes after the list revision.
+      const page = await registry.list({ namespace: s.namespace, filter });
+      for (const o of page.items) emit('ADDED', o);
+      fromRevision = Number(page.resourceVersion);
+      lastRV = fromRevision;
+      if (sendInitialEvents && bookmarks) bookmark({ 'k8s.io/initial-events-end': 'true' });
+    }
+    let sub = await cache.subscribe(fromRevision, { onEvent, onEnd: (err) => (err ? fail(err) : finish()) });
+    let direct: AbortController | undefined;
+    if (!sub) {
+      direct = new AbortController();
+      const ac = direct;
+      done.signal.addEventListener('abort', () => ac.abort(), { once: true });
+      void (async () => {
+        try {
+          for await (const e of s.ctx.store.watch(registry.prefix(s.namespace), { afterRevision: fromRevision, signal: ac.signal })) {
+            onEvent(
+              e.type === 'DELETE'
+                ? { revision: e.revision, kind: 'delete', object: registry.decode(e.kv, e.revision), prev: registry.decode(e.kv) }
+                : { revision: e.revision, kind: e.isCreate ? 'create' : 'update', object: registry.decode(e.kv), ...(e.prevKv ? { prev: registry.decode(e.prevKv) } : {}) },
+            );
+          }
+        } catch (err) {
+          if (!ac.signal.aborted) fail(err);
+        }
+      })();
+      sub = { close: () => ac.abort() };
+    }
+    if (bookmarks) {
+      const every = Math.min(s.ctx.bookmarkIntervalMs, Math.max(timeoutMs - 2000, 1000));
+      timers.push(setInterval(() => bookmark(), every));
+    }
+    timers.push(setTimeout(finish, timeoutMs));
+    await new Promise<void>((resolve) => (done.signal.aborted ? resolve() : done.signal.addEventListener('abort', () => resolve(), { once: true })));
+    sub.close();
+  } catch (err) {
+    fail(err);
+  } finally {
+    for (const t of timers) clearTimeout(t);
+    s.req.off('close', finish);
+    s.ctx.shutdown.removeEventListener('abort', onShutdown);
+    if (!s.res.writableEnded) s.res.end();
+  }
+}

@@ -1,0 +1,139 @@
+/** POST (create), PUT (update) and PATCH of a resource or its /status. */
+import type { RequestScope } from '../context.js';
+import { bodyOf, decodeObjectBody } from '../media.js';
+import type { ApiObject } from '../object.js';
+import { applyConfiguration, applyPatch, parsePatchBody, patchTypeOf, recordManagedFields } from '../patch/apply.js';
+import { apiVersionOf } from '../resource.js';
+import { sendObject } from '../respond.js';
+import { badRequest, conflict, methodNotAllowed, notFound } from '../status.js';
+import { admitCreate, admitUpdate, asObject, checkNamespace, reconcileNamespace, unchanged } from './admit.js';
+import { finishDeletionIfReady } from './delete.js';
+import { withClusterIp } from './service-ip.js';
+
+const isDryRun = (url: URL): boolean => url.searchParams.getAll('dryRun').includes('All');
+
+function checkFieldValidation(url: URL): void {
+  const v = url.searchParams.get('fieldValidation');
+  if (v && !['Strict', 'Warn', 'Ignore'].includes(v)) throw badRequest(`fieldValidation must be one of Ignore, Warn, Strict; got "${v}"`);
+}
+
+export async function handleCreate(s: RequestScope): Promise<void> {
+  const { def, registry } = s.served;
+  if (s.subresource) throw methodNotAllowed(`the server does not allow this method on the requested resource`);
+  checkFieldValidation(s.url);
+  const body = decodeObjectBody(s.req.headers['content-type'], await bodyOf(s));
+  const obj = asObject(def, body);
+  reconcileNamespace(def, obj, s.namespace);
+  if (def.namespaced && !obj.metadata.namespace) throw badRequest('the namespace of the object is missing');
+  await checkNamespace(s.ctx, def, obj.metadata.namespace);
+  admitCreate(s.ctx, def, obj);
+  const manager = s.url.searchParams.get('fieldManager');
+  if (manager) recordManagedFields(obj, body, manager, 'Update', apiVersionOf(def), s.ctx.now());
+  const persist = (): Promise<ApiObject> => (isDryRun(s.url) ? Promise.resolve(obj) : registry.create(obj));
+  const created = def.kind === 'Service' ? await withClusterIp(s.ctx, obj, persist) : await persist();
+  sendObject(s.res, 201, def, created, s.req.headers.accept, s.url, s.ctx.now());
+}
+
+export async function handleUpdate(s: RequestScope): Promise<void> {
+  const { def, registry } = s.served;
+  const name = s.name!;
+  if (s.subresource && s.subresource !== 'status') throw methodNotAllowed('the server does not allow this method on the requested resource');
+  checkFieldValidation(s.url);
+  const body = decodeObjectBody(s.req.headers['content-type'], await bodyOf(s));
+  const next = asObject(def, body);
+  reconcileNamespace(def, next, s.namespace);
+  if (next.metadata.name && next.metadata.name !== name) throw badRequest(`the name of the object (${next.metadata.name}) does not match the name on the URL (${name})`);
+  next.metadata.name = name;
+  const precondition = next.metadata.resourceVersion || undefined;
+  const status = s.subresource === 'status' ? 'status' : undefined;
+  const dryRun = isDryRun(s.url);
+  let dryResult: ApiObject | undefined;
+  const result = await registry.guaranteedUpdate(
+    s.namespace,
+    name,
+    (current) => {
+      const admitted = admitUpdate(def, structuredClone(next), current, status);
+      if (unchanged(admitted, current)) return undefined;
+      if (dryRun) {
+        dryResult = admitted;
+        return undefined;
+      }
+      return admitted;
+    },
+    { preconditionRV: precondition },
+  );
+  let out = dryResult ?? result.object;
+  if (result.changed) out = (await finishDeletionIfReady(s.served, out)) ?? out;
+  sendObject(s.res, 200, def, out, s.req.headers.accept, s.url, s.ctx.now());
+}
+
+export async function handlePatch(s: RequestScope): Promise<void> {
+  const { def, registry } = s.served;
+  const name = s.name!;
+  if (s.subresource && s.subresource !== 'status') throw methodNotAllowed('the server does not allow this method on the requested resource');
+  checkFieldValidation(s.url);
+  const type = patchTypeOf(s.req.headers['content-type']);
+  const patch = parsePatchBody(type, await bodyOf(s));
+  const status = s.subresource === 'status' ? 'status' : undefined;
+  const dryRun = isDryRun(s.url);
+  const manager = s.url.searchParams.get('fieldManager') ?? undefined;
+  if (type === 'apply' && !manager) throw badRequest('PATCH requests with apply content type require a fieldManager');
+  let dryResult: ApiObject | undefined;
+  let created = false;
+  const preconditionOf = (p: unknown): string | undefined => {
+    const rv = (p as { metadata?: { resourceVersion?: unknown } } | undefined)?.metadata?.resourceVersion;
+    return typeof rv === 'string' && rv !== '' ? rv : undefined;
+  };
+  const precondition = type === 'json' ? undefined : preconditionOf(patch);
+
+  const ifMissing =
+    type === 'apply' && !status
+      ? async (): Promise<ApiObject> => {
+          const obj = asObject(def, structuredClone(patch) as Record<string, unknown>);
+          reconcileNamespace(def, obj, s.namespace);
+          if (obj.metadata.name && obj.metadata.name !== name) throw badRequest('the name of the object does not match the name on the URL');
+          obj.metadata.name = name;
+          await checkNamespace(s.ctx, def, obj.metadata.namespace);
+          admitCreate(s.ctx, def, obj);
+          recordManagedFields(obj, patch as Record<string, unknown>, manager!, 'Apply', apiVersionOf(def), s.ctx.now());
+          created = true;
+          const persist = (): Promise<ApiObject> => (dryRun ? Promise.resolve(obj) : registry.create(obj));
+          return def.kind === 'Service' ? withClusterIp(s.ctx, obj, persist) : persist();
+        }
+      : undefined;
+
+  const result = await registry.guaranteedUpdate(
+    s.namespace,
+    name,
+    (current) => {
+      let next: ApiObject;
+      if (type === 'apply') {
+        const applied = asObject(def, structuredClone(patch) as Record<string, unknown>);
+        next = applyConfiguration(current, applied, def.kind);
+        recordManagedFields(next, patch as Record<string, unknown>, manager!, 'Apply', apiVersionOf(def), s.ctx.now(), status);
+      } else {
+        next = applyPatch(type, current, patch, def.kind);
+        if (type === 'json') {
+          const rv = next.metadata.resourceVersion;
+          if (rv && rv !== current.metadata.resourceVersion) throw conflict(def.plural, def.group, name);
+        }
+      }
+      if (next.metadata.name !== undefined && next.metadata.name !== name) throw badRequest('metadata.name cannot be changed by a patch');
+      next.metadata.resourceVersion = current.metadata.resourceVersion;
+      const admitted = admitUpdate(def, next, current, status);
+      if (unchanged(admitted, current)) return undefined;
+      if (dryRun) {
+        dryResult = admitted;
+        return undefined;
+      }
+      return admitted;
+    },
+    { preconditionRV: precondition, ...(ifMissing ? { ifMissing } : {}) },
+  ).catch((err: unknown) => {
+    if (err && typeof err === 'object' && (err as { reason?: string }).reason === 'NotFound' && !ifMissing) throw notFound(def.plural, def.group, name);
+    throw err;
+  });
+  let out = dryResult ?? result.object;
+  if (result.changed && !created) out = (await finishDeletionIfReady(s.served, out)) ?? out;
+  sendObject(s.res, created ? 201 : 200, def, out, s.req.headers.accept, s.url, s.ctx.now());
+}

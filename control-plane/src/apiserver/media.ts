@@ -1,0 +1,120 @@
+/**
+ * Media types: parsing Accept/Content-Type exactly (parameters matter: `v=v2` is not
+ * `v=v2beta1`, reference §3), decoding request bodies, and the 3 MiB body limit.
+ */
+import type { IncomingMessage } from 'node:http';
+import YAML from 'yaml';
+import { decodeProtobufObject } from '@nodelet/api';
+import { hasCode } from '@nodelet/base';
+import { badRequest, tooLarge, unsupportedMediaType, StatusError } from './status.js';
+
+export const MAX_BODY_BYTES = 3 * 1024 * 1024;
+
+export interface MediaType {
+  type: string;
+  params: Record<string, string>;
+}
+
+export function parseMediaTypes(header: string | undefined): MediaType[] {
+  if (!header) return [];
+  return header.split(',').map(parseMediaType).filter((m) => m.type !== '');
+}
+
+export function parseMediaType(s: string): MediaType {
+  const [type = '', ...rest] = s.split(';').map((p) => p.trim());
+  const params: Record<string, string> = {};
+  for (const p of rest) {
+    const eq = p.indexOf('=');
+    if (eq > 0) params[p.slice(0, eq).trim().toLowerCase()] = p.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1');
+  }
+  return { type: type.toLowerCase(), params };
+}
+
+/** True when the client asked for a meta.k8s.io/v1 Table (kubectl get). */
+export function wantsTable(accept: string | undefined): boolean {
+  return parseMediaTypes(accept).some((m) => m.type === 'application/json' && m.params.as === 'Table' && m.params.g === 'meta.k8s.io' && m.params.v === 'v1');
+}
+
+/** True when the client accepts the aggregated discovery v2 document. */
+export function wantsAggregatedDiscovery(accept: string | undefined): boolean {
+  return parseMediaTypes(accept).some(
+    (m) => m.type === 'application/json' && m.params.g === 'apidiscovery.k8s.io' && m.params.v === 'v2' && m.params.as === 'APIGroupDiscoveryList',
+  );
+}
+
+export const AGGREGATED_DISCOVERY_CONTENT_TYPE = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
+
+export const OBJECT_MEDIA_TYPES = ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf'] as const;
+export const PATCH_MEDIA_TYPES = [
+  'application/json-patch+json',
+  'application/merge-patch+json',
+  'application/strategic-merge-patch+json',
+  'application/apply-patch+yaml',
+] as const;
+
+/** Reads the whole body, failing with 413 past the limit (the rest of the upload is discarded). */
+export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > limit) {
+    req.resume();
+    throw tooLarge(limit);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) {
+      req.resume();
+      throw tooLarge(limit);
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** The request body of a handler scope (already read, or read now). */
+export async function bodyOf(s: { req: IncomingMessage; body?: Buffer }): Promise<Buffer> {
+  return s.body ?? readBody(s.req);
+}
+
+/** Decodes a create/update body by Content-Type into a JSON object (400 malformed, 415 unknown type). */
+export function decodeObjectBody(contentType: string | undefined, body: Buffer): Record<string, unknown> {
+  const type = parseMediaType(contentType ?? 'application/json').type || 'application/json';
+  let value: unknown;
+  if (type === 'application/json') value = parseJson(body);
+  else if (type === 'application/yaml') value = parseYaml(body);
+  else if (type === 'application/vnd.kubernetes.protobuf') {
+    try {
+      value = decodeProtobufObject(body).object;
+    } catch (err) {
+      if (hasCode(err, 'ERR_UNIMPLEMENTED')) {
+        throw new StatusError(415, 'UnsupportedMediaType', `${(err as Error).message} (for example: kubectl create ... --dry-run=client -o yaml | kubectl create -f -)`);
+      }
+      throw badRequest(`unable to decode protobuf body: ${(err as Error).message}`);
+    }
+  } else throw unsupportedMediaType(type, OBJECT_MEDIA_TYPES);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw badRequest('the request body must be a single JSON object');
+  return value as Record<string, unknown>;
+}
+
+export function parseJson(body: Buffer): unknown {
+  if (body.length === 0) throw badRequest('the request body is empty');
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch (err) {
+    throw badRequest(`json parse error: ${(err as Error).message}`);
+  }
+}
+
+export function parseYaml(body: Buffer): unknown {
+  if (body.length === 0) throw badRequest('the request body is empty');
+  try {
+    const docs = YAML.parseAllDocuments(body.toString('utf8'));
+    if (!Array.isArray(docs) || docs.length !== 1) throw new Error('expected exactly one YAML document');
+    const doc = docs[0]!;
+    if (doc.errors.length) throw doc.errors[0];
+    return doc.toJS();
+  } catch (err) {
+    throw badRequest(`yaml parse error: ${(err as Error).message}`);
+  }
+}

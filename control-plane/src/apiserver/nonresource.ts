@@ -1,0 +1,43 @@
+/** Non-resource endpoints: /version, discovery, OpenAPI. Health endpoints are in server.ts (no auth). */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { aggregatedDiscovery, legacyApiVersions, legacyGroup, legacyGroupList, resourceList, SERVER_VERSION } from './discovery.js';
+import { AGGREGATED_DISCOVERY_CONTENT_TYPE, wantsAggregatedDiscovery } from './media.js';
+import { openApiDocument, openApiIndex } from './openapi.js';
+import { sendJson } from './respond.js';
+import { StatusError } from './status.js';
+
+const notFound = (): StatusError => new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
+
+/** Answers a GET of a non-resource path; false when the path is not one of them. */
+export function serveNonResource(req: IncomingMessage, res: ServerResponse, url: URL, serverAddress: string): boolean {
+  const p = url.pathname.replace(/\/+$/, '') || '/';
+  const accept = req.headers.accept;
+  if (p === '/version') return sendJson(res, 200, SERVER_VERSION), true;
+  if (p === '/api' || p === '/apis') {
+    if (wantsAggregatedDiscovery(accept)) sendJson(res, 200, aggregatedDiscovery(p === '/api'), AGGREGATED_DISCOVERY_CONTENT_TYPE);
+    else sendJson(res, 200, p === '/api' ? legacyApiVersions(serverAddress) : legacyGroupList());
+    return true;
+  }
+  if (p === '/api/v1') return sendJson(res, 200, resourceList('', 'v1')), true;
+  let m = /^\/apis\/([^/]+)$/.exec(p);
+  if (m) {
+    const g = legacyGroup(m[1]!);
+    if (!g) throw notFound();
+    return sendJson(res, 200, g), true;
+  }
+  m = /^\/apis\/([^/]+)\/([^/]+)$/.exec(p);
+  if (m) {
+    const list = resourceList(m[1]!, m[2]!);
+    if (!list) throw notFound();
+    return sendJson(res, 200, list), true;
+  }
+  if (p === '/openapi/v3') return sendJson(res, 200, openApiIndex()), true;
+  m = /^\/openapi\/v3\/(?:api\/(v1)|apis\/([^/]+)\/([^/]+))$/.exec(p);
+  if (m) {
+    const doc = m[1] ? openApiDocument('', m[1]) : openApiDocument(m[2]!, m[3]!);
+    if (!doc) throw notFound();
+    return sendJson(res, 200, doc), true;
+  }
+  if (p === '/openapi/v2' || p === '/swagger.json') throw notFound();
+  return false;
+}

@@ -1,0 +1,71 @@
+/**
+ * The server's view of an object: plain JSON with TypeMeta and ObjectMeta. The server stores and
+ * serves any field a client sends (like kube-apiserver it does not drop unknown fields of kinds
+ * it has no schema for); strategies read only the fields they know.
+ */
+import { randomUUID } from 'node:crypto';
+
+export interface ObjectMeta {
+  name?: string;
+  generateName?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  deletionGracePeriodSeconds?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: Array<Record<string, unknown>>;
+  finalizers?: string[];
+  managedFields?: Array<Record<string, unknown>>;
+  [k: string]: unknown;
+}
+
+export interface ApiObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+  [k: string]: unknown;
+}
+
+export type Json = Record<string, unknown>;
+
+export function isPlainObject(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export function deepClone<T>(v: T): T {
+  return structuredClone(v);
+}
+
+/** Structural equality of JSON values (key order ignored). */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
+  if (isPlainObject(a) && isPlainObject(b)) {
+    const ka = Object.keys(a).filter((k) => a[k] !== undefined);
+    const kb = Object.keys(b).filter((k) => b[k] !== undefined);
+    return ka.length === kb.length && ka.every((k) => jsonEqual(a[k], b[k]));
+  }
+  return false;
+}
+
+/** RFC 3339 at second precision, as metav1.Time marshals. */
+export function rfc3339(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+export function newUid(): string {
+  return randomUUID();
+}
+
+const NAME_SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+
+/** The 5-character suffix generateName appends (apiserver's names.SimpleNameGenerator). */
+export function randomNameSuffix(random: () => number = Math.random): string {
+  let s = '';
+  for (let i = 0; i < 5; i++) s += NAME_SUFFIX_ALPHABET[Math.floor(random() * NAME_SUFFIX_ALPHABET.length)];
+  return s;
+}

@@ -1,0 +1,211 @@
+/**
+ * Generic REST storage of one resource over the kine-shaped {@link Store}: JSON values, the
+ * object's resourceVersion = the key's modRevision (never stored inside the value), paginated
+ * lists at one revision, and `guaranteedUpdate` (read → mutate → compare-and-swap, retried on a
+ * lost race unless the caller pinned a resourceVersion).
+ */
+import { hasCode } from '@nodelet/base';
+import type { KeyValue, Store } from '../storage/types.js';
+import { MATCH_ALL, type ObjectFilter } from './filter.js';
+import type { ApiObject } from './object.js';
+import { storageKey, storagePrefix, type ResourceDef } from './resource.js';
+import { alreadyExists, badRequest, conflict, expired, notFound, StatusError } from './status.js';
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+export interface ListRequest {
+  namespace?: string;
+  filter: ObjectFilter;
+  limit?: number;
+  continueToken?: string;
+  /** Exact revision to read at (from a continue token or resourceVersionMatch=Exact). */
+  revision?: number;
+}
+
+export interface ListPage {
+  items: ApiObject[];
+  resourceVersion: string;
+  continueToken?: string;
+  remainingItemCount?: number;
+}
+
+interface ContinueToken {
+  v: string;
+  rv: number;
+  start: string;
+}
+
+export class Registry {
+  readonly def: ResourceDef;
+  readonly #store: Store;
+
+  constructor(def: ResourceDef, store: Store) {
+    this.def = def;
+    this.#store = store;
+  }
+
+  key(namespace: string | undefined, name: string): string {
+    return storageKey(this.def, namespace, name);
+  }
+
+  prefix(namespace?: string): string {
+    return storagePrefix(this.def, namespace);
+  }
+
+  decode(kv: KeyValue, revision = kv.modRevision): ApiObject {
+    const obj = JSON.parse(decoder.decode(kv.value)) as ApiObject;
+    obj.metadata ??= {};
+    obj.metadata.resourceVersion = String(revision);
+    return obj;
+  }
+
+  encode(obj: ApiObject): Uint8Array {
+    const { resourceVersion: _rv, ...meta } = obj.metadata;
+    return encoder.encode(JSON.stringify({ ...obj, metadata: meta }));
+  }
+
+  async find(namespace: string | undefined, name: string): Promise<ApiObject | undefined> {
+    const kv = await this.#store.get(this.key(namespace, name));
+    return kv ? this.decode(kv) : undefined;
+  }
+
+  async get(namespace: string | undefined, name: string): Promise<ApiObject> {
+    const obj = await this.find(namespace, name);
+    if (!obj) throw notFound(this.def.plural, this.def.group, name);
+    return obj;
+  }
+
+  /** Reads pages of the store until `limit` objects pass the filter; all pages at one revision. */
+  async list(req: ListRequest): Promise<ListPage> {
+    const prefix = this.prefix(req.namespace);
+    let revision = req.revision;
+    let startAfter: string | undefined;
+    if (req.continueToken) {
+      const token = decodeContinue(req.continueToken);
+      revision = token.rv;
+      startAfter = prefix + token.start;
+    }
+    const limit = req.limit && req.limit > 0 ? req.limit : 0;
+    const items: ApiObject[] = [];
+    let listRevision = revision ?? 0;
+    let lastKey: string | undefined;
+    let more = false;
+    let remaining: number | undefined;
+    try {
+      for (;;) {
+        const want = limit ? Math.max(limit - items.length, 1) : 0;
+        const page = await this.#store.list(prefix, { revision: revision, limit: limit ? Math.max(want, 50) : 0, startAfter });
+        listRevision = page.revision;
+        revision = page.revision;
+        let stoppedEarly = false;
+        for (let i = 0; i < page.items.length; i++) {
+          const kv = page.items[i]!;
+          const obj = this.decode(kv);
+          lastKey = kv.key;
+          if (req.filter(obj)) items.push(obj);
+          if (limit && items.length >= limit) {
+            stoppedEarly = i < page.items.length - 1 || page.more;
+            remaining = page.remaining !== undefined ? page.remaining + (page.items.length - 1 - i) : undefined;
+            break;
+          }
+        }
+        if (limit && items.length >= limit) {
+          more = stoppedEarly;
+          break;
+        }
+        if (!page.more || page.items.length === 0) break;
+        startAfter = page.items[page.items.length - 1]!.key;
+      }
+    } catch (err) {
+      if (hasCode(err, 'ERR_GONE') && req.continueToken) {
+        throw new StatusError(410, 'Expired', 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.');
+      }
+      if (hasCode(err, 'ERR_GONE')) throw expired(`too old resource version: ${String(req.revision)}`);
+      throw err;
+    }
+    const out: ListPage = { items, resourceVersion: String(listRevision) };
+    if (more && lastKey) {
+      out.continueToken = encodeContinue({ v: 'meta.k8s.io/v1', rv: listRevision, start: lastKey.slice(prefix.length) });
+      if (remaining !== undefined && remaining > 0 && req.filter === MATCH_ALL) out.remainingItemCount = remaining;
+    }
+    return out;
+  }
+
+  async create(obj: ApiObject): Promise<ApiObject> {
+    const name = obj.metadata.name!;
+    try {
+      const rev = await this.#store.create(this.key(obj.metadata.namespace, name), this.encode(obj));
+      obj.metadata.resourceVersion = String(rev);
+      return obj;
+    } catch (err) {
+      if (hasCode(err, 'ERR_ALREADY_EXISTS')) throw alreadyExists(this.def.plural, this.def.group, name);
+      throw err;
+    }
+  }
+
+  /**
+   * Read-modify-write. `mutate` gets a fresh copy of the current object and returns the next one
+   * (or undefined for "no change"). When `preconditionRV` is set and differs from the stored RV →
+   * 409; otherwise a lost race re-reads and retries.
+   */
+  async guaranteedUpdate(
+    namespace: string | undefined,
+    name: string,
+    mutate: (current: ApiObject) => Promise<ApiObject | undefined> | ApiObject | undefined,
+    opts: { preconditionRV?: string; ifMissing?: () => Promise<ApiObject> } = {},
+  ): Promise<{ object: ApiObject; changed: boolean; created?: boolean }> {
+    const key = this.key(namespace, name);
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const kv = await this.#store.get(key);
+      if (!kv) {
+        if (opts.ifMissing) return { object: await opts.ifMissing(), changed: true, created: true };
+        throw notFound(this.def.plural, this.def.group, name);
+      }
+      const current = this.decode(kv);
+      if (opts.preconditionRV && opts.preconditionRV !== current.metadata.resourceVersion) throw conflict(this.def.plural, this.def.group, name);
+      const next = await mutate(structuredClone(current));
+      if (!next) return { object: current, changed: false };
+      try {
+        const rev = await this.#store.update(key, this.encode(next), kv.modRevision);
+        next.metadata.resourceVersion = String(rev);
+        return { object: next, changed: true };
+      } catch (err) {
+        if (hasCode(err, 'ERR_CONFLICT')) {
+          if (opts.preconditionRV) throw conflict(this.def.plural, this.def.group, name);
+          continue;
+        }
+        if (hasCode(err, 'ERR_NOT_FOUND')) continue;
+        throw err;
+      }
+    }
+    throw conflict(this.def.plural, this.def.group, name);
+  }
+
+  /** Removes the key if it is still at `expectedRV`; returns the object as last stored, with the deletion RV. */
+  async remove(obj: ApiObject): Promise<ApiObject> {
+    const name = obj.metadata.name!;
+    try {
+      const { revision } = await this.#store.delete(this.key(obj.metadata.namespace, name), Number(obj.metadata.resourceVersion));
+      return { ...obj, metadata: { ...obj.metadata, resourceVersion: String(revision) } };
+    } catch (err) {
+      if (hasCode(err, 'ERR_NOT_FOUND')) throw notFound(this.def.plural, this.def.group, name);
+      if (hasCode(err, 'ERR_CONFLICT')) throw conflict(this.def.plural, this.def.group, name);
+      throw err;
+    }
+  }
+}
+
+function encodeContinue(t: ContinueToken): string {
+  return Buffer.from(JSON.stringify(t)).toString('base64url');
+}
+
+function decodeContinue(s: string): ContinueToken {
+  try {
+    const t = JSON.parse(Buffer.from(s, 'base64url').toString('utf8')) as ContinueToken;
+    if (t.v !== 'meta.k8s.io/v1' || !Number.isSafeInteger(t.rv) || typeof t.start !== 'string' || t.start.includes('..')) throw new Error('bad token');
+    return t;
+  } catch {
+    throw badRequest('continue key is not valid: the continue token is malformed');
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * The declarative resource table: one {@link ResourceDef} per served resource. Adding a resource
+ * is one entry (see resources-core.ts / resources-apps.ts): discovery, OpenAPI, routing, storage
+ * keys, Table output and field selectors all come from it.
+ */
+import type { FieldError } from '@nodelet/api';
+import type { ApiObject } from './object.js';
+
+export interface TableColumn {
+  name: string;
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  format?: string;
+  description: string;
+  /** 0 = default columns, 1 = `-o wide`. */
+  priority: number;
+}
+
+export interface TablePrinter {
+  columns: readonly TableColumn[];
+  /** One cell per column, formatted as kubectl prints them. `now` is epoch ms. */
+  cells(obj: ApiObject, now: number): unknown[];
+}
+
+/** Per-kind behaviour hooks, mirroring kube-apiserver's rest.RESTCreateStrategy/RESTUpdateStrategy. */
+export interface Strategy {
+  /** Fills defaults in place (create, update, patch). */
+  defaults?(obj: ApiObject): void;
+  /** Resets server-owned fields on create (e.g. status). */
+  prepareForCreate?(obj: ApiObject): void;
+  /** Carries server-owned fields over from the stored object on update (e.g. a Service's clusterIP). */
+  prepareForUpdate?(obj: ApiObject, old: ApiObject): void;
+  /** Field errors; `old` is set on update. */
+  validate?(obj: ApiObject, old?: ApiObject): FieldError[];
+}
+
+export interface SubresourceDef {
+  name: string;
+  /** Kind returned (e.g. scale → autoscaling/v1 Scale); defaults to the parent kind. */
+  kind?: { group: string; version: string; kind: string };
+  verbs: readonly string[];
+}
+
+export interface ResourceDef {
+  group: string;
+  version: string;
+  kind: string;
+  plural: string;
+  singular: string;
+  namespaced: boolean;
+  shortNames?: readonly string[];
+  categories?: readonly string[];
+  /** The etcd key segment (kube's SpecialDefaultResourcePrefixes: nodes → minions, …). */
+  storagePrefix?: string;
+  /** Has a spec/status split: the main resource ignores `.status`, `/status` changes only it, generation tracks spec. */
+  statusSubresource: boolean;
+  subresources: readonly SubresourceDef[];
+  /** Extra field-selector fields beyond metadata.name/metadata.namespace, read from the object. */
+  selectableFields?: readonly string[];
+  table?: TablePrinter;
+  strategy: Strategy;
+}
+
+export const RESOURCE_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'] as const;
+
+export function apiVersionOf(def: Pick<ResourceDef, 'group' | 'version'>): string {
+  return def.group ? `${def.group}/${def.version}` : def.version;
+}
+
+/** Storage key of an object: `/registry/<prefix>/<ns>/<name>` or `/registry/<prefix>/<name>`. */
+export function storageKey(def: ResourceDef, namespace: string | undefined, name: string): string {
+  return def.namespaced ? `${storagePrefix(def, namespace)}${name}` : `${storagePrefix(def)}${name}`;
+}
+
+/** Key prefix of every object of a resource (in one namespace when given), ending in '/'. */
+export function storagePrefix(def: ResourceDef, namespace?: string): string {
+  const base = `/registry/${def.storagePrefix ?? def.plural}/`;
+  return def.namespaced && namespace ? `${base}${namespace}/` : base;
+}

@@ -1,0 +1,133 @@
+/**
+ * Every resource the server serves. One entry each: this is the only place to add a kind.
+ * Subresources list what discovery advertises; handlers implement status/scale generically and
+ * the pod-specific ones (binding, eviction, log, exec) in handlers/pod-subresources.ts.
+ */
+import type { ResourceDef, SubresourceDef } from './resource.js';
+import { podStrategy } from './strategies/pods.js';
+import {
+  configMapStrategy,
+  deploymentStrategy,
+  namespaceStrategy,
+  nodeStrategy,
+  plainStrategy,
+  replicaSetStrategy,
+  secretStrategy,
+  serviceStrategy,
+} from './strategies/others.js';
+import { NODE_TABLE, POD_TABLE } from './table/pods-nodes.js';
+import {
+  CONFIGMAP_TABLE,
+  DEPLOYMENT_TABLE,
+  ENDPOINTSLICE_TABLE,
+  ENDPOINTS_TABLE,
+  EVENT_TABLE,
+  LEASE_TABLE,
+  NAMESPACE_TABLE,
+  REPLICASET_TABLE,
+  SECRET_TABLE,
+  SERVICEACCOUNT_TABLE,
+  SERVICE_TABLE,
+} from './table/others.js';
+
+const STATUS: SubresourceDef = { name: 'status', verbs: ['get', 'patch', 'update'] };
+const SCALE: SubresourceDef = { name: 'scale', kind: { group: 'autoscaling', version: 'v1', kind: 'Scale' }, verbs: ['get', 'patch', 'update'] };
+
+export const RESOURCE_DEFS: readonly ResourceDef[] = [
+  {
+    group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', singular: 'namespace', namespaced: false,
+    shortNames: ['ns'], statusSubresource: true, subresources: [STATUS, { name: 'finalize', verbs: ['update'] }],
+    selectableFields: ['status.phase'], table: NAMESPACE_TABLE, strategy: namespaceStrategy,
+  },
+  {
+    group: '', version: 'v1', kind: 'Node', plural: 'nodes', singular: 'node', namespaced: false, storagePrefix: 'minions',
+    shortNames: ['no'], statusSubresource: true, subresources: [STATUS], selectableFields: ['spec.unschedulable'],
+    table: NODE_TABLE, strategy: nodeStrategy,
+  },
+  {
+    group: '', version: 'v1', kind: 'Pod', plural: 'pods', singular: 'pod', namespaced: true, shortNames: ['po'],
+    categories: ['all'], statusSubresource: true,
+    subresources: [
+      STATUS,
+      { name: 'binding', kind: { group: '', version: 'v1', kind: 'Binding' }, verbs: ['create'] },
+      { name: 'eviction', kind: { group: 'policy', version: 'v1', kind: 'Eviction' }, verbs: ['create'] },
+      { name: 'log', verbs: ['get'] },
+      { name: 'exec', kind: { group: '', version: 'v1', kind: 'PodExecOptions' }, verbs: ['create', 'get'] },
+    ],
+    selectableFields: [
+      'spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'spec.hostNetwork',
+      'status.phase', 'status.podIP', 'status.nominatedNodeName',
+    ],
+    table: POD_TABLE, strategy: podStrategy,
+  },
+  {
+    group: '', version: 'v1', kind: 'Event', plural: 'events', singular: 'event', namespaced: true, shortNames: ['ev'],
+    statusSubresource: false, subresources: [],
+    selectableFields: [
+      'involvedObject.kind', 'involvedObject.namespace', 'involvedObject.name', 'involvedObject.uid',
+      'involvedObject.apiVersion', 'involvedObject.resourceVersion', 'involvedObject.fieldPath',
+      'reason', 'reportingComponent', 'source', 'type',
+    ],
+    table: EVENT_TABLE, strategy: plainStrategy,
+  },
+  {
+    group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', singular: 'configmap', namespaced: true,
+    shortNames: ['cm'], statusSubresource: false, subresources: [], table: CONFIGMAP_TABLE, strategy: configMapStrategy,
+  },
+  {
+    group: '', version: 'v1', kind: 'Secret', plural: 'secrets', singular: 'secret', namespaced: true,
+    statusSubresource: false, subresources: [], selectableFields: ['type'], table: SECRET_TABLE, strategy: secretStrategy,
+  },
+  {
+    group: '', version: 'v1', kind: 'Service', plural: 'services', singular: 'service', namespaced: true,
+    storagePrefix: 'services/specs', shortNames: ['svc'], categories: ['all'], statusSubresource: true,
+    subresources: [STATUS], table: SERVICE_TABLE, strategy: serviceStrategy,
+  },
+  {
+    group: '', version: 'v1', kind: 'Endpoints', plural: 'endpoints', singular: 'endpoints', namespaced: true,
+    storagePrefix: 'services/endpoints', shortNames: ['ep'], statusSubresource: false, subresources: [],
+    table: ENDPOINTS_TABLE, strategy: plainStrategy,
+  },
+  {
+    group: '', version: 'v1', kind: 'ServiceAccount', plural: 'serviceaccounts', singular: 'serviceaccount',
+    namespaced: true, shortNames: ['sa'], statusSubresource: false, subresources: [], table: SERVICEACCOUNT_TABLE,
+    strategy: plainStrategy,
+  },
+  {
+    group: 'coordination.k8s.io', version: 'v1', kind: 'Lease', plural: 'leases', singular: 'lease', namespaced: true,
+    statusSubresource: false, subresources: [], table: LEASE_TABLE, strategy: plainStrategy,
+  },
+  {
+    group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', singular: 'deployment', namespaced: true,
+    shortNames: ['deploy'], categories: ['all'], statusSubresource: true, subresources: [STATUS, SCALE],
+    table: DEPLOYMENT_TABLE, strategy: deploymentStrategy,
+  },
+  {
+    group: 'apps', version: 'v1', kind: 'ReplicaSet', plural: 'replicasets', singular: 'replicaset', namespaced: true,
+    shortNames: ['rs'], categories: ['all'], statusSubresource: true, subresources: [STATUS, SCALE],
+    selectableFields: ['status.replicas'], table: REPLICASET_TABLE, strategy: replicaSetStrategy,
+  },
+  {
+    group: 'discovery.k8s.io', version: 'v1', kind: 'EndpointSlice', plural: 'endpointslices', singular: 'endpointslice',
+    namespaced: true, statusSubresource: false, subresources: [], table: ENDPOINTSLICE_TABLE, strategy: plainStrategy,
+  },
+];
+
+/** Group → versions → resources, in the order discovery lists them (core first). */
+export function groupVersions(defs: readonly ResourceDef[] = RESOURCE_DEFS): Array<{ group: string; version: string; resources: ResourceDef[] }> {
+  const out: Array<{ group: string; version: string; resources: ResourceDef[] }> = [];
+  for (const d of defs) {
+    let gv = out.find((g) => g.group === d.group && g.version === d.version);
+    if (!gv) out.push((gv = { group: d.group, version: d.version, resources: [] }));
+    gv.resources.push(d);
+  }
+  return out;
+}
+
+export function findResource(group: string, version: string, plural: string): ResourceDef | undefined {
+  return RESOURCE_DEFS.find((d) => d.group === group && d.version === version && d.plural === plural);
+}
+
+export function findResourceByKind(apiVersion: string, kind: string): ResourceDef | undefined {
+  return RESOURCE_DEFS.find((d) => (d.group ? `${d.group}/${d.version}` : d.version) === apiVersion && d.kind === kind);
+}

@@ -1,0 +1,63 @@
+/** Writing replies: JSON objects, lists, Tables and Status errors. */
+import type { ServerResponse } from 'node:http';
+import type { ApiObject } from './object.js';
+import type { ResourceDef } from './resource.js';
+import { DEFAULT_TABLE } from './table/others.js';
+import { toStatusError } from './status.js';
+import { wantsTable } from './media.js';
+import { withTypeMeta } from './context.js';
+
+export function sendJson(res: ServerResponse, code: number, body: unknown, contentType = 'application/json'): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  const text = JSON.stringify(body);
+  res.writeHead(code, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private' });
+  res.end(text);
+}
+
+export function sendError(res: ServerResponse, err: unknown): void {
+  const status = toStatusError(err);
+  if (status.code === 429 || status.code === 503) res.setHeader('Retry-After', '1');
+  sendJson(res, status.code, status.toBody());
+}
+
+/** PartialObjectMetadata for Table rows (includeObject=Metadata, kubectl's default). */
+export function partialMetadata(obj: ApiObject): Record<string, unknown> {
+  const { managedFields: _m, ...metadata } = obj.metadata;
+  return { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata };
+}
+
+export interface TableOptions {
+  includeObject: 'None' | 'Metadata' | 'Object';
+  withColumns: boolean;
+}
+
+export function tableOf(def: ResourceDef, objs: readonly ApiObject[], now: number, meta: Record<string, unknown>, opts: TableOptions): Record<string, unknown> {
+  const printer = def.table ?? DEFAULT_TABLE;
+  return {
+    kind: 'Table',
+    apiVersion: 'meta.k8s.io/v1',
+    metadata: meta,
+    ...(opts.withColumns ? { columnDefinitions: printer.columns.map((c) => ({ ...c, format: c.format ?? '' })) } : {}),
+    rows: objs.map((o) => ({
+      cells: printer.cells(o, now),
+      ...(opts.includeObject === 'None' ? {} : { object: opts.includeObject === 'Object' ? withTypeMeta(def, o) : partialMetadata(o) }),
+    })),
+  };
+}
+
+export function includeObjectOf(url: URL): TableOptions['includeObject'] {
+  const v = url.searchParams.get('includeObject');
+  return v === 'None' || v === 'Object' ? v : 'Metadata';
+}
+
+/** One object: a single-row Table when asked for, else the object. */
+export function sendObject(res: ServerResponse, code: number, def: ResourceDef, obj: ApiObject, accept: string | undefined, url: URL, now: number): void {
+  if (wantsTable(accept)) {
+    sendJson(res, code, tableOf(def, [obj], now, { resourceVersion: obj.metadata.resourceVersion }, { includeObject: includeObjectOf(url), withColumns: true }));
+    return;
+  }
+  sendJson(res, code, withTypeMeta(def, obj));
+}

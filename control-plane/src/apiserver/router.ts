@@ -1,0 +1,74 @@
+/** Parses REST paths into resource requests (kube-apiserver's RequestInfoFactory, simplified). */
+import type { ServedResource, ServerContext } from './context.js';
+import { StatusError } from './status.js';
+
+export interface ResourcePath {
+  group: string;
+  version: string;
+  served: ServedResource;
+  namespace?: string;
+  name?: string;
+  subresource?: string;
+}
+
+export type ParsedPath =
+  | { type: 'resource'; path: ResourcePath }
+  | { type: 'groupVersion'; group: string; version: string }
+  | { type: 'other' };
+
+export const notFoundPath = (): StatusError => new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
+
+export function parsePath(ctx: ServerContext, pathname: string): ParsedPath {
+  const segs = pathname.split('/').filter((s) => s !== '').map((s) => decodeURIComponent(s));
+  let group: string;
+  let version: string;
+  let rest: string[];
+  if (segs[0] === 'api' && segs.length >= 2) {
+    group = '';
+    version = segs[1]!;
+    rest = segs.slice(2);
+  } else if (segs[0] === 'apis' && segs.length >= 3) {
+    group = segs[1]!;
+    version = segs[2]!;
+    rest = segs.slice(3);
+  } else return { type: 'other' };
+  if (rest.length === 0) return { type: 'groupVersion', group, version };
+  const lookup = (plural: string): ServedResource | undefined => ctx.resource(group, version, plural);
+  if (rest[0] === 'namespaces' && rest.length >= 3) {
+    const inner = lookup(rest[2]!);
+    if (inner?.def.namespaced) {
+      if (rest.length > 5) throw notFoundPath();
+      return { type: 'resource', path: { group, version, served: inner, namespace: rest[1], name: rest[3], subresource: rest[4] } };
+    }
+    if (rest.length === 3 && group === '') {
+      // /api/v1/namespaces/<name>/status|finalize
+      const ns = lookup('namespaces');
+      if (!ns || !ns.def.subresources.some((s) => s.name === rest[2])) throw notFoundPath();
+      return { type: 'resource', path: { group, version, served: ns, name: rest[1], subresource: rest[2] } };
+    }
+    throw notFoundPath();
+  }
+  const served = lookup(rest[0]!);
+  if (!served || rest.length > 3) throw notFoundPath();
+  if (served.def.namespaced && rest.length > 1) throw notFoundPath();
+  return { type: 'resource', path: { group, version, served, name: rest[1], subresource: rest[2] } };
+}
+
+/** The authorizer verb of a resource request. */
+export function verbOf(method: string, hasName: boolean, watch: boolean): string {
+  switch (method) {
+    case 'GET':
+    case 'HEAD':
+      return hasName ? 'get' : watch ? 'watch' : 'list';
+    case 'POST':
+      return 'create';
+    case 'PUT':
+      return 'update';
+    case 'PATCH':
+      return 'patch';
+    case 'DELETE':
+      return hasName ? 'delete' : 'deletecollection';
+    default:
+      return method.toLowerCase();
+  }
+}

@@ -1,0 +1,137 @@
+/**
+ * One store watch per resource, fanned out to every API watcher of that resource (kube's
+ * cacher). Keeps the last `capacity` events so a watcher resuming from a recent resourceVersion
+ * replays from memory; older resourceVersions fall back to a direct store watch (which yields
+ * ERR_GONE → 410 when compacted).
+ *
+ *   store.watch(prefix) ──▶ WatchCache ──▶ subscriber 1..N (each with its own filter and queue)
+ *
+ * Started lazily by the first subscriber; if the store watch fails, every subscriber is ended
+ * (clients re-watch from their last RV) and the next subscriber starts a new store watch.
+ */
+import type { Logger } from '@nodelet/base';
+import type { Store } from '../storage/types.js';
+import type { ApiObject } from './object.js';
+import type { Registry } from './registry.js';
+
+export interface CacheEvent {
+  revision: number;
+  /** The object after the event (for deletes: the last state, with the deletion RV). */
+  object: ApiObject;
+  /** The object before (updates and deletes). */
+  prev?: ApiObject;
+  kind: 'create' | 'update' | 'delete';
+}
+
+export interface Subscription {
+  /** Ends delivery; idempotent. */
+  close(): void;
+}
+
+interface Subscriber {
+  fromRevision: number;
+  deliver(e: CacheEvent): void;
+  end(err?: unknown): void;
+}
+
+export class WatchCache {
+  readonly #store: Store;
+  readonly #registry: Registry;
+  readonly #log: Logger;
+  readonly #capacity: number;
+  #buffer: CacheEvent[] = [];
+  /** Events with revision <= this are not (or no longer) in the buffer. */
+  #floor = Number.POSITIVE_INFINITY;
+  #running?: AbortController;
+  #ready?: Promise<void>;
+  #subscribers = new Set<Subscriber>();
+  #closed = false;
+
+  constructor(opts: { store: Store; registry: Registry; logger: Logger; capacity?: number }) {
+    this.#store = opts.store;
+    this.#registry = opts.registry;
+    this.#log = opts.logger;
+    this.#capacity = opts.capacity ?? 1000;
+  }
+
+  /** Newest revision the cache has delivered (0 before start). */
+  get lastRevision(): number {
+    return this.#buffer.length ? this.#buffer[this.#buffer.length - 1]!.revision : Number.isFinite(this.#floor) ? this.#floor : 0;
+  }
+
+  /**
+   * Delivers every event with revision > fromRevision, in order, then live events. Returns
+   * undefined when the cache cannot serve that revision (the caller watches the store directly).
+   */
+  async subscribe(fromRevision: number, handlers: { onEvent(e: CacheEvent): void; onEnd(err?: unknown): void }): Promise<Subscription | undefined> {
+    if (this.#closed) return undefined;
+    await this.#start();
+    if (fromRevision < this.#floor) return undefined;
+    const sub: Subscriber = { fromRevision, deliver: handlers.onEvent, end: handlers.onEnd };
+    for (const e of this.#buffer) if (e.revision > fromRevision) sub.deliver(e);
+    this.#subscribers.add(sub);
+    return { close: () => void this.#subscribers.delete(sub) };
+  }
+
+  get subscriberCount(): number {
+    return this.#subscribers.size;
+  }
+
+  /** Stops the store watch and ends every subscriber. */
+  close(): void {
+    this.#closed = true;
+    this.#stop();
+  }
+
+  #start(): Promise<void> {
+    if (this.#ready) return this.#ready;
+    const ac = new AbortController();
+    this.#running = ac;
+    this.#ready = (async () => {
+      const rev = await this.#store.currentRevision();
+      this.#floor = rev;
+      this.#buffer = [];
+      void this.#pump(rev, ac);
+    })();
+    this.#ready.catch(() => {
+      this.#ready = undefined;
+    });
+    return this.#ready;
+  }
+
+  async #pump(fromRevision: number, ac: AbortController): Promise<void> {
+    let failure: unknown;
+    try {
+      for await (const e of this.#store.watch(this.#registry.prefix(), { afterRevision: fromRevision, signal: ac.signal })) {
+        const ev: CacheEvent =
+          e.type === 'DELETE'
+            ? { revision: e.revision, kind: 'delete', object: this.#registry.decode(e.kv, e.revision), prev: this.#registry.decode(e.kv) }
+            : {
+                revision: e.revision,
+                kind: e.isCreate ? 'create' : 'update',
+                object: this.#registry.decode(e.kv),
+                ...(e.prevKv ? { prev: this.#registry.decode(e.prevKv) } : {}),
+              };
+        this.#buffer.push(ev);
+        if (this.#buffer.length > this.#capacity) this.#floor = this.#buffer.shift()!.revision;
+        for (const s of this.#subscribers) s.deliver(ev);
+      }
+    } catch (err) {
+      failure = err;
+    }
+    if (ac.signal.aborted) return;
+    this.#log.warn({ resource: this.#registry.def.plural, err: failure }, 'Watch cache lost its store watch');
+    this.#stop(failure);
+  }
+
+  #stop(err?: unknown): void {
+    this.#running?.abort();
+    this.#running = undefined;
+    this.#ready = undefined;
+    this.#floor = Number.POSITIVE_INFINITY;
+    this.#buffer = [];
+    const subs = [...this.#subscribers];
+    this.#subscribers.clear();
+    for (const s of subs) s.end(err);
+  }
+}

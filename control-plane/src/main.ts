@@ -1,0 +1,97 @@
+/**
+ * `nodelet server`: the composition root of the control plane (API server, store, registry,
+ * scheduler, controllers in one process, like `k3s server`). Creates the pino logger, parses
+ * flags, handles SIGTERM/SIGINT (stop accepting, end watches, close the store) and exits.
+ */
+import { parseArgs } from 'node:util';
+import pino from 'pino';
+import type { Logger } from '@nodelet/base';
+import { startControlPlane } from './apiserver/run.js';
+
+const USAGE = `Usage: nodelet server [flags]
+
+  --data-dir <dir>               state, PKI and admin.kubeconfig (default /var/lib/nodelet/server)
+  --datastore-endpoint <url>     sqlite://<path> (default <data-dir>/state.db) or etcd://host:port[,…]
+  --bind-address <ip>            address to listen on (default 0.0.0.0)
+  --port <n>                     HTTPS port (default 6443)
+  --tls-cert-file <file>         serving certificate (default: generated under <data-dir>/pki)
+  --tls-private-key-file <file>  its key
+  --registry-address <host:port> read-only OCI registry (default 127.0.0.1:5000; '' disables)
+  --registry-root <dir>          image store it serves (default ./build/images)
+  --cluster-cidr <cidr>          pod network, split per node by the IPAM controller (default 10.244.0.0/16)
+  --disable-controllers          run only the API server (no scheduler, no controllers)
+  --log-level <level>            pino level (default info)
+`;
+
+export async function main(argv: string[]): Promise<void> {
+  const args = argv[0] === 'server' ? argv.slice(1) : argv;
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: {
+        'data-dir': { type: 'string', default: '/var/lib/nodelet/server' },
+        'datastore-endpoint': { type: 'string' },
+        'bind-address': { type: 'string', default: '0.0.0.0' },
+        port: { type: 'string', default: '6443' },
+        'tls-cert-file': { type: 'string' },
+        'tls-private-key-file': { type: 'string' },
+        'registry-address': { type: 'string', default: '127.0.0.1:5000' },
+        'registry-root': { type: 'string' },
+        'cluster-cidr': { type: 'string', default: '10.244.0.0/16' },
+        'disable-controllers': { type: 'boolean', default: false },
+        'log-level': { type: 'string', default: 'info' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+    }));
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n\n${USAGE}`);
+    process.exitCode = 2;
+    return;
+  }
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    process.stderr.write(`--port must be 0..65535, got "${String(values.port)}"\n`);
+    process.exitCode = 2;
+    return;
+  }
+  if (!!values['tls-cert-file'] !== !!values['tls-private-key-file']) {
+    process.stderr.write('--tls-cert-file and --tls-private-key-file must be given together\n');
+    process.exitCode = 2;
+    return;
+  }
+  const log = pino({ level: String(values['log-level']), base: { component: 'server' } }) as unknown as Logger;
+  process.on('unhandledRejection', (err) => {
+    log.error({ err }, 'Unhandled rejection');
+    process.exit(1);
+  });
+  const cp = await startControlPlane({
+    dataDir: String(values['data-dir']),
+    datastoreEndpoint: values['datastore-endpoint'] as string | undefined,
+    bindAddress: String(values['bind-address']),
+    port,
+    tlsCertFile: values['tls-cert-file'] as string | undefined,
+    tlsPrivateKeyFile: values['tls-private-key-file'] as string | undefined,
+    registryAddress: String(values['registry-address']),
+    registryRoot: values['registry-root'] as string | undefined,
+    clusterCidr: String(values['cluster-cidr']),
+    controllers: !values['disable-controllers'],
+    logger: log,
+  });
+  log.info({ url: cp.url, kubeconfig: cp.kubeconfigPath, registry: cp.registry?.hostPort }, 'Server ready');
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string): void => {
+      log.info({ signal }, 'Shutting down');
+      resolve();
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+  await cp.close();
+  log.info({}, 'Server stopped');
+}
