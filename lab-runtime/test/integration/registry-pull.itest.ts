@@ -59,7 +59,16 @@ test('containerd pulls a built image by tag and digest through hosts.toml and ru
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout, 'hello from a nodelet image\n');
 
-  // 5. Unknown tag and unknown digest fail with "not found".
+  // 5. hosts.toml is really read: a name that does not resolve is served through its [host] entry.
+  //    (Loopback registries default to plain HTTP anyway, so steps 2-4 alone would not prove it.)
+  const alias = 'lab-registry.invalid:5000';
+  await mkdir(join(hostsDir, alias), { recursive: true });
+  await writeFile(join(hostsDir, alias, 'hosts.toml'), `server = "http://${alias}"\n\n[host."${reg.url}"]\n  capabilities = ["pull", "resolve"]\n`);
+  r = await ctr('images', 'pull', '--hosts-dir', hostsDir, `${alias}/lab/motd:v1`);
+  assert.equal(r.code, 0, r.stderr);
+  assert.ok((await ctr('images', 'ls', '-q')).stdout.includes(`${alias}/lab/motd:v1`));
+
+  // 6. Unknown tag and unknown digest fail with "not found".
   r = await ctr('images', 'pull', '--hosts-dir', hostsDir, `${reg.hostPort}/lab/motd:nope`);
   assert.notEqual(r.code, 0);
   assert.match(r.stderr, /not found/);
