@@ -371,6 +371,10 @@ export class Agent {
       this.workers.update({ pod: standIn, terminationRequested: true, gracePeriodS: 2 });
     }
     this.workers.syncKnownPods(desired);
+    this.#updateGauges();
+  }
+
+  #updateGauges(): void {
     let running = 0;
     let containers = 0;
     for (const p of this.pleg.all().values()) {
@@ -398,7 +402,10 @@ export class Agent {
         return st?.status?.state === 'CONTAINER_RUNNING';
       },
       runtime: this.#cri.runtime,
-      metrics: async () => ({ contentType: this.metrics.registry.contentType, body: await this.metrics.registry.metrics() }),
+      metrics: async () => {
+        this.#updateGauges();
+        return { contentType: this.metrics.registry.contentType, body: await this.metrics.registry.metrics() };
+      },
       healthy: () => this.pleg.healthy(),
     };
   }

@@ -1,0 +1,193 @@
+/**
+ * Brings up, for one integration test file: a private containerd (lab runtime, local registry)
+ * whose CNI dirs belong to the agent, an API server, and a real Agent on bridge `nlg0` with a pod
+ * CIDR inside 10.234.0.0/16. `stop()` deletes every pod through the API, waits until the runtime
+ * has nothing left, and tears everything down (bridge, IPAM data, temp dirs) even on failure.
+ */
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { noopLogger, type Logger } from '@nodelet/base';
+import { PODS, type ApiClient, type Pod } from '@nodelet/api';
+import { InMemoryApiServer } from '@nodelet/api/testing';
+import { startTestRuntime, type TestRuntime } from '@nodelet/lab-runtime/testing';
+import { Agent } from '../../src/agent.js';
+import { resolveConfig, type KubeletConfigurationFile } from '../../src/config/config.js';
+
+export const BRIDGE = 'nlg0';
+
+export interface Harness {
+  rt: TestRuntime;
+  api: ApiClient;
+  server: InMemoryApiServer;
+  agent: Agent;
+  dir: string;
+  nodeName: string;
+  podCIDR: string;
+  /** Starts (again) an agent with the same configuration, e.g. after `agent.close()` or a kill. */
+  restartAgent(): Promise<Agent>;
+  stop(): Promise<void>;
+}
+
+export function skipUnlessRoot(t: { skip(msg?: string): void }): boolean {
+  if (process.env.AGENT_IT !== '1') {
+    t.skip('integration test: run with node scripts/run-tests.mjs integration agent');
+    return false;
+  }
+  if (process.getuid?.() !== 0) {
+    t.skip('needs root (containerd, network namespaces)');
+    return false;
+  }
+  for (const bin of ['containerd', 'runc']) {
+    if (spawnSync('sh', ['-c', `command -v ${bin}`]).status !== 0) {
+      t.skip(`${bin} not installed`);
+      return false;
+    }
+  }
+  if (!existsSync('/usr/lib/cni/bridge') && !existsSync('/opt/cni/bin/bridge')) {
+    t.skip('CNI plugins not installed (containernetworking-plugins)');
+    return false;
+  }
+  return true;
+}
+
+function logger(): Logger {
+  if (!process.env.AGENT_IT_LOG) return noopLogger;
+  const mk = (b: Record<string, unknown>): Logger => ({
+    error: (o, m) => console.error('ERROR', m, JSON.stringify({ ...b, ...o })),
+    warn: (o, m) => console.error('WARN', m, JSON.stringify({ ...b, ...o })),
+    info: (o, m) => console.error('INFO', m, JSON.stringify({ ...b, ...o })),
+    debug: () => {},
+    child: (x) => mk({ ...b, ...x }),
+  });
+  return mk({});
+}
+
+export async function startHarness(name: string, file: KubeletConfigurationFile = {}, subnet = 1): Promise<Harness> {
+  const dir = await mkdtemp(join(tmpdir(), `nodelet-agent-it-${name}-`));
+  const cniBin = join(dir, 'cni-bin');
+  const cniConf = join(dir, 'cni-conf');
+  await mkdir(cniBin, { recursive: true });
+  await mkdir(cniConf, { recursive: true });
+  const podCIDR = `10.234.${subnet}.0/24`;
+  const nodeName = `nlg-${name}`;
+  let rt: TestRuntime | undefined;
+  let server: InMemoryApiServer | undefined;
+  let agent: Agent | undefined;
+  const cleanups: Array<() => Promise<unknown>> = [];
+  const cleanup = async (): Promise<void> => {
+    for (const f of cleanups.reverse()) await f().catch((err: unknown) => console.error('# cleanup:', err));
+    cleanups.length = 0;
+  };
+  try {
+    rt = await startTestRuntime({ name: `agent-${name}`, cni: { binDir: cniBin, confDir: cniConf } });
+    cleanups.push(() => rt!.stop());
+    cleanups.push(async () => {
+      if (existsSync(`/sys/class/net/${BRIDGE}`)) spawnSync('ip', ['link', 'del', BRIDGE]);
+      await rm(dir, { recursive: true, force: true });
+    });
+    server = await InMemoryApiServer.start();
+    cleanups.push(() => server!.close());
+    const api = server.client({ timeoutMs: 30_000 });
+    const config = resolveConfig(
+      {
+        nodeStatusUpdateFrequency: '2s',
+        syncFrequency: '10s',
+        fileCheckFrequency: '1s',
+        ...file,
+        containerRuntimeEndpoint: rt.endpoint,
+        cniBridgeName: BRIDGE,
+        cniCacheDir: join(dir, 'cni-cache'),
+        cniIpamDataDir: join(dir, 'ipam'),
+        cniSocketPath: join(dir, 'cni.sock'),
+        cniPluginDirs: ['/usr/lib/cni', '/opt/cni/bin'],
+        authentication: { anonymous: { enabled: true } },
+      },
+      { nodeName, rootDir: join(dir, 'root'), cniBinDir: cniBin, cniConfDir: cniConf, podCidr: podCIDR, port: 0, healthzPort: 0 },
+      'unused',
+    );
+    const log = logger();
+    const start = (): Promise<Agent> => Agent.start({ config, api, log, runtimeWaitMs: 10_000 });
+    agent = await start();
+    const h: Harness = {
+      rt,
+      api,
+      server,
+      agent,
+      dir,
+      nodeName,
+      podCIDR,
+      async restartAgent() {
+        h.agent = await start();
+        return h.agent;
+      },
+      async stop() {
+        try {
+          await deleteAllPods(h);
+        } finally {
+          await h.agent.close().catch(() => undefined);
+          await cleanup();
+        }
+      },
+    };
+    return h;
+  } catch (err) {
+    await agent?.close().catch(() => undefined);
+    await cleanup();
+    throw err;
+  }
+}
+
+async function deleteAllPods(h: Harness): Promise<void> {
+  const pods = await h.api.list(PODS, {});
+  await Promise.all(pods.items.map((p) => h.api.delete(PODS, p.metadata.name!, { namespace: p.metadata.namespace, gracePeriodSeconds: 1 }).catch(() => undefined)));
+  await waitFor('runtime empty after deleting every pod', async () => {
+    const [s, c] = await Promise.all([h.agent.cri.runtime.listPodSandbox({}), h.agent.cri.runtime.listContainers({})]);
+    return s.items.length === 0 && c.containers.length === 0;
+  }, 60_000).catch((err: unknown) => console.error('#', String(err)));
+}
+
+/** Polls `cond` until it returns a truthy value or the deadline passes (then throws naming `what`). */
+export async function waitFor<T>(what: string, cond: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 30_000, everyMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await cond();
+      if (v) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+export function podSpec(h: Harness, name: string, spec: Partial<NonNullable<Pod['spec']>>): Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default' },
+    spec: {
+      nodeName: h.nodeName,
+      restartPolicy: 'Always',
+      terminationGracePeriodSeconds: 2,
+      containers: [],
+      ...spec,
+    },
+  };
+}
+
+export async function getPod(h: Harness, name: string, ns = 'default'): Promise<Pod> {
+  return h.api.get(PODS, name, { namespace: ns });
+}
+
+export function inCidr(ip: string | undefined, cidr: string): boolean {
+  if (!ip) return false;
+  const [base, bits] = cidr.split('/');
+  const toInt = (s: string) => s.split('.').reduce((a, o) => (a << 8) + Number(o), 0) >>> 0;
+  const mask = bits === '0' ? 0 : (~0 << (32 - Number(bits))) >>> 0;
+  return (toInt(ip) & mask) === (toInt(base!) & mask);
+}
