@@ -75,7 +75,7 @@ test('writes a tar layer with sorted entries, root owner and mtime 0, and a matc
   const config = JSON.parse(await readFile(blobPath(store, manifest.config.digest), 'utf8')) as ImageConfig;
   assert.deepEqual(config.rootfs.diff_ids, [built.layers[0]!.digest]);
   assert.equal(config.os, 'linux');
-  assert.deepEqual(config.config, { Env: ['A=1'], Entrypoint: ['/usr/local/bin/hello'], Cmd: ['--loud'], WorkingDir: '/var/www' });
+  assert.deepEqual(config.config, { Env: ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'A=1'], Entrypoint: ['/usr/local/bin/hello'], Cmd: ['--loud'], WorkingDir: '/var/www' });
   assert.deepEqual(await listImages(store), [{ name: 'lab/hello', tag: 'v1', digest: built.manifest.digest, mediaType: built.manifest.mediaType, size: built.manifest.size }]);
 });
 

@@ -50,6 +50,7 @@ export interface BuildImageOptions {
   symlinks?: BuildSymlink[];
   config?: {
     entrypoint?: string[];
+    /** KEY=VALUE; a standard PATH is added unless one is given. */
     cmd?: string[];
     env?: string[];
     workingDir?: string;
@@ -113,8 +114,11 @@ export async function buildImage(opts: BuildImageOptions): Promise<BuiltImage> {
 }
 
 function runtimeConfig(c: BuildImageOptions['config'] = {}): ImageConfig['config'] {
+  // A standard PATH unless the caller sets one: runc resolves a bare Cmd ("sh") through it.
+  const env = [...(c.env ?? [])];
+  if (!env.some((e) => e.startsWith('PATH='))) env.unshift(...DEFAULT_ENV);
   // Fixed key order keeps the config digest stable.
-  const out: ImageConfig['config'] = { Env: c.env ?? DEFAULT_ENV };
+  const out: ImageConfig['config'] = { Env: env };
   if (c.entrypoint) out.Entrypoint = c.entrypoint;
   if (c.cmd) out.Cmd = c.cmd;
   if (c.workingDir) out.WorkingDir = c.workingDir;

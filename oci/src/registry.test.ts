@@ -4,6 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { hasCode } from '@nodelet/base';
 import { sha256Digest } from './digest.js';
 import { initStore, putBlob, tagImage } from './layout.js';
 import { MediaType } from './media-types.js';
@@ -159,4 +160,11 @@ test('parseRange', () => {
   assert.equal(parseRange('bytes=0-1,3-4', 10), undefined);
   assert.equal(parseRange('items=0-1', 10), undefined);
   assert.equal(parseRange('bytes=-', 10), undefined);
+});
+
+test('a port in use is ERR_UNAVAILABLE naming the address', async (t) => {
+  const { reg } = await fixture(t);
+  await assert.rejects(startRegistry({ root: '/nonexistent', port: reg.port }), (err: Error) => {
+    return hasCode(err, 'ERR_UNAVAILABLE') && err.message === `registry cannot listen on 127.0.0.1:${reg.port}: the address is in use (another registry or nodelet server?)`;
+  });
 });

@@ -18,7 +18,7 @@ import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Logger, noopLogger } from '@nodelet/base';
+import { AgentError, type Logger, noopLogger } from '@nodelet/base';
 import { isDigest } from './digest.js';
 import { blobPath, listImages, type StoredImage } from './layout.js';
 import { MANIFEST_MEDIA_TYPES } from './media-types.js';
@@ -99,9 +99,12 @@ export async function startRegistry(opts: RegistryOptions): Promise<Registry> {
 function listen(server: Server, host: string, port: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     signal?.throwIfAborted();
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      const why = err.code === 'EADDRINUSE' ? 'the address is in use (another registry or nodelet server?)' : err.message;
+      reject(new AgentError('ERR_UNAVAILABLE', `registry cannot listen on ${host}:${port}: ${why}`, { cause: err }));
+    });
     server.listen({ host, port }, () => {
-      server.off('error', reject);
+      server.removeAllListeners('error');
       resolve();
     });
   });
