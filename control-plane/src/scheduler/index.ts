@@ -1,9 +1,9 @@
 // The scheduler (issue 6): filter → score → Binding, against the API through @nodelet/api only.
 import type { ApiClient, Pod } from '@nodelet/api';
 import { DisposableStore, type Clock, type Logger } from '@nodelet/base';
-import { Scheduler } from './scheduler.js';
+import { Scheduler, type BindTiming } from './scheduler.js';
 
-export { Scheduler, DEFAULT_SCHEDULER_NAME, type SchedulerOptions } from './scheduler.js';
+export { Scheduler, DEFAULT_SCHEDULER_NAME, type SchedulerOptions, type BindTiming } from './scheduler.js';
 export { schedulePod, type ScheduleResult } from './algorithm.js';
 
 export interface SchedulerHandle {
@@ -19,7 +19,7 @@ export interface StartSchedulerOptions {
   random?: () => number;
   schedulerName?: string;
   bindConcurrency?: number;
-  onBound?: (pod: Pod, node: string, latencyMs: number) => void;
+  onBound?: (pod: Pod, node: string, timing: BindTiming) => void;
 }
 
 /**

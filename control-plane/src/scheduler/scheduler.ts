@@ -31,8 +31,15 @@ export interface SchedulerOptions {
   schedulerName?: string;
   /** Bindings in flight at once (default 16). */
   bindConcurrency?: number;
-  /** Called after each successful binding with the time from first seen pending to bound. */
-  onBound?: (pod: Pod, node: string, latencyMs: number) => void;
+  /** Called after each successful binding (for benchmarks and metrics). */
+  onBound?: (pod: Pod, node: string, timing: BindTiming) => void;
+}
+
+export interface BindTiming {
+  /** From when the scheduler first saw the pod pending to the binding's success. */
+  queuedToBoundMs: number;
+  /** The `POST pods/<name>/binding` round trip alone. */
+  bindCallMs: number;
 }
 
 const keyOf = (p: Pod): string => `${p.metadata.namespace}/${p.metadata.name}`;
@@ -141,7 +148,8 @@ export class Scheduler {
       return;
     }
     this.#cache.assume(key, pod, result.node);
-    this.#track(this.#binds.use(() => this.#bind(key, pod, result.node)));
+    const queuedAt = this.#firstSeen.get(key) ?? this.#clock.monotonic();
+    this.#track(this.#binds.use(() => this.#bind(key, pod, result.node, queuedAt)));
   }
 
   #track(p: Promise<void>): void {
@@ -149,9 +157,10 @@ export class Scheduler {
     this.#inflight.add(t);
   }
 
-  async #bind(key: string, pod: Pod, node: string): Promise<void> {
+  async #bind(key: string, pod: Pod, node: string, queuedAt: number): Promise<void> {
     const ns = pod.metadata.namespace ?? 'default';
     const name = pod.metadata.name ?? '';
+    const started = this.#clock.monotonic();
     try {
       await this.#o.client.create(
         PODS,
@@ -171,9 +180,9 @@ export class Scheduler {
       return;
     }
     this.#queue.done(key);
-    const since = this.#firstSeen.get(key);
     this.#firstSeen.delete(key);
-    this.#o.onBound?.(pod, node, since === undefined ? 0 : this.#clock.monotonic() - since);
+    const end = this.#clock.monotonic();
+    this.#o.onBound?.(pod, node, { queuedToBoundMs: end - queuedAt, bindCallMs: end - started });
     this.#log.debug({ pod: key, node }, 'Pod bound');
     await this.#events.record(pod, 'Normal', 'Scheduled', `Successfully assigned ${ns}/${name} to ${node}`);
   }
