@@ -137,10 +137,12 @@ test('is read-only: writes get 405 UNSUPPORTED', async (t) => {
   assert.equal(still.status, 200);
 });
 
-test('tags/list lists the tags of a repository', async (t) => {
+test('tags/list and _catalog list tags and repositories', async (t) => {
   const { reg } = await fixture(t);
   const res = await fetch(`${reg.url}/v2/lab/app/tags/list`);
   assert.deepEqual(await res.json(), { name: 'lab/app', tags: ['v1', 'v2'] });
+  const catalog = await fetch(`${reg.url}/v2/_catalog`);
+  assert.deepEqual(await catalog.json(), { repositories: ['lab/app'] });
 });
 
 test('close() is idempotent and ends keep-alive connections', async (t) => {

@@ -6,6 +6,7 @@
  *   HEAD|GET /v2/<name>/manifests/<tag|digest> manifest, Content-Type = its media type
  *   HEAD|GET /v2/<name>/blobs/<digest>         blob; GET honours `Range: bytes=a-b` (206)
  *   GET  /v2/<name>/tags/list                  {"name","tags"}
+ *   GET  /v2/_catalog                          {"repositories"}
  *   anything else under /v2/ that writes       405 UNSUPPORTED
  *
  * Every success carries `Docker-Content-Digest` and `Content-Length` (containerd takes the digest
@@ -119,6 +120,10 @@ async function handle(root: string, req: IncomingMessage, res: ServerResponse): 
   if (method !== 'GET' && method !== 'HEAD') throw new RegistryHttpError(405, 'UNSUPPORTED', `this registry is read-only: ${method} is not allowed`);
 
   if (path === '/v2/' || path === '/v2') return sendJson(res, method, 200, {});
+  if (path === '/v2/_catalog') {
+    const names = [...new Set((await listImages(root)).map((i) => i.name))];
+    return sendJson(res, method, 200, { repositories: names });
+  }
 
   const tags = TAGS_ROUTE.exec(path);
   if (tags) {

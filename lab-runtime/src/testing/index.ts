@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { DEFAULT_LAB_IMAGE_DIR, ensureLabImages, LAB_IMAGES, type Registry, startRegistry } from '@nodelet/oci';
-import { containerdPaths, startContainerd, stopContainerd, writeContainerdFiles } from '../containerd.js';
+import { containerdPaths, runningPid, startContainerd, stopContainerd, writeContainerdFiles } from '../containerd.js';
 import { renderBridgeConflist } from '../containerd-config.js';
 import { findProcesses, parentPid, run } from '../procs.js';
 import { sweepRuntime } from '../sweep.js';
@@ -59,6 +59,9 @@ const DEFAULT_CNI_BIN_DIR = '/usr/lib/cni';
 
 export async function startTestRuntime(opts: StartTestRuntimeOptions): Promise<TestRuntime> {
   if (!opts.cni && !opts.bridge) throw new Error('startTestRuntime: give either `cni` dirs or a `bridge` { name, subnet } of your own');
+  if (opts.bridge && !/^[A-Za-z0-9_.-]{1,15}$/.test(opts.bridge.name)) {
+    throw new Error(`startTestRuntime: bridge name "${opts.bridge.name}" must be 1-15 characters of [A-Za-z0-9_.-] (a Linux interface name)`);
+  }
   const slug = opts.name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').slice(0, 24);
   await reapOrphans(join(tmpdir(), `nodelet-rt-${slug}-`));
   const dir = await mkdtemp(join(tmpdir(), `nodelet-rt-${slug}-`));
@@ -71,7 +74,8 @@ export async function startTestRuntime(opts: StartTestRuntimeOptions): Promise<T
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
       const errors: Error[] = [];
-      await stopContainerd(paths, pid).catch((e: Error) => errors.push(e));
+      // pid is unknown when start was aborted while containerd was coming up: find it by its config.
+      await stopContainerd(paths, pid ?? (await runningPid(paths))).catch((e: Error) => errors.push(e));
       if (process.env.NODELET_TEST_KEEP_LOGS && existsSync(paths.logFile)) {
         const kept = `${dir}.containerd.log`;
         await copyFile(paths.logFile, kept).catch(() => {});
