@@ -7,7 +7,9 @@ import { InMemoryApiServer } from '../testing/index.js';
 import { ApiClient } from './api-client.js';
 import { statusOf } from './errors.js';
 import { CONFIGMAPS, DEPLOYMENTS, NAMESPACES, NODES, PODS } from '../types/resources.js';
-import type { Binding, ConfigMap, Pod, Status, WatchEvent } from '../types/index.js';
+import type { Binding, ConfigMap, Deployment, Pod, Scale, Status, WatchEvent } from '../types/index.js';
+import diagnostics from 'node:diagnostics_channel';
+import type { RequestDiagnostic } from './transport.js';
 
 async function startServer(t: { after(fn: () => Promise<void>): void }, token?: string): Promise<InMemoryApiServer> {
   const s = await InMemoryApiServer.start({ token });
@@ -272,4 +274,35 @@ test('a silent watch ends on the client side once timeoutSeconds (plus grace) ha
   const elapsed = Date.now() - started;
   assert.deepEqual(events, []);
   assert.ok(elapsed >= 950 && elapsed < 3000, `ended after ${elapsed} ms`);
+});
+
+test('the scale subresource reads and writes replicas', async (t) => {
+  const s = await startServer(t);
+  const c = s.client();
+  await c.create(DEPLOYMENTS, { metadata: { name: 'web', namespace: 'default' }, spec: { replicas: 2, selector: { matchLabels: { app: 'web' } }, template: {} } });
+  const scale = await c.get<Deployment, Scale>(DEPLOYMENTS, 'web', { namespace: 'default', subresource: 'scale' });
+  assert.equal(scale.kind, 'Scale');
+  assert.equal(scale.spec?.replicas, 2);
+  assert.equal(scale.status?.selector, 'app=web');
+  const patched = await c.patch<Deployment, Scale>(DEPLOYMENTS, 'web', { spec: { replicas: 5 } }, { type: 'merge', namespace: 'default', subresource: 'scale' });
+  assert.equal(patched.spec?.replicas, 5);
+  const d = await c.get(DEPLOYMENTS, 'web', { namespace: 'default' });
+  assert.equal(d.spec?.replicas, 5);
+  assert.equal(d.metadata.generation, 2, 'a replica change is a spec change');
+});
+
+test('every request is published on the nodelet:api:request diagnostics channel', async (t) => {
+  const s = await startServer(t);
+  const c = s.client();
+  const seen: RequestDiagnostic[] = [];
+  const onMessage = (m: unknown): void => void seen.push(m as RequestDiagnostic);
+  diagnostics.subscribe('nodelet:api:request', onMessage);
+  t.after(() => diagnostics.unsubscribe('nodelet:api:request', onMessage));
+  await c.list(PODS, { namespace: 'default' });
+  await assert.rejects(c.get(PODS, 'nope', { namespace: 'default' }));
+  assert.equal(seen.length, 2);
+  assert.deepEqual({ ...seen[0], durationMs: 0 }, { method: 'GET', path: '/api/v1/namespaces/default/pods', statusCode: 200, durationMs: 0, stream: false });
+  assert.equal(seen[1]?.statusCode, 404);
+  assert.equal(seen[1]?.error, 'ERR_NOT_FOUND');
+  assert.ok((seen[0]?.durationMs ?? -1) >= 0);
 });

@@ -50,9 +50,10 @@ export class ApiClient {
     return new ResourceClient(this, r, namespace);
   }
 
-  async get<T extends KubeObject>(r: ResourceType<T>, name: string, o: GetOptions = {}): Promise<T> {
-    const path = resourcePath({ ...r, namespace: nsFor(r, o.namespace), name });
-    return this.#json<T>({ method: 'GET', path, query: { resourceVersion: o.resourceVersion }, signal: o.signal, timeoutMs: o.timeoutMs });
+  /** GET one object (or its subresource: `get<Deployment, Scale>(DEPLOYMENTS, 'web', { subresource: 'scale' })`). */
+  async get<T extends KubeObject, R extends KubeObject = T>(r: ResourceType<T>, name: string, o: GetOptions = {}): Promise<R> {
+    const path = resourcePath({ ...r, namespace: nsFor(r, o.namespace), name, subresource: o.subresource });
+    return this.#json<R>({ method: 'GET', path, query: { resourceVersion: o.resourceVersion }, signal: o.signal, timeoutMs: o.timeoutMs });
   }
 
   /** One page of a list. Use {@link listAll} to follow `continue` tokens. */

@@ -2,4 +2,4 @@ export * from './api-client.js';
 export * from './resource-client.js';
 export * from './options.js';
 export { ApiStatusError, statusOf } from './errors.js';
-export type { TransportOptions } from './transport.js';
+export { requestChannel, type RequestDiagnostic, type TransportOptions } from './transport.js';

@@ -9,6 +9,8 @@ export interface CallOptions {
 
 export interface GetOptions extends CallOptions {
   namespace?: string;
+  /** e.g. `scale` (reply `Scale`) or `status`. */
+  subresource?: string;
   /** `'0'` = any cached version is fine; unset = most recent. */
   resourceVersion?: string;
 }

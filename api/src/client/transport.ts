@@ -3,11 +3,12 @@
  * per-request AbortSignal and timeout. Everything above it works with decoded replies or
  * AgentErrors (translated in ./errors.ts), never with node:http objects.
  */
+import diagnostics from 'node:diagnostics_channel';
 import http from 'node:http';
 import https from 'node:https';
 import { readFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import { AgentError, isAbortError, linkAbort, type Logger, noopLogger } from '@nodelet/base';
+import { AgentError, errCode, isAbortError, linkAbort, type Logger, noopLogger } from '@nodelet/base';
 import { errorFromResponse, errorFromSocket } from './errors.js';
 
 export interface TransportOptions {
@@ -52,6 +53,22 @@ export interface RawResponse {
 
 const TOKEN_FILE_TTL_MS = 60_000;
 
+/** What the `nodelet:api:request` diagnostics channel publishes after every request (for metrics, tracing). */
+export interface RequestDiagnostic {
+  method: string;
+  path: string;
+  /** HTTP status, or undefined when no reply arrived. */
+  statusCode?: number;
+  /** Error code when the request failed (`ERR_UNAVAILABLE`, …; `AbortError` when aborted). */
+  error?: string;
+  /** Until the whole body (request) or the response headers (stream) arrived. */
+  durationMs: number;
+  stream: boolean;
+}
+
+/** Subscribe with `diagnostics_channel.subscribe('nodelet:api:request', fn)`; no cost without subscribers. */
+export const requestChannel = diagnostics.channel('nodelet:api:request');
+
 export class Transport {
   readonly server: URL;
   readonly #opts: TransportOptions;
@@ -84,15 +101,30 @@ export class Transport {
   async request(o: RequestOptions): Promise<RawResponse> {
     const timeoutMs = o.timeoutMs ?? this.#opts.timeoutMs ?? 30_000;
     const link = linkAbort(o.signal, timeoutMs);
+    const started = performance.now();
+    let statusCode: number | undefined;
     try {
       const res = await this.#send(o, link.signal);
+      statusCode = res.statusCode;
       const body = await readAll(res);
-      return this.#check(o, res, body);
+      const out = this.#check(o, res, body);
+      this.#publish(o, started, false, statusCode);
+      return out;
     } catch (err) {
-      throw this.#translate(err, o, link.signal, timeoutMs);
+      const translated = this.#translate(err, o, link.signal, timeoutMs);
+      this.#publish(o, started, false, statusCode, translated);
+      throw translated;
     } finally {
       link.dispose();
     }
+  }
+
+  #publish(o: RequestOptions, started: number, stream: boolean, statusCode?: number, err?: unknown): void {
+    if (!requestChannel.hasSubscribers) return;
+    const d: RequestDiagnostic = { method: o.method, path: o.path, durationMs: performance.now() - started, stream };
+    if (statusCode !== undefined) d.statusCode = statusCode;
+    if (err !== undefined) d.error = errCode(err) ?? (isAbortError(err) ? 'AbortError' : 'unknown');
+    requestChannel.publish(d);
   }
 
   /**
@@ -106,18 +138,24 @@ export class Transport {
     // A second link, without timeout, owns the long-lived body.
     const bodyLink = linkAbort(o.signal);
     headerLink.signal.addEventListener('abort', () => bodyLink.controller.abort(headerLink.signal.reason), { once: true });
+    const started = performance.now();
+    let statusCode: number | undefined;
     try {
       const res = await this.#send(o, bodyLink.signal);
       headerLink.dispose();
+      statusCode = res.statusCode;
       if (res.statusCode === undefined || res.statusCode < 200 || res.statusCode >= 300) {
         const body = await readAll(res);
         this.#check(o, res, body);
       }
       res.once('close', () => bodyLink.dispose());
+      this.#publish(o, started, true, statusCode);
       return { statusCode: res.statusCode ?? 0, headers: res.headers, body: res };
     } catch (err) {
       bodyLink.dispose();
-      throw this.#translate(err, o, headerLink.signal, timeoutMs);
+      const translated = this.#translate(err, o, headerLink.signal, timeoutMs);
+      this.#publish(o, started, true, statusCode, translated);
+      throw translated;
     } finally {
       headerLink.dispose();
     }

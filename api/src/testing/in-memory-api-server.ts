@@ -3,7 +3,8 @@
  * Kubernetes REST API for unit tests of clients, informers, the agent and controllers:
  * get/list (selectors, limit/continue)/watch (from RV, initial ADDED, selector enter/leave,
  * bookmarks, 410 after compact)/create/update (+status)/patch (merge, json, strategic≈merge,
- * apply≈merge)/delete (graceful pods, finalizers), pods/binding and pods/eviction.
+ * apply≈merge)/delete (graceful pods, finalizers), pods/binding, pods/eviction, pods/log and
+ * the `/scale` of deployments and replicasets.
  * Tests can drop watches, expire them, inject failures and read the request log.
  *
  * Not a conformance reference: the real server is control-plane/src/apiserver.
@@ -16,6 +17,8 @@ import { fieldValue, matchFields, matchLabels, parseFieldSelector, parseLabelSel
 import { ApiClient, type ApiClientOptions } from '../client/api-client.js';
 import { MemoryStore, StatusFailure, type StoreEvent } from './memory-store.js';
 import { jsonPatch, mergePatch } from './patch.js';
+import { toScale, withScale } from './scale.js';
+import type { Scale } from '../types/apps.js';
 
 export interface InMemoryApiServerOptions {
   /** Resources to serve (default: all of RESOURCES). */
@@ -237,6 +240,7 @@ export class InMemoryApiServer {
       res.end(this.#logs.get(`${namespace}/${name}`) ?? '');
       return;
     }
+    if (subresource === 'scale') return this.#scale(method, r, namespace, name, req.headers['content-type'] ?? '', body, res);
     if (method === 'GET') return sendJson(res, 200, this.store.mustGet(r, namespace, name));
     if (method === 'POST' && subresource === 'binding') return sendJson(res, 201, this.#bind(r, namespace, name, parse()));
     if (method === 'POST' && subresource === 'eviction') {
@@ -257,6 +261,23 @@ export class InMemoryApiServer {
       return sendJson(res, 200, out ?? success(r, name));
     }
     throw new StatusFailure(405, 'MethodNotAllowed', `${method} is not supported`);
+  }
+
+  #scale(method: string, r: ResourceType, ns: string | undefined, name: string, contentType: string, body: string, res: http.ServerResponse): void {
+    const cur = this.store.mustGet(r, ns, name);
+    if (method === 'GET') return sendJson(res, 200, toScale(cur));
+    let scale: Scale;
+    try {
+      const input = JSON.parse(body) as unknown;
+      if (method === 'PUT') scale = input as Scale;
+      else if (method === 'PATCH' && contentType.startsWith('application/json-patch+json')) scale = jsonPatch(toScale(cur), input as never) as Scale;
+      else if (method === 'PATCH') scale = mergePatch(toScale(cur), input) as Scale;
+      else throw new StatusFailure(405, 'MethodNotAllowed', `${method} is not supported on scale`);
+    } catch (err) {
+      if (err instanceof StatusFailure) throw err;
+      throw new StatusFailure(400, 'BadRequest', err instanceof Error ? err.message : String(err));
+    }
+    sendJson(res, 200, toScale(this.store.update(r, withScale(cur, scale))));
   }
 
   #list(r: ResourceType, namespace: string | undefined, q: URLSearchParams): object {
