@@ -15,7 +15,8 @@ import type { KubeObject, Status } from '../types/meta.js';
 import { apiVersionOf, RESOURCES, type ResourceType } from '../types/resources.js';
 import { fieldValue, matchFields, matchLabels, parseFieldSelector, parseLabelSelector } from '../selectors.js';
 import { ApiClient, type ApiClientOptions } from '../client/api-client.js';
-import { MemoryStore, StatusFailure, type StoreEvent } from './memory-store.js';
+import { MemoryStore, StatusFailure } from './memory-store.js';
+import { WatchHub } from './watch-hub.js';
 import { jsonPatch, mergePatch } from './patch.js';
 import { toScale, withScale } from './scale.js';
 import type { Scale } from '../types/apps.js';
@@ -42,14 +43,6 @@ interface Route {
   subresource?: string;
 }
 
-interface Watcher {
-  r: ResourceType;
-  namespace?: string;
-  matches: (o: KubeObject) => boolean;
-  res: http.ServerResponse;
-  bookmarks: boolean;
-}
-
 interface Failure {
   method?: string;
   path?: string | RegExp;
@@ -63,7 +56,7 @@ export class InMemoryApiServer {
   readonly #server: http.Server;
   readonly #resources: readonly ResourceType[];
   readonly #token: string | undefined;
-  readonly #watchers = new Set<Watcher>();
+  readonly #watches: WatchHub;
   readonly #failures: Failure[] = [];
   readonly #clients: ApiClient[] = [];
   readonly #logs = new Map<string, string>();
@@ -73,7 +66,7 @@ export class InMemoryApiServer {
     this.#resources = o.resources ?? RESOURCES;
     this.#token = o.token;
     this.#server = http.createServer((req, res) => void this.#handle(req, res));
-    this.store.subscribe((e) => this.#fanOut(e));
+    this.#watches = new WatchHub(this.store);
   }
 
   static async start(o: InMemoryApiServerOptions = {}): Promise<InMemoryApiServer> {
@@ -92,7 +85,7 @@ export class InMemoryApiServer {
 
   /** Number of open watch connections. */
   get watchCount(): number {
-    return this.#watchers.size;
+    return this.#watches.size;
   }
 
   /** An ApiClient for this server, closed with the server. */
@@ -119,24 +112,17 @@ export class InMemoryApiServer {
 
   /** Cuts every open watch connection without a final event (a dropped connection). */
   dropWatches(): void {
-    for (const w of this.#watchers) w.res.destroy();
-    this.#watchers.clear();
+    this.#watches.drop();
   }
 
   /** Sends `ERROR 410 Expired` to every watch and ends it, as the cacher does after compaction. */
   expireWatches(): void {
-    for (const w of this.#watchers) {
-      writeEvent(w.res, 'ERROR', expired(this.store.revision));
-      w.res.end();
-    }
-    this.#watchers.clear();
+    this.#watches.expire();
   }
 
   /** Sends a BOOKMARK at the current revision to watches that asked for bookmarks. */
   sendBookmarks(): void {
-    for (const w of this.#watchers) {
-      if (w.bookmarks) writeEvent(w.res, 'BOOKMARK', { kind: w.r.kind, apiVersion: apiVersionOf(w.r), metadata: { resourceVersion: String(this.store.revision) } });
-    }
+    this.#watches.bookmark();
   }
 
   async close(): Promise<void> {
@@ -215,7 +201,16 @@ export class InMemoryApiServer {
       }
     };
     if (name === undefined) {
-      if (method === 'GET' && q.get('watch') === 'true') return this.#watch(r, namespace, q, res);
+      if (method === 'GET' && q.get('watch') === 'true') {
+        return this.#watches.serve({
+          r,
+          namespace,
+          matches: this.#matcher(q),
+          resourceVersion: q.get('resourceVersion') ?? '',
+          allowWatchBookmarks: q.get('allowWatchBookmarks') === 'true',
+          timeoutSeconds: Number(q.get('timeoutSeconds') ?? 0),
+        }, res);
+      }
       if (method === 'GET') return sendJson(res, 200, this.#list(r, namespace, q));
       if (method === 'POST') {
         const obj = parse();
@@ -308,51 +303,6 @@ export class InMemoryApiServer {
     return (o) => matchLabels(labels, o.metadata.labels) && matchFields(fields, (f) => fieldValue(o, f));
   }
 
-  #watch(r: ResourceType, namespace: string | undefined, q: URLSearchParams, res: http.ServerResponse): void {
-    const matches = this.#matcher(q);
-    const rvParam = q.get('resourceVersion') ?? '';
-    res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
-    res.flushHeaders();
-    const inScope = (o: KubeObject): boolean => !r.namespaced || !namespace || o.metadata.namespace === namespace;
-    const w: Watcher = { r, namespace, matches: (o) => inScope(o) && matches(o), res, bookmarks: q.get('allowWatchBookmarks') === 'true' };
-    if (rvParam === '' || rvParam === '0') {
-      for (const o of this.store.list(r, namespace).filter(w.matches)) writeEvent(res, 'ADDED', o);
-    } else {
-      const replay = this.store.since(Number(rvParam));
-      if (!replay) {
-        writeEvent(res, 'ERROR', expired(Number(rvParam), this.store.compactedRevision));
-        res.end();
-        return;
-      }
-      for (const e of replay) this.#deliver(w, e);
-    }
-    this.#watchers.add(w);
-    const timeout = Number(q.get('timeoutSeconds') ?? 0);
-    const timer = timeout > 0 ? setTimeout(() => res.end(), timeout * 1000) : undefined;
-    res.once('close', () => {
-      if (timer) clearTimeout(timer);
-      this.#watchers.delete(w);
-    });
-  }
-
-  #fanOut(e: StoreEvent): void {
-    for (const w of this.#watchers) this.#deliver(w, e);
-  }
-
-  /** Selector enter/leave semantics of the apiserver cacher: enter → ADDED, leave → DELETED. */
-  #deliver(w: Watcher, e: StoreEvent): void {
-    if (e.resource.group !== w.r.group || e.resource.plural !== w.r.plural) return;
-    const now = w.matches(e.object);
-    const before = e.prev !== undefined && w.matches(e.prev);
-    if (e.type === 'ADDED' && now) writeEvent(w.res, 'ADDED', e.object);
-    else if (e.type === 'DELETED' && before) writeEvent(w.res, 'DELETED', e.object);
-    else if (e.type === 'MODIFIED') {
-      if (now && before) writeEvent(w.res, 'MODIFIED', e.object);
-      else if (now) writeEvent(w.res, 'ADDED', e.object);
-      else if (before) writeEvent(w.res, 'DELETED', { ...e.object, metadata: { ...e.prev?.metadata, resourceVersion: e.object.metadata.resourceVersion } });
-    }
-  }
-
   #bind(r: ResourceType, namespace: string | undefined, name: string, binding: KubeObject & Record<string, unknown>): object {
     const pod = this.store.mustGet(r, namespace, name) as KubeObject & { spec?: { nodeName?: string } };
     const target = (binding.target as { name?: string } | undefined)?.name;
@@ -419,14 +369,6 @@ function sendJson(res: http.ServerResponse, code: number, body: unknown): void {
   const data = JSON.stringify(body);
   res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data) });
   res.end(data);
-}
-
-function writeEvent(res: http.ServerResponse, type: string, object: unknown): void {
-  if (!res.writableEnded && !res.destroyed) res.write(`${JSON.stringify({ type, object })}\n`);
-}
-
-function expired(rv: number, current?: number): Status {
-  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `too old resource version: ${rv} (${current ?? rv})`, reason: 'Expired', code: 410 };
 }
 
 function success(r: ResourceType, name: string): Status {
