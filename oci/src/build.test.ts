@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, utimes, writeFile, mkdir, chmod } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -104,4 +105,43 @@ test('rejects bad names, tags, paths and missing sources with ERR_INVALID_ARGUME
   for (const [override, want] of bad) {
     await assert.rejects(buildImage({ ...spec(store, src), ...override }), (err: Error) => hasCode(err, 'ERR_INVALID_ARGUMENT') && want.test(err.message));
   }
+});
+
+test('base images: layers stacked, config inherited and merged, blobs copied from another store', async (t) => {
+  const { dir, src } = await fixture(t);
+  const baseStore = join(dir, 'base-store');
+  const base = await buildImage({
+    store: baseStore,
+    name: 'base',
+    tag: '1',
+    files: [{ from: join(src, 'hello.sh'), to: '/bin/hello', mode: 0o755 }],
+    config: { cmd: ['hello'], env: ['A=1', 'B=2'], workingDir: '/srv', labels: { tier: 'base' } },
+  });
+  const store = join(dir, 'store');
+  const child = await buildImage({
+    store,
+    name: 'child',
+    tag: '1',
+    base: { name: 'base', tag: '1', store: baseStore },
+    dirs: [{ from: join(src, 'www'), to: '/var/www' }],
+    config: { env: ['B=3', 'C=4'], labels: { app: 'web' } },
+  });
+  assert.deepEqual(child.layers.map((l) => l.digest), [base.layers[0]!.digest, child.layers[1]!.digest]);
+  for (const l of child.layers) assert.ok(existsSync(blobPath(store, l.digest)), `layer ${l.digest} copied into the target store`);
+  const config = JSON.parse(await readFile(blobPath(store, child.config.digest), 'utf8')) as ImageConfig;
+  assert.deepEqual(config.rootfs.diff_ids, child.layers.map((l) => l.digest));
+  assert.deepEqual(config.config, {
+    Env: ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'A=1', 'B=3', 'C=4'],
+    Cmd: ['hello'],
+    WorkingDir: '/srv',
+    Labels: { tier: 'base', app: 'web' },
+  });
+  assert.equal(config.history?.length, 2);
+
+  // A new entrypoint drops the inherited Cmd.
+  const ep = await buildImage({ store, name: 'child', tag: '2', base: { name: 'base', tag: '1', store: baseStore }, config: { entrypoint: ['/bin/hello'] } });
+  const epConfig = JSON.parse(await readFile(blobPath(store, ep.config.digest), 'utf8')) as ImageConfig;
+  assert.deepEqual([epConfig.config.Entrypoint, epConfig.config.Cmd], [['/bin/hello'], undefined]);
+
+  await assert.rejects(buildImage({ store, name: 'x', tag: '1', base: { name: 'nope', tag: '1' } }), (err: Error) => hasCode(err, 'ERR_NOT_FOUND') && /base image "nope:1" is not in store/.test(err.message));
 });

@@ -10,13 +10,13 @@
  *                                         config.json (diff_ids = [layer digest]) ──▶ blobs
  *                                         manifest.json ──▶ blobs ──▶ index.json "name:tag"
  */
-import { chmod, cp, mkdir, mkdtemp, rm, symlink, lstat } from 'node:fs/promises';
+import { chmod, cp, lstat, mkdir, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, posix } from 'node:path';
 import { AgentError } from '@nodelet/base';
 import { runTool } from './exec.js';
-import { initStore, putBlob, putBlobFile, tagImage } from './layout.js';
-import { type Descriptor, hostArchitecture, type ImageConfig, type ImageManifest, MediaType } from './media-types.js';
+import { blobPath, initStore, putBlob, putBlobFile, resolveTag, tagImage } from './layout.js';
+import { type Descriptor, hostArchitecture, type ImageConfig, type ImageManifest, type ImageRuntimeConfig, MediaType } from './media-types.js';
 import { validateRepositoryName, validateTag } from './reference.js';
 
 export interface BuildFile {
@@ -57,6 +57,12 @@ export interface BuildImageOptions {
     user?: string;
     labels?: Record<string, string>;
   };
+  /**
+   * Build on top of this image: its layers come first, its config is the starting point
+   * (Env merged by key; a new entrypoint resets the base Cmd, as a Dockerfile ENTRYPOINT does).
+   * `store` defaults to the target store; blobs from another store are copied in.
+   */
+  base?: { name: string; tag: string; store?: string };
   /** RFC 3339 creation time recorded in the config; fixed by default for reproducibility. */
   created?: string;
   signal?: AbortSignal;
@@ -91,40 +97,72 @@ export async function buildImage(opts: BuildImageOptions): Promise<BuiltImage> {
       { signal: opts.signal },
     );
     await initStore(opts.store);
+    const base = opts.base ? await loadBase(opts.store, opts.base, opts.signal) : undefined;
     const layerBlob = await putBlobFile(opts.store, layerFile, opts.signal);
     const layer: Descriptor = { mediaType: MediaType.ociLayer, digest: layerBlob.digest, size: layerBlob.size };
+    const layers = [...(base?.manifest.layers ?? []), layer];
     const imageConfig: ImageConfig = {
-      architecture: hostArchitecture(),
+      architecture: base?.config.architecture ?? hostArchitecture(),
       os: 'linux',
       created: opts.created ?? EPOCH,
-      config: runtimeConfig(opts.config),
-      rootfs: { type: 'layers', diff_ids: [layer.digest] },
-      history: [{ created: opts.created ?? EPOCH, created_by: 'nodelet image build' }],
+      config: runtimeConfig(opts.config, base?.config.config),
+      rootfs: { type: 'layers', diff_ids: [...(base?.config.rootfs.diff_ids ?? []), layer.digest] },
+      history: [...(base?.config.history ?? []), { created: opts.created ?? EPOCH, created_by: 'nodelet image build' }],
     };
     const configBlob = await putBlob(opts.store, JSON.stringify(imageConfig));
     const config: Descriptor = { mediaType: MediaType.ociConfig, digest: configBlob.digest, size: configBlob.size };
-    const manifestBody: ImageManifest = { schemaVersion: 2, mediaType: MediaType.ociManifest, config, layers: [layer] };
+    const manifestBody: ImageManifest = { schemaVersion: 2, mediaType: MediaType.ociManifest, config, layers };
     const manifestBlob = await putBlob(opts.store, JSON.stringify(manifestBody));
     const manifest: Descriptor = { mediaType: MediaType.ociManifest, digest: manifestBlob.digest, size: manifestBlob.size };
     await tagImage(opts.store, opts.name, opts.tag, manifest);
-    return { name: opts.name, tag: opts.tag, manifest, config, layers: [layer] };
+    return { name: opts.name, tag: opts.tag, manifest, config, layers };
   } finally {
     await rm(work, { recursive: true, force: true });
   }
 }
 
-function runtimeConfig(c: BuildImageOptions['config'] = {}): ImageConfig['config'] {
-  // A standard PATH unless the caller sets one: runc resolves a bare Cmd ("sh") through it.
-  const env = [...(c.env ?? [])];
-  if (!env.some((e) => e.startsWith('PATH='))) env.unshift(...DEFAULT_ENV);
-  // Fixed key order keeps the config digest stable.
-  const out: ImageConfig['config'] = { Env: env };
-  if (c.entrypoint) out.Entrypoint = c.entrypoint;
-  if (c.cmd) out.Cmd = c.cmd;
-  if (c.workingDir) out.WorkingDir = c.workingDir;
-  if (c.user) out.User = c.user;
-  if (c.labels) out.Labels = c.labels;
-  return out;
+/** Key order of the runtime config; fixed so that the config digest is stable. */
+const CONFIG_KEYS = ['Env', 'Entrypoint', 'Cmd', 'WorkingDir', 'User', 'Labels', 'ExposedPorts', 'StopSignal'] as const;
+
+function runtimeConfig(c: BuildImageOptions['config'] = {}, base: ImageRuntimeConfig = {}): ImageRuntimeConfig {
+  // Env merges by key over the base; a standard PATH unless someone sets one (runc resolves a bare Cmd through it).
+  const all = [...(base.Env ?? []), ...(c.env ?? [])];
+  if (!all.some((e) => e.startsWith('PATH='))) all.unshift(...DEFAULT_ENV);
+  const env = new Map<string, string>();
+  for (const e of all) env.set(e.split('=')[0]!, e);
+  const merged: ImageRuntimeConfig = { ...base, Env: [...env.values()] };
+  if (c.entrypoint) {
+    merged.Entrypoint = c.entrypoint;
+    delete merged.Cmd; // Dockerfile semantics: a new ENTRYPOINT drops the inherited CMD
+  }
+  if (c.cmd) merged.Cmd = c.cmd;
+  if (c.workingDir) merged.WorkingDir = c.workingDir;
+  if (c.user) merged.User = c.user;
+  if (c.labels) merged.Labels = { ...base.Labels, ...c.labels };
+  const out: Record<string, unknown> = {};
+  for (const k of CONFIG_KEYS) if (merged[k] !== undefined) out[k] = merged[k];
+  return out as ImageRuntimeConfig;
+}
+
+interface BaseImage {
+  manifest: ImageManifest;
+  config: ImageConfig;
+}
+
+/** Reads the base image and makes sure its layers are in `store` (copied from another store). */
+async function loadBase(store: string, ref: NonNullable<BuildImageOptions['base']>, signal?: AbortSignal): Promise<BaseImage> {
+  const from = ref.store ?? store;
+  const found = await resolveTag(from, ref.name, ref.tag).catch(() => undefined);
+  if (!found) {
+    throw new AgentError('ERR_NOT_FOUND', `base image "${ref.name}:${ref.tag}" is not in store "${from}": build it first (the lab images: nodelet image build --lab --store ${from})`);
+  }
+  const manifest = JSON.parse(await readFile(blobPath(from, found.digest), 'utf8')) as ImageManifest;
+  if (manifest.mediaType !== MediaType.ociManifest || !Array.isArray(manifest.layers)) {
+    throw new AgentError('ERR_INVALID_ARGUMENT', `base image "${ref.name}:${ref.tag}" is a ${manifest.mediaType}, not a single-platform OCI image manifest`);
+  }
+  const config = JSON.parse(await readFile(blobPath(from, manifest.config.digest), 'utf8')) as ImageConfig;
+  if (from !== store) for (const l of manifest.layers) await putBlobFile(store, blobPath(from, l.digest), signal);
+  return { manifest, config };
 }
 
 async function populate(rootfs: string, opts: BuildImageOptions): Promise<void> {

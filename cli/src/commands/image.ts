@@ -29,6 +29,8 @@ interface BuildOptions {
   env?: string[];
   workdir?: string;
   user?: string;
+  base?: string;
+  baseStore?: string;
   lab?: boolean;
 }
 
@@ -48,6 +50,8 @@ export function register(program: Command): void {
     .option('-e, --env <KEY=VALUE>', 'environment variable (repeatable; default PATH only)', collect)
     .option('-w, --workdir <dir>', 'working directory')
     .option('-u, --user <user>', 'user (uid[:gid] or name)')
+    .option('--base <name:tag>', 'build on top of this image (its layers and config), e.g. busybox:latest')
+    .option('--base-store <dir>', 'image store holding --base (default: --store)')
     .option('--lab', 'build the lab images (pause:3.9 and busybox:latest) into the store instead')
     .action(async (name: string | undefined, o: BuildOptions) => {
       const signal = AbortSignal.timeout(300_000);
@@ -59,7 +63,9 @@ export function register(program: Command): void {
       if (!name) throw new Error('give the image NAME[:TAG] to build (or --lab)');
       const { repository, tag } = parseImageName(name);
       const env = o.env;
+      const base = o.base ? parseImageName(o.base) : undefined;
       const built = await buildImage({
+        ...(base ? { base: { name: base.repository, tag: base.tag, ...(o.baseStore ? { store: o.baseStore } : {}) } } : {}),
         store: o.store,
         name: repository,
         tag,

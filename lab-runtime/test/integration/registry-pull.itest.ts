@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { renderHostsToml, run } from '@nodelet/lab-runtime';
 import { requireRoot, startTestRuntime } from '@nodelet/lab-runtime/testing';
-import { buildImage, startRegistry } from '@nodelet/oci';
+import { buildImage, DEFAULT_LAB_IMAGE_DIR, LAB_IMAGES, startRegistry } from '@nodelet/oci';
 
 const BRIDGE = { name: 'nlb-pull', subnet: '10.232.2.0/24' };
 
@@ -18,20 +18,19 @@ test('containerd pulls a built image by tag and digest through hosts.toml and ru
   const rt = await startTestRuntime({ name: 'pull', bridge: BRIDGE });
   t.after(() => rt.stop());
 
-  // 1. A custom image: busybox plus a file, built into a fresh store and served by a second registry.
+  // 1. A custom two-layer image: the lab busybox plus a file, built into a fresh store and served
+  //    by a second registry.
   await writeFile(join(work, 'motd'), 'hello from a nodelet image\n');
   const store = join(work, 'store');
   const built = await buildImage({
     store,
     name: 'lab/motd',
     tag: 'v1',
-    files: [
-      { from: '/bin/busybox', to: '/bin/busybox', mode: 0o755 },
-      { from: join(work, 'motd'), to: '/etc/motd', mode: 0o644 },
-    ],
-    symlinks: [{ to: '/bin/cat', target: 'busybox' }],
-    config: { entrypoint: ['/bin/cat'], cmd: ['/etc/motd'] },
+    base: { ...LAB_IMAGES.busybox, store: DEFAULT_LAB_IMAGE_DIR },
+    files: [{ from: join(work, 'motd'), to: '/etc/motd', mode: 0o644 }],
+    config: { cmd: ['cat', '/etc/motd'] },
   });
+  assert.equal(built.layers.length, 2);
   const reg = await startRegistry({ root: store });
   t.after(() => reg.close());
   const hostsDir = join(work, 'certs.d');
@@ -54,7 +53,7 @@ test('containerd pulls a built image by tag and digest through hosts.toml and ru
   r = await ctr('images', 'pull', '--hosts-dir', hostsDir, byDigest);
   assert.equal(r.code, 0, r.stderr);
 
-  // 4. The unpacked rootfs runs with the image's entrypoint and cmd.
+  // 4. Both layers unpack into one rootfs: busybox's `cat` (layer 1) prints /etc/motd (layer 2).
   r = await ctr('run', '--rm', '--fifo-dir', join(work, 'fifo'), byTag, 'motd-probe');
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout, 'hello from a nodelet image\n');
