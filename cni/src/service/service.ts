@@ -11,6 +11,7 @@ import { parseCniArgs } from '../request.js';
 import type { AttachmentKey, NetworkConfigList, RuntimeConf } from '../types.js';
 import { convertResult, isSupportedVersion } from '../version.js';
 import { buildNodeChain, DEFAULT_CHAIN_NAME, skipKnownBrokenCheck, type NodeChainOptions } from './chain.js';
+import { normaliseCapabilityArgs } from './capabilities.js';
 import { MAX_REQUEST_BYTES, SHIM_PATH, type ShimRequest, type ShimResponse } from './protocol.js';
 import { writeRuntimeConflist } from './runtime-files.js';
 
@@ -72,7 +73,7 @@ export async function startCniService(opts: CniServiceOptions): Promise<CniServi
       containerID: env.CNI_CONTAINERID ?? '',
       ifName: env.CNI_IFNAME ?? '',
       args: parseCniArgs(env.CNI_ARGS),
-      capabilityArgs: (req.config.runtimeConfig as Record<string, unknown> | undefined) ?? {},
+      capabilityArgs: normaliseCapabilityArgs(req.config.runtimeConfig as Record<string, unknown> | undefined),
     };
     if (env.CNI_NETNS) rt.netns = env.CNI_NETNS;
     const cachedList = async (): Promise<NetworkConfigList | undefined> => {

@@ -1,0 +1,103 @@
+// End to end: containerd 1.6 configured with nodelet's runtime conflist calls nodelet-cni, which
+// forwards to the CNI service, which runs the real bridge/host-local/portmap chain. RunPodSandbox
+// gets the engine's address; StopPodSandbox and RemovePodSandbox (two DELs, the second without a
+// netns) leave nothing behind. Bridge nlc3, subnet 10.233.3.0/24.
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { installNodeletCni, startCniService, type CniResult } from '@nodelet/cni';
+import { createCriClient, netnsPathFromSandboxInfo } from '@nodelet/cri-client';
+import { requireRoot, startTestRuntime } from '@nodelet/lab-runtime/testing';
+import { bridgePorts, delLink, natCniLines, restoreNat, skipReason, waitFor } from '../../cni/test/integration/host.js';
+
+const BRIDGE = 'nlc3';
+const CHAIN = 'nlc-e2e-pods';
+
+test('containerd → nodelet-cni → CNI service → real plugins, and back', { timeout: 120_000 }, async (t) => {
+  const why = skipReason();
+  if (why) return t.skip(why);
+  if (!requireRoot(t)) return;
+  const dir = await mkdtemp(join(tmpdir(), 'nlc-e2e-'));
+  const binDir = join(dir, 'bin');
+  const confDir = join(dir, 'net.d');
+  const ipam = join(dir, 'ipam');
+  const natBefore = await natCniLines();
+  const cleanups: Array<() => Promise<unknown>> = [];
+  t.after(async () => {
+    for (const c of cleanups.reverse()) await c().catch((e) => process.stderr.write(`# cleanup: ${String(e)}\n`));
+    await delLink(BRIDGE);
+    await restoreNat(natBefore, [CHAIN]);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  // 1. The node side: service on a socket, nodelet-cni + loopback in the runtime's bin dir,
+  //    the one-plugin conflist in its conf dir.
+  const svc = await startCniService({
+    socketPath: join(dir, 'cni.sock'),
+    binDirs: ['/usr/lib/cni'],
+    cacheDir: join(dir, 'cache'),
+    chain: { name: CHAIN, podCIDR: '10.233.3.0/24', bridgeName: BRIDGE, ipamDataDir: ipam },
+    runtimeConfDir: confDir,
+  });
+  cleanups.push(() => svc.close());
+  const installed = await installNodeletCni(binDir, { pluginDirs: ['/usr/lib/cni'] });
+  assert.ok(installed.loopback, 'loopback installed beside nodelet-cni');
+
+  // 2. A private containerd using those dirs, and a CRI client.
+  const rt = await startTestRuntime({ name: 'cni-e2e', cni: { binDir, confDir } });
+  cleanups.push(() => rt.stop());
+  const cri = createCriClient({ endpoint: rt.endpoint, timeoutMs: 60_000 });
+  cleanups.push(async () => cri.close());
+  await waitFor('containerd to report NetworkReady', async () => {
+    const st = await cri.runtime.status({});
+    return st.status?.conditions?.some((c) => c.type === 'NetworkReady' && c.status) ?? false;
+  }, 20_000);
+
+  // 3. RunPodSandbox: containerd runs loopback itself and nodelet-cni for eth0.
+  const uid = `e2e-uid-${process.pid}`;
+  const config = {
+    metadata: { name: 'web', namespace: 'e2e', uid, attempt: 0 },
+    hostname: 'web',
+    labels: { 'nodelet.test/suite': 'cni-e2e' },
+    portMappings: [{ protocol: 'TCP' as const, containerPort: 80, hostPort: 18083 }],
+  };
+  const { podSandboxId } = await cri.runtime.runPodSandbox({ config });
+  cleanups.push(() => cri.runtime.removePodSandbox({ podSandboxId }));
+  const status = await cri.runtime.podSandboxStatus({ podSandboxId, verbose: true });
+  const netns = netnsPathFromSandboxInfo(status);
+  assert.ok(netns && existsSync(netns), 'sandbox netns exists');
+
+  const [att, ...more] = await svc.engine.cachedAttachments(CHAIN);
+  assert.equal(more.length, 0);
+  assert.equal(att!.containerID, podSandboxId);
+  assert.equal(att!.ifName, 'eth0');
+  assert.equal(att!.netns, netns);
+  const result = att!.result as unknown as CniResult;
+  const ip = result.ips![0]!.address.split('/')[0]!;
+  assert.match(ip, /^10\.233\.3\.\d+$/);
+  assert.equal(status.status?.network?.ip, ip, 'the pod IP is the one the engine assigned');
+  assert.ok(existsSync(join(ipam, CHAIN, ip)), 'host-local reserved it');
+  const args = Object.fromEntries(att!.cniArgs ?? []);
+  assert.equal(args.K8S_POD_NAME, 'web');
+  assert.equal(args.K8S_POD_NAMESPACE, 'e2e');
+  assert.equal(args.K8S_POD_UID, uid);
+  assert.equal(args.K8S_POD_INFRA_CONTAINER_ID, podSandboxId);
+  assert.deepEqual(att!.capabilityArgs?.portMappings, [{ hostPort: 18083, containerPort: 80, protocol: 'tcp' }], 'runtimeConfig reached the chain');
+  assert.equal((await bridgePorts(BRIDGE)).length, 1);
+
+  // 4. StopPodSandbox: DEL through the shim; the attachment is gone.
+  await cri.runtime.stopPodSandbox({ podSandboxId });
+  assert.deepEqual(await svc.engine.cachedAttachments(CHAIN), [], 'no cache entry');
+  assert.equal(existsSync(join(ipam, CHAIN, ip)), false, 'no IP file');
+  assert.deepEqual(await bridgePorts(BRIDGE), [], 'no veth');
+  assert.equal(existsSync(netns), false, 'no netns');
+  assert.ok(![...(await natCniLines())].some((l) => l.includes(podSandboxId.slice(0, 12)) || l.includes(`\\"${CHAIN}\\"`)), 'no portmap rules');
+
+  // 5. RemovePodSandbox: containerd's second DEL (empty CNI_NETNS) must succeed.
+  await cri.runtime.removePodSandbox({ podSandboxId });
+  assert.equal((await cri.runtime.listPodSandbox({ filter: { id: podSandboxId } })).items.length, 0);
+  assert.deepEqual((await readdir(join(ipam, CHAIN))).filter((f) => /^\d/.test(f)), []);
+});
