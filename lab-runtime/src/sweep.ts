@@ -112,12 +112,16 @@ function argValue(argv: string[], flag: string): string | undefined {
   return i >= 0 ? argv[i + 1] : undefined;
 }
 
-/** Mount points at or below `dir`, from /proc/self/mountinfo (octal escapes decoded). */
+/** Mount points at or below `dir`, from /proc/self/mountinfo. */
 export async function mountsUnder(dir: string): Promise<string[]> {
-  const info = await readFile('/proc/self/mountinfo', 'utf8');
+  return parseMountPoints(await readFile('/proc/self/mountinfo', 'utf8'), dir);
+}
+
+/** Mount points (field 5 of mountinfo, octal escapes such as `\040` decoded) at or below `dir`. */
+export function parseMountPoints(mountinfo: string, dir: string): string[] {
   const prefix = dir.endsWith('/') ? dir : dir + '/';
   const out: string[] = [];
-  for (const line of info.split('\n')) {
+  for (const line of mountinfo.split('\n')) {
     const mp = line.split(' ')[4];
     if (!mp) continue;
     const path = mp.replace(/\\([0-7]{3})/g, (_m, o: string) => String.fromCharCode(parseInt(o, 8)));
