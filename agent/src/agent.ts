@@ -176,6 +176,8 @@ export class Agent {
       hostIP: () => this.#internalIP,
       nodeMemoryBytes: machine.memoryBytes,
       runtimeRequestTimeoutMs: c.runtimeRequestTimeoutMs,
+      crashLoopInitialMs: c.crashLoopInitialMs,
+      crashLoopMaxMs: c.crashLoopMaxMs,
     });
     this.status = new StatusManager({ api, clock: this.#clock, log: log.child({ component: 'status' }) });
     const lifecycle = new PodLifecycle({

@@ -76,8 +76,11 @@ export class PodLifecycle implements PodSyncer {
       const created = Date.parse(pod.metadata.creationTimestamp ?? '');
       if (Number.isFinite(created)) this.#o.onPodStarted?.(pod, Math.max(0, (this.#o.clock.now() - created) / 1000));
     }
+    const failuresBefore = JSON.stringify([...this.#o.runtime.failures(uid)]);
     const r = await this.#o.runtime.syncPod(pod, observed, signal);
     if (r.changed) this.#o.pleg.relistSoon();
+    // A new start failure (ErrImagePull, CrashLoopBackOff, …) is reported now, not a sync later.
+    if (JSON.stringify([...this.#o.runtime.failures(uid)]) !== failuresBefore) this.#status(pod, observed);
     return { terminal: false, requeueAfterMs: r.requeueAfterMs };
   }
 

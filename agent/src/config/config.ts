@@ -44,6 +44,8 @@ export interface KubeletConfigurationFile {
   maxParallelImagePulls?: number;
   registerNode?: boolean;
   podLogsDir?: string;
+  /** kubelet 1.32 (KubeletCrashLoopBackOffMax); `initialContainerRestartPeriod` is nodelet-only (tests). */
+  crashLoopBackOff?: { maxContainerRestartPeriod?: string; initialContainerRestartPeriod?: string };
   providerID?: string;
   nodeLabels?: Record<string, string>;
   // nodelet-only
@@ -110,6 +112,8 @@ export interface AgentConfig {
   maxParallelImagePulls: number;
   registerNode: boolean;
   podLogsDir: string;
+  crashLoopInitialMs: number;
+  crashLoopMaxMs: number;
   nodeLabels: Record<string, string>;
   cniBinDir: string;
   cniConfDir: string;
@@ -286,6 +290,8 @@ export function resolveConfig(file: KubeletConfigurationFile, flags: AgentFlags,
     maxParallelImagePulls: serialize ? 1 : int('maxParallelImagePulls', file.maxParallelImagePulls, 5, 1),
     registerNode: bool('registerNode', file.registerNode, true),
     podLogsDir: str('podLogsDir', file.podLogsDir) ?? '/var/log/pods',
+    crashLoopInitialMs: duration('crashLoopBackOff.initialContainerRestartPeriod', file.crashLoopBackOff?.initialContainerRestartPeriod, '10s'),
+    crashLoopMaxMs: duration('crashLoopBackOff.maxContainerRestartPeriod', file.crashLoopBackOff?.maxContainerRestartPeriod, '5m'),
     nodeLabels: { ...(file.nodeLabels ?? {}) },
     cniBinDir: flags.cniBinDir ?? str('cniBinDir', file.cniBinDir) ?? '/opt/cni/bin',
     cniConfDir: flags.cniConfDir ?? str('cniConfDir', file.cniConfDir) ?? '/etc/cni/net.d',

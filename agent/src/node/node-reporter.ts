@@ -5,6 +5,7 @@
  *   every nodeStatusUpdateFrequency (and on `poke()`): compute status, merge-patch nodes/<n>/status
  *   every read of the Node: spec.podCIDR (or the configured one) → onPodCIDR (drives the CNI chain)
  */
+import { waitWakeOrTimeout } from '../util/wait.js';
 import { Backoff, Wakeup, delay, describeError, hasCode, isAbortError, type Clock, type Logger } from '@nodelet/base';
 import { NODES, type ApiClient, type Node, type NodeStatus } from '@nodelet/api';
 import { computeNodeStatus, type RuntimeHealth } from './node-status.js';
@@ -139,7 +140,7 @@ export class NodeReporter {
     }
     while (!signal.aborted) {
       try {
-        await Promise.race([this.#wake.wait(signal), delay(this.#o.config.nodeStatusUpdateFrequencyMs, signal)]);
+        await waitWakeOrTimeout(this.#wake, this.#o.config.nodeStatusUpdateFrequencyMs, this.#o.clock, signal);
       } catch {
         return;
       }

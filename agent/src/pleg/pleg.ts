@@ -10,7 +10,8 @@
  * Statuses that cannot change are cached by ID: an exited container's exit code and times, a
  * sandbox's IPs. Only sandboxes/containers the agent labelled are listed (foreign ones are left alone).
  */
-import { Wakeup, delay, describeError, isAbortError, type Clock, type Logger } from '@nodelet/base';
+import { waitWakeOrTimeout } from '../util/wait.js';
+import { Wakeup, describeError, isAbortError, linkAbort, type Clock, type Logger } from '@nodelet/base';
 import type { CriContainerStatus, RuntimeService } from '../runtime/cri.js';
 import { MANAGED_BY } from '../runtime/labels.js';
 import {
@@ -62,7 +63,7 @@ export class Pleg {
         this.#o.log.warn({ err: describeError(err) }, 'PLEG relist failed');
       }
       try {
-        await Promise.race([this.#wake.wait(signal), delay(period, signal)]);
+        await waitWakeOrTimeout(this.#wake, period, this.#o.clock, signal);
       } catch (err) {
         if (isAbortError(err) || signal.aborted) break;
         throw err;
@@ -111,7 +112,17 @@ export class Pleg {
   }
 
   /** One relist. Public for tests and for the agent's start-up (recovery reads the first relist). */
-  async relist(signal: AbortSignal): Promise<void> {
+  async relist(stop: AbortSignal): Promise<void> {
+    // One child signal per relist: the many CRI calls below hook onto it, not onto the long-lived one.
+    const link = linkAbort(stop);
+    try {
+      await this.#relist(link.signal);
+    } finally {
+      link.dispose();
+    }
+  }
+
+  async #relist(signal: AbortSignal): Promise<void> {
     const started = this.#o.clock.now();
     const t0 = this.#o.clock.monotonic();
     const rt = this.#o.runtime;

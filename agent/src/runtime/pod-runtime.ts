@@ -40,6 +40,9 @@ export interface PodRuntimeOptions {
   hostIP: () => string;
   nodeMemoryBytes: number;
   runtimeRequestTimeoutMs: number;
+  /** CrashLoopBackOff: 10 s doubling to 300 s unless configured. */
+  crashLoopInitialMs?: number;
+  crashLoopMaxMs?: number;
 }
 
 export interface SyncResult {
@@ -59,7 +62,7 @@ export class PodRuntime {
 
   constructor(o: PodRuntimeOptions) {
     this.#o = o;
-    this.#restarts = new RestartBackoff({ clock: o.clock });
+    this.#restarts = new RestartBackoff({ clock: o.clock, initialMs: o.crashLoopInitialMs, maxMs: o.crashLoopMaxMs });
   }
 
   /** The last start failure per container name of a pod (for the status). */

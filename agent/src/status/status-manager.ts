@@ -9,6 +9,7 @@
  * Coalescing: many setStatus calls between two writes cost one PATCH; a status equal to the one
  * last written costs none. Stale versions are never written over newer ones.
  */
+import { waitWakeOrTimeout } from '../util/wait.js';
 import { Wakeup, delay, describeError, hasCode, isAbortError, type Clock, type Logger } from '@nodelet/base';
 import { PODS, type ApiClient, type Pod, type PodStatus } from '@nodelet/api';
 
@@ -106,7 +107,7 @@ export class StatusManager {
     let lastResync = this.#o.clock.now();
     while (!signal.aborted) {
       try {
-        await Promise.race([this.#wake.wait(signal), delay(resync, signal)]);
+        await waitWakeOrTimeout(this.#wake, resync, this.#o.clock, signal);
       } catch (err) {
         if (isAbortError(err) || signal.aborted) return;
         throw err;
