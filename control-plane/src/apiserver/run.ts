@@ -69,7 +69,8 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
     const tls =
       o.tlsCertFile && o.tlsPrivateKeyFile
         ? { cert: await readFile(o.tlsCertFile, 'utf8'), key: await readFile(o.tlsPrivateKeyFile, 'utf8') }
-        : { cert: pki.serving.certPem, key: pki.serving.keyPem };
+        : // The chain includes the CA so `nodelet join` can pin it by hash before sending a token.
+          { cert: pki.serving.certPem.trimEnd() + '\n' + pki.caPem, key: pki.serving.keyPem };
     const adminToken = await ensureToken(join(o.dataDir, 'admin.token'));
     const store = o.store ?? openStore(o.datastoreEndpoint, { dataDir: o.dataDir, logger: log.child({ component: 'storage' }) });
     if (!o.store) cleanups.push(() => store.close());

@@ -9,7 +9,7 @@
  * Started lazily by the first subscriber; if the store watch fails, every subscriber is ended
  * (clients re-watch from their last RV) and the next subscriber starts a new store watch.
  */
-import type { Logger } from '@nodelet/base';
+import { AgentError, type Logger } from '@nodelet/base';
 import type { Store } from '../storage/types.js';
 import type { ApiObject } from './object.js';
 import type { Registry } from './registry.js';
@@ -65,6 +65,9 @@ export class WatchCache {
    */
   async subscribe(fromRevision: number, handlers: { onEvent(e: CacheEvent): void; onEnd(err?: unknown): void }): Promise<Subscription | undefined> {
     if (this.#closed) return undefined;
+    // A compacted revision is gone even if the cache still remembers it: the client relists.
+    const compacted = await this.#store.compactedRevision();
+    if (fromRevision < compacted) throw new AgentError('ERR_GONE', `revision ${fromRevision} is compacted (oldest ${compacted})`);
     await this.#start();
     if (fromRevision < this.#floor) return undefined;
     const sub: Subscriber = { fromRevision, deliver: handlers.onEvent, end: handlers.onEnd };

@@ -7,7 +7,7 @@
  *                 "user":"system:node:node-1","groups":["system:nodes"],"certificateAuthorityData":"<base64 PEM>"}}
  *
  * Issuing a credential for a node revokes that node's previous credentials (their Secrets are
- * deleted), so re-joining a node rotates its token.
+ * deleted), so re-joining a node rotates its token. A bootstrap token is consumed by the exchange.
  */
 import { isDns1123Subdomain } from '@nodelet/api';
 import type { ServerContext } from '../context.js';
@@ -37,6 +37,13 @@ export async function issueNodeCredential(ctx: ServerContext, body: unknown, req
   const old = await secrets.registry.list({ namespace: 'kube-system', filter: (o) => o.metadata.labels?.[NODE_NAME_LABEL] === nodeName && o.type === secret.type });
   for (const o of old.items) await secrets.registry.remove(o).catch(() => undefined);
   await secrets.registry.create(obj);
+  // A bootstrap token is single-use: once it has bought a node credential it is deleted, so a
+  // leaked join command cannot mint a second node.
+  const bootstrapId = /^system:bootstrap:([a-z0-9]{6})$/.exec(requester.name)?.[1];
+  if (bootstrapId) {
+    const used = await secrets.registry.find('kube-system', `bootstrap-token-${bootstrapId}`);
+    if (used) await secrets.registry.remove(used).catch(() => undefined);
+  }
   ctx.logger.info({ node: nodeName, requester: requester.name }, 'Issued node credential');
   return {
     kind: 'NodeCredentialRequest',

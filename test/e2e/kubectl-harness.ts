@@ -1,0 +1,131 @@
+/**
+ * Test harness for the kubectl e2e suites: an in-process `nodelet server` (HTTPS + admin token,
+ * SQLite in a temp dir, port 0 on 127.0.0.1), the real `/usr/bin/kubectl` with a fresh
+ * `--cache-dir` per test, and a raw HTTPS client for the bad-input cases.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import https from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { noopLogger } from '@nodelet/base';
+import { startControlPlane, type ControlPlane } from '@nodelet/control-plane';
+
+export const KUBECTL = process.env.NODELET_TEST_KUBECTL ?? '/usr/bin/kubectl';
+
+export function kubectlUnavailableReason(): string | undefined {
+  return existsSync(KUBECTL) ? undefined : `${KUBECTL} not found (set NODELET_TEST_KUBECTL)`;
+}
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface Kubectl {
+  (args: readonly string[], opts?: { stdin?: string; env?: Record<string, string>; timeoutMs?: number }): Promise<RunResult>;
+  /** Starts kubectl and returns the child (for `get -w`, `delete` that waits). */
+  spawn(args: readonly string[]): { done: Promise<RunResult>; output: () => string; errors: () => string; kill: () => void };
+}
+
+export interface ApiReply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+  json: () => any; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+export interface KubectlEnv {
+  cp: ControlPlane;
+  dir: string;
+  /** A kubectl bound to the admin kubeconfig with its own fresh cache dir. */
+  newKubectl(): Promise<Kubectl>;
+  /** Raw request to the server (CA-verified TLS); token defaults to the admin token, `null` = none. */
+  api(method: string, path: string, o?: { body?: string | Buffer; contentType?: string; token?: string | null; accept?: string }): Promise<ApiReply>;
+  close(): Promise<void>;
+}
+
+export async function startKubectlEnv(): Promise<KubectlEnv> {
+  const dir = await mkdtemp(join(tmpdir(), 'nodelet-kubectl-'));
+  let cp: ControlPlane;
+  try {
+    cp = await startControlPlane({ dataDir: dir, bindAddress: '127.0.0.1', port: 0, registryAddress: '', controllers: false, logger: noopLogger });
+  } catch (err) {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
+  let caches = 0;
+  const newKubectl = async (): Promise<Kubectl> => {
+    const cacheDir = join(dir, `cache-${++caches}`);
+    const base = ['--kubeconfig', cp.kubeconfigPath, '--cache-dir', cacheDir];
+    const run = ((args, opts = {}) =>
+      new Promise<RunResult>((resolve) => {
+        const child = execFile(KUBECTL, [...base, ...args], { env: { ...process.env, ...opts.env }, timeout: opts.timeoutMs ?? 30_000, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+          resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+        });
+        if (opts.stdin !== undefined) child.stdin!.end(opts.stdin);
+      })) as Kubectl;
+    run.spawn = (args) => {
+      let out = '';
+      let err = '';
+      const child = execFile(KUBECTL, [...base, ...args], { timeout: 60_000 });
+      child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+      const done = new Promise<RunResult>((resolve) => child.on('exit', (code) => resolve({ code: code ?? 1, stdout: out, stderr: err })));
+      return { done, output: () => out, errors: () => err, kill: () => void child.kill('SIGTERM') };
+    };
+    return run;
+  };
+  const api: KubectlEnv['api'] = (method, path, o = {}) =>
+    new Promise((resolve, reject) => {
+      const url = new URL(path, cp.url);
+      const token = o.token === undefined ? cp.adminToken : o.token;
+      const req = https.request(
+        url,
+        {
+          method,
+          ca: cp.caPem,
+          agent: false,
+          headers: {
+            ...(token !== null ? { Authorization: `Bearer ${token}` } : {}),
+            ...(o.contentType ? { 'Content-Type': o.contentType } : {}),
+            ...(o.body !== undefined ? { 'Content-Length': String(Buffer.byteLength(o.body)) } : {}),
+            ...(o.accept ? { Accept: o.accept } : {}),
+          },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const body = Buffer.concat(chunks).toString('utf8');
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, body, json: () => JSON.parse(body) });
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(o.body);
+    });
+  return {
+    cp,
+    dir,
+    newKubectl,
+    api,
+    async close() {
+      await cp.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Polls `check` until it returns a truthy value or `timeoutMs` passes. */
+export async function eventually<T>(check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
