@@ -6,3 +6,4 @@ export * from './layout.js';
 export * from './build.js';
 export * from './registry.js';
 export * from './lab-images.js';
+export * from './registry-list.js';

@@ -9,6 +9,7 @@ import { sha256Digest } from './digest.js';
 import { initStore, putBlob, tagImage } from './layout.js';
 import { MediaType } from './media-types.js';
 import { parseRange, type Registry, startRegistry } from './registry.js';
+import { listRegistryImages } from './registry-list.js';
 
 interface Fixture {
   reg: Registry;
@@ -169,4 +170,16 @@ test('a port in use is ERR_UNAVAILABLE naming the address', async (t) => {
   await assert.rejects(startRegistry({ root: '/nonexistent', port: reg.port }), (err: Error) => {
     return hasCode(err, 'ERR_UNAVAILABLE') && err.message === `registry cannot listen on 127.0.0.1:${reg.port}: the address is in use (another registry or nodelet server?)`;
   });
+});
+
+test('listRegistryImages reads catalog, tags and manifests over HTTP', async (t) => {
+  const { reg, manifestDigest, layer, manifestBody } = await fixture(t);
+  const images = await listRegistryImages(reg.hostPort);
+  assert.deepEqual(images.map((i) => [i.name, i.tag, i.digest, i.mediaType]), [
+    ['lab/app', 'v1', manifestDigest, MediaType.ociManifest],
+    ['lab/app', 'v2', manifestDigest, MediaType.ociManifest],
+  ]);
+  assert.ok(images[0]!.contentSize > layer.length + Buffer.byteLength(manifestBody));
+  await reg.close();
+  await assert.rejects(listRegistryImages(reg.url), (err: Error) => hasCode(err, 'ERR_UNAVAILABLE') && err.message.startsWith(`registry ${reg.url} is unreachable`));
 });

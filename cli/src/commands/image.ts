@@ -12,6 +12,7 @@ import {
   ensureLabImages,
   imageContentSize,
   listImages,
+  listRegistryImages,
   startRegistry,
 } from '@nodelet/oci';
 import { consoleLogger, formatBytes, parseDirSpec, parseFileSpec, parseImageName, parseWords } from './image/args.js';
@@ -89,14 +90,17 @@ export function register(program: Command): void {
 
   image
     .command('ls')
-    .description('list the images in a store')
+    .description('list the images in a store (or served by a registry)')
     .option('--store <dir>', 'image store (OCI layout directory)', DEFAULT_IMAGE_STORE)
+    .option('--registry <host:port|url>', 'list what this registry serves instead (e.g. 127.0.0.1:5000)')
     .option('-q, --quiet', 'print NAME:TAG only')
     .option('-o, --output <format>', 'table or json', 'table')
-    .action(async (o: { store: string; quiet?: boolean; output: string }) => {
-      const images = await listImages(o.store);
-      if (o.quiet) return out(images.map((i) => `${i.name}:${i.tag}\n`).join(''));
-      const rows = await Promise.all(images.map(async (i) => ({ ...i, contentSize: await imageContentSize(o.store, i.digest) })));
+    .action(async (o: { store: string; registry?: string; quiet?: boolean; output: string }) => {
+      const signal = AbortSignal.timeout(30_000);
+      const rows = o.registry
+        ? await listRegistryImages(o.registry, { signal })
+        : await Promise.all((await listImages(o.store)).map(async (i) => ({ ...i, contentSize: await imageContentSize(o.store, i.digest) })));
+      if (o.quiet) return out(rows.map((i) => `${i.name}:${i.tag}\n`).join(''));
       if (o.output === 'json') return out(JSON.stringify(rows, null, 2) + '\n');
       const table = [['IMAGE', 'TAG', 'DIGEST', 'SIZE'], ...rows.map((r) => [r.name, r.tag, r.digest.slice('sha256:'.length, 'sha256:'.length + 13), formatBytes(r.contentSize)])];
       const widths = table[0]!.map((_, c) => Math.max(...table.map((row) => row[c]!.length)));

@@ -53,6 +53,9 @@ test('image build is reproducible, ls lists it, serve serves it read-only', { ti
   const head = await fetch(`${url}/v2/lab/web/manifests/v1`, { method: 'HEAD' });
   assert.equal(head.status, 200);
   assert.equal(head.headers.get('docker-content-digest'), digest);
+  const remote = nodelet('image', 'ls', '--registry', url.replace('http://', ''));
+  assert.equal(remote.code, 0, remote.stderr);
+  assert.match(remote.stdout, new RegExp(`^IMAGE\\s+TAG\\s+DIGEST\\s+SIZE\\nlab/web\\s+v1\\s+${digest.slice(7, 20)}\\s`));
   const put = await fetch(`${url}/v2/lab/web/manifests/v2`, { method: 'PUT', body: '{}' });
   assert.equal(put.status, 405);
   await put.body?.cancel();
