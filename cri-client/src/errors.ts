@@ -79,7 +79,11 @@ export function translateGrpcError(err: ServiceError, ctx: CallContext): CriErro
 
 /** grpc-js connection errors end in an empty "Resolution note:" and repeat "Error: "; trim both. */
 function cleanDetails(details: string): string {
-  return details.replace(/\s*Resolution note:\s*$/, '').replace(/Last error: Error: /, 'Last error: ').trim();
+  return details
+    .replace(/\s*Resolution note:\s*$/, '')
+    .replace(/Last error: Error: /, 'Last error: ')
+    .trim()
+    .replace(/\.$/, '');
 }
 
 function formatMs(ms: number): string {
