@@ -1,5 +1,6 @@
 // The controller manager (issue 6): every controller in one module, each its own work-queue loop,
 // all sharing one set of informers and talking to the API only through @nodelet/api.
+import { setMaxListeners } from 'node:events';
 import type { ApiClient } from '@nodelet/api';
 import { systemClock, type Clock, type Logger } from '@nodelet/base';
 import { runController, SharedInformers, type Controller } from './runtime.js';
@@ -77,6 +78,8 @@ export async function startControllerManager(opts: StartControllerManagerOptions
   const controllers = names.filter((n) => FACTORIES[n]).map((n) => FACTORIES[n]!({ ...deps, logger: logger.child({ controller: n }) }));
 
   const stop = new AbortController();
+  // Every worker of every controller links its reconcile to this signal: far more than 10 listeners, by design.
+  setMaxListeners(1000, stop.signal);
   const onAbort = (): void => stop.abort(opts.signal.reason);
   if (opts.signal.aborted) stop.abort(opts.signal.reason);
   else opts.signal.addEventListener('abort', onAbort, { once: true });

@@ -1,7 +1,8 @@
 // The scheduler and controllers against the real in-process API server (SQLite in a temp dir),
 // with agent-less nodes: the test plays the agent (marks pods ready, finishes graceful deletes).
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -56,6 +57,17 @@ async function playAgent(client: ApiClient): Promise<void> {
 
 const live = (pods: Pod[]): Pod[] => pods.filter((p) => !p.metadata.deletionTimestamp);
 
+const KUBECTL = ['/usr/lib/google-cloud-sdk/bin/kubectl.1.32', '/usr/bin/kubectl'].find((p) => existsSync(p));
+
+/** Runs the real kubectl against the test server (fresh discovery cache per run). */
+function kubectl(kubeconfig: string, cacheDir: string, ...args: string[]): Promise<{ code: number; out: string }> {
+  return new Promise((resolve) => {
+    execFile(KUBECTL!, [`--kubeconfig=${kubeconfig}`, `--cache-dir=${cacheDir}`, ...args], { timeout: 60_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: `${stdout}${stderr}` });
+    });
+  });
+}
+
 test('scheduler + controllers on the real API server: deployment journey and node lease expiry', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'nodelet-ctrl-it-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
@@ -89,6 +101,12 @@ test('scheduler + controllers on the real API server: deployment journey and nod
     const d = await deploys.get('hello');
     return d.status?.availableReplicas === 3 && d.status.observedGeneration === d.metadata.generation ? d : undefined;
   });
+  const cacheDir = join(dir, 'kube-cache');
+  if (KUBECTL) {
+    const rs = await kubectl(cp.kubeconfigPath, cacheDir, 'rollout', 'status', 'deployment/hello', '--timeout=30s');
+    assert.equal(rs.code, 0, rs.out);
+    assert.match(rs.out, /deployment "hello" successfully rolled out/);
+  } else t.diagnostic('kubectl not installed: skipped the kubectl rollout checks');
 
   // 2. Scale 3 → 5 → 2 through the scale subresource, as `kubectl scale` does.
   for (const n of [5, 2]) {
@@ -125,6 +143,31 @@ test('scheduler + controllers on the real API server: deployment journey and nod
   assert.deepEqual(sets.map((s) => [s.metadata.annotations?.['deployment.kubernetes.io/revision'], s.spec?.replicas]).sort(), [['1', 0], ['2', 4]]);
   const progressing = (await deploys.get('hello')).status?.conditions?.find((c) => c.type === 'Progressing');
   assert.equal(progressing?.reason, 'NewReplicaSetAvailable');
+
+  // kubectl rollout undo (client-side in 1.32): the revision-1 template comes back as revision 3.
+  if (KUBECTL) {
+    const undo = await kubectl(cp.kubeconfigPath, cacheDir, 'rollout', 'undo', 'deployment/hello');
+    assert.equal(undo.code, 0, undo.out);
+    await until('undo rolled out', async () => {
+      await playAgent(client);
+      const d = await deploys.get('hello');
+      const done = d.status?.updatedReplicas === 4 && d.status.replicas === 4 && d.status.availableReplicas === 4 && d.status.observedGeneration === d.metadata.generation;
+      return done ? d : undefined;
+    }, 20_000).catch(async (err) => {
+      const d = await deploys.get('hello');
+      t.diagnostic(JSON.stringify({ meta: d.metadata.annotations, gen: d.metadata.generation, status: d.status }));
+      for (const r of (await client.resource(REPLICASETS, 'default').list()).items) t.diagnostic(`rs ${r.metadata.name} ${JSON.stringify([r.metadata.annotations, r.spec?.replicas, r.status])}`);
+      for (const p of (await pods.list()).items) t.diagnostic(`pod ${p.metadata.name} ${p.spec?.nodeName} ${p.metadata.deletionTimestamp} ${p.status?.phase}`);
+      throw err;
+    });
+    const d = await deploys.get('hello');
+    assert.equal(d.spec?.template.spec?.containers[0]?.image, 'busybox:1');
+    assert.equal(d.metadata.annotations?.['deployment.kubernetes.io/revision'], '3');
+    const after = (await client.resource(REPLICASETS, 'default').list()).items;
+    assert.deepEqual(after.map((s) => [s.metadata.annotations?.['deployment.kubernetes.io/revision'], s.spec?.replicas]).sort(), [['2', 0], ['3', 4]]);
+    const status = await kubectl(cp.kubeconfigPath, cacheDir, 'rollout', 'status', 'deployment/hello', '--timeout=30s');
+    assert.equal(status.code, 0, status.out);
+  }
 
   // 4. kubectl delete deployment (background): the garbage collector removes ReplicaSets and pods.
   await deploys.delete('hello', { propagationPolicy: 'Background' });

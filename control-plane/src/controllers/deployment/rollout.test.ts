@@ -112,3 +112,13 @@ test('revision history: keep revisionHistoryLimit empty old ReplicaSets, delete 
   olds.push(rs('busy', 1, 1, '2026-01-05T00:00:00Z', 5));
   assert.deepEqual(planCleanup(d, olds), ['old-1', 'old-2']);
 });
+
+test('a template that kubectl copied back (creationTimestamp: null) still matches its ReplicaSet', () => {
+  const d = deploy(1);
+  const rsObj = newReplicaSetFor(d, computeHash(d.spec!.template), 1, 1);
+  const copied = structuredClone(rsObj.spec!.template!);
+  delete copied.metadata!.labels![POD_TEMPLATE_HASH];
+  (copied.metadata as Record<string, unknown>)['creationTimestamp'] = null;
+  assert.equal(templatesEqualIgnoringHash(copied, rsObj.spec?.template), true);
+  assert.equal(computeHash(copied), computeHash(d.spec!.template));
+});

@@ -15,12 +15,15 @@ const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 /** Annotations a Deployment does not copy to its ReplicaSets (kubectl's rollout undo skips the same set). */
 const SKIP_ANNOTATIONS = new Set([LAST_APPLIED, REVISION_ANNOTATION, REVISION_HISTORY_ANNOTATION, DESIRED_REPLICAS_ANNOTATION, MAX_REPLICAS_ANNOTATION, 'deprecated.deployment.rollback.to']);
 
-/** JSON with object keys sorted, so equal templates serialise equally. */
+/**
+ * JSON with object keys sorted, so equal templates serialise equally. A `null` field counts as
+ * absent, as in Go's semantic equality (kubectl sends `creationTimestamp: null` in templates).
+ */
 export function canonicalJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
   if (v && typeof v === 'object') {
     const entries = Object.entries(v as Record<string, unknown>)
-      .filter(([, x]) => x !== undefined)
+      .filter(([, x]) => x !== undefined && x !== null)
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${canonicalJson(x)}`).join(',')}}`;
   }
