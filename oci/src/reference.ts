@@ -127,6 +127,15 @@ export function validateRepositoryName(name: string): string {
   return name;
 }
 
+/** True for a valid registry repository name (`/v2/<name>/…`), without throwing. */
+export function isRepositoryName(name: string): boolean {
+  return name.length <= NAME_MAX && name.split('/').every((c) => PATH_COMPONENT.test(c));
+}
+
+export function isTag(tag: string): boolean {
+  return TAG.test(tag);
+}
+
 export function validateTag(tag: string): string {
   if (!TAG.test(tag)) throw new AgentError('ERR_INVALID_ARGUMENT', `invalid tag "${tag}": must match [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}`);
   return tag;

@@ -23,6 +23,7 @@ import { AgentError, type Logger, noopLogger } from '@nodelet/base';
 import { isDigest } from './digest.js';
 import { blobPath, listImages, type StoredImage } from './layout.js';
 import { MANIFEST_MEDIA_TYPES } from './media-types.js';
+import { isRepositoryName, isTag } from './reference.js';
 
 export interface RegistryOptions {
   /** Image store (OCI layout) to serve. */
@@ -60,8 +61,6 @@ class RegistryHttpError extends Error {
 
 const ROUTE = /^\/v2\/(.+)\/(manifests|blobs)\/([^/]+)$/;
 const TAGS_ROUTE = /^\/v2\/(.+)\/tags\/list$/;
-const NAME_RE = /^[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*)*$/;
-const TAG_RE = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
 
 export async function startRegistry(opts: RegistryOptions): Promise<Registry> {
   const log = (opts.logger ?? noopLogger).child({ component: 'registry' });
@@ -143,7 +142,7 @@ async function handle(root: string, req: IncomingMessage, res: ServerResponse): 
       if (!isDigest(ref)) throw new RegistryHttpError(400, 'DIGEST_INVALID', `digest "${ref}" is not a sha256 digest`);
       digest = ref;
     } else {
-      if (!TAG_RE.test(ref)) throw new RegistryHttpError(400, 'TAG_INVALID', `tag "${ref}" is invalid`);
+      if (!isTag(ref)) throw new RegistryHttpError(400, 'TAG_INVALID', `tag "${ref}" is invalid`);
       const image = images.find((i) => i.tag === ref);
       if (!image) throw new RegistryHttpError(404, 'MANIFEST_UNKNOWN', `manifest "${name}:${ref}" is unknown`, { tag: ref });
       digest = image.digest;
@@ -196,7 +195,7 @@ async function handle(root: string, req: IncomingMessage, res: ServerResponse): 
 
 /** Images of repository `name`; NAME_INVALID / NAME_UNKNOWN otherwise. */
 async function imagesOf(root: string, name: string): Promise<StoredImage[]> {
-  if (!NAME_RE.test(name)) throw new RegistryHttpError(400, 'NAME_INVALID', `repository name "${name}" is invalid`);
+  if (!isRepositoryName(name)) throw new RegistryHttpError(400, 'NAME_INVALID', `repository name "${name}" is invalid`);
   const images = (await listImages(root)).filter((i) => i.name === name);
   if (images.length === 0) throw new RegistryHttpError(404, 'NAME_UNKNOWN', `repository "${name}" is not known to this registry`, { name });
   return images;
