@@ -8,3 +8,4 @@ export * from './quantity.js';
 export * from './selectors.js';
 export * from './kubeconfig.js';
 export * from './informer/index.js';
+export * from './auth/bootstrap-token.js';

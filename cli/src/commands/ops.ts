@@ -5,6 +5,9 @@
 import type { Command } from 'commander';
 import { installAgent, installServer, uninstall, type InstallReport } from './ops/install.js';
 import { registerDoctor } from './doctor/command.js';
+import { createToken, DEFAULT_ADMIN_KUBECONFIG, listTokens, parseTtl } from './ops/token.js';
+import { join as joinCluster } from './ops/join.js';
+import { nodeRuntimeFiles } from './ops/node-runtime-config.js';
 
 function printReport(r: InstallReport): void {
   for (const f of r.files) process.stdout.write(`${f.outcome.padEnd(9)} ${f.path}\n`);
@@ -60,5 +63,54 @@ export function register(program: Command): void {
       for (const p of r.removed) process.stdout.write(`removed   ${p}\n`);
       for (const p of r.keptModified) process.stdout.write(`kept      ${p} (changed since install)\n`);
       for (const p of r.purged) process.stdout.write(`purged    ${p}\n`);
+    });
+
+  const token = program.command('token').description('bootstrap tokens for `nodelet join` (run on the server)');
+  token
+    .command('create')
+    .description('create a bootstrap token and print the join command')
+    .option('--ttl <duration>', 'lifetime (30m, 24h, 7d)', '24h')
+    .option('--description <text>', 'what the token is for')
+    .option('--kubeconfig <path>', 'admin kubeconfig', DEFAULT_ADMIN_KUBECONFIG)
+    .option('-o, --output <format>', 'text or json', 'text')
+    .action(async (o) => {
+      const t = await createToken({ kubeconfig: o.kubeconfig, ttlMs: parseTtl(o.ttl), description: o.description });
+      if (o.output === 'json') process.stdout.write(JSON.stringify(t, null, 2) + '\n');
+      else process.stdout.write(`token:   ${t.token}\nexpires: ${t.expiresAt}\n\njoin a node with:\n  ${t.joinCommand}\n`);
+    });
+  token
+    .command('list')
+    .description('list bootstrap tokens (IDs only; secrets are never printed again)')
+    .option('--kubeconfig <path>', 'admin kubeconfig', DEFAULT_ADMIN_KUBECONFIG)
+    .action(async (o) => {
+      const rows = await listTokens({ kubeconfig: o.kubeconfig });
+      process.stdout.write(['ID       EXPIRES                DESCRIPTION', ...rows.map((r) => `${r.id.padEnd(8)} ${r.expires.padEnd(22)} ${r.description}`)].join('\n') + '\n');
+    });
+
+  commonOptions(
+    program
+      .command('join <server>')
+      .description('join this machine to a cluster: verify the CA, get a node credential, install and start the agent')
+      .requiredOption('--token <token>', 'bootstrap token from `nodelet token create`')
+      .requiredOption('--ca-cert-hash <sha256:hex>', 'CA pin from `nodelet token create`'),
+  )
+    .option('--node-name <name>', 'node name (default: hostname)')
+    .option('--registry <host:port>', "the cluster's image registry (default: <server host>:5000)")
+    .option('--cni-bin-dir <dir>', "containerd's CNI bin dir", '/opt/cni/bin')
+    .option('--cni-conf-dir <dir>', "containerd's CNI conf dir", '/etc/cni/net.d')
+    .action(async (server: string, o) => {
+      const kubeconfigPath = `${o.configDir}/agent.kubeconfig`;
+      const r = await joinCluster({ server, token: o.token, caCertHash: o.caCertHash, nodeName: o.nodeName, kubeconfigPath });
+      process.stdout.write(`credential for ${r.user} written to ${r.kubeconfigPath} (0600)\n`);
+      const host = new URL(/^https?:/.test(server) ? server : `https://${server}`).hostname;
+      const runtime = nodeRuntimeFiles({ configDir: o.configDir, registry: o.registry ?? `${host}:5000`, cniBinDir: o.cniBinDir, cniConfDir: o.cniConfDir });
+      printReport(
+        installAgent({
+          configDir: o.configDir, stateDir: o.stateDir, binPath: o.binPath, noStart: !o.start,
+          watchdogSec: o.watchdogSec, restartSec: o.restartSec, kubeconfig: kubeconfigPath, nodeName: r.nodeName,
+          containerdConfig: runtime.containerdToml, extraFiles: [runtime.hostsToml],
+          agentConfig: { cniBinDir: o.cniBinDir, cniConfDir: o.cniConfDir },
+        }),
+      );
     });
 }

@@ -77,6 +77,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   const lifecycle = startNamespaceLifecycle(ctx, [...resources.values()], log.child({ component: 'namespace-lifecycle' }));
 
   const getPod = (ns: string, name: string) => ctx.resource('', 'v1', 'pods')!.registry.find(ns, name);
+  const listPods = async (ns: string) => (await ctx.resource('', 'v1', 'pods')!.registry.list({ namespace: ns, filter: () => true })).items;
   let serverAddress = '127.0.0.1:6443';
 
   async function authenticate(req: http.IncomingMessage): Promise<UserInfo> {
@@ -93,7 +94,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     const p = parsed.path;
     const watch = ['true', '1'].includes(url.searchParams.get('watch') ?? '');
     const verb = verbOf(req.method ?? 'GET', !!p.name, watch);
-    const decision = await authorize(user, { verb, group: p.group, resource: p.served.def.plural, subresource: p.subresource, namespace: p.namespace, name: p.name }, { getPod });
+    const decision = await authorize(user, { verb, group: p.group, resource: p.served.def.plural, subresource: p.subresource, namespace: p.namespace, name: p.name }, { getPod, listPods });
     if (!decision.allowed) {
       throw forbidden(`${p.served.def.plural}${p.served.def.group ? '.' + p.served.def.group : ''}${p.name ? ` "${p.name}"` : ''} is forbidden: ${decision.reason}`);
     }
@@ -115,14 +116,14 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
       const reqLog = log;
       const method = req.method ?? 'GET';
       if (url.pathname === NODE_CREDENTIALS_PATH) {
-        const decision = await authorize(user, { verb: method === 'POST' ? 'create' : method.toLowerCase(), path: url.pathname }, { getPod });
+        const decision = await authorize(user, { verb: method === 'POST' ? 'create' : method.toLowerCase(), path: url.pathname }, { getPod, listPods });
         if (!decision.allowed) throw forbidden(decision.reason);
         if (method !== 'POST') throw new StatusError(405, 'MethodNotAllowed', 'only POST is supported');
         sendJson(res, 201, await issueNodeCredential(ctx, parseJson(await readBody(req)), user, opts.caPem));
         return;
       }
       if (method === 'GET' || method === 'HEAD') {
-        const decision = await authorize(user, { verb: 'get', path: url.pathname }, { getPod });
+        const decision = await authorize(user, { verb: 'get', path: url.pathname }, { getPod, listPods });
         if (serveNonResourceIfAllowed(decision.allowed, req, res, url)) return;
       }
       const scope = await resourceScope(req, res, url, user, reqLog);

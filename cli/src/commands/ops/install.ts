@@ -112,6 +112,8 @@ export interface AgentInstallOptions extends InstallCommon {
   nodeName?: string;
   /** containerd config nodelet wants (rendered by the lab runtime); written to <configDir>/containerd.toml. */
   containerdConfig?: string;
+  /** Extra files the runtime config needs (e.g. hosts.toml for the registry). */
+  extraFiles?: Array<{ path: string; content: string }>;
   /** KubeletConfiguration fields for <configDir>/agent.yaml. */
   agentConfig?: Record<string, unknown>;
   extraArgs?: string[];
@@ -141,6 +143,7 @@ export function installAgent(o: AgentInstallOptions): InstallReport {
     put(join(c.configDir, 'containerd.toml'), o.containerdConfig);
     put(UNIT_PATHS.containerdDropIn, containerdDropIn(unitOpts));
   }
+  for (const f of o.extraFiles ?? []) put(f.path, f.content);
   put(UNIT_PATHS.agent, agentUnit(unitOpts));
   fs.save();
   const changed = files.some((f) => f.outcome !== 'unchanged');

@@ -2,7 +2,7 @@
  * Bearer-token authentication: static tokens (the admin token), bootstrap tokens and node tokens
  * kept as Secrets in kube-system (formats in tokens.ts). No anonymous user: an unknown or missing
  * token is a 401. Successful lookups of Secret-backed tokens are cached for `cacheTtlMs` (so a
- * revoked token stays valid at most that long).
+ * revoked token stays valid at most that long); bootstrap tokens are looked up every time.
  */
 import type { ApiObject, Json } from '../object.js';
 import type { Authenticator, UserInfo } from './types.js';
@@ -61,7 +61,9 @@ export function createTokenAuthenticator(opts: TokenAuthenticatorOptions): Authe
       const now = opts.now();
       if (hit && hit.until > now) return hit.user;
       const user = await lookup(token);
-      if (user) {
+      // Bootstrap tokens are single-use (consumed by the credential exchange): never cache them,
+      // or a used token would keep working for the cache's lifetime.
+      if (user && !user.groups.includes(BOOTSTRAPPERS_GROUP)) {
         if (cache.size > 10_000) cache.clear();
         cache.set(token, { user, until: now + ttl });
       } else cache.delete(token);

@@ -2,9 +2,11 @@
  * Authorization. `system:masters` may do everything. A node identity (`system:node:<n>`,
  * group `system:nodes`) gets a simplified Node authorizer + NodeRestriction:
  *
- *   read (get/list/watch)  nodes, pods, services, endpoints, endpointslices, configmaps, secrets,
- *                          serviceaccounts, namespaces, leases   (upstream narrows secrets/configmaps
- *                          to those its pods reference; here any — documented)
+ *   read (get/list/watch)  nodes, pods, services, endpoints, endpointslices, serviceaccounts,
+ *                          namespaces, leases
+ *   secrets, configmaps    get by name only, and only those a pod bound to it references
+ *                          (env, envFrom, volumes, imagePullSecrets) — as upstream's Node
+ *                          authorizer: a node must not read bootstrap tokens or other pods' secrets
  *   nodes, nodes/status    create/update/patch only its own Node
  *   leases                 create/update/patch only kube-node-lease/<n>
  *   pods/status            update/patch of pods bound to it
@@ -20,11 +22,13 @@ import { ADMIN_GROUP, BOOTSTRAPPERS_GROUP, NODES_GROUP, NODE_USER_PREFIX, type R
 
 export interface AuthorizerDeps {
   getPod(namespace: string, name: string): Promise<ApiObject | undefined>;
+  /** Pods of `namespace` (for the secret/configmap reference check). */
+  listPods?(namespace: string): Promise<ApiObject[]>;
 }
 
 export type Decision = { allowed: true } | { allowed: false; reason: string };
 
-const NODE_READABLE = new Set(['nodes', 'pods', 'services', 'endpoints', 'endpointslices', 'configmaps', 'secrets', 'serviceaccounts', 'namespaces', 'leases']);
+const NODE_READABLE = new Set(['nodes', 'pods', 'services', 'endpoints', 'endpointslices', 'serviceaccounts', 'namespaces', 'leases']);
 const READ_VERBS = new Set(['get', 'list', 'watch']);
 
 export function nodeNameOf(user: UserInfo): string | undefined {
@@ -45,6 +49,12 @@ export async function authorize(user: UserInfo, a: RequestAttributes, deps: Auth
   const res = a.resource ?? '';
   const sub = a.subresource;
   if (!sub && READ_VERBS.has(a.verb) && NODE_READABLE.has(res)) return { allowed: true };
+  if ((res === 'secrets' || res === 'configmaps') && !sub && a.verb === 'get' && a.namespace && a.name) {
+    const pods = (await deps.listPods?.(a.namespace)) ?? [];
+    const kind = res === 'secrets' ? 'secret' : 'configMap';
+    if (pods.some((p) => (p.spec as { nodeName?: string } | undefined)?.nodeName === node && podReferences(p, kind).has(a.name!))) return { allowed: true };
+    return deny(user, a, `no pod bound to node "${node}" references ${kind} "${a.name}"`);
+  }
   const writes = a.verb === 'create' || a.verb === 'update' || a.verb === 'patch';
   if (res === 'nodes' && (!sub || sub === 'status') && (writes || a.verb === 'get')) {
     return a.verb === 'create' || a.name === node ? { allowed: true } : deny(user, a, `node "${node}" may only modify its own Node`);
@@ -61,6 +71,34 @@ export async function authorize(user: UserInfo, a: RequestAttributes, deps: Auth
     return bound === node ? { allowed: true } : deny(user, a, `node "${node}" may only modify pods bound to it`);
   }
   return deny(user, a);
+}
+
+interface PodSpecRefs {
+  containers?: ContainerRefs[];
+  initContainers?: ContainerRefs[];
+  volumes?: Array<{ secret?: { secretName?: string }; configMap?: { name?: string }; projected?: { sources?: Array<{ secret?: { name?: string }; configMap?: { name?: string } }> } }>;
+  imagePullSecrets?: Array<{ name?: string }>;
+}
+interface ContainerRefs {
+  env?: Array<{ valueFrom?: { secretKeyRef?: { name?: string }; configMapKeyRef?: { name?: string } } }>;
+  envFrom?: Array<{ secretRef?: { name?: string }; configMapRef?: { name?: string } }>;
+}
+
+/** Names of the secrets (or configmaps) a pod references. */
+export function podReferences(pod: ApiObject, kind: 'secret' | 'configMap'): Set<string> {
+  const spec = (pod.spec ?? {}) as PodSpecRefs;
+  const out = new Set<string>();
+  const add = (n?: string) => n && out.add(n);
+  for (const c of [...(spec.containers ?? []), ...(spec.initContainers ?? [])]) {
+    for (const e of c.env ?? []) add(kind === 'secret' ? e.valueFrom?.secretKeyRef?.name : e.valueFrom?.configMapKeyRef?.name);
+    for (const e of c.envFrom ?? []) add(kind === 'secret' ? e.secretRef?.name : e.configMapRef?.name);
+  }
+  for (const v of spec.volumes ?? []) {
+    add(kind === 'secret' ? v.secret?.secretName : v.configMap?.name);
+    for (const s of v.projected?.sources ?? []) add(kind === 'secret' ? s.secret?.name : s.configMap?.name);
+  }
+  if (kind === 'secret') for (const s of spec.imagePullSecrets ?? []) add(s.name);
+  return out;
 }
 
 /** NodeRestriction for creates, where the name is in the body. */

@@ -1,0 +1,60 @@
+/**
+ * `nodelet token create [--ttl 24h]` on the control-plane machine: creates a bootstrap token
+ * through the API (as admin) and prints the join command for it, with the CA pin.
+ * `nodelet token list` shows the live tokens (IDs, expiry); `nodelet token delete <id>` revokes one.
+ */
+import { readFileSync } from 'node:fs';
+import { ApiClient, loadKubeconfig, newBootstrapToken, SECRETS, BOOTSTRAP_SECRET_TYPE } from '@nodelet/api';
+import { AgentError } from '@nodelet/base';
+import { spkiHash } from './ca-pin.js';
+import { X509Certificate } from 'node:crypto';
+
+export const DEFAULT_ADMIN_KUBECONFIG = '/var/lib/nodelet/server/admin.kubeconfig';
+
+/** "90s", "15m", "24h", "7d" → ms. */
+export function parseTtl(s: string): number {
+  const m = /^(\d+)(s|m|h|d)$/.exec(s.trim());
+  if (!m) throw new AgentError('ERR_INVALID_ARGUMENT', `--ttl must look like 30m, 24h or 7d, got "${s}"`);
+  const n = Number(m[1]);
+  const unit = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 's' | 'm' | 'h' | 'd'];
+  if (n <= 0) throw new AgentError('ERR_INVALID_ARGUMENT', '--ttl must be positive');
+  return n * unit;
+}
+
+export interface CreatedToken {
+  token: string;
+  expiresAt: string;
+  caCertHash: string;
+  server: string;
+  joinCommand: string;
+}
+
+export async function createToken(o: { kubeconfig: string; ttlMs: number; description?: string; signal?: AbortSignal; now?: number }): Promise<CreatedToken> {
+  const cfg = await loadKubeconfig(o.kubeconfig);
+  if (!cfg.ca) throw new AgentError('ERR_FAILED_PRECONDITION', `${o.kubeconfig} has no certificate-authority-data; use the admin kubeconfig the server wrote`);
+  const client = new ApiClient(cfg);
+  const expiresAt = (o.now ?? Date.now()) + o.ttlMs;
+  const { token, secret } = newBootstrapToken(expiresAt, o.description);
+  await client.create(SECRETS, secret as never, { signal: o.signal });
+  const caCertHash = spkiHash(new X509Certificate(cfg.ca));
+  return {
+    token,
+    expiresAt: new Date(expiresAt).toISOString(),
+    caCertHash,
+    server: cfg.server,
+    joinCommand: `nodelet join ${cfg.server} --token ${token} --ca-cert-hash ${caCertHash}`,
+  };
+}
+
+export async function listTokens(o: { kubeconfig: string; signal?: AbortSignal }): Promise<Array<{ id: string; expires: string; description: string }>> {
+  const client = new ApiClient(await loadKubeconfig(o.kubeconfig));
+  const list = await client.list(SECRETS, { namespace: 'kube-system', fieldSelector: `type=${BOOTSTRAP_SECRET_TYPE}`, signal: o.signal });
+  const dec = (v?: string) => (v ? Buffer.from(v, 'base64').toString('utf8') : '');
+  return list.items
+    .filter((s) => s.type === BOOTSTRAP_SECRET_TYPE)
+    .map((s) => ({ id: dec(s.data?.['token-id']), expires: dec(s.data?.expiration), description: dec(s.data?.description) }));
+}
+
+export function readCaFromKubeconfigFile(path: string): string {
+  return readFileSync(path, 'utf8');
+}
