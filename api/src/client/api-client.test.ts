@@ -306,3 +306,12 @@ test('every request is published on the nodelet:api:request diagnostics channel'
   assert.equal(seen[1]?.error, 'ERR_NOT_FOUND');
   assert.ok((seen[0]?.durationMs ?? -1) >= 0);
 });
+
+test('close() is idempotent and later calls fail with a clear error', async (t) => {
+  const s = await startServer(t);
+  const c = new ApiClient({ server: s.url });
+  await c.list(PODS);
+  c.close();
+  c.close();
+  await assert.rejects(c.list(PODS), (e) => hasCode(e, 'ERR_FAILED_PRECONDITION') && /closed/.test((e as Error).message));
+});

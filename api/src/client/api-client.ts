@@ -193,7 +193,7 @@ export class ApiClient {
     return res.body;
   }
 
-  /** Closes idle keep-alive sockets. Idempotent. */
+  /** Closes every socket (in-flight requests and watches fail with ERR_UNAVAILABLE); later calls fail. Idempotent. Close informers first. */
   close(): void {
     this.#t.close();
   }

@@ -161,7 +161,7 @@ export class Transport {
     }
   }
 
-  /** Closes idle keep-alive sockets. Idempotent. In-flight requests finish. */
+  /** Destroys every socket of the agent; in-flight requests and streams fail. Idempotent. */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
