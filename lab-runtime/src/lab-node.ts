@@ -9,12 +9,14 @@
  * `up` is idempotent (a running instance is reused), `down` stops it by the pidfile PID and
  * removes its containers, shims and mounts but keeps config, log and images for the next `up`.
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, open, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { existsSync } from 'node:fs';
-import { AgentError } from '@nodelet/base';
+import { AgentError, delay } from '@nodelet/base';
 import { LAB_IMAGES } from '@nodelet/oci';
 import { containerdPaths, type ContainerdPaths, runningPid, startContainerd, stopContainerd, writeContainerdFiles } from './containerd.js';
 import { type CriVersion, probeCri } from './cri-probe.js';
+import { isAlive } from './procs.js';
 import { sweepRuntime } from './sweep.js';
 
 export const DEFAULT_LAB_RUNTIME_DIR = '/var/lib/nodelet/containerd-lab';
@@ -49,16 +51,23 @@ export function defaultSandboxImage(registry: string): string {
   return `${registry}/${LAB_IMAGES.pause.name}:${LAB_IMAGES.pause.tag}`;
 }
 
-/** Writes the config and starts containerd unless ours already runs; resolves when CRI answers. */
+/**
+ * Writes the config and starts containerd unless ours already runs; resolves when CRI answers.
+ * Concurrent `up`s of one dir are serialised by a lock file, so only one containerd starts.
+ */
 export async function labRuntimeUp(o: LabRuntimeOptions = {}): Promise<LabRuntimeUp> {
   const paths = containerdPaths(o.dir ?? DEFAULT_LAB_RUNTIME_DIR);
+  await mkdir(paths.dir, { recursive: true, mode: 0o711 });
+  return withLock(join(paths.dir, 'up.lock'), o.signal, () => upLocked(paths, o));
+}
+
+async function upLocked(paths: ContainerdPaths, o: LabRuntimeOptions): Promise<LabRuntimeUp> {
   const existing = await runningPid(paths);
   if (existing !== undefined) {
     const version = await waitCri(paths, o);
     return { alreadyRunning: true, pid: existing, endpoint: `unix://${paths.socket}`, version, paths };
   }
   const registry = o.registry ?? DEFAULT_REGISTRY;
-  await mkdir(paths.dir, { recursive: true, mode: 0o711 });
   await writeContainerdFiles(paths, {
     sandboxImage: o.sandboxImage ?? defaultSandboxImage(registry),
     cniBinDir: o.cniBinDir ?? DEFAULT_CNI_BIN_DIR,
@@ -124,6 +133,35 @@ export async function labRuntimeStatus(o: { dir?: string; signal?: AbortSignal }
   } catch (err) {
     if (o.signal?.aborted) throw err;
     return { running: true, pid, criReady: false, error: (err as Error).message, ...base };
+  }
+}
+
+/**
+ * Runs `fn` holding an exclusive lock file (O_EXCL create holding our PID). A lock whose PID is
+ * gone is stale (its holder crashed) and is taken over (best effort: good enough for one node).
+ */
+async function withLock<T>(path: string, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
+  for (let wait = 20; ; wait = Math.min(wait * 2, 250)) {
+    signal?.throwIfAborted();
+    try {
+      const fh = await open(path, 'wx');
+      await fh.writeFile(`${process.pid}\n`);
+      await fh.close();
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const holder = Number((await readFile(path, 'utf8').catch(() => '')).trim());
+      if (!holder || !(await isAlive(holder))) {
+        await rm(path, { force: true });
+        continue;
+      }
+      await delay(wait, signal);
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    await rm(path, { force: true });
   }
 }
 
