@@ -154,6 +154,7 @@ export class Agent {
       log: log.child({ component: 'node' }),
       internalIP: this.#internalIP,
       agentVersion: AGENT_VERSION,
+      nodeApiPort: () => this.#nodeApi?.port ?? c.port,
       health: (s) => this.#health(s),
       onPodCIDR: (cidr) => {
         log.info({ podCIDR: cidr }, 'Pod CIDR set');

@@ -19,6 +19,8 @@ export interface NodeReporterOptions {
   log: Logger;
   internalIP: string;
   agentVersion: string;
+  /** The node API's bound port (daemonEndpoints.kubeletEndpoint.Port). */
+  nodeApiPort(): number;
   health(signal: AbortSignal): Promise<RuntimeHealth>;
   onPodCIDR(cidr: string): void;
 }
@@ -69,7 +71,7 @@ export class NodeReporter {
       systemReserved: c.systemReserved,
       kubeReserved: c.kubeReserved,
       evictionHard: c.evictionHard,
-      port: c.port,
+      port: this.#o.nodeApiPort(),
       agentVersion: this.#o.agentVersion,
       previous: this.#lastStatus,
       now: this.#o.clock.now(),

@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { noopLogger, type Logger } from '@nodelet/base';
-import { PODS, type ApiClient, type Pod } from '@nodelet/api';
-import { InMemoryApiServer } from '@nodelet/api/testing';
+import { ApiClient, PODS, type Pod } from '@nodelet/api';
+import { startControlPlane, type ControlPlane } from '@nodelet/control-plane';
 import { startTestRuntime, type TestRuntime } from '@nodelet/lab-runtime/testing';
 import { Agent } from '../../src/agent.js';
 import { resolveConfig, type KubeletConfigurationFile } from '../../src/config/config.js';
@@ -21,7 +21,8 @@ export const BRIDGE = 'nlg0';
 export interface Harness {
   rt: TestRuntime;
   api: ApiClient;
-  server: InMemoryApiServer;
+  /** The real API server (`nodelet server` in-process, SQLite, no controllers). */
+  cp: ControlPlane;
   agent: Agent;
   dir: string;
   nodeName: string;
@@ -74,7 +75,7 @@ export async function startHarness(name: string, file: KubeletConfigurationFile 
   const podCIDR = `10.234.${subnet}.0/24`;
   const nodeName = `nlg-${name}`;
   let rt: TestRuntime | undefined;
-  let server: InMemoryApiServer | undefined;
+  let cp: ControlPlane | undefined;
   let agent: Agent | undefined;
   const cleanups: Array<() => Promise<unknown>> = [];
   const cleanup = async (): Promise<void> => {
@@ -88,9 +89,10 @@ export async function startHarness(name: string, file: KubeletConfigurationFile 
       if (existsSync(`/sys/class/net/${BRIDGE}`)) spawnSync('ip', ['link', 'del', BRIDGE]);
       await rm(dir, { recursive: true, force: true });
     });
-    server = await InMemoryApiServer.start();
-    cleanups.push(() => server!.close());
-    const api = server.client({ timeoutMs: 30_000 });
+    cp = await startControlPlane({ dataDir: join(dir, 'server'), bindAddress: '127.0.0.1', port: 0, registryAddress: '', controllers: false });
+    cleanups.push(() => cp!.close());
+    const api = new ApiClient({ server: cp.url, token: cp.adminToken, ca: cp.caPem, timeoutMs: 30_000 });
+    cleanups.push(async () => api.close());
     const config = resolveConfig(
       {
         nodeStatusUpdateFrequency: '2s',
@@ -103,7 +105,11 @@ export async function startHarness(name: string, file: KubeletConfigurationFile 
         cniIpamDataDir: join(dir, 'ipam'),
         cniSocketPath: join(dir, 'cni.sock'),
         cniPluginDirs: ['/usr/lib/cni', '/opt/cni/bin'],
-        authentication: { anonymous: { enabled: true } },
+        // Loopback only: the API server's proxy reaches the node API at the node's InternalIP.
+        address: '127.0.0.1',
+        nodeIP: '127.0.0.1',
+        // The API server's pods/log and pods/exec proxy presents its agent client certificate.
+        authentication: { anonymous: { enabled: false }, x509: { clientCAFile: join(dir, 'server', 'pki', 'ca.crt') } },
       },
       { nodeName, rootDir: join(dir, 'root'), cniBinDir: cniBin, cniConfDir: cniConf, podCidr: podCIDR, port: 0, healthzPort: 0 },
       'unused',
@@ -114,7 +120,7 @@ export async function startHarness(name: string, file: KubeletConfigurationFile 
     const h: Harness = {
       rt,
       api,
-      server,
+      cp,
       agent,
       dir,
       nodeName,

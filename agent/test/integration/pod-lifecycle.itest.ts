@@ -1,15 +1,22 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { execFile, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
+
+const execFileP = promisify(execFile);
 import { PODS, CONFIGMAPS } from '@nodelet/api';
 import { netnsPathFromSandboxInfo } from '@nodelet/cri-client';
 import { skipUnlessRoot, startHarness, waitFor, podSpec, getPod, inCidr, BRIDGE, type Harness } from './harness.js';
 
 function nodeGet(h: Harness, path: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = https.get({ host: '127.0.0.1', port: h.agent.nodeApiPort, path, rejectUnauthorized: false }, (res) => {
+    const pki = join(h.dir, 'server', 'pki');
+    const cert = readFileSync(join(pki, 'apiserver-kubelet-client.crt'));
+    const key = readFileSync(join(pki, 'apiserver-kubelet-client.key'));
+    const req = https.get({ host: '127.0.0.1', port: h.agent.nodeApiPort, path, cert, key, rejectUnauthorized: false }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
@@ -87,6 +94,22 @@ test('a pod with an init container and two containers runs, is Ready with an IP 
   const logs = await nodeGet(h, '/containerLogs/default/web/main?timestamps=true');
   assert.equal(logs.status, 200);
   assert.match(logs.body, /^\d{4}-\d\d-\d\dT\S+ main started$/m);
+  // kubectl logs / exec through the API server's proxy to the node API
+  // (async: the API server runs in this process, a blocking spawnSync would starve it)
+  const kubectl = async (...args: string[]) => {
+    try {
+      return (await execFileP('kubectl', ['--kubeconfig', h.cp.kubeconfigPath, ...args], { timeout: 20_000 })).stdout;
+    } catch (err) {
+      assert.fail(`kubectl ${args.join(' ')}: ${(err as { stderr?: string }).stderr ?? String(err)}`);
+    }
+  };
+  if (spawnSync('sh', ['-c', 'command -v kubectl']).status === 0) {
+    assert.match(await kubectl('logs', 'web', '-c', 'main'), /^main started$/m);
+    assert.equal((await kubectl('exec', 'web', '-c', 'main', '--', 'cat', '/shared/init.txt')).trim(), 'initialised');
+    assert.match(await kubectl('exec', 'web', '-c', 'side', '--', 'sh', '-c', 'echo $HOSTNAME'), /^web$/m);
+  } else {
+    t.diagnostic('kubectl not installed: kubectl logs/exec not checked');
+  }
   const pods = JSON.parse((await nodeGet(h, '/pods')).body);
   assert.ok(pods.items.some((p: { metadata: { name: string } }) => p.metadata.name === 'web'));
   const metrics = await nodeGet(h, '/metrics');
