@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { schedulePod } from './algorithm.js';
 import { formatFitError } from './fit-error.js';
 import { newNodeInfo } from './node-info.js';
-import { leastAllocatedScore, selectHost, selectorSpreadScores } from './scores.js';
+import { balancedAllocationScore, leastAllocatedScore, nodeAffinityScores, selectHost, selectorSpreadScores, taintTolerationScores } from './scores.js';
 import { makeNode, makePod } from './testing/objects.js';
 
 test('LeastAllocated: emptier nodes score higher; the pod itself counts', () => {
@@ -94,4 +94,34 @@ test('a lower-priority victim that would make room is reported, not preempted', 
   const r = schedulePod(makePod('p', { cpu: '1' }), [newNodeInfo(node, [low])]);
   assert.equal(r.ok, false);
   assert.match(!r.ok ? r.message : '', /^0\/1 nodes are available: 1 Insufficient cpu\. preemption: 0\/1 nodes are available: 1 preemption of lower-priority pods would help/);
+});
+
+test('TaintToleration score: untolerated PreferNoSchedule taints lower a node, tolerated ones do not', () => {
+  const clean = newNodeInfo(makeNode('clean'), []);
+  const one = newNodeInfo(makeNode('one', { taints: [{ key: 'a', effect: 'PreferNoSchedule' }] }), []);
+  const two = newNodeInfo(makeNode('two', { taints: [{ key: 'a', effect: 'PreferNoSchedule' }, { key: 'b', effect: 'PreferNoSchedule' }] }), []);
+  assert.deepEqual(Object.fromEntries(taintTolerationScores(makePod('p'), [clean, one, two])), { clean: 100, one: 50, two: 0 });
+  const tolerant = makePod('p', { spec: { tolerations: [{ key: 'a', operator: 'Exists' }] } });
+  assert.deepEqual(Object.fromEntries(taintTolerationScores(tolerant, [clean, one, two])), { clean: 100, one: 100, two: 0 });
+  // PreferNoSchedule never filters: a pod still schedules when every node has one.
+  assert.equal(schedulePod(makePod('p'), [one, two], { random: () => 0 }).ok, true);
+  assert.equal(schedulePod(makePod('p'), [one, clean], { random: () => 0 }).ok && 'clean', 'clean');
+});
+
+test('NodeAffinity score: matching preferred terms add their weights', () => {
+  const ssd = newNodeInfo(makeNode('ssd', { labels: { disk: 'ssd' } }), []);
+  const hdd = newNodeInfo(makeNode('hdd', { labels: { disk: 'hdd' } }), []);
+  const pod = makePod('p', {
+    spec: { affinity: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 80, preference: { matchExpressions: [{ key: 'disk', operator: 'In', values: ['ssd'] }] } }] } } },
+  });
+  assert.deepEqual(Object.fromEntries(nodeAffinityScores(pod, [ssd, hdd])), { ssd: 100, hdd: 0 });
+  const r = schedulePod(pod, [hdd, ssd], { random: () => 0 });
+  assert.equal(r.ok && r.node, 'ssd');
+  assert.deepEqual(Object.fromEntries(nodeAffinityScores(makePod('q'), [ssd, hdd])), { ssd: 0, hdd: 0 });
+});
+
+test('BalancedAllocation: equal cpu and memory fractions score 100', () => {
+  const n = newNodeInfo(makeNode('n', { cpu: '4', memory: '4Gi' }), []);
+  assert.equal(balancedAllocationScore(makePod('p', { cpu: '2', memory: '2Gi' }), n), 100);
+  assert.equal(balancedAllocationScore(makePod('p', { cpu: '4', memory: '1Mi' }), n), 50);
 });
