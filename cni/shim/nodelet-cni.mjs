@@ -6,7 +6,8 @@
 // ("try again later"), which runtimes treat as transient.
 //
 // Wire format (HTTP/1.1 over the unix socket): POST /v1/cni {"env": {CNI_*}, "config": <stdin>}
-// → 200 {"ok": true, "result": {...}} | {"ok": false, "error": {code, msg, details}}.
+// → 200 with the result JSON (or empty) to print, or another status with the spec error JSON.
+// nodelet-cni.c is the same program in C (faster start); this one needs only node.
 import { request } from 'node:http';
 import { readFileSync } from 'node:fs';
 
@@ -52,18 +53,14 @@ function main() {
     const chunks = [];
     res.on('data', (c) => chunks.push(c));
     res.on('end', () => {
-      let answer;
-      try {
-        answer = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      } catch {
-        return fail(11, 'try again later', `nodelet CNI service answered HTTP ${res.statusCode} with a body that is not JSON`);
-      }
-      if (answer.ok) {
-        if (answer.result) reply(answer.result, 0);
+      const body = Buffer.concat(chunks).toString('utf8');
+      if (res.statusCode === 200) {
+        process.stdout.write(body);
         return;
       }
-      const e = answer.error || {};
-      fail(typeof e.code === 'number' ? e.code : 999, typeof e.msg === 'string' ? e.msg : 'nodelet CNI service failed', e.details);
+      if (!body.trim().startsWith('{')) return fail(11, 'try again later', `nodelet CNI service answered HTTP ${res.statusCode} without a CNI error`);
+      process.stdout.write(body);
+      process.exitCode = 1;
     });
   });
   req.end(body);

@@ -43,7 +43,7 @@ test('containerd → nodelet-cni → CNI service → real plugins, and back', { 
     runtimeConfDir: confDir,
   });
   cleanups.push(() => svc.close());
-  const installed = await installNodeletCni(binDir, { pluginDirs: ['/usr/lib/cni'] });
+  const installed = await installNodeletCni(binDir, { pluginDirs: ['/usr/lib/cni'] }); // the C build when `make native` ran
   assert.ok(installed.loopback, 'loopback installed beside nodelet-cni');
 
   // 2. A private containerd using those dirs, and a CRI client.

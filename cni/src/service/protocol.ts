@@ -9,7 +9,12 @@ export interface ShimRequest {
   config: Record<string, unknown>;
 }
 
-export type ShimResponse = { ok: true; result?: Record<string, unknown> } | { ok: false; error: CniErrorJSON };
+/**
+ * The answer is what the shim prints, so it stays trivial (and writable in C): HTTP 200 = success,
+ * body = the result JSON (empty for DEL/CHECK/STATUS/GC); any other status = failure, body = the
+ * spec error JSON; the shim exits 1.
+ */
+export type ShimResponse = { status: 200; body: Record<string, unknown> | undefined } | { status: 422; body: CniErrorJSON };
 
 export const SHIM_PATH = '/v1/cni';
 export const MAX_REQUEST_BYTES = 1 << 20;

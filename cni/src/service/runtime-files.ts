@@ -3,8 +3,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AgentError } from '@nodelet/base';
 
-/** The shim's source (a dependency-free ES module run by node). */
-export const NODELET_CNI_SOURCE = fileURLToPath(new URL('../../shim/nodelet-cni.mjs', import.meta.url));
+/** The shim as a dependency-free ES module run by node (the fallback). */
+export const NODELET_CNI_SCRIPT = fileURLToPath(new URL('../../shim/nodelet-cni.mjs', import.meta.url));
+/** The shim compiled from cni/shim/nodelet-cni.c by cni/build.mk (`make native`). */
+export const NODELET_CNI_BINARY = fileURLToPath(new URL('../../../build/nodelet-cni', import.meta.url));
 export const DEFAULT_SOCKET_PATH = '/run/nodelet/cni.sock';
 export const RUNTIME_NETWORK_NAME = 'nodelet';
 
@@ -54,8 +56,22 @@ export async function writeRuntimeConflist(opts: RuntimeConflistOptions): Promis
 export interface InstallOptions {
   /** Directories to take `loopback` from (containerd runs its own loopback network). */
   pluginDirs?: readonly string[];
-  /** The node binary nodelet-cni runs with; default this process's. */
+  /**
+   * Which build to install: a compiled binary (path), 'script' for the node version, or 'auto'
+   * (default): $NODELET_CNI_BINARY or build/nodelet-cni when present, else the script.
+   */
+  shim?: 'auto' | 'script' | { binary: string };
+  /** The node binary the script version runs with; default this process's. */
   nodePath?: string;
+}
+
+async function pickBinary(shim: InstallOptions['shim']): Promise<string | undefined> {
+  if (shim === 'script') return undefined;
+  if (typeof shim === 'object') return shim.binary;
+  for (const p of [process.env.NODELET_CNI_BINARY, NODELET_CNI_BINARY]) {
+    if (p && (await lstat(p).then((s) => s.isFile(), () => false))) return p;
+  }
+  return undefined;
 }
 
 /**
@@ -63,12 +79,16 @@ export interface InstallOptions {
  * shebang, since runtimes exec plugins with a minimal PATH) and links `loopback` beside it.
  * Idempotent; writes atomically so a runtime exec never sees a half-written file.
  */
-export async function installNodeletCni(binDir: string, opts: InstallOptions = {}): Promise<{ nodeletCni: string; loopback?: string }> {
-  const src = await readFile(NODELET_CNI_SOURCE, 'utf8');
-  const body = src.replace(/^#!.*\n/, '');
+export async function installNodeletCni(binDir: string, opts: InstallOptions = {}): Promise<{ nodeletCni: string; kind: 'binary' | 'script'; loopback?: string }> {
   const target = join(binDir, 'nodelet-cni');
-  await atomicWrite(target, `#!${opts.nodePath ?? process.execPath}\n${body}`, 0o755);
-  const out: { nodeletCni: string; loopback?: string } = { nodeletCni: target };
+  const binary = await pickBinary(opts.shim);
+  if (binary) {
+    await atomicWrite(target, await readFile(binary), 0o755);
+  } else {
+    const body = (await readFile(NODELET_CNI_SCRIPT, 'utf8')).replace(/^#!.*\n/, '');
+    await atomicWrite(target, `#!${opts.nodePath ?? process.execPath}\n${body}`, 0o755);
+  }
+  const out: { nodeletCni: string; kind: 'binary' | 'script'; loopback?: string } = { nodeletCni: target, kind: binary ? 'binary' : 'script' };
   const loopback = join(binDir, 'loopback');
   const exists = await lstat(loopback).then(() => true, () => false);
   if (exists) {

@@ -1,20 +1,31 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { FakePluginExecutor } from '../testing/fake-executor.js';
-import { installNodeletCni, writeRuntimeConflist } from './runtime-files.js';
+import { installNodeletCni, NODELET_CNI_SCRIPT, writeRuntimeConflist, type InstallOptions } from './runtime-files.js';
 import { startCniService } from './service.js';
 
 const RESULT = { cniVersion: '1.0.0', interfaces: [{ name: 'eth0', sandbox: '/run/netns/p' }], ips: [{ address: '10.233.7.2/24', gateway: '10.233.7.1', interface: 0 }] };
 
-async function fixture(t: { after(fn: () => Promise<void>): void }) {
+type Variant = 'script' | 'binary';
+
+/** Both builds of nodelet-cni speak the same protocol; the C one is compiled here if gcc exists. */
+async function fixture(t: { after(fn: () => Promise<void>): void }, variant: Variant) {
   const dir = await mkdtemp(join(tmpdir(), 'nlc-svc-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const bin = join(dir, 'bin');
-  const { nodeletCni } = await installNodeletCni(bin, { pluginDirs: ['/usr/lib/cni'] });
+  let build: InstallOptions['shim'] = 'script';
+  if (variant === 'binary') {
+    const out = join(dir, 'nodelet-cni.bin');
+    execFileSync('gcc', ['-O2', '-Wall', '-Wextra', '-Werror', '-o', out, NODELET_CNI_SCRIPT.replace(/\.mjs$/, '.c')]);
+    build = { binary: out };
+  }
+  const { nodeletCni, kind } = await installNodeletCni(bin, { pluginDirs: ['/usr/lib/cni'], shim: build });
+  assert.equal(kind, variant);
   const socketPath = join(dir, 'cni.sock');
   const conflist = await writeRuntimeConflist({ confDir: join(dir, 'net.d'), socketPath });
   const config = JSON.parse(await readFile(conflist, 'utf8'));
@@ -30,8 +41,11 @@ async function fixture(t: { after(fn: () => Promise<void>): void }) {
   return { dir, bin, socketPath, shim, config };
 }
 
-test('nodelet-cni forwards to the service: ADD result in the runtime version, DEL twice, CHECK; capabilities and CNI_ARGS pass through', async (t) => {
-  const f = await fixture(t);
+const variants: Variant[] = existsSync('/usr/bin/gcc') ? ['script', 'binary'] : ['script'];
+
+for (const variant of variants) {
+test(`nodelet-cni (${variant}) forwards to the service: ADD result in the runtime version, DEL twice, CHECK; capabilities and CNI_ARGS pass through`, async (t) => {
+  const f = await fixture(t, variant);
   const exec = new FakePluginExecutor().plugin('bridge', (c) => (c.command === 'ADD' ? JSON.stringify(RESULT) : c.command === 'VERSION' ? JSON.stringify({ cniVersion: '1.0.0', supportedVersions: ['0.4.0', '1.0.0'] }) : '')).plugin('portmap');
   const svc = await startCniService({ socketPath: f.socketPath, binDirs: ['/usr/lib/cni'], cacheDir: f.dir, chain: { podCIDR: '10.233.7.0/24', bridgeName: 'nlc7' }, executor: exec });
   t.after(() => svc.close());
@@ -59,12 +73,12 @@ test('nodelet-cni forwards to the service: ADD result in the runtime version, DE
   assert.ok(version.out.supportedVersions.includes('1.0.0'));
 });
 
-test('errors come back as spec JSON; no pod CIDR and an unreachable service are code 11', async (t) => {
-  const f = await fixture(t);
+test(`nodelet-cni (${variant}): errors come back as spec JSON; no pod CIDR and an unreachable service are code 11`, async (t) => {
+  const f = await fixture(t, variant);
   const down = await f.shim('ADD');
   assert.equal(down.status, 1);
   assert.equal(down.out.code, 11);
-  assert.match(down.out.details, /is unreachable \(ENOENT\)/);
+  assert.match(down.out.details, /is unreachable \((ENOENT|No such file or directory)\)/);
 
   const exec = new FakePluginExecutor().plugin('bridge').plugin('portmap');
   const svc = await startCniService({ socketPath: f.socketPath, binDirs: ['/x'], cacheDir: f.dir, chain: { bridgeName: 'nlc7' }, executor: exec });
@@ -83,3 +97,4 @@ test('errors come back as spec JSON; no pod CIDR and an unreachable service are 
   await svc.close();
   assert.equal((await f.shim('DEL')).out.code, 11, 'after close');
 });
+}

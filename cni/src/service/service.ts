@@ -140,20 +140,24 @@ export async function startCniService(opts: CniServiceOptions): Promise<CniServi
     });
     let answer: ShimResponse;
     let command = '';
+    let version: string | undefined;
     const started = performance.now();
     try {
       const body = await readBody(req);
       const shimReq = JSON.parse(body) as ShimRequest;
       command = shimReq.env?.CNI_COMMAND ?? '';
+      const v = shimReq.config?.cniVersion;
+      if (typeof v === 'string' && isSupportedVersion(v)) version = v;
       const result = await handle(shimReq, ac.signal);
-      answer = result ? { ok: true, result } : { ok: true };
+      answer = { status: 200, body: result };
       log.debug({ command, containerID: shimReq.env?.CNI_CONTAINERID, ms: Math.round(performance.now() - started) }, 'CNI request served');
     } catch (err) {
-      answer = { ok: false, error: toSpecError(err) };
-      log.warn({ command, err: answer.error }, 'CNI request failed');
+      answer = { status: 422, body: toSpecError(err, version) };
+      log.warn({ command, err: answer.body }, 'CNI request failed');
     }
-    res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify(answer));
+    const body = answer.body ? JSON.stringify(answer.body) : '';
+    res.writeHead(answer.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' });
+    res.end(body);
   }
 
   await listenUnix(server, opts.socketPath);
