@@ -17,7 +17,26 @@ import {
   labRuntimeUp,
   renderDropin,
 } from '@nodelet/lab-runtime';
+import { createCriClient } from '@nodelet/cri-client';
 import { parseDuration } from './runtime/duration.js';
+
+interface Condition {
+  type: string;
+  status: boolean;
+  reason: string;
+  message: string;
+}
+
+/** CRI Status conditions (RuntimeReady, NetworkReady), as `crictl info` shows them. */
+async function runtimeConditions(endpoint: string, signal: AbortSignal): Promise<Condition[]> {
+  const cri = createCriClient({ endpoint, timeoutMs: 5_000 });
+  try {
+    const r = await cri.runtime.status({ verbose: false }, { signal });
+    return (r.status?.conditions ?? []).map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message }));
+  } finally {
+    cri.close();
+  }
+}
 
 interface UpOptions {
   dir: string;
@@ -96,11 +115,15 @@ export function register(program: Command): void {
     .option('--dir <dir>', 'state directory of the lab containerd', DEFAULT_LAB_RUNTIME_DIR)
     .option('-o, --output <format>', 'text or json', 'text')
     .action(async (o: { dir: string; output: string }) => {
-      const s = await labRuntimeStatus({ dir: o.dir, signal: AbortSignal.timeout(5_000) });
-      if (o.output === 'json') out(JSON.stringify(s, null, 2) + '\n');
+      const signal = AbortSignal.timeout(5_000);
+      const s = await labRuntimeStatus({ dir: o.dir, signal });
+      const conditions = s.criReady ? await runtimeConditions(s.endpoint, signal) : [];
+      if (o.output === 'json') out(JSON.stringify({ ...s, conditions }, null, 2) + '\n');
       else if (!s.running) out(`down (no running containerd for ${s.configPath}); start it with: nodelet runtime up\n`);
-      else if (s.criReady) out(`up: containerd ${s.version!.runtimeVersion} (pid ${s.pid}), CRI ${s.version!.runtimeApiVersion}, endpoint ${s.endpoint}\n`);
-      else out(`starting or unhealthy: containerd pid ${s.pid} runs but CRI does not answer (${s.error}); see ${s.logFile}\n`);
+      else if (s.criReady) {
+        out(`up: containerd ${s.version!.runtimeVersion} (pid ${s.pid}), CRI ${s.version!.runtimeApiVersion}, endpoint ${s.endpoint}\n`);
+        for (const c of conditions) out(`  ${c.type}=${c.status}${c.status ? '' : ` (${[c.reason, c.message].filter(Boolean).join(': ')})`}\n`);
+      } else out(`starting or unhealthy: containerd pid ${s.pid} runs but CRI does not answer (${s.error}); see ${s.logFile}\n`);
       process.exitCode = s.running && s.criReady ? 0 : 3;
     });
 }

@@ -48,6 +48,11 @@ test('runtime up starts a background containerd, status reports it, down stops i
   assert.equal(s.criReady, true);
   assert.equal(s.pid, pid);
   assert.equal(s.endpoint, `unix://${dir}/containerd.sock`);
+  const cond = Object.fromEntries(s.conditions.map((c: { type: string; status: boolean }) => [c.type, c.status]));
+  assert.deepEqual(cond, { RuntimeReady: true, NetworkReady: false }, 'no conflist in the conf dir yet: network not ready');
+
+  r = nodelet('runtime', 'status', ...flags);
+  assert.match(r.stdout, /^ {2}RuntimeReady=true\n {2}NetworkReady=false \(NetworkPluginNotReady: .*cni.*\)$/m);
 
   r = nodelet('runtime', 'down', ...flags);
   assert.equal(r.code, 0, r.stderr);
