@@ -4,7 +4,9 @@
  * CIDR inside 10.234.0.0/16. `stop()` deletes every pod through the API, waits until the runtime
  * has nothing left, and tears everything down (bridge, IPAM data, temp dirs) even on failure.
  */
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { stringify as stringifyYaml } from 'yaml';
+import { createCriClient, type CriClient } from '@nodelet/cri-client';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,7 +25,12 @@ export interface Harness {
   api: ApiClient;
   /** The real API server (`nodelet server` in-process, SQLite, no controllers). */
   cp: ControlPlane;
+  /** The in-process agent (unset with `inProcessAgent: false`). */
   agent: Agent;
+  /** A CRI client of the test's own, to look at the runtime directly. */
+  cri: CriClient;
+  /** `nodelet agent …` arguments for running the same agent as a child process. */
+  agentArgs: string[];
   dir: string;
   nodeName: string;
   podCIDR: string;
@@ -66,7 +73,7 @@ function logger(): Logger {
   return mk({});
 }
 
-export async function startHarness(name: string, file: KubeletConfigurationFile = {}, subnet = 1): Promise<Harness> {
+export async function startHarness(name: string, file: KubeletConfigurationFile = {}, subnet = 1, opts: { inProcessAgent?: boolean } = {}): Promise<Harness> {
   const dir = await mkdtemp(join(tmpdir(), `nodelet-agent-it-${name}-`));
   const cniBin = join(dir, 'cni-bin');
   const cniConf = join(dir, 'cni-conf');
@@ -93,8 +100,7 @@ export async function startHarness(name: string, file: KubeletConfigurationFile 
     cleanups.push(() => cp!.close());
     const api = new ApiClient({ server: cp.url, token: cp.adminToken, ca: cp.caPem, timeoutMs: 30_000 });
     cleanups.push(async () => api.close());
-    const config = resolveConfig(
-      {
+    const fileConfig: KubeletConfigurationFile = {
         nodeStatusUpdateFrequency: '2s',
         syncFrequency: '10s',
         fileCheckFrequency: '1s',
@@ -110,21 +116,29 @@ export async function startHarness(name: string, file: KubeletConfigurationFile 
         nodeIP: '127.0.0.1',
         // The API server's pods/log and pods/exec proxy presents its agent client certificate.
         authentication: { anonymous: { enabled: false }, x509: { clientCAFile: join(dir, 'server', 'pki', 'ca.crt') } },
-      },
-      { nodeName, rootDir: join(dir, 'root'), cniBinDir: cniBin, cniConfDir: cniConf, podCidr: podCIDR, port: 0, healthzPort: 0 },
-      'unused',
-    );
+    };
+    const flags = { nodeName, rootDir: join(dir, 'root'), cniBinDir: cniBin, cniConfDir: cniConf, podCidr: podCIDR, port: 0, healthzPort: 0 };
+    const config = resolveConfig(fileConfig, flags, 'unused');
     const log = logger();
     const start = (): Promise<Agent> => Agent.start({ config, api, log, runtimeWaitMs: 10_000 });
-    agent = await start();
+    if (opts.inProcessAgent !== false) agent = await start();
+    const cri = createCriClient({ endpoint: rt.endpoint });
+    cleanups.push(async () => cri.close());
+    const configPath = join(dir, 'agent.yaml');
+    await writeFile(configPath, stringifyYaml({ ...fileConfig, kind: 'KubeletConfiguration', port: 0, healthzPort: 0 }));
     const h: Harness = {
       rt,
       api,
       cp,
-      agent,
+      agent: agent!,
+      cri,
       dir,
       nodeName,
       podCIDR,
+      agentArgs: [
+        'agent', '--config', configPath, '--kubeconfig', cp.kubeconfigPath, '--node-name', nodeName, '--root-dir', flags.rootDir,
+        '--cni-bin-dir', cniBin, '--cni-conf-dir', cniConf, '--pod-cidr', podCIDR, '--log-level', process.env.AGENT_IT_LOG ? 'info' : 'warn',
+      ],
       async restartAgent() {
         h.agent = await start();
         return h.agent;
@@ -133,7 +147,7 @@ export async function startHarness(name: string, file: KubeletConfigurationFile 
         try {
           await deleteAllPods(h);
         } finally {
-          await h.agent.close().catch(() => undefined);
+          await h.agent?.close().catch(() => undefined);
           await cleanup();
         }
       },
@@ -150,7 +164,7 @@ async function deleteAllPods(h: Harness): Promise<void> {
   const pods = await h.api.list(PODS, {});
   await Promise.all(pods.items.map((p) => h.api.delete(PODS, p.metadata.name!, { namespace: p.metadata.namespace, gracePeriodSeconds: 1 }).catch(() => undefined)));
   await waitFor('runtime empty after deleting every pod', async () => {
-    const [s, c] = await Promise.all([h.agent.cri.runtime.listPodSandbox({}), h.agent.cri.runtime.listContainers({})]);
+    const [s, c] = await Promise.all([h.cri.runtime.listPodSandbox({}), h.cri.runtime.listContainers({})]);
     return s.items.length === 0 && c.containers.length === 0;
   }, 60_000).catch((err: unknown) => console.error('#', String(err)));
 }
