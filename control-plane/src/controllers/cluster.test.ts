@@ -120,3 +120,21 @@ test('endpoints and slices follow ready pods of a service', async (t) => {
   await pods.delete('p1', { gracePeriodSeconds: 0 });
   await until('endpoints emptied', async () => ((await client.resource(ENDPOINTS, 'default').get('web')).subsets?.length === 0 ? true : undefined));
 });
+
+test('pod GC force-deletes pods of a vanished node after the quarantine', async (t) => {
+  const server = await InMemoryApiServer.start();
+  t.after(() => server.close());
+  const client = server.client();
+  const clock = new FakeClock(T0);
+  server.seed(NODES, readyNode('alive'));
+  server.seed(PODS, { metadata: { name: 'on-ghost', namespace: 'default' }, spec: { nodeName: 'ghost', containers: [{ name: 'c' }] } });
+  server.seed(PODS, { metadata: { name: 'on-alive', namespace: 'default' }, spec: { nodeName: 'alive', containers: [{ name: 'c' }] } });
+  const cm = await startControllerManager({ client, logger: noopLogger, signal: new AbortController().signal, clock, controllers: ['podgc'] });
+  t.after(() => cm.close());
+  await until('pod GC started (its timer is armed after the informers synced)', () => (clock.pendingTimers > 0 ? true : undefined));
+  clock.advance(20_000); // first check: suspect, quarantined
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal((await client.resource(PODS, 'default').list()).items.length, 2);
+  clock.advance(40_000);
+  await until('orphan removed', async () => ((await client.resource(PODS, 'default').list()).items.map((p) => p.metadata.name).join() === 'on-alive' ? true : undefined));
+});

@@ -12,6 +12,7 @@ import { NodeIpamController } from './ipam/controller.js';
 import { NamespaceController } from './namespace/controller.js';
 import { ServiceAccountController } from './namespace/serviceaccount-controller.js';
 import { EndpointsController, EndpointSliceController } from './endpoints/controller.js';
+import { PodGarbageCollector } from './podgc/controller.js';
 
 export { SharedInformers, runController, type Controller } from './runtime.js';
 
@@ -20,7 +21,17 @@ export interface ControllerManagerHandle {
   close(): Promise<void>;
 }
 
-export type ControllerName = 'deployment' | 'replicaset' | 'garbagecollector' | 'nodelifecycle' | 'nodeipam' | 'namespace' | 'serviceaccount' | 'endpoints' | 'endpointslice';
+export type ControllerName =
+  | 'deployment'
+  | 'replicaset'
+  | 'garbagecollector'
+  | 'nodelifecycle'
+  | 'nodeipam'
+  | 'namespace'
+  | 'serviceaccount'
+  | 'endpoints'
+  | 'endpointslice'
+  | 'podgc';
 
 export interface StartControllerManagerOptions {
   /** An `ApiClient` of `@nodelet/api` (typed `unknown` for the composition root). */
@@ -61,6 +72,7 @@ const FACTORIES: Record<string, Factory> = {
   serviceaccount: (d) => new ServiceAccountController(d),
   endpoints: (d) => new EndpointsController(d),
   endpointslice: (d) => new EndpointSliceController(d),
+  podgc: (d) => new PodGarbageCollector(d),
 };
 
 /**
