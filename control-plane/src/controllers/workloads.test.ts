@@ -126,3 +126,29 @@ test('garbage collector: foreground waits for blocking dependents, orphan strips
   await until('orphaned collected', async () => ((await pods.list()).items.some((p) => p.metadata.name === 'orphaned') ? undefined : true));
   await until('dead ref dropped', async () => ((await pods.get('shared')).metadata.ownerReferences?.length === 1 ? true : undefined));
 });
+
+test('replicaset adopts a matching orphan pod and releases a pod it no longer selects', async (t) => {
+  const server = await InMemoryApiServer.start();
+  t.after(() => server.close());
+  const client = server.client();
+  const pods = client.resource(PODS, 'default');
+  await pods.create({ metadata: { name: 'stray', namespace: 'default', labels: { app: 'adopt' } }, spec: { containers: [{ name: 'c' }] } });
+  const cm = await startControllerManager({ client, logger: noopLogger, signal: new AbortController().signal, controllers: ['replicaset'] });
+  t.after(() => cm.close());
+  const rs = await client.resource(REPLICASETS, 'default').create({
+    metadata: { name: 'adopt', namespace: 'default' },
+    spec: { replicas: 2, selector: { matchLabels: { app: 'adopt' } }, template: { metadata: { labels: { app: 'adopt' } }, spec: { containers: [{ name: 'c' }] } } },
+  });
+  await until('2 pods owned', async () => {
+    const l = (await pods.list()).items;
+    return l.length === 2 && l.every((p) => p.metadata.ownerReferences?.[0]?.uid === rs.metadata.uid) ? true : undefined;
+  });
+  assert.equal((await pods.get('stray')).metadata.ownerReferences?.[0]?.controller, true);
+
+  await pods.patch('stray', { metadata: { labels: { app: 'elsewhere' } } }, { type: 'merge' });
+  await until('stray released and replaced', async () => {
+    const stray = await pods.get('stray');
+    const owned = (await pods.list()).items.filter((p) => p.metadata.ownerReferences?.some((r) => r.uid === rs.metadata.uid));
+    return !stray.metadata.ownerReferences?.length && owned.length === 2 ? true : undefined;
+  });
+});

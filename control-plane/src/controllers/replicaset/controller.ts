@@ -8,8 +8,8 @@ import { hasCode, type Clock, type Logger } from '@nodelet/base';
 import { newQueue, type Controller, type ReconcileResult, type SharedInformers } from '../runtime.js';
 import { Expectations } from '../util/expectations.js';
 import { EventRecorder } from '../util/events.js';
-import { controllerRef, isControlledBy, isPodAvailable, isPodReady, keyOf, randomSuffix } from '../util/pods.js';
-import { planReplicaSet, podFromTemplate, replicaSetStatus, statusEqual } from './plan.js';
+import { controllerRef, isPodActive, isPodAvailable, isPodReady, keyOf, newControllerRef, randomSuffix } from '../util/pods.js';
+import { planReplicaSet, podFromTemplate, replicaSetStatus, selectorMatches, statusEqual } from './plan.js';
 
 export interface ReplicaSetControllerDeps {
   client: ApiClient;
@@ -49,7 +49,7 @@ export class ReplicaSetController implements Controller {
     this.#pods.on({
       onAdd: (p) => {
         const k = ownerKey(p);
-        if (!k) return;
+        if (!k) return this.#enqueueAdopters(p);
         this.#expect.observedAdd(k);
         this.queue.add(k);
       },
@@ -58,6 +58,7 @@ export class ReplicaSetController implements Controller {
         const b = ownerKey(p);
         if (a) this.queue.add(a);
         if (b && b !== a) this.queue.add(b);
+        if (!b) this.#enqueueAdopters(p);
         // A pod going terminating counts as the deletion we expected.
         if (b && !o.metadata.deletionTimestamp && p.metadata.deletionTimestamp) this.#expect.observedDelete(b);
       },
@@ -70,13 +71,19 @@ export class ReplicaSetController implements Controller {
     });
   }
 
+  /** An orphan pod may be adopted by a ReplicaSet whose selector matches it. */
+  #enqueueAdopters(p: Pod): void {
+    if (!isPodActive(p)) return;
+    for (const rs of this.#rs.list()) if (rs.metadata.namespace === p.metadata.namespace && selectorMatches(rs, p)) this.queue.add(keyOf(rs));
+  }
+
   async reconcile(key: string, signal: AbortSignal): Promise<ReconcileResult | void> {
     const rs = this.#rs.get(key);
     if (!rs) {
       this.#expect.forget(key);
       return;
     }
-    const owned = this.#pods.list().filter((p) => p.metadata.namespace === rs.metadata.namespace && isControlledBy(p, rs));
+    const owned = await this.#claimPods(rs, signal);
     if (this.#expect.satisfied(key) && !rs.metadata.deletionTimestamp) {
       const plan = planReplicaSet(rs, owned);
       if (plan.create > 0 || plan.delete.length > 0) {
@@ -97,6 +104,33 @@ export class ReplicaSetController implements Controller {
     // Pods ready but not yet for minReadySeconds become available later without any event.
     const minReady = rs.spec?.minReadySeconds ?? 0;
     if (minReady > 0 && owned.some((p) => isPodReady(p) && !isPodAvailable(p, minReady, now))) return { requeueAfterMs: minReady * 1000 };
+  }
+
+  /**
+   * Upstream ClaimPods: keeps the pods this ReplicaSet controls and still selects, releases the
+   * ones it no longer selects, and adopts active orphans it selects (conditional patches, so a
+   * concurrent change makes the patch fail instead of stealing a pod).
+   */
+  async #claimPods(rs: ReplicaSet, signal: AbortSignal): Promise<Pod[]> {
+    const pods = this.#d.client.resource(PODS, rs.metadata.namespace);
+    const owned: Pod[] = [];
+    for (const p of this.#pods.list()) {
+      if (p.metadata.namespace !== rs.metadata.namespace) continue;
+      const ref = controllerRef(p);
+      const refs = p.metadata.ownerReferences ?? [];
+      try {
+        if (ref?.uid === rs.metadata.uid) {
+          if (selectorMatches(rs, p)) owned.push(p);
+          else await pods.patch(p.metadata.name ?? '', { metadata: { resourceVersion: p.metadata.resourceVersion, ownerReferences: refs.filter((r) => r.uid !== rs.metadata.uid) } }, { type: 'merge', signal });
+        } else if (!ref && isPodActive(p) && !rs.metadata.deletionTimestamp && selectorMatches(rs, p)) {
+          const adopted = await pods.patch(p.metadata.name ?? '', { metadata: { resourceVersion: p.metadata.resourceVersion, ownerReferences: [...refs, newControllerRef(rs, 'apps/v1', 'ReplicaSet')] } }, { type: 'merge', signal });
+          owned.push(adopted);
+        }
+      } catch (err) {
+        if (!hasCode(err, 'ERR_NOT_FOUND') && !hasCode(err, 'ERR_CONFLICT')) throw err;
+      }
+    }
+    return owned;
   }
 
   /** Creates in slow-start batches (1, 2, 4, …) so a failing template fails fast. */

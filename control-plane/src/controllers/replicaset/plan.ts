@@ -4,7 +4,7 @@
  */
 import type { Pod, ReplicaSet, ReplicaSetStatus } from '@nodelet/api';
 import { matchLabels, labelSelectorFromObject } from '@nodelet/api';
-import { isPodActive, isPodAvailable, isPodReady, podReadyCondition } from '../util/pods.js';
+import { isPodActive, isPodAvailable, isPodReady, newControllerRef, podReadyCondition } from '../util/pods.js';
 
 /** Upstream `burstReplicas`: at most this many creates or deletes per sync. */
 export const BURST_REPLICAS = 500;
@@ -95,9 +95,7 @@ export function podFromTemplate(rs: ReplicaSet, name: string): Pod {
       namespace: rs.metadata.namespace,
       labels: { ...(t?.metadata?.labels ?? {}) },
       annotations: t?.metadata?.annotations ? { ...t.metadata.annotations } : undefined,
-      ownerReferences: [
-        { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: rsName, uid: rs.metadata.uid ?? '', controller: true, blockOwnerDeletion: true },
-      ],
+      ownerReferences: [newControllerRef(rs, 'apps/v1', 'ReplicaSet')],
     },
     spec: structuredClone(t?.spec ?? { containers: [] }),
   };
