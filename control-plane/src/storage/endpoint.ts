@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AgentError, type Logger } from '@nodelet/base';
 import type { CompactorOptions } from './compactor.js';
@@ -53,6 +54,8 @@ export interface OpenStoreOptions {
   compactor?: CompactorOptions | false;
   /** etcd key prefix (tests); default none, keys are `/registry/...` as given. */
   etcdPrefix?: string;
+  /** PEM files for `https://` etcd endpoints (k3s: --datastore-cafile/-certfile/-keyfile). */
+  etcdTls?: { caFile: string; certFile?: string; keyFile?: string };
 }
 
 /** Opens the store `--datastore-endpoint` names (see {@link parseDatastoreEndpoint}). */
@@ -60,5 +63,18 @@ export function openStore(endpoint: string | undefined, opts: OpenStoreOptions):
   const parsed = parseDatastoreEndpoint(endpoint, opts.dataDir);
   const compactor = opts.compactor === false ? undefined : (opts.compactor ?? {});
   if (parsed.kind === 'sqlite') return createSqliteStore({ path: parsed.path, logger: opts.logger, compactor });
-  return createEtcdStore({ endpoints: parsed.endpoints, prefix: opts.etcdPrefix, logger: opts.logger, compactor });
+  const t = opts.etcdTls;
+  const tls = t && {
+    ca: readPem(t.caFile),
+    ...(t.certFile && t.keyFile ? { cert: readPem(t.certFile), key: readPem(t.keyFile) } : {}),
+  };
+  return createEtcdStore({ endpoints: parsed.endpoints, prefix: opts.etcdPrefix, logger: opts.logger, compactor, tls });
+}
+
+function readPem(path: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (err) {
+    throw new AgentError('ERR_INVALID_ARGUMENT', `cannot read etcd TLS file "${path}"`, { cause: err });
+  }
 }

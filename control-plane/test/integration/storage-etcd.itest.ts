@@ -44,3 +44,37 @@ describe('etcd: failures', { skip }, () => {
     assert.ok(Date.now() - started < 5000);
   });
 });
+
+describe('etcd: restart', { skip }, () => {
+  it('a live watch resumes after etcd restarts, and revisions keep increasing', async (t) => {
+    const own = await startTestEtcd();
+    t.after(() => own.stop());
+    const store = createEtcdStore({ endpoints: [own.endpoint], requestTimeoutMs: 3000 });
+    t.after(() => store.close());
+    const r1 = await store.create('/registry/cm/ns/a', Buffer.from('1'));
+    const ac = new AbortController();
+    t.after(() => ac.abort());
+    const iter = store.watch('/registry/cm/', { afterRevision: r1 - 1, signal: ac.signal })[Symbol.asyncIterator]();
+    assert.equal((await iter.next()).value?.revision, r1);
+
+    await own.restart();
+    // The client may need a moment (and its circuit breaker a reset) to reach the new process.
+    let r2 = 0;
+    const deadline = Date.now() + 20_000;
+    while (r2 === 0) {
+      try {
+        r2 = await store.update('/registry/cm/ns/a', Buffer.from('2'), r1);
+      } catch (err) {
+        if ((err as { code?: string }).code !== 'ERR_UNAVAILABLE' || Date.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+    assert.ok(r2 > r1);
+    const next = await Promise.race([
+      iter.next(),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('watch did not resume within 20 s')), 20_000).unref()),
+    ]);
+    assert.equal(next.value?.revision, r2);
+    assert.equal(Buffer.from(next.value!.prevKv!.value).toString(), '1');
+  });
+});

@@ -12,6 +12,11 @@ export interface EtcdStoreOptions {
   /** Prepended to every key (isolates tests or clusters sharing one etcd). Default none. */
   prefix?: string;
   logger?: Logger;
+  /**
+   * TLS for `https://` endpoints: the CA that signed etcd's serving certificate and an optional
+   * client certificate (etcd's --client-cert-auth). Without it, https uses the system roots.
+   */
+  tls?: { ca: Uint8Array; cert?: Uint8Array; key?: Uint8Array };
   /** Per-request deadline. Default 10 s. */
   requestTimeoutMs?: number;
   compactor?: CompactorOptions;
@@ -42,7 +47,11 @@ class EtcdStore implements Store {
   constructor(opts: EtcdStoreOptions) {
     if (opts.endpoints.length === 0) throw new AgentError('ERR_INVALID_ARGUMENT', 'etcd store needs at least one endpoint');
     this.#endpoints = opts.endpoints;
-    this.#client = new Etcd3({ hosts: [...opts.endpoints], dialTimeout: 5000 });
+    const credentials = opts.tls && {
+      rootCertificate: Buffer.from(opts.tls.ca),
+      ...(opts.tls.cert && opts.tls.key ? { certChain: Buffer.from(opts.tls.cert), privateKey: Buffer.from(opts.tls.key) } : {}),
+    };
+    this.#client = new Etcd3({ hosts: [...opts.endpoints], dialTimeout: 5000, ...(credentials ? { credentials } : {}) });
     this.#prefix = Buffer.from(opts.prefix ?? '', 'utf8');
     this.#timeoutMs = opts.requestTimeoutMs ?? 10_000;
     this.#log = (opts.logger ?? noopLogger).child({ component: 'storage-etcd' });

@@ -53,8 +53,23 @@ export async function* etcdWatch(deps: EtcdWatchDeps): AsyncGenerator<WatchEvent
     failure ??= err;
     wake.notify();
   };
-  const untrack = deps.track(fail);
   let watcher: Watcher | undefined;
+  let stopping: Promise<void> | undefined;
+  // Detach from etcd as soon as the watch is abandoned (abort, store close), even while the
+  // consumer is not inside next(): a suspended generator would otherwise keep it alive.
+  const stop = (): Promise<void> => {
+    // A server-canceled watcher is already detached; cancelling it again would wait forever.
+    stopping ??= watcher && !canceledByServer
+      ? Promise.race([watcher.cancel(), new Promise<void>((r) => setTimeout(r, 2000).unref())]).catch(() => {})
+      : Promise.resolve();
+    return stopping;
+  };
+  const untrack = deps.track((err) => {
+    fail(err);
+    void stop();
+  });
+  const onAbort = (): void => void stop();
+  deps.signal.addEventListener('abort', onAbort, { once: true });
   try {
     deps.signal.throwIfAborted();
     watcher = deps.client
@@ -90,10 +105,8 @@ export async function* etcdWatch(deps: EtcdWatchDeps): AsyncGenerator<WatchEvent
     }
   } finally {
     untrack();
-    // A server-canceled watcher is already detached; cancelling it again would wait forever.
-    if (watcher && !canceledByServer) {
-      await Promise.race([watcher.cancel(), new Promise((r) => setTimeout(r, 2000).unref())]).catch(() => {});
-    }
+    deps.signal.removeEventListener('abort', onAbort);
+    await stop();
   }
 }
 

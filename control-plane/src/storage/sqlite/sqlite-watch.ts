@@ -149,6 +149,13 @@ export class SqliteWatcher {
   }
 
   async *events(signal: AbortSignal): AsyncGenerator<WatchEvent> {
+    // Stop taking pushes at once on abort, even while the consumer is not inside next().
+    const onAbort = (): void => {
+      this.#live = false;
+      this.#queue = [];
+      this.hub.detach(this);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
     try {
       while (!signal.aborted) {
         const ev = this.#queue.shift();
@@ -170,6 +177,7 @@ export class SqliteWatcher {
         }
       }
     } finally {
+      signal.removeEventListener('abort', onAbort);
       this.hub.detach(this);
     }
   }

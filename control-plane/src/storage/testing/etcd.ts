@@ -12,8 +12,11 @@ export const ETCD_BINARY = process.env.NODELET_TEST_ETCD ?? '/usr/bin/etcd';
 export interface TestEtcd {
   /** Client URL, e.g. `http://127.0.0.1:41234`. */
   readonly endpoint: string;
+  /** PID of the running etcd (changes on restart). */
   readonly pid: number;
   readonly dataDir: string;
+  /** Stops etcd (SIGTERM, by PID) and starts it again on the same ports and data. */
+  restart(): Promise<void>;
   /** Stops this etcd (by PID) and removes its data dir. Idempotent. */
   stop(): Promise<void>;
 }
@@ -49,6 +52,17 @@ function exited(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
+/** SIGTERM, then SIGKILL after 5 s; resolves once the process is gone. */
+async function terminate(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const done = await Promise.race([exited(child).then(() => true), delay(5000).then(() => false)]);
+  if (!done) {
+    child.kill('SIGKILL');
+    await exited(child);
+  }
+}
+
 /**
  * Starts a private single-member etcd on loopback with fresh ports and a temp data dir, and
  * resolves once `/health` reports true. Ports are picked by binding port 0 and releasing it, so
@@ -74,55 +88,64 @@ async function startOnce(timeoutMs: number, signal?: AbortSignal): Promise<TestE
   const [clientPort, peerPort] = [await freePort(), await freePort()];
   const client = `http://127.0.0.1:${clientPort}`;
   const peer = `http://127.0.0.1:${peerPort}`;
-  const child = spawn(
-    ETCD_BINARY,
-    [
-      '--name=nodelet-test',
-      `--data-dir=${dataDir}`,
-      `--listen-client-urls=${client}`,
-      `--advertise-client-urls=${client}`,
-      `--listen-peer-urls=${peer}`,
-      `--initial-advertise-peer-urls=${peer}`,
-      `--initial-cluster=nodelet-test=${peer}`,
-      '--logger=zap',
-      '--log-level=error',
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => {
-    stderr = (stderr + d.toString()).slice(-4000);
-  });
+  const args = [
+    '--name=nodelet-test',
+    `--data-dir=${dataDir}`,
+    `--listen-client-urls=${client}`,
+    `--advertise-client-urls=${client}`,
+    `--listen-peer-urls=${peer}`,
+    `--initial-advertise-peer-urls=${peer}`,
+    `--initial-cluster=nodelet-test=${peer}`,
+    '--logger=zap',
+    '--log-level=error',
+  ];
+  let child: ChildProcess | undefined;
   // If the test process dies without calling stop(), do not leave etcd running.
   const killOnExit = (): void => {
-    child.kill('SIGKILL');
+    child?.kill('SIGKILL');
   };
   process.once('exit', killOnExit);
+
+  const launch = async (): Promise<void> => {
+    const proc = spawn(ETCD_BINARY, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    child = proc;
+    let stderr = '';
+    proc.stderr?.on('data', (d: Buffer) => {
+      stderr = (stderr + d.toString()).slice(-4000);
+    });
+    const deadline = Date.now() + timeoutMs;
+    while (!(await healthy(client))) {
+      if (proc.exitCode !== null) throw new Error(`etcd exited with code ${proc.exitCode}: ${stderr.trim()}`);
+      if (Date.now() > deadline) throw new Error(`etcd at ${client} not healthy after ${timeoutMs} ms: ${stderr.trim()}`);
+      await delay(100, signal);
+    }
+  };
+
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;
     stopped = true;
     process.removeListener('exit', killOnExit);
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const done = await Promise.race([exited(child).then(() => true), delay(5000).then(() => false)]);
-      if (!done) {
-        child.kill('SIGKILL');
-        await exited(child);
-      }
-    }
+    if (child) await terminate(child);
     await rm(dataDir, { recursive: true, force: true });
   };
   try {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await healthy(client))) {
-      if (child.exitCode !== null) throw new Error(`etcd exited with code ${child.exitCode}: ${stderr.trim()}`);
-      if (Date.now() > deadline) throw new Error(`etcd at ${client} not healthy after ${timeoutMs} ms: ${stderr.trim()}`);
-      await delay(100, signal);
-    }
-    return { endpoint: client, pid: child.pid!, dataDir, stop };
+    await launch();
   } catch (err) {
     await stop();
     throw err;
   }
+  return {
+    endpoint: client,
+    get pid() {
+      return child!.pid!;
+    },
+    dataDir,
+    restart: async () => {
+      if (stopped) throw new Error('etcd was stopped');
+      await terminate(child!);
+      await launch();
+    },
+    stop,
+  };
 }
