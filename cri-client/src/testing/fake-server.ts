@@ -14,9 +14,9 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import type { ServiceDefinition } from '@grpc/proto-loader';
 import { loadCriPackageDefinition } from '../client.js';
-import { FakeRuntimeService, FakeRpcError } from './fake-state.js';
-import { fakeRuntimeHandlers } from './fake-runtime.js';
-import { fakeImageHandlers } from './fake-images.js';
+import { FakeRuntimeService, FakeRpcError } from './fake-runtime-service.js';
+import { fakeRuntimeHandlers } from './runtime-handlers.js';
+import { fakeImageHandlers } from './image-handlers.js';
 
 type Handler = (req: never) => Promise<object> | object;
 

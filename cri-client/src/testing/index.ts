@@ -12,5 +12,5 @@ export {
   type FakeSandbox,
   type GrpcStatusName,
   type RecordedCall,
-} from './fake-state.js';
+} from './fake-runtime-service.js';
 export { FakeStreamingServer, type FakeStreamSession } from './fake-streaming.js';

@@ -1,10 +1,10 @@
 /**
- * FakeRuntimeService: runtime.v1.RuntimeService handlers over {@link FakeRuntimeService}.
+ * runtime.v1.RuntimeService handlers over {@link FakeRuntimeService}.
  * Each handler is a plain async function (request) → reply; fake-server.ts adapts them to grpc-js.
  */
 import { join } from 'node:path';
 import type * as p from '@nodelet/proto';
-import { byIdOrPrefix, labelsMatch, newId, nowNs, rpcError, type FakeContainer, type FakeRuntimeService, type FakeSandbox } from './fake-state.js';
+import { byIdOrPrefix, labelsMatch, newId, nowNs, rpcError, type FakeContainer, type FakeRuntimeService, type FakeSandbox } from './fake-runtime-service.js';
 
 type Handler = (req: never) => Promise<object> | object;
 

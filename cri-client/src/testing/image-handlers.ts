@@ -1,6 +1,6 @@
 /** runtime.v1.ImageService handlers over {@link FakeRuntimeService}. */
 import type * as p from '@nodelet/proto';
-import { nowNs, rpcError, type FakeRuntimeService, type FakeImage } from './fake-state.js';
+import { nowNs, rpcError, type FakeRuntimeService, type FakeImage } from './fake-runtime-service.js';
 
 function view(img: FakeImage): p.Image {
   return { id: img.id, repoTags: img.repoTags, repoDigests: img.repoDigests, size: String(img.size), uid: null, username: '', pinned: img.pinned ?? false };
