@@ -34,6 +34,8 @@ export interface Harness {
   dir: string;
   nodeName: string;
   podCIDR: string;
+  /** Run after pods are deleted and the agent is closed, before the runtime is stopped. */
+  beforeRuntimeStop: Array<() => Promise<void>>;
   /** Starts (again) an agent with the same configuration, e.g. after `agent.close()` or a kill. */
   restartAgent(): Promise<Agent>;
   stop(): Promise<void>;
@@ -135,6 +137,7 @@ export async function startHarness(name: string, file: KubeletConfigurationFile 
       dir,
       nodeName,
       podCIDR,
+      beforeRuntimeStop: [],
       agentArgs: [
         'agent', '--config', configPath, '--kubeconfig', cp.kubeconfigPath, '--node-name', nodeName, '--root-dir', flags.rootDir,
         '--cni-bin-dir', cniBin, '--cni-conf-dir', cniConf, '--pod-cidr', podCIDR, '--log-level', process.env.AGENT_IT_LOG ? 'info' : 'warn',
@@ -148,6 +151,7 @@ export async function startHarness(name: string, file: KubeletConfigurationFile 
           await deleteAllPods(h);
         } finally {
           await h.agent?.close().catch(() => undefined);
+          for (const f of h.beforeRuntimeStop) await f().catch((err: unknown) => console.error('# cleanup:', err));
           await cleanup();
         }
       },

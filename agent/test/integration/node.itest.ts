@@ -1,0 +1,71 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { LEASES, NODES, PODS } from '@nodelet/api';
+import { skipUnlessRoot, startHarness, waitFor, podSpec, getPod } from './harness.js';
+
+test('the node registers with capacity, nodeInfo and a Lease; a containerd restart makes it NotReady and Ready again within 10 s without restarting pods', { timeout: 120_000 }, async (t) => {
+  if (!skipUnlessRoot(t)) return;
+  const h = await startHarness('node', { nodeStatusUpdateFrequency: '1s' }, 4);
+  t.after(() => h.stop());
+
+  const node = await waitFor('node Ready', async () => {
+    const n = await h.api.get(NODES, h.nodeName);
+    return n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True' ? n : undefined;
+  }, 20_000);
+  const st = node.status!;
+  assert.equal(st.capacity!.pods, '110');
+  assert.ok(Number(st.capacity!.cpu) >= 1);
+  assert.match(st.capacity!.memory!, /^\d+(Ki|Mi|Gi)?$/);
+  assert.ok(st.allocatable!['ephemeral-storage']);
+  assert.equal(st.nodeInfo!.containerRuntimeVersion.split('://')[0], 'containerd');
+  assert.equal(st.nodeInfo!.bootID, readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim());
+  assert.equal(st.nodeInfo!.operatingSystem, 'linux');
+  assert.deepEqual(st.addresses!.find((a) => a.type === 'InternalIP'), { type: 'InternalIP', address: '127.0.0.1' });
+  assert.equal(st.daemonEndpoints!.kubeletEndpoint!.Port, h.agent.nodeApiPort);
+  for (const c of ['MemoryPressure', 'DiskPressure', 'PIDPressure']) assert.ok(st.conditions!.some((x) => x.type === c), c);
+  assert.equal(node.spec!.podCIDR, h.podCIDR);
+  assert.equal(node.metadata.labels!['kubernetes.io/hostname'], h.nodeName);
+
+  const lease = await h.api.get(LEASES, h.nodeName, { namespace: 'kube-node-lease' });
+  assert.equal(lease.spec!.holderIdentity, h.nodeName);
+  assert.equal(lease.spec!.leaseDurationSeconds, 40);
+  assert.ok(lease.spec!.renewTime);
+
+  // healthz on its own port, unauthenticated
+  const hz = await fetch(`http://127.0.0.1:${h.agent.healthzPort}/healthz`);
+  assert.equal(await hz.text(), 'ok');
+
+  // a running pod, then a containerd restart (same root, state and socket; the shims keep containers alive)
+  await h.api.create(PODS, podSpec(h, 'survivor', { containers: [{ name: 'c', image: h.rt.images.busybox, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', "trap 'exit 0' TERM; while true; do sleep 0.2; done"] }] }));
+  const before = await waitFor('survivor Running', async () => {
+    const p = await getPod(h, 'survivor');
+    return p.status?.phase === 'Running' ? p : undefined;
+  }, 30_000);
+  const cmdline = readFileSync(`/proc/${h.rt.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+  process.kill(h.rt.pid, 'SIGKILL');
+  await waitFor('node NotReady while the runtime is down', async () => {
+    const n = await h.api.get(NODES, h.nodeName);
+    return n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'False';
+  }, 20_000, 200);
+  const restarted = spawn(cmdline[0]!, cmdline.slice(1), { stdio: 'ignore', detached: false });
+  h.beforeRuntimeStop.push(async () => {
+    if (restarted.exitCode === null) {
+      const exited = new Promise((r) => restarted.once('exit', r));
+      restarted.kill('SIGTERM');
+      await exited;
+    }
+  });
+  const t0 = Date.now();
+  await waitFor('node Ready again', async () => {
+    const n = await h.api.get(NODES, h.nodeName);
+    return n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+  }, 30_000, 200);
+  const took = (Date.now() - t0) / 1000;
+  assert.ok(took <= 10, `Ready again after ${took.toFixed(1)} s`);
+  const after = await getPod(h, 'survivor');
+  assert.equal(after.status!.containerStatuses![0]!.containerID, before.status!.containerStatuses![0]!.containerID);
+  assert.equal(after.status!.containerStatuses![0]!.restartCount, 0);
+  t.diagnostic(`node Ready ${took.toFixed(1)} s after containerd came back`);
+});
