@@ -6,14 +6,15 @@
  * exit 1.
  */
 import type { Command } from 'commander';
-import { CniEngine, convertResult, loadNetworkConfig, SUPPORTED_VERSIONS, toSpecError, candidateVersions, type NetworkConfigList } from '@nodelet/cni';
+import { CniEngine, convertResult, loadNetworkConfig, SUPPORTED_VERSIONS, skipKnownBrokenCheck, toSpecError, candidateVersions, type NetworkConfigList } from '@nodelet/cni';
 import { binDirs, defaults, netnsPath, parseTimeout, runtimeConf, type CniFlags } from './cni/options.js';
 import { listCommand } from './cni/ls.js';
 
 const print = (v: unknown): void => void process.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
 
 function engineFor(flags: CniFlags): CniEngine {
-  return new CniEngine({ binDirs: binDirs(flags), cacheDir: flags.cacheDir, execTimeoutMs: parseTimeout(flags.timeout) });
+  // Same CHECK exception as the node's service: portmap ≤ 1.2 fails CHECK on IPv4-only pods (plugins#819).
+  return new CniEngine({ binDirs: binDirs(flags), cacheDir: flags.cacheDir, execTimeoutMs: parseTimeout(flags.timeout), skipCheck: skipKnownBrokenCheck });
 }
 
 /** Runs a subcommand; any failure becomes spec error JSON and exit status 1. */

@@ -1,3 +1,5 @@
+import { isIP } from 'node:net';
+import { AgentError } from '@nodelet/base';
 import { parseNetworkConfig } from '../conflist.js';
 import type { NetworkConfigList, PluginConf } from '../types.js';
 
@@ -31,6 +33,7 @@ export const DEFAULT_CHAIN_NAME = 'nodelet-pods';
 
 /** The default chain's conflist: bridge + host-local on the pod CIDR, then portmap etc. */
 export function buildNodeChain(opts: NodeChainOptions & { podCIDR: string }): NetworkConfigList {
+  assertCIDR(opts.podCIDR);
   const ipam: PluginConf['ipam'] = { type: 'host-local', ranges: [[{ subnet: opts.podCIDR }]], routes: [{ dst: opts.podCIDR.includes(':') ? '::/0' : '0.0.0.0/0' }] };
   if (opts.ipamDataDir) ipam.dataDir = opts.ipamDataDir;
   const bridge: PluginConf = { type: 'bridge', bridge: opts.bridgeName ?? 'cni0', isGateway: true, ipMasq: opts.ipMasq ?? false, hairpinMode: opts.hairpin ?? false, ipam };
@@ -50,4 +53,13 @@ export function buildNodeChain(opts: NodeChainOptions & { podCIDR: string }): Ne
  */
 export function skipKnownBrokenCheck(pluginType: string, cached: { ips?: Array<{ address: string }> }): boolean {
   return pluginType === 'portmap' && !(cached.ips ?? []).some((ip) => ip.address.includes(':'));
+}
+
+function assertCIDR(cidr: string): void {
+  const [ip, bits, extra] = cidr.split('/');
+  const family = isIP(ip ?? '');
+  const n = Number(bits);
+  if (extra !== undefined || family === 0 || !/^\d+$/.test(bits ?? '') || n > (family === 4 ? 32 : 128)) {
+    throw new AgentError('ERR_INVALID_ARGUMENT', `pod CIDR "${cidr}" is not a CIDR like 10.244.1.0/24`);
+  }
 }

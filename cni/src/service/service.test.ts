@@ -88,7 +88,7 @@ test(`nodelet-cni (${variant}): errors come back as spec JSON; no pod CIDR and a
   assert.match(early.out.details, /no pod CIDR/);
   assert.equal((await f.shim('DEL')).status, 0, 'DEL before any chain exists is a no-op');
 
-  svc.setPodCIDR('10.233.8.0/24');
+  await svc.setPodCIDR('10.233.8.0/24');
   const bad = await f.shim('ADD', { CNI_CONTAINERID: '' });
   assert.equal(bad.out.code, 4);
   assert.match(bad.out.msg, /invalid container ID/);
@@ -98,3 +98,17 @@ test(`nodelet-cni (${variant}): errors come back as spec JSON; no pod CIDR and a
   assert.equal((await f.shim('DEL')).out.code, 11, 'after close');
 });
 }
+
+test('setPodCIDR validates, switches the chain and writes it to chainConfDir', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'nlc-svc-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const svc = await startCniService({ socketPath: join(dir, 's.sock'), binDirs: ['/x'], cacheDir: dir, chain: { bridgeName: 'nlc7' }, chainConfDir: join(dir, 'chain') });
+  t.after(() => svc.close());
+  assert.equal(svc.network(), undefined);
+  await assert.rejects(svc.setPodCIDR('10.233.9.0/33'), { code: 'ERR_INVALID_ARGUMENT' });
+  await svc.setPodCIDR('10.233.9.0/24');
+  const written = JSON.parse(await readFile(join(dir, 'chain', '10-nodelet-pods.conflist'), 'utf8'));
+  assert.deepEqual(written.plugins.map((p: { type: string }) => p.type), ['bridge', 'portmap']);
+  assert.deepEqual(written.plugins[0].ipam.ranges, [[{ subnet: '10.233.9.0/24' }]]);
+  assert.equal(svc.network()?.name, 'nodelet-pods');
+});

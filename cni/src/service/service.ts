@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect } from 'node:net';
-import { chmod, lstat, mkdir, rm } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { chmod, lstat, mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { AgentError, noopLogger, type Logger } from '@nodelet/base';
 import { CniEngine } from '../engine.js';
 import { parseNetworkConfig } from '../conflist.js';
@@ -24,6 +24,11 @@ export interface CniServiceOptions {
   chain: NodeChainOptions;
   /** If set, the runtime-facing conflist is written here once the socket listens. */
   runtimeConfDir?: string;
+  /**
+   * If set, the node chain is also written here (`10-<name>.conflist`) whenever it changes, so
+   * `nodelet cni --conf-dir <dir> check|ls …` can inspect the node's pods by hand.
+   */
+  chainConfDir?: string;
   execTimeoutMs?: number;
   executor?: PluginExecutor;
   logger?: Logger;
@@ -34,8 +39,11 @@ export interface CniService {
   readonly socketPath: string;
   /** The chain ADD uses now; undefined until the pod CIDR is known. */
   network(): NetworkConfigList | undefined;
-  /** Sets the node's pod CIDR (from Node.spec.podCIDR). Existing attachments keep the config they were added with. */
-  setPodCIDR(cidr: string): void;
+  /**
+   * Sets the node's pod CIDR (from Node.spec.podCIDR); new ADDs use it at once, existing
+   * attachments keep the config they were added with. Resolves when chainConfDir is written.
+   */
+  setPodCIDR(cidr: string): Promise<void>;
   /** Stops accepting requests, waits for in-flight ones, removes the socket. Idempotent. */
   close(): Promise<void>;
 }
@@ -160,6 +168,15 @@ export async function startCniService(opts: CniServiceOptions): Promise<CniServi
     res.end(body);
   }
 
+  const writeChain = async (): Promise<void> => {
+    if (!opts.chainConfDir || !current) return;
+    const file = join(opts.chainConfDir, `10-${current.name}.conflist`);
+    await mkdir(opts.chainConfDir, { recursive: true });
+    await writeFile(`${file}.tmp`, current.bytes, { mode: 0o644 });
+    await rename(`${file}.tmp`, file);
+  };
+
+  await writeChain();
   await listenUnix(server, opts.socketPath);
   log.info({ socketPath: opts.socketPath }, 'CNI service listening');
   if (opts.runtimeConfDir) await writeRuntimeConflist({ confDir: opts.runtimeConfDir, socketPath: opts.socketPath });
@@ -169,10 +186,12 @@ export async function startCniService(opts: CniServiceOptions): Promise<CniServi
     engine,
     socketPath: opts.socketPath,
     network: () => current,
-    setPodCIDR(cidr: string) {
+    async setPodCIDR(cidr: string) {
+      const next = buildNodeChain({ ...chainOpts, podCIDR: cidr }); // throws on a bad CIDR before anything changes
       chainOpts = { ...chainOpts, podCIDR: cidr };
-      current = buildNodeChain({ ...chainOpts, podCIDR: cidr });
+      current = next;
       log.info({ podCIDR: cidr }, 'Pod CIDR set');
+      await writeChain();
     },
     close() {
       closing ??= (async () => {

@@ -19,7 +19,7 @@ const skip = skipReason();
 test('bad input and failing plugins give typed errors and leave nothing behind', { skip, timeout: 90_000 }, async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'nlc-it-fp-'));
   const ipam = join(dir, 'ipam');
-  const fp = await createFailpointBin(['fp', 'fpv']);
+  const fp = await createFailpointBin(['fp', 'fpv', 'fp11']);
   await fp.addNonExecutable('noexec');
   const natBefore = await natCniLines();
   t.after(async () => {
@@ -130,6 +130,23 @@ test('bad input and failing plugins give typed errors and leave nothing behind',
     const calls = await fp.calls('fp');
     const add = calls.find((c) => c.command === 'ADD')!;
     assert.equal(JSON.parse(add.stdin).prevResult.ips[0].address.startsWith('10.233.2.'), true, 'failpoint wrapper got prevResult');
+  });
+  await t.test('STATUS and GC reach plugins that speak 1.1.0 (and only those)', async () => {
+    await fp.control('fp11', { versions: ['1.0.0', '1.1.0'], rules: [{ command: 'STATUS', call: 2, action: 'fail-json', code: 50, msg: 'plugin not available' }] });
+    const l = parseNetworkConfig(JSON.stringify({ cniVersion: '1.1.0', cniVersions: ['1.0.0', '1.1.0'], name: NET, plugins: [bridge, { type: 'fp11' }] }));
+    assert.deepEqual(await engine.status(l), { ready: ['fp11'], unchecked: ['bridge'] });
+    await assert.rejects(engine.status(l), (err: CniError) => err.cniCode === 50 && err.plugin === 'fp11' && err.code === 'ERR_NETWORK_NOT_READY');
+    const added = await engine.add(l, rt);
+    assert.equal(added.cniVersion, '1.1.0');
+    const report = await engine.gc(l, { validAttachments: [{ containerID: 'still-here', ifName: 'eth0' }] });
+    assert.deepEqual(report.deleted, [{ containerID: 'ctr-fp', ifName: 'eth0' }]);
+    const gc = (await fp.calls('fp11')).filter((c) => c.command === 'GC');
+    assert.equal(gc.length, 1);
+    assert.deepEqual(JSON.parse(gc[0]!.stdin)['cni.dev/valid-attachments'], [{ containerID: 'still-here', ifname: 'eth0' }]);
+    assert.equal(JSON.parse(gc[0]!.stdin).cniVersion, '1.1.0');
+    const adds = (await fp.calls('fp11')).filter((c) => c.command === 'ADD');
+    assert.equal(JSON.parse(adds[0]!.stdin).cniVersion, '1.1.0', 'fp11 speaks 1.1.0 while bridge got 1.0.0');
+    await assertNothingLeft('gc');
   });
   assert.equal(engine.pending, 0);
 });
