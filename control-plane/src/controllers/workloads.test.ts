@@ -72,17 +72,19 @@ test('deployment: create → RS and pods, scale, rolling update with revisions, 
 
   // Rolling update to a new image: a second RS at revision 2; never more than 2 + 1 pods alive.
   let maxAlive = 0;
-  const watchAlive = setInterval(() => void activePods(client, 'web').then((p) => (maxAlive = Math.max(maxAlive, p.length))), 10);
-  t.after(() => clearInterval(watchAlive));
-  const cur = await deploys.get('web');
-  await deploys.update({ ...cur, spec: { ...cur.spec!, template: { ...cur.spec!.template, spec: { containers: [{ name: 'main', image: 'busybox:2' }] } } } });
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) maxAlive = Math.max(maxAlive, (await activePods(client, 'web')).length);
+  })();
+  await deploys.patch('web', { spec: { template: { spec: { containers: [{ name: 'main', image: 'busybox:2' }] } } } }, { type: 'merge' });
   await until('rollout done', async () => {
     await markReady(client, 'web');
     const d = await deploys.get('web');
     const ok = d.status?.updatedReplicas === 2 && d.status.replicas === 2 && d.status.availableReplicas === 2 && d.status.observedGeneration === d.metadata.generation;
     return ok ? d : undefined;
   });
-  clearInterval(watchAlive);
+  sampling = false;
+  await sampler;
   assert.ok(maxAlive <= 3, `saw ${maxAlive} pods alive, more than replicas + maxSurge`);
   const sets = (await client.resource(REPLICASETS, 'default').list()).items;
   assert.deepEqual(sets.map((s) => [s.metadata.annotations?.['deployment.kubernetes.io/revision'], s.spec?.replicas]).sort(), [['1', 0], ['2', 2]]);
@@ -151,4 +153,34 @@ test('replicaset adopts a matching orphan pod and releases a pod it no longer se
     const owned = (await pods.list()).items.filter((p) => p.metadata.ownerReferences?.some((r) => r.uid === rs.metadata.uid));
     return !stray.metadata.ownerReferences?.length && owned.length === 2 ? true : undefined;
   });
+});
+
+test('Recreate: all old pods go before the new ReplicaSet gets any', async (t) => {
+  const server = await InMemoryApiServer.start();
+  t.after(() => server.close());
+  const client = server.client();
+  const cm = await startControllerManager({ client, logger: noopLogger, signal: new AbortController().signal, controllers: ['deployment', 'replicaset'] });
+  t.after(() => cm.close());
+  const deploys = client.resource(DEPLOYMENTS, 'default');
+  const d = deployment('rec', 2);
+  d.spec!.strategy = { type: 'Recreate' };
+  await deploys.create(d);
+  await until('2 pods', async () => ((await activePods(client, 'rec')).length === 2 ? true : undefined));
+  // Sample continuously: no new-template pod may exist while an old one does.
+  const seen: Array<{ old: number; new: number }> = [];
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      const ps = await activePods(client, 'rec');
+      seen.push({ old: ps.filter((p) => p.spec?.containers[0]?.image === 'busybox:1').length, new: ps.filter((p) => p.spec?.containers[0]?.image === 'busybox:2').length });
+    }
+  })();
+  await deploys.patch('rec', { spec: { template: { spec: { containers: [{ name: 'main', image: 'busybox:2' }] } } } }, { type: 'merge' });
+  await until('2 new pods', async () => {
+    const ps = await activePods(client, 'rec');
+    return ps.length === 2 && ps.every((p) => p.spec?.containers[0]?.image === 'busybox:2') ? true : undefined;
+  });
+  sampling = false;
+  await sampler;
+  assert.ok(seen.every((s) => s.old === 0 || s.new === 0), `old and new pods overlapped: ${JSON.stringify(seen.filter((s) => s.old && s.new))}`);
 });
