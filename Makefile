@@ -55,6 +55,13 @@ test-integration: build
 
 test: deps build lint typecheck gen-check test-unit test-integration
 
+# The quickstart: a one-node cluster on this machine (state in /var/lib/nodelet/lab; see README).
+up: deps build
+	./bin/nodelet lab up
+
+down:
+	@if [ -f cli/dist/main.js ]; then ./bin/nodelet lab down; else ./bin/nodelet-dev lab down; fi
+
 clean:
 	rm -rf $(BUILD) */dist
 

@@ -9,6 +9,7 @@ import { register as registerCni } from './commands/cni.js';
 import { register as registerImage } from './commands/image.js';
 import { register as registerRuntime } from './commands/runtime.js';
 import { register as registerOps } from './commands/ops.js';
+import { register as registerLab } from './commands/lab.js';
 
 export const VERSION = '0.1.0';
 
@@ -25,6 +26,7 @@ export function buildProgram(): Command {
   registerImage(program);
   registerRuntime(program);
   registerOps(program);
+  registerLab(program);
   return program;
 }
 

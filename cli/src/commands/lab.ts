@@ -1,0 +1,74 @@
+/**
+ * `nodelet lab up|down|status`: the one-machine lab cluster (what `make up` / `make down` run).
+ * The work is in ./lab/cluster.ts; this file parses flags and prints the next steps.
+ */
+import type { Command } from 'commander';
+import { existsSync } from 'node:fs';
+import { defaultLabOptions, labDown, labPaths, labUp, type LabOptions } from './lab/cluster.js';
+import { runningPid } from './lab/processes.js';
+
+function labFlags(c: Command): Command {
+  return c
+    .option('--state-dir <dir>', 'where the lab keeps everything', '/var/lib/nodelet/lab')
+    .option('--api-port <port>', 'API server port', (v) => Number(v), 6443)
+    .option('--registry <host:port>', 'image registry address', '127.0.0.1:5000')
+    .option('--cluster-cidr <cidr>', 'pod network of the cluster', '10.244.0.0/16')
+    .option('--node-name <name>', 'node name (default: hostname)')
+    .option('--bridge <name>', 'pod bridge', 'nodelet0')
+    .option('--node-api-port <port>', 'agent node API port', (v) => Number(v), 10250)
+    .option('--healthz-port <port>', 'agent healthz port', (v) => Number(v), 10248);
+}
+
+function toOptions(f: Record<string, unknown>): Partial<LabOptions> {
+  return {
+    stateDir: f.stateDir as string, apiPort: f.apiPort as number, registry: f.registry as string,
+    clusterCidr: f.clusterCidr as string, nodeName: f.nodeName as string | undefined, bridge: f.bridge as string,
+    nodeApiPort: f.nodeApiPort as number, healthzPort: f.healthzPort as number,
+  };
+}
+
+export function register(program: Command): void {
+  const lab = program.command('lab').description('a one-node lab cluster on this machine (make up / make down)');
+
+  labFlags(lab.command('up').description('start containerd, nodelet server and nodelet agent; wait until the node is Ready')).action(async (f) => {
+    const r = await labUp({ ...toOptions(f), log: (l) => process.stdout.write(`  ${l}\n`) });
+    process.stdout.write(`
+nodelet lab cluster is up: node "${r.nodeName}" is Ready.
+
+  kubeconfig:  ${r.kubeconfig}
+  API server:  ${r.server}
+  runtime:     ${r.runtimeEndpoint}
+
+Next:
+  export KUBECONFIG=${r.kubeconfig}
+  kubectl get nodes -o wide
+  kubectl create deployment hello --image=${r.images.busybox} -- httpd -f -p 8080
+  kubectl get pods -o wide
+  kubectl logs deploy/hello
+  kubectl exec deploy/hello -- wget -qO- http://127.0.0.1:8080/ || true
+  kubectl scale deployment hello --replicas=5
+  kubectl rollout status deployment hello
+  kubectl delete deployment hello
+  nodelet cri ps -r ${r.runtimeEndpoint}        # what the node runs, crictl-style
+Stop everything with: make down
+`);
+  });
+
+  labFlags(lab.command('down').description('stop the lab cluster and remove everything it created'))
+    .option('--keep-state', 'keep the state dir (server data, images pulled)')
+    .action(async (f) => {
+      const r = await labDown({ ...toOptions(f), keepState: Boolean(f.keepState), log: (l) => process.stdout.write(`  ${l}\n`) });
+      process.stdout.write(`stopped: ${r.stopped.join(', ') || 'nothing was running'}; pod sandboxes removed: ${r.removedSandboxes}\n`);
+      for (const pr of r.problems) process.stdout.write(`problem: ${pr}\n`);
+      if (r.problems.length) process.exitCode = 1;
+    });
+
+  labFlags(lab.command('status').description('show what of the lab cluster runs')).action((f) => {
+    const o = defaultLabOptions(toOptions(f));
+    const p = labPaths(o.stateDir);
+    const line = (name: string, pid: number | undefined) => `${name.padEnd(11)} ${pid ? `running (pid ${pid})` : 'stopped'}\n`;
+    process.stdout.write(line('server', runningPid(p.serverProc, o.stateDir)));
+    process.stdout.write(line('agent', runningPid(p.agentProc, o.stateDir)));
+    process.stdout.write(`kubeconfig  ${existsSync(p.adminKubeconfig) ? p.adminKubeconfig : '(none)'}\n`);
+  });
+}

@@ -1,0 +1,244 @@
+/**
+ * The one-machine lab cluster behind `make up` / `make down` (`nodelet lab up|down|status`):
+ *
+ *   up:   lab images ─▶ containerd (lab runtime) ─▶ nodelet server (SQLite, registry) ─▶ admin
+ *         kubeconfig ─▶ bootstrap token ─▶ join (node credential, 0600) ─▶ nodelet agent ─▶ node Ready
+ *   down: CRI stop+remove of every sandbox while the agent still serves CNI DEL (so IPs, veths and
+ *         cache entries are released) ─▶ stop agent ─▶ stop server ─▶ stop containerd + sweep ─▶
+ *         delete the pod bridge ─▶ remove the state dir (unless --keep-state)
+ *
+ * A failed `up` stops whatever it had started before reporting, so a second `up` starts clean.
+ * Everything lives under one state dir; processes are stopped by their pidfile PIDs.
+ */
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { hostname } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { stringify as toYaml } from 'yaml';
+import { AgentError, delay, describeError } from '@nodelet/base';
+import { ApiClient, loadKubeconfig, NODES, type Node } from '@nodelet/api';
+import { ensureLabImages, DEFAULT_LAB_IMAGE_DIR, LAB_IMAGES } from '@nodelet/oci';
+import { labRuntimeDown, labRuntimeUp } from '@nodelet/lab-runtime';
+import { connectCriClient } from '@nodelet/cri-client';
+import { createToken } from '../ops/token.js';
+import { join as joinCluster } from '../ops/join.js';
+import { logTail, managed, runningPid, startDetached, stopProcess } from './processes.js';
+
+export interface LabOptions {
+  stateDir: string;
+  apiPort: number;
+  /** `host:port` of the registry the server runs (and containerd pulls from). */
+  registry: string;
+  clusterCidr: string;
+  nodeName: string;
+  bridge: string;
+  nodeApiPort: number;
+  healthzPort: number;
+  imagesDir: string;
+  /** How long to wait for the node to become Ready. */
+  readyTimeoutMs: number;
+  log?: (line: string) => void;
+}
+
+export function defaultLabOptions(o: Partial<LabOptions> = {}): LabOptions {
+  return {
+    stateDir: resolve(o.stateDir ?? '/var/lib/nodelet/lab'),
+    apiPort: o.apiPort ?? 6443,
+    registry: o.registry ?? '127.0.0.1:5000',
+    clusterCidr: o.clusterCidr ?? '10.244.0.0/16',
+    nodeName: (o.nodeName ?? hostname()).toLowerCase(),
+    bridge: o.bridge ?? 'nodelet0',
+    nodeApiPort: o.nodeApiPort ?? 10250,
+    healthzPort: o.healthzPort ?? 10248,
+    imagesDir: o.imagesDir ?? DEFAULT_LAB_IMAGE_DIR,
+    readyTimeoutMs: o.readyTimeoutMs ?? 120_000,
+    log: o.log,
+  };
+}
+
+export function labPaths(stateDir: string) {
+  return {
+    containerd: join(stateDir, 'containerd'),
+    server: join(stateDir, 'server'),
+    agentRoot: join(stateDir, 'agent'),
+    agentConfig: join(stateDir, 'agent.yaml'),
+    agentKubeconfig: join(stateDir, 'agent.kubeconfig'),
+    clusterCa: join(stateDir, 'ca.crt'),
+    adminKubeconfig: join(stateDir, 'server', 'admin.kubeconfig'),
+    cniBin: join(stateDir, 'cni', 'bin'),
+    cniConf: join(stateDir, 'cni', 'net.d'),
+    cniCache: join(stateDir, 'cni', 'cache'),
+    ipam: join(stateDir, 'cni', 'ipam'),
+    serverProc: managed(stateDir, 'server'),
+    agentProc: managed(stateDir, 'agent'),
+  };
+}
+
+export interface LabUpResult {
+  kubeconfig: string;
+  server: string;
+  nodeName: string;
+  runtimeEndpoint: string;
+  images: { busybox: string; pause: string };
+}
+
+async function waitFor<T>(what: string, timeoutMs: number, fn: () => Promise<T | undefined>, onTimeout: () => string): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > until) {
+      throw new AgentError('ERR_DEADLINE_EXCEEDED', `${what} did not happen within ${timeoutMs / 1000} s${last ? ` (last error: ${describeError(last)})` : ''}\n${onTimeout()}`);
+    }
+    await delay(200);
+  }
+}
+
+export async function labUp(opts: Partial<LabOptions> = {}): Promise<LabUpResult> {
+  const o = defaultLabOptions(opts);
+  const p = labPaths(o.stateDir);
+  const say = o.log ?? (() => {});
+  const marker = o.stateDir;
+  mkdirSync(o.stateDir, { recursive: true, mode: 0o700 });
+  for (const d of [p.cniBin, p.cniConf, p.cniCache, p.ipam, p.agentRoot]) mkdirSync(d, { recursive: true });
+
+  try {
+    say('building the offline images (pause, busybox)…');
+    await ensureLabImages(o.imagesDir);
+
+    say('starting containerd (lab runtime)…');
+    const rt = await labRuntimeUp({ dir: p.containerd, registry: o.registry, cniBinDir: p.cniBin, cniConfDir: p.cniConf });
+
+    if (runningPid(p.serverProc, marker) === undefined) {
+      say(`starting nodelet server on :${o.apiPort} (SQLite, registry ${o.registry})…`);
+      startDetached(p.serverProc, [
+        'server', '--data-dir', p.server, '--port', String(o.apiPort), '--bind-address', '127.0.0.1',
+        '--registry-address', o.registry, '--registry-root', o.imagesDir, '--cluster-cidr', o.clusterCidr,
+      ]);
+    }
+    const admin = await waitFor('the API server to answer', 60_000, async () => {
+      if (!existsSync(p.adminKubeconfig)) return undefined;
+      const c = new ApiClient({ ...(await loadKubeconfig(p.adminKubeconfig)), timeoutMs: 2_000 });
+      try {
+        await c.getRaw('/readyz');
+        return c;
+      } catch (err) {
+        c.close();
+        throw err;
+      }
+    }, () => `server log ${p.serverProc.logFile}:\n${logTail(p.serverProc.logFile)}`);
+
+    if (!existsSync(p.agentKubeconfig)) {
+      say('joining the node (bootstrap token → node credential)…');
+      const tok = await createToken({ kubeconfig: p.adminKubeconfig, ttlMs: 10 * 60_000, description: 'nodelet lab up' });
+      await joinCluster({ server: tok.server, token: tok.token, caCertHash: tok.caCertHash, nodeName: o.nodeName, kubeconfigPath: p.agentKubeconfig });
+    }
+    // The API server reaches the node API (logs, exec) with a client certificate of the cluster CA.
+    writeFileSync(p.clusterCa, (await loadKubeconfig(p.adminKubeconfig)).ca ?? '', { mode: 0o644 });
+    writeFileSync(p.agentConfig, toYaml({
+      apiVersion: 'kubelet.config.k8s.io/v1beta1',
+      kind: 'KubeletConfiguration',
+      authentication: { x509: { clientCAFile: p.clusterCa }, webhook: { enabled: true }, anonymous: { enabled: false } },
+      cniBridgeName: o.bridge,
+      cniIpamDataDir: p.ipam,
+      cniCacheDir: p.cniCache,
+      cniSocketPath: join(p.agentRoot, 'cni.sock'),
+      podLogsDir: join(o.stateDir, 'pods-logs'),
+    }), { mode: 0o600 });
+
+    if (runningPid(p.agentProc, marker) === undefined) {
+      say(`starting nodelet agent as node "${o.nodeName}"…`);
+      startDetached(p.agentProc, [
+        'agent', '--config', p.agentConfig, '--kubeconfig', p.agentKubeconfig, '--node-name', o.nodeName,
+        '--container-runtime-endpoint', rt.endpoint, '--cni-bin-dir', p.cniBin, '--cni-conf-dir', p.cniConf,
+        '--root-dir', p.agentRoot, '--port', String(o.nodeApiPort), '--healthz-port', String(o.healthzPort),
+      ]);
+    }
+    say('waiting for the node to become Ready…');
+    await waitFor(`node "${o.nodeName}" to become Ready`, o.readyTimeoutMs, async () => {
+      const n = await admin.get<Node>(NODES, o.nodeName);
+      return n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? n : undefined;
+    }, () => `agent log ${p.agentProc.logFile}:\n${logTail(p.agentProc.logFile)}`);
+    const server = admin.server.replace(/\/$/, '');
+    admin.close();
+    return {
+      kubeconfig: p.adminKubeconfig,
+      server,
+      nodeName: o.nodeName,
+      runtimeEndpoint: rt.endpoint,
+      images: {
+        busybox: `${o.registry}/${LAB_IMAGES.busybox.name}:${LAB_IMAGES.busybox.tag}`,
+        pause: `${o.registry}/${LAB_IMAGES.pause.name}:${LAB_IMAGES.pause.tag}`,
+      },
+    };
+  } catch (err) {
+    say('start-up failed; stopping what was started…');
+    await labDown({ ...o, keepState: true }).catch(() => undefined);
+    throw err;
+  }
+}
+
+export interface LabDownResult {
+  removedSandboxes: number;
+  stopped: string[];
+  problems: string[];
+}
+
+export async function labDown(opts: Partial<LabOptions> & { keepState?: boolean } = {}): Promise<LabDownResult> {
+  const o = defaultLabOptions(opts);
+  const p = labPaths(o.stateDir);
+  const say = o.log ?? (() => {});
+  const marker = o.stateDir;
+  const problems: string[] = [];
+  const stopped: string[] = [];
+  let removedSandboxes = 0;
+  if (!existsSync(o.stateDir)) return { removedSandboxes, stopped, problems };
+
+  // 1. Pod sandboxes go first, while the agent still answers the runtime's CNI DEL.
+  const socket = join(p.containerd, 'containerd.sock');
+  if (existsSync(socket)) {
+    try {
+      const { client } = await connectCriClient({ endpoint: `unix://${socket}`, timeoutMs: 10_000 });
+      try {
+        const sandboxes = (await client.runtime.listPodSandbox({})).items ?? [];
+        if (sandboxes.length) say(`removing ${sandboxes.length} pod sandbox(es)…`);
+        for (const s of sandboxes) {
+          try {
+            await client.runtime.stopPodSandbox({ podSandboxId: s.id }, { timeoutMs: 60_000 });
+            await client.runtime.removePodSandbox({ podSandboxId: s.id }, { timeoutMs: 60_000 });
+            removedSandboxes++;
+          } catch (err) {
+            problems.push(`sandbox ${s.id.slice(0, 13)}: ${describeError(err)}`);
+          }
+        }
+      } finally {
+        client.close();
+      }
+    } catch (err) {
+      problems.push(`runtime: ${describeError(err)}`);
+    }
+  }
+  // 2–3. Agent, then server.
+  if (await stopProcess(p.agentProc, marker)) stopped.push('agent');
+  if (await stopProcess(p.serverProc, marker)) stopped.push('server');
+  // 4. containerd, and whatever its shims and mounts left.
+  const rt = await labRuntimeDown({ dir: p.containerd });
+  if (rt.wasRunning) stopped.push('containerd');
+  problems.push(...rt.problems);
+  // 5. The bridge the CNI bridge plugin created (CNI never deletes bridges).
+  if (existsSync(`/sys/class/net/${o.bridge}`)) {
+    try {
+      execFileSync('ip', ['link', 'delete', o.bridge]);
+    } catch (err) {
+      problems.push(`bridge ${o.bridge}: ${describeError(err)}`);
+    }
+  }
+  // 6. State.
+  if (!opts.keepState) rmSync(o.stateDir, { recursive: true, force: true });
+  return { removedSandboxes, stopped, problems };
+}
