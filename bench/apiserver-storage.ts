@@ -95,7 +95,7 @@ async function benchList(store: Store, rounds = 20): Promise<{ full: Stats; page
 
 async function benchFanOut(store: Store): Promise<{ delivery: Stats; lastWatcher: Stats }> {
   const ac = new AbortController();
-  setMaxListeners(WATCHERS + 10, ac.signal); // one shared signal for all watchers of the bench
+  setMaxListeners(2 * WATCHERS + 10, ac.signal); // one shared signal for all watchers of the bench
   const sentAt = new Map<number, number>(); // revision -> write start
   const perEvent = new Map<number, number[]>();
   const after = await store.currentRevision();

@@ -45,7 +45,11 @@ export type WatchEventType = 'PUT' | 'DELETE';
 
 export interface WatchEvent {
   type: WatchEventType;
-  /** For PUT: the new value; for DELETE: the last value before deletion. */
+  /**
+   * For PUT: the new value; for DELETE: the last value before deletion, with that value's own
+   * `modRevision` (the deletion's revision is `revision`; the API server reports it as the
+   * deleted object's resourceVersion, as kube-apiserver does).
+   */
   kv: KeyValue;
   /** For PUT updates: the previous value (undefined on create). For DELETE: same as kv. */
   prevKv?: KeyValue;
@@ -77,7 +81,12 @@ export interface Store {
    * revision and the last value. ERR_NOT_FOUND / ERR_CONFLICT.
    */
   delete(key: string, expectedRevision?: number): Promise<{ revision: number; kv: KeyValue }>;
-  /** Events under `prefix` after a revision, in revision order, until the signal aborts. */
+  /**
+   * Events under `prefix` after a revision, in revision order, until the signal aborts (the
+   * iterator then ends without error). Throws ERR_GONE when `afterRevision` is below the
+   * compacted revision (also later, for a consumer so slow that compaction overtook it) and
+   * ERR_UNAVAILABLE when the store is closed. Safe to abandon: abort or `return()` detaches it.
+   */
   watch(prefix: string, opts: WatchOptions): AsyncIterable<WatchEvent>;
   /** The latest revision of the whole store. */
   currentRevision(): Promise<number>;

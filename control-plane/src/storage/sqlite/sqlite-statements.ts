@@ -79,6 +79,11 @@ export class SqliteStatements {
     return this.#tx.immediate(fn) as T;
   }
 
+  /** Inside a transaction: runs `fn` in a SAVEPOINT, rolled back alone if it throws. */
+  savepoint<T>(fn: () => T): T {
+    return this.#tx(fn) as T;
+  }
+
   latest(name: string): Row | undefined {
     return this.#latest.get(name) as Row | undefined;
   }

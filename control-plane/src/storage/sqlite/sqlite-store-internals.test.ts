@@ -56,6 +56,22 @@ describe('sqlite store internals', () => {
     assert.equal(ev!.revision, rev);
   });
 
+  it('writes in one tick share a commit, but a failed compare-and-swap rolls back only itself', async (t) => {
+    const s = createTempSqliteStore();
+    t.after(() => s.close());
+    const results = await Promise.allSettled([
+      s.create('/registry/a', enc('1')),
+      s.create('/registry/a', enc('dup')),
+      s.create('/registry/b', enc('2')),
+      s.update('/registry/a', enc('3'), 1),
+    ]);
+    assert.deepEqual(
+      results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as { code?: string }).code)),
+      [1, 'ERR_ALREADY_EXISTS', 2, 3],
+    );
+    assert.equal((await s.get('/registry/a'))?.modRevision, 3);
+  });
+
   it('compaction deletes superseded rows and tombstones, keeps the revision counter', async (t) => {
     const s = createTempSqliteStore();
     t.after(() => s.close());

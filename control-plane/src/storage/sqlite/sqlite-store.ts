@@ -6,6 +6,7 @@ import { startCompactor, type CompactorOptions } from '../compactor.js';
 import { checkKey, checkRevision, prefixRangeEndString } from '../keys.js';
 import type { KeyValue, ListOptions, ListResult, Store, WatchEvent, WatchOptions } from '../types.js';
 import { COMPACT_REV_KEY, SCHEMA, createRevisionOf, rowToKv, type Row } from './schema.js';
+import { GroupCommitter } from './group-commit.js';
 import { toStorageError } from './sqlite-errors.js';
 import { SqliteStatements } from './sqlite-statements.js';
 import { SqliteWatchHub, SqliteWatcher, type WatchSource } from './sqlite-watch.js';
@@ -39,10 +40,31 @@ export function createSqliteStore(opts: SqliteStoreOptions): Store {
   return new SqliteStore(opts);
 }
 
+/** Opens the file with the settings durability depends on; closes it again if any is refused. */
+function openDatabase(path: string, busyTimeoutMs: number): Database.Database {
+  let db: Database.Database | undefined;
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    db = new Database(path);
+    const mode = db.pragma('journal_mode = WAL', { simple: true });
+    db.pragma('synchronous = FULL');
+    if (mode !== 'wal' || db.pragma('synchronous', { simple: true }) !== 2) {
+      throw new AgentError('ERR_FAILED_PRECONDITION', `SQLite at "${path}" refused WAL mode with synchronous=FULL`);
+    }
+    db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+    db.exec(SCHEMA);
+    return db;
+  } catch (err) {
+    db?.close();
+    throw toStorageError(err, `cannot open SQLite store "${path}"`);
+  }
+}
+
 class SqliteStore implements Store {
   readonly #db: Database.Database;
   readonly #sql: SqliteStatements;
   readonly #hub: SqliteWatchHub;
+  readonly #writes: GroupCommitter;
   readonly #source: WatchSource;
   readonly #log: Logger;
   readonly #compactor: Disposable | undefined;
@@ -52,23 +74,15 @@ class SqliteStore implements Store {
   constructor(opts: SqliteStoreOptions) {
     this.#log = (opts.logger ?? noopLogger).child({ component: 'storage-sqlite' });
     this.#watchQueueLimit = opts.watchQueueLimit;
-    try {
-      mkdirSync(dirname(opts.path), { recursive: true });
-      this.#db = new Database(opts.path);
-      this.#db.pragma('journal_mode = WAL');
-      this.#db.pragma('synchronous = FULL');
-      this.#db.pragma(`busy_timeout = ${opts.busyTimeoutMs ?? 30_000}`);
-      this.#db.exec(SCHEMA);
-      this.#sql = new SqliteStatements(this.#db);
-    } catch (err) {
-      throw toStorageError(err, `cannot open SQLite store "${opts.path}"`);
-    }
+    this.#db = openDatabase(opts.path, opts.busyTimeoutMs ?? 30_000);
+    this.#sql = new SqliteStatements(this.#db);
     this.#source = {
       rowsAfter: (after, limit) => this.#sql.rowsAfter(after, limit),
       replay: (prefix, after, upTo, limit) => this.#replay(prefix, after, upTo, limit),
       currentRevision: () => this.#sql.currentRevision(),
     };
     this.#hub = new SqliteWatchHub(this.#source, opts.pollIntervalMs ?? 1000, this.#log);
+    this.#writes = new GroupCommitter(this.#sql, () => this.#hub.notify());
     this.#log.info({ path: opts.path, revision: this.#sql.currentRevision() }, 'SQLite store opened');
     this.#compactor = opts.compactor ? startCompactor(this, { ...opts.compactor, logger: this.#log }) : undefined;
   }
@@ -111,55 +125,45 @@ class SqliteStore implements Store {
   async create(key: string, value: Uint8Array): Promise<number> {
     this.#check();
     checkKey(key);
-    const rev = this.#run(`create "${key}"`, () =>
-      this.#sql.writeTx(() => {
-        const latest = this.#sql.latest(key);
-        if (latest && !latest.deleted) throw new AgentError('ERR_ALREADY_EXISTS', `key "${key}" already exists`);
-        return this.#sql.insert(key, { created: 1, createRevision: 0, prevRevision: latest?.id ?? 0, value });
-      }),
-    );
-    this.#hub.notify();
-    return rev;
+    const copy = Buffer.from(value); // written on the next microtask; the caller may reuse its buffer
+    return this.#writes.submit(`create "${key}"`, () => {
+      const latest = this.#sql.latest(key);
+      if (latest && !latest.deleted) throw new AgentError('ERR_ALREADY_EXISTS', `key "${key}" already exists`);
+      return this.#sql.insert(key, { created: 1, createRevision: 0, prevRevision: latest?.id ?? 0, value: copy });
+    });
   }
 
   async update(key: string, value: Uint8Array, expectedRevision: number): Promise<number> {
     this.#check();
     checkKey(key);
     checkRevision('expectedRevision', expectedRevision);
-    const rev = this.#run(`update "${key}"`, () =>
-      this.#sql.writeTx(() => {
-        const latest = this.#liveOrThrow(key, expectedRevision);
-        return this.#sql.insert(key, {
-          createRevision: createRevisionOf(latest),
-          prevRevision: latest.id,
-          value,
-          oldValue: latest.value,
-        });
-      }),
-    );
-    this.#hub.notify();
-    return rev;
+    const copy = Buffer.from(value);
+    return this.#writes.submit(`update "${key}"`, () => {
+      const latest = this.#liveOrThrow(key, expectedRevision);
+      return this.#sql.insert(key, {
+        createRevision: createRevisionOf(latest),
+        prevRevision: latest.id,
+        value: copy,
+        oldValue: latest.value,
+      });
+    });
   }
 
   async delete(key: string, expectedRevision?: number): Promise<{ revision: number; kv: KeyValue }> {
     this.#check();
     checkKey(key);
     if (expectedRevision !== undefined) checkRevision('expectedRevision', expectedRevision);
-    const result = this.#run(`delete "${key}"`, () =>
-      this.#sql.writeTx(() => {
-        const latest = this.#liveOrThrow(key, expectedRevision);
-        // The tombstone keeps the removed value so the DELETE event outlives compaction of its row.
-        const revision = this.#sql.insert(key, {
-          deleted: 1,
-          createRevision: createRevisionOf(latest),
-          prevRevision: latest.id,
-          value: latest.value,
-        });
-        return { revision, kv: rowToKv(latest) };
-      }),
-    );
-    this.#hub.notify();
-    return result;
+    return this.#writes.submit(`delete "${key}"`, () => {
+      const latest = this.#liveOrThrow(key, expectedRevision);
+      // The tombstone keeps the removed value so the DELETE event outlives compaction of its row.
+      const revision = this.#sql.insert(key, {
+        deleted: 1,
+        createRevision: createRevisionOf(latest),
+        prevRevision: latest.id,
+        value: latest.value,
+      });
+      return { revision, kv: rowToKv(latest) };
+    });
   }
 
   watch(prefix: string, opts: WatchOptions): AsyncIterable<WatchEvent> {
@@ -207,6 +211,7 @@ class SqliteStore implements Store {
     if (this.#closed) return;
     this.#closed = true;
     this.#compactor?.dispose();
+    this.#writes.close();
     this.#hub.close();
     this.#db.close();
   }
