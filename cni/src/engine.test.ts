@@ -167,3 +167,27 @@ test('bad runtime parameters are rejected before any plugin runs', async (t) => 
   await assert.rejects(engine.add(net, { ...rt, netns: undefined }), /netns is required/);
   assert.equal(exec.calls.length, 0);
 });
+
+test('GC waits for running operations on the network and holds off new ones', async (t) => {
+  const order: string[] = [];
+  let release: () => void = () => {};
+  const gate = new Promise<void>((r) => (release = r));
+  const exec = new FakePluginExecutor().plugin('main', async (c) => {
+    if (c.command === 'VERSION') return JSON.stringify({ cniVersion: '1.0.0', supportedVersions: ['1.0.0'] });
+    order.push(`${c.command}:${c.env.CNI_CONTAINERID}:start`);
+    if (c.env.CNI_CONTAINERID === 'slow') await gate;
+    order.push(`${c.command}:${c.env.CNI_CONTAINERID}:end`);
+    return c.command === 'ADD' ? JSON.stringify(RESULT) : '';
+  });
+  const { engine, net } = await setup(t, { cniVersion: '1.0.0', name: 'nlc-g', plugins: [{ type: 'main' }] }, exec);
+  const slow = engine.add(net, { ...rt, containerID: 'slow' });
+  while (order.length === 0) await new Promise((r) => setImmediate(r));
+  const gc = engine.gc(net, { validAttachments: [] });
+  const after = engine.add(net, { ...rt, containerID: 'after' });
+  await new Promise((r) => setTimeout(r, 20)); // a negative check: give them time to (wrongly) start
+  assert.deepEqual(order, ['ADD:slow:start'], 'GC and the later ADD wait');
+  release();
+  await Promise.all([slow, gc, after]);
+  assert.deepEqual(order, ['ADD:slow:start', 'ADD:slow:end', 'DEL:slow:start', 'DEL:slow:end', 'ADD:after:start', 'ADD:after:end']);
+  assert.equal(engine.pending, 0);
+});

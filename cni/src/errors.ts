@@ -84,10 +84,9 @@ export class CniError extends AgentError {
 
   /** The spec error object, for printing by `nodelet-cni` and `nodelet cni`. */
   toSpecJSON(cniVersion?: string): CniErrorJSON {
-    const out: CniErrorJSON = { code: this.cniCode, msg: this.plugin ? `${this.plugin}: ${this.msg}` : this.msg };
-    if (cniVersion) out.cniVersion = cniVersion;
+    const out: CniErrorJSON = { ...(cniVersion ? { cniVersion } : {}), code: this.cniCode, msg: this.plugin ? `${this.plugin}: ${this.msg}` : this.msg };
     if (this.details) out.details = this.details;
-    return cniVersion ? { cniVersion, ...out } : out;
+    return out;
   }
 }
 

@@ -13,6 +13,16 @@ const RESULT = { cniVersion: '1.0.0', interfaces: [{ name: 'eth0', sandbox: '/ru
 
 type Variant = 'script' | 'binary';
 
+/** What nodelet-cni printed (a result, VERSION answer or spec error), loosely typed for asserts. */
+interface ShimOut {
+  cniVersion?: string;
+  code?: number;
+  msg: string;
+  details: string;
+  ips?: unknown[];
+  supportedVersions: string[];
+}
+
 /** Both builds of nodelet-cni speak the same protocol; the C one is compiled here if gcc exists. */
 async function fixture(t: { after(fn: () => Promise<void>): void }, variant: Variant) {
   const dir = await mkdtemp(join(tmpdir(), 'nlc-svc-'));
@@ -31,7 +41,7 @@ async function fixture(t: { after(fn: () => Promise<void>): void }, variant: Var
   const config = JSON.parse(await readFile(conflist, 'utf8'));
   // Async: the service runs in this process, so a sync spawn would block its event loop.
   const shim = (command: string, env: Record<string, string> = {}, cniVersion = '1.0.0', extra: object = {}) =>
-    new Promise<{ status: number; out: Record<string, any> }>((resolve) => {
+    new Promise<{ status: number; out: ShimOut }>((resolve) => {
       const stdin = JSON.stringify({ ...config.plugins[0], cniVersion, name: config.name, ...extra });
       const child = execFile(nodeletCni, [], { env: { PATH: '/usr/bin:/bin', CNI_COMMAND: command, CNI_CONTAINERID: 'sb1', CNI_NETNS: '/run/netns/p', CNI_IFNAME: 'eth0', CNI_PATH: bin, ...env } }, (err, stdout) => {
         resolve({ status: err ? Number((err as { code?: number }).code ?? 1) : 0, out: stdout ? JSON.parse(stdout) : undefined });
@@ -88,7 +98,7 @@ test(`nodelet-cni (${variant}): errors come back as spec JSON; no pod CIDR and a
   assert.match(early.out.details, /no pod CIDR/);
   assert.equal((await f.shim('DEL')).status, 0, 'DEL before any chain exists is a no-op');
 
-  await svc.setPodCIDR('10.233.8.0/24');
+  svc.setPodCIDR('10.233.8.0/24');
   const bad = await f.shim('ADD', { CNI_CONTAINERID: '' });
   assert.equal(bad.out.code, 4);
   assert.match(bad.out.msg, /invalid container ID/);
@@ -105,9 +115,13 @@ test('setPodCIDR validates, switches the chain and writes it to chainConfDir', a
   const svc = await startCniService({ socketPath: join(dir, 's.sock'), binDirs: ['/x'], cacheDir: dir, chain: { bridgeName: 'nlc7' }, chainConfDir: join(dir, 'chain') });
   t.after(() => svc.close());
   assert.equal(svc.network(), undefined);
-  await assert.rejects(svc.setPodCIDR('10.233.9.0/33'), { code: 'ERR_INVALID_ARGUMENT' });
-  await svc.setPodCIDR('10.233.9.0/24');
-  const written = JSON.parse(await readFile(join(dir, 'chain', '10-nodelet-pods.conflist'), 'utf8'));
+  assert.throws(() => svc.setPodCIDR('10.233.9.0/33'), { code: 'ERR_INVALID_ARGUMENT' });
+  assert.equal(svc.network(), undefined, 'a bad CIDR changes nothing');
+  svc.setPodCIDR('10.233.9.0/24');
+  const file = join(dir, 'chain', '10-nodelet-pods.conflist');
+  const deadline = Date.now() + 5000;
+  while (!existsSync(file) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  const written = JSON.parse(await readFile(file, 'utf8'));
   assert.deepEqual(written.plugins.map((p: { type: string }) => p.type), ['bridge', 'portmap']);
   assert.deepEqual(written.plugins[0].ipam.ranges, [[{ subnet: '10.233.9.0/24' }]]);
   assert.equal(svc.network()?.name, 'nodelet-pods');

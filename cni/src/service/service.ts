@@ -41,9 +41,10 @@ export interface CniService {
   network(): NetworkConfigList | undefined;
   /**
    * Sets the node's pod CIDR (from Node.spec.podCIDR); new ADDs use it at once, existing
-   * attachments keep the config they were added with. Resolves when chainConfDir is written.
+   * attachments keep the config they were added with. Synchronous; throws ERR_INVALID_ARGUMENT
+   * (and keeps the old chain) for a malformed CIDR. chainConfDir is rewritten in the background.
    */
-  setPodCIDR(cidr: string): Promise<void>;
+  setPodCIDR(cidr: string): void;
   /** Stops accepting requests, waits for in-flight ones, removes the socket. Idempotent. */
   close(): Promise<void>;
 }
@@ -168,12 +169,14 @@ export async function startCniService(opts: CniServiceOptions): Promise<CniServi
     res.end(body);
   }
 
+  let writes = 0;
   const writeChain = async (): Promise<void> => {
     if (!opts.chainConfDir || !current) return;
     const file = join(opts.chainConfDir, `10-${current.name}.conflist`);
     await mkdir(opts.chainConfDir, { recursive: true });
-    await writeFile(`${file}.tmp`, current.bytes, { mode: 0o644 });
-    await rename(`${file}.tmp`, file);
+    const tmp = `${file}.tmp-${process.pid}-${++writes}`;
+    await writeFile(tmp, current.bytes, { mode: 0o644 });
+    await rename(tmp, file);
   };
 
   await writeChain();
@@ -186,12 +189,12 @@ export async function startCniService(opts: CniServiceOptions): Promise<CniServi
     engine,
     socketPath: opts.socketPath,
     network: () => current,
-    async setPodCIDR(cidr: string) {
+    setPodCIDR(cidr: string) {
       const next = buildNodeChain({ ...chainOpts, podCIDR: cidr }); // throws on a bad CIDR before anything changes
       chainOpts = { ...chainOpts, podCIDR: cidr };
       current = next;
       log.info({ podCIDR: cidr }, 'Pod CIDR set');
-      await writeChain();
+      writeChain().catch((err: unknown) => log.warn({ err: String(err), dir: opts.chainConfDir }, 'Writing the node chain conflist failed'));
     },
     close() {
       closing ??= (async () => {
