@@ -179,6 +179,7 @@ export class Agent {
       runtimeRequestTimeoutMs: c.runtimeRequestTimeoutMs,
       crashLoopInitialMs: c.crashLoopInitialMs,
       crashLoopMaxMs: c.crashLoopMaxMs,
+      onSandboxIps: (id, ips) => this.pleg.noteSandboxIps(id, ips),
     });
     this.status = new StatusManager({ api, clock: this.#clock, log: log.child({ component: 'status' }) });
     const lifecycle = new PodLifecycle({

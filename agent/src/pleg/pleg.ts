@@ -11,7 +11,7 @@
  * sandbox's IPs. Only sandboxes/containers the agent labelled are listed (foreign ones are left alone).
  */
 import { waitWakeOrTimeout } from '../util/wait.js';
-import { Wakeup, describeError, isAbortError, linkAbort, type Clock, type Logger } from '@nodelet/base';
+import { Semaphore, Wakeup, describeError, isAbortError, linkAbort, type Clock, type Logger } from '@nodelet/base';
 import type { CriContainerStatus, RuntimeService } from '../runtime/cri.js';
 import { MANAGED_BY } from '../runtime/labels.js';
 import {
@@ -34,6 +34,7 @@ export interface PlegOptions {
 
 /** kubelet `genericPlegRelistThreshold`: a relist older than this makes the node unhealthy. */
 const RELIST_THRESHOLD_MS = 3 * 60_000;
+const STATUS_CONCURRENCY = 16;
 
 export class Pleg {
   readonly #o: PlegOptions;
@@ -69,6 +70,11 @@ export class Pleg {
         throw err;
       }
     }
+  }
+
+  /** Records a sandbox's IPs learnt elsewhere (RunPodSandbox's follow-up status), saving a call. */
+  noteSandboxIps(sandboxId: string, ips: string[]): void {
+    if (ips.length > 0) this.#sandboxIps.set(sandboxId, ips);
   }
 
   /** Asks for a relist as soon as possible (coalesced), e.g. after a sync changed something. */
@@ -133,32 +139,41 @@ export class Pleg {
     ]);
     const pods = new Map<string, ObservedPod>();
     const liveSandboxes = new Set<string>();
-    for (const s of sbs.items) {
+    // Status calls run STATUS_CONCURRENCY at a time: one slow answer must not hold up the others.
+    const limit = new Semaphore(STATUS_CONCURRENCY);
+    const sbIps = await Promise.all(
+      sbs.items.map((s) =>
+        limit.use(async () => {
+          let ips = this.#sandboxIps.get(s.id);
+          if (!ips && s.state === 'SANDBOX_READY') {
+            const st = await rt.podSandboxStatus({ podSandboxId: s.id }, { signal }).catch(() => undefined);
+            const net = st?.status?.network;
+            ips = net?.ip ? [net.ip, ...(net.additionalIps ?? []).map((x) => x.ip)] : [];
+            if (ips.length > 0 || st?.status?.linux?.namespaces?.options?.network === 'NODE') this.#sandboxIps.set(s.id, ips);
+          }
+          return ips;
+        }),
+      ),
+    );
+    sbs.items.forEach((s, i) => {
       liveSandboxes.add(s.id);
-      let ips = this.#sandboxIps.get(s.id);
-      if (!ips && s.state === 'SANDBOX_READY') {
-        const st = await rt.podSandboxStatus({ podSandboxId: s.id }, { signal }).catch(() => undefined);
-        const net = st?.status?.network;
-        ips = net?.ip ? [net.ip, ...(net.additionalIps ?? []).map((x) => x.ip)] : [];
-        if (ips.length > 0 || st?.status?.linux?.namespaces?.options?.network === 'NODE') this.#sandboxIps.set(s.id, ips);
-      }
-      const sb = sandboxFromCri(s, s.state === 'SANDBOX_READY' ? (ips ?? []) : []);
-      if (!sb.uid) continue;
+      const sb = sandboxFromCri(s, s.state === 'SANDBOX_READY' ? (sbIps[i] ?? []) : []);
+      if (!sb.uid) return;
       let p = pods.get(sb.uid);
       if (!p) pods.set(sb.uid, (p = emptyObservedPod(sb.uid, sb.name, sb.namespace)));
       p.sandboxes.push(sb);
-    }
+    });
     const liveContainers = new Set<string>();
-    for (const c of cts.containers) {
+    const statuses = await Promise.all(cts.containers.map((c) => limit.use(() => this.#containerStatus(c.id, c.state, signal))));
+    cts.containers.forEach((c, i) => {
       liveContainers.add(c.id);
-      const st = await this.#containerStatus(c.id, c.state, signal);
-      const oc = containerFromCri(c, st);
+      const oc = containerFromCri(c, statuses[i]);
       const uid = c.labels['io.kubernetes.pod.uid'];
-      if (!uid) continue;
+      if (!uid) return;
       let p = pods.get(uid);
       if (!p) pods.set(uid, (p = emptyObservedPod(uid, c.labels['io.kubernetes.pod.name'] ?? '', c.labels['io.kubernetes.pod.namespace'] ?? '')));
       p.containers.push(oc);
-    }
+    });
     for (const id of this.#sandboxIps.keys()) if (!liveSandboxes.has(id)) this.#sandboxIps.delete(id);
     for (const m of [this.#exited, this.#running]) for (const id of m.keys()) if (!liveContainers.has(id)) m.delete(id);
 

@@ -43,6 +43,8 @@ export interface PodRuntimeOptions {
   /** CrashLoopBackOff: 10 s doubling to 300 s unless configured. */
   crashLoopInitialMs?: number;
   crashLoopMaxMs?: number;
+  /** Told the IPs of a sandbox it just created (the PLEG cache keeps them). */
+  onSandboxIps?(sandboxId: string, ips: string[]): void;
 }
 
 export interface SyncResult {
@@ -124,6 +126,7 @@ export class PodRuntime {
       const st = await this.#o.runtime.podSandboxStatus({ podSandboxId: sandboxId }, { signal });
       const net = st.status?.network;
       podIPs = net?.ip ? [net.ip, ...(net.additionalIps ?? []).map((x) => x.ip)] : [];
+      this.#o.onSandboxIps?.(sandboxId, podIPs);
     } else if (!sandboxId) {
       return result;
     } else {

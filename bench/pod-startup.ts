@@ -1,0 +1,142 @@
+/**
+ * bench/pod-startup: a burst of N pods (default 30, cached images) through the real path
+ *
+ *   API create ──▶ nodelet agent (child process) ──▶ CRI RunPodSandbox (CNI via nodelet-cni) +
+ *   CreateContainer + StartContainer ──▶ status patch ──▶ Ready seen by a watch
+ *
+ * beside the floor: the same sandbox + CNI + container calls made directly through cri-client,
+ * N at once, in the same run against the same containerd. Also samples the agent's RSS and CPU
+ * while idle and with N running pods.
+ *
+ *   sudo node --conditions=source --import tsx bench/pod-startup.ts [--pods 30]
+ *
+ * Needs root, containerd, runc and the CNI plugins (like the agent integration tests).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PODS, NODES, type Pod } from '@nodelet/api';
+import { startHarness, waitFor, podSpec, type Harness } from '../agent/test/integration/harness.js';
+import { buildContainerConfig, buildSandboxConfig } from '../agent/src/runtime/container-config.js';
+import { MANAGED_BY } from '../agent/src/runtime/labels.js';
+
+const N = Number(process.argv[process.argv.indexOf('--pods') + 1]) || 30;
+const NODELET_DEV = join(import.meta.dirname, '..', 'bin', 'nodelet-dev');
+const CLK_TCK = 100;
+
+function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
+}
+
+/** RSS (MiB) and CPU (fraction of one core) of a process over `ms`, from /proc. */
+async function sample(pid: number, ms: number): Promise<{ rssMiB: number; cpu: number }> {
+  const ticks = (): number => {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return Number(f[11]) + Number(f[12]); // utime + stime
+  };
+  const rss = (): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+  const t0 = ticks();
+  const s0 = performance.now();
+  const rssSamples: number[] = [];
+  while (performance.now() - s0 < ms) {
+    rssSamples.push(rss());
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const cpu = (ticks() - t0) / CLK_TCK / ((performance.now() - s0) / 1000);
+  return { rssMiB: Math.max(...rssSamples), cpu };
+}
+
+/** The agent runs under tsx: the real process is the node child of bin/nodelet-dev's exec. */
+function agentPid(child: ChildProcess): number {
+  return child.pid!;
+}
+
+async function agentBurst(h: Harness): Promise<number[]> {
+  const created = new Map<string, number>();
+  const ready = new Map<string, number>();
+  const ac = new AbortController();
+  const watching = (async () => {
+    for await (const ev of h.api.watch(PODS, { namespace: 'default', signal: ac.signal })) {
+      const p = ev.object as Pod;
+      const name = p.metadata.name!;
+      if (!ready.has(name) && p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) ready.set(name, performance.now());
+    }
+  })().catch(() => undefined);
+  const pods = Array.from({ length: N }, (_, i) =>
+    podSpec(h, `burst-${i}`, { containers: [{ name: 'c', image: h.rt.images.busybox, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', "trap 'exit 0' TERM; while true; do sleep 1; done"] }] }),
+  );
+  await Promise.all(
+    pods.map(async (p) => {
+      created.set(p.metadata.name!, performance.now());
+      await h.api.create(PODS, p);
+    }),
+  );
+  await waitFor(`${N} pods Ready`, () => ready.size === N, 120_000, 50);
+  ac.abort();
+  await watching;
+  return [...ready].map(([name, t]) => (t - created.get(name)!) / 1000);
+}
+
+async function floorBurst(h: Harness): Promise<number[]> {
+  const rt = h.cri.runtime;
+  const img = (await h.cri.image.imageStatus({ image: { image: h.rt.images.busybox } })).image!.id;
+  const ids: string[] = [];
+  const times = await Promise.all(
+    Array.from({ length: N }, async (_, i) => {
+      const pod: Pod = podSpec(h, `floor-${i}`, { containers: [{ name: 'c', image: h.rt.images.busybox, command: ['sh', '-c', 'while true; do sleep 1; done'] }] });
+      pod.metadata.uid = `floor-${process.pid}-${i}`;
+      const paths = { rootDir: join(h.dir, 'floor'), podLogsDir: join(h.dir, 'floor-logs') };
+      const sandboxConfig = buildSandboxConfig(pod, 0, paths, 'floor');
+      delete sandboxConfig.labels![MANAGED_BY];
+      const config = buildContainerConfig({ pod, container: pod.spec!.containers[0]!, type: 'regular', restartCount: 0, imageRef: img, env: [], paths, nodeMemoryBytes: 0 });
+      delete config.labels![MANAGED_BY];
+      const t0 = performance.now();
+      const { podSandboxId } = await rt.runPodSandbox({ config: sandboxConfig });
+      ids.push(podSandboxId);
+      await rt.podSandboxStatus({ podSandboxId });
+      const { containerId } = await rt.createContainer({ podSandboxId, config, sandboxConfig });
+      await rt.startContainer({ containerId });
+      return (performance.now() - t0) / 1000;
+    }),
+  );
+  for (const id of ids) {
+    await rt.stopPodSandbox({ podSandboxId: id });
+    await rt.removePodSandbox({ podSandboxId: id });
+  }
+  return times;
+}
+
+async function main(): Promise<void> {
+  if (process.getuid?.() !== 0) throw new Error('bench/pod-startup needs root (containerd, network namespaces)');
+  process.env.AGENT_IT = '1';
+  const h = await startHarness('bench', {}, 5, { inProcessAgent: false });
+  const agent = spawn(NODELET_DEV, h.agentArgs, { stdio: ['ignore', 'ignore', 'inherit'] });
+  try {
+    await waitFor('node Ready', async () => (await h.api.get(NODES, h.nodeName)).status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'), 60_000, 200);
+    for (const image of [h.rt.images.busybox, h.rt.images.pause]) await h.cri.image.pullImage({ image: { image } });
+    const pid = agentPid(agent);
+    const idle = await sample(pid, 5000);
+    const agentLat = await agentBurst(h);
+    const busy = await sample(pid, 5000);
+    const pods = await h.api.list(PODS, { namespace: 'default' });
+    await Promise.all(pods.items.map((p) => h.api.delete(PODS, p.metadata.name!, { namespace: 'default', gracePeriodSeconds: 1 })));
+    await waitFor('burst pods gone', async () => (await h.cri.runtime.listPodSandbox({})).items.length === 0, 120_000, 200);
+    const floorLat = await floorBurst(h);
+    const row = (name: string, xs: number[]) => `${name.padEnd(28)} p50 ${pct(xs, 50).toFixed(3)} s   p99 ${pct(xs, 99).toFixed(3)} s   max ${Math.max(...xs).toFixed(3)} s`;
+    console.log(`pod startup, ${N} pods at once, cached images (${new Date().toISOString()})`);
+    console.log(row('API create → Ready (watch)', agentLat));
+    console.log(row('floor: direct CRI+CNI calls', floorLat));
+    console.log(`ratio p50 ${(pct(agentLat, 50) / pct(floorLat, 50)).toFixed(2)}×   p99 ${(pct(agentLat, 99) / pct(floorLat, 99)).toFixed(2)}×`);
+    console.log(`agent RSS idle ${idle.rssMiB.toFixed(0)} MiB, with ${N} pods ${busy.rssMiB.toFixed(0)} MiB; CPU idle ${(idle.cpu * 100).toFixed(1)} %, with ${N} pods ${(busy.cpu * 100).toFixed(1)} % of a core`);
+  } finally {
+    await h.stop().catch((err: unknown) => console.error(err));
+    if (agent.exitCode === null) {
+      const exited = new Promise((r) => agent.once('exit', r));
+      agent.kill('SIGTERM');
+      await exited;
+    }
+  }
+}
+
+await main();
