@@ -4,17 +4,8 @@ import { EVENTS, NODES, PODS, type Event, type Pod } from '@nodelet/api';
 import { InMemoryApiServer } from '@nodelet/api/testing';
 import { noopLogger } from '@nodelet/base';
 import { startScheduler } from './index.js';
+import { until } from '../controllers/testing/wait.js';
 import { makeNode, makePod } from './testing/objects.js';
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 function strip(p: Pod): Pod {
   return { ...p, metadata: { ...p.metadata, uid: undefined }, status: undefined };

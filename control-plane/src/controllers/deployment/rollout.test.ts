@@ -122,3 +122,34 @@ test('a template that kubectl copied back (creationTimestamp: null) still matche
   assert.equal(templatesEqualIgnoringHash(copied, rsObj.spec?.template), true);
   assert.equal(computeHash(copied), computeHash(d.spec!.template));
 });
+
+function annotated(name: string, replicas: number, available: number, created: string, desired: number, max: number): ReplicaSet {
+  const r = rs(name, replicas, available, created);
+  r.metadata.annotations = { ...r.metadata.annotations, 'deployment.kubernetes.io/desired-replicas': String(desired), 'deployment.kubernetes.io/max-replicas': String(max) };
+  return r;
+}
+
+test('scaling mid-rollout shares the change proportionally (upstream example numbers)', () => {
+  const d = deploy(20);
+  const oldRS = annotated('old', 8, 8, '2026-01-01T00:00:00Z', 10, 13);
+  const newRS = annotated('new', 3, 0, '2026-01-02T00:00:00Z', 10, 13);
+  // allowed 20 + 5 = 25, 11 now: +14; old ≈ 8·25/13 → +7, new ≈ 3·25/13 → +3, leftover 4 to the largest.
+  assert.deepEqual(planRollout({ deployment: d, newRS, oldRSs: [oldRS], oldPodsRunning: true, complete: false }).scale, [
+    { name: 'old', replicas: 19 },
+    { name: 'new', replicas: 6 },
+  ]);
+  // Scaling down to 5 mid-rollout: allowed 5 + 2 = 7, 11 now: -4 shared the same way.
+  const down = planRollout({ deployment: deploy(5), newRS, oldRSs: [oldRS], oldPodsRunning: true, complete: false }).scale;
+  assert.equal(down.reduce((n, a) => n + a.replicas, 0), 7);
+});
+
+test('a resized settled deployment scales its one active ReplicaSet; a saturated new RS zeroes old ones', () => {
+  const only = annotated('cur', 3, 3, '2026-01-01T00:00:00Z', 3, 4);
+  assert.deepEqual(planRollout({ deployment: deploy(5), newRS: only, oldRSs: [], oldPodsRunning: false, complete: false }).scale, [{ name: 'cur', replicas: 5 }]);
+  const full = annotated('new', 4, 4, '2026-01-02T00:00:00Z', 4, 5);
+  const left = annotated('old', 1, 1, '2026-01-01T00:00:00Z', 3, 4);
+  assert.deepEqual(planRollout({ deployment: deploy(4), newRS: full, oldRSs: [left], oldPodsRunning: true, complete: false }).scale, [{ name: 'old', replicas: 0 }]);
+  const paused = deploy(2);
+  paused.spec!.paused = true;
+  assert.deepEqual(planRollout({ deployment: paused, newRS: undefined, oldRSs: [only], oldPodsRunning: true, complete: false }), { scale: [{ name: 'cur', replicas: 2 }], cleanup: [] });
+});

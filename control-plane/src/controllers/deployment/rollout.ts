@@ -12,7 +12,7 @@
  *      (unhealthy old pods go first)
  */
 import type { Deployment, ReplicaSet } from '@nodelet/api';
-import { byCreation, maxUnavailableOf, resolveFenceposts, revisionOf } from './util.js';
+import { DESIRED_REPLICAS_ANNOTATION, MAX_REPLICAS_ANNOTATION, byCreation, maxUnavailableOf, resolveFenceposts, revisionOf } from './util.js';
 
 export interface ScaleAction {
   name: string;
@@ -93,6 +93,69 @@ export function planCleanup(d: Deployment, old: readonly ReplicaSet[]): string[]
   return excess > 0 ? cleanable.slice(0, excess).map((rs) => rs.metadata.name ?? '') : [];
 }
 
+const annotationInt = (rs: ReplicaSet, key: string): number | undefined => {
+  const v = Number.parseInt(rs.metadata.annotations?.[key] ?? '', 10);
+  return Number.isFinite(v) ? v : undefined;
+};
+
+/** Upstream isScalingEvent: an active ReplicaSet was sized for a different `spec.replicas`. */
+export function isScalingEvent(d: Deployment, all: readonly ReplicaSet[]): boolean {
+  const desired = d.spec?.replicas ?? 1;
+  return all.some((rs) => replicasOf(rs) > 0 && (annotationInt(rs, DESIRED_REPLICAS_ANNOTATION) ?? desired) !== desired);
+}
+
+/** Upstream getReplicaSetFraction: this ReplicaSet's share of the change, from its max-replicas annotation. */
+function fraction(rs: ReplicaSet, d: Deployment): number {
+  const desired = d.spec?.replicas ?? 1;
+  if (desired === 0) return -replicasOf(rs);
+  const maxNow = desired + resolveFenceposts(d).maxSurge;
+  let before = annotationInt(rs, MAX_REPLICAS_ANNOTATION) ?? 0;
+  if (before === 0) before = d.status?.replicas ?? 0;
+  if (before === 0) return 0;
+  return Math.round((replicasOf(rs) * maxNow) / before) - replicasOf(rs);
+}
+
+/**
+ * Upstream `scale()` for a Deployment resized mid-rollout: one active ReplicaSet takes the new size;
+ * a saturated new ReplicaSet means old ones go to 0; otherwise (RollingUpdate) the change is
+ * shared among the active ReplicaSets in proportion to their size, leftovers to the largest.
+ * Returns no actions when nothing needs to change (the rollout planner then runs).
+ */
+export function planProportionalScale(d: Deployment, newRS: ReplicaSet | undefined, oldRSs: readonly ReplicaSet[]): ScaleAction[] {
+  const desired = d.spec?.replicas ?? 1;
+  const newestFirst = [...oldRSs].sort(byCreation).reverse();
+  const active = [...newestFirst, ...(newRS ? [newRS] : [])].filter((rs) => replicasOf(rs) > 0);
+  const name = (rs: ReplicaSet): string => rs.metadata.name ?? '';
+  if (active.length <= 1) {
+    const target = active[0] ?? newRS ?? newestFirst[0];
+    if (!target) return [];
+    const stale = annotationInt(target, DESIRED_REPLICAS_ANNOTATION) !== desired;
+    return replicasOf(target) !== desired || stale ? [{ name: name(target), replicas: desired }] : [];
+  }
+  const saturated = newRS && replicasOf(newRS) === desired && annotationInt(newRS, DESIRED_REPLICAS_ANNOTATION) === desired && availableOf(newRS) === desired;
+  if (saturated) return oldRSs.filter((rs) => replicasOf(rs) > 0).map((rs) => ({ name: name(rs), replicas: 0 }));
+  if (d.spec?.strategy?.type === 'Recreate') return [];
+
+  const allowed = desired > 0 ? desired + resolveFenceposts(d).maxSurge : 0;
+  const toAdd = allowed - sum(active, replicasOf);
+  const created = (rs: ReplicaSet): number => Date.parse(rs.metadata.creationTimestamp ?? '') || 0;
+  // Larger first; on equal size newer first when growing, older first when shrinking.
+  active.sort((a, b) => replicasOf(b) - replicasOf(a) || (toAdd > 0 ? created(b) - created(a) : created(a) - created(b)));
+  const size = new Map<string, number>();
+  let added = 0;
+  for (const rs of active) {
+    let p = 0;
+    if (toAdd !== 0 && toAdd !== added) {
+      const f = fraction(rs, d);
+      p = toAdd > 0 ? Math.min(f, toAdd - added) : Math.max(f, toAdd - added);
+    }
+    size.set(name(rs), replicasOf(rs) + p);
+    added += p;
+  }
+  if (toAdd !== 0) size.set(name(active[0]!), Math.max(0, (size.get(name(active[0]!)) ?? 0) + toAdd - added));
+  return active.map((rs) => ({ name: name(rs), replicas: size.get(name(rs)) ?? replicasOf(rs) }));
+}
+
 export interface RolloutInput {
   deployment: Deployment;
   newRS: ReplicaSet | undefined;
@@ -109,10 +172,10 @@ export function planRollout(input: RolloutInput): RolloutPlan {
   const plan: RolloutPlan = { scale: [], cleanup: [] };
   const all = newRS ? [newRS, ...oldRSs] : [...oldRSs];
 
-  if (d.spec?.paused) {
-    // A paused Deployment only follows scaling of the current ReplicaSet, never rolls out.
-    if (newRS && replicasOf(newRS) !== desired && oldRSs.every((rs) => replicasOf(rs) === 0)) plan.scale.push({ name: newRS.metadata.name ?? '', replicas: desired });
-    return plan;
+  // A paused Deployment only follows scaling, never rolls out; a resize is handled before any rollout step.
+  if (d.spec?.paused || isScalingEvent(d, all)) {
+    const scale = planProportionalScale(d, newRS, oldRSs);
+    if (scale.length || d.spec?.paused) return { ...plan, scale };
   }
 
   if (d.spec?.strategy?.type === 'Recreate') {
