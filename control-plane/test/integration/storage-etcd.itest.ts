@@ -32,6 +32,13 @@ describe('etcd: failures', { skip }, () => {
     assert.equal(Buffer.from(kv!.value).toString(), '{}');
   });
 
+  it('a watch started on a closed store fails with ERR_UNAVAILABLE instead of retrying', async () => {
+    const store = createEtcdStore({ endpoints: [etcd!.endpoint], prefix: `/t-${randomUUID()}` });
+    const iter = store.watch('/registry/', { afterRevision: 0, signal: new AbortController().signal })[Symbol.asyncIterator]();
+    await store.close();
+    await rejectsWithCode(iter.next(), 'ERR_UNAVAILABLE');
+  });
+
   it('a stopped etcd gives ERR_UNAVAILABLE quickly', async (t) => {
     const own = await startTestEtcd();
     t.after(() => own.stop());

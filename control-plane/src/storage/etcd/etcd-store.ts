@@ -145,6 +145,7 @@ class EtcdStore implements Store {
       keyOf: (raw) => raw.subarray(this.#prefix.length).toString('utf8'),
       explainCancel: (err, next) => this.#explainCancel(err, next),
       log: this.#log,
+      closed: () => this.#closed,
       track: (fail) => {
         this.#watches.add(fail);
         return () => this.#watches.delete(fail);

@@ -13,6 +13,8 @@ export interface EtcdWatchDeps {
   /** Called when etcd cancels the watch: returns the error to raise (ERR_GONE after compaction). */
   explainCancel(err: Error, nextRevision: number): Promise<unknown>;
   log: Logger;
+  /** True once the store is closed (a watch must not start on a closed client: it would retry forever). */
+  closed(): boolean;
   /** Registers an abort hook so closing the store ends this watch; returns the unregister function. */
   track(fail: (err: unknown) => void): () => void;
 }
@@ -72,6 +74,7 @@ export async function* etcdWatch(deps: EtcdWatchDeps): AsyncGenerator<WatchEvent
   deps.signal.addEventListener('abort', onAbort, { once: true });
   try {
     deps.signal.throwIfAborted();
+    if (deps.closed()) throw closedError();
     watcher = deps.client
       .watch()
       .prefix(deps.prefix)
