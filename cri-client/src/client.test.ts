@@ -146,8 +146,13 @@ test('calls succeed again after the runtime restarts on the same socket', async 
   await cri.runtime.version({ version: '0.1.0' });
   await fake.stop();
   await assert.rejects(cri.runtime.runPodSandbox({ config: POD }), (e: Error) => hasCode(e, 'ERR_UNAVAILABLE'));
+  await assert.rejects(cri.runtime.version({ version: '0.1.0' }), (e: Error) => hasCode(e, 'ERR_UNAVAILABLE'));
   await fake.listen();
-  // Idempotent calls are resent while the channel reconnects, so the first call after the restart works.
+  // The channel is in reconnect backoff now; calls wait for it, so the first call after the restart
+  // works — also a non-idempotent one, which is only sent once connected.
+  const { podSandboxId } = await cri.runtime.runPodSandbox({ config: POD });
+  assert.match(podSandboxId, /^[0-9a-f]{64}$/);
+  assert.equal(fake.runtime.callsOf('RunPodSandbox').length, 1, 'sent exactly once');
   const v = await cri.runtime.version({ version: '0.1.0' });
   assert.equal(v.version, '0.1.0');
 });

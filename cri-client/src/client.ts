@@ -4,19 +4,20 @@
  *   caller ──method(req, {signal, timeoutMs})──▶ #unary ──makeUnaryRequest──▶ runtime
  *                                                  │ deadline = now + timeout (per RPC, see methods.ts)
  *                                                  │ signal.abort → call.cancel() → AbortError
- *                                                  │ UNAVAILABLE + idempotent → retry with backoff
- *                                                  ▼ until the deadline
+ *                                                  │ UNAVAILABLE + idempotent → wait for READY, resend
+ *                                                  ▼ (≤ 1.5 s, never past the deadline)
  *                                     translateGrpcError (errors.ts): ERR_* with RPC and ID
  *
  * Reconnects are grpc-js's: when the runtime restarts, the channel drops to IDLE/TRANSIENT_FAILURE
- * and reconnects with backoff (capped low here, it is a local socket). Calls never wait for a
- * connection (no waitForReady), so a runtime that is down fails fast with ERR_UNAVAILABLE instead of
- * hanging until the deadline.
+ * and reconnects with backoff (capped at 1 s here: it is a local socket). A call made while the
+ * channel is failing waits up to 1.5 s for it to reconnect, then fails with ERR_UNAVAILABLE, so a
+ * runtime that is down is reported in seconds instead of hanging until the deadline, and one that
+ * restarted is found again without the caller retrying.
  */
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { CRI_LOADER_OPTIONS, CRI_PROTO_PATH } from '@nodelet/proto';
-import { abortError, delay, noopLogger, type Logger } from '@nodelet/base';
+import { abortError, noopLogger, type Logger } from '@nodelet/base';
 import { parseEndpoint } from './endpoint.js';
 import { isServiceError, translateGrpcError } from './errors.js';
 import { IMAGE_METHODS, PULL_IMAGE_TIMEOUT_MS, RUNTIME_METHODS, subjectOf, type MethodInfo } from './methods.js';
@@ -25,8 +26,13 @@ import type { CallOptions, CriClient, ImageService, RuntimeService } from './typ
 /** kubelet's maxMsgSize. */
 export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
-/** Delays between resends of an idempotent call while the runtime is unreachable. */
-const UNAVAILABLE_RETRY_DELAYS_MS = [100, 300, 700];
+/**
+ * How long a call waits for the channel to (re)connect when the runtime was unreachable: longer
+ * than the reconnect backoff cap below, so a runtime that restarted is found again.
+ */
+const RECONNECT_WAIT_MS = 1_500;
+/** Resends of an idempotent call whose connection failed. */
+const MAX_RESENDS = 2;
 
 export interface CriClientOptions {
   /** `unix:///run/containerd/containerd.sock` (or a bare absolute socket path). */
@@ -72,7 +78,7 @@ export function createCriClient(opts: CriClientOptions): CriClient {
     'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
     'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
     'grpc.initial_reconnect_backoff_ms': 100,
-    'grpc.max_reconnect_backoff_ms': 2_000,
+    'grpc.max_reconnect_backoff_ms': 1_000,
     'grpc.enable_http_proxy': 0,
     'grpc.enable_retries': 0, // retries are decided per method below, not by grpc-js
   });
@@ -109,6 +115,23 @@ export function createCriClient(opts: CriClientOptions): CriClient {
     });
   }
 
+  /** Resolves true once the channel is READY, false at `until` or on abort; never rejects. */
+  function waitReady(until: number, signal?: AbortSignal): Promise<boolean> {
+    if (signal?.aborted || until <= Date.now()) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const onAbort = (): void => resolve(false);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      channel.waitForReady(until, (err) => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(!err);
+      });
+    });
+  }
+
+  function inTransientFailure(): boolean {
+    return channel.getChannel().getConnectivityState(false) === grpc.connectivityState.TRANSIENT_FAILURE;
+  }
+
   async function unary(info: MethodInfo, request: object | undefined, options: CallOptions = {}): Promise<object> {
     const def = methodDefinition(info);
     const timeoutMs = options.timeoutMs ?? timeoutFor(info);
@@ -116,21 +139,24 @@ export function createCriClient(opts: CriClientOptions): CriClient {
     const deadline = start + timeoutMs;
     const ctx = { rpc: info.rpc, endpoint: endpoint.url, subject: subjectOf(request), timeoutMs };
     if (closed) throw translateGrpcError(closedError(), ctx);
+    // After a runtime restart the channel may still be waiting out its reconnect backoff; nothing
+    // has been sent yet, so waiting here is safe for every RPC, including RunPodSandbox.
+    if (inTransientFailure()) await waitReady(Math.min(deadline, Date.now() + RECONNECT_WAIT_MS), options.signal);
     for (let attempt = 0; ; attempt++) {
+      if (options.signal?.aborted) throw abortError(options.signal.reason);
       try {
         const reply = await once(info, def, request ?? {}, deadline, options.signal);
         log.debug({ rpc: info.rpc, ms: Date.now() - start, attempt }, 'CRI call done');
         return reply;
       } catch (err) {
         if (!isServiceError(err)) throw err;
-        const retryDelay = UNAVAILABLE_RETRY_DELAYS_MS[attempt];
-        const canRetry =
-          info.retryUnavailable && !closed && err.code === grpc.status.UNAVAILABLE && retryDelay !== undefined && Date.now() + retryDelay < deadline;
-        log.debug({ rpc: info.rpc, ms: Date.now() - start, attempt, grpcCode: grpc.status[err.code], retry: canRetry }, 'CRI call failed');
-        if (!canRetry) throw translateGrpcError(err, ctx);
-        await delay(retryDelay, options.signal).catch((e: unknown) => {
-          throw abortError(e);
-        });
+        // Resend only what is idempotent: a lost reply to RunPodSandbox may still have created it.
+        const resend = info.retryUnavailable && !closed && err.code === grpc.status.UNAVAILABLE && attempt < MAX_RESENDS;
+        log.debug({ rpc: info.rpc, ms: Date.now() - start, attempt, grpcCode: grpc.status[err.code], resend }, 'CRI call failed');
+        if (!resend || !(await waitReady(Math.min(deadline, Date.now() + RECONNECT_WAIT_MS), options.signal))) {
+          if (options.signal?.aborted) throw abortError(options.signal.reason);
+          throw translateGrpcError(err, ctx);
+        }
       }
     }
   }
