@@ -115,9 +115,10 @@ export function register(program: Command): void {
     .option('--dir <dir>', 'state directory of the lab containerd', DEFAULT_LAB_RUNTIME_DIR)
     .option('-o, --output <format>', 'text or json', 'text')
     .action(async (o: { dir: string; output: string }) => {
-      const signal = AbortSignal.timeout(5_000);
+      const signal = AbortSignal.timeout(10_000);
       const s = await labRuntimeStatus({ dir: o.dir, signal });
-      const conditions = s.criReady ? await runtimeConditions(s.endpoint, signal) : [];
+      // Conditions are extra detail: a slow Status call must not turn "up" into a failure.
+      const conditions = s.criReady ? await runtimeConditions(s.endpoint, signal).catch((err: Error) => [{ type: 'Status', status: false, reason: 'StatusFailed', message: err.message }]) : [];
       if (o.output === 'json') out(JSON.stringify({ ...s, conditions }, null, 2) + '\n');
       else if (!s.running) out(`down (no running containerd for ${s.configPath}); start it with: nodelet runtime up\n`);
       else if (s.criReady) {
