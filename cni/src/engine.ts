@@ -332,4 +332,3 @@ function runtimeOf(a: CachedAttachment): RuntimeConf {
   return rt;
 }
 
-export { configOf as cachedConfigOf, runtimeOf as cachedRuntimeOf };
