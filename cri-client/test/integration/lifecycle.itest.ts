@@ -98,6 +98,13 @@ test('sandbox + container lifecycle, exec, logs, stats, idempotent stop/remove, 
   const r = await execStream(cri, { containerId, cmd: ['/bin/sh', '-c', 'echo out; echo err >&2; exit 3'], stdout: true, stderr: true }, { stdout: out.stream, stderr: err.stream });
   assert.deepEqual([r.exitCode, out.text(), err.text()], [3, 'out\n', 'err\n']);
 
+  // 5b. A command that cannot be started.
+  await assert.rejects(execStream(cri, { containerId, cmd: ['/no/such/binary'], stdout: true, stderr: true }), (er: Error) => {
+    assert.ok(hasCode(er, 'ERR_INTERNAL'));
+    assert.match(er.message, /^remote command failed: .*"\/no\/such\/binary": stat \/no\/such\/binary: no such file or directory/);
+    return true;
+  });
+
   // 6. Interactive tty exec: the initial size and a later resize reach the tty, stdin is delivered.
   //    The runtime applies a size asynchronously, so we ask again (a newline prints `stty size`)
   //    until it shows. (busybox `stty size` must write to the tty itself: no $(…).)
@@ -182,6 +189,33 @@ test('port-forward reaches a port inside the sandbox network namespace', async (
     return got.includes('hello-from-pod') ? got : undefined;
   });
   assert.match(text, /hello-from-pod/);
+  await cri.runtime.stopPodSandbox({ podSandboxId });
+  await cri.runtime.removePodSandbox({ podSandboxId });
+});
+
+test('attach: our stdin reaches the container process and its stdout comes back', async (t) => {
+  const e = need(t);
+  if (!e) return;
+  const { cri, rt, logDir } = e;
+  const pod = podConfig('attach', logDir);
+  const { podSandboxId } = await cri.runtime.runPodSandbox({ config: pod });
+  const cfg = containerConfig('echoer', rt.images.busybox, ['/bin/sh', '-c', 'while read l; do echo "echo:$l"; done'], { stdin: true });
+  const { containerId } = await cri.runtime.createContainer({ podSandboxId, config: cfg, sandboxConfig: pod });
+  await cri.runtime.startContainer({ containerId });
+
+  const out = collect();
+  const stdin = new PassThrough();
+  const { url } = await cri.runtime.attach({ containerId, stdin: true, stdout: true, stderr: true });
+  const session = await openStream(url, { stdin, stdout: out.stream });
+  await eventually('the echoed line', async () => {
+    if (out.text().includes('echo:ping')) return true;
+    stdin.write('ping\n');
+    return undefined;
+  });
+  session.close();
+  await session.done;
+  // Detaching leaves the container running.
+  assert.equal((await cri.runtime.containerStatus({ containerId })).status?.state, 'CONTAINER_RUNNING');
   await cri.runtime.stopPodSandbox({ podSandboxId });
   await cri.runtime.removePodSandbox({ podSandboxId });
 });
