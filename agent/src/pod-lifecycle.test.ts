@@ -1,0 +1,173 @@
+/**
+ * The pod lifecycle wired as in the agent (PLEG, PodRuntime, status manager, pod workers), with
+ * fakes only at the process boundaries: FakeCriServer (a real gRPC server on a unix socket) and
+ * InMemoryApiServer (a real HTTP server).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { noopLogger, systemClock } from '@nodelet/base';
+import { PODS, type Pod } from '@nodelet/api';
+import { InMemoryApiServer } from '@nodelet/api/testing';
+import { createCriClient } from '@nodelet/cri-client';
+import { FakeCriServer } from '@nodelet/cri-client/testing';
+import { Pleg } from './pleg/pleg.js';
+import { PodRuntime } from './runtime/pod-runtime.js';
+import { ImageManager } from './runtime/image-manager.js';
+import { StatusManager } from './status/status-manager.js';
+import { PodWorkers } from './podworkers/pod-workers.js';
+import { PodLifecycle } from './pod-lifecycle.js';
+import type { EventType } from './runtime/pod-runtime.js';
+
+const IMAGE = 'registry.test/busybox:1.36';
+
+async function until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, ms = 10_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function world(t: { after(fn: () => unknown): void }, shared?: { fake: FakeCriServer; api: InMemoryApiServer; dir: string }) {
+  const fake = shared?.fake ?? (await FakeCriServer.start());
+  const api = shared?.api ?? (await InMemoryApiServer.start());
+  const dir = shared?.dir ?? (await mkdtemp(join(tmpdir(), 'nodelet-agent-unit-')));
+  if (!shared) {
+    fake.runtime.addImage(IMAGE);
+    t.after(async () => {
+      await api.close();
+      await fake.close();
+      await rm(dir, { recursive: true, force: true });
+    });
+  }
+  const cri = createCriClient({ endpoint: fake.endpoint });
+  const client = api.client();
+  const stop = new AbortController();
+  const events: Array<{ reason: string; type: EventType }> = [];
+  const apiPods = new Set<string>();
+  const holder: { workers?: PodWorkers } = {};
+  const pleg = new Pleg({ runtime: cri.runtime, clock: systemClock, log: noopLogger, periodMs: 50, onPodChanged: (uid) => holder.workers?.wake(uid) });
+  const runtime = new PodRuntime({
+    runtime: cri.runtime,
+    images: new ImageManager({ images: cri.image, clock: systemClock, maxParallelPulls: 1 }),
+    env: { configMap: async () => undefined, secret: async () => undefined },
+    events: { event: (_p, type, reason) => events.push({ type, reason }) },
+    clock: systemClock,
+    log: noopLogger,
+    paths: { rootDir: join(dir, 'root'), podLogsDir: join(dir, 'logs') },
+    nodeHostname: 'node-1',
+    nodeName: 'node-1',
+    hostIP: () => '192.0.2.10',
+    nodeMemoryBytes: 2 ** 30,
+    runtimeRequestTimeoutMs: 10_000,
+    crashLoopInitialMs: 200,
+    crashLoopMaxMs: 800,
+    onSandboxIps: (id, ips) => pleg.noteSandboxIps(id, ips),
+  });
+  const status = new StatusManager({ api: client, clock: systemClock, log: noopLogger, resyncMs: 1000 });
+  const lifecycle = new PodLifecycle({
+    api: client, runtime, pleg, status, clock: systemClock, log: noopLogger,
+    hostIP: () => '192.0.2.10', runtimeName: () => 'containerd', nodeUid: () => undefined,
+    inApi: (uid) => apiPods.has(uid), staticDesired: () => false,
+  });
+  const workers = new PodWorkers({ syncer: lifecycle, cache: pleg, clock: systemClock, log: noopLogger, resyncMs: 5000, signal: stop.signal });
+  holder.workers = workers;
+  await pleg.relist(stop.signal);
+  const loops = [pleg.run(stop.signal), status.run(stop.signal)];
+  const close = async () => {
+    stop.abort();
+    await Promise.allSettled(loops);
+    await workers.drain();
+    cri.close();
+  };
+  t.after(close);
+  const submit = (pod: Pod) => {
+    apiPods.add(pod.metadata.uid!);
+    workers.update({ pod, terminationRequested: !!pod.metadata.deletionTimestamp, gracePeriodS: pod.metadata.deletionGracePeriodSeconds });
+  };
+  return { fake, api, dir, client, events, workers, submit, close, apiPods };
+}
+
+function podObj(name: string, command: string[], restartPolicy: 'Always' | 'Never' = 'Always'): Pod {
+  return {
+    metadata: { name, namespace: 'default' },
+    spec: { nodeName: 'node-1', restartPolicy, terminationGracePeriodSeconds: 7, containers: [{ name: 'c', image: IMAGE, imagePullPolicy: 'IfNotPresent', command }] },
+  };
+}
+
+test('a pod is created through CRI with kubelet labels, reported Running, and recovered without restarts after an agent restart', async (t) => {
+  const w = await world(t);
+  const pod = w.api.seed(PODS, podObj('p1', ['sleep', '1000']));
+  w.submit(pod);
+  const running = await until('Running in the API', async () => {
+    const p = await w.client.get(PODS, 'p1', { namespace: 'default' });
+    return p.status?.phase === 'Running' && p.status.conditions?.find((c) => c.type === 'Ready')?.status === 'True' ? p : undefined;
+  });
+  assert.ok(running.status!.podIP, 'pod IP from the sandbox');
+  assert.equal(w.fake.runtime.callsOf('RunPodSandbox').length, 1);
+  assert.equal(w.fake.runtime.callsOf('CreateContainer').length, 1);
+  const [c] = [...w.fake.runtime.containers.values()];
+  assert.equal(c!.config.labels?.['io.kubernetes.pod.uid'], pod.metadata.uid);
+  assert.equal(c!.config.labels?.['io.kubernetes.container.name'], 'c');
+  assert.equal(c!.config.annotations?.['io.kubernetes.container.restartCount'], '0');
+  assert.ok(c!.config.annotations?.['io.kubernetes.container.hash']);
+  assert.deepEqual(w.events.map((e) => e.reason), ['Created', 'Started']);
+
+  // "restart": new components against the same runtime and API; nothing is created again
+  await w.close();
+  const w2 = await world(t, w);
+  w2.submit(await w.client.get(PODS, 'p1', { namespace: 'default' }));
+  await new Promise((r) => setTimeout(r, 500));
+  assert.equal(w.fake.runtime.callsOf('RunPodSandbox').length, 1, 'no new sandbox');
+  assert.equal(w.fake.runtime.callsOf('CreateContainer').length, 1, 'no new container');
+  assert.equal(w.fake.runtime.callsOf('StopContainer').length, 0);
+});
+
+test('an exited container is restarted with restartCount+1, then backs off (CrashLoopBackOff)', async (t) => {
+  const w = await world(t);
+  const pod = w.api.seed(PODS, podObj('crash', ['false']));
+  w.submit(pod);
+  const first = await until('first container', () => [...w.fake.runtime.containers.values()].find((c) => c.state === 'CONTAINER_RUNNING'));
+  w.fake.runtime.exitContainer(first.id, 1);
+  const second = await until('restarted container', () => [...w.fake.runtime.containers.values()].find((c) => c.state === 'CONTAINER_RUNNING' && c.id !== first.id));
+  assert.equal(second.config.annotations?.['io.kubernetes.container.restartCount'], '1');
+  w.fake.runtime.exitContainer(second.id, 1);
+  const waiting = await until('CrashLoopBackOff in the status', async () => {
+    const p = await w.client.get(PODS, 'crash', { namespace: 'default' });
+    const s = p.status?.containerStatuses?.[0];
+    return s?.state?.waiting?.reason === 'CrashLoopBackOff' ? s : undefined;
+  });
+  assert.equal(waiting.lastState?.terminated?.exitCode, 1);
+  assert.equal(waiting.restartCount, 1);
+  // after the backoff (200 ms here) it is started again
+  const third = await until('third container', () => [...w.fake.runtime.containers.values()].find((c) => c.config.annotations?.['io.kubernetes.container.restartCount'] === '2'));
+  assert.ok(third);
+  assert.ok(w.events.some((e) => e.reason === 'BackOff' && e.type === 'Warning'));
+});
+
+test('deletion stops containers with the grace period, removes everything, then deletes the pod with grace 0', async (t) => {
+  const w = await world(t);
+  const pod = w.api.seed(PODS, podObj('gone', ['sleep', '1000']));
+  w.submit(pod);
+  await until('running', () => [...w.fake.runtime.containers.values()].some((c) => c.state === 'CONTAINER_RUNNING'));
+  await w.client.delete(PODS, 'gone', { namespace: 'default', gracePeriodSeconds: 3 });
+  const deleting = await w.client.get(PODS, 'gone', { namespace: 'default' });
+  assert.ok(deleting.metadata.deletionTimestamp);
+  w.submit(deleting);
+  await until('pod gone from the API', async () => w.client.get(PODS, 'gone', { namespace: 'default' }).then(() => false, () => true));
+  const stop = w.fake.runtime.callsOf('StopContainer') as Array<{ timeout?: number }>;
+  assert.equal(Number(stop[0]?.timeout), 3, 'StopContainer timeout = grace period');
+  assert.ok(w.fake.runtime.callsOf('StopPodSandbox').length >= 1);
+  assert.equal(w.fake.runtime.containers.size, 0);
+  assert.equal(w.fake.runtime.sandboxes.size, 0);
+  const del = w.api.requests.filter((r) => r.method === 'DELETE' && r.path.endsWith('/pods/gone')).at(-1)!;
+  const body = JSON.parse(del.body) as { gracePeriodSeconds?: number; preconditions?: { uid?: string } };
+  assert.equal(body.gracePeriodSeconds, 0);
+  assert.equal(body.preconditions?.uid, pod.metadata.uid);
+  assert.ok(w.events.some((e) => e.reason === 'Killing'));
+});
