@@ -86,7 +86,7 @@ async function waitCri(paths: ContainerdPaths, o: LabRuntimeOptions): Promise<Cr
       return await probeCri(paths.socket, { signal: o.signal });
     } catch (err) {
       if (o.signal?.aborted || Date.now() >= deadline) throw err;
-      await new Promise((r) => setTimeout(r, 100));
+      await delay(100, o.signal);
     }
   }
 }

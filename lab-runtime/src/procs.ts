@@ -82,15 +82,19 @@ export async function waitGone(pid: number, timeoutMs: number): Promise<boolean>
   }
 }
 
-/** Runs a command to completion; resolves {code, stdout, stderr}. Never rejects on a non-zero exit. */
-export function run(cmd: string, args: readonly string[], opts: { signal?: AbortSignal } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+/**
+ * Runs a command to completion; resolves {code, stdout, stderr}. Never rejects on a non-zero exit.
+ * The command is killed after `timeoutMs` (default 30 s): cleanup paths call runc/umount and
+ * must not hang on a wedged one.
+ */
+export function run(cmd: string, args: readonly string[], opts: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], signal: opts.signal });
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], signal: opts.signal, timeout: opts.timeoutMs ?? 30_000, killSignal: 'SIGKILL' });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
     child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? 1, stdout, stderr }));
+    child.on('close', (code, sig) => resolve({ code: code ?? 1, stdout, stderr: sig ? `${stderr}${cmd} killed by ${sig} (timeout?)` : stderr }));
   });
 }
