@@ -1,0 +1,79 @@
+/** Shared helpers of the e2e suites: the real kubectl, free ports, polling with a deadline. */
+import { execFile } from 'node:child_process';
+import { createServer } from 'node:net';
+import { mkdtempSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { request } from 'node:http';
+
+export interface Kubectl {
+  (...args: string[]): Promise<string>;
+  /** Like the call, but resolves with the exit code and output instead of throwing. */
+  try(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
+}
+
+/** The real /usr/bin/kubectl against `kubeconfig`, with a private discovery cache. */
+export function kubectl(kubeconfig: string): Kubectl {
+  const cache = mkdtempSync(join(tmpdir(), 'nodelet-kubectl-cache-'));
+  const run = (args: string[]) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', cache, ...args], { timeout: 180_000, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      });
+    });
+  const k = (async (...args: string[]) => {
+    const r = await run(args);
+    if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${r.code}): ${r.stderr.trim()}`);
+    return r.stdout;
+  }) as Kubectl;
+  k.try = (...args: string[]) => run(args);
+  return k;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+/** Polls `check` every 250 ms until it returns a value, or throws after `timeoutMs` with `what`. */
+export async function eventually<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined | false>): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v !== undefined && v !== false) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** One HTTP GET (status code), or undefined when nothing answers. */
+export function httpStatus(host: string, port: number, timeoutMs = 3_000): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    const req = request({ host, port, path: '/', timeout: timeoutMs }, (res) => {
+      res.resume();
+      resolve(res.statusCode);
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(undefined));
+    req.end();
+  });
+}
+
+/** True when `ip` (dotted quad) lies in `cidr`. */
+export function inCidr(ip: string, cidr: string): boolean {
+  const [base, bits] = cidr.split('/');
+  const n = (s: string) => s.split('.').reduce((a, o) => (a << 8) + Number(o), 0) >>> 0;
+  const mask = Number(bits) === 0 ? 0 : (~0 << (32 - Number(bits))) >>> 0;
+  return ((n(ip) & mask) >>> 0) === ((n(base!) & mask) >>> 0);
+}
