@@ -1,8 +1,9 @@
 import { test } from 'node:test';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import assert from 'node:assert/strict';
 import { errCode, hasCode, isAbortError } from '@nodelet/base';
 import { FakeCriServer } from '@nodelet/cri-client/testing';
-import { connectCriClient, createCriClient, handshake } from './index.js';
+import { connectCriClient, createCriClient, CRI_CALL_CHANNEL, handshake, type CriCallEvent } from './index.js';
 
 const POD = { metadata: { name: 'web', namespace: 'default', uid: 'uid-1', attempt: 0 }, labels: { app: 'web' }, logDirectory: '/tmp/x' };
 
@@ -203,4 +204,16 @@ test('closed clients fail with ERR_UNAVAILABLE; close is idempotent', async (t) 
 test('bad endpoints are rejected up front', () => {
   assert.throws(() => createCriClient({ endpoint: 'tcp://1.2.3.4:10' }), /scheme "tcp" is not supported/);
   assert.throws(() => createCriClient({ endpoint: 'unix://relative.sock' }), /must be absolute/);
+});
+
+test('every call is published on the nodelet:cri:call diagnostics channel', async (t) => {
+  const { cri } = await setup(t);
+  const events: CriCallEvent[] = [];
+  const onEvent = (m: unknown): void => void events.push(m as CriCallEvent);
+  subscribe(CRI_CALL_CHANNEL, onEvent);
+  t.after(() => unsubscribe(CRI_CALL_CHANNEL, onEvent));
+  await cri.runtime.version({});
+  await cri.runtime.containerStatus({ containerId: 'nope' }).catch(() => {});
+  assert.deepEqual(events.map((e) => [e.rpc, e.error]), [['Version', undefined], ['ContainerStatus', 'ERR_NOT_FOUND']]);
+  assert.ok(events.every((e) => e.durationMs >= 0 && e.endpoint.startsWith('unix://')));
 });

@@ -14,14 +14,29 @@
  * runtime that is down is reported in seconds instead of hanging until the deadline, and one that
  * restarted is found again without the caller retrying.
  */
+import { channel as diagnosticsChannel } from 'node:diagnostics_channel';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { CRI_LOADER_OPTIONS, CRI_PROTO_PATH } from '@nodelet/proto';
-import { abortError, noopLogger, type Logger } from '@nodelet/base';
+import { abortError, errCode, isAbortError, noopLogger, type Logger } from '@nodelet/base';
 import { parseEndpoint } from './endpoint.js';
 import { isServiceError, translateGrpcError } from './errors.js';
 import { IMAGE_METHODS, PULL_IMAGE_TIMEOUT_MS, RUNTIME_METHODS, subjectOf, type MethodInfo } from './methods.js';
 import type { CallOptions, CriClient, ImageService, RuntimeService } from './types.js';
+
+/**
+ * diagnostics_channel on which every finished unary call is published as {@link CriCallEvent}
+ * (for metrics such as kubelet's runtime_operations_duration_seconds), as undici does.
+ */
+export const CRI_CALL_CHANNEL = 'nodelet:cri:call';
+export interface CriCallEvent {
+  rpc: string;
+  endpoint: string;
+  durationMs: number;
+  /** The nodelet error code, 'ABORTED' for cancellation, undefined on success. */
+  error?: string;
+}
+const callChannel = diagnosticsChannel(CRI_CALL_CHANNEL);
 
 /** kubelet's maxMsgSize. */
 export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
@@ -133,6 +148,21 @@ export function createCriClient(opts: CriClientOptions): CriClient {
   }
 
   async function unary(info: MethodInfo, request: object | undefined, options: CallOptions = {}): Promise<object> {
+    if (!callChannel.hasSubscribers) return unaryCall(info, request, options);
+    const start = performance.now();
+    const publish = (error?: string): void =>
+      callChannel.publish({ rpc: info.rpc, endpoint: endpoint.url, durationMs: performance.now() - start, error } satisfies CriCallEvent);
+    try {
+      const reply = await unaryCall(info, request, options);
+      publish();
+      return reply;
+    } catch (err) {
+      publish(isAbortError(err) ? 'ABORTED' : (errCode(err) ?? 'ERR_INTERNAL'));
+      throw err;
+    }
+  }
+
+  async function unaryCall(info: MethodInfo, request: object | undefined, options: CallOptions = {}): Promise<object> {
     const def = methodDefinition(info);
     const timeoutMs = options.timeoutMs ?? timeoutFor(info);
     const start = Date.now();

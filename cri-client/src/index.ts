@@ -9,7 +9,7 @@
  * Errors are AgentErrors (CriError) classified by code: ERR_NOT_FOUND, ERR_UNAVAILABLE,
  * ERR_DEADLINE_EXCEEDED, ERR_UNIMPLEMENTED, …; cancellation via `signal` rejects with AbortError.
  */
-export { createCriClient, MAX_MESSAGE_BYTES, type CriClientOptions } from './client.js';
+export { createCriClient, CRI_CALL_CHANNEL, MAX_MESSAGE_BYTES, type CriCallEvent, type CriClientOptions } from './client.js';
 export type { CallOptions, CriClient, ImageService, RuntimeService } from './types.js';
 export { CRI_API_VERSION, connectCriClient, handshake, type ConnectOptions } from './handshake.js';
 export { CriError, translateGrpcError, type CallContext } from './errors.js';
