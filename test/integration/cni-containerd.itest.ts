@@ -24,6 +24,7 @@ test('containerd → nodelet-cni → CNI service → real plugins, and back', { 
   const binDir = join(dir, 'bin');
   const confDir = join(dir, 'net.d');
   const ipam = join(dir, 'ipam');
+  await delLink(BRIDGE); // stale bridge of a killed earlier run (the name is ours alone)
   const natBefore = await natCniLines();
   const cleanups: Array<() => Promise<unknown>> = [];
   t.after(async () => {

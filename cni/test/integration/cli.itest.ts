@@ -22,6 +22,7 @@ function nodelet(args: string[], env: Record<string, string> = {}): Promise<{ co
 
 test('nodelet cni add/ls/check/del/version and errors', { skip: skipReason(), timeout: 90_000 }, async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'nlc-it-cli-'));
+  await delLink('nlc5'); // stale bridge of a killed earlier run (the name is ours alone)
   const natBefore = await natCniLines();
   t.after(async () => {
     await delNetns('nlc-it-cli');

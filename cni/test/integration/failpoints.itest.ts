@@ -21,6 +21,7 @@ test('bad input and failing plugins give typed errors and leave nothing behind',
   const ipam = join(dir, 'ipam');
   const fp = await createFailpointBin(['fp', 'fpv', 'fp11']);
   await fp.addNonExecutable('noexec');
+  await delLink(BRIDGE); // stale bridge of a killed earlier run (the name is ours alone)
   const natBefore = await natCniLines();
   t.after(async () => {
     await delNetns(NS);

@@ -20,7 +20,9 @@ export async function sh(cmd: string, args: string[]): Promise<string> {
   return (await run(cmd, args, { timeout: 20_000 })).stdout;
 }
 
+/** Creates netns `name`, first removing a stale one of that name (ours: a killed earlier run). */
 export async function addNetns(name: string): Promise<string> {
+  await delNetns(name);
   await sh('ip', ['netns', 'add', name]);
   await sh('ip', ['netns', 'exec', name, 'ip', 'link', 'set', 'lo', 'up']);
   return `/run/netns/${name}`;

@@ -28,6 +28,7 @@ const ipOf = (r: CniResult): string => r.ips![0]!.address.split('/')[0]!;
 test('real plugins: ADD, ping, hostPort, CHECK, DEL, GC', { skip, timeout: 60_000 }, async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'nlc-it-'));
   const ipam = join(dir, 'ipam');
+  await delLink(BRIDGE); // stale bridge of a killed earlier run (the name is ours alone)
   const natBefore = await natCniLines();
   const names = ['nlc-it-a', 'nlc-it-b', 'nlc-it-c'];
   t.after(async () => {
