@@ -167,6 +167,10 @@ test('scheduler + controllers on the real API server: deployment journey and nod
     assert.deepEqual(after.map((s) => [s.metadata.annotations?.['deployment.kubernetes.io/revision'], s.spec?.replicas]).sort(), [['2', 0], ['3', 4]]);
     const status = await kubectl(cp.kubeconfigPath, cacheDir, 'rollout', 'status', 'deployment/hello', '--timeout=30s');
     assert.equal(status.code, 0, status.out);
+    const history = await kubectl(cp.kubeconfigPath, cacheDir, 'rollout', 'history', 'deployment/hello');
+    assert.equal(history.code, 0, history.out);
+    assert.match(history.out, /^2\s/m);
+    assert.match(history.out, /^3\s/m);
   }
 
   // 4. kubectl delete deployment (background): the garbage collector removes ReplicaSets and pods.

@@ -6,11 +6,11 @@
  * client-side: kubectl copies an old ReplicaSet's template back, and that ReplicaSet becomes the
  * new one again with the next revision number.
  */
-import { DEPLOYMENTS, PODS, REPLICASETS, type ApiClient, type Deployment, type ReplicaSet } from '@nodelet/api';
+import { DEPLOYMENTS, PODS, REPLICASETS, type ApiClient, type Deployment, type Pod, type ReplicaSet } from '@nodelet/api';
 import { hasCode, type Clock, type Logger } from '@nodelet/base';
 import { newQueue, type Controller, type ReconcileResult, type SharedInformers } from '../runtime.js';
 import { EventRecorder } from '../util/events.js';
-import { controllerRef, isControlledBy, isPodActive, keyOf } from '../util/pods.js';
+import { controllerRef, isControlledBy, keyOf } from '../util/pods.js';
 import { planRollout, type ScaleAction } from './rollout.js';
 import { computeDeploymentStatus, deploymentStatusEqual, isComplete, newReplicaSetCreatedCondition, setCondition } from './status.js';
 import {
@@ -86,7 +86,7 @@ export class DeploymentController implements Controller {
     // 2. Plan one step of the rollout.
     const now = this.#d.clock.now();
     const before = computeDeploymentStatus(d, newRS, newRS ? [newRS, ...oldRSs] : oldRSs, now);
-    const oldPodsRunning = this.#pods.list().some((p) => p.metadata.namespace === ns && isPodActiveOrTerminating(p) && oldRSs.some((rs) => isControlledBy(p, rs)));
+    const oldPodsRunning = this.#pods.list().some((p) => p.metadata.namespace === ns && podNotFinished(p) && oldRSs.some((rs) => isControlledBy(p, rs)));
     const plan = planRollout({ deployment: d, newRS, oldRSs, oldPodsRunning, complete: isComplete(d, before) });
 
     let status = d.status ?? {};
@@ -166,7 +166,8 @@ export class DeploymentController implements Controller {
   }
 }
 
-function isPodActiveOrTerminating(p: Parameters<typeof isPodActive>[0]): boolean {
+/** Running or terminating: Recreate waits until no old pod is in either state. */
+function podNotFinished(p: Pod): boolean {
   const phase = p.status?.phase;
   return phase !== 'Succeeded' && phase !== 'Failed';
 }
