@@ -1,11 +1,13 @@
 // End to end: containerd 1.6 configured with nodelet's runtime conflist calls nodelet-cni, which
 // forwards to the CNI service, which runs the real bridge/host-local/portmap chain. RunPodSandbox
-// gets the engine's address; StopPodSandbox and RemovePodSandbox (two DELs, the second without a
+// gets the engine's address, a hostPort reaches a web server in the pod from 127.0.0.1;
+// StopPodSandbox and RemovePodSandbox (two DELs, the second without a
 // netns) leave nothing behind. Bridge nlc3, subnet 10.233.3.0/24.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { installNodeletCni, startCniService, type CniResult } from '@nodelet/cni';
@@ -14,6 +16,17 @@ import { requireRoot, startTestRuntime } from '@nodelet/lab-runtime/testing';
 import { bridgePorts, delLink, natCniLines, restoreNat, skipReason, waitFor } from '../../cni/test/integration/host.js';
 
 const BRIDGE = 'nlc3';
+
+function httpGet(host: string, port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = connect(port, host, () => s.write('GET / HTTP/1.0\r\n\r\n'));
+    let data = '';
+    s.on('data', (d) => (data += d));
+    s.on('end', () => resolve(data));
+    s.on('error', reject);
+    s.setTimeout(2000, () => s.destroy(new Error('timed out')));
+  });
+}
 const CHAIN = 'nlc-e2e-pods';
 
 test('containerd → nodelet-cni → CNI service → real plugins, and back', { timeout: 120_000 }, async (t) => {
@@ -63,6 +76,7 @@ test('containerd → nodelet-cni → CNI service → real plugins, and back', { 
     metadata: { name: 'web', namespace: 'e2e', uid, attempt: 0 },
     hostname: 'web',
     labels: { 'nodelet.test/suite': 'cni-e2e' },
+    logDirectory: join(dir, 'logs'),
     portMappings: [{ protocol: 'TCP' as const, containerPort: 80, hostPort: 18083 }],
   };
   const { podSandboxId } = await cri.runtime.runPodSandbox({ config });
@@ -89,7 +103,23 @@ test('containerd → nodelet-cni → CNI service → real plugins, and back', { 
   assert.deepEqual(att!.capabilityArgs?.portMappings, [{ hostPort: 18083, containerPort: 80, protocol: 'tcp' }], 'runtimeConfig reached the chain');
   assert.equal((await bridgePorts(BRIDGE)).length, 1);
 
-  // 4. StopPodSandbox: DEL through the shim; the attachment is gone.
+  // 4. The hostPort works end to end: a web server in the pod, reached from the host via loopback.
+  await cri.image.pullImage({ image: { image: rt.images.busybox } });
+  const { containerId } = await cri.runtime.createContainer({
+    podSandboxId,
+    sandboxConfig: config,
+    config: { metadata: { name: 'httpd', attempt: 0 }, image: { image: rt.images.busybox }, command: ['/bin/sh', '-c', 'mkdir -p /www && echo hello-from-pod > /www/index.html && exec httpd -f -p 80 -h /www'], logPath: 'httpd.log' },
+  });
+  await cri.runtime.startContainer({ containerId });
+  let body = '';
+  await waitFor('the pod web server through hostPort 18083', async () => {
+    body = await httpGet('127.0.0.1', 18083).catch(() => '');
+    return body.includes('hello-from-pod');
+  }, 15_000);
+  await cri.runtime.stopContainer({ containerId, timeout: 0 });
+  await cri.runtime.removeContainer({ containerId });
+
+  // 5. StopPodSandbox: DEL through the shim; the attachment is gone.
   await cri.runtime.stopPodSandbox({ podSandboxId });
   assert.deepEqual(await svc.engine.cachedAttachments(CHAIN), [], 'no cache entry');
   assert.equal(existsSync(join(ipam, CHAIN, ip)), false, 'no IP file');
@@ -97,7 +127,7 @@ test('containerd → nodelet-cni → CNI service → real plugins, and back', { 
   assert.equal(existsSync(netns), false, 'no netns');
   assert.ok(![...(await natCniLines())].some((l) => l.includes(podSandboxId.slice(0, 12)) || l.includes(`\\"${CHAIN}\\"`)), 'no portmap rules');
 
-  // 5. RemovePodSandbox: containerd's second DEL (empty CNI_NETNS) must succeed.
+  // 6. RemovePodSandbox: containerd's second DEL (empty CNI_NETNS) must succeed.
   await cri.runtime.removePodSandbox({ podSandboxId });
   assert.equal((await cri.runtime.listPodSandbox({ filter: { id: podSandboxId } })).items.length, 0);
   assert.deepEqual((await readdir(join(ipam, CHAIN))).filter((f) => /^\d/.test(f)), []);
