@@ -49,13 +49,14 @@ test('containerd → nodelet-cni → CNI service → real plugins, and back', { 
 
   // 1. The node side: service on a socket, nodelet-cni + loopback in the runtime's bin dir,
   //    the one-plugin conflist in its conf dir.
-  const svc = await startCniService({
+  const serviceOptions = {
     socketPath: join(dir, 'cni.sock'),
     binDirs: ['/usr/lib/cni'],
     cacheDir: join(dir, 'cache'),
     chain: { name: CHAIN, podCIDR: '10.233.3.0/24', bridgeName: BRIDGE, ipamDataDir: ipam },
     runtimeConfDir: confDir,
-  });
+  };
+  let svc = await startCniService(serviceOptions);
   cleanups.push(() => svc.close());
   const installed = await installNodeletCni(binDir, { pluginDirs: ['/usr/lib/cni'] }); // the C build when `make native` ran
   assert.ok(installed.loopback, 'loopback installed beside nodelet-cni');
@@ -131,4 +132,24 @@ test('containerd → nodelet-cni → CNI service → real plugins, and back', { 
   await cri.runtime.removePodSandbox({ podSandboxId });
   assert.equal((await cri.runtime.listPodSandbox({ filter: { id: podSandboxId } })).items.length, 0);
   assert.deepEqual((await readdir(join(ipam, CHAIN))).filter((f) => /^\d/.test(f)), []);
+
+  // 7. Agent down: RunPodSandbox fails with nodelet-cni's "try again later". containerd 1.6 keeps
+  //    the sandbox NOTREADY because its teardown DEL failed too; once the service is back, the
+  //    kubelet-style cleanup (stop + remove, DEL without a prior ADD) succeeds and the pod starts.
+  await svc.close();
+  await assert.rejects(cri.runtime.runPodSandbox({ config: { ...config, metadata: { ...config.metadata, attempt: 1 } } }), (err: Error) => {
+    assert.match(err.message, /try again later/);
+    assert.match(err.message, /nodelet CNI service at .*cni\.sock is unreachable/);
+    return true;
+  });
+  const failed = (await cri.runtime.listPodSandbox({})).items.filter((p) => p.metadata?.uid === uid);
+  assert.deepEqual(failed.map((p) => p.state), ['SANDBOX_NOTREADY']);
+  svc = await startCniService(serviceOptions);
+  await cri.runtime.stopPodSandbox({ podSandboxId: failed[0]!.id });
+  await cri.runtime.removePodSandbox({ podSandboxId: failed[0]!.id });
+  const again = await cri.runtime.runPodSandbox({ config: { ...config, metadata: { ...config.metadata, attempt: 2 } } });
+  await cri.runtime.stopPodSandbox({ podSandboxId: again.podSandboxId });
+  await cri.runtime.removePodSandbox({ podSandboxId: again.podSandboxId });
+  assert.deepEqual(await svc.engine.cachedAttachments(CHAIN), []);
+  assert.deepEqual(await bridgePorts(BRIDGE), []);
 });
