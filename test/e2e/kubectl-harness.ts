@@ -78,35 +78,7 @@ export async function startKubectlEnv(): Promise<KubectlEnv> {
     };
     return run;
   };
-  const api: KubectlEnv['api'] = (method, path, o = {}) =>
-    new Promise((resolve, reject) => {
-      const url = new URL(path, cp.url);
-      const token = o.token === undefined ? cp.adminToken : o.token;
-      const req = https.request(
-        url,
-        {
-          method,
-          ca: cp.caPem,
-          agent: false,
-          headers: {
-            ...(token !== null ? { Authorization: `Bearer ${token}` } : {}),
-            ...(o.contentType ? { 'Content-Type': o.contentType } : {}),
-            ...(o.body !== undefined ? { 'Content-Length': String(Buffer.byteLength(o.body)) } : {}),
-            ...(o.accept ? { Accept: o.accept } : {}),
-          },
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            const body = Buffer.concat(chunks).toString('utf8');
-            resolve({ status: res.statusCode ?? 0, headers: res.headers, body, json: () => JSON.parse(body) });
-          });
-        },
-      );
-      req.on('error', reject);
-      req.end(o.body);
-    });
+  const api: KubectlEnv['api'] = (method, path, o = {}) => httpsRequest(cp.url, cp.caPem, o.token === undefined ? cp.adminToken : o.token, method, path, o);
   return {
     cp,
     dir,
@@ -117,6 +89,44 @@ export async function startKubectlEnv(): Promise<KubectlEnv> {
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** One HTTPS request verified against `ca`; `token` null sends no Authorization header. */
+export function httpsRequest(
+  base: string,
+  ca: string,
+  token: string | null,
+  method: string,
+  path: string,
+  o: { body?: string | Buffer; contentType?: string; accept?: string } = {},
+): Promise<ApiReply> {
+  return new Promise((resolve, reject) => {
+    const req = https.request(
+      new URL(path, base),
+      {
+        method,
+        ca,
+        agent: false,
+        headers: {
+          ...(token !== null ? { Authorization: `Bearer ${token}` } : {}),
+          ...(o.contentType ? { 'Content-Type': o.contentType } : {}),
+          ...(o.body !== undefined ? { 'Content-Length': String(Buffer.byteLength(o.body)) } : {}),
+          ...(o.accept ? { Accept: o.accept } : {}),
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const body = Buffer.concat(chunks).toString('utf8');
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body, json: () => JSON.parse(body) });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(o.body);
+  });
 }
 
 /** Polls `check` until it returns a truthy value or `timeoutMs` passes. */
