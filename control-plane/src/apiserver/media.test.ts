@@ -1,0 +1,31 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { StatusError } from './status.js';
+import { decodeObjectBody, parseMediaTypes, wantsAggregatedDiscovery, wantsTable } from './media.js';
+
+test('Accept parameters are matched exactly (v2 is not v2beta1)', () => {
+  const kubectl132 = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json';
+  const kubectl128 = 'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json';
+  assert.equal(wantsAggregatedDiscovery(kubectl132), true);
+  assert.equal(wantsAggregatedDiscovery(kubectl128), false);
+  assert.equal(wantsTable('application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json'), true);
+  assert.equal(wantsTable('application/json'), false);
+  assert.deepEqual(parseMediaTypes('application/json; charset="utf-8"')[0], { type: 'application/json', params: { charset: 'utf-8' } });
+});
+
+test('bodies decode by content type; unknown types are 415, bad JSON/YAML 400', () => {
+  assert.deepEqual(decodeObjectBody('application/yaml', Buffer.from('kind: Pod\nmetadata: {name: x}\n')), { kind: 'Pod', metadata: { name: 'x' } });
+  assert.deepEqual(decodeObjectBody(undefined, Buffer.from('{"kind":"Pod"}')), { kind: 'Pod' });
+  const code = (fn: () => unknown): number | undefined => {
+    try {
+      fn();
+    } catch (e) {
+      return e instanceof StatusError ? e.code : -1;
+    }
+    return undefined;
+  };
+  assert.equal(code(() => decodeObjectBody('text/plain', Buffer.from('x'))), 415);
+  assert.equal(code(() => decodeObjectBody('application/json', Buffer.from('{'))), 400);
+  assert.equal(code(() => decodeObjectBody('application/yaml', Buffer.from('a: 1\n---\nb: 2\n'))), 400);
+  assert.equal(code(() => decodeObjectBody('application/json', Buffer.from('"str"'))), 400);
+});

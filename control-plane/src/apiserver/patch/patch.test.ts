@@ -1,0 +1,83 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ApiObject } from '../object.js';
+import { StatusError } from '../status.js';
+import { applyPatch, mergePatch, patchTypeOf, parsePatchBody } from './apply.js';
+import { strategicMergePatch } from './strategic-merge.js';
+
+const deployment = (): ApiObject => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name: 'web', labels: { app: 'web' }, finalizers: ['a'] },
+  spec: {
+    strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } },
+    template: {
+      spec: {
+        containers: [
+          { name: 'nginx', image: 'nginx:1.25', ports: [{ containerPort: 80, protocol: 'TCP' }], env: [{ name: 'A', value: '1' }] },
+          { name: 'sidecar', image: 'busybox:1' },
+        ],
+      },
+    },
+  },
+});
+
+test('kubectl set image: containers merge by name, ports are kept, order follows $setElementOrder', () => {
+  const patch = { spec: { template: { spec: { '$setElementOrder/containers': [{ name: 'sidecar' }, { name: 'nginx' }], containers: [{ image: 'nginx:1.27', name: 'nginx' }] } } } };
+  const out = strategicMergePatch(deployment(), patch, 'Deployment') as ApiObject;
+  const cs = (out.spec as any).template.spec.containers; // eslint-disable-line @typescript-eslint/no-explicit-any
+  assert.deepEqual(cs.map((c: { name: string }) => c.name), ['sidecar', 'nginx']);
+  assert.equal(cs[1].image, 'nginx:1.27');
+  assert.deepEqual(cs[1].ports, [{ containerPort: 80, protocol: 'TCP' }]);
+});
+
+test('SMP directives: $patch delete/replace, null, $retainKeys, $deleteFromPrimitiveList, set-merged finalizers', () => {
+  const out = strategicMergePatch(
+    deployment(),
+    {
+      metadata: { labels: { app: null, tier: 'x' }, finalizers: ['b'], '$deleteFromPrimitiveList/finalizers': ['a'] },
+      spec: {
+        strategy: { $retainKeys: ['type'], type: 'Recreate' },
+        template: { spec: { containers: [{ name: 'sidecar', $patch: 'delete' }, { name: 'nginx', env: [{ name: 'B', value: '2' }] }] } },
+      },
+    },
+    'Deployment',
+  ) as any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  assert.deepEqual(out.metadata.labels, { tier: 'x' });
+  assert.deepEqual(out.metadata.finalizers, ['b']);
+  assert.deepEqual(out.spec.strategy, { type: 'Recreate' });
+  assert.deepEqual(out.spec.template.spec.containers.map((c: { name: string }) => c.name), ['nginx']);
+  assert.deepEqual(out.spec.template.spec.containers[0].env, [{ name: 'A', value: '1' }, { name: 'B', value: '2' }]);
+  const replaced = strategicMergePatch(deployment(), { spec: { template: { spec: { containers: [{ name: 'only', image: 'x' }, { $patch: 'replace' }] } } } }, 'Deployment') as any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  assert.deepEqual(replaced.spec.template.spec.containers, [{ name: 'only', image: 'x' }]);
+});
+
+test('SMP: Service ports merge by port, node taints are atomic, missing merge key is a 400', () => {
+  const svc: ApiObject = { metadata: { name: 's' }, spec: { ports: [{ port: 80, targetPort: 8080 }, { port: 443 }] } };
+  const out = strategicMergePatch(svc, { spec: { ports: [{ port: 80, name: 'http' }] } }, 'Service') as any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  assert.deepEqual(out.spec.ports, [{ port: 80, targetPort: 8080, name: 'http' }, { port: 443 }]);
+  const node: ApiObject = { metadata: { name: 'n' }, spec: { taints: [{ key: 'a', effect: 'NoSchedule' }] } };
+  assert.deepEqual((strategicMergePatch(node, { spec: { taints: [{ key: 'b', effect: 'NoSchedule' }] } }, 'Node') as any).spec.taints, [{ key: 'b', effect: 'NoSchedule' }]); // eslint-disable-line @typescript-eslint/no-explicit-any
+  assert.throws(() => strategicMergePatch(deployment(), { spec: { template: { spec: { containers: [{ image: 'x' }] } } } }, 'Deployment'), StatusError);
+});
+
+test('merge patch is RFC 7386: lists replace, null deletes', () => {
+  assert.deepEqual(mergePatch({ a: [1, 2], b: { c: 1, d: 2 } }, { a: [3], b: { c: null, e: 1 } }), { a: [3], b: { d: 2, e: 1 } });
+  const out = applyPatch('merge', deployment(), { spec: { template: { spec: { containers: [{ name: 'nginx', image: 'x' }] } } } }, 'Deployment') as any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  assert.deepEqual(out.spec.template.spec.containers, [{ name: 'nginx', image: 'x' }]);
+});
+
+test('JSON patch applies operations and reports failures as Status errors', () => {
+  const out = applyPatch('json', deployment(), [{ op: 'replace', path: '/metadata/labels/app', value: 'v2' }], 'Deployment');
+  assert.equal(out.metadata.labels?.app, 'v2');
+  assert.throws(() => applyPatch('json', deployment(), [{ op: 'remove', path: '/nope/x' }], 'Deployment'), (e: unknown) => e instanceof StatusError && e.code === 400);
+  assert.throws(() => applyPatch('json', deployment(), [{ op: 'test', path: '/metadata/name', value: 'other' }], 'Deployment'), (e: unknown) => e instanceof StatusError && e.code === 422);
+});
+
+test('patch content types: four are known, others are 415; bodies must have the right shape', () => {
+  assert.equal(patchTypeOf('application/strategic-merge-patch+json'), 'strategic');
+  assert.equal(patchTypeOf('application/apply-patch+yaml; charset=utf-8'), 'apply');
+  assert.throws(() => patchTypeOf('application/json'), (e: unknown) => e instanceof StatusError && e.code === 415);
+  assert.throws(() => parsePatchBody('json', Buffer.from('{}')), (e: unknown) => e instanceof StatusError && e.code === 400);
+  assert.deepEqual(parsePatchBody('apply', Buffer.from('metadata:\n  name: x\n')), { metadata: { name: 'x' } });
+});

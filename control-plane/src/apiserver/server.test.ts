@@ -1,0 +1,170 @@
+// The API machinery over plain HTTP on port 0 with a real SQLite store in a temp dir.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTempSqliteStore } from '../storage/testing/sqlite.js';
+import type { Store } from '../storage/types.js';
+import { createTokenAuthenticator } from './auth/authenticator.js';
+import { createApiServer, type ApiServer } from './server.js';
+
+const TOKEN = 'test-admin-token';
+
+describe('API server machinery', () => {
+  let store: Store;
+  let server: ApiServer;
+  let base: string;
+  const call = async (method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; json: any }> => { // eslint-disable-line @typescript-eslint/no-explicit-any
+    const r = await fetch(base + path, {
+      method,
+      headers: { Authorization: `Bearer ${TOKEN}`, ...(body !== undefined ? { 'Content-Type': contentType } : {}) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: r.status, json: await r.json() };
+  };
+  /** Reads watch events until `n` arrived or the stream ended. */
+  async function watchEvents(path: string, n: number, during?: () => Promise<void>): Promise<Array<{ type: string; object: any }>> { // eslint-disable-line @typescript-eslint/no-explicit-any
+    const ac = new AbortController();
+    const r = await fetch(base + path, { headers: { Authorization: `Bearer ${TOKEN}` }, signal: ac.signal });
+    assert.equal(r.status, 200);
+    const reader = r.body!.getReader();
+    const events: Array<{ type: string; object: any }> = []; // eslint-disable-line @typescript-eslint/no-explicit-any
+    let buf = '';
+    const pending = during?.();
+    try {
+      while (events.length < n) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += Buffer.from(value).toString();
+        let i: number;
+        while ((i = buf.indexOf('\n')) >= 0) {
+          events.push(JSON.parse(buf.slice(0, i)));
+          buf = buf.slice(i + 1);
+        }
+      }
+    } finally {
+      await pending;
+      ac.abort();
+    }
+    return events;
+  }
+  const pod = (name: string, extra: Record<string, unknown> = {}) => ({ metadata: { name, ...((extra.metadata as object) ?? {}) }, spec: { containers: [{ name: 'c', image: 'busybox:latest' }], ...((extra.spec as object) ?? {}) } });
+
+  before(async () => {
+    store = createTempSqliteStore();
+    server = await createApiServer({
+      store,
+      authenticator: createTokenAuthenticator({ staticTokens: new Map([[TOKEN, { name: 'admin', groups: ['system:masters'] }]]), getSecret: async () => undefined, now: Date.now }),
+      bookmarkIntervalMs: 200,
+    });
+    base = (await server.listen({ port: 0, host: '127.0.0.1' })).url;
+  });
+  after(async () => {
+    await server?.close();
+    await store?.close();
+  });
+
+  it('creates pods with Kubernetes defaults and an initial status', async () => {
+    const r = await call('POST', '/api/v1/namespaces/default/pods', pod('d1', { spec: { containers: [{ name: 'c', image: 'busybox:latest', ports: [{ containerPort: 80 }] }] } }));
+    assert.equal(r.status, 201);
+    const { spec, status, metadata } = r.json;
+    assert.equal(r.json.kind, 'Pod');
+    assert.equal(r.json.apiVersion, 'v1');
+    assert.deepEqual(
+      [spec.restartPolicy, spec.dnsPolicy, spec.terminationGracePeriodSeconds, spec.schedulerName, spec.serviceAccountName, spec.enableServiceLinks],
+      ['Always', 'ClusterFirst', 30, 'default-scheduler', 'default', true],
+    );
+    assert.deepEqual(spec.securityContext, {});
+    const c = spec.containers[0];
+    assert.deepEqual([c.imagePullPolicy, c.terminationMessagePath, c.terminationMessagePolicy, c.ports[0].protocol], ['Always', '/dev/termination-log', 'File', 'TCP']);
+    assert.deepEqual(status, { phase: 'Pending', qosClass: 'BestEffort' });
+    assert.match(metadata.uid, /^[0-9a-f-]{36}$/);
+    const gen = await call('POST', '/api/v1/namespaces/default/pods', { metadata: { generateName: 'web-' }, spec: pod('x').spec });
+    assert.match(gen.json.metadata.name, /^web-[a-z0-9]{5}$/);
+  });
+
+  it('splits status from spec and bumps generation only on spec changes', async () => {
+    const dep = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'g' }, spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: pod('x').spec } } };
+    const created = (await call('POST', '/apis/apps/v1/namespaces/default/deployments', { ...dep, status: { replicas: 9 } })).json;
+    assert.equal(created.metadata.generation, 1);
+    assert.deepEqual(created.status, {});
+    assert.equal(created.spec.replicas, 1);
+    const labeled = (await call('PATCH', '/apis/apps/v1/namespaces/default/deployments/g', { metadata: { labels: { x: 'y' } }, status: { replicas: 5 } }, 'application/merge-patch+json')).json;
+    assert.equal(labeled.metadata.generation, 1);
+    assert.deepEqual(labeled.status, {});
+    const scaled = (await call('PATCH', '/apis/apps/v1/namespaces/default/deployments/g', { spec: { replicas: 2 } }, 'application/merge-patch+json')).json;
+    assert.equal(scaled.metadata.generation, 2);
+    const st = (await call('PATCH', '/apis/apps/v1/namespaces/default/deployments/g/status', { spec: { replicas: 7 }, status: { observedGeneration: 2, replicas: 2 } }, 'application/merge-patch+json')).json;
+    assert.deepEqual([st.spec.replicas, st.status.replicas, st.metadata.generation], [2, 2, 2]);
+    const scale = await call('GET', '/apis/apps/v1/namespaces/default/deployments/g/scale');
+    assert.deepEqual([scale.json.kind, scale.json.spec.replicas, scale.json.status.selector], ['Scale', 2, 'a=b']);
+  });
+
+  it('deletes unscheduled pods at once, marks bound pods, honours finalizers', async () => {
+    await call('POST', '/api/v1/namespaces/default/pods', pod('free'));
+    assert.equal((await call('DELETE', '/api/v1/namespaces/default/pods/free', {})).status, 200);
+    assert.equal((await call('GET', '/api/v1/namespaces/default/pods/free')).status, 404);
+    await call('POST', '/api/v1/namespaces/default/pods', pod('bound', { spec: { nodeName: 'n1', terminationGracePeriodSeconds: 5 } }));
+    const marked = (await call('DELETE', '/api/v1/namespaces/default/pods/bound', { propagationPolicy: 'Background' })).json;
+    assert.equal(marked.metadata.deletionGracePeriodSeconds, 5);
+    assert.ok(marked.metadata.deletionTimestamp);
+    assert.equal((await call('GET', '/api/v1/namespaces/default/pods/bound')).status, 200);
+    assert.equal((await call('DELETE', '/api/v1/namespaces/default/pods/bound', { gracePeriodSeconds: 0 })).status, 200);
+    assert.equal((await call('GET', '/api/v1/namespaces/default/pods/bound')).status, 404);
+    await call('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'fin', finalizers: ['example.com/keep'] } });
+    const kept = (await call('DELETE', '/api/v1/namespaces/default/configmaps/fin')).json;
+    assert.ok(kept.metadata.deletionTimestamp);
+    assert.equal((await call('GET', '/api/v1/namespaces/default/configmaps/fin')).status, 200);
+    await call('PATCH', '/api/v1/namespaces/default/configmaps/fin', { metadata: { finalizers: null } }, 'application/merge-patch+json');
+    assert.equal((await call('GET', '/api/v1/namespaces/default/configmaps/fin')).status, 404);
+  });
+
+  it('binds pods once (pods/binding) and rejects a second binding', async () => {
+    await call('POST', '/api/v1/namespaces/default/pods', pod('sched'));
+    const b = { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'sched' }, target: { kind: 'Node', name: 'n1' } };
+    assert.equal((await call('POST', '/api/v1/namespaces/default/pods/sched/binding', b)).status, 201);
+    const p = (await call('GET', '/api/v1/namespaces/default/pods/sched')).json;
+    assert.equal(p.spec.nodeName, 'n1');
+    assert.equal(p.status.conditions[0].type, 'PodScheduled');
+    assert.equal((await call('POST', '/api/v1/namespaces/default/pods/sched/binding', b)).status, 409);
+  });
+
+  it('watch: initial ADDED, selector enter/leave as ADDED/DELETED, bookmarks, timeout', async () => {
+    await call('POST', '/api/v1/namespaces/kube-public/pods', pod('w1', { metadata: { labels: { sel: 'yes' } } }));
+    const events = await watchEvents('/api/v1/namespaces/kube-public/pods?watch=true&labelSelector=sel%3Dyes&allowWatchBookmarks=true&timeoutSeconds=3', 5, async () => {
+      await call('POST', '/api/v1/namespaces/kube-public/pods', pod('w2'));
+      await call('PATCH', '/api/v1/namespaces/kube-public/pods/w2', { metadata: { labels: { sel: 'yes' } } }, 'application/merge-patch+json');
+      await call('PATCH', '/api/v1/namespaces/kube-public/pods/w1', { metadata: { labels: { sel: 'no' } } }, 'application/merge-patch+json');
+      await call('PATCH', '/api/v1/namespaces/kube-public/pods/w2', { metadata: { annotations: { a: 'b' } } }, 'application/merge-patch+json');
+    });
+    const seen = events.filter((e) => e.type !== 'BOOKMARK').map((e) => `${e.type} ${e.object.metadata.name}`);
+    assert.deepEqual(seen.slice(0, 4), ['ADDED w1', 'ADDED w2', 'DELETED w1', 'MODIFIED w2']);
+    const bookmarks = await watchEvents('/api/v1/namespaces/kube-public/pods?watch=true&resourceVersion=1&allowWatchBookmarks=true&timeoutSeconds=2&labelSelector=none%3Dnone', 100);
+    assert.ok(bookmarks.length >= 1 && bookmarks.every((e) => e.type === 'BOOKMARK'), JSON.stringify(bookmarks));
+    assert.ok(Number(bookmarks[0]!.object.metadata.resourceVersion) >= 1);
+  });
+
+  it('watch from a compacted resourceVersion ends with a 410 Expired ERROR event', async () => {
+    const before = Number((await call('GET', '/api/v1/namespaces/default/configmaps')).json.metadata.resourceVersion);
+    await call('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'c1' } });
+    await call('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'c2' } });
+    await store.compact(await store.currentRevision());
+    const events = await watchEvents(`/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=${before}`, 1);
+    assert.equal(events[0]!.type, 'ERROR');
+    assert.deepEqual([events[0]!.object.code, events[0]!.object.reason], [410, 'Expired']);
+    const list = await call('GET', `/api/v1/namespaces/default/configmaps?resourceVersion=${before}&resourceVersionMatch=Exact`);
+    assert.equal(list.status, 410);
+  });
+
+  it('serves discovery: aggregated v2 with the exact content type, legacy lists with subresources', async () => {
+    const r = await fetch(`${base}/apis`, { headers: { Authorization: `Bearer ${TOKEN}`, Accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json' } });
+    assert.equal(r.headers.get('content-type'), 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList');
+    const doc = (await r.json()) as { items: Array<{ metadata: { name: string } }> };
+    assert.deepEqual(doc.items.map((i) => i.metadata.name), ['coordination.k8s.io', 'apps', 'discovery.k8s.io']);
+    const legacy = (await call('GET', '/api/v1')).json;
+    const names = legacy.resources.map((x: { name: string }) => x.name);
+    for (const n of ['pods', 'pods/eviction', 'pods/log', 'pods/exec', 'nodes/status', 'namespaces']) assert.ok(names.includes(n), n);
+    const version = (await call('GET', '/version')).json;
+    assert.deepEqual([version.major, version.minor], ['1', '32']);
+    const openapi = (await call('GET', '/openapi/v3')).json;
+    assert.ok(openapi.paths['apis/apps/v1'].serverRelativeURL.startsWith('/openapi/v3/apis/apps/v1?hash='));
+  });
+});
