@@ -6,6 +6,7 @@
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import type { Logger } from '@nodelet/base';
+import { createNotifier } from '@nodelet/systemd';
 import { startControlPlane } from './apiserver/run.js';
 
 const USAGE = `Usage: nodelet server [flags]
@@ -84,6 +85,11 @@ export async function main(argv: string[]): Promise<void> {
     logger: log,
   });
   log.info({ url: cp.url, kubeconfig: cp.kubeconfigPath, registry: cp.registry?.hostPort }, 'Server ready');
+  // systemd (Type=notify): startControlPlane resolves only once the store is open and the API
+  // listens, so READY=1 here means "serving"; pings come from a timer, so a blocked loop stops them.
+  const notifier = createNotifier({ logger: log });
+  await notifier.ready(`serving ${cp.url}`);
+  const stopWatchdog = notifier.startWatchdog();
   await new Promise<void>((resolve) => {
     const stop = (signal: string): void => {
       log.info({ signal }, 'Shutting down');
@@ -92,6 +98,8 @@ export async function main(argv: string[]): Promise<void> {
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   });
+  stopWatchdog();
+  await notifier.stopping();
   await cp.close();
   log.info({}, 'Server stopped');
 }

@@ -14,10 +14,12 @@
  * optional `healthy()` lets a component withhold pings when it knows it is wedged.
  *
  * Without $NOTIFY_SOCKET (not started by systemd, tests, `make up`) every call is a no-op.
+ * ready() also arms the test-only hung-event-loop hook (test-hang.ts) when its variables are set.
  */
 import { spawn } from 'node:child_process';
 import type { Logger } from '@nodelet/base';
 import { noopLogger } from '@nodelet/base';
+import { armTestHang } from './test-hang.js';
 
 export interface Notifier {
   /** True when running under systemd with a notify socket. */
@@ -62,7 +64,11 @@ export function createNotifier(opts: NotifierOptions = {}): Notifier {
 
   return {
     enabled,
-    ready: (status) => send(status ? ['READY=1', `STATUS=${status}`] : ['READY=1']),
+    async ready(status) {
+      await send(status ? ['READY=1', `STATUS=${status}`] : ['READY=1']);
+      // Test-only watchdog exercise; inert unless two NODELET_TEST_HANG_* variables are set (test-hang.ts).
+      if (enabled) armTestHang(env, log);
+    },
     status: (text) => send([`STATUS=${text}`]),
     stopping: () => send(['STOPPING=1']),
     startWatchdog(healthy) {
