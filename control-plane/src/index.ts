@@ -7,3 +7,4 @@ export { newBootstrapToken, newNodeToken } from './apiserver/auth/tokens.js';
 export { NODE_CREDENTIALS_PATH } from './apiserver/auth/node-credentials.js';
 export type { Authenticator, UserInfo } from './apiserver/auth/types.js';
 export { ensurePki, type Pki } from './pki/pki.js';
+export { createCa, issueCertificate, loadCa, type KeyPairPem } from './pki/certs.js';
