@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import { Command, InvalidArgumentError } from 'commander';
 import { pino } from 'pino';
-import { describeError, hasCode, type Logger } from '@nodelet/base';
+import { delay, describeError, hasCode, type Logger } from '@nodelet/base';
 import { ApiClient, loadKubeconfig } from '@nodelet/api';
 import { createNotifier } from '@nodelet/systemd';
 import { parseConfigFile, resolveConfig, type AgentConfig, type AgentFlags, type KubeletConfigurationFile } from './config/config.js';
@@ -90,6 +90,10 @@ export async function main(argv: string[]): Promise<void> {
     api.close();
     return;
   }
+  // READY=1 means serving: Agent.start has done the CRI handshake and the node API listens; the Node
+  // registers in the background with backoff, so wait for it (TimeoutStartSec= bounds this wait).
+  await notifier.status(`registering node ${config.nodeName}`);
+  while (!agent.node.node) await delay(100);
   await notifier.ready(`node ${config.nodeName} serving on :${agent.nodeApiPort}`);
   const stopWatchdog = notifier.startWatchdog(() => agent.pleg.healthy());
   await new Promise<void>((resolve) => {
