@@ -8,6 +8,7 @@
  * `close()` stops accepting connections, ends watches and log streams, and waits for in-flight
  * requests; it does not close the store (its owner does).
  */
+import { setMaxListeners } from 'node:events';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
@@ -57,6 +58,8 @@ const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-
 export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer> {
   const log = opts.logger ?? noopLogger;
   const stop = new AbortController();
+  // Every watch and log stream listens for shutdown: one listener per long-running request.
+  setMaxListeners(0, stop.signal);
   const resources = new Map<string, ServedResource>();
   for (const def of RESOURCE_DEFS) {
     const registry = new Registry(def, opts.store);
