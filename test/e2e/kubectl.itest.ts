@@ -233,4 +233,37 @@ describe('kubectl against nodelet server', { skip }, () => {
     assert.equal(n.code, 0, n.stderr);
     assert.match(n.stdout, /Container Runtime Version:\s+containerd:\/\/1\.6\.20/);
   });
+
+  it('wait --for=condition=Ready, also with the streaming list (WatchListClient)', async () => {
+    const k = await env.newKubectl();
+    assert.equal((await k(['run', 'waiter', '--image=busybox:1.36'])).code, 0);
+    for (const featureEnv of [{}, { KUBE_FEATURE_WatchListClient: 'true' }]) {
+      const w = k(['wait', '--for=condition=Ready', 'pod/waiter', '--timeout=20s'], { env: featureEnv });
+      await new Promise((r) => setTimeout(r, 300));
+      const ready = JSON.stringify({ status: { conditions: [{ type: 'Ready', status: 'True' }] } });
+      const p = await env.api('PATCH', '/api/v1/namespaces/default/pods/waiter/status', { body: ready, contentType: 'application/merge-patch+json' });
+      assert.equal(p.status, 200, p.body);
+      const r = await w;
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /pod\/waiter condition met/);
+      await env.api('PATCH', '/api/v1/namespaces/default/pods/waiter/status', { body: JSON.stringify({ status: { conditions: null } }), contentType: 'application/merge-patch+json' });
+    }
+  });
+
+  it('drain cordons, evicts bound pods through pods/eviction and waits for them to go', async (t) => {
+    const k = await env.newKubectl();
+    const node = { ...NODE, metadata: { name: 'node-2' } };
+    assert.equal((await env.api('POST', '/api/v1/nodes', { body: JSON.stringify(node), contentType: 'application/json' })).status, 201);
+    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'evictee' }, spec: { nodeName: 'node-2', containers: [{ name: 'c', image: 'busybox:1.36' }] } };
+    assert.equal((await env.api('POST', '/api/v1/namespaces/default/pods', { body: JSON.stringify(pod), contentType: 'application/json' })).status, 201);
+    const drain = k.spawn(['drain', 'node-2', '--ignore-daemonsets', '--force', '--timeout=30s', '-v=6']);
+    t.after(() => drain.kill());
+    await eventually(async () => (await env.api('GET', '/api/v1/namespaces/default/pods/evictee')).json().metadata.deletionTimestamp, 10_000, 'the eviction');
+    assert.match(drain.errors(), /POST https:\/\/[^ ]+\/pods\/evictee\/eviction 201/);
+    assert.equal((await env.api('DELETE', '/api/v1/namespaces/default/pods/evictee', { body: '{"gracePeriodSeconds":0}', contentType: 'application/json' })).status, 200);
+    const r = await drain.done;
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /node\/node-2 drained/);
+    assert.equal((await env.api('GET', '/api/v1/nodes/node-2')).json().spec.unschedulable, true);
+  });
 });
