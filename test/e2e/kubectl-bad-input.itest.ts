@@ -70,6 +70,22 @@ describe('bad input gets a Status and persists nothing', () => {
     await rejected('POST', '/api/v1/namespaces/missing/pods', { body: pod('x'), contentType: 'application/json' }, 404, 'NotFound');
   });
 
+  it('unknown fields: Strict (kubectl default) → 400, Warn → Warning header, Ignore → accepted', async () => {
+    const typo = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'typo', lables: { a: 'b' } }, dat: { a: 'b' } });
+    const r = await rejected('POST', '/api/v1/namespaces/default/configmaps?fieldValidation=Strict', { body: typo, contentType: 'application/json' }, 400, 'BadRequest');
+    assert.equal(r.message, 'strict decoding error: unknown field "dat", unknown field "metadata.lables"');
+    const warned = await env.api('POST', '/api/v1/namespaces/default/configmaps?fieldValidation=Warn', { body: typo, contentType: 'application/json' });
+    assert.equal(warned.status, 201);
+    assert.match(String(warned.headers.warning), /unknown field \\"dat\\"/);
+    if (!kubectlUnavailableReason()) {
+      const k = await env.newKubectl();
+      const manifest = 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: typo}\nsepc: {replicas: 1}\n';
+      const applied = await k(['apply', '-f', '-'], { stdin: manifest });
+      assert.notEqual(applied.code, 0);
+      assert.match(applied.stderr, /strict decoding error: unknown field "sepc"/);
+    }
+  });
+
   it('wrong content types → 415', async () => {
     await rejected('POST', PODS, { body: pod('t'), contentType: 'text/plain' }, 415, 'UnsupportedMediaType');
     assert.equal((await env.api('POST', PODS, { body: pod('target'), contentType: 'application/json' })).status, 201);

@@ -7,21 +7,19 @@ import { apiVersionOf } from '../resource.js';
 import { sendObject } from '../respond.js';
 import { badRequest, conflict, methodNotAllowed, notFound } from '../status.js';
 import { admitCreate, admitUpdate, asObject, checkNamespace, reconcileNamespace, unchanged } from './admit.js';
+import { enforceFieldValidation, fieldValidationOf } from '../field-validation.js';
 import { finishDeletionIfReady } from './delete.js';
 import { withClusterIp } from './service-ip.js';
 
 const isDryRun = (url: URL): boolean => url.searchParams.getAll('dryRun').includes('All');
 
-function checkFieldValidation(url: URL): void {
-  const v = url.searchParams.get('fieldValidation');
-  if (v && !['Strict', 'Warn', 'Ignore'].includes(v)) throw badRequest(`fieldValidation must be one of Ignore, Warn, Strict; got "${v}"`);
-}
 
 export async function handleCreate(s: RequestScope): Promise<void> {
   const { def, registry } = s.served;
   if (s.subresource) throw methodNotAllowed(`the server does not allow this method on the requested resource`);
-  checkFieldValidation(s.url);
+  const validation = fieldValidationOf(s.url);
   const body = decodeObjectBody(s.req.headers['content-type'], await bodyOf(s));
+  enforceFieldValidation(validation, def.kind, def.statusSubresource, body, s.res);
   const obj = asObject(def, body);
   reconcileNamespace(def, obj, s.namespace);
   if (def.namespaced && !obj.metadata.namespace) throw badRequest('the namespace of the object is missing');
@@ -38,8 +36,9 @@ export async function handleUpdate(s: RequestScope): Promise<void> {
   const { def, registry } = s.served;
   const name = s.name!;
   if (s.subresource && s.subresource !== 'status') throw methodNotAllowed('the server does not allow this method on the requested resource');
-  checkFieldValidation(s.url);
+  const validation = fieldValidationOf(s.url);
   const body = decodeObjectBody(s.req.headers['content-type'], await bodyOf(s));
+  enforceFieldValidation(validation, def.kind, def.statusSubresource, body, s.res);
   const next = asObject(def, body);
   reconcileNamespace(def, next, s.namespace);
   if (next.metadata.name && next.metadata.name !== name) throw badRequest(`the name of the object (${next.metadata.name}) does not match the name on the URL (${name})`);
@@ -71,9 +70,10 @@ export async function handlePatch(s: RequestScope): Promise<void> {
   const { def, registry } = s.served;
   const name = s.name!;
   if (s.subresource && s.subresource !== 'status') throw methodNotAllowed('the server does not allow this method on the requested resource');
-  checkFieldValidation(s.url);
+  const validation = fieldValidationOf(s.url);
   const type = patchTypeOf(s.req.headers['content-type']);
   const patch = parsePatchBody(type, await bodyOf(s));
+  if (type !== 'json') enforceFieldValidation(validation, def.kind, def.statusSubresource, patch, s.res);
   const status = s.subresource === 'status' ? 'status' : undefined;
   const dryRun = isDryRun(s.url);
   const manager = s.url.searchParams.get('fieldManager') ?? undefined;
