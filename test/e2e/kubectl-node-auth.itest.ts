@@ -2,7 +2,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { NODE_CREDENTIALS_PATH, newBootstrapToken } from '@nodelet/control-plane';
-import { startKubectlEnv, type KubectlEnv } from './kubectl-harness.js';
+import { kubectlUnavailableReason, startKubectlEnv, type KubectlEnv } from './kubectl-harness.js';
 
 const json = 'application/json';
 const node = (name: string): string => JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name }, status: { conditions: [{ type: 'Ready', status: 'True' }] } });
@@ -72,6 +72,15 @@ describe('node credentials and NodeRestriction', () => {
     const event = JSON.stringify({ apiVersion: 'v1', kind: 'Event', metadata: { name: 'e1' }, involvedObject: { kind: 'Node', name: 'node-b' }, reason: 'Starting', type: 'Normal' });
     assert.equal((await as('POST', '/api/v1/namespaces/default/events', event)).status, 201);
     assert.equal((await as('POST', '/api/v1/namespaces/default/configmaps', JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } }))).status, 403);
+    if (!kubectlUnavailableReason()) {
+      // kubectl auth can-i sends a protobuf SelfSubjectAccessReview.
+      const k = await env.newKubectl();
+      const can = async (...args: string[]) => (await k(['--token', token, 'auth', 'can-i', ...args])).stdout.trim();
+      assert.equal(await can('patch', 'nodes/node-b'), 'yes');
+      assert.match(await can('patch', 'nodes/node-c'), /^no - User "system:node:node-b" cannot patch resource "nodes" in API group "" at the cluster scope/);
+      assert.match(await can('create', 'configmaps'), /^no\b/);
+      assert.equal((await k(['auth', 'can-i', 'delete', 'nodes'])).stdout.trim(), 'yes');
+    }
     const forbidden = (await as('DELETE', '/api/v1/nodes/node-c')).json();
     assert.equal(forbidden.reason, 'Forbidden');
     assert.match(forbidden.message, /User "system:node:node-b" cannot delete resource "nodes"/);

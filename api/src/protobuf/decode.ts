@@ -10,7 +10,7 @@
 import protobuf from 'protobufjs';
 import { AgentError } from '@nodelet/base';
 import { INTSTR_PROTO, META_PROTO, RESOURCE_PROTO, RUNTIME_PROTO } from './schema-meta.js';
-import { APPS_V1_PROTO, CORE_V1_PROTO } from './schema-workloads.js';
+import { APPS_V1_PROTO, AUTHORIZATION_V1_PROTO, CORE_V1_PROTO } from './schema-workloads.js';
 
 export const PROTOBUF_MAGIC = Uint8Array.of(0x6b, 0x38, 0x73, 0x00);
 
@@ -24,13 +24,14 @@ const MESSAGE_BY_GVK: Readonly<Record<string, string>> = {
   'v1/Pod': 'k8s.io.api.core.v1.Pod',
   'apps/v1/Deployment': 'k8s.io.api.apps.v1.Deployment',
   'apps/v1/ReplicaSet': 'k8s.io.api.apps.v1.ReplicaSet',
+  'authorization.k8s.io/v1/SelfSubjectAccessReview': 'k8s.io.api.authorization.v1.SelfSubjectAccessReview',
 };
 
 let rootCache: protobuf.Root | undefined;
 function root(): protobuf.Root {
   if (rootCache) return rootCache;
   const r = new protobuf.Root();
-  for (const text of [META_PROTO, RUNTIME_PROTO, RESOURCE_PROTO, INTSTR_PROTO, CORE_V1_PROTO, APPS_V1_PROTO]) {
+  for (const text of [META_PROTO, RUNTIME_PROTO, RESOURCE_PROTO, INTSTR_PROTO, CORE_V1_PROTO, APPS_V1_PROTO, AUTHORIZATION_V1_PROTO]) {
     protobuf.parse(text, r, { keepCase: true });
   }
   r.resolveAll();

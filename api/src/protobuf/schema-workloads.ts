@@ -1,4 +1,4 @@
-// The subset of k8s.io/api core/v1 and apps/v1 generated.proto that `kubectl create <generator>`
+// The subset of k8s.io/api core/v1, apps/v1 and authorization/v1 generated.proto that `kubectl create <generator>`
 // sends (kubectl >= 1.32 posts protobuf bodies). Names and field numbers are upstream's; messages
 // or fields not listed here are skipped by the decoder, so only add fields with their real number.
 export const CORE_V1_PROTO = `
@@ -200,5 +200,36 @@ message ReplicaSet {
   optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
   optional ReplicaSetSpec spec = 2;
   optional ReplicaSetStatus status = 3;
+}
+`;
+
+export const AUTHORIZATION_V1_PROTO = `
+syntax = "proto2";
+package k8s.io.api.authorization.v1;
+
+message ResourceAttributes {
+  optional string namespace = 1;
+  optional string verb = 2;
+  optional string group = 3;
+  optional string version = 4;
+  optional string resource = 5;
+  optional string subresource = 6;
+  optional string name = 7;
+}
+message NonResourceAttributes { optional string path = 1; optional string verb = 2; }
+message SelfSubjectAccessReviewSpec {
+  optional ResourceAttributes resourceAttributes = 1;
+  optional NonResourceAttributes nonResourceAttributes = 2;
+}
+message SubjectAccessReviewStatus {
+  optional bool allowed = 1;
+  optional string reason = 2;
+  optional string evaluationError = 3;
+  optional bool denied = 4;
+}
+message SelfSubjectAccessReview {
+  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional SelfSubjectAccessReviewSpec spec = 2;
+  optional SubjectAccessReviewStatus status = 3;
 }
 `;

@@ -21,6 +21,8 @@ export interface ServerContext {
   now(): number;
   resource(group: string, version: string, plural: string): ServedResource | undefined;
   resourceByKind(apiVersion: string, kind: string): ServedResource | undefined;
+  /** The served resource of `group` named `plural`, in any version. */
+  resourceByGroup(group: string, plural: string): ServedResource | undefined;
   /** Ends long-running requests (watches, log follows) on shutdown. */
   shutdown: AbortSignal;
   /** Opens the agent connection for pods/log and pods/exec (see handlers/node-proxy.ts). */

@@ -23,7 +23,7 @@ function aggregatedResource(d: ResourceDef): Record<string, unknown> {
     responseKind: { group: d.group, version: d.version, kind: d.kind },
     scope: d.namespaced ? 'Namespaced' : 'Cluster',
     singularResource: d.singular,
-    verbs: [...RESOURCE_VERBS],
+    verbs: [...(d.verbs ?? RESOURCE_VERBS)],
     ...(d.shortNames?.length ? { shortNames: [...d.shortNames] } : {}),
     ...(d.categories?.length ? { categories: [...d.categories] } : {}),
     ...(d.subresources.length
@@ -97,7 +97,7 @@ export function resourceList(group: string, version: string): Record<string, unk
       singularName: d.singular,
       namespaced: d.namespaced,
       kind: d.kind,
-      verbs: [...RESOURCE_VERBS],
+      verbs: [...(d.verbs ?? RESOURCE_VERBS)],
       ...(d.shortNames?.length ? { shortNames: [...d.shortNames] } : {}),
       ...(d.categories?.length ? { categories: [...d.categories] } : {}),
     });

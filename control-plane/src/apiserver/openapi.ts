@@ -16,6 +16,7 @@ export function openApiDocument(group: string, version: string): Record<string, 
   if (!gv) return undefined;
   const paths: Record<string, unknown> = {};
   for (const d of gv.resources) {
+    if (d.ephemeral) continue;
     const base = `/${gvPath(group, version)}${d.namespaced ? '/namespaces/{namespace}' : ''}/${d.plural}/{name}`;
     paths[base] = {
       patch: {

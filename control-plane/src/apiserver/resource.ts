@@ -58,6 +58,10 @@ export interface ResourceDef {
   selectableFields?: readonly string[];
   table?: TablePrinter;
   strategy: Strategy;
+  /** Verbs served (default: all of RESOURCE_VERBS). */
+  verbs?: readonly string[];
+  /** Never stored: a create computes a reply (e.g. SelfSubjectAccessReview); see handlers/dispatch.ts. */
+  ephemeral?: boolean;
 }
 
 export const RESOURCE_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'] as const;

@@ -108,6 +108,11 @@ export const RESOURCE_DEFS: readonly ResourceDef[] = [
     selectableFields: ['status.replicas'], table: REPLICASET_TABLE, strategy: replicaSetStrategy,
   },
   {
+    group: 'authorization.k8s.io', version: 'v1', kind: 'SelfSubjectAccessReview', plural: 'selfsubjectaccessreviews',
+    singular: 'selfsubjectaccessreview', namespaced: false, statusSubresource: false, subresources: [], verbs: ['create'],
+    ephemeral: true, strategy: plainStrategy,
+  },
+  {
     group: 'discovery.k8s.io', version: 'v1', kind: 'EndpointSlice', plural: 'endpointslices', singular: 'endpointslice',
     namespaced: true, statusSubresource: false, subresources: [], table: ENDPOINTSLICE_TABLE, strategy: plainStrategy,
   },

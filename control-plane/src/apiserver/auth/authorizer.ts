@@ -44,6 +44,8 @@ export async function authorize(user: UserInfo, a: RequestAttributes, deps: Auth
     if (a.path === '/apis/nodelet.io/v1/nodecredentials' && a.verb === 'create' && user.groups.includes(BOOTSTRAPPERS_GROUP)) return { allowed: true };
     return deny(user, a);
   }
+  // Anyone may ask what they themselves may do (kubectl auth can-i).
+  if (a.group === 'authorization.k8s.io' && a.resource === 'selfsubjectaccessreviews' && a.verb === 'create') return { allowed: true };
   const node = nodeNameOf(user);
   if (!node) return deny(user, a);
   const res = a.resource ?? '';
