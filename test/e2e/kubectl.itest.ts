@@ -237,7 +237,7 @@ describe('kubectl against nodelet server', { skip }, () => {
   it('wait --for=condition=Ready, also with the streaming list (WatchListClient)', async () => {
     const k = await env.newKubectl();
     assert.equal((await k(['run', 'waiter', '--image=busybox:1.36'])).code, 0);
-    for (const featureEnv of [{}, { KUBE_FEATURE_WatchListClient: 'true' }]) {
+    for (const featureEnv of [{}, { KUBE_FEATURE_WatchListClient: 'true' }] as Array<Record<string, string>>) {
       const w = k(['wait', '--for=condition=Ready', 'pod/waiter', '--timeout=20s'], { env: featureEnv });
       await new Promise((r) => setTimeout(r, 300));
       const ready = JSON.stringify({ status: { conditions: [{ type: 'Ready', status: 'True' }] } });
