@@ -32,14 +32,16 @@ const only = rest.filter((a) => !a.startsWith('-'));
 const flags = rest.filter((a) => a.startsWith('-'));
 const pick = (list) => (only.length ? list.filter((f) => only.some((o) => f.includes(o))) : list);
 
-function run(list, concurrency, env) {
+// A test that leaves a handle open must not hang the whole run: --test-force-exit ends each file
+// once its tests are done, and --test-timeout bounds any single test (integration ones included).
+function run(list, concurrency, env, timeoutMs) {
   if (list.length === 0) return 0;
-  const args = ['--conditions=source', '--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...flags, ...list];
+  const args = ['--conditions=source', '--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-force-exit', `--test-timeout=${timeoutMs}`, ...flags, ...list];
   const r = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } });
   return r.status ?? 1;
 }
 
 let rc = 0;
-if (kind === 'unit' || kind === 'all') rc ||= run(pick(unit), 2, {});
-if (kind === 'integration' || kind === 'all') rc ||= run(pick(integration), 1, { AGENT_IT: '1' });
+if (kind === 'unit' || kind === 'all') rc ||= run(pick(unit), 2, {}, 60_000);
+if (kind === 'integration' || kind === 'all') rc ||= run(pick(integration), 1, { AGENT_IT: '1' }, 600_000);
 process.exit(rc);
