@@ -42,6 +42,6 @@ function run(list, concurrency, env, timeoutMs) {
 }
 
 let rc = 0;
-if (kind === 'unit' || kind === 'all') rc ||= run(pick(unit), 2, {}, 60_000);
-if (kind === 'integration' || kind === 'all') rc ||= run(pick(integration), 1, { AGENT_IT: '1' }, 600_000);
+if (kind === 'unit' || kind === 'all') rc = run(pick(unit), 2, {}, 60_000) || rc;
+if (kind === 'integration' || kind === 'all') rc = run(pick(integration), 1, { AGENT_IT: '1' }, 600_000) || rc;
 process.exit(rc);
