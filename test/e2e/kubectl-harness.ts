@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { noopLogger } from '@nodelet/base';
 import { startControlPlane, type ControlPlane } from '@nodelet/control-plane';
+import { startTestEtcd, type TestEtcd } from '../../control-plane/src/storage/testing/etcd.js';
 
 export const KUBECTL = process.env.NODELET_TEST_KUBECTL ?? '/usr/bin/kubectl';
 
@@ -47,12 +48,27 @@ export interface KubectlEnv {
   close(): Promise<void>;
 }
 
+/**
+ * Starts the server on SQLite, or on a private etcd when NODELET_TEST_DATASTORE=etcd (the same
+ * suites then run against the etcd backend).
+ */
 export async function startKubectlEnv(): Promise<KubectlEnv> {
   const dir = await mkdtemp(join(tmpdir(), 'nodelet-kubectl-'));
   let cp: ControlPlane;
+  let etcd: TestEtcd | undefined;
   try {
-    cp = await startControlPlane({ dataDir: dir, bindAddress: '127.0.0.1', port: 0, registryAddress: '', controllers: false, logger: noopLogger });
+    if (process.env.NODELET_TEST_DATASTORE === 'etcd') etcd = await startTestEtcd();
+    cp = await startControlPlane({
+      dataDir: dir,
+      bindAddress: '127.0.0.1',
+      port: 0,
+      registryAddress: '',
+      controllers: false,
+      logger: noopLogger,
+      ...(etcd ? { datastoreEndpoint: etcd.endpoint } : {}),
+    });
   } catch (err) {
+    await etcd?.stop();
     await rm(dir, { recursive: true, force: true });
     throw err;
   }
@@ -86,6 +102,7 @@ export async function startKubectlEnv(): Promise<KubectlEnv> {
     api,
     async close() {
       await cp.close();
+      await etcd?.stop();
       await rm(dir, { recursive: true, force: true });
     },
   };

@@ -259,11 +259,11 @@ describe('kubectl against nodelet server', { skip }, () => {
     const drain = k.spawn(['drain', 'node-2', '--ignore-daemonsets', '--force', '--timeout=30s', '-v=6']);
     t.after(() => drain.kill());
     await eventually(async () => (await env.api('GET', '/api/v1/namespaces/default/pods/evictee')).json().metadata.deletionTimestamp, 10_000, 'the eviction');
-    assert.match(drain.errors(), /POST https:\/\/[^ ]+\/pods\/evictee\/eviction 201/);
     assert.equal((await env.api('DELETE', '/api/v1/namespaces/default/pods/evictee', { body: '{"gracePeriodSeconds":0}', contentType: 'application/json' })).status, 200);
     const r = await drain.done;
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /node\/node-2 drained/);
+    assert.match(r.stderr, /POST https:\/\/[^ ]+\/pods\/evictee\/eviction 201/);
     assert.equal((await env.api('GET', '/api/v1/nodes/node-2')).json().spec.unschedulable, true);
   });
 });
