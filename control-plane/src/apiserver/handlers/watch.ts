@@ -28,7 +28,8 @@ export async function handleWatch(s: RequestScope): Promise<void> {
   const bookmarks = q.get('allowWatchBookmarks') === 'true';
   const sendInitialEvents = q.get('sendInitialEvents') === 'true';
   const timeoutRaw = q.get('timeoutSeconds');
-  const timeoutMs = timeoutRaw ? Number(timeoutRaw) * 1000 : 1800_000 * (1 + Math.random());
+  // Unset or 0 → the apiserver's default: 30 min, jittered so watches do not all end together.
+  const timeoutMs = timeoutRaw && Number(timeoutRaw) !== 0 ? Number(timeoutRaw) * 1000 : 1800_000 * (1 + Math.random());
   if (!Number.isFinite(timeoutMs) || timeoutMs < 0) throw badRequest('timeoutSeconds must be a non-negative number');
   const table = wantsTable(s.req.headers.accept);
   const includeObject = includeObjectOf(s.url);
