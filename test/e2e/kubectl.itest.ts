@@ -57,6 +57,15 @@ describe('kubectl against nodelet server', { skip }, () => {
     assert.equal((await k(['create', 'configmap', 'cfg', '-n', 'team-a', '--from-literal=a=b'])).code, 0);
     const cm = JSON.parse((await k(['get', 'cm', 'cfg', '-n', 'team-a', '-o', 'json'])).stdout);
     assert.deepEqual(cm.data, { a: 'b' });
+    assert.equal((await k(['create', 'secret', 'generic', 'pw', '-n', 'team-a', '--from-literal=pw=s3cret'])).code, 0);
+    const secret = JSON.parse((await k(['get', 'secret', 'pw', '-n', 'team-a', '-o', 'json'])).stdout);
+    assert.deepEqual([secret.type, Buffer.from(secret.data.pw, 'base64').toString()], ['Opaque', 's3cret']);
+    assert.equal((await k(['create', 'service', 'nodeport', 'np', '-n', 'team-a', '--tcp=80:8080'])).code, 0);
+    const svc = JSON.parse((await k(['get', 'svc', 'np', '-n', 'team-a', '-o', 'json'])).stdout);
+    assert.equal(svc.spec.type, 'NodePort');
+    assert.match(svc.spec.clusterIP, /^10\.96\.\d+\.\d+$/);
+    assert.deepEqual([svc.spec.ports[0].port, svc.spec.ports[0].targetPort, svc.spec.ports[0].protocol], [80, 8080, 'TCP']);
+    assert.ok(svc.spec.ports[0].nodePort >= 30000 && svc.spec.ports[0].nodePort <= 32767);
     const dup = await k(['create', 'namespace', 'team-a']);
     assert.notEqual(dup.code, 0);
     assert.match(dup.stderr, /Error from server \(AlreadyExists\): namespaces "team-a" already exists/);

@@ -152,6 +152,12 @@ describe('API server machinery', () => {
     assert.deepEqual([events[0]!.object.code, events[0]!.object.reason], [410, 'Expired']);
     const list = await call('GET', `/api/v1/namespaces/default/configmaps?resourceVersion=${before}&resourceVersionMatch=Exact`);
     assert.equal(list.status, 410);
+    const page = await call('GET', '/api/v1/namespaces/default/configmaps?limit=1');
+    assert.ok(page.json.metadata.continue);
+    await call('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'c3' } });
+    await store.compact(await store.currentRevision());
+    const stale = await call('GET', `/api/v1/namespaces/default/configmaps?limit=1&continue=${page.json.metadata.continue}`);
+    assert.deepEqual([stale.status, stale.json.reason], [410, 'Expired']);
   });
 
   it('serves discovery: aggregated v2 with the exact content type, legacy lists with subresources', async () => {

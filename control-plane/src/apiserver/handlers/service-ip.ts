@@ -1,5 +1,5 @@
 /**
- * ClusterIP allocation for Services (kube-apiserver's service IP allocator, simplified): the
+ * ClusterIP (and NodePort) allocation for Services (kube-apiserver's service IP allocator, simplified): the
  * lowest free address of the service range not already used by a Service, skipping the network
  * address and .1 (reserved for the `kubernetes` Service). Allocations are serialized in-process;
  * the store's create CAS settles races with a second server only by name, so run one server.
@@ -20,18 +20,45 @@ function parseCidr(cidr: string): { base: number; size: number } {
   return { base, size: 2 ** (32 - Number(bits)) };
 }
 
+/** NodePort range of kube-apiserver's default --service-node-port-range. */
+const NODE_PORT_MIN = 30000;
+const NODE_PORT_MAX = 32767;
+
+function allocateNodePorts(ports: Json[], existing: ApiObject[]): void {
+  const used = new Set<number>();
+  for (const svc of existing) for (const p of ((svc.spec as Json | undefined)?.ports ?? []) as Json[]) if (typeof p.nodePort === 'number') used.add(p.nodePort);
+  for (const p of ports) if (typeof p.nodePort === 'number' && p.nodePort) used.add(p.nodePort);
+  for (const p of ports) {
+    if (p.nodePort) continue;
+    let port = NODE_PORT_MIN;
+    while (used.has(port) && port <= NODE_PORT_MAX) port++;
+    if (port > NODE_PORT_MAX) throw new StatusError(500, 'InternalError', 'failed to allocate a nodePort: range 30000-32767 is full');
+    p.nodePort = port;
+    used.add(port);
+  }
+}
+
 const toIp = (n: number): string => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
 
 /** Fills spec.clusterIP(s) of a new ClusterIP/NodePort/LoadBalancer Service, then runs `create`. */
 export async function withClusterIp<T>(ctx: ServerContext, svc: ApiObject, create: () => Promise<T>, cidr = DEFAULT_SERVICE_CIDR): Promise<T> {
   const spec = (svc.spec ?? {}) as Json;
-  if (spec.type === 'ExternalName' || spec.clusterIP === 'None' || (typeof spec.clusterIP === 'string' && spec.clusterIP !== '')) {
+  const needsIp = !(spec.type === 'ExternalName' || spec.clusterIP === 'None' || (typeof spec.clusterIP === 'string' && spec.clusterIP !== ''));
+  const ports = (Array.isArray(spec.ports) ? spec.ports : []) as Json[];
+  const needsNodePorts = (spec.type === 'NodePort' || spec.type === 'LoadBalancer') && ports.some((p) => !p.nodePort);
+  if (!needsIp && !needsNodePorts) {
     if (spec.clusterIP && !spec.clusterIPs) spec.clusterIPs = [spec.clusterIP];
     return create();
   }
   return lock.use(async () => {
     const services = ctx.resource('', 'v1', 'services')!;
-    const used = new Set((await services.registry.list({ filter: MATCH_ALL })).items.map((s) => (s.spec as Json | undefined)?.clusterIP));
+    const existing = (await services.registry.list({ filter: MATCH_ALL })).items;
+    if (needsNodePorts) allocateNodePorts(ports, existing);
+    if (!needsIp) {
+      if (spec.clusterIP && !spec.clusterIPs) spec.clusterIPs = [spec.clusterIP];
+      return create();
+    }
+    const used = new Set(existing.map((s) => (s.spec as Json | undefined)?.clusterIP));
     const { base, size } = parseCidr(cidr);
     let chosen: string | undefined;
     for (let i = 2; i < size - 1; i++) {

@@ -53,6 +53,15 @@ export const serviceStrategy: Strategy = {
       spec.clusterIP = oldSpec.clusterIP;
       spec.clusterIPs = oldSpec.clusterIPs;
     }
+    // Allocated nodePorts survive a replace/apply that does not mention them.
+    const oldPorts = (Array.isArray(oldSpec?.ports) ? oldSpec!.ports : []) as Json[];
+    if (spec && Array.isArray(spec.ports) && (spec.type === 'NodePort' || spec.type === 'LoadBalancer')) {
+      for (const p of spec.ports as Json[]) {
+        if (p.nodePort) continue;
+        const prev = oldPorts.find((o) => o.port === p.port && (o.protocol ?? 'TCP') === (p.protocol ?? 'TCP'));
+        if (prev?.nodePort) p.nodePort = prev.nodePort;
+      }
+    }
   },
   validate(obj, old) {
     const errs = validateServiceSpec(obj.spec);
