@@ -72,6 +72,10 @@ describe('node credentials and NodeRestriction', () => {
     const event = JSON.stringify({ apiVersion: 'v1', kind: 'Event', metadata: { name: 'e1' }, involvedObject: { kind: 'Node', name: 'node-b' }, reason: 'Starting', type: 'Normal' });
     assert.equal((await as('POST', '/api/v1/namespaces/default/events', event)).status, 201);
     assert.equal((await as('POST', '/api/v1/namespaces/default/configmaps', JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } }))).status, 403);
+    // The agent authenticates bearer tokens on its node API with a TokenReview.
+    const review = await as('POST', '/apis/authentication.k8s.io/v1/tokenreviews', JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token: env.cp.adminToken } }));
+    assert.equal(review.status, 201, review.body);
+    assert.deepEqual(review.json().status.user, { username: 'system:admin', groups: ['system:masters', 'system:authenticated'] });
     if (!kubectlUnavailableReason()) {
       // kubectl auth can-i sends a protobuf SelfSubjectAccessReview.
       const k = await env.newKubectl();

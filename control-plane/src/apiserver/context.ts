@@ -27,6 +27,8 @@ export interface ServerContext {
   shutdown: AbortSignal;
   /** Opens the agent connection for pods/log and pods/exec (see handlers/node-proxy.ts). */
   nodeProxy: NodeProxyConfig;
+  /** The server's token authenticator (TokenReview answers with it). */
+  authenticateToken(token: string): Promise<UserInfo | undefined>;
   /** Default bookmark interval for watches, ms. */
   bookmarkIntervalMs: number;
 }

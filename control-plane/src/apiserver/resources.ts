@@ -113,6 +113,10 @@ export const RESOURCE_DEFS: readonly ResourceDef[] = [
     ephemeral: true, strategy: plainStrategy,
   },
   {
+    group: 'authentication.k8s.io', version: 'v1', kind: 'TokenReview', plural: 'tokenreviews', singular: 'tokenreview',
+    namespaced: false, statusSubresource: false, subresources: [], verbs: ['create'], ephemeral: true, strategy: plainStrategy,
+  },
+  {
     group: 'discovery.k8s.io', version: 'v1', kind: 'EndpointSlice', plural: 'endpointslices', singular: 'endpointslice',
     namespaced: true, statusSubresource: false, subresources: [], table: ENDPOINTSLICE_TABLE, strategy: plainStrategy,
   },

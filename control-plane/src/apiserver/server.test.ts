@@ -164,10 +164,14 @@ describe('API server machinery', () => {
     const r = await fetch(`${base}/apis`, { headers: { Authorization: `Bearer ${TOKEN}`, Accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json' } });
     assert.equal(r.headers.get('content-type'), 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList');
     const doc = (await r.json()) as { items: Array<{ metadata: { name: string } }> };
-    assert.deepEqual(doc.items.map((i) => i.metadata.name), ['coordination.k8s.io', 'apps', 'authorization.k8s.io', 'discovery.k8s.io']);
+    assert.deepEqual(doc.items.map((i) => i.metadata.name), ['coordination.k8s.io', 'apps', 'authorization.k8s.io', 'authentication.k8s.io', 'discovery.k8s.io']);
     const legacy = (await call('GET', '/api/v1')).json;
     const names = legacy.resources.map((x: { name: string }) => x.name);
     for (const n of ['pods', 'pods/eviction', 'pods/log', 'pods/exec', 'nodes/status', 'namespaces']) assert.ok(names.includes(n), n);
+    const review = await call('POST', '/apis/authentication.k8s.io/v1/tokenreviews', { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token: TOKEN } });
+    assert.deepEqual([review.status, review.json.status.authenticated, review.json.status.user.username], [201, true, 'admin']);
+    const bad = await call('POST', '/apis/authentication.k8s.io/v1/tokenreviews', { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token: 'nope' } });
+    assert.equal(bad.json.status.authenticated, false);
     const version = (await call('GET', '/version')).json;
     assert.deepEqual([version.major, version.minor], ['1', '32']);
     const openapi = (await call('GET', '/openapi/v3')).json;

@@ -74,6 +74,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     resourceByKind: (apiVersion, kind) => [...resources.values()].find((r) => (r.def.group ? `${r.def.group}/${r.def.version}` : r.def.version) === apiVersion && r.def.kind === kind),
     resourceByGroup: (g, p) => [...resources.values()].find((r) => r.def.group === g && r.def.plural === p),
     shutdown: stop.signal,
+    authenticateToken: (token) => opts.authenticator.authenticate(token),
     nodeProxy: opts.nodeProxy ?? {},
     bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
   };

@@ -47,6 +47,8 @@ export async function authorize(user: UserInfo, a: RequestAttributes, deps: Auth
   // Anyone may ask what they themselves may do (kubectl auth can-i).
   if (a.group === 'authorization.k8s.io' && a.resource === 'selfsubjectaccessreviews' && a.verb === 'create') return { allowed: true };
   const node = nodeNameOf(user);
+  // Agents check bearer tokens sent to their node API with a TokenReview (system:auth-delegator).
+  if (node && a.group === 'authentication.k8s.io' && a.resource === 'tokenreviews' && a.verb === 'create') return { allowed: true };
   if (!node) return deny(user, a);
   const res = a.resource ?? '';
   const sub = a.subresource;

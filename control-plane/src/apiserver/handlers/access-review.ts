@@ -1,6 +1,9 @@
 /**
- * `POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews` (`kubectl auth can-i`): asks the
- * authorizer about the caller and answers in `status.allowed`/`status.reason`. Nothing is stored.
+ * The review resources; nothing is stored:
+ * - `POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews` (`kubectl auth can-i`): asks
+ *   the authorizer about the caller, answers in `status.allowed`/`status.reason`;
+ * - `POST /apis/authentication.k8s.io/v1/tokenreviews` (the agent's webhook authentication of
+ *   bearer tokens on its node API): answers `status.authenticated` and `status.user`.
  */
 import { authorize } from '../auth/authorizer.js';
 import type { RequestScope } from '../context.js';
@@ -34,5 +37,19 @@ export async function handleSelfSubjectAccessReview(s: RequestScope): Promise<vo
     metadata: { creationTimestamp: null },
     spec,
     status: decision.allowed ? { allowed: true } : { allowed: false, reason: decision.reason },
+  });
+}
+
+export async function handleTokenReview(s: RequestScope): Promise<void> {
+  const body = decodeObjectBody(s.req.headers['content-type'], await bodyOf(s));
+  const token = (body.spec as Json | undefined)?.token;
+  if (typeof token !== 'string' || token === '') throw badRequest('spec.token is required');
+  const user = await s.ctx.authenticateToken(token);
+  sendJson(s.res, 201, {
+    kind: 'TokenReview',
+    apiVersion: 'authentication.k8s.io/v1',
+    metadata: { creationTimestamp: null },
+    spec: { token },
+    status: user ? { authenticated: true, user: { username: user.name, groups: [...user.groups] } } : { authenticated: false, user: {} },
   });
 }

@@ -10,7 +10,7 @@ import { handleLog } from './node-proxy.js';
 import { handleBinding, handleEviction } from './pod-subresources.js';
 import { handleGet, handleList } from './reads.js';
 import { handleScale } from './scale.js';
-import { handleSelfSubjectAccessReview } from './access-review.js';
+import { handleSelfSubjectAccessReview, handleTokenReview } from './access-review.js';
 import { handleWatch } from './watch.js';
 import { handleCreate, handlePatch, handleUpdate } from './writes.js';
 
@@ -22,7 +22,7 @@ export async function dispatch(s: RequestScope): Promise<void> {
   const sub = s.subresource;
   if (def.ephemeral) {
     if (method !== 'POST' || s.name || sub) throw methodNotAllowed();
-    return handleSelfSubjectAccessReview(s);
+    return def.kind === 'TokenReview' ? handleTokenReview(s) : handleSelfSubjectAccessReview(s);
   }
   if (sub) {
     if (!def.subresources.some((d) => d.name === sub)) throw notFoundPathFor();
