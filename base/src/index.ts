@@ -7,3 +7,4 @@ export * from './disposable.js';
 export * from './serializer.js';
 export * from './logger.js';
 export * from './wakeup.js';
+export * from './poll.js';

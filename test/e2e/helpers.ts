@@ -5,6 +5,7 @@ import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { request } from 'node:http';
+import { pollUntil } from '@nodelet/base';
 
 export interface Kubectl {
   (...args: string[]): Promise<string>;
@@ -42,19 +43,8 @@ export async function freePort(): Promise<number> {
 }
 
 /** Polls `check` every 250 ms until it returns a value, or throws after `timeoutMs` with `what`. */
-export async function eventually<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined | false>): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined && v !== false) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
+export function eventually<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined | false>): Promise<T> {
+  return pollUntil(what, check, { timeoutMs, intervalMs: 250 });
 }
 
 /** One HTTP GET (status code), or undefined when nothing answers. */

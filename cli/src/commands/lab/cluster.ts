@@ -15,7 +15,7 @@ import { join, resolve } from 'node:path';
 import { hostname } from 'node:os';
 import { execFileSync } from 'node:child_process';
 import { stringify as toYaml } from 'yaml';
-import { AgentError, delay, describeError } from '@nodelet/base';
+import { describeError, pollUntil } from '@nodelet/base';
 import { ApiClient, loadKubeconfig, NODES, type Node } from '@nodelet/api';
 import { ensureLabImages, DEFAULT_LAB_IMAGE_DIR, LAB_IMAGES } from '@nodelet/oci';
 import { labRuntimeDown, labRuntimeUp } from '@nodelet/lab-runtime';
@@ -82,23 +82,6 @@ export interface LabUpResult {
   images: { busybox: string; pause: string };
 }
 
-async function waitFor<T>(what: string, timeoutMs: number, fn: () => Promise<T | undefined>, onTimeout: () => string): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > until) {
-      throw new AgentError('ERR_DEADLINE_EXCEEDED', `${what} did not happen within ${timeoutMs / 1000} s${last ? ` (last error: ${describeError(last)})` : ''}\n${onTimeout()}`);
-    }
-    await delay(200);
-  }
-}
-
 export async function labUp(opts: Partial<LabOptions> = {}): Promise<LabUpResult> {
   const o = defaultLabOptions(opts);
   const p = labPaths(o.stateDir);
@@ -121,7 +104,7 @@ export async function labUp(opts: Partial<LabOptions> = {}): Promise<LabUpResult
         '--registry-address', o.registry, '--registry-root', o.imagesDir, '--cluster-cidr', o.clusterCidr,
       ]);
     }
-    const admin = await waitFor('the API server to answer', 60_000, async () => {
+    const admin = await pollUntil('the API server to answer', async () => {
       if (!existsSync(p.adminKubeconfig)) return undefined;
       const c = new ApiClient({ ...(await loadKubeconfig(p.adminKubeconfig)), timeoutMs: 2_000 });
       try {
@@ -131,7 +114,7 @@ export async function labUp(opts: Partial<LabOptions> = {}): Promise<LabUpResult
         c.close();
         throw err;
       }
-    }, () => `server log ${p.serverProc.logFile}:\n${logTail(p.serverProc.logFile)}`);
+    }, { timeoutMs: 60_000, intervalMs: 200, detail: () => `server log ${p.serverProc.logFile}:\n${logTail(p.serverProc.logFile)}` });
 
     if (!existsSync(p.agentKubeconfig)) {
       say('joining the node (bootstrap token → node credential)…');
@@ -160,10 +143,10 @@ export async function labUp(opts: Partial<LabOptions> = {}): Promise<LabUpResult
       ]);
     }
     say('waiting for the node to become Ready…');
-    await waitFor(`node "${o.nodeName}" to become Ready`, o.readyTimeoutMs, async () => {
+    await pollUntil(`node "${o.nodeName}" to become Ready`, async () => {
       const n = await admin.get<Node>(NODES, o.nodeName);
       return n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? n : undefined;
-    }, () => `agent log ${p.agentProc.logFile}:\n${logTail(p.agentProc.logFile)}`);
+    }, { timeoutMs: o.readyTimeoutMs, intervalMs: 200, detail: () => `agent log ${p.agentProc.logFile}:\n${logTail(p.agentProc.logFile)}` });
     const server = admin.server.replace(/\/$/, '');
     admin.close();
     return {
