@@ -10,12 +10,14 @@ import { join } from 'node:path';
 import { TLSSocket } from 'node:tls';
 import { WebSocketServer } from 'ws';
 import { issueCertificate, loadCa } from '@nodelet/control-plane';
-import { kubectlUnavailableReason, startKubectlEnv, type KubectlEnv } from './kubectl-harness.js';
+import { eventually, kubectlUnavailableReason, startKubectlEnv, type KubectlEnv } from './kubectl-harness.js';
 
 describe('kubectl logs/exec through the node proxy', { skip: kubectlUnavailableReason() }, () => {
   let env: KubectlEnv;
   let agent: https.Server;
   const seen: Array<{ path: string; clientCn: string | undefined }> = [];
+  let releaseSecondLine!: () => void;
+  const secondLine = new Promise<void>((r) => (releaseSecondLine = r));
   before(async () => {
     env = await startKubectlEnv();
     const pki = join(env.dir, 'pki');
@@ -23,7 +25,12 @@ describe('kubectl logs/exec through the node proxy', { skip: kubectlUnavailableR
     const serving = await issueCertificate(ca, { commonName: 'node-1', usage: 'server', ips: ['127.0.0.1'] });
     agent = https.createServer({ cert: serving.certPem, key: serving.keyPem, ca: env.cp.caPem, requestCert: true, rejectUnauthorized: true }, (req, res) => {
       seen.push({ path: req.url ?? '', clientCn: String((req.socket as TLSSocket).getPeerCertificate().subject?.CN) });
-      if (req.url?.startsWith('/containerLogs/default/web/main')) {
+      if (req.url?.startsWith('/containerLogs/default/web/main') && req.url.includes('follow=true')) {
+        // Follow: one line now, one later, then the container "exits".
+        res.writeHead(200, { 'Content-Type': 'text/plain' });
+        res.write('first\n');
+        void secondLine.then(() => res.end('second\n'));
+      } else if (req.url?.startsWith('/containerLogs/default/web/main')) {
         res.writeHead(200, { 'Content-Type': 'text/plain' });
         res.end('line 1\nline 2\n');
       } else {
@@ -74,6 +81,16 @@ describe('kubectl logs/exec through the node proxy', { skip: kubectlUnavailableR
     const hit = seen.find((s) => s.path.startsWith('/containerLogs/'));
     assert.equal(hit?.clientCn, 'nodelet-apiserver');
     assert.match(hit!.path, /tailLines=5/);
+  });
+
+  it('logs -f streams as the agent writes', async () => {
+    const k = await env.newKubectl();
+    const f = k.spawn(['logs', '-f', 'web']);
+    await eventually(() => f.output() === 'first\n', 10_000, 'the first line while the agent still streams');
+    releaseSecondLine();
+    const r = await f.done;
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'first\nsecond\n');
   });
 
   it('exec runs over WebSocket v5 with stdin and exit codes', async () => {
