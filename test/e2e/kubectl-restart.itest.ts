@@ -2,11 +2,12 @@
 // the same data dir every acknowledged write is there and resourceVersions keep increasing.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { eventually, httpsRequest } from './kubectl-harness.js';
+import { eventually, httpsRequest, KUBECTL } from './kubectl-harness.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
@@ -73,9 +74,19 @@ describe('server crash recovery', () => {
     const next = await httpsRequest(srv.url, srv.ca, srv.token, 'POST', '/api/v1/namespaces/default/configmaps', { body: cm('after-crash'), contentType: 'application/json' });
     assert.equal(next.status, 201, next.body);
     assert.ok(Number(next.json().metadata.resourceVersion) > maxRv, 'resourceVersion went backwards after the restart');
-    // Graceful stop on SIGTERM exits 0.
+    // Graceful stop on SIGTERM ends watches (kubectl get -w exits 0) and exits 0.
+    let watcher: ReturnType<typeof execFile> | undefined;
+    let watcherExit: Promise<number | null> | undefined;
+    let watcherErr = '';
+    if (existsSync(KUBECTL)) {
+      watcher = execFile(KUBECTL, ['--kubeconfig', join(dir, 'admin.kubeconfig'), '--cache-dir', join(dir, 'kcache'), 'get', 'configmaps', '-w', '-v=6']);
+      watcher.stderr!.on('data', (d: Buffer) => (watcherErr += d.toString()));
+      watcherExit = new Promise((r) => watcher!.once('exit', (c) => r(c)));
+      await eventually(() => /watch=true[^\n]* 200 OK/.test(watcherErr), 15_000, 'kubectl get -w to start watching');
+    }
     srv.child.kill('SIGTERM');
     const code = await new Promise<number | null>((r) => srv.child.once('exit', (c) => r(c)));
     assert.equal(code, 0);
+    if (watcherExit) assert.equal(await watcherExit, 0, watcherErr.slice(-500));
   });
 });
