@@ -42,11 +42,12 @@ export function containerFilter(o: PsOptions): ContainerFilter {
   return { id: o.id ?? '', podSandboxId: o.pod ?? '', state, labelSelector: parseLabels(o.label) ?? {} };
 }
 
-export function selectContainers(items: Container__Output[], o: PsOptions): Container__Output[] {
+/** `imageId`: the ID `--image` resolved to (crictl asks ImageStatus), matched against imageRef. */
+export function selectContainers(items: Container__Output[], o: PsOptions, imageId?: string): Container__Output[] {
   const name = o.name ? new RegExp(o.name) : undefined;
   let cs = items
     .filter((c) => !name || name.test(c.metadata?.name ?? ''))
-    .filter((c) => !o.image || c.image?.image === o.image || c.imageRef === o.image || c.imageRef.startsWith(o.image) || (c.image?.image ?? '').startsWith(o.image))
+    .filter((c) => !o.image || c.image?.image === o.image || (imageId !== undefined && (c.imageRef === imageId || c.image?.image === imageId)))
     .sort((a, b) => (BigInt(b.createdAt) > BigInt(a.createdAt) ? 1 : BigInt(b.createdAt) < BigInt(a.createdAt) ? -1 : 0));
   const last = o.latest ? 1 : o.last ? Number.parseInt(o.last, 10) : 0;
   if (last > 0) cs = cs.slice(0, last);
@@ -150,7 +151,8 @@ export function registerContainers(cri: Command): void {
     .action(async (o: PsOptions, cmd: Command) => {
       const format = parseOutput(o.output);
       await withClients(cmd, async ({ runtime, image }) => {
-        const cs = selectContainers((await runtime.runtime.listContainers({ filter: containerFilter(o) })).containers, o);
+        const imageId = o.image ? ((await image.image.imageStatus({ image: { image: o.image } })).image?.id ?? undefined) : undefined;
+        const cs = selectContainers((await runtime.runtime.listContainers({ filter: containerFilter(o) })).containers, o, imageId);
         if (o.quiet) return out(cs.map((c) => `${c.id}\n`).join(''));
         if (format !== 'table') return printStructured({ containers: cs }, format);
         let resolvedImages: Map<string, string> | undefined;

@@ -7,6 +7,7 @@
  * is -i/--image-endpoint or IMAGE_SERVICE_ENDPOINT → `image-endpoint` → the runtime endpoint.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import type { Writable } from 'node:stream';
 import { Command } from 'commander';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { AgentError } from '@nodelet/base';
@@ -107,7 +108,7 @@ export function globalsOf(cmd: Command): GlobalOptions {
 /** Runs `fn` with clients for the selected endpoints and closes them afterwards. */
 export async function withClients<T>(cmd: Command, fn: (c: Clients) => Promise<T>, extra: { pullTimeoutMs?: number } = {}): Promise<T> {
   const endpoints = resolveEndpoints(globalsOf(cmd));
-  if (globalsOf(cmd).debug) process.stderr.write(`using runtime endpoint ${endpoints.runtime} (from ${endpoints.source}), image endpoint ${endpoints.image}\n`);
+  if (globalsOf(cmd).debug) io.stderr.write(`using runtime endpoint ${endpoints.runtime} (from ${endpoints.source}), image endpoint ${endpoints.image}\n`);
   const runtime = createCriClient({ endpoint: endpoints.runtime, timeoutMs: endpoints.timeoutMs, pullTimeoutMs: extra.pullTimeoutMs });
   const image = endpoints.image === endpoints.runtime ? runtime : createCriClient({ endpoint: endpoints.image, timeoutMs: endpoints.timeoutMs, pullTimeoutMs: extra.pullTimeoutMs });
   try {
@@ -128,7 +129,7 @@ export function parseOutput(v: string | undefined, allowed: OutputFormat[] = ['j
 
 /** Prints a reply as protojson-like JSON or YAML. */
 export function printStructured(value: unknown, format: 'json' | 'yaml'): void {
-  process.stdout.write(format === 'json' ? toJson(value) : toYaml(pruneDefaults(value)));
+  io.stdout.write(format === 'json' ? toJson(value) : toYaml(pruneDefaults(value)));
 }
 
 /** `--label k=v` values → a label selector. */
@@ -145,4 +146,10 @@ export function parseLabels(values: string[] | undefined): Record<string, string
 
 export const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
 
-export const out = (s: string): void => void process.stdout.write(s);
+/**
+ * Where the commands write. The process streams, except in tests, which swap in buffers
+ * (`withIo`) instead of patching process.stdout (the test runner reports through it).
+ */
+export const io: { stdout: Writable; stderr: Writable } = { stdout: process.stdout, stderr: process.stderr };
+
+export const out = (s: string): void => void io.stdout.write(s);

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { AgentError } from '@nodelet/base';
 import type { AuthConfig, CriClient, Image__Output } from '@nodelet/cri-client';
 import { parseDuration } from '../runtime/duration.js';
-import { out, parseOutput, printStructured, withClients } from './context.js';
+import { io, out, parseOutput, printStructured, withClients } from './context.js';
 import { statusDocument } from './inspect.js';
 import { loadPodSandboxConfig } from './config-file.js';
 import { imagesTable } from './tables.js';
@@ -69,7 +69,7 @@ export function registerImages(cri: Command): void {
           try {
             const { imageRef } = await image.image.pullImage({ image: { image: ref }, auth, sandboxConfig });
             stop();
-            if (process.stderr.isTTY) process.stderr.write(`pulled ${ref} in ${humanDuration(Date.now() - started).toLowerCase()}\n`);
+            if (process.stderr.isTTY) io.stderr.write(`pulled ${ref} in ${humanDuration(Date.now() - started).toLowerCase()}\n`);
             out(`Image is up to date for ${imageRef}\n`);
           } finally {
             stop();

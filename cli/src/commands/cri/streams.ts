@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { AgentError } from '@nodelet/base';
 import { followCriLog, formatCriLogEntry, openStream, portForwardStream, readCriLog, type CriClient, type CriLogStream } from '@nodelet/cri-client';
 import { parseDuration } from '../runtime/duration.js';
-import { out, withClients } from './context.js';
+import { io, out, withClients } from './context.js';
 
 /** `--since`: an RFC 3339 time or a relative duration (10s, 5m, 1h). */
 export function parseSince(v: string | undefined, nowMs = Date.now()): Date | undefined {
@@ -51,7 +51,7 @@ async function runLogs(cri: CriClient, id: string, o: LogsOptions, signal: Abort
   for await (const e of entries) {
     let text = formatCriLogEntry(e, { timestamps: o.timestamps });
     if (Buffer.byteLength(text) > budget) text = Buffer.from(text).subarray(0, budget).toString();
-    (e.stream === 'stderr' ? process.stderr : process.stdout).write(text);
+    (e.stream === 'stderr' ? io.stderr : io.stdout).write(text);
     budget -= Buffer.byteLength(text);
     if (budget <= 0) return;
   }
@@ -73,7 +73,7 @@ async function interactive(url: string, o: { tty?: boolean; stdin?: boolean }): 
     process.stdout.isTTY && o.tty ? { width: process.stdout.columns, height: process.stdout.rows } : undefined;
   if (rawTty) process.stdin.setRawMode(true);
   try {
-    const session = await openStream(url, { stdin: o.stdin ? process.stdin : undefined, stdout: process.stdout, stderr: process.stderr, size: size() });
+    const session = await openStream(url, { stdin: o.stdin ? process.stdin : undefined, stdout: io.stdout, stderr: io.stderr, size: size() });
     const onResize = (): void => {
       const s = size();
       if (s) session.resize(s);
@@ -133,8 +133,8 @@ export function registerStreams(cri: Command): void {
             { containerId: id, cmd: argv, timeout: String(secs) },
             { timeoutMs: secs > 0 ? secs * 1000 + endpoints.timeoutMs : 24 * 3_600_000 },
           );
-          process.stdout.write(r.stdout);
-          process.stderr.write(r.stderr);
+          io.stdout.write(r.stdout);
+          io.stderr.write(r.stderr);
           process.exitCode = r.exitCode;
           return;
         }
@@ -176,7 +176,7 @@ export function registerStreams(cri: Command): void {
           for (const p of pairs) {
             const server = createServer((sock) => {
               portForwardStream(runtime, { podSandboxId: podId, port: p.remote }, sock, { signal: intr.signal }).catch((err: unknown) => {
-                if (!intr.signal.aborted) process.stderr.write(`nodelet: ${(err as Error).message}\n`);
+                if (!intr.signal.aborted) io.stderr.write(`nodelet: ${(err as Error).message}\n`);
                 sock.destroy();
               });
             });
