@@ -58,7 +58,22 @@ function rmCgroupTree(dir: string): void {
   } catch {}
 }
 
-export async function bootSystemd(opts: { name: string; binds?: Array<[string, string]>; privateNetwork?: boolean }): Promise<SystemdBox> {
+export interface BootOptions {
+  name: string;
+  /** Extra read-only binds, [host path, container path]. */
+  binds?: Array<[string, string]>;
+  /** Writable binds (e.g. /var/lib/containerd: overlayfs snapshots cannot live on the tmpfs overlay). */
+  rwBinds?: Array<[string, string]>;
+  privateNetwork?: boolean;
+  /** The nodelet tree mounted at /opt/nodelet (default: this checkout). */
+  tree?: string;
+  /** More systemd-nspawn flags (e.g. --capability=…). */
+  nspawnArgs?: string[];
+  /** Environment for systemd-nspawn itself (e.g. SYSTEMD_NSPAWN_API_VFS_WRITABLE). */
+  nspawnEnv?: Record<string, string>;
+}
+
+export async function bootSystemd(opts: BootOptions): Promise<SystemdBox> {
   const built = spawnSync('bash', [join(REPO_ROOT, 'test/systemd/rootfs.sh')], { encoding: 'utf8' });
   if (built.status !== 0) throw new Error(`building the test rootfs failed: ${built.stderr.trim()}`);
   const tarball = built.stdout.trim();
@@ -72,12 +87,14 @@ export async function bootSystemd(opts: { name: string; binds?: Array<[string, s
   const cg = `nodelet-it-${process.pid}-${opts.name}`;
   const cgDirs = CGROUP_ROOTS.filter((r) => existsSync(r)).map((r) => join(r, cg));
   for (const d of cgDirs) mkdirSync(d, { recursive: true });
-  const binds = [['/usr/bin/node', '/usr/local/bin/node'], [REPO_ROOT, '/opt/nodelet'], ...(opts.binds ?? [])];
+  const binds = [['/usr/bin/node', '/usr/local/bin/node'], [opts.tree ?? REPO_ROOT, '/opt/nodelet'], ...(opts.binds ?? [])];
   const args = [
     '-q', '-D', root, '-b', '--volatile=overlay', '--register=no', '--keep-unit',
     `--machine=${machine}`, '--console=pipe',
     ...(opts.privateNetwork === false ? [] : ['--private-network']),
     ...binds.map(([from, to]) => `--bind-ro=${from}:${to}`),
+    ...(opts.rwBinds ?? []).map(([from, to]) => `--bind=${from}:${to}`),
+    ...(opts.nspawnArgs ?? []),
   ];
   // nspawn must start from its own cgroup, or it creates /payload at the top of the host hierarchies.
   const joinCg = cgDirs.map((d) => `echo $$ > ${d}/cgroup.procs`).join('; ');
@@ -85,6 +102,7 @@ export async function bootSystemd(opts: { name: string; binds?: Array<[string, s
   writeFileSync(logPath, '');
   const child: ChildProcess = spawn('sh', ['-c', `${joinCg}; exec systemd-nspawn "$@" >>"${logPath}" 2>&1`, 'sh', ...args], {
     stdio: ['ignore', 'ignore', 'ignore'],
+    env: { ...process.env, ...opts.nspawnEnv },
     detached: true,
   });
   const nspawnPid = child.pid!;
@@ -98,7 +116,13 @@ export async function bootSystemd(opts: { name: string; binds?: Array<[string, s
       await exitedP;
       clearTimeout(guard);
     }
-    for (const d of cgDirs) rmCgroupTree(d);
+    // Processes of the container may still be exiting (EBUSY): retry for a few seconds.
+    const until = Date.now() + 10_000;
+    for (;;) {
+      for (const d of cgDirs) rmCgroupTree(d);
+      if (!cgDirs.some((d) => existsSync(d)) || Date.now() > until) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
     rmSync('/run/systemd/nspawn', { recursive: true, force: true });
     spawnSync('umount', ['-R', root]);
     rmSync(work, { recursive: true, force: true });
@@ -116,6 +140,8 @@ export async function bootSystemd(opts: { name: string; binds?: Array<[string, s
       p.stderr.on('data', (d) => (stderr += d));
       const t = setTimeout(() => p.kill('SIGKILL'), timeoutMs);
       p.on('close', (code) => { clearTimeout(t); resolveRun({ code: code ?? -1, stdout, stderr }); });
+      // nsenter may exit before reading stdin (EPIPE): its exit code is what counts.
+      p.stdin.on('error', () => {});
       p.stdin.end(input ?? '');
     });
 
