@@ -105,7 +105,13 @@ export class NodeLifecycleController implements Controller {
       const conditions = unknownConditions(node, iso(now));
       if (conditions) {
         this.#d.logger.info({ node: name, silentMs: now - h.observedAt }, 'Node stopped posting status, marking Unknown');
-        node = await nodes.patchStatus(name, { status: { conditions } }, { type: 'merge', signal });
+        try {
+          // Conditional on what we judged, so a heartbeat that lands meanwhile wins.
+          node = await nodes.patchStatus(name, { metadata: { resourceVersion: node.metadata.resourceVersion }, status: { conditions } }, { type: 'merge', signal });
+        } catch (err) {
+          if (hasCode(err, 'ERR_CONFLICT')) return { requeueAfterMs: 100 };
+          throw err;
+        }
         await this.#events.record(node, 'Normal', 'NodeNotReady', `Node ${name} status is now: NodeNotReady`);
         await this.#markPodsNotReady(name, signal);
       }
