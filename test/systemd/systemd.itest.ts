@@ -49,25 +49,35 @@ test('nodelet as systemd services under a real systemd (nspawn)', { skip: reason
   // overlayfs snapshots cannot sit on the container's tmpfs overlay: give containerd a host dir.
   const containerdRoot = mkdtempSync(join(tmpdir(), 'nodelet-sd-containerd-'));
   const hostTmp = mkdtempSync(join(tmpdir(), 'nodelet-sd-'));
-  t.after(() => {
-    removeOurPodCgroups(containerdRoot);
+  const removeHostDirs = (): void => {
+    removeOurPodCgroups(containerdRoot); // only once the container (and its pods) are gone
     rmSync(containerdRoot, { recursive: true, force: true });
     rmSync(hostTmp, { recursive: true, force: true });
-  });
-  // bootSystemd cleans up after itself when booting fails; after that, close() runs on any exit.
-  const b: SystemdBox = await bootSystemd({
-    name: 'units', tree: TREE, binds: RUNTIME_BINDS, rwBinds: [[containerdRoot, '/var/lib/containerd']],
-    // runc gives every container its own session keyring; nspawn's seccomp filter denies the keyring
-    // calls (keyrings are not namespaced) unless they are allowed explicitly.
-    nspawnArgs: ['--system-call-filter=add_key keyctl request_key'],
-  });
+  };
+  let b: SystemdBox;
+  try {
+    b = await bootSystemd({
+      name: 'units', tree: TREE, binds: RUNTIME_BINDS, rwBinds: [[containerdRoot, '/var/lib/containerd']],
+      // runc gives every container its own session keyring; nspawn's seccomp filter denies the keyring
+      // calls (keyrings are not namespaced) unless they are allowed explicitly.
+      nspawnArgs: ['--system-call-filter=add_key keyctl request_key'],
+    });
+  } catch (err) {
+    removeHostDirs(); // bootSystemd already cleaned up its own state
+    throw err;
+  }
   let failed = false;
   t.after(async () => {
-    if (failed) {
-      const j = await b.exec(['journalctl', '--no-pager', '-o', 'short-monotonic', '-n', '150', '-u', SERVER, '-u', AGENT, '-u', 'containerd.service'], { allowFail: true });
-      t.diagnostic(`journal of the failed run (last 150 lines):\n${j.stdout}`);
+    try {
+      if (failed) {
+        const j = await b.exec(['journalctl', '--no-pager', '-o', 'short-monotonic', '-n', '150', '-u', SERVER, '-u', AGENT, '-u', 'containerd.service'], { allowFail: true });
+        t.diagnostic('journal of the failed run (last 150 lines):');
+        for (const line of j.stdout.split('\n')) t.diagnostic(line);
+      }
+      await b.close();
+    } finally {
+      removeHostDirs();
     }
-    await b.close();
   });
   type Body = (st: { diagnostic(m: string): void }) => Promise<void>;
   const step = (name: string, opts: { skip?: string | false }, fn: Body) =>
