@@ -106,6 +106,7 @@ test('nodelet as systemd services under a real systemd (nspawn)', { skip: reason
     assert.match(first.stdout, /started\s+nodelet-server\.service/);
     // `systemctl start` of a Type=notify unit returns only after READY=1, so no wait is needed here.
     assert.equal((await b.exec(['systemctl', 'is-active', SERVER])).stdout.trim(), 'active');
+    assert.equal((await b.exec(['systemctl', 'show', '-p', 'StatusText', '--value', SERVER])).stdout.trim(), 'serving https://127.0.0.1:6443');
     const pid = (await unitState(b, SERVER)).mainPid;
     const second = await nodeletIn(b, ['install', 'server', '--watchdog-sec', '3', '--restart-sec', '200ms']);
     assert.match(second.stdout, /nothing changed/);
@@ -121,6 +122,7 @@ test('nodelet as systemd services under a real systemd (nspawn)', { skip: reason
     assert.match(joined.stdout, /written to \/etc\/nodelet\/agent\.kubeconfig \(0600\)/);
     lap('join returned');
     for (const u of ['containerd.service', AGENT]) assert.equal((await b.exec(['systemctl', 'is-active', u])).stdout.trim(), 'active', u);
+    assert.equal((await b.exec(['systemctl', 'show', '-p', 'StatusText', '--value', AGENT])).stdout.trim(), `node ${NODE} serving on :10250`);
     writeFileSync(kubeconfig, (await b.exec(['cat', ADMIN])).stdout, { mode: 0o600 });
     await b.waitFor(`node ${NODE} Ready`, async () => (await readyCondition(b, kubeconfig, NODE))?.status === 'True', 30_000);
     const table = await kubectlIn(b, kubeconfig, ['get', 'nodes']);
