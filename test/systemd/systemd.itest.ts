@@ -28,7 +28,9 @@ const NODE = 'nspawn-node';
 const ADMIN = '/var/lib/nodelet/server/admin.kubeconfig';
 const SERVER = 'nodelet-server.service';
 const AGENT = 'nodelet-agent.service';
-// Created by containerd itself once it runs (its opt plugin dir, libcni's result cache): not nodelet's.
+// Created by containerd itself once it runs (its opt plugin dir; /var/lib/cni/results is containerd's
+// libcni result cache): not nodelet's. The agent's own CNI cache and IPAM state default to /var/lib/cni too
+// unless join points them into the state dir, in which case they show up here as leftovers.
 const CONTAINERD_OWN = new Set(['/opt/containerd', '/opt/containerd/bin', '/opt/containerd/lib', '/var/lib/cni', '/var/lib/cni/results']);
 const UNITS = ['/etc/systemd/system/nodelet-server.service', '/etc/systemd/system/nodelet-agent.service', 'containerd.service'];
 
