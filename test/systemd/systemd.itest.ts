@@ -29,8 +29,8 @@ const ADMIN = '/var/lib/nodelet/server/admin.kubeconfig';
 const SERVER = 'nodelet-server.service';
 const AGENT = 'nodelet-agent.service';
 // Created by containerd itself once it runs (its opt plugin dir; /var/lib/cni/results is containerd's
-// libcni result cache): not nodelet's. The agent's own CNI cache and IPAM state default to /var/lib/cni too
-// unless join points them into the state dir, in which case they show up here as leftovers.
+// libcni result cache): not nodelet's. The agent's IPAM state also defaults to /var/lib/cni (networks/
+// nodelet-pods then shows up as a leftover) unless join points it into the state dir that --purge removes.
 const CONTAINERD_OWN = new Set(['/opt/containerd', '/opt/containerd/bin', '/opt/containerd/lib', '/var/lib/cni', '/var/lib/cni/results']);
 const UNITS = ['/etc/systemd/system/nodelet-server.service', '/etc/systemd/system/nodelet-agent.service', 'containerd.service'];
 
