@@ -6,7 +6,7 @@
  * sha256 of what we wrote. A second install with the same inputs changes nothing.
  */
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, rmdirSync, writeFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 export interface ManifestEntry {
@@ -20,7 +20,14 @@ export interface ManifestEntry {
 export interface Manifest {
   version: 1;
   files: ManifestEntry[];
+  /** Directories install created (removed again when empty). */
+  dirs?: string[];
+  /** Units install enabled that were not enabled before (uninstall disables them). */
+  enabledUnits?: string[];
 }
+
+/** sha256 of an entry the agent writes at run time (removed on uninstall whatever it holds). */
+export const AGENT_MANAGED = 'agent-managed';
 
 export type WriteOutcome = 'created' | 'updated' | 'unchanged';
 
@@ -53,7 +60,7 @@ export class InstallRoot {
       outcome = same ? 'unchanged' : 'updated';
     }
     if (outcome !== 'unchanged') {
-      mkdirSync(dirname(p), { recursive: true });
+      this.#mkdirs(dirname(abs));
       const tmp = `${p}.nodelet-tmp`;
       writeFileSync(tmp, content, { mode });
       chmodSync(tmp, mode);
@@ -61,6 +68,23 @@ export class InstallRoot {
     }
     this.#record({ path: abs, sha256: sha(content), mode, component });
     return outcome;
+  }
+
+  /** Records a file the agent will write itself (its CNI conflist, nodelet-cni), so uninstall removes it. */
+  adopt(component: string, abs: string): void {
+    this.#mkdirs(dirname(abs));
+    this.#record({ path: abs, sha256: AGENT_MANAGED, mode: 0, component });
+  }
+
+  /** Remembers that install enabled `unit` (it was not enabled before). */
+  recordEnabled(unit: string): void {
+    const u = new Set(this.#manifest.enabledUnits ?? []);
+    u.add(unit);
+    this.#manifest.enabledUnits = [...u];
+  }
+
+  get enabledUnits(): string[] {
+    return [...(this.#manifest.enabledUnits ?? [])];
   }
 
   entries(component?: string): ManifestEntry[] {
@@ -74,7 +98,7 @@ export class InstallRoot {
     for (const e of this.entries(component)) {
       const p = this.path(e.path);
       if (existsSync(p)) {
-        if (sha(readFileSync(p)) !== e.sha256) {
+        if (e.sha256 !== AGENT_MANAGED && sha(readFileSync(p)) !== e.sha256) {
           keptModified.push(e.path);
           continue;
         }
@@ -83,17 +107,32 @@ export class InstallRoot {
       removed.push(e.path);
     }
     this.#manifest.files = this.#manifest.files.filter((f) => !removed.includes(f.path) || (component !== undefined && f.component !== component));
+    // Directories we created go too, deepest first, when nothing else lives in them.
+    for (const d of [...(this.#manifest.dirs ?? [])].sort((a, b) => b.length - a.length)) {
+      try {
+        rmdirSync(this.path(d));
+        this.#manifest.dirs = (this.#manifest.dirs ?? []).filter((x) => x !== d);
+      } catch {}
+    }
     this.save();
     return { removed, keptModified };
   }
 
   save(): void {
     mkdirSync(dirname(this.#manifestPath), { recursive: true });
-    if (this.#manifest.files.length === 0) {
+    if (this.#manifest.files.length === 0 && !this.#manifest.dirs?.length && !this.#manifest.enabledUnits?.length) {
       rmSync(this.#manifestPath, { force: true });
       return;
     }
     writeFileSync(this.#manifestPath, JSON.stringify(this.#manifest, null, 2) + '\n', { mode: 0o600 });
+  }
+
+  #mkdirs(absDir: string): void {
+    const missing: string[] = [];
+    for (let d = absDir; d !== dirname(d) && !existsSync(this.path(d)); d = dirname(d)) missing.push(d);
+    if (missing.length === 0) return;
+    mkdirSync(this.path(absDir), { recursive: true });
+    this.#manifest.dirs = [...new Set([...(this.#manifest.dirs ?? []), ...missing])];
   }
 
   #record(e: ManifestEntry): void {

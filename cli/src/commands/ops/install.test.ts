@@ -1,13 +1,24 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, readFileSync, statSync, existsSync, writeFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, rmSync, readFileSync, statSync, existsSync, writeFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { installServer, installAgent, uninstall, type Systemctl } from './install.js';
 
+/** systemctl at the process boundary: records calls, keeps enabled state like the real one. */
 function fakeSystemctl(): { sc: Systemctl; calls: string[][] } {
   const calls: string[][] = [];
-  return { calls, sc: (args) => (calls.push(args), { code: 0, output: '' }) };
+  const enabled = new Set<string>();
+  return {
+    calls,
+    sc: (args) => {
+      if (args[0] === 'is-enabled') return { code: enabled.has(args[2]!) ? 0 : 1, output: '' };
+      calls.push(args);
+      if (args[0] === 'enable') enabled.add(args[1]!);
+      if (args[0] === 'disable') enabled.delete(args.at(-1)!);
+      return { code: 0, output: '' };
+    },
+  };
 }
 
 function listFiles(dir: string, base = dir): string[] {
@@ -27,9 +38,10 @@ test('install server writes units, env and wrapper, then enables and starts; a s
   assert.deepEqual(calls, [['daemon-reload'], ['enable', 'nodelet-server.service'], ['restart', 'nodelet-server.service']]);
   const unit = readFileSync(join(root, 'etc/systemd/system/nodelet-server.service'), 'utf8');
   assert.match(unit, /^ExecStart=\/usr\/local\/bin\/nodelet server /m);
+  assert.match(readFileSync(join(root, 'etc/nodelet/server.env'), 'utf8'), /--registry-root \/opt\/nodelet\/build\/images/);
   assert.equal(statSync(join(root, 'usr/local/bin/nodelet')).mode & 0o777, 0o755);
   assert.equal(statSync(join(root, 'etc/nodelet/server.env')).mode & 0o777, 0o600);
-  assert.match(readFileSync(join(root, 'etc/nodelet/server.env'), 'utf8'), /^NODELET_SERVER_ARGS=--port 6443$/m);
+  assert.match(readFileSync(join(root, 'etc/nodelet/server.env'), 'utf8'), /^NODELET_SERVER_ARGS=--registry-root \S+ --port 6443$/m);
 
   calls.length = 0;
   const second = installServer({ root, systemctl: sc, port: 6443, sourceDir: '/opt/nodelet', nodeBin: '/usr/local/bin/node' });
@@ -46,13 +58,22 @@ test('uninstall removes exactly what was installed; a file the operator edited i
   installServer({ root, systemctl: sc, sourceDir: '/opt/nodelet' });
   installAgent({ root, systemctl: sc, sourceDir: '/opt/nodelet', containerdConfig: 'version = 2\n', nodeName: 'n1' });
   assert.ok(existsSync(join(root, 'etc/systemd/system/containerd.service.d/10-nodelet.conf')));
+  // What the agent writes at run time is adopted by the manifest and removed by uninstall.
+  mkdirSync(join(root, 'opt/cni/bin'), { recursive: true });
+  mkdirSync(join(root, 'etc/cni/net.d'), { recursive: true });
+  writeFileSync(join(root, 'opt/cni/bin/nodelet-cni'), 'shim');
+  writeFileSync(join(root, 'etc/cni/net.d/10-nodelet.conflist'), '{}');
   writeFileSync(join(root, 'etc/nodelet/agent.yaml'), 'edited: true\n');
   writeFileSync(join(root, 'etc/operator-notes'), 'mine');
 
   calls.length = 0;
   const res = uninstall({ root, systemctl: sc });
   assert.deepEqual(res.keptModified, ['/etc/nodelet/agent.yaml']);
-  assert.deepEqual(calls, [['disable', '--now', 'nodelet-agent.service'], ['disable', '--now', 'nodelet-server.service'], ['daemon-reload']]);
+  // containerd was enabled by us (it was not before), so uninstall disables it again.
+  assert.deepEqual(calls, [
+    ['disable', '--now', 'nodelet-agent.service'], ['disable', '--now', 'nodelet-server.service'], ['daemon-reload'],
+    ['disable', '--now', 'containerd.service'],
+  ]);
   // The manifest stays while it still lists the kept file, so a later uninstall can finish the job.
   assert.deepEqual(
     new Set(listFiles(root)),

@@ -8,7 +8,7 @@
  * Uninstall removes exactly the manifest's files; --purge also removes the state and config dirs.
  */
 import { spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify as toYaml } from 'yaml';
@@ -61,12 +61,14 @@ function envFile(name: string, args: string[]): string {
   return `# Extra arguments for ${name}; edit and \`systemctl restart ${name}\`.\n${name === 'nodelet-server' ? 'NODELET_SERVER_ARGS' : 'NODELET_AGENT_ARGS'}=${args.join(' ')}\n`;
 }
 
-function enableAndStart(sc: Systemctl, units: string[], unitsChanged: boolean): void {
+function enableAndStart(sc: Systemctl, units: string[], unitsChanged: boolean, fs: InstallRoot): void {
   if (unitsChanged) {
     const r = sc(['daemon-reload']);
     if (r.code !== 0) throw new AgentError('ERR_FAILED_PRECONDITION', `systemctl daemon-reload failed: ${r.output}; is systemd running (PID 1)?`);
   }
   for (const u of units) {
+    // `is-enabled` exits 0 only when enabled: remember what we switch on, so uninstall switches it off.
+    if (sc(['is-enabled', '--quiet', u]).code !== 0) fs.recordEnabled(u);
     const en = sc(['enable', u]);
     if (en.code !== 0) throw new AgentError('ERR_INTERNAL', `enabling ${u} failed: ${en.output}`);
     // A changed file must take effect; an unchanged install must not restart anything.
@@ -87,21 +89,25 @@ export function installServer(o: ServerInstallOptions): InstallReport {
   const c = { ...DEFAULTS, ...o };
   const fs = new InstallRoot({ root: o.root, stateDir: c.stateDir });
   const unitOpts = { nodeletBin: c.binPath, configDir: c.configDir, stateDir: c.stateDir, watchdogSec: o.watchdogSec, restartSec: o.restartSec };
+  const source = o.sourceDir ?? checkoutRoot();
   const args = [
+    // The server runs from / under systemd: give it the image store by absolute path.
+    '--registry-root', join(source, 'build', 'images'),
     ...(o.port ? ['--port', String(o.port)] : []),
     ...(o.bindAddress ? ['--bind-address', o.bindAddress] : []),
     ...(o.extraArgs ?? []),
   ];
   const files: InstallReport['files'] = [];
   const put = (p: string, s: string, mode?: number) => files.push({ path: p, outcome: fs.write('server', p, s, mode) });
-  put(c.binPath, wrapper(o.nodeBin ?? process.execPath, o.sourceDir ?? checkoutRoot()), 0o755);
+  put(c.binPath, wrapper(o.nodeBin ?? process.execPath, source), 0o755);
   put(join(c.configDir, 'server.env'), envFile('nodelet-server', args), 0o600);
   put(UNIT_PATHS.server, serverUnit(unitOpts));
   fs.save();
   const changed = files.some((f) => f.outcome !== 'unchanged');
   const started: string[] = [];
   if (!o.noStart) {
-    enableAndStart(o.systemctl ?? realSystemctl, ['nodelet-server.service'], changed);
+    enableAndStart(o.systemctl ?? realSystemctl, ['nodelet-server.service'], changed, fs);
+    fs.save();
     started.push('nodelet-server.service');
   }
   return { files, started, changed };
@@ -128,12 +134,16 @@ export function installAgent(o: AgentInstallOptions): InstallReport {
     ...(o.nodeName ? ['--node-name', o.nodeName] : []),
     ...(o.extraArgs ?? []),
   ];
-  const agentYaml = toYaml({
+  const agentConf: Record<string, unknown> = {
     apiVersion: 'kubelet.config.k8s.io/v1beta1',
     kind: 'KubeletConfiguration',
     rootDir: join(c.stateDir, 'agent'),
+    // CNI state under our state dir, so `uninstall --purge` takes it along.
+    cniCacheDir: join(c.stateDir, 'cni'),
+    cniIpamDataDir: join(c.stateDir, 'cni', 'networks'),
     ...o.agentConfig,
-  });
+  };
+  const agentYaml = toYaml(agentConf);
   const files: InstallReport['files'] = [];
   const put = (p: string, s: string, mode?: number) => files.push({ path: p, outcome: fs.write('agent', p, s, mode) });
   put(c.binPath, wrapper(o.nodeBin ?? process.execPath, o.sourceDir ?? checkoutRoot()), 0o755);
@@ -145,12 +155,19 @@ export function installAgent(o: AgentInstallOptions): InstallReport {
   }
   for (const f of o.extraFiles ?? []) put(f.path, f.content);
   put(UNIT_PATHS.agent, agentUnit(unitOpts));
+  // What the agent itself writes into the runtime's CNI dirs at start.
+  const cniBin = String(agentConf.cniBinDir ?? '/opt/cni/bin');
+  const cniConf = String(agentConf.cniConfDir ?? '/etc/cni/net.d');
+  for (const f of [join(cniConf, '10-nodelet.conflist'), join(cniBin, 'nodelet-cni'), join(cniBin, 'loopback')]) {
+    if (!existsSync(fs.path(f))) fs.adopt('agent', f);
+  }
   fs.save();
   const changed = files.some((f) => f.outcome !== 'unchanged');
   const started: string[] = [];
   if (!o.noStart) {
     const units = [...(o.containerdConfig !== undefined ? ['containerd.service'] : []), 'nodelet-agent.service'];
-    enableAndStart(o.systemctl ?? realSystemctl, units, changed);
+    enableAndStart(o.systemctl ?? realSystemctl, units, changed, fs);
+    fs.save();
     started.push(...units);
   }
   return { files, started, changed };
@@ -170,8 +187,15 @@ export function uninstall(o: UninstallOptions): { removed: string[]; keptModifie
     installed.has(UNIT_PATHS.server) && 'nodelet-server.service',
   ].filter((u): u is string => typeof u === 'string');
   if (!o.noStart) for (const u of units) sc(['disable', '--now', u]);
+  const hadDropIn = installed.has(UNIT_PATHS.containerdDropIn);
+  const enabledByUs = fs.enabledUnits.filter((u) => !units.includes(u));
   const res = fs.remove();
   if (!o.noStart && units.length) sc(['daemon-reload']);
+  if (!o.noStart) {
+    // Units we enabled go back to disabled; a containerd we reconfigured restarts with its own config.
+    for (const u of enabledByUs) sc(['disable', '--now', u]);
+    if (hadDropIn && !enabledByUs.includes('containerd.service')) sc(['try-restart', 'containerd.service']);
+  }
   const purged: string[] = [];
   if (o.purge) {
     for (const d of [c.stateDir, c.configDir]) {

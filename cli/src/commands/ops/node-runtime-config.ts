@@ -6,7 +6,6 @@
  * runtime's (restrict_oom_score_adj, sandbox image from the cluster registry, nodelet's CNI dirs,
  * plain-HTTP hosts.toml for the registry).
  */
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { renderCriSection, renderHostsToml, defaultSandboxImage } from '@nodelet/lab-runtime';
 
@@ -24,7 +23,9 @@ export function nodeRuntimeFiles(o: NodeRuntimeConfigOptions): { containerdToml:
     cniBinDir: o.cniBinDir,
     cniConfDir: o.cniConfDir,
     certsDir,
-    systemdCgroup: existsSync('/run/systemd/system'),
+    // cgroupfs driver: the agent passes cgroupfs-style parents, which runc's systemd driver rejects
+    // ("expected cgroupsPath to be of format slice:prefix:name").
+    systemdCgroup: false,
   });
   return {
     containerdToml: `# Written by nodelet install: containerd runs with this file (see containerd.service.d/10-nodelet.conf).\nversion = 2\n\n${cri}`,
