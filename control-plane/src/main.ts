@@ -21,6 +21,8 @@ const USAGE = `Usage: nodelet server [flags]
   --registry-root <dir>          image store it serves (default ./build/images)
   --cluster-cidr <cidr>          pod network, split per node by the IPAM controller (default 10.244.0.0/16)
   --disable-controllers          run only the API server (no scheduler, no controllers)
+  --node-monitor-grace-period <d> silence (no Lease renewal, no status) before a node goes Unknown,
+                                 e.g. 50s, 1m, 500ms (default 50s)
   --log-level <level>            pino level (default info)
 `;
 
@@ -41,6 +43,7 @@ export async function main(argv: string[]): Promise<void> {
         'registry-root': { type: 'string' },
         'cluster-cidr': { type: 'string', default: '10.244.0.0/16' },
         'disable-controllers': { type: 'boolean', default: false },
+        'node-monitor-grace-period': { type: 'string' },
         'log-level': { type: 'string', default: 'info' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -66,6 +69,15 @@ export async function main(argv: string[]): Promise<void> {
     process.exitCode = 2;
     return;
   }
+  let nodeMonitorGracePeriodMs: number | undefined;
+  if (values['node-monitor-grace-period'] !== undefined) {
+    nodeMonitorGracePeriodMs = parseDurationMs(String(values['node-monitor-grace-period']));
+    if (nodeMonitorGracePeriodMs === undefined || nodeMonitorGracePeriodMs <= 0) {
+      process.stderr.write(`--node-monitor-grace-period must be a positive duration like 50s, 1m or 500ms, got "${String(values['node-monitor-grace-period'])}"\n`);
+      process.exitCode = 2;
+      return;
+    }
+  }
   const log = pino({ level: String(values['log-level']), base: { component: 'server' } }) as unknown as Logger;
   process.on('unhandledRejection', (err) => {
     log.error({ err }, 'Unhandled rejection');
@@ -82,6 +94,7 @@ export async function main(argv: string[]): Promise<void> {
     registryRoot: values['registry-root'] as string | undefined,
     clusterCidr: String(values['cluster-cidr']),
     controllers: !values['disable-controllers'],
+    ...(nodeMonitorGracePeriodMs !== undefined ? { nodeMonitorGracePeriodMs } : {}),
     logger: log,
   });
   log.info({ url: cp.url, kubeconfig: cp.kubeconfigPath, registry: cp.registry?.hostPort }, 'Server ready');
@@ -102,4 +115,12 @@ export async function main(argv: string[]): Promise<void> {
   await notifier.stopping();
   await cp.close();
   log.info({}, 'Server stopped');
+}
+
+/** `500ms`, `20s`, `1m` (a plain number is seconds) → milliseconds; undefined when malformed. */
+function parseDurationMs(s: string): number | undefined {
+  const m = /^(\d+)(ms|s|m)?$/.exec(s.trim());
+  if (!m) return undefined;
+  const n = Number(m[1]);
+  return m[2] === 'ms' ? n : m[2] === 'm' ? n * 60_000 : n * 1_000;
 }

@@ -41,6 +41,8 @@ export interface ControlPlaneOptions {
   store?: Store;
   /** Start the scheduler and controllers (default true). */
   controllers?: boolean;
+  /** Node lifecycle: silence before a node goes Unknown (default 50 s). */
+  nodeMonitorGracePeriodMs?: number;
   now?: () => number;
 }
 
@@ -118,6 +120,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
         logger: log.child({ component: 'controller-manager' }),
         signal: stopControllers.signal,
         ...(o.clusterCidr ? { clusterCidr: o.clusterCidr } : {}),
+        ...(o.nodeMonitorGracePeriodMs ? { nodeMonitorGracePeriodMs: o.nodeMonitorGracePeriodMs } : {}),
       });
       cleanups.push(async () => {
         stopControllers.abort();
