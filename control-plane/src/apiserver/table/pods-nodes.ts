@@ -93,7 +93,9 @@ export const POD_TABLE: TablePrinter = {
 export function nodeStatusText(node: ApiObject): string {
   const conds = (get(node, 'status.conditions') ?? []) as Array<{ type?: string; status?: string }>;
   const ready = conds.find((c) => c.type === 'Ready');
-  const parts = [ready?.status === 'True' ? 'Ready' : ready?.status === 'False' ? 'NotReady' : 'Unknown'];
+  // kubectl's printer: any Ready status but True (False or Unknown) reads NotReady; Unknown only
+  // when the node has no Ready condition at all.
+  const parts = [!ready ? 'Unknown' : ready.status === 'True' ? 'Ready' : 'NotReady'];
   if (get(node, 'spec.unschedulable') === true) parts.push('SchedulingDisabled');
   return parts.join(',');
 }

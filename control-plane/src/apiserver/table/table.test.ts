@@ -36,6 +36,10 @@ test('node STATUS and ROLES', () => {
     status: { conditions: [{ type: 'Ready', status: 'False' }], nodeInfo: { kubeletVersion: 'v1.32.0' } },
   };
   assert.deepEqual(NODE_TABLE.cells(node, NOW).slice(0, 5), ['n', 'NotReady,SchedulingDisabled', 'control-plane,worker', '60s', 'v1.32.0']);
+  // A node the lifecycle controller marked Unknown reads NotReady; only a missing condition reads Unknown.
+  const silent: ApiObject = { metadata: { name: 's' }, status: { conditions: [{ type: 'Ready', status: 'Unknown' }] } };
+  assert.equal(NODE_TABLE.cells(silent, NOW)[1], 'NotReady');
+  assert.equal(NODE_TABLE.cells({ metadata: { name: 'new' } }, NOW)[1], 'Unknown');
 });
 
 test('deployment and service rows', () => {
