@@ -37,6 +37,8 @@ export interface LabOptions {
   imagesDir: string;
   /** How long to wait for the node to become Ready. */
   readyTimeoutMs: number;
+  /** Extra `nodelet server` flags (e.g. `--node-monitor-grace-period 20s` in tests). */
+  serverArgs?: string[];
   log?: (line: string) => void;
 }
 
@@ -52,6 +54,7 @@ export function defaultLabOptions(o: Partial<LabOptions> = {}): LabOptions {
     healthzPort: o.healthzPort ?? 10248,
     imagesDir: o.imagesDir ?? DEFAULT_LAB_IMAGE_DIR,
     readyTimeoutMs: o.readyTimeoutMs ?? 120_000,
+    serverArgs: o.serverArgs ?? [],
     log: o.log,
   };
 }
@@ -102,6 +105,7 @@ export async function labUp(opts: Partial<LabOptions> = {}): Promise<LabUpResult
       startDetached(p.serverProc, [
         'server', '--data-dir', p.server, '--port', String(o.apiPort), '--bind-address', '127.0.0.1',
         '--registry-address', o.registry, '--registry-root', o.imagesDir, '--cluster-cidr', o.clusterCidr,
+        ...(o.serverArgs ?? []),
       ]);
     }
     const admin = await pollUntil('the API server to answer', async () => {
@@ -116,37 +120,7 @@ export async function labUp(opts: Partial<LabOptions> = {}): Promise<LabUpResult
       }
     }, { timeoutMs: 60_000, intervalMs: 200, detail: () => `server log ${p.serverProc.logFile}:\n${logTail(p.serverProc.logFile)}` });
 
-    if (!existsSync(p.agentKubeconfig)) {
-      say('joining the node (bootstrap token → node credential)…');
-      const tok = await createToken({ kubeconfig: p.adminKubeconfig, ttlMs: 10 * 60_000, description: 'nodelet lab up' });
-      await joinCluster({ server: tok.server, token: tok.token, caCertHash: tok.caCertHash, nodeName: o.nodeName, kubeconfigPath: p.agentKubeconfig });
-    }
-    // The API server reaches the node API (logs, exec) with a client certificate of the cluster CA.
-    writeFileSync(p.clusterCa, (await loadKubeconfig(p.adminKubeconfig)).ca ?? '', { mode: 0o644 });
-    writeFileSync(p.agentConfig, toYaml({
-      apiVersion: 'kubelet.config.k8s.io/v1beta1',
-      kind: 'KubeletConfiguration',
-      authentication: { x509: { clientCAFile: p.clusterCa }, webhook: { enabled: true }, anonymous: { enabled: false } },
-      cniBridgeName: o.bridge,
-      cniIpamDataDir: p.ipam,
-      cniCacheDir: p.cniCache,
-      cniSocketPath: join(p.agentRoot, 'cni.sock'),
-      podLogsDir: join(o.stateDir, 'pods-logs'),
-    }), { mode: 0o600 });
-
-    if (runningPid(p.agentProc, marker) === undefined) {
-      say(`starting nodelet agent as node "${o.nodeName}"…`);
-      startDetached(p.agentProc, [
-        'agent', '--config', p.agentConfig, '--kubeconfig', p.agentKubeconfig, '--node-name', o.nodeName,
-        '--container-runtime-endpoint', rt.endpoint, '--cni-bin-dir', p.cniBin, '--cni-conf-dir', p.cniConf,
-        '--root-dir', p.agentRoot, '--port', String(o.nodeApiPort), '--healthz-port', String(o.healthzPort),
-      ]);
-    }
-    say('waiting for the node to become Ready…');
-    await pollUntil(`node "${o.nodeName}" to become Ready`, async () => {
-      const n = await admin.get<Node>(NODES, o.nodeName);
-      return n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? n : undefined;
-    }, { timeoutMs: o.readyTimeoutMs, intervalMs: 200, detail: () => `agent log ${p.agentProc.logFile}:\n${logTail(p.agentProc.logFile)}` });
+    await startLabAgent(o, p.adminKubeconfig, admin, rt.endpoint);
     const server = admin.server.replace(/\/$/, '');
     admin.close();
     return {
@@ -164,6 +138,48 @@ export async function labUp(opts: Partial<LabOptions> = {}): Promise<LabUpResult
     await labDown({ ...o, keepState: true }).catch(() => undefined);
     throw err;
   }
+}
+
+/**
+ * Joins `o.nodeName` with a fresh bootstrap token, writes its agent config under `o.stateDir`
+ * and starts `nodelet agent` against `runtimeEndpoint`, then waits for the node to be Ready.
+ * `labUp` runs it for the first node; `labAddNode` for further nodes of the same server.
+ */
+export async function startLabAgent(o: LabOptions, adminKubeconfig: string, admin: ApiClient, runtimeEndpoint: string): Promise<void> {
+  const p = labPaths(o.stateDir);
+  const say = o.log ?? (() => {});
+  const marker = o.stateDir;
+  if (!existsSync(p.agentKubeconfig)) {
+    say('joining the node (bootstrap token → node credential)…');
+    const tok = await createToken({ kubeconfig: adminKubeconfig, ttlMs: 10 * 60_000, description: 'nodelet lab up' });
+    await joinCluster({ server: tok.server, token: tok.token, caCertHash: tok.caCertHash, nodeName: o.nodeName, kubeconfigPath: p.agentKubeconfig });
+  }
+  // The API server reaches the node API (logs, exec) with a client certificate of the cluster CA.
+  writeFileSync(p.clusterCa, (await loadKubeconfig(adminKubeconfig)).ca ?? '', { mode: 0o644 });
+  writeFileSync(p.agentConfig, toYaml({
+    apiVersion: 'kubelet.config.k8s.io/v1beta1',
+    kind: 'KubeletConfiguration',
+    authentication: { x509: { clientCAFile: p.clusterCa }, webhook: { enabled: true }, anonymous: { enabled: false } },
+    cniBridgeName: o.bridge,
+    cniIpamDataDir: p.ipam,
+    cniCacheDir: p.cniCache,
+    cniSocketPath: join(p.agentRoot, 'cni.sock'),
+    podLogsDir: join(o.stateDir, 'pods-logs'),
+  }), { mode: 0o600 });
+
+  if (runningPid(p.agentProc, marker) === undefined) {
+    say(`starting nodelet agent as node "${o.nodeName}"…`);
+    startDetached(p.agentProc, [
+      'agent', '--config', p.agentConfig, '--kubeconfig', p.agentKubeconfig, '--node-name', o.nodeName,
+      '--container-runtime-endpoint', runtimeEndpoint, '--cni-bin-dir', p.cniBin, '--cni-conf-dir', p.cniConf,
+      '--root-dir', p.agentRoot, '--port', String(o.nodeApiPort), '--healthz-port', String(o.healthzPort),
+    ]);
+  }
+  say('waiting for the node to become Ready…');
+  await pollUntil(`node "${o.nodeName}" to become Ready`, async () => {
+    const n = await admin.get<Node>(NODES, o.nodeName);
+    return n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? n : undefined;
+  }, { timeoutMs: o.readyTimeoutMs, intervalMs: 200, detail: () => `agent log ${p.agentProc.logFile}:\n${logTail(p.agentProc.logFile)}` });
 }
 
 export interface LabDownResult {
