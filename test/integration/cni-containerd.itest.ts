@@ -103,6 +103,10 @@ test('containerd → nodelet-cni → CNI service → real plugins, and back', { 
   assert.equal(args.K8S_POD_INFRA_CONTAINER_ID, podSandboxId);
   assert.deepEqual(att!.capabilityArgs?.portMappings, [{ hostPort: 18083, containerPort: 80, protocol: 'tcp' }], 'runtimeConfig reached the chain');
   assert.equal((await bridgePorts(BRIDGE)).length, 1);
+  // The agent's periodic CHECK and GC (with the sandbox still valid) leave it alone.
+  await svc.check({ containerID: podSandboxId, ifName: 'eth0', netns });
+  assert.deepEqual(await svc.gc([{ containerID: podSandboxId, ifName: 'eth0' }]), { deleted: [], errors: [] });
+  assert.equal((await svc.engine.cachedAttachments(CHAIN)).length, 1);
 
   // 4. The hostPort works end to end: a web server in the pod, reached from the host via loopback.
   await cri.image.pullImage({ image: { image: rt.images.busybox } });

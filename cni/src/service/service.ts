@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import { chmod, lstat, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { AgentError, noopLogger, type Logger } from '@nodelet/base';
-import { CniEngine } from '../engine.js';
+import { CniEngine, type GcReport, type OpOptions } from '../engine.js';
 import { parseNetworkConfig } from '../conflist.js';
 import { CniCode, CniError, toSpecError } from '../errors.js';
 import type { PluginExecutor } from '../exec.js';
@@ -45,6 +45,16 @@ export interface CniService {
    * (and keeps the old chain) for a malformed CIDR. chainConfDir is rewritten in the background.
    */
   setPodCIDR(cidr: string): void;
+  /**
+   * CHECK of one attachment with the config it was added with (for the agent's periodic check).
+   * Throws the first plugin's complaint as a CniError; ERR_NOT_FOUND when nothing is cached.
+   */
+  check(attachment: { containerID: string; ifName: string; netns: string }, opts?: OpOptions): Promise<void>;
+  /**
+   * GC of the node chain: DEL of every cached attachment not in `validAttachments` (the sandboxes
+   * the runtime still has), then plugin GC for 1.1.0 plugins. Exclusive with ADD/DEL.
+   */
+  gc(validAttachments: readonly AttachmentKey[], opts?: OpOptions): Promise<GcReport>;
   /** Stops accepting requests, waits for in-flight ones, removes the socket. Idempotent. */
   close(): Promise<void>;
 }
@@ -73,6 +83,22 @@ export async function startCniService(opts: CniServiceOptions): Promise<CniServi
   let chainOpts = { ...opts.chain };
   let current = chainOpts.podCIDR ? buildNodeChain({ ...chainOpts, podCIDR: chainOpts.podCIDR }) : undefined;
 
+  /** The config an attachment was added with (DEL/CHECK must use it), else the current chain. */
+  async function listFor(a: { containerID: string; ifName: string }): Promise<NetworkConfigList | undefined> {
+    const cached = await engine.cache.read(chainOpts.name ?? DEFAULT_CHAIN_NAME, a.containerID, a.ifName);
+    if (cached?.config) {
+      try {
+        return parseNetworkConfig(cached.config, cached.file);
+      } catch {}
+    }
+    return current;
+  }
+
+  async function gc(validAttachments: readonly AttachmentKey[], signal?: AbortSignal): Promise<GcReport> {
+    if (!current) return { deleted: [], errors: [] }; // no chain yet: nothing was added by this node
+    return engine.gc(current, { validAttachments, signal });
+  }
+
   async function handle(req: ShimRequest, signal: AbortSignal): Promise<Record<string, unknown> | undefined> {
     const env = req.env ?? {};
     const command = env.CNI_COMMAND ?? '';
@@ -85,15 +111,7 @@ export async function startCniService(opts: CniServiceOptions): Promise<CniServi
       capabilityArgs: normaliseCapabilityArgs(req.config.runtimeConfig as Record<string, unknown> | undefined),
     };
     if (env.CNI_NETNS) rt.netns = env.CNI_NETNS;
-    const cachedList = async (): Promise<NetworkConfigList | undefined> => {
-      const cached = await engine.cache.read(chainOpts.name ?? DEFAULT_CHAIN_NAME, rt.containerID, rt.ifName);
-      if (cached?.config) {
-        try {
-          return parseNetworkConfig(cached.config, cached.file);
-        } catch {}
-      }
-      return current;
-    };
+    const cachedList = (): Promise<NetworkConfigList | undefined> => listFor(rt);
     switch (command) {
       case 'ADD': {
         const list = requireChain();
@@ -118,8 +136,9 @@ export async function startCniService(opts: CniServiceOptions): Promise<CniServi
       case 'GC': {
         const valid = (req.config['cni.dev/valid-attachments'] as Array<{ containerID: string; ifname: string }> | undefined) ?? [];
         const keys: AttachmentKey[] = valid.map((a) => ({ containerID: a.containerID, ifName: a.ifname }));
-        const report = await engine.gc(requireChain(), { validAttachments: keys, signal });
-        if (report.errors.length) throw report.errors[0];
+        const report = await gc(keys, signal);
+        if (report.errors.length === 1) throw report.errors[0];
+        if (report.errors.length > 1) throw new CniError({ cniCode: report.errors[0]!.cniCode, msg: 'garbage collection failed', details: report.errors.map((e) => e.message).join('; ') });
         return undefined;
       }
       default:
@@ -189,6 +208,12 @@ export async function startCniService(opts: CniServiceOptions): Promise<CniServi
     engine,
     socketPath: opts.socketPath,
     network: () => current,
+    async check(a, o = {}) {
+      const list = await listFor(a);
+      if (!list) throw notReady();
+      await engine.check(list, a, o);
+    },
+    gc: (validAttachments, o = {}) => gc(validAttachments, o.signal),
     setPodCIDR(cidr: string) {
       const next = buildNodeChain({ ...chainOpts, podCIDR: cidr }); // throws on a bad CIDR before anything changes
       chainOpts = { ...chainOpts, podCIDR: cidr };
