@@ -64,15 +64,23 @@ test('a container exiting 1 under Always goes into CrashLoopBackOff with growing
 test('a bad image gives ErrImagePull, then ImagePullBackOff', { timeout: 60_000 }, async (t) => {
   if (skip) return t.skip('needs root');
   const image = `${h!.rt.registryHost}/does-not-exist:1.0`;
-  await h!.api.create(PODS, podSpec(h!, 'badimg', { containers: [{ name: 'c', image, imagePullPolicy: 'IfNotPresent' }] }));
+  // Every status write is seen through a watch (polling could miss the short ErrImagePull phase).
   const seen: string[] = [];
-  await waitFor('ErrImagePull then ImagePullBackOff', async () => {
-    const w = (await getPod(h!, 'badimg')).status?.containerStatuses?.[0]?.state?.waiting;
-    if (w?.reason && seen.at(-1) !== w.reason) seen.push(w.reason);
-    return seen.includes('ErrImagePull') && seen.includes('ImagePullBackOff');
-  }, 30_000, 50).catch(async (err: Error) => {
+  const stop = new AbortController();
+  const watching = (async () => {
+    try {
+      for await (const ev of h!.api.watch(PODS, { namespace: 'default', fieldSelector: 'metadata.name=badimg', signal: stop.signal })) {
+        const w = (ev.object as { status?: { containerStatuses?: Array<{ state?: { waiting?: { reason?: string } } }> } }).status?.containerStatuses?.[0]?.state?.waiting;
+        if (w?.reason && seen.at(-1) !== w.reason) seen.push(w.reason);
+      }
+    } catch {}
+  })();
+  await h!.api.create(PODS, podSpec(h!, 'badimg', { containers: [{ name: 'c', image, imagePullPolicy: 'IfNotPresent' }] }));
+  await waitFor('ErrImagePull then ImagePullBackOff', async () => seen.includes('ErrImagePull') && seen.includes('ImagePullBackOff'), 30_000, 50).catch(async (err: Error) => {
     throw new Error(`${err.message}; seen ${seen}; status ${JSON.stringify((await getPod(h!, 'badimg')).status)}`);
   });
+  stop.abort();
+  await watching;
   assert.ok(seen.indexOf('ErrImagePull') < seen.indexOf('ImagePullBackOff'), `order: ${seen}`);
   const p = await getPod(h!, 'badimg');
   assert.equal(p.status!.phase, 'Pending');
