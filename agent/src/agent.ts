@@ -24,6 +24,7 @@ import { StatusManager } from './status/status-manager.js';
 import { EventRecorder } from './status/event-recorder.js';
 import { PodWorkers } from './podworkers/pod-workers.js';
 import { PodLifecycle } from './pod-lifecycle.js';
+import { ProbeManager } from './prober/prober.js';
 import { ApiPodSource } from './source/pod-source.js';
 import { isMirrorPod, readStaticPods } from './source/static-pods.js';
 import { NodeReporter } from './node/node-reporter.js';
@@ -182,6 +183,21 @@ export class Agent {
       onSandboxIps: (id, ips) => this.pleg.noteSandboxIps(id, ips),
     });
     this.status = new StatusManager({ api, clock: this.#clock, log: log.child({ component: 'status' }) });
+    const prober = new ProbeManager({
+      exec: {
+        execSync: async (containerId, cmd, timeoutS, s) => {
+          // CRI enforces `timeout`; the call deadline only guards against a runtime that does not.
+          const r = await client.runtime.execSync({ containerId, cmd, timeout: timeoutS }, { signal: s, timeoutMs: timeoutS * 1000 + c.runtimeRequestTimeoutMs });
+          return { exitCode: r.exitCode, output: Buffer.concat([r.stdout, r.stderr]).toString('utf8') };
+        },
+      },
+      events: this.events,
+      clock: this.#clock,
+      log: log.child({ component: 'prober' }),
+      onResultChanged: (uid) => this.workers?.wake(uid),
+      hostIP: () => this.#internalIP,
+    });
+    this.#store.add(prober);
     const lifecycle = new PodLifecycle({
       api,
       runtime,
@@ -195,6 +211,7 @@ export class Agent {
       inApi: (uid) => this.apiPods.has(uid),
       staticDesired: (uid) => this.staticPods.has(uid),
       onPodStarted: (_p, s) => this.metrics.podStartDuration.observe(s),
+      prober,
     });
     this.workers = new PodWorkers({ syncer: lifecycle, cache: this.pleg, clock: this.#clock, log: log.child({ component: 'podworkers' }), resyncMs: c.syncFrequencyMs, signal });
 

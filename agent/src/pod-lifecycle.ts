@@ -3,7 +3,8 @@
  * then runtime work, for the pod workers. Glue between the runtime (CRI), the PLEG cache, the status
  * manager and the static/mirror pod bookkeeping.
  *
- *   syncPod            status ← (spec, cache) · terminal? → terminating · runtime.syncPod
+ *   syncPod            probers ← cache · status ← (spec, cache, probe results) · terminal? → terminating · runtime.syncPod
+ *                      (a failed liveness/startup probe kills and restarts the container there)
  *   syncTerminating    runtime.killPod(grace) · wait for a fresh relist showing nothing running · status
  *   syncTerminated     deleted? → remove containers/sandboxes/volumes/logs · final status · API delete
  */
@@ -16,6 +17,7 @@ import type { PodSyncer } from './podworkers/pod-worker.js';
 import { computePodStatus, isTerminalPhase } from './status/pod-status.js';
 import type { StatusManager } from './status/status-manager.js';
 import { deleteMirrorPod, ensureMirrorPod, isStaticPod } from './source/static-pods.js';
+import type { ProbeManager } from './prober/prober.js';
 
 export interface PodLifecycleOptions {
   api: ApiClient;
@@ -32,6 +34,8 @@ export interface PodLifecycleOptions {
   /** Whether a static pod is still in the manifest directory. */
   staticDesired(uid: string): boolean;
   onPodStarted?(pod: Pod, seconds: number): void;
+  /** Container probes; without it no probe runs and containers that declare a readiness/startup probe stay unready. */
+  prober?: ProbeManager;
 }
 
 export class PodLifecycle implements PodSyncer {
@@ -53,6 +57,7 @@ export class PodLifecycle implements PodSyncer {
       runtimeName: this.#o.runtimeName(),
       now: this.#o.clock.now(),
       terminating,
+      probes: this.#o.prober?.view,
     });
     const target = isStaticPod(pod) ? { statusTarget: { name: pod.metadata.name!, namespace: pod.metadata.namespace! } } : {};
     this.#o.status.setStatus(pod, status, target);
@@ -69,15 +74,19 @@ export class PodLifecycle implements PodSyncer {
         this.#o.log.warn({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, err: describeError(err) }, 'Mirror pod not created');
       }
     }
+    this.#o.prober?.sync(pod, observed);
     const status = this.#status(pod, observed);
-    if (isTerminalPhase(status.phase)) return { terminal: true };
+    if (isTerminalPhase(status.phase)) {
+      this.#o.prober?.removePod(uid);
+      return { terminal: true };
+    }
     if (!this.#started.has(uid) && status.containerStatuses?.length && status.containerStatuses.every((c) => c.state?.running)) {
       this.#started.add(uid);
       const created = Date.parse(pod.metadata.creationTimestamp ?? '');
       if (Number.isFinite(created)) this.#o.onPodStarted?.(pod, Math.max(0, (this.#o.clock.now() - created) / 1000));
     }
     const failuresBefore = JSON.stringify([...this.#o.runtime.failures(uid)]);
-    const r = await this.#o.runtime.syncPod(pod, observed, signal);
+    const r = await this.#o.runtime.syncPod(pod, observed, signal, this.#o.prober ? (id) => this.#o.prober!.view.failed(id) : undefined);
     if (r.changed) this.#o.pleg.relistSoon();
     // A new start failure (ErrImagePull, CrashLoopBackOff, …) is reported now, not a sync later.
     if (JSON.stringify([...this.#o.runtime.failures(uid)]) !== failuresBefore) this.#status(pod, observed);
@@ -91,6 +100,7 @@ export class PodLifecycle implements PodSyncer {
 
   async syncTerminatingPod(signal: AbortSignal, pod: Pod, observed: ObservedPod, gracePeriodS: number): Promise<void> {
     const uid = pod.metadata.uid!;
+    this.#o.prober?.removePod(uid);
     await this.#o.runtime.killPod(pod, observed, gracePeriodS, signal);
     const after = await this.#fresh(uid, signal);
     const still = after.containers.filter((c) => c.state === 'running');
@@ -102,6 +112,7 @@ export class PodLifecycle implements PodSyncer {
 
   async syncTerminatedPod(signal: AbortSignal, pod: Pod, deleted: boolean): Promise<void> {
     const uid = pod.metadata.uid!;
+    this.#o.prober?.removePod(uid);
     const observed = await this.#fresh(uid, signal);
     const inApi = this.#o.inApi(uid);
     if (!deleted) {

@@ -193,3 +193,22 @@ for (const c of cases) {
     assert.deepEqual(computePodActions(c.pod, c.obs), { ...base, ...c.want });
   });
 }
+
+test('computePodActions: a failed liveness probe kills and restarts the container (kubelet "failed liveness probe")', () => {
+  const obs = observed([sandbox(0)], [ctr('app', 'running'), ctr('side', 'running')]);
+  const failed = (id: string) => (id === 'app-0' ? 'liveness' as const : undefined);
+  assert.deepEqual(computePodActions(pod(), obs, failed), {
+    ...base,
+    sandboxId: 'sb0',
+    containersToStart: [0],
+    containersToKill: [{ id: 'app-0', name: 'app', reason: 'Container app failed liveness probe, will be restarted', probe: 'liveness' }],
+  });
+});
+
+test('computePodActions: under Never a failed startup probe kills without restart; the last one kills the pod', () => {
+  const obs = observed([sandbox(0)], [ctr('app', 'running'), ctr('side', 'exited', { exitCode: 0 })]);
+  const a = computePodActions(pod({ restartPolicy: 'Never' }), obs, () => 'startup');
+  assert.deepEqual(a.containersToStart, []);
+  assert.deepEqual(a.containersToKill.map((k) => k.reason), ['Container app failed startup probe, will be restarted']);
+  assert.equal(a.killPod, true);
+});

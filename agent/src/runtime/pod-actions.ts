@@ -18,7 +18,12 @@ export interface ContainerToKill {
   id: string;
   name: string;
   reason: string;
+  /** Set when a liveness or startup probe asked for the kill (the Killing event says so). */
+  probe?: 'liveness' | 'startup';
 }
+
+/** Which probe wants a running container (by ID) killed (the prober's results; none by default). */
+export type ProbeFailed = (containerId: string) => 'liveness' | 'startup' | undefined;
 
 export interface PodActions {
   /** Stop every container and the sandbox(es) before anything else. */
@@ -79,7 +84,7 @@ export function initContainersDone(pod: Pod, observed: ObservedPod): boolean {
   return inits.every((c) => succeeded(latestContainer(observed, c.name, 'init')));
 }
 
-export function computePodActions(pod: Pod, observed: ObservedPod): PodActions {
+export function computePodActions(pod: Pod, observed: ObservedPod, probeFailed: ProbeFailed = () => undefined): PodActions {
   const spec = pod.spec;
   const containers: Container[] = spec?.containers ?? [];
   const inits: Container[] = spec?.initContainers ?? [];
@@ -143,6 +148,13 @@ export function computePodActions(pod: Pod, observed: ObservedPod): PodActions {
     }
     if (st.hash && st.hash !== containerHash(c)) {
       actions.containersToKill.push({ id: st.id, name: c.name, reason: `container "${c.name}" definition changed, will be restarted` });
+      if (policy !== 'Never') actions.containersToStart.push(i);
+      return;
+    }
+    // kubelet: a failed liveness/startup probe kills the container; restartPolicy decides the rest.
+    const probe = probeFailed(st.id);
+    if (probe) {
+      actions.containersToKill.push({ id: st.id, name: c.name, reason: `Container ${c.name} failed ${probe} probe, will be restarted`, probe });
       if (policy !== 'Never') actions.containersToStart.push(i);
       return;
     }

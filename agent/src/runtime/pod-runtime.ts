@@ -14,7 +14,7 @@ import { resolveEnv, type EnvSourceReader } from './env.js';
 import type { ImageManager } from './image-manager.js';
 import { containerHash, type ContainerType } from './labels.js';
 import { latestContainer, type ObservedPod } from './observed.js';
-import { computePodActions } from './pod-actions.js';
+import { computePodActions, type ProbeFailed } from './pod-actions.js';
 import { RestartBackoff } from './restart-backoff.js';
 import { preparePodVolumes, removePodDir } from './volumes.js';
 import { rm } from 'node:fs/promises';
@@ -89,8 +89,8 @@ export class PodRuntime {
   }
 
   /** Brings the runtime to the desired pod: steps of kubelet SyncPod. */
-  async syncPod(pod: Pod, observed: ObservedPod, signal: AbortSignal): Promise<SyncResult> {
-    const actions = computePodActions(pod, observed);
+  async syncPod(pod: Pod, observed: ObservedPod, signal: AbortSignal, probeFailed?: ProbeFailed): Promise<SyncResult> {
+    const actions = computePodActions(pod, observed, probeFailed);
     const result: SyncResult = { changed: false };
     const grace = Math.max(MIN_GRACE_S, pod.spec?.terminationGracePeriodSeconds ?? 30);
 
@@ -105,7 +105,7 @@ export class PodRuntime {
     }
     // 2. Kill containers whose spec changed.
     for (const k of actions.containersToKill) {
-      this.#o.events.event(pod, 'Normal', 'Killing', `Stopping container ${k.name}`);
+      this.#o.events.event(pod, 'Normal', 'Killing', k.probe ? k.reason : `Stopping container ${k.name}`, `spec.containers{${k.name}}`);
       await this.#o.runtime.stopContainer({ containerId: k.id, timeout: grace }, { signal, timeoutMs: grace * 1000 + this.#o.runtimeRequestTimeoutMs });
       result.changed = true;
     }

@@ -4,6 +4,7 @@ import type { Pod } from '@nodelet/api';
 import { computePodStatus } from './pod-status.js';
 import type { ObservedContainer, ObservedPod } from '../runtime/observed.js';
 import type { StartFailure } from './pod-status.js';
+import { ProbeResults, probeView } from '../prober/results.js';
 
 const NOW = Date.UTC(2026, 0, 1, 12);
 function pod(restartPolicy?: 'Always' | 'OnFailure' | 'Never', inits = false): Pod {
@@ -89,4 +90,35 @@ test('terminal phase is kept and condition transition times are kept when unchan
   const s = status(p, obs([]));
   assert.equal(s.phase, 'Failed');
   assert.equal(s.conditions!.find((x) => x.type === 'Ready')!.lastTransitionTime, '2020-01-01T00:00:00Z');
+});
+
+test('readiness probe: a running container is not ready (pod Ready/ContainersReady False) until its probe passed', () => {
+  const results = new ProbeResults();
+  const p = pod();
+  p.spec!.containers[0]!.readinessProbe = { exec: { command: ['true'] } };
+  const o = obs([c('app', 'running', { id: 'app-1' })]);
+  const st = () => computePodStatus({ pod: p, observed: o, failures: new Map(), hostIP: '192.0.2.1', runtimeName: 'containerd', now: NOW, probes: probeView(results) });
+  let s = st();
+  assert.equal(s.phase, 'Running');
+  assert.equal(s.containerStatuses![0]!.ready, false);
+  assert.equal(s.containerStatuses![0]!.started, true);
+  assert.equal(cond(s, 'Ready'), 'False');
+  assert.equal(cond(s, 'ContainersReady'), 'False');
+  assert.equal(s.conditions!.find((x) => x.type === 'Ready')!.message, 'containers with unready status: [app]');
+  results.set('app-1', 'readiness', 'success');
+  s = st();
+  assert.equal(s.containerStatuses![0]!.ready, true);
+  assert.equal(cond(s, 'Ready'), 'True');
+  assert.equal(cond(s, 'ContainersReady'), 'True');
+});
+
+test('startup probe: not started and not ready until it passed', () => {
+  const results = new ProbeResults();
+  const p = pod();
+  p.spec!.containers[0]!.startupProbe = { exec: { command: ['true'] } };
+  const o = obs([c('app', 'running', { id: 'app-1' })]);
+  const st = () => computePodStatus({ pod: p, observed: o, failures: new Map(), hostIP: '192.0.2.1', runtimeName: 'containerd', now: NOW, probes: probeView(results) }).containerStatuses![0]!;
+  assert.deepEqual([st().started, st().ready], [false, false]);
+  results.set('app-1', 'startup', 'success');
+  assert.deepEqual([st().started, st().ready], [true, true]);
 });

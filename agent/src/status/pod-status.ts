@@ -7,6 +7,7 @@ import type { Container, ContainerState, ContainerStatus, Pod, PodCondition, Pod
 import { initContainersDone, podSandboxChanged, shouldContainerBeRestarted } from '../runtime/pod-actions.js';
 import type { ObservedContainer, ObservedPod } from '../runtime/observed.js';
 import type { ContainerType } from '../runtime/labels.js';
+import type { ProbeView } from '../prober/results.js';
 
 /** Why a container could not be started at the last sync (kubelet's reason cache). */
 export interface StartFailure {
@@ -26,6 +27,8 @@ export interface PodStatusInput {
   now: number;
   /** The pod is being torn down: once nothing runs, its phase is terminal whatever the restart policy. */
   terminating?: boolean;
+  /** Probe results: readiness and startup gate `ready`/`started`. Without them a container that declares such a probe is never ready. */
+  probes?: ProbeView;
 }
 
 const iso = (ms: number | undefined): string | undefined => (ms ? new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z') : undefined);
@@ -66,8 +69,10 @@ function containerStatus(
     status.containerID = `${input.runtimeName}://${latest.id}`;
     if (latest.state === 'running') {
       status.state = { running: { startedAt: iso(latest.startedAt) } };
-      status.ready = true;
-      status.started = true;
+      // A container with a readiness (or startup) probe is not ready until the probe passed.
+      const probed = type === 'regular' && input.probes;
+      status.started = probed ? input.probes!.started(latest.id, !!spec.startupProbe) : true;
+      status.ready = probed ? input.probes!.ready(latest.id, !!spec.readinessProbe, !!spec.startupProbe) : type === 'init' || (!spec.readinessProbe && !spec.startupProbe);
     } else if (latest.state === 'exited' || latest.state === 'unknown') {
       status.state = terminatedState(latest, input.runtimeName);
     } else {

@@ -1,0 +1,72 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import type { Container } from '@nodelet/api';
+import { resolvePort, runProbe, type ExecRunner } from './handlers.js';
+
+const noExec: ExecRunner = { execSync: () => Promise.reject(new Error('no exec expected')) };
+const container: Container = { name: 'web', image: 'i', ports: [{ name: 'http', containerPort: 8080 }] };
+
+test('httpGet: 200–399 succeed, others fail; path, headers and named port are used', async (t) => {
+  const seen: Array<{ url?: string; hdr?: string | string[] }> = [];
+  const srv = http.createServer((req, res) => {
+    seen.push({ url: req.url, hdr: req.headers['x-probe'] });
+    const code = Number(req.url?.slice(1)) || 200;
+    res.writeHead(code).end('body');
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  t.after(() => srv.close());
+  const port = (srv.address() as AddressInfo).port;
+  const c: Container = { ...container, ports: [{ name: 'http', containerPort: port }] };
+  const probe = (path: string) => runProbe({ httpGet: { path, port: 'http', httpHeaders: [{ name: 'X-Probe', value: 'yes' }] } }, { container: c, containerId: 'x', podIP: '127.0.0.1' }, noExec, AbortSignal.timeout(5000));
+  assert.equal((await probe('/200')).outcome, 'success');
+  assert.equal((await probe('/399')).outcome, 'success');
+  const bad = await probe('/500');
+  assert.deepEqual(bad, { outcome: 'failure', output: 'HTTP probe failed with statuscode: 500' });
+  assert.equal((await probe('/404')).outcome, 'failure');
+  assert.deepEqual(seen[0], { url: '/200', hdr: 'yes' });
+});
+
+test('httpGet: timeoutSeconds bounds a server that never answers', async (t) => {
+  const srv = net.createServer(() => undefined);
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  t.after(() => srv.close());
+  const port = (srv.address() as AddressInfo).port;
+  const started = Date.now();
+  const r = await runProbe({ httpGet: { port }, timeoutSeconds: 1 }, { container, containerId: 'x', podIP: '127.0.0.1' }, noExec, AbortSignal.timeout(5000));
+  assert.equal(r.outcome, 'failure');
+  assert.match(r.output, /deadline exceeded/);
+  assert.ok(Date.now() - started < 3000);
+});
+
+test('tcpSocket: an open port succeeds, a closed port fails', async () => {
+  const srv = net.createServer((s) => s.destroy());
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as AddressInfo).port;
+  const target = { container, containerId: 'x', podIP: '127.0.0.1' };
+  assert.equal((await runProbe({ tcpSocket: { port } }, target, noExec, AbortSignal.timeout(5000))).outcome, 'success');
+  await new Promise((r) => srv.close(r));
+  const r = await runProbe({ tcpSocket: { port } }, target, noExec, AbortSignal.timeout(5000));
+  assert.equal(r.outcome, 'failure');
+  assert.match(r.output, /ECONNREFUSED/);
+});
+
+test('exec: exit code decides; timeoutSeconds (default 1) goes to ExecSync; an exec error is a failure', async () => {
+  const calls: number[] = [];
+  const exec: ExecRunner = { execSync: async (_id, cmd, timeoutS) => (calls.push(timeoutS), { exitCode: cmd[0] === 'true' ? 0 : 1, output: 'out' }) };
+  const target = { container, containerId: 'x' };
+  assert.equal((await runProbe({ exec: { command: ['true'] } }, target, exec, AbortSignal.timeout(5000))).outcome, 'success');
+  assert.deepEqual(await runProbe({ exec: { command: ['false'] }, timeoutSeconds: 4 }, target, exec, AbortSignal.timeout(5000)), { outcome: 'failure', output: 'out' });
+  assert.deepEqual(calls, [1, 4]);
+  const broken: ExecRunner = { execSync: () => Promise.reject(new Error('container not running')) };
+  assert.equal((await runProbe({ exec: { command: ['x'] } }, target, broken, AbortSignal.timeout(5000))).outcome, 'failure');
+});
+
+test('resolvePort: numbers, numeric strings and named ports', () => {
+  assert.equal(resolvePort(80, container), 80);
+  assert.equal(resolvePort('81', container), 81);
+  assert.equal(resolvePort('http', container), 8080);
+  assert.throws(() => resolvePort('nope', container), /couldn't find port/);
+});
