@@ -5,20 +5,9 @@
  */
 import { errCode, type ErrorCode } from '@nodelet/base';
 
-export interface StatusCause {
-  reason?: string;
-  message?: string;
-  field?: string;
-}
-
-export interface StatusDetails {
-  name?: string;
-  group?: string;
-  kind?: string;
-  uid?: string;
-  causes?: StatusCause[];
-  retryAfterSeconds?: number;
-}
+// The Status cause/details shapes are the client's too: one definition in @nodelet/api.
+export type { StatusCause, StatusDetails } from '@nodelet/api';
+import type { StatusCause, StatusDetails } from '@nodelet/api';
 
 export interface StatusBody {
   kind: 'Status';
