@@ -49,7 +49,7 @@ Next:
   kubectl scale deployment hello --replicas=5
   kubectl rollout status deployment hello
   kubectl delete deployment hello
-  nodelet cri ps -r ${r.runtimeEndpoint}        # what the node runs, crictl-style
+  nodelet cri -r ${r.runtimeEndpoint} ps -a     # what the node runs, crictl-style
 Stop everything with: make down
 `);
   });
