@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { terminateChild } from '@nodelet/base/testing';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 export const ETCD = '/usr/bin/etcd';
@@ -23,19 +24,8 @@ export async function freePort(): Promise<number> {
   });
 }
 
-function exited(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => child.once('exit', () => resolve()));
-}
-
 /** SIGTERM to the PID we started, SIGKILL after 10 s. */
-async function terminate(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGTERM');
-  const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  await exited(child);
-  clearTimeout(t);
-}
+const terminate = (child: ChildProcess): Promise<void> => terminateChild(child, 10_000);
 
 export interface ServerProcess {
   url: string;

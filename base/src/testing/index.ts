@@ -1,1 +1,2 @@
 export * from './fake-clock.js';
+export * from './child.js';

@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { delay } from '@nodelet/base';
+import { terminateChild } from '@nodelet/base/testing';
 
 /** Debian's etcd-server binary (3.4.x). */
 export const ETCD_BINARY = process.env.NODELET_TEST_ETCD ?? '/usr/bin/etcd';
@@ -47,21 +48,8 @@ async function healthy(endpoint: string): Promise<boolean> {
   }
 }
 
-function exited(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => child.once('exit', () => resolve()));
-}
-
 /** SIGTERM, then SIGKILL after 5 s; resolves once the process is gone. */
-async function terminate(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGTERM');
-  const done = await Promise.race([exited(child).then(() => true), delay(5000).then(() => false)]);
-  if (!done) {
-    child.kill('SIGKILL');
-    await exited(child);
-  }
-}
+const terminate = (child: ChildProcess): Promise<void> => terminateChild(child, 5_000);
 
 /**
  * Starts a private single-member etcd on loopback with fresh ports and a temp data dir, and
