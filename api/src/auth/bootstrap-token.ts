@@ -4,7 +4,8 @@
  *
  *   token   <id:6>.<secret:16>, both [a-z0-9]
  *   Secret  kube-system/bootstrap-token-<id>, type bootstrap.kubernetes.io/token, data token-id,
- *           token-secret, expiration (RFC 3339), usage-bootstrap-authentication "true"
+ *           token-secret, expiration (RFC 3339), usage-bootstrap-authentication "true", and
+ *           nodelet's `nodelet-node-name` when the token may only join (or re-join) that node
  *   user    system:bootstrap:<id>, group system:bootstrappers
  */
 import { randomBytes } from 'node:crypto';
@@ -28,8 +29,11 @@ export function randomTokenPart(length: number): string {
 
 const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
 
+/** Secret data key naming the only node a bootstrap token may join (the admin's approval to re-join an existing node). */
+export const BOOTSTRAP_NODE_NAME_KEY = 'nodelet-node-name';
+
 /** A new bootstrap token and the Secret that makes it valid until `expiresAt` (epoch ms). */
-export function newBootstrapToken(expiresAt: number, description = 'nodelet join token'): { token: string; secret: { apiVersion: 'v1'; kind: 'Secret'; metadata: { name: string; namespace: string }; type: string; data: Record<string, string> } } {
+export function newBootstrapToken(expiresAt: number, description = 'nodelet join token', nodeName?: string): { token: string; secret: { apiVersion: 'v1'; kind: 'Secret'; metadata: { name: string; namespace: string }; type: string; data: Record<string, string> } } {
   const id = randomTokenPart(6);
   const secretPart = randomTokenPart(16);
   return {
@@ -45,6 +49,7 @@ export function newBootstrapToken(expiresAt: number, description = 'nodelet join
         'token-secret': b64(secretPart),
         expiration: b64(new Date(expiresAt).toISOString().replace(/\.\d{3}Z$/, 'Z')),
         'usage-bootstrap-authentication': b64('true'),
+        ...(nodeName ? { [BOOTSTRAP_NODE_NAME_KEY]: b64(nodeName) } : {}),
       },
     },
   };

@@ -29,11 +29,15 @@ export function defaultPodSpec(spec: Obj): void {
 
 /**
  * What kube-apiserver's admission adds to a new Pod (not to pod templates): the ServiceAccount
- * plugin's `default` account and the Priority plugin's priority and preemption policy.
+ * plugin's `default` account (not for mirror pods, which the plugin leaves alone: a node may not
+ * create pods that reference a service account) and the Priority plugin's priority and
+ * preemption policy.
  */
-export function admitNewPodSpec(spec: Obj): void {
-  spec.serviceAccountName ??= 'default';
-  spec.serviceAccount ??= spec.serviceAccountName;
+export function admitNewPodSpec(spec: Obj, o: { mirror?: boolean } = {}): void {
+  if (!o.mirror) {
+    spec.serviceAccountName ??= 'default';
+    spec.serviceAccount ??= spec.serviceAccountName;
+  }
   spec.priority ??= 0;
   spec.preemptionPolicy ??= 'PreemptLowerPriority';
 }

@@ -4,4 +4,5 @@ export * from './node.js';
 export * from './core.js';
 export * from './apps.js';
 export * from './misc.js';
+export * from './rbac.js';
 export * from './resources.js';

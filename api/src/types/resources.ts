@@ -8,6 +8,7 @@ import type { Node } from './node.js';
 import type { ConfigMap, Endpoints, Event, Namespace, Secret, Service, ServiceAccount } from './core.js';
 import type { Deployment, ReplicaSet } from './apps.js';
 import type { EndpointSlice, Lease } from './misc.js';
+import type { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from './rbac.js';
 
 /**
  * Describes one REST resource. `T` is a phantom type so that `client.resource(PODS)` is typed as
@@ -44,11 +45,15 @@ export const ENDPOINTSLICES = define<EndpointSlice>({ group: 'discovery.k8s.io',
 export const LEASES = define<Lease>({ group: 'coordination.k8s.io', version: 'v1', kind: 'Lease', plural: 'leases', singular: 'lease', namespaced: true });
 export const DEPLOYMENTS = define<Deployment>({ group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', singular: 'deployment', namespaced: true, shortNames: ['deploy'], subresources: ['status', 'scale'] });
 export const REPLICASETS = define<ReplicaSet>({ group: 'apps', version: 'v1', kind: 'ReplicaSet', plural: 'replicasets', singular: 'replicaset', namespaced: true, shortNames: ['rs'], subresources: ['status', 'scale'] });
+export const ROLES = define<Role>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'Role', plural: 'roles', singular: 'role', namespaced: true });
+export const CLUSTERROLES = define<ClusterRole>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'ClusterRole', plural: 'clusterroles', singular: 'clusterrole', namespaced: false });
+export const ROLEBINDINGS = define<RoleBinding>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'RoleBinding', plural: 'rolebindings', singular: 'rolebinding', namespaced: true });
+export const CLUSTERROLEBINDINGS = define<ClusterRoleBinding>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'ClusterRoleBinding', plural: 'clusterrolebindings', singular: 'clusterrolebinding', namespaced: false });
 
 /** Every resource above, in discovery order. */
 export const RESOURCES: readonly ResourceType[] = Object.freeze([
   NAMESPACES, NODES, PODS, EVENTS, CONFIGMAPS, SECRETS, SERVICES, ENDPOINTS, SERVICEACCOUNTS,
-  ENDPOINTSLICES, LEASES, DEPLOYMENTS, REPLICASETS,
+  ENDPOINTSLICES, LEASES, DEPLOYMENTS, REPLICASETS, ROLES, CLUSTERROLES, ROLEBINDINGS, CLUSTERROLEBINDINGS,
 ] as ResourceType[]);
 
 /** `v1` for the core group, `<group>/<version>` otherwise (the `apiVersion` field). */

@@ -58,17 +58,26 @@ export interface MetaForValidation {
 }
 
 /**
- * ObjectMeta checks on create/update: name (DNS-1123 subdomain, or label when `nameIsLabel`),
+ * ObjectMeta checks on create/update: name (DNS-1123 subdomain, a label when `nameIsLabel`, a
+ * path segment when `nameIsPathSegment`),
  * namespace presence by scope, label keys/values, annotation keys and total size.
  */
-export function validateObjectMeta(meta: MetaForValidation | undefined, opts: { namespaced: boolean; nameIsLabel?: boolean }): FieldError[] {
+/** Path-segment names (RBAC objects, upstream path.IsValidPathSegmentName): anything but `.`, `..`, `/` and `%`. */
+export function pathSegmentNameProblem(name: string): string | undefined {
+  if (name === '.' || name === '..') return `may not be '${name}'`;
+  if (name.includes('/')) return "may not contain '/'";
+  if (name.includes('%')) return "may not contain '%'";
+  return undefined;
+}
+
+export function validateObjectMeta(meta: MetaForValidation | undefined, opts: { namespaced: boolean; nameIsLabel?: boolean; nameIsPathSegment?: boolean }): FieldError[] {
   const errs: FieldError[] = [];
   if (!meta || typeof meta !== 'object') return [required('metadata')];
   const name = meta.name;
   if (typeof name !== 'string' || name === '') {
     errs.push(required('metadata.name', 'Required value: name or generateName is required'));
   } else {
-    const problem = opts.nameIsLabel ? dns1123LabelProblem(name) : dns1123SubdomainProblem(name);
+    const problem = opts.nameIsPathSegment ? pathSegmentNameProblem(name) : opts.nameIsLabel ? dns1123LabelProblem(name) : dns1123SubdomainProblem(name);
     if (problem) errs.push(invalidValue('metadata.name', name, problem));
   }
   if (opts.namespaced) {

@@ -2,7 +2,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '@nodelet/base';
 import type { Store } from '../storage/types.js';
-import type { UserInfo } from './auth/types.js';
+import type { Authorizer, UserInfo } from './auth/types.js';
+import type { RbacAuthorizer } from './auth/rbac/rbac-authorizer.js';
+import type { ResourceMirror } from './mirror.js';
 import type { ApiObject } from './object.js';
 import type { Registry } from './registry.js';
 import type { ResourceDef } from './resource.js';
@@ -31,6 +33,16 @@ export interface ServerContext {
   authenticateToken(token: string): Promise<UserInfo | undefined>;
   /** Default bookmark interval for watches, ms. */
   bookmarkIntervalMs: number;
+  /** The authorizer chain (Node → RBAC); admission and the review kinds use it too. */
+  authorizer: Authorizer;
+  /** RBAC rule resolution (SelfSubjectRulesReview, escalation checks). */
+  rbac: RbacAuthorizer;
+  /** The authorizer's mirror of `def` when it keeps one (RBAC kinds), for read-your-writes. */
+  mirrorOf?(def: ResourceDef): ResourceMirror | undefined;
+  /** The cluster CA (PEM), handed out with node credentials. */
+  caPem?: string;
+  /** Lifetime of issued node credentials (default one year). */
+  nodeCredentialTtlMs?: number;
 }
 
 export interface NodeProxyConfig {

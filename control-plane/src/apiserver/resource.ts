@@ -62,6 +62,8 @@ export interface ResourceDef {
   verbs?: readonly string[];
   /** Never stored: a create computes a reply (e.g. SelfSubjectAccessReview); see handlers/dispatch.ts. */
   ephemeral?: boolean;
+  /** How metadata.name is validated (default a DNS-1123 subdomain; RBAC objects allow any path segment). */
+  nameValidation?: 'subdomain' | 'label' | 'pathSegment';
 }
 
 export const RESOURCE_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'] as const;

@@ -16,6 +16,8 @@ import {
   serviceStrategy,
 } from './strategies/others.js';
 import { NODE_TABLE, POD_TABLE } from './table/pods-nodes.js';
+import { ROLE_TABLE, ROLEBINDING_TABLE } from './table/rbac.js';
+import { clusterRoleBindingStrategy, clusterRoleStrategy, roleBindingStrategy, roleStrategy } from './strategies/rbac.js';
 import {
   CONFIGMAP_TABLE,
   DEPLOYMENT_TABLE,
@@ -113,7 +115,50 @@ export const RESOURCE_DEFS: readonly ResourceDef[] = [
     ephemeral: true, strategy: plainStrategy,
   },
   {
+    group: 'authorization.k8s.io', version: 'v1', kind: 'SelfSubjectRulesReview', plural: 'selfsubjectrulesreviews',
+    singular: 'selfsubjectrulesreview', namespaced: false, statusSubresource: false, subresources: [], verbs: ['create'],
+    ephemeral: true, strategy: plainStrategy,
+  },
+  {
+    group: 'authorization.k8s.io', version: 'v1', kind: 'SubjectAccessReview', plural: 'subjectaccessreviews',
+    singular: 'subjectaccessreview', namespaced: false, statusSubresource: false, subresources: [], verbs: ['create'],
+    ephemeral: true, strategy: plainStrategy,
+  },
+  {
+    group: 'authorization.k8s.io', version: 'v1', kind: 'LocalSubjectAccessReview', plural: 'localsubjectaccessreviews',
+    singular: 'localsubjectaccessreview', namespaced: true, statusSubresource: false, subresources: [], verbs: ['create'],
+    ephemeral: true, strategy: plainStrategy,
+  },
+  {
     group: 'authentication.k8s.io', version: 'v1', kind: 'TokenReview', plural: 'tokenreviews', singular: 'tokenreview',
+    namespaced: false, statusSubresource: false, subresources: [], verbs: ['create'], ephemeral: true, strategy: plainStrategy,
+  },
+  {
+    group: 'authentication.k8s.io', version: 'v1', kind: 'SelfSubjectReview', plural: 'selfsubjectreviews', singular: 'selfsubjectreview',
+    namespaced: false, statusSubresource: false, subresources: [], verbs: ['create'], ephemeral: true, strategy: plainStrategy,
+  },
+  {
+    group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'ClusterRole', plural: 'clusterroles', singular: 'clusterrole',
+    namespaced: false, statusSubresource: false, subresources: [], nameValidation: 'pathSegment', table: ROLE_TABLE,
+    strategy: clusterRoleStrategy,
+  },
+  {
+    group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'ClusterRoleBinding', plural: 'clusterrolebindings',
+    singular: 'clusterrolebinding', namespaced: false, statusSubresource: false, subresources: [], nameValidation: 'pathSegment',
+    table: ROLEBINDING_TABLE, strategy: clusterRoleBindingStrategy,
+  },
+  {
+    group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'Role', plural: 'roles', singular: 'role', namespaced: true,
+    statusSubresource: false, subresources: [], nameValidation: 'pathSegment', table: ROLE_TABLE, strategy: roleStrategy,
+  },
+  {
+    group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'RoleBinding', plural: 'rolebindings', singular: 'rolebinding',
+    namespaced: true, statusSubresource: false, subresources: [], nameValidation: 'pathSegment', table: ROLEBINDING_TABLE,
+    strategy: roleBindingStrategy,
+  },
+  {
+    // nodelet's credential exchange for `nodelet join` and credential rotation (auth/node-credentials.ts).
+    group: 'nodelet.io', version: 'v1', kind: 'NodeCredentialRequest', plural: 'nodecredentials', singular: 'nodecredential',
     namespaced: false, statusSubresource: false, subresources: [], verbs: ['create'], ephemeral: true, strategy: plainStrategy,
   },
   {

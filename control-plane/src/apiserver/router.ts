@@ -72,3 +72,17 @@ export function verbOf(method: string, hasName: boolean, watch: boolean): string
       return method.toLowerCase();
   }
 }
+
+/**
+ * `metadata.name=<n>` (or `==`) in a list/watch field selector: the request is for that one
+ * object, and is authorized with its name (upstream RequestInfoFactory does the same).
+ */
+export function nameFromFieldSelector(selector: string | null): string | undefined {
+  if (!selector) return undefined;
+  let found: string | undefined;
+  for (const term of selector.split(',')) {
+    const m = /^\s*metadata\.name\s*==?\s*(.*?)\s*$/.exec(term);
+    if (m && m[1]) found = m[1];
+  }
+  return found;
+}

@@ -1,7 +1,7 @@
 /**
  * Brings up the whole `nodelet server` in-process: PKI and admin credentials under the data dir,
- * the store, the API server, the read-only OCI registry, and the scheduler and controllers (as
- * API clients with the admin token, like any other client).
+ * the store, the API server, the read-only OCI registry, and the scheduler and controllers —
+ * API clients like any other, each with its own least-privilege identity (in-process-identities.ts).
  *
  *   startControlPlane ─▶ ensurePki ─▶ ensureToken ─▶ openStore ─▶ createApiServer.listen
  *                     ─▶ admin.kubeconfig ─▶ registry ─▶ scheduler + controllers
@@ -21,6 +21,7 @@ import { openStore } from '../storage/index.js';
 import type { Store } from '../storage/types.js';
 import { createTokenAuthenticator } from './auth/authenticator.js';
 import { ADMIN_GROUP } from './auth/types.js';
+import { createInProcessIdentities } from './auth/in-process-identities.js';
 import { createApiServer, type ApiServer } from './server.js';
 
 export interface ControlPlaneOptions {
@@ -43,6 +44,8 @@ export interface ControlPlaneOptions {
   controllers?: boolean;
   /** Node lifecycle: silence before a node goes Unknown (default 50 s). */
   nodeMonitorGracePeriodMs?: number;
+  /** Lifetime of node credentials (default one year); agents renew at 70–90 % of it. */
+  nodeCredentialTtlMs?: number;
   now?: () => number;
 }
 
@@ -78,8 +81,9 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
     if (!o.store) cleanups.push(() => store.close());
     const now = o.now ?? Date.now;
     const ref: { server?: ApiServer } = {};
+    const identities = createInProcessIdentities();
     const authenticator = createTokenAuthenticator({
-      staticTokens: new Map([[adminToken, { name: 'system:admin', groups: [ADMIN_GROUP, 'system:authenticated'] }]]),
+      staticTokens: new Map([[adminToken, { name: 'system:admin', groups: [ADMIN_GROUP, 'system:authenticated'] }], ...identities.tokens]),
       getSecret: (name) => ref.server!.context.resource('', 'v1', 'secrets')!.registry.find('kube-system', name),
       now,
     });
@@ -91,6 +95,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       caPem: pki.caPem,
       nodeProxy: { clientCert: pki.agentClient.certPem, clientKey: pki.agentClient.keyPem },
       now,
+      ...(o.nodeCredentialTtlMs ? { nodeCredentialTtlMs: o.nodeCredentialTtlMs } : {}),
     });
     ref.server = apiServer;
     cleanups.push(() => apiServer.close());
@@ -113,10 +118,20 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
 
     if (o.controllers !== false) {
       const stopControllers = new AbortController();
-      const client = new ApiClient({ server: url, token: adminToken, ca: pki.caPem, userAgent: 'nodelet-server' });
-      const scheduler: SchedulerHandle = await startScheduler({ client, logger: log.child({ component: 'scheduler' }), signal: stopControllers.signal });
+      const clients: ApiClient[] = [];
+      const clientAs = (token: string, userAgent: string): ApiClient => {
+        const c = new ApiClient({ server: url, token, ca: pki.caPem, userAgent });
+        clients.push(c);
+        return c;
+      };
+      const scheduler: SchedulerHandle = await startScheduler({
+        client: clientAs(identities.scheduler, 'nodelet-server/scheduler'),
+        logger: log.child({ component: 'scheduler' }),
+        signal: stopControllers.signal,
+      });
       const manager: ControllerManagerHandle = await startControllerManager({
-        client,
+        client: clientAs(identities.controllerManager, 'nodelet-server/controller-manager'),
+        clientFor: (account: string) => clientAs(identities.controller(account), `nodelet-server/${account}`),
         logger: log.child({ component: 'controller-manager' }),
         signal: stopControllers.signal,
         ...(o.clusterCidr ? { clusterCidr: o.clusterCidr } : {}),
@@ -125,6 +140,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       cleanups.push(async () => {
         stopControllers.abort();
         await Promise.all([scheduler.close(), manager.close()]);
+        for (const c of clients) c.close();
       });
     }
     let closing: Promise<void> | undefined;

@@ -1,9 +1,11 @@
 /**
- * The API server: HTTPS (or plain HTTP when no TLS material is given, for tests), bearer-token
- * authentication, authorization, and the REST machinery over a {@link Store}.
+ * The API server: HTTPS (or plain HTTP when no TLS material is given, for tests),
+ * authentication (client certificate, bearer token), impersonation, authorization (Node → RBAC),
+ * admission, and the REST machinery over a {@link Store}.
  *
- *   request ─▶ health? ─▶ authenticate (401) ─▶ non-resource (version, discovery, openapi)
- *                                            └▶ parse path ─▶ authorize (403) ─▶ dispatch(verb)
+ *   request ─▶ health? ─▶ authenticate (401) ─▶ impersonate? (403) ─▶ non-resource (version, discovery, openapi)
+ *                                                                 └▶ parse path ─▶ authorize (403) ─▶ dispatch(verb)
+ *                                                                                   (writes: admission, see admission/)
  *
  * `close()` stops accepting connections, ends watches and log streams, and waits for in-flight
  * requests; it does not close the store (its owner does).
@@ -13,22 +15,27 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { TLSSocket } from 'node:tls';
 import { noopLogger, type Logger } from '@nodelet/base';
 import type { Store } from '../storage/types.js';
-import { authorize, restrictCreate } from './auth/authorizer.js';
-import { issueNodeCredential, NODE_CREDENTIALS_PATH } from './auth/node-credentials.js';
-import type { Authenticator, UserInfo } from './auth/types.js';
+import { createAuthorizerChain, forbiddenMessage } from './auth/authorizer.js';
+import { impersonatedUser } from './auth/impersonation.js';
+import { createNodeAuthorizer } from './auth/node-authorizer.js';
+import { RbacAuthorizer, type RbacMirrors } from './auth/rbac/rbac-authorizer.js';
+import { reconcileBootstrapPolicy } from './auth/rbac/reconcile.js';
+import type { Authenticator, RequestAttributes, UserInfo } from './auth/types.js';
+import { userFromClientCertificate } from './auth/x509-authenticator.js';
 import type { NodeProxyConfig, RequestScope, ServedResource, ServerContext } from './context.js';
 import { admitCreate } from './handlers/admit.js';
 import { dispatch } from './handlers/dispatch.js';
 import { proxyExecUpgrade } from './handlers/node-proxy.js';
-import { decodeObjectBody, parseJson, readBody } from './media.js';
+import { ResourceMirror } from './mirror.js';
 import { startNamespaceLifecycle } from './namespace-lifecycle.js';
 import { serveNonResource } from './nonresource.js';
 import { Registry } from './registry.js';
 import { RESOURCE_DEFS } from './resources.js';
-import { sendError, sendJson } from './respond.js';
-import { parsePath, verbOf, notFoundPath } from './router.js';
+import { sendError } from './respond.js';
+import { parsePath, verbOf, notFoundPath, nameFromFieldSelector } from './router.js';
 import { forbidden, toStatusError, unauthorized, StatusError } from './status.js';
 import { WatchCache } from './watch-cache.js';
 
@@ -38,8 +45,10 @@ export interface ApiServerOptions {
   logger?: Logger;
   /** PEM serving certificate and key; omit for plain HTTP (tests only). */
   tls?: { cert: string; key: string };
-  /** The cluster CA (PEM), handed out with node credentials. */
+  /** The cluster CA (PEM): handed out with node credentials, and (with TLS) the client-certificate CA. */
   caPem?: string;
+  /** Lifetime of issued node credentials (default one year). */
+  nodeCredentialTtlMs?: number;
   nodeProxy?: NodeProxyConfig;
   now?: () => number;
   bookmarkIntervalMs?: number;
@@ -53,6 +62,8 @@ export interface ApiServer {
 }
 
 const HEALTH_PATHS = new Set(['/healthz', '/livez', '/readyz']);
+/** Pod subresources that open a stream into the pod: authorized as `create` (as upstream does for WebSocket upgrades). */
+const STREAM_SUBRESOURCES = new Set(['exec', 'attach', 'portforward']);
 const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
 export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer> {
@@ -66,6 +77,15 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     const cache = new WatchCache({ store: opts.store, registry, logger: log, capacity: opts.watchCacheCapacity });
     resources.set(`${def.group}/${def.version}/${def.plural}`, { def, registry, cache });
   }
+  const rbacResource = (plural: string): ServedResource => resources.get(`rbac.authorization.k8s.io/v1/${plural}`)!;
+  const mirror = (plural: string): ResourceMirror => new ResourceMirror({ served: rbacResource(plural), logger: log, stop: stop.signal });
+  const mirrors: RbacMirrors = { roles: mirror('roles'), clusterRoles: mirror('clusterroles'), roleBindings: mirror('rolebindings'), clusterRoleBindings: mirror('clusterrolebindings') };
+  const mirrorByPlural = new Map<string, ResourceMirror>([
+    ['roles', mirrors.roles], ['clusterroles', mirrors.clusterRoles], ['rolebindings', mirrors.roleBindings], ['clusterrolebindings', mirrors.clusterRoleBindings],
+  ]);
+  const rbac = new RbacAuthorizer(mirrors);
+  const listPods = async (ns: string) => (await resources.get('/v1/pods')!.registry.list({ namespace: ns, filter: () => true })).items;
+  const authorizer = createAuthorizerChain([createNodeAuthorizer({ listPods }), (user, a) => rbac.authorize(user, a)]);
   const ctx: ServerContext = {
     store: opts.store,
     logger: log,
@@ -77,15 +97,23 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     authenticateToken: (token) => opts.authenticator.authenticate(token),
     nodeProxy: opts.nodeProxy ?? {},
     bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
+    authorizer,
+    rbac,
+    mirrorOf: (def) => (def.group === 'rbac.authorization.k8s.io' ? mirrorByPlural.get(def.plural) : undefined),
+    caPem: opts.caPem,
+    nodeCredentialTtlMs: opts.nodeCredentialTtlMs,
   };
   await ensureDefaultNamespaces(ctx);
+  await reconcileBootstrapPolicy(ctx, log.child({ component: 'rbac-bootstrap' }));
+  await Promise.all([...mirrorByPlural.values()].map((m) => m.start()));
   const lifecycle = startNamespaceLifecycle(ctx, [...resources.values()], log.child({ component: 'namespace-lifecycle' }));
 
-  const getPod = (ns: string, name: string) => ctx.resource('', 'v1', 'pods')!.registry.find(ns, name);
-  const listPods = async (ns: string) => (await ctx.resource('', 'v1', 'pods')!.registry.list({ namespace: ns, filter: () => true })).items;
   let serverAddress = '127.0.0.1:6443';
 
+  /** Client certificate first, then bearer token (kube-apiserver's union authenticator order); 401 without either. */
   async function authenticate(req: http.IncomingMessage): Promise<UserInfo> {
+    const fromCert = opts.tls && opts.caPem ? userFromClientCertificate(req.socket as TLSSocket) : undefined;
+    if (fromCert) return fromCert;
     const header = req.headers.authorization ?? '';
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
     const user = m ? await opts.authenticator.authenticate(m[1]!) : undefined;
@@ -93,80 +121,72 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     return user;
   }
 
+  /** The caller, or the user it impersonates (each impersonated part authorized). */
+  async function requestUser(req: http.IncomingMessage): Promise<UserInfo> {
+    return impersonatedUser(req, await authenticate(req), authorizer);
+  }
+
+  async function authorizeOrThrow(user: UserInfo, a: RequestAttributes): Promise<void> {
+    const d = await authorizer.authorize(user, a);
+    if (!d.allowed) throw forbidden(forbiddenMessage(user, a, d.reason || undefined));
+  }
+
   async function resourceScope(req: http.IncomingMessage, res: http.ServerResponse, url: URL, user: UserInfo, reqLog: Logger): Promise<RequestScope | undefined> {
     const parsed = parsePath(ctx, url.pathname);
     if (parsed.type !== 'resource') return undefined;
     const p = parsed.path;
     const watch = ['true', '1'].includes(url.searchParams.get('watch') ?? '');
-    const verb = verbOf(req.method ?? 'GET', !!p.name, watch);
-    const decision = await authorize(user, { verb, group: p.group, resource: p.served.def.plural, subresource: p.subresource, namespace: p.namespace, name: p.name }, { getPod, listPods });
-    if (!decision.allowed) {
-      throw forbidden(`${p.served.def.plural}${p.served.def.group ? '.' + p.served.def.group : ''}${p.name ? ` "${p.name}"` : ''} is forbidden: ${decision.reason}`);
-    }
+    let verb = verbOf(req.method ?? 'GET', !!p.name, watch);
+    // Streams into a pod need create, whatever the HTTP method (WebSocket upgrades are GETs).
+    if (p.served.def.kind === 'Pod' && p.subresource && STREAM_SUBRESOURCES.has(p.subresource)) verb = 'create';
+    // A list or watch of one object by metadata.name is authorized for that name (resourceNames rules).
+    const name = p.name ?? (verb === 'list' || verb === 'watch' ? nameFromFieldSelector(url.searchParams.get('fieldSelector')) : undefined);
+    await authorizeOrThrow(user, { verb, group: p.group, resource: p.served.def.plural, subresource: p.subresource, namespace: p.namespace, name });
     return { ctx, req, res, url, user, log: reqLog, served: p.served, namespace: p.namespace, name: p.name, subresource: p.subresource };
   }
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const started = performance.now();
-    const url = new URL(req.url ?? '/', 'https://apiserver.local');
     let userName = '';
+    let path = '';
     try {
+      const url = new URL(req.url ?? '/', 'https://apiserver.local');
+      path = url.pathname;
       if (HEALTH_PATHS.has(url.pathname) || url.pathname.startsWith('/healthz/') || url.pathname.startsWith('/readyz/') || url.pathname.startsWith('/livez/')) {
         res.writeHead(stop.signal.aborted ? 503 : 200, { 'Content-Type': 'text/plain; charset=utf-8' });
         res.end(stop.signal.aborted ? 'shutting down' : 'ok');
         return;
       }
-      const user = await authenticate(req);
+      const user = await requestUser(req);
       userName = user.name;
-      const reqLog = log;
       const method = req.method ?? 'GET';
-      if (url.pathname === NODE_CREDENTIALS_PATH) {
-        const decision = await authorize(user, { verb: method === 'POST' ? 'create' : method.toLowerCase(), path: url.pathname }, { getPod, listPods });
-        if (!decision.allowed) throw forbidden(decision.reason);
-        if (method !== 'POST') throw new StatusError(405, 'MethodNotAllowed', 'only POST is supported');
-        sendJson(res, 201, await issueNodeCredential(ctx, parseJson(await readBody(req)), user, opts.caPem));
-        return;
-      }
       if (method === 'GET' || method === 'HEAD') {
-        const decision = await authorize(user, { verb: 'get', path: url.pathname }, { getPod, listPods });
-        if (serveNonResourceIfAllowed(decision.allowed, req, res, url)) return;
+        const decision = await authorizer.authorize(user, { verb: 'get', path: url.pathname });
+        if (serveNonResourceIfAllowed(decision.allowed, user, req, res, url)) return;
       }
-      const scope = await resourceScope(req, res, url, user, reqLog);
+      const scope = await resourceScope(req, res, url, user, log);
       if (!scope) throw notFoundPath();
-      if (method === 'POST' && !scope.name && scope.user.groups.includes('system:nodes')) {
-        await dispatchCreateWithRestriction(scope);
-        return;
-      }
       await dispatch(scope);
     } catch (err) {
       const status = toStatusError(err);
-      if (status.code >= 500) log.error({ err, method: req.method, path: url.pathname }, 'Request failed');
+      if (status.code >= 500) log.error({ err, method: req.method, path }, 'Request failed');
       if (res.headersSent) res.end();
       else sendError(res, status);
     } finally {
-      log.debug({ method: req.method, path: url.pathname, code: res.statusCode, user: userName, ms: Math.round(performance.now() - started) }, 'Request');
+      log.debug({ method: req.method, path, code: res.statusCode, user: userName, ms: Math.round(performance.now() - started) }, 'Request');
     }
   }
 
-  function serveNonResourceIfAllowed(allowed: boolean, req: http.IncomingMessage, res: http.ServerResponse, url: URL): boolean {
+  function serveNonResourceIfAllowed(allowed: boolean, user: UserInfo, req: http.IncomingMessage, res: http.ServerResponse, url: URL): boolean {
     const served = serveNonResource(req, res, url, serverAddress);
-    if (served && !allowed) throw forbidden(`forbidden: cannot get path "${url.pathname}"`);
+    if (served && !allowed) throw forbidden(forbiddenMessage(user, { verb: 'get', path: url.pathname }));
     return served;
   }
 
-  // Nodes may only create their own Node/Lease: the name is in the body, so read it here first.
-  async function dispatchCreateWithRestriction(scope: RequestScope): Promise<void> {
-    const body = await readBody(scope.req);
-    const obj = decodeObjectBody(scope.req.headers['content-type'], body) as { metadata?: { name?: string } };
-    const decision = restrictCreate(scope.user, scope.served.def.plural, { metadata: obj.metadata ?? {} });
-    if (!decision.allowed) throw forbidden(decision.reason);
-    await dispatch({ ...scope, body });
-  }
-
   async function handleUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
-    const url = new URL(req.url ?? '/', 'https://apiserver.local');
     try {
-      const user = await authenticate(req);
+      const url = new URL(req.url ?? '/', 'https://apiserver.local');
+      const user = await requestUser(req);
       const res = new http.ServerResponse(req);
       const scope = await resourceScope(req, res, url, user, log);
       if (!scope || scope.served.def.kind !== 'Pod' || scope.subresource !== 'exec' || !scope.name) throw notFoundPath();
@@ -181,7 +201,11 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     }
   }
 
-  const server = opts.tls ? https.createServer({ cert: opts.tls.cert, key: opts.tls.key }) : http.createServer();
+  // Client certificates are asked for but optional (tokens work without one); a certificate is
+  // only believed when it verifies against the cluster CA (x509-authenticator.ts).
+  const server = opts.tls
+    ? https.createServer({ cert: opts.tls.cert, key: opts.tls.key, ...(opts.caPem ? { ca: opts.caPem, requestCert: true, rejectUnauthorized: false } : {}) })
+    : http.createServer();
   server.requestTimeout = 0; // watches and log follows are long-lived
   server.headersTimeout = 60_000;
   server.on('request', (req, res) => void handle(req, res));

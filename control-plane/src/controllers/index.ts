@@ -13,6 +13,7 @@ import { NamespaceController } from './namespace/controller.js';
 import { ServiceAccountController } from './namespace/serviceaccount-controller.js';
 import { EndpointsController, EndpointSliceController } from './endpoints/controller.js';
 import { PodGarbageCollector } from './podgc/controller.js';
+import { ClusterRoleAggregationController } from './clusterroleaggregation/controller.js';
 
 export { SharedInformers, runController, type Controller } from './runtime.js';
 
@@ -31,11 +32,17 @@ export type ControllerName =
   | 'serviceaccount'
   | 'endpoints'
   | 'endpointslice'
-  | 'podgc';
+  | 'podgc'
+  | 'clusterroleaggregation';
 
 export interface StartControllerManagerOptions {
-  /** An `ApiClient` of `@nodelet/api` (typed `unknown` for the composition root). */
+  /** An `ApiClient` of `@nodelet/api` (typed `unknown` for the composition root): the shared informers read with it. */
   client: unknown;
+  /**
+   * The client controller `account` (its kube-system service account, e.g. `deployment-controller`)
+   * writes with; default: `client` for all.
+   */
+  clientFor?: (account: string) => unknown;
   logger: Logger;
   signal: AbortSignal;
   clock?: Clock;
@@ -62,17 +69,19 @@ export interface ControllerDeps {
 
 type Factory = (d: ControllerDeps) => Controller;
 
-const FACTORIES: Record<string, Factory> = {
-  deployment: (d) => new DeploymentController(d),
-  replicaset: (d) => new ReplicaSetController(d),
-  garbagecollector: (d) => new GarbageCollector(d),
-  nodelifecycle: (d) => new NodeLifecycleController(d),
-  nodeipam: (d) => new NodeIpamController(d),
-  namespace: (d) => new NamespaceController(d),
-  serviceaccount: (d) => new ServiceAccountController(d),
-  endpoints: (d) => new EndpointsController(d),
-  endpointslice: (d) => new EndpointSliceController(d),
-  podgc: (d) => new PodGarbageCollector(d),
+/** Each controller and the service account (kube-system/<account>) it acts as, as in kube-controller-manager. */
+const FACTORIES: Record<string, { account: string; make: Factory }> = {
+  deployment: { account: 'deployment-controller', make: (d) => new DeploymentController(d) },
+  replicaset: { account: 'replicaset-controller', make: (d) => new ReplicaSetController(d) },
+  garbagecollector: { account: 'generic-garbage-collector', make: (d) => new GarbageCollector(d) },
+  nodelifecycle: { account: 'node-controller', make: (d) => new NodeLifecycleController(d) },
+  nodeipam: { account: 'node-controller', make: (d) => new NodeIpamController(d) },
+  namespace: { account: 'namespace-controller', make: (d) => new NamespaceController(d) },
+  serviceaccount: { account: 'service-account-controller', make: (d) => new ServiceAccountController(d) },
+  endpoints: { account: 'endpoint-controller', make: (d) => new EndpointsController(d) },
+  endpointslice: { account: 'endpointslice-controller', make: (d) => new EndpointSliceController(d) },
+  podgc: { account: 'pod-garbage-collector', make: (d) => new PodGarbageCollector(d) },
+  clusterroleaggregation: { account: 'clusterrole-aggregation-controller', make: (d) => new ClusterRoleAggregationController(d) },
 };
 
 /**
@@ -87,7 +96,10 @@ export async function startControllerManager(opts: StartControllerManagerOptions
   const informers = new SharedInformers({ client, clock, logger });
   const deps: ControllerDeps = { client, informers, clock, random: opts.random ?? Math.random, logger, options: opts };
   const names = opts.controllers ?? (Object.keys(FACTORIES) as ControllerName[]);
-  const controllers = names.filter((n) => FACTORIES[n]).map((n) => FACTORIES[n]!({ ...deps, logger: logger.child({ controller: n }) }));
+  const clientFor = (account: string): ApiClient => (opts.clientFor ? (opts.clientFor(account) as ApiClient) : client);
+  const controllers = names
+    .filter((n) => FACTORIES[n])
+    .map((n) => FACTORIES[n]!.make({ ...deps, client: clientFor(FACTORIES[n]!.account), logger: logger.child({ controller: n }) }));
 
   const stop = new AbortController();
   // Every worker of every controller links its reconcile to this signal: far more than 10 listeners, by design.

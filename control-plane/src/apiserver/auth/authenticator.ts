@@ -7,7 +7,7 @@
 import type { ApiObject, Json } from '../object.js';
 import type { Authenticator, UserInfo } from './types.js';
 import { BOOTSTRAPPERS_GROUP, NODES_GROUP, NODE_USER_PREFIX } from './types.js';
-import { BOOTSTRAP_SECRET_TYPE, BOOTSTRAP_TOKEN_RE, equalHex, equalStrings, NODE_TOKEN_RE, NODE_TOKEN_SECRET_TYPE, sha256Hex, unb64 } from './tokens.js';
+import { BOOTSTRAP_SECRET_TYPE, BOOTSTRAP_TOKEN_RE, equalHex, equalStrings, NODE_TOKEN_EXPIRATION_KEY, NODE_TOKEN_RE, NODE_TOKEN_SECRET_TYPE, sha256Hex, unb64 } from './tokens.js';
 
 export interface TokenAuthenticatorOptions {
   /** token → user, e.g. the admin token. */
@@ -22,6 +22,8 @@ export function createTokenAuthenticator(opts: TokenAuthenticatorOptions): Authe
   const ttl = opts.cacheTtlMs ?? 10_000;
   const cache = new Map<string, { user: UserInfo; until: number }>();
   const staticEntries = [...opts.staticTokens];
+  /** Expiry of node tokens seen by the last lookup, so the cache never outlives a credential. */
+  const expiries = new WeakMap<UserInfo, number>();
 
   async function lookup(token: string): Promise<UserInfo | undefined> {
     for (const [t, user] of staticEntries) if (equalStrings(t, token)) return user;
@@ -51,7 +53,11 @@ export function createTokenAuthenticator(opts: TokenAuthenticatorOptions): Authe
     if (!equalHex(unb64(data['token-secret-sha256']), sha256Hex(secretPart))) return undefined;
     const nodeName = unb64(data['node-name']);
     if (!nodeName) return undefined;
-    return { name: `${NODE_USER_PREFIX}${nodeName}`, groups: [NODES_GROUP, 'system:authenticated'] };
+    const expiration = unb64(data[NODE_TOKEN_EXPIRATION_KEY]);
+    if (expiration && !(Date.parse(expiration) > opts.now())) return undefined;
+    const user = { name: `${NODE_USER_PREFIX}${nodeName}`, groups: [NODES_GROUP, 'system:authenticated'] };
+    if (expiration) expiries.set(user, Date.parse(expiration));
+    return user;
   }
 
   return {
@@ -65,7 +71,7 @@ export function createTokenAuthenticator(opts: TokenAuthenticatorOptions): Authe
       // or a used token would keep working for the cache's lifetime.
       if (user && !user.groups.includes(BOOTSTRAPPERS_GROUP)) {
         if (cache.size > 10_000) cache.clear();
-        cache.set(token, { user, until: now + ttl });
+        cache.set(token, { user, until: Math.min(now + ttl, expiries.get(user) ?? Infinity) });
       } else cache.delete(token);
       return user;
     },

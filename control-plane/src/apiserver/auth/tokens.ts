@@ -5,8 +5,8 @@
  *   `bootstrap.kubernetes.io/token`, data token-id/token-secret/expiration/usage-bootstrap-authentication
  *   (kubeadm's layout) → user `system:bootstrap:<id>`, group `system:bootstrappers`.
  * - node token `node.<id:6>.<secret:32>` → Secret `nodelet-node-token-<id>`, type
- *   `nodelet.io/node-token`, data node-name + token-secret-sha256 → user `system:node:<name>`,
- *   group `system:nodes`. Only the hash is stored.
+ *   `nodelet.io/node-token`, data node-name + token-secret-sha256 + expiration (RFC 3339) → user
+ *   `system:node:<name>`, group `system:nodes`. Only the hash is stored.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { randomTokenPart } from '@nodelet/api';
@@ -17,6 +17,7 @@ export { BOOTSTRAP_SECRET_TYPE, BOOTSTRAP_TOKEN_RE, newBootstrapToken, randomTok
 export const NODE_TOKEN_RE = /^node\.([a-z0-9]{6})\.([a-z0-9]{32})$/;
 export const NODE_TOKEN_SECRET_TYPE = 'nodelet.io/node-token';
 export const NODE_NAME_LABEL = 'nodelet.io/node-name';
+export const NODE_TOKEN_EXPIRATION_KEY = 'expiration';
 
 export function sha256Hex(s: string): string {
   return createHash('sha256').update(s).digest('hex');
@@ -37,7 +38,7 @@ export function equalStrings(a: string, b: string): boolean {
 export const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
 export const unb64 = (s: unknown): string => (typeof s === 'string' ? Buffer.from(s, 'base64').toString('utf8') : '');
 
-export function newNodeToken(nodeName: string): { token: string; secret: Record<string, unknown> } {
+export function newNodeToken(nodeName: string, expiresAt?: number): { token: string; secret: Record<string, unknown> } {
   const id = randomTokenPart(6);
   const secretPart = randomTokenPart(32);
   return {
@@ -47,7 +48,11 @@ export function newNodeToken(nodeName: string): { token: string; secret: Record<
       kind: 'Secret',
       metadata: { name: `nodelet-node-token-${id}`, namespace: 'kube-system', labels: { [NODE_NAME_LABEL]: nodeName } },
       type: NODE_TOKEN_SECRET_TYPE,
-      data: { 'node-name': b64(nodeName), 'token-secret-sha256': b64(sha256Hex(secretPart)) },
+      data: {
+        'node-name': b64(nodeName),
+        'token-secret-sha256': b64(sha256Hex(secretPart)),
+        ...(expiresAt !== undefined ? { [NODE_TOKEN_EXPIRATION_KEY]: b64(new Date(expiresAt).toISOString().replace(/\.\d{3}Z$/, 'Z')) } : {}),
+      },
     },
   };
 }

@@ -39,7 +39,11 @@ function toCauses(errs: FieldError[]): Array<{ reason: string; message: string; 
 
 function validateOrThrow(def: ResourceDef, obj: ApiObject, old?: ApiObject): void {
   const errs = [
-    ...validateObjectMeta(obj.metadata, { namespaced: def.namespaced, nameIsLabel: def.kind === 'Namespace' || def.kind === 'Service' }),
+    ...validateObjectMeta(obj.metadata, {
+      namespaced: def.namespaced,
+      nameIsLabel: def.nameValidation === 'label' || def.kind === 'Namespace' || def.kind === 'Service',
+      nameIsPathSegment: def.nameValidation === 'pathSegment',
+    }),
     ...(def.strategy.validate?.(obj, old) ?? []),
   ];
   if (errs.length) throw invalid(def.kind, def.group, obj.metadata.name ?? obj.metadata.generateName ?? '', toCauses(errs));

@@ -50,10 +50,13 @@ export async function deleteObject(
   namespace: string | undefined,
   name: string,
   opts: DeleteOptions,
+  /** Admission of the delete (NodeRestriction), given the stored object; throws to refuse. */
+  admitDelete?: (current: ApiObject) => Promise<void>,
 ): Promise<{ object: ApiObject; removed: boolean }> {
   const { def, registry } = served;
   for (let attempt = 0; attempt < 10; attempt++) {
     const current = await registry.get(namespace, name);
+    await admitDelete?.(current);
     if (opts.preconditions?.uid && opts.preconditions.uid !== current.metadata.uid) {
       throw new StatusError(409, 'Conflict', `Precondition failed: UID in precondition: ${opts.preconditions.uid}, UID in object meta: ${current.metadata.uid ?? ''}`);
     }

@@ -10,7 +10,11 @@ import { handleLog } from './node-proxy.js';
 import { handleBinding, handleEviction } from './pod-subresources.js';
 import { handleGet, handleList } from './reads.js';
 import { handleScale } from './scale.js';
-import { handleSelfSubjectAccessReview, handleTokenReview } from './access-review.js';
+import { EPHEMERAL_HANDLERS } from './access-review.js';
+import { handleNodeCredentialRequest } from '../auth/node-credentials.js';
+import { admit } from '../admission/index.js';
+import { awaitVisible } from './visibility.js';
+import type { ApiObject } from '../object.js';
 import { handleWatch } from './watch.js';
 import { handleCreate, handlePatch, handleUpdate } from './writes.js';
 
@@ -22,7 +26,9 @@ export async function dispatch(s: RequestScope): Promise<void> {
   const sub = s.subresource;
   if (def.ephemeral) {
     if (method !== 'POST' || s.name || sub) throw methodNotAllowed();
-    return def.kind === 'TokenReview' ? handleTokenReview(s) : handleSelfSubjectAccessReview(s);
+    const handler = def.kind === 'NodeCredentialRequest' ? handleNodeCredentialRequest : EPHEMERAL_HANDLERS[def.kind];
+    if (!handler) throw methodNotAllowed();
+    return handler(s);
   }
   if (sub) {
     if (!def.subresources.some((d) => d.name === sub)) throw notFoundPathFor();
@@ -66,9 +72,15 @@ async function readDeleteBody(s: RequestScope): Promise<unknown> {
   return raw.length ? parseJson(raw) : {};
 }
 
+/** The admission hook of a delete by the request's user. */
+function admitDeleteBy(s: RequestScope, name: string): (current: ApiObject) => Promise<void> {
+  return (current) => admit(s.ctx, { operation: 'DELETE', user: s.user, def: s.served.def, namespace: current.metadata.namespace, name, oldObject: current });
+}
+
 async function handleDelete(s: RequestScope): Promise<void> {
   const opts = parseDeleteOptions(await readDeleteBody(s), s.url.searchParams);
-  const { object } = await deleteObject(s.ctx, s.served, s.namespace, s.name!, opts);
+  const { object } = await deleteObject(s.ctx, s.served, s.namespace, s.name!, opts, admitDeleteBy(s, s.name!));
+  await awaitVisible(s.ctx, s.served.def, object);
   sendObject(s.res, 200, s.served.def, object, s.req.headers.accept, s.url, s.ctx.now());
 }
 
@@ -80,7 +92,7 @@ async function handleDeleteCollection(s: RequestScope): Promise<void> {
   const items = [];
   for (const o of page.items) {
     try {
-      items.push((await deleteObject(s.ctx, s.served, o.metadata.namespace, o.metadata.name!, opts)).object);
+      items.push((await deleteObject(s.ctx, s.served, o.metadata.namespace, o.metadata.name!, opts, admitDeleteBy(s, o.metadata.name!))).object);
     } catch (err) {
       if ((err as { reason?: string }).reason !== 'NotFound') throw err;
     }

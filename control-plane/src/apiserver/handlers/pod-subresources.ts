@@ -5,6 +5,7 @@ import { isPlainObject, rfc3339, type Json } from '../object.js';
 import { sendJson } from '../respond.js';
 import { badRequest, conflict, StatusError } from '../status.js';
 import { deleteObject, parseDeleteOptions } from './delete.js';
+import { admit } from '../admission/index.js';
 
 export async function handleBinding(s: RequestScope): Promise<void> {
   const body = decodeObjectBody(s.req.headers['content-type'], await bodyOf(s));
@@ -34,6 +35,7 @@ export async function handleEviction(s: RequestScope): Promise<void> {
   const meta = body.metadata as Json | undefined;
   if (meta?.name && meta.name !== name) throw badRequest('name in URL does not match name in Eviction object');
   const opts = parseDeleteOptions(isPlainObject(body.deleteOptions) ? body.deleteOptions : {}, new URLSearchParams());
+  await admit(s.ctx, { operation: 'CREATE', user: s.user, def: s.served.def, subresource: 'eviction', namespace: s.namespace, name, object: { metadata: {}, ...body } });
   try {
     await deleteObject(s.ctx, s.served, s.namespace, name, opts);
   } catch (err) {

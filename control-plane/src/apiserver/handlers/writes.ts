@@ -10,6 +10,8 @@ import { admitCreate, admitUpdate, asObject, checkNamespace, reconcileNamespace,
 import { enforceFieldValidation, fieldValidationOf } from '../field-validation.js';
 import { finishDeletionIfReady } from './delete.js';
 import { withClusterIp } from './service-ip.js';
+import { admit } from '../admission/index.js';
+import { awaitVisible } from './visibility.js';
 
 const isDryRun = (url: URL): boolean => url.searchParams.getAll('dryRun').includes('All');
 
@@ -25,10 +27,12 @@ export async function handleCreate(s: RequestScope): Promise<void> {
   if (def.namespaced && !obj.metadata.namespace) throw badRequest('the namespace of the object is missing');
   await checkNamespace(s.ctx, def, obj.metadata.namespace);
   admitCreate(s.ctx, def, obj);
+  await admit(s.ctx, { operation: 'CREATE', user: s.user, def, namespace: obj.metadata.namespace, name: obj.metadata.name, object: obj });
   const manager = s.url.searchParams.get('fieldManager');
   if (manager) recordManagedFields(obj, body, manager, 'Update', apiVersionOf(def), s.ctx.now());
   const persist = (): Promise<ApiObject> => (isDryRun(s.url) ? Promise.resolve(obj) : registry.create(obj));
   const created = def.kind === 'Service' ? await withClusterIp(s.ctx, obj, persist) : await persist();
+  await awaitVisible(s.ctx, def, created);
   sendObject(s.res, 201, def, created, s.req.headers.accept, s.url, s.ctx.now());
 }
 
@@ -50,9 +54,10 @@ export async function handleUpdate(s: RequestScope): Promise<void> {
   const result = await registry.guaranteedUpdate(
     s.namespace,
     name,
-    (current) => {
+    async (current) => {
       const admitted = admitUpdate(def, structuredClone(next), current, status);
       if (unchanged(admitted, current)) return undefined;
+      await admit(s.ctx, { operation: 'UPDATE', user: s.user, def, subresource: s.subresource, namespace: s.namespace, name, object: admitted, oldObject: current });
       if (dryRun) {
         dryResult = admitted;
         return undefined;
@@ -63,6 +68,7 @@ export async function handleUpdate(s: RequestScope): Promise<void> {
   );
   let out = dryResult ?? result.object;
   if (result.changed) out = (await finishDeletionIfReady(s.served, out)) ?? out;
+  if (result.changed) await awaitVisible(s.ctx, def, out);
   sendObject(s.res, 200, def, out, s.req.headers.accept, s.url, s.ctx.now());
 }
 
@@ -95,6 +101,7 @@ export async function handlePatch(s: RequestScope): Promise<void> {
           obj.metadata.name = name;
           await checkNamespace(s.ctx, def, obj.metadata.namespace);
           admitCreate(s.ctx, def, obj);
+          await admit(s.ctx, { operation: 'CREATE', user: s.user, def, namespace: obj.metadata.namespace, name, object: obj });
           recordManagedFields(obj, patch as Record<string, unknown>, manager!, 'Apply', apiVersionOf(def), s.ctx.now());
           created = true;
           const persist = (): Promise<ApiObject> => (dryRun ? Promise.resolve(obj) : registry.create(obj));
@@ -105,7 +112,7 @@ export async function handlePatch(s: RequestScope): Promise<void> {
   const result = await registry.guaranteedUpdate(
     s.namespace,
     name,
-    (current) => {
+    async (current) => {
       let next: ApiObject;
       if (type === 'apply') {
         const applied = asObject(def, structuredClone(patch) as Record<string, unknown>);
@@ -122,6 +129,7 @@ export async function handlePatch(s: RequestScope): Promise<void> {
       next.metadata.resourceVersion = current.metadata.resourceVersion;
       const admitted = admitUpdate(def, next, current, status);
       if (unchanged(admitted, current)) return undefined;
+      await admit(s.ctx, { operation: 'UPDATE', user: s.user, def, subresource: s.subresource, namespace: s.namespace, name, object: admitted, oldObject: current });
       if (dryRun) {
         dryResult = admitted;
         return undefined;
@@ -135,5 +143,6 @@ export async function handlePatch(s: RequestScope): Promise<void> {
   });
   let out = dryResult ?? result.object;
   if (result.changed && !created) out = (await finishDeletionIfReady(s.served, out)) ?? out;
+  if (result.changed && !dryResult) await awaitVisible(s.ctx, def, out);
   sendObject(s.res, created ? 201 : 200, def, out, s.req.headers.accept, s.url, s.ctx.now());
 }

@@ -39,7 +39,7 @@ export const podStrategy: Strategy = {
   },
   prepareForCreate(obj) {
     const spec = (obj.spec ?? {}) as Json;
-    if (isPlainObject(obj.spec)) admitNewPodSpec(obj.spec);
+    if (isPlainObject(obj.spec)) admitNewPodSpec(obj.spec, { mirror: obj.metadata.annotations?.['kubernetes.io/config.mirror'] !== undefined });
     obj.status = { phase: 'Pending', qosClass: qosClass(spec) };
   },
   validate(obj: ApiObject, old?: ApiObject): FieldError[] {

@@ -1,0 +1,27 @@
+/**
+ * Validating admission: checks that need the caller's identity and the old and new object,
+ * run after the object is defaulted and validated and before it is written (kube-apiserver's
+ * admission chain, validating half). A plugin throws a StatusError (403 Forbidden) to refuse.
+ */
+import type { UserInfo } from '../auth/types.js';
+import type { ServerContext } from '../context.js';
+import type { ApiObject } from '../object.js';
+import type { ResourceDef } from '../resource.js';
+
+export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE';
+
+export interface AdmissionRequest {
+  operation: AdmissionOperation;
+  user: UserInfo;
+  def: ResourceDef;
+  subresource?: string;
+  namespace?: string;
+  /** The object's name (for creates: from the body). */
+  name?: string;
+  /** CREATE/UPDATE: the object to be written. */
+  object?: ApiObject;
+  /** UPDATE/DELETE: the stored object. */
+  oldObject?: ApiObject;
+}
+
+export type AdmissionPlugin = (ctx: ServerContext, r: AdmissionRequest) => Promise<void> | void;

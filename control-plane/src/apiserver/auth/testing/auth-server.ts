@@ -1,0 +1,88 @@
+/**
+ * A real API server (plain HTTP, port 0, SQLite in a temp dir) with a fixed set of bearer
+ * tokens for the authorization tests: an admin, two plain users, a node, and whatever bootstrap
+ * and node tokens the tests create through the API (looked up from the server's own Secrets, as
+ * `nodelet server` does).
+ */
+import http from 'node:http';
+import { createTempSqliteStore } from '../../../storage/testing/sqlite.js';
+import type { Store } from '../../../storage/types.js';
+import { createApiServer, type ApiServer } from '../../server.js';
+import { createTokenAuthenticator } from '../authenticator.js';
+import type { UserInfo } from '../types.js';
+
+export const USERS = {
+  admin: { token: 'tok-admin', user: { name: 'admin', groups: ['system:masters', 'system:authenticated'] } },
+  alice: { token: 'tok-alice', user: { name: 'alice', groups: ['devs', 'system:authenticated'] } },
+  bob: { token: 'tok-bob', user: { name: 'bob', groups: ['system:authenticated'] } },
+  node1: { token: 'tok-node1', user: { name: 'system:node:node-1', groups: ['system:nodes', 'system:authenticated'] } },
+  node2: { token: 'tok-node2', user: { name: 'system:node:node-2', groups: ['system:nodes', 'system:authenticated'] } },
+} satisfies Record<string, { token: string; user: UserInfo }>;
+
+export type Who = keyof typeof USERS | { token: string };
+
+export interface Reply {
+  status: number;
+  json: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+export interface AuthTestServer {
+  server: ApiServer;
+  store: Store;
+  base: string;
+  call(who: Who, method: string, path: string, body?: unknown, headers?: Record<string, string | string[]>): Promise<Reply>;
+  close(): Promise<void>;
+}
+
+export async function startAuthTestServer(o: { now?: () => number; nodeCredentialTtlMs?: number } = {}): Promise<AuthTestServer> {
+  const store = createTempSqliteStore();
+  const ref: { server?: ApiServer } = {};
+  const server = await createApiServer({
+    store,
+    authenticator: createTokenAuthenticator({
+      staticTokens: new Map(Object.values(USERS).map((u) => [u.token, u.user])),
+      getSecret: (name) => ref.server!.context.resource('', 'v1', 'secrets')!.registry.find('kube-system', name),
+      now: o.now ?? Date.now,
+      cacheTtlMs: 0,
+    }),
+    ...(o.now ? { now: o.now } : {}),
+    ...(o.nodeCredentialTtlMs ? { nodeCredentialTtlMs: o.nodeCredentialTtlMs } : {}),
+  });
+  ref.server = server;
+  const base = (await server.listen({ port: 0, host: '127.0.0.1' })).url;
+  return {
+    server,
+    store,
+    base,
+    // node:http rather than fetch: a header given as a list goes out as repeated lines, the way
+    // kubectl sends Impersonate-Group (fetch would join them into one "a, b" value).
+    call(who, method, path, body, headers = {}) {
+      const token = typeof who === 'string' ? USERS[who].token : who.token;
+      const payload = body === undefined ? undefined : JSON.stringify(body);
+      const h: http.OutgoingHttpHeaders = { Authorization: `Bearer ${token}`, ...(payload !== undefined ? { 'Content-Type': 'application/json' } : {}), ...headers };
+      return new Promise<Reply>((resolve, reject) => {
+        const req = http.request(base + path, { method, headers: h }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            let json: unknown;
+            try {
+              json = JSON.parse(text);
+            } catch {
+              json = text;
+            }
+            resolve({ status: res.statusCode ?? 0, json });
+          });
+          res.on('error', reject);
+        });
+        req.on('error', reject);
+        req.end(payload);
+      });
+    },
+    async close() {
+      await server.close();
+      await store.close();
+    },
+  };
+}

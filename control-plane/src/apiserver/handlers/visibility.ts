@@ -1,0 +1,14 @@
+/**
+ * Read-your-writes for authorization data: after a write to an RBAC object, the reply waits
+ * until the authorizer's in-memory mirror has applied it (a few ms), so a binding created by
+ * `kubectl create rolebinding` is in force for the very next request.
+ */
+import type { ServerContext } from '../context.js';
+import type { ApiObject } from '../object.js';
+import type { ResourceDef } from '../resource.js';
+
+export async function awaitVisible(ctx: ServerContext, def: ResourceDef, obj: ApiObject): Promise<void> {
+  const mirror = ctx.mirrorOf?.(def);
+  const rv = Number(obj.metadata.resourceVersion);
+  if (mirror && Number.isSafeInteger(rv) && rv > 0) await mirror.waitForRevision(rv);
+}

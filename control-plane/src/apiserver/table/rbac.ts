@@ -1,0 +1,34 @@
+/** Table printers of the RBAC kinds, with kubectl's columns (pkg/printers/internalversion). */
+import type { Subject } from '@nodelet/api';
+import type { ApiObject } from '../object.js';
+import type { TablePrinter } from '../resource.js';
+import { AGE_COLUMN, age, col, NAME_COLUMN } from './format.js';
+
+const CREATED_AT = col('Created At', 'Time is a wrapper around time.Time which supports correct marshaling to YAML and JSON.', 0, 'date');
+
+export const ROLE_TABLE: TablePrinter = {
+  columns: [NAME_COLUMN, CREATED_AT],
+  cells: (o) => [o.metadata.name, o.metadata.creationTimestamp ?? '<unknown>'],
+};
+
+function subjectsOf(o: ApiObject): { users: string; groups: string; sas: string } {
+  const subs = (o.subjects ?? []) as Subject[];
+  const pick = (kind: string, fmt: (s: Subject) => string): string => subs.filter((s) => s.kind === kind).map(fmt).join(', ');
+  return { users: pick('User', (s) => s.name), groups: pick('Group', (s) => s.name), sas: pick('ServiceAccount', (s) => `${s.namespace ?? ''}/${s.name}`) };
+}
+
+export const ROLEBINDING_TABLE: TablePrinter = {
+  columns: [
+    NAME_COLUMN,
+    col('Role', 'RoleRef is the reference to the role that the binding refers to.'),
+    AGE_COLUMN,
+    col('Users', 'Users in the binding.', 1),
+    col('Groups', 'Groups in the binding.', 1),
+    col('ServiceAccounts', 'ServiceAccounts in the binding.', 1),
+  ],
+  cells: (o, now) => {
+    const ref = (o.roleRef ?? {}) as { kind?: string; name?: string };
+    const s = subjectsOf(o);
+    return [o.metadata.name, `${ref.kind ?? ''}/${ref.name ?? ''}`, age(o, now), s.users, s.groups, s.sas];
+  },
+};
