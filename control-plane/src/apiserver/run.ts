@@ -21,7 +21,7 @@ import { openStore } from '../storage/index.js';
 import type { Store } from '../storage/types.js';
 import { createTokenAuthenticator } from './auth/authenticator.js';
 import { ADMIN_GROUP } from './auth/types.js';
-import { createInProcessIdentities } from './auth/in-process-identities.js';
+import { createInProcessIdentities, type InProcessIdentities } from './auth/in-process-identities.js';
 import { createApiServer, type ApiServer } from './server.js';
 
 export interface ControlPlaneOptions {
@@ -58,6 +58,8 @@ export interface ControlPlane {
   store: Store;
   apiServer: ApiServer;
   registry?: OciRegistry;
+  /** The in-process components' credentials (for tests that start the controllers themselves). */
+  inProcessIdentities: InProcessIdentities;
   close(): Promise<void>;
 }
 
@@ -144,7 +146,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       });
     }
     let closing: Promise<void> | undefined;
-    return { url, port, adminToken, kubeconfigPath, caPem: pki.caPem, store, apiServer, registry, close: () => (closing ??= undo()) };
+    return { url, port, adminToken, kubeconfigPath, caPem: pki.caPem, store, apiServer, registry, inProcessIdentities: identities, close: () => (closing ??= undo()) };
   } catch (err) {
     await undo();
     throw err;

@@ -9,7 +9,7 @@
  * Reconcile is level-triggered: it reads the latest cached state for the key, never the event.
  */
 import { Informer, WorkQueue, type ApiClient, type KubeObject, type ResourceType } from '@nodelet/api';
-import { isAbortError, linkAbort, type Clock, type Logger } from '@nodelet/base';
+import { hasCode, isAbortError, linkAbort, type Clock, type Logger } from '@nodelet/base';
 
 export class SharedInformers {
   readonly #m = new Map<string, Informer<KubeObject>>();
@@ -75,7 +75,9 @@ export async function runController(c: Controller, signal: AbortSignal, logger: 
         if (r?.requeueAfterMs !== undefined) c.queue.addAfter(key, r.requeueAfterMs);
       } catch (err) {
         if (signal.aborted && isAbortError(err)) return;
-        log.warn({ err, key, requeues: c.queue.numRequeues(key) }, 'Reconcile failed, will retry');
+        // A write lost to a newer version is normal with optimistic concurrency: the retry reads it.
+        if (hasCode(err, 'ERR_CONFLICT')) log.debug({ key }, 'Reconcile conflicted, will retry');
+        else log.warn({ err, key, requeues: c.queue.numRequeues(key) }, 'Reconcile failed, will retry');
         c.queue.addRateLimited(key);
       } finally {
         link.dispose();

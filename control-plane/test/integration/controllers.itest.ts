@@ -75,10 +75,22 @@ test('scheduler + controllers on the real API server: deployment journey and nod
   t.after(() => cp.close());
   const client = new ApiClient({ server: cp.url, token: cp.adminToken, ca: cp.caPem });
   t.after(() => client.close());
+  // The scheduler and controllers run as in `nodelet server`: each with its own least-privilege
+  // identity, so a controller that needs more than its upstream role fails this test.
+  const as = (token: string): ApiClient => {
+    const c = new ApiClient({ server: cp.url, token, ca: cp.caPem });
+    t.after(() => c.close());
+    return c;
+  };
+  const ids = cp.inProcessIdentities;
   const stop = new AbortController();
-  const sched = await startScheduler({ client, logger: noopLogger, signal: stop.signal });
+  const sched = await startScheduler({ client: as(ids.scheduler), logger: noopLogger, signal: stop.signal });
   // A short grace period so the lease expiry can be observed in seconds instead of 50.
-  const cm = await startControllerManager({ client, logger: noopLogger, signal: stop.signal, nodeMonitorGracePeriodMs: 3_000, nodeMonitorPeriodMs: 500 });
+  const cm = await startControllerManager({
+    client: as(ids.controllerManager),
+    clientFor: (account) => as(ids.controller(account)),
+    logger: noopLogger, signal: stop.signal, nodeMonitorGracePeriodMs: 3_000, nodeMonitorPeriodMs: 500,
+  });
   t.after(async () => {
     stop.abort();
     await Promise.all([sched.close(), cm.close()]);

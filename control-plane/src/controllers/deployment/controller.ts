@@ -69,8 +69,9 @@ export class DeploymentController implements Controller {
   }
 
   async reconcile(key: string, signal: AbortSignal): Promise<ReconcileResult | void> {
-    const d = this.#deploys.get(key);
-    if (!d || d.metadata.deletionTimestamp) return;
+    const cached = this.#deploys.get(key);
+    if (!cached || cached.metadata.deletionTimestamp) return;
+    let d: Deployment = cached;
     const ns = d.metadata.namespace;
     const rsClient = this.#d.client.resource(REPLICASETS, ns);
     const all = this.#rss.list().filter((rs) => rs.metadata.namespace === ns && isControlledBy(rs, d) && !rs.metadata.deletionTimestamp);
@@ -113,14 +114,16 @@ export class DeploymentController implements Controller {
     // 3. The deployment's revision annotation follows its new ReplicaSet.
     const cur = newRS ? (updated.get(newRS.metadata.name ?? '') ?? newRS) : undefined;
     if (cur && d.metadata.annotations?.[REVISION_ANNOTATION] !== String(revisionOf(cur))) {
-      await this.#d.client.resource(DEPLOYMENTS, ns).patch(d.metadata.name ?? '', { metadata: { annotations: { [REVISION_ANNOTATION]: String(revisionOf(cur)) } } }, { type: 'merge', signal });
+      // PUT at the informer's resourceVersion (the deployment-controller role grants update, not
+      // patch, as upstream's): a conflict re-queues and the next pass reads the newer object.
+      d = await this.#d.client.resource(DEPLOYMENTS, ns).update({ ...d, metadata: { ...d.metadata, annotations: { ...d.metadata.annotations, [REVISION_ANNOTATION]: String(revisionOf(cur)) } } }, { signal });
     }
 
     // 4. Status from the freshest ReplicaSets we have.
     const fresh = [...(cur ? [cur] : []), ...oldRSs.map((rs) => updated.get(rs.metadata.name ?? '') ?? rs)];
     const next = computeDeploymentStatus({ ...d, status }, cur, fresh, now);
     if (!deploymentStatusEqual(d.status, next)) {
-      await this.#d.client.resource(DEPLOYMENTS, ns).patchStatus(d.metadata.name ?? '', { status: next }, { type: 'merge', signal });
+      await this.#d.client.resource(DEPLOYMENTS, ns).updateStatus({ ...d, status: next }, { signal });
     }
     // The progress deadline passes without any event: look again when it would expire.
     if (!isComplete(d, next)) return { requeueAfterMs: Math.min((d.spec?.progressDeadlineSeconds ?? 600) * 1000, 30_000) };
@@ -140,7 +143,7 @@ export class DeploymentController implements Controller {
       const existing = await this.#d.client.resource(REPLICASETS, ns).get(rs.metadata.name ?? '', { signal });
       if (isControlledBy(existing, d) && templatesEqualIgnoringHash(existing.spec?.template, d.spec?.template)) return existing;
       // A different object has our name: bump collisionCount so the next hash differs.
-      await this.#d.client.resource(DEPLOYMENTS, ns).patchStatus(d.metadata.name ?? '', { status: { collisionCount: collisions + 1 } }, { type: 'merge', signal });
+      await this.#d.client.resource(DEPLOYMENTS, ns).updateStatus({ ...d, status: { ...d.status, collisionCount: collisions + 1 } }, { signal });
       return undefined;
     }
   }

@@ -40,7 +40,7 @@ export class NamespaceController implements Controller {
     if (!ns?.metadata.deletionTimestamp) return;
     const client = this.#d.client;
     if (ns.status?.phase !== 'Terminating') {
-      ns = await client.resource(NAMESPACES).patchStatus(name, { status: { phase: 'Terminating' } }, { type: 'merge', signal });
+      ns = await client.resource(NAMESPACES).updateStatus({ ...ns, status: { ...ns.status, phase: 'Terminating' } }, { signal });
     }
     // Delete everything namespaced; count what is still there.
     let remaining = 0;

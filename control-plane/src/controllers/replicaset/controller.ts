@@ -96,7 +96,7 @@ export class ReplicaSetController implements Controller {
     const status = replicaSetStatus(rs, owned, now);
     if (!statusEqual(rs.status, status)) {
       try {
-        await this.#d.client.resource(REPLICASETS, rs.metadata.namespace).patchStatus(rs.metadata.name ?? '', { status }, { type: 'merge', signal });
+        await this.#d.client.resource(REPLICASETS, rs.metadata.namespace).updateStatus({ ...rs, status }, { signal });
       } catch (err) {
         if (!hasCode(err, 'ERR_NOT_FOUND')) throw err;
       }
