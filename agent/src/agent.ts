@@ -34,6 +34,7 @@ import type { RuntimeHealth } from './node/node-status.js';
 import { AgentMetrics } from './server/metrics.js';
 import { startNodeApi, type NodeApiServer } from './server/node-api.js';
 import { NodeApiAuthenticator } from './server/authn.js';
+import { NodeApiAuthorizer } from './server/authz.js';
 import { loadOrCreateServingCert } from './server/serving-cert.js';
 import { collectContainers, collectImages, serialJob } from './housekeeping.js';
 import { podLogDir } from './runtime/container-config.js';
@@ -229,6 +230,10 @@ export class Agent {
       cert,
       clientCAFile: c.clientCAFile,
       authn: new NodeApiAuthenticator({ api, clock: this.#clock, log, anonymous: c.anonymousAuth, webhook: c.webhookAuth, cacheTTLMs: c.webhookCacheTTLMs, clientCA: !!c.clientCAFile }),
+      authz: new NodeApiAuthorizer({
+        api, nodeName: c.nodeName, clock: this.#clock, log, mode: c.authorizationMode,
+        cacheAuthorizedTTLMs: c.authorizationCacheAuthorizedTTLMs, cacheUnauthorizedTTLMs: c.authorizationCacheUnauthorizedTTLMs,
+      }),
       backend: this.#nodeApiBackend(),
       log: log.child({ component: 'node-api' }),
     });

@@ -22,6 +22,7 @@ export interface KubeletConfigurationFile {
   tlsCertFile?: string;
   tlsPrivateKeyFile?: string;
   authentication?: { anonymous?: { enabled?: boolean }; webhook?: { enabled?: boolean; cacheTTL?: string }; x509?: { clientCAFile?: string } };
+  authorization?: { mode?: string; webhook?: { cacheAuthorizedTTL?: string; cacheUnauthorizedTTL?: string } };
   containerRuntimeEndpoint?: string;
   imageServiceEndpoint?: string;
   runtimeRequestTimeout?: string;
@@ -90,6 +91,10 @@ export interface AgentConfig {
   webhookAuth: boolean;
   webhookCacheTTLMs: number;
   clientCAFile?: string;
+  /** Node API authorization: `Webhook` (SubjectAccessReview, the default) or `AlwaysAllow`. */
+  authorizationMode: 'Webhook' | 'AlwaysAllow';
+  authorizationCacheAuthorizedTTLMs: number;
+  authorizationCacheUnauthorizedTTLMs: number;
   containerRuntimeEndpoint: string;
   imageServiceEndpoint: string;
   runtimeRequestTimeoutMs: number;
@@ -162,6 +167,12 @@ function bool(field: string, v: unknown, dflt: boolean): boolean {
   const b = v ?? dflt;
   if (typeof b !== 'boolean') throw invalid(field, `must be true or false, got ${JSON.stringify(b)}`);
   return b;
+}
+
+function oneOf<T extends string>(field: string, v: unknown, allowed: readonly T[], dflt: T): T {
+  const x = v ?? dflt;
+  if (typeof x !== 'string' || !(allowed as readonly string[]).includes(x)) throw invalid(field, `must be one of ${allowed.join(', ')}, got ${JSON.stringify(x)}`);
+  return x as T;
 }
 
 function str(field: string, v: unknown): string | undefined {
@@ -268,6 +279,9 @@ export function resolveConfig(file: KubeletConfigurationFile, flags: AgentFlags,
     webhookAuth: bool('authentication.webhook.enabled', file.authentication?.webhook?.enabled, true),
     webhookCacheTTLMs: duration('authentication.webhook.cacheTTL', file.authentication?.webhook?.cacheTTL, '2m'),
     clientCAFile: str('authentication.x509.clientCAFile', file.authentication?.x509?.clientCAFile),
+    authorizationMode: oneOf('authorization.mode', file.authorization?.mode, ['Webhook', 'AlwaysAllow'] as const, 'Webhook'),
+    authorizationCacheAuthorizedTTLMs: duration('authorization.webhook.cacheAuthorizedTTL', file.authorization?.webhook?.cacheAuthorizedTTL, '5m'),
+    authorizationCacheUnauthorizedTTLMs: duration('authorization.webhook.cacheUnauthorizedTTL', file.authorization?.webhook?.cacheUnauthorizedTTL, '30s'),
     containerRuntimeEndpoint: runtimeEp,
     imageServiceEndpoint: endpoint('imageServiceEndpoint', str('imageServiceEndpoint', file.imageServiceEndpoint) ?? runtimeEp),
     runtimeRequestTimeoutMs: duration('runtimeRequestTimeout', file.runtimeRequestTimeout, '2m'),

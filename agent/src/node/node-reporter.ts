@@ -1,7 +1,7 @@
 /**
  * Registers the Node and keeps its status current (kubelet kubelet_node_status.go):
  *
- *   register: create Node (labels, podCIDR from config, status) ── 409 → read it, keep going
+ *   register: create Node (labels, status) ── 409 → adopt it (labels merged), keep going
  *   every nodeStatusUpdateFrequency (and on `poke()`): compute status, merge-patch nodes/<n>/status
  *   every read of the Node: spec.podCIDR (or the configured one) → onPodCIDR (drives the CNI chain)
  */
@@ -99,15 +99,15 @@ export class NodeReporter {
       'beta.kubernetes.io/arch': machine.architecture,
       ...c.nodeLabels,
     };
-    const want: Node = { apiVersion: 'v1', kind: 'Node', metadata: { name: c.nodeName, labels }, spec: c.podCIDR ? { podCIDR: c.podCIDR, podCIDRs: [c.podCIDR] } : {}, status };
+    // spec.podCIDR is the IPAM controller's to set (NodeRestriction refuses it from a node, as a
+    // CIDR a node picks could be another's): a configured --pod-cidr is only used locally, while
+    // the Node has none (#seePodCIDR).
+    const want: Node = { apiVersion: 'v1', kind: 'Node', metadata: { name: c.nodeName, labels }, spec: {}, status };
     try {
       this.#node = await this.#o.api.create(NODES, want, { signal });
     } catch (err) {
       if (!hasCode(err, 'ERR_ALREADY_EXISTS')) throw err;
       this.#node = await this.#o.api.patch(NODES, c.nodeName, { metadata: { labels } }, { type: 'merge', signal });
-      if (c.podCIDR && !this.#node.spec?.podCIDR) {
-        this.#node = await this.#o.api.patch(NODES, c.nodeName, { spec: { podCIDR: c.podCIDR, podCIDRs: [c.podCIDR] } }, { type: 'merge', signal });
-      }
     }
     this.#node = await this.#o.api.patch(NODES, c.nodeName, { status }, { type: 'merge', subresource: 'status', signal });
     this.#lastStatus = status;

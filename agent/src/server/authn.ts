@@ -1,6 +1,6 @@
 /**
- * Authentication of node API requests (kubelet server/auth.go, authn only):
- *   1 a client certificate that verifies against `authentication.x509.clientCAFile`;
+ * Authentication of node API requests (kubelet server/auth.go; authorization is authz.ts):
+ *   1 a client certificate that verifies against `authentication.x509.clientCAFile` (CN user, O groups);
  *   2 a bearer token the API server accepts, checked with a TokenReview (results cached for
  *     `authentication.webhook.cacheTTL`, 2 min);
  *   3 anonymous, only when `authentication.anonymous.enabled`.
@@ -27,11 +27,13 @@ export interface AuthnOptions {
 export interface AuthResult {
   ok: boolean;
   user?: string;
+  /** The user's groups (certificate O, or what TokenReview answered): the authorizer asks about both. */
+  groups?: string[];
   reason?: string;
 }
 
 interface TokenReviewResult {
-  status?: { authenticated?: boolean; user?: { username?: string }; error?: string };
+  status?: { authenticated?: boolean; user?: { username?: string; groups?: string[]; uid?: string }; error?: string };
 }
 
 export class NodeApiAuthenticator {
@@ -45,13 +47,16 @@ export class NodeApiAuthenticator {
   async authenticate(req: IncomingMessage): Promise<AuthResult> {
     const sock = req.socket as TLSSocket;
     if (this.#o.clientCA && sock.authorized) {
-      const cn = sock.getPeerCertificate()?.subject?.CN;
-      return { ok: true, user: String(cn ?? 'client-cert') };
+      const subject = sock.getPeerCertificate()?.subject;
+      const cn = Array.isArray(subject?.CN) ? subject.CN[0] : subject?.CN;
+      const o = subject?.O;
+      const groups = (Array.isArray(o) ? o : o ? [o] : []).filter((g) => g !== '');
+      if (cn) return { ok: true, user: String(cn), groups: [...groups, 'system:authenticated'] };
     }
     const auth = req.headers.authorization;
     const m = auth ? /^Bearer\s+(\S+)$/i.exec(auth) : null;
     if (m && this.#o.webhook) return this.#token(m[1]!);
-    if (this.#o.anonymous) return { ok: true, user: 'system:anonymous' };
+    if (this.#o.anonymous) return { ok: true, user: 'system:anonymous', groups: ['system:unauthenticated'] };
     return { ok: false, reason: m ? 'token authentication is disabled' : 'no credentials: send a bearer token or a client certificate' };
   }
 
@@ -64,7 +69,9 @@ export class NodeApiAuthenticator {
     try {
       const body = { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', metadata: {}, spec: { token } } as KubeObject;
       const review = (await this.#o.api.create(TOKEN_REVIEWS, body, { signal: AbortSignal.timeout(10_000) })) as TokenReviewResult;
-      result = review.status?.authenticated ? { ok: true, user: review.status.user?.username } : { ok: false, reason: 'token rejected by the API server' };
+      result = review.status?.authenticated
+        ? { ok: true, user: review.status.user?.username, groups: review.status.user?.groups ?? [] }
+        : { ok: false, reason: 'token rejected by the API server' };
     } catch (err) {
       this.#o.log.warn({ err: describeError(err) }, 'TokenReview failed');
       return { ok: false, reason: 'token could not be verified with the API server' };

@@ -1,5 +1,6 @@
 /**
- * The node API (kubelet server/server.go subset), HTTPS on :10250, every request authenticated:
+ * The node API (kubelet server/server.go subset), HTTPS on :10250, every request authenticated
+ * (authn.ts) and authorized against the node object (authz.ts: SubjectAccessReview):
  *
  *   GET /healthz                                    "ok"
  *   GET /pods                                       PodList of the pods this agent runs
@@ -21,6 +22,7 @@ import type { Pod } from '@nodelet/api';
 import { followCriLog, formatCriLogEntry, readCriLog } from '@nodelet/cri-client';
 import type { RuntimeService } from '../runtime/cri.js';
 import type { NodeApiAuthenticator } from './authn.js';
+import type { NodeApiAuthorizer } from './authz.js';
 import { bridgeExec, EXEC_PROTOCOLS } from './exec-bridge.js';
 import type { ServingCert } from './serving-cert.js';
 
@@ -48,6 +50,7 @@ export interface NodeApiOptions {
   cert: ServingCert;
   clientCAFile?: string;
   authn: NodeApiAuthenticator;
+  authz: NodeApiAuthorizer;
   backend: NodeApiBackend;
   log: Logger;
 }
@@ -115,6 +118,8 @@ export async function startNodeApi(o: NodeApiOptions): Promise<NodeApiServer> {
     const url = new URL(req.url ?? '/', 'https://node');
     const auth = await o.authn.authenticate(req);
     if (!auth.ok) return send(res, 401, `Unauthorized: ${auth.reason}\n`);
+    const decision = await o.authz.authorize(auth.user ?? '', auth.groups ?? [], req.method ?? 'GET', url.pathname);
+    if (!decision.allowed) return send(res, 403, `${decision.message}\n`);
     if (req.method !== 'GET') return send(res, 405, 'method not allowed\n');
     if (url.pathname === '/healthz') return send(res, o.backend.healthy() ? 200 : 500, o.backend.healthy() ? 'ok' : 'unhealthy');
     if (url.pathname === '/pods' || url.pathname === '/pods/') {
@@ -140,6 +145,12 @@ export async function startNodeApi(o: NodeApiOptions): Promise<NodeApiServer> {
       const auth = await o.authn.authenticate(req);
       if (!auth.ok) {
         socket.end('HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n');
+        return;
+      }
+      const decision = await o.authz.authorize(auth.user ?? '', auth.groups ?? [], req.method ?? 'GET', url.pathname);
+      if (!decision.allowed) {
+        const body = `${decision.message}\n`;
+        socket.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
         return;
       }
       const [kind, ns, pod, container] = parts(url.pathname);

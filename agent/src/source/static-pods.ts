@@ -78,7 +78,7 @@ export async function readStaticPods(dir: string, nodeName: string, log: Logger)
 }
 
 /** The mirror pod of a static pod, as created in the API. */
-export function mirrorPodFor(pod: Pod, nodeUid?: string): Pod {
+export function mirrorPodFor(pod: Pod, nodeUid: string): Pod {
   const hash = pod.metadata.annotations?.[CONFIG_HASH] ?? pod.metadata.uid!;
   return {
     apiVersion: 'v1',
@@ -88,7 +88,8 @@ export function mirrorPodFor(pod: Pod, nodeUid?: string): Pod {
       namespace: pod.metadata.namespace,
       labels: pod.metadata.labels,
       annotations: { ...(pod.metadata.annotations ?? {}), [CONFIG_MIRROR]: hash },
-      ...(nodeUid ? { ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: pod.spec!.nodeName!, uid: nodeUid, controller: true }] } : {}),
+      // NodeRestriction admits a node's pod only as a mirror owned by (the UID of) its own Node.
+      ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: pod.spec!.nodeName!, uid: nodeUid, controller: true }],
     },
     spec: pod.spec,
   };
@@ -96,9 +97,11 @@ export function mirrorPodFor(pod: Pod, nodeUid?: string): Pod {
 
 /**
  * Creates the mirror pod when missing; replaces a mirror pod of an older manifest version.
- * Returns the mirror pod's UID when it exists afterwards.
+ * Returns the mirror pod's UID when it exists afterwards. Before the Node is registered (no UID
+ * yet) nothing is created: the next sync tries again.
  */
 export async function ensureMirrorPod(api: ApiClient, pod: Pod, signal: AbortSignal, nodeUid?: string): Promise<string | undefined> {
+  if (!nodeUid) return undefined;
   const ns = pod.metadata.namespace!;
   const name = pod.metadata.name!;
   const hash = pod.metadata.annotations?.[CONFIG_HASH];

@@ -4,7 +4,8 @@ import protobuf from 'protobufjs';
 import { hasCode } from '@nodelet/base';
 import { decodeProtobufObject, PROTOBUF_MAGIC } from './decode.js';
 import { INTSTR_PROTO, META_PROTO, RESOURCE_PROTO, RUNTIME_PROTO } from './schema-meta.js';
-import { APPS_V1_PROTO, CORE_V1_PROTO } from './schema-workloads.js';
+import { APPS_V1_PROTO, AUTHORIZATION_V1_PROTO, CORE_V1_PROTO } from './schema-workloads.js';
+import { AUTHORIZATION_V1_REVIEWS_PROTO, RBAC_V1_PROTO } from './schema-rbac-auth.js';
 
 // Encodes with the same schema to build envelopes the way client-go lays them out; the e2e suite
 // checks the decoder against the real kubectl.
@@ -73,3 +74,29 @@ function throwsCode(fn: () => unknown, code: Parameters<typeof hasCode>[1]): boo
   }
   return false;
 }
+
+test('decodes the RBAC kinds and review kinds kubectl sends (create rolebinding, auth can-i --list)', () => {
+  const r = new protobuf.Root();
+  for (const t of [META_PROTO, RUNTIME_PROTO, RESOURCE_PROTO, INTSTR_PROTO, CORE_V1_PROTO, APPS_V1_PROTO, AUTHORIZATION_V1_PROTO, AUTHORIZATION_V1_REVIEWS_PROTO, RBAC_V1_PROTO]) protobuf.parse(t, r, { keepCase: true });
+  const wrap = (apiVersion: string, kind: string, message: string, value: object): Uint8Array => {
+    const type = r.lookupType(message);
+    const unknown = r.lookupType('k8s.io.apimachinery.pkg.runtime.Unknown');
+    return Buffer.concat([PROTOBUF_MAGIC, unknown.encode(unknown.fromObject({ typeMeta: { apiVersion, kind }, raw: type.encode(type.fromObject(value)).finish() })).finish()]);
+  };
+  const rb = decodeProtobufObject(wrap('rbac.authorization.k8s.io/v1', 'RoleBinding', 'k8s.io.api.rbac.v1.RoleBinding', {
+    metadata: { name: 'view-sa', creationTimestamp: {} },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
+    subjects: [{ kind: 'ServiceAccount', namespace: 'default', name: 'default' }],
+  }));
+  assert.deepEqual(rb.object, {
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'view-sa' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
+    subjects: [{ kind: 'ServiceAccount', namespace: 'default', name: 'default' }],
+  });
+  const sar = decodeProtobufObject(wrap('authorization.k8s.io/v1', 'SubjectAccessReview', 'k8s.io.api.authorization.v1.SubjectAccessReview', {
+    metadata: {}, spec: { user: 'alice', groups: ['devs'], extra: { scopes: { items: ['a', 'b'] } }, resourceAttributes: { verb: 'get', resource: 'pods' } },
+  }));
+  assert.deepEqual((sar.object.spec as Record<string, unknown>).extra, { scopes: ['a', 'b'] });
+  const ssrr = decodeProtobufObject(wrap('authorization.k8s.io/v1', 'SelfSubjectRulesReview', 'k8s.io.api.authorization.v1.SelfSubjectRulesReview', { metadata: {}, spec: { namespace: 'default' } }));
+  assert.deepEqual(ssrr.object.spec, { namespace: 'default' });
+});

@@ -11,6 +11,7 @@ import protobuf from 'protobufjs';
 import { AgentError } from '@nodelet/base';
 import { INTSTR_PROTO, META_PROTO, RESOURCE_PROTO, RUNTIME_PROTO } from './schema-meta.js';
 import { APPS_V1_PROTO, AUTHORIZATION_V1_PROTO, CORE_V1_PROTO } from './schema-workloads.js';
+import { AUTHENTICATION_V1_PROTO, AUTHORIZATION_V1_REVIEWS_PROTO, RBAC_V1_PROTO } from './schema-rbac-auth.js';
 
 export const PROTOBUF_MAGIC = Uint8Array.of(0x6b, 0x38, 0x73, 0x00);
 
@@ -25,13 +26,21 @@ const MESSAGE_BY_GVK: Readonly<Record<string, string>> = {
   'apps/v1/Deployment': 'k8s.io.api.apps.v1.Deployment',
   'apps/v1/ReplicaSet': 'k8s.io.api.apps.v1.ReplicaSet',
   'authorization.k8s.io/v1/SelfSubjectAccessReview': 'k8s.io.api.authorization.v1.SelfSubjectAccessReview',
+  'authorization.k8s.io/v1/SelfSubjectRulesReview': 'k8s.io.api.authorization.v1.SelfSubjectRulesReview',
+  'authorization.k8s.io/v1/SubjectAccessReview': 'k8s.io.api.authorization.v1.SubjectAccessReview',
+  'authorization.k8s.io/v1/LocalSubjectAccessReview': 'k8s.io.api.authorization.v1.LocalSubjectAccessReview',
+  'authentication.k8s.io/v1/SelfSubjectReview': 'k8s.io.api.authentication.v1.SelfSubjectReview',
+  'rbac.authorization.k8s.io/v1/Role': 'k8s.io.api.rbac.v1.Role',
+  'rbac.authorization.k8s.io/v1/ClusterRole': 'k8s.io.api.rbac.v1.ClusterRole',
+  'rbac.authorization.k8s.io/v1/RoleBinding': 'k8s.io.api.rbac.v1.RoleBinding',
+  'rbac.authorization.k8s.io/v1/ClusterRoleBinding': 'k8s.io.api.rbac.v1.ClusterRoleBinding',
 };
 
 let rootCache: protobuf.Root | undefined;
 function root(): protobuf.Root {
   if (rootCache) return rootCache;
   const r = new protobuf.Root();
-  for (const text of [META_PROTO, RUNTIME_PROTO, RESOURCE_PROTO, INTSTR_PROTO, CORE_V1_PROTO, APPS_V1_PROTO, AUTHORIZATION_V1_PROTO]) {
+  for (const text of [META_PROTO, RUNTIME_PROTO, RESOURCE_PROTO, INTSTR_PROTO, CORE_V1_PROTO, APPS_V1_PROTO, AUTHORIZATION_V1_PROTO, AUTHORIZATION_V1_REVIEWS_PROTO, AUTHENTICATION_V1_PROTO, RBAC_V1_PROTO]) {
     protobuf.parse(text, r, { keepCase: true });
   }
   r.resolveAll();
@@ -104,6 +113,9 @@ function toJsonForm(type: protobuf.Type, value: Record<string, unknown>): unknow
       return parseRawJson(value.raw);
     case '.k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1':
       return parseRawJson(value.Raw);
+    case '.k8s.io.api.authorization.v1.ExtraValue':
+      // A named []string in Go: a plain list in JSON.
+      return (value.items as string[] | undefined) ?? [];
   }
   const out: Record<string, unknown> = {};
   for (const field of type.fieldsArray) {

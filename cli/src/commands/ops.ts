@@ -71,10 +71,11 @@ export function register(program: Command): void {
     .description('create a bootstrap token and print the join command')
     .option('--ttl <duration>', 'lifetime (30m, 24h, 7d)', '24h')
     .option('--description <text>', 'what the token is for')
+    .option('--node-name <name>', 'the token joins only this node, and may re-join it if it already exists')
     .option('--kubeconfig <path>', 'admin kubeconfig', DEFAULT_ADMIN_KUBECONFIG)
     .option('-o, --output <format>', 'text or json', 'text')
     .action(async (o) => {
-      const t = await createToken({ kubeconfig: o.kubeconfig, ttlMs: parseTtl(o.ttl), description: o.description });
+      const t = await createToken({ kubeconfig: o.kubeconfig, ttlMs: parseTtl(o.ttl), description: o.description, nodeName: o.nodeName });
       if (o.output === 'json') process.stdout.write(JSON.stringify(t, null, 2) + '\n');
       else process.stdout.write(`token:   ${t.token}\nexpires: ${t.expiresAt}\n\njoin a node with:\n  ${t.joinCommand}\n`);
     });

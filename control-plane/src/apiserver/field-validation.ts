@@ -20,6 +20,10 @@ const TOP_LEVEL_BY_KIND: Readonly<Record<string, readonly string[]>> = {
     'series', 'action', 'related', 'reportingComponent', 'reportingInstance',
   ],
   Scale: ['spec', 'status'],
+  Role: ['rules'],
+  ClusterRole: ['rules', 'aggregationRule'],
+  RoleBinding: ['subjects', 'roleRef'],
+  ClusterRoleBinding: ['subjects', 'roleRef'],
 };
 
 const META_FIELDS = new Set([

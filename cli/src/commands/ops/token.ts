@@ -1,5 +1,5 @@
 /**
- * `nodelet token create [--ttl 24h]` on the control-plane machine: creates a bootstrap token
+ * `nodelet token create [--ttl 24h] [--node-name <n>]` on the control-plane machine: creates a bootstrap token
  * through the API (as admin) and prints the join command for it, with the CA pin.
  * `nodelet token list` shows the live tokens (IDs, expiry); `nodelet token delete <id>` revokes one.
  */
@@ -29,12 +29,16 @@ export interface CreatedToken {
   joinCommand: string;
 }
 
-export async function createToken(o: { kubeconfig: string; ttlMs: number; description?: string; signal?: AbortSignal; now?: number }): Promise<CreatedToken> {
+/**
+ * `nodeName`: the token may join only that node — and may re-join it when a Node of that name
+ * already exists (the admin's approval; a token without a name cannot take over an existing node).
+ */
+export async function createToken(o: { kubeconfig: string; ttlMs: number; description?: string; nodeName?: string; signal?: AbortSignal; now?: number }): Promise<CreatedToken> {
   const cfg = await loadKubeconfig(o.kubeconfig);
   if (!cfg.ca) throw new AgentError('ERR_FAILED_PRECONDITION', `${o.kubeconfig} has no certificate-authority-data; use the admin kubeconfig the server wrote`);
   const client = new ApiClient(cfg);
   const expiresAt = (o.now ?? Date.now()) + o.ttlMs;
-  const { token, secret } = newBootstrapToken(expiresAt, o.description);
+  const { token, secret } = newBootstrapToken(expiresAt, o.description, o.nodeName);
   await client.create(SECRETS, secret as never, { signal: o.signal });
   const caCertHash = spkiHash(new X509Certificate(cfg.ca));
   return {

@@ -1,0 +1,97 @@
+/**
+ * Authorization of node API requests (kubelet server/auth.go + the webhook authorizer): every
+ * authenticated request is put to the API server as a SubjectAccessReview for the node object,
+ *
+ *   user, groups       from authentication (authn.ts)
+ *   verb               get (GET/HEAD), create (POST), update (PUT), patch (PATCH), delete (DELETE);
+ *                      the streaming endpoints (exec, attach, portForward, run) are `create`
+ *                      whatever the method, so a WebSocket GET cannot open a shell with `get`
+ *   resource           nodes, name = this node
+ *   subresource        stats (/stats…), metrics (/metrics…), log (/logs…), spec (/spec),
+ *                      checkpoint (/checkpoint…), configz (/configz), proxy (everything else:
+ *                      /pods, /exec, /attach, /portForward, /containerLogs, /run, /healthz)
+ *
+ * and refused with 403 unless allowed. Answers are cached (authorized 5 min, unauthorized 30 s,
+ * kubelet's defaults). `mode: AlwaysAllow` turns this off (not the default).
+ */
+import { createHash } from 'node:crypto';
+import { describeError, type Clock, type Logger } from '@nodelet/base';
+import type { ApiClient, KubeObject, ResourceType } from '@nodelet/api';
+
+const SUBJECT_ACCESS_REVIEWS: ResourceType = {
+  group: 'authorization.k8s.io', version: 'v1', kind: 'SubjectAccessReview', plural: 'subjectaccessreviews', singular: 'subjectaccessreview', namespaced: false,
+};
+
+const STREAMING = new Set(['exec', 'attach', 'portForward', 'run']);
+
+export interface NodeApiAttributes {
+  verb: string;
+  subresource: string;
+}
+
+/** The attributes kubelet derives from a request (pure; exported for tests). */
+export function nodeApiAttributes(method: string, pathname: string): NodeApiAttributes {
+  const first = pathname.split('/').filter(Boolean)[0] ?? '';
+  const methodVerb: Record<string, string> = { GET: 'get', HEAD: 'get', POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete' };
+  const verb = STREAMING.has(first) ? 'create' : (methodVerb[method.toUpperCase()] ?? method.toLowerCase());
+  const sub: Record<string, string> = { stats: 'stats', metrics: 'metrics', logs: 'log', spec: 'spec', checkpoint: 'checkpoint', configz: 'configz' };
+  return { verb, subresource: sub[first] ?? 'proxy' };
+}
+
+export interface AuthzOptions {
+  api: ApiClient;
+  nodeName: string;
+  clock: Clock;
+  log: Logger;
+  /** `Webhook` (default) asks the API server; `AlwaysAllow` skips the check. */
+  mode: 'Webhook' | 'AlwaysAllow';
+  cacheAuthorizedTTLMs: number;
+  cacheUnauthorizedTTLMs: number;
+}
+
+export interface AuthzDecision {
+  allowed: boolean;
+  /** kubelet's 403 text when not allowed. */
+  message?: string;
+}
+
+interface ReviewStatus {
+  status?: { allowed?: boolean; reason?: string };
+}
+
+export class NodeApiAuthorizer {
+  readonly #o: AuthzOptions;
+  readonly #cache = new Map<string, { until: number; allowed: boolean }>();
+
+  constructor(o: AuthzOptions) {
+    this.#o = o;
+  }
+
+  async authorize(user: string, groups: readonly string[], method: string, pathname: string): Promise<AuthzDecision> {
+    if (this.#o.mode === 'AlwaysAllow') return { allowed: true };
+    const a = nodeApiAttributes(method, pathname);
+    const forbidden = `Forbidden (user=${user}, verb=${a.verb}, resource=nodes, subresource=${a.subresource})`;
+    const key = createHash('sha256').update(JSON.stringify([user, [...groups].sort(), a.verb, a.subresource])).digest('hex');
+    const now = this.#o.clock.now();
+    const hit = this.#cache.get(key);
+    if (hit && hit.until > now) return hit.allowed ? { allowed: true } : { allowed: false, message: forbidden };
+    let allowed: boolean;
+    try {
+      const body = {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SubjectAccessReview',
+        metadata: {},
+        spec: { user, groups: [...groups], resourceAttributes: { verb: a.verb, resource: 'nodes', subresource: a.subresource, name: this.#o.nodeName } },
+      } as KubeObject;
+      const review = (await this.#o.api.create(SUBJECT_ACCESS_REVIEWS, body, { signal: AbortSignal.timeout(10_000) })) as ReviewStatus;
+      allowed = review.status?.allowed === true;
+    } catch (err) {
+      // Fail closed: an API server we cannot ask grants nothing.
+      this.#o.log.warn({ err: describeError(err) }, 'SubjectAccessReview failed');
+      return { allowed: false, message: `${forbidden}: authorization could not be checked with the API server` };
+    }
+    this.#cache.set(key, { until: now + (allowed ? this.#o.cacheAuthorizedTTLMs : this.#o.cacheUnauthorizedTTLMs), allowed });
+    if (this.#cache.size > 1000) this.#cache.delete(this.#cache.keys().next().value!);
+    return allowed ? { allowed: true } : { allowed: false, message: forbidden };
+  }
+}

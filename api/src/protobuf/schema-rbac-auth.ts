@@ -1,0 +1,65 @@
+// rbac.authorization.k8s.io/v1 and the review kinds of authorization.k8s.io/v1 and
+// authentication.k8s.io/v1, as kubectl sends them (`kubectl create role|rolebinding|…`,
+// `kubectl auth can-i [--list]`, `kubectl auth reconcile`, `kubectl auth whoami`). Message and
+// field names and numbers are upstream's (k8s.io/api rbac/v1, authorization/v1, authentication/v1
+// generated.proto); fields nodelet does not use (selector attributes) are left out and skipped.
+export const RBAC_V1_PROTO = `
+syntax = "proto2";
+package k8s.io.api.rbac.v1;
+
+message AggregationRule { repeated k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector clusterRoleSelectors = 1; }
+message PolicyRule {
+  repeated string verbs = 1;
+  repeated string apiGroups = 2;
+  repeated string resources = 3;
+  repeated string resourceNames = 4;
+  repeated string nonResourceURLs = 5;
+}
+message Subject { optional string kind = 1; optional string apiGroup = 2; optional string name = 3; optional string namespace = 4; }
+message RoleRef { optional string apiGroup = 1; optional string kind = 2; optional string name = 3; }
+message Role { optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1; repeated PolicyRule rules = 2; }
+message ClusterRole {
+  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  repeated PolicyRule rules = 2;
+  optional AggregationRule aggregationRule = 3;
+}
+message RoleBinding { optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1; repeated Subject subjects = 2; optional RoleRef roleRef = 3; }
+message ClusterRoleBinding { optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1; repeated Subject subjects = 2; optional RoleRef roleRef = 3; }
+`;
+
+export const AUTHORIZATION_V1_REVIEWS_PROTO = `
+syntax = "proto2";
+package k8s.io.api.authorization.v1;
+
+message ExtraValue { repeated string items = 1; }
+message SubjectAccessReviewSpec {
+  optional ResourceAttributes resourceAttributes = 1;
+  optional NonResourceAttributes nonResourceAttributes = 2;
+  optional string user = 3;
+  repeated string groups = 4;
+  map<string, ExtraValue> extra = 5;
+  optional string uid = 6;
+}
+message SubjectAccessReview {
+  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional SubjectAccessReviewSpec spec = 2;
+  optional SubjectAccessReviewStatus status = 3;
+}
+message LocalSubjectAccessReview {
+  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional SubjectAccessReviewSpec spec = 2;
+  optional SubjectAccessReviewStatus status = 3;
+}
+message SelfSubjectRulesReviewSpec { optional string namespace = 1; }
+message SelfSubjectRulesReview {
+  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional SelfSubjectRulesReviewSpec spec = 2;
+}
+`;
+
+export const AUTHENTICATION_V1_PROTO = `
+syntax = "proto2";
+package k8s.io.api.authentication.v1;
+
+message SelfSubjectReview { optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1; }
+`;
