@@ -17,7 +17,7 @@ import { startControllerManager, type ControllerManagerHandle } from '../control
 import { ensurePki } from '../pki/pki.js';
 import { ensureToken, renderKubeconfig, writeKubeconfig } from '../pki/kubeconfig.js';
 import { startScheduler, type SchedulerHandle } from '../scheduler/index.js';
-import { openStore } from '../storage/index.js';
+import { openStore, type EtcdTlsFiles } from '../storage/index.js';
 import type { Store } from '../storage/types.js';
 import { createTokenAuthenticator } from './auth/authenticator.js';
 import { ADMIN_GROUP } from './auth/types.js';
@@ -25,8 +25,10 @@ import { createApiServer, type ApiServer } from './server.js';
 
 export interface ControlPlaneOptions {
   dataDir: string;
-  /** `sqlite://…`, `etcd://host:port` (default SQLite in the data dir). */
+  /** `sqlite://…`, `etcd://host:port`, `https://host:port` (default SQLite in the data dir). */
   datastoreEndpoint?: string;
+  /** `--etcd-cafile`, `--etcd-certfile`, `--etcd-keyfile`: TLS to etcd (storage/etcd/etcd-tls.ts). */
+  etcdTls?: EtcdTlsFiles;
   bindAddress?: string;
   port?: number;
   tlsCertFile?: string;
@@ -74,7 +76,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
         : // The chain includes the CA so `nodelet join` can pin it by hash before sending a token.
           { cert: pki.serving.certPem.trimEnd() + '\n' + pki.caPem, key: pki.serving.keyPem };
     const adminToken = await ensureToken(join(o.dataDir, 'admin.token'));
-    const store = o.store ?? openStore(o.datastoreEndpoint, { dataDir: o.dataDir, logger: log.child({ component: 'storage' }) });
+    const store = o.store ?? openStore(o.datastoreEndpoint, { dataDir: o.dataDir, logger: log.child({ component: 'storage' }), etcdTls: o.etcdTls });
     if (!o.store) cleanups.push(() => store.close());
     const now = o.now ?? Date.now;
     const ref: { server?: ApiServer } = {};
