@@ -8,11 +8,16 @@ import pino from 'pino';
 import type { Logger } from '@nodelet/base';
 import { createNotifier } from '@nodelet/systemd';
 import { startControlPlane } from './apiserver/run.js';
+import { parseDatastoreEndpoint } from './storage/endpoint.js';
 
 const USAGE = `Usage: nodelet server [flags]
 
   --data-dir <dir>               state, PKI and admin.kubeconfig (default /var/lib/nodelet/server)
-  --datastore-endpoint <url>     sqlite://<path> (default <data-dir>/state.db) or etcd://host:port[,…]
+  --datastore-endpoint <url>     sqlite://<path> (default <data-dir>/state.db), etcd://host:port[,…]
+                                 (TLS when an --etcd-* flag is given), https://host:port[,…] or http://…
+  --etcd-cafile <file>           CA that signed etcd's serving certificate (default: system roots)
+  --etcd-certfile <file>         client certificate for etcd's --client-cert-auth
+  --etcd-keyfile <file>          its key
   --bind-address <ip>            address to listen on (default 0.0.0.0)
   --port <n>                     HTTPS port (default 6443)
   --tls-cert-file <file>         serving certificate (default: generated under <data-dir>/pki)
@@ -35,6 +40,9 @@ export async function main(argv: string[]): Promise<void> {
       options: {
         'data-dir': { type: 'string', default: '/var/lib/nodelet/server' },
         'datastore-endpoint': { type: 'string' },
+        'etcd-cafile': { type: 'string' },
+        'etcd-certfile': { type: 'string' },
+        'etcd-keyfile': { type: 'string' },
         'bind-address': { type: 'string', default: '0.0.0.0' },
         port: { type: 'string', default: '6443' },
         'tls-cert-file': { type: 'string' },
@@ -69,6 +77,19 @@ export async function main(argv: string[]): Promise<void> {
     process.exitCode = 2;
     return;
   }
+  const etcdTls = {
+    ...(values['etcd-cafile'] ? { caFile: String(values['etcd-cafile']) } : {}),
+    ...(values['etcd-certfile'] ? { certFile: String(values['etcd-certfile']) } : {}),
+    ...(values['etcd-keyfile'] ? { keyFile: String(values['etcd-keyfile']) } : {}),
+  };
+  try {
+    // Flag combinations are usage errors (exit 2); unreadable files are found when the store opens.
+    parseDatastoreEndpoint(values['datastore-endpoint'] as string | undefined, String(values['data-dir']), etcdTls);
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    process.exitCode = 2;
+    return;
+  }
   let nodeMonitorGracePeriodMs: number | undefined;
   if (values['node-monitor-grace-period'] !== undefined) {
     nodeMonitorGracePeriodMs = parseDurationMs(String(values['node-monitor-grace-period']));
@@ -86,6 +107,7 @@ export async function main(argv: string[]): Promise<void> {
   const cp = await startControlPlane({
     dataDir: String(values['data-dir']),
     datastoreEndpoint: values['datastore-endpoint'] as string | undefined,
+    etcdTls,
     bindAddress: String(values['bind-address']),
     port,
     tlsCertFile: values['tls-cert-file'] as string | undefined,

@@ -4,8 +4,8 @@
  * API clients like any other, each with its own least-privilege identity (in-process-identities.ts).
  *
  *   startControlPlane ─▶ ensurePki ─▶ ensureToken ─▶ openStore ─▶ createApiServer.listen
- *                     ─▶ admin.kubeconfig ─▶ registry ─▶ scheduler + controllers
- *   close()           ◀─ controllers, scheduler ◀─ registry ◀─ API server (ends watches) ◀─ store
+ *                     ─▶ certificate rotation ─▶ admin.kubeconfig ─▶ registry ─▶ scheduler + controllers
+ *   close()           ◀─ controllers, scheduler ◀─ registry ◀─ rotation ◀─ API server (ends watches) ◀─ store
  */
 import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
@@ -14,10 +14,12 @@ import { ApiClient } from '@nodelet/api';
 import { noopLogger, type Logger } from '@nodelet/base';
 import { startRegistry, type Registry as OciRegistry } from '@nodelet/oci';
 import { startControllerManager, type ControllerManagerHandle } from '../controllers/index.js';
-import { ensurePki } from '../pki/pki.js';
+import type { KeyPairPem } from '../pki/certs.js';
+import { ensurePki, type EnsurePkiOptions } from '../pki/pki.js';
+import { startCertRotation } from '../pki/rotation.js';
 import { ensureToken, renderKubeconfig, writeKubeconfig } from '../pki/kubeconfig.js';
 import { startScheduler, type SchedulerHandle } from '../scheduler/index.js';
-import { openStore } from '../storage/index.js';
+import { openStore, type EtcdTlsFiles } from '../storage/index.js';
 import type { Store } from '../storage/types.js';
 import { createTokenAuthenticator } from './auth/authenticator.js';
 import { ADMIN_GROUP } from './auth/types.js';
@@ -26,8 +28,10 @@ import { createApiServer, type ApiServer } from './server.js';
 
 export interface ControlPlaneOptions {
   dataDir: string;
-  /** `sqlite://…`, `etcd://host:port` (default SQLite in the data dir). */
+  /** `sqlite://…`, `etcd://host:port`, `https://host:port` (default SQLite in the data dir). */
   datastoreEndpoint?: string;
+  /** `--etcd-cafile`, `--etcd-certfile`, `--etcd-keyfile`: TLS to etcd (storage/etcd/etcd-tls.ts). */
+  etcdTls?: EtcdTlsFiles;
   bindAddress?: string;
   port?: number;
   tlsCertFile?: string;
@@ -46,6 +50,11 @@ export interface ControlPlaneOptions {
   nodeMonitorGracePeriodMs?: number;
   /** Lifetime of node credentials (default one year); agents renew at 70–90 % of it. */
   nodeCredentialTtlMs?: number;
+  /**
+   * Certificate rotation (pki/rotation.ts): how often to check (default 1 h) and how long before
+   * expiry to re-issue (default 30 days). Tests shorten both.
+   */
+  certRotation?: { intervalMs?: number; renewBeforeMs?: number };
   now?: () => number;
 }
 
@@ -72,14 +81,27 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
   try {
     await mkdir(o.dataDir, { recursive: true, mode: 0o700 });
     const bind = o.bindAddress ?? '0.0.0.0';
-    const pki = await ensurePki({ dir: join(o.dataDir, 'pki'), extraIps: bind !== '0.0.0.0' && bind !== '::' ? [bind] : [] });
-    const tls =
+    const pkiOptions: EnsurePkiOptions = {
+      dir: join(o.dataDir, 'pki'),
+      extraIps: bind !== '0.0.0.0' && bind !== '::' ? [bind] : [],
+      ...(o.now ? { now: o.now } : {}),
+      ...(o.certRotation?.renewBeforeMs !== undefined ? { renewBeforeMs: o.certRotation.renewBeforeMs } : {}),
+      logger: log.child({ component: 'pki' }),
+    };
+    const pki = await ensurePki(pkiOptions);
+    const servingFiles =
       o.tlsCertFile && o.tlsPrivateKeyFile
-        ? { cert: await readFile(o.tlsCertFile, 'utf8'), key: await readFile(o.tlsPrivateKeyFile, 'utf8') }
-        : // The chain includes the CA so `nodelet join` can pin it by hash before sending a token.
-          { cert: pki.serving.certPem.trimEnd() + '\n' + pki.caPem, key: pki.serving.keyPem };
+        ? { certFile: o.tlsCertFile, keyFile: o.tlsPrivateKeyFile, loaded: { certPem: await readFile(o.tlsCertFile, 'utf8'), keyPem: await readFile(o.tlsPrivateKeyFile, 'utf8') } }
+        : undefined;
+    // The chain includes the CA so `nodelet join` can pin it by hash before sending a token.
+    const servingTls = (pair: KeyPairPem): { cert: string; key: string } =>
+      servingFiles ? { cert: pair.certPem, key: pair.keyPem } : { cert: pair.certPem.trimEnd() + '\n' + pki.caPem, key: pair.keyPem };
+    const tls = servingTls(servingFiles?.loaded ?? pki.serving);
+    // The node proxy reads these fields on every connection to an agent; rotation replaces both
+    // in one synchronous step, so no connection sees a new certificate with the old key.
+    const nodeProxy = { clientCert: pki.agentClient.certPem, clientKey: pki.agentClient.keyPem };
     const adminToken = await ensureToken(join(o.dataDir, 'admin.token'));
-    const store = o.store ?? openStore(o.datastoreEndpoint, { dataDir: o.dataDir, logger: log.child({ component: 'storage' }) });
+    const store = o.store ?? openStore(o.datastoreEndpoint, { dataDir: o.dataDir, logger: log.child({ component: 'storage' }), etcdTls: o.etcdTls });
     if (!o.store) cleanups.push(() => store.close());
     const now = o.now ?? Date.now;
     const ref: { server?: ApiServer } = {};
@@ -95,13 +117,23 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       logger: log.child({ component: 'apiserver' }),
       tls,
       caPem: pki.caPem,
-      nodeProxy: { clientCert: pki.agentClient.certPem, clientKey: pki.agentClient.keyPem },
+      nodeProxy,
       now,
       ...(o.nodeCredentialTtlMs ? { nodeCredentialTtlMs: o.nodeCredentialTtlMs } : {}),
     });
     ref.server = apiServer;
     cleanups.push(() => apiServer.close());
     const { port } = await apiServer.listen({ port: o.port ?? 6443, host: bind });
+    const rotation = startCertRotation({
+      pki: pkiOptions,
+      current: pki,
+      ...(servingFiles ? { servingFiles } : {}),
+      ...(o.certRotation?.intervalMs !== undefined ? { intervalMs: o.certRotation.intervalMs } : {}),
+      logger: log.child({ component: 'pki' }),
+      onServing: (pair) => apiServer.setServingCertificate(servingTls(pair)),
+      onAgentClient: (pair) => Object.assign(nodeProxy, { clientCert: pair.certPem, clientKey: pair.keyPem }),
+    });
+    cleanups.push(() => rotation.close());
     const host = bind === '0.0.0.0' || bind === '::' ? '127.0.0.1' : bind.includes(':') ? `[${bind}]` : bind;
     const url = `https://${host}:${port}`;
     const kubeconfigPath = join(o.dataDir, 'admin.kubeconfig');

@@ -58,6 +58,12 @@ export interface ApiServerOptions {
 export interface ApiServer {
   listen(opts: { port: number; host: string }): Promise<{ port: number; url: string }>;
   readonly context: ServerContext;
+  /**
+   * Serves `tls` to new TLS connections from now on (certificate rotation, pki/rotation.ts);
+   * open connections keep the certificate they negotiated. Throws on a plain-HTTP server or an
+   * unusable pair, leaving the current one in place.
+   */
+  setServingCertificate(tls: { cert: string; key: string }): void;
   close(): Promise<void>;
 }
 
@@ -220,6 +226,10 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   let closing: Promise<void> | undefined;
   return {
     context: ctx,
+    setServingCertificate(tls) {
+      if (!(server instanceof https.Server)) throw new Error('the API server serves plain HTTP; there is no certificate to replace');
+      server.setSecureContext({ cert: tls.cert, key: tls.key });
+    },
     async listen({ port, host }) {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);

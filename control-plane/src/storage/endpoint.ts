@@ -1,24 +1,32 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AgentError, type Logger } from '@nodelet/base';
 import type { CompactorOptions } from './compactor.js';
 import { createEtcdStore } from './etcd/etcd-store.js';
+import { checkEtcdTlsFlags, loadEtcdTls, wantsEtcdTls, type EtcdTlsFiles } from './etcd/etcd-tls.js';
 import { createSqliteStore } from './sqlite/sqlite-store.js';
 import type { Store } from './types.js';
 
-export type DatastoreEndpoint = { kind: 'sqlite'; path: string } | { kind: 'etcd'; endpoints: string[] };
+export type DatastoreEndpoint = { kind: 'sqlite'; path: string } | { kind: 'etcd'; endpoints: string[]; tls: boolean };
 
 /**
- * Parses `--datastore-endpoint` (k3s' flag name):
+ * Parses `--datastore-endpoint` (k3s' flag name) together with the etcd TLS flags:
  * - empty / undefined → `sqlite://<dataDir>/state.db`
  * - `sqlite://<path>` (absolute `sqlite:///var/lib/x.db` or relative to dataDir `sqlite://x.db`)
- * - `etcd://host:port[,host:port...]` → `http://host:port` client URLs
- * - `http://host:port[,...]` / `https://...` → used as given
+ * - `etcd://host:port[,host:port...]` → `https://` client URLs when a TLS flag is given, else `http://`
+ * - `https://host:port[,...]` → TLS (the system roots unless `--etcd-cafile`)
+ * - `http://host:port[,...]` → plaintext; refused together with a TLS flag, which it would ignore
+ *
+ * Throws ERR_INVALID_ARGUMENT saying what would work.
  */
-export function parseDatastoreEndpoint(endpoint: string | undefined, dataDir: string): DatastoreEndpoint {
+export function parseDatastoreEndpoint(endpoint: string | undefined, dataDir: string, tlsFiles?: EtcdTlsFiles): DatastoreEndpoint {
   const e = (endpoint ?? '').trim();
-  if (e === '') return { kind: 'sqlite', path: join(dataDir, 'state.db') };
-  if (e.startsWith('sqlite://')) {
+  const tlsFlags = wantsEtcdTls(tlsFiles);
+  if (tlsFiles) checkEtcdTlsFlags(tlsFiles);
+  if (e === '' || e.startsWith('sqlite://')) {
+    if (tlsFlags) {
+      throw new AgentError('ERR_INVALID_ARGUMENT', `--etcd-cafile/--etcd-certfile/--etcd-keyfile apply only to an etcd datastore (--datastore-endpoint etcd://… or https://…), not to SQLite${e ? ` ("${e}")` : ''}`);
+    }
+    if (e === '') return { kind: 'sqlite', path: join(dataDir, 'state.db') };
     const path = e.slice('sqlite://'.length).split('?')[0]!;
     if (path === '') throw bad(e, 'sqlite:// needs a file path, e.g. sqlite:///var/lib/nodelet/state.db');
     return { kind: 'sqlite', path: path.startsWith('/') ? path : join(dataDir, path) };
@@ -27,19 +35,26 @@ export function parseDatastoreEndpoint(endpoint: string | undefined, dataDir: st
   if (etcd || e.startsWith('http://') || e.startsWith('https://')) {
     const hosts = (etcd ? e.slice('etcd://'.length) : e).split(',').map((h) => h.trim()).filter(Boolean);
     if (hosts.length === 0) throw bad(e, 'no etcd host given');
+    const scheme = etcd ? (tlsFlags ? 'https:' : 'http:') : undefined;
     const endpoints = hosts.map((h) => {
-      const url = /^https?:\/\//.test(h) ? h : `http://${h}`;
+      const url = /^https?:\/\//.test(h) ? h : `${scheme ?? 'http:'}//${h}`;
+      let u: URL;
       try {
-        const u = new URL(url);
-        if (!u.port) throw new Error('missing port');
-        return `${u.protocol}//${u.host}`;
+        u = new URL(url);
       } catch {
         throw bad(e, `"${h}" is not host:port`);
       }
+      if (!u.port) throw bad(e, `"${h}" is not host:port`);
+      return `${scheme ?? u.protocol}//${u.host}`;
     });
-    return { kind: 'etcd', endpoints };
+    const tls = endpoints[0]!.startsWith('https:');
+    if (endpoints.some((u) => u.startsWith('https:') !== tls)) throw bad(e, 'all etcd endpoints must use the same scheme (all https:// or all http://)');
+    if (!tls && tlsFlags) {
+      throw bad(e, 'http:// is plaintext and the TLS flags would be ignored; use https://host:port or etcd://host:port with --etcd-cafile/--etcd-certfile/--etcd-keyfile');
+    }
+    return { kind: 'etcd', endpoints, tls };
   }
-  throw bad(e, 'use sqlite://<path>, etcd://host:port[,host:port] or http://host:port');
+  throw bad(e, 'use sqlite://<path>, etcd://host:port[,host:port], https://host:port or http://host:port');
 }
 
 function bad(endpoint: string, why: string): AgentError {
@@ -54,27 +69,18 @@ export interface OpenStoreOptions {
   compactor?: CompactorOptions | false;
   /** etcd key prefix (tests); default none, keys are `/registry/...` as given. */
   etcdPrefix?: string;
-  /** PEM files for `https://` etcd endpoints (k3s: --datastore-cafile/-certfile/-keyfile). */
-  etcdTls?: { caFile: string; certFile?: string; keyFile?: string };
+  /** `--etcd-cafile`, `--etcd-certfile`, `--etcd-keyfile` (kube-apiserver's flags). */
+  etcdTls?: EtcdTlsFiles;
 }
 
-/** Opens the store `--datastore-endpoint` names (see {@link parseDatastoreEndpoint}). */
+/**
+ * Opens the store `--datastore-endpoint` names (see {@link parseDatastoreEndpoint}). Reads the
+ * TLS files once, here; a bad combination or unusable file throws ERR_INVALID_ARGUMENT.
+ */
 export function openStore(endpoint: string | undefined, opts: OpenStoreOptions): Store {
-  const parsed = parseDatastoreEndpoint(endpoint, opts.dataDir);
+  const parsed = parseDatastoreEndpoint(endpoint, opts.dataDir, opts.etcdTls);
   const compactor = opts.compactor === false ? undefined : (opts.compactor ?? {});
   if (parsed.kind === 'sqlite') return createSqliteStore({ path: parsed.path, logger: opts.logger, compactor });
-  const t = opts.etcdTls;
-  const tls = t && {
-    ca: readPem(t.caFile),
-    ...(t.certFile && t.keyFile ? { cert: readPem(t.certFile), key: readPem(t.keyFile) } : {}),
-  };
+  const tls = parsed.tls ? loadEtcdTls(opts.etcdTls ?? {}) : undefined;
   return createEtcdStore({ endpoints: parsed.endpoints, prefix: opts.etcdPrefix, logger: opts.logger, compactor, tls });
-}
-
-function readPem(path: string): Buffer {
-  try {
-    return readFileSync(path);
-  } catch (err) {
-    throw new AgentError('ERR_INVALID_ARGUMENT', `cannot read etcd TLS file "${path}"`, { cause: err });
-  }
 }

@@ -4,5 +4,6 @@ export type * from './types.js';
 export { createSqliteStore, type SqliteStoreOptions } from './sqlite/sqlite-store.js';
 export { createEtcdStore, type EtcdStoreOptions } from './etcd/etcd-store.js';
 export { openStore, parseDatastoreEndpoint, type DatastoreEndpoint, type OpenStoreOptions } from './endpoint.js';
+export type { EtcdTlsFiles } from './etcd/etcd-tls.js';
 export { startCompactor, compactKeeping, type CompactorOptions } from './compactor.js';
 export { prefixRangeEnd } from './keys.js';

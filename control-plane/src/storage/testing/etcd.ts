@@ -1,18 +1,32 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import https from 'node:https';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { delay } from '@nodelet/base';
 import { terminateChild } from '@nodelet/base/testing';
+import { createCa, issueCertificate, loadCa } from '../../pki/certs.js';
 
 /** Debian's etcd-server binary (3.4.x). */
 export const ETCD_BINARY = process.env.NODELET_TEST_ETCD ?? '/usr/bin/etcd';
 
+/** Client-side TLS material of a TLS test etcd: files (for flags) and their contents. */
+export interface TestEtcdTls {
+  caFile: string;
+  certFile: string;
+  keyFile: string;
+  ca: Buffer;
+  cert: Buffer;
+  key: Buffer;
+}
+
 export interface TestEtcd {
-  /** Client URL, e.g. `http://127.0.0.1:41234`. */
+  /** Client URL, e.g. `http://127.0.0.1:41234` (`https://` with TLS). */
   readonly endpoint: string;
+  /** CA and a client certificate (clientAuth, signed by that CA) when started with `tls`. */
+  readonly tls?: TestEtcdTls;
   /** PID of the running etcd (changes on restart). */
   readonly pid: number;
   readonly dataDir: string;
@@ -38,14 +52,54 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function healthy(endpoint: string): Promise<boolean> {
+async function healthy(endpoint: string, tls?: TestEtcdTls): Promise<boolean> {
   try {
-    const res = await fetch(`${endpoint}/health`, { signal: AbortSignal.timeout(1000) });
-    const body = (await res.json()) as { health?: string };
-    return res.ok && body.health === 'true';
+    if (!tls) {
+      const res = await fetch(`${endpoint}/health`, { signal: AbortSignal.timeout(1000) });
+      const body = (await res.json()) as { health?: string };
+      return res.ok && body.health === 'true';
+    }
+    const body = await new Promise<string>((resolve, reject) => {
+      const req = https.get(`${endpoint}/health`, { ca: tls.ca, cert: tls.cert, key: tls.key, timeout: 1000 }, (res) => {
+        let data = '';
+        res.on('data', (c: Buffer) => (data += c.toString()));
+        res.on('end', () => (res.statusCode === 200 ? resolve(data) : reject(new Error(`HTTP ${res.statusCode}`))));
+      });
+      req.on('timeout', () => req.destroy(new Error('timeout')));
+      req.on('error', reject);
+    });
+    return (JSON.parse(body) as { health?: string }).health === 'true';
   } catch {
     return false;
   }
+}
+
+/**
+ * A CA, a serving certificate for 127.0.0.1/localhost and a client certificate, made with the
+ * control plane's own PKI code, written to `dir`.
+ */
+async function makeTls(dir: string): Promise<{ client: TestEtcdTls; args: string[] }> {
+  const caPair = await createCa('nodelet-test-etcd-ca');
+  const ca = await loadCa(caPair);
+  const server = await issueCertificate(ca, { commonName: 'etcd', usage: 'server', ips: ['127.0.0.1'], dnsNames: ['localhost'] });
+  const client = await issueCertificate(ca, { commonName: 'nodelet-apiserver-etcd-client', usage: 'client' });
+  const f = (name: string): string => join(dir, name);
+  await writeFile(f('ca.crt'), caPair.certPem);
+  await writeFile(f('server.crt'), server.certPem);
+  await writeFile(f('server.key'), server.keyPem, { mode: 0o600 });
+  await writeFile(f('client.crt'), client.certPem);
+  await writeFile(f('client.key'), client.keyPem, { mode: 0o600 });
+  return {
+    client: {
+      caFile: f('ca.crt'),
+      certFile: f('client.crt'),
+      keyFile: f('client.key'),
+      ca: Buffer.from(caPair.certPem),
+      cert: Buffer.from(client.certPem),
+      key: Buffer.from(client.keyPem),
+    },
+    args: [`--trusted-ca-file=${f('ca.crt')}`, `--cert-file=${f('server.crt')}`, `--key-file=${f('server.key')}`, '--client-cert-auth'],
+  };
 }
 
 /** SIGTERM, then SIGKILL after 5 s; resolves once the process is gone. */
@@ -56,13 +110,13 @@ const terminate = (child: ChildProcess): Promise<void> => terminateChild(child, 
  * resolves once `/health` reports true. Ports are picked by binding port 0 and releasing it, so
  * another process may grab one in between; start is retried a few times for that race.
  */
-export async function startTestEtcd(opts: { signal?: AbortSignal; startTimeoutMs?: number } = {}): Promise<TestEtcd> {
+export async function startTestEtcd(opts: { signal?: AbortSignal; startTimeoutMs?: number; tls?: boolean } = {}): Promise<TestEtcd> {
   const reason = etcdUnavailableReason();
   if (reason) throw new Error(reason);
   let lastErr: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      return await startOnce(opts.startTimeoutMs ?? 15_000, opts.signal);
+      return await startOnce(opts.startTimeoutMs ?? 15_000, opts.signal, opts.tls ?? false);
     } catch (err) {
       lastErr = err;
       opts.signal?.throwIfAborted();
@@ -71,10 +125,21 @@ export async function startTestEtcd(opts: { signal?: AbortSignal; startTimeoutMs
   throw lastErr;
 }
 
-async function startOnce(timeoutMs: number, signal?: AbortSignal): Promise<TestEtcd> {
+async function startOnce(timeoutMs: number, signal: AbortSignal | undefined, withTls: boolean): Promise<TestEtcd> {
   const dataDir = await mkdtemp(join(tmpdir(), 'nodelet-etcd-'));
-  const [clientPort, peerPort] = [await freePort(), await freePort()];
-  const client = `http://127.0.0.1:${clientPort}`;
+  // Certificates live beside the data dir, not in it (etcd owns its data dir's layout).
+  const pkiDir = withTls ? await mkdtemp(join(tmpdir(), 'nodelet-etcd-pki-')) : undefined;
+  let clientPort: number, peerPort: number, tls: Awaited<ReturnType<typeof makeTls>> | undefined;
+  try {
+    [clientPort, peerPort] = [await freePort(), await freePort()];
+    tls = pkiDir ? await makeTls(pkiDir) : undefined;
+  } catch (err) {
+    await rm(dataDir, { recursive: true, force: true });
+    if (pkiDir) await rm(pkiDir, { recursive: true, force: true });
+    throw err;
+  }
+  // Client traffic is TLS with client-certificate auth; peer traffic (one member) stays plain.
+  const client = `${tls ? 'https' : 'http'}://127.0.0.1:${clientPort}`;
   const peer = `http://127.0.0.1:${peerPort}`;
   const args = [
     '--name=nodelet-test',
@@ -86,6 +151,7 @@ async function startOnce(timeoutMs: number, signal?: AbortSignal): Promise<TestE
     `--initial-cluster=nodelet-test=${peer}`,
     '--logger=zap',
     '--log-level=error',
+    ...(tls?.args ?? []),
   ];
   let child: ChildProcess | undefined;
   // If the test process dies without calling stop(), do not leave etcd running.
@@ -102,7 +168,7 @@ async function startOnce(timeoutMs: number, signal?: AbortSignal): Promise<TestE
       stderr = (stderr + d.toString()).slice(-4000);
     });
     const deadline = Date.now() + timeoutMs;
-    while (!(await healthy(client))) {
+    while (!(await healthy(client, tls?.client))) {
       if (proc.exitCode !== null) throw new Error(`etcd exited with code ${proc.exitCode}: ${stderr.trim()}`);
       if (Date.now() > deadline) throw new Error(`etcd at ${client} not healthy after ${timeoutMs} ms: ${stderr.trim()}`);
       await delay(100, signal);
@@ -116,6 +182,7 @@ async function startOnce(timeoutMs: number, signal?: AbortSignal): Promise<TestE
     process.removeListener('exit', killOnExit);
     if (child) await terminate(child);
     await rm(dataDir, { recursive: true, force: true });
+    if (pkiDir) await rm(pkiDir, { recursive: true, force: true });
   };
   try {
     await launch();
@@ -125,6 +192,7 @@ async function startOnce(timeoutMs: number, signal?: AbortSignal): Promise<TestE
   }
   return {
     endpoint: client,
+    ...(tls ? { tls: tls.client } : {}),
     get pid() {
       return child!.pid!;
     },

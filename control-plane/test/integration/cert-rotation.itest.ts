@@ -1,0 +1,143 @@
+// Certificate rotation in a running `nodelet server`: it starts with a serving certificate and an
+// apiserver-kubelet-client certificate that expire in seconds, re-issues both while serving, and
+// (1) an open watch keeps streaming on the connection that negotiated the old certificate,
+// (2) a new TLS connection gets the new one, (3) the node proxy presents the new client pair.
+import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import https from 'node:https';
+import type { IncomingMessage } from 'node:http';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import tls, { type TLSSocket } from 'node:tls';
+import { ApiClient, CONFIGMAPS, NODES, PODS } from '@nodelet/api';
+import { noopLogger, pollUntil } from '@nodelet/base';
+import { startControlPlane } from '../../src/apiserver/run.js';
+import { createCa, issueCertificate, loadCa } from '../../src/pki/certs.js';
+import { writePairAtomic } from '../../src/pki/pair-files.js';
+import { ensurePki, hostAddresses } from '../../src/pki/pki.js';
+
+/** Certificates issued by the test live this long; the server renews when less than RENEW_BEFORE is left. */
+const VALIDITY_MS = 20_000;
+const RENEW_BEFORE_MS = 14_000;
+
+/** The certificate a fresh, fully verified TLS connection to the server gets. */
+async function servedCertificate(port: number, ca: string): Promise<X509Certificate> {
+  return await new Promise((resolve, reject) => {
+    const s = tls.connect({ host: '127.0.0.1', port, ca }, () => {
+      const der = s.getPeerCertificate().raw;
+      s.end();
+      resolve(new X509Certificate(der));
+    });
+    s.on('error', reject);
+  });
+}
+
+/** A fake agent on loopback that records the client certificate each request presents. */
+async function startFakeAgent(): Promise<{ port: number; serials: string[]; close(): Promise<void> }> {
+  const serials: string[] = [];
+  const { keyPem, certPem } = await issueCertificate(await loadCa(await createCa('fake-agent-ca')), { commonName: 'agent', usage: 'server', ips: ['127.0.0.1'] });
+  const server = https.createServer({ key: keyPem, cert: certPem, requestCert: true, rejectUnauthorized: false }, (req, res) => {
+    serials.push((req.socket as TLSSocket).getPeerCertificate().serialNumber);
+    res.writeHead(200, { 'Content-Type': 'text/plain' });
+    res.end('log line\n');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  return {
+    port,
+    serials,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+test('serving and agent-client certificates rotate in a running server without dropping connections', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'nodelet-rotation-it-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const pkiDir = join(dir, 'pki');
+
+  // 1. A PKI whose two leaf pairs expire in VALIDITY_MS (same SANs the server wants, so only expiry triggers).
+  const pki = await ensurePki({ dir: pkiDir });
+  const ca = await loadCa({ certPem: pki.caPem, keyPem: await readFile(join(pkiDir, 'ca.key'), 'utf8') });
+  const days = VALIDITY_MS / 86_400_000;
+  // issueCertificate back-dates notBefore by a minute; notAfter is now + VALIDITY_MS.
+  const shortServing = await issueCertificate(ca, { commonName: 'nodelet-apiserver', usage: 'server', ips: hostAddresses(), dnsNames: ['localhost', hostname()], days });
+  const shortClient = await issueCertificate(ca, { commonName: 'nodelet-apiserver', organization: 'system:masters', usage: 'client', days });
+  await writePairAtomic(pkiDir, 'apiserver', shortServing);
+  await writePairAtomic(pkiDir, 'apiserver-kubelet-client', shortClient);
+
+  const cp = await startControlPlane({
+    dataDir: dir,
+    bindAddress: '127.0.0.1',
+    port: 0,
+    registryAddress: '',
+    controllers: false,
+    logger: noopLogger,
+    certRotation: { intervalMs: 200, renewBeforeMs: RENEW_BEFORE_MS },
+  });
+  t.after(() => cp.close());
+  const oldSerial = new X509Certificate(shortServing.certPem).serialNumber;
+  assert.equal((await servedCertificate(cp.port, cp.caPem)).serialNumber, oldSerial, 'the server started with the short-lived certificate');
+
+  const client = new ApiClient({ server: cp.url, token: cp.adminToken, ca: cp.caPem });
+  t.after(() => client.close());
+  const agent = await startFakeAgent();
+  t.after(() => agent.close());
+  await client.resource(NODES).create({
+    metadata: { name: 'n1' },
+    status: { addresses: [{ type: 'InternalIP', address: '127.0.0.1' }], daemonEndpoints: { kubeletEndpoint: { Port: agent.port } } },
+  });
+  await client.resource(PODS, 'default').create({ metadata: { name: 'p', namespace: 'default' }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'busybox:1' }] } });
+  const podLog = async (): Promise<string> => (await client.getRaw('/api/v1/namespaces/default/pods/p/log')).toString();
+
+  // 2. Before rotation: a watch on its own connection, and one proxied log request.
+  const events: string[] = [];
+  const watchRes = await new Promise<IncomingMessage>((resolve, reject) => {
+    const req = https.get(`${cp.url}/api/v1/namespaces/default/configmaps?watch=1`, { ca: cp.caPem, agent: false, headers: { Authorization: `Bearer ${cp.adminToken}` } }, resolve);
+    req.on('error', reject);
+  });
+  t.after(() => watchRes.destroy());
+  assert.equal(watchRes.statusCode, 200);
+  let buffered = '';
+  watchRes.on('data', (c: Buffer) => {
+    buffered += c.toString();
+    for (let i = buffered.indexOf('\n'); i >= 0; i = buffered.indexOf('\n')) {
+      events.push(buffered.slice(0, i));
+      buffered = buffered.slice(i + 1);
+    }
+  });
+  const watchSocket = watchRes.socket as TLSSocket;
+  assert.equal(watchSocket.getPeerCertificate().serialNumber, oldSerial);
+  assert.equal(await podLog(), 'log line\n');
+  const oldClientSerial = new X509Certificate(shortClient.certPem).serialNumber;
+  assert.deepEqual(agent.serials, [oldClientSerial]);
+
+  // 3. Rotation: a new connection gets a new, CA-verified certificate valid far longer.
+  const renewed = await pollUntil(
+    'the server to serve a rotated certificate',
+    async () => {
+      const c = await servedCertificate(cp.port, cp.caPem);
+      return c.serialNumber !== oldSerial ? c : undefined;
+    },
+    { timeoutMs: 30_000, intervalMs: 200 },
+  );
+  assert.ok(Date.parse(renewed.validTo) > Date.now() + 300 * 86_400_000, `new certificate valid until ${renewed.validTo}`);
+  assert.equal(new X509Certificate(await readFile(join(pkiDir, 'apiserver.crt'), 'utf8')).serialNumber, renewed.serialNumber, 'written to disk too');
+
+  // 4. The watch opened before rotation still streams, on the same connection and certificate.
+  await client.resource(CONFIGMAPS, 'default').create({ metadata: { name: 'after-rotation', namespace: 'default' }, data: { k: 'v' } });
+  await pollUntil('the old watch to see the new ConfigMap', () => events.some((e) => e.includes('"after-rotation"')), { timeoutMs: 10_000, intervalMs: 20 });
+  assert.equal(watchRes.socket, watchSocket);
+  assert.equal(watchSocket.destroyed, false);
+  assert.equal(watchSocket.getPeerCertificate().serialNumber, oldSerial);
+
+  // 5. The node proxy presents the rotated client pair to agents (due at the same check, or the next).
+  await pollUntil('the node proxy to present a rotated client certificate', async () => (await podLog()) === 'log line\n' && agent.serials.at(-1) !== oldClientSerial, { timeoutMs: 10_000, intervalMs: 200 });
+  const newClientSerial = new X509Certificate(await readFile(join(pkiDir, 'apiserver-kubelet-client.crt'), 'utf8')).serialNumber;
+  assert.equal(agent.serials.at(-1), newClientSerial, 'the pair on disk is the one presented');
+});
