@@ -101,3 +101,13 @@ describe('volume paths at the API server', () => {
     assert.equal(created.spec?.volumes?.[1]?.configMap?.defaultMode, 0o644);
   });
 });
+
+describe('pod validation on update', () => {
+  it('ratchets: a pod stored before a rule existed can still be updated, a new problem is still refused', async () => {
+    const { podStrategy } = await import('./strategies/pods.js');
+    const legacy = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'old', namespace: 'default' }, spec: { containers: [{ name: 'c', image: 'x' }], volumes: [{ name: '../x', emptyDir: {} }] } };
+    assert.deepEqual(podStrategy.validate!({ ...legacy, status: { phase: 'Running' } }, legacy), []);
+    const worse = { ...legacy, spec: { ...legacy.spec, containers: [{ name: 'c', image: 'y', volumeMounts: [{ name: 'nope', mountPath: '/n' }] }] } };
+    assert.deepEqual(podStrategy.validate!(worse, legacy).map((e) => e.field), ['spec.containers[0].volumeMounts[0].name']);
+  });
+});
