@@ -11,7 +11,7 @@
  */
 import { chmod, mkdir } from 'node:fs/promises';
 import cron from 'node-cron';
-import { DisposableStore, describeError, hasCode, systemClock, toDisposable, type Clock, type Logger } from '@nodelet/base';
+import { DisposableStore, describeError, systemClock, toDisposable, type Clock, type Logger } from '@nodelet/base';
 import { CONFIGMAPS, SECRETS, type ApiClient, type Pod } from '@nodelet/api';
 import { connectCriClient, type CriClient } from '@nodelet/cri-client';
 import { installNodeletCni, startCniService, type CniService } from '@nodelet/cni';
@@ -21,7 +21,8 @@ import { PodRuntime } from './runtime/pod-runtime.js';
 import { ImageManager } from './runtime/image-manager.js';
 import type { EnvSourceReader } from './runtime/env.js';
 import { hostMounter } from './runtime/mount.js';
-import { cleanupOrphanedPodDirs, type VolumeSourceReader } from './runtime/volumes.js';
+import { cleanupOrphanedPodDirs } from './runtime/volumes.js';
+import { apiVolumeSources } from './source/volume-sources.js';
 import { StatusManager } from './status/status-manager.js';
 import { EventRecorder } from './status/event-recorder.js';
 import { PodWorkers } from './podworkers/pod-workers.js';
@@ -174,7 +175,7 @@ export class Agent {
       runtime: client.runtime,
       images: new ImageManager({ images: client.image, clock: this.#clock, maxParallelPulls: c.maxParallelImagePulls }),
       env: this.#envReader(),
-      volumeSources: this.#volumeReader(),
+      volumeSources: apiVolumeSources(api),
       mounter: hostMounter,
       events: this.events,
       clock: this.#clock,
@@ -325,31 +326,6 @@ export class Agent {
         const out: Record<string, string> = { ...(s.stringData ?? {}) };
         for (const [k, v] of Object.entries(s.data ?? {})) out[k] = Buffer.from(v, 'base64').toString('utf8');
         return out;
-      },
-    };
-  }
-
-  /** ConfigMap data + binaryData and Secret data as bytes, for volumes (binary keys stay binary). */
-  #volumeReader(): VolumeSourceReader {
-    const api = this.#o.api;
-    const get = async <T>(fn: () => Promise<T>): Promise<T | undefined> => {
-      try {
-        return await fn();
-      } catch (err) {
-        if (hasCode(err, 'ERR_NOT_FOUND')) return undefined;
-        throw err;
-      }
-    };
-    const b64 = (m: Record<string, string> | undefined) => Object.entries(m ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')] as const);
-    const utf8 = (m: Record<string, string> | undefined) => Object.entries(m ?? {}).map(([k, v]) => [k, Buffer.from(v, 'utf8')] as const);
-    return {
-      configMap: async (ns, name, signal) => {
-        const cm = await get(() => api.get(CONFIGMAPS, name, { namespace: ns, signal }));
-        return cm && Object.fromEntries([...utf8(cm.data), ...b64(cm.binaryData)]);
-      },
-      secret: async (ns, name, signal) => {
-        const s = await get(() => api.get(SECRETS, name, { namespace: ns, signal }));
-        return s && Object.fromEntries([...utf8(s.stringData), ...b64(s.data)]);
       },
     };
   }
