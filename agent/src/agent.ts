@@ -9,7 +9,7 @@
  * Crash-only (STYLE.md §3): nothing is persisted by the agent; a restarted agent rebuilds its
  * view from CRI labels and the API, and does not restart running containers.
  */
-import { mkdir } from 'node:fs/promises';
+import { chmod, mkdir } from 'node:fs/promises';
 import cron from 'node-cron';
 import { DisposableStore, describeError, systemClock, toDisposable, type Clock, type Logger } from '@nodelet/base';
 import { CONFIGMAPS, SECRETS, type ApiClient, type Pod } from '@nodelet/api';
@@ -20,6 +20,9 @@ import { Pleg } from './pleg/pleg.js';
 import { PodRuntime } from './runtime/pod-runtime.js';
 import { ImageManager } from './runtime/image-manager.js';
 import type { EnvSourceReader } from './runtime/env.js';
+import { hostMounter } from './runtime/mount.js';
+import { cleanupOrphanedPodDirs } from './runtime/volumes.js';
+import { apiVolumeSources } from './source/volume-sources.js';
 import { StatusManager } from './status/status-manager.js';
 import { EventRecorder } from './status/event-recorder.js';
 import { PodWorkers } from './podworkers/pod-workers.js';
@@ -80,6 +83,7 @@ export class Agent {
   readonly staticPods = new Map<string, Pod>();
   #staticRead = false;
   #source!: ApiPodSource;
+  #podDirCleanup?: () => void;
   #internalIP: string;
 
   private constructor(o: AgentOptions) {
@@ -118,7 +122,9 @@ export class Agent {
     const c = this.config;
     const log = this.#log;
     const signal = this.#stop.signal;
+    // Pod directories hold secret volumes: nobody but root walks into them on the node (kubelet: 0750).
     await mkdir(join(c.rootDir, 'pods'), { recursive: true });
+    await chmod(join(c.rootDir, 'pods'), 0o750);
 
     // 1. Runtime: Version handshake, waiting for it like the kubelet.
     const { client, version } = await connectCriClient({ endpoint: c.containerRuntimeEndpoint, waitMs: this.#o.runtimeWaitMs ?? 30_000 });
@@ -170,6 +176,8 @@ export class Agent {
       runtime: client.runtime,
       images: new ImageManager({ images: client.image, clock: this.#clock, maxParallelPulls: c.maxParallelImagePulls }),
       env: this.#envReader(),
+      volumeSources: apiVolumeSources(api),
+      mounter: hostMounter,
       events: this.events,
       clock: this.#clock,
       log: log.child({ component: 'runtime' }),
@@ -254,6 +262,13 @@ export class Agent {
       }),
     );
     if (c.staticPodPath) this.#loops.push(this.#staticLoop(c.staticPodPath, signal));
+    // Pod directories (volumes, tmpfs and subPath mounts) of pods nobody wants: left by a crash or
+    // by pods removed while the agent was down. A pod the runtime still has is torn down first.
+    const gcLog = log.child({ component: 'gc' });
+    this.#podDirCleanup = serialJob('pod-dirs', gcLog, async (s) => {
+      const removed = await cleanupOrphanedPodDirs(c.rootDir, (uid) => this.#wantsPodDir(uid), hostMounter, s);
+      if (removed.length) gcLog.info({ podUIDs: removed }, 'Orphaned pod directories removed');
+    }, signal);
     this.#schedule(this.#o.housekeepingMs ?? 2000, () => this.#housekeeping());
     this.#startGcJobs();
     log.info({ node: c.nodeName, port: this.#nodeApi.port, healthzPort: this.#nodeApi.healthzPort }, 'Agent started');
@@ -397,7 +412,15 @@ export class Agent {
       this.workers.update({ pod: standIn, terminationRequested: true, gracePeriodS: 2 });
     }
     this.workers.syncKnownPods(desired);
+    this.#podDirCleanup?.();
     this.#updateGauges();
+  }
+
+  /** A pod directory is kept while the API or a manifest wants the pod, a worker has it, or CRI still runs any of it. */
+  #wantsPodDir(uid: string): boolean {
+    if (this.apiPods.has(uid) || this.staticPods.has(uid) || this.workers.has(uid)) return true;
+    const p = this.pleg.get(uid);
+    return p.sandboxes.length > 0 || p.containers.length > 0;
   }
 
   #updateGauges(): void {

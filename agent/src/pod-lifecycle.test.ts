@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { noopLogger, systemClock } from '@nodelet/base';
@@ -170,4 +170,23 @@ test('deletion stops containers with the grace period, removes everything, then 
   assert.equal(body.gracePeriodSeconds, 0);
   assert.equal(body.preconditions?.uid, pod.metadata.uid);
   assert.ok(w.events.some((e) => e.reason === 'Killing'));
+});
+
+test('a pod whose volume name would be a host path gets no sandbox: CreateContainerConfigError and a FailedMount event', async (t) => {
+  const w = await world(t);
+  // The API server refuses this pod; a static pod or an older server would not have.
+  const bad = podObj('traversal', ['sleep', '1000']);
+  bad.spec!.volumes = [{ name: '../../../../etc/cron.d', configMap: { name: 'cron' } }];
+  bad.spec!.containers[0]!.volumeMounts = [{ name: '../../../../etc/cron.d', mountPath: '/etc/cron.d' }];
+  const pod = w.api.seed(PODS, bad);
+  w.submit(pod);
+  const waiting = await until('CreateContainerConfigError in the status', async () => {
+    const p = await w.client.get(PODS, 'traversal', { namespace: 'default' });
+    const s = p.status?.containerStatuses?.[0];
+    return s?.state?.waiting?.reason === 'CreateContainerConfigError' ? s : undefined;
+  });
+  assert.match(waiting.state!.waiting!.message!, /^invalid pod spec, refusing to create its volumes: spec\.volumes\[0\]\.name: Invalid value: "\.\.\/\.\.\/\.\.\/\.\.\/etc\/cron\.d"/);
+  assert.ok(w.events.some((e) => e.reason === 'FailedMount' && e.type === 'Warning'));
+  assert.equal(w.fake.runtime.callsOf('RunPodSandbox').length, 0, 'no sandbox');
+  assert.deepEqual(await readdir(join(w.dir, 'root')).catch(() => []), [], 'no pod directory');
 });

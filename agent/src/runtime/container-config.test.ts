@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod } from '@nodelet/api';
 import { hasCode } from '@nodelet/base';
-import { buildContainerConfig, buildSandboxConfig, linuxResources } from './container-config.js';
+import { buildContainerConfig, buildSandboxConfig, linuxResources, podDir, volumeDir } from './container-config.js';
 import { expandVars, resolveEnv, type EnvSourceReader } from './env.js';
 import { containerHash } from './labels.js';
 
@@ -94,4 +94,29 @@ test('resources → CRI linux resources (shares, quota/period, memory limit, QoS
   assert.equal(r.oomScoreAdj, String(1000 - Math.floor((1000 * 64) / 1024)));
   assert.equal(linuxResources({ name: 'be' }, 2 ** 30).cpuShares, '2');
   assert.equal(linuxResources({ name: 'g', resources: { limits: { cpu: '1', memory: '1Gi' } } }, 2 ** 32).oomScoreAdj, '-997');
+});
+
+test('mounts: configMap/secret always read-only, subPath only from a prepared bind mount, no unvalidated names in paths', () => {
+  const p: Pod = {
+    metadata: { name: 'v', namespace: 'ns1', uid: 'uid-1' },
+    spec: {
+      volumes: [{ name: 'cfg', configMap: { name: 'c' } }, { name: 'sec', secret: { secretName: 's' } }, { name: 'data', emptyDir: {} }],
+      containers: [{ name: 'c', volumeMounts: [
+        { name: 'cfg', mountPath: '/cfg', readOnly: false },
+        { name: 'sec', mountPath: '/sec' },
+        { name: 'data', mountPath: '/sub', subPath: '../../../../etc' },
+      ] }],
+    },
+  };
+  const input = { pod: p, container: p.spec!.containers[0]!, type: 'regular' as const, restartCount: 0, imageRef: 'i', env: [], paths: { rootDir: '/r', podLogsDir: '/l' }, nodeMemoryBytes: 0 };
+  // Before, the subPath was joined as written: hostPath "/r/pods/etc".
+  assert.throws(() => buildContainerConfig(input), (e) => hasCode(e, 'ERR_FAILED_PRECONDITION') && /subPath of volumeMount "data" of container "c" was not prepared/.test((e as Error).message));
+  const cfg = buildContainerConfig({ ...input, subPaths: new Map([[2, '/r/pods/uid-1/volume-subpaths/data/c/2']]) });
+  assert.deepEqual(cfg.mounts!.map((m) => [m.containerPath, m.hostPath, m.readonly]), [
+    ['/cfg', '/r/pods/uid-1/volumes/kubernetes.io~configmap/cfg', true],
+    ['/sec', '/r/pods/uid-1/volumes/kubernetes.io~secret/sec', true],
+    ['/sub', '/r/pods/uid-1/volume-subpaths/data/c/2', false],
+  ]);
+  assert.throws(() => volumeDir('/r', 'uid-1', { name: '../../etc/cron.d', configMap: { name: 'x' } }), (e) => hasCode(e, 'ERR_INVALID_ARGUMENT'));
+  assert.throws(() => podDir('/r', '../..'), (e) => hasCode(e, 'ERR_INVALID_ARGUMENT'));
 });

@@ -3,11 +3,16 @@
  * (kubelet kuberuntime_sandbox.go generatePodSandboxConfig, kuberuntime_container.go
  * generateContainerConfig). Paths follow the kubelet's layout:
  *
- *   logs     /var/log/pods/<ns>_<name>_<uid>/<container>/<restartCount>.log
- *   volumes  <root-dir>/pods/<uid>/volumes/kubernetes.io~empty-dir/<volume>
+ *   logs      /var/log/pods/<ns>_<name>_<uid>/<container>/<restartCount>.log
+ *   volumes   <root-dir>/pods/<uid>/volumes/kubernetes.io~empty-dir/<volume>
+ *   subPaths  <root-dir>/pods/<uid>/volume-subpaths/<volume>/<container>/<index> (bind mounts, subpath.ts)
+ *
+ * The functions that join a pod UID or a volume name into a host path check it first and throw
+ * ERR_INVALID_ARGUMENT: a name that is not a DNS-1123 label never becomes a path.
  */
 import { join } from 'node:path';
-import type { Container, Pod } from '@nodelet/api';
+import { AgentError } from '@nodelet/base';
+import { isDns1123Label, type Container, type Pod, type Volume } from '@nodelet/api';
 import { milliCpu, parseQuantity } from '../util/quantity.js';
 import type { ContainerConfig, LinuxContainerResources, Mount, PodSandboxConfig, PortMapping } from './cri.js';
 import type { EnvVarValue } from './env.js';
@@ -35,14 +40,27 @@ export function podLogDir(pod: Pod, podLogsDir = '/var/log/pods'): string {
   return join(podLogsDir, `${pod.metadata.namespace}_${pod.metadata.name}_${pod.metadata.uid}`);
 }
 
+/** A pod UID that is safe as one path element (API server UIDs are UUIDs; static pods' too). */
+export function isSafePodUid(uid: unknown): uid is string {
+  return typeof uid === 'string' && /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/.test(uid);
+}
+
+/** `<root-dir>/pods/<uid>`. Throws ERR_INVALID_ARGUMENT for a UID that is not one path element. */
 export function podDir(rootDir: string, uid: string): string {
+  if (!isSafePodUid(uid)) throw new AgentError('ERR_INVALID_ARGUMENT', `pod UID ${JSON.stringify(uid)} cannot name a directory`);
   return join(rootDir, 'pods', uid);
 }
 
-/** Host directory of a volume that the agent materialises (emptyDir, configMap, secret). */
-export function volumeDir(rootDir: string, uid: string, volume: NonNullable<NonNullable<Pod['spec']>['volumes']>[number]): string | undefined {
+/**
+ * Host directory of a volume that the agent materialises (emptyDir, configMap, secret).
+ * Throws ERR_INVALID_ARGUMENT for a volume name that is not a DNS-1123 label.
+ */
+export function volumeDir(rootDir: string, uid: string, volume: Volume): string | undefined {
   const plugin = volume.emptyDir ? 'kubernetes.io~empty-dir' : volume.configMap ? 'kubernetes.io~configmap' : volume.secret ? 'kubernetes.io~secret' : undefined;
   if (!plugin) return undefined;
+  if (typeof volume.name !== 'string' || !isDns1123Label(volume.name)) {
+    throw new AgentError('ERR_INVALID_ARGUMENT', `volume name ${JSON.stringify(volume.name)} is not a DNS-1123 label`);
+  }
   return join(podDir(rootDir, uid), 'volumes', plugin, volume.name);
 }
 
@@ -135,23 +153,32 @@ export interface ContainerConfigInput {
   env: EnvVarValue[];
   paths: PodPaths;
   nodeMemoryBytes: number;
+  /** Host path per volumeMount index with a subPath/subPathExpr, verified and bind-mounted (subpath.ts). */
+  subPaths?: ReadonlyMap<number, string>;
 }
 
-function mountsFor({ pod, container, paths }: ContainerConfigInput): Mount[] {
+function mountsFor({ pod, container, paths, subPaths }: ContainerConfigInput): Mount[] {
   const volumes = new Map((pod.spec?.volumes ?? []).map((v) => [v.name, v]));
   const out: Mount[] = [];
-  for (const vm of container.volumeMounts ?? []) {
+  (container.volumeMounts ?? []).forEach((vm, i) => {
     const v = volumes.get(vm.name);
-    if (!v) continue;
-    const host = v.hostPath?.path ?? volumeDir(paths.rootDir, pod.metadata.uid!, v);
-    if (!host) continue;
+    if (!v) return;
+    let host = v.hostPath?.path ?? volumeDir(paths.rootDir, pod.metadata.uid!, v);
+    if (!host) return;
+    if (vm.subPath || vm.subPathExpr) {
+      // Never join a subPath here: only a path prepareSubPath verified and bind-mounted is used.
+      host = subPaths?.get(i);
+      if (!host) throw new AgentError('ERR_FAILED_PRECONDITION', `subPath of volumeMount "${vm.name}" of container "${container.name}" was not prepared`);
+    }
     out.push({
       containerPath: vm.mountPath,
-      hostPath: vm.subPath ? join(host, vm.subPath) : host,
-      readonly: vm.readOnly ?? !!(v.configMap || v.secret),
+      hostPath: host,
+      // configMap and secret volumes are read-only whatever the pod asks (CVE-2017-1002102): a
+      // container must not plant files the agent's writer would then follow.
+      readonly: vm.readOnly === true || !!(v.configMap || v.secret),
       propagation: vm.mountPropagation === 'Bidirectional' ? 'PROPAGATION_BIDIRECTIONAL' : vm.mountPropagation === 'HostToContainer' ? 'PROPAGATION_HOST_TO_CONTAINER' : 'PROPAGATION_PRIVATE',
     });
-  }
+  });
   return out;
 }
 

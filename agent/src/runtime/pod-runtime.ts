@@ -9,14 +9,16 @@
 import { AgentError, describeError, hasCode, isAbortError, type Clock, type Logger } from '@nodelet/base';
 import type { Container, Pod } from '@nodelet/api';
 import type { PodSandboxConfig, RuntimeService } from './cri.js';
-import { buildContainerConfig, buildSandboxConfig, podLogDir, type PodPaths } from './container-config.js';
+import { buildContainerConfig, buildSandboxConfig, isSafePodUid, podLogDir, type PodPaths } from './container-config.js';
 import { resolveEnv, type EnvSourceReader } from './env.js';
 import type { ImageManager } from './image-manager.js';
 import { containerHash, type ContainerType } from './labels.js';
 import { latestContainer, type ObservedPod } from './observed.js';
 import { computePodActions, type ProbeFailed } from './pod-actions.js';
 import { RestartBackoff } from './restart-backoff.js';
-import { preparePodVolumes, removePodDir } from './volumes.js';
+import { hostMounter, type Mounter } from './mount.js';
+import { prepareContainerSubPaths } from './subpath.js';
+import { podPathProblems, preparePodVolumes, removePodDir, type VolumeContext, type VolumeSourceReader } from './volumes.js';
 import { rm } from 'node:fs/promises';
 import type { StartFailure } from '../status/pod-status.js';
 
@@ -31,6 +33,10 @@ export interface PodRuntimeOptions {
   runtime: RuntimeService;
   images: ImageManager;
   env: EnvSourceReader;
+  /** ConfigMap/Secret bytes for volumes; defaults to `env`'s strings as UTF-8. */
+  volumeSources?: VolumeSourceReader;
+  /** tmpfs and subPath bind mounts; defaults to the node's mount(8). */
+  mounter?: Mounter;
   events: PodEventSink;
   clock: Clock;
   log: Logger;
@@ -56,15 +62,27 @@ export interface SyncResult {
 
 const CLEANUP_MS = 30_000;
 const MIN_GRACE_S = 2;
+/** A pod the agent refuses to lay out is looked at again this often (its spec cannot change, a static pod's file can). */
+const INVALID_POD_RETRY_MS = 30_000;
+
+function utf8Reader(env: EnvSourceReader): VolumeSourceReader {
+  const bytes = (d: Record<string, string> | undefined) => d && Object.fromEntries(Object.entries(d).map(([k, v]) => [k, Buffer.from(v, 'utf8')]));
+  return {
+    configMap: async (ns, name, signal) => bytes(await env.configMap(ns, name, signal)),
+    secret: async (ns, name, signal) => bytes(await env.secret(ns, name, signal)),
+  };
+}
 
 export class PodRuntime {
   readonly #o: PodRuntimeOptions;
   readonly #failures = new Map<string, Map<string, StartFailure>>();
   readonly #restarts: RestartBackoff;
+  readonly #volumes: VolumeContext;
 
   constructor(o: PodRuntimeOptions) {
     this.#o = o;
     this.#restarts = new RestartBackoff({ clock: o.clock, initialMs: o.crashLoopInitialMs, maxMs: o.crashLoopMaxMs });
+    this.#volumes = { rootDir: o.paths.rootDir, reader: o.volumeSources ?? utf8Reader(o.env), mounter: o.mounter ?? hostMounter };
   }
 
   /** The last start failure per container name of a pod (for the status). */
@@ -88,8 +106,25 @@ export class PodRuntime {
     this.#restarts.forgetPrefix(`${uid}/`);
   }
 
+  /**
+   * Defence in depth for pods that never passed the API server (static pods) or passed an older
+   * one: a pod whose volume, mount or container names would name host paths gets no directory,
+   * sandbox or container; every container waits in CreateContainerConfigError and a FailedMount
+   * event says why.
+   */
+  #refuseInvalid(pod: Pod): boolean {
+    const problems = podPathProblems(pod);
+    if (problems.length === 0) return false;
+    const message = `invalid pod spec, refusing to create its volumes: ${problems.join('; ')}`;
+    for (const c of [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])]) this.#fail(pod.metadata.uid!, c.name, { reason: 'CreateContainerConfigError', message });
+    this.#o.events.event(pod, 'Warning', 'FailedMount', message);
+    this.#o.log.warn({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUID: pod.metadata.uid, problems }, 'Pod refused: invalid volume paths');
+    return true;
+  }
+
   /** Brings the runtime to the desired pod: steps of kubelet SyncPod. */
   async syncPod(pod: Pod, observed: ObservedPod, signal: AbortSignal, probeFailed?: ProbeFailed): Promise<SyncResult> {
+    if (this.#refuseInvalid(pod)) return { changed: false, requeueAfterMs: INVALID_POD_RETRY_MS };
     const actions = computePodActions(pod, observed, probeFailed);
     const result: SyncResult = { changed: false };
     const grace = Math.max(MIN_GRACE_S, pod.spec?.terminationGracePeriodSeconds ?? 30);
@@ -113,7 +148,7 @@ export class PodRuntime {
     let sandboxId = actions.sandboxId;
     let podIPs = observed.sandboxes[0]?.ips ?? [];
     if (actions.createSandbox) {
-      await preparePodVolumes(pod, this.#o.paths.rootDir, this.#o.env, signal);
+      await preparePodVolumes(pod, this.#volumes, signal);
       const config = buildSandboxConfig(pod, actions.attempt, this.#o.paths, this.#o.nodeHostname);
       try {
         const res = await this.#o.runtime.runPodSandbox({ config }, { signal });
@@ -131,7 +166,7 @@ export class PodRuntime {
       return result;
     } else {
       // Volumes are refreshed on every sync, so configMap/secret edits reach the files.
-      await preparePodVolumes(pod, this.#o.paths.rootDir, this.#o.env, signal);
+      await preparePodVolumes(pod, this.#volumes, signal);
     }
     const sandboxConfig = buildSandboxConfig(pod, actions.attempt, this.#o.paths, this.#o.nodeHostname);
     const ctx = { pod, observed, sandboxId, sandboxConfig, podIPs, result, signal };
@@ -193,7 +228,9 @@ export class PodRuntime {
     let config;
     try {
       const env = await resolveEnv(pod, c, { podIPs: ctx.podIPs, hostIP: this.#o.hostIP(), nodeName: this.#o.nodeName }, this.#o.env, signal);
-      config = buildContainerConfig({ pod, container: c, type, restartCount, imageRef, env, paths: this.#o.paths, nodeMemoryBytes: this.#o.nodeMemoryBytes });
+      // Verified and bind-mounted now, right before CreateContainer (subpath.ts).
+      const subPaths = await prepareContainerSubPaths(pod, c, env, this.#o.paths.rootDir, this.#volumes.mounter, signal);
+      config = buildContainerConfig({ pod, container: c, type, restartCount, imageRef, env, paths: this.#o.paths, nodeMemoryBytes: this.#o.nodeMemoryBytes, subPaths });
     } catch (err) {
       if (signal.aborted) throw err;
       this.#fail(uid, c.name, { reason: 'CreateContainerConfigError', message: describeError(err) });
@@ -277,9 +314,14 @@ export class PodRuntime {
         if (!hasCode(err, 'ERR_NOT_FOUND')) throw err;
       });
     }
-    if (pod.metadata.uid) {
-      await removePodDir(this.#o.paths.rootDir, pod.metadata.uid);
-      if (pod.metadata.name && pod.metadata.namespace) await rm(podLogDir(pod, this.#o.paths.podLogsDir), { recursive: true, force: true });
+    // An orphan's stand-in carries what CRI labels said: only a UID that is one path element is
+    // joined into a path to remove (housekeeping leaves other entries alone too).
+    if (isSafePodUid(pod.metadata.uid)) {
+      // Unmounting gets its own deadline: half-unmounted volumes would keep the directory.
+      await removePodDir(this.#o.paths.rootDir, pod.metadata.uid, this.#volumes.mounter, AbortSignal.timeout(CLEANUP_MS));
+      const { name, namespace } = pod.metadata;
+      const element = `${namespace}_${name}_${pod.metadata.uid}`;
+      if (name && namespace && !element.includes('/')) await rm(podLogDir(pod, this.#o.paths.podLogsDir), { recursive: true, force: true });
     }
     if (signal.aborted) throw new AgentError('ERR_DEADLINE_EXCEEDED', 'pod removal interrupted');
   }

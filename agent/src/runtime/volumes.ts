@@ -1,43 +1,166 @@
 /**
- * The pod volumes the agent materialises on the host before containers start: emptyDir (a
- * directory), configMap and secret (their keys written as files). Everything lives under
- * `<root-dir>/pods/<uid>/` and is removed with the pod. hostPath is mounted as given.
+ * The pod volumes the agent materialises on the node before containers start (the kubelet's
+ * empty-dir, configmap and secret plugins), refreshed on every sync:
+ *
+ *   <root-dir>/pods/<uid>/volumes/kubernetes.io~empty-dir/<name>    directory 0777 (own tmpfs for medium: Memory)
+ *   <root-dir>/pods/<uid>/volumes/kubernetes.io~configmap/<name>    atomic-writer.ts layout, on disk
+ *   <root-dir>/pods/<uid>/volumes/kubernetes.io~secret/<name>       atomic-writer.ts layout, on its own tmpfs
+ *   <root-dir>/pods/<uid>/volume-subpaths/<volume>/<container>/<i>  subPath bind mounts (subpath.ts)
+ *
+ * hostPath is mounted as given. Every name joined into these paths is checked first with the API
+ * server's own validation (static pods never pass the API server): a pod that fails it gets no
+ * directory at all. Removal unmounts everything below the pod directory before deleting it, and
+ * housekeeping removes pod directories nobody wants any more (after an agent restart, or a crash
+ * between mount and sandbox), so neither tmpfs nor bind mounts leak.
  */
-import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { dirname, join, normalize } from 'node:path';
-import { AgentError } from '@nodelet/base';
-import type { Pod } from '@nodelet/api';
-import type { EnvSourceReader } from './env.js';
-import { podDir, volumeDir } from './container-config.js';
+import { chmod, mkdir, readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { AgentError, describeError } from '@nodelet/base';
+import { dns1123LabelProblem, invalidValue, validatePodVolumes, type KeyToPath, type Pod, type Volume } from '@nodelet/api';
+import { parseQuantity } from '../util/quantity.js';
+import { writeAtomically, type FileProjection } from './atomic-writer.js';
+import { isSafePodUid, podDir, volumeDir } from './container-config.js';
+import { unmountAllUnder, type Mounter } from './mount.js';
 
-/** Creates/refreshes every volume of the pod. Idempotent. Missing non-optional sources → ERR_FAILED_PRECONDITION. */
-export async function preparePodVolumes(pod: Pod, rootDir: string, reader: EnvSourceReader, signal: AbortSignal): Promise<void> {
-  const uid = pod.metadata.uid!;
-  const ns = pod.metadata.namespace ?? 'default';
-  for (const v of pod.spec?.volumes ?? []) {
-    const dir = volumeDir(rootDir, uid, v);
-    if (!dir) continue;
-    await mkdir(dir, { recursive: true, mode: 0o777 });
-    if (!v.configMap && !v.secret) continue;
-    const name = v.configMap?.name ?? v.secret?.secretName ?? '';
-    const data = v.configMap ? await reader.configMap(ns, name, signal) : await reader.secret(ns, name, signal);
-    if (!data) {
-      if (v.configMap?.optional || v.secret?.optional) continue;
-      throw new AgentError('ERR_FAILED_PRECONDITION', `${v.configMap ? 'configmap' : 'secret'} "${name}" not found (volume "${v.name}")`);
+/** ConfigMap/Secret contents as bytes (binaryData and Secret data stay binary). Undefined when absent. */
+export interface VolumeSourceReader {
+  configMap(namespace: string, name: string, signal: AbortSignal): Promise<Record<string, Uint8Array> | undefined>;
+  secret(namespace: string, name: string, signal: AbortSignal): Promise<Record<string, Uint8Array> | undefined>;
+}
+
+export interface VolumeContext {
+  rootDir: string;
+  reader: VolumeSourceReader;
+  mounter: Mounter;
+  /** Names the atomic writer's version directories. */
+  now?: () => Date;
+}
+
+const DEFAULT_MODE = 0o644;
+const EMPTY_DIR_MODE = 0o777;
+const KEYED_DIR_MODE = 0o755;
+const TMPFS_OPTIONS = ['nosuid', 'nodev'];
+
+/**
+ * Why the agent refuses to lay out `pod` on disk: field errors in the API server's words for
+ * volumes, volumeMounts and container names (all joined into host paths), and an unusable UID.
+ */
+export function podPathProblems(pod: Pod): string[] {
+  const out = validatePodVolumes(pod.spec, 'spec');
+  for (const list of ['initContainers', 'containers'] as const) {
+    (pod.spec?.[list] ?? []).forEach((c, i) => {
+      const p = typeof c?.name === 'string' ? dns1123LabelProblem(c.name) : 'must be a string';
+      if (p) out.push(invalidValue(`spec.${list}[${i}].name`, c?.name, p));
+    });
+  }
+  if (!isSafePodUid(pod.metadata.uid)) out.push(invalidValue('metadata.uid', pod.metadata.uid, 'must be a UID'));
+  return out.map((e) => `${e.field}: ${e.message}`);
+}
+
+function payloadOf(kind: 'configmap' | 'secret', data: Record<string, Uint8Array>, src: { items?: KeyToPath[]; defaultMode?: number; optional?: boolean }): Map<string, FileProjection> {
+  const mode = src.defaultMode ?? DEFAULT_MODE;
+  const out = new Map<string, FileProjection>();
+  if (!src.items?.length) {
+    for (const [key, value] of Object.entries(data)) out.set(key, { data: value, mode });
+    return out;
+  }
+  for (const item of src.items) {
+    const value = data[item.key];
+    if (value === undefined) {
+      if (src.optional) continue;
+      throw new AgentError('ERR_FAILED_PRECONDITION', kind === 'configmap' ? `configmap references non-existent config key: ${item.key}` : `references non-existent secret key: ${item.key}`);
     }
-    const items = v.configMap?.items ?? v.secret?.items ?? Object.keys(data).map((key) => ({ key, path: key, mode: undefined }));
-    const mode = v.configMap?.defaultMode ?? v.secret?.defaultMode ?? 0o644;
-    for (const item of items) {
-      const rel = normalize(item.path);
-      if (rel.startsWith('..') || rel.startsWith('/')) throw new AgentError('ERR_INVALID_ARGUMENT', `volume "${v.name}": item path "${item.path}" escapes the volume`);
-      const file = join(dir, rel);
-      await mkdir(dirname(file), { recursive: true });
-      await writeFile(file, data[item.key] ?? '', { mode: item.mode ?? mode });
+    out.set(item.path, { data: value, mode: item.mode ?? mode });
+  }
+  return out;
+}
+
+/** mkdir -p; the mode is set with chmod (not subject to the agent's umask), only when created. */
+async function ensureDir(dir: string, mode: number): Promise<void> {
+  if ((await mkdir(dir, { recursive: true })) !== undefined) await chmod(dir, mode);
+}
+
+async function ensureTmpfs(ctx: VolumeContext, dir: string, options: string[], signal: AbortSignal): Promise<void> {
+  await ensureDir(dir, KEYED_DIR_MODE);
+  if (!(await ctx.mounter.isTmpfsMountPoint(dir))) await ctx.mounter.mountTmpfs(dir, [...options, ...TMPFS_OPTIONS], signal);
+}
+
+async function prepareKeyed(pod: Pod, v: Volume, dir: string, ctx: VolumeContext, signal: AbortSignal): Promise<void> {
+  const ns = pod.metadata.namespace ?? 'default';
+  const isSecret = !!v.secret;
+  const src = (v.secret ?? v.configMap)!;
+  const name = v.secret?.secretName ?? v.configMap?.name ?? '';
+  // Secrets never touch the node's disk: the tmpfs is there before the first byte is written.
+  if (isSecret) await ensureTmpfs(ctx, dir, ['mode=0755'], signal);
+  else await ensureDir(dir, KEYED_DIR_MODE);
+  const data = isSecret ? await ctx.reader.secret(ns, name, signal) : await ctx.reader.configMap(ns, name, signal);
+  if (!data && !src.optional) {
+    throw new AgentError('ERR_FAILED_PRECONDITION', `${isSecret ? 'secret' : 'configmap'} "${name}" not found (volume "${v.name}")`);
+  }
+  const payload = payloadOf(isSecret ? 'secret' : 'configmap', data ?? {}, src);
+  await writeAtomically(dir, payload, { fsGroup: pod.spec?.securityContext?.fsGroup, now: ctx.now });
+}
+
+/**
+ * Creates or refreshes every volume of the pod. Idempotent; called on every sync, so a
+ * ConfigMap/Secret edit (a key added, changed or removed) reaches the files. Throws
+ * ERR_INVALID_ARGUMENT for a pod {@link podPathProblems} refuses, ERR_FAILED_PRECONDITION for a
+ * missing non-optional source.
+ */
+export async function preparePodVolumes(pod: Pod, ctx: VolumeContext, signal: AbortSignal): Promise<void> {
+  const problems = podPathProblems(pod);
+  if (problems.length) throw new AgentError('ERR_INVALID_ARGUMENT', `invalid pod spec: ${problems.join('; ')}`);
+  for (const v of pod.spec?.volumes ?? []) {
+    signal.throwIfAborted();
+    const dir = volumeDir(ctx.rootDir, pod.metadata.uid!, v);
+    if (!dir) continue;
+    if (v.emptyDir?.medium === 'Memory') {
+      const size = v.emptyDir.sizeLimit === undefined ? [] : [`size=${Math.floor(parseQuantity(v.emptyDir.sizeLimit))}`];
+      await ensureTmpfs(ctx, dir, ['mode=0777', ...size], signal);
+    } else if (v.emptyDir) {
+      await ensureDir(dir, EMPTY_DIR_MODE);
+    } else {
+      await prepareKeyed(pod, v, dir, ctx, signal);
     }
   }
 }
 
-/** Removes `<root-dir>/pods/<uid>` (volumes included). Idempotent. */
-export async function removePodDir(rootDir: string, uid: string): Promise<void> {
-  await rm(podDir(rootDir, uid), { recursive: true, force: true });
+/**
+ * Unmounts everything below `<root-dir>/pods/<uid>` (secret tmpfs, subPath bind mounts), then
+ * removes it. Refuses to delete while anything is still mounted (rm would reach through a bind
+ * mount into a volume or the host). Idempotent.
+ */
+export async function removePodDir(rootDir: string, uid: string, mounter: Mounter, signal: AbortSignal): Promise<void> {
+  const dir = podDir(rootDir, uid);
+  await unmountAllUnder(mounter, dir, signal);
+  await rm(dir, { recursive: true, force: true });
+}
+
+/**
+ * Removes the directory of every pod UID under `<root-dir>/pods` that `keep` does not claim
+ * (kubelet cleanupOrphanedPodDirs). Entries that are not pod UIDs are left alone. Returns the
+ * UIDs removed; a failure on one directory does not stop the others, all are reported after.
+ */
+export async function cleanupOrphanedPodDirs(rootDir: string, keep: (uid: string) => boolean, mounter: Mounter, signal: AbortSignal): Promise<string[]> {
+  let names: string[];
+  try {
+    names = await readdir(join(rootDir, 'pods'));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  const removed: string[] = [];
+  const failed: string[] = [];
+  for (const uid of names) {
+    if (!isSafePodUid(uid) || keep(uid)) continue;
+    signal.throwIfAborted();
+    try {
+      await removePodDir(rootDir, uid, mounter, signal);
+      removed.push(uid);
+    } catch (err) {
+      failed.push(`"${uid}": ${describeError(err)}`);
+    }
+  }
+  if (failed.length) throw new AgentError('ERR_INTERNAL', `orphaned pod directories not removed: ${failed.join('; ')}`);
+  return removed;
 }

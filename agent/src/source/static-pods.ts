@@ -13,7 +13,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { describeError, hasCode, type Logger } from '@nodelet/base';
-import { PODS, defaultPodSpec, type ApiClient, type Pod } from '@nodelet/api';
+import { PODS, defaultPodSpec, validateObjectMeta, validatePodSpec, type ApiClient, type Pod } from '@nodelet/api';
 
 export const CONFIG_SOURCE = 'kubernetes.io/config.source';
 export const CONFIG_HASH = 'kubernetes.io/config.hash';
@@ -42,6 +42,13 @@ export function staticPodFromManifest(text: string, file: string, nodeName: stri
   const uid = createHash('md5').update(nodeName).update(text).digest('hex');
   const uuid = `${uid.slice(0, 8)}-${uid.slice(8, 12)}-${uid.slice(12, 16)}-${uid.slice(16, 20)}-${uid.slice(20, 32)}`;
   defaultPodSpec(pod.spec as unknown as Record<string, unknown>);
+  // Static pods never pass the API server: the agent runs its validation (kubelet config
+  // filterInvalidPods), so names that become host paths (volumes, containers, the pod's own) are checked.
+  const errs = [
+    ...validateObjectMeta({ ...pod.metadata, namespace: pod.metadata.namespace ?? 'default' }, { namespaced: true }),
+    ...validatePodSpec(pod.spec, 'spec'),
+  ];
+  if (errs.length) throw new Error(`static pod ${file}: invalid: ${errs.map((e) => `${e.field}: ${e.message}`).join('; ')}`);
   return {
     apiVersion: 'v1',
     kind: 'Pod',

@@ -19,6 +19,7 @@ export function defaultPodSpec(spec: Obj): void {
   }
   if (Array.isArray(spec.volumes)) {
     for (const v of spec.volumes as Obj[]) {
+      if (!v || typeof v !== 'object') continue;
       const cm = v.configMap as Obj | undefined;
       if (cm) cm.defaultMode ??= 0o644;
       const secret = v.secret as Obj | undefined;

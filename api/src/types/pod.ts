@@ -67,6 +67,8 @@ export interface VolumeMount {
   mountPath: string;
   readOnly?: boolean;
   subPath?: string;
+  /** subPath with `$(VAR)` references expanded from the container's environment. */
+  subPathExpr?: string;
   mountPropagation?: 'None' | 'HostToContainer' | 'Bidirectional';
 }
 

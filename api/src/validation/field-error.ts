@@ -6,6 +6,7 @@ export type FieldErrorType =
   | 'FieldValueRequired'
   | 'FieldValueInvalid'
   | 'FieldValueDuplicate'
+  | 'FieldValueNotFound'
   | 'FieldValueNotSupported'
   | 'FieldValueForbidden'
   | 'FieldValueTooLong';
@@ -24,6 +25,7 @@ export const invalidValue = (field: string, value: unknown, why: string): FieldE
   message: `Invalid value: ${JSON.stringify(value)}: ${why}`,
 });
 export const duplicate = (field: string, value: unknown): FieldError => ({ type: 'FieldValueDuplicate', field, message: `Duplicate value: ${JSON.stringify(value)}` });
+export const notFound = (field: string, value: unknown): FieldError => ({ type: 'FieldValueNotFound', field, message: `Not found: ${JSON.stringify(value)}` });
 export const notSupported = (field: string, value: unknown, allowed: readonly string[]): FieldError => ({
   type: 'FieldValueNotSupported',
   field,

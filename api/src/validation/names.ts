@@ -42,6 +42,24 @@ export function qualifiedNameProblem(key: string): string | undefined {
   return undefined;
 }
 
+const CONFIG_MAP_KEY = /^[-._a-zA-Z0-9]+$/;
+
+/**
+ * Problems of a ConfigMap/Secret data key (validation.IsConfigMapKey). Keys become file names in
+ * configMap/secret volumes, so `.`, `..` and `..`-prefixed names (the atomic writer's) are refused.
+ */
+export function configMapKeyProblems(key: string): string[] {
+  const out: string[] = [];
+  if (key.length > 253) out.push('must be no more than 253 characters');
+  if (!CONFIG_MAP_KEY.test(key)) {
+    out.push("a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key_name', regex used for validation is '[-._a-zA-Z0-9]+')");
+  }
+  if (key === '.') out.push("must not be '.'");
+  else if (key === '..') out.push("must not be '..'");
+  else if (key.startsWith('..')) out.push("must not start with '..'");
+  return out;
+}
+
 export function labelValueProblem(value: string): string | undefined {
   if (value.length > 63) return 'must be no more than 63 characters';
   if (!LABEL_VALUE.test(value)) return "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";

@@ -1,9 +1,11 @@
 /**
  * Pod spec validation: the subset of k8s.io/kubernetes/pkg/apis/core/validation that catches the
- * mistakes people make by hand (missing image, duplicate container names, bad ports, bad enums).
+ * mistakes people make by hand (missing image, duplicate container names, bad ports, bad enums)
+ * and everything that becomes a path on the node (volumes and volumeMounts, see volumes.ts).
  */
 import { duplicate, invalidValue, notSupported, required, type FieldError } from './field-error.js';
 import { dns1123LabelProblem } from './names.js';
+import { validateVolumeMounts, validateVolumes } from './volumes.js';
 
 type Obj = Record<string, unknown>;
 const RESTART_POLICIES = ['Always', 'OnFailure', 'Never'];
@@ -14,14 +16,14 @@ const PROTOCOLS = ['TCP', 'UDP', 'SCTP'];
 export function validatePodSpec(spec: unknown, path: string): FieldError[] {
   if (!spec || typeof spec !== 'object') return [required(path)];
   const s = spec as Obj;
-  const errs: FieldError[] = [];
+  const { names: volumes, errs } = validateVolumes(s.volumes, `${path}.volumes`);
   const names = new Set<string>();
   const containers = s.containers;
   if (!Array.isArray(containers) || containers.length === 0) errs.push(required(`${path}.containers`));
-  else containers.forEach((c, i) => errs.push(...validateContainer(c, `${path}.containers[${i}]`, names)));
+  else containers.forEach((c, i) => errs.push(...validateContainer(c, `${path}.containers[${i}]`, names, volumes)));
   if (s.initContainers !== undefined) {
     if (!Array.isArray(s.initContainers)) errs.push(invalidValue(`${path}.initContainers`, s.initContainers, 'must be a list'));
-    else s.initContainers.forEach((c, i) => errs.push(...validateContainer(c, `${path}.initContainers[${i}]`, names)));
+    else s.initContainers.forEach((c, i) => errs.push(...validateContainer(c, `${path}.initContainers[${i}]`, names, volumes)));
   }
   if (s.restartPolicy !== undefined && !RESTART_POLICIES.includes(s.restartPolicy as string)) {
     errs.push(notSupported(`${path}.restartPolicy`, s.restartPolicy, RESTART_POLICIES));
@@ -32,19 +34,10 @@ export function validatePodSpec(spec: unknown, path: string): FieldError[] {
     errs.push(invalidValue(`${path}.terminationGracePeriodSeconds`, grace, 'must be a non-negative integer'));
   }
   if (s.nodeName !== undefined && typeof s.nodeName !== 'string') errs.push(invalidValue(`${path}.nodeName`, s.nodeName, 'must be a string'));
-  if (Array.isArray(s.volumes)) {
-    const vols = new Set<string>();
-    s.volumes.forEach((v: Obj, i) => {
-      const n = v?.name;
-      if (typeof n !== 'string' || n === '') errs.push(required(`${path}.volumes[${i}].name`));
-      else if (vols.has(n)) errs.push(duplicate(`${path}.volumes[${i}].name`, n));
-      else vols.add(n);
-    });
-  }
   return errs;
 }
 
-function validateContainer(c: unknown, path: string, names: Set<string>): FieldError[] {
+function validateContainer(c: unknown, path: string, names: Set<string>, volumes: ReadonlySet<string>): FieldError[] {
   if (!c || typeof c !== 'object') return [invalidValue(path, c, 'must be an object')];
   const ct = c as Obj;
   const errs: FieldError[] = [];
@@ -78,5 +71,6 @@ function validateContainer(c: unknown, path: string, names: Set<string>): FieldE
     if (!Array.isArray(ct.env)) errs.push(invalidValue(`${path}.env`, ct.env, 'must be a list'));
     else ct.env.forEach((e: Obj, i) => typeof e?.name !== 'string' || e.name === '' ? errs.push(required(`${path}.env[${i}].name`)) : undefined);
   }
+  errs.push(...validateVolumeMounts(ct.volumeMounts, volumes, ct, `${path}.volumeMounts`));
   return errs;
 }

@@ -1,5 +1,6 @@
 /** Strategies of the remaining kinds: namespaces, nodes, services, workloads, secrets. */
 import {
+  configMapKeyProblems,
   defaultDeploymentSpec,
   defaultReplicaSetSpec,
   defaultServiceSpec,
@@ -106,16 +107,29 @@ export const secretStrategy: Strategy = {
     const errs: FieldError[] = [];
     if (obj.data !== undefined && !isPlainObject(obj.data)) errs.push(invalidValue('data', obj.data, 'must be a map'));
     for (const [k, v] of Object.entries((obj.data ?? {}) as Json)) {
+      errs.push(...keyErrors('data', k));
       if (typeof v !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(v)) errs.push(invalidValue(`data[${k}]`, '<value>', 'must be base64 encoded'));
     }
     return errs;
   },
 };
 
+/** Data keys become file names in secret/configMap volumes (validation.IsConfigMapKey). */
+function keyErrors(map: string, key: string): FieldError[] {
+  return configMapKeyProblems(key).map((why) => invalidValue(`${map}[${key}]`, key, why));
+}
+
 export const configMapStrategy: Strategy = {
   validate(obj) {
     const errs: FieldError[] = [];
-    for (const [k, v] of Object.entries((obj.data ?? {}) as Json)) if (typeof v !== 'string') errs.push(invalidValue(`data[${k}]`, v, 'must be a string'));
+    for (const [k, v] of Object.entries((obj.data ?? {}) as Json)) {
+      errs.push(...keyErrors('data', k));
+      if (typeof v !== 'string') errs.push(invalidValue(`data[${k}]`, v, 'must be a string'));
+    }
+    for (const k of Object.keys((obj.binaryData ?? {}) as Json)) {
+      errs.push(...keyErrors('binaryData', k));
+      if (isPlainObject(obj.data) && k in obj.data) errs.push(invalidValue(`binaryData[${k}]`, k, 'duplicate of key present in data'));
+    }
     return errs;
   },
 };

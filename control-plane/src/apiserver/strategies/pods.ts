@@ -43,7 +43,14 @@ export const podStrategy: Strategy = {
     obj.status = { phase: 'Pending', qosClass: qosClass(spec) };
   },
   validate(obj: ApiObject, old?: ApiObject): FieldError[] {
-    const errs = validatePodSpec(obj.spec, 'spec');
+    let errs = validatePodSpec(obj.spec, 'spec');
+    if (old && errs.length) {
+      // Ratchet: an update (a status write, a finalizer removal) is not refused for what the
+      // stored spec already had, so pods stored before a rule existed stay updatable.
+      const key = (e: FieldError) => `${e.type} ${e.field} ${e.message}`;
+      const before = new Set(validatePodSpec(old.spec, 'spec').map(key));
+      errs = errs.filter((e) => !before.has(key(e)));
+    }
     if (old && errs.length === 0 && isPlainObject(obj.spec) && isPlainObject(old.spec)) {
       if (!jsonEqual(mutableView(obj.spec), mutableView(old.spec))) {
         errs.push(
