@@ -5,4 +5,5 @@ export * from './core.js';
 export * from './apps.js';
 export * from './misc.js';
 export * from './rbac.js';
+export * from './certificates.js';
 export * from './resources.js';

@@ -9,6 +9,7 @@ import type { ConfigMap, Endpoints, Event, Namespace, Secret, Service, ServiceAc
 import type { Deployment, ReplicaSet } from './apps.js';
 import type { EndpointSlice, Lease } from './misc.js';
 import type { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from './rbac.js';
+import type { CertificateSigningRequest } from './certificates.js';
 
 /**
  * Describes one REST resource. `T` is a phantom type so that `client.resource(PODS)` is typed as
@@ -48,12 +49,14 @@ export const REPLICASETS = define<ReplicaSet>({ group: 'apps', version: 'v1', ki
 export const ROLES = define<Role>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'Role', plural: 'roles', singular: 'role', namespaced: true });
 export const CLUSTERROLES = define<ClusterRole>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'ClusterRole', plural: 'clusterroles', singular: 'clusterrole', namespaced: false });
 export const ROLEBINDINGS = define<RoleBinding>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'RoleBinding', plural: 'rolebindings', singular: 'rolebinding', namespaced: true });
+export const CERTIFICATESIGNINGREQUESTS = define<CertificateSigningRequest>({ group: 'certificates.k8s.io', version: 'v1', kind: 'CertificateSigningRequest', plural: 'certificatesigningrequests', singular: 'certificatesigningrequest', namespaced: false, shortNames: ['csr'], subresources: ['status', 'approval'] });
 export const CLUSTERROLEBINDINGS = define<ClusterRoleBinding>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'ClusterRoleBinding', plural: 'clusterrolebindings', singular: 'clusterrolebinding', namespaced: false });
 
 /** Every resource above, in discovery order. */
 export const RESOURCES: readonly ResourceType[] = Object.freeze([
   NAMESPACES, NODES, PODS, EVENTS, CONFIGMAPS, SECRETS, SERVICES, ENDPOINTS, SERVICEACCOUNTS,
   ENDPOINTSLICES, LEASES, DEPLOYMENTS, REPLICASETS, ROLES, CLUSTERROLES, ROLEBINDINGS, CLUSTERROLEBINDINGS,
+  CERTIFICATESIGNINGREQUESTS,
 ] as ResourceType[]);
 
 /** `v1` for the core group, `<group>/<version>` otherwise (the `apiVersion` field). */

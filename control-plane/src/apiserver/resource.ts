@@ -29,6 +29,8 @@ export interface Strategy {
   prepareForCreate?(obj: ApiObject): void;
   /** Carries server-owned fields over from the stored object on update (e.g. a Service's clusterIP). */
   prepareForUpdate?(obj: ApiObject, old: ApiObject): void;
+  /** Carries fields over on a `/status` (or CSR `/approval`) update: what that subresource may not change. */
+  prepareForSubresourceUpdate?(subresource: string, obj: ApiObject, old: ApiObject): void;
   /** Field errors; `old` is set on update. */
   validate?(obj: ApiObject, old?: ApiObject): FieldError[];
 }

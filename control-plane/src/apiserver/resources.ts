@@ -16,7 +16,8 @@ import {
   serviceStrategy,
 } from './strategies/others.js';
 import { NODE_TABLE, POD_TABLE } from './table/pods-nodes.js';
-import { ROLE_TABLE, ROLEBINDING_TABLE } from './table/rbac.js';
+import { CSR_TABLE, ROLE_TABLE, ROLEBINDING_TABLE } from './table/rbac.js';
+import { certificateSigningRequestStrategy } from './strategies/certificates.js';
 import { clusterRoleBindingStrategy, clusterRoleStrategy, roleBindingStrategy, roleStrategy } from './strategies/rbac.js';
 import {
   CONFIGMAP_TABLE,
@@ -155,6 +156,12 @@ export const RESOURCE_DEFS: readonly ResourceDef[] = [
     group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'RoleBinding', plural: 'rolebindings', singular: 'rolebinding',
     namespaced: true, statusSubresource: false, subresources: [], nameValidation: 'pathSegment', table: ROLEBINDING_TABLE,
     strategy: roleBindingStrategy,
+  },
+  {
+    group: 'certificates.k8s.io', version: 'v1', kind: 'CertificateSigningRequest', plural: 'certificatesigningrequests',
+    singular: 'certificatesigningrequest', namespaced: false, shortNames: ['csr'], statusSubresource: true,
+    subresources: [STATUS, { name: 'approval', verbs: ['get', 'patch', 'update'] }], table: CSR_TABLE,
+    strategy: certificateSigningRequestStrategy,
   },
   {
     // nodelet's credential exchange for `nodelet join` and credential rotation (auth/node-credentials.ts).

@@ -170,6 +170,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
         signal: stopControllers.signal,
         ...(o.clusterCidr ? { clusterCidr: o.clusterCidr } : {}),
         ...(o.nodeMonitorGracePeriodMs ? { nodeMonitorGracePeriodMs: o.nodeMonitorGracePeriodMs } : {}),
+        csrSigning: { caCertFile: join(pkiOptions.dir, 'ca.crt'), caKeyFile: join(pkiOptions.dir, 'ca.key') },
       });
       cleanups.push(async () => {
         stopControllers.abort();

@@ -1,6 +1,7 @@
 // The controller manager (issue 6): every controller in one module, each its own work-queue loop,
 // all sharing one set of informers and talking to the API only through @nodelet/api.
 import { setMaxListeners } from 'node:events';
+import { readFile } from 'node:fs/promises';
 import type { ApiClient } from '@nodelet/api';
 import { systemClock, type Clock, type Logger } from '@nodelet/base';
 import { runController, SharedInformers, type Controller } from './runtime.js';
@@ -14,6 +15,9 @@ import { ServiceAccountController } from './namespace/serviceaccount-controller.
 import { EndpointsController, EndpointSliceController } from './endpoints/controller.js';
 import { PodGarbageCollector } from './podgc/controller.js';
 import { ClusterRoleAggregationController } from './clusterroleaggregation/controller.js';
+import { KubeletClientCsrApprover, KubeletServingCsrApprover } from './certificates/approver.js';
+import { CsrSigner } from './certificates/signer.js';
+import { loadCa, type LoadedCa } from '../pki/certs.js';
 
 export { SharedInformers, runController, type Controller } from './runtime.js';
 
@@ -33,7 +37,10 @@ export type ControllerName =
   | 'endpoints'
   | 'endpointslice'
   | 'podgc'
-  | 'clusterroleaggregation';
+  | 'clusterroleaggregation'
+  | 'csrapproving'
+  | 'kubeletservingapproving'
+  | 'csrsigning';
 
 export interface StartControllerManagerOptions {
   /** An `ApiClient` of `@nodelet/api` (typed `unknown` for the composition root): the shared informers read with it. */
@@ -56,6 +63,8 @@ export interface StartControllerManagerOptions {
   nodeMonitorGracePeriodMs?: number;
   /** Node lifecycle: how often node health is checked (default 5 s). */
   nodeMonitorPeriodMs?: number;
+  /** The cluster CA the CSR signer signs with (PEM files); without it, approved CSRs stay unsigned. */
+  csrSigning?: { caCertFile: string; caKeyFile: string; durationMs?: number };
 }
 
 export interface ControllerDeps {
@@ -82,7 +91,21 @@ const FACTORIES: Record<string, { account: string; make: Factory }> = {
   endpointslice: { account: 'endpointslice-controller', make: (d) => new EndpointSliceController(d) },
   podgc: { account: 'pod-garbage-collector', make: (d) => new PodGarbageCollector(d) },
   clusterroleaggregation: { account: 'clusterrole-aggregation-controller', make: (d) => new ClusterRoleAggregationController(d) },
+  csrapproving: { account: 'certificate-controller', make: (d) => new KubeletClientCsrApprover(d) },
+  kubeletservingapproving: { account: 'kubelet-serving-cert-approver', make: (d) => new KubeletServingCsrApprover(d) },
+  csrsigning: { account: 'certificate-controller', make: (d) => new CsrSigner({ ...d, ca: caLoader(d.options.csrSigning), signingDurationMs: d.options.csrSigning?.durationMs }) },
 };
+
+/** Reads the CA pair once, on the first request to sign (re-read after a failure). */
+function caLoader(files: StartControllerManagerOptions['csrSigning']): () => Promise<LoadedCa | undefined> {
+  let loaded: Promise<LoadedCa> | undefined;
+  return () => {
+    if (!files) return Promise.resolve(undefined);
+    loaded ??= (async () => loadCa({ certPem: await readFile(files.caCertFile, 'utf8'), keyPem: await readFile(files.caKeyFile, 'utf8') }))();
+    loaded.catch(() => (loaded = undefined));
+    return loaded;
+  };
+}
 
 /**
  * Starts the controllers against an API server. Returns once informers are created (not

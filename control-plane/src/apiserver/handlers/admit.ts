@@ -81,13 +81,16 @@ function specOf(obj: ApiObject): Json {
   return rest;
 }
 
+/** Subresources that write part of `.status` (CSR `approval` writes its Approved/Denied conditions). */
+export type StatusLikeSubresource = 'status' | 'approval';
+
 /**
  * Admits `next` as the successor of `old` for the main resource (`subresource` undefined) or
  * `/status`. Identity and system fields always come from `old`.
  */
-export function admitUpdate(def: ResourceDef, next: ApiObject, old: ApiObject, subresource?: 'status'): ApiObject {
+export function admitUpdate(def: ResourceDef, next: ApiObject, old: ApiObject, subresource?: StatusLikeSubresource): ApiObject {
   let obj: ApiObject;
-  if (subresource === 'status') {
+  if (subresource) {
     obj = { ...old, status: next.status, metadata: { ...old.metadata } };
     // Labels and annotations may change through /status (kubelet does not rely on it, others do).
     if (next.metadata.labels) obj.metadata.labels = next.metadata.labels;
@@ -114,11 +117,12 @@ export function admitUpdate(def: ResourceDef, next: ApiObject, old: ApiObject, s
   }
   if (old.metadata.generateName) meta.generateName = old.metadata.generateName;
   delete meta.selfLink;
-  if (subresource !== 'status') def.strategy.prepareForUpdate?.(obj, old);
+  if (!subresource) def.strategy.prepareForUpdate?.(obj, old);
+  else def.strategy.prepareForSubresourceUpdate?.(subresource, obj, old);
   def.strategy.defaults?.(obj);
   if (def.statusSubresource) {
     const oldGen = old.metadata.generation ?? 1;
-    meta.generation = subresource !== 'status' && !jsonEqual(specOf(obj), specOf(old)) ? oldGen + 1 : oldGen;
+    meta.generation = !subresource && !jsonEqual(specOf(obj), specOf(old)) ? oldGen + 1 : oldGen;
   } else {
     delete meta.generation;
   }

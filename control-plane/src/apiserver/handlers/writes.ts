@@ -6,7 +6,7 @@ import { applyConfiguration, applyPatch, parsePatchBody, patchTypeOf, recordMana
 import { apiVersionOf } from '../resource.js';
 import { sendObject } from '../respond.js';
 import { badRequest, conflict, methodNotAllowed, notFound } from '../status.js';
-import { admitCreate, admitUpdate, asObject, checkNamespace, reconcileNamespace, unchanged } from './admit.js';
+import { admitCreate, admitUpdate, asObject, checkNamespace, reconcileNamespace, unchanged, type StatusLikeSubresource } from './admit.js';
 import { enforceFieldValidation, fieldValidationOf } from '../field-validation.js';
 import { finishDeletionIfReady } from './delete.js';
 import { withClusterIp } from './service-ip.js';
@@ -14,6 +14,8 @@ import { admit } from '../admission/index.js';
 import { awaitVisible } from './visibility.js';
 
 const isDryRun = (url: URL): boolean => url.searchParams.getAll('dryRun').includes('All');
+const STATUS_LIKE = new Set(['status', 'approval']);
+const statusLike = (sub: string | undefined): StatusLikeSubresource | undefined => (sub === 'status' || sub === 'approval' ? sub : undefined);
 
 
 export async function handleCreate(s: RequestScope): Promise<void> {
@@ -39,7 +41,7 @@ export async function handleCreate(s: RequestScope): Promise<void> {
 export async function handleUpdate(s: RequestScope): Promise<void> {
   const { def, registry } = s.served;
   const name = s.name!;
-  if (s.subresource && s.subresource !== 'status') throw methodNotAllowed('the server does not allow this method on the requested resource');
+  if (s.subresource && !STATUS_LIKE.has(s.subresource)) throw methodNotAllowed('the server does not allow this method on the requested resource');
   const validation = fieldValidationOf(s.url);
   const body = decodeObjectBody(s.req.headers['content-type'], await bodyOf(s));
   enforceFieldValidation(validation, def.kind, def.statusSubresource, body, s.res);
@@ -48,7 +50,7 @@ export async function handleUpdate(s: RequestScope): Promise<void> {
   if (next.metadata.name && next.metadata.name !== name) throw badRequest(`the name of the object (${next.metadata.name}) does not match the name on the URL (${name})`);
   next.metadata.name = name;
   const precondition = next.metadata.resourceVersion || undefined;
-  const status = s.subresource === 'status' ? 'status' : undefined;
+  const status = statusLike(s.subresource);
   const dryRun = isDryRun(s.url);
   let dryResult: ApiObject | undefined;
   const result = await registry.guaranteedUpdate(
@@ -75,12 +77,12 @@ export async function handleUpdate(s: RequestScope): Promise<void> {
 export async function handlePatch(s: RequestScope): Promise<void> {
   const { def, registry } = s.served;
   const name = s.name!;
-  if (s.subresource && s.subresource !== 'status') throw methodNotAllowed('the server does not allow this method on the requested resource');
+  if (s.subresource && !STATUS_LIKE.has(s.subresource)) throw methodNotAllowed('the server does not allow this method on the requested resource');
   const validation = fieldValidationOf(s.url);
   const type = patchTypeOf(s.req.headers['content-type']);
   const patch = parsePatchBody(type, await bodyOf(s));
   if (type !== 'json') enforceFieldValidation(validation, def.kind, def.statusSubresource, patch, s.res);
-  const status = s.subresource === 'status' ? 'status' : undefined;
+  const status = statusLike(s.subresource);
   const dryRun = isDryRun(s.url);
   const manager = s.url.searchParams.get('fieldManager') ?? undefined;
   if (type === 'apply' && !manager) throw badRequest('PATCH requests with apply content type require a fieldManager');

@@ -2,7 +2,7 @@
 import type { Subject } from '@nodelet/api';
 import type { ApiObject } from '../object.js';
 import type { TablePrinter } from '../resource.js';
-import { AGE_COLUMN, age, col, NAME_COLUMN } from './format.js';
+import { AGE_COLUMN, age, col, humanDuration, NAME_COLUMN } from './format.js';
 
 const CREATED_AT = col('Created At', 'Time is a wrapper around time.Time which supports correct marshaling to YAML and JSON.', 0, 'date');
 
@@ -30,5 +30,24 @@ export const ROLEBINDING_TABLE: TablePrinter = {
     const ref = (o.roleRef ?? {}) as { kind?: string; name?: string };
     const s = subjectsOf(o);
     return [o.metadata.name, `${ref.kind ?? ''}/${ref.name ?? ''}`, age(o, now), s.users, s.groups, s.sas];
+  },
+};
+
+/** kubectl get csr: NAME AGE SIGNERNAME REQUESTOR REQUESTEDDURATION CONDITION. */
+export const CSR_TABLE: TablePrinter = {
+  columns: [
+    NAME_COLUMN,
+    AGE_COLUMN,
+    col('SignerName', 'Only one signer name should be specified.'),
+    col('Requestor', 'Name of the user requesting the certificate.'),
+    col('RequestedDuration', 'Requested duration of the certificate.'),
+    col('Condition', 'Current status of the certificate request.'),
+  ],
+  cells: (o, now) => {
+    const spec = (o.spec ?? {}) as { signerName?: string; username?: string; expirationSeconds?: number };
+    const status = (o.status ?? {}) as { conditions?: Array<{ type: string; status?: string }>; certificate?: string };
+    const conds = (status.conditions ?? []).filter((c) => c.status === 'True').map((c) => c.type);
+    if (status.certificate) conds.push('Issued');
+    return [o.metadata.name, age(o, now), spec.signerName ?? '', spec.username ?? '', spec.expirationSeconds ? humanDuration(spec.expirationSeconds * 1000) : '<none>', conds.length ? conds.join(',') : 'Pending'];
   },
 };

@@ -113,6 +113,14 @@ const ROLES: ReadonlyArray<[name: string, rules: ReturnType<typeof rule>[]]> = [
     rule(['create'], ['authorization.k8s.io'], ['subjectaccessreviews']),
     EVENTS_RULE,
   ]],
+  // nodelet, not upstream: approves a node's own serving-certificate requests (controllers/certificates/approver.ts).
+  ['kubelet-serving-cert-approver', [
+    rule(READ, ['certificates.k8s.io'], ['certificatesigningrequests']),
+    rule(['update'], ['certificates.k8s.io'], ['certificatesigningrequests/approval']),
+    rule(['approve'], ['certificates.k8s.io'], ['signers'], ['kubernetes.io/kubelet-serving']),
+    rule(READ, [''], ['nodes']),
+    EVENTS_RULE,
+  ]],
 ];
 
 /** The service-account names (in kube-system) of the controllers. */

@@ -1,0 +1,120 @@
+/**
+ * Automatic approval of node certificate requests:
+ *
+ *   kube-apiserver-client-kubelet   (kube-controller-manager's csrapproving) a kubelet client
+ *        request is approved when a SubjectAccessReview says its requester may create
+ *        certificatesigningrequests/selfnodeclient (renewing its own name) or /nodeclient
+ *        (bootstrapping any name) — the bootstrap roles grant those to system:nodes and
+ *        bootstrappers only when an admin binds them
+ *   kubelet-serving                  (nodelet; upstream leaves these to the admin) a serving
+ *        request is approved only when it comes from that node itself and every name and
+ *        address in it belongs to the Node object: its name, its Hostname addresses, its
+ *        InternalIP/ExternalIP addresses. Anything else stays pending for
+ *        `kubectl certificate approve`.
+ *
+ * Approval goes through the /approval subresource, so it is authorized like any other
+ * (`approve` on the signer).
+ */
+import {
+  CERTIFICATESIGNINGREQUESTS, NODES, SIGNER_KUBELET_CLIENT, SIGNER_KUBELET_SERVING,
+  type ApiClient, type CertificateSigningRequest, type KubeObject, type ResourceType,
+} from '@nodelet/api';
+import type { Clock, Logger } from '@nodelet/base';
+import { parseCsr } from '../../pki/csr.js';
+import { newQueue, type Controller, type SharedInformers } from '../runtime.js';
+import { csrState, kubeletClientProblem, kubeletServingProblem, NODE_USER_PREFIX } from './csr-checks.js';
+
+const SARS: ResourceType = { group: 'authorization.k8s.io', version: 'v1', kind: 'SubjectAccessReview', plural: 'subjectaccessreviews', singular: 'subjectaccessreview', namespaced: false };
+
+export interface CsrApproverDeps {
+  client: ApiClient;
+  informers: SharedInformers;
+  clock: Clock;
+  logger: Logger;
+}
+
+function rfc3339(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+abstract class ApproverBase implements Controller {
+  abstract readonly name: string;
+  readonly queue;
+  readonly workers = 1;
+  protected readonly d: CsrApproverDeps;
+  protected readonly csrs;
+
+  constructor(d: CsrApproverDeps, signer: string) {
+    this.d = d;
+    this.queue = newQueue(d.clock);
+    this.csrs = d.informers.for(CERTIFICATESIGNINGREQUESTS);
+    const enqueue = (c: CertificateSigningRequest): void => {
+      if (c.spec?.signerName === signer && csrState(c) === 'pending') this.queue.add(c.metadata.name!);
+    };
+    this.csrs.on({ onAdd: enqueue, onUpdate: (_o, c) => enqueue(c) });
+  }
+
+  protected async approve(csr: CertificateSigningRequest, message: string, signal: AbortSignal): Promise<void> {
+    const now = rfc3339(this.d.clock.now());
+    const conditions = [...(csr.status?.conditions ?? []), { type: 'Approved' as const, status: 'True' as const, reason: 'AutoApproved', message, lastUpdateTime: now, lastTransitionTime: now }];
+    await this.d.client.update(CERTIFICATESIGNINGREQUESTS, { ...csr, status: { ...csr.status, conditions } }, { subresource: 'approval', signal });
+    this.d.logger.info({ csr: csr.metadata.name, requester: csr.spec.username }, 'Approved certificate signing request');
+  }
+
+  abstract reconcile(name: string, signal: AbortSignal): Promise<void>;
+}
+
+export class KubeletClientCsrApprover extends ApproverBase {
+  readonly name = 'csrapproving';
+
+  constructor(d: CsrApproverDeps) {
+    super(d, SIGNER_KUBELET_CLIENT);
+  }
+
+  async reconcile(name: string, signal: AbortSignal): Promise<void> {
+    const csr = this.csrs.get(name);
+    if (!csr || csrState(csr) !== 'pending' || csr.spec.signerName !== SIGNER_KUBELET_CLIENT) return;
+    const parsed = await parseCsr(Buffer.from(csr.spec.request, 'base64').toString('utf8')).catch(() => undefined);
+    if (!parsed || kubeletClientProblem(parsed, csr.spec.usages ?? [])) return;
+    const self = csr.spec.username === parsed.commonName;
+    const sub = self ? 'selfnodeclient' : 'nodeclient';
+    const review = (await this.d.client.create(SARS, {
+      apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', metadata: {},
+      spec: { user: csr.spec.username, groups: csr.spec.groups ?? [], ...(csr.spec.uid ? { uid: csr.spec.uid } : {}), ...(csr.spec.extra ? { extra: csr.spec.extra } : {}),
+        resourceAttributes: { group: 'certificates.k8s.io', resource: 'certificatesigningrequests', verb: 'create', subresource: sub } },
+    } as KubeObject, { signal })) as { status?: { allowed?: boolean } };
+    if (!review.status?.allowed) return;
+    await this.approve(csr, self ? 'Auto approving self kubelet client certificate after SubjectAccessReview.' : 'Auto approving kubelet client certificate after SubjectAccessReview.', signal);
+  }
+}
+
+export class KubeletServingCsrApprover extends ApproverBase {
+  readonly name = 'kubelet-serving-approver';
+  readonly #nodes;
+
+  constructor(d: CsrApproverDeps) {
+    super(d, SIGNER_KUBELET_SERVING);
+    this.#nodes = d.informers.for(NODES);
+  }
+
+  async reconcile(name: string, signal: AbortSignal): Promise<void> {
+    const csr = this.csrs.get(name);
+    if (!csr || csrState(csr) !== 'pending' || csr.spec.signerName !== SIGNER_KUBELET_SERVING) return;
+    const parsed = await parseCsr(Buffer.from(csr.spec.request, 'base64').toString('utf8')).catch(() => undefined);
+    if (!parsed || kubeletServingProblem(parsed, csr.spec.usages ?? [])) return;
+    const nodeName = parsed.commonName.slice(NODE_USER_PREFIX.length);
+    // Only the node itself, for itself.
+    if (csr.spec.username !== parsed.commonName || !(csr.spec.groups ?? []).includes('system:nodes')) return;
+    const node = this.#nodes.get(nodeName);
+    if (!node) return;
+    const addresses = node.status?.addresses ?? [];
+    const names = new Set([nodeName, ...addresses.filter((a) => a.type === 'Hostname' || a.type === 'InternalDNS' || a.type === 'ExternalDNS').map((a) => a.address)]);
+    const ips = new Set(addresses.filter((a) => a.type === 'InternalIP' || a.type === 'ExternalIP').map((a) => a.address));
+    const strangers = [...parsed.dnsNames.filter((n) => !names.has(n)), ...parsed.ips.filter((ip) => !ips.has(ip))];
+    if (strangers.length) {
+      this.d.logger.info({ csr: name, node: nodeName, names: strangers }, 'Serving certificate request names addresses the Node does not have; left for an admin');
+      return;
+    }
+    await this.approve(csr, `Auto approving kubelet serving certificate: every name and address belongs to Node "${nodeName}".`, signal);
+  }
+}
