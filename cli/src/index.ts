@@ -6,3 +6,4 @@ export { createToken } from './commands/ops/token.js';
 export { join } from './commands/ops/join.js';
 export { labAddNode, labRemoveNode, type LabNode, type LabNodeOptions } from './commands/lab/add-node.js';
 export { stopProcess, runningPid } from './commands/lab/processes.js';
+export { createUserKubeconfig, type KubeconfigCreateOptions } from './commands/ops/kubeconfig-create.js';

@@ -3,7 +3,8 @@
 // auth reconcile, auth whoami, the aggregated default roles, and escalation refused.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { stat, writeFile } from 'node:fs/promises';
+import { createUserKubeconfig } from '@nodelet/cli';
 import { join } from 'node:path';
 import { ApiClient } from '@nodelet/api';
 import { noopLogger } from '@nodelet/base';
@@ -34,7 +35,8 @@ describe('kubectl and RBAC', { skip: kubectlUnavailableReason() }, () => {
       return c;
     };
     const cm = await startControllerManager({
-      client: as(ids.controllerManager), clientFor: (a) => as(ids.controller(a)), controllers: ['clusterroleaggregation'], logger: noopLogger, signal: stop.signal,
+      client: as(ids.controllerManager), clientFor: (a) => as(ids.controller(a)), controllers: ['clusterroleaggregation', 'csrsigning'], logger: noopLogger, signal: stop.signal,
+      csrSigning: { caCertFile: join(env.dir, 'pki', 'ca.crt'), caKeyFile: join(env.dir, 'pki', 'ca.key') },
     });
     closeControllers = async () => {
       stop.abort();
@@ -103,6 +105,22 @@ describe('kubectl and RBAC', { skip: kubectlUnavailableReason() }, () => {
     assert.equal(await canI('list', 'nodes', '--as', 'erin'), 'no');
     const imp = await k(['get', 'pods', '-n', 'team', '--as', 'alice', '--token', 'x']);
     assert.notEqual(imp.code, 0);
+  });
+
+  it('nodelet kubeconfig create: a client-certificate user that has exactly what its group is bound to', async () => {
+    const out = join(env.dir, 'gina.kubeconfig');
+    await createUserKubeconfig({ adminKubeconfig: env.cp.kubeconfigPath, user: 'gina', groups: ['qa'], days: 30, out });
+    assert.equal((await stat(out)).mode & 0o777, 0o600);
+    const gina = (...args: string[]) => k(['--kubeconfig', out, ...args]);
+    const whoami = JSON.parse((await gina('auth', 'whoami', '-o', 'json')).stdout);
+    assert.deepEqual(whoami.status.userInfo, { username: 'gina', groups: ['qa', 'system:authenticated'] });
+    const denied = await gina('get', 'pods', '-n', 'team');
+    assert.match(denied.stderr, /User "gina" cannot list resource "pods"/);
+    await ok('create', 'rolebinding', 'qa-view', '--clusterrole=view', '--group=qa', '-n', 'team');
+    assert.equal((await gina('get', 'pods', '-n', 'team')).code, 0);
+    assert.notEqual((await gina('create', 'configmap', 'x', '-n', 'team')).code, 0);
+    const csrs = await ok('get', 'csr');
+    assert.match(csrs, /user-gina-\S+\s+\S+\s+kubernetes.io\/kube-apiserver-client\s+system:admin\s+30d\s+Approved,Issued/);
   });
 
   it('auth reconcile creates, then leaves a role and binding unchanged', async () => {

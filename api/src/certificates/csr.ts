@@ -52,6 +52,8 @@ export interface RequestCertificateOptions {
   timeoutMs?: number;
   pollMs?: number;
   signal?: AbortSignal;
+  /** Called once the CSR exists (e.g. to approve it when the caller may). */
+  onCreated?: (csr: CertificateSigningRequest) => Promise<void>;
 }
 
 /** Submits a CSR and resolves with the issued PEM certificate (chain as the signer wrote it). */
@@ -63,6 +65,7 @@ export async function requestCertificate(api: ApiClient, o: RequestCertificateOp
     spec: { request: Buffer.from(o.csrPem).toString('base64'), signerName: o.signerName, usages: o.usages, ...(o.expirationSeconds ? { expirationSeconds: o.expirationSeconds } : {}) },
   }, { signal: o.signal });
   const name = created.metadata.name!;
+  await o.onCreated?.(created);
   const deadline = Date.now() + (o.timeoutMs ?? 300_000);
   for (;;) {
     const csr: CertificateSigningRequest = await api.get(CERTIFICATESIGNINGREQUESTS, name, { signal: o.signal });

@@ -8,6 +8,7 @@ import { registerDoctor } from './doctor/command.js';
 import { createToken, DEFAULT_ADMIN_KUBECONFIG, listTokens, parseTtl } from './ops/token.js';
 import { join as joinCluster } from './ops/join.js';
 import { nodeRuntimeFiles } from './ops/node-runtime-config.js';
+import { createUserKubeconfig } from './ops/kubeconfig-create.js';
 
 function printReport(r: InstallReport): void {
   for (const f of r.files) process.stdout.write(`${f.outcome.padEnd(9)} ${f.path}\n`);
@@ -63,6 +64,22 @@ export function register(program: Command): void {
       for (const p of r.removed) process.stdout.write(`removed   ${p}\n`);
       for (const p of r.keptModified) process.stdout.write(`kept      ${p} (changed since install)\n`);
       for (const p of r.purged) process.stdout.write(`purged    ${p}\n`);
+    });
+
+  program
+    .command('kubeconfig')
+    .description('kubeconfigs for users (run where the admin kubeconfig is)')
+    .command('create')
+    .description('a kubeconfig with a client certificate signed by the cluster CA (CN = user, O = groups); bind roles to use it')
+    .requiredOption('--user <name>', 'the user name (certificate CN)')
+    .option('--group <name>', 'a group (certificate O); repeatable', (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option('--days <n>', 'certificate lifetime in days', (v) => Number(v), 365)
+    .option('-o, --output <file>', 'where to write it (default ./<user>.kubeconfig)')
+    .option('--kubeconfig <path>', 'admin kubeconfig', DEFAULT_ADMIN_KUBECONFIG)
+    .action(async (o) => {
+      const r = await createUserKubeconfig({ adminKubeconfig: o.kubeconfig, user: o.user, groups: o.group, days: o.days, out: o.output ?? `${o.user}.kubeconfig` });
+      process.stdout.write(`kubeconfig for ${o.user}${o.group.length ? ` (groups ${o.group.join(', ')})` : ''} written to ${r.out} (0600, certificate from ${r.csrName})\n`);
+      process.stdout.write(`grant rights with e.g.: kubectl create rolebinding ${o.user}-view --clusterrole=view --user=${o.user} -n default\n`);
     });
 
   const token = program.command('token').description('bootstrap tokens for `nodelet join` (run on the server)');
