@@ -26,8 +26,14 @@ export const namespaceStrategy: Strategy = {
 
 export const nodeStrategy: Strategy = {
   // Nodes keep the status they are registered with (the agent creates its Node with status).
-  validate(obj) {
+  validate(obj, old) {
     const errs: FieldError[] = [];
+    // kube-apiserver's ValidateNodeUpdate: a pod CIDR, once set, is the node's for good.
+    const cidr = (obj.spec as Json | undefined)?.podCIDR;
+    const oldCidr = (old?.spec as Json | undefined)?.podCIDR;
+    if (old && oldCidr && cidr !== oldCidr) {
+      errs.push({ type: 'FieldValueForbidden', field: 'spec.podCIDRs', message: 'Forbidden: node updates may not change podCIDR except from "" to valid' });
+    }
     const taints = (obj.spec as Json | undefined)?.taints;
     if (Array.isArray(taints)) {
       taints.forEach((t: Json, i) => {

@@ -12,6 +12,7 @@ test('allocates /24 blocks of 10.244.0.0/16 lowest first, reuses released ones',
   assert.equal(a.allocate(), '10.244.0.0/24');
   assert.equal(a.occupy('192.168.0.0/24'), false);
   assert.equal(a.occupy('10.244.3.0/25'), false);
+  assert.equal(a.occupy('10.244.1.0/24'), false, 'a CIDR already held cannot be occupied twice');
 });
 
 test('exhaustion returns undefined; bad masks are rejected', () => {

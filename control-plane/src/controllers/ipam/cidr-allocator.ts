@@ -38,6 +38,11 @@ export class CidrAllocator {
     this.#size = 2 ** (nodeMask - bits);
   }
 
+  /** The prefix length of each node's CIDR. */
+  get maskSize(): number {
+    return this.#nodeBits;
+  }
+
   get capacity(): number {
     return this.#size;
   }
@@ -57,10 +62,10 @@ export class CidrAllocator {
     return `${intToIp((this.#base + idx * 2 ** (32 - this.#nodeBits)) >>> 0)}/${this.#nodeBits}`;
   }
 
-  /** Marks a CIDR a node already has as used. False if it is outside the cluster CIDR (left alone). */
+  /** Marks a CIDR a node already has as used. False if it is outside the cluster CIDR or already used. */
   occupy(cidr: string): boolean {
     const idx = this.#indexOf(cidr);
-    if (idx === undefined) return false;
+    if (idx === undefined || this.#used.has(idx)) return false;
     this.#used.add(idx);
     return true;
   }

@@ -67,7 +67,19 @@ export class NodeIpamController implements Controller {
       return;
     }
     if (node.spec?.podCIDR) {
-      if (held !== node.spec.podCIDR && this.#alloc.occupy(node.spec.podCIDR)) this.#held.set(name, node.spec.podCIDR);
+      const cidr = node.spec.podCIDR;
+      if (held === cidr) return;
+      if (this.#alloc.occupy(cidr)) {
+        if (held) this.#alloc.release(held);
+        this.#held.set(name, cidr);
+        return;
+      }
+      // Set by someone else to a CIDR that is taken (or outside the cluster CIDR): never hand it
+      // out twice; say so loudly — the two nodes' pods would share addresses.
+      const owner = [...this.#held].find(([, c]) => c === cidr)?.[0];
+      const why = owner ? `it is already assigned to node "${owner}"` : `it is not a free /${this.#alloc.maskSize} of the cluster CIDR`;
+      this.#d.logger.error({ node: name, podCIDR: cidr, owner }, 'Node has a pod CIDR that cannot be allocated to it');
+      await this.#events.record(node, 'Warning', 'CIDRNotAvailable', `Node ${name} has spec.podCIDR ${cidr}, but ${why}; pods on it may collide: remove the node and let the IPAM controller assign one`);
       return;
     }
     const cidr = held ?? this.#alloc.allocate();
