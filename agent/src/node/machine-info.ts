@@ -1,10 +1,23 @@
 /**
- * Facts about this machine for the Node object, read from /proc, /sys, /etc and statfs (cheap
- * enough to read every node status update): capacity, identity, addresses, and the numbers the
- * pressure conditions compare with the eviction thresholds.
+ * Facts about this machine for the Node object: capacity, identity, addresses, and the numbers
+ * the pressure conditions compare with the eviction thresholds.
+ *
+ * Identity and capacity come from systeminformation (distro, kernel, CPU count, memory, machine
+ * and system UUIDs) and are read once at start, then refreshed in the background
+ * ({@link MachineInfoCache}) — they cost ~100 ms of subprocesses and file reads, far too much for
+ * every 10 s status update, and they barely change. Read by hand, and why:
+ *
+ *   bootID          /proc/sys/kernel/random/boot_id — systeminformation does not report it
+ *   osImage         PRETTY_NAME of /etc/os-release, the exact string kubelet reports
+ *                   (systeminformation splits it into distro/release/codename)
+ *   ephemeral storage, nodefs   statfs of the agent's root dir — systeminformation's fsSize runs
+ *                   `df` over every mount; statfs answers for the one that matters, in microseconds
+ *   pids            a count of /proc entries and pid_max — not in systeminformation
+ *   InternalIP      os.networkInterfaces() (synchronous, needed before the first status)
  */
 import { readFile, readdir, statfs } from 'node:fs/promises';
 import os from 'node:os';
+import si from 'systeminformation';
 
 export interface MachineInfo {
   cpuCores: number;
@@ -37,50 +50,49 @@ async function readText(path: string): Promise<string> {
   }
 }
 
-async function meminfo(): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
-  for (const line of (await readText('/proc/meminfo')).split('\n')) {
-    const m = /^(\w+):\s+(\d+)\s*kB/.exec(line);
-    if (m) out[m[1]!] = Number(m[2]) * 1024;
-  }
-  return out;
-}
-
 function goArch(a: string): string {
   return ({ x64: 'amd64', arm64: 'arm64', arm: 'arm', ia32: '386', ppc64: 'ppc64le', s390x: 's390x' } as Record<string, string>)[a] ?? a;
 }
 
 export async function readMachineInfo(rootDir: string): Promise<MachineInfo> {
-  const mem = await meminfo();
-  const fs = await statfs(rootDir).catch(() => statfs('/'));
-  const osRelease = await readText('/etc/os-release');
-  const pretty = /^PRETTY_NAME="?([^"\n]*)"?$/m.exec(osRelease)?.[1] ?? 'Linux';
+  const [osInfo, cpu, mem, uuid, system, fs, osRelease, bootID] = await Promise.all([
+    si.osInfo(), si.cpu(), si.mem(), si.uuid(), si.system(),
+    statfs(rootDir).catch(() => statfs('/')),
+    readText('/etc/os-release'),
+    readText('/proc/sys/kernel/random/boot_id'),
+  ]);
+  const pretty = /^PRETTY_NAME="?([^"\n]*)"?$/m.exec(osRelease)?.[1] ?? [osInfo.distro, osInfo.release, osInfo.codename ? `(${osInfo.codename})` : ''].filter(Boolean).join(' ');
   return {
-    cpuCores: os.cpus().length,
-    memoryBytes: mem.MemTotal ?? os.totalmem(),
+    // Logical CPUs, as cAdvisor's NumCores (what kubelet reports as capacity.cpu).
+    cpuCores: cpu.cores || os.cpus().length,
+    memoryBytes: mem.total || os.totalmem(),
     ephemeralStorageBytes: fs.blocks * fs.bsize,
-    machineID: (await readText('/etc/machine-id')) || (await readText('/var/lib/dbus/machine-id')),
-    systemUUID: (await readText('/sys/class/dmi/id/product_uuid')).toLowerCase(),
-    bootID: await readText('/proc/sys/kernel/random/boot_id'),
-    kernelVersion: os.release(),
-    osImage: pretty,
-    architecture: goArch(os.arch()),
-    hostname: os.hostname().toLowerCase(),
+    machineID: uuid.os,
+    systemUUID: (system.uuid || uuid.hardware || '').toLowerCase(),
+    bootID,
+    kernelVersion: osInfo.kernel || os.release(),
+    osImage: pretty || 'Linux',
+    architecture: goArch(osInfo.arch || os.arch()),
+    hostname: (osInfo.hostname || os.hostname()).toLowerCase(),
   };
 }
 
+/** The numbers behind the pressure conditions, read on every status update (a few ms). */
 export async function readMachineUsage(rootDir: string): Promise<MachineUsage> {
-  const mem = await meminfo();
-  const fs = await statfs(rootDir).catch(() => statfs('/'));
-  const pids = (await readdir('/proc').catch(() => [])).filter((n) => /^\d+$/.test(n)).length;
+  const [mem, fs, entries, pidMax] = await Promise.all([
+    si.mem(),
+    statfs(rootDir).catch(() => statfs('/')),
+    readdir('/proc').catch(() => [] as string[]),
+    readText('/proc/sys/kernel/pid_max'),
+  ]);
   return {
-    memoryAvailableBytes: mem.MemAvailable ?? os.freemem(),
+    memoryAvailableBytes: mem.available || os.freemem(),
     nodefsAvailableBytes: fs.bavail * fs.bsize,
     nodefsCapacityBytes: fs.blocks * fs.bsize,
     nodefsInodesFree: fs.ffree,
     nodefsInodes: fs.files,
-    pidsInUse: pids,
-    pidMax: Number(await readText('/proc/sys/kernel/pid_max')) || 32768,
+    pidsInUse: entries.filter((n) => /^\d+$/.test(n)).length,
+    pidMax: Number(pidMax) || 32768,
   };
 }
 

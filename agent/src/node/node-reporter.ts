@@ -9,7 +9,8 @@ import { waitWakeOrTimeout } from '../util/wait.js';
 import { Backoff, Wakeup, delay, describeError, hasCode, isAbortError, type Clock, type Logger } from '@nodelet/base';
 import { NODES, type ApiClient, type Node, type NodeStatus } from '@nodelet/api';
 import { computeNodeStatus, type RuntimeHealth } from './node-status.js';
-import { readMachineInfo, readMachineUsage, type MachineInfo } from './machine-info.js';
+import { readMachineUsage, type MachineInfo } from './machine-info.js';
+import { MachineInfoCache } from './machine-info-cache.js';
 import type { AgentConfig } from '../config/config.js';
 
 export interface NodeReporterOptions {
@@ -28,13 +29,14 @@ export interface NodeReporterOptions {
 export class NodeReporter {
   readonly #o: NodeReporterOptions;
   readonly #wake = new Wakeup();
-  #machine?: MachineInfo;
+  readonly #machine: MachineInfoCache;
   #node?: Node;
   #lastStatus?: NodeStatus;
   #podCIDR?: string;
 
   constructor(o: NodeReporterOptions) {
     this.#o = o;
+    this.#machine = new MachineInfoCache({ rootDir: o.config.rootDir, clock: o.clock, log: o.log });
   }
 
   get node(): Node | undefined {
@@ -42,7 +44,7 @@ export class NodeReporter {
   }
 
   get machine(): MachineInfo | undefined {
-    return this.#machine;
+    return this.#machine.current;
   }
 
   get lastStatus(): NodeStatus | undefined {
@@ -54,9 +56,9 @@ export class NodeReporter {
     this.#wake.notify();
   }
 
-  async machineInfo(): Promise<MachineInfo> {
-    this.#machine ??= await readMachineInfo(this.#o.config.rootDir);
-    return this.#machine;
+  /** The machine's facts: read once, then the background-refreshed copy (never waited on after start). */
+  machineInfo(): Promise<MachineInfo> {
+    return this.#machine.load();
   }
 
   async #status(signal: AbortSignal): Promise<NodeStatus> {
@@ -129,6 +131,7 @@ export class NodeReporter {
 
   /** Registers with backoff, then updates status until `signal` aborts. */
   async run(signal: AbortSignal): Promise<void> {
+    this.#machine.start(signal);
     const backoff = new Backoff({ initialMs: 200, maxMs: 7000, clock: this.#o.clock });
     while (!signal.aborted && !this.#node) {
       try {
