@@ -7,7 +7,7 @@ import type { Readable } from 'node:stream';
 import { AgentError, linkAbort } from '@nodelet/base';
 import type { DeleteOptions, KubeList, KubeObject, Status, WatchEvent } from '../types/meta.js';
 import { apiVersionOf, resourcePath, type ResourceType } from '../types/resources.js';
-import { Transport, type TransportOptions } from './transport.js';
+import { createTransport, type Transport, type TransportOptions } from './transport.js';
 import { parseJsonLines } from './ndjson.js';
 import {
   PATCH_CONTENT_TYPES,
@@ -36,7 +36,7 @@ export class ApiClient {
   readonly #watchGraceMs: number;
 
   constructor(opts: ApiClientOptions) {
-    this.#t = new Transport(opts);
+    this.#t = createTransport(opts);
     this.#watchGraceMs = opts.watchDeadlineGraceMs ?? 30_000;
   }
 

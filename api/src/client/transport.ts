@@ -1,13 +1,18 @@
 /**
- * HTTP(S) transport to one API server: keep-alive agent, bearer token, CA / client certificate,
- * per-request AbortSignal and timeout. Everything above it works with decoded replies or
- * AgentErrors (translated in ./errors.ts), never with node:http objects.
+ * HTTP(S) transport to one API server: keep-alive connections, bearer token, CA / client
+ * certificate, per-request AbortSignal and timeout. Everything above it works with decoded
+ * replies or AgentErrors (translated in ./errors.ts), never with HTTP library objects.
+ *
+ * Two implementations share everything but the wire: {@link UndiciTransport} (undici `Pool`,
+ * the default) and {@link NodeHttpTransport} (node:https agents). bench/apiclient.ts measures
+ * both in one run; docs/api-client.md has the numbers and why undici is the default.
  */
 import diagnostics from 'node:diagnostics_channel';
 import http from 'node:http';
 import https from 'node:https';
 import { readFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
+import { Pool } from 'undici';
 import { AgentError, errCode, isAbortError, linkAbort, type Logger, noopLogger } from '@nodelet/base';
 import { errorFromResponse, errorFromSocket } from './errors.js';
 
@@ -30,7 +35,19 @@ export interface TransportOptions {
   userAgent?: string;
   /** Max concurrent sockets to the server (each watch holds one). Default 64. */
   maxSockets?: number;
+  /** `undici` (default) or `node` (node:https agents). */
+  http?: 'undici' | 'node';
   logger?: Logger;
+}
+
+/** Response headers, lower-case names (node:http's and undici's shapes agree). */
+export type ResponseHeaders = Record<string, string | string[] | undefined>;
+
+/** What an implementation hands back once the response headers arrived. */
+interface SentResponse {
+  statusCode: number;
+  headers: ResponseHeaders;
+  body: Readable;
 }
 
 export interface RequestOptions {
@@ -47,7 +64,7 @@ export interface RequestOptions {
 
 export interface RawResponse {
   statusCode: number;
-  headers: http.IncomingHttpHeaders;
+  headers: ResponseHeaders;
   body: Buffer;
 }
 
@@ -69,10 +86,14 @@ export interface RequestDiagnostic {
 /** Subscribe with `diagnostics_channel.subscribe('nodelet:api:request', fn)`; no cost without subscribers. */
 export const requestChannel = diagnostics.channel('nodelet:api:request');
 
-export class Transport {
+/** Picks the implementation named by `opts.http` (undici unless told otherwise). */
+export function createTransport(opts: TransportOptions): Transport {
+  return opts.http === 'node' ? new NodeHttpTransport(opts) : new UndiciTransport(opts);
+}
+
+export abstract class Transport {
   readonly server: URL;
   readonly #opts: TransportOptions;
-  readonly #agent: http.Agent;
   readonly #log: Logger;
   #fileToken: { value: string; readAt: number } | undefined;
   #closed = false;
@@ -84,18 +105,12 @@ export class Transport {
     }
     this.#opts = opts;
     this.#log = opts.logger ?? noopLogger;
-    const common = { keepAlive: true, maxSockets: opts.maxSockets ?? 64 };
-    this.#agent =
-      this.server.protocol === 'https:'
-        ? new https.Agent({
-            ...common,
-            ca: opts.ca,
-            cert: opts.cert,
-            key: opts.key,
-            rejectUnauthorized: !opts.insecureSkipTlsVerify,
-          })
-        : new http.Agent(common);
   }
+
+  /** Sends one request on the wire; resolves when the response headers arrived. */
+  protected abstract send(method: string, url: URL, headers: Record<string, string>, payload: Buffer | undefined, signal: AbortSignal): Promise<SentResponse>;
+  /** Closes every connection (in-flight requests fail). */
+  protected abstract destroy(): void;
 
   /** Sends a request and buffers the reply. Non-2xx replies throw ApiStatusError. */
   async request(o: RequestOptions): Promise<RawResponse> {
@@ -106,7 +121,7 @@ export class Transport {
     try {
       const res = await this.#send(o, link.signal);
       statusCode = res.statusCode;
-      const body = await readAll(res);
+      const body = await readAll(res.body);
       const out = this.#check(o, res, body);
       this.#publish(o, started, false, statusCode);
       return out;
@@ -132,7 +147,7 @@ export class Transport {
    * The timeout covers only the wait for headers; aborting `signal` destroys the stream.
    * The caller must consume or destroy the stream.
    */
-  async stream(o: RequestOptions): Promise<{ statusCode: number; headers: http.IncomingHttpHeaders; body: Readable }> {
+  async stream(o: RequestOptions): Promise<{ statusCode: number; headers: ResponseHeaders; body: Readable }> {
     const timeoutMs = o.timeoutMs ?? this.#opts.timeoutMs ?? 30_000;
     const headerLink = linkAbort(o.signal, timeoutMs);
     // A second link, without timeout, owns the long-lived body.
@@ -144,13 +159,13 @@ export class Transport {
       const res = await this.#send(o, bodyLink.signal);
       headerLink.dispose();
       statusCode = res.statusCode;
-      if (res.statusCode === undefined || res.statusCode < 200 || res.statusCode >= 300) {
-        const body = await readAll(res);
+      if (res.statusCode < 200 || res.statusCode >= 300) {
+        const body = await readAll(res.body);
         this.#check(o, res, body);
       }
-      res.once('close', () => bodyLink.dispose());
+      res.body.once('close', () => bodyLink.dispose());
       this.#publish(o, started, true, statusCode);
-      return { statusCode: res.statusCode ?? 0, headers: res.headers, body: res };
+      return { statusCode: res.statusCode, headers: res.headers, body: res.body };
     } catch (err) {
       bodyLink.dispose();
       const translated = this.#translate(err, o, headerLink.signal, timeoutMs);
@@ -161,14 +176,14 @@ export class Transport {
     }
   }
 
-  /** Destroys every socket of the agent; in-flight requests and streams fail. Idempotent. */
+  /** Destroys every connection; in-flight requests and streams fail. Idempotent. */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#agent.destroy();
+    this.destroy();
   }
 
-  async #send(o: RequestOptions, signal: AbortSignal): Promise<http.IncomingMessage> {
+  async #send(o: RequestOptions, signal: AbortSignal): Promise<SentResponse> {
     if (this.#closed) throw new AgentError('ERR_FAILED_PRECONDITION', 'API client is closed');
     signal.throwIfAborted();
     const url = this.#url(o.path, o.query);
@@ -184,16 +199,11 @@ export class Transport {
       headers['Content-Type'] = o.contentType ?? 'application/json';
       headers['Content-Length'] = String(payload.length);
     }
-    const mod = this.server.protocol === 'https:' ? https : http;
-    return await new Promise<http.IncomingMessage>((resolve, reject) => {
-      const req = mod.request(url, { method: o.method, headers, agent: this.#agent, signal }, resolve);
-      req.once('error', reject);
-      req.end(payload);
-    });
+    return this.send(o.method, url, headers, payload, signal);
   }
 
-  #check(o: RequestOptions, res: http.IncomingMessage, body: Buffer): RawResponse {
-    const statusCode = res.statusCode ?? 0;
+  #check(o: RequestOptions, res: SentResponse, body: Buffer): RawResponse {
+    const statusCode = res.statusCode;
     if (statusCode < 200 || statusCode >= 300) {
       const retryAfter = res.headers['retry-after'];
       throw errorFromResponse(statusCode, body.toString('utf8'), `${o.method} ${o.path}`, Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
@@ -241,4 +251,61 @@ async function readAll(res: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const c of res) chunks.push(c as Buffer);
   return Buffer.concat(chunks);
+}
+
+/** node:https (or http) with a keep-alive agent. */
+export class NodeHttpTransport extends Transport {
+  readonly #agent: http.Agent;
+
+  constructor(opts: TransportOptions) {
+    super(opts);
+    const common = { keepAlive: true, maxSockets: opts.maxSockets ?? 64 };
+    this.#agent =
+      this.server.protocol === 'https:'
+        ? new https.Agent({ ...common, ca: opts.ca, cert: opts.cert, key: opts.key, rejectUnauthorized: !opts.insecureSkipTlsVerify })
+        : new http.Agent(common);
+  }
+
+  protected send(method: string, url: URL, headers: Record<string, string>, payload: Buffer | undefined, signal: AbortSignal): Promise<SentResponse> {
+    const mod = this.server.protocol === 'https:' ? https : http;
+    return new Promise<SentResponse>((resolve, reject) => {
+      const req = mod.request(url, { method, headers, agent: this.#agent, signal }, (res) => resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body: res }));
+      req.once('error', reject);
+      req.end(payload);
+    });
+  }
+
+  protected destroy(): void {
+    this.#agent.destroy();
+  }
+}
+
+/**
+ * undici `Pool`: up to `maxSockets` keep-alive connections to the one server, no pipelining
+ * (a watch holds its connection for minutes; pipelining behind it would stall).
+ */
+export class UndiciTransport extends Transport {
+  readonly #pool: Pool;
+
+  constructor(opts: TransportOptions) {
+    super(opts);
+    this.#pool = new Pool(this.server.origin, {
+      connections: opts.maxSockets ?? 64,
+      pipelining: 1,
+      // Our own timeouts (RequestOptions.timeoutMs, the watch deadline) govern; undici's
+      // defaults (5 min body/headers) would cut long watches and log follows.
+      headersTimeout: 0,
+      bodyTimeout: 0,
+      connect: this.server.protocol === 'https:' ? { ca: opts.ca, cert: opts.cert, key: opts.key, rejectUnauthorized: !opts.insecureSkipTlsVerify } : {},
+    });
+  }
+
+  protected async send(method: string, url: URL, headers: Record<string, string>, payload: Buffer | undefined, signal: AbortSignal): Promise<SentResponse> {
+    const res = await this.#pool.request({ method: method as 'GET', path: url.pathname + url.search, headers, body: payload, signal });
+    return { statusCode: res.statusCode, headers: res.headers as ResponseHeaders, body: res.body };
+  }
+
+  protected destroy(): void {
+    void this.#pool.destroy().catch(() => undefined);
+  }
 }

@@ -186,9 +186,10 @@ test('waitForSync honours its signal; close is idempotent and rejects pending wa
   const w1 = informer.waitForSync(ac.signal);
   ac.abort();
   await assert.rejects(w1, (e) => isAbortError(e));
-  const w2 = informer.waitForSync();
+  // Attach the expectation before closing: close() rejects w2 while it runs.
+  const w2 = assert.rejects(informer.waitForSync(), (e) => isAbortError(e));
   await Promise.all([informer.close(), informer.close()]);
-  await assert.rejects(w2, (e) => isAbortError(e));
+  await w2;
   await assert.rejects(informer.waitForSync(), (e) => isAbortError(e));
   assert.equal(informer.hasSynced(), false);
 });
