@@ -25,6 +25,11 @@ const USAGE = `Usage: nodelet server [flags]
   --registry-address <host:port> read-only OCI registry (default 127.0.0.1:5000; '' disables)
   --registry-root <dir>          image store it serves (default ./build/images)
   --cluster-cidr <cidr>          pod network, split per node by the IPAM controller (default 10.244.0.0/16)
+  --service-cluster-ip-range <cidr>  Service ClusterIPs (default 10.96.0.0/16; .1 is the kubernetes Service)
+  --advertise-address <ip>       where pods reach the API server (default: --bind-address, else the first
+                                 non-loopback IPv4); the default/kubernetes endpoints point there
+  --service-account-issuer <url> iss of service-account tokens (default https://kubernetes.default.svc.cluster.local)
+  --api-audiences <a,b>          audiences accepted in service-account tokens (default: the issuer)
   --disable-controllers          run only the API server (no scheduler, no controllers)
   --node-monitor-grace-period <d> silence (no Lease renewal, no status) before a node goes Unknown,
                                  e.g. 50s, 1m, 500ms (default 50s)
@@ -51,6 +56,10 @@ export async function main(argv: string[]): Promise<void> {
         'registry-root': { type: 'string' },
         'cluster-cidr': { type: 'string', default: '10.244.0.0/16' },
         'disable-controllers': { type: 'boolean', default: false },
+        'service-cluster-ip-range': { type: 'string' },
+        'advertise-address': { type: 'string' },
+        'service-account-issuer': { type: 'string' },
+        'api-audiences': { type: 'string' },
         'node-monitor-grace-period': { type: 'string' },
         'log-level': { type: 'string', default: 'info' },
         help: { type: 'boolean', short: 'h' },
@@ -117,6 +126,10 @@ export async function main(argv: string[]): Promise<void> {
     clusterCidr: String(values['cluster-cidr']),
     controllers: !values['disable-controllers'],
     ...(nodeMonitorGracePeriodMs !== undefined ? { nodeMonitorGracePeriodMs } : {}),
+    ...(values['service-cluster-ip-range'] ? { serviceCidr: String(values['service-cluster-ip-range']) } : {}),
+    ...(values['advertise-address'] ? { advertiseAddress: String(values['advertise-address']) } : {}),
+    ...(values['service-account-issuer'] ? { serviceAccountIssuer: String(values['service-account-issuer']) } : {}),
+    ...(values['api-audiences'] ? { apiAudiences: String(values['api-audiences']).split(',').map((a) => a.trim()).filter(Boolean) } : {}),
     logger: log,
   });
   log.info({ url: cp.url, kubeconfig: cp.kubeconfigPath, registry: cp.registry?.hostPort }, 'Server ready');

@@ -15,7 +15,7 @@ import { noopLogger, type Logger } from '@nodelet/base';
 import { startRegistry, type Registry as OciRegistry } from '@nodelet/oci';
 import { startControllerManager, type ControllerManagerHandle } from '../controllers/index.js';
 import type { KeyPairPem } from '../pki/certs.js';
-import { ensurePki, type EnsurePkiOptions } from '../pki/pki.js';
+import { hostAddresses, ensurePki, type EnsurePkiOptions } from '../pki/pki.js';
 import { startCertRotation } from '../pki/rotation.js';
 import { ensureToken, renderKubeconfig, writeKubeconfig } from '../pki/kubeconfig.js';
 import { startScheduler, type SchedulerHandle } from '../scheduler/index.js';
@@ -24,6 +24,10 @@ import type { Store } from '../storage/types.js';
 import { createTokenAuthenticator } from './auth/authenticator.js';
 import { ADMIN_GROUP } from './auth/types.js';
 import { createInProcessIdentities, type InProcessIdentities } from './auth/in-process-identities.js';
+import { ensureServiceAccountKey } from './auth/serviceaccount/signing-key.js';
+import { ServiceAccountTokens } from './auth/serviceaccount/tokens.js';
+import { DEFAULT_SERVICE_CIDR, firstServiceIp } from './handlers/service-ip.js';
+import { keepKubernetesService } from './kubernetes-service.js';
 import { createApiServer, type ApiServer } from './server.js';
 
 export interface ControlPlaneOptions {
@@ -50,6 +54,13 @@ export interface ControlPlaneOptions {
   nodeMonitorGracePeriodMs?: number;
   /** Lifetime of node credentials (default one year); agents renew at 70–90 % of it. */
   nodeCredentialTtlMs?: number;
+  /** Service ClusterIP range (default 10.96.0.0/16); its first address is the `kubernetes` Service. */
+  serviceCidr?: string;
+  /** The address pods reach the API server at (default: the bind address, else the first non-loopback IPv4). */
+  advertiseAddress?: string;
+  /** Service-account token issuer (default https://kubernetes.default.svc.cluster.local) and accepted audiences (default [issuer]). */
+  serviceAccountIssuer?: string;
+  apiAudiences?: string[];
   /**
    * Certificate rotation (pki/rotation.ts): how often to check (default 1 h) and how long before
    * expiry to re-issue (default 30 days). Tests shorten both.
@@ -57,6 +68,9 @@ export interface ControlPlaneOptions {
   certRotation?: { intervalMs?: number; renewBeforeMs?: number };
   now?: () => number;
 }
+
+/** kubeadm's default issuer: what in-cluster clients and OIDC verifiers see in `iss`. */
+export const DEFAULT_SERVICE_ACCOUNT_ISSUER = 'https://kubernetes.default.svc.cluster.local';
 
 export interface ControlPlane {
   url: string;
@@ -111,6 +125,10 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       getSecret: (name) => ref.server!.context.resource('', 'v1', 'secrets')!.registry.find('kube-system', name),
       now,
     });
+    const saKey = await ensureServiceAccountKey(pkiOptions.dir);
+    const issuer = o.serviceAccountIssuer ?? DEFAULT_SERVICE_ACCOUNT_ISSUER;
+    const serviceAccountTokens = new ServiceAccountTokens({ issuer, audiences: o.apiAudiences?.length ? o.apiAudiences : [issuer], key: saKey });
+    const serviceCidr = o.serviceCidr ?? DEFAULT_SERVICE_CIDR;
     const apiServer = await createApiServer({
       store,
       authenticator,
@@ -120,10 +138,21 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       nodeProxy,
       now,
       ...(o.nodeCredentialTtlMs ? { nodeCredentialTtlMs: o.nodeCredentialTtlMs } : {}),
+      serviceAccountTokens,
+      serviceCidr,
     });
     ref.server = apiServer;
     cleanups.push(() => apiServer.close());
     const { port } = await apiServer.listen({ port: o.port ?? 6443, host: bind });
+    const stopKubernetesService = new AbortController();
+    const advertiseAddress = o.advertiseAddress ?? (bind !== '0.0.0.0' && bind !== '::' ? bind : (hostAddresses().find((a) => !a.startsWith('127.') && !a.includes(':')) ?? '127.0.0.1'));
+    const kubernetesService = keepKubernetesService(apiServer.context, {
+      advertiseAddress, port, serviceIp: firstServiceIp(serviceCidr), log: log.child({ component: 'kubernetes-service' }),
+    }, stopKubernetesService.signal);
+    cleanups.push(async () => {
+      stopKubernetesService.abort();
+      await kubernetesService;
+    });
     const rotation = startCertRotation({
       pki: pkiOptions,
       current: pki,
@@ -171,6 +200,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
         ...(o.clusterCidr ? { clusterCidr: o.clusterCidr } : {}),
         ...(o.nodeMonitorGracePeriodMs ? { nodeMonitorGracePeriodMs: o.nodeMonitorGracePeriodMs } : {}),
         csrSigning: { caCertFile: join(pkiOptions.dir, 'ca.crt'), caKeyFile: join(pkiOptions.dir, 'ca.key') },
+        rootCaPem: pki.caPem,
       });
       cleanups.push(async () => {
         stopControllers.abort();

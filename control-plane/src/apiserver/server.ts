@@ -30,11 +30,14 @@ import { admitCreate } from './handlers/admit.js';
 import { dispatch } from './handlers/dispatch.js';
 import { proxyExecUpgrade } from './handlers/node-proxy.js';
 import { ResourceMirror } from './mirror.js';
+import { ensureNamespaceDefaults } from './default-objects.js';
 import { startNamespaceLifecycle } from './namespace-lifecycle.js';
 import { serveNonResource } from './nonresource.js';
 import { Registry } from './registry.js';
 import { RESOURCE_DEFS } from './resources.js';
-import { sendError } from './respond.js';
+import { sendError, sendJson } from './respond.js';
+import { JWKS_PATH, jwks, OIDC_CONFIGURATION_PATH, openIdConfiguration } from './auth/serviceaccount/oidc.js';
+import { looksLikeJwt, type ServiceAccountTokens } from './auth/serviceaccount/tokens.js';
 import { parsePath, verbOf, notFoundPath, nameFromFieldSelector } from './router.js';
 import { forbidden, toStatusError, unauthorized, StatusError } from './status.js';
 import { WatchCache } from './watch-cache.js';
@@ -49,6 +52,10 @@ export interface ApiServerOptions {
   caPem?: string;
   /** Lifetime of issued node credentials (default one year). */
   nodeCredentialTtlMs?: number;
+  /** Service-account token issuer and verifier (TokenRequest, JWT authentication, OIDC discovery). */
+  serviceAccountTokens?: ServiceAccountTokens;
+  /** Service ClusterIP range (default 10.96.0.0/16). */
+  serviceCidr?: string;
   nodeProxy?: NodeProxyConfig;
   now?: () => number;
   bookmarkIntervalMs?: number;
@@ -100,7 +107,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     resourceByKind: (apiVersion, kind) => [...resources.values()].find((r) => (r.def.group ? `${r.def.group}/${r.def.version}` : r.def.version) === apiVersion && r.def.kind === kind),
     resourceByGroup: (g, p) => [...resources.values()].find((r) => r.def.group === g && r.def.plural === p),
     shutdown: stop.signal,
-    authenticateToken: (token) => opts.authenticator.authenticate(token),
+    authenticateToken: (token) => authenticateBearer(token),
     nodeProxy: opts.nodeProxy ?? {},
     bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
     authorizer,
@@ -108,8 +115,16 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     mirrorOf: (def) => (def.group === 'rbac.authorization.k8s.io' ? mirrorByPlural.get(def.plural) : undefined),
     caPem: opts.caPem,
     nodeCredentialTtlMs: opts.nodeCredentialTtlMs,
+    serviceAccountTokens: opts.serviceAccountTokens,
+    serviceCidr: opts.serviceCidr,
   };
+  /** Service-account JWTs go to their verifier; every other token to the token authenticator. */
+  async function authenticateBearer(token: string): Promise<UserInfo | undefined> {
+    if (opts.serviceAccountTokens && looksLikeJwt(token)) return opts.serviceAccountTokens.authenticate(ctx, token);
+    return opts.authenticator.authenticate(token);
+  }
   await ensureDefaultNamespaces(ctx);
+  await ensureNamespaceDefaults(ctx, DEFAULT_NAMESPACES, opts.caPem, log);
   await reconcileBootstrapPolicy(ctx, log.child({ component: 'rbac-bootstrap' }));
   await Promise.all([...mirrorByPlural.values()].map((m) => m.start()));
   const lifecycle = startNamespaceLifecycle(ctx, [...resources.values()], log.child({ component: 'namespace-lifecycle' }));
@@ -122,7 +137,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     if (fromCert) return fromCert;
     const header = req.headers.authorization ?? '';
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    const user = m ? await opts.authenticator.authenticate(m[1]!) : undefined;
+    const user = m ? await authenticateBearer(m[1]!) : undefined;
     if (!user) throw unauthorized();
     return user;
   }
@@ -168,7 +183,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
       const method = req.method ?? 'GET';
       if (method === 'GET' || method === 'HEAD') {
         const decision = await authorizer.authorize(user, { verb: 'get', path: url.pathname });
-        if (serveNonResourceIfAllowed(decision.allowed, user, req, res, url)) return;
+        if (serveOidcIfAllowed(decision.allowed, user, res, url) || serveNonResourceIfAllowed(decision.allowed, user, req, res, url)) return;
       }
       const scope = await resourceScope(req, res, url, user, log);
       if (!scope) throw notFoundPath();
@@ -181,6 +196,15 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     } finally {
       log.debug({ method: req.method, path, code: res.statusCode, user: userName, ms: Math.round(performance.now() - started) }, 'Request');
     }
+  }
+
+  function serveOidcIfAllowed(allowed: boolean, user: UserInfo, res: http.ServerResponse, url: URL): boolean {
+    const tokens = opts.serviceAccountTokens;
+    if (!tokens || (url.pathname !== OIDC_CONFIGURATION_PATH && url.pathname !== JWKS_PATH)) return false;
+    if (!allowed) throw forbidden(forbiddenMessage(user, { verb: 'get', path: url.pathname }));
+    if (url.pathname === OIDC_CONFIGURATION_PATH) sendJson(res, 200, openIdConfiguration(tokens));
+    else sendJson(res, 200, jwks(tokens), 'application/jwk-set+json');
+    return true;
   }
 
   function serveNonResourceIfAllowed(allowed: boolean, user: UserInfo, req: http.IncomingMessage, res: http.ServerResponse, url: URL): boolean {

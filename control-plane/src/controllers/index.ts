@@ -17,6 +17,7 @@ import { PodGarbageCollector } from './podgc/controller.js';
 import { ClusterRoleAggregationController } from './clusterroleaggregation/controller.js';
 import { KubeletClientCsrApprover, KubeletServingCsrApprover } from './certificates/approver.js';
 import { CsrSigner } from './certificates/signer.js';
+import { RootCaPublisher } from './rootca/publisher.js';
 import { loadCa, type LoadedCa } from '../pki/certs.js';
 
 export { SharedInformers, runController, type Controller } from './runtime.js';
@@ -40,7 +41,8 @@ export type ControllerName =
   | 'clusterroleaggregation'
   | 'csrapproving'
   | 'kubeletservingapproving'
-  | 'csrsigning';
+  | 'csrsigning'
+  | 'rootcacertpublisher';
 
 export interface StartControllerManagerOptions {
   /** An `ApiClient` of `@nodelet/api` (typed `unknown` for the composition root): the shared informers read with it. */
@@ -65,6 +67,8 @@ export interface StartControllerManagerOptions {
   nodeMonitorPeriodMs?: number;
   /** The cluster CA the CSR signer signs with (PEM files); without it, approved CSRs stay unsigned. */
   csrSigning?: { caCertFile: string; caKeyFile: string; durationMs?: number };
+  /** The cluster CA published in every namespace as ConfigMap kube-root-ca.crt. */
+  rootCaPem?: string;
 }
 
 export interface ControllerDeps {
@@ -93,6 +97,7 @@ const FACTORIES: Record<string, { account: string; make: Factory }> = {
   clusterroleaggregation: { account: 'clusterrole-aggregation-controller', make: (d) => new ClusterRoleAggregationController(d) },
   csrapproving: { account: 'certificate-controller', make: (d) => new KubeletClientCsrApprover(d) },
   kubeletservingapproving: { account: 'kubelet-serving-cert-approver', make: (d) => new KubeletServingCsrApprover(d) },
+  rootcacertpublisher: { account: 'root-ca-cert-publisher', make: (d) => new RootCaPublisher(d) },
   csrsigning: { account: 'certificate-controller', make: (d) => new CsrSigner({ ...d, ca: caLoader(d.options.csrSigning), signingDurationMs: d.options.csrSigning?.durationMs }) },
 };
 
