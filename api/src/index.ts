@@ -9,3 +9,4 @@ export * from './selectors.js';
 export * from './kubeconfig.js';
 export * from './informer/index.js';
 export * from './auth/bootstrap-token.js';
+export * from './serving/index.js';

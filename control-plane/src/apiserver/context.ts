@@ -31,6 +31,8 @@ export interface ServerContext {
   authenticateToken(token: string): Promise<UserInfo | undefined>;
   /** Default bookmark interval for watches, ms. */
   bookmarkIntervalMs: number;
+  /** A watch with more unsent bytes than this is closed (limits.ts). */
+  maxWatchBufferBytes: number;
 }
 
 export interface NodeProxyConfig {

@@ -21,6 +21,7 @@ import { openStore } from '../storage/index.js';
 import type { Store } from '../storage/types.js';
 import { createTokenAuthenticator } from './auth/authenticator.js';
 import { ADMIN_GROUP } from './auth/types.js';
+import type { ApiServerLimits } from './limits.js';
 import { createApiServer, type ApiServer } from './server.js';
 
 export interface ControlPlaneOptions {
@@ -43,6 +44,8 @@ export interface ControlPlaneOptions {
   controllers?: boolean;
   /** Node lifecycle: silence before a node goes Unknown (default 50 s). */
   nodeMonitorGracePeriodMs?: number;
+  /** API server bounds: in-flight requests, request timeout, … (defaults as kube-apiserver). */
+  limits?: Partial<ApiServerLimits>;
   now?: () => number;
 }
 
@@ -91,6 +94,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       caPem: pki.caPem,
       nodeProxy: { clientCert: pki.agentClient.certPem, clientKey: pki.agentClient.keyPem },
       now,
+      ...(o.limits ? { limits: o.limits } : {}),
     });
     ref.server = apiServer;
     cleanups.push(() => apiServer.close());

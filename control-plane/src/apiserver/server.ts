@@ -13,6 +13,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { edgeServerOptions, failureStatus, hardenHttpServer, parseRequestTarget, writeRawStatus } from '@nodelet/api';
 import { noopLogger, type Logger } from '@nodelet/base';
 import type { Store } from '../storage/types.js';
 import { authorize, restrictCreate } from './auth/authorizer.js';
@@ -25,7 +26,9 @@ import { proxyExecUpgrade } from './handlers/node-proxy.js';
 import { decodeObjectBody, parseJson, readBody } from './media.js';
 import { startNamespaceLifecycle } from './namespace-lifecycle.js';
 import { serveNonResource } from './nonresource.js';
+import { DEFAULT_API_SERVER_LIMITS, type ApiServerLimits } from './limits.js';
 import { Registry } from './registry.js';
+import { RequestGuard } from './request-guard.js';
 import { RESOURCE_DEFS } from './resources.js';
 import { sendError, sendJson } from './respond.js';
 import { parsePath, verbOf, notFoundPath } from './router.js';
@@ -44,6 +47,8 @@ export interface ApiServerOptions {
   now?: () => number;
   bookmarkIntervalMs?: number;
   watchCacheCapacity?: number;
+  /** In-flight, timeout, header and slow-watcher bounds (limits.ts); defaults as kube-apiserver. */
+  limits?: Partial<ApiServerLimits>;
 }
 
 export interface ApiServer {
@@ -57,6 +62,8 @@ const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-
 
 export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer> {
   const log = opts.logger ?? noopLogger;
+  const limits: ApiServerLimits = { ...DEFAULT_API_SERVER_LIMITS, ...opts.limits };
+  const guard = new RequestGuard({ limits, logger: log });
   const stop = new AbortController();
   // Every watch and log stream listens for shutdown: one listener per long-running request.
   setMaxListeners(0, stop.signal);
@@ -77,6 +84,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     authenticateToken: (token) => opts.authenticator.authenticate(token),
     nodeProxy: opts.nodeProxy ?? {},
     bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
+    maxWatchBufferBytes: limits.maxWatchBufferBytes,
   };
   await ensureDefaultNamespaces(ctx);
   const lifecycle = startNamespaceLifecycle(ctx, [...resources.values()], log.child({ component: 'namespace-lifecycle' }));
@@ -106,10 +114,10 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     return { ctx, req, res, url, user, log: reqLog, served: p.served, namespace: p.namespace, name: p.name, subresource: p.subresource };
   }
 
-  async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  async function handle(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {
     const started = performance.now();
-    const url = new URL(req.url ?? '/', 'https://apiserver.local');
     let userName = '';
+    let release: (() => void) | undefined;
     try {
       if (HEALTH_PATHS.has(url.pathname) || url.pathname.startsWith('/healthz/') || url.pathname.startsWith('/readyz/') || url.pathname.startsWith('/livez/')) {
         res.writeHead(stop.signal.aborted ? 503 : 200, { 'Content-Type': 'text/plain; charset=utf-8' });
@@ -118,6 +126,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
       }
       const user = await authenticate(req);
       userName = user.name;
+      release = guard.admit(req, user);
       const reqLog = log;
       const method = req.method ?? 'GET';
       if (url.pathname === NODE_CREDENTIALS_PATH) {
@@ -144,6 +153,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
       if (res.headersSent) res.end();
       else sendError(res, status);
     } finally {
+      release?.();
       log.debug({ method: req.method, path: url.pathname, code: res.statusCode, user: userName, ms: Math.round(performance.now() - started) }, 'Request');
     }
   }
@@ -164,8 +174,12 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   }
 
   async function handleUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
-    const url = new URL(req.url ?? '/', 'https://apiserver.local');
+    // Node drops its own error listener from an upgraded socket: a reset while we authenticate
+    // would otherwise be an uncaught 'error' event.
+    socket.on('error', () => socket.destroy());
     try {
+      const url = parseRequestTarget(req.url);
+      if (!url) throw new StatusError(400, 'BadRequest', 'malformed request target');
       const user = await authenticate(req);
       const res = new http.ServerResponse(req);
       const scope = await resourceScope(req, res, url, user, log);
@@ -176,22 +190,22 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
       await proxyExecUpgrade(scope, socket, head);
     } catch (err) {
       const status = toStatusError(err);
-      const body = JSON.stringify(status.toBody());
-      socket.end(`HTTP/1.1 ${status.code} ${http.STATUS_CODES[status.code] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      if (status.code >= 500) log.error({ err, path: req.url?.split('?')[0] }, 'Upgrade request failed');
+      writeRawStatus(socket, failureStatus(status.code, status.reason, status.message, status.details));
     }
   }
 
-  const server = opts.tls ? https.createServer({ cert: opts.tls.cert, key: opts.tls.key }) : http.createServer();
-  server.requestTimeout = 0; // watches and log follows are long-lived
-  server.headersTimeout = 60_000;
-  server.on('request', (req, res) => void handle(req, res));
+  // Node's requestTimeout bounds receiving a request, not the reply, so watches are unaffected.
+  const edge = edgeServerOptions(limits);
+  const server = opts.tls ? https.createServer({ cert: opts.tls.cert, key: opts.tls.key, ...edge }) : http.createServer(edge);
+  hardenHttpServer(server);
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => void guard.serve(req, res, (url) => handle(req, res, url)));
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void handleUpgrade(req, socket, head));
   const sockets = new Set<Socket>();
   server.on(opts.tls ? 'secureConnection' : 'connection', (s: Socket) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
-  server.on('clientError', (_err, socket) => socket.destroy());
 
   let closing: Promise<void> | undefined;
   return {
