@@ -31,16 +31,21 @@ export interface ServerProcess {
   url: string;
   kubeconfig: string;
   pid: number;
+  /** Everything the process wrote to stdout and stderr so far. */
+  output(): string;
+  /** The exit code or signal once the process has exited, else undefined. */
+  exited(): number | string | undefined;
   stop(): Promise<void>;
 }
 
 /** Starts `nodelet server` (API server only) and resolves on its "Server ready" log line. */
-export async function startServer(o: { dataDir: string; port: number; datastore?: string; timeoutMs?: number }): Promise<ServerProcess> {
+export async function startServer(o: { dataDir: string; port: number; datastore?: string; timeoutMs?: number; args?: string[] }): Promise<ServerProcess> {
   const args = [
     '--conditions=source', '--import', 'tsx', join(ROOT, 'bin', 'nodelet'), 'server',
     '--data-dir', o.dataDir, '--bind-address', '127.0.0.1', '--port', String(o.port),
     '--registry-address', '', '--disable-controllers', '--log-level', 'info',
     ...(o.datastore ? ['--datastore-endpoint', o.datastore] : []),
+    ...(o.args ?? []),
   ];
   const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
@@ -64,7 +69,7 @@ export async function startServer(o: { dataDir: string; port: number; datastore?
   });
   try {
     const r = await ready;
-    return { ...r, pid: child.pid ?? 0, stop: () => terminate(child) };
+    return { ...r, pid: child.pid ?? 0, output: () => output, exited: () => child.exitCode ?? child.signalCode ?? undefined, stop: () => terminate(child) };
   } catch (err) {
     await terminate(child);
     throw err;
