@@ -10,10 +10,15 @@
  *   Expect: other than 100-continue     417 BadRequest
  *
  * A TLS handshake that fails (garbage, truncation) has no HTTP to answer in; Node closes it.
+ *
+ * Connections closed after a reply linger (see {@link lingerOnClose}) so that a client still
+ * sending a rejected body reads the reply instead of a TCP reset.
  */
 import type { IncomingMessage, Server, ServerOptions, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { failureStatus, writeRawStatus } from './raw-reply.js';
+import tls from 'node:tls';
+import { failureStatus, LINGER_MS, writeRawStatus } from './raw-reply.js';
 
 export interface EdgeLimits {
   /** Longest request line + headers, bytes (Node's default is 16 KiB). */
@@ -29,10 +34,14 @@ export interface EdgeLimits {
 
 export const DEFAULT_EDGE_LIMITS: EdgeLimits = { maxHeaderBytes: 64 * 1024, headersTimeoutMs: 60_000, requestTimeoutMs: 60_000 };
 
-/** Options for `http(s).createServer` that apply `limits`. */
-export function edgeServerOptions(limits: EdgeLimits): ServerOptions {
+/**
+ * Options for `http(s).createServer` that apply `limits`. A TLS handshake gets the headers
+ * timeout too (Go's servers bound it by their header timeout; Node's default is 120 s).
+ */
+export function edgeServerOptions(limits: EdgeLimits): ServerOptions & { handshakeTimeout: number } {
   const headersTimeout = limits.headersTimeoutMs;
   return {
+    handshakeTimeout: headersTimeout,
     maxHeaderSize: limits.maxHeaderBytes,
     headersTimeout,
     requestTimeout: Math.max(limits.requestTimeoutMs, headersTimeout),
@@ -78,6 +87,7 @@ export function answerClientError(err: NodeJS.ErrnoException & { reason?: string
  * a body (417).
  */
 export function hardenHttpServer(server: Server): void {
+  server.on(server instanceof tls.Server ? 'secureConnection' : 'connection', lingerOnClose);
   server.on('clientError', answerClientError);
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
     writeRawStatus(socket, failureStatus(405, 'MethodNotAllowed', 'CONNECT is not supported'));
@@ -87,4 +97,21 @@ export function hardenHttpServer(server: Server): void {
     res.writeHead(417, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
     res.end(body);
   });
+}
+
+/**
+ * HACK(node): after a reply that ends the connection (`Connection: close`, or an early 413),
+ * Node destroys the socket as soon as the reply is flushed; a client still sending its body
+ * then gets a TCP reset, and its kernel drops the reply it has not read yet. RFC 9112 §9.6 asks
+ * for a staged close instead, as Go's server does: half-close, keep reading (the HTTP parser
+ * discards the rest of the body), destroy once the client closes too or LINGER_MS later.
+ */
+export function lingerOnClose(socket: Socket): void {
+  socket.destroySoon = function lingeringDestroySoon(this: Socket): void {
+    if (this.writable) this.end();
+    const timer = setTimeout(() => this.destroy(), LINGER_MS);
+    timer.unref();
+    this.once('end', () => this.destroy());
+    this.once('close', () => clearTimeout(timer));
+  };
 }

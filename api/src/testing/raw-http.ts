@@ -68,11 +68,12 @@ function parseReply(buf: Buffer): RawReply | undefined {
 }
 
 /**
- * Connects, writes `parts` in order (a delay of `gapMs` between them), and resolves with the
- * first complete reply, or with `dropped` when the server closes first. Write errors after the
+ * Connects, writes `parts` in order (a delay of `gapMs` between them; with `end`, then
+ * half-closes), and resolves with the first complete reply, or with `dropped` when the server
+ * closes first. Write errors after the
  * server answered (it may close while a large upload is still going) are ignored.
  */
-export function rawExchange(target: RawTarget, parts: ReadonlyArray<string | Buffer>, o: { timeoutMs?: number; gapMs?: number } = {}): Promise<RawReply> {
+export function rawExchange(target: RawTarget, parts: ReadonlyArray<string | Buffer>, o: { timeoutMs?: number; gapMs?: number; end?: boolean } = {}): Promise<RawReply> {
   return new Promise((resolve) => {
     const sock: net.Socket = target.tls
       ? tls.connect({ host: target.host, port: target.port, ca: target.tls.ca, cert: target.tls.cert, key: target.tls.key, rejectUnauthorized: !!target.tls.ca, servername: net.isIP(target.host) ? undefined : target.host })
@@ -110,6 +111,7 @@ export function rawExchange(target: RawTarget, parts: ReadonlyArray<string | Buf
         if (i > 0 && o.gapMs) await new Promise((r) => setTimeout(r, o.gapMs));
         if (!sock.write(p)) await new Promise((r) => sock.once('drain', r).once('close', r));
       }
+      if (o.end && !sock.destroyed) sock.end();
     };
     sock.once(target.tls ? 'secureConnect' : 'connect', () => void writeAll());
   });
