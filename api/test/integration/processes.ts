@@ -39,7 +39,7 @@ export interface ServerProcess {
 }
 
 /** Starts `nodelet server` (API server only) and resolves on its "Server ready" log line. */
-export async function startServer(o: { dataDir: string; port: number; datastore?: string; timeoutMs?: number; args?: string[] }): Promise<ServerProcess> {
+export async function startServer(o: { dataDir: string; port: number; datastore?: string; timeoutMs?: number; args?: string[]; env?: Record<string, string> }): Promise<ServerProcess> {
   const args = [
     '--conditions=source', '--import', 'tsx', join(ROOT, 'bin', 'nodelet'), 'server',
     '--data-dir', o.dataDir, '--bind-address', '127.0.0.1', '--port', String(o.port),
@@ -47,7 +47,7 @@ export async function startServer(o: { dataDir: string; port: number; datastore?
     ...(o.datastore ? ['--datastore-endpoint', o.datastore] : []),
     ...(o.args ?? []),
   ];
-  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...o.env } });
   let output = '';
   const ready = new Promise<{ url: string; kubeconfig: string }>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`nodelet server did not become ready in ${o.timeoutMs ?? 30_000} ms:\n${output}`)), o.timeoutMs ?? 30_000);
