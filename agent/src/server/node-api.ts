@@ -200,10 +200,11 @@ export async function startNodeApi(o: NodeApiOptions): Promise<NodeApiServer> {
       writeRawStatus(socket, failureStatus(500, 'InternalError', describeError(err)));
     });
   });
-  const healthz = http.createServer((req, res) => {
+  const healthz = http.createServer(edgeServerOptions(DEFAULT_EDGE_LIMITS), (req, res) => {
     if (req.url === '/healthz') return send(res, o.backend.healthy() ? 200 : 500, o.backend.healthy() ? 'ok' : 'unhealthy');
     send(res, 404, 'not found\n');
   });
+  hardenHttpServer(healthz);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(o.port, o.address, () => resolve());
