@@ -175,7 +175,7 @@ async function* readToEnd(reader: LineReader, asm: EntryAssembler): AsyncGenerat
   for await (const lines of reader.readAvailable()) yield* toEntries(lines, asm);
 }
 
-/** Reads the file once, to its current end. */
+/** Reads the file once, to its end (streamed; see LineReader). */
 export async function* readCriLog(path: string, opts: ReadCriLogOptions = {}): AsyncGenerator<CriLogEntry> {
   if (opts.signal?.aborted) throw abortError(opts.signal.reason);
   const reader = new LineReader(await openLog(path));

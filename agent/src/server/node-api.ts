@@ -20,7 +20,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { readFile } from 'node:fs/promises';
 import { WebSocketServer } from 'ws';
-import { describeError, type Logger } from '@nodelet/base';
+import { AgentError, describeError, hasCode, type Logger } from '@nodelet/base';
 import { decodePathSegments, DEFAULT_EDGE_LIMITS, edgeServerOptions, failureStatus, hardenHttpServer, parseRequestTarget, writeRawStatus, type Pod, type Status } from '@nodelet/api';
 import { followCriLog, formatCriLogEntry, readCriLog } from '@nodelet/cri-client';
 import type { RuntimeService } from '../runtime/cri.js';
@@ -72,28 +72,18 @@ function send(res: http.ServerResponse, code: number, body: string, type = 'text
   res.end(body);
 }
 
-function sendStatus(res: http.ServerResponse, status: Status): void {
-  send(res, status.code ?? 400, JSON.stringify(status), 'application/json');
-}
-
-/** A request the node API cannot even route: answered 400 with a Status. */
-class MalformedRequest extends Error {
-  readonly status: Status;
-  constructor(message: string) {
-    super(message);
-    this.status = failureStatus(400, 'BadRequest', message);
-  }
-}
+/** A request the node API cannot even route (ERR_INVALID_ARGUMENT): answered 400 with a Status. */
+const badRequest = (err: unknown): Status => failureStatus(400, 'BadRequest', (err as Error).message);
 
 function parseTarget(req: http.IncomingMessage): URL {
   const url = parseRequestTarget(req.url);
-  if (!url) throw new MalformedRequest('malformed request target');
+  if (!url) throw new AgentError('ERR_INVALID_ARGUMENT', 'malformed request target');
   return url;
 }
 
 function parts(pathname: string): string[] {
   const segs = decodePathSegments(pathname);
-  if (!segs) throw new MalformedRequest('malformed percent-encoding in path');
+  if (!segs) throw new AgentError('ERR_INVALID_ARGUMENT', 'malformed percent-encoding in path');
   return segs;
 }
 
@@ -166,7 +156,7 @@ export async function startNodeApi(o: NodeApiOptions): Promise<NodeApiServer> {
     (req, res) => {
       res.on('error', () => undefined); // a client that went away; nothing left to tell it
       handle(req, res).catch((err: unknown) => {
-        if (err instanceof MalformedRequest) return sendStatus(res, err.status);
+        if (hasCode(err, 'ERR_INVALID_ARGUMENT')) return send(res, 400, JSON.stringify(badRequest(err)), 'application/json');
         o.log.warn({ err: describeError(err), path: req.url?.split('?')[0] }, 'Node API request failed');
         if (res.headersSent) res.destroy();
         else send(res, 500, `${describeError(err)}\n`);
@@ -195,7 +185,7 @@ export async function startNodeApi(o: NodeApiOptions): Promise<NodeApiServer> {
     // would otherwise be an uncaught 'error' event.
     socket.on('error', () => socket.destroy());
     upgrade(req, socket, head).catch((err: unknown) => {
-      if (err instanceof MalformedRequest) return writeRawStatus(socket, err.status);
+      if (hasCode(err, 'ERR_INVALID_ARGUMENT')) return writeRawStatus(socket, badRequest(err));
       o.log.warn({ err: describeError(err), path: req.url?.split('?')[0] }, 'Node API upgrade failed');
       writeRawStatus(socket, failureStatus(500, 'InternalError', describeError(err)));
     });
