@@ -48,6 +48,8 @@ export interface ServerContext {
   serviceCidr?: string;
   /** Issues and checks service-account tokens (undefined: no signing key, TokenRequest is 404). */
   serviceAccountTokens?: ServiceAccountTokens;
+  /** A watch with more unsent bytes than this is closed (limits.ts). */
+  maxWatchBufferBytes: number;
 }
 
 export interface NodeProxyConfig {

@@ -28,6 +28,7 @@ import { ensureServiceAccountKey } from './auth/serviceaccount/signing-key.js';
 import { ServiceAccountTokens } from './auth/serviceaccount/tokens.js';
 import { DEFAULT_SERVICE_CIDR, firstServiceIp } from './handlers/service-ip.js';
 import { keepKubernetesService } from './kubernetes-service.js';
+import type { ApiServerLimits } from './limits.js';
 import { createApiServer, type ApiServer } from './server.js';
 
 export interface ControlPlaneOptions {
@@ -66,6 +67,8 @@ export interface ControlPlaneOptions {
    * expiry to re-issue (default 30 days). Tests shorten both.
    */
   certRotation?: { intervalMs?: number; renewBeforeMs?: number };
+  /** API server bounds: in-flight requests, request timeout, … (defaults as kube-apiserver). */
+  limits?: Partial<ApiServerLimits>;
   now?: () => number;
 }
 
@@ -140,6 +143,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       ...(o.nodeCredentialTtlMs ? { nodeCredentialTtlMs: o.nodeCredentialTtlMs } : {}),
       serviceAccountTokens,
       serviceCidr,
+      ...(o.limits ? { limits: o.limits } : {}),
     });
     ref.server = apiServer;
     cleanups.push(() => apiServer.close());

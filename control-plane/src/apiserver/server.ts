@@ -16,6 +16,7 @@ import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
+import { edgeServerOptions, failureStatus, hardenHttpServer, parseRequestTarget, writeRawStatus } from '@nodelet/api';
 import { noopLogger, type Logger } from '@nodelet/base';
 import type { Store } from '../storage/types.js';
 import { createAuthorizerChain, forbiddenMessage } from './auth/authorizer.js';
@@ -33,7 +34,9 @@ import { ResourceMirror } from './mirror.js';
 import { ensureNamespaceDefaults } from './default-objects.js';
 import { startNamespaceLifecycle } from './namespace-lifecycle.js';
 import { serveNonResource } from './nonresource.js';
+import { DEFAULT_API_SERVER_LIMITS, type ApiServerLimits } from './limits.js';
 import { Registry } from './registry.js';
+import { RequestGuard } from './request-guard.js';
 import { RESOURCE_DEFS } from './resources.js';
 import { sendError, sendJson } from './respond.js';
 import { JWKS_PATH, jwks, OIDC_CONFIGURATION_PATH, openIdConfiguration } from './auth/serviceaccount/oidc.js';
@@ -60,6 +63,8 @@ export interface ApiServerOptions {
   now?: () => number;
   bookmarkIntervalMs?: number;
   watchCacheCapacity?: number;
+  /** In-flight, timeout, header and slow-watcher bounds (limits.ts); defaults as kube-apiserver. */
+  limits?: Partial<ApiServerLimits>;
 }
 
 export interface ApiServer {
@@ -81,6 +86,8 @@ const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-
 
 export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer> {
   const log = opts.logger ?? noopLogger;
+  const limits: ApiServerLimits = { ...DEFAULT_API_SERVER_LIMITS, ...opts.limits };
+  const guard = new RequestGuard({ limits, logger: log });
   const stop = new AbortController();
   // Every watch and log stream listens for shutdown: one listener per long-running request.
   setMaxListeners(0, stop.signal);
@@ -117,6 +124,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     nodeCredentialTtlMs: opts.nodeCredentialTtlMs,
     serviceAccountTokens: opts.serviceAccountTokens,
     serviceCidr: opts.serviceCidr,
+    maxWatchBufferBytes: limits.maxWatchBufferBytes,
   };
   /** Service-account JWTs go to their verifier; every other token to the token authenticator. */
   async function authenticateBearer(token: string): Promise<UserInfo | undefined> {
@@ -166,13 +174,11 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     return { ctx, req, res, url, user, log: reqLog, served: p.served, namespace: p.namespace, name: p.name, subresource: p.subresource };
   }
 
-  async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  async function handle(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {
     const started = performance.now();
     let userName = '';
-    let path = '';
+    let release: (() => void) | undefined;
     try {
-      const url = new URL(req.url ?? '/', 'https://apiserver.local');
-      path = url.pathname;
       if (HEALTH_PATHS.has(url.pathname) || url.pathname.startsWith('/healthz/') || url.pathname.startsWith('/readyz/') || url.pathname.startsWith('/livez/')) {
         res.writeHead(stop.signal.aborted ? 503 : 200, { 'Content-Type': 'text/plain; charset=utf-8' });
         res.end(stop.signal.aborted ? 'shutting down' : 'ok');
@@ -180,6 +186,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
       }
       const user = await requestUser(req);
       userName = user.name;
+      release = guard.admit(req, user);
       const method = req.method ?? 'GET';
       if (method === 'GET' || method === 'HEAD') {
         const decision = await authorizer.authorize(user, { verb: 'get', path: url.pathname });
@@ -190,11 +197,12 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
       await dispatch(scope);
     } catch (err) {
       const status = toStatusError(err);
-      if (status.code >= 500) log.error({ err, method: req.method, path }, 'Request failed');
+      if (status.code >= 500) log.error({ err, method: req.method, path: url.pathname }, 'Request failed');
       if (res.headersSent) res.end();
       else sendError(res, status);
     } finally {
-      log.debug({ method: req.method, path, code: res.statusCode, user: userName, ms: Math.round(performance.now() - started) }, 'Request');
+      release?.();
+      log.debug({ method: req.method, path: url.pathname, code: res.statusCode, user: userName, ms: Math.round(performance.now() - started) }, 'Request');
     }
   }
 
@@ -214,8 +222,12 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   }
 
   async function handleUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    // Node drops its own error listener from an upgraded socket: a reset while we authenticate
+    // would otherwise be an uncaught 'error' event.
+    socket.on('error', () => socket.destroy());
     try {
-      const url = new URL(req.url ?? '/', 'https://apiserver.local');
+      const url = parseRequestTarget(req.url);
+      if (!url) throw new StatusError(400, 'BadRequest', 'malformed request target');
       const user = await requestUser(req);
       const res = new http.ServerResponse(req);
       const scope = await resourceScope(req, res, url, user, log);
@@ -226,26 +238,26 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
       await proxyExecUpgrade(scope, socket, head);
     } catch (err) {
       const status = toStatusError(err);
-      const body = JSON.stringify(status.toBody());
-      socket.end(`HTTP/1.1 ${status.code} ${http.STATUS_CODES[status.code] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      if (status.code >= 500) log.error({ err, path: req.url?.split('?')[0] }, 'Upgrade request failed');
+      writeRawStatus(socket, failureStatus(status.code, status.reason, status.message, status.details));
     }
   }
 
+  // Node's requestTimeout bounds receiving a request, not the reply, so watches are unaffected.
   // Client certificates are asked for but optional (tokens work without one); a certificate is
   // only believed when it verifies against the cluster CA (x509-authenticator.ts).
+  const edge = edgeServerOptions(limits);
   const server = opts.tls
-    ? https.createServer({ cert: opts.tls.cert, key: opts.tls.key, ...(opts.caPem ? { ca: opts.caPem, requestCert: true, rejectUnauthorized: false } : {}) })
-    : http.createServer();
-  server.requestTimeout = 0; // watches and log follows are long-lived
-  server.headersTimeout = 60_000;
-  server.on('request', (req, res) => void handle(req, res));
+    ? https.createServer({ cert: opts.tls.cert, key: opts.tls.key, ...(opts.caPem ? { ca: opts.caPem, requestCert: true, rejectUnauthorized: false } : {}), ...edge })
+    : http.createServer(edge);
+  hardenHttpServer(server);
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => void guard.serve(req, res, (url) => handle(req, res, url)));
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void handleUpgrade(req, socket, head));
   const sockets = new Set<Socket>();
   server.on(opts.tls ? 'secureConnection' : 'connection', (s: Socket) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
-  server.on('clientError', (_err, socket) => socket.destroy());
 
   let closing: Promise<void> | undefined;
   return {
