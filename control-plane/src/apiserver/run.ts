@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { ApiClient } from '@nodelet/api';
 import { noopLogger, type Logger } from '@nodelet/base';
 import { startRegistry, type Registry as OciRegistry } from '@nodelet/oci';
-import { startControllerManager, type ControllerManagerHandle } from '../controllers/index.js';
+import { startControllerManager, type ControllerManagerHandle, type ControllerName } from '../controllers/index.js';
 import type { KeyPairPem } from '../pki/certs.js';
 import { hostAddresses, ensurePki, type EnsurePkiOptions } from '../pki/pki.js';
 import { startCertRotation } from '../pki/rotation.js';
@@ -49,8 +49,12 @@ export interface ControlPlaneOptions {
   logger?: Logger;
   /** Use this store instead of opening one (tests); it is not closed by close(). */
   store?: Store;
-  /** Start the scheduler and controllers (default true). */
-  controllers?: boolean;
+  /**
+   * Start the scheduler and controllers (default true). A list starts only those controllers and
+   * no scheduler — e.g. NAMESPACE_SETUP_CONTROLLERS for an API server whose new namespaces still
+   * get their default service account and root CA (what pods need to be admitted and run).
+   */
+  controllers?: boolean | readonly ControllerName[];
   /** Node lifecycle: silence before a node goes Unknown (default 50 s). */
   nodeMonitorGracePeriodMs?: number;
   /** Lifetime of node credentials (default one year); agents renew at 70–90 % of it. */
@@ -183,7 +187,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       log.warn({ root: regRoot }, 'Image store missing; registry not started (run: nodelet image build)');
     }
 
-    if (o.controllers !== false) {
+    if (o.controllers !== false && !(Array.isArray(o.controllers) && o.controllers.length === 0)) {
       const stopControllers = new AbortController();
       const clients: ApiClient[] = [];
       const clientAs = (token: string, userAgent: string): ApiClient => {
@@ -191,16 +195,16 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
         clients.push(c);
         return c;
       };
-      const scheduler: SchedulerHandle = await startScheduler({
-        client: clientAs(identities.scheduler, 'nodelet-server/scheduler'),
-        logger: log.child({ component: 'scheduler' }),
-        signal: stopControllers.signal,
-      });
+      const only = Array.isArray(o.controllers) ? (o.controllers as readonly ControllerName[]) : undefined;
+      const scheduler: SchedulerHandle | undefined = only
+        ? undefined
+        : await startScheduler({ client: clientAs(identities.scheduler, 'nodelet-server/scheduler'), logger: log.child({ component: 'scheduler' }), signal: stopControllers.signal });
       const manager: ControllerManagerHandle = await startControllerManager({
         client: clientAs(identities.controllerManager, 'nodelet-server/controller-manager'),
         clientFor: (account: string) => clientAs(identities.controller(account), `nodelet-server/${account}`),
         logger: log.child({ component: 'controller-manager' }),
         signal: stopControllers.signal,
+        ...(only ? { controllers: only } : {}),
         ...(o.clusterCidr ? { clusterCidr: o.clusterCidr } : {}),
         ...(o.nodeMonitorGracePeriodMs ? { nodeMonitorGracePeriodMs: o.nodeMonitorGracePeriodMs } : {}),
         csrSigning: { caCertFile: join(pkiOptions.dir, 'ca.crt'), caKeyFile: join(pkiOptions.dir, 'ca.key') },
@@ -208,7 +212,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       });
       cleanups.push(async () => {
         stopControllers.abort();
-        await Promise.all([scheduler.close(), manager.close()]);
+        await Promise.all([scheduler?.close(), manager.close()]);
         for (const c of clients) c.close();
       });
     }

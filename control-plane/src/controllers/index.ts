@@ -22,6 +22,9 @@ import { loadCa, type LoadedCa } from '../pki/certs.js';
 
 export { SharedInformers, runController, type Controller } from './runtime.js';
 
+/** What every new namespace needs before its pods can be admitted and run (default service account, kube-root-ca.crt). */
+export const NAMESPACE_SETUP_CONTROLLERS: readonly ControllerName[] = ['serviceaccount', 'rootcacertpublisher'];
+
 export interface ControllerManagerHandle {
   /** Stops every controller and closes the informers. Idempotent. */
   close(): Promise<void>;

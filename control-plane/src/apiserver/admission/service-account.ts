@@ -12,12 +12,29 @@
  * Mutating: it changes the pod before it is stored.
  */
 import { forbidden } from '../status.js';
-import { randomNameSuffix, type Json } from '../object.js';
+import { delay } from '@nodelet/base';
+import type { ServerContext } from '../context.js';
+import { randomNameSuffix, type ApiObject, type Json } from '../object.js';
 import type { AdmissionPlugin } from './types.js';
 import { MIRROR_POD_ANNOTATION } from './node-restriction.js';
 
 export const SERVICE_ACCOUNT_MOUNT_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
 export const ROOT_CA_CONFIGMAP = 'kube-root-ca.crt';
+
+/**
+ * The account, looked up once — or, for `default`, up to 10 times 100–200 ms apart, as upstream:
+ * the serviceaccount controller creates it right after the namespace, and a pod created in the
+ * same breath should not fail for that.
+ */
+async function findServiceAccount(ctx: ServerContext, namespace: string | undefined, name: string): Promise<ApiObject | undefined> {
+  const attempts = name === 'default' ? 10 : 1;
+  for (let i = 0; i < attempts; i++) {
+    if (i) await delay(100 + Math.floor(Math.random() * 100), ctx.shutdown);
+    const sa = await ctx.resource('', 'v1', 'serviceaccounts')!.registry.find(namespace, name);
+    if (sa) return sa;
+  }
+  return undefined;
+}
 
 export const serviceAccountAdmission: AdmissionPlugin = async (ctx, r) => {
   if (r.operation !== 'CREATE' || r.subresource || r.def.group !== '' || r.def.plural !== 'pods' || !r.object) return;
@@ -25,7 +42,7 @@ export const serviceAccountAdmission: AdmissionPlugin = async (ctx, r) => {
   if (pod.metadata.annotations?.[MIRROR_POD_ANNOTATION] !== undefined) return;
   const spec = (pod.spec ?? {}) as Json;
   const name = typeof spec.serviceAccountName === 'string' && spec.serviceAccountName ? spec.serviceAccountName : 'default';
-  const sa = await ctx.resource('', 'v1', 'serviceaccounts')!.registry.find(r.namespace, name);
+  const sa = await findServiceAccount(ctx, r.namespace, name);
   if (!sa) {
     throw forbidden(`pods "${pod.metadata.name ?? ''}" is forbidden: error looking up service account ${r.namespace ?? ''}/${name}: serviceaccount "${name}" not found`);
   }

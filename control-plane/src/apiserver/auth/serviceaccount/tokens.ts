@@ -142,7 +142,11 @@ export class ServiceAccountTokens {
   }
 }
 
-/** Cheap shape check so only JWT-looking tokens go to {@link ServiceAccountTokens.authenticate}. */
+/**
+ * Cheap shape check so only JWTs go to {@link ServiceAccountTokens.authenticate}: three base64url
+ * parts whose header is a JSON object (`eyJ` is the encoding of `{"`). Node tokens
+ * (`node.<id>.<secret>`) also have three dotted parts, and must not match.
+ */
 export function looksLikeJwt(token: string): boolean {
-  return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token);
+  return /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token);
 }
