@@ -10,8 +10,9 @@
  *
  * Concurrency: blobs are written to a temp file and renamed, so readers (the registry) never see
  * a partial blob, and concurrent writers of the same blob are harmless. `index.json` is replaced
- * atomically too, but two processes tagging into the same store at the same instant can lose one
- * update (last writer wins); build into separate stores or serialise when that matters.
+ * atomically too. The functions here take no lock: `buildImage`, `importImages` and
+ * `removeImages` call them under the store lock (store-lock.ts), which keeps tag updates from
+ * being lost and garbage collection from racing a write.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, stat, writeFile, copyFile } from 'node:fs/promises';
