@@ -5,10 +5,11 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { test } from 'node:test';
+import { gzipSync } from 'node:zlib';
 import { hasCode } from '@nodelet/base';
 import { blobPath, listImages } from '../layout.js';
-import type { ImageManifest } from '../media-types.js';
-import { dockerArchiveFiles, legacyDockerArchiveFiles, imageVariant, ociArchiveFiles, type TestImage, whiteoutImage, writeTarArchive } from '../testing/archives.js';
+import { hostArchitecture, type ImageManifest } from '../media-types.js';
+import { dockerArchiveFiles, legacyDockerArchiveFiles, imageVariant, ociArchiveFiles, sha256, type TestImage, whiteoutImage, writeTarArchive } from '../testing/archives.js';
 import { exportImagesToFile } from './export.js';
 import { importImages } from './import.js';
 
@@ -165,4 +166,39 @@ test('--tag names the single image of an archive; untagged images and ambiguous 
   await assert.rejects(importImages(two, { store, tags: ['z:1'] }), /holds 2 images; --tag names one image only/);
   assert.deepEqual((await importImages(two, { store })).map((g) => `${g.name}:${g.tag}`), ['x:1', 'y:1']);
   await assert.rejects(importImages(two, { store, tags: ['bad tag'] }), (err: Error) => hasCode(err, 'ERR_INVALID_ARGUMENT') && /invalid image reference "bad tag"/.test(err.message));
+});
+
+test('a multi-platform index is narrowed to the manifest of this platform the archive holds; a gzipped archive is read too', async (t) => {
+  const dir = await tmp(t);
+  const img = await image();
+  const files = ociArchiveFiles([{ image: img, names: [] }]);
+  // An index naming this platform's manifest (present) and another platform's (absent, as
+  // `ctr images export --platform` leaves it).
+  const index = Buffer.from(JSON.stringify({
+    schemaVersion: 2,
+    mediaType: 'application/vnd.oci.image.index.v1+json',
+    manifests: [
+      { mediaType: 'application/vnd.oci.image.manifest.v1+json', digest: `sha256:${'e'.repeat(64)}`, size: 10, platform: { os: 'linux', architecture: 'other' } },
+      { mediaType: 'application/vnd.oci.image.manifest.v1+json', digest: img.manifestDigest, size: img.manifest.length, platform: { os: 'linux', architecture: hostArchitecture() } },
+    ],
+  }));
+  files.set(`blobs/sha256/${sha256(index).slice(7)}`, index);
+  files.set('index.json', Buffer.from(JSON.stringify({ schemaVersion: 2, manifests: [{ mediaType: 'application/vnd.oci.image.index.v1+json', digest: sha256(index), size: index.length, annotations: { 'io.containerd.image.name': 'docker.io/library/multi:1' } }] })));
+  const plain = join(dir, 'multi.tar');
+  await writeTarArchive(plain, files);
+  const gz = join(dir, 'multi.tar.gz');
+  await writeFile(gz, gzipSync(await readFile(plain)));
+  const store = join(dir, 'store');
+  const [got] = await importImages(gz, { store });
+  assert.deepEqual([got!.name, got!.tag, got!.manifest.digest], ['multi', '1', img.manifestDigest]);
+  assert.equal(existsSync(blobPath(store, sha256(index))), false, 'the index itself is not kept');
+
+  // Only the absent platform: refused.
+  const other = JSON.parse(index.toString()) as { manifests: unknown[] };
+  other.manifests = other.manifests.slice(0, 1);
+  const otherBytes = Buffer.from(JSON.stringify(other));
+  files.set(`blobs/sha256/${sha256(otherBytes).slice(7)}`, otherBytes);
+  files.set('index.json', Buffer.from(JSON.stringify({ schemaVersion: 2, manifests: [{ mediaType: 'application/vnd.oci.image.index.v1+json', digest: sha256(otherBytes), size: otherBytes.length, annotations: { 'io.containerd.image.name': 'multi:2' } }] })));
+  await writeTarArchive(plain, files);
+  await assert.rejects(importImages(plain, { store }), /is a multi-platform index, and the archive holds none of its linux image manifests/);
 });

@@ -26,12 +26,12 @@ export function registerStoreCommands(image: Command): void {
   image
     .command('import')
     .description('import a docker save archive or an OCI image-layout tar (gzip ok) into a store; every digest is verified')
-    .argument('<file>', 'the archive (docker save / ctr images export / nodelet image export output)')
+    .argument('<file>', 'the archive (docker save / ctr images export / nodelet image export output; "-" for standard input)')
     .option('--store <dir>', 'image store (OCI layout directory)', DEFAULT_IMAGE_STORE)
     .option('-t, --tag <name:tag>', "name the archive's single image with this instead of its own tags (repeatable)", collect)
     .option('--registry <host:port>', 'registry serving the store, for the pull references printed', '127.0.0.1:5000')
     .action(async (file: string, o: { store: string; tag?: string[]; registry: string }) => {
-      const imported = await importImages(file, { store: o.store, ...(o.tag ? { tags: o.tag } : {}), signal: AbortSignal.timeout(ARCHIVE_TIMEOUT_MS) });
+      const imported = await importImages(file === '-' ? '/dev/stdin' : file, { store: o.store, ...(o.tag ? { tags: o.tag } : {}), signal: AbortSignal.timeout(ARCHIVE_TIMEOUT_MS) });
       for (const i of imported) out(`imported ${i.name}:${i.tag} ${i.manifest.digest}, pull it as ${pullReferenceOf(o.registry, i)}\n`);
     });
 
