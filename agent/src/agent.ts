@@ -38,7 +38,9 @@ import { AgentMetrics } from './server/metrics.js';
 import { startNodeApi, type NodeApiServer } from './server/node-api.js';
 import { NodeApiAuthenticator } from './server/authn.js';
 import { NodeApiAuthorizer } from './server/authz.js';
-import { loadOrCreateServingCert } from './server/serving-cert.js';
+import { nodeCredentialRotation, servingCertificate, type NodeCertificatesOptions } from './certificates/node-certificates.js';
+import type { ServingCertManager } from './certificates/serving-cert-manager.js';
+import type { NodeCredentialManager } from './certificates/node-credential-manager.js';
 import { collectContainers, collectImages, serialJob } from './housekeeping.js';
 import { podLogDir } from './runtime/container-config.js';
 import { join } from 'node:path';
@@ -50,6 +52,12 @@ export interface AgentOptions {
   api: ApiClient;
   log: Logger;
   clock?: Clock;
+  /** Jitter of the certificate rotation deadlines (default Math.random). */
+  random?: () => number;
+  /** The kubeconfig `api` was made from: a rotated node credential is written where it takes its token. */
+  kubeconfigPath?: string;
+  /** Tests: how long one serving CSR waits for signing, how often the Node's names are re-checked. */
+  certificates?: Pick<NodeCertificatesOptions, 'csrWaitMs' | 'recheckMs'>;
   /** How long to wait for the runtime at start (kubelet: 30 s). */
   runtimeWaitMs?: number;
   /** PLEG period (1 s). */
@@ -79,6 +87,10 @@ export class Agent {
   events!: EventRecorder;
   node!: NodeReporter;
   lease!: NodeLease;
+  /** The serving certificate's CSR flow and rotation (unset with tlsCertFile or serverTLSBootstrap off). */
+  servingCertificates?: ServingCertManager;
+  /** Node credential renewal (unset when off or when the kubeconfig holds no node token). */
+  nodeCredentials?: NodeCredentialManager;
   readonly apiPods = new Map<string, Pod>();
   readonly staticPods = new Map<string, Pod>();
   #staticRead = false;
@@ -228,8 +240,14 @@ export class Agent {
     await this.pleg.relist(signal).catch((err: unknown) => log.warn({ err: describeError(err) }, 'Initial relist failed'));
     log.info({ pods: this.pleg.all().size }, 'Runtime state recovered from CRI');
 
-    // 5. Node API (:10250) and healthz (127.0.0.1:10248).
-    const cert = await loadOrCreateServingCert({ certFile: c.tlsCertFile, keyFile: c.tlsPrivateKeyFile, rootDir: c.rootDir, nodeName: c.nodeName, ips: [this.#internalIP, '127.0.0.1'] });
+    // 5. Node API (:10250) and healthz (127.0.0.1:10248), serving the stored cluster-signed
+    //    certificate, the configured one, or a self-signed one until the cluster signs one.
+    const certs: NodeCertificatesOptions = {
+      config: c, api, clock: this.#clock, random: this.#o.random ?? Math.random, log, internalIP: this.#internalIP,
+      node: () => this.node.node, kubeconfigPath: this.#o.kubeconfigPath, ...this.#o.certificates,
+    };
+    const serving = await servingCertificate(certs);
+    const cert = serving.initial;
     this.#nodeApi = await startNodeApi({
       address: c.address,
       port: c.port,
@@ -262,6 +280,15 @@ export class Agent {
       }),
     );
     if (c.staticPodPath) this.#loops.push(this.#staticLoop(c.staticPodPath, signal));
+    // Credentials: serving certificate (CSR flow, rotation) and node credential renewal.
+    const failed = (what: string) => (err: unknown) => log.error({ err: describeError(err) }, what);
+    this.servingCertificates = serving.manager;
+    if (serving.manager) {
+      const nodeApi = this.#nodeApi;
+      this.#loops.push(serving.manager.run(signal, (p) => nodeApi.setServingCertificate(p.cert, p.key)).catch(failed('Serving certificate manager stopped')));
+    }
+    this.nodeCredentials = await nodeCredentialRotation(certs);
+    if (this.nodeCredentials) this.#loops.push(this.nodeCredentials.run(signal).catch(failed('Node credential manager stopped')));
     // Pod directories (volumes, tmpfs and subPath mounts) of pods nobody wants: left by a crash or
     // by pods removed while the agent was down. A pod the runtime still has is torn down first.
     const gcLog = log.child({ component: 'gc' });

@@ -194,6 +194,19 @@ export class ApiClient {
   }
 
   /** Closes every socket (in-flight requests and watches fail with ERR_UNAVAILABLE); later calls fail. Idempotent. Close informers first. */
+  /**
+   * Uses `token` from the next request on (the agent after rotating its node credential).
+   * Streams already open keep the token they were opened with.
+   */
+  setToken(token: string): void {
+    this.#t.setToken(token);
+  }
+
+  /** Re-reads the kubeconfig's `tokenFile` on the next request instead of within a minute. */
+  reloadToken(): void {
+    this.#t.reloadToken();
+  }
+
   close(): void {
     this.#t.close();
   }

@@ -75,6 +75,7 @@ export class Transport {
   readonly #agent: http.Agent;
   readonly #log: Logger;
   #fileToken: { value: string; readAt: number } | undefined;
+  #staticToken: string | undefined;
   #closed = false;
 
   constructor(opts: TransportOptions) {
@@ -83,6 +84,7 @@ export class Transport {
       throw new AgentError('ERR_INVALID_ARGUMENT', `unsupported API server URL "${opts.server}": use https:// or http://`);
     }
     this.#opts = opts;
+    this.#staticToken = opts.token;
     this.#log = opts.logger ?? noopLogger;
     const common = { keepAlive: true, maxSockets: opts.maxSockets ?? 64 };
     this.#agent =
@@ -161,6 +163,16 @@ export class Transport {
     }
   }
 
+  /** Replaces the bearer token for requests from now on (a rotated credential); wins over `tokenFile`. */
+  setToken(token: string): void {
+    this.#staticToken = token;
+  }
+
+  /** Forgets the cached `tokenFile` content, so the next request reads the file again. */
+  reloadToken(): void {
+    this.#fileToken = undefined;
+  }
+
   /** Destroys every socket of the agent; in-flight requests and streams fail. Idempotent. */
   close(): void {
     if (this.#closed) return;
@@ -222,7 +234,7 @@ export class Transport {
   }
 
   async #token(): Promise<string | undefined> {
-    if (this.#opts.token) return this.#opts.token;
+    if (this.#staticToken) return this.#staticToken;
     const file = this.#opts.tokenFile;
     if (!file) return undefined;
     const now = Date.now();
