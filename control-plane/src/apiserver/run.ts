@@ -7,13 +7,14 @@
  *                     ─▶ certificate rotation ─▶ admin.kubeconfig ─▶ registry ─▶ scheduler + controllers
  *   close()           ◀─ controllers, scheduler ◀─ registry ◀─ rotation ◀─ API server (ends watches) ◀─ store
  */
+import { X509Certificate } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ApiClient } from '@nodelet/api';
-import { noopLogger, type Logger } from '@nodelet/base';
+import { AgentError, noopLogger, type Logger } from '@nodelet/base';
 import { startRegistry, type Registry as OciRegistry } from '@nodelet/oci';
-import { startControllerManager, type ControllerManagerHandle } from '../controllers/index.js';
+import { startControllerManager, type ControllerManagerHandle, type ControllerName } from '../controllers/index.js';
 import type { KeyPairPem } from '../pki/certs.js';
 import { ensurePki, type EnsurePkiOptions } from '../pki/pki.js';
 import { startCertRotation } from '../pki/rotation.js';
@@ -44,8 +45,14 @@ export interface ControlPlaneOptions {
   logger?: Logger;
   /** Use this store instead of opening one (tests); it is not closed by close(). */
   store?: Store;
-  /** Start the scheduler and controllers (default true). */
-  controllers?: boolean;
+  /** Start the scheduler and controllers (default true); a list starts only those controllers, without the scheduler (tests). */
+  controllers?: boolean | readonly ControllerName[];
+  /**
+   * kube-apiserver's --kubelet-certificate-authority: a PEM file with the CA(s) agents' serving
+   * certificates are verified against on pods/log and pods/exec. Default: the cluster CA, which
+   * signs the certificates agents get through their kubelet-serving CSR.
+   */
+  kubeletCertificateAuthority?: string;
   /** Node lifecycle: silence before a node goes Unknown (default 50 s). */
   nodeMonitorGracePeriodMs?: number;
   /** Lifetime of node credentials (default one year); agents renew at 70–90 % of it. */
@@ -99,7 +106,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
     const tls = servingTls(servingFiles?.loaded ?? pki.serving);
     // The node proxy reads these fields on every connection to an agent; rotation replaces both
     // in one synchronous step, so no connection sees a new certificate with the old key.
-    const nodeProxy = { clientCert: pki.agentClient.certPem, clientKey: pki.agentClient.keyPem };
+    const nodeProxy = { clientCert: pki.agentClient.certPem, clientKey: pki.agentClient.keyPem, ca: await kubeletCa(o.kubeletCertificateAuthority, pki.caPem) };
     const adminToken = await ensureToken(join(o.dataDir, 'admin.token'));
     const store = o.store ?? openStore(o.datastoreEndpoint, { dataDir: o.dataDir, logger: log.child({ component: 'storage' }), etcdTls: o.etcdTls });
     if (!o.store) cleanups.push(() => store.close());
@@ -151,6 +158,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
     }
 
     if (o.controllers !== false) {
+      const only = Array.isArray(o.controllers) ? (o.controllers as readonly ControllerName[]) : undefined;
       const stopControllers = new AbortController();
       const clients: ApiClient[] = [];
       const clientAs = (token: string, userAgent: string): ApiClient => {
@@ -158,7 +166,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
         clients.push(c);
         return c;
       };
-      const scheduler: SchedulerHandle = await startScheduler({
+      const scheduler: SchedulerHandle | undefined = only ? undefined : await startScheduler({
         client: clientAs(identities.scheduler, 'nodelet-server/scheduler'),
         logger: log.child({ component: 'scheduler' }),
         signal: stopControllers.signal,
@@ -171,10 +179,11 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
         ...(o.clusterCidr ? { clusterCidr: o.clusterCidr } : {}),
         ...(o.nodeMonitorGracePeriodMs ? { nodeMonitorGracePeriodMs: o.nodeMonitorGracePeriodMs } : {}),
         csrSigning: { caCertFile: join(pkiOptions.dir, 'ca.crt'), caKeyFile: join(pkiOptions.dir, 'ca.key') },
+        ...(only ? { controllers: only } : {}),
       });
       cleanups.push(async () => {
         stopControllers.abort();
-        await Promise.all([scheduler.close(), manager.close()]);
+        await Promise.all([scheduler?.close(), manager.close()]);
         for (const c of clients) c.close();
       });
     }
@@ -184,4 +193,21 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
     await undo();
     throw err;
   }
+}
+
+/** The CA bundle agents are verified against: the --kubelet-certificate-authority file, else the cluster CA. */
+async function kubeletCa(file: string | undefined, clusterCa: string): Promise<string> {
+  if (!file) return clusterCa;
+  let pem: string;
+  try {
+    pem = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new AgentError('ERR_INVALID_ARGUMENT', `--kubelet-certificate-authority: cannot read "${file}"`, { cause: err });
+  }
+  try {
+    new X509Certificate(pem);
+  } catch (err) {
+    throw new AgentError('ERR_INVALID_ARGUMENT', `--kubelet-certificate-authority: "${file}" holds no PEM certificate`, { cause: err });
+  }
+  return pem;
 }
