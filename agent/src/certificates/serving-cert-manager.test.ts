@@ -43,6 +43,8 @@ interface Rig {
   /** Next request outcomes: 'ok' signs for `lifetimeMs`, an Error fails. */
   outcomes: Array<'ok' | Error>;
   lifetimeMs: number;
+  /** How far the fake signer back-dates notBefore. */
+  backdateMs: number;
   store: PemPairStore;
   manager(): ServingCertManager;
   start(m: ServingCertManager): AbortController;
@@ -54,7 +56,7 @@ async function rig(t: { after(fn: () => unknown): void }, o: { random?: number; 
   const clock = o.clock ?? new FakeClock(Date.UTC(2026, 0, 1));
   const ca = o.ca ?? (await createTestCa());
   const r: Rig = {
-    clock, ca, log: new RecordingLogger(), names: { value: undefined }, requests: [], installed: [], outcomes: [], lifetimeMs: 10 * DAY,
+    clock, ca, log: new RecordingLogger(), names: { value: undefined }, requests: [], installed: [], outcomes: [], lifetimeMs: 10 * DAY, backdateMs: 0,
     store: new PemPairStore({ dir: join(dir, 'pki'), pairName: 'kubelet-server', clock }),
     manager: () => new ServingCertManager({
       store: r.store, nodeName: 'n1', names: () => r.names.value,
@@ -62,7 +64,7 @@ async function rig(t: { after(fn: () => unknown): void }, o: { random?: number; 
         r.requests.push(csrPem);
         const next = r.outcomes.shift() ?? 'ok';
         if (next instanceof Error) throw next;
-        return r.ca.sign(csrPem, clock.now(), clock.now() + r.lifetimeMs);
+        return r.ca.sign(csrPem, clock.now() - r.backdateMs, clock.now() + r.lifetimeMs);
       },
       selfSigned: async () => SELF_SIGNED, clusterCa: ca.certPem, clock, random: () => o.random ?? 0.5, log: r.log, recheckMs: HOUR,
     }),
@@ -188,4 +190,22 @@ test('the Node\'s addresses changed: a new certificate for the new names, before
   assert.deepEqual(inspectCertificate(r.installed[1]!.cert).ips, ['192.0.2.99']);
   assert.equal(r.log.find(/^Node names changed/).length, 1);
   assert.ok((await readlink(r.store.currentPath)).startsWith('kubelet-server-'));
+});
+
+test('a short-lived certificate with a back-dated notBefore is renewed at 70–90 % of what is left, not in a loop', async (t) => {
+  const r = await rig(t);
+  r.names.value = { dnsNames: ['n1'], ips: ['192.0.2.10'] };
+  r.lifetimeMs = 60_000;
+  r.backdateMs = 5 * 60_000; // as the cluster signer does: valid from 5 min ago to 1 min ahead
+  const m = r.manager();
+  await m.initial();
+  r.start(m);
+  await until('issued', () => r.installed.length === 1);
+  const issuedAt = r.clock.now();
+  assert.equal(m.current!.deadline, issuedAt + 48_000, '80 % of the minute it has left');
+  await advance(r.clock, 47_000, 1000);
+  assert.equal(r.requests.length, 1);
+  await advance(r.clock, 1000, 1000);
+  await until('renewed once', () => r.installed.length === 2);
+  assert.equal(r.requests.length, 2);
 });

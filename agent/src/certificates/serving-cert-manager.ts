@@ -4,7 +4,7 @@
  * the names and addresses the Node reports, submitted with the node's own credential to the
  * `kubernetes.io/kubelet-serving` signer (approved automatically when every name is the node's),
  * stored as one PEM file (pem-pair-store.ts), swapped into the running server, and renewed at
- * a random 70–90 % of its lifetime.
+ * a random 70–90 % of its lifetime (from notBefore, or from when it arrived if that is later).
  *
  *   initial() ── stored pair valid, of the cluster CA ──▶ serve it
  *             └─ none / expired / mismatched ──────────▶ serve self-signed (logged, with why)
@@ -147,13 +147,15 @@ export class ServingCertManager {
     const path = await this.#o.store.update(certPem, keyPem);
     install({ cert: certPem, key: keyPem });
     const first = !this.#current;
-    this.#adopt(info);
+    // Counted from now, not notBefore: signers back-date notBefore (5 min here and upstream), which
+    // for a short-lived certificate would put the deadline in the past and renew in a loop.
+    this.#adopt(info, this.#o.clock.now());
     this.#o.log.info({ path, notAfter: iso(info.notAfter), rotationDeadline: iso(this.#current!.deadline), dnsNames: info.dnsNames, ips: info.ips },
       first ? 'Serving certificate issued by the cluster; now serving it' : 'Serving certificate rotated');
   }
 
-  #adopt(info: CertificateInfo): void {
-    this.#current = { info, deadline: rotationDeadline(info.notBefore, info.notAfter, this.#o.random) };
+  #adopt(info: CertificateInfo, receivedAt = info.notBefore): void {
+    this.#current = { info, deadline: rotationDeadline(Math.max(info.notBefore, receivedAt), info.notAfter, this.#o.random) };
   }
 }
 

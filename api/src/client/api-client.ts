@@ -193,7 +193,6 @@ export class ApiClient {
     return res.body;
   }
 
-  /** Closes every socket (in-flight requests and watches fail with ERR_UNAVAILABLE); later calls fail. Idempotent. Close informers first. */
   /**
    * Uses `token` from the next request on (the agent after rotating its node credential).
    * Streams already open keep the token they were opened with.
@@ -207,6 +206,7 @@ export class ApiClient {
     this.#t.reloadToken();
   }
 
+  /** Closes every socket (in-flight requests and watches fail with ERR_UNAVAILABLE); later calls fail. Idempotent. Close informers first. */
   close(): void {
     this.#t.close();
   }

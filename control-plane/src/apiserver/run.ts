@@ -57,6 +57,8 @@ export interface ControlPlaneOptions {
   nodeMonitorGracePeriodMs?: number;
   /** Lifetime of node credentials (default one year); agents renew at 70–90 % of it. */
   nodeCredentialTtlMs?: number;
+  /** kube-controller-manager's --cluster-signing-duration: the longest certificate the CSR signer issues (default one year; tests shorten it). */
+  clusterSigningDurationMs?: number;
   /**
    * Certificate rotation (pki/rotation.ts): how often to check (default 1 h) and how long before
    * expiry to re-issue (default 30 days). Tests shorten both.
@@ -178,7 +180,10 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
         signal: stopControllers.signal,
         ...(o.clusterCidr ? { clusterCidr: o.clusterCidr } : {}),
         ...(o.nodeMonitorGracePeriodMs ? { nodeMonitorGracePeriodMs: o.nodeMonitorGracePeriodMs } : {}),
-        csrSigning: { caCertFile: join(pkiOptions.dir, 'ca.crt'), caKeyFile: join(pkiOptions.dir, 'ca.key') },
+        csrSigning: {
+          caCertFile: join(pkiOptions.dir, 'ca.crt'), caKeyFile: join(pkiOptions.dir, 'ca.key'),
+          ...(o.clusterSigningDurationMs ? { durationMs: o.clusterSigningDurationMs } : {}),
+        },
         ...(only ? { controllers: only } : {}),
       });
       cleanups.push(async () => {
