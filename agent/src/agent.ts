@@ -6,8 +6,9 @@
  *   close():  stop sources and loops (one AbortController), drain workers, flush nothing more,
  *             close servers, CNI service and CRI channel. Idempotent. Running pods keep running.
  *
- * Crash-only (STYLE.md §3): nothing is persisted by the agent; a restarted agent rebuilds its
- * view from CRI labels and the API, and does not restart running containers.
+ * Crash-only: nothing is persisted by the agent but its credentials (certificates/: the serving
+ * pair and the renewed node token, each written atomically); a restarted agent rebuilds its view
+ * from CRI labels and the API, and does not restart running containers.
  */
 import { chmod, mkdir } from 'node:fs/promises';
 import cron from 'node-cron';
