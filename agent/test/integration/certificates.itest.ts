@@ -104,3 +104,23 @@ test('agent credentials: CSR-issued serving certificate verified by the proxy an
   await waitFor('a pod created after the first credential expired to run', async () => ((await getPod(h, 'after-expiry')).status?.phase === 'Running' ? true : undefined), 60_000);
   assert.ok(h.agent.nodeCredentials?.current, 'the agent knows its credential\'s lifetime');
 });
+
+test('approver down: the agent serves a self-signed certificate the proxy refuses, until an admin approves its CSR', { timeout: 180_000 }, async (t) => {
+  if (!skipUnlessRoot(t)) return;
+  const h = await startHarness('certs-pending', {}, 10, { asNode: { controllers: ['csrsigning'] } });
+  t.after(() => h.stop());
+  const { cp } = h;
+  const port = h.agent.nodeApiPort!;
+  const pending = await waitFor('the node\'s serving CSR', async () =>
+    (await h.api.list(CERTIFICATESIGNINGREQUESTS)).items.find((c) => c.spec.signerName === SIGNER_KUBELET_SERVING && c.spec.username === `system:node:${h.nodeName}`), 30_000);
+  await assert.rejects(servedSerial(port, cp.caPem), /self[- ]signed|unable to verify/i, 'self-signed meanwhile');
+  await h.api.create(PODS, podSpec(h, 'quiet', { containers: [{ name: 'c', image: h.rt.images.busybox, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', 'echo hello; sleep 3600'] }] }));
+  await waitFor('quiet Running', async () => ((await getPod(h, 'quiet')).status?.phase === 'Running' ? true : undefined), 60_000);
+  await assert.rejects(h.api.getRaw('/api/v1/namespaces/default/pods/quiet/log'), /not trusted \(DEPTH_ZERO_SELF_SIGNED_CERT\).*kubectl get csr/);
+
+  // `kubectl certificate approve <csr>`: the signer signs, the agent (still waiting on it) serves it.
+  const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+  await h.api.update(CERTIFICATESIGNINGREQUESTS, { ...pending, status: { conditions: [{ type: 'Approved', status: 'True', reason: 'KubectlApprove', message: 'approved by the test', lastUpdateTime: now }] } }, { subresource: 'approval' });
+  await waitFor('a verified serving certificate', () => servedSerial(port, cp.caPem).catch(() => undefined), 30_000);
+  assert.equal((await h.api.getRaw('/api/v1/namespaces/default/pods/quiet/log')).toString(), 'hello\n');
+});
