@@ -57,8 +57,6 @@ export interface AgentOptions {
   random?: () => number;
   /** The kubeconfig `api` was made from: a rotated node credential is written where it takes its token. */
   kubeconfigPath?: string;
-  /** Tests: how long one serving CSR waits for signing, how often the Node's names are re-checked. */
-  certificates?: Pick<NodeCertificatesOptions, 'csrWaitMs' | 'recheckMs'>;
   /** How long to wait for the runtime at start (kubelet: 30 s). */
   runtimeWaitMs?: number;
   /** PLEG period (1 s). */
@@ -245,7 +243,7 @@ export class Agent {
     //    certificate, the configured one, or a self-signed one until the cluster signs one.
     const certs: NodeCertificatesOptions = {
       config: c, api, clock: this.#clock, random: this.#o.random ?? Math.random, log, internalIP: this.#internalIP,
-      node: () => this.node.node, kubeconfigPath: this.#o.kubeconfigPath, ...this.#o.certificates,
+      node: () => this.node.node, kubeconfigPath: this.#o.kubeconfigPath,
     };
     const serving = await servingCertificate(certs);
     const cert = serving.initial;

@@ -41,9 +41,6 @@ export interface NodeCertificatesOptions {
   node: () => Node | undefined;
   /** The kubeconfig the API client was made from (where a rotated credential is written). */
   kubeconfigPath?: string;
-  /** Tests: how long one CSR waits, how often the Node's names are compared. */
-  csrWaitMs?: number;
-  recheckMs?: number;
 }
 
 export interface ServingCertificate {
@@ -81,7 +78,7 @@ export async function servingCertificate(o: NodeCertificatesOptions): Promise<Se
     names: () => servingNames(c.nodeName, o.node()),
     request: async (csrPem, signal) => {
       const r = await requestCertificate(o.api, {
-        csrPem, signerName: SIGNER_KUBELET_SERVING, usages: ['digital signature', 'server auth'], generateName: 'csr-', timeoutMs: o.csrWaitMs ?? CSR_WAIT_MS, pollMs: 1000, signal,
+        csrPem, signerName: SIGNER_KUBELET_SERVING, usages: ['digital signature', 'server auth'], generateName: 'csr-', timeoutMs: CSR_WAIT_MS, pollMs: 1000, signal,
         onCreated: async (csr) => log.info({ csr: csr.metadata.name }, 'Serving certificate requested'),
       });
       return r.certPem;
@@ -91,7 +88,6 @@ export async function servingCertificate(o: NodeCertificatesOptions): Promise<Se
     clock: o.clock,
     random: o.random,
     log,
-    ...(o.recheckMs ? { recheckMs: o.recheckMs } : {}),
   });
   return { initial: await manager.initial(), manager };
 }
