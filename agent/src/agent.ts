@@ -6,8 +6,9 @@
  *   close():  stop sources and loops (one AbortController), drain workers, flush nothing more,
  *             close servers, CNI service and CRI channel. Idempotent. Running pods keep running.
  *
- * Crash-only (STYLE.md §3): nothing is persisted by the agent; a restarted agent rebuilds its
- * view from CRI labels and the API, and does not restart running containers.
+ * Crash-only: nothing is persisted by the agent but its credentials (certificates/: the serving
+ * pair and the renewed node token, each written atomically); a restarted agent rebuilds its view
+ * from CRI labels and the API, and does not restart running containers.
  */
 import { chmod, mkdir } from 'node:fs/promises';
 import cron from 'node-cron';
@@ -40,7 +41,9 @@ import { NodeApiAuthenticator } from './server/authn.js';
 import { NodeApiAuthorizer } from './server/authz.js';
 import { TokenManager } from './runtime/token-manager.js';
 import { ServiceLister } from './source/service-lister.js';
-import { loadOrCreateServingCert } from './server/serving-cert.js';
+import { nodeCredentialRotation, servingCertificate, type NodeCertificatesOptions } from './certificates/node-certificates.js';
+import type { ServingCertManager } from './certificates/serving-cert-manager.js';
+import type { NodeCredentialManager } from './certificates/node-credential-manager.js';
 import { collectContainers, collectImages, serialJob } from './housekeeping.js';
 import { podLogDir } from './runtime/container-config.js';
 import { join } from 'node:path';
@@ -52,6 +55,10 @@ export interface AgentOptions {
   api: ApiClient;
   log: Logger;
   clock?: Clock;
+  /** Jitter of the certificate rotation deadlines (default Math.random). */
+  random?: () => number;
+  /** The kubeconfig `api` was made from: a rotated node credential is written where it takes its token. */
+  kubeconfigPath?: string;
   /** How long to wait for the runtime at start (kubelet: 30 s). */
   runtimeWaitMs?: number;
   /** PLEG period (1 s). */
@@ -83,6 +90,10 @@ export class Agent {
   events!: EventRecorder;
   node!: NodeReporter;
   lease!: NodeLease;
+  /** The serving certificate's CSR flow and rotation (unset with tlsCertFile or serverTLSBootstrap off). */
+  servingCertificates?: ServingCertManager;
+  /** Node credential renewal (unset when off or when the kubeconfig holds no node token). */
+  nodeCredentials?: NodeCredentialManager;
   readonly apiPods = new Map<string, Pod>();
   readonly staticPods = new Map<string, Pod>();
   #staticRead = false;
@@ -234,8 +245,14 @@ export class Agent {
     await this.pleg.relist(signal).catch((err: unknown) => log.warn({ err: describeError(err) }, 'Initial relist failed'));
     log.info({ pods: this.pleg.all().size }, 'Runtime state recovered from CRI');
 
-    // 5. Node API (:10250) and healthz (127.0.0.1:10248).
-    const cert = await loadOrCreateServingCert({ certFile: c.tlsCertFile, keyFile: c.tlsPrivateKeyFile, rootDir: c.rootDir, nodeName: c.nodeName, ips: [this.#internalIP, '127.0.0.1'] });
+    // 5. Node API (:10250) and healthz (127.0.0.1:10248), serving the stored cluster-signed
+    //    certificate, the configured one, or a self-signed one until the cluster signs one.
+    const certs: NodeCertificatesOptions = {
+      config: c, api, clock: this.#clock, random: this.#o.random ?? Math.random, log, internalIP: this.#internalIP,
+      node: () => this.node.node, kubeconfigPath: this.#o.kubeconfigPath,
+    };
+    const serving = await servingCertificate(certs);
+    const cert = serving.initial;
     this.#nodeApi = await startNodeApi({
       address: c.address,
       port: c.port,
@@ -268,6 +285,15 @@ export class Agent {
       }),
     );
     if (c.staticPodPath) this.#loops.push(this.#staticLoop(c.staticPodPath, signal));
+    // Credentials: serving certificate (CSR flow, rotation) and node credential renewal.
+    const failed = (what: string) => (err: unknown) => log.error({ err: describeError(err) }, what);
+    this.servingCertificates = serving.manager;
+    if (serving.manager) {
+      const nodeApi = this.#nodeApi;
+      this.#loops.push(serving.manager.run(signal, (p) => nodeApi.setServingCertificate(p.cert, p.key)).catch(failed('Serving certificate manager stopped')));
+    }
+    this.nodeCredentials = await nodeCredentialRotation(certs);
+    if (this.nodeCredentials) this.#loops.push(this.nodeCredentials.run(signal).catch(failed('Node credential manager stopped')));
     // Pod directories (volumes, tmpfs and subPath mounts) of pods nobody wants: left by a crash or
     // by pods removed while the agent was down. A pod the runtime still has is torn down first.
     const gcLog = log.child({ component: 'gc' });

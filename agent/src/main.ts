@@ -10,7 +10,7 @@ import os from 'node:os';
 import { Command, InvalidArgumentError } from 'commander';
 import { pino } from 'pino';
 import { delay, describeError, hasCode, type Logger } from '@nodelet/base';
-import { ApiClient, loadKubeconfig } from '@nodelet/api';
+import { ApiClient, defaultKubeconfigPath, loadKubeconfig } from '@nodelet/api';
 import { createNotifier } from '@nodelet/systemd';
 import { parseConfigFile, resolveConfig, type AgentConfig, type AgentFlags, type KubeletConfigurationFile } from './config/config.js';
 import { Agent } from './agent.js';
@@ -83,8 +83,9 @@ export async function main(argv: string[]): Promise<void> {
     process.exit(1);
   });
   let api: ApiClient;
+  const kubeconfigPath = config.kubeconfig ?? defaultKubeconfigPath();
   try {
-    api = new ApiClient(await loadKubeconfig(config.kubeconfig));
+    api = new ApiClient(await loadKubeconfig(kubeconfigPath));
   } catch (err) {
     process.stderr.write(`nodelet agent: cannot load kubeconfig${config.kubeconfig ? ` ${config.kubeconfig}` : ''}: ${describeError(err)}\n`);
     process.exitCode = 2;
@@ -93,7 +94,7 @@ export async function main(argv: string[]): Promise<void> {
   const notifier = createNotifier({ logger: log });
   let agent: Agent;
   try {
-    agent = await Agent.start({ config, api, log });
+    agent = await Agent.start({ config, api, log, kubeconfigPath });
   } catch (err) {
     root.error({ err: describeError(err), code: hasCode(err, 'ERR_UNAVAILABLE') ? 'ERR_UNAVAILABLE' : undefined }, 'Agent failed to start');
     process.stderr.write(`nodelet agent: ${describeError(err)}\n`);

@@ -9,5 +9,8 @@ export * from './selectors.js';
 export * from './kubeconfig.js';
 export * from './informer/index.js';
 export * from './auth/bootstrap-token.js';
+export * from './auth/node-credential.js';
+export * from './auth/node-credential-file.js';
+export * from './fs-atomic.js';
 export * from './certificates/csr.js';
 export * from './serving/index.js';

@@ -147,6 +147,8 @@ export interface KubeconfigSpec {
   /** PEM of the CA that signs the server certificate (embedded as certificate-authority-data). */
   caData?: string | Buffer;
   token?: string;
+  /** File holding the bearer token (`tokenFile`, re-read by clients, replaced when the token rotates). */
+  tokenFile?: string;
   /** PEM client certificate and key (embedded as client-certificate-data / client-key-data). */
   clientCertificateData?: string | Buffer;
   clientKeyData?: string | Buffer;
@@ -169,6 +171,7 @@ export function formatKubeconfig(s: KubeconfigSpec): string {
   if (s.insecureSkipTlsVerify) clusterBody['insecure-skip-tls-verify'] = true;
   const userBody: Record<string, unknown> = {};
   if (s.token !== undefined) userBody.token = s.token;
+  if (s.tokenFile !== undefined) userBody.tokenFile = s.tokenFile;
   if (s.clientCertificateData !== undefined) userBody['client-certificate-data'] = enc(s.clientCertificateData);
   if (s.clientKeyData !== undefined) userBody['client-key-data'] = enc(s.clientKeyData);
   const contextBody: Record<string, unknown> = { cluster, user };

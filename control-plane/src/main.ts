@@ -23,6 +23,10 @@ const USAGE = `Usage: nodelet server [flags]
   --port <n>                     HTTPS port (default 6443)
   --tls-cert-file <file>         serving certificate (default: generated under <data-dir>/pki)
   --tls-private-key-file <file>  its key
+  --kubelet-certificate-authority <file>
+                                 CA bundle agents' serving certificates are verified against for
+                                 logs/exec (default: the cluster CA, which signs agents' CSRs); needed
+                                 for agents serving their own tlsCertFile of another CA
   --registry-address <host:port> read-only OCI registry (default 127.0.0.1:5000; '' disables)
   --registry-root <dir>          image store it serves (default ./build/images)
   --cluster-cidr <cidr>          pod network, split per node by the IPAM controller (default 10.244.0.0/16)
@@ -59,6 +63,7 @@ export async function main(argv: string[]): Promise<void> {
         port: { type: 'string', default: '6443' },
         'tls-cert-file': { type: 'string' },
         'tls-private-key-file': { type: 'string' },
+        'kubelet-certificate-authority': { type: 'string' },
         'registry-address': { type: 'string', default: '127.0.0.1:5000' },
         'registry-root': { type: 'string' },
         'cluster-cidr': { type: 'string', default: '10.244.0.0/16' },
@@ -158,6 +163,7 @@ export async function main(argv: string[]): Promise<void> {
     port,
     tlsCertFile: values['tls-cert-file'] as string | undefined,
     tlsPrivateKeyFile: values['tls-private-key-file'] as string | undefined,
+    kubeletCertificateAuthority: values['kubelet-certificate-authority'] as string | undefined,
     registryAddress: String(values['registry-address']),
     registryRoot: values['registry-root'] as string | undefined,
     clusterCidr: String(values['cluster-cidr']),

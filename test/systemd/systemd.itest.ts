@@ -121,7 +121,9 @@ test('nodelet as systemd services under a real systemd (nspawn)', { skip: reason
   await step('token create + join: agent and containerd active, node Ready in kubectl get nodes', {}, async () => {
     const tok = JSON.parse((await nodeletIn(b, ['token', 'create', '--ttl', '10m', '-o', 'json'])).stdout) as { token: string; caCertHash: string };
     const joined = await nodeletIn(b, ['join', 'https://127.0.0.1:6443', '--token', tok.token, '--ca-cert-hash', tok.caCertHash, '--node-name', NODE, '--watchdog-sec', '3', '--restart-sec', '200ms']);
-    assert.match(joined.stdout, /written to \/etc\/nodelet\/agent\.kubeconfig \(0600\)/);
+    assert.match(joined.stdout, /kubeconfig written to \/etc\/nodelet\/agent\.kubeconfig \(0600\)/);
+    assert.match(joined.stdout, /credential for system:node:\S+ written to \/etc\/nodelet\/agent\.token \(0600, expires /);
+    assert.match(joined.stdout, /cluster CA written to \/etc\/nodelet\/pki\/ca\.crt/);
     lap('join returned');
     for (const u of ['containerd.service', AGENT]) assert.equal((await b.exec(['systemctl', 'is-active', u])).stdout.trim(), 'active', u);
     assert.equal((await b.exec(['systemctl', 'show', '-p', 'StatusText', '--value', AGENT])).stdout.trim(), `node ${NODE} serving on :10250`);

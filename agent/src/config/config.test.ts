@@ -20,6 +20,15 @@ test('defaults follow the kubelet', () => {
   assert.equal(c.evictionHard['memory.available'], '100Mi');
   assert.equal(c.containerRuntimeEndpoint, 'unix:///run/containerd/containerd.sock');
   assert.equal(c.anonymousAuth, false);
+  assert.equal(c.serverTLSBootstrap, true, 'serving certificate from the cluster unless tlsCertFile is given');
+  assert.equal(c.rotateCertificates, true);
+});
+
+test('tlsCertFile and tlsPrivateKeyFile come together', () => {
+  assert.throws(() => resolveConfig({ tlsCertFile: '/a.crt' }, {}, 'h'), (e: unknown) => hasCode(e, 'ERR_INVALID_ARGUMENT') && /tlsPrivateKeyFile: tlsCertFile and tlsPrivateKeyFile must be given together/.test(String(e)));
+  assert.throws(() => resolveConfig({ tlsPrivateKeyFile: '/a.key' }, {}, 'h'), /tlsCertFile: /);
+  const c = resolveConfig({ tlsCertFile: '/a.crt', tlsPrivateKeyFile: '/a.key', serverTLSBootstrap: false, rotateCertificates: false }, {}, 'h');
+  assert.deepEqual([c.tlsCertFile, c.tlsPrivateKeyFile, c.serverTLSBootstrap, c.rotateCertificates], ['/a.crt', '/a.key', false, false]);
 });
 
 test('a KubeletConfiguration file is read with kubelet field names; flags win', () => {

@@ -21,6 +21,10 @@ export interface KubeletConfigurationFile {
   healthzPort?: number;
   tlsCertFile?: string;
   tlsPrivateKeyFile?: string;
+  /** Request the serving certificate from the cluster (kubernetes.io/kubelet-serving CSR) instead of self-signing. */
+  serverTLSBootstrap?: boolean;
+  /** Renew the node's API credential before it expires. */
+  rotateCertificates?: boolean;
   authentication?: { anonymous?: { enabled?: boolean }; webhook?: { enabled?: boolean; cacheTTL?: string }; x509?: { clientCAFile?: string } };
   authorization?: { mode?: string; webhook?: { cacheAuthorizedTTL?: string; cacheUnauthorizedTTL?: string } };
   containerRuntimeEndpoint?: string;
@@ -87,6 +91,10 @@ export interface AgentConfig {
   healthzPort: number;
   tlsCertFile?: string;
   tlsPrivateKeyFile?: string;
+  /** Serving certificate through the CSR flow when no tlsCertFile is given (nodelet default: true). */
+  serverTLSBootstrap: boolean;
+  /** Node credential renewal (nodelet default: true). */
+  rotateCertificates: boolean;
   anonymousAuth: boolean;
   webhookAuth: boolean;
   webhookCacheTTLMs: number;
@@ -265,6 +273,9 @@ export function resolveConfig(file: KubeletConfigurationFile, flags: AgentFlags,
   const runtimeEp = endpoint('containerRuntimeEndpoint', flags.containerRuntimeEndpoint ?? str('containerRuntimeEndpoint', file.containerRuntimeEndpoint) ?? 'unix:///run/containerd/containerd.sock');
   const leaseS = int('nodeLeaseDurationSeconds', file.nodeLeaseDurationSeconds, 40, 1);
   const pidsLimit = int('podPidsLimit', file.podPidsLimit, -1, -1);
+  const tlsCertFile = str('tlsCertFile', file.tlsCertFile);
+  const tlsPrivateKeyFile = str('tlsPrivateKeyFile', file.tlsPrivateKeyFile);
+  if (!tlsCertFile !== !tlsPrivateKeyFile) throw invalid(tlsCertFile ? 'tlsPrivateKeyFile' : 'tlsCertFile', 'tlsCertFile and tlsPrivateKeyFile must be given together');
   if (pidsLimit === 0) throw invalid('podPidsLimit', 'must be -1 (unlimited) or positive, got 0');
   return {
     kubeconfig: flags.kubeconfig,
@@ -273,8 +284,11 @@ export function resolveConfig(file: KubeletConfigurationFile, flags: AgentFlags,
     port: int('port', flags.port ?? file.port, 10250, 0, 65535),
     healthzBindAddress: str('healthzBindAddress', file.healthzBindAddress) ?? '127.0.0.1',
     healthzPort: int('healthzPort', flags.healthzPort ?? file.healthzPort, 10248, 0, 65535),
-    tlsCertFile: str('tlsCertFile', file.tlsCertFile),
-    tlsPrivateKeyFile: str('tlsPrivateKeyFile', file.tlsPrivateKeyFile),
+    tlsCertFile,
+    tlsPrivateKeyFile,
+    // kubelet defaults both to false; nodelet's agent always has a cluster to ask, so they are on.
+    serverTLSBootstrap: bool('serverTLSBootstrap', file.serverTLSBootstrap, true),
+    rotateCertificates: bool('rotateCertificates', file.rotateCertificates, true),
     anonymousAuth: bool('authentication.anonymous.enabled', file.authentication?.anonymous?.enabled, false),
     webhookAuth: bool('authentication.webhook.enabled', file.authentication?.webhook?.enabled, true),
     webhookCacheTTLMs: duration('authentication.webhook.cacheTTL', file.authentication?.webhook?.cacheTTL, '2m'),

@@ -64,6 +64,8 @@ export interface NodeApiOptions {
 export interface NodeApiServer {
   readonly port: number;
   readonly healthzPort: number;
+  /** Serves `cert`/`key` to new TLS connections; open ones keep theirs (certificate rotation). */
+  setServingCertificate(cert: string, key: string): void;
   close(): Promise<void>;
 }
 
@@ -219,6 +221,9 @@ export async function startNodeApi(o: NodeApiOptions): Promise<NodeApiServer> {
   return {
     port: (server.address() as AddressInfo).port,
     healthzPort: (healthz.address() as AddressInfo).port,
+    setServingCertificate(cert, key) {
+      server.setSecureContext({ cert, key, ...(ca ? { ca } : {}) });
+    },
     close() {
       closed ??= (async () => {
         for (const c of wss.clients) c.terminate();

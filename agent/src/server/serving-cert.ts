@@ -1,7 +1,8 @@
 /**
  * The node API's serving certificate: the configured files (`tlsCertFile`/`tlsPrivateKeyFile`), or
- * a self-signed one generated once under `<root-dir>/pki/` (kubelet does the same without a CSR
- * flow) for the node name and its addresses. The key file is written 0600.
+ * a self-signed one generated once under `<root-dir>/pki/nodelet.{crt,key}` for the node name and
+ * its addresses: served until the cluster signs one (certificates/serving-cert-manager.ts), or
+ * always with serverTLSBootstrap off. The key file is written 0600.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 // @peculiar/x509 resolves its services through tsyringe, which needs a Reflect metadata polyfill.

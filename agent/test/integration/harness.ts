@@ -3,6 +3,11 @@
  * whose CNI dirs belong to the agent, an API server, and a real Agent on bridge `nlg0` with a pod
  * CIDR inside 10.234.0.0/16. `stop()` deletes every pod through the API, waits until the runtime
  * has nothing left, and tears everything down (bridge, IPAM data, temp dirs) even on failure.
+ *
+ * By default the agent talks to the API server with the admin token and serves a certificate the
+ * harness issues from the cluster CA (the API server verifies agents). With `asNode` it is a
+ * joined node instead: its own node credential in a token-file kubeconfig, its serving
+ * certificate through the CSR flow, with the given controllers (approver, signer) running.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { stringify as stringifyYaml } from 'yaml';
@@ -12,8 +17,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { noopLogger, type Logger } from '@nodelet/base';
-import { ApiClient, PODS, type Pod } from '@nodelet/api';
-import { startControlPlane, type ControlPlane } from '@nodelet/control-plane';
+import { readFile } from 'node:fs/promises';
+import { ApiClient, loadKubeconfig, PODS, requestNodeCredential, writeCredential, writeKubeconfig, type Pod } from '@nodelet/api';
+import { issueCertificate, loadCa, startControlPlane, type ControlPlane, type ControlPlaneOptions } from '@nodelet/control-plane';
 import { startTestRuntime, type TestRuntime } from '@nodelet/lab-runtime/testing';
 import { Agent } from '../../src/agent.js';
 import { resolveConfig, type KubeletConfigurationFile } from '../../src/config/config.js';
@@ -22,8 +28,11 @@ export const BRIDGE = 'nlg0';
 
 export interface Harness {
   rt: TestRuntime;
+  /** The admin's client. */
   api: ApiClient;
-  /** The real API server (`nodelet server` in-process, SQLite, no controllers). */
+  /** The kubeconfig the agent uses (the admin's, or the node's with `asNode`). */
+  kubeconfigPath: string;
+  /** The real API server (`nodelet server` in-process, SQLite, no controllers unless `asNode` names some). */
   cp: ControlPlane;
   /** The in-process agent (unset with `inProcessAgent: false`). */
   agent: Agent;
@@ -39,6 +48,12 @@ export interface Harness {
   /** Starts (again) an agent with the same configuration, e.g. after `agent.close()` or a kill. */
   restartAgent(): Promise<Agent>;
   stop(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  inProcessAgent?: boolean;
+  /** Run the agent as a joined node (see the file comment). */
+  asNode?: Pick<ControlPlaneOptions, 'nodeCredentialTtlMs' | 'clusterSigningDurationMs'> & { controllers: Exclude<ControlPlaneOptions['controllers'], boolean | undefined> };
 }
 
 export function skipUnlessRoot(t: { skip(msg?: string): void }): boolean {
@@ -75,7 +90,7 @@ function logger(): Logger {
   return mk({});
 }
 
-export async function startHarness(name: string, file: KubeletConfigurationFile = {}, subnet = 1, opts: { inProcessAgent?: boolean } = {}): Promise<Harness> {
+export async function startHarness(name: string, file: KubeletConfigurationFile = {}, subnet = 1, opts: HarnessOptions = {}): Promise<Harness> {
   const dir = await mkdtemp(join(tmpdir(), `nodelet-agent-it-${name}-`));
   const cniBin = join(dir, 'cni-bin');
   const cniConf = join(dir, 'cni-conf');
@@ -98,14 +113,40 @@ export async function startHarness(name: string, file: KubeletConfigurationFile 
       if (existsSync(`/sys/class/net/${BRIDGE}`)) spawnSync('ip', ['link', 'del', BRIDGE]);
       await rm(dir, { recursive: true, force: true });
     });
-    cp = await startControlPlane({ dataDir: join(dir, 'server'), bindAddress: '127.0.0.1', port: 0, registryAddress: '', controllers: false });
+    const asNode = opts.asNode;
+    cp = await startControlPlane({
+      dataDir: join(dir, 'server'), bindAddress: '127.0.0.1', port: 0, registryAddress: '',
+      controllers: asNode?.controllers ?? false,
+      ...(asNode?.nodeCredentialTtlMs ? { nodeCredentialTtlMs: asNode.nodeCredentialTtlMs } : {}),
+      ...(asNode?.clusterSigningDurationMs ? { clusterSigningDurationMs: asNode.clusterSigningDurationMs } : {}),
+    });
     cleanups.push(() => cp!.close());
     const api = new ApiClient({ server: cp.url, token: cp.adminToken, ca: cp.caPem, timeoutMs: 30_000 });
     cleanups.push(async () => api.close());
+    // The agent's identity: what `nodelet join` writes, or the admin kubeconfig.
+    let kubeconfigPath = cp.kubeconfigPath;
+    let tls: KubeletConfigurationFile = {};
+    if (asNode) {
+      kubeconfigPath = join(dir, 'agent.kubeconfig');
+      const tokenFile = join(dir, 'agent.token');
+      const issued = await requestNodeCredential(api, nodeName);
+      await writeCredential({ kind: 'tokenFile', path: tokenFile }, issued.token, { issuedAt: Date.now(), expiresAt: issued.expiresAt! });
+      await writeKubeconfig(kubeconfigPath, { server: cp.url, caData: cp.caPem, tokenFile, user: issued.user });
+    } else {
+      const pki = join(dir, 'server', 'pki');
+      const ca = await loadCa({ certPem: await readFile(join(pki, 'ca.crt'), 'utf8'), keyPem: await readFile(join(pki, 'ca.key'), 'utf8') });
+      const serving = await issueCertificate(ca, { commonName: `system:node:${nodeName}`, usage: 'server', ips: ['127.0.0.1'], dnsNames: [nodeName] });
+      tls = { tlsCertFile: join(dir, 'agent-tls.crt'), tlsPrivateKeyFile: join(dir, 'agent-tls.key') };
+      await writeFile(tls.tlsCertFile!, serving.certPem);
+      await writeFile(tls.tlsPrivateKeyFile!, serving.keyPem, { mode: 0o600 });
+    }
+    const agentApi = asNode ? new ApiClient({ ...(await loadKubeconfig(kubeconfigPath)), timeoutMs: 30_000 }) : api;
+    if (asNode) cleanups.push(async () => agentApi.close());
     const fileConfig: KubeletConfigurationFile = {
         nodeStatusUpdateFrequency: '2s',
         syncFrequency: '10s',
         fileCheckFrequency: '1s',
+        ...tls,
         ...file,
         containerRuntimeEndpoint: rt.endpoint,
         cniBridgeName: BRIDGE,
@@ -122,7 +163,7 @@ export async function startHarness(name: string, file: KubeletConfigurationFile 
     const flags = { nodeName, rootDir: join(dir, 'root'), cniBinDir: cniBin, cniConfDir: cniConf, podCidr: podCIDR, port: 0, healthzPort: 0 };
     const config = resolveConfig(fileConfig, flags, 'unused');
     const log = logger();
-    const start = (): Promise<Agent> => Agent.start({ config, api, log, runtimeWaitMs: 10_000 });
+    const start = (): Promise<Agent> => Agent.start({ config, api: agentApi, log, runtimeWaitMs: 10_000, kubeconfigPath });
     if (opts.inProcessAgent !== false) agent = await start();
     const cri = createCriClient({ endpoint: rt.endpoint });
     cleanups.push(async () => cri.close());
@@ -131,6 +172,7 @@ export async function startHarness(name: string, file: KubeletConfigurationFile 
     const h: Harness = {
       rt,
       api,
+      kubeconfigPath,
       cp,
       agent: agent!,
       cri,
@@ -139,7 +181,7 @@ export async function startHarness(name: string, file: KubeletConfigurationFile 
       podCIDR,
       beforeRuntimeStop: [],
       agentArgs: [
-        'agent', '--config', configPath, '--kubeconfig', cp.kubeconfigPath, '--node-name', nodeName, '--root-dir', flags.rootDir,
+        'agent', '--config', configPath, '--kubeconfig', kubeconfigPath, '--node-name', nodeName, '--root-dir', flags.rootDir,
         '--cni-bin-dir', cniBin, '--cni-conf-dir', cniConf, '--pod-cidr', podCIDR, '--log-level', process.env.AGENT_IT_LOG ? 'info' : 'warn',
       ],
       async restartAgent() {

@@ -315,3 +315,27 @@ test('close() is idempotent and later calls fail with a clear error', async (t) 
   c.close();
   await assert.rejects(c.list(PODS), (e) => hasCode(e, 'ERR_FAILED_PRECONDITION') && /closed/.test((e as Error).message));
 });
+
+test('setToken and reloadToken: a rotated credential is used from the next request on', async (t) => {
+  const { mkdtemp, writeFile, rm } = await import('node:fs/promises');
+  const { join } = await import('node:path');
+  const { tmpdir } = await import('node:os');
+  const dir = await mkdtemp(join(tmpdir(), 'nodelet-token-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const s = await startServer(t);
+  const tokenFile = join(dir, 'token');
+  await writeFile(tokenFile, 'first\n');
+  const c = s.client({ tokenFile });
+  const lastAuth = (): string | undefined => s.requests.at(-1)?.headers.authorization as string | undefined;
+  await c.list(PODS, { namespace: 'default' });
+  assert.equal(lastAuth(), 'Bearer first');
+  await writeFile(tokenFile, 'second\n');
+  await c.list(PODS, { namespace: 'default' });
+  assert.equal(lastAuth(), 'Bearer first', 'the file is cached for a minute');
+  c.reloadToken();
+  await c.list(PODS, { namespace: 'default' });
+  assert.equal(lastAuth(), 'Bearer second', 'reloadToken reads the file on the next request');
+  c.setToken('third');
+  await c.list(PODS, { namespace: 'default' });
+  assert.equal(lastAuth(), 'Bearer third', 'setToken wins over the file');
+});

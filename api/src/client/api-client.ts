@@ -193,6 +193,19 @@ export class ApiClient {
     return res.body;
   }
 
+  /**
+   * Uses `token` from the next request on (the agent after rotating its node credential).
+   * Streams already open keep the token they were opened with.
+   */
+  setToken(token: string): void {
+    this.#t.setToken(token);
+  }
+
+  /** Re-reads the kubeconfig's `tokenFile` on the next request instead of within a minute. */
+  reloadToken(): void {
+    this.#t.reloadToken();
+  }
+
   /** Closes every socket (in-flight requests and watches fail with ERR_UNAVAILABLE); later calls fail. Idempotent. Close informers first. */
   close(): void {
     this.#t.close();

@@ -96,6 +96,7 @@ export abstract class Transport {
   readonly #opts: TransportOptions;
   readonly #log: Logger;
   #fileToken: { value: string; readAt: number } | undefined;
+  #staticToken: string | undefined;
   #closed = false;
 
   constructor(opts: TransportOptions) {
@@ -104,6 +105,7 @@ export abstract class Transport {
       throw new AgentError('ERR_INVALID_ARGUMENT', `unsupported API server URL "${opts.server}": use https:// or http://`);
     }
     this.#opts = opts;
+    this.#staticToken = opts.token;
     this.#log = opts.logger ?? noopLogger;
   }
 
@@ -176,6 +178,16 @@ export abstract class Transport {
     }
   }
 
+  /** Replaces the bearer token for requests from now on (a rotated credential); wins over `tokenFile`. */
+  setToken(token: string): void {
+    this.#staticToken = token;
+  }
+
+  /** Forgets the cached `tokenFile` content, so the next request reads the file again. */
+  reloadToken(): void {
+    this.#fileToken = undefined;
+  }
+
   /** Destroys every connection; in-flight requests and streams fail. Idempotent. */
   close(): void {
     if (this.#closed) return;
@@ -232,7 +244,7 @@ export abstract class Transport {
   }
 
   async #token(): Promise<string | undefined> {
-    if (this.#opts.token) return this.#opts.token;
+    if (this.#staticToken) return this.#staticToken;
     const file = this.#opts.tokenFile;
     if (!file) return undefined;
     const now = Date.now();

@@ -89,8 +89,8 @@ export class MemoryStore {
   }
 
   /**
-   * Replaces an object. A set `resourceVersion` must match (else 409 Conflict). `status` writes
-   * only `.status`; a main-resource write keeps the stored `.status` and bumps `generation`
+   * Replaces an object. A set `resourceVersion` must match (else 409 Conflict). `status` (and a
+   * CSR's `approval`) writes only `.status`; a main-resource write keeps the stored `.status` and bumps `generation`
    * when anything but metadata/status changed.
    */
   update(r: ResourceType, input: KubeObject, o: { subresource?: string } = {}): KubeObject {
@@ -103,7 +103,7 @@ export class MemoryStore {
     if (input.metadata.uid && input.metadata.uid !== cur.metadata.uid) throw conflict(r, name);
     const next = structuredClone(cur) as KubeObject & Record<string, unknown>;
     const src = input as KubeObject & Record<string, unknown>;
-    if (o.subresource === 'status') {
+    if (o.subresource === 'status' || o.subresource === 'approval') {
       next.status = structuredClone(src.status);
     } else {
       for (const k of Object.keys(next)) if (k !== 'metadata' && k !== 'status' && k !== 'apiVersion' && k !== 'kind') delete next[k];

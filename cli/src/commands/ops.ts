@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { installAgent, installServer, uninstall, type InstallReport } from './ops/install.js';
 import { registerDoctor } from './doctor/command.js';
 import { createToken, DEFAULT_ADMIN_KUBECONFIG, listTokens, parseTtl } from './ops/token.js';
-import { join as joinCluster } from './ops/join.js';
+import { agentAuthentication, join as joinCluster } from './ops/join.js';
 import { nodeRuntimeFiles } from './ops/node-runtime-config.js';
 import { createUserKubeconfig } from './ops/kubeconfig-create.js';
 
@@ -118,8 +118,11 @@ export function register(program: Command): void {
     .option('--cni-conf-dir <dir>', "containerd's CNI conf dir", '/etc/cni/net.d')
     .action(async (server: string, o) => {
       const kubeconfigPath = `${o.configDir}/agent.kubeconfig`;
-      const r = await joinCluster({ server, token: o.token, caCertHash: o.caCertHash, nodeName: o.nodeName, kubeconfigPath });
-      process.stdout.write(`credential for ${r.user} written to ${r.kubeconfigPath} (0600)\n`);
+      const r = await joinCluster({ server, token: o.token, caCertHash: o.caCertHash, nodeName: o.nodeName, kubeconfigPath, tokenFile: `${o.configDir}/agent.token`, caFile: `${o.configDir}/pki/ca.crt` });
+      const until = r.expiresAt !== undefined ? `, expires ${new Date(r.expiresAt).toISOString()}, renewed by the agent before` : '';
+      process.stdout.write(`credential for ${r.user} written to ${r.tokenFile} (0600${until})\n`);
+      process.stdout.write(`kubeconfig written to ${r.kubeconfigPath} (0600)\n`);
+      process.stdout.write(`cluster CA written to ${r.caFile} (the agent's client CA: the API server's logs/exec proxy authenticates with it)\n`);
       const host = new URL(/^https?:/.test(server) ? server : `https://${server}`).hostname;
       const runtime = nodeRuntimeFiles({ configDir: o.configDir, registry: o.registry ?? `${host}:5000`, cniBinDir: o.cniBinDir, cniConfDir: o.cniConfDir });
       printReport(
@@ -127,7 +130,7 @@ export function register(program: Command): void {
           configDir: o.configDir, stateDir: o.stateDir, binPath: o.binPath, noStart: !o.start,
           watchdogSec: o.watchdogSec, restartSec: o.restartSec, kubeconfig: kubeconfigPath, nodeName: r.nodeName,
           containerdConfig: runtime.containerdToml, extraFiles: [runtime.hostsToml],
-          agentConfig: { cniBinDir: o.cniBinDir, cniConfDir: o.cniConfDir },
+          agentConfig: { cniBinDir: o.cniBinDir, cniConfDir: o.cniConfDir, ...agentAuthentication(r.caFile) },
         }),
       );
     });

@@ -7,11 +7,12 @@
  *                     ─▶ certificate rotation ─▶ admin.kubeconfig ─▶ registry ─▶ scheduler + controllers
  *   close()           ◀─ controllers, scheduler ◀─ registry ◀─ rotation ◀─ API server (ends watches) ◀─ store
  */
+import { X509Certificate } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ApiClient } from '@nodelet/api';
-import { noopLogger, type Logger } from '@nodelet/base';
+import { AgentError, noopLogger, type Logger } from '@nodelet/base';
 import { startRegistry, type Registry as OciRegistry } from '@nodelet/oci';
 import { startControllerManager, type ControllerManagerHandle, type ControllerName } from '../controllers/index.js';
 import type { KeyPairPem } from '../pki/certs.js';
@@ -55,6 +56,12 @@ export interface ControlPlaneOptions {
    * get their default service account and root CA (what pods need to be admitted and run).
    */
   controllers?: boolean | readonly ControllerName[];
+  /**
+   * kube-apiserver's --kubelet-certificate-authority: a PEM file with the CA(s) agents' serving
+   * certificates are verified against on pods/log and pods/exec. Default: the cluster CA, which
+   * signs the certificates agents get through their kubelet-serving CSR.
+   */
+  kubeletCertificateAuthority?: string;
   /** Node lifecycle: silence before a node goes Unknown (default 50 s). */
   nodeMonitorGracePeriodMs?: number;
   /** Lifetime of node credentials (default one year); agents renew at 70–90 % of it. */
@@ -66,6 +73,8 @@ export interface ControlPlaneOptions {
   /** Service-account token issuer (default https://kubernetes.default.svc.cluster.local) and accepted audiences (default [issuer]). */
   serviceAccountIssuer?: string;
   apiAudiences?: string[];
+  /** kube-controller-manager's --cluster-signing-duration: the longest certificate the CSR signer issues (default one year; tests shorten it). */
+  clusterSigningDurationMs?: number;
   /**
    * Certificate rotation (pki/rotation.ts): how often to check (default 1 h) and how long before
    * expiry to re-issue (default 30 days). Tests shorten both.
@@ -120,7 +129,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
     const tls = servingTls(servingFiles?.loaded ?? pki.serving);
     // The node proxy reads these fields on every connection to an agent; rotation replaces both
     // in one synchronous step, so no connection sees a new certificate with the old key.
-    const nodeProxy = { clientCert: pki.agentClient.certPem, clientKey: pki.agentClient.keyPem };
+    const nodeProxy = { clientCert: pki.agentClient.certPem, clientKey: pki.agentClient.keyPem, ca: await kubeletCa(o.kubeletCertificateAuthority, pki.caPem) };
     const adminToken = await ensureToken(join(o.dataDir, 'admin.token'));
     const store = o.store ?? openStore(o.datastoreEndpoint, { dataDir: o.dataDir, logger: log.child({ component: 'storage' }), etcdTls: o.etcdTls });
     if (!o.store) cleanups.push(() => store.close());
@@ -207,7 +216,10 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
         ...(only ? { controllers: only } : {}),
         ...(o.clusterCidr ? { clusterCidr: o.clusterCidr } : {}),
         ...(o.nodeMonitorGracePeriodMs ? { nodeMonitorGracePeriodMs: o.nodeMonitorGracePeriodMs } : {}),
-        csrSigning: { caCertFile: join(pkiOptions.dir, 'ca.crt'), caKeyFile: join(pkiOptions.dir, 'ca.key') },
+        csrSigning: {
+          caCertFile: join(pkiOptions.dir, 'ca.crt'), caKeyFile: join(pkiOptions.dir, 'ca.key'),
+          ...(o.clusterSigningDurationMs ? { durationMs: o.clusterSigningDurationMs } : {}),
+        },
         rootCaPem: pki.caPem,
       });
       cleanups.push(async () => {
@@ -222,4 +234,21 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
     await undo();
     throw err;
   }
+}
+
+/** The CA bundle agents are verified against: the --kubelet-certificate-authority file, else the cluster CA. */
+async function kubeletCa(file: string | undefined, clusterCa: string): Promise<string> {
+  if (!file) return clusterCa;
+  let pem: string;
+  try {
+    pem = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new AgentError('ERR_INVALID_ARGUMENT', `--kubelet-certificate-authority: cannot read "${file}"`, { cause: err });
+  }
+  try {
+    new X509Certificate(pem);
+  } catch (err) {
+    throw new AgentError('ERR_INVALID_ARGUMENT', `--kubelet-certificate-authority: "${file}" holds no PEM certificate`, { cause: err });
+  }
+  return pem;
 }

@@ -14,7 +14,7 @@ import tls, { type TLSSocket } from 'node:tls';
 import { ApiClient, CONFIGMAPS, NODES, PODS } from '@nodelet/api';
 import { noopLogger, pollUntil } from '@nodelet/base';
 import { startControlPlane } from '../../src/apiserver/run.js';
-import { createCa, issueCertificate, loadCa } from '../../src/pki/certs.js';
+import { issueCertificate, loadCa, type LoadedCa } from '../../src/pki/certs.js';
 import { writePairAtomic } from '../../src/pki/pair-files.js';
 import { ensurePki, hostAddresses } from '../../src/pki/pki.js';
 
@@ -34,10 +34,10 @@ async function servedCertificate(port: number, ca: string): Promise<X509Certific
   });
 }
 
-/** A fake agent on loopback that records the client certificate each request presents. */
-async function startFakeAgent(): Promise<{ port: number; serials: string[]; close(): Promise<void> }> {
+/** A fake agent on loopback (serving a cluster-CA certificate, as the proxy verifies) that records the client certificate each request presents. */
+async function startFakeAgent(ca: LoadedCa): Promise<{ port: number; serials: string[]; close(): Promise<void> }> {
   const serials: string[] = [];
-  const { keyPem, certPem } = await issueCertificate(await loadCa(await createCa('fake-agent-ca')), { commonName: 'agent', usage: 'server', ips: ['127.0.0.1'] });
+  const { keyPem, certPem } = await issueCertificate(ca, { commonName: 'system:node:n1', usage: 'server', ips: ['127.0.0.1'] });
   const server = https.createServer({ key: keyPem, cert: certPem, requestCert: true, rejectUnauthorized: false }, (req, res) => {
     serials.push((req.socket as TLSSocket).getPeerCertificate().serialNumber);
     res.writeHead(200, { 'Content-Type': 'text/plain' });
@@ -86,7 +86,7 @@ test('serving and agent-client certificates rotate in a running server without d
 
   const client = new ApiClient({ server: cp.url, token: cp.adminToken, ca: cp.caPem });
   t.after(() => client.close());
-  const agent = await startFakeAgent();
+  const agent = await startFakeAgent(ca);
   t.after(() => agent.close());
   await client.resource(NODES).create({
     metadata: { name: 'n1' },

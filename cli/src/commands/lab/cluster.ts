@@ -2,7 +2,8 @@
  * The one-machine lab cluster behind `make up` / `make down` (`nodelet lab up|down|status`):
  *
  *   up:   lab images ─▶ containerd (lab runtime) ─▶ nodelet server (SQLite, registry) ─▶ admin
- *         kubeconfig ─▶ bootstrap token ─▶ join (node credential, 0600) ─▶ nodelet agent ─▶ node Ready
+ *         kubeconfig ─▶ bootstrap token ─▶ join (cluster CA, node credential 0600) ─▶ nodelet agent
+ *         ─▶ node Ready ─▶ its serving certificate (CSR) verifies against the cluster CA
  *   down: CRI stop+remove of every sandbox while the agent still serves CNI DEL (so IPs, veths and
  *         cache entries are released) ─▶ stop agent ─▶ stop server ─▶ stop containerd + sweep ─▶
  *         delete the pod bridge ─▶ remove the state dir (unless --keep-state)
@@ -10,7 +11,8 @@
  * A failed `up` stops whatever it had started before reporting, so a second `up` starts clean.
  * Everything lives under one state dir; processes are stopped by their pidfile PIDs.
  */
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect as tlsConnect } from 'node:tls';
 import { join, resolve } from 'node:path';
 import { hostname } from 'node:os';
 import { execFileSync } from 'node:child_process';
@@ -21,7 +23,7 @@ import { ensureLabImages, DEFAULT_LAB_IMAGE_DIR, LAB_IMAGES } from '@nodelet/oci
 import { labRuntimeDown, labRuntimeUp } from '@nodelet/lab-runtime';
 import { connectCriClient } from '@nodelet/cri-client';
 import { createToken } from '../ops/token.js';
-import { join as joinCluster } from '../ops/join.js';
+import { agentAuthentication, join as joinCluster } from '../ops/join.js';
 import { logTail, managed, runningPid, startDetached, stopProcess } from './processes.js';
 
 export interface LabOptions {
@@ -66,6 +68,7 @@ export function labPaths(stateDir: string) {
     agentRoot: join(stateDir, 'agent'),
     agentConfig: join(stateDir, 'agent.yaml'),
     agentKubeconfig: join(stateDir, 'agent.kubeconfig'),
+    agentToken: join(stateDir, 'agent.token'),
     clusterCa: join(stateDir, 'ca.crt'),
     adminKubeconfig: join(stateDir, 'server', 'admin.kubeconfig'),
     cniBin: join(stateDir, 'cni', 'bin'),
@@ -152,14 +155,13 @@ export async function startLabAgent(o: LabOptions, adminKubeconfig: string, admi
   if (!existsSync(p.agentKubeconfig)) {
     say('joining the node (bootstrap token → node credential)…');
     const tok = await createToken({ kubeconfig: adminKubeconfig, ttlMs: 10 * 60_000, description: 'nodelet lab up' });
-    await joinCluster({ server: tok.server, token: tok.token, caCertHash: tok.caCertHash, nodeName: o.nodeName, kubeconfigPath: p.agentKubeconfig });
+    await joinCluster({ server: tok.server, token: tok.token, caCertHash: tok.caCertHash, nodeName: o.nodeName, kubeconfigPath: p.agentKubeconfig, tokenFile: p.agentToken, caFile: p.clusterCa });
   }
-  // The API server reaches the node API (logs, exec) with a client certificate of the cluster CA.
-  writeFileSync(p.clusterCa, (await loadKubeconfig(adminKubeconfig)).ca ?? '', { mode: 0o644 });
+  // join wrote the cluster CA: the API server reaches the node API (logs, exec) with a client certificate of it.
   writeFileSync(p.agentConfig, toYaml({
     apiVersion: 'kubelet.config.k8s.io/v1beta1',
     kind: 'KubeletConfiguration',
-    authentication: { x509: { clientCAFile: p.clusterCa }, webhook: { enabled: true }, anonymous: { enabled: false } },
+    ...agentAuthentication(p.clusterCa),
     cniBridgeName: o.bridge,
     cniIpamDataDir: p.ipam,
     cniCacheDir: p.cniCache,
@@ -176,10 +178,28 @@ export async function startLabAgent(o: LabOptions, adminKubeconfig: string, admi
     ]);
   }
   say('waiting for the node to become Ready…');
-  await pollUntil(`node "${o.nodeName}" to become Ready`, async () => {
+  const detail = (): string => `agent log ${p.agentProc.logFile}:\n${logTail(p.agentProc.logFile)}`;
+  const node = await pollUntil(`node "${o.nodeName}" to become Ready`, async () => {
     const n = await admin.get<Node>(NODES, o.nodeName);
     return n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? n : undefined;
-  }, { timeoutMs: o.readyTimeoutMs, intervalMs: 200, detail: () => `agent log ${p.agentProc.logFile}:\n${logTail(p.agentProc.logFile)}` });
+  }, { timeoutMs: o.readyTimeoutMs, intervalMs: 200, detail });
+  // logs/exec go through the API server, which verifies the agent: wait for its CSR-issued certificate.
+  say('waiting for the node\'s serving certificate (CSR approved and signed)…');
+  const ip = node.status?.addresses?.find((a) => a.type === 'InternalIP')?.address ?? '127.0.0.1';
+  const ca = readFileSync(p.clusterCa, 'utf8');
+  await pollUntil(`the agent of node "${o.nodeName}" to serve a certificate of the cluster CA for ${ip}`, () => verifiedTls(ip, o.nodeApiPort, ca), { timeoutMs: o.readyTimeoutMs, intervalMs: 200, detail });
+}
+
+/** True once a TLS connection to host:port verifies against `ca`, with the certificate naming `host`. */
+function verifiedTls(host: string, port: number, ca: string): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const s = tlsConnect({ host, port, ca }, () => {
+      s.end();
+      resolve(true);
+    });
+    s.setTimeout(2000, () => s.destroy(new Error('no TLS handshake within 2 s')));
+    s.on('error', reject);
+  });
 }
 
 export interface LabDownResult {

@@ -6,21 +6,20 @@
  *   2. with that CA pinned, exchange the bootstrap token for a node credential limited to this
  *      node (POST /apis/nodelet.io/v1/nodecredentials; the server refuses unknown, expired and
  *      used tokens);
- *   3. write the agent kubeconfig 0600 and (unless --no-start) install and start the agent unit.
+ *   3. write the cluster CA (the agent's `authentication.x509.clientCAFile`: the API server's
+ *      logs/exec proxy authenticates to the agent with a client certificate of that CA), the node
+ *      credential as a 0600 token file with its lifetime (the agent renews it there before it
+ *      expires), and the agent kubeconfig (0600) pointing at it; then (unless --no-start) install
+ *      and start the agent unit.
+ *
+ * Re-joining a node that already exists needs a token made for it: `nodelet token create --node-name <n>`.
  */
+import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { ApiClient, writeKubeconfig, BOOTSTRAP_TOKEN_RE, type KubeObject, type ResourceType } from '@nodelet/api';
+import { dirname, join as joinPath } from 'node:path';
+import { ApiClient, writeKubeconfig, BOOTSTRAP_TOKEN_RE, requestNodeCredential, writeCredential, writeFileAtomic, type IssuedNodeCredential } from '@nodelet/api';
 import { AgentError, errCode, describeError } from '@nodelet/base';
 import { fetchServerCa, parseCaCertHash, spkiHash } from './ca-pin.js';
-
-/** The server's credential exchange, `POST /apis/nodelet.io/v1/nodecredentials` (control-plane auth/node-credentials.ts). */
-interface NodeCredentialRequest extends KubeObject {
-  spec: { nodeName: string };
-  status?: { token?: string; user?: string };
-}
-const NODE_CREDENTIALS: ResourceType<NodeCredentialRequest> = Object.freeze({
-  group: 'nodelet.io', version: 'v1', kind: 'NodeCredentialRequest', plural: 'nodecredentials', singular: 'nodecredential', namespaced: false,
-});
 
 export interface JoinOptions {
   server: string;
@@ -29,13 +28,30 @@ export interface JoinOptions {
   nodeName?: string;
   /** Where to write the agent kubeconfig (default /etc/nodelet/agent.kubeconfig). */
   kubeconfigPath: string;
+  /** Where to write the node credential (default `agent.token` beside the kubeconfig). */
+  tokenFile?: string;
+  /** Where to write the cluster CA (default `pki/ca.crt` beside the kubeconfig). */
+  caFile?: string;
   signal?: AbortSignal;
 }
 
 export interface JoinResult {
   nodeName: string;
   kubeconfigPath: string;
+  tokenFile: string;
+  caFile: string;
   user: string;
+  /** When the node credential expires (the agent renews it before). */
+  expiresAt?: number;
+}
+
+/**
+ * The agent config's node API authentication for a joined node: the API server's logs/exec proxy
+ * by its client certificate (of the cluster CA in `clientCAFile`), everyone else by token
+ * (TokenReview), nobody anonymously.
+ */
+export function agentAuthentication(clientCAFile: string): { authentication: Record<string, unknown> } {
+  return { authentication: { x509: { clientCAFile }, webhook: { enabled: true }, anonymous: { enabled: false } } };
 }
 
 function serverUrl(s: string): URL {
@@ -64,9 +80,10 @@ export async function join(o: JoinOptions): Promise<JoinResult> {
   // 2. Exchange the bootstrap token for this node's credential.
   const server = url.origin;
   const bootstrap = new ApiClient({ server, ca: ca.pem, token: o.token, timeoutMs: 15_000 });
-  let reply: NodeCredentialRequest;
+  const issuedAt = Date.now();
+  let issued: IssuedNodeCredential;
   try {
-    reply = await bootstrap.create(NODE_CREDENTIALS, { metadata: {}, spec: { nodeName } }, { signal: o.signal });
+    issued = await requestNodeCredential(bootstrap, nodeName, { signal: o.signal });
   } catch (err) {
     const code = errCode(err);
     if (code === 'ERR_UNAUTHENTICATED') {
@@ -77,10 +94,15 @@ export async function join(o: JoinOptions): Promise<JoinResult> {
   } finally {
     bootstrap.close();
   }
-  const nodeToken = reply.status?.token;
-  if (!nodeToken) throw new AgentError('ERR_INTERNAL', 'the server answered the credential request without a token');
 
-  // 3. The agent's kubeconfig, 0600 (writeKubeconfig refuses wider modes).
-  await writeKubeconfig(o.kubeconfigPath, { server, caData: ca.pem, token: nodeToken, user: reply.status?.user ?? `system:node:${nodeName}`, cluster: 'nodelet', context: 'nodelet' });
-  return { nodeName, kubeconfigPath: o.kubeconfigPath, user: reply.status?.user ?? `system:node:${nodeName}` };
+  // 3. CA, token file (with its lifetime), kubeconfig; each replaced atomically.
+  const dir = dirname(o.kubeconfigPath);
+  const caFile = o.caFile ?? joinPath(dir, 'pki', 'ca.crt');
+  const tokenFile = o.tokenFile ?? joinPath(dir, 'agent.token');
+  await mkdir(dirname(caFile), { recursive: true, mode: 0o755 });
+  await mkdir(dirname(tokenFile), { recursive: true, mode: 0o700 });
+  await writeFileAtomic(caFile, ca.pem, 0o644);
+  await writeCredential({ kind: 'tokenFile', path: tokenFile }, issued.token, issued.expiresAt !== undefined ? { issuedAt, expiresAt: issued.expiresAt } : undefined);
+  await writeKubeconfig(o.kubeconfigPath, { server, caData: ca.pem, tokenFile, user: issued.user, cluster: 'nodelet', context: 'nodelet' });
+  return { nodeName, kubeconfigPath: o.kubeconfigPath, tokenFile, caFile, user: issued.user, ...(issued.expiresAt !== undefined ? { expiresAt: issued.expiresAt } : {}) };
 }

@@ -1,7 +1,9 @@
 /**
  * pods/log and pods/exec: the server proxies to the agent of the pod's node, at the node's
  * InternalIP and `status.daemonEndpoints.kubeletEndpoint.Port` (default 10250), over TLS with the
- * server's client certificate (kube-apiserver's --kubelet-client-certificate).
+ * server's client certificate (kube-apiserver's --kubelet-client-certificate). The agent's
+ * serving certificate is verified against `nodeProxy.ca` (`nodelet server` sets the cluster CA, or
+ * --kubelet-certificate-authority), including its name: an IP SAN when the InternalIP is dialled.
  *
  *   kubectl logs  → GET /api/v1/namespaces/<ns>/pods/<p>/log?container=… → GET https://<node>:<port>/containerLogs/<ns>/<p>/<c>?…
  *   kubectl exec  → GET …/pods/<p>/exec?command=…  (Upgrade: websocket, v5.channel.k8s.io)
@@ -50,9 +52,25 @@ function tlsOptions(ctx: ServerContext): tls.ConnectionOptions {
   return {
     ...(p.clientCert && p.clientKey ? { cert: p.clientCert, key: p.clientKey } : {}),
     ...(p.ca ? { ca: p.ca } : {}),
-    // Without a CA for agents the serving certificate is not verified, as kubelet's default.
+    // Without a CA for agents (an API server built without one, in tests) nothing is verified,
+    // as kube-apiserver without --kubelet-certificate-authority.
     rejectUnauthorized: !!p.ca,
   };
+}
+
+const UNTRUSTED = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_GET_ISSUER_CERT', 'CERT_SIGNATURE_FAILURE', 'CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID', 'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+/** The 503 for a failed dial; a certificate the server does not trust says what to check. */
+function dialError(target: PodTarget, err: Error): StatusError {
+  const node = String((target.pod.spec as Json).nodeName);
+  const code = (err as NodeJS.ErrnoException).code ?? '';
+  const hint = UNTRUSTED.has(code)
+    ? `; the agent's serving certificate is not trusted (${code}): agents get one signed by the cluster CA once their CSR is approved (kubectl get csr), and an agent serving its own tlsCertFile needs nodelet server --kubelet-certificate-authority <its CA>`
+    : '';
+  return new StatusError(503, 'ServiceUnavailable', `error dialing the agent of node "${node}" at ${target.host}:${target.port}: ${err.message}${hint}`);
 }
 
 const LOG_PARAMS = ['follow', 'tailLines', 'timestamps', 'previous', 'sinceSeconds', 'sinceTime', 'limitBytes'];
@@ -87,7 +105,7 @@ export async function handleLog(s: RequestScope): Promise<void> {
     s.ctx.shutdown.addEventListener('abort', abort, { once: true });
     upstream.on('error', (err) => {
       if (s.res.headersSent) resolve();
-      else reject(new StatusError(503, 'ServiceUnavailable', `error dialing the agent of node "${String((target.pod.spec as Json).nodeName)}": ${err.message}`));
+      else reject(dialError(target, err));
     });
     upstream.on('close', () => s.ctx.shutdown.removeEventListener('abort', abort));
     upstream.end();
@@ -112,7 +130,7 @@ export async function proxyExecUpgrade(s: RequestScope, socket: Duplex, head: Bu
   const upstream = tls.connect({ host: target.host, port: target.port, servername: isIp(target.host) ? undefined : target.host, ...tlsOptions(s.ctx) });
   await new Promise<void>((resolve, reject) => {
     upstream.once('secureConnect', resolve);
-    upstream.once('error', (err) => reject(new StatusError(503, 'ServiceUnavailable', `error dialing the agent of node "${String((target.pod.spec as Json).nodeName)}": ${err.message}`)));
+    upstream.once('error', (err) => reject(dialError(target, err)));
   });
   const lines = [`GET ${path} HTTP/1.1`, `Host: ${target.host}:${target.port}`];
   for (const h of FORWARDED_UPGRADE_HEADERS) {

@@ -95,6 +95,19 @@ export class KubeletServingCsrApprover extends ApproverBase {
   constructor(d: CsrApproverDeps) {
     super(d, SIGNER_KUBELET_SERVING);
     this.#nodes = d.informers.for(NODES);
+    // A request can arrive before this informer has its Node (an agent asks right after
+    // registering) or before the Node reports an address it names: look again when it changes.
+    const addresses = (n: { status?: { addresses?: unknown } }): string => JSON.stringify(n.status?.addresses ?? []);
+    this.#nodes.on({
+      onAdd: (n) => this.#requeueFor(n.metadata.name!),
+      onUpdate: (o, n) => (addresses(o) !== addresses(n) ? this.#requeueFor(n.metadata.name!) : undefined),
+    });
+  }
+
+  #requeueFor(nodeName: string): void {
+    for (const c of this.csrs.list()) {
+      if (c.spec?.signerName === SIGNER_KUBELET_SERVING && c.spec.username === `${NODE_USER_PREFIX}${nodeName}` && csrState(c) === 'pending') this.queue.add(c.metadata.name!);
+    }
   }
 
   async reconcile(name: string, signal: AbortSignal): Promise<void> {

@@ -1,0 +1,86 @@
+// pods/log through `nodelet server`'s node proxy verifies the agent: its serving certificate must
+// be signed by the cluster CA (or the --kubelet-certificate-authority bundle) and name the address
+// dialled (the node's InternalIP, an IP SAN). Before, the proxy connected with
+// rejectUnauthorized: false to whatever the node reported, so a self-signed impostor got the logs
+// request (and the server's client certificate handshake).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ApiClient, NODES, PODS } from '@nodelet/api';
+import { noopLogger } from '@nodelet/base';
+import { createCa, issueCertificate, loadCa, type KeyPairPem } from '../../src/pki/certs.js';
+import { startControlPlane, type ControlPlane } from '../../src/apiserver/run.js';
+
+async function standInAgent(t: { after(fn: () => unknown): void }, pair: KeyPairPem): Promise<number> {
+  const server = https.createServer({ cert: pair.certPem, key: pair.keyPem }, (req, res) => {
+    res.writeHead(200, { 'Content-Type': 'text/plain' });
+    res.end(`logs of ${req.url?.split('?')[0]}\n`);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  t.after(() => {
+    server.closeAllConnections();
+    return new Promise((r) => server.close(r));
+  });
+  return (server.address() as AddressInfo).port;
+}
+
+async function podOn(admin: ApiClient, node: string, port: number): Promise<void> {
+  await admin.create(NODES, { metadata: { name: node }, status: { addresses: [{ type: 'InternalIP', address: '127.0.0.1' }], daemonEndpoints: { kubeletEndpoint: { Port: port } } } });
+  await admin.create(PODS, { metadata: { name: `p-${node}`, namespace: 'default' }, spec: { nodeName: node, containers: [{ name: 'c', image: 'busybox' }] } });
+}
+
+const logs = (admin: ApiClient, node: string): Promise<string> => admin.getRaw(`/api/v1/namespaces/default/pods/p-${node}/log`).then((b) => b.toString());
+
+async function controlPlane(t: { after(fn: () => unknown): void }, extra: { kubeletCertificateAuthority?: string } = {}): Promise<{ cp: ControlPlane; admin: ApiClient; dir: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'nodelet-proxy-tls-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const cp = await startControlPlane({ dataDir: join(dir, 'server'), bindAddress: '127.0.0.1', port: 0, registryAddress: '', controllers: false, logger: noopLogger, ...extra });
+  t.after(() => cp.close());
+  const admin = new ApiClient({ server: cp.url, token: cp.adminToken, ca: cp.caPem });
+  t.after(() => admin.close());
+  return { cp, admin, dir };
+}
+
+test('node proxy: the agent must present a cluster-CA certificate for the InternalIP it is dialled at', { timeout: 60_000 }, async (t) => {
+  const { cp, admin, dir } = await controlPlane(t);
+  const pki = join(dir, 'server', 'pki');
+  const ca = await loadCa({ certPem: readFileSync(join(pki, 'ca.crt'), 'utf8'), keyPem: readFileSync(join(pki, 'ca.key'), 'utf8') });
+  assert.equal(ca.certPem, cp.caPem);
+
+  // A certificate from the cluster CA with the node's InternalIP: verified, logs flow.
+  await podOn(admin, 'good', await standInAgent(t, await issueCertificate(ca, { commonName: 'system:node:good', usage: 'server', ips: ['127.0.0.1'], dnsNames: ['good'] })));
+  assert.equal(await logs(admin, 'good'), 'logs of /containerLogs/default/p-good/c\n');
+
+  // Self-signed (an impostor, or an agent whose CSR is not approved yet): refused, saying why.
+  const selfCa = await createCa('impostor');
+  await podOn(admin, 'selfsigned', await standInAgent(t, selfCa));
+  await assert.rejects(logs(admin, 'selfsigned'), (err: Error) => {
+    assert.match(err.message, /error dialing the agent of node "selfsigned" at 127\.0\.0\.1:\d+/);
+    assert.match(err.message, /not trusted \((DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN)\)/);
+    assert.match(err.message, /kubectl get csr/);
+    return true;
+  });
+
+  // The cluster's CA, but for another address than the one dialled.
+  await podOn(admin, 'elsewhere', await standInAgent(t, await issueCertificate(ca, { commonName: 'system:node:elsewhere', usage: 'server', ips: ['192.0.2.7'], dnsNames: ['elsewhere'] })));
+  await assert.rejects(logs(admin, 'elsewhere'), /ERR_TLS_CERT_ALTNAME_INVALID|IP: 127\.0\.0\.1 is not in the cert's list/);
+});
+
+test('node proxy: --kubelet-certificate-authority replaces the cluster CA for agents with their own certificates', { timeout: 60_000 }, async (t) => {
+  const own = await createCa('site-ca');
+  const dir = mkdtempSync(join(tmpdir(), 'nodelet-proxy-ca-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const caFile = join(dir, 'agents-ca.crt');
+  writeFileSync(caFile, own.certPem);
+  const { admin } = await controlPlane(t, { kubeletCertificateAuthority: caFile });
+  await podOn(admin, 'site', await standInAgent(t, await issueCertificate(await loadCa(own), { commonName: 'site', usage: 'server', ips: ['127.0.0.1'] })));
+  assert.equal(await logs(admin, 'site'), 'logs of /containerLogs/default/p-site/c\n');
+
+  writeFileSync(caFile, 'not a certificate');
+  await assert.rejects(startControlPlane({ dataDir: join(dir, 'other'), bindAddress: '127.0.0.1', port: 0, registryAddress: '', controllers: false, kubeletCertificateAuthority: caFile }),
+    /--kubelet-certificate-authority: ".*agents-ca\.crt" holds no PEM certificate/);
+});
