@@ -41,6 +41,7 @@ import { NodeApiAuthorizer } from './server/authz.js';
 import { loadOrCreateServingCert } from './server/serving-cert.js';
 import { collectContainers, collectImages, serialJob } from './housekeeping.js';
 import { podLogDir } from './runtime/container-config.js';
+import { startServiceProxy, type ServiceProxy } from './proxy/index.js';
 import { join } from 'node:path';
 
 export const AGENT_VERSION = 'v1.32.0-nodelet';
@@ -70,6 +71,8 @@ export class Agent {
   #cri!: CriClient;
   #cni?: CniService;
   #nodeApi?: NodeApiServer;
+  /** The service proxy (docs/services.md); undefined with proxy mode none. */
+  proxy?: ServiceProxy;
   #closed?: Promise<void>;
   #runtimeName = 'containerd';
   #runtimeVersion = '';
@@ -140,13 +143,16 @@ export class Agent {
       socketPath: c.cniSocketPath,
       binDirs: c.cniPluginDirs,
       cacheDir: c.cniCacheDir,
-      chain: { podCIDR: c.podCIDR, bridgeName: c.cniBridgeName, ipamDataDir: c.cniIpamDataDir },
+      chain: { podCIDR: c.podCIDR, bridgeName: c.cniBridgeName, ipamDataDir: c.cniIpamDataDir, hairpin: true },
       runtimeConfDir: c.cniConfDir,
       logger: log,
     });
 
-    // 3. Core: PLEG cache, runtime, status, events, workers.
+    // 2b. Service proxy: its table (rejecting the whole service CIDR) is in place before any pod runs.
     const api = this.#o.api;
+    this.proxy = await startServiceProxy({ api, nodeName: c.nodeName, config: c.proxy, log: log.child({ component: 'proxy' }), registry: this.metrics.registry });
+
+    // 3. Core: PLEG cache, runtime, status, events, workers.
     this.pleg = new Pleg({
       runtime: client.runtime,
       clock: this.#clock,
@@ -466,6 +472,7 @@ export class Agent {
       await Promise.allSettled(this.#loops);
       await this.workers?.drain();
       await this.#nodeApi?.close();
+      await this.proxy?.close();
       await this.#cni?.close();
       this.#store.dispose();
       this.#log.info({}, 'Agent stopped');

@@ -106,6 +106,8 @@ export async function startHarness(name: string, file: KubeletConfigurationFile 
         nodeStatusUpdateFrequency: '2s',
         syncFrequency: '10s',
         fileCheckFrequency: '1s',
+        // The host's one service proxy table is not these tests' to touch (proxy tests: agent/test/integration/proxy-*.itest.ts).
+        proxy: { mode: 'none' },
         ...file,
         containerRuntimeEndpoint: rt.endpoint,
         cniBridgeName: BRIDGE,
