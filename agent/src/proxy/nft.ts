@@ -101,7 +101,9 @@ export function affinityEntries(doc: NftDocument): Map<string, AffinityEntry[]> 
 export function mapKeys(doc: NftDocument, map: string): string[] {
   const m = doc.nftables.find((o) => (o.map as { name?: string } | undefined)?.name === map)?.map as { elem?: unknown[] } | undefined;
   return (m?.elem ?? []).map((pair) => {
-    const key = (pair as unknown[])[0] as { concat?: unknown[] } | string | number;
+    let key = (pair as unknown[])[0] as { concat?: unknown[]; elem?: { val?: unknown } } | string | number;
+    // An element with a comment is wrapped: { elem: { val: <key>, comment } }.
+    if (typeof key === 'object' && key && key.elem) key = key.elem.val as typeof key;
     return typeof key === 'object' && key && Array.isArray(key.concat) ? key.concat.join(' . ') : String(key);
   });
 }
