@@ -251,10 +251,8 @@ export class ServiceProxy {
     const triggers = this.#triggers;
     this.#triggers = [];
     try {
-      await this.#sync(reason, stop);
+      await this.#sync(reason, triggers, stop);
       this.#backoff.reset();
-      const now = this.#clock.now();
-      for (const t of triggers) this.metrics.networkProgramming.observe(Math.max(0, now - t) / 1000);
       this.#resolveSynced();
     } catch (err) {
       if (stop.aborted) throw err;
@@ -269,7 +267,8 @@ export class ServiceProxy {
     }
   }
 
-  async #sync(reason: SyncReason, signal: AbortSignal): Promise<void> {
+  /** model → render → nft -f → conntrack → metrics (the rules are live) → digest for drift checks. */
+  async #sync(reason: SyncReason, triggers: readonly number[], signal: AbortSignal): Promise<void> {
     const start = this.#clock.monotonic();
     const ports = buildModel({ services: this.#services.list(), slices: this.#slices.list(), nodeName: this.#o.nodeName, sctp: this.#sctp, localDNS: this.#o.config.localDNS });
     const opts = this.#renderOptions();
@@ -289,7 +288,7 @@ export class ServiceProxy {
       const t0 = this.#clock.monotonic();
       await this.#nft.apply(script, signal);
       applyMs = this.#clock.monotonic() - t0;
-      this.#lastDigest = tableDigest(await this.#nft.listJson(this.table, signal));
+      this.#lastDigest = '';
       this.#lastBareScript = bare.script;
       this.metrics.tableServices.set(bare.services);
       this.metrics.tableEndpoints.set(bare.endpoints);
@@ -302,10 +301,22 @@ export class ServiceProxy {
     const durationMs = this.#clock.monotonic() - start;
     this.#syncs++;
     this.metrics.syncDuration.observe(durationMs / 1000);
-    this.metrics.lastSyncTimestamp.set(this.#clock.now() / 1000);
+    const now = this.#clock.now();
+    this.metrics.lastSyncTimestamp.set(now / 1000);
+    for (const t of triggers) this.metrics.networkProgramming.observe(Math.max(0, now - t) / 1000);
     const info: SyncInfo = { reason, wrote, durationMs, applyMs, servicePorts: bare.services, endpoints: bare.endpoints };
     this.#log.debug(info, 'Service proxy rules synced');
     this.#o.onSync?.(info);
+    // Reading the table back costs about as much as writing it (large tables): do it after the
+    // rules are live and counted. Without a digest the next drift check is skipped, not wrong.
+    if (wrote) {
+      try {
+        this.#lastDigest = tableDigest(await this.#nft.listJson(this.table, signal));
+      } catch (err) {
+        if (signal.aborted) throw err;
+        this.#log.warn({ err: describeError(err) }, 'Reading the service proxy table back failed');
+      }
+    }
   }
 
   async #checkDrift(stop: AbortSignal): Promise<void> {

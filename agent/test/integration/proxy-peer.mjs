@@ -5,7 +5,9 @@
 //   http --url U [--count C] [--timeout MS]       C sequential GETs; prints JSON [{ ok, body | code, ms }]
 //   http-until-ok --url U --within MS             GET every 50 ms until one answers; prints { ok, ms, body }
 //   udp --host H --port P [--sport S] [--count C] [--timeout MS]   C datagrams from one source port; prints JSON
+//   connect --host H --port P [--count C]        C sequential TCP connects; prints JSON [ms | null]
 import http from 'node:http';
+import net from 'node:net';
 import dgram from 'node:dgram';
 
 const [mode, ...rest] = process.argv.slice(2);
@@ -80,6 +82,25 @@ if (mode === 'serve') {
     }));
   }
   s.close();
+  process.stdout.write(JSON.stringify(out));
+} else if (mode === 'connect') {
+  const out = [];
+  for (let i = 0; i < Number(arg('count', '1')); i++) {
+    const t0 = performance.now();
+    out.push(await new Promise((resolve) => {
+      const c = net.connect({ host: arg('host'), port: Number(arg('port')), timeout: 2000 });
+      c.once('connect', () => {
+        const ms = performance.now() - t0;
+        c.destroy();
+        resolve(ms);
+      });
+      c.once('error', () => resolve(null));
+      c.once('timeout', () => {
+        c.destroy();
+        resolve(null);
+      });
+    }));
+  }
   process.stdout.write(JSON.stringify(out));
 } else {
   process.stderr.write(`unknown mode ${mode}\n`);
