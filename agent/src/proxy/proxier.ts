@@ -9,7 +9,8 @@
  *   loop:  change ──▶ dirty ──(≥ minSyncPeriod since the last sync)──▶ sync
  *          every syncPeriod ──▶ forced sync          every driftCheckPeriod ──▶ drift check
  *          drift (live table ≠ last written, or gone) ──▶ forced sync at once
- *          sync: model ─▶ render ─▶ nft -f ─▶ digest of the live table ─▶ UDP conntrack cleanup ─▶ metrics
+ *          sync: model ─▶ render ─▶ nft -f ─▶ UDP conntrack cleanup ─▶ metrics
+ *          idle after a write ─▶ digest of the live table (the drift baseline)
  *          failed sync ──▶ retried with backoff (1 s doubling to syncPeriod)
  *
  * One loop does all nft work, so a drift check never reads a table halfway through a write.
@@ -86,6 +87,8 @@ export class ServiceProxy {
   #dirty = true;
   #forced: SyncReason | undefined = 'initial';
   #driftPending = false;
+  /** A write happened; the digest drift checks compare with is still to be read. */
+  #baselinePending = false;
   #informersSynced = false;
   #lastSyncEnd = -Infinity;
   #lastBareScript = '';
@@ -192,7 +195,9 @@ export class ServiceProxy {
       for (;;) {
         await this.#wake.wait(stop);
         if (this.#dirty || this.#forced) await this.#syncWhenAllowed(stop);
+        else if (this.#baselinePending) await this.#takeBaseline(stop);
         else if (this.#driftPending) await this.#checkDrift(stop);
+        if (this.#dirty || this.#forced || this.#baselinePending) this.#wake.notify();
       }
     } catch (err) {
       if (!isAbortError(err) || !stop.aborted) this.#log.error({ err: describeError(err) }, 'Service proxy loop ended');
@@ -307,15 +312,18 @@ export class ServiceProxy {
     const info: SyncInfo = { reason, wrote, durationMs, applyMs, servicePorts: bare.services, endpoints: bare.endpoints };
     this.#log.debug(info, 'Service proxy rules synced');
     this.#o.onSync?.(info);
-    // Reading the table back costs about as much as writing it (large tables): do it after the
-    // rules are live and counted. Without a digest the next drift check is skipped, not wrong.
-    if (wrote) {
-      try {
-        this.#lastDigest = tableDigest(await this.#nft.listJson(this.table, signal));
-      } catch (err) {
-        if (signal.aborted) throw err;
-        this.#log.warn({ err: describeError(err) }, 'Reading the service proxy table back failed');
-      }
+    // Reading the table back costs about as much as writing it (large tables), so the loop takes
+    // the drift baseline when it has nothing else to do, not on the programming path.
+    if (wrote) this.#baselinePending = true;
+  }
+
+  async #takeBaseline(stop: AbortSignal): Promise<void> {
+    this.#baselinePending = false;
+    try {
+      this.#lastDigest = tableDigest(await this.#nft.listJson(this.table, stop));
+    } catch (err) {
+      if (stop.aborted) throw err;
+      this.#log.warn({ err: describeError(err) }, 'Reading the service proxy table back failed');
     }
   }
 
