@@ -48,8 +48,12 @@ async function grow(api: ApiClient, from: number, to: number, podIPs: string[]):
   }
 }
 
-function nextSync(): Promise<SyncInfo> {
-  return new Promise((resolve) => syncWaiters.push(resolve));
+/** The first sync whose table matches `want` (so a sync already under way for something else does not count). */
+function syncWith(want: (i: SyncInfo) => boolean): Promise<SyncInfo> {
+  return new Promise((resolve) => {
+    const w = (i: SyncInfo): void => (want(i) ? resolve(i) : void syncWaiters.push(w));
+    syncWaiters.push(w);
+  });
 }
 
 try {
@@ -69,17 +73,17 @@ try {
   const rows: Array<{ services: number; programmingMs: number[]; nftMs: number[]; syncMs: number[] }> = [];
   let have = 0;
   for (const n of [1, 100, 1000]) {
-    const grown = nextSync();
+    const grown = syncWith((i) => i.servicePorts === n && i.endpoints >= 3 * n - 1);
     await grow(api, have, n, podIPs);
     have = n;
     await grown;
     await sleep(1100);
     const row = { services: n, programmingMs: [] as number[], nftMs: [] as number[], syncMs: [] as number[] };
     for (let k = 0; k < ITER; k++) {
-      // Flip service 0 between 2 and 3 endpoints: one EndpointSlice change.
-      const eps = (k % 2 === 0 ? podIPs.slice(0, 2) : podIPs).map((ip) => ({ ip }));
+      // Flip service 0 between 2 and 3 endpoints: one EndpointSlice change, seen in the sync's endpoint count.
       const cur = await api.get(ENDPOINTSLICES, 's0-abcde', { namespace: 'default' });
-      const synced = nextSync();
+      const eps = (cur.endpoints.length === 3 ? podIPs.slice(0, 2) : podIPs).map((ip) => ({ ip }));
+      const synced = syncWith((i) => i.endpoints === 3 * n - 3 + eps.length);
       const t0 = performance.now();
       await api.resource(ENDPOINTSLICES, 'default').update({ ...slice('s0', eps), metadata: { ...slice('s0', eps).metadata, resourceVersion: cur.metadata.resourceVersion } });
       const info = await synced;

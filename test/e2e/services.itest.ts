@@ -65,7 +65,7 @@ test('Services: ClusterIP from a pod across 3 backends, NodePort on the node IP 
     return ready.length === n && list.items.length === n ? ready.map((p) => p.metadata.name) : undefined;
   });
   const webPods = await running(['-l', 'app=web'], 3);
-  await running(['client'], 1);
+  await running(['-l', 'run=client'], 1);
   const svc = JSON.parse(await k('get', 'svc', 'web', '-o', 'json')) as { spec: { clusterIP: string; ports: Array<{ nodePort: number }> } };
   const ip = svc.spec.clusterIP;
   const np = svc.spec.ports[0]!.nodePort;
