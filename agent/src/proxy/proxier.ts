@@ -43,6 +43,8 @@ export interface ServiceProxyOptions {
   clock?: Clock;
   /** Run nft, conntrack and sysctl in this network namespace (tests). */
   netns?: string;
+  /** Replaces the process runner (unit tests). */
+  runner?: CommandRunner;
   /** Table name (default nodelet-proxy). */
   table?: string;
   /** Called after every successful sync, once the rules are live (bench, tests). */
@@ -104,7 +106,7 @@ export class ServiceProxy {
     this.table = o.table ?? TABLE;
     this.#clock = o.clock ?? systemClock;
     this.#log = o.log;
-    this.#runner = commandRunner(o.netns);
+    this.#runner = o.runner ?? commandRunner(o.netns);
     this.#nft = new Nft(this.#runner);
     this.#conntrack = new ConntrackCleaner(this.#runner, o.log);
     this.metrics = new ProxyMetrics(o.registry);
@@ -356,7 +358,7 @@ export class ServiceProxy {
       this.#store.dispose();
       await Promise.all([this.#services.close(), this.#slices.close(), this.#node.close()]);
       if (this.#o.config.cleanupOnShutdown) {
-        await deleteProxyTable({ netns: this.#o.netns, table: this.table, signal: AbortSignal.timeout(10_000) }).catch((err: unknown) => {
+        await this.#nft.apply(renderDelete(this.table), AbortSignal.timeout(10_000)).catch((err: unknown) => {
           this.#log.warn({ err: describeError(err) }, 'Deleting the service proxy table failed');
         });
       }
