@@ -16,6 +16,14 @@ import { requireRoot } from '@nodelet/lab-runtime/testing';
 import { eventually, freePort, kubectl } from './helpers.js';
 
 const BRIDGE = 'nle-svc';
+/**
+ * An HTTP GET from inside a pod printing only the body. Debian's busybox-static wget crashes
+ * (SIGSEGV) in the lab image, so the request goes through busybox nc.
+ */
+const GET = (url: string): string => {
+  const [host, port = '80'] = url.replace('http://', '').split(':');
+  return `printf 'GET / HTTP/1.0\r\n\r\n' | nc -w 5 ${host} ${port} | tail -n 1`;
+};
 
 function nftMapKeys(map: string): string[] {
   const r = spawnSync('nft', ['-j', 'list', 'map', 'ip', 'nodelet-proxy', map], { encoding: 'utf8' });
@@ -74,9 +82,9 @@ test('Services: ClusterIP from a pod across 3 backends, NodePort on the node IP 
   await eventually('3 endpoints in the live table', 30_000, async () => (spawnSync('nft', ['list', 'table', 'ip', 'nodelet-proxy'], { encoding: 'utf8' }).stdout.match(/numgen random mod 3 /g) ?? []).length >= 1);
 
   // 2. From another pod: one answer, then 60 requests reaching all three.
-  const one = (await k('exec', 'client', '--', 'wget', '-qO-', '-T', '5', `http://${ip}`)).trim();
+  const one = (await k('exec', 'client', '--', 'sh', '-c', GET(`http://${ip}`))).trim();
   assert.ok(webPods.includes(one), `answered by a web pod: ${one}`);
-  const sixty = (await k('exec', 'client', '--', 'sh', '-c', `for i in $(seq 60); do wget -qO- -T 5 http://${ip}; done`)).trim().split('\n');
+  const sixty = (await k('exec', 'client', '--', 'sh', '-c', `for i in $(seq 60); do ${GET(`http://${ip}`)}; done`)).trim().split('\n');
   assert.equal(sixty.length, 60);
   assert.deepEqual([...new Set(sixty)].sort(), [...webPods].sort(), 'all 3 backends answered');
 
@@ -90,18 +98,18 @@ test('Services: ClusterIP from a pod across 3 backends, NodePort on the node IP 
 
   // 4. Hairpin: a web pod reaches itself through its own Service (1 in 3 picks is itself).
   const self = webPods[0]!;
-  const answers = (await k('exec', self, '--', 'sh', '-c', `for i in $(seq 30); do wget -qO- -T 5 http://${ip}; done`)).trim().split('\n');
+  const answers = (await k('exec', self, '--', 'sh', '-c', `for i in $(seq 30); do ${GET(`http://${ip}`)}; done`)).trim().split('\n');
   assert.ok(answers.includes(self), `${self} reached itself through ${ip}: ${[...new Set(answers)].join(',')}`);
 
   // 5. Scale to 0: refused at once (ICMP reject), not a timeout.
   await k('scale', 'deployment', 'web', '--replicas=0');
   await eventually(`${ip}:80 in no-endpoint-services`, 60_000, async () => nftMapKeys('no-endpoint-services').includes(`${ip} . tcp . 80`));
   const t0 = performance.now();
-  const refused = await k.try('exec', 'client', '--', 'wget', '-qO-', '-T', '10', `http://${ip}`);
+  const refused = await k.try('exec', 'client', '--', 'nc', '-w', '10', ip, '80');
   const refusedMs = performance.now() - t0;
   assert.notEqual(refused.code, 0);
   assert.match(refused.stderr + refused.stdout, /refused/i);
-  assert.ok(refusedMs < 5000, `refused in ${Math.round(refusedMs)} ms (kubectl exec included), not after wget's 10 s timeout`);
+  assert.ok(refusedMs < 5000, `refused in ${Math.round(refusedMs)} ms (kubectl exec included), not after nc's 10 s timeout`);
   assert.equal((await get(ip, 80)).code, 'ECONNREFUSED', 'the host is refused too');
 
   // 6. Scale back: serving within 2 s of the EndpointSlice listing a ready endpoint.
@@ -119,6 +127,6 @@ test('Services: ClusterIP from a pod across 3 backends, NodePort on the node IP 
   })();
   const [readyAt, servingAt] = await Promise.all([sliceReady, serving]);
   assert.ok(servingAt - readyAt < 2000, `served ${Math.round(servingAt - readyAt)} ms after the EndpointSlice change`);
-  const back = (await k('exec', 'client', '--', 'wget', '-qO-', '-T', '5', `http://${ip}`)).trim();
+  const back = (await k('exec', 'client', '--', 'sh', '-c', GET(`http://${ip}`))).trim();
   assert.match(back, /^web-/);
 });
