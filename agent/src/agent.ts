@@ -46,6 +46,7 @@ import type { ServingCertManager } from './certificates/serving-cert-manager.js'
 import type { NodeCredentialManager } from './certificates/node-credential-manager.js';
 import { collectContainers, collectImages, serialJob } from './housekeeping.js';
 import { podLogDir } from './runtime/container-config.js';
+import { startServiceProxy, type ServiceProxy } from './proxy/index.js';
 import { join } from 'node:path';
 
 export const AGENT_VERSION = 'v1.32.0-nodelet';
@@ -81,6 +82,8 @@ export class Agent {
   #nodeApi?: NodeApiServer;
   /** Long-lived helpers closed after the loops (informers the runtime reads). */
   readonly #closers: Array<() => Promise<unknown>> = [];
+  /** The service proxy (docs/services.md); undefined with proxy mode none. */
+  proxy?: ServiceProxy;
   #closed?: Promise<void>;
   #runtimeName = 'containerd';
   #runtimeVersion = '';
@@ -155,13 +158,16 @@ export class Agent {
       socketPath: c.cniSocketPath,
       binDirs: c.cniPluginDirs,
       cacheDir: c.cniCacheDir,
-      chain: { podCIDR: c.podCIDR, bridgeName: c.cniBridgeName, ipamDataDir: c.cniIpamDataDir },
+      chain: { podCIDR: c.podCIDR, bridgeName: c.cniBridgeName, ipamDataDir: c.cniIpamDataDir, hairpin: true },
       runtimeConfDir: c.cniConfDir,
       logger: log,
     });
 
-    // 3. Core: PLEG cache, runtime, status, events, workers.
+    // 2b. Service proxy: its table (rejecting the whole service CIDR) is in place before any pod runs.
     const api = this.#o.api;
+    this.proxy = await startServiceProxy({ api, nodeName: c.nodeName, config: c.proxy, log: log.child({ component: 'proxy' }), registry: this.metrics.registry });
+
+    // 3. Core: PLEG cache, runtime, status, events, workers.
     this.pleg = new Pleg({
       runtime: client.runtime,
       clock: this.#clock,
@@ -506,6 +512,7 @@ export class Agent {
       await Promise.allSettled(this.#loops);
       await this.workers?.drain();
       await this.#nodeApi?.close();
+      await this.proxy?.close();
       await this.#cni?.close();
       await Promise.allSettled(this.#closers.map((c) => c()));
       this.#store.dispose();

@@ -36,6 +36,10 @@ function command(): Command {
     .option('--pod-cidr <cidr>', "this node's pod CIDR when the control plane does not assign one")
     .option('--port <port>', 'node API port (default 10250)', port)
     .option('--healthz-port <port>', 'healthz port on 127.0.0.1 (default 10248)', port)
+    .option('--proxy-mode <mode>', 'service proxy: nftables (default), iptables (not implemented) or none')
+    .option('--service-cidr <cidr>', "the API server's service IP range (default 10.96.0.0/16)")
+    .option('--cluster-cidr <cidr>', 'the pod network; Service traffic from outside it is masqueraded (default 10.244.0.0/16)')
+    .option('--nodeport-addresses <cidrs>', 'comma-separated CIDRs whose node addresses accept NodePorts (default: all)')
     .option('--log-level <level>', 'trace|debug|info|warn|error', 'info');
 }
 

@@ -10,6 +10,7 @@ import { register as registerImage } from './commands/image.js';
 import { register as registerRuntime } from './commands/runtime.js';
 import { register as registerOps } from './commands/ops.js';
 import { register as registerLab } from './commands/lab.js';
+import { register as registerProxy } from './commands/proxy.js';
 
 export const VERSION = '0.1.0';
 
@@ -27,6 +28,7 @@ export function buildProgram(): Command {
   registerRuntime(program);
   registerOps(program);
   registerLab(program);
+  registerProxy(program);
   return program;
 }
 

@@ -4,7 +4,7 @@
 # Cache key = the debootstrap arguments, so changing them builds a new tarball.
 set -euo pipefail
 SUITE=bookworm
-INCLUDE=systemd,systemd-sysv,dbus,iproute2,iptables,procps
+INCLUDE=systemd,systemd-sysv,dbus,iproute2,iptables,procps,nftables,conntrack
 MIRROR=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
 KEY=$(printf '%s %s %s' "$SUITE" "$INCLUDE" minbase | sha256sum | cut -c1-12)

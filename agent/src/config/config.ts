@@ -10,6 +10,7 @@ import { AgentError } from '@nodelet/base';
 import { parse as parseYaml } from 'yaml';
 import { parseDuration } from '../util/duration.js';
 import { parseQuantity } from '../util/quantity.js';
+import { resolveProxyConfig, type ProxyConfig, type ProxyConfigFile, type ProxyFlags } from '../proxy/config.js';
 
 /** What the file may contain (all optional; durations as Go strings). */
 export interface KubeletConfigurationFile {
@@ -63,10 +64,12 @@ export interface KubeletConfigurationFile {
   cniIpamDataDir?: string;
   nodeIP?: string;
   rootDir?: string;
+  /** The service proxy (docs/services.md). */
+  proxy?: ProxyConfigFile;
 }
 
 /** Flags of `nodelet agent` (they win over the file). */
-export interface AgentFlags {
+export interface AgentFlags extends ProxyFlags {
   config?: string;
   kubeconfig?: string;
   nodeName?: string;
@@ -137,6 +140,7 @@ export interface AgentConfig {
   cniIpamDataDir?: string;
   nodeIP?: string;
   rootDir: string;
+  proxy: ProxyConfig;
 }
 
 const DEFAULT_EVICTION_HARD = {
@@ -330,5 +334,6 @@ export function resolveConfig(file: KubeletConfigurationFile, flags: AgentFlags,
     cniIpamDataDir: str('cniIpamDataDir', file.cniIpamDataDir),
     nodeIP: flags.nodeIp ?? str('nodeIP', file.nodeIP),
     rootDir,
+    proxy: resolveProxyConfig(file.proxy, flags),
   };
 }

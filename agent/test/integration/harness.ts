@@ -147,6 +147,8 @@ export async function startHarness(name: string, file: KubeletConfigurationFile 
         syncFrequency: '10s',
         fileCheckFrequency: '1s',
         ...tls,
+        // The host's one service proxy table is not these tests' to touch (proxy tests: agent/test/integration/proxy-*.itest.ts).
+        proxy: { mode: 'none' },
         ...file,
         containerRuntimeEndpoint: rt.endpoint,
         cniBridgeName: BRIDGE,

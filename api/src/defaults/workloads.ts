@@ -30,6 +30,12 @@ function defaultTemplate(spec: Obj): void {
 export function defaultServiceSpec(spec: Obj): void {
   spec.type ??= 'ClusterIP';
   spec.sessionAffinity ??= 'None';
+  if (spec.sessionAffinity === 'ClientIP') {
+    const cfg = (spec.sessionAffinityConfig ??= {}) as Obj;
+    const clientIP = (cfg.clientIP ??= {}) as Obj;
+    clientIP.timeoutSeconds ??= 10800;
+  }
+  if (spec.type === 'NodePort' || spec.type === 'LoadBalancer') spec.externalTrafficPolicy ??= 'Cluster';
   if (spec.type !== 'ExternalName') {
     spec.internalTrafficPolicy ??= 'Cluster';
     spec.ipFamilyPolicy ??= 'SingleStack';

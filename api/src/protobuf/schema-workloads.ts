@@ -61,6 +61,8 @@ message ServicePort {
   optional int32 nodePort = 5;
   optional string appProtocol = 6;
 }
+message ClientIPConfig { optional int32 timeoutSeconds = 1; }
+message SessionAffinityConfig { optional ClientIPConfig clientIP = 1; }
 message ServiceSpec {
   repeated ServicePort ports = 1;
   map<string, string> selector = 2;
@@ -74,6 +76,7 @@ message ServiceSpec {
   optional string externalTrafficPolicy = 11;
   optional int32 healthCheckNodePort = 12;
   optional bool publishNotReadyAddresses = 13;
+  optional SessionAffinityConfig sessionAffinityConfig = 14;
   optional string ipFamilyPolicy = 17;
   repeated string clusterIPs = 18;
   repeated string ipFamilies = 19;

@@ -48,6 +48,11 @@ export interface ServiceSpec {
   ipFamilies?: Array<'IPv4' | 'IPv6'>;
   ipFamilyPolicy?: 'SingleStack' | 'PreferDualStack' | 'RequireDualStack';
   publishNotReadyAddresses?: boolean;
+  /** `ClientIP` affinity's window; the API server defaults timeoutSeconds to 10800 (3 h). */
+  sessionAffinityConfig?: { clientIP?: { timeoutSeconds?: number } };
+  externalTrafficPolicy?: 'Cluster' | 'Local';
+  internalTrafficPolicy?: 'Cluster' | 'Local';
+  externalIPs?: string[];
 }
 
 export interface Service extends KubeObject {

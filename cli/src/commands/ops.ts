@@ -4,6 +4,7 @@
  */
 import type { Command } from 'commander';
 import { installAgent, installServer, uninstall, type InstallReport } from './ops/install.js';
+import { PROXY_TABLE, removeProxyTable } from './proxy.js';
 import { registerDoctor } from './doctor/command.js';
 import { createToken, DEFAULT_ADMIN_KUBECONFIG, listTokens, parseTtl } from './ops/token.js';
 import { agentAuthentication, join as joinCluster } from './ops/join.js';
@@ -64,6 +65,10 @@ export function register(program: Command): void {
       for (const p of r.removed) process.stdout.write(`removed   ${p}\n`);
       for (const p of r.keptModified) process.stdout.write(`kept      ${p} (changed since install)\n`);
       for (const p of r.purged) process.stdout.write(`purged    ${p}\n`);
+      // The agent keeps its service proxy table across restarts; uninstall takes it away.
+      const t = removeProxyTable();
+      if (t.removed) process.stdout.write(`removed   nftables table ip ${PROXY_TABLE}\n`);
+      if (t.problem) process.stderr.write(`nodelet uninstall: ${t.problem}\n`);
     });
 
   program

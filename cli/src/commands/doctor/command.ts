@@ -12,6 +12,7 @@ import { hostChecks } from './host-checks.js';
 import { cniConfigCheck, cniPluginsCheck, runtimeCheck } from './node-checks.js';
 import { serverChecks } from './server-checks.js';
 import { leakCheck } from './leaks.js';
+import { proxyCheck } from './proxy-checks.js';
 
 export interface DoctorOptions {
   containerRuntimeEndpoint: string;
@@ -42,6 +43,7 @@ export async function doctor(o: DoctorOptions): Promise<CheckResult[]> {
     cniConfigCheck(node),
   ];
   if (o.kubeconfig) checks.push(...serverChecks({ kubeconfig: o.kubeconfig, nodeName: o.nodeName, caCertHash: o.caCertHash }));
+  checks.push(proxyCheck({ kubeconfig: o.kubeconfig }));
   const results = await runChecks(checks);
   if (o.leaks) results.push(...(await leaks(o)));
   return results;

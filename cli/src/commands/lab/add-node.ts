@@ -40,6 +40,8 @@ function asLabOptions(n: LabNodeOptions): LabOptions {
   return defaultLabOptions({
     stateDir: n.stateDir, registry: n.registry, nodeName: n.nodeName, bridge: n.bridge,
     nodeApiPort: n.nodeApiPort, healthzPort: n.healthzPort, readyTimeoutMs: n.readyTimeoutMs, log: n.log,
+    // One service proxy per network namespace: the first node's serves the host they share.
+    proxyMode: 'none',
   });
 }
 

@@ -25,6 +25,7 @@ import { connectCriClient } from '@nodelet/cri-client';
 import { createToken } from '../ops/token.js';
 import { agentAuthentication, join as joinCluster } from '../ops/join.js';
 import { logTail, managed, runningPid, startDetached, stopProcess } from './processes.js';
+import { removeProxyTable } from '../proxy.js';
 
 export interface LabOptions {
   stateDir: string;
@@ -39,6 +40,11 @@ export interface LabOptions {
   imagesDir: string;
   /** How long to wait for the node to become Ready. */
   readyTimeoutMs: number;
+  /**
+   * The agent's service proxy. One proxy per network namespace: further lab nodes share the
+   * host's, so `labAddNode` runs them with `none` (docs/multi-node-lab.md).
+   */
+  proxyMode?: 'nftables' | 'none';
   /** Extra `nodelet server` flags (e.g. `--node-monitor-grace-period 20s` in tests). */
   serverArgs?: string[];
   log?: (line: string) => void;
@@ -57,6 +63,7 @@ export function defaultLabOptions(o: Partial<LabOptions> = {}): LabOptions {
     imagesDir: o.imagesDir ?? DEFAULT_LAB_IMAGE_DIR,
     readyTimeoutMs: o.readyTimeoutMs ?? 120_000,
     serverArgs: o.serverArgs ?? [],
+    proxyMode: o.proxyMode,
     log: o.log,
   };
 }
@@ -167,6 +174,7 @@ export async function startLabAgent(o: LabOptions, adminKubeconfig: string, admi
     cniCacheDir: p.cniCache,
     cniSocketPath: join(p.agentRoot, 'cni.sock'),
     podLogsDir: join(o.stateDir, 'pods-logs'),
+    proxy: { mode: o.proxyMode ?? 'nftables', clusterCIDR: o.clusterCidr },
   }), { mode: 0o600 });
 
   if (runningPid(p.agentProc, marker) === undefined) {
@@ -256,6 +264,11 @@ export async function labDown(opts: Partial<LabOptions> & { keepState?: boolean 
     } catch (err) {
       problems.push(`bridge ${o.bridge}: ${describeError(err)}`);
     }
+  }
+  // 5b. The service proxy's table (kept by the agent across restarts; the lab is going away).
+  if ((o.proxyMode ?? 'nftables') !== 'none') {
+    const t = removeProxyTable();
+    if (t.problem) problems.push(t.problem);
   }
   // 6. State.
   if (!opts.keepState) rmSync(o.stateDir, { recursive: true, force: true });

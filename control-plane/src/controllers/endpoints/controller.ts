@@ -78,6 +78,13 @@ export class EndpointsController implements Controller {
   }
 }
 
+/**
+ * When the first change not yet written for a Service was seen. Upstream derives it from pod and
+ * Service timestamps; the time the controller saw the event is close enough for the proxy's
+ * network-programming latency (it measures from here to its rules being live).
+ */
+export const LAST_CHANGE_TRIGGER_TIME = 'endpoints.kubernetes.io/last-change-trigger-time';
+
 export class EndpointSliceController implements Controller {
   readonly name = 'endpointslice';
   readonly queue;
@@ -85,6 +92,7 @@ export class EndpointSliceController implements Controller {
   readonly #services;
   readonly #pods;
   readonly #slices;
+  readonly #triggers = new Map<string, number>();
 
   constructor(d: EndpointsDeps) {
     this.#d = d;
@@ -92,16 +100,32 @@ export class EndpointSliceController implements Controller {
     this.#services = d.informers.for(SERVICES);
     this.#pods = d.informers.for(PODS);
     this.#slices = d.informers.for(ENDPOINTSLICES);
-    watchServices(d.informers, (k) => this.queue.add(k));
+    const add = (k: string): void => {
+      if (!this.#triggers.has(k)) this.#triggers.set(k, d.clock.now());
+      this.queue.add(k);
+    };
+    watchServices(d.informers, add);
     this.#slices.on({
       onDelete: (s) => {
         const svc = s.metadata.labels?.[SERVICE_NAME_LABEL];
-        if (svc && s.metadata.labels?.[MANAGED_BY_LABEL] === MANAGED_BY) this.queue.add(`${s.metadata.namespace}/${svc}`);
+        if (svc && s.metadata.labels?.[MANAGED_BY_LABEL] === MANAGED_BY) add(`${s.metadata.namespace}/${svc}`);
       },
     });
   }
 
   async reconcile(key: string, signal: AbortSignal): Promise<void> {
+    const trigger = this.#triggers.get(key) ?? this.#d.clock.now();
+    this.#triggers.delete(key);
+    try {
+      await this.#reconcile(key, trigger, signal);
+    } catch (err) {
+      // Retried by the queue: keep the older trigger time.
+      this.#triggers.set(key, Math.min(trigger, this.#triggers.get(key) ?? trigger));
+      throw err;
+    }
+  }
+
+  async #reconcile(key: string, trigger: number, signal: AbortSignal): Promise<void> {
     const { namespace, name } = splitKey(key);
     const svc = this.#services.get(key);
     // A deleted Service's slices go with it through the garbage collector (ownerReference).
@@ -120,7 +144,10 @@ export class EndpointSliceController implements Controller {
       const body: EndpointSlice = {
         apiVersion: 'discovery.k8s.io/v1',
         kind: 'EndpointSlice',
-        metadata: { name: cur?.metadata.name ?? `${name}-${randomSuffix(this.#d.random)}`, namespace, labels, ownerReferences: [newControllerRef(svc, 'v1', 'Service')] },
+        metadata: {
+          name: cur?.metadata.name ?? `${name}-${randomSuffix(this.#d.random)}`, namespace, labels, ownerReferences: [newControllerRef(svc, 'v1', 'Service')],
+          annotations: { [LAST_CHANGE_TRIGGER_TIME]: new Date(trigger).toISOString() },
+        },
         addressType: 'IPv4',
         endpoints: want.endpoints,
         ports: want.ports,
