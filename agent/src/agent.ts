@@ -41,6 +41,7 @@ import { NodeApiAuthorizer } from './server/authz.js';
 import { loadOrCreateServingCert } from './server/serving-cert.js';
 import { collectContainers, collectImages, serialJob } from './housekeeping.js';
 import { podLogDir } from './runtime/container-config.js';
+import { podDnsConfigurer, startClusterDns, type NodeDns } from './dns/index.js';
 import { join } from 'node:path';
 
 export const AGENT_VERSION = 'v1.32.0-nodelet';
@@ -70,6 +71,7 @@ export class Agent {
   #cri!: CriClient;
   #cni?: CniService;
   #nodeApi?: NodeApiServer;
+  #dns?: NodeDns;
   #closed?: Promise<void>;
   #runtimeName = 'containerd';
   #runtimeVersion = '';
@@ -116,6 +118,11 @@ export class Agent {
 
   get cri(): CriClient {
     return this.#cri;
+  }
+
+  /** Where the node-local cluster DNS resolver answers (the proxy's `localDNS`); unset when it is not running. */
+  get localDns(): { ip: string; port: number } | undefined {
+    return this.#dns?.address;
   }
 
   async #start(): Promise<void> {
@@ -172,6 +179,7 @@ export class Agent {
     });
     const machine = await this.node.machineInfo();
     this.events = new EventRecorder({ api, clock: this.#clock, log: log.child({ component: 'events' }), nodeName: c.nodeName });
+    const dnsConfigurer = podDnsConfigurer({ config: c, nodeIP: this.#internalIP, events: this.events, log: log.child({ component: 'dns' }) });
     const runtime = new PodRuntime({
       runtime: client.runtime,
       images: new ImageManager({ images: client.image, clock: this.#clock, maxParallelPulls: c.maxParallelImagePulls }),
@@ -190,6 +198,7 @@ export class Agent {
       crashLoopInitialMs: c.crashLoopInitialMs,
       crashLoopMaxMs: c.crashLoopMaxMs,
       onSandboxIps: (id, ips) => this.pleg.noteSandboxIps(id, ips),
+      podDns: (pod, s) => dnsConfigurer.forPod(pod, s),
     });
     this.status = new StatusManager({ api, clock: this.#clock, log: log.child({ component: 'status' }) });
     const prober = new ProbeManager({
@@ -245,6 +254,9 @@ export class Agent {
       backend: this.#nodeApiBackend(),
       log: log.child({ component: 'node-api' }),
     });
+
+    // 5b. Cluster DNS: the node-local resolver the proxy sends the kube-dns Service IP to (docs/services.md).
+    this.#dns = await startClusterDns({ api, config: c, nodeIP: this.#internalIP, registry: this.metrics.registry, clock: this.#clock, log: log.child({ component: 'dns' }) });
 
     // 6. Loops.
     this.lease = new NodeLease({ api, nodeName: c.nodeName, durationSeconds: c.nodeLeaseDurationSeconds, clock: this.#clock, log: log.child({ component: 'lease' }), nodeUid: () => this.node.node?.metadata.uid });
@@ -466,6 +478,7 @@ export class Agent {
       await Promise.allSettled(this.#loops);
       await this.workers?.drain();
       await this.#nodeApi?.close();
+      await this.#dns?.close();
       await this.#cni?.close();
       this.#store.dispose();
       this.#log.info({}, 'Agent stopped');

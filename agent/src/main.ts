@@ -35,6 +35,9 @@ function command(): Command {
     .option('--pod-cidr <cidr>', "this node's pod CIDR when the control plane does not assign one")
     .option('--port <port>', 'node API port (default 10250)', port)
     .option('--healthz-port <port>', 'healthz port on 127.0.0.1 (default 10248)', port)
+    .option('--cluster-dns <ips>', 'comma-separated nameservers of ClusterFirst pods (default 10.96.0.10)')
+    .option('--cluster-domain <domain>', 'cluster DNS domain (default cluster.local)')
+    .option('--resolv-conf <file>', "the node's resolv.conf: Default pods and the resolver's upstreams ('' = none)")
     .option('--log-level <level>', 'trace|debug|info|warn|error', 'info');
 }
 

@@ -10,9 +10,10 @@ import { AgentError } from '@nodelet/base';
 import { parse as parseYaml } from 'yaml';
 import { parseDuration } from '../util/duration.js';
 import { parseQuantity } from '../util/quantity.js';
+import { resolveDnsConfig, type ClusterDnsConfig, type ClusterDnsConfigFile, type ClusterDnsFlags } from '../dns/config.js';
 
 /** What the file may contain (all optional; durations as Go strings). */
-export interface KubeletConfigurationFile {
+export interface KubeletConfigurationFile extends ClusterDnsConfigFile {
   apiVersion?: string;
   kind?: string;
   address?: string;
@@ -62,7 +63,7 @@ export interface KubeletConfigurationFile {
 }
 
 /** Flags of `nodelet agent` (they win over the file). */
-export interface AgentFlags {
+export interface AgentFlags extends ClusterDnsFlags {
   config?: string;
   kubeconfig?: string;
   nodeName?: string;
@@ -78,7 +79,7 @@ export interface AgentFlags {
 }
 
 /** The validated, fully defaulted configuration every component reads. Times in ms. */
-export interface AgentConfig {
+export interface AgentConfig extends ClusterDnsConfig {
   kubeconfig?: string;
   nodeName: string;
   address: string;
@@ -316,5 +317,6 @@ export function resolveConfig(file: KubeletConfigurationFile, flags: AgentFlags,
     cniIpamDataDir: str('cniIpamDataDir', file.cniIpamDataDir),
     nodeIP: flags.nodeIp ?? str('nodeIP', file.nodeIP),
     rootDir,
+    ...resolveDnsConfig(file, flags),
   };
 }
