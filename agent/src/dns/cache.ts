@@ -4,8 +4,8 @@
  * An entry lives for the smallest TTL of its records, capped at `maxTtlS`; a negative answer
  * (NXDOMAIN, or NOERROR without answers) lives for the SOA's negative TTL (min of its TTL and
  * MINIMUM, RFC 2308) and is not cached without a SOA. SERVFAIL, truncated answers and answers
- * with a zero TTL are not cached. Served entries have their TTLs counted down by their age. When
- * full, the least recently used entry goes.
+ * with a zero TTL are not cached. Served records carry the entry's remaining life as their TTL.
+ * When full, the least recently used entry goes.
  */
 import type { Answer, DecodedPacket } from 'dns-packet';
 
@@ -17,7 +17,6 @@ export interface CachedAnswer {
 }
 
 interface Entry extends CachedAnswer {
-  storedAt: number;
   expiresAt: number;
   negative: boolean;
 }
@@ -63,8 +62,9 @@ export class ResponseCache {
     }
     this.#entries.delete(key);
     this.#entries.set(key, e);
-    const age = Math.floor((now - e.storedAt) / 1000);
-    const down = (rs: Answer[]): Answer[] => rs.map((r) => ('ttl' in r ? { ...r, ttl: Math.max(0, ttlOf(r) - age) } : r));
+    // Every record is served with the entry's remaining life (CoreDNS's cache does the same).
+    const left = Math.max(1, Math.floor((e.expiresAt - now) / 1000));
+    const down = (rs: Answer[]): Answer[] => rs.map((r) => ('ttl' in r ? { ...r, ttl: left } : r));
     return { rcode: e.rcode, answers: down(e.answers), authorities: down(e.authorities), additionals: down(e.additionals) };
   }
 
@@ -88,7 +88,7 @@ export class ResponseCache {
     if (!(ttl > 0)) return false;
     const now = this.#now();
     this.#entries.delete(key);
-    this.#entries.set(key, { rcode, answers, authorities, additionals, storedAt: now, expiresAt: now + ttl * 1000, negative });
+    this.#entries.set(key, { rcode, answers, authorities, additionals, expiresAt: now + ttl * 1000, negative });
     while (this.#entries.size > this.#capacity) this.#entries.delete(this.#entries.keys().next().value!);
     return true;
   }

@@ -53,7 +53,10 @@ export function parseClusterName(name: string, zone: string): ClusterName {
 export function ipKey(ip: string): string | undefined {
   const family = isIP(ip);
   if (family === 4) return ip.split('.').map(Number).join('.');
-  if (family === 6) return expandIPv6(ip);
+  if (family === 6) {
+    const [addr = '', zone] = ip.split('%');
+    return zone === undefined ? expandIPv6(addr) : `${expandIPv6(addr)}%${zone}`;
+  }
   // CoreDNS strips leading zeros of IPv4 octets ("01.02.03.04"), which node:net refuses.
   if (/^\d{1,3}(\.\d{1,3}){3}$/.test(ip)) {
     const o = ip.split('.').map(Number);

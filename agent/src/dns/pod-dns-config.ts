@@ -94,7 +94,7 @@ function fitSearches(searches: string[], warnings: DnsWarning[]): string[] {
 }
 
 /** Pure: the DNSConfig for `pod` given the node's parsed resolv.conf (undefined when `resolvConf` is ''). */
-export function podDnsConfig(pod: Pod, host: ResolvConf | undefined, s: PodDnsSettings): { config: CriDnsConfig; warnings: DnsWarning[] } {
+export function podDnsConfig(pod: Pod, host: ResolvConf | undefined, s: PodDnsSettings): { config: Required<CriDnsConfig>; warnings: DnsWarning[] } {
   const warnings: DnsWarning[] = [];
   let servers = [...(host?.nameservers ?? [])];
   let searches = [...(host?.searches ?? [])];
