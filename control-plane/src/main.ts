@@ -9,6 +9,8 @@ import type { Logger } from '@nodelet/base';
 import { createNotifier } from '@nodelet/systemd';
 import { startControlPlane } from './apiserver/run.js';
 import { parseDatastoreEndpoint } from './storage/endpoint.js';
+import { inServiceCidr } from './apiserver/kube-dns-service.js';
+import { DEFAULT_SERVICE_CIDR } from './apiserver/handlers/service-ip.js';
 
 const USAGE = `Usage: nodelet server [flags]
 
@@ -25,6 +27,8 @@ const USAGE = `Usage: nodelet server [flags]
   --registry-address <host:port> read-only OCI registry (default 127.0.0.1:5000; '' disables)
   --registry-root <dir>          image store it serves (default ./build/images)
   --cluster-cidr <cidr>          pod network, split per node by the IPAM controller (default 10.244.0.0/16)
+  --cluster-dns <ip>             ClusterIP of the kube-system/kube-dns Service, created at start when
+                                 missing (default 10.96.0.10; must be in the service range 10.96.0.0/16)
   --disable-controllers          run only the API server (no scheduler, no controllers)
   --node-monitor-grace-period <d> silence (no Lease renewal, no status) before a node goes Unknown,
                                  e.g. 50s, 1m, 500ms (default 50s)
@@ -50,6 +54,7 @@ export async function main(argv: string[]): Promise<void> {
         'registry-address': { type: 'string', default: '127.0.0.1:5000' },
         'registry-root': { type: 'string' },
         'cluster-cidr': { type: 'string', default: '10.244.0.0/16' },
+        'cluster-dns': { type: 'string', default: '10.96.0.10' },
         'disable-controllers': { type: 'boolean', default: false },
         'node-monitor-grace-period': { type: 'string' },
         'log-level': { type: 'string', default: 'info' },
@@ -90,6 +95,11 @@ export async function main(argv: string[]): Promise<void> {
     process.exitCode = 2;
     return;
   }
+  if (!inServiceCidr(String(values['cluster-dns']))) {
+    process.stderr.write(`--cluster-dns must be an IPv4 address in the service range ${DEFAULT_SERVICE_CIDR}, got "${String(values['cluster-dns'])}"\n`);
+    process.exitCode = 2;
+    return;
+  }
   let nodeMonitorGracePeriodMs: number | undefined;
   if (values['node-monitor-grace-period'] !== undefined) {
     nodeMonitorGracePeriodMs = parseDurationMs(String(values['node-monitor-grace-period']));
@@ -115,6 +125,7 @@ export async function main(argv: string[]): Promise<void> {
     registryAddress: String(values['registry-address']),
     registryRoot: values['registry-root'] as string | undefined,
     clusterCidr: String(values['cluster-cidr']),
+    clusterDns: String(values['cluster-dns']),
     controllers: !values['disable-controllers'],
     ...(nodeMonitorGracePeriodMs !== undefined ? { nodeMonitorGracePeriodMs } : {}),
     logger: log,

@@ -41,6 +41,8 @@ export interface ControlPlaneOptions {
   /** OCI image store the registry serves. */
   registryRoot?: string;
   clusterCidr?: string;
+  /** `--cluster-dns`: ClusterIP of kube-system/kube-dns (default 10.96.0.10). */
+  clusterDns?: string;
   logger?: Logger;
   /** Use this store instead of opening one (tests); it is not closed by close(). */
   store?: Store;
@@ -119,6 +121,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       caPem: pki.caPem,
       nodeProxy,
       now,
+      ...(o.clusterDns ? { clusterDnsIP: o.clusterDns } : {}),
       ...(o.nodeCredentialTtlMs ? { nodeCredentialTtlMs: o.nodeCredentialTtlMs } : {}),
     });
     ref.server = apiServer;

@@ -31,6 +31,7 @@ import { dispatch } from './handlers/dispatch.js';
 import { proxyExecUpgrade } from './handlers/node-proxy.js';
 import { ResourceMirror } from './mirror.js';
 import { startNamespaceLifecycle } from './namespace-lifecycle.js';
+import { DEFAULT_CLUSTER_DNS_IP, ensureKubeDnsService } from './kube-dns-service.js';
 import { serveNonResource } from './nonresource.js';
 import { Registry } from './registry.js';
 import { RESOURCE_DEFS } from './resources.js';
@@ -53,6 +54,8 @@ export interface ApiServerOptions {
   now?: () => number;
   bookmarkIntervalMs?: number;
   watchCacheCapacity?: number;
+  /** ClusterIP of kube-system/kube-dns, created at start when missing (default 10.96.0.10; null: none). */
+  clusterDnsIP?: string | null;
 }
 
 export interface ApiServer {
@@ -110,6 +113,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     nodeCredentialTtlMs: opts.nodeCredentialTtlMs,
   };
   await ensureDefaultNamespaces(ctx);
+  if (opts.clusterDnsIP !== null) await ensureKubeDnsService(ctx, opts.clusterDnsIP ?? DEFAULT_CLUSTER_DNS_IP, log);
   await reconcileBootstrapPolicy(ctx, log.child({ component: 'rbac-bootstrap' }));
   await Promise.all([...mirrorByPlural.values()].map((m) => m.start()));
   const lifecycle = startNamespaceLifecycle(ctx, [...resources.values()], log.child({ component: 'namespace-lifecycle' }));
