@@ -7,7 +7,7 @@
  * with a zero TTL are not cached. Served records carry the entry's remaining life as their TTL.
  * When full, the least recently used entry goes.
  */
-import type { Answer, DecodedPacket } from 'dns-packet';
+import dnsPacket, { type Answer, type DecodedPacket } from 'dns-packet';
 
 export interface CachedAnswer {
   rcode: number;
@@ -86,6 +86,12 @@ export class ResponseCache {
     }
     ttl = Math.min(ttl, this.#maxTtlS);
     if (!(ttl > 0)) return false;
+    // Served entries are encoded again: keep only what the codec can write back.
+    try {
+      dnsPacket.encode({ type: 'response', questions: msg.questions ?? [], answers, authorities, additionals });
+    } catch {
+      return false;
+    }
     const now = this.#now();
     this.#entries.delete(key);
     this.#entries.set(key, { rcode, answers, authorities, additionals, expiresAt: now + ttl * 1000, negative });
