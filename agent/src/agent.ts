@@ -38,6 +38,8 @@ import { AgentMetrics } from './server/metrics.js';
 import { startNodeApi, type NodeApiServer } from './server/node-api.js';
 import { NodeApiAuthenticator } from './server/authn.js';
 import { NodeApiAuthorizer } from './server/authz.js';
+import { TokenManager } from './runtime/token-manager.js';
+import { ServiceLister } from './source/service-lister.js';
 import { loadOrCreateServingCert } from './server/serving-cert.js';
 import { collectContainers, collectImages, serialJob } from './housekeeping.js';
 import { podLogDir } from './runtime/container-config.js';
@@ -72,6 +74,8 @@ export class Agent {
   #cni?: CniService;
   #nodeApi?: NodeApiServer;
   #dns?: NodeDns;
+  /** Long-lived helpers closed after the loops (informers the runtime reads). */
+  readonly #closers: Array<() => Promise<unknown>> = [];
   #closed?: Promise<void>;
   #runtimeName = 'containerd';
   #runtimeVersion = '';
@@ -186,6 +190,8 @@ export class Agent {
       env: this.#envReader(),
       volumeSources: apiVolumeSources(api),
       mounter: hostMounter,
+      tokens: new TokenManager({ api, clock: this.#clock }),
+      services: this.#serviceLister(api, log),
       events: this.events,
       clock: this.#clock,
       log: log.child({ component: 'runtime' }),
@@ -471,6 +477,14 @@ export class Agent {
     };
   }
 
+  /** The Services informer behind the pods' service variables, closed with the agent. */
+  #serviceLister(api: ApiClient, log: Logger): ServiceLister {
+    const lister = new ServiceLister({ api, clock: this.#clock, log: log.child({ component: 'services' }) });
+    lister.start();
+    this.#closers.push(() => lister.close());
+    return lister;
+  }
+
   /** Stops the agent; pods keep running in the runtime. Idempotent. */
   close(): Promise<void> {
     this.#closed ??= (async () => {
@@ -480,6 +494,7 @@ export class Agent {
       await this.#nodeApi?.close();
       await this.#dns?.close();
       await this.#cni?.close();
+      await Promise.allSettled(this.#closers.map((c) => c()));
       this.#store.dispose();
       this.#log.info({}, 'Agent stopped');
     })();

@@ -1,8 +1,9 @@
 /**
  * `nodelet agent`: the composition root. Parses flags, loads and validates the configuration
  * (refusing to start on any invalid field), creates the root logger, starts the Agent, tells
- * systemd when it is ready, and shuts down on SIGTERM/SIGINT. An unhandled rejection is logged and
- * the process exits 1 (crash-only: systemd restarts us and recovery is stateless).
+ * systemd when it is ready, and shuts down on SIGTERM/SIGINT. An unhandled rejection is logged
+ * and the agent keeps running; an uncaught exception is logged and the process exits 1
+ * (crash-only: systemd restarts us and recovery is stateless). The handlers say why.
  */
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -70,8 +71,18 @@ export async function main(argv: string[]): Promise<void> {
     process.exitCode = 2;
     return;
   }
+  // A promise nobody awaited failed: the code that produced it has already unwound, so the
+  // agent's state is as consistent as after any handled error. Log it and keep running pods; an
+  // exit would interrupt every pod worker, probe and exec session for one lost error.
   process.on('unhandledRejection', (err) => {
-    root.fatal({ err: describeError(err) }, 'Unhandled rejection');
+    root.error({ err: describeError(err) }, 'Unhandled rejection');
+  });
+  // A synchronous throw that reached the event loop may have stopped a state change half-way,
+  // and Node documents the process as unsafe to resume after it. The agent is crash-only (it
+  // rebuilds from CRI and the API server; systemd restarts it), so log and exit. The node API's
+  // request edges are guarded (server/node-api.ts) so that no request can get here.
+  process.on('uncaughtException', (err) => {
+    root.fatal({ err: describeError(err) }, 'Uncaught exception; exiting');
     process.exit(1);
   });
   let api: ApiClient;

@@ -10,3 +10,4 @@ export * from './kubeconfig.js';
 export * from './informer/index.js';
 export * from './auth/bootstrap-token.js';
 export * from './certificates/csr.js';
+export * from './serving/index.js';

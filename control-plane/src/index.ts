@@ -2,9 +2,11 @@
 export {};
 export { startControlPlane, type ControlPlane, type ControlPlaneOptions } from './apiserver/run.js';
 export { createApiServer, type ApiServer, type ApiServerOptions } from './apiserver/server.js';
+export { DEFAULT_API_SERVER_LIMITS, type ApiServerLimits } from './apiserver/limits.js';
 export { createTokenAuthenticator, type TokenAuthenticatorOptions } from './apiserver/auth/authenticator.js';
 export { newBootstrapToken, newNodeToken } from './apiserver/auth/tokens.js';
 export { NODE_CREDENTIALS_PATH } from './apiserver/auth/node-credentials.js';
 export type { Authenticator, UserInfo } from './apiserver/auth/types.js';
 export { ensurePki, type Pki } from './pki/pki.js';
 export { createCa, issueCertificate, loadCa, type KeyPairPem } from './pki/certs.js';
+export { NAMESPACE_SETUP_CONTROLLERS, type ControllerName } from './controllers/index.js';

@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import pino from 'pino';
 import type { Logger } from '@nodelet/base';
 import { createNotifier } from '@nodelet/systemd';
+import type { ApiServerLimits } from './apiserver/limits.js';
 import { startControlPlane } from './apiserver/run.js';
 import { parseDatastoreEndpoint } from './storage/endpoint.js';
 import { inServiceCidr } from './apiserver/kube-dns-service.js';
@@ -27,11 +28,22 @@ const USAGE = `Usage: nodelet server [flags]
   --registry-address <host:port> read-only OCI registry (default 127.0.0.1:5000; '' disables)
   --registry-root <dir>          image store it serves (default ./build/images)
   --cluster-cidr <cidr>          pod network, split per node by the IPAM controller (default 10.244.0.0/16)
+  --service-cluster-ip-range <cidr>  Service ClusterIPs (default 10.96.0.0/16; .1 is the kubernetes Service)
   --cluster-dns <ip>             ClusterIP of the kube-system/kube-dns Service, created at start when
-                                 missing (default 10.96.0.10; must be in the service range 10.96.0.0/16)
+                                 missing (default: the range's 10th address, 10.96.0.10; must be in the range)
+  --advertise-address <ip>       where pods reach the API server (default: --bind-address, else the first
+                                 non-loopback IPv4); the default/kubernetes endpoints point there
+  --service-account-issuer <url> iss of service-account tokens (default https://kubernetes.default.svc.cluster.local)
+  --api-audiences <a,b>          audiences accepted in service-account tokens (default: the issuer)
   --disable-controllers          run only the API server (no scheduler, no controllers)
   --node-monitor-grace-period <d> silence (no Lease renewal, no status) before a node goes Unknown,
                                  e.g. 50s, 1m, 500ms (default 50s)
+  --max-requests-inflight <n>    read-only requests served at once, 0 = no limit (default 400);
+                                 watches, logs and exec do not count; past it: 429 + Retry-After
+  --max-mutating-requests-inflight <n>
+                                 mutating requests served at once, 0 = no limit (default 200)
+  --request-timeout <d>          a request (other than watch, log, exec) still running after this
+                                 gets 504 Timeout, e.g. 1m0s, 30s; 0 = none (default 1m0s)
   --log-level <level>            pino level (default info)
 `;
 
@@ -54,9 +66,16 @@ export async function main(argv: string[]): Promise<void> {
         'registry-address': { type: 'string', default: '127.0.0.1:5000' },
         'registry-root': { type: 'string' },
         'cluster-cidr': { type: 'string', default: '10.244.0.0/16' },
-        'cluster-dns': { type: 'string', default: '10.96.0.10' },
+        'cluster-dns': { type: 'string' },
         'disable-controllers': { type: 'boolean', default: false },
+        'service-cluster-ip-range': { type: 'string' },
+        'advertise-address': { type: 'string' },
+        'service-account-issuer': { type: 'string' },
+        'api-audiences': { type: 'string' },
         'node-monitor-grace-period': { type: 'string' },
+        'max-requests-inflight': { type: 'string', default: '400' },
+        'max-mutating-requests-inflight': { type: 'string', default: '200' },
+        'request-timeout': { type: 'string', default: '1m0s' },
         'log-level': { type: 'string', default: 'info' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -95,8 +114,9 @@ export async function main(argv: string[]): Promise<void> {
     process.exitCode = 2;
     return;
   }
-  if (!inServiceCidr(String(values['cluster-dns']))) {
-    process.stderr.write(`--cluster-dns must be an IPv4 address in the service range ${DEFAULT_SERVICE_CIDR}, got "${String(values['cluster-dns'])}"\n`);
+  const serviceRange = String(values['service-cluster-ip-range'] ?? DEFAULT_SERVICE_CIDR);
+  if (values['cluster-dns'] !== undefined && !inServiceCidr(String(values['cluster-dns']), serviceRange)) {
+    process.stderr.write(`--cluster-dns must be an IPv4 address in the service range ${serviceRange}, got "${String(values['cluster-dns'])}"\n`);
     process.exitCode = 2;
     return;
   }
@@ -109,9 +129,36 @@ export async function main(argv: string[]): Promise<void> {
       return;
     }
   }
+  const limits: Partial<ApiServerLimits> = {};
+  for (const [flag, key] of [['max-requests-inflight', 'maxRequestsInflight'], ['max-mutating-requests-inflight', 'maxMutatingRequestsInflight']] as const) {
+    const n = Number(values[flag]);
+    if (!/^\d+$/.test(String(values[flag])) || !Number.isSafeInteger(n)) {
+      process.stderr.write(`--${flag} must be a non-negative integer, got "${String(values[flag])}"\n`);
+      process.exitCode = 2;
+      return;
+    }
+    limits[key] = n;
+  }
+  const requestTimeoutMs = parseDurationMs(String(values['request-timeout']));
+  if (requestTimeoutMs === undefined) {
+    process.stderr.write(`--request-timeout must be a duration like 1m0s, 30s or 0, got "${String(values['request-timeout'])}"\n`);
+    process.exitCode = 2;
+    return;
+  }
+  limits.requestTimeoutMs = requestTimeoutMs;
   const log = pino({ level: String(values['log-level']), base: { component: 'server' } }) as unknown as Logger;
+  // A promise nobody awaited failed: the code that produced it has already unwound, so the
+  // server's state is as consistent as after any handled error. Log it and keep serving; an
+  // exit would drop every client's watches for one lost error.
   process.on('unhandledRejection', (err) => {
     log.error({ err }, 'Unhandled rejection');
+  });
+  // A synchronous throw that reached the event loop may have stopped a state change half-way,
+  // and Node documents the process as unsafe to resume after it. The server is crash-only
+  // (the store is the state; systemd restarts us), so log and exit. Request edges are guarded
+  // (apiserver/request-guard.ts) so that no request can get here.
+  process.on('uncaughtException', (err) => {
+    log.error({ err }, 'Uncaught exception; exiting');
     process.exit(1);
   });
   const cp = await startControlPlane({
@@ -125,9 +172,14 @@ export async function main(argv: string[]): Promise<void> {
     registryAddress: String(values['registry-address']),
     registryRoot: values['registry-root'] as string | undefined,
     clusterCidr: String(values['cluster-cidr']),
-    clusterDns: String(values['cluster-dns']),
+    ...(values['cluster-dns'] ? { clusterDns: String(values['cluster-dns']) } : {}),
     controllers: !values['disable-controllers'],
     ...(nodeMonitorGracePeriodMs !== undefined ? { nodeMonitorGracePeriodMs } : {}),
+    ...(values['service-cluster-ip-range'] ? { serviceCidr: String(values['service-cluster-ip-range']) } : {}),
+    ...(values['advertise-address'] ? { advertiseAddress: String(values['advertise-address']) } : {}),
+    ...(values['service-account-issuer'] ? { serviceAccountIssuer: String(values['service-account-issuer']) } : {}),
+    ...(values['api-audiences'] ? { apiAudiences: String(values['api-audiences']).split(',').map((a) => a.trim()).filter(Boolean) } : {}),
+    limits,
     logger: log,
   });
   log.info({ url: cp.url, kubeconfig: cp.kubeconfigPath, registry: cp.registry?.hostPort }, 'Server ready');
@@ -150,10 +202,17 @@ export async function main(argv: string[]): Promise<void> {
   log.info({}, 'Server stopped');
 }
 
-/** `500ms`, `20s`, `1m` (a plain number is seconds) → milliseconds; undefined when malformed. */
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
+
+/**
+ * `500ms`, `20s`, `1m`, and Go's compound form `1m0s` or `1h30m` (a plain number is seconds) →
+ * milliseconds; undefined when malformed.
+ */
 function parseDurationMs(s: string): number | undefined {
-  const m = /^(\d+)(ms|s|m)?$/.exec(s.trim());
-  if (!m) return undefined;
-  const n = Number(m[1]);
-  return m[2] === 'ms' ? n : m[2] === 'm' ? n * 60_000 : n * 1_000;
+  const t = s.trim();
+  if (/^\d+$/.test(t)) return Number(t) * 1_000;
+  if (!/^(\d+(ms|s|m|h))+$/.test(t)) return undefined;
+  let ms = 0;
+  for (const [, n, unit] of t.matchAll(/(\d+)(ms|s|m|h)/g)) ms += Number(n) * UNIT_MS[unit!]!;
+  return ms;
 }

@@ -86,3 +86,31 @@ test('followCriLog rejects with AbortError when aborted', async (t) => {
   setTimeout(() => ac.abort(), 30);
   await assert.rejects(all(followCriLog(p, { pollMs: 5, signal: ac.signal })), { name: 'AbortError' });
 });
+
+test('readCriLog streams the file read by read instead of loading it whole', async (t) => {
+  // 4 MiB of lines: the reader is far from the end when the first entry comes out, so a line
+  // appended then is still read (a whole-file read would already have stopped at the old end).
+  const line = `${T1} stdout F ${'x'.repeat(1000)}\n`;
+  const p = await tempLog(t, line.repeat(4 * 1024));
+  let count = 0;
+  let appended = false;
+  let last = '';
+  for await (const e of readCriLog(p)) {
+    count++;
+    last = e.content;
+    if (!appended) {
+      appended = true;
+      await appendFile(p, `${T2} stdout F appended\n`);
+    }
+  }
+  assert.equal(count, 4 * 1024 + 1);
+  assert.equal(last, 'appended');
+});
+
+test('readCriLog decodes a UTF-8 character split across two reads', async (t) => {
+  // The reader reads 64 KiB at a time: put a 3-byte character across that boundary.
+  const prefix = `${T1} stdout F `;
+  const p = await tempLog(t, `${prefix}${'a'.repeat(64 * 1024 - Buffer.byteLength(prefix) - 1)}€b\n`);
+  const [entry] = await all(readCriLog(p));
+  assert.ok(entry!.endsWith('a€b'), entry!.slice(-10));
+});

@@ -10,6 +10,7 @@
  * Used by `nodelet cri logs` and by the agent's container-logs endpoint.
  */
 import { open, stat, type FileHandle } from 'node:fs/promises';
+import { StringDecoder } from 'node:string_decoder';
 import { abortError, delay } from '@nodelet/base';
 
 export type CriLogStream = 'stdout' | 'stderr';
@@ -92,27 +93,33 @@ class EntryAssembler {
   }
 }
 
-/** Reads complete lines from a file handle starting at `position`; keeps the unterminated rest. */
+/**
+ * Reads complete lines from a file handle starting at `position`, one buffer at a time (memory
+ * stays bounded whatever the file's size); keeps the unterminated rest. A UTF-8 character split
+ * across two reads is decoded whole.
+ */
 class LineReader {
   #rest = '';
+  #decoder = new StringDecoder('utf8');
   readonly #buf = Buffer.allocUnsafe(64 * 1024);
   constructor(
     private fh: FileHandle,
     public position = 0,
   ) {}
 
-  /** Reads until EOF and returns the complete lines read. */
-  async readAvailable(): Promise<string[]> {
-    const lines: string[] = [];
-    for (;;) {
-      const { bytesRead } = await this.fh.read(this.#buf, 0, this.#buf.length, this.position);
-      if (bytesRead === 0) return lines;
-      this.position += bytesRead;
-      const text = this.#rest + this.#buf.toString('utf8', 0, bytesRead);
-      const parts = text.split('\n');
-      this.#rest = parts.pop() ?? '';
-      lines.push(...parts);
-    }
+  /** The complete lines of the next read, or undefined at EOF. */
+  async readChunk(): Promise<string[] | undefined> {
+    const { bytesRead } = await this.fh.read(this.#buf, 0, this.#buf.length, this.position);
+    if (bytesRead === 0) return undefined;
+    this.position += bytesRead;
+    const parts = (this.#rest + this.#decoder.write(this.#buf.subarray(0, bytesRead))).split('\n');
+    this.#rest = parts.pop() ?? '';
+    return parts;
+  }
+
+  /** The complete lines from here to EOF, read by read. */
+  async *readAvailable(): AsyncGenerator<string[]> {
+    for (let lines = await this.readChunk(); lines; lines = await this.readChunk()) yield lines;
   }
 
   async reopen(fh: FileHandle): Promise<void> {
@@ -120,6 +127,7 @@ class LineReader {
     this.fh = fh;
     this.position = 0;
     this.#rest = '';
+    this.#decoder = new StringDecoder('utf8');
   }
 
   close(): Promise<void> {
@@ -127,7 +135,7 @@ class LineReader {
   }
 }
 
-function* toEntries(lines: string[], asm: EntryAssembler): Generator<CriLogEntry> {
+function* toEntries(lines: readonly string[], asm: EntryAssembler): Generator<CriLogEntry> {
   for (const line of lines) {
     const rec = parseCriLogLine(line);
     if (!rec) continue;
@@ -147,23 +155,33 @@ async function openLog(path: string): Promise<FileHandle> {
   }
 }
 
-async function readInitial(reader: LineReader, asm: EntryAssembler, tail: number | undefined): Promise<CriLogEntry[]> {
-  const out: CriLogEntry[] = [];
-  const lines = await reader.readAvailable();
-  for (const e of toEntries(lines, asm)) {
-    out.push(e);
-    if (tail !== undefined && tail >= 0 && out.length > tail) out.shift();
+/** Yields the entries up to EOF as they are read, or with `tail`, only the last `tail` of them. */
+async function* readInitial(reader: LineReader, asm: EntryAssembler, tail: number | undefined, signal: AbortSignal | undefined): AsyncGenerator<CriLogEntry> {
+  const last: CriLogEntry[] = [];
+  for await (const lines of reader.readAvailable()) {
+    if (signal?.aborted) throw abortError(signal.reason);
+    for (const e of toEntries(lines, asm)) {
+      if (tail === undefined || tail < 0) yield e;
+      else {
+        last.push(e);
+        if (last.length > tail) last.shift();
+      }
+    }
   }
-  return out;
+  yield* last;
 }
 
-/** Reads the file once, to its current end. */
+async function* readToEnd(reader: LineReader, asm: EntryAssembler): AsyncGenerator<CriLogEntry> {
+  for await (const lines of reader.readAvailable()) yield* toEntries(lines, asm);
+}
+
+/** Reads the file once, to its end (streamed; see LineReader). */
 export async function* readCriLog(path: string, opts: ReadCriLogOptions = {}): AsyncGenerator<CriLogEntry> {
   if (opts.signal?.aborted) throw abortError(opts.signal.reason);
   const reader = new LineReader(await openLog(path));
   try {
     const asm = new EntryAssembler(opts);
-    for (const e of await readInitial(reader, asm, opts.tail)) {
+    for await (const e of readInitial(reader, asm, opts.tail, opts.signal)) {
       if (opts.signal?.aborted) throw abortError(opts.signal.reason);
       yield e;
     }
@@ -186,18 +204,18 @@ export async function* followCriLog(path: string, opts: FollowCriLogOptions = {}
   const reader = new LineReader(fh);
   try {
     const asm = new EntryAssembler(opts);
-    for (const e of await readInitial(reader, asm, opts.tail)) yield e;
+    yield* readInitial(reader, asm, opts.tail, signal);
     for (;;) {
       if (signal?.aborted) throw abortError(signal.reason);
       const finished = opts.isFinished ? await opts.isFinished() : false;
-      yield* toEntries(await reader.readAvailable(), asm);
+      yield* readToEnd(reader, asm);
       if (finished) return;
       const rotated = await stat(path).then(
         (st) => st.ino !== ino || st.size < reader.position,
         () => false, // removed: keep reading the open file until isFinished or abort
       );
       if (rotated) {
-        yield* toEntries(await reader.readAvailable(), asm); // the tail of the old file
+        yield* readToEnd(reader, asm); // the tail of the old file
         const next = await open(path, 'r');
         ino = (await next.stat()).ino;
         await reader.reopen(next);

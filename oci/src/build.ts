@@ -1,24 +1,25 @@
 /**
- * `buildImage`: files and directories → a single-layer OCI image in an image store.
+ * `buildImage`: files and directories → an OCI image in an image store (one new layer, on top of
+ * an optional base image).
  *
- * Deterministic: the layer is an uncompressed GNU tar made by the `tar` binary with sorted
- * entries, mtime 0, uid/gid 0 and numeric owners, no xattrs/ACLs; the config carries a fixed
- * `created` time; JSON is serialised with a fixed key order. The same input therefore gives the
- * same layer, config and manifest digests on every machine with the same GNU tar (1.34 on
- * Debian 12; tested in build.test.ts).
+ * Deterministic: the layer is an uncompressed tar written by tar-writer.ts (ustar/pax headers,
+ * mtime 0, uid/gid 0, empty owner names, entries sorted, modes explicit and independent of the
+ * umask, missing parent directories 0755); the config carries a fixed `created` time; JSON is
+ * serialised with a fixed key order. The same input gives the same layer, config and manifest
+ * digests on every machine (tested in build.test.ts). No external tar program is involved.
  *
- *   files/dirs/symlinks ──copy──▶ <tmp>/rootfs ──tar──▶ layer.tar ──▶ blobs
- *                                         config.json (diff_ids = [layer digest]) ──▶ blobs
- *                                         manifest.json ──▶ blobs ──▶ index.json "name:tag"
+ *   files/dirs/symlinks ──RootfsTree──▶ sorted entries ──tarStream──▶ layer blob (hashed while written)
+ *                     config.json (diff_ids = [layer digest]) ──▶ blobs
+ *                     manifest.json ──▶ blobs ──▶ index.json "name:tag"
  */
-import { chmod, cp, lstat, mkdir, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join, posix } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { AgentError } from '@nodelet/base';
-import { runTool } from './exec.js';
-import { blobPath, initStore, putBlob, putBlobFile, resolveTag, tagImage } from './layout.js';
+import { blobPath, initStore, putBlob, putBlobFile, putBlobStream, resolveTag, tagImage } from './layout.js';
 import { type Descriptor, hostArchitecture, type ImageConfig, type ImageManifest, type ImageRuntimeConfig, MediaType } from './media-types.js';
 import { validateRepositoryName, validateTag } from './reference.js';
+import { RootfsTree } from './rootfs-tree.js';
+import { withStoreLock } from './store-lock.js';
+import { tarStream } from './tar-writer.js';
 
 export interface BuildFile {
   /** Path on this machine. */
@@ -80,26 +81,24 @@ export interface BuiltImage {
 const EPOCH = '1970-01-01T00:00:00Z';
 const DEFAULT_ENV = ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'];
 
-/** Builds `name:tag` into `store`. Replaces an earlier image of that name and tag. */
+/**
+ * Builds `name:tag` into `store`. Replaces an earlier image of that name and tag. Holds the
+ * store's write lock (store-lock.ts) while it writes.
+ */
 export async function buildImage(opts: BuildImageOptions): Promise<BuiltImage> {
   validateRepositoryName(opts.name);
   validateTag(opts.tag);
   opts.signal?.throwIfAborted();
-  const work = await mkdtemp(join(tmpdir(), 'nodelet-image-'));
-  try {
-    const rootfs = join(work, 'rootfs');
-    await mkdir(rootfs, { mode: 0o755 });
-    await populate(rootfs, opts);
-    const layerFile = join(work, 'layer.tar');
-    await runTool(
-      'tar',
-      ['--create', `--file=${layerFile}`, `--directory=${rootfs}`, '--sort=name', '--mtime=@0', '--owner=0', '--group=0',
-        '--numeric-owner', '--format=gnu', '--no-acls', '--no-selinux', '--no-xattrs', '.'],
-      { signal: opts.signal },
-    );
+  const tree = new RootfsTree();
+  for (const d of opts.dirs ?? []) await tree.addTree(d.from, d.to, opts.signal);
+  for (const f of opts.files ?? []) await tree.addFile(f.from, f.to, f.mode);
+  for (const l of opts.symlinks ?? []) tree.addSymlink(l.to, l.target);
+  const entries = tree.entries();
+
+  return withStoreLock(opts.store, async () => {
     await initStore(opts.store);
     const base = opts.base ? await loadBase(opts.store, opts.base, opts.signal) : undefined;
-    const layerBlob = await putBlobFile(opts.store, layerFile, opts.signal);
+    const layerBlob = await putBlobStream(opts.store, tarStream(entries, opts.signal), opts.signal);
     const layer: Descriptor = { mediaType: MediaType.ociLayer, digest: layerBlob.digest, size: layerBlob.size };
     const layers = [...(base?.manifest.layers ?? []), layer];
     const imageConfig: ImageConfig = {
@@ -117,9 +116,7 @@ export async function buildImage(opts: BuildImageOptions): Promise<BuiltImage> {
     const manifest: Descriptor = { mediaType: MediaType.ociManifest, digest: manifestBlob.digest, size: manifestBlob.size };
     await tagImage(opts.store, opts.name, opts.tag, manifest);
     return { name: opts.name, tag: opts.tag, manifest, config, layers };
-  } finally {
-    await rm(work, { recursive: true, force: true });
-  }
+  }, { signal: opts.signal });
 }
 
 /** Key order of the runtime config; fixed so that the config digest is stable. */
@@ -158,63 +155,10 @@ async function loadBase(store: string, ref: NonNullable<BuildImageOptions['base'
     throw new AgentError('ERR_NOT_FOUND', `base image "${ref.name}:${ref.tag}" is not in store "${from}": build it first (the lab images: nodelet image build --lab --store ${from})`);
   }
   const manifest = JSON.parse(await readFile(blobPath(from, found.digest), 'utf8')) as ImageManifest;
-  if (manifest.mediaType !== MediaType.ociManifest || !Array.isArray(manifest.layers)) {
-    throw new AgentError('ERR_INVALID_ARGUMENT', `base image "${ref.name}:${ref.tag}" is a ${manifest.mediaType}, not a single-platform OCI image manifest`);
+  if ((manifest.mediaType !== MediaType.ociManifest && manifest.mediaType !== MediaType.dockerManifest) || !Array.isArray(manifest.layers)) {
+    throw new AgentError('ERR_INVALID_ARGUMENT', `base image "${ref.name}:${ref.tag}" is a ${manifest.mediaType}, not a single-platform image manifest`);
   }
   const config = JSON.parse(await readFile(blobPath(from, manifest.config.digest), 'utf8')) as ImageConfig;
   if (from !== store) for (const l of manifest.layers) await putBlobFile(store, blobPath(from, l.digest), signal);
   return { manifest, config };
-}
-
-async function populate(rootfs: string, opts: BuildImageOptions): Promise<void> {
-  for (const d of opts.dirs ?? []) {
-    const dest = d.to === '/' ? rootfs : inside(rootfs, d.to);
-    await mkdirs(rootfs, dirname(dest));
-    await cp(d.from, dest, { recursive: true, verbatimSymlinks: true, errorOnExist: false, force: true }).catch((err) => {
-      throw new AgentError('ERR_INVALID_ARGUMENT', `cannot copy directory "${d.from}" into the image: ${(err as Error).message}`, { cause: err });
-    });
-  }
-  for (const f of opts.files ?? []) {
-    const dest = inside(rootfs, f.to);
-    await mkdirs(rootfs, dirname(dest));
-    let srcMode: number;
-    try {
-      srcMode = (await lstat(f.from)).mode & 0o7777;
-    } catch (err) {
-      throw new AgentError('ERR_INVALID_ARGUMENT', `cannot read "${f.from}" for the image: ${(err as Error).message}`, { cause: err });
-    }
-    await cp(f.from, dest, { dereference: true, force: true });
-    await chmod(dest, f.mode ?? srcMode);
-  }
-  for (const s of opts.symlinks ?? []) {
-    const dest = inside(rootfs, s.to);
-    await mkdirs(rootfs, dirname(dest));
-    await rm(dest, { force: true });
-    await symlink(s.target, dest);
-  }
-  // Copying a directory onto "/" gives the root its source's mode; the image root is always 0755.
-  await chmod(rootfs, 0o755);
-}
-
-/** Maps an absolute in-image path to the staging dir; rejects paths that escape it. */
-function inside(rootfs: string, to: string): string {
-  if (!to.startsWith('/')) throw new AgentError('ERR_INVALID_ARGUMENT', `image path "${to}" must be absolute`);
-  const norm = posix.normalize(to);
-  if (norm === '/' || norm.split('/').includes('..')) throw new AgentError('ERR_INVALID_ARGUMENT', `image path "${to}" is not a file path inside the image`);
-  return join(rootfs, norm);
-}
-
-/** Creates missing parents with mode 0755 regardless of the umask, so layers do not depend on it. */
-async function mkdirs(rootfs: string, dir: string): Promise<void> {
-  const rel = dir.slice(rootfs.length).split('/').filter(Boolean);
-  let cur = rootfs;
-  for (const part of rel) {
-    cur = join(cur, part);
-    try {
-      await mkdir(cur);
-      await chmod(cur, 0o755);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-  }
 }

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { AgentError } from '@nodelet/base';
 
 /**
- * Runs a short-lived helper program (tar, gcc) to completion. Rejects with ERR_INTERNAL carrying
+ * Runs a short-lived helper program (gcc, `busybox --list`) to completion. Rejects with ERR_INTERNAL carrying
  * the tail of stderr when it exits non-zero, ERR_FAILED_PRECONDITION when it is not installed,
  * and with the AbortError when `signal` fires (the child is killed).
  */

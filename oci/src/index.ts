@@ -1,4 +1,4 @@
-// @nodelet/oci: image references, OCI image layouts, deterministic image build, read-only distribution registry.
+// @nodelet/oci: image references, OCI image layouts, deterministic image build, image archives (import/export), read-only distribution registry.
 export * from './media-types.js';
 export * from './digest.js';
 export * from './reference.js';
@@ -7,3 +7,9 @@ export * from './build.js';
 export * from './registry.js';
 export * from './lab-images.js';
 export * from './registry-list.js';
+export * from './store-name.js';
+export * from './store-lock.js';
+export * from './store-images.js';
+export * from './tar-writer.js';
+export * from './archive/import.js';
+export * from './archive/export.js';

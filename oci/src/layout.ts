@@ -10,14 +10,15 @@
  *
  * Concurrency: blobs are written to a temp file and renamed, so readers (the registry) never see
  * a partial blob, and concurrent writers of the same blob are harmless. `index.json` is replaced
- * atomically too, but two processes tagging into the same store at the same instant can lose one
- * update (last writer wins); build into separate stores or serialise when that matters.
+ * atomically too. The functions here take no lock: `buildImage`, `importImages` and
+ * `removeImages` call them under the store lock (store-lock.ts), which keeps tag updates from
+ * being lost and garbage collection from racing a write.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, stat, writeFile, copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AgentError } from '@nodelet/base';
-import { digestFile, digestHex, sha256Digest } from './digest.js';
+import { digestFile, digestHex, hashToFile, sha256Digest } from './digest.js';
 import { ANNOTATION_IMAGE_NAME, ANNOTATION_REF_NAME, type Descriptor, type ImageIndex, MediaType } from './media-types.js';
 
 export interface StoredImage {
@@ -116,17 +117,47 @@ export async function putBlobFile(root: string, src: string, signal?: AbortSigna
   return { digest, size };
 }
 
+/**
+ * Streams `source` into the store as a blob, hashing while writing (a temp file in
+ * `blobs/sha256/`, renamed to its digest). Returns its digest and size.
+ */
+export async function putBlobStream(root: string, source: AsyncIterable<Uint8Array>, signal?: AbortSignal): Promise<{ digest: string; size: number }> {
+  const tmp = join(root, 'blobs', 'sha256', `.tmp-${randomBytes(6).toString('hex')}`);
+  try {
+    const { digest, size } = await hashToFile(source, tmp, signal);
+    const path = blobPath(root, digest);
+    if (await exists(path)) await rm(tmp, { force: true });
+    else await rename(tmp, path);
+    return { digest, size };
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
+}
+
 /** Points `name:tag` at `manifest` (replacing an earlier image with that name and tag). */
 export async function tagImage(root: string, name: string, tag: string, manifest: Descriptor): Promise<void> {
+  await tagImages(root, [{ name, tag, manifest }]);
+}
+
+/** Points every `name:tag` at its manifest in one `index.json` update (all or nothing). */
+export async function tagImages(root: string, tags: readonly { name: string; tag: string; manifest: Descriptor }[]): Promise<void> {
   const index = await readIndex(root);
-  const full = `${name}:${tag}`;
-  index.manifests = index.manifests.filter((d) => d.annotations?.[ANNOTATION_IMAGE_NAME] !== full);
-  index.manifests.push({
-    mediaType: manifest.mediaType,
-    digest: manifest.digest,
-    size: manifest.size,
-    annotations: { [ANNOTATION_IMAGE_NAME]: full, [ANNOTATION_REF_NAME]: tag },
-  });
+  const full = new Set(tags.map((t) => `${t.name}:${t.tag}`));
+  index.manifests = index.manifests.filter((d) => !full.has(d.annotations?.[ANNOTATION_IMAGE_NAME] ?? ''));
+  for (const { name, tag, manifest } of tags) {
+    index.manifests.push({
+      mediaType: manifest.mediaType,
+      digest: manifest.digest,
+      size: manifest.size,
+      annotations: { [ANNOTATION_IMAGE_NAME]: `${name}:${tag}`, [ANNOTATION_REF_NAME]: tag },
+    });
+  }
+  await writeIndex(root, index);
+}
+
+/** Replaces `index.json` atomically, entries sorted by name. */
+export async function writeIndex(root: string, index: ImageIndex): Promise<void> {
   index.manifests.sort((a, b) => cmp(a.annotations?.[ANNOTATION_IMAGE_NAME] ?? '', b.annotations?.[ANNOTATION_IMAGE_NAME] ?? ''));
   await atomicWrite(join(root, 'index.json'), JSON.stringify(index, null, 2) + '\n');
 }

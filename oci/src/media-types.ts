@@ -8,11 +8,24 @@ export const MediaType = {
   ociConfig: 'application/vnd.oci.image.config.v1+json',
   ociLayer: 'application/vnd.oci.image.layer.v1.tar',
   ociLayerGzip: 'application/vnd.oci.image.layer.v1.tar+gzip',
+  ociLayerZstd: 'application/vnd.oci.image.layer.v1.tar+zstd',
   dockerManifest: 'application/vnd.docker.distribution.manifest.v2+json',
   dockerManifestList: 'application/vnd.docker.distribution.manifest.list.v2+json',
   dockerConfig: 'application/vnd.docker.container.image.v1+json',
+  dockerLayer: 'application/vnd.docker.image.rootfs.diff.tar',
   dockerLayerGzip: 'application/vnd.docker.image.rootfs.diff.tar.gzip',
+  dockerLayerZstd: 'application/vnd.docker.image.rootfs.diff.tar.zstd',
 } as const;
+
+/** Media types of index-like documents (a list of manifests, one per platform). */
+export const INDEX_MEDIA_TYPES: ReadonlySet<string> = new Set([MediaType.ociIndex, MediaType.dockerManifestList]);
+
+/** Layer media types nodelet stores and serves, by how the tar is compressed. */
+export const LAYER_MEDIA_TYPES: Readonly<Record<'tar' | 'gzip' | 'zstd', readonly string[]>> = {
+  tar: [MediaType.ociLayer, MediaType.dockerLayer],
+  gzip: [MediaType.ociLayerGzip, MediaType.dockerLayerGzip],
+  zstd: [MediaType.ociLayerZstd, MediaType.dockerLayerZstd],
+};
 
 /** Media types a registry serves from its manifests endpoint. */
 export const MANIFEST_MEDIA_TYPES: ReadonlySet<string> = new Set([

@@ -183,3 +183,22 @@ test('listRegistryImages reads catalog, tags and manifests over HTTP', async (t)
   await reg.close();
   await assert.rejects(listRegistryImages(reg.url), (err: Error) => hasCode(err, 'ERR_UNAVAILABLE') && err.message.startsWith(`registry ${reg.url} is unreachable`));
 });
+
+test('a manifest without a mediaType field is served with the OCI type its shape gives', async (t) => {
+  const root = await mkdtemp(join(tmpdir(), 'nodelet-registry-test-'));
+  t.after(() => rm(root, { recursive: true, force: true }));
+  await initStore(root);
+  const l = await putBlob(root, 'layer');
+  const c = await putBlob(root, '{}');
+  const m = await putBlob(root, JSON.stringify({ schemaVersion: 2, config: { mediaType: MediaType.ociConfig, ...c }, layers: [{ mediaType: MediaType.ociLayer, ...l }] }));
+  const i = await putBlob(root, JSON.stringify({ schemaVersion: 2, manifests: [{ mediaType: MediaType.ociManifest, ...m }] }));
+  await tagImage(root, 'bare', 'm', { mediaType: MediaType.ociManifest, ...m });
+  await tagImage(root, 'bare', 'i', { mediaType: MediaType.ociIndex, ...i });
+  const reg = await startRegistry({ root });
+  t.after(() => reg.close());
+  for (const [tag, type] of [['m', MediaType.ociManifest], ['i', MediaType.ociIndex]] as const) {
+    const res = await fetch(`${reg.url}/v2/bare/manifests/${tag}`, { method: 'HEAD' });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-type'), type);
+  }
+});

@@ -22,7 +22,7 @@ import type { AddressInfo } from 'node:net';
 import { AgentError, type Logger, noopLogger } from '@nodelet/base';
 import { isDigest } from './digest.js';
 import { blobPath, listImages, type StoredImage } from './layout.js';
-import { MANIFEST_MEDIA_TYPES } from './media-types.js';
+import { MANIFEST_MEDIA_TYPES, MediaType } from './media-types.js';
 import { isRepositoryName, isTag } from './reference.js';
 
 export interface RegistryOptions {
@@ -201,9 +201,14 @@ async function imagesOf(root: string, name: string): Promise<StoredImage[]> {
   return images;
 }
 
+/**
+ * The media type a manifest declares. OCI lets a manifest or index omit `mediaType` (imported
+ * archives from some tools do); then its shape tells which OCI document it is.
+ */
 function manifestMediaType(body: Buffer): string | undefined {
   try {
-    const doc = JSON.parse(body.toString('utf8')) as { mediaType?: unknown };
+    const doc = JSON.parse(body.toString('utf8')) as { mediaType?: unknown; manifests?: unknown; config?: unknown; layers?: unknown };
+    if (doc.mediaType === undefined) return Array.isArray(doc.manifests) ? MediaType.ociIndex : doc.config && Array.isArray(doc.layers) ? MediaType.ociManifest : undefined;
     return typeof doc.mediaType === 'string' && MANIFEST_MEDIA_TYPES.has(doc.mediaType) ? doc.mediaType : undefined;
   } catch {
     return undefined;

@@ -10,7 +10,7 @@ import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { noopLogger } from '@nodelet/base';
-import { startControlPlane, type ControlPlane } from '@nodelet/control-plane';
+import { NAMESPACE_SETUP_CONTROLLERS, startControlPlane, type ControlPlane } from '@nodelet/control-plane';
 import { startTestEtcd, type TestEtcd } from '../../control-plane/src/storage/testing/etcd.js';
 
 export const KUBECTL = process.env.NODELET_TEST_KUBECTL ?? '/usr/bin/kubectl';
@@ -63,7 +63,9 @@ export async function startKubectlEnv(): Promise<KubectlEnv> {
       bindAddress: '127.0.0.1',
       port: 0,
       registryAddress: '',
-      controllers: false,
+      // The API machinery alone, plus what every new namespace needs (a default service account
+      // and the root CA) so pods can be created in the namespaces the suites make.
+      controllers: NAMESPACE_SETUP_CONTROLLERS,
       logger: noopLogger,
       ...(etcd ? { datastoreEndpoint: etcd.endpoint } : {}),
     });

@@ -13,7 +13,7 @@
  */
 import type { Registry } from 'prom-client';
 import { DisposableStore, systemClock, type Clock, type Logger } from '@nodelet/base';
-import { ENDPOINTSLICES, Informer, NAMESPACES, PODS, SERVICES, type ApiClient, type KubeObject, type ResourceType } from '@nodelet/api';
+import { ENDPOINTSLICES, Informer, NAMESPACES, PODS, SERVICES, type ApiClient, type EndpointSlice, type KubeObject, type Namespace, type Pod, type ResourceType, type Service } from '@nodelet/api';
 import { ResponseCache } from './cache.js';
 import { ClusterIndex } from './cluster-index.js';
 import { Forwarder, type Upstream } from './forwarder.js';
@@ -46,12 +46,19 @@ export interface NodeDnsOptions {
   cacheMaxTtlS?: number;
   cacheCapacity?: number;
   random?: () => number;
+  /**
+   * Informers the agent already runs (shared with the service proxy or the pods' service
+   * variables): subscribed to, started if needed, not closed here. Missing ones are created and owned.
+   */
+  informers?: { services?: Informer<Service>; endpointSlices?: Informer<EndpointSlice>; namespaces?: Informer<Namespace>; pods?: Informer<Pod> };
 }
 
 export class NodeDns {
   readonly index: ClusterIndex;
   readonly #store = new DisposableStore();
+  /** Every informer read (for `synced`), and the ones this resolver created and closes. */
   readonly #informers: Array<Informer<KubeObject>> = [];
+  readonly #owned: Array<Informer<KubeObject>> = [];
   #server?: DnsServer;
   #closed?: Promise<void>;
 
@@ -85,15 +92,17 @@ export class NodeDns {
     const log = o.log;
     const index = this.index;
     // 1. Informers into the index.
-    const watch = <T extends KubeObject>(resource: ResourceType<T>, add: (x: T) => void, del: (x: T) => void): void => {
-      const inf = new Informer<T>({ client: o.api, resource, clock, logger: log });
+    const watch = <T extends KubeObject>(resource: ResourceType<T>, shared: Informer<T> | undefined, add: (x: T) => void, del: (x: T) => void): void => {
+      const inf = shared ?? new Informer<T>({ client: o.api, resource, clock, logger: log });
       this.#store.add(inf.on({ onAdd: add, onUpdate: (_old, x) => add(x), onDelete: del }));
       this.#informers.push(inf as unknown as Informer<KubeObject>);
+      if (!shared) this.#owned.push(inf as unknown as Informer<KubeObject>);
     };
-    watch(SERVICES, (s) => index.upsertService(s), (s) => index.deleteService(s));
-    watch(ENDPOINTSLICES, (s) => index.upsertSlice(s), (s) => index.deleteSlice(s));
-    watch(NAMESPACES, (n) => index.upsertNamespace(n), (n) => index.deleteNamespace(n));
-    if (o.podRecords === 'verified') watch(PODS, (p) => index.upsertPod(p), (p) => index.deletePod(p));
+    const shared = o.informers ?? {};
+    watch(SERVICES, shared.services, (s) => index.upsertService(s), (s) => index.deleteService(s));
+    watch(ENDPOINTSLICES, shared.endpointSlices, (s) => index.upsertSlice(s), (s) => index.deleteSlice(s));
+    watch(NAMESPACES, shared.namespaces, (n) => index.upsertNamespace(n), (n) => index.deleteNamespace(n));
+    if (o.podRecords === 'verified') watch(PODS, shared.pods, (p) => index.upsertPod(p), (p) => index.deletePod(p));
     index.setSynced(() => this.#informers.every((i) => i.hasSynced()));
     for (const inf of this.#informers) inf.start();
 
@@ -129,12 +138,12 @@ export class NodeDns {
     log.info({ address: serverLabel, zone: o.clusterDomain }, 'Cluster DNS resolver listening');
   }
 
-  /** Closes the sockets, then the informers. Idempotent. */
+  /** Closes the sockets, then its own informers (shared ones only lose its handlers). Idempotent. */
   close(): Promise<void> {
     this.#closed ??= (async () => {
       await this.#server?.close();
       this.#store.dispose();
-      await Promise.all(this.#informers.map((i) => i.close()));
+      await Promise.all(this.#owned.map((i) => i.close()));
     })();
     return this.#closed;
   }

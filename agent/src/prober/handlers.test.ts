@@ -41,6 +41,84 @@ test('httpGet: timeoutSeconds bounds a server that never answers', async (t) => 
   assert.ok(Date.now() - started < 3000);
 });
 
+/** A server that answers through `respond`; closed after the test. */
+async function serve(t: import('node:test').TestContext, onSocket: (s: net.Socket) => void): Promise<number> {
+  const sockets = new Set<net.Socket>();
+  const srv = net.createServer((s) => {
+    sockets.add(s);
+    s.on('error', () => undefined);
+    s.on('close', () => sockets.delete(s));
+    onSocket(s);
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  t.after(() => {
+    for (const s of sockets) s.destroy();
+    srv.close();
+  });
+  return (srv.address() as AddressInfo).port;
+}
+
+/** Writes `text` one byte every `everyMs`, forever (the socket's close stops it). */
+function trickle(s: net.Socket, text: string, everyMs: number): void {
+  let i = 0;
+  const timer = setInterval(() => {
+    if (s.destroyed) return clearInterval(timer);
+    s.write(text[i % text.length]!);
+    i++;
+  }, everyMs);
+  s.on('close', () => clearInterval(timer));
+}
+
+test('httpGet: timeoutSeconds bounds the whole probe, not the gap between bytes', async (t) => {
+  // Status line and headers a byte every 200 ms: never idle for a second, never complete.
+  const headersPort = await serve(t, (s) => trickle(s, 'HTTP/1.1 200 OK\r\nX-Slow: ' + 'y'.repeat(1000), 200));
+  // A prompt 200, then a body trickled a byte every 200 ms.
+  const bodyPort = await serve(t, (s) => {
+    s.write('HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n');
+    trickle(s, 'z', 200);
+  });
+  for (const [port, during] of [[headersPort, 'awaiting headers'], [bodyPort, 'reading body']] as const) {
+    const started = Date.now();
+    const r = await runProbe({ httpGet: { port }, timeoutSeconds: 1 }, { container, containerId: 'x', podIP: '127.0.0.1' }, noExec, AbortSignal.timeout(10_000));
+    const elapsed = Date.now() - started;
+    assert.equal(r.outcome, 'failure', during);
+    assert.match(r.output, new RegExp(`context deadline exceeded .*${during}`));
+    assert.ok(elapsed >= 900 && elapsed < 2000, `${during}: failed after ${elapsed} ms`);
+  }
+});
+
+test('httpGet: the status line decides; at most 10 KiB of an endless body is read', async (t) => {
+  const port = await serve(t, (s) => {
+    s.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n');
+    const chunk = `4000\r\n${'b'.repeat(0x4000)}\r\n`;
+    const pump = (): void => {
+      while (!s.destroyed && s.write(chunk));
+      if (!s.destroyed) s.once('drain', pump);
+    };
+    pump();
+  });
+  const failing = await serve(t, (s) => {
+    s.write('HTTP/1.1 503 Service Unavailable\r\nContent-Length: 100000\r\n\r\n');
+    trickle(s, 'z', 200);
+  });
+  const target = { container, containerId: 'x', podIP: '127.0.0.1' };
+  const started = Date.now();
+  const ok = await runProbe({ httpGet: { port }, timeoutSeconds: 5 }, target, noExec, AbortSignal.timeout(10_000));
+  assert.equal(ok.outcome, 'success');
+  assert.equal(ok.output.length, 10 * 1024);
+  const bad = await runProbe({ httpGet: { port: failing }, timeoutSeconds: 5 }, target, noExec, AbortSignal.timeout(10_000));
+  assert.deepEqual(bad, { outcome: 'failure', output: 'HTTP probe failed with statuscode: 503' });
+  assert.ok(Date.now() - started < 2000, 'the probes waited for the body');
+});
+
+test('httpGet: shutdown rejects with AbortError instead of recording a failure', async (t) => {
+  const port = await serve(t, () => undefined);
+  const ac = new AbortController();
+  const p = runProbe({ httpGet: { port }, timeoutSeconds: 5 }, { container, containerId: 'x', podIP: '127.0.0.1' }, noExec, ac.signal);
+  setTimeout(() => ac.abort(), 50);
+  await assert.rejects(p, { name: 'AbortError' });
+});
+
 test('tcpSocket: an open port succeeds, a closed port fails', async () => {
   const srv = net.createServer((s) => s.destroy());
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));

@@ -6,7 +6,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
-import { describeError, isAbortError } from '@nodelet/base';
+import { describeError, isAbortError, linkAbort } from '@nodelet/base';
 import type { Container, HTTPGetAction, Probe } from '@nodelet/api';
 
 export type ProbeType = 'liveness' | 'readiness' | 'startup';
@@ -59,32 +59,64 @@ export async function runProbe(probe: Probe, t: ProbeTarget, exec: ExecRunner, s
   }
 }
 
-function httpProbe(a: HTTPGetAction, t: ProbeTarget, timeoutMs: number, signal: AbortSignal): Promise<ProbeResult> {
+/** Most of a response body kept for the probe's output (kubelet's maxRespBodyLength). */
+const MAX_BODY_BYTES = 10 * 1024;
+
+/**
+ * GET with `timeoutS` over the whole exchange (connect, status line and headers, body), like
+ * kubelet's `http.Client.Timeout`: a server that trickles bytes fails when the time is up, not
+ * when it pauses. The status line decides; of a 2xx/3xx body at most MAX_BODY_BYTES are read
+ * for the output, then the connection is dropped. Shutdown (`signal`) rejects with AbortError.
+ */
+async function httpProbe(a: HTTPGetAction, t: ProbeTarget, timeoutMs: number, signal: AbortSignal): Promise<ProbeResult> {
   const host = a.host || t.podIP;
-  if (!host) return Promise.resolve({ outcome: 'failure', output: 'pod has no IP yet' });
+  if (!host) return { outcome: 'failure', output: 'pod has no IP yet' };
   const port = resolvePort(a.port, t.container);
   const path = a.path || '/';
   const scheme = (a.scheme ?? 'HTTP').toLowerCase();
   const headers: Record<string, string> = { 'User-Agent': 'kube-probe/1.32', Accept: '*/*' };
   for (const h of a.httpHeaders ?? []) headers[h.name] = h.value;
   const url = `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}${path.startsWith('/') ? path : `/${path}`}`;
-  return new Promise((resolve) => {
-    const mod = scheme === 'https' ? https : http;
-    // kubelet skips TLS verification for https probes.
-    const req = mod.get(url, { headers, signal, timeout: timeoutMs, rejectUnauthorized: false, agent: false }, (res) => {
-      const code = res.statusCode ?? 0;
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => { if (body.length < 10 * 1024) body += d; });
-      res.on('end', () => {
-        if (code >= 200 && code < 400) resolve({ outcome: 'success', output: body });
-        else resolve({ outcome: 'failure', output: `HTTP probe failed with statuscode: ${code}` });
+  const deadline = linkAbort(signal, timeoutMs);
+  try {
+    return await new Promise<ProbeResult>((resolve, reject) => {
+      let phase: 'headers' | 'body' = 'headers';
+      const fail = (err: Error): void => {
+        if (signal.aborted) reject(signal.reason instanceof Error ? signal.reason : err);
+        else if (deadline.signal.aborted) {
+          const during = phase === 'headers' ? 'Client.Timeout exceeded while awaiting headers' : 'Client.Timeout or context cancellation while reading body';
+          resolve({ outcome: 'failure', output: `Get "${url}": context deadline exceeded (${during})` });
+        } else resolve({ outcome: 'failure', output: err.message.startsWith('Get "') ? err.message : `Get "${url}": ${err.message}` });
+      };
+      const mod = scheme === 'https' ? https : http;
+      // kubelet skips TLS verification for https probes.
+      const req = mod.get(url, { headers, signal: deadline.signal, rejectUnauthorized: false, agent: false }, (res) => {
+        phase = 'body';
+        const code = res.statusCode ?? 0;
+        if (code < 200 || code >= 400) {
+          res.destroy();
+          resolve({ outcome: 'failure', output: `HTTP probe failed with statuscode: ${code}` });
+          return;
+        }
+        const chunks: Buffer[] = [];
+        let size = 0;
+        const done = (): void => {
+          res.destroy();
+          resolve({ outcome: 'success', output: Buffer.concat(chunks).subarray(0, MAX_BODY_BYTES).toString('utf8') });
+        };
+        res.on('data', (d: Buffer) => {
+          chunks.push(d);
+          size += d.length;
+          if (size >= MAX_BODY_BYTES) done();
+        });
+        res.on('end', done);
+        res.on('error', fail);
       });
-      res.on('error', (err) => resolve({ outcome: 'failure', output: describeError(err) }));
+      req.on('error', fail);
     });
-    req.on('timeout', () => req.destroy(new Error(`Get "${url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`)));
-    req.on('error', (err) => resolve({ outcome: 'failure', output: err.message.startsWith('Get "') ? err.message : `Get "${url}": ${err.message}` }));
-  });
+  } finally {
+    deadline.dispose();
+  }
 }
 
 function tcpProbe(host: string, port: number, timeoutMs: number, signal: AbortSignal): Promise<ProbeResult> {

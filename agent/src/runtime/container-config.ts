@@ -52,11 +52,21 @@ export function podDir(rootDir: string, uid: string): string {
 }
 
 /**
- * Host directory of a volume that the agent materialises (emptyDir, configMap, secret).
+ * Host directory of a volume that the agent materialises (emptyDir, configMap, secret, projected, downwardAPI).
  * Throws ERR_INVALID_ARGUMENT for a volume name that is not a DNS-1123 label.
  */
 export function volumeDir(rootDir: string, uid: string, volume: Volume): string | undefined {
-  const plugin = volume.emptyDir ? 'kubernetes.io~empty-dir' : volume.configMap ? 'kubernetes.io~configmap' : volume.secret ? 'kubernetes.io~secret' : undefined;
+  const plugin = volume.emptyDir
+    ? 'kubernetes.io~empty-dir'
+    : volume.configMap
+      ? 'kubernetes.io~configmap'
+      : volume.secret
+        ? 'kubernetes.io~secret'
+        : volume.projected
+          ? 'kubernetes.io~projected'
+          : volume.downwardAPI
+            ? 'kubernetes.io~downward-api'
+            : undefined;
   if (!plugin) return undefined;
   if (typeof volume.name !== 'string' || !isDns1123Label(volume.name)) {
     throw new AgentError('ERR_INVALID_ARGUMENT', `volume name ${JSON.stringify(volume.name)} is not a DNS-1123 label`);
@@ -170,7 +180,7 @@ function mountsFor({ pod, container, paths, subPaths }: ContainerConfigInput): M
       hostPath: host,
       // configMap and secret volumes are read-only whatever the pod asks (CVE-2017-1002102): a
       // container must not plant files the agent's writer would then follow.
-      readonly: vm.readOnly === true || !!(v.configMap || v.secret),
+      readonly: vm.readOnly === true || !!(v.configMap || v.secret || v.projected || v.downwardAPI),
       propagation: vm.mountPropagation === 'Bidirectional' ? 'PROPAGATION_BIDIRECTIONAL' : vm.mountPropagation === 'HostToContainer' ? 'PROPAGATION_HOST_TO_CONTAINER' : 'PROPAGATION_PRIVATE',
     });
   });

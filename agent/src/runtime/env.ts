@@ -81,7 +81,7 @@ function fieldRefValue(pod: Pod, facts: RuntimeFacts, path: string): string {
   }
 }
 
-function resourceFieldValue(pod: Pod, container: Container, res: { containerName?: string; resource: string; divisor?: string }): string {
+export function resourceFieldValue(pod: Pod, container: Container, res: { containerName?: string; resource: string; divisor?: string }): string {
   const c = res.containerName ? pod.spec?.containers.find((x) => x.name === res.containerName) ?? container : container;
   const [kind, name] = res.resource.split('.') as ['limits' | 'requests', string];
   const q = c.resources?.[kind]?.[name];
@@ -91,8 +91,19 @@ function resourceFieldValue(pod: Pod, container: Container, res: { containerName
   return String(Math.ceil(parseQuantity(q) / divisor));
 }
 
-/** Resolves a container's environment. Throws ERR_FAILED_PRECONDITION (CreateContainerConfigError). */
-export async function resolveEnv(pod: Pod, container: Container, facts: RuntimeFacts, reader: EnvSourceReader, signal: AbortSignal): Promise<EnvVarValue[]> {
+/**
+ * Resolves a container's environment, kubelet's way: envFrom, then env in order (`$(VAR)` may
+ * name an earlier variable or a service variable), then the service variables the container
+ * did not define itself. Throws ERR_FAILED_PRECONDITION (CreateContainerConfigError).
+ */
+export async function resolveEnv(
+  pod: Pod,
+  container: Container,
+  facts: RuntimeFacts,
+  reader: EnvSourceReader,
+  signal: AbortSignal,
+  serviceEnv: ReadonlyMap<string, string> = new Map(),
+): Promise<EnvVarValue[]> {
   const ns = pod.metadata.namespace ?? 'default';
   const vars = new Map<string, string>();
   const order: string[] = [];
@@ -113,7 +124,7 @@ export async function resolveEnv(pod: Pod, container: Container, facts: RuntimeF
   }
   for (const e of container.env ?? []) {
     let value = '';
-    if (e.value !== undefined) value = expandVars(e.value, vars);
+    if (e.value !== undefined) value = expandVars(e.value, new Map([...serviceEnv, ...vars]));
     else if (e.valueFrom?.fieldRef) value = fieldRefValue(pod, facts, e.valueFrom.fieldRef.fieldPath);
     else if (e.valueFrom?.resourceFieldRef) value = resourceFieldValue(pod, container, e.valueFrom.resourceFieldRef);
     else if (e.valueFrom?.configMapKeyRef || e.valueFrom?.secretKeyRef) {
@@ -129,5 +140,6 @@ export async function resolveEnv(pod: Pod, container: Container, facts: RuntimeF
     }
     set(e.name, value);
   }
-  return order.map((key) => ({ key, value: vars.get(key)! }));
+  const own = order.map((key) => ({ key, value: vars.get(key)! }));
+  return [...own, ...[...serviceEnv].filter(([k]) => !vars.has(k)).map(([key, value]) => ({ key, value }))];
 }

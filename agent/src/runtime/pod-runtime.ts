@@ -7,7 +7,7 @@
  * The only importer of CRI in the pod lifecycle (STYLE.md §2).
  */
 import { AgentError, describeError, hasCode, isAbortError, type Clock, type Logger } from '@nodelet/base';
-import type { Container, Pod } from '@nodelet/api';
+import type { Container, Pod, Service } from '@nodelet/api';
 import type { PodSandboxConfig, RuntimeService } from './cri.js';
 import { buildContainerConfig, buildSandboxConfig, isSafePodUid, podLogDir, type PodPaths } from './container-config.js';
 import { resolveEnv, type EnvSourceReader } from './env.js';
@@ -19,12 +19,21 @@ import { RestartBackoff } from './restart-backoff.js';
 import { hostMounter, type Mounter } from './mount.js';
 import { prepareContainerSubPaths } from './subpath.js';
 import { podPathProblems, preparePodVolumes, removePodDir, type VolumeContext, type VolumeSourceReader } from './volumes.js';
+import type { TokenSource } from './token-manager.js';
+import { serviceEnvVars } from './service-env.js';
 import { rm } from 'node:fs/promises';
 import type { StartFailure } from '../status/pod-status.js';
 
 export type EventType = 'Normal' | 'Warning';
 
 /** Where pod events go (the event recorder). Never throws, never blocks. */
+/** What the service environment variables are made from. `synced` false: not listed yet. */
+export interface ServiceSource {
+  readonly synced: boolean;
+  inNamespace(namespace: string): Service[];
+  get(namespace: string, name: string): Service | undefined;
+}
+
 export interface PodEventSink {
   event(pod: Pod, type: EventType, reason: string, message: string, fieldPath?: string): void;
 }
@@ -37,6 +46,10 @@ export interface PodRuntimeOptions {
   volumeSources?: VolumeSourceReader;
   /** tmpfs and subPath bind mounts; defaults to the node's mount(8). */
   mounter?: Mounter;
+  /** Service-account tokens for projected volumes (token-manager.ts). */
+  tokens?: TokenSource;
+  /** Services for the pods' service environment variables (source/service-lister.ts). */
+  services?: ServiceSource;
   events: PodEventSink;
   clock: Clock;
   log: Logger;
@@ -84,7 +97,16 @@ export class PodRuntime {
   constructor(o: PodRuntimeOptions) {
     this.#o = o;
     this.#restarts = new RestartBackoff({ clock: o.clock, initialMs: o.crashLoopInitialMs, maxMs: o.crashLoopMaxMs });
-    this.#volumes = { rootDir: o.paths.rootDir, reader: o.volumeSources ?? utf8Reader(o.env), mounter: o.mounter ?? hostMounter };
+    this.#volumes = { rootDir: o.paths.rootDir, reader: o.volumeSources ?? utf8Reader(o.env), mounter: o.mounter ?? hostMounter, ...(o.tokens ? { tokens: o.tokens } : {}) };
+  }
+
+  /** The pod's service variables; like kubelet, no container starts before Services were listed once. */
+  #serviceEnv(pod: Pod): Map<string, string> {
+    const src = this.#o.services;
+    if (!src) return new Map();
+    if (!src.synced) throw new AgentError('ERR_UNAVAILABLE', 'services have not yet been read at least once, cannot construct envvars', { retryable: true });
+    const ns = pod.metadata.namespace ?? 'default';
+    return serviceEnvVars({ namespace: ns, enableServiceLinks: pod.spec?.enableServiceLinks ?? true, services: src.inNamespace(ns), master: src.get('default', 'kubernetes') });
   }
 
   /** The last start failure per container name of a pod (for the status). */
@@ -229,7 +251,7 @@ export class PodRuntime {
 
     let config;
     try {
-      const env = await resolveEnv(pod, c, { podIPs: ctx.podIPs, hostIP: this.#o.hostIP(), nodeName: this.#o.nodeName }, this.#o.env, signal);
+      const env = await resolveEnv(pod, c, { podIPs: ctx.podIPs, hostIP: this.#o.hostIP(), nodeName: this.#o.nodeName }, this.#o.env, signal, this.#serviceEnv(pod));
       // Verified and bind-mounted now, right before CreateContainer (subpath.ts).
       const subPaths = await prepareContainerSubPaths(pod, c, env, this.#o.paths.rootDir, this.#volumes.mounter, signal);
       config = buildContainerConfig({ pod, container: c, type, restartCount, imageRef, env, paths: this.#o.paths, nodeMemoryBytes: this.#o.nodeMemoryBytes, subPaths });
@@ -321,6 +343,7 @@ export class PodRuntime {
     if (isSafePodUid(pod.metadata.uid)) {
       // Unmounting gets its own deadline: half-unmounted volumes would keep the directory.
       await removePodDir(this.#o.paths.rootDir, pod.metadata.uid, this.#volumes.mounter, AbortSignal.timeout(CLEANUP_MS));
+      this.#o.tokens?.forget(pod.metadata.uid);
       const { name, namespace } = pod.metadata;
       const element = `${namespace}_${name}_${pod.metadata.uid}`;
       if (name && namespace && !element.includes('/')) await rm(podLogDir(pod, this.#o.paths.podLogsDir), { recursive: true, force: true });

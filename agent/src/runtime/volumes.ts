@@ -5,6 +5,9 @@
  *   <root-dir>/pods/<uid>/volumes/kubernetes.io~empty-dir/<name>    directory 0777 (own tmpfs for medium: Memory)
  *   <root-dir>/pods/<uid>/volumes/kubernetes.io~configmap/<name>    atomic-writer.ts layout, on disk
  *   <root-dir>/pods/<uid>/volumes/kubernetes.io~secret/<name>       atomic-writer.ts layout, on its own tmpfs
+ *   <root-dir>/pods/<uid>/volumes/kubernetes.io~projected/<name>    secrets, configmaps, downward API and
+ *                                                                   service-account tokens (token-manager.ts), on tmpfs
+ *   <root-dir>/pods/<uid>/volumes/kubernetes.io~downward-api/<name> the pod's own metadata and resources
  *   <root-dir>/pods/<uid>/volume-subpaths/<volume>/<container>/<i>  subPath bind mounts (subpath.ts)
  *
  * hostPath is mounted as given. Every name joined into these paths is checked first with the API
@@ -16,11 +19,13 @@
 import { chmod, mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AgentError, describeError } from '@nodelet/base';
-import { dns1123LabelProblem, invalidValue, validatePodVolumes, type KeyToPath, type Pod, type Volume } from '@nodelet/api';
+import { dns1123LabelProblem, invalidValue, validatePodVolumes, type DownwardAPIVolumeFile, type KeyToPath, type Pod, type Volume } from '@nodelet/api';
 import { parseQuantity } from '../util/quantity.js';
 import { writeAtomically, type FileProjection } from './atomic-writer.js';
 import { isSafePodUid, podDir, volumeDir } from './container-config.js';
 import { unmountAllUnder, type Mounter } from './mount.js';
+import { resourceFieldValue } from './env.js';
+import type { TokenSource } from './token-manager.js';
 
 /** ConfigMap/Secret contents as bytes (binaryData and Secret data stay binary). Undefined when absent. */
 export interface VolumeSourceReader {
@@ -32,6 +37,8 @@ export interface VolumeContext {
   rootDir: string;
   reader: VolumeSourceReader;
   mounter: Mounter;
+  /** Service-account tokens for projected volumes (none: a projected token source fails). */
+  tokens?: TokenSource;
   /** Names the atomic writer's version directories. */
   now?: () => Date;
 }
@@ -101,6 +108,57 @@ async function prepareKeyed(pod: Pod, v: Volume, dir: string, ctx: VolumeContext
   await writeAtomically(dir, payload, { fsGroup: pod.spec?.securityContext?.fsGroup, now: ctx.now });
 }
 
+/** The downward API's file contents (fieldRef / resourceFieldRef, the subset volumes allow). */
+function downwardValue(pod: Pod, item: DownwardAPIVolumeFile): string {
+  if (item.resourceFieldRef) {
+    const c = pod.spec?.containers.find((x) => x.name === item.resourceFieldRef!.containerName) ?? pod.spec?.containers[0];
+    if (!c) throw new AgentError('ERR_FAILED_PRECONDITION', `resourceFieldRef of "${item.path}" names no container`);
+    return resourceFieldValue(pod, c, { ...item.resourceFieldRef, divisor: item.resourceFieldRef.divisor });
+  }
+  const path = item.fieldRef?.fieldPath ?? '';
+  // kubelet's fieldpath.FormatMap: sorted key="value" lines.
+  const formatMap = (m: Record<string, string> | undefined): string =>
+    Object.keys(m ?? {}).sort().map((k) => `${k}=${JSON.stringify(m![k])}`).join('\n');
+  const one = /^metadata\.(labels|annotations)\['(.+)'\]$/.exec(path);
+  if (one) return (one[1] === 'labels' ? pod.metadata.labels : pod.metadata.annotations)?.[one[2]!] ?? '';
+  switch (path) {
+    case 'metadata.name': return pod.metadata.name ?? '';
+    case 'metadata.namespace': return pod.metadata.namespace ?? '';
+    case 'metadata.uid': return pod.metadata.uid ?? '';
+    case 'metadata.labels': return formatMap(pod.metadata.labels);
+    case 'metadata.annotations': return formatMap(pod.metadata.annotations);
+    default: throw new AgentError('ERR_FAILED_PRECONDITION', `unsupported downward API fieldPath "${path}" in a volume`);
+  }
+}
+
+function addDownward(out: Map<string, FileProjection>, pod: Pod, items: DownwardAPIVolumeFile[] | undefined, mode: number): void {
+  for (const item of items ?? []) out.set(item.path, { data: Buffer.from(downwardValue(pod, item)), mode: item.mode ?? mode });
+}
+
+/** A projected volume's files from all its sources (later sources win on a path clash, as kubelet). */
+async function projectedPayload(pod: Pod, v: Volume, ctx: VolumeContext, signal: AbortSignal): Promise<Map<string, FileProjection>> {
+  const ns = pod.metadata.namespace ?? 'default';
+  const mode = v.projected?.defaultMode ?? DEFAULT_MODE;
+  const out = new Map<string, FileProjection>();
+  for (const src of v.projected?.sources ?? []) {
+    if (src.secret || src.configMap) {
+      const isSecret = !!src.secret;
+      const ref = (src.secret ?? src.configMap)!;
+      const data = isSecret ? await ctx.reader.secret(ns, ref.name ?? '', signal) : await ctx.reader.configMap(ns, ref.name ?? '', signal);
+      if (!data && !ref.optional) throw new AgentError('ERR_FAILED_PRECONDITION', `${isSecret ? 'secret' : 'configmap'} "${ref.name ?? ''}" not found (volume "${v.name}")`);
+      for (const [p, f] of payloadOf(isSecret ? 'secret' : 'configmap', data ?? {}, { ...ref, defaultMode: mode })) out.set(p, f);
+    } else if (src.downwardAPI) {
+      addDownward(out, pod, src.downwardAPI.items, mode);
+    } else if (src.serviceAccountToken) {
+      if (!ctx.tokens) throw new AgentError('ERR_FAILED_PRECONDITION', `volume "${v.name}": no service-account token source configured`);
+      const t = src.serviceAccountToken;
+      const token = await ctx.tokens.podToken(pod, { audience: t.audience, expirationSeconds: t.expirationSeconds ?? 3600 }, signal);
+      out.set(t.path, { data: Buffer.from(token), mode });
+    }
+  }
+  return out;
+}
+
 /**
  * Creates or refreshes every volume of the pod. Idempotent; called on every sync, so a
  * ConfigMap/Secret edit (a key added, changed or removed) reaches the files. Throws
@@ -119,6 +177,15 @@ export async function preparePodVolumes(pod: Pod, ctx: VolumeContext, signal: Ab
       await ensureTmpfs(ctx, dir, ['mode=0777', ...size], signal);
     } else if (v.emptyDir) {
       await ensureDir(dir, EMPTY_DIR_MODE);
+    } else if (v.projected) {
+      // May hold secrets and tokens: on tmpfs before anything is written, like a secret volume.
+      await ensureTmpfs(ctx, dir, ['mode=0755'], signal);
+      await writeAtomically(dir, await projectedPayload(pod, v, ctx, signal), { fsGroup: pod.spec?.securityContext?.fsGroup, now: ctx.now });
+    } else if (v.downwardAPI) {
+      await ensureDir(dir, KEYED_DIR_MODE);
+      const files = new Map<string, FileProjection>();
+      addDownward(files, pod, v.downwardAPI.items, v.downwardAPI.defaultMode ?? DEFAULT_MODE);
+      await writeAtomically(dir, files, { fsGroup: pod.spec?.securityContext?.fsGroup, now: ctx.now });
     } else {
       await prepareKeyed(pod, v, dir, ctx, signal);
     }

@@ -10,6 +10,10 @@
  *
  * and the unauthenticated `127.0.0.1:10248/healthz`. The API server reaches /containerLogs and
  * /exec through its pods/log and pods/exec proxy, so `kubectl logs|exec` work.
+ *
+ * Normal errors are text (as kubelet's); a malformed request — an unparsable target, bad
+ * percent-encoding, a bad WebSocket handshake, anything the HTTP parser rejects — gets a 4xx
+ * Kubernetes `Status`, and nothing a client sends may take the process down.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -17,13 +21,15 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { readFile } from 'node:fs/promises';
 import { WebSocketServer } from 'ws';
-import { describeError, type Logger } from '@nodelet/base';
-import type { Pod } from '@nodelet/api';
+import { AgentError, describeError, hasCode, type Logger } from '@nodelet/base';
+import { decodePathSegments, DEFAULT_EDGE_LIMITS, edgeServerOptions, failureStatus, hardenHttpServer, parseRequestTarget, writeRawStatus, type Pod, type Status } from '@nodelet/api';
 import { followCriLog, formatCriLogEntry, readCriLog } from '@nodelet/cri-client';
 import type { RuntimeService } from '../runtime/cri.js';
 import type { NodeApiAuthenticator } from './authn.js';
 import type { NodeApiAuthorizer } from './authz.js';
+import { waitForDrain } from './drain.js';
 import { bridgeExec, EXEC_PROTOCOLS } from './exec-bridge.js';
+import { checkExecUpgrade } from './upgrade-check.js';
 import type { ServingCert } from './serving-cert.js';
 
 export interface ContainerRef {
@@ -61,14 +67,27 @@ export interface NodeApiServer {
   close(): Promise<void>;
 }
 
+const MAX_EXEC_FRAME_BYTES = 4 * 1024 * 1024;
+
 function send(res: http.ServerResponse, code: number, body: string, type = 'text/plain; charset=utf-8'): void {
   if (res.headersSent) return void res.end();
   res.writeHead(code, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body) });
   res.end(body);
 }
 
+/** A request the node API cannot even route (ERR_INVALID_ARGUMENT): answered 400 with a Status. */
+const badRequest = (err: unknown): Status => failureStatus(400, 'BadRequest', (err as Error).message);
+
+function parseTarget(req: http.IncomingMessage): URL {
+  const url = parseRequestTarget(req.url);
+  if (!url) throw new AgentError('ERR_INVALID_ARGUMENT', 'malformed request target');
+  return url;
+}
+
 function parts(pathname: string): string[] {
-  return pathname.split('/').filter(Boolean).map(decodeURIComponent);
+  const segs = decodePathSegments(pathname);
+  if (!segs) throw new AgentError('ERR_INVALID_ARGUMENT', 'malformed percent-encoding in path');
+  return segs;
 }
 
 async function serveLogs(o: NodeApiOptions, url: URL, res: http.ServerResponse, req: http.IncomingMessage): Promise<void> {
@@ -100,7 +119,7 @@ async function serveLogs(o: NodeApiOptions, url: URL, res: http.ServerResponse, 
         break;
       }
       written += Buffer.byteLength(line);
-      if (!res.write(line)) await new Promise((r) => res.once('drain', r));
+      if (!res.write(line)) await waitForDrain(res, ac.signal);
     }
   } catch (err) {
     if (!ac.signal.aborted && (err as NodeJS.ErrnoException).code !== 'ENOENT') o.log.warn({ err: describeError(err) }, 'Container log read failed');
@@ -112,10 +131,12 @@ export async function startNodeApi(o: NodeApiOptions): Promise<NodeApiServer> {
   const ca = o.clientCAFile ? await readFile(o.clientCAFile, 'utf8') : undefined;
   const wss = new WebSocketServer({
     noServer: true,
+    // stdin frames are small (kubectl sends at most 32 KiB); ws would accept 100 MiB.
+    maxPayload: MAX_EXEC_FRAME_BYTES,
     handleProtocols: (offered) => EXEC_PROTOCOLS.find((p) => offered.has(p)) ?? false,
   });
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
-    const url = new URL(req.url ?? '/', 'https://node');
+    const url = parseTarget(req);
     const auth = await o.authn.authenticate(req);
     if (!auth.ok) return send(res, 401, `Unauthorized: ${auth.reason}\n`);
     const decision = await o.authz.authorize(auth.user ?? '', auth.groups ?? [], req.method ?? 'GET', url.pathname);
@@ -133,43 +154,59 @@ export async function startNodeApi(o: NodeApiOptions): Promise<NodeApiServer> {
     if (url.pathname.startsWith('/exec/')) return send(res, 400, 'exec needs a WebSocket upgrade (v5.channel.k8s.io or v4.channel.k8s.io)\n');
     return send(res, 404, 'not found\n');
   };
-  const server = https.createServer({ cert: o.cert.cert, key: o.cert.key, ...(ca ? { ca, requestCert: true, rejectUnauthorized: false } : {}) }, (req, res) => {
-    handle(req, res).catch((err: unknown) => {
-      o.log.warn({ err: describeError(err), path: req.url?.split('?')[0] }, 'Node API request failed');
-      send(res, 500, `${describeError(err)}\n`);
+  // Whatever `ws` still refuses after checkExecUpgrade gets a Status too.
+  wss.on('wsClientError', (err: Error, socket: Duplex) => writeRawStatus(socket, failureStatus(400, 'BadRequest', err.message)));
+  const server = https.createServer(
+    { cert: o.cert.cert, key: o.cert.key, ...(ca ? { ca, requestCert: true, rejectUnauthorized: false } : {}), ...edgeServerOptions(DEFAULT_EDGE_LIMITS) },
+    (req, res) => {
+      res.on('error', () => undefined); // a client that went away; nothing left to tell it
+      handle(req, res).catch((err: unknown) => {
+        if (hasCode(err, 'ERR_INVALID_ARGUMENT')) return send(res, 400, JSON.stringify(badRequest(err)), 'application/json');
+        o.log.warn({ err: describeError(err), path: req.url?.split('?')[0] }, 'Node API request failed');
+        if (res.headersSent) res.destroy();
+        else send(res, 500, `${describeError(err)}\n`);
+      });
+    },
+  );
+  hardenHttpServer(server);
+  const upgrade = async (req: http.IncomingMessage, socket: Duplex, head: Buffer): Promise<void> => {
+    const url = parseTarget(req);
+    const auth = await o.authn.authenticate(req);
+    if (!auth.ok) return writeRawStatus(socket, failureStatus(401, 'Unauthorized', `Unauthorized: ${auth.reason ?? 'no credentials'}`));
+    const decision = await o.authz.authorize(auth.user ?? '', auth.groups ?? [], req.method ?? 'GET', url.pathname);
+    if (!decision.allowed) {
+      // kubelet's plain-text denial, as on the non-upgrade path.
+      const body = `${decision.message}\n`;
+      socket.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      return;
+    }
+    const [kind, ns, pod, container] = parts(url.pathname);
+    if (kind !== 'exec' || !ns || !pod || !container) return writeRawStatus(socket, failureStatus(404, 'NotFound', 'only /exec/<namespace>/<pod>/<container> can be upgraded'));
+    const bad = checkExecUpgrade(req);
+    if (bad) return writeRawStatus(socket, bad);
+    const ref = o.backend.findContainer(ns, pod, container, false);
+    if (!ref || !ref.running) return writeRawStatus(socket, failureStatus(404, 'NotFound', `container "${container}" in pod "${ns}/${pod}" is not running`));
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      bridgeExec({ client: ws, runtime: o.backend.runtime, containerId: ref.id, query: url.searchParams, log: o.log }).catch((err: unknown) => {
+        o.log.warn({ err: describeError(err) }, 'Exec bridge failed');
+      });
+    });
+  };
+  server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    // Node drops its own error listener from an upgraded socket: a reset while we authenticate
+    // would otherwise be an uncaught 'error' event.
+    socket.on('error', () => socket.destroy());
+    upgrade(req, socket, head).catch((err: unknown) => {
+      if (hasCode(err, 'ERR_INVALID_ARGUMENT')) return writeRawStatus(socket, badRequest(err));
+      o.log.warn({ err: describeError(err), path: req.url?.split('?')[0] }, 'Node API upgrade failed');
+      writeRawStatus(socket, failureStatus(500, 'InternalError', describeError(err)));
     });
   });
-  server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
-    void (async () => {
-      const url = new URL(req.url ?? '/', 'https://node');
-      const auth = await o.authn.authenticate(req);
-      if (!auth.ok) {
-        socket.end('HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n');
-        return;
-      }
-      const decision = await o.authz.authorize(auth.user ?? '', auth.groups ?? [], req.method ?? 'GET', url.pathname);
-      if (!decision.allowed) {
-        const body = `${decision.message}\n`;
-        socket.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
-        return;
-      }
-      const [kind, ns, pod, container] = parts(url.pathname);
-      const ref = kind === 'exec' && ns && pod && container ? o.backend.findContainer(ns, pod, container, false) : undefined;
-      if (!ref || !ref.running) {
-        socket.end(`HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n`);
-        return;
-      }
-      wss.handleUpgrade(req, socket, head, (ws) => {
-        bridgeExec({ client: ws, runtime: o.backend.runtime, containerId: ref.id, query: url.searchParams, log: o.log }).catch((err: unknown) => {
-          o.log.warn({ err: describeError(err) }, 'Exec bridge failed');
-        });
-      });
-    })();
-  });
-  const healthz = http.createServer((req, res) => {
+  const healthz = http.createServer(edgeServerOptions(DEFAULT_EDGE_LIMITS), (req, res) => {
     if (req.url === '/healthz') return send(res, o.backend.healthy() ? 200 : 500, o.backend.healthy() ? 'ok' : 'unhealthy');
     send(res, 404, 'not found\n');
   });
+  hardenHttpServer(healthz);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(o.port, o.address, () => resolve());

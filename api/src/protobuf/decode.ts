@@ -30,6 +30,7 @@ const MESSAGE_BY_GVK: Readonly<Record<string, string>> = {
   'authorization.k8s.io/v1/SubjectAccessReview': 'k8s.io.api.authorization.v1.SubjectAccessReview',
   'authorization.k8s.io/v1/LocalSubjectAccessReview': 'k8s.io.api.authorization.v1.LocalSubjectAccessReview',
   'authentication.k8s.io/v1/SelfSubjectReview': 'k8s.io.api.authentication.v1.SelfSubjectReview',
+  'authentication.k8s.io/v1/TokenRequest': 'k8s.io.api.authentication.v1.TokenRequest',
   'rbac.authorization.k8s.io/v1/Role': 'k8s.io.api.rbac.v1.Role',
   'rbac.authorization.k8s.io/v1/ClusterRole': 'k8s.io.api.rbac.v1.ClusterRole',
   'rbac.authorization.k8s.io/v1/RoleBinding': 'k8s.io.api.rbac.v1.RoleBinding',

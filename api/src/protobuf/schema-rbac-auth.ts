@@ -1,6 +1,7 @@
 // rbac.authorization.k8s.io/v1 and the review kinds of authorization.k8s.io/v1 and
 // authentication.k8s.io/v1, as kubectl sends them (`kubectl create role|rolebinding|…`,
-// `kubectl auth can-i [--list]`, `kubectl auth reconcile`, `kubectl auth whoami`). Message and
+// `kubectl auth can-i [--list]`, `kubectl auth reconcile`, `kubectl auth whoami`,
+// `kubectl create token`). Message and
 // field names and numbers are upstream's (k8s.io/api rbac/v1, authorization/v1, authentication/v1
 // generated.proto); fields nodelet does not use (selector attributes) are left out and skipped.
 export const RBAC_V1_PROTO = `
@@ -62,4 +63,14 @@ syntax = "proto2";
 package k8s.io.api.authentication.v1;
 
 message SelfSubjectReview { optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1; }
+message BoundObjectReference { optional string kind = 1; optional string apiVersion = 2; optional string name = 3; optional string uid = 4; }
+message TokenRequestSpec {
+  repeated string audiences = 1;
+  optional BoundObjectReference boundObjectRef = 3;
+  optional int64 expirationSeconds = 4;
+}
+message TokenRequest {
+  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional TokenRequestSpec spec = 2;
+}
 `;

@@ -181,11 +181,27 @@ export interface KeyToPath {
   mode?: number;
 }
 
+export interface DownwardAPIVolumeFile {
+  path: string;
+  fieldRef?: { apiVersion?: string; fieldPath: string };
+  resourceFieldRef?: { containerName?: string; resource: string; divisor?: Quantity };
+  mode?: number;
+}
+
+export interface VolumeProjection {
+  secret?: { name?: string; items?: KeyToPath[]; optional?: boolean };
+  configMap?: { name?: string; items?: KeyToPath[]; optional?: boolean };
+  downwardAPI?: { items?: DownwardAPIVolumeFile[] };
+  serviceAccountToken?: { audience?: string; expirationSeconds?: number; path: string };
+}
+
 export interface Volume {
   name: string;
   emptyDir?: { medium?: '' | 'Memory'; sizeLimit?: Quantity };
   configMap?: { name?: string; items?: KeyToPath[]; defaultMode?: number; optional?: boolean };
   secret?: { secretName?: string; items?: KeyToPath[]; defaultMode?: number; optional?: boolean };
+  projected?: { sources?: VolumeProjection[]; defaultMode?: number };
+  downwardAPI?: { items?: DownwardAPIVolumeFile[]; defaultMode?: number };
   hostPath?: {
     path: string;
     type?: '' | 'DirectoryOrCreate' | 'Directory' | 'FileOrCreate' | 'File' | 'Socket' | 'CharDevice' | 'BlockDevice';

@@ -117,3 +117,28 @@ test('local non-reserved paths', () => {
   assert.deepEqual(localNonReservedPathProblems('/..'), ['must be a relative path', "must not contain '..'"]);
   assert.deepEqual(localNonReservedPathProblems('a..b/c..'), []);
 });
+
+test('the kube-api-access projected volume the ServiceAccount admission adds is valid; bad downward items are not', () => {
+  const spec = {
+    containers: [{ name: 'c', image: 'x', volumeMounts: [{ name: 'kube-api-access-abcde', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true }] }],
+    volumes: [{
+      name: 'kube-api-access-abcde',
+      projected: {
+        defaultMode: 420,
+        sources: [
+          { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
+          { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+          { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+        ],
+      },
+    }],
+  };
+  assert.deepEqual(validatePodVolumes(spec, 'spec'), []);
+  const bad = structuredClone(spec);
+  (bad.volumes[0]!.projected.sources[2] as { downwardAPI: { items: unknown[] } }).downwardAPI.items = [{ path: '../ns' }];
+  (bad.volumes[0]!.projected.sources[0] as { serviceAccountToken: { expirationSeconds: number } }).serviceAccountToken.expirationSeconds = 60;
+  const fields = validatePodVolumes(bad, 'spec').map((e) => e.field);
+  assert.ok(fields.includes('spec.volumes[0].projected.sources[2].downwardAPI.items[0].path'), fields.join());
+  assert.ok(fields.includes('spec.volumes[0].projected.sources[2].downwardAPI.items[0]'), fields.join());
+  assert.ok(fields.includes('spec.volumes[0].projected.sources[0].serviceAccountToken.expirationSeconds'), fields.join());
+});

@@ -61,15 +61,41 @@ function validateKeyedSource(src: Obj, field: string, nameField: 'secretName' | 
   return errs;
 }
 
-/** downwardAPI and projected: only their file paths and modes (the agent does not provide them). */
+/** Downward API files: a local path, exactly one of fieldRef and resourceFieldRef, a mode in range. */
+function validateDownwardItems(items: unknown, field: string): FieldError[] {
+  if (items === undefined || items === null) return [];
+  if (!Array.isArray(items)) return [invalidValue(field, items, 'must be a list')];
+  return items.flatMap((item: unknown, i): FieldError[] => {
+    const f = `${field}[${i}]`;
+    if (!isObj(item)) return [invalidValue(f, item, 'must be an object')];
+    const errs: FieldError[] = [];
+    if (typeof item.path !== 'string' || item.path === '') errs.push(required(`${f}.path`));
+    else errs.push(...validateLocalNonReservedPath(item.path, `${f}.path`));
+    const refs = (isObj(item.fieldRef) ? 1 : 0) + (isObj(item.resourceFieldRef) ? 1 : 0);
+    if (refs !== 1) errs.push(invalidValue(f, 'fieldRef/resourceFieldRef', 'fieldRef and resourceFieldRef can not be specified simultaneously, and one of them is required'));
+    errs.push(...validateMode(item.mode, `${f}.mode`));
+    return errs;
+  });
+}
+
+/** downwardAPI and projected volumes: their file paths and modes, and token requests' lifetimes. */
 function validateFileSources(kind: 'downwardAPI' | 'projected', src: Obj, field: string): FieldError[] {
   const errs = validateMode(src.defaultMode, `${field}.defaultMode`);
-  if (kind === 'downwardAPI') return [...errs, ...validateItems(src.items, `${field}.items`)];
+  if (kind === 'downwardAPI') return [...errs, ...validateDownwardItems(src.items, `${field}.items`)];
   const sources = Array.isArray(src.sources) ? src.sources : [];
   sources.forEach((s: unknown, i) => {
     if (!isObj(s)) return;
-    for (const k of ['secret', 'configMap', 'downwardAPI'] as const) {
-      if (isObj(s[k])) errs.push(...validateItems(s[k].items, `${field}.sources[${i}].${k}.items`));
+    const f = `${field}.sources[${i}]`;
+    for (const k of ['secret', 'configMap'] as const) if (isObj(s[k])) errs.push(...validateItems(s[k].items, `${f}.${k}.items`));
+    if (isObj(s.downwardAPI)) errs.push(...validateDownwardItems(s.downwardAPI.items, `${f}.downwardAPI.items`));
+    const t = s.serviceAccountToken;
+    if (isObj(t)) {
+      if (typeof t.path !== 'string' || t.path === '') errs.push(required(`${f}.serviceAccountToken.path`));
+      else errs.push(...validateLocalNonReservedPath(t.path, `${f}.serviceAccountToken.path`));
+      const exp = t.expirationSeconds;
+      if (exp !== undefined && exp !== null && (!Number.isInteger(exp) || (exp as number) < 600)) {
+        errs.push(invalidValue(`${f}.serviceAccountToken.expirationSeconds`, exp, 'may not specify a duration less than 10 minutes'));
+      }
     }
   });
   return errs;

@@ -31,18 +31,23 @@ export interface ServerProcess {
   url: string;
   kubeconfig: string;
   pid: number;
+  /** Everything the process wrote to stdout and stderr so far. */
+  output(): string;
+  /** The exit code or signal once the process has exited, else undefined. */
+  exited(): number | string | undefined;
   stop(): Promise<void>;
 }
 
 /** Starts `nodelet server` (API server only) and resolves on its "Server ready" log line. */
-export async function startServer(o: { dataDir: string; port: number; datastore?: string; timeoutMs?: number }): Promise<ServerProcess> {
+export async function startServer(o: { dataDir: string; port: number; datastore?: string; timeoutMs?: number; args?: string[]; env?: Record<string, string> }): Promise<ServerProcess> {
   const args = [
     '--conditions=source', '--import', 'tsx', join(ROOT, 'bin', 'nodelet'), 'server',
     '--data-dir', o.dataDir, '--bind-address', '127.0.0.1', '--port', String(o.port),
     '--registry-address', '', '--disable-controllers', '--log-level', 'info',
     ...(o.datastore ? ['--datastore-endpoint', o.datastore] : []),
+    ...(o.args ?? []),
   ];
-  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...o.env } });
   let output = '';
   const ready = new Promise<{ url: string; kubeconfig: string }>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`nodelet server did not become ready in ${o.timeoutMs ?? 30_000} ms:\n${output}`)), o.timeoutMs ?? 30_000);
@@ -64,7 +69,7 @@ export async function startServer(o: { dataDir: string; port: number; datastore?
   });
   try {
     const r = await ready;
-    return { ...r, pid: child.pid ?? 0, stop: () => terminate(child) };
+    return { ...r, pid: child.pid ?? 0, output: () => output, exited: () => child.exitCode ?? child.signalCode ?? undefined, stop: () => terminate(child) };
   } catch (err) {
     await terminate(child);
     throw err;

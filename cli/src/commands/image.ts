@@ -1,8 +1,9 @@
 /**
- * `nodelet image build|ls|serve`: offline images (docs/images.md). `build` turns files and
- * directories into a deterministic single-layer OCI image in an image store (an OCI layout
- * directory), `ls` lists a store, `serve` runs the read-only registry over a store. The work is
- * done by @nodelet/oci; this file parses arguments and formats output.
+ * `nodelet image build|ls|serve` (+ import|export|inspect|rm in image/store-commands.ts): offline
+ * images (docs/images.md). `build` turns files and directories into a deterministic OCI image in
+ * an image store (an OCI layout directory), `ls` lists a store, `serve` runs the read-only
+ * registry over a store. The work is done by @nodelet/oci; this file parses arguments and
+ * formats output.
  */
 import type { Command } from 'commander';
 import {
@@ -15,7 +16,9 @@ import {
   listRegistryImages,
   startRegistry,
 } from '@nodelet/oci';
+import { tabwrite } from './cri/format.js';
 import { consoleLogger, formatBytes, parseDirSpec, parseFileSpec, parseImageName, parseWords } from './image/args.js';
+import { registerStoreCommands } from './image/store-commands.js';
 
 const out = (s: string): void => void process.stdout.write(s);
 const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
@@ -36,7 +39,7 @@ interface BuildOptions {
 }
 
 export function register(program: Command): void {
-  const image = program.command('image').description('build, list and serve offline OCI images');
+  const image = program.command('image').description('build, import, export, list and serve offline OCI images');
 
   image
     .command('build')
@@ -102,10 +105,10 @@ export function register(program: Command): void {
         : await Promise.all((await listImages(o.store)).map(async (i) => ({ ...i, contentSize: await imageContentSize(o.store, i.digest) })));
       if (o.quiet) return out(rows.map((i) => `${i.name}:${i.tag}\n`).join(''));
       if (o.output === 'json') return out(JSON.stringify(rows, null, 2) + '\n');
-      const table = [['IMAGE', 'TAG', 'DIGEST', 'SIZE'], ...rows.map((r) => [r.name, r.tag, r.digest.slice('sha256:'.length, 'sha256:'.length + 13), formatBytes(r.contentSize)])];
-      const widths = table[0]!.map((_, c) => Math.max(...table.map((row) => row[c]!.length)));
-      out(table.map((row) => row.map((cell, c) => (c === row.length - 1 ? cell : cell.padEnd(widths[c]!))).join('   ')).join('\n') + '\n');
+      out(tabwrite([['REPOSITORY', 'TAG', 'DIGEST', 'SIZE'], ...rows.map((r) => [r.name, r.tag, r.digest.slice('sha256:'.length, 'sha256:'.length + 13), formatBytes(r.contentSize)])]));
     });
+
+  registerStoreCommands(image);
 
   image
     .command('serve')

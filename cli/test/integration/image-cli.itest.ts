@@ -1,4 +1,5 @@
-// `nodelet image build|ls|serve` as separate processes: build twice (same digest), list, serve and pull over HTTP.
+// `nodelet image build|ls|serve|import|export|inspect|rm` as separate processes: build twice (same
+// digest), list, serve and pull over HTTP; import an archive, inspect, export, re-import, remove.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
@@ -6,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { ociArchiveFiles, whiteoutImage, writeTarArchive } from '@nodelet/oci/testing';
 
 const NODELET = fileURLToPath(new URL('../../../bin/nodelet-dev', import.meta.url));
 
@@ -32,7 +34,7 @@ test('image build is reproducible, ls lists it, serve serves it read-only', { ti
 
   const ls = nodelet('image', 'ls', '--store', store);
   assert.equal(ls.code, 0, ls.stderr);
-  assert.match(ls.stdout, /^IMAGE\s+TAG\s+DIGEST\s+SIZE\nlab\/web\s+v1\s+[a-f0-9]{13}\s+\d+(\.\d+)?kB\n$/);
+  assert.match(ls.stdout, /^REPOSITORY\s+TAG\s+DIGEST\s+SIZE\nlab\/web\s+v1\s+[a-f0-9]{13}\s+\d+(\.\d+)?kB\n$/);
   assert.equal(nodelet('image', 'ls', '--store', store, '-q').stdout, 'lab/web:v1\n');
 
   const bad = nodelet('image', 'build', 'Lab/Web', '--store', store);
@@ -55,7 +57,7 @@ test('image build is reproducible, ls lists it, serve serves it read-only', { ti
   assert.equal(head.headers.get('docker-content-digest'), digest);
   const remote = nodelet('image', 'ls', '--registry', url.replace('http://', ''));
   assert.equal(remote.code, 0, remote.stderr);
-  assert.match(remote.stdout, new RegExp(`^IMAGE\\s+TAG\\s+DIGEST\\s+SIZE\\nlab/web\\s+v1\\s+${digest.slice(7, 20)}\\s`));
+  assert.match(remote.stdout, new RegExp(`^REPOSITORY\\s+TAG\\s+DIGEST\\s+SIZE\\nlab/web\\s+v1\\s+${digest.slice(7, 20)}\\s`));
   const put = await fetch(`${url}/v2/lab/web/manifests/v2`, { method: 'PUT', body: '{}' });
   assert.equal(put.status, 405);
   await put.body?.cancel();
@@ -63,4 +65,41 @@ test('image build is reproducible, ls lists it, serve serves it read-only', { ti
   const exited = new Promise<number | null>((resolve) => serve.once('exit', (code) => resolve(code)));
   serve.kill('SIGTERM');
   assert.equal(await exited, 0, 'serve exits cleanly on SIGTERM');
+});
+
+test('image import prints pull references; inspect, export, re-import and rm work on the store', { timeout: 60_000 }, async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'nodelet-image-archive-cli-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const img = await whiteoutImage();
+  const archive = join(dir, 'in.tar');
+  await writeTarArchive(archive, ociArchiveFiles([{ image: img, names: ['docker.io/library/wh:v1', 'ghcr.io/acme/wh:v2'] }]));
+  const store = join(dir, 'store');
+
+  const imp = nodelet('image', 'import', archive, '--store', store, '--registry', '127.0.0.1:5999');
+  assert.equal(imp.code, 0, imp.stderr);
+  assert.equal(imp.stdout, `imported wh:v1 ${img.manifestDigest}, pull it as 127.0.0.1:5999/wh:v1\nimported acme/wh:v2 ${img.manifestDigest}, pull it as 127.0.0.1:5999/acme/wh:v2\n`);
+  assert.match(nodelet('image', 'ls', '--store', store).stdout, /^REPOSITORY\s+TAG\s+DIGEST\s+SIZE\nacme\/wh\s+v2\s+[a-f0-9]{13}\s+\S+\nwh\s+v1\s/);
+
+  const inspect = nodelet('image', 'inspect', 'docker.io/library/wh:v1', '--store', store);
+  assert.equal(inspect.code, 0, inspect.stderr);
+  const [doc] = JSON.parse(inspect.stdout) as { name: string; digest: string; manifest: { layers: unknown[] }; config: { rootfs: { diff_ids: string[] } } }[];
+  assert.equal(doc!.digest, img.manifestDigest);
+  assert.equal(doc!.manifest.layers.length, 3);
+  assert.deepEqual(doc!.config.rootfs.diff_ids, img.layers.map((l) => l.diffId));
+
+  const out = join(dir, 'out.tar');
+  const exp = nodelet('image', 'export', 'wh:v1', '-o', out, '--format', 'docker', '--store', store);
+  assert.equal(exp.code, 0, exp.stderr);
+  const again = nodelet('image', 'import', out, '--store', join(dir, 'store2'), '-t', 'copy:1');
+  assert.equal(again.code, 0, again.stderr);
+  assert.match(again.stdout, new RegExp(`^imported copy:1 ${img.manifestDigest}, pull it as 127\\.0\\.0\\.1:5000/copy:1\n$`));
+
+  const rmOne = nodelet('image', 'rm', 'wh:v1', '--store', store);
+  assert.equal(rmOne.stdout, 'Untagged: wh:v1\n', 'acme/wh:v2 still uses every blob');
+  const rmAll = nodelet('image', 'rm', 'acme/wh:v2', '--store', store);
+  assert.equal(rmAll.stdout.split('\n').filter((l) => l.startsWith('Deleted: sha256:')).length, 5);
+
+  const bad = nodelet('image', 'import', join(dir, 'missing.tar'), '--store', store);
+  assert.equal(bad.code, 1);
+  assert.match(bad.stderr, /^nodelet: image archive ".*missing\.tar" does not exist\n$/);
 });

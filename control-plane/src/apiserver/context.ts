@@ -5,6 +5,7 @@ import type { Store } from '../storage/types.js';
 import type { Authorizer, UserInfo } from './auth/types.js';
 import type { RbacAuthorizer } from './auth/rbac/rbac-authorizer.js';
 import type { ResourceMirror } from './mirror.js';
+import type { ServiceAccountTokens } from './auth/serviceaccount/tokens.js';
 import type { ApiObject } from './object.js';
 import type { Registry } from './registry.js';
 import type { ResourceDef } from './resource.js';
@@ -43,6 +44,12 @@ export interface ServerContext {
   caPem?: string;
   /** Lifetime of issued node credentials (default one year). */
   nodeCredentialTtlMs?: number;
+  /** The Service ClusterIP range (default 10.96.0.0/16). */
+  serviceCidr?: string;
+  /** Issues and checks service-account tokens (undefined: no signing key, TokenRequest is 404). */
+  serviceAccountTokens?: ServiceAccountTokens;
+  /** A watch with more unsent bytes than this is closed (limits.ts). */
+  maxWatchBufferBytes: number;
 }
 
 export interface NodeProxyConfig {

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTempSqliteStore } from '../storage/testing/sqlite.js';
 import { createTokenAuthenticator } from './auth/authenticator.js';
-import { inServiceCidr } from './kube-dns-service.js';
+import { clusterDnsIpOf, inServiceCidr } from './kube-dns-service.js';
 import { createApiServer, type ApiServer, type ApiServerOptions } from './server.js';
 
 const TOKEN = 'kube-dns-test-token';
@@ -81,7 +81,21 @@ describe('kube-dns Service', () => {
     }
   });
 
+  it("defaults to the service range's 10th address", async () => {
+    assert.equal(clusterDnsIpOf('10.96.0.0/16'), '10.96.0.10');
+    assert.equal(clusterDnsIpOf('172.20.0.0/24'), '172.20.0.10');
+    const store = createTempSqliteStore();
+    try {
+      await withServer(store, { serviceCidr: '10.100.0.0/16' }, async (call) => {
+        assert.equal((await call('GET', PATH)).json.spec.clusterIP, '10.100.0.10');
+      });
+    } finally {
+      await store.close();
+    }
+  });
+
   it('--cluster-dns must be an address of the service range', () => {
+    assert.equal(inServiceCidr('10.100.0.10', '10.100.0.0/16'), true);
     assert.equal(inServiceCidr('10.96.0.10'), true);
     assert.equal(inServiceCidr('10.96.255.254'), true);
     assert.equal(inServiceCidr('10.96.0.0'), false);

@@ -1,6 +1,6 @@
 /**
  * The `kube-system/kube-dns` Service the cluster's pods use as their nameserver (the kubelet's
- * `clusterDNS`, 10.96.0.10 unless `--cluster-dns` says otherwise). nodelet runs no DNS pods: every
+ * `clusterDNS`): `--cluster-dns`, by default the service range's 10th address (10.96.0.10). nodelet runs no DNS pods: every
  * agent answers on its own node-local resolver and its service proxy sends this Service's IP there,
  * so the Service has no selector and no endpoints (docs/services.md).
  *
@@ -19,7 +19,6 @@ import { DEFAULT_SERVICE_CIDR } from './handlers/service-ip.js';
 import type { ApiObject, Json } from './object.js';
 import { StatusError } from './status.js';
 
-export const DEFAULT_CLUSTER_DNS_IP = '10.96.0.10';
 const NAMESPACE = 'kube-system';
 const NAME = 'kube-dns';
 
@@ -32,6 +31,13 @@ export function inServiceCidr(ip: string, cidr = DEFAULT_SERVICE_CIDR): boolean 
   const size = 2 ** (32 - Number(bits));
   const off = toInt(ip) - toInt(base);
   return off > 0 && off < size - 1;
+}
+
+/** The default kube-dns IP: the 10th address of the service range (kubeadm's rule; 10.96.0.10). */
+export function clusterDnsIpOf(cidr: string): string {
+  const [base = ''] = cidr.split('/');
+  const n = (toInt(base) + 10) >>> 0;
+  return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
 }
 
 export function kubeDnsService(clusterIP: string): ApiObject {

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { StatusError } from './status.js';
-import { decodeObjectBody, parseMediaTypes, wantsAggregatedDiscovery, wantsTable } from './media.js';
+import { decodeObjectBody, parseJson, parseMediaTypes, wantsAggregatedDiscovery, wantsTable } from './media.js';
 
 test('Accept parameters are matched exactly (v2 is not v2beta1)', () => {
   const kubectl132 = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json';
@@ -28,4 +28,14 @@ test('bodies decode by content type; unknown types are 415, bad JSON/YAML 400', 
   assert.equal(code(() => decodeObjectBody('application/json', Buffer.from('{'))), 400);
   assert.equal(code(() => decodeObjectBody('application/yaml', Buffer.from('a: 1\n---\nb: 2\n'))), 400);
   assert.equal(code(() => decodeObjectBody('application/json', Buffer.from('"str"'))), 400);
+});
+
+test('decoded bodies nested deeper than 10000 levels are 400, in JSON and YAML', () => {
+  const deepJson = Buffer.from(`{"metadata":{"name":"x"},"data":${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}}`);
+  assert.throws(() => decodeObjectBody('application/json', deepJson), (err: { code?: number; message?: string }) => err.code === 400 && /exceeded max depth of 10000/.test(err.message ?? ''));
+  assert.throws(() => parseJson(deepJson), (err: { code?: number }) => err.code === 400);
+  const deepYaml = Buffer.from(`metadata: {name: x}\ndata: ${'['.repeat(20_000)}${']'.repeat(20_000)}\n`);
+  assert.throws(() => decodeObjectBody('application/yaml', deepYaml), (err: { code?: number }) => err.code === 400);
+  const fine = Buffer.from(`{"a":${'['.repeat(100)}${']'.repeat(100)}}`);
+  assert.deepEqual(Object.keys(decodeObjectBody('application/json', fine)), ['a']);
 });

@@ -9,6 +9,12 @@ import { hasCode } from '@nodelet/base';
 import { badRequest, tooLarge, unsupportedMediaType, StatusError } from './status.js';
 
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
+/**
+ * Deepest nesting a decoded body may have (Go's encoding/json limit). `JSON.parse` accepts far
+ * deeper input, but every recursive step after it (stringify, clone, merge) would overflow the
+ * stack on it.
+ */
+export const MAX_NESTING_DEPTH = 10_000;
 
 export interface MediaType {
   type: string;
@@ -94,27 +100,46 @@ export function decodeObjectBody(contentType: string | undefined, body: Buffer):
     }
   } else throw unsupportedMediaType(type, OBJECT_MEDIA_TYPES);
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw badRequest('the request body must be a single JSON object');
+  if (tooDeep(value)) throw badRequest(`unable to decode the request body: exceeded max depth of ${MAX_NESTING_DEPTH}`);
   return value as Record<string, unknown>;
+}
+
+/** True when `value` nests objects/arrays deeper than MAX_NESTING_DEPTH (checked without recursion). */
+function tooDeep(value: unknown): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > MAX_NESTING_DEPTH) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
 }
 
 export function parseJson(body: Buffer): unknown {
   if (body.length === 0) throw badRequest('the request body is empty');
+  let value: unknown;
   try {
-    return JSON.parse(body.toString('utf8'));
+    value = JSON.parse(body.toString('utf8'));
   } catch (err) {
     throw badRequest(`json parse error: ${(err as Error).message}`);
   }
+  if (tooDeep(value)) throw badRequest(`json parse error: exceeded max depth of ${MAX_NESTING_DEPTH}`);
+  return value;
 }
 
 export function parseYaml(body: Buffer): unknown {
   if (body.length === 0) throw badRequest('the request body is empty');
+  let value: unknown;
   try {
     const docs = YAML.parseAllDocuments(body.toString('utf8'));
     if (!Array.isArray(docs) || docs.length !== 1) throw new Error('expected exactly one YAML document');
     const doc = docs[0]!;
     if (doc.errors.length) throw doc.errors[0];
-    return doc.toJS();
+    value = doc.toJS();
   } catch (err) {
     throw badRequest(`yaml parse error: ${(err as Error).message}`);
   }
+  if (tooDeep(value)) throw badRequest(`yaml parse error: exceeded max depth of ${MAX_NESTING_DEPTH}`);
+  return value;
 }

@@ -93,7 +93,8 @@ export const RESOURCE_DEFS: readonly ResourceDef[] = [
   },
   {
     group: '', version: 'v1', kind: 'ServiceAccount', plural: 'serviceaccounts', singular: 'serviceaccount',
-    namespaced: true, shortNames: ['sa'], statusSubresource: false, subresources: [], table: SERVICEACCOUNT_TABLE,
+    namespaced: true, shortNames: ['sa'], statusSubresource: false,
+    subresources: [{ name: 'token', kind: { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' }, verbs: ['create'] }], table: SERVICEACCOUNT_TABLE,
     strategy: plainStrategy,
   },
   {

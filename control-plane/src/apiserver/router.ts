@@ -1,6 +1,7 @@
 /** Parses REST paths into resource requests (kube-apiserver's RequestInfoFactory, simplified). */
+import { decodePathSegments } from '@nodelet/api';
 import type { ServedResource, ServerContext } from './context.js';
-import { StatusError } from './status.js';
+import { badRequest, StatusError } from './status.js';
 
 export interface ResourcePath {
   group: string;
@@ -19,7 +20,8 @@ export type ParsedPath =
 export const notFoundPath = (): StatusError => new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
 
 export function parsePath(ctx: ServerContext, pathname: string): ParsedPath {
-  const segs = pathname.split('/').filter((s) => s !== '').map((s) => decodeURIComponent(s));
+  const segs = decodePathSegments(pathname);
+  if (!segs) throw badRequest(`malformed percent-encoding in path "${pathname.length > 100 ? pathname.slice(0, 100) + '…' : pathname}"`);
   let group: string;
   let version: string;
   let rest: string[];

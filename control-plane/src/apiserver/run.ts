@@ -13,9 +13,9 @@ import { join } from 'node:path';
 import { ApiClient } from '@nodelet/api';
 import { noopLogger, type Logger } from '@nodelet/base';
 import { startRegistry, type Registry as OciRegistry } from '@nodelet/oci';
-import { startControllerManager, type ControllerManagerHandle } from '../controllers/index.js';
+import { startControllerManager, type ControllerManagerHandle, type ControllerName } from '../controllers/index.js';
 import type { KeyPairPem } from '../pki/certs.js';
-import { ensurePki, type EnsurePkiOptions } from '../pki/pki.js';
+import { hostAddresses, ensurePki, type EnsurePkiOptions } from '../pki/pki.js';
 import { startCertRotation } from '../pki/rotation.js';
 import { ensureToken, renderKubeconfig, writeKubeconfig } from '../pki/kubeconfig.js';
 import { startScheduler, type SchedulerHandle } from '../scheduler/index.js';
@@ -24,6 +24,11 @@ import type { Store } from '../storage/types.js';
 import { createTokenAuthenticator } from './auth/authenticator.js';
 import { ADMIN_GROUP } from './auth/types.js';
 import { createInProcessIdentities, type InProcessIdentities } from './auth/in-process-identities.js';
+import { ensureServiceAccountKey } from './auth/serviceaccount/signing-key.js';
+import { ServiceAccountTokens } from './auth/serviceaccount/tokens.js';
+import { DEFAULT_SERVICE_CIDR, firstServiceIp } from './handlers/service-ip.js';
+import { keepKubernetesService } from './kubernetes-service.js';
+import type { ApiServerLimits } from './limits.js';
 import { createApiServer, type ApiServer } from './server.js';
 
 export interface ControlPlaneOptions {
@@ -41,24 +46,40 @@ export interface ControlPlaneOptions {
   /** OCI image store the registry serves. */
   registryRoot?: string;
   clusterCidr?: string;
-  /** `--cluster-dns`: ClusterIP of kube-system/kube-dns (default 10.96.0.10). */
+  /** `--cluster-dns`: ClusterIP of kube-system/kube-dns (default: the service range's 10th address). */
   clusterDns?: string;
   logger?: Logger;
   /** Use this store instead of opening one (tests); it is not closed by close(). */
   store?: Store;
-  /** Start the scheduler and controllers (default true). */
-  controllers?: boolean;
+  /**
+   * Start the scheduler and controllers (default true). A list starts only those controllers and
+   * no scheduler — e.g. NAMESPACE_SETUP_CONTROLLERS for an API server whose new namespaces still
+   * get their default service account and root CA (what pods need to be admitted and run).
+   */
+  controllers?: boolean | readonly ControllerName[];
   /** Node lifecycle: silence before a node goes Unknown (default 50 s). */
   nodeMonitorGracePeriodMs?: number;
   /** Lifetime of node credentials (default one year); agents renew at 70–90 % of it. */
   nodeCredentialTtlMs?: number;
+  /** Service ClusterIP range (default 10.96.0.0/16); its first address is the `kubernetes` Service. */
+  serviceCidr?: string;
+  /** The address pods reach the API server at (default: the bind address, else the first non-loopback IPv4). */
+  advertiseAddress?: string;
+  /** Service-account token issuer (default https://kubernetes.default.svc.cluster.local) and accepted audiences (default [issuer]). */
+  serviceAccountIssuer?: string;
+  apiAudiences?: string[];
   /**
    * Certificate rotation (pki/rotation.ts): how often to check (default 1 h) and how long before
    * expiry to re-issue (default 30 days). Tests shorten both.
    */
   certRotation?: { intervalMs?: number; renewBeforeMs?: number };
+  /** API server bounds: in-flight requests, request timeout, … (defaults as kube-apiserver). */
+  limits?: Partial<ApiServerLimits>;
   now?: () => number;
 }
+
+/** kubeadm's default issuer: what in-cluster clients and OIDC verifiers see in `iss`. */
+export const DEFAULT_SERVICE_ACCOUNT_ISSUER = 'https://kubernetes.default.svc.cluster.local';
 
 export interface ControlPlane {
   url: string;
@@ -113,6 +134,10 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       getSecret: (name) => ref.server!.context.resource('', 'v1', 'secrets')!.registry.find('kube-system', name),
       now,
     });
+    const saKey = await ensureServiceAccountKey(pkiOptions.dir);
+    const issuer = o.serviceAccountIssuer ?? DEFAULT_SERVICE_ACCOUNT_ISSUER;
+    const serviceAccountTokens = new ServiceAccountTokens({ issuer, audiences: o.apiAudiences?.length ? o.apiAudiences : [issuer], key: saKey });
+    const serviceCidr = o.serviceCidr ?? DEFAULT_SERVICE_CIDR;
     const apiServer = await createApiServer({
       store,
       authenticator,
@@ -123,10 +148,22 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       now,
       ...(o.clusterDns ? { clusterDnsIP: o.clusterDns } : {}),
       ...(o.nodeCredentialTtlMs ? { nodeCredentialTtlMs: o.nodeCredentialTtlMs } : {}),
+      serviceAccountTokens,
+      serviceCidr,
+      ...(o.limits ? { limits: o.limits } : {}),
     });
     ref.server = apiServer;
     cleanups.push(() => apiServer.close());
     const { port } = await apiServer.listen({ port: o.port ?? 6443, host: bind });
+    const stopKubernetesService = new AbortController();
+    const advertiseAddress = o.advertiseAddress ?? (bind !== '0.0.0.0' && bind !== '::' ? bind : (hostAddresses().find((a) => !a.startsWith('127.') && !a.includes(':')) ?? '127.0.0.1'));
+    const kubernetesService = keepKubernetesService(apiServer.context, {
+      advertiseAddress, port, serviceIp: firstServiceIp(serviceCidr), log: log.child({ component: 'kubernetes-service' }),
+    }, stopKubernetesService.signal);
+    cleanups.push(async () => {
+      stopKubernetesService.abort();
+      await kubernetesService;
+    });
     const rotation = startCertRotation({
       pki: pkiOptions,
       current: pki,
@@ -153,7 +190,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       log.warn({ root: regRoot }, 'Image store missing; registry not started (run: nodelet image build)');
     }
 
-    if (o.controllers !== false) {
+    if (o.controllers !== false && !(Array.isArray(o.controllers) && o.controllers.length === 0)) {
       const stopControllers = new AbortController();
       const clients: ApiClient[] = [];
       const clientAs = (token: string, userAgent: string): ApiClient => {
@@ -161,23 +198,24 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
         clients.push(c);
         return c;
       };
-      const scheduler: SchedulerHandle = await startScheduler({
-        client: clientAs(identities.scheduler, 'nodelet-server/scheduler'),
-        logger: log.child({ component: 'scheduler' }),
-        signal: stopControllers.signal,
-      });
+      const only = Array.isArray(o.controllers) ? (o.controllers as readonly ControllerName[]) : undefined;
+      const scheduler: SchedulerHandle | undefined = only
+        ? undefined
+        : await startScheduler({ client: clientAs(identities.scheduler, 'nodelet-server/scheduler'), logger: log.child({ component: 'scheduler' }), signal: stopControllers.signal });
       const manager: ControllerManagerHandle = await startControllerManager({
         client: clientAs(identities.controllerManager, 'nodelet-server/controller-manager'),
         clientFor: (account: string) => clientAs(identities.controller(account), `nodelet-server/${account}`),
         logger: log.child({ component: 'controller-manager' }),
         signal: stopControllers.signal,
+        ...(only ? { controllers: only } : {}),
         ...(o.clusterCidr ? { clusterCidr: o.clusterCidr } : {}),
         ...(o.nodeMonitorGracePeriodMs ? { nodeMonitorGracePeriodMs: o.nodeMonitorGracePeriodMs } : {}),
         csrSigning: { caCertFile: join(pkiOptions.dir, 'ca.crt'), caKeyFile: join(pkiOptions.dir, 'ca.key') },
+        rootCaPem: pki.caPem,
       });
       cleanups.push(async () => {
         stopControllers.abort();
-        await Promise.all([scheduler.close(), manager.close()]);
+        await Promise.all([scheduler?.close(), manager.close()]);
         for (const c of clients) c.close();
       });
     }

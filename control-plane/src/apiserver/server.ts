@@ -16,6 +16,7 @@ import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
+import { edgeServerOptions, failureStatus, hardenHttpServer, parseRequestTarget, writeRawStatus } from '@nodelet/api';
 import { noopLogger, type Logger } from '@nodelet/base';
 import type { Store } from '../storage/types.js';
 import { createAuthorizerChain, forbiddenMessage } from './auth/authorizer.js';
@@ -30,12 +31,18 @@ import { admitCreate } from './handlers/admit.js';
 import { dispatch } from './handlers/dispatch.js';
 import { proxyExecUpgrade } from './handlers/node-proxy.js';
 import { ResourceMirror } from './mirror.js';
+import { ensureNamespaceDefaults } from './default-objects.js';
 import { startNamespaceLifecycle } from './namespace-lifecycle.js';
-import { DEFAULT_CLUSTER_DNS_IP, ensureKubeDnsService } from './kube-dns-service.js';
+import { clusterDnsIpOf, ensureKubeDnsService } from './kube-dns-service.js';
+import { DEFAULT_SERVICE_CIDR } from './handlers/service-ip.js';
 import { serveNonResource } from './nonresource.js';
+import { DEFAULT_API_SERVER_LIMITS, type ApiServerLimits } from './limits.js';
 import { Registry } from './registry.js';
+import { RequestGuard } from './request-guard.js';
 import { RESOURCE_DEFS } from './resources.js';
-import { sendError } from './respond.js';
+import { sendError, sendJson } from './respond.js';
+import { JWKS_PATH, jwks, OIDC_CONFIGURATION_PATH, openIdConfiguration } from './auth/serviceaccount/oidc.js';
+import { looksLikeJwt, type ServiceAccountTokens } from './auth/serviceaccount/tokens.js';
 import { parsePath, verbOf, notFoundPath, nameFromFieldSelector } from './router.js';
 import { forbidden, toStatusError, unauthorized, StatusError } from './status.js';
 import { WatchCache } from './watch-cache.js';
@@ -50,11 +57,17 @@ export interface ApiServerOptions {
   caPem?: string;
   /** Lifetime of issued node credentials (default one year). */
   nodeCredentialTtlMs?: number;
+  /** Service-account token issuer and verifier (TokenRequest, JWT authentication, OIDC discovery). */
+  serviceAccountTokens?: ServiceAccountTokens;
+  /** Service ClusterIP range (default 10.96.0.0/16). */
+  serviceCidr?: string;
   nodeProxy?: NodeProxyConfig;
   now?: () => number;
   bookmarkIntervalMs?: number;
   watchCacheCapacity?: number;
-  /** ClusterIP of kube-system/kube-dns, created at start when missing (default 10.96.0.10; null: none). */
+  /** In-flight, timeout, header and slow-watcher bounds (limits.ts); defaults as kube-apiserver. */
+  limits?: Partial<ApiServerLimits>;
+  /** ClusterIP of kube-system/kube-dns, created at start when missing (default: the service range's 10th address; null: none). */
   clusterDnsIP?: string | null;
 }
 
@@ -77,6 +90,8 @@ const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-
 
 export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer> {
   const log = opts.logger ?? noopLogger;
+  const limits: ApiServerLimits = { ...DEFAULT_API_SERVER_LIMITS, ...opts.limits };
+  const guard = new RequestGuard({ limits, logger: log });
   const stop = new AbortController();
   // Every watch and log stream listens for shutdown: one listener per long-running request.
   setMaxListeners(0, stop.signal);
@@ -103,7 +118,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     resourceByKind: (apiVersion, kind) => [...resources.values()].find((r) => (r.def.group ? `${r.def.group}/${r.def.version}` : r.def.version) === apiVersion && r.def.kind === kind),
     resourceByGroup: (g, p) => [...resources.values()].find((r) => r.def.group === g && r.def.plural === p),
     shutdown: stop.signal,
-    authenticateToken: (token) => opts.authenticator.authenticate(token),
+    authenticateToken: (token) => authenticateBearer(token),
     nodeProxy: opts.nodeProxy ?? {},
     bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
     authorizer,
@@ -111,9 +126,18 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     mirrorOf: (def) => (def.group === 'rbac.authorization.k8s.io' ? mirrorByPlural.get(def.plural) : undefined),
     caPem: opts.caPem,
     nodeCredentialTtlMs: opts.nodeCredentialTtlMs,
+    serviceAccountTokens: opts.serviceAccountTokens,
+    serviceCidr: opts.serviceCidr,
+    maxWatchBufferBytes: limits.maxWatchBufferBytes,
   };
+  /** Service-account JWTs go to their verifier; every other token to the token authenticator. */
+  async function authenticateBearer(token: string): Promise<UserInfo | undefined> {
+    if (opts.serviceAccountTokens && looksLikeJwt(token)) return opts.serviceAccountTokens.authenticate(ctx, token);
+    return opts.authenticator.authenticate(token);
+  }
   await ensureDefaultNamespaces(ctx);
-  if (opts.clusterDnsIP !== null) await ensureKubeDnsService(ctx, opts.clusterDnsIP ?? DEFAULT_CLUSTER_DNS_IP, log);
+  await ensureNamespaceDefaults(ctx, DEFAULT_NAMESPACES, opts.caPem, log);
+  if (opts.clusterDnsIP !== null) await ensureKubeDnsService(ctx, opts.clusterDnsIP ?? clusterDnsIpOf(opts.serviceCidr ?? DEFAULT_SERVICE_CIDR), log);
   await reconcileBootstrapPolicy(ctx, log.child({ component: 'rbac-bootstrap' }));
   await Promise.all([...mirrorByPlural.values()].map((m) => m.start()));
   const lifecycle = startNamespaceLifecycle(ctx, [...resources.values()], log.child({ component: 'namespace-lifecycle' }));
@@ -126,7 +150,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     if (fromCert) return fromCert;
     const header = req.headers.authorization ?? '';
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    const user = m ? await opts.authenticator.authenticate(m[1]!) : undefined;
+    const user = m ? await authenticateBearer(m[1]!) : undefined;
     if (!user) throw unauthorized();
     return user;
   }
@@ -155,13 +179,11 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     return { ctx, req, res, url, user, log: reqLog, served: p.served, namespace: p.namespace, name: p.name, subresource: p.subresource };
   }
 
-  async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  async function handle(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {
     const started = performance.now();
     let userName = '';
-    let path = '';
+    let release: (() => void) | undefined;
     try {
-      const url = new URL(req.url ?? '/', 'https://apiserver.local');
-      path = url.pathname;
       if (HEALTH_PATHS.has(url.pathname) || url.pathname.startsWith('/healthz/') || url.pathname.startsWith('/readyz/') || url.pathname.startsWith('/livez/')) {
         res.writeHead(stop.signal.aborted ? 503 : 200, { 'Content-Type': 'text/plain; charset=utf-8' });
         res.end(stop.signal.aborted ? 'shutting down' : 'ok');
@@ -169,22 +191,33 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
       }
       const user = await requestUser(req);
       userName = user.name;
+      release = guard.admit(req, user);
       const method = req.method ?? 'GET';
       if (method === 'GET' || method === 'HEAD') {
         const decision = await authorizer.authorize(user, { verb: 'get', path: url.pathname });
-        if (serveNonResourceIfAllowed(decision.allowed, user, req, res, url)) return;
+        if (serveOidcIfAllowed(decision.allowed, user, res, url) || serveNonResourceIfAllowed(decision.allowed, user, req, res, url)) return;
       }
       const scope = await resourceScope(req, res, url, user, log);
       if (!scope) throw notFoundPath();
       await dispatch(scope);
     } catch (err) {
       const status = toStatusError(err);
-      if (status.code >= 500) log.error({ err, method: req.method, path }, 'Request failed');
+      if (status.code >= 500) log.error({ err, method: req.method, path: url.pathname }, 'Request failed');
       if (res.headersSent) res.end();
       else sendError(res, status);
     } finally {
-      log.debug({ method: req.method, path, code: res.statusCode, user: userName, ms: Math.round(performance.now() - started) }, 'Request');
+      release?.();
+      log.debug({ method: req.method, path: url.pathname, code: res.statusCode, user: userName, ms: Math.round(performance.now() - started) }, 'Request');
     }
+  }
+
+  function serveOidcIfAllowed(allowed: boolean, user: UserInfo, res: http.ServerResponse, url: URL): boolean {
+    const tokens = opts.serviceAccountTokens;
+    if (!tokens || (url.pathname !== OIDC_CONFIGURATION_PATH && url.pathname !== JWKS_PATH)) return false;
+    if (!allowed) throw forbidden(forbiddenMessage(user, { verb: 'get', path: url.pathname }));
+    if (url.pathname === OIDC_CONFIGURATION_PATH) sendJson(res, 200, openIdConfiguration(tokens));
+    else sendJson(res, 200, jwks(tokens), 'application/jwk-set+json');
+    return true;
   }
 
   function serveNonResourceIfAllowed(allowed: boolean, user: UserInfo, req: http.IncomingMessage, res: http.ServerResponse, url: URL): boolean {
@@ -194,8 +227,12 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   }
 
   async function handleUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    // Node drops its own error listener from an upgraded socket: a reset while we authenticate
+    // would otherwise be an uncaught 'error' event.
+    socket.on('error', () => socket.destroy());
     try {
-      const url = new URL(req.url ?? '/', 'https://apiserver.local');
+      const url = parseRequestTarget(req.url);
+      if (!url) throw new StatusError(400, 'BadRequest', 'malformed request target');
       const user = await requestUser(req);
       const res = new http.ServerResponse(req);
       const scope = await resourceScope(req, res, url, user, log);
@@ -206,26 +243,26 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
       await proxyExecUpgrade(scope, socket, head);
     } catch (err) {
       const status = toStatusError(err);
-      const body = JSON.stringify(status.toBody());
-      socket.end(`HTTP/1.1 ${status.code} ${http.STATUS_CODES[status.code] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      if (status.code >= 500) log.error({ err, path: req.url?.split('?')[0] }, 'Upgrade request failed');
+      writeRawStatus(socket, failureStatus(status.code, status.reason, status.message, status.details));
     }
   }
 
+  // Node's requestTimeout bounds receiving a request, not the reply, so watches are unaffected.
   // Client certificates are asked for but optional (tokens work without one); a certificate is
   // only believed when it verifies against the cluster CA (x509-authenticator.ts).
+  const edge = edgeServerOptions(limits);
   const server = opts.tls
-    ? https.createServer({ cert: opts.tls.cert, key: opts.tls.key, ...(opts.caPem ? { ca: opts.caPem, requestCert: true, rejectUnauthorized: false } : {}) })
-    : http.createServer();
-  server.requestTimeout = 0; // watches and log follows are long-lived
-  server.headersTimeout = 60_000;
-  server.on('request', (req, res) => void handle(req, res));
+    ? https.createServer({ cert: opts.tls.cert, key: opts.tls.key, ...(opts.caPem ? { ca: opts.caPem, requestCert: true, rejectUnauthorized: false } : {}), ...edge })
+    : http.createServer(edge);
+  hardenHttpServer(server);
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => void guard.serve(req, res, (url) => handle(req, res, url)));
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void handleUpgrade(req, socket, head));
   const sockets = new Set<Socket>();
   server.on(opts.tls ? 'secureConnection' : 'connection', (s: Socket) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
-  server.on('clientError', (_err, socket) => socket.destroy());
 
   let closing: Promise<void> | undefined;
   return {

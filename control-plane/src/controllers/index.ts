@@ -17,9 +17,13 @@ import { PodGarbageCollector } from './podgc/controller.js';
 import { ClusterRoleAggregationController } from './clusterroleaggregation/controller.js';
 import { KubeletClientCsrApprover, KubeletServingCsrApprover } from './certificates/approver.js';
 import { CsrSigner } from './certificates/signer.js';
+import { RootCaPublisher } from './rootca/publisher.js';
 import { loadCa, type LoadedCa } from '../pki/certs.js';
 
 export { SharedInformers, runController, type Controller } from './runtime.js';
+
+/** What every new namespace needs before its pods can be admitted and run (default service account, kube-root-ca.crt). */
+export const NAMESPACE_SETUP_CONTROLLERS: readonly ControllerName[] = ['serviceaccount', 'rootcacertpublisher'];
 
 export interface ControllerManagerHandle {
   /** Stops every controller and closes the informers. Idempotent. */
@@ -40,7 +44,8 @@ export type ControllerName =
   | 'clusterroleaggregation'
   | 'csrapproving'
   | 'kubeletservingapproving'
-  | 'csrsigning';
+  | 'csrsigning'
+  | 'rootcacertpublisher';
 
 export interface StartControllerManagerOptions {
   /** An `ApiClient` of `@nodelet/api` (typed `unknown` for the composition root): the shared informers read with it. */
@@ -65,6 +70,8 @@ export interface StartControllerManagerOptions {
   nodeMonitorPeriodMs?: number;
   /** The cluster CA the CSR signer signs with (PEM files); without it, approved CSRs stay unsigned. */
   csrSigning?: { caCertFile: string; caKeyFile: string; durationMs?: number };
+  /** The cluster CA published in every namespace as ConfigMap kube-root-ca.crt. */
+  rootCaPem?: string;
 }
 
 export interface ControllerDeps {
@@ -93,6 +100,7 @@ const FACTORIES: Record<string, { account: string; make: Factory }> = {
   clusterroleaggregation: { account: 'clusterrole-aggregation-controller', make: (d) => new ClusterRoleAggregationController(d) },
   csrapproving: { account: 'certificate-controller', make: (d) => new KubeletClientCsrApprover(d) },
   kubeletservingapproving: { account: 'kubelet-serving-cert-approver', make: (d) => new KubeletServingCsrApprover(d) },
+  rootcacertpublisher: { account: 'root-ca-cert-publisher', make: (d) => new RootCaPublisher(d) },
   csrsigning: { account: 'certificate-controller', make: (d) => new CsrSigner({ ...d, ca: caLoader(d.options.csrSigning), signingDurationMs: d.options.csrSigning?.durationMs }) },
 };
 

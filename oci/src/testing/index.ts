@@ -50,3 +50,4 @@ export async function tinyImageStore(name = 'test/tiny', tag = 'v1', layer: stri
   await tagImage(dir, name, tag, { mediaType: MediaType.ociManifest, ...m });
   return { dir, manifestDigest: m.digest, layerDigest: l.digest, remove: () => rm(dir, { recursive: true, force: true }) };
 }
+export * from './archives.js';

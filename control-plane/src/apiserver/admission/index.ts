@@ -3,11 +3,13 @@ import type { ServerContext } from '../context.js';
 import { nodeRestriction } from './node-restriction.js';
 import { rbacEscalation } from './rbac-escalation.js';
 import { certificateAdmission } from './certificates.js';
+import { serviceAccountAdmission } from './service-account.js';
 import type { AdmissionPlugin, AdmissionRequest } from './types.js';
 
 export type { AdmissionOperation, AdmissionRequest } from './types.js';
 
-const PLUGINS: readonly AdmissionPlugin[] = [nodeRestriction, rbacEscalation, certificateAdmission];
+// Mutating plugins first (they change the object the validating ones judge), as kube-apiserver orders them.
+const PLUGINS: readonly AdmissionPlugin[] = [serviceAccountAdmission, nodeRestriction, rbacEscalation, certificateAdmission];
 
 export async function admit(ctx: ServerContext, r: AdmissionRequest): Promise<void> {
   for (const p of PLUGINS) await p(ctx, r);

@@ -8,6 +8,7 @@ import { methodNotAllowed, notFoundPathFor } from './errors.js';
 import { deleteObject, parseDeleteOptions } from './delete.js';
 import { handleLog } from './node-proxy.js';
 import { handleBinding, handleEviction } from './pod-subresources.js';
+import { handleTokenRequest } from './token-request.js';
 import { handleGet, handleList } from './reads.js';
 import { handleScale } from './scale.js';
 import { EPHEMERAL_HANDLERS } from './access-review.js';
@@ -41,6 +42,7 @@ export async function dispatch(s: RequestScope): Promise<void> {
       throw methodNotAllowed();
     }
     if (sub === 'binding' && method === 'POST') return handleBinding(s);
+    if (sub === 'token' && method === 'POST') return handleTokenRequest(s);
     if (sub === 'eviction' && method === 'POST') return handleEviction(s);
     if (sub === 'log' && method === 'GET') return handleLog(s);
     if (sub === 'exec') throw methodNotAllowed('exec needs a WebSocket upgrade (v5.channel.k8s.io); SPDY is not supported');

@@ -38,6 +38,11 @@ function allocateNodePorts(ports: Json[], existing: ApiObject[]): void {
   }
 }
 
+/** The first usable address of a service CIDR: the `kubernetes` Service's ClusterIP. */
+export function firstServiceIp(cidr: string): string {
+  return toIp(parseCidr(cidr).base + 1);
+}
+
 const toIp = (n: number): string => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
 
 /** Fills spec.clusterIP(s) of a new ClusterIP/NodePort/LoadBalancer Service, then runs `create`. */

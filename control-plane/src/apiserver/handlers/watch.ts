@@ -3,7 +3,13 @@
  * current state first; RV=N → changes after N (from the watch cache, else a direct store watch;
  * compacted → one ERROR event with a 410 Expired Status). Selector transitions map to
  * ADDED/DELETED like the cacher. Bookmarks when asked; ends at timeoutSeconds or shutdown.
+ *
+ * Backpressure: the initial ADDED events wait for the client to drain the response. Live events
+ * cannot wait (the cache fans them out to every watcher at once), so a watcher whose unsent bytes
+ * pass `maxWatchBufferBytes` is cut off, like kube-apiserver closes an unresponsive watcher; its
+ * client re-watches from the last resourceVersion it saw.
  */
+import type { ServerResponse } from 'node:http';
 import { hasCode } from '@nodelet/base';
 import type { RequestScope } from '../context.js';
 import { withTypeMeta } from '../context.js';
@@ -47,6 +53,12 @@ export async function handleWatch(s: RequestScope): Promise<void> {
   const write = (type: EventType, object: unknown): void => {
     if (done.signal.aborted) return;
     s.res.write(JSON.stringify({ type, object }) + '\n');
+    if (s.res.writableLength > s.ctx.maxWatchBufferBytes) {
+      s.log.warn({ resource: def.plural, user: s.user.name, buffered: s.res.writableLength }, 'Closing unresponsive watcher');
+      // Ending would queue behind what the client does not read: drop the connection instead.
+      s.res.destroy();
+      finish();
+    }
   };
   const emit = (type: EventType, obj: ApiObject): void => {
     lastRV = Math.max(lastRV, Number(obj.metadata.resourceVersion ?? 0));
@@ -75,12 +87,16 @@ export async function handleWatch(s: RequestScope): Promise<void> {
     lastRV = Math.max(lastRV, e.revision);
   };
 
-  const timers: NodeJS.Timeout[] = [];
+  const timers: NodeJS.Timeout[] = [setTimeout(finish, timeoutMs)];
   try {
     if (fromRevision === 0 || sendInitialEvents) {
       // Initial state: one ADDED per object, then changes after the list revision.
       const page = await registry.list({ namespace: s.namespace, filter });
-      for (const o of page.items) emit('ADDED', o);
+      for (const o of page.items) {
+        if (done.signal.aborted) break;
+        emit('ADDED', o);
+        if (s.res.writableNeedDrain) await drained(s.res, done.signal);
+      }
       fromRevision = Number(page.resourceVersion);
       lastRV = fromRevision;
       if (sendInitialEvents && bookmarks) bookmark({ 'k8s.io/initial-events-end': 'true' });
@@ -110,7 +126,6 @@ export async function handleWatch(s: RequestScope): Promise<void> {
       const every = Math.min(s.ctx.bookmarkIntervalMs, Math.max(timeoutMs - 2000, 1000));
       timers.push(setInterval(() => bookmark(), every));
     }
-    timers.push(setTimeout(finish, timeoutMs));
     await new Promise<void>((resolve) => (done.signal.aborted ? resolve() : done.signal.addEventListener('abort', () => resolve(), { once: true })));
     sub.close();
   } catch (err) {
@@ -121,4 +136,20 @@ export async function handleWatch(s: RequestScope): Promise<void> {
     s.ctx.shutdown.removeEventListener('abort', onShutdown);
     if (!s.res.writableEnded) s.res.end();
   }
+}
+
+/** Resolves once `res` drains, closes, or `signal` aborts. */
+function drained(res: ServerResponse, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      res.off('drain', done);
+      res.off('close', done);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    if (signal.aborted || res.destroyed) return resolve();
+    res.once('drain', done);
+    res.once('close', done);
+    signal.addEventListener('abort', done, { once: true });
+  });
 }

@@ -33,7 +33,7 @@ export async function handleCreate(s: RequestScope): Promise<void> {
   const manager = s.url.searchParams.get('fieldManager');
   if (manager) recordManagedFields(obj, body, manager, 'Update', apiVersionOf(def), s.ctx.now());
   const persist = (): Promise<ApiObject> => (isDryRun(s.url) ? Promise.resolve(obj) : registry.create(obj));
-  const created = def.kind === 'Service' ? await withClusterIp(s.ctx, obj, persist) : await persist();
+  const created = def.kind === 'Service' ? await withClusterIp(s.ctx, obj, persist, s.ctx.serviceCidr) : await persist();
   await awaitVisible(s.ctx, def, created);
   sendObject(s.res, 201, def, created, s.req.headers.accept, s.url, s.ctx.now());
 }
@@ -107,7 +107,7 @@ export async function handlePatch(s: RequestScope): Promise<void> {
           recordManagedFields(obj, patch as Record<string, unknown>, manager!, 'Apply', apiVersionOf(def), s.ctx.now());
           created = true;
           const persist = (): Promise<ApiObject> => (dryRun ? Promise.resolve(obj) : registry.create(obj));
-          return def.kind === 'Service' ? withClusterIp(s.ctx, obj, persist) : persist();
+          return def.kind === 'Service' ? withClusterIp(s.ctx, obj, persist, s.ctx.serviceCidr) : persist();
         }
       : undefined;
 

@@ -10,6 +10,7 @@ import type { Store } from '../../../storage/types.js';
 import { createApiServer, type ApiServer } from '../../server.js';
 import { createTokenAuthenticator } from '../authenticator.js';
 import type { UserInfo } from '../types.js';
+import type { ServiceAccountTokens } from '../serviceaccount/tokens.js';
 
 export const USERS = {
   admin: { token: 'tok-admin', user: { name: 'admin', groups: ['system:masters', 'system:authenticated'] } },
@@ -18,6 +19,9 @@ export const USERS = {
   node1: { token: 'tok-node1', user: { name: 'system:node:node-1', groups: ['system:nodes', 'system:authenticated'] } },
   node2: { token: 'tok-node2', user: { name: 'system:node:node-2', groups: ['system:nodes', 'system:authenticated'] } },
 } satisfies Record<string, { token: string; user: UserInfo }>;
+
+/** Stands in for the cluster CA where the server only hands it out (node credentials, kube-root-ca.crt). */
+export const TEST_CA_PEM = '-----BEGIN CERTIFICATE-----\ntest\n-----END CERTIFICATE-----\n';
 
 export type Who = keyof typeof USERS | { token: string };
 
@@ -34,7 +38,7 @@ export interface AuthTestServer {
   close(): Promise<void>;
 }
 
-export async function startAuthTestServer(o: { now?: () => number; nodeCredentialTtlMs?: number } = {}): Promise<AuthTestServer> {
+export async function startAuthTestServer(o: { now?: () => number; nodeCredentialTtlMs?: number; serviceAccountTokens?: ServiceAccountTokens } = {}): Promise<AuthTestServer> {
   const store = createTempSqliteStore();
   const ref: { server?: ApiServer } = {};
   const server = await createApiServer({
@@ -47,6 +51,8 @@ export async function startAuthTestServer(o: { now?: () => number; nodeCredentia
     }),
     ...(o.now ? { now: o.now } : {}),
     ...(o.nodeCredentialTtlMs ? { nodeCredentialTtlMs: o.nodeCredentialTtlMs } : {}),
+    ...(o.serviceAccountTokens ? { serviceAccountTokens: o.serviceAccountTokens } : {}),
+    caPem: TEST_CA_PEM,
   });
   ref.server = server;
   const base = (await server.listen({ port: 0, host: '127.0.0.1' })).url;

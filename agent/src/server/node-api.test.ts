@@ -1,0 +1,149 @@
+// The node API on a real TLS port with a fake backend and a fake TokenReview: malformed
+// requests and bad WebSocket handshakes get a 4xx Status and the server stays up; a log
+// reader stops when its client goes away.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, readlink, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import tls from 'node:tls';
+import { WebSocketServer } from 'ws';
+import { noopLogger, pollUntil, systemClock } from '@nodelet/base';
+import type { ApiClient } from '@nodelet/api';
+import { rawExchange, type RawReply } from '@nodelet/api/testing';
+import type { RuntimeService } from '../runtime/cri.js';
+import { NodeApiAuthenticator } from './authn.js';
+import { NodeApiAuthorizer } from './authz.js';
+import { startNodeApi, type NodeApiServer } from './node-api.js';
+import { loadOrCreateServingCert } from './serving-cert.js';
+
+const TOKEN = 'good-token';
+const KEY = 'dGhlIHNhbXBsZSBub25jZQ==';
+
+interface Env {
+  api: NodeApiServer;
+  logPath: string;
+  target: { host: string; port: number; tls: Record<string, never> };
+}
+
+async function start(t: import('node:test').TestContext): Promise<Env> {
+  const dir = await mkdtemp(join(tmpdir(), 'nodelet-node-api-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  // The runtime's streaming server: accepts the bridge's connection and says nothing.
+  const streaming = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+  await new Promise((r) => streaming.once('listening', r));
+  t.after(() => new Promise((r) => streaming.close(r)));
+  const streamingPort = (streaming.address() as { port: number }).port;
+  const runtime = { exec: async () => ({ url: `http://127.0.0.1:${streamingPort}/exec/x` }) } as unknown as RuntimeService;
+  // TokenReview answered in-process: TOKEN is the only valid one.
+  const reviews = { create: async (_t: unknown, body: { spec: { token: string } }) => ({ status: { authenticated: body.spec.token === TOKEN, user: { username: 'alice' } } }) } as unknown as ApiClient;
+  const logPath = join(dir, 'c.log');
+  const api = await startNodeApi({
+    address: '127.0.0.1',
+    port: 0,
+    healthzAddress: '127.0.0.1',
+    healthzPort: 0,
+    cert: await loadOrCreateServingCert({ rootDir: dir, nodeName: 'n1', ips: ['127.0.0.1'] }),
+    authn: new NodeApiAuthenticator({ api: reviews, clock: systemClock, log: noopLogger, anonymous: false, webhook: true, cacheTTLMs: 60_000, clientCA: false }),
+    // Authorization has its own tests (authz.test.ts, node-api-authz.itest.ts); this suite is about the HTTP edge.
+    authz: new NodeApiAuthorizer({ api: reviews, nodeName: 'n1', clock: systemClock, log: noopLogger, mode: 'AlwaysAllow', cacheAuthorizedTTLMs: 0, cacheUnauthorizedTTLMs: 0 }),
+    backend: {
+      pods: () => [],
+      findContainer: (ns, pod, c) => (ns === 'default' && pod === 'p' && c === 'c' ? { id: 'cid', logPath, running: true } : undefined),
+      isRunning: async () => true,
+      runtime,
+      metrics: async () => ({ contentType: 'text/plain', body: '' }),
+      healthy: () => true,
+    },
+    log: noopLogger,
+  });
+  t.after(() => api.close());
+  return { api, logPath, target: { host: '127.0.0.1', port: api.port, tls: {} } };
+}
+
+const get = (path: string, headers: string[] = [], token: string | null = TOKEN): string =>
+  [`GET ${path} HTTP/1.1`, 'Host: n1', ...(token ? [`Authorization: Bearer ${token}`] : []), ...headers, 'Connection: close', '', ''].join('\r\n');
+const upgrade = (path: string, headers: string[]): string => get(path, ['Upgrade: websocket', 'Connection: Upgrade', ...headers]).replace('Connection: close\r\n', '');
+
+function assertStatus(r: RawReply, code: number, reason: string): void {
+  assert.equal(r.status, code, JSON.stringify(r));
+  const body = JSON.parse(r.body) as Record<string, unknown>;
+  assert.deepEqual([body.kind, body.status, body.code, body.reason], ['Status', 'Failure', code, reason], r.body);
+}
+
+test('node API: malformed requests get a 4xx Status and the server keeps serving', async (t) => {
+  const { target } = await start(t);
+  const ws = ['Sec-WebSocket-Version: 13', `Sec-WebSocket-Key: ${KEY}`, 'Sec-WebSocket-Protocol: v5.channel.k8s.io'];
+  assertStatus(await rawExchange(target, [get('http://[')]), 400, 'BadRequest');
+  assertStatus(await rawExchange(target, [get('/containerLogs/%zz/p/c')]), 400, 'BadRequest');
+  assertStatus(await rawExchange(target, [get('/containerLogs/default/%/c')]), 400, 'BadRequest');
+  assertStatus(await rawExchange(target, ['FOO / HTTP/1.1\r\nHost: n1\r\n\r\n']), 400, 'BadRequest');
+  assertStatus(await rawExchange(target, [get('/pods', [`X-Big: ${'a'.repeat(100 * 1024)}`])]), 431, 'RequestEntityTooLarge');
+  // Upgrades: malformed target and path, unauthenticated, not exec, bad handshakes.
+  assertStatus(await rawExchange(target, [upgrade('http://[', ws)]), 400, 'BadRequest');
+  assertStatus(await rawExchange(target, [upgrade('/exec/%zz/p/c?command=sh', ws)]), 400, 'BadRequest');
+  assertStatus(await rawExchange(target, [upgrade('/exec/default/p/c?command=sh', ws).replace(`Authorization: Bearer ${TOKEN}`, 'Authorization: Bearer nope')]), 401, 'Unauthorized');
+  assertStatus(await rawExchange(target, [upgrade('//[', ws)]), 404, 'NotFound');
+  assertStatus(await rawExchange(target, [upgrade('/pods', ws)]), 404, 'NotFound');
+  assertStatus(await rawExchange(target, [upgrade('/exec/default/p/c?command=sh', ws.slice(0, 1))]), 400, 'BadRequest');
+  assertStatus(await rawExchange(target, [upgrade('/exec/default/p/c?command=sh', ['Sec-WebSocket-Version: 7', ...ws.slice(1)])]), 400, 'BadRequest');
+  assertStatus(await rawExchange(target, [upgrade('/exec/default/p/c?command=sh', [...ws.slice(0, 2), 'Sec-WebSocket-Protocol: chat'])]), 400, 'BadRequest');
+  assertStatus(await rawExchange(target, [upgrade('/exec/default/p/c?command=sh', [...ws.slice(0, 2), 'Sec-WebSocket-Protocol: v5.channel.k8s.io,,'])]), 400, 'BadRequest');
+  assertStatus(await rawExchange(target, [upgrade('/exec/default/other/c?command=sh', ws)]), 404, 'NotFound');
+  const ok = await rawExchange(target, [get('/healthz')]);
+  assert.deepEqual([ok.status, ok.body], [200, 'ok']);
+});
+
+test('node API: a malformed WebSocket frame after the handshake closes that session only', async (t) => {
+  const { target } = await start(t);
+  const sock = tls.connect({ host: '127.0.0.1', port: target.port, rejectUnauthorized: false });
+  t.after(() => sock.destroy());
+  sock.on('error', () => undefined);
+  let received = '';
+  sock.on('data', (d: Buffer) => {
+    received += d.toString('latin1');
+    // A client frame must be masked: this one is not (RFC 6455 §5.1).
+    if (received.includes('\r\n\r\n') && !sock.destroyed) sock.write(Buffer.from([0x82, 0x03, 0x00, 0x01, 0x02]));
+  });
+  await new Promise((r) => sock.once('secureConnect', r));
+  sock.write(upgrade('/exec/default/p/c?command=sh&stdin=true', ['Sec-WebSocket-Version: 13', `Sec-WebSocket-Key: ${KEY}`, 'Sec-WebSocket-Protocol: v5.channel.k8s.io']));
+  await new Promise((r) => sock.once('close', r));
+  assert.match(received, /^HTTP\/1\.1 101 /);
+  const ok = await rawExchange(target, [get('/healthz')]);
+  assert.deepEqual([ok.status, ok.body], [200, 'ok']);
+});
+
+async function openFdsOf(path: string): Promise<number> {
+  let n = 0;
+  for (const fd of await readdir('/proc/self/fd')) {
+    if ((await readlink(`/proc/self/fd/${fd}`).catch(() => '')) === path) n++;
+  }
+  return n;
+}
+
+test('node API: a log writer parked on a client that stopped reading is released when it goes away', async (t) => {
+  const { target, logPath } = await start(t);
+  // One 32 MiB line (as the runtime writes it: 16 KiB partial records): more than the socket
+  // buffers hold, so the writer must wait for 'drain'.
+  const partial = `2024-01-01T00:00:00.000000000Z stdout P ${'x'.repeat(16 * 1024)}\n`;
+  await writeFile(logPath, partial.repeat(2 * 1024) + '2024-01-01T00:00:00.000000000Z stdout F end\n');
+  const sock = tls.connect({ host: '127.0.0.1', port: target.port, rejectUnauthorized: false });
+  sock.on('error', () => undefined);
+  await new Promise((r) => sock.once('secureConnect', r));
+  sock.write(get('/containerLogs/default/p/c'));
+  // Body bytes mean the line has been written: from here the client reads nothing.
+  await new Promise<void>((resolve) => {
+    let n = 0;
+    const onData = (d: Buffer): void => {
+      n += d.length;
+      if (n < 64 * 1024) return;
+      sock.off('data', onData);
+      sock.pause();
+      resolve();
+    };
+    sock.on('data', onData);
+  });
+  assert.equal(await openFdsOf(logPath), 1);
+  sock.destroy();
+  await pollUntil('the log file to be closed after the client left', async () => (await openFdsOf(logPath)) === 0, { timeoutMs: 5000, intervalMs: 50 });
+});

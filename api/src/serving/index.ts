@@ -1,0 +1,4 @@
+// Helpers for the servers that face untrusted HTTP clients (the API server, the agent's node API).
+export * from './request-target.js';
+export * from './raw-reply.js';
+export * from './harden.js';

@@ -1,0 +1,44 @@
+/**
+ * What every namespace the server creates at start must hold before a pod can run in it (the
+ * controllers do the same for namespaces created later — serviceaccount, root-ca-cert-publisher):
+ *
+ *   ServiceAccount default        pods run as it unless they name another (ServiceAccount admission)
+ *   ConfigMap kube-root-ca.crt    the cluster CA, projected into pods as ca.crt
+ *
+ * Idempotent; an existing object is left as it is (an admin may have changed the account).
+ */
+import type { Logger } from '@nodelet/base';
+import type { ServedResource, ServerContext } from './context.js';
+import { admitCreate } from './handlers/admit.js';
+import type { ApiObject } from './object.js';
+import { StatusError } from './status.js';
+
+export const ROOT_CA_DESCRIPTION =
+  'Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.';
+
+export function rootCaConfigMap(namespace: string, caPem: string): ApiObject {
+  return {
+    apiVersion: 'v1', kind: 'ConfigMap',
+    metadata: { name: 'kube-root-ca.crt', namespace, annotations: { 'kubernetes.io/description': ROOT_CA_DESCRIPTION } },
+    data: { 'ca.crt': caPem },
+  };
+}
+
+async function createIfMissing(ctx: ServerContext, served: ServedResource, obj: ApiObject): Promise<void> {
+  if (await served.registry.find(obj.metadata.namespace, obj.metadata.name!)) return;
+  try {
+    await served.registry.create(admitCreate(ctx, served.def, structuredClone(obj)));
+  } catch (err) {
+    if (!(err instanceof StatusError && err.reason === 'AlreadyExists')) throw err;
+  }
+}
+
+export async function ensureNamespaceDefaults(ctx: ServerContext, namespaces: readonly string[], caPem: string | undefined, log: Logger): Promise<void> {
+  const sas = ctx.resource('', 'v1', 'serviceaccounts')!;
+  const cms = ctx.resource('', 'v1', 'configmaps')!;
+  for (const ns of namespaces) {
+    await createIfMissing(ctx, sas, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace: ns } });
+    if (caPem) await createIfMissing(ctx, cms, rootCaConfigMap(ns, caPem));
+  }
+  log.debug({ namespaces }, 'Namespace defaults in place');
+}

@@ -1,0 +1,67 @@
+/**
+ * `POST …/serviceaccounts/<name>/token` (TokenRequest, authentication.k8s.io/v1; `kubectl create
+ * token`, and the agent for projected tokens): a bound service-account JWT (auth/serviceaccount/tokens.ts).
+ *
+ *   spec.audiences          default: the API server's audiences
+ *   spec.expirationSeconds  default 3600, at least 600
+ *   spec.boundObjectRef     Pod, Secret or Node (apiVersion v1) that must exist, with the given UID;
+ *                           a Pod binding also records the pod's node in the token
+ *
+ * Authorized as `create serviceaccounts/token`; NodeRestriction lets a node ask only for pods
+ * bound to it.
+ */
+import { admit } from '../admission/index.js';
+import type { RequestScope } from '../context.js';
+import { bodyOf, decodeObjectBody } from '../media.js';
+import { isPlainObject, rfc3339, type Json } from '../object.js';
+import { sendJson } from '../respond.js';
+import { badRequest, forbidden, invalid, notFound, StatusError } from '../status.js';
+import type { BoundRef } from '../auth/serviceaccount/tokens.js';
+
+const MIN_EXPIRATION_SECONDS = 600;
+const DEFAULT_EXPIRATION_SECONDS = 3600;
+
+export async function handleTokenRequest(s: RequestScope): Promise<void> {
+  const tokens = s.ctx.serviceAccountTokens;
+  if (!tokens) throw new StatusError(404, 'NotFound', 'the server does not issue service account tokens (no signing key configured)');
+  const body = decodeObjectBody(s.req.headers['content-type'], await bodyOf(s));
+  const spec = (isPlainObject(body.spec) ? body.spec : {}) as Json;
+  const audiences = Array.isArray(spec.audiences) && spec.audiences.length ? spec.audiences.map(String) : tokens.audiences;
+  const expirationSeconds = spec.expirationSeconds === undefined || spec.expirationSeconds === null ? DEFAULT_EXPIRATION_SECONDS : Number(spec.expirationSeconds);
+  if (!Number.isInteger(expirationSeconds) || expirationSeconds < MIN_EXPIRATION_SECONDS) {
+    throw invalid('TokenRequest', 'authentication.k8s.io', s.name!, [{ reason: 'FieldValueInvalid', field: 'spec.expirationSeconds', message: `may not specify a duration less than ${MIN_EXPIRATION_SECONDS} seconds` }]);
+  }
+  const sa = await s.ctx.resource('', 'v1', 'serviceaccounts')!.registry.find(s.namespace, s.name!);
+  if (!sa) throw notFound('serviceaccounts', '', s.name!);
+
+  let bound: BoundRef | undefined;
+  let node: { name: string; uid: string } | undefined;
+  const ref = isPlainObject(spec.boundObjectRef) ? (spec.boundObjectRef as Record<string, string | undefined>) : undefined;
+  if (ref) {
+    const kinds: Record<string, string> = { Pod: 'pods', Secret: 'secrets', Node: 'nodes' };
+    const plural = ref.kind ? kinds[ref.kind] : undefined;
+    if (!plural || (ref.apiVersion && ref.apiVersion !== 'v1')) throw badRequest(`cannot bind token to object of type ${ref.apiVersion ?? ''}/${ref.kind ?? ''}; only v1 Pod, Secret and Node are supported`);
+    if (!ref.name) throw badRequest('boundObjectRef.name is required');
+    const obj = await s.ctx.resource('', 'v1', plural)!.registry.find(plural === 'nodes' ? undefined : s.namespace, ref.name);
+    if (!obj || obj.metadata.deletionTimestamp) throw notFound(plural, '', ref.name);
+    if (ref.uid && ref.uid !== obj.metadata.uid) {
+      throw new StatusError(409, 'Conflict', `the UID in the bound object reference (${ref.uid}) does not match the UID in record. The object might have been deleted and then recreated`);
+    }
+    bound = { kind: ref.kind as BoundRef['kind'], name: ref.name, uid: obj.metadata.uid! };
+    const nodeName = plural === 'pods' ? (obj.spec as Json | undefined)?.nodeName : undefined;
+    if (typeof nodeName === 'string' && nodeName) {
+      const n = await s.ctx.resource('', 'v1', 'nodes')!.registry.find(undefined, nodeName);
+      if (n) node = { name: nodeName, uid: n.metadata.uid! };
+    }
+  }
+  await admit(s.ctx, { operation: 'CREATE', user: s.user, def: s.served.def, subresource: 'token', namespace: s.namespace, name: s.name, object: { metadata: {}, ...body } });
+  const { token, expirationTimestamp } = await tokens.issue({ sa, audiences, expirationSeconds, bound, node, nowMs: s.ctx.now() });
+  if (!token) throw forbidden('token could not be issued');
+  sendJson(s.res, 201, {
+    kind: 'TokenRequest',
+    apiVersion: 'authentication.k8s.io/v1',
+    metadata: { name: s.name, namespace: s.namespace, creationTimestamp: rfc3339(s.ctx.now()) },
+    spec: { audiences, expirationSeconds, ...(ref ? { boundObjectRef: ref } : {}) },
+    status: { token, expirationTimestamp: rfc3339(expirationTimestamp) },
+  });
+}

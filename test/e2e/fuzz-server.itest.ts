@@ -1,0 +1,86 @@
+// Fuzzing a real `nodelet server` process: a corpus of malformed requests over its TLS port
+// (fuzz-corpus.ts plus bodies only the API server reads). Every HTTP reply must be a 4xx with a
+// Kubernetes Status, the process must stay up, log no unhandled rejection or uncaught
+// exception, and still answer a normal request at the end.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { rawExchange, type RawTarget } from '@nodelet/api/testing';
+import { freePort, startServer, type ServerProcess } from '../../api/test/integration/processes.js';
+import { commonCorpus, req, runCorpus, type FuzzCase } from './fuzz-corpus.js';
+
+const CMS = '/api/v1/namespaces/default/configmaps';
+const PODS = '/api/v1/namespaces/default/pods';
+
+function bodyCorpus(token: string): FuzzCase[] {
+  const auth = `Authorization: Bearer ${token}`;
+  const post = (type: string, body: string | Buffer, path = CMS): Array<string | Buffer> => req(`POST ${path} HTTP/1.1`, [auth, `Content-Type: ${type}`], body);
+  const deepJson = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"deep"},"data":${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}}`;
+  const tenMiB = Buffer.alloc(10 * 1024 * 1024, 0x20);
+  const status = true;
+  return [
+    { name: 'invalid JSON', parts: post('application/json', '{"apiVersion":"v1",'), expect: 400, status },
+    { name: 'JSON array body', parts: post('application/json', '[1,2]'), expect: 400, status },
+    { name: 'invalid YAML', parts: post('application/yaml', 'metadata: [unclosed'), expect: 400, status },
+    { name: 'two YAML documents', parts: post('application/yaml', 'a: 1\n---\nb: 2\n'), expect: 400, status },
+    { name: 'invalid protobuf', parts: post('application/vnd.kubernetes.protobuf', Buffer.from([0x6b, 0x38, 0x73, 0x00, 0x0a, 0xff, 0xff, 0xff])), expect: 400, status },
+    { name: 'protobuf without the magic', parts: post('application/vnd.kubernetes.protobuf', 'not protobuf'), expect: 400, status },
+    { name: 'JSON nested 100k levels', parts: post('application/json', deepJson), expect: 400, status },
+    { name: 'YAML nested 50k levels', parts: post('application/yaml', `metadata: {name: deep}\ndata: ${'['.repeat(50_000)}${']'.repeat(50_000)}\n`), expect: 400, status },
+    { name: 'JSON patch nested 100k levels', parts: req(`PATCH ${CMS}/x HTTP/1.1`, [auth, 'Content-Type: application/merge-patch+json'], `{"data":${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}}`), expect: 400, status },
+    { name: 'a 10 MiB body', parts: post('application/json', tenMiB), expect: 413, status },
+    { name: 'a 10 MiB chunked body', parts: [`POST ${CMS} HTTP/1.1\r\nHost: fuzz\r\n${auth}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n`, ...Array.from({ length: 10 }, () => `100000\r\n${' '.repeat(0x100000)}\r\n`), '0\r\n\r\n'], expect: 413, status },
+    { name: 'a chunk size that is not hex', parts: [`POST ${CMS} HTTP/1.1\r\nHost: fuzz\r\n${auth}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`], expect: 400, status },
+    { name: 'text/plain body', parts: post('text/plain', '{}'), expect: 415, status },
+    { name: 'invalid JSON patch', parts: req(`PATCH ${CMS}/x HTTP/1.1`, [auth, 'Content-Type: application/json-patch+json'], '{"op":'), expect: '4xx', status },
+    { name: 'unknown patch type', parts: req(`PATCH ${CMS}/x HTTP/1.1`, [auth, 'Content-Type: application/x-patch'], '{}'), expect: '4xx', status },
+    { name: 'watch from a resourceVersion that is not a number', parts: req(`GET ${CMS}?watch=true&resourceVersion=abc HTTP/1.1`, [auth]), expect: 400, status },
+    { name: 'watch with a negative timeout', parts: req(`GET ${CMS}?watch=true&timeoutSeconds=-5 HTTP/1.1`, [auth]), expect: 400, status },
+    { name: 'label selector that does not parse', parts: req(`GET ${CMS}?labelSelector=a(b HTTP/1.1`, [auth]), expect: 400, status },
+    { name: 'field selector that does not parse', parts: req(`GET ${CMS}?fieldSelector===x HTTP/1.1`, [auth]), expect: 400, status },
+    { name: 'exec without an upgrade', parts: req(`GET ${PODS}/p/exec?command=sh HTTP/1.1`, [auth]), expect: '4xx', status },
+    { name: 'an unknown API group', parts: req('GET /apis/fuzz.example.com/v1/things HTTP/1.1', [auth]), expect: 404, status },
+    { name: 'a 10k-character name', parts: req(`GET ${CMS}/${'n'.repeat(10_000)} HTTP/1.1`, [auth]), expect: '4xx', status },
+    { name: 'delete with a malformed body', parts: req(`DELETE ${CMS}/x HTTP/1.1`, [auth, 'Content-Type: application/json'], '{"gracePeriodSeconds":'), expect: 400, status },
+  ];
+}
+
+describe('fuzzing nodelet server', () => {
+  let dir: string;
+  let srv: ServerProcess;
+  let target: RawTarget;
+  let token: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'nodelet-fuzz-server-'));
+    srv = await startServer({ dataDir: dir, port: await freePort() });
+    token = (await readFile(join(dir, 'admin.token'), 'utf8')).trim();
+    const url = new URL(srv.url);
+    target = { host: url.hostname, port: Number(url.port), tls: { ca: await readFile(join(dir, 'pki', 'ca.crt'), 'utf8') } };
+  });
+  after(async () => {
+    await srv?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('answers every malformed request with a 4xx Status and stays up', async () => {
+    const cases = [
+      ...commonCorpus({
+        token,
+        readPath: CMS,
+        badlyEncoded: ['/api/v1/namespaces/%', '/api/v1/namespaces/%zz/configmaps', `${CMS}/%E0%A4%A`, '/apis/apps/v1/namespaces/%GG/deployments'],
+        execPath: `${PODS}/fuzz/exec?command=sh&stdout=true`,
+        statusOnOrdinaryErrors: true,
+      }),
+      ...bodyCorpus(token),
+    ];
+    const failures = await runCorpus(target, cases);
+    assert.equal(srv.exited(), undefined, `nodelet server exited (${String(srv.exited())}):\n${srv.output().slice(-3000)}`);
+    assert.deepEqual(failures, [], failures.join('\n'));
+    assert.doesNotMatch(srv.output(), /Unhandled rejection|Uncaught exception/);
+    const ok = await rawExchange(target, req(`GET ${CMS} HTTP/1.1`, [`Authorization: Bearer ${token}`]));
+    assert.equal(ok.status, 200, ok.body);
+    assert.equal(JSON.parse(ok.body).kind, 'ConfigMapList');
+  });
+});
