@@ -47,6 +47,7 @@ import type { NodeCredentialManager } from './certificates/node-credential-manag
 import { collectContainers, collectImages, serialJob } from './housekeeping.js';
 import { podLogDir } from './runtime/container-config.js';
 import { startServiceProxy, type ServiceProxy } from './proxy/index.js';
+import { podDnsConfigurer, startClusterDns, type NodeDns } from './dns/index.js';
 import { join } from 'node:path';
 
 export const AGENT_VERSION = 'v1.32.0-nodelet';
@@ -80,6 +81,7 @@ export class Agent {
   #cri!: CriClient;
   #cni?: CniService;
   #nodeApi?: NodeApiServer;
+  #dns?: NodeDns;
   /** Long-lived helpers closed after the loops (informers the runtime reads). */
   readonly #closers: Array<() => Promise<unknown>> = [];
   /** The service proxy (docs/services.md); undefined with proxy mode none. */
@@ -136,6 +138,11 @@ export class Agent {
     return this.#cri;
   }
 
+  /** Where the node-local cluster DNS resolver answers (the proxy's `localDNS`); unset when it is not running. */
+  get localDns(): { ip: string; port: number } | undefined {
+    return this.#dns?.address;
+  }
+
   async #start(): Promise<void> {
     const c = this.config;
     const log = this.#log;
@@ -163,9 +170,14 @@ export class Agent {
       logger: log,
     });
 
-    // 2b. Service proxy: its table (rejecting the whole service CIDR) is in place before any pod runs.
+    // 2b. Cluster DNS: the node-local resolver (docs/dns.md). It starts first so the proxy can
+    // send the kube-dns Service IP to it; a resolver that could not bind leaves kube-dns to its endpoints.
     const api = this.#o.api;
-    this.proxy = await startServiceProxy({ api, nodeName: c.nodeName, config: c.proxy, log: log.child({ component: 'proxy' }), registry: this.metrics.registry });
+    this.#dns = await startClusterDns({ api, config: c, nodeIP: this.#internalIP, registry: this.metrics.registry, clock: this.#clock, log: log.child({ component: 'dns' }) });
+
+    // 2c. Service proxy: its table (rejecting the whole service CIDR) is in place before any pod runs.
+    const proxyConfig = { ...c.proxy, localDNS: c.proxy.localDNS ?? this.#dns?.address };
+    this.proxy = await startServiceProxy({ api, nodeName: c.nodeName, config: proxyConfig, log: log.child({ component: 'proxy' }), registry: this.metrics.registry });
 
     // 3. Core: PLEG cache, runtime, status, events, workers.
     this.pleg = new Pleg({
@@ -193,6 +205,7 @@ export class Agent {
     });
     const machine = await this.node.machineInfo();
     this.events = new EventRecorder({ api, clock: this.#clock, log: log.child({ component: 'events' }), nodeName: c.nodeName });
+    const dnsConfigurer = podDnsConfigurer({ config: c, nodeIP: this.#internalIP, events: this.events, log: log.child({ component: 'dns' }) });
     const runtime = new PodRuntime({
       runtime: client.runtime,
       images: new ImageManager({ images: client.image, clock: this.#clock, maxParallelPulls: c.maxParallelImagePulls }),
@@ -213,6 +226,7 @@ export class Agent {
       crashLoopInitialMs: c.crashLoopInitialMs,
       crashLoopMaxMs: c.crashLoopMaxMs,
       onSandboxIps: (id, ips) => this.pleg.noteSandboxIps(id, ips),
+      podDns: (pod, s) => dnsConfigurer.forPod(pod, s),
     });
     this.status = new StatusManager({ api, clock: this.#clock, log: log.child({ component: 'status' }) });
     const prober = new ProbeManager({
@@ -513,6 +527,7 @@ export class Agent {
       await this.workers?.drain();
       await this.#nodeApi?.close();
       await this.proxy?.close();
+      await this.#dns?.close();
       await this.#cni?.close();
       await Promise.allSettled(this.#closers.map((c) => c()));
       this.#store.dispose();

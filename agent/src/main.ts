@@ -40,6 +40,9 @@ function command(): Command {
     .option('--service-cidr <cidr>', "the API server's service IP range (default 10.96.0.0/16)")
     .option('--cluster-cidr <cidr>', 'the pod network; Service traffic from outside it is masqueraded (default 10.244.0.0/16)')
     .option('--nodeport-addresses <cidrs>', 'comma-separated CIDRs whose node addresses accept NodePorts (default: all)')
+    .option('--cluster-dns <ips>', 'comma-separated nameservers of ClusterFirst pods (default 10.96.0.10)')
+    .option('--cluster-domain <domain>', 'cluster DNS domain (default cluster.local)')
+    .option('--resolv-conf <file>', "the node's resolv.conf: Default pods and the resolver's upstreams ('' = none)")
     .option('--log-level <level>', 'trace|debug|info|warn|error', 'info');
 }
 

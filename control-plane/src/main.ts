@@ -10,6 +10,8 @@ import { createNotifier } from '@nodelet/systemd';
 import type { ApiServerLimits } from './apiserver/limits.js';
 import { startControlPlane } from './apiserver/run.js';
 import { parseDatastoreEndpoint } from './storage/endpoint.js';
+import { inServiceCidr } from './apiserver/kube-dns-service.js';
+import { DEFAULT_SERVICE_CIDR } from './apiserver/handlers/service-ip.js';
 
 const USAGE = `Usage: nodelet server [flags]
 
@@ -31,6 +33,8 @@ const USAGE = `Usage: nodelet server [flags]
   --registry-root <dir>          image store it serves (default ./build/images)
   --cluster-cidr <cidr>          pod network, split per node by the IPAM controller (default 10.244.0.0/16)
   --service-cluster-ip-range <cidr>  Service ClusterIPs (default 10.96.0.0/16; .1 is the kubernetes Service)
+  --cluster-dns <ip>             ClusterIP of the kube-system/kube-dns Service, created at start when
+                                 missing (default: the range's 10th address, 10.96.0.10; must be in the range)
   --advertise-address <ip>       where pods reach the API server (default: --bind-address, else the first
                                  non-loopback IPv4); the default/kubernetes endpoints point there
   --service-account-issuer <url> iss of service-account tokens (default https://kubernetes.default.svc.cluster.local)
@@ -67,6 +71,7 @@ export async function main(argv: string[]): Promise<void> {
         'registry-address': { type: 'string', default: '127.0.0.1:5000' },
         'registry-root': { type: 'string' },
         'cluster-cidr': { type: 'string', default: '10.244.0.0/16' },
+        'cluster-dns': { type: 'string' },
         'disable-controllers': { type: 'boolean', default: false },
         'service-cluster-ip-range': { type: 'string' },
         'advertise-address': { type: 'string' },
@@ -111,6 +116,12 @@ export async function main(argv: string[]): Promise<void> {
     parseDatastoreEndpoint(values['datastore-endpoint'] as string | undefined, String(values['data-dir']), etcdTls);
   } catch (err) {
     process.stderr.write(`${(err as Error).message}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  const serviceRange = String(values['service-cluster-ip-range'] ?? DEFAULT_SERVICE_CIDR);
+  if (values['cluster-dns'] !== undefined && !inServiceCidr(String(values['cluster-dns']), serviceRange)) {
+    process.stderr.write(`--cluster-dns must be an IPv4 address in the service range ${serviceRange}, got "${String(values['cluster-dns'])}"\n`);
     process.exitCode = 2;
     return;
   }
@@ -167,6 +178,7 @@ export async function main(argv: string[]): Promise<void> {
     registryAddress: String(values['registry-address']),
     registryRoot: values['registry-root'] as string | undefined,
     clusterCidr: String(values['cluster-cidr']),
+    ...(values['cluster-dns'] ? { clusterDns: String(values['cluster-dns']) } : {}),
     controllers: !values['disable-controllers'],
     ...(nodeMonitorGracePeriodMs !== undefined ? { nodeMonitorGracePeriodMs } : {}),
     ...(values['service-cluster-ip-range'] ? { serviceCidr: String(values['service-cluster-ip-range']) } : {}),

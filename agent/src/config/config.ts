@@ -11,9 +11,10 @@ import { parse as parseYaml } from 'yaml';
 import { parseDuration } from '../util/duration.js';
 import { parseQuantity } from '../util/quantity.js';
 import { resolveProxyConfig, type ProxyConfig, type ProxyConfigFile, type ProxyFlags } from '../proxy/config.js';
+import { resolveDnsConfig, type ClusterDnsConfig, type ClusterDnsConfigFile, type ClusterDnsFlags } from '../dns/config.js';
 
 /** What the file may contain (all optional; durations as Go strings). */
-export interface KubeletConfigurationFile {
+export interface KubeletConfigurationFile extends ClusterDnsConfigFile {
   apiVersion?: string;
   kind?: string;
   address?: string;
@@ -69,7 +70,7 @@ export interface KubeletConfigurationFile {
 }
 
 /** Flags of `nodelet agent` (they win over the file). */
-export interface AgentFlags extends ProxyFlags {
+export interface AgentFlags extends ProxyFlags, ClusterDnsFlags {
   config?: string;
   kubeconfig?: string;
   nodeName?: string;
@@ -85,7 +86,7 @@ export interface AgentFlags extends ProxyFlags {
 }
 
 /** The validated, fully defaulted configuration every component reads. Times in ms. */
-export interface AgentConfig {
+export interface AgentConfig extends ClusterDnsConfig {
   kubeconfig?: string;
   nodeName: string;
   address: string;
@@ -335,5 +336,6 @@ export function resolveConfig(file: KubeletConfigurationFile, flags: AgentFlags,
     nodeIP: flags.nodeIp ?? str('nodeIP', file.nodeIP),
     rootDir,
     proxy: resolveProxyConfig(file.proxy, flags),
+    ...resolveDnsConfig(file, flags),
   };
 }

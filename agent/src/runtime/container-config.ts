@@ -97,7 +97,7 @@ export function portMappings(pod: Pod): PortMapping[] {
   return out;
 }
 
-export function buildSandboxConfig(pod: Pod, attempt: number, paths: PodPaths, nodeHostname: string): PodSandboxConfig {
+export function buildSandboxConfig(pod: Pod, attempt: number, paths: PodPaths, nodeHostname: string, dnsConfig?: PodSandboxConfig['dnsConfig']): PodSandboxConfig {
   const spec = pod.spec!;
   const hostname = spec.hostNetwork ? nodeHostname : (spec.hostname ?? pod.metadata.name ?? '').slice(0, 63);
   const config: PodSandboxConfig = {
@@ -118,13 +118,8 @@ export function buildSandboxConfig(pod: Pod, attempt: number, paths: PodPaths, n
       sysctls: Object.fromEntries((spec.securityContext?.sysctls ?? []).map((s) => [s.name, s.value])),
     },
   };
-  if (spec.dnsConfig && spec.dnsPolicy === 'None') {
-    config.dnsConfig = {
-      servers: spec.dnsConfig.nameservers ?? [],
-      searches: spec.dnsConfig.searches ?? [],
-      options: (spec.dnsConfig.options ?? []).map((o) => (o.value ? `${o.name}:${o.value}` : o.name)),
-    };
-  }
+  // The pod's resolv.conf by the kubelet's dnsPolicy rules (agent/src/dns/pod-dns-config.ts).
+  if (dnsConfig) config.dnsConfig = dnsConfig;
   return config;
 }
 

@@ -64,6 +64,8 @@ export interface PodRuntimeOptions {
   crashLoopMaxMs?: number;
   /** Told the IPs of a sandbox it just created (the PLEG cache keeps them). */
   onSandboxIps?(sandboxId: string, ips: string[]): void;
+  /** The sandbox's DNSConfig (dnsPolicy rules, agent/src/dns/); unset: the runtime's default. */
+  podDns?(pod: Pod, signal: AbortSignal): Promise<PodSandboxConfig['dnsConfig']>;
 }
 
 export interface SyncResult {
@@ -171,8 +173,8 @@ export class PodRuntime {
     let podIPs = observed.sandboxes[0]?.ips ?? [];
     if (actions.createSandbox) {
       await preparePodVolumes(pod, this.#volumes, signal);
-      const config = buildSandboxConfig(pod, actions.attempt, this.#o.paths, this.#o.nodeHostname);
       try {
+        const config = buildSandboxConfig(pod, actions.attempt, this.#o.paths, this.#o.nodeHostname, await this.#o.podDns?.(pod, signal));
         const res = await this.#o.runtime.runPodSandbox({ config }, { signal });
         sandboxId = res.podSandboxId;
       } catch (err) {

@@ -47,6 +47,8 @@ export interface ControlPlaneOptions {
   /** OCI image store the registry serves. */
   registryRoot?: string;
   clusterCidr?: string;
+  /** `--cluster-dns`: ClusterIP of kube-system/kube-dns (default: the service range's 10th address). */
+  clusterDns?: string;
   logger?: Logger;
   /** Use this store instead of opening one (tests); it is not closed by close(). */
   store?: Store;
@@ -153,6 +155,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       caPem: pki.caPem,
       nodeProxy,
       now,
+      ...(o.clusterDns ? { clusterDnsIP: o.clusterDns } : {}),
       ...(o.nodeCredentialTtlMs ? { nodeCredentialTtlMs: o.nodeCredentialTtlMs } : {}),
       serviceAccountTokens,
       serviceCidr,

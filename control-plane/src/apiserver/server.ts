@@ -33,6 +33,8 @@ import { proxyExecUpgrade } from './handlers/node-proxy.js';
 import { ResourceMirror } from './mirror.js';
 import { ensureNamespaceDefaults } from './default-objects.js';
 import { startNamespaceLifecycle } from './namespace-lifecycle.js';
+import { clusterDnsIpOf, ensureKubeDnsService } from './kube-dns-service.js';
+import { DEFAULT_SERVICE_CIDR } from './handlers/service-ip.js';
 import { serveNonResource } from './nonresource.js';
 import { DEFAULT_API_SERVER_LIMITS, type ApiServerLimits } from './limits.js';
 import { Registry } from './registry.js';
@@ -65,6 +67,8 @@ export interface ApiServerOptions {
   watchCacheCapacity?: number;
   /** In-flight, timeout, header and slow-watcher bounds (limits.ts); defaults as kube-apiserver. */
   limits?: Partial<ApiServerLimits>;
+  /** ClusterIP of kube-system/kube-dns, created at start when missing (default: the service range's 10th address; null: none). */
+  clusterDnsIP?: string | null;
 }
 
 export interface ApiServer {
@@ -133,6 +137,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   }
   await ensureDefaultNamespaces(ctx);
   await ensureNamespaceDefaults(ctx, DEFAULT_NAMESPACES, opts.caPem, log);
+  if (opts.clusterDnsIP !== null) await ensureKubeDnsService(ctx, opts.clusterDnsIP ?? clusterDnsIpOf(opts.serviceCidr ?? DEFAULT_SERVICE_CIDR), log);
   await reconcileBootstrapPolicy(ctx, log.child({ component: 'rbac-bootstrap' }));
   await Promise.all([...mirrorByPlural.values()].map((m) => m.start()));
   const lifecycle = startNamespaceLifecycle(ctx, [...resources.values()], log.child({ component: 'namespace-lifecycle' }));

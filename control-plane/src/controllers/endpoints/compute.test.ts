@@ -48,3 +48,16 @@ test('slices carry ready/serving/terminating conditions', () => {
   );
   assert.deepEqual(computeSlices({ ...svc, spec: { ...svc.spec, selector: undefined } }, [pod('a', '10.244.0.2', true)]), []);
 });
+
+test("a pod's hostname is its endpoint's hostname only when its subdomain names the Service", () => {
+  const named = (name: string, ip: string, hostname: string, subdomain?: string): Pod => {
+    const p = pod(name, ip, true);
+    p.spec = { ...p.spec!, hostname, subdomain };
+    return p;
+  };
+  const pods = [named('a', '10.244.0.2', 'web-0', 'web'), named('b', '10.244.0.3', 'other', 'db'), named('c', '10.244.0.4', 'lone')];
+  const [slice] = computeSlices(svc, pods);
+  assert.deepEqual(slice!.endpoints.map((e) => e.hostname), ['web-0', undefined, undefined]);
+  const [subset] = computeSubsets(svc, pods);
+  assert.deepEqual(subset!.addresses!.map((a) => a.hostname), ['web-0', undefined, undefined]);
+});

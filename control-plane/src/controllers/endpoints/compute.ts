@@ -47,6 +47,15 @@ export function resolvePorts(svc: Service, pod: Pod): EndpointPort[] {
   return out;
 }
 
+/**
+ * A pod's `spec.hostname` is published as its endpoint's hostname when its `spec.subdomain` names
+ * the Service (upstream ShouldSetHostname): that is what `<hostname>.<svc>.<ns>.svc` DNS names.
+ */
+function hostnameFor(svc: Service, pod: Pod): string | undefined {
+  const h = pod.spec?.hostname;
+  return h && pod.spec?.subdomain === svc.metadata.name && pod.metadata.namespace === svc.metadata.namespace ? h : undefined;
+}
+
 function ref(pod: Pod): { kind: string; namespace?: string; name?: string; uid?: string } {
   return { kind: 'Pod', namespace: pod.metadata.namespace, name: pod.metadata.name, uid: pod.metadata.uid };
 }
@@ -66,6 +75,8 @@ export function computeSubsets(svc: Service, pods: readonly Pod[]): EndpointSubs
     let g = groups.get(key);
     if (!g) groups.set(key, (g = { ports, ready: [], notReady: [] }));
     const addr: EndpointAddress = { ip: pod.status!.podIP!, targetRef: ref(pod) };
+    const hostname = hostnameFor(svc, pod);
+    if (hostname) addr.hostname = hostname;
     if (pod.spec?.nodeName) addr.nodeName = pod.spec.nodeName;
     if (publishNotReady || isPodReady(pod)) g.ready.push(addr);
     else g.notReady.push(addr);
@@ -103,6 +114,8 @@ export function computeSlices(svc: Service, pods: readonly Pod[]): SliceContent[
       conditions: { ready: publishNotReady || (serving && !terminating), serving, terminating },
       targetRef: ref(pod),
     };
+    const hostname = hostnameFor(svc, pod);
+    if (hostname) ep.hostname = hostname;
     if (pod.spec?.nodeName) ep.nodeName = pod.spec.nodeName;
     g.endpoints.push(ep);
   }

@@ -59,6 +59,8 @@ export const NODELET_NODE_RULES = [
   // The agent's service proxy and DNS read what kube-proxy reads (system:node-proxier).
   rule(['list', 'watch'], ['discovery.k8s.io'], ['endpointslices']),
   rule(['list', 'watch'], [''], ['endpoints']),
+  // The agent's DNS answers NXDOMAIN for names in namespaces that do not exist, as CoreDNS does.
+  rule(['list', 'watch'], [''], ['namespaces']),
   // A node renews its own credential (the handler checks it is its own).
   rule(['create'], ['nodelet.io'], ['nodecredentials']),
 ];
