@@ -97,9 +97,14 @@ export function portMappings(pod: Pod): PortMapping[] {
   return out;
 }
 
-export function buildSandboxConfig(pod: Pod, attempt: number, paths: PodPaths, nodeHostname: string): PodSandboxConfig {
+/**
+ * The CRI sandbox config of a pod. A pod on the host network shares the node's UTS namespace
+ * too, so its hostname stays empty as kubelet leaves it: runc refuses to set a hostname without
+ * a private UTS namespace, and the runtime fills /etc/hostname from the node's own name.
+ */
+export function buildSandboxConfig(pod: Pod, attempt: number, paths: PodPaths): PodSandboxConfig {
   const spec = pod.spec!;
-  const hostname = spec.hostNetwork ? nodeHostname : (spec.hostname ?? pod.metadata.name ?? '').slice(0, 63);
+  const hostname = spec.hostNetwork ? '' : (spec.hostname ?? pod.metadata.name ?? '').slice(0, 63);
   const config: PodSandboxConfig = {
     metadata: { name: pod.metadata.name, namespace: pod.metadata.namespace, uid: pod.metadata.uid, attempt },
     hostname,
