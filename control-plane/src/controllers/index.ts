@@ -18,6 +18,8 @@ import { ClusterRoleAggregationController } from './clusterroleaggregation/contr
 import { KubeletClientCsrApprover, KubeletServingCsrApprover } from './certificates/approver.js';
 import { CsrSigner } from './certificates/signer.js';
 import { RootCaPublisher } from './rootca/publisher.js';
+import { JobController } from './job/controller.js';
+import { TtlAfterFinishedController } from './ttlafterfinished/controller.js';
 import { loadCa, type LoadedCa } from '../pki/certs.js';
 
 export { SharedInformers, runController, type Controller } from './runtime.js';
@@ -45,7 +47,9 @@ export type ControllerName =
   | 'csrapproving'
   | 'kubeletservingapproving'
   | 'csrsigning'
-  | 'rootcacertpublisher';
+  | 'rootcacertpublisher'
+  | 'job'
+  | 'ttl-after-finished';
 
 export interface StartControllerManagerOptions {
   /** An `ApiClient` of `@nodelet/api` (typed `unknown` for the composition root): the shared informers read with it. */
@@ -101,6 +105,8 @@ const FACTORIES: Record<string, { account: string; make: Factory }> = {
   csrapproving: { account: 'certificate-controller', make: (d) => new KubeletClientCsrApprover(d) },
   kubeletservingapproving: { account: 'kubelet-serving-cert-approver', make: (d) => new KubeletServingCsrApprover(d) },
   rootcacertpublisher: { account: 'root-ca-cert-publisher', make: (d) => new RootCaPublisher(d) },
+  job: { account: 'job-controller', make: (d) => new JobController(d) },
+  'ttl-after-finished': { account: 'ttl-after-finished-controller', make: (d) => new TtlAfterFinishedController(d) },
   csrsigning: { account: 'certificate-controller', make: (d) => new CsrSigner({ ...d, ca: caLoader(d.options.csrSigning), signingDurationMs: d.options.csrSigning?.durationMs }) },
 };
 
