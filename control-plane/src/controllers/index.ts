@@ -19,6 +19,7 @@ import { KubeletClientCsrApprover, KubeletServingCsrApprover } from './certifica
 import { CsrSigner } from './certificates/signer.js';
 import { RootCaPublisher } from './rootca/publisher.js';
 import { JobController } from './job/controller.js';
+import { CronJobController } from './cronjob/controller.js';
 import { TtlAfterFinishedController } from './ttlafterfinished/controller.js';
 import { loadCa, type LoadedCa } from '../pki/certs.js';
 
@@ -49,6 +50,7 @@ export type ControllerName =
   | 'csrsigning'
   | 'rootcacertpublisher'
   | 'job'
+  | 'cronjob'
   | 'ttl-after-finished';
 
 export interface StartControllerManagerOptions {
@@ -106,6 +108,7 @@ const FACTORIES: Record<string, { account: string; make: Factory }> = {
   kubeletservingapproving: { account: 'kubelet-serving-cert-approver', make: (d) => new KubeletServingCsrApprover(d) },
   rootcacertpublisher: { account: 'root-ca-cert-publisher', make: (d) => new RootCaPublisher(d) },
   job: { account: 'job-controller', make: (d) => new JobController(d) },
+  cronjob: { account: 'cronjob-controller', make: (d) => new CronJobController(d) },
   'ttl-after-finished': { account: 'ttl-after-finished-controller', make: (d) => new TtlAfterFinishedController(d) },
   csrsigning: { account: 'certificate-controller', make: (d) => new CsrSigner({ ...d, ca: caLoader(d.options.csrSigning), signingDurationMs: d.options.csrSigning?.durationMs }) },
 };
