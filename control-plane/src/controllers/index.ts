@@ -20,6 +20,7 @@ import { CsrSigner } from './certificates/signer.js';
 import { RootCaPublisher } from './rootca/publisher.js';
 import { JobController } from './job/controller.js';
 import { CronJobController } from './cronjob/controller.js';
+import { DaemonSetController } from './daemonset/controller.js';
 import { TtlAfterFinishedController } from './ttlafterfinished/controller.js';
 import { loadCa, type LoadedCa } from '../pki/certs.js';
 
@@ -51,6 +52,7 @@ export type ControllerName =
   | 'rootcacertpublisher'
   | 'job'
   | 'cronjob'
+  | 'daemonset'
   | 'ttl-after-finished';
 
 export interface StartControllerManagerOptions {
@@ -109,6 +111,7 @@ const FACTORIES: Record<string, { account: string; make: Factory }> = {
   rootcacertpublisher: { account: 'root-ca-cert-publisher', make: (d) => new RootCaPublisher(d) },
   job: { account: 'job-controller', make: (d) => new JobController(d) },
   cronjob: { account: 'cronjob-controller', make: (d) => new CronJobController(d) },
+  daemonset: { account: 'daemon-set-controller', make: (d) => new DaemonSetController(d) },
   'ttl-after-finished': { account: 'ttl-after-finished-controller', make: (d) => new TtlAfterFinishedController(d) },
   csrsigning: { account: 'certificate-controller', make: (d) => new CsrSigner({ ...d, ca: caLoader(d.options.csrSigning), signingDurationMs: d.options.csrSigning?.durationMs }) },
 };
