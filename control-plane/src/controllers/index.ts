@@ -21,6 +21,7 @@ import { RootCaPublisher } from './rootca/publisher.js';
 import { JobController } from './job/controller.js';
 import { CronJobController } from './cronjob/controller.js';
 import { DaemonSetController } from './daemonset/controller.js';
+import { StatefulSetController } from './statefulset/controller.js';
 import { TtlAfterFinishedController } from './ttlafterfinished/controller.js';
 import { loadCa, type LoadedCa } from '../pki/certs.js';
 
@@ -53,6 +54,7 @@ export type ControllerName =
   | 'job'
   | 'cronjob'
   | 'daemonset'
+  | 'statefulset'
   | 'ttl-after-finished';
 
 export interface StartControllerManagerOptions {
@@ -112,6 +114,7 @@ const FACTORIES: Record<string, { account: string; make: Factory }> = {
   job: { account: 'job-controller', make: (d) => new JobController(d) },
   cronjob: { account: 'cronjob-controller', make: (d) => new CronJobController(d) },
   daemonset: { account: 'daemon-set-controller', make: (d) => new DaemonSetController(d) },
+  statefulset: { account: 'statefulset-controller', make: (d) => new StatefulSetController(d) },
   'ttl-after-finished': { account: 'ttl-after-finished-controller', make: (d) => new TtlAfterFinishedController(d) },
   csrsigning: { account: 'certificate-controller', make: (d) => new CsrSigner({ ...d, ca: caLoader(d.options.csrSigning), signingDurationMs: d.options.csrSigning?.durationMs }) },
 };
