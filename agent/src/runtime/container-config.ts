@@ -52,7 +52,8 @@ export function podDir(rootDir: string, uid: string): string {
 }
 
 /**
- * Host directory of a volume that the agent materialises (emptyDir, configMap, secret, projected, downwardAPI).
+ * Host directory of a volume that the agent materialises (emptyDir, configMap, secret, projected,
+ * downwardAPI; for a persistentVolumeClaim the mount point its volume is bind-mounted on).
  * Throws ERR_INVALID_ARGUMENT for a volume name that is not a DNS-1123 label.
  */
 export function volumeDir(rootDir: string, uid: string, volume: Volume): string | undefined {
@@ -66,7 +67,9 @@ export function volumeDir(rootDir: string, uid: string, volume: Volume): string 
           ? 'kubernetes.io~projected'
           : volume.downwardAPI
             ? 'kubernetes.io~downward-api'
-            : undefined;
+            : volume.persistentVolumeClaim
+              ? 'kubernetes.io~local-volume'
+              : undefined;
   if (!plugin) return undefined;
   if (typeof volume.name !== 'string' || !isDns1123Label(volume.name)) {
     throw new AgentError('ERR_INVALID_ARGUMENT', `volume name ${JSON.stringify(volume.name)} is not a DNS-1123 label`);
@@ -190,7 +193,7 @@ function mountsFor({ pod, container, paths, subPaths }: ContainerConfigInput): M
       hostPath: host,
       // configMap and secret volumes are read-only whatever the pod asks (CVE-2017-1002102): a
       // container must not plant files the agent's writer would then follow.
-      readonly: vm.readOnly === true || !!(v.configMap || v.secret || v.projected || v.downwardAPI),
+      readonly: vm.readOnly === true || v.persistentVolumeClaim?.readOnly === true || !!(v.configMap || v.secret || v.projected || v.downwardAPI),
       propagation: vm.mountPropagation === 'Bidirectional' ? 'PROPAGATION_BIDIRECTIONAL' : vm.mountPropagation === 'HostToContainer' ? 'PROPAGATION_HOST_TO_CONTAINER' : 'PROPAGATION_PRIVATE',
     });
   });

@@ -76,3 +76,8 @@ export const ANN_BIND_COMPLETED = 'pv.kubernetes.io/bind-completed';
 export const ANN_BOUND_BY_CONTROLLER = 'pv.kubernetes.io/bound-by-controller';
 export const ANN_DYNAMICALLY_PROVISIONED = 'pv.kubernetes.io/provisioned-by';
 export const ANN_DEFAULT_STORAGE_CLASS = 'storageclass.kubernetes.io/is-default-class';
+/**
+ * nodelet: on a Node, the directory under which the local-path provisioner places that node's
+ * volumes (the agent sets it to `<root-dir>/local-path` when it registers).
+ */
+export const LOCAL_PATH_DIR_ANNOTATION = 'nodelet.io/local-path-dir';
