@@ -22,6 +22,8 @@ import { JobController } from './job/controller.js';
 import { CronJobController } from './cronjob/controller.js';
 import { DaemonSetController } from './daemonset/controller.js';
 import { StatefulSetController } from './statefulset/controller.js';
+import { PersistentVolumeBinder } from './volume/binder.js';
+import { LocalPathProvisioner } from './volume/local-path-provisioner.js';
 import { TtlAfterFinishedController } from './ttlafterfinished/controller.js';
 import { loadCa, type LoadedCa } from '../pki/certs.js';
 
@@ -55,6 +57,8 @@ export type ControllerName =
   | 'cronjob'
   | 'daemonset'
   | 'statefulset'
+  | 'persistentvolume-binder'
+  | 'local-path-provisioner'
   | 'ttl-after-finished';
 
 export interface StartControllerManagerOptions {
@@ -115,6 +119,8 @@ const FACTORIES: Record<string, { account: string; make: Factory }> = {
   cronjob: { account: 'cronjob-controller', make: (d) => new CronJobController(d) },
   daemonset: { account: 'daemon-set-controller', make: (d) => new DaemonSetController(d) },
   statefulset: { account: 'statefulset-controller', make: (d) => new StatefulSetController(d) },
+  'persistentvolume-binder': { account: 'persistent-volume-binder', make: (d) => new PersistentVolumeBinder(d) },
+  'local-path-provisioner': { account: 'local-path-provisioner', make: (d) => new LocalPathProvisioner(d) },
   'ttl-after-finished': { account: 'ttl-after-finished-controller', make: (d) => new TtlAfterFinishedController(d) },
   csrsigning: { account: 'certificate-controller', make: (d) => new CsrSigner({ ...d, ca: caLoader(d.options.csrSigning), signingDurationMs: d.options.csrSigning?.durationMs }) },
 };

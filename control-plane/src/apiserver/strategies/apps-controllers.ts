@@ -76,7 +76,15 @@ export const statefulSetStrategy: Strategy = {
   },
   validate(obj, old) {
     const spec = specOf(obj);
-    const errs = validateAlwaysRestartingSpec(obj.spec);
+    // Containers mount the claim templates by name: validate the template as the pods will be.
+    const withClaims = deepClone(spec);
+    const podSpec = (withClaims.template as Json | undefined)?.spec as Json | undefined;
+    if (podSpec && Array.isArray(spec.volumeClaimTemplates)) {
+      const names = (spec.volumeClaimTemplates as Json[]).map((t) => (t?.metadata as Json | undefined)?.name).filter((n): n is string => typeof n === 'string');
+      const volumes = ((podSpec.volumes ?? []) as Json[]).filter((v) => !names.includes(v?.name as string));
+      podSpec.volumes = [...volumes, ...names.map((name) => ({ name, persistentVolumeClaim: { claimName: name } }))];
+    }
+    const errs = validateAlwaysRestartingSpec(withClaims);
     if (spec.podManagementPolicy !== undefined && !['OrderedReady', 'Parallel'].includes(spec.podManagementPolicy as string)) {
       errs.push(notSupported('spec.podManagementPolicy', spec.podManagementPolicy, ['OrderedReady', 'Parallel']));
     }
