@@ -125,6 +125,9 @@ const FACTORIES: Record<string, { account: string; make: Factory }> = {
   csrsigning: { account: 'certificate-controller', make: (d) => new CsrSigner({ ...d, ca: caLoader(d.options.csrSigning), signingDurationMs: d.options.csrSigning?.durationMs }) },
 };
 
+/** Every controller the manager can run, by the name `--controllers` uses. */
+export const CONTROLLER_NAMES: readonly ControllerName[] = Object.keys(FACTORIES) as ControllerName[];
+
 /** Reads the CA pair once, on the first request to sign (re-read after a failure). */
 function caLoader(files: StartControllerManagerOptions['csrSigning']): () => Promise<LoadedCa | undefined> {
   let loaded: Promise<LoadedCa> | undefined;
