@@ -96,7 +96,7 @@ describe('statefulset controller on the real API server', () => {
     await sets.patch('web', { spec: { updateStrategy: { rollingUpdate: { partition: 0 } } } }, { type: 'merge' });
     const done = await until('all updated', async () => {
       const s = await sets.get('web');
-      return s.status?.updatedReplicas === 3 && s.status.currentRevision === s.status.updateRevision && s.status.readyReplicas === 3 ? s : undefined;
+      return s.status?.updatedReplicas === 3 && s.status?.currentRevision === s.status?.updateRevision && s.status?.readyReplicas === 3 ? s : undefined;
     }, 15_000);
     const revs = (await c.admin.resource(CONTROLLERREVISIONS, 'default').list()).items.filter((r) => r.metadata.name?.startsWith('web-'));
     assert.deepEqual(revs.map((r) => r.revision).sort(), [1, 2]);
@@ -105,7 +105,7 @@ describe('statefulset controller on the real API server', () => {
     await until('old revision is 3 and current again', async () => {
       const s = await sets.get('web');
       const r = await c.admin.resource(CONTROLLERREVISIONS, 'default').get(old.metadata.name!);
-      return r.revision === 3 && s.status?.currentRevision === old.metadata.name && s.status.readyReplicas === 3 ? true : undefined;
+      return r.revision === 3 && s.status?.currentRevision === old.metadata.name && s.status?.readyReplicas === 3 ? true : undefined;
     }, 15_000);
     assert.ok(done);
   });
