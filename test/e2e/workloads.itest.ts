@@ -102,17 +102,22 @@ describe('workloads on a two-node lab with the real kubectl', { skip }, () => {
     k = kubectl(up.kubeconfig);
   });
 
+  // Node 2 first (its agent still serves CNI DEL for its sandboxes), then node 1 and the server.
+  // State is kept until whatever pod volumes are still mounted under it are unmounted.
   after(async () => {
-    try {
-      const r = await labRemoveNode(node2);
-      if (r.problems.length) console.error(`node 2 cleanup: ${r.problems.join('; ')}`);
-    } finally {
-      unmountUnder(dir2);
-      rmSync(dir2, { recursive: true, force: true });
-      const r1 = await labDown({ ...lab, keepState: true });
-      if (r1.problems.length) console.error(`node 1 cleanup: ${r1.problems.join('; ')}`);
-      unmountUnder(dir1);
-      rmSync(dir1, { recursive: true, force: true });
+    const steps: Array<[string, () => Promise<unknown> | unknown]> = [
+      ['node 2', async () => (await labRemoveNode(node2, { keepState: true })).problems],
+      ['node 2 state', () => (unmountUnder(dir2), rmSync(dir2, { recursive: true, force: true }))],
+      ['node 1', async () => (await labDown({ ...lab, keepState: true })).problems],
+      ['node 1 state', () => (unmountUnder(dir1), rmSync(dir1, { recursive: true, force: true }))],
+    ];
+    for (const [what, step] of steps) {
+      try {
+        const problems = await step();
+        if (Array.isArray(problems) && problems.length) console.error(`${what} cleanup: ${problems.join('; ')}`);
+      } catch (err) {
+        console.error(`${what} cleanup failed: ${String(err)}`);
+      }
     }
   });
 
