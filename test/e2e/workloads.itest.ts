@@ -268,6 +268,7 @@ describe('workloads on a two-node lab with the real kubectl', { skip }, () => {
       assert.ok(Date.parse(by.get(next)!.created) >= Date.parse(by.get(prev)!.readySince!), `${next} was created only after ${prev} was ready`);
     }
     assert.match(await k('get', 'sts', 'web'), /^web\s+3\/3\s+/m);
+    assert.match(await k('rollout', 'history', 'sts/web'), /^1\s+/m);
     const pvcs = await k('get', 'pvc', '--no-headers');
     for (const n of ['www-web-0', 'www-web-1', 'www-web-2']) assert.match(pvcs, new RegExp(`^${n}\\s+Bound\\s+pvc-\\S+\\s+16Mi\\s+RWO\\s+local-path\\s+`, 'm'));
     const pvName = (await k('get', 'pvc', 'www-web-1', '-o', 'jsonpath={.spec.volumeName}')).trim();
