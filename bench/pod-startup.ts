@@ -87,7 +87,7 @@ async function floorBurst(h: Harness): Promise<number[]> {
       const pod: Pod = podSpec(h, `floor-${i}`, { containers: [{ name: 'c', image: h.rt.images.busybox, command: ['sh', '-c', 'while true; do sleep 1; done'] }] });
       pod.metadata.uid = `floor-${process.pid}-${i}`;
       const paths = { rootDir: join(h.dir, 'floor'), podLogsDir: join(h.dir, 'floor-logs') };
-      const sandboxConfig = buildSandboxConfig(pod, 0, paths, 'floor');
+      const sandboxConfig = buildSandboxConfig(pod, 0, paths);
       delete sandboxConfig.labels![MANAGED_BY];
       const config = buildContainerConfig({ pod, container: pod.spec!.containers[0]!, type: 'regular', restartCount: 0, imageRef: img, env: [], paths, nodeMemoryBytes: 0 });
       delete config.labels![MANAGED_BY];

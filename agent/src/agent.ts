@@ -218,7 +218,6 @@ export class Agent {
       clock: this.#clock,
       log: log.child({ component: 'runtime' }),
       paths: { rootDir: c.rootDir, podLogsDir: c.podLogsDir },
-      nodeHostname: machine.hostname,
       nodeName: c.nodeName,
       hostIP: () => this.#internalIP,
       nodeMemoryBytes: machine.memoryBytes,

@@ -60,7 +60,6 @@ async function world(t: { after(fn: () => unknown): void }, shared?: { fake: Fak
     clock: systemClock,
     log: noopLogger,
     paths: { rootDir: join(dir, 'root'), podLogsDir: join(dir, 'logs') },
-    nodeHostname: 'node-1',
     nodeName: 'node-1',
     hostIP: () => '192.0.2.10',
     nodeMemoryBytes: 2 ** 30,

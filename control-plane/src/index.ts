@@ -9,4 +9,4 @@ export { NODE_CREDENTIALS_PATH } from './apiserver/auth/node-credentials.js';
 export type { Authenticator, UserInfo } from './apiserver/auth/types.js';
 export { ensurePki, type Pki } from './pki/pki.js';
 export { createCa, issueCertificate, loadCa, type KeyPairPem } from './pki/certs.js';
-export { NAMESPACE_SETUP_CONTROLLERS, type ControllerName } from './controllers/index.js';
+export { CONTROLLER_NAMES, NAMESPACE_SETUP_CONTROLLERS, startControllerManager, type ControllerName } from './controllers/index.js';

@@ -12,6 +12,7 @@ import { startControlPlane } from './apiserver/run.js';
 import { parseDatastoreEndpoint } from './storage/endpoint.js';
 import { inServiceCidr } from './apiserver/kube-dns-service.js';
 import { DEFAULT_SERVICE_CIDR } from './apiserver/handlers/service-ip.js';
+import { CONTROLLER_NAMES, type ControllerName } from './controllers/index.js';
 
 const USAGE = `Usage: nodelet server [flags]
 
@@ -40,6 +41,8 @@ const USAGE = `Usage: nodelet server [flags]
   --service-account-issuer <url> iss of service-account tokens (default https://kubernetes.default.svc.cluster.local)
   --api-audiences <a,b>          audiences accepted in service-account tokens (default: the issuer)
   --disable-controllers          run only the API server (no scheduler, no controllers)
+  --controllers <list>           controllers to run, kube-controller-manager style: '*' is every one,
+                                 '-name' leaves one out (default '*'; e.g. '*,-cronjob')
   --node-monitor-grace-period <d> silence (no Lease renewal, no status) before a node goes Unknown,
                                  e.g. 50s, 1m, 500ms (default 50s)
   --max-requests-inflight <n>    read-only requests served at once, 0 = no limit (default 400);
@@ -73,6 +76,7 @@ export async function main(argv: string[]): Promise<void> {
         'cluster-cidr': { type: 'string', default: '10.244.0.0/16' },
         'cluster-dns': { type: 'string' },
         'disable-controllers': { type: 'boolean', default: false },
+        controllers: { type: 'string', default: '*' },
         'service-cluster-ip-range': { type: 'string' },
         'advertise-address': { type: 'string' },
         'service-account-issuer': { type: 'string' },
@@ -144,6 +148,12 @@ export async function main(argv: string[]): Promise<void> {
     }
     limits[key] = n;
   }
+  const selection = parseControllerList(String(values.controllers));
+  if (typeof selection === 'string') {
+    process.stderr.write(`${selection}\n`);
+    process.exitCode = 2;
+    return;
+  }
   const requestTimeoutMs = parseDurationMs(String(values['request-timeout']));
   if (requestTimeoutMs === undefined) {
     process.stderr.write(`--request-timeout must be a duration like 1m0s, 30s or 0, got "${String(values['request-timeout'])}"\n`);
@@ -179,7 +189,8 @@ export async function main(argv: string[]): Promise<void> {
     registryRoot: values['registry-root'] as string | undefined,
     clusterCidr: String(values['cluster-cidr']),
     ...(values['cluster-dns'] ? { clusterDns: String(values['cluster-dns']) } : {}),
-    controllers: !values['disable-controllers'],
+    controllers: values['disable-controllers'] ? false : (selection.only ?? true),
+    ...(selection.disabled.length ? { disableControllers: selection.disabled } : {}),
     ...(nodeMonitorGracePeriodMs !== undefined ? { nodeMonitorGracePeriodMs } : {}),
     ...(values['service-cluster-ip-range'] ? { serviceCidr: String(values['service-cluster-ip-range']) } : {}),
     ...(values['advertise-address'] ? { advertiseAddress: String(values['advertise-address']) } : {}),
@@ -206,6 +217,20 @@ export async function main(argv: string[]): Promise<void> {
   await notifier.stopping();
   await cp.close();
   log.info({}, 'Server stopped');
+}
+
+/**
+ * `--controllers`: `*` (all), names, and `-name` to leave one out. Returns the explicit list when
+ * `*` is absent, the names to drop, or a usage error.
+ */
+function parseControllerList(s: string): { only?: ControllerName[]; disabled: ControllerName[] } | string {
+  const items = s.split(',').map((x) => x.trim()).filter(Boolean);
+  const known = new Set<string>(CONTROLLER_NAMES);
+  const bad = items.map((x) => x.replace(/^-/, '')).filter((x) => x !== '*' && !known.has(x));
+  if (bad.length) return `--controllers: unknown controller(s) ${bad.join(', ')}; known: ${[...known].join(', ')}`;
+  const disabled = items.filter((x) => x.startsWith('-')).map((x) => x.slice(1) as ControllerName);
+  const named = items.filter((x) => x !== '*' && !x.startsWith('-')) as ControllerName[];
+  return items.includes('*') || named.length === 0 ? { disabled } : { only: named.filter((n) => !disabled.includes(n)), disabled: [] };
 }
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };

@@ -7,7 +7,8 @@
  */
 import { waitWakeOrTimeout } from '../util/wait.js';
 import { Backoff, Wakeup, delay, describeError, hasCode, isAbortError, type Clock, type Logger } from '@nodelet/base';
-import { NODES, type ApiClient, type Node, type NodeStatus } from '@nodelet/api';
+import { join } from 'node:path';
+import { LOCAL_PATH_DIR_ANNOTATION, NODES, type ApiClient, type Node, type NodeStatus } from '@nodelet/api';
 import { computeNodeStatus, type RuntimeHealth } from './node-status.js';
 import { readMachineUsage, type MachineInfo } from './machine-info.js';
 import { MachineInfoCache } from './machine-info-cache.js';
@@ -104,12 +105,14 @@ export class NodeReporter {
     // spec.podCIDR is the IPAM controller's to set (NodeRestriction refuses it from a node, as a
     // CIDR a node picks could be another's): a configured --pod-cidr is only used locally, while
     // the Node has none (#seePodCIDR).
-    const want: Node = { apiVersion: 'v1', kind: 'Node', metadata: { name: c.nodeName, labels }, spec: {}, status };
+    // Where the server's local-path provisioner puts this node's PersistentVolumes (docs/workloads.md).
+    const annotations = { [LOCAL_PATH_DIR_ANNOTATION]: join(c.rootDir, 'local-path') };
+    const want: Node = { apiVersion: 'v1', kind: 'Node', metadata: { name: c.nodeName, labels, annotations }, spec: {}, status };
     try {
       this.#node = await this.#o.api.create(NODES, want, { signal });
     } catch (err) {
       if (!hasCode(err, 'ERR_ALREADY_EXISTS')) throw err;
-      this.#node = await this.#o.api.patch(NODES, c.nodeName, { metadata: { labels } }, { type: 'merge', signal });
+      this.#node = await this.#o.api.patch(NODES, c.nodeName, { metadata: { labels, annotations } }, { type: 'merge', signal });
     }
     this.#node = await this.#o.api.patch(NODES, c.nodeName, { status }, { type: 'merge', subresource: 'status', signal });
     this.#lastStatus = status;

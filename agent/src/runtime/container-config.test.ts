@@ -59,7 +59,7 @@ test('env: a missing configmap key is a config error naming it; optional refs ar
 });
 
 test('sandbox config: metadata, labels, log directory, hostPort mappings', () => {
-  const s = buildSandboxConfig(pod, 2, { rootDir: '/var/lib/nodelet', podLogsDir: '/var/log/pods' }, 'host');
+  const s = buildSandboxConfig(pod, 2, { rootDir: '/var/lib/nodelet', podLogsDir: '/var/log/pods' });
   assert.deepEqual(s.metadata, { name: 'web', namespace: 'ns1', uid: 'uid-1', attempt: 2 });
   assert.equal(s.hostname, 'web');
   assert.equal(s.logDirectory, '/var/log/pods/ns1_web_uid-1');
@@ -67,6 +67,15 @@ test('sandbox config: metadata, labels, log directory, hostPort mappings', () =>
   assert.equal(s.labels!['io.kubernetes.pod.uid'], 'uid-1');
   assert.equal(s.labels!.app, 'web');
   assert.equal(s.linux!.securityContext!.namespaceOptions!.network, 'POD');
+});
+
+test('sandbox config: a hostNetwork pod shares the node UTS namespace and gets no hostname (runc refuses one)', () => {
+  const host: Pod = { ...pod, spec: { ...pod.spec!, hostNetwork: true, hostname: 'ignored' } };
+  const s = buildSandboxConfig(host, 0, { rootDir: '/var/lib/nodelet', podLogsDir: '/var/log/pods' });
+  assert.equal(s.hostname, '');
+  assert.equal(s.linux!.securityContext!.namespaceOptions!.network, 'NODE');
+  const named: Pod = { ...pod, spec: { ...pod.spec!, hostname: 'web-0', subdomain: 'nginx' } };
+  assert.equal(buildSandboxConfig(named, 0, { rootDir: '/r', podLogsDir: '/l' }).hostname, 'web-0');
 });
 
 test('container config: command/args expanded, env, emptyDir mount, labels, hash, restartCount, log path', async () => {

@@ -52,7 +52,8 @@ export function podDir(rootDir: string, uid: string): string {
 }
 
 /**
- * Host directory of a volume that the agent materialises (emptyDir, configMap, secret, projected, downwardAPI).
+ * Host directory of a volume that the agent materialises (emptyDir, configMap, secret, projected,
+ * downwardAPI; for a persistentVolumeClaim the mount point its volume is bind-mounted on).
  * Throws ERR_INVALID_ARGUMENT for a volume name that is not a DNS-1123 label.
  */
 export function volumeDir(rootDir: string, uid: string, volume: Volume): string | undefined {
@@ -66,7 +67,9 @@ export function volumeDir(rootDir: string, uid: string, volume: Volume): string 
           ? 'kubernetes.io~projected'
           : volume.downwardAPI
             ? 'kubernetes.io~downward-api'
-            : undefined;
+            : volume.persistentVolumeClaim
+              ? 'kubernetes.io~local-volume'
+              : undefined;
   if (!plugin) return undefined;
   if (typeof volume.name !== 'string' || !isDns1123Label(volume.name)) {
     throw new AgentError('ERR_INVALID_ARGUMENT', `volume name ${JSON.stringify(volume.name)} is not a DNS-1123 label`);
@@ -97,9 +100,14 @@ export function portMappings(pod: Pod): PortMapping[] {
   return out;
 }
 
-export function buildSandboxConfig(pod: Pod, attempt: number, paths: PodPaths, nodeHostname: string, dnsConfig?: PodSandboxConfig['dnsConfig']): PodSandboxConfig {
+/**
+ * The CRI sandbox config of a pod. A pod on the host network shares the node's UTS namespace
+ * too, so its hostname stays empty as kubelet leaves it: runc refuses to set a hostname without
+ * a private UTS namespace, and the runtime fills /etc/hostname from the node's own name.
+ */
+export function buildSandboxConfig(pod: Pod, attempt: number, paths: PodPaths, dnsConfig?: PodSandboxConfig['dnsConfig']): PodSandboxConfig {
   const spec = pod.spec!;
-  const hostname = spec.hostNetwork ? nodeHostname : (spec.hostname ?? pod.metadata.name ?? '').slice(0, 63);
+  const hostname = spec.hostNetwork ? '' : (spec.hostname ?? pod.metadata.name ?? '').slice(0, 63);
   const config: PodSandboxConfig = {
     metadata: { name: pod.metadata.name, namespace: pod.metadata.namespace, uid: pod.metadata.uid, attempt },
     hostname,
@@ -180,7 +188,7 @@ function mountsFor({ pod, container, paths, subPaths }: ContainerConfigInput): M
       hostPath: host,
       // configMap and secret volumes are read-only whatever the pod asks (CVE-2017-1002102): a
       // container must not plant files the agent's writer would then follow.
-      readonly: vm.readOnly === true || !!(v.configMap || v.secret || v.projected || v.downwardAPI),
+      readonly: vm.readOnly === true || v.persistentVolumeClaim?.readOnly === true || !!(v.configMap || v.secret || v.projected || v.downwardAPI),
       propagation: vm.mountPropagation === 'Bidirectional' ? 'PROPAGATION_BIDIRECTIONAL' : vm.mountPropagation === 'HostToContainer' ? 'PROPAGATION_HOST_TO_CONTAINER' : 'PROPAGATION_PRIVATE',
     });
   });

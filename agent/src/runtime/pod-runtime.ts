@@ -54,7 +54,6 @@ export interface PodRuntimeOptions {
   clock: Clock;
   log: Logger;
   paths: PodPaths;
-  nodeHostname: string;
   nodeName: string;
   hostIP: () => string;
   nodeMemoryBytes: number;
@@ -174,7 +173,7 @@ export class PodRuntime {
     if (actions.createSandbox) {
       await preparePodVolumes(pod, this.#volumes, signal);
       try {
-        const config = buildSandboxConfig(pod, actions.attempt, this.#o.paths, this.#o.nodeHostname, await this.#o.podDns?.(pod, signal));
+        const config = buildSandboxConfig(pod, actions.attempt, this.#o.paths, await this.#o.podDns?.(pod, signal));
         const res = await this.#o.runtime.runPodSandbox({ config }, { signal });
         sandboxId = res.podSandboxId;
       } catch (err) {
@@ -192,7 +191,7 @@ export class PodRuntime {
       // Volumes are refreshed on every sync, so configMap/secret edits reach the files.
       await preparePodVolumes(pod, this.#volumes, signal);
     }
-    const sandboxConfig = buildSandboxConfig(pod, actions.attempt, this.#o.paths, this.#o.nodeHostname);
+    const sandboxConfig = buildSandboxConfig(pod, actions.attempt, this.#o.paths);
     const ctx = { pod, observed, sandboxId, sandboxConfig, podIPs, result, signal };
 
     // 4. Init containers, one at a time.

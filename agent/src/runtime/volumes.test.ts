@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readdir, readFile, readlink, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { hasCode } from '@nodelet/base';
+import { AgentError, hasCode } from '@nodelet/base';
 import type { Pod } from '@nodelet/api';
 import type { Mounter } from './mount.js';
 import { cleanupOrphanedPodDirs, podPathProblems, preparePodVolumes, removePodDir, type VolumeSourceReader } from './volumes.js';
@@ -129,4 +129,37 @@ test('orphaned pod directories are unmounted and removed; wanted ones and non-UI
   stuck.unmount = async () => undefined;
   await assert.rejects(cleanupOrphanedPodDirs(root, () => false, stuck, signal), /still mounted/);
   assert.ok((await readdir(join(root, 'pods'))).includes(UID));
+});
+
+test('a persistentVolumeClaim volume: the PV directory is created (DirectoryOrCreate) and bind-mounted once; an unbound claim waits', async (t) => {
+  const root = await rootDir(t);
+  const m = fakeMounter();
+  const binds: string[] = [];
+  m.bindMount = async (source, target) => {
+    binds.push(`${source} -> ${target}`);
+    m.mounted.add(target);
+  };
+  const pvDir = join(root, 'local-path', 'pvc-1');
+  let bound = false;
+  const r: VolumeSourceReader = {
+    ...reader({}),
+    claimVolume: async (ns, claim) => {
+      assert.deepEqual([ns, claim], ['default', 'www-web-0']);
+      if (!bound) throw new AgentError('ERR_FAILED_PRECONDITION', 'persistentvolumeclaim "www-web-0" is not bound');
+      return { path: pvDir, create: true };
+    },
+  };
+  const p = pod({ volumes: [{ name: 'www', persistentVolumeClaim: { claimName: 'www-web-0' } }] });
+  await assert.rejects(preparePodVolumes(p, { rootDir: root, reader: r, mounter: m }, signal), (e) => hasCode(e, 'ERR_FAILED_PRECONDITION'));
+  bound = true;
+  await preparePodVolumes(p, { rootDir: root, reader: r, mounter: m }, signal);
+  await preparePodVolumes(p, { rootDir: root, reader: r, mounter: m }, signal);
+  const target = join(root, 'pods', UID, 'volumes', 'kubernetes.io~local-volume', 'www');
+  assert.deepEqual(binds, [`${pvDir} -> ${target}`]);
+  assert.equal((await stat(pvDir)).mode & 0o777, 0o755);
+  await removePodDir(root, UID, m, signal);
+  assert.ok(m.calls.includes(`umount ${target}`), 'unmounted before the pod directory goes');
+  assert.ok((await stat(pvDir)).isDirectory(), 'the data outlives the pod');
+  const traversal: VolumeSourceReader = { ...r, claimVolume: async () => ({ path: '/var/../etc', create: true }) };
+  await assert.rejects(preparePodVolumes(pod({ volumes: [{ name: 'www', persistentVolumeClaim: { claimName: 'www-web-0' } }] }, '1b5a3c4e-1111-4222-8333-944455556666'), { rootDir: root, reader: traversal, mounter: m }, signal), /not an absolute path without/);
 });

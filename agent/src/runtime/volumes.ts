@@ -10,14 +10,17 @@
  *   <root-dir>/pods/<uid>/volumes/kubernetes.io~downward-api/<name> the pod's own metadata and resources
  *   <root-dir>/pods/<uid>/volume-subpaths/<volume>/<container>/<i>  subPath bind mounts (subpath.ts)
  *
+ *   <root-dir>/pods/<uid>/volumes/kubernetes.io~local-volume/<name> a bind mount of the claim's
+ *                                                                   PersistentVolume directory
+ *
  * hostPath is mounted as given. Every name joined into these paths is checked first with the API
  * server's own validation (static pods never pass the API server): a pod that fails it gets no
  * directory at all. Removal unmounts everything below the pod directory before deleting it, and
  * housekeeping removes pod directories nobody wants any more (after an agent restart, or a crash
  * between mount and sandbox), so neither tmpfs nor bind mounts leak.
  */
-import { chmod, mkdir, readdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { chmod, mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { isAbsolute, join } from 'node:path';
 import { AgentError, describeError } from '@nodelet/base';
 import { dns1123LabelProblem, invalidValue, validatePodVolumes, type DownwardAPIVolumeFile, type KeyToPath, type Pod, type Volume } from '@nodelet/api';
 import { parseQuantity } from '../util/quantity.js';
@@ -31,6 +34,18 @@ import type { TokenSource } from './token-manager.js';
 export interface VolumeSourceReader {
   configMap(namespace: string, name: string, signal: AbortSignal): Promise<Record<string, Uint8Array> | undefined>;
   secret(namespace: string, name: string, signal: AbortSignal): Promise<Record<string, Uint8Array> | undefined>;
+  /**
+   * The node directory behind a bound claim (PVC → PV → hostPath or local path). Throws
+   * ERR_FAILED_PRECONDITION while the claim is missing or unbound, or its volume is of a kind the
+   * agent cannot mount. Absent: claims are not supported.
+   */
+  claimVolume?(namespace: string, claimName: string, signal: AbortSignal): Promise<ClaimVolume>;
+}
+
+/** Where a claim's data lives on this node, and whether to create it (hostPath `DirectoryOrCreate`). */
+export interface ClaimVolume {
+  path: string;
+  create: boolean;
 }
 
 export interface VolumeContext {
@@ -181,6 +196,8 @@ export async function preparePodVolumes(pod: Pod, ctx: VolumeContext, signal: Ab
       // May hold secrets and tokens: on tmpfs before anything is written, like a secret volume.
       await ensureTmpfs(ctx, dir, ['mode=0755'], signal);
       await writeAtomically(dir, await projectedPayload(pod, v, ctx, signal), { fsGroup: pod.spec?.securityContext?.fsGroup, now: ctx.now });
+    } else if (v.persistentVolumeClaim) {
+      await mountClaim(pod, v, dir, ctx, signal);
     } else if (v.downwardAPI) {
       await ensureDir(dir, KEYED_DIR_MODE);
       const files = new Map<string, FileProjection>();
@@ -190,6 +207,26 @@ export async function preparePodVolumes(pod: Pod, ctx: VolumeContext, signal: Ab
       await prepareKeyed(pod, v, dir, ctx, signal);
     }
   }
+}
+
+/**
+ * A claim's volume: its PersistentVolume's node directory (created first for `DirectoryOrCreate`,
+ * mode 0755 as kubelet's hostPath) bind-mounted on the volume's mount point, once. The claim is
+ * resolved on every sync so an unbound claim keeps the pod waiting, not failing.
+ */
+async function mountClaim(pod: Pod, v: Volume, dir: string, ctx: VolumeContext, signal: AbortSignal): Promise<void> {
+  if (!ctx.reader.claimVolume) throw new AgentError('ERR_FAILED_PRECONDITION', `volume "${v.name}": persistentVolumeClaim volumes are not supported here`);
+  await ensureDir(dir, 0o750);
+  if ((await ctx.mounter.mountPointsUnder(dir)).includes(dir)) return;
+  const src = await ctx.reader.claimVolume(pod.metadata.namespace ?? 'default', v.persistentVolumeClaim!.claimName, signal);
+  if (!isAbsolute(src.path) || src.path.split('/').includes('..')) {
+    throw new AgentError('ERR_FAILED_PRECONDITION', `volume "${v.name}": the claim's volume path ${JSON.stringify(src.path)} is not an absolute path without '..'`);
+  }
+  if (src.create) await ensureDir(src.path, 0o755);
+  else if (!(await stat(src.path).then((st) => st.isDirectory(), () => false))) {
+    throw new AgentError('ERR_FAILED_PRECONDITION', `volume "${v.name}": ${src.path} is not a directory on this node`);
+  }
+  await ctx.mounter.bindMount(src.path, dir, signal);
 }
 
 /**

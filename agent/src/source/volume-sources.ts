@@ -3,8 +3,8 @@
  * (the kubelet's default "Get" change detection strategy). Bytes, not strings: Secret `data` and
  * ConfigMap `binaryData` may be binary (keystores), and are written to the volume unchanged.
  */
-import { hasCode } from '@nodelet/base';
-import { CONFIGMAPS, SECRETS, type ApiClient } from '@nodelet/api';
+import { AgentError, hasCode } from '@nodelet/base';
+import { CONFIGMAPS, PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, SECRETS, type ApiClient } from '@nodelet/api';
 import type { VolumeSourceReader } from '../runtime/volumes.js';
 
 async function orUndefined<T>(fn: () => Promise<T>): Promise<T | undefined> {
@@ -29,6 +29,18 @@ export function apiVolumeSources(api: ApiClient): VolumeSourceReader {
     secret: async (namespace, name, signal) => {
       const s = await orUndefined(() => api.get(SECRETS, name, { namespace, signal }));
       return s && Object.fromEntries([...utf8(s.stringData), ...base64(s.data)]);
+    },
+    claimVolume: async (namespace, claimName, signal) => {
+      const pvc = await orUndefined(() => api.get(PERSISTENTVOLUMECLAIMS, claimName, { namespace, signal }));
+      if (!pvc) throw new AgentError('ERR_FAILED_PRECONDITION', `persistentvolumeclaim "${claimName}" not found`);
+      const pvName = pvc.spec?.volumeName;
+      if (!pvName || pvc.status?.phase !== 'Bound') throw new AgentError('ERR_FAILED_PRECONDITION', `persistentvolumeclaim "${claimName}" is not bound`);
+      const pv = await orUndefined(() => api.get(PERSISTENTVOLUMES, pvName, { signal }));
+      if (!pv) throw new AgentError('ERR_FAILED_PRECONDITION', `persistentvolume "${pvName}" of claim "${claimName}" not found`);
+      if (pv.spec?.claimRef?.uid && pv.spec.claimRef.uid !== pvc.metadata.uid) throw new AgentError('ERR_FAILED_PRECONDITION', `persistentvolume "${pvName}" is bound to another claim`);
+      if (pv.spec?.hostPath) return { path: pv.spec.hostPath.path, create: pv.spec.hostPath.type === 'DirectoryOrCreate' };
+      if (pv.spec?.local) return { path: pv.spec.local.path, create: false };
+      throw new AgentError('ERR_FAILED_PRECONDITION', `persistentvolume "${pvName}": only hostPath and local volumes can be mounted by this node`);
     },
   };
 }

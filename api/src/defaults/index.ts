@@ -1,2 +1,11 @@
 export { admitNewPodSpec, defaultPodSpec, defaultContainer, pullPolicyFor } from './pod.js';
-export { defaultDeploymentSpec, defaultReplicaSetSpec, defaultServiceSpec } from './workloads.js';
+export {
+  defaultDaemonSetSpec,
+  defaultDeploymentSpec,
+  defaultPersistentVolumeClaimSpec,
+  defaultPersistentVolumeSpec,
+  defaultReplicaSetSpec,
+  defaultServiceSpec,
+  defaultStatefulSetSpec,
+} from './workloads.js';
+export { defaultCronJobSpec, defaultJobSpec } from './batch.js';

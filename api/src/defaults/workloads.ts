@@ -48,3 +48,56 @@ export function defaultServiceSpec(spec: Obj): void {
     }
   }
 }
+
+/** apps/v1 SetDefaults_DaemonSet. */
+export function defaultDaemonSetSpec(spec: Obj): void {
+  const strategy = (spec.updateStrategy ??= {}) as Obj;
+  strategy.type ??= 'RollingUpdate';
+  if (strategy.type === 'RollingUpdate') {
+    const ru = (strategy.rollingUpdate ??= {}) as Obj;
+    ru.maxUnavailable ??= 1;
+    ru.maxSurge ??= 0;
+  }
+  spec.revisionHistoryLimit ??= 10;
+  defaultTemplate(spec);
+}
+
+/** apps/v1 SetDefaults_StatefulSet (StatefulSetAutoDeletePVC on, MaxUnavailableStatefulSet off, as in 1.32). */
+export function defaultStatefulSetSpec(spec: Obj): void {
+  spec.podManagementPolicy ??= 'OrderedReady';
+  const strategy = (spec.updateStrategy ??= {}) as Obj;
+  if (strategy.type === undefined) {
+    strategy.type = 'RollingUpdate';
+    strategy.rollingUpdate ??= {};
+  }
+  if (strategy.type === 'RollingUpdate' && strategy.rollingUpdate && typeof strategy.rollingUpdate === 'object') {
+    (strategy.rollingUpdate as Obj).partition ??= 0;
+  }
+  const retention = (spec.persistentVolumeClaimRetentionPolicy ??= {}) as Obj;
+  retention.whenDeleted ??= 'Retain';
+  retention.whenScaled ??= 'Retain';
+  spec.replicas ??= 1;
+  spec.revisionHistoryLimit ??= 10;
+  if (Array.isArray(spec.volumeClaimTemplates)) {
+    for (const t of spec.volumeClaimTemplates as Obj[]) {
+      if (!t || typeof t !== 'object') continue;
+      t.apiVersion ??= 'v1';
+      t.kind ??= 'PersistentVolumeClaim';
+      if (t.spec && typeof t.spec === 'object') defaultPersistentVolumeClaimSpec(t.spec as Obj);
+      const status = (t.status ??= {}) as Obj;
+      status.phase ??= 'Pending';
+    }
+  }
+  defaultTemplate(spec);
+}
+
+/** core/v1 SetDefaults_PersistentVolumeClaimSpec. */
+export function defaultPersistentVolumeClaimSpec(spec: Obj): void {
+  spec.volumeMode ??= 'Filesystem';
+}
+
+/** core/v1 SetDefaults_PersistentVolume (the phase is set on create by the strategy). */
+export function defaultPersistentVolumeSpec(spec: Obj): void {
+  spec.persistentVolumeReclaimPolicy ??= 'Retain';
+  spec.volumeMode ??= 'Filesystem';
+}

@@ -6,12 +6,13 @@ import { decodeProtobufObject, PROTOBUF_MAGIC } from './decode.js';
 import { INTSTR_PROTO, META_PROTO, RESOURCE_PROTO, RUNTIME_PROTO } from './schema-meta.js';
 import { APPS_V1_PROTO, AUTHORIZATION_V1_PROTO, CORE_V1_PROTO } from './schema-workloads.js';
 import { AUTHORIZATION_V1_REVIEWS_PROTO, RBAC_V1_PROTO } from './schema-rbac-auth.js';
+import { BATCH_V1_PROTO } from './schema-batch.js';
 
 // Encodes with the same schema to build envelopes the way client-go lays them out; the e2e suite
 // checks the decoder against the real kubectl.
 function envelope(apiVersion: string, kind: string, message: string, value: object): Uint8Array {
   const r = new protobuf.Root();
-  for (const t of [META_PROTO, RUNTIME_PROTO, RESOURCE_PROTO, INTSTR_PROTO, CORE_V1_PROTO, APPS_V1_PROTO]) protobuf.parse(t, r, { keepCase: true });
+  for (const t of [META_PROTO, RUNTIME_PROTO, RESOURCE_PROTO, INTSTR_PROTO, CORE_V1_PROTO, APPS_V1_PROTO, BATCH_V1_PROTO]) protobuf.parse(t, r, { keepCase: true });
   const type = r.lookupType(message);
   const raw = type.encode(type.fromObject(value)).finish();
   const unknown = r.lookupType('k8s.io.apimachinery.pkg.runtime.Unknown');
@@ -62,8 +63,8 @@ test('rejects a body without the magic, a truncated message and an unknown kind'
   assert.ok(throwsCode(() => decodeProtobufObject(Buffer.from('{"kind":"Pod"}')), 'ERR_INVALID_ARGUMENT'));
   const good = envelope('v1', 'ConfigMap', 'k8s.io.api.core.v1.ConfigMap', { metadata: { name: 'c' }, data: { a: 'b' } });
   assert.ok(throwsCode(() => decodeProtobufObject(good.subarray(0, good.length - 3)), 'ERR_INVALID_ARGUMENT'));
-  const job = envelope('batch/v1', 'Job', 'k8s.io.api.core.v1.ConfigMap', { metadata: { name: 'j' } });
-  assert.ok(throwsCode(() => decodeProtobufObject(job), 'ERR_UNIMPLEMENTED'));
+  const widget = envelope('example.com/v1', 'Widget', 'k8s.io.api.core.v1.ConfigMap', { metadata: { name: 'j' } });
+  assert.ok(throwsCode(() => decodeProtobufObject(widget), 'ERR_UNIMPLEMENTED'));
 });
 
 function throwsCode(fn: () => unknown, code: Parameters<typeof hasCode>[1]): boolean {
@@ -99,4 +100,37 @@ test('decodes the RBAC kinds and review kinds kubectl sends (create rolebinding,
   assert.deepEqual((sar.object.spec as Record<string, unknown>).extra, { scopes: ['a', 'b'] });
   const ssrr = decodeProtobufObject(wrap('authorization.k8s.io/v1', 'SelfSubjectRulesReview', 'k8s.io.api.authorization.v1.SelfSubjectRulesReview', { metadata: {}, spec: { namespace: 'default' } }));
   assert.deepEqual(ssrr.object.spec, { namespace: 'default' });
+});
+
+test('decodes the Job and CronJob kubectl create job|cronjob send', () => {
+  const template = { metadata: { creationTimestamp: {} }, spec: { containers: [{ name: 'j', image: 'busybox:1', command: ['echo', 'done'], resources: {} }], restartPolicy: 'Never' } };
+  const job = decodeProtobufObject(envelope('batch/v1', 'Job', 'k8s.io.api.batch.v1.Job', { metadata: { name: 'j', creationTimestamp: {} }, spec: { template }, status: {} }));
+  assert.deepEqual(job.object, {
+    apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j' },
+    spec: { template: { metadata: {}, spec: { containers: [{ name: 'j', image: 'busybox:1', command: ['echo', 'done'], resources: {} }], restartPolicy: 'Never' } } },
+    status: {},
+  });
+  const cj = decodeProtobufObject(envelope('batch/v1', 'CronJob', 'k8s.io.api.batch.v1.CronJob', {
+    metadata: { name: 'c', creationTimestamp: {} },
+    spec: { schedule: '*/1 * * * *', jobTemplate: { metadata: { name: 'c', creationTimestamp: {} }, spec: { template } } },
+    status: {},
+  }));
+  assert.deepEqual((cj.object.spec as Record<string, unknown>).schedule, '*/1 * * * *');
+  assert.equal(((cj.object.spec as { jobTemplate: { spec: { template: { spec: { restartPolicy: string } } } } }).jobTemplate.spec.template.spec.restartPolicy), 'Never');
+});
+
+test('a body with fields the schema does not list is refused (415), not stored without them', () => {
+  // The same Job with a field number the server's schema lacks (as a newer or richer client sends).
+  const r = new protobuf.Root();
+  for (const t of [META_PROTO, RUNTIME_PROTO, RESOURCE_PROTO, INTSTR_PROTO, CORE_V1_PROTO, APPS_V1_PROTO, BATCH_V1_PROTO]) protobuf.parse(t, r, { keepCase: true });
+  r.lookupType('k8s.io.api.core.v1.PodSpec').add(new protobuf.Field('futureField', 999, 'string'));
+  const type = r.lookupType('k8s.io.api.batch.v1.Job');
+  const raw = type.encode(type.fromObject({ metadata: { name: 'j' }, spec: { template: { spec: { containers: [{ name: 'c', image: 'i' }], futureField: 'x' } } } })).finish();
+  const unknown = r.lookupType('k8s.io.apimachinery.pkg.runtime.Unknown');
+  const body = Buffer.concat([PROTOBUF_MAGIC, unknown.encode(unknown.fromObject({ typeMeta: { apiVersion: 'batch/v1', kind: 'Job' }, raw })).finish()]);
+  assert.throws(() => decodeProtobufObject(body), (e: Error) => hasCode(e, 'ERR_UNIMPLEMENTED') && /carries fields this server does not decode \(spec\.template\.spec\.#999\); send JSON instead/.test(e.message));
+  // Go writes every non-pointer field, zeros too: an unknown field holding its zero value carries nothing.
+  const zero = type.encode(type.fromObject({ metadata: { name: 'j' }, spec: { template: { spec: { containers: [{ name: 'c', image: 'i' }], futureField: '' } } } })).finish();
+  const zeroBody = Buffer.concat([PROTOBUF_MAGIC, unknown.encode(unknown.fromObject({ typeMeta: { apiVersion: 'batch/v1', kind: 'Job' }, raw: zero })).finish()]);
+  assert.equal(decodeProtobufObject(zeroBody).object.kind, 'Job');
 });

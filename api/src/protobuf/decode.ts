@@ -12,6 +12,7 @@ import { AgentError } from '@nodelet/base';
 import { INTSTR_PROTO, META_PROTO, RESOURCE_PROTO, RUNTIME_PROTO } from './schema-meta.js';
 import { APPS_V1_PROTO, AUTHORIZATION_V1_PROTO, CORE_V1_PROTO } from './schema-workloads.js';
 import { AUTHENTICATION_V1_PROTO, AUTHORIZATION_V1_REVIEWS_PROTO, RBAC_V1_PROTO } from './schema-rbac-auth.js';
+import { BATCH_V1_PROTO } from './schema-batch.js';
 
 export const PROTOBUF_MAGIC = Uint8Array.of(0x6b, 0x38, 0x73, 0x00);
 
@@ -25,6 +26,8 @@ const MESSAGE_BY_GVK: Readonly<Record<string, string>> = {
   'v1/Pod': 'k8s.io.api.core.v1.Pod',
   'apps/v1/Deployment': 'k8s.io.api.apps.v1.Deployment',
   'apps/v1/ReplicaSet': 'k8s.io.api.apps.v1.ReplicaSet',
+  'batch/v1/Job': 'k8s.io.api.batch.v1.Job',
+  'batch/v1/CronJob': 'k8s.io.api.batch.v1.CronJob',
   'authorization.k8s.io/v1/SelfSubjectAccessReview': 'k8s.io.api.authorization.v1.SelfSubjectAccessReview',
   'authorization.k8s.io/v1/SelfSubjectRulesReview': 'k8s.io.api.authorization.v1.SelfSubjectRulesReview',
   'authorization.k8s.io/v1/SubjectAccessReview': 'k8s.io.api.authorization.v1.SubjectAccessReview',
@@ -41,7 +44,7 @@ let rootCache: protobuf.Root | undefined;
 function root(): protobuf.Root {
   if (rootCache) return rootCache;
   const r = new protobuf.Root();
-  for (const text of [META_PROTO, RUNTIME_PROTO, RESOURCE_PROTO, INTSTR_PROTO, CORE_V1_PROTO, APPS_V1_PROTO, AUTHORIZATION_V1_PROTO, AUTHORIZATION_V1_REVIEWS_PROTO, AUTHENTICATION_V1_PROTO, RBAC_V1_PROTO]) {
+  for (const text of [META_PROTO, RUNTIME_PROTO, RESOURCE_PROTO, INTSTR_PROTO, CORE_V1_PROTO, APPS_V1_PROTO, BATCH_V1_PROTO, AUTHORIZATION_V1_PROTO, AUTHORIZATION_V1_REVIEWS_PROTO, AUTHENTICATION_V1_PROTO, RBAC_V1_PROTO]) {
     protobuf.parse(text, r, { keepCase: true });
   }
   r.resolveAll();
@@ -96,9 +99,75 @@ export function decodeProtobufObject(body: Uint8Array): DecodedProtobufObject {
   } catch (err) {
     throw new AgentError('ERR_INVALID_ARGUMENT', `malformed protobuf ${kind} message`, { cause: err });
   }
+  // Fields this schema does not list are skipped by the decoder: refuse a body that sets one
+  // (415, send JSON) rather than store the object without it.
+  const unknown = firstUnknownField(type, raw);
+  if (unknown) {
+    throw new AgentError('ERR_UNIMPLEMENTED', `protobuf ${apiVersion}/${kind} carries fields this server does not decode (${unknown}); send JSON instead`);
+  }
   const plain = type.toObject(message, { longs: Number, bytes: String, defaults: false, arrays: false, objects: false });
   const object = { apiVersion, kind, ...(toJsonForm(type, plain) as Record<string, unknown>) };
   return { apiVersion, kind, object };
+}
+
+/**
+ * The path of the first field in `bytes` that `type` does not list and that holds more than Go's
+ * zero value (generated marshallers write every non-pointer field, zeros included, so unknown
+ * zero fields carry nothing). Recurses into known message fields, map values included.
+ */
+function firstUnknownField(type: protobuf.Type, bytes: Uint8Array, path = ''): string | undefined {
+  const r = protobuf.Reader.create(bytes);
+  while (r.pos < r.len) {
+    const tag = r.uint32();
+    const id = tag >>> 3;
+    const wire = tag & 7;
+    const field = type.fieldsById[id];
+    if (!field) {
+      if (wire === 0 && r.uint64().toString() === '0') continue;
+      if (wire === 2 && isZeroMessage(r.bytes())) continue;
+      return `${path}${path ? '.' : ''}#${id}`;
+    }
+    const nested = field.resolvedType instanceof protobuf.Type ? field.resolvedType : undefined;
+    if (wire !== 2 || (!nested && !field.map)) {
+      r.skipType(wire);
+      continue;
+    }
+    const sub = r.bytes();
+    const where = `${path}${path ? '.' : ''}${field.name}`;
+    if (field.map) {
+      if (!nested) continue;
+      const entry = protobuf.Reader.create(sub);
+      while (entry.pos < entry.len) {
+        const t = entry.uint32();
+        if (t >>> 3 === 2 && (t & 7) === 2) {
+          const found = firstUnknownField(nested, entry.bytes(), where);
+          if (found) return found;
+        } else entry.skipType(t & 7);
+      }
+    } else if (nested) {
+      const found = firstUnknownField(nested, sub, where);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+/** Whether `bytes` is empty or a message of zero values only (a Go struct at its zero value, as marshalled). */
+function isZeroMessage(bytes: Uint8Array): boolean {
+  try {
+    const r = protobuf.Reader.create(bytes);
+    while (r.pos < r.len) {
+      const wire = r.uint32() & 7;
+      if (wire === 0 && r.uint64().toString() !== '0') return false;
+      if (wire === 1 && r.fixed64().toString() !== '0') return false;
+      if (wire === 5 && r.fixed32() !== 0) return false;
+      if (wire === 2 && !isZeroMessage(r.bytes())) return false;
+      if (wire === 3 || wire === 4 || wire > 5) return false;
+    }
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function toJsonForm(type: protobuf.Type, value: Record<string, unknown>): unknown {

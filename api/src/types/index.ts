@@ -3,6 +3,8 @@ export * from './pod.js';
 export * from './node.js';
 export * from './core.js';
 export * from './apps.js';
+export * from './batch.js';
+export * from './storage.js';
 export * from './misc.js';
 export * from './rbac.js';
 export * from './certificates.js';

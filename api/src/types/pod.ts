@@ -202,6 +202,7 @@ export interface Volume {
   secret?: { secretName?: string; items?: KeyToPath[]; defaultMode?: number; optional?: boolean };
   projected?: { sources?: VolumeProjection[]; defaultMode?: number };
   downwardAPI?: { items?: DownwardAPIVolumeFile[]; defaultMode?: number };
+  persistentVolumeClaim?: { claimName: string; readOnly?: boolean };
   hostPath?: {
     path: string;
     type?: '' | 'DirectoryOrCreate' | 'Directory' | 'FileOrCreate' | 'File' | 'Socket' | 'CharDevice' | 'BlockDevice';
@@ -281,6 +282,7 @@ export interface PodSpec {
   hostIPC?: boolean;
   hostname?: string;
   subdomain?: string;
+  setHostnameAsFQDN?: boolean;
   securityContext?: PodSecurityContext;
   imagePullSecrets?: Array<{ name?: string }>;
   affinity?: Affinity;

@@ -6,7 +6,9 @@ import type { KubeObject } from './meta.js';
 import type { Pod } from './pod.js';
 import type { Node } from './node.js';
 import type { ConfigMap, Endpoints, Event, Namespace, Secret, Service, ServiceAccount } from './core.js';
-import type { Deployment, ReplicaSet } from './apps.js';
+import type { ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet } from './apps.js';
+import type { CronJob, Job } from './batch.js';
+import type { PersistentVolume, PersistentVolumeClaim, StorageClass } from './storage.js';
 import type { EndpointSlice, Lease } from './misc.js';
 import type { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from './rbac.js';
 import type { CertificateSigningRequest } from './certificates.js';
@@ -46,6 +48,14 @@ export const ENDPOINTSLICES = define<EndpointSlice>({ group: 'discovery.k8s.io',
 export const LEASES = define<Lease>({ group: 'coordination.k8s.io', version: 'v1', kind: 'Lease', plural: 'leases', singular: 'lease', namespaced: true });
 export const DEPLOYMENTS = define<Deployment>({ group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', singular: 'deployment', namespaced: true, shortNames: ['deploy'], subresources: ['status', 'scale'] });
 export const REPLICASETS = define<ReplicaSet>({ group: 'apps', version: 'v1', kind: 'ReplicaSet', plural: 'replicasets', singular: 'replicaset', namespaced: true, shortNames: ['rs'], subresources: ['status', 'scale'] });
+export const DAEMONSETS = define<DaemonSet>({ group: 'apps', version: 'v1', kind: 'DaemonSet', plural: 'daemonsets', singular: 'daemonset', namespaced: true, shortNames: ['ds'], subresources: ['status'] });
+export const STATEFULSETS = define<StatefulSet>({ group: 'apps', version: 'v1', kind: 'StatefulSet', plural: 'statefulsets', singular: 'statefulset', namespaced: true, shortNames: ['sts'], subresources: ['status', 'scale'] });
+export const CONTROLLERREVISIONS = define<ControllerRevision>({ group: 'apps', version: 'v1', kind: 'ControllerRevision', plural: 'controllerrevisions', singular: 'controllerrevision', namespaced: true });
+export const JOBS = define<Job>({ group: 'batch', version: 'v1', kind: 'Job', plural: 'jobs', singular: 'job', namespaced: true, subresources: ['status'] });
+export const CRONJOBS = define<CronJob>({ group: 'batch', version: 'v1', kind: 'CronJob', plural: 'cronjobs', singular: 'cronjob', namespaced: true, shortNames: ['cj'], subresources: ['status'] });
+export const PERSISTENTVOLUMES = define<PersistentVolume>({ group: '', version: 'v1', kind: 'PersistentVolume', plural: 'persistentvolumes', singular: 'persistentvolume', namespaced: false, shortNames: ['pv'], subresources: ['status'] });
+export const PERSISTENTVOLUMECLAIMS = define<PersistentVolumeClaim>({ group: '', version: 'v1', kind: 'PersistentVolumeClaim', plural: 'persistentvolumeclaims', singular: 'persistentvolumeclaim', namespaced: true, shortNames: ['pvc'], subresources: ['status'] });
+export const STORAGECLASSES = define<StorageClass>({ group: 'storage.k8s.io', version: 'v1', kind: 'StorageClass', plural: 'storageclasses', singular: 'storageclass', namespaced: false, shortNames: ['sc'] });
 export const ROLES = define<Role>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'Role', plural: 'roles', singular: 'role', namespaced: true });
 export const CLUSTERROLES = define<ClusterRole>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'ClusterRole', plural: 'clusterroles', singular: 'clusterrole', namespaced: false });
 export const ROLEBINDINGS = define<RoleBinding>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'RoleBinding', plural: 'rolebindings', singular: 'rolebinding', namespaced: true });
@@ -55,7 +65,8 @@ export const CLUSTERROLEBINDINGS = define<ClusterRoleBinding>({ group: 'rbac.aut
 /** Every resource above, in discovery order. */
 export const RESOURCES: readonly ResourceType[] = Object.freeze([
   NAMESPACES, NODES, PODS, EVENTS, CONFIGMAPS, SECRETS, SERVICES, ENDPOINTS, SERVICEACCOUNTS,
-  ENDPOINTSLICES, LEASES, DEPLOYMENTS, REPLICASETS, ROLES, CLUSTERROLES, ROLEBINDINGS, CLUSTERROLEBINDINGS,
+  ENDPOINTSLICES, LEASES, DEPLOYMENTS, REPLICASETS, DAEMONSETS, STATEFULSETS, CONTROLLERREVISIONS, JOBS, CRONJOBS,
+  PERSISTENTVOLUMES, PERSISTENTVOLUMECLAIMS, STORAGECLASSES, ROLES, CLUSTERROLES, ROLEBINDINGS, CLUSTERROLEBINDINGS,
   CERTIFICATESIGNINGREQUESTS,
 ] as ResourceType[]);
 

@@ -118,7 +118,9 @@ function validateSource(v: Obj, field: string): FieldError[] {
     if (kind === 'secret') errs.push(...validateKeyedSource(src, `${field}.secret`, 'secretName'));
     else if (kind === 'configMap') errs.push(...validateKeyedSource(src, `${field}.configMap`, 'name'));
     else if (kind === 'downwardAPI' || kind === 'projected') errs.push(...validateFileSources(kind, src, `${field}.${kind}`));
-    else if (kind === 'hostPath') {
+    else if (kind === 'persistentVolumeClaim') {
+      if (typeof src.claimName !== 'string' || src.claimName === '') errs.push(required(`${field}.persistentVolumeClaim.claimName`));
+    } else if (kind === 'hostPath') {
       if (typeof src.path !== 'string' || src.path === '') errs.push(required(`${field}.hostPath.path`));
       else errs.push(...validatePathNoBacksteps(src.path, `${field}.hostPath.path`));
       if (src.type !== undefined && src.type !== null && !HOST_PATH_TYPES.includes(src.type as string)) {

@@ -12,20 +12,46 @@ export function validateReplicatedSpec(spec: unknown, path = 'spec'): FieldError
   if (s.replicas !== undefined && (!Number.isInteger(s.replicas) || (s.replicas as number) < 0)) {
     errs.push(invalidValue(`${path}.replicas`, s.replicas, 'must be greater than or equal to 0'));
   }
-  const sel = s.selector as Obj | undefined;
-  const matchLabels = (sel?.matchLabels ?? {}) as Record<string, string>;
-  const exprs = (sel?.matchExpressions ?? []) as unknown[];
-  if (!sel || (Object.keys(matchLabels).length === 0 && exprs.length === 0)) errs.push(required(`${path}.selector`));
   const template = s.template as Obj | undefined;
-  if (!template) return [...errs, required(`${path}.template`)];
-  const labels = ((template.metadata as Obj | undefined)?.labels ?? {}) as Record<string, string>;
-  for (const [k, v] of Object.entries(matchLabels)) {
-    if (labels[k] !== v) {
-      errs.push(invalidValue(`${path}.template.metadata.labels`, labels, '`selector` does not match template `labels`'));
-      break;
-    }
+  if (!template) {
+    if (!s.selector) errs.push(required(`${path}.selector`));
+    return [...errs, required(`${path}.template`)];
   }
+  errs.push(...selectorErrors(s.selector, template, path));
   errs.push(...validatePodSpec(template.spec, `${path}.template.spec`));
+  return errs;
+}
+
+/**
+ * The selector must be non-empty and select the template's labels (ValidatePodTemplateSpecForReplicaSet
+ * and friends); matchExpressions are checked with the same semantics as label selectors.
+ */
+export function selectorErrors(selector: unknown, template: Obj, path: string): FieldError[] {
+  const sel = selector as Obj | undefined;
+  const matchLabels = (sel?.matchLabels ?? {}) as Record<string, string>;
+  const exprs = (sel?.matchExpressions ?? []) as Array<{ key: string; operator: string; values?: string[] }>;
+  if (!sel || (Object.keys(matchLabels).length === 0 && exprs.length === 0)) return [required(`${path}.selector`)];
+  const labels = ((template.metadata as Obj | undefined)?.labels ?? {}) as Record<string, string>;
+  const has = (k: string): boolean => Object.prototype.hasOwnProperty.call(labels, k);
+  const ok =
+    Object.entries(matchLabels).every(([k, v]) => labels[k] === v) &&
+    exprs.every((e) => {
+      if (e.operator === 'In') return has(e.key) && (e.values ?? []).includes(labels[e.key]!);
+      if (e.operator === 'NotIn') return !has(e.key) || !(e.values ?? []).includes(labels[e.key]!);
+      if (e.operator === 'Exists') return has(e.key);
+      if (e.operator === 'DoesNotExist') return !has(e.key);
+      return false;
+    });
+  return ok ? [] : [invalidValue(`${path}.template.metadata.labels`, labels, '`selector` does not match template `labels`')];
+}
+
+/** DaemonSet and StatefulSet pods run forever: their template's restartPolicy must be Always. */
+export function validateAlwaysRestartingSpec(spec: unknown, path = 'spec'): FieldError[] {
+  const errs = validateReplicatedSpec(spec, path);
+  const podSpec = ((spec as Obj | undefined)?.template as Obj | undefined)?.spec as Obj | undefined;
+  if (podSpec && podSpec.restartPolicy !== undefined && podSpec.restartPolicy !== 'Always') {
+    errs.push(notSupported(`${path}.template.spec.restartPolicy`, podSpec.restartPolicy, ['Always']));
+  }
   return errs;
 }
 

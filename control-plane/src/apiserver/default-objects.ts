@@ -33,6 +33,29 @@ async function createIfMissing(ctx: ServerContext, served: ServedResource, obj: 
   }
 }
 
+/** The provisioner name of nodelet's local-path StorageClass (controllers/volume/local-path-provisioner.ts). */
+export const LOCAL_PATH_PROVISIONER = 'nodelet.io/local-path';
+
+/**
+ * The default StorageClass `local-path` (as k3s ships one): volumes are directories on the node
+ * the first pod using the claim is scheduled to, so binding waits for that pod.
+ */
+export function localPathStorageClass(): ApiObject {
+  return {
+    apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass',
+    metadata: { name: 'local-path', annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } },
+    provisioner: LOCAL_PATH_PROVISIONER,
+    reclaimPolicy: 'Delete',
+    volumeBindingMode: 'WaitForFirstConsumer',
+  };
+}
+
+/** Creates the `local-path` StorageClass unless it exists (an admin may have changed or replaced it). */
+export async function ensureDefaultStorageClass(ctx: ServerContext): Promise<void> {
+  const classes = ctx.resource('storage.k8s.io', 'v1', 'storageclasses');
+  if (classes) await createIfMissing(ctx, classes, localPathStorageClass());
+}
+
 export async function ensureNamespaceDefaults(ctx: ServerContext, namespaces: readonly string[], caPem: string | undefined, log: Logger): Promise<void> {
   const sas = ctx.resource('', 'v1', 'serviceaccounts')!;
   const cms = ctx.resource('', 'v1', 'configmaps')!;

@@ -18,6 +18,11 @@ import {
 import { NODE_TABLE, POD_TABLE } from './table/pods-nodes.js';
 import { CSR_TABLE, ROLE_TABLE, ROLEBINDING_TABLE } from './table/rbac.js';
 import { certificateSigningRequestStrategy } from './strategies/certificates.js';
+import { cronJobStrategy, jobStrategy } from './strategies/batch.js';
+import { controllerRevisionStrategy, daemonSetStrategy, statefulSetStrategy } from './strategies/apps-controllers.js';
+import { persistentVolumeClaimStrategy, persistentVolumeStrategy, storageClassStrategy } from './strategies/storage.js';
+import { CONTROLLERREVISION_TABLE, CRONJOB_TABLE, DAEMONSET_TABLE, JOB_TABLE, STATEFULSET_TABLE } from './table/workloads.js';
+import { PERSISTENTVOLUMECLAIM_TABLE, PERSISTENTVOLUME_TABLE, STORAGECLASS_TABLE } from './table/storage.js';
 import { clusterRoleBindingStrategy, clusterRoleStrategy, roleBindingStrategy, roleStrategy } from './strategies/rbac.js';
 import {
   CONFIGMAP_TABLE,
@@ -98,6 +103,15 @@ export const RESOURCE_DEFS: readonly ResourceDef[] = [
     strategy: plainStrategy,
   },
   {
+    group: '', version: 'v1', kind: 'PersistentVolumeClaim', plural: 'persistentvolumeclaims', singular: 'persistentvolumeclaim',
+    namespaced: true, shortNames: ['pvc'], statusSubresource: true, subresources: [STATUS], table: PERSISTENTVOLUMECLAIM_TABLE,
+    strategy: persistentVolumeClaimStrategy,
+  },
+  {
+    group: '', version: 'v1', kind: 'PersistentVolume', plural: 'persistentvolumes', singular: 'persistentvolume', namespaced: false,
+    shortNames: ['pv'], statusSubresource: true, subresources: [STATUS], table: PERSISTENTVOLUME_TABLE, strategy: persistentVolumeStrategy,
+  },
+  {
     group: 'coordination.k8s.io', version: 'v1', kind: 'Lease', plural: 'leases', singular: 'lease', namespaced: true,
     statusSubresource: false, subresources: [], table: LEASE_TABLE, strategy: plainStrategy,
   },
@@ -110,6 +124,31 @@ export const RESOURCE_DEFS: readonly ResourceDef[] = [
     group: 'apps', version: 'v1', kind: 'ReplicaSet', plural: 'replicasets', singular: 'replicaset', namespaced: true,
     shortNames: ['rs'], categories: ['all'], statusSubresource: true, subresources: [STATUS, SCALE],
     selectableFields: ['status.replicas'], table: REPLICASET_TABLE, strategy: replicaSetStrategy,
+  },
+  {
+    group: 'apps', version: 'v1', kind: 'DaemonSet', plural: 'daemonsets', singular: 'daemonset', namespaced: true,
+    shortNames: ['ds'], categories: ['all'], statusSubresource: true, subresources: [STATUS], table: DAEMONSET_TABLE, strategy: daemonSetStrategy,
+  },
+  {
+    group: 'apps', version: 'v1', kind: 'StatefulSet', plural: 'statefulsets', singular: 'statefulset', namespaced: true,
+    shortNames: ['sts'], categories: ['all'], statusSubresource: true, subresources: [STATUS, SCALE], table: STATEFULSET_TABLE,
+    strategy: statefulSetStrategy,
+  },
+  {
+    group: 'apps', version: 'v1', kind: 'ControllerRevision', plural: 'controllerrevisions', singular: 'controllerrevision',
+    namespaced: true, statusSubresource: false, subresources: [], table: CONTROLLERREVISION_TABLE, strategy: controllerRevisionStrategy,
+  },
+  {
+    group: 'batch', version: 'v1', kind: 'Job', plural: 'jobs', singular: 'job', namespaced: true, categories: ['all'],
+    statusSubresource: true, subresources: [STATUS], table: JOB_TABLE, strategy: jobStrategy,
+  },
+  {
+    group: 'batch', version: 'v1', kind: 'CronJob', plural: 'cronjobs', singular: 'cronjob', namespaced: true, shortNames: ['cj'],
+    categories: ['all'], statusSubresource: true, subresources: [STATUS], table: CRONJOB_TABLE, strategy: cronJobStrategy,
+  },
+  {
+    group: 'storage.k8s.io', version: 'v1', kind: 'StorageClass', plural: 'storageclasses', singular: 'storageclass',
+    namespaced: false, shortNames: ['sc'], statusSubresource: false, subresources: [], table: STORAGECLASS_TABLE, strategy: storageClassStrategy,
   },
   {
     group: 'authorization.k8s.io', version: 'v1', kind: 'SelfSubjectAccessReview', plural: 'selfsubjectaccessreviews',

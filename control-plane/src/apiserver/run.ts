@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { ApiClient } from '@nodelet/api';
 import { AgentError, noopLogger, type Logger } from '@nodelet/base';
 import { startRegistry, type Registry as OciRegistry } from '@nodelet/oci';
-import { startControllerManager, type ControllerManagerHandle, type ControllerName } from '../controllers/index.js';
+import { CONTROLLER_NAMES, startControllerManager, type ControllerManagerHandle, type ControllerName } from '../controllers/index.js';
 import type { KeyPairPem } from '../pki/certs.js';
 import { hostAddresses, ensurePki, type EnsurePkiOptions } from '../pki/pki.js';
 import { startCertRotation } from '../pki/rotation.js';
@@ -64,6 +64,8 @@ export interface ControlPlaneOptions {
    * signs the certificates agents get through their kubelet-serving CSR.
    */
   kubeletCertificateAuthority?: string;
+  /** With the default set (scheduler and every controller): leave these controllers out (`--controllers=*,-cronjob`). */
+  disableControllers?: readonly ControllerName[];
   /** Node lifecycle: silence before a node goes Unknown (default 50 s). */
   nodeMonitorGracePeriodMs?: number;
   /** Lifetime of node credentials (default one year); agents renew at 70–90 % of it. */
@@ -208,6 +210,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
         return c;
       };
       const only = Array.isArray(o.controllers) ? (o.controllers as readonly ControllerName[]) : undefined;
+      const enabled = only ?? (o.disableControllers?.length ? CONTROLLER_NAMES.filter((n) => !o.disableControllers!.includes(n)) : undefined);
       const scheduler: SchedulerHandle | undefined = only
         ? undefined
         : await startScheduler({ client: clientAs(identities.scheduler, 'nodelet-server/scheduler'), logger: log.child({ component: 'scheduler' }), signal: stopControllers.signal });
@@ -216,7 +219,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
         clientFor: (account: string) => clientAs(identities.controller(account), `nodelet-server/${account}`),
         logger: log.child({ component: 'controller-manager' }),
         signal: stopControllers.signal,
-        ...(only ? { controllers: only } : {}),
+        ...(enabled ? { controllers: enabled } : {}),
         ...(o.clusterCidr ? { clusterCidr: o.clusterCidr } : {}),
         ...(o.nodeMonitorGracePeriodMs ? { nodeMonitorGracePeriodMs: o.nodeMonitorGracePeriodMs } : {}),
         csrSigning: {

@@ -31,7 +31,7 @@ import { admitCreate } from './handlers/admit.js';
 import { dispatch } from './handlers/dispatch.js';
 import { proxyExecUpgrade } from './handlers/node-proxy.js';
 import { ResourceMirror } from './mirror.js';
-import { ensureNamespaceDefaults } from './default-objects.js';
+import { ensureDefaultStorageClass, ensureNamespaceDefaults } from './default-objects.js';
 import { startNamespaceLifecycle } from './namespace-lifecycle.js';
 import { clusterDnsIpOf, ensureKubeDnsService } from './kube-dns-service.js';
 import { DEFAULT_SERVICE_CIDR } from './handlers/service-ip.js';
@@ -138,6 +138,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   await ensureDefaultNamespaces(ctx);
   await ensureNamespaceDefaults(ctx, DEFAULT_NAMESPACES, opts.caPem, log);
   if (opts.clusterDnsIP !== null) await ensureKubeDnsService(ctx, opts.clusterDnsIP ?? clusterDnsIpOf(opts.serviceCidr ?? DEFAULT_SERVICE_CIDR), log);
+  await ensureDefaultStorageClass(ctx);
   await reconcileBootstrapPolicy(ctx, log.child({ component: 'rbac-bootstrap' }));
   await Promise.all([...mirrorByPlural.values()].map((m) => m.start()));
   const lifecycle = startNamespaceLifecycle(ctx, [...resources.values()], log.child({ component: 'namespace-lifecycle' }));

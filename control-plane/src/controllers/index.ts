@@ -18,6 +18,13 @@ import { ClusterRoleAggregationController } from './clusterroleaggregation/contr
 import { KubeletClientCsrApprover, KubeletServingCsrApprover } from './certificates/approver.js';
 import { CsrSigner } from './certificates/signer.js';
 import { RootCaPublisher } from './rootca/publisher.js';
+import { JobController } from './job/controller.js';
+import { CronJobController } from './cronjob/controller.js';
+import { DaemonSetController } from './daemonset/controller.js';
+import { StatefulSetController } from './statefulset/controller.js';
+import { PersistentVolumeBinder } from './volume/binder.js';
+import { LocalPathProvisioner } from './volume/local-path-provisioner.js';
+import { TtlAfterFinishedController } from './ttlafterfinished/controller.js';
 import { loadCa, type LoadedCa } from '../pki/certs.js';
 
 export { SharedInformers, runController, type Controller } from './runtime.js';
@@ -45,7 +52,14 @@ export type ControllerName =
   | 'csrapproving'
   | 'kubeletservingapproving'
   | 'csrsigning'
-  | 'rootcacertpublisher';
+  | 'rootcacertpublisher'
+  | 'job'
+  | 'cronjob'
+  | 'daemonset'
+  | 'statefulset'
+  | 'persistentvolume-binder'
+  | 'local-path-provisioner'
+  | 'ttl-after-finished';
 
 export interface StartControllerManagerOptions {
   /** An `ApiClient` of `@nodelet/api` (typed `unknown` for the composition root): the shared informers read with it. */
@@ -101,8 +115,18 @@ const FACTORIES: Record<string, { account: string; make: Factory }> = {
   csrapproving: { account: 'certificate-controller', make: (d) => new KubeletClientCsrApprover(d) },
   kubeletservingapproving: { account: 'kubelet-serving-cert-approver', make: (d) => new KubeletServingCsrApprover(d) },
   rootcacertpublisher: { account: 'root-ca-cert-publisher', make: (d) => new RootCaPublisher(d) },
+  job: { account: 'job-controller', make: (d) => new JobController(d) },
+  cronjob: { account: 'cronjob-controller', make: (d) => new CronJobController(d) },
+  daemonset: { account: 'daemon-set-controller', make: (d) => new DaemonSetController(d) },
+  statefulset: { account: 'statefulset-controller', make: (d) => new StatefulSetController(d) },
+  'persistentvolume-binder': { account: 'persistent-volume-binder', make: (d) => new PersistentVolumeBinder(d) },
+  'local-path-provisioner': { account: 'local-path-provisioner', make: (d) => new LocalPathProvisioner(d) },
+  'ttl-after-finished': { account: 'ttl-after-finished-controller', make: (d) => new TtlAfterFinishedController(d) },
   csrsigning: { account: 'certificate-controller', make: (d) => new CsrSigner({ ...d, ca: caLoader(d.options.csrSigning), signingDurationMs: d.options.csrSigning?.durationMs }) },
 };
+
+/** Every controller the manager can run, by the name `--controllers` uses. */
+export const CONTROLLER_NAMES: readonly ControllerName[] = Object.keys(FACTORIES) as ControllerName[];
 
 /** Reads the CA pair once, on the first request to sign (re-read after a failure). */
 function caLoader(files: StartControllerManagerOptions['csrSigning']): () => Promise<LoadedCa | undefined> {

@@ -14,14 +14,33 @@
  * Only pods with `spec.schedulerName` = ours (default `default-scheduler`), no `spec.nodeName`
  * and no deletionTimestamp are scheduled. All API access goes through `@nodelet/api`.
  */
-import { Informer, NODES, PODS, type ApiClient, type Node, type Pod, type PodCondition } from '@nodelet/api';
-import { hasCode, isAbortError, Semaphore, systemClock, type Clock, type DisposableStore, type Logger } from '@nodelet/base';
+import {
+  ANN_SELECTED_NODE,
+  Informer,
+  NODES,
+  PERSISTENTVOLUMECLAIMS,
+  PERSISTENTVOLUMES,
+  PODS,
+  STORAGECLASSES,
+  type ApiClient,
+  type Node,
+  type PersistentVolume,
+  type PersistentVolumeClaim,
+  type Pod,
+  type PodCondition,
+  type StorageClass,
+} from '@nodelet/api';
+import { AgentError, hasCode, isAbortError, pollUntil, Semaphore, systemClock, type Clock, type DisposableStore, type Logger } from '@nodelet/base';
+import { DEFAULT_FILTERS, type FilterPlugin } from './filters.js';
+import { podVolumes, volumeBindingFilter, type VolumeLookup } from './volume-binding.js';
 import { EventRecorder } from '../controllers/util/events.js';
 import { schedulePod } from './algorithm.js';
 import { SchedulerCache } from './cache.js';
 import { SchedulingQueue } from './queue.js';
 
 export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
+/** How long a pod's binding waits for its WaitForFirstConsumer claims to be provisioned (upstream bindTimeout). */
+export const VOLUME_BIND_TIMEOUT_MS = 600_000;
 
 export interface SchedulerOptions {
   client: ApiClient;
@@ -53,9 +72,16 @@ export class Scheduler {
   readonly #queue: SchedulingQueue;
   readonly #pods: Informer<Pod>;
   readonly #nodes: Informer<Node>;
+  readonly #claims: Informer<PersistentVolumeClaim>;
+  readonly #volumes: Informer<PersistentVolume>;
+  readonly #classes: Informer<StorageClass>;
+  readonly #volumeLookup: VolumeLookup;
+  readonly #filters: readonly FilterPlugin[];
   readonly #events: EventRecorder;
   readonly #binds: Semaphore;
   readonly #inflight = new Set<Promise<void>>();
+  /** Aborted when run() ends: in-flight volume binding waits stop then. */
+  #runSignal: AbortSignal = new AbortController().signal;
   /** When each pending pod was first seen (monotonic ms), for the binding latency. */
   readonly #firstSeen = new Map<string, number>();
 
@@ -67,6 +93,15 @@ export class Scheduler {
     this.#queue = new SchedulingQueue(this.#clock);
     this.#pods = new Informer({ client: o.client, resource: PODS, clock: this.#clock, logger: o.logger });
     this.#nodes = new Informer({ client: o.client, resource: NODES, clock: this.#clock, logger: o.logger });
+    this.#claims = new Informer({ client: o.client, resource: PERSISTENTVOLUMECLAIMS, clock: this.#clock, logger: o.logger });
+    this.#volumes = new Informer({ client: o.client, resource: PERSISTENTVOLUMES, clock: this.#clock, logger: o.logger });
+    this.#classes = new Informer({ client: o.client, resource: STORAGECLASSES, clock: this.#clock, logger: o.logger });
+    this.#volumeLookup = {
+      claim: (ns, name) => this.#claims.get(`${ns}/${name}`),
+      volume: (name) => this.#volumes.get(name),
+      storageClass: (name) => this.#classes.get(name),
+    };
+    this.#filters = [...DEFAULT_FILTERS, volumeBindingFilter(this.#volumeLookup)];
     this.#events = new EventRecorder({ client: o.client, component: this.#name, clock: this.#clock, logger: this.#log });
     this.#binds = new Semaphore(o.bindConcurrency ?? 16);
   }
@@ -115,12 +150,19 @@ export class Scheduler {
 
   /** Runs until `signal` aborts; resolves after in-flight bindings settle. */
   async run(signal: AbortSignal, store: DisposableStore): Promise<void> {
+    this.#runSignal = signal;
     store.add(this.#pods.on({ onAdd: (p) => this.#onPod(p), onUpdate: (o, p) => this.#onPod(p, o), onDelete: (p) => this.#onPodDeleted(p) }));
     store.add(this.#nodes.on({ onAdd: (n) => this.#onNode(n), onUpdate: (o, n) => this.#onNode(n, o), onDelete: (n) => { this.#cache.deleteNode(n.metadata.name ?? ''); } }));
+    // A claim or volume that appears or binds can make a waiting pod schedulable.
+    const wake = (): void => this.#queue.moveAllToActiveOrBackoff();
+    store.add(this.#claims.on({ onAdd: wake, onUpdate: wake }));
+    store.add(this.#volumes.on({ onAdd: wake, onUpdate: wake }));
+    const volumeInformers = [this.#claims, this.#volumes, this.#classes];
     this.#nodes.start();
     this.#pods.start();
+    for (const i of volumeInformers) i.start();
     try {
-      await Promise.all([this.#nodes.waitForSync(signal), this.#pods.waitForSync(signal)]);
+      await Promise.all([this.#nodes.waitForSync(signal), this.#pods.waitForSync(signal), ...volumeInformers.map((i) => i.waitForSync(signal))]);
       this.#log.info({ nodes: this.#cache.nodeCount }, 'Scheduler started');
       for (;;) {
         const key = await this.#queue.pop(signal);
@@ -130,7 +172,7 @@ export class Scheduler {
       if (!isAbortError(err) || !signal.aborted) throw err;
     } finally {
       await Promise.allSettled([...this.#inflight]);
-      await Promise.all([this.#pods.close(), this.#nodes.close()]);
+      await Promise.all([this.#pods.close(), this.#nodes.close(), ...volumeInformers.map((i) => i.close())]);
     }
   }
 
@@ -140,7 +182,7 @@ export class Scheduler {
       this.#queue.done(key);
       return;
     }
-    const result = schedulePod(pod, this.#cache.nodeInfos(), { random: this.#o.random });
+    const result = schedulePod(pod, this.#cache.nodeInfos(), { random: this.#o.random, filters: this.#filters });
     if (!result.ok) {
       this.#log.debug({ pod: key, message: result.message }, 'Pod is unschedulable');
       this.#queue.failed(key, true);
@@ -149,7 +191,34 @@ export class Scheduler {
     }
     this.#cache.assume(key, pod, result.node);
     const queuedAt = this.#firstSeen.get(key) ?? this.#clock.monotonic();
-    this.#track(this.#binds.use(() => this.#bind(key, pod, result.node, queuedAt)));
+    this.#track(this.#binds.use(() => this.#bind(key, pod, result.node, queuedAt, this.#runSignal)));
+  }
+
+  /**
+   * PreBind of the VolumeBinding plugin: each WaitForFirstConsumer claim of the pod learns the
+   * chosen node (`volume.kubernetes.io/selected-node`, so its provisioner creates the volume
+   * there), then the binding waits until every claim is Bound.
+   */
+  async #bindVolumes(pod: Pod, node: string, signal: AbortSignal): Promise<void> {
+    const { delayed } = podVolumes(pod, this.#volumeLookup);
+    if (delayed.length === 0) return;
+    const claims = this.#o.client.resource(PERSISTENTVOLUMECLAIMS, pod.metadata.namespace);
+    for (const pvc of delayed) {
+      if (pvc.metadata.annotations?.[ANN_SELECTED_NODE] === node) continue;
+      try {
+        await claims.update({ ...pvc, metadata: { ...pvc.metadata, annotations: { ...pvc.metadata.annotations, [ANN_SELECTED_NODE]: node } } }, { signal });
+      } catch (err) {
+        // A stale or vanished claim is no conflict on the pod: the pod is retried, not dropped.
+        if (isAbortError(err)) throw err;
+        throw new AgentError('ERR_UNAVAILABLE', `binding volumes: claim "${pvc.metadata.name}": ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      }
+    }
+    const ns = pod.metadata.namespace ?? 'default';
+    await pollUntil(
+      'claims bound',
+      () => (delayed.every((c) => this.#claims.get(`${ns}/${c.metadata.name}`)?.status?.phase === 'Bound') ? true : undefined),
+      { timeoutMs: VOLUME_BIND_TIMEOUT_MS, intervalMs: 100, signal },
+    );
   }
 
   #track(p: Promise<void>): void {
@@ -157,11 +226,12 @@ export class Scheduler {
     this.#inflight.add(t);
   }
 
-  async #bind(key: string, pod: Pod, node: string, queuedAt: number): Promise<void> {
+  async #bind(key: string, pod: Pod, node: string, queuedAt: number, stop: AbortSignal): Promise<void> {
     const ns = pod.metadata.namespace ?? 'default';
     const name = pod.metadata.name ?? '';
     const started = this.#clock.monotonic();
     try {
+      await this.#bindVolumes(pod, node, stop);
       await this.#o.client.create(
         PODS,
         { apiVersion: 'v1', kind: 'Binding', metadata: { name, namespace: ns, uid: pod.metadata.uid }, target: { apiVersion: 'v1', kind: 'Node', name: node } },

@@ -4,12 +4,13 @@ import { nodeRestriction } from './node-restriction.js';
 import { rbacEscalation } from './rbac-escalation.js';
 import { certificateAdmission } from './certificates.js';
 import { serviceAccountAdmission } from './service-account.js';
+import { defaultStorageClassAdmission } from './default-storage-class.js';
 import type { AdmissionPlugin, AdmissionRequest } from './types.js';
 
 export type { AdmissionOperation, AdmissionRequest } from './types.js';
 
 // Mutating plugins first (they change the object the validating ones judge), as kube-apiserver orders them.
-const PLUGINS: readonly AdmissionPlugin[] = [serviceAccountAdmission, nodeRestriction, rbacEscalation, certificateAdmission];
+const PLUGINS: readonly AdmissionPlugin[] = [serviceAccountAdmission, defaultStorageClassAdmission, nodeRestriction, rbacEscalation, certificateAdmission];
 
 export async function admit(ctx: ServerContext, r: AdmissionRequest): Promise<void> {
   for (const p of PLUGINS) await p(ctx, r);

@@ -10,11 +10,11 @@ export const NAMESPACE_TABLE: TablePrinter = {
   cells: (o, now) => [o.metadata.name, orNone(get(o, 'status.phase')), age(o, now)],
 };
 
-function workloadExtras(o: ApiObject): string[] {
+export function workloadExtras(o: ApiObject): string[] {
   const [containers, images] = containersAndImages(get(o, 'spec.template.spec'));
   return [containers, images, formatLabelSelector(get(o, 'spec.selector'))];
 }
-const WORKLOAD_EXTRA_COLUMNS = [
+export const WORKLOAD_EXTRA_COLUMNS = [
   col('Containers', 'Names of each container in the template.', 1),
   col('Images', 'Images referenced by each container in the template.', 1),
   col('Selector', 'Label selector for pods.', 1),

@@ -80,6 +80,17 @@ const ROLES: ReadonlyArray<[name: string, rules: ReturnType<typeof rule>[]]> = [
     rule(['list', 'get', 'delete'], [''], ['pods']),
     EVENTS_RULE,
   ]],
+  ['persistent-volume-binder', [
+    rule(['create', 'delete', 'get', 'list', 'update', 'watch'], [''], ['persistentvolumes']),
+    rule(['update'], [''], ['persistentvolumes/status']),
+    rule(['get', 'list', 'update', 'watch'], [''], ['persistentvolumeclaims']),
+    rule(['update'], [''], ['persistentvolumeclaims/status']),
+    rule(['create', 'delete', 'get', 'list', 'watch'], [''], ['pods']),
+    rule(READ, ['storage.k8s.io'], ['storageclasses']),
+    rule(['list', 'watch'], [''], ['nodes']),
+    EVENTS_RULE,
+    rule(['watch'], [''], ['events']),
+  ]],
   ['pod-garbage-collector', [
     rule(['list', 'watch', 'delete'], [''], ['pods']),
     rule(['get', 'list'], [''], ['nodes']),
@@ -111,6 +122,15 @@ const ROLES: ReadonlyArray<[name: string, rules: ReturnType<typeof rule>[]]> = [
     rule(['approve'], ['certificates.k8s.io'], ['signers'], ['kubernetes.io/kube-apiserver-client-kubelet']),
     rule(['sign'], ['certificates.k8s.io'], ['signers'], ['kubernetes.io/legacy-unknown', 'kubernetes.io/kube-apiserver-client', 'kubernetes.io/kube-apiserver-client-kubelet', 'kubernetes.io/kubelet-serving']),
     rule(['create'], ['authorization.k8s.io'], ['subjectaccessreviews']),
+    EVENTS_RULE,
+  ]],
+  // nodelet, not upstream: the in-server local-path provisioner (controllers/volume/), with the
+  // rules of upstream's system:persistent-volume-provisioner that external provisioners are bound to.
+  ['local-path-provisioner', [
+    rule(['create', 'delete', 'get', 'list', 'watch'], [''], ['persistentvolumes']),
+    rule(['get', 'list', 'update', 'watch'], [''], ['persistentvolumeclaims']),
+    rule(READ, ['storage.k8s.io'], ['storageclasses']),
+    rule(['watch'], [''], ['events']),
     EVENTS_RULE,
   ]],
   // nodelet, not upstream: approves a node's own serving-certificate requests (controllers/certificates/approver.ts).

@@ -1,0 +1,121 @@
+// The StatefulSet controller against the real API server; the test plays the agents.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { CONTROLLERREVISIONS, PODS, STATEFULSETS, type Pod, type StatefulSet } from '@nodelet/api';
+import { startRealCluster, type RealCluster } from '../testing/real-cluster.js';
+import { createNodes, fakeNode, startFakeAgents, type FakeAgents } from '../testing/fake-agents.js';
+import { until } from '../testing/wait.js';
+
+function statefulSet(name: string, replicas: number, spec: Partial<NonNullable<StatefulSet['spec']>> = {}): StatefulSet {
+  return {
+    metadata: { name, namespace: 'default' },
+    spec: {
+      replicas,
+      serviceName: 'nginx',
+      selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'busybox:1' }] } },
+      ...spec,
+    },
+  };
+}
+
+describe('statefulset controller on the real API server', () => {
+  let c: RealCluster;
+  let agents: FakeAgents;
+  /** Pod creations in order (names), as the informer-less test sees them appear. */
+  before(async () => {
+    c = await startRealCluster();
+    await createNodes(c.admin, [fakeNode('a')]);
+    await c.scheduler();
+    await c.controllers(['statefulset', 'garbagecollector']);
+    agents = startFakeAgents(c.admin);
+  });
+  after(async () => {
+    await agents.stop();
+    await c.close();
+  });
+
+  const podsOf = async (app: string): Promise<Pod[]> => (await c.admin.resource(PODS, 'default').list({ labelSelector: `app=${app}` })).items;
+  const names = (ps: Pod[]): string[] => ps.filter((p) => !p.metadata.deletionTimestamp).map((p) => p.metadata.name!).sort();
+
+  it('OrderedReady: web-0, web-1, web-2 one after another, each only once the previous is ready; identity labels, hostname, subdomain', async () => {
+    const sets = c.admin.resource(STATEFULSETS, 'default');
+    const created = await sets.create(statefulSet('web', 3));
+    assert.deepEqual([created.spec?.podManagementPolicy, created.spec?.updateStrategy?.type, created.spec?.updateStrategy?.rollingUpdate?.partition], ['OrderedReady', 'RollingUpdate', 0]);
+    agents.holdBack.add('web-0');
+    const first = await until('web-0', async () => (await podsOf('web'))[0]);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.deepEqual(names(await podsOf('web')), ['web-0'], 'web-1 waits for web-0 to be ready');
+    assert.deepEqual([first.spec?.hostname, first.spec?.subdomain], ['web-0', 'nginx']);
+    assert.equal(first.metadata.labels?.['statefulset.kubernetes.io/pod-name'], 'web-0');
+    assert.equal(first.metadata.labels?.['apps.kubernetes.io/pod-index'], '0');
+    agents.holdBack.delete('web-0');
+    const all = await until('3 ready', async () => {
+      const s = await sets.get('web');
+      return s.status?.readyReplicas === 3 ? s : undefined;
+    });
+    assert.equal(all.status?.currentRevision, all.status?.updateRevision);
+    const ps = await podsOf('web');
+    const created0 = (n: string): number => Date.parse(ps.find((p) => p.metadata.name === n)!.metadata.creationTimestamp!);
+    assert.ok(created0('web-0') <= created0('web-1') && created0('web-1') <= created0('web-2'));
+    assert.ok(ps.every((p) => p.metadata.labels?.['controller-revision-hash'] === all.status?.updateRevision));
+  });
+
+  it('scale down removes the highest ordinal first, one at a time', async () => {
+    const sets = c.admin.resource(STATEFULSETS, 'default');
+    const order: string[] = [];
+    let watching = true;
+    const watcher = (async () => {
+      while (watching) {
+        for (const p of await podsOf('web')) if (p.metadata.deletionTimestamp && !order.includes(p.metadata.name!)) order.push(p.metadata.name!);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    })();
+    await sets.patch('web', { spec: { replicas: 1 } }, { type: 'merge' });
+    await until('1 left', async () => (names(await podsOf('web')).join() === 'web-0' && (await podsOf('web')).length === 1 ? true : undefined));
+    watching = false;
+    await watcher;
+    assert.deepEqual(order, ['web-2', 'web-1']);
+    await sets.patch('web', { spec: { replicas: 3 } }, { type: 'merge' });
+    await until('3 ready again', async () => ((await sets.get('web')).status?.readyReplicas === 3 ? true : undefined));
+  });
+
+  it('RollingUpdate from the highest ordinal, honouring the partition; undo renumbers the old revision', async () => {
+    const sets = c.admin.resource(STATEFULSETS, 'default');
+    const before = await sets.get('web');
+    await sets.patch('web', { spec: { updateStrategy: { rollingUpdate: { partition: 1 } }, template: { spec: { containers: [{ name: 'c', image: 'busybox:2' }] } } } }, { type: 'strategic' });
+    await until('web-1 and web-2 updated', async () => {
+      const s = await sets.get('web');
+      return s.status?.updatedReplicas === 2 && s.status.readyReplicas === 3 ? s : undefined;
+    }, 15_000);
+    const ps = await podsOf('web');
+    const image = (n: string): string | undefined => ps.find((p) => p.metadata.name === n)?.spec?.containers[0]?.image;
+    assert.deepEqual([image('web-0'), image('web-1'), image('web-2')], ['busybox:1', 'busybox:2', 'busybox:2']);
+    const partial = await sets.get('web');
+    assert.notEqual(partial.status?.currentRevision, partial.status?.updateRevision, 'partitioned: not complete');
+    await sets.patch('web', { spec: { updateStrategy: { rollingUpdate: { partition: 0 } } } }, { type: 'merge' });
+    const done = await until('all updated', async () => {
+      const s = await sets.get('web');
+      return s.status?.updatedReplicas === 3 && s.status?.currentRevision === s.status?.updateRevision && s.status?.readyReplicas === 3 ? s : undefined;
+    }, 15_000);
+    const revs = (await c.admin.resource(CONTROLLERREVISIONS, 'default').list()).items.filter((r) => r.metadata.name?.startsWith('web-'));
+    assert.deepEqual(revs.map((r) => r.revision).sort(), [1, 2]);
+    const old = revs.find((r) => r.metadata.name === before.status?.updateRevision)!;
+    await sets.patch('web', old.data as Record<string, unknown>, { type: 'strategic' });
+    await until('old revision is 3 and current again', async () => {
+      const s = await sets.get('web');
+      const r = await c.admin.resource(CONTROLLERREVISIONS, 'default').get(old.metadata.name!);
+      return r.revision === 3 && s.status?.currentRevision === old.metadata.name && s.status?.readyReplicas === 3 ? true : undefined;
+    }, 15_000);
+    assert.ok(done);
+  });
+
+  it('Parallel creates every pod at once; an update of a forbidden field is refused', async () => {
+    const sets = c.admin.resource(STATEFULSETS, 'default');
+    await sets.create(statefulSet('par', 3, { podManagementPolicy: 'Parallel' }));
+    agents.holdBack.add('par-0');
+    await until('3 pods without waiting', async () => (names(await podsOf('par')).length === 3 ? true : undefined));
+    agents.holdBack.delete('par-0');
+    await assert.rejects(sets.patch('par', { spec: { serviceName: 'other' } }, { type: 'merge' }), (e: Error) => /updates to statefulset spec for fields other than/.test(e.message));
+  });
+});

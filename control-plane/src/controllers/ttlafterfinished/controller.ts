@@ -1,0 +1,65 @@
+/**
+ * TTL-after-finished controller (upstream pkg/controller/ttlafterfinished): a finished Job with
+ * `ttlSecondsAfterFinished` is deleted (foreground, so its pods go first) that many seconds after
+ * its Complete/Failed condition. The expiry is re-checked on a fresh GET before the delete, and
+ * the delete is conditional on the Job's uid, so a replaced or changed Job is never removed.
+ * Acts as kube-system/ttl-after-finished-controller.
+ */
+import { JOBS, type ApiClient, type Job } from '@nodelet/api';
+import { hasCode, type Clock, type Logger } from '@nodelet/base';
+import { newQueue, type Controller, type ReconcileResult, type SharedInformers } from '../runtime.js';
+import { keyOf, splitKey } from '../util/pods.js';
+
+export interface TtlAfterFinishedDeps {
+  client: ApiClient;
+  informers: SharedInformers;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** When a finished Job with a TTL expires (epoch ms), or undefined when it has no TTL or is not finished. */
+export function jobExpiresAt(job: Job): number | undefined {
+  const ttl = job.spec?.ttlSecondsAfterFinished;
+  if (ttl === undefined || ttl === null || job.metadata.deletionTimestamp) return undefined;
+  const done = (job.status?.conditions ?? []).find((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
+  if (!done) return undefined;
+  const at = Date.parse(done.lastTransitionTime ?? job.status?.completionTime ?? '');
+  return Number.isFinite(at) ? at + ttl * 1000 : undefined;
+}
+
+export class TtlAfterFinishedController implements Controller {
+  readonly name = 'ttl-after-finished';
+  readonly queue;
+  readonly #d: TtlAfterFinishedDeps;
+  readonly #jobs;
+
+  constructor(d: TtlAfterFinishedDeps) {
+    this.#d = d;
+    this.queue = newQueue(d.clock);
+    this.#jobs = d.informers.for(JOBS);
+    const enqueue = (j: Job): void => {
+      if (jobExpiresAt(j) !== undefined) this.queue.add(keyOf(j));
+    };
+    this.#jobs.on({ onAdd: enqueue, onUpdate: (_o, j) => enqueue(j) });
+  }
+
+  async reconcile(key: string, signal: AbortSignal): Promise<ReconcileResult | void> {
+    const cached = this.#jobs.get(key);
+    if (!cached || jobExpiresAt(cached) === undefined) return;
+    const left = jobExpiresAt(cached)! - this.#d.clock.now();
+    if (left > 0) return { requeueAfterMs: left };
+    const { namespace, name } = splitKey(key);
+    const jobs = this.#d.client.resource(JOBS, namespace);
+    try {
+      // The cache may be stale (TTL changed, Job recreated): decide on the live object.
+      const fresh = await jobs.get(name, { signal });
+      const at = jobExpiresAt(fresh);
+      if (at === undefined) return;
+      if (at > this.#d.clock.now()) return { requeueAfterMs: at - this.#d.clock.now() };
+      await jobs.delete(name, { signal, propagationPolicy: 'Foreground', preconditions: { uid: fresh.metadata.uid } });
+      this.#d.logger.info({ job: key }, 'Deleted finished job after its TTL');
+    } catch (err) {
+      if (!hasCode(err, 'ERR_NOT_FOUND') && !hasCode(err, 'ERR_CONFLICT')) throw err;
+    }
+  }
+}
