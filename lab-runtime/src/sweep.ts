@@ -130,7 +130,8 @@ export function parseMountPoints(mountinfo: string, dir: string): string[] {
   return out;
 }
 
-async function unmountUnder(dir: string): Promise<void> {
+/** Unmount (lazily) every mount at or below `dir`, deepest first; throws naming what stayed mounted. */
+export async function unmountUnder(dir: string): Promise<void> {
   // A path can be mounted more than once; repeat until nothing is left (bounded).
   for (let round = 0; round < 5; round++) {
     const mounts = (await mountsUnder(dir)).sort((a, b) => b.length - a.length);

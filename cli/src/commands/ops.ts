@@ -3,6 +3,8 @@
  * and `nodelet doctor` (checks in ./doctor/). `token` and `join` register here too.
  */
 import type { Command } from 'commander';
+import { describeError } from '@nodelet/base';
+import { unmountUnder } from '@nodelet/lab-runtime';
 import { installAgent, installServer, uninstall, type InstallReport } from './ops/install.js';
 import { PROXY_TABLE, removeProxyTable } from './proxy.js';
 import { registerDoctor } from './doctor/command.js';
@@ -60,7 +62,10 @@ export function register(program: Command): void {
     .option('--purge', 'also remove the state and configuration directories')
     .option('--config-dir <dir>', 'configuration directory', '/etc/nodelet')
     .option('--state-dir <dir>', 'state directory', '/var/lib/nodelet')
-    .action((o) => {
+    .action(async (o) => {
+      // Pods' volumes (secret/projected tmpfs) stay mounted after the agent stops; as `kubeadm reset`
+      // does, a purge unmounts them first so the state directory can go.
+      if (o.purge) await unmountUnder(o.stateDir).catch((err: unknown) => process.stderr.write(`nodelet uninstall: ${describeError(err)}\n`));
       const r = uninstall({ configDir: o.configDir, stateDir: o.stateDir, purge: o.purge });
       for (const p of r.removed) process.stdout.write(`removed   ${p}\n`);
       for (const p of r.keptModified) process.stdout.write(`kept      ${p} (changed since install)\n`);

@@ -20,7 +20,7 @@ import { stringify as toYaml } from 'yaml';
 import { describeError, pollUntil } from '@nodelet/base';
 import { ApiClient, loadKubeconfig, NODES, type Node } from '@nodelet/api';
 import { ensureLabImages, DEFAULT_LAB_IMAGE_DIR, LAB_IMAGES } from '@nodelet/oci';
-import { labRuntimeDown, labRuntimeUp } from '@nodelet/lab-runtime';
+import { labRuntimeDown, labRuntimeUp, unmountUnder } from '@nodelet/lab-runtime';
 import { connectCriClient } from '@nodelet/cri-client';
 import { createToken } from '../ops/token.js';
 import { agentAuthentication, join as joinCluster } from '../ops/join.js';
@@ -257,6 +257,12 @@ export async function labDown(opts: Partial<LabOptions> & { keepState?: boolean 
   const rt = await labRuntimeDown({ dir: p.containerd });
   if (rt.wasRunning) stopped.push('containerd');
   problems.push(...rt.problems);
+  // 4b. What the agent mounted for its pods (secret/projected tmpfs, subPath binds) outlives it.
+  try {
+    await unmountUnder(o.stateDir);
+  } catch (err) {
+    problems.push(`mounts: ${describeError(err)}`);
+  }
   // 5. The bridge the CNI bridge plugin created (CNI never deletes bridges).
   if (existsSync(`/sys/class/net/${o.bridge}`)) {
     try {
