@@ -9,7 +9,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := build
 export PATH := $(CURDIR)/bin:$(PATH)
 
-# Debian packages the runtime and the tests need (ARCHITECTURE.md "The lab runtime").
+# Debian packages the runtime and the tests need (docs/architecture.md, "The machine the lab runs on").
 DEB_PACKAGES := containerd runc containernetworking-plugins busybox-static etcd-server iptables iproute2 gcc make tar systemd-container debootstrap zstd nftables conntrack
 
 BUILD := $(CURDIR)/build

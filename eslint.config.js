@@ -1,8 +1,8 @@
-// Lint rules, including the import layers of ARCHITECTURE.md: imports only go downward.
+// Lint rules, including the import layers of docs/architecture.md: imports only go downward.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-/** What each package may import of ours (STYLE.md §2). */
+/** What each package may import of ours (docs/contributing.md, layers). */
 const LAYERS = {
   base: [],
   proto: [],
@@ -27,7 +27,7 @@ const layerRules = Object.entries(LAYERS).map(([pkg, allowed]) => ({
         patterns: [
           {
             group: ALL.filter((p) => p !== pkg && !allowed.includes(p)).flatMap((p) => [`@nodelet/${p}`, `@nodelet/${p}/*`]),
-            message: `@nodelet/${pkg} may only import ${allowed.length ? allowed.map((a) => '@nodelet/' + a).join(', ') : 'nothing of ours'} (imports go downward, ARCHITECTURE.md)`,
+            message: `@nodelet/${pkg} may only import ${allowed.length ? allowed.map((a) => '@nodelet/' + a).join(', ') : 'nothing of ours'} (imports go downward, docs/architecture.md)`,
           },
           { group: ['../../*/src/*', '../../../*/src/*'], message: 'import other packages by name, not by relative path' },
           ...(pkg === 'cri-client' ? [] : [{ group: ['@grpc/grpc-js'], message: 'only cri-client talks gRPC' }]),

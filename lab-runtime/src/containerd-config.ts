@@ -1,5 +1,5 @@
 /**
- * containerd 1.6 configuration for a lab node (reference/cri-and-crictl.md §5): a config file
+ * containerd 1.6 configuration for a lab node (docs/reference/cri-and-crictl.md §5): a config file
  * (version 2) for a containerd with its own root, state and sockets, and the `hosts.toml` files
  * that mark local registries as plain HTTP. Pure functions: they render text, callers write it.
  */

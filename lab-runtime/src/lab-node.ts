@@ -20,7 +20,7 @@ import { isAlive } from './procs.js';
 import { sweepRuntime } from './sweep.js';
 
 export const DEFAULT_LAB_RUNTIME_DIR = '/var/lib/nodelet/containerd-lab';
-/** `nodelet server`'s registry (ARCHITECTURE.md, components table). */
+/** `nodelet server`'s registry (docs/architecture.md, processes). */
 export const DEFAULT_REGISTRY = '127.0.0.1:5000';
 /** The agent's defaults (agent/src/config): it installs nodelet-cni and writes its conflist there. */
 export const DEFAULT_CNI_BIN_DIR = '/opt/cni/bin';

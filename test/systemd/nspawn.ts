@@ -1,5 +1,5 @@
 /**
- * Boots a real systemd as PID 1 in a container with systemd-nspawn (reference/systemd-testing.md
+ * Boots a real systemd as PID 1 in a container with systemd-nspawn (docs/reference/systemd-testing.md
  * §4), for tests of nodelet's units. The host's node binary and this checkout are bind-mounted
  * read-only; the rootfs comes from a cached debootstrap tarball (test/systemd/rootfs.sh) and the
  * container writes to a tmpfs overlay (--volatile=overlay), so runs leave nothing behind.

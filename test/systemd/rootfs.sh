@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prints the path of a cached Debian bookworm rootfs tarball with systemd (for the nspawn tests),
-# building it with debootstrap on first use (~1 min) — reference/systemd-testing.md §3.
+# building it with debootstrap on first use (~1 min) — docs/reference/systemd-testing.md §3.
 # Cache key = the debootstrap arguments, so changing them builds a new tarball.
 set -euo pipefail
 SUITE=bookworm

@@ -1,6 +1,6 @@
 /**
  * nodelet under a REAL systemd (PID 1 of a systemd-nspawn container on a cached debootstrap rootfs,
- * reference/systemd-testing.md). Inside, with the real CLI of the built checkout:
+ * docs/reference/systemd-testing.md). Inside, with the real CLI of the built checkout:
  *
  *   install server ─▶ active (Type=notify) ─▶ reinstall changes nothing ─▶ token create ─▶ join
  *   ─▶ agent + containerd active, node Ready ─▶ systemd-analyze verify silent ─▶ a pod runs

@@ -3,7 +3,7 @@
  *
  * Field names are the kubelet's (kubelet.config.k8s.io/v1beta1) where one exists; nodelet-only fields
  * (CNI service socket, real plugin dir) are named in the same style. Defaults are the kubelet's
- * (reference/kubelet-behaviour.md §2). `resolveConfig` validates everything once, at start, and throws
+ * (docs/reference/kubelet-behaviour.md §2). `resolveConfig` validates everything once, at start, and throws
  * an AgentError(ERR_INVALID_ARGUMENT) naming the offending field, so a bad file never half-starts an agent.
  */
 import { AgentError } from '@nodelet/base';

@@ -1,6 +1,6 @@
 /**
  * The CRI surface the agent uses, as types derived from `@nodelet/cri-client` (the agent may not
- * import `@nodelet/proto` directly: imports go downward through cri-client, ARCHITECTURE.md).
+ * import `@nodelet/proto` directly: imports go downward through cri-client, docs/architecture.md).
  */
 import type { RuntimeService } from '@nodelet/cri-client';
 

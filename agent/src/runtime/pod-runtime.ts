@@ -4,7 +4,7 @@
  *
  * Concurrency: the pod workers guarantee at most one call per pod UID at a time; different pods run
  * concurrently. Every method takes the worker's signal; cleanup after a failure gets its own deadline.
- * The only importer of CRI in the pod lifecycle (STYLE.md §2).
+ * The only importer of CRI in the pod lifecycle (docs/contributing.md, layers).
  */
 import { AgentError, describeError, hasCode, isAbortError, type Clock, type Logger } from '@nodelet/base';
 import type { Container, Pod, Service } from '@nodelet/api';

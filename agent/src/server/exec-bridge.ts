@@ -1,7 +1,7 @@
 /**
  * Bridges an exec WebSocket from the API server's proxy (kubectl 1.32 negotiates
  * `v5.channel.k8s.io`) to the runtime's streaming server, which speaks `v4.channel.k8s.io`
- * (containerd 1.6 refuses v5 with 403; reference/cri-and-crictl.md §4).
+ * (containerd 1.6 refuses v5 with 403; docs/reference/cri-and-crictl.md §4).
  *
  *   kubectl ─v5─▶ API server ─splice─▶ node API ─(this)─v4─▶ containerd streaming URL from CRI Exec
  *

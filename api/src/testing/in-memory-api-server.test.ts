@@ -1,5 +1,5 @@
 // The fake's own semantics, which agent and controller unit tests rely on; each mirrors what the
-// real API server does (reference/kubernetes-api.md §6, §8).
+// real API server does (docs/reference/kubernetes-api.md §6, §8).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hasCode } from '@nodelet/base';

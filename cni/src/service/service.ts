@@ -60,7 +60,7 @@ export interface CniService {
 }
 
 /**
- * The agent side of nodelet-cni (ARCHITECTURE.md decision 1): listens on a unix socket (mode
+ * The agent side of nodelet-cni (docs/architecture.md, decision 1): listens on a unix socket (mode
  * 0600), runs the node's real chain with the engine, and answers in the runtime's cniVersion.
  * Started by the agent; runnable on its own in tests.
  *

@@ -1,6 +1,6 @@
 /**
  * metav1.Status failures: every error reply of the API server is one of these
- * (reference/kubernetes-api.md §10). Handlers throw {@link StatusError}; the request edge
+ * (docs/reference/kubernetes-api.md §10). Handlers throw {@link StatusError}; the request edge
  * converts it (and AgentError codes from storage) into the JSON reply once.
  */
 import { errCode, type ErrorCode } from '@nodelet/base';

@@ -1,5 +1,5 @@
 /**
- * The storage interface of the API server (ARCHITECTURE.md decision 3: kine-shaped).
+ * The storage interface of the API server (docs/architecture.md decision 3: kine-shaped).
  *
  * Keys are `/registry/<resource>/<namespace>/<name>` (cluster-scoped: `/registry/<resource>/<name>`).
  * Values are opaque bytes (the API server stores JSON). Every successful write gets a new global
