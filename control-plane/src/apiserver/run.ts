@@ -90,6 +90,9 @@ export interface ControlPlaneOptions {
 }
 
 /** kubeadm's default issuer: what in-cluster clients and OIDC verifiers see in `iss`. */
+/** The names pods use for the API server (the default/kubernetes Service, cluster domain cluster.local). */
+const KUBERNETES_SERVICE_NAMES = ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'];
+
 export const DEFAULT_SERVICE_ACCOUNT_ISSUER = 'https://kubernetes.default.svc.cluster.local';
 
 export interface ControlPlane {
@@ -115,9 +118,14 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
   try {
     await mkdir(o.dataDir, { recursive: true, mode: 0o700 });
     const bind = o.bindAddress ?? '0.0.0.0';
+    const serviceCidr = o.serviceCidr ?? DEFAULT_SERVICE_CIDR;
     const pkiOptions: EnsurePkiOptions = {
       dir: join(o.dataDir, 'pki'),
-      extraIps: bind !== '0.0.0.0' && bind !== '::' ? [bind] : [],
+      // Pods reach the server as the `kubernetes` Service (its IP, or kubernetes.default.svc
+      // through DNS) and verify it with kube-root-ca.crt: the serving certificate names both, as
+      // kube-apiserver's does. A certificate missing a name is re-issued at start.
+      extraIps: [...(bind !== '0.0.0.0' && bind !== '::' ? [bind] : []), ...(o.advertiseAddress ? [o.advertiseAddress] : []), firstServiceIp(serviceCidr)],
+      extraDnsNames: KUBERNETES_SERVICE_NAMES,
       ...(o.now ? { now: o.now } : {}),
       ...(o.certRotation?.renewBeforeMs !== undefined ? { renewBeforeMs: o.certRotation.renewBeforeMs } : {}),
       logger: log.child({ component: 'pki' }),
@@ -148,7 +156,6 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
     const saKey = await ensureServiceAccountKey(pkiOptions.dir);
     const issuer = o.serviceAccountIssuer ?? DEFAULT_SERVICE_ACCOUNT_ISSUER;
     const serviceAccountTokens = new ServiceAccountTokens({ issuer, audiences: o.apiAudiences?.length ? o.apiAudiences : [issuer], key: saKey });
-    const serviceCidr = o.serviceCidr ?? DEFAULT_SERVICE_CIDR;
     const apiServer = await createApiServer({
       store,
       authenticator,
