@@ -6,6 +6,8 @@ export * from './defaults/index.js';
 export * from './protobuf/index.js';
 export * from './quantity.js';
 export * from './selectors.js';
+export * from './taints.js';
+export * from './time.js';
 export * from './kubeconfig.js';
 export * from './informer/index.js';
 export * from './auth/bootstrap-token.js';

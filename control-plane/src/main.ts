@@ -8,7 +8,7 @@ import pino from 'pino';
 import type { Logger } from '@nodelet/base';
 import { createNotifier } from '@nodelet/systemd';
 import type { ApiServerLimits } from './apiserver/limits.js';
-import { startControlPlane } from './apiserver/run.js';
+import { startControlPlane } from './control-plane.js';
 import { parseDatastoreEndpoint } from './storage/endpoint.js';
 import { inServiceCidr } from './apiserver/kube-dns-service.js';
 import { DEFAULT_SERVICE_CIDR } from './apiserver/handlers/service-ip.js';

@@ -52,11 +52,6 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   return false;
 }
 
-/** RFC 3339 at second precision, as metav1.Time marshals. */
-export function rfc3339(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
 export function newUid(): string {
   return randomUUID();
 }

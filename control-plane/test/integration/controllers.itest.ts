@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { ApiClient, DEPLOYMENTS, LEASES, NODES, PODS, REPLICASETS, type Deployment, type Node, type Pod } from '@nodelet/api';
 import { noopLogger } from '@nodelet/base';
-import { startControlPlane } from '../../src/apiserver/run.js';
+import { startControlPlane } from '../../src/control-plane.js';
 import { startControllerManager } from '../../src/controllers/index.js';
 import { until } from '../../src/controllers/testing/wait.js';
 import { startScheduler } from '../../src/scheduler/index.js';

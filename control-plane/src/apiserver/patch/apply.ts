@@ -7,11 +7,12 @@
  * detected (documented in docs/apiserver.md).
  */
 import jsonpatch from 'fast-json-patch';
-import { isPlainObject, rfc3339, type ApiObject, type Json } from '../object.js';
+import { isPlainObject, type ApiObject, type Json } from '../object.js';
 import { badRequest, unsupportedMediaType, StatusError } from '../status.js';
 import { PATCH_MEDIA_TYPES, parseJson, parseMediaType, parseYaml } from '../media.js';
 import { listStrategy } from './merge-keys.js';
 import { strategicMergePatch } from './strategic-merge.js';
+import { rfc3339 } from '@nodelet/api';
 
 export type PatchType = 'json' | 'merge' | 'strategic' | 'apply';
 

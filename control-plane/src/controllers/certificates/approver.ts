@@ -15,10 +15,7 @@
  * Approval goes through the /approval subresource, so it is authorized like any other
  * (`approve` on the signer).
  */
-import {
-  CERTIFICATESIGNINGREQUESTS, NODES, SIGNER_KUBELET_CLIENT, SIGNER_KUBELET_SERVING,
-  type ApiClient, type CertificateSigningRequest, type KubeObject, type ResourceType,
-} from '@nodelet/api';
+import { CERTIFICATESIGNINGREQUESTS, NODES, rfc3339, SIGNER_KUBELET_CLIENT, SIGNER_KUBELET_SERVING, type ApiClient, type CertificateSigningRequest, type KubeObject, type ResourceType } from '@nodelet/api';
 import type { Clock, Logger } from '@nodelet/base';
 import { parseCsr } from '../../pki/csr.js';
 import { newQueue, type Controller, type SharedInformers } from '../runtime.js';
@@ -33,9 +30,6 @@ export interface CsrApproverDeps {
   logger: Logger;
 }
 
-function rfc3339(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 
 abstract class ApproverBase implements Controller {
   abstract readonly name: string;

@@ -9,10 +9,7 @@
  * Also the CSR cleaner: issued, denied and failed requests are removed after an hour, pending
  * ones after a day (upstream's csrcleaner durations).
  */
-import {
-  CERTIFICATESIGNINGREQUESTS, SIGNER_KUBE_APISERVER_CLIENT, SIGNER_KUBELET_CLIENT, SIGNER_KUBELET_SERVING,
-  type ApiClient, type CertificateSigningRequest,
-} from '@nodelet/api';
+import { CERTIFICATESIGNINGREQUESTS, rfc3339, SIGNER_KUBE_APISERVER_CLIENT, SIGNER_KUBELET_CLIENT, SIGNER_KUBELET_SERVING, type ApiClient, type CertificateSigningRequest } from '@nodelet/api';
 import { hasCode, type Clock, type Logger } from '@nodelet/base';
 import type { LoadedCa } from '../../pki/certs.js';
 import { parseCsr, signCsr, type ParsedCsr } from '../../pki/csr.js';
@@ -38,9 +35,6 @@ export interface CsrSignerDeps {
   signingDurationMs?: number;
 }
 
-function rfc3339(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 
 export class CsrSigner implements Controller {
   readonly name = 'csrsigning';

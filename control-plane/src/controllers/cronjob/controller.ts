@@ -13,7 +13,7 @@
  * Time comes from the injected Clock. Acts as kube-system/cronjob-controller: Jobs are created and
  * deleted, the CronJob written only through `cronjobs/status` (update).
  */
-import { CRONJOBS, JOBS, type ApiClient, type CronJob, type CronJobStatus, type Job } from '@nodelet/api';
+import { CRONJOBS, JOBS, rfc3339, type ApiClient, type CronJob, type CronJobStatus, type Job } from '@nodelet/api';
 import { hasCode, type Clock, type Logger } from '@nodelet/base';
 import { mostRecentScheduleTime, nextScheduleDelayMs, parseCronSchedule, type CronSchedule } from '../../cron/schedule.js';
 import { newQueue, type Controller, type ReconcileResult, type SharedInformers } from '../runtime.js';
@@ -32,7 +32,6 @@ export interface CronJobControllerDeps {
 const finishedType = (j: Job): 'Complete' | 'Failed' | undefined =>
   (j.status?.conditions ?? []).find((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True')?.type as 'Complete' | 'Failed' | undefined;
 
-const rfc3339 = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /** `scheduledMs` as RFC 3339 in `zone` (the scheduled-timestamp annotation carries the zone's offset). */
 export function formatInZone(scheduledMs: number, zone: string | undefined): string {

@@ -6,7 +6,7 @@
  * client-side: kubectl copies an old ReplicaSet's template back, and that ReplicaSet becomes the
  * new one again with the next revision number.
  */
-import { DEPLOYMENTS, PODS, REPLICASETS, type ApiClient, type Deployment, type Pod, type ReplicaSet } from '@nodelet/api';
+import { DEPLOYMENTS, PODS, REPLICASETS, rfc3339, type ApiClient, type Deployment, type Pod, type ReplicaSet } from '@nodelet/api';
 import { hasCode, type Clock, type Logger } from '@nodelet/base';
 import { newQueue, type Controller, type ReconcileResult, type SharedInformers } from '../runtime.js';
 import { EventRecorder } from '../util/events.js';
@@ -97,7 +97,7 @@ export class DeploymentController implements Controller {
       if (!created) return { requeueAfterMs: 0 };
       newRS = created;
       status = { ...status };
-      setCondition(status, newReplicaSetCreatedCondition(created.metadata.name ?? '', iso(now)));
+      setCondition(status, newReplicaSetCreatedCondition(created.metadata.name ?? '', rfc3339(now)));
     }
     for (const a of plan.scale) {
       const rs = await this.#scale(d, a, signal);
@@ -175,6 +175,3 @@ function podNotFinished(p: Pod): boolean {
   return phase !== 'Succeeded' && phase !== 'Failed';
 }
 
-function iso(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}

@@ -12,7 +12,7 @@
  * Acts as kube-system/job-controller: pods are created, deleted and patched (finalizers,
  * adoption); the Job is only written through `jobs/status` (update).
  */
-import { JOBS, PODS, labelSelectorFromObject, matchLabels, type ApiClient, type Job, type JobStatus, type Pod } from '@nodelet/api';
+import { JOBS, labelSelectorFromObject, matchLabels, PODS, rfc3339, type ApiClient, type Job, type JobStatus, type Pod } from '@nodelet/api';
 import { hasCode, type Clock, type Logger } from '@nodelet/base';
 import { newQueue, type Controller, type ReconcileResult, type SharedInformers } from '../runtime.js';
 import { EventRecorder } from '../util/events.js';
@@ -39,7 +39,6 @@ import {
   REASON_COMPLETIONS_REACHED,
   REASON_DEADLINE_EXCEEDED,
   REASON_POD_FAILURE_POLICY,
-  rfc3339,
   wantActive,
   type BackoffRecord,
 } from './policy.js';

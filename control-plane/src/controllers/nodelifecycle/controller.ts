@@ -7,7 +7,7 @@
  * Heartbeats are timed by when *we* saw them change (our clock), not by the timestamps the agent
  * wrote, so clock skew between machines cannot make a node look dead or alive.
  */
-import { LEASES, NODES, PODS, type ApiClient, type Node, type Pod } from '@nodelet/api';
+import { LEASES, NODES, PODS, rfc3339, type ApiClient, type Node, type Pod } from '@nodelet/api';
 import { hasCode, type Clock, type Logger } from '@nodelet/base';
 import { newQueue, type Controller, type ReconcileResult, type SharedInformers } from '../runtime.js';
 import { EventRecorder } from '../util/events.js';
@@ -31,9 +31,6 @@ interface Health {
   observedAt: number;
 }
 
-function iso(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 
 export class NodeLifecycleController implements Controller {
   readonly name = 'nodelifecycle';
@@ -102,7 +99,7 @@ export class NodeLifecycleController implements Controller {
     // 1. Health: silent past the grace period → every monitored condition Unknown.
     const h = this.#health.get(name);
     if (h && now - h.observedAt > this.#graceMs) {
-      const conditions = unknownConditions(node, iso(now));
+      const conditions = unknownConditions(node, rfc3339(now));
       if (conditions) {
         this.#d.logger.info({ node: name, silentMs: now - h.observedAt }, 'Node stopped posting status, marking Unknown');
         try {
@@ -118,7 +115,7 @@ export class NodeLifecycleController implements Controller {
     }
 
     // 2. Taints follow the Ready condition.
-    const taints = reconcileTaints(node, iso(now));
+    const taints = reconcileTaints(node, rfc3339(now));
     if (taints) {
       try {
         node = await nodes.patch(name, { metadata: { resourceVersion: node.metadata.resourceVersion }, spec: { taints } }, { type: 'merge', signal });
@@ -146,7 +143,7 @@ export class NodeLifecycleController implements Controller {
 
   /** Upstream MarkPodsNotReady: services stop sending traffic to pods of an unreachable node. */
   async #markPodsNotReady(node: string, signal: AbortSignal): Promise<void> {
-    const now = iso(this.#d.clock.now());
+    const now = rfc3339(this.#d.clock.now());
     for (const pod of this.#pods.list()) {
       if (pod.spec?.nodeName !== node) continue;
       const conds = pod.status?.conditions ?? [];
