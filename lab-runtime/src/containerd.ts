@@ -153,7 +153,9 @@ export async function runningPid(p: ContainerdPaths): Promise<number | undefined
   try {
     const pid = Number((await readFile(p.pidFile, 'utf8')).trim());
     if (Number.isInteger(pid) && pid > 0 && (await isOurs(pid, p))) return pid;
-  } catch {}
+  } catch {
+    // No pidfile (never started, or removed): the process, if any, is found by its argv below.
+  }
   const found = await findProcesses((argv) => /containerd$/.test(argv[0] ?? '') && argv[argv.indexOf('--config') + 1] === p.configPath);
   return found[0]?.pid;
 }

@@ -1,6 +1,5 @@
 /** Shared helpers of the e2e suites: the real kubectl, free ports, polling with a deadline. */
 import { execFile } from 'node:child_process';
-import { createServer } from 'node:net';
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
@@ -31,16 +30,6 @@ export function kubectl(kubeconfig: string): Kubectl {
   return k;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
 
 /** Polls `check` every 250 ms until it returns a value, or throws after `timeoutMs` with `what`. */
 export function eventually<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined | false>): Promise<T> {

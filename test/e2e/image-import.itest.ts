@@ -15,7 +15,8 @@ import { labDown, labUp } from '@nodelet/cli';
 import { requireRoot } from '@nodelet/lab-runtime/testing';
 import { DEFAULT_LAB_IMAGE_DIR, ensureLabImages } from '@nodelet/oci';
 import { dockerArchiveFiles, ociArchiveFiles, whiteoutImage, writeTarArchive } from '@nodelet/oci/testing';
-import { eventually, freePort, kubectl } from './helpers.js';
+import { eventually, kubectl } from './helpers.js';
+import { freePort } from '@nodelet/base/testing';
 
 const BRIDGE = 'nle-img';
 const NODELET = fileURLToPath(new URL('../../bin/nodelet-dev', import.meta.url));

@@ -18,7 +18,8 @@ import * as k8s from '@kubernetes/client-node';
 import { labDown, labUp } from '@nodelet/cli';
 import { connectCriClient, netnsPathFromSandboxInfo } from '@nodelet/cri-client';
 import { requireRoot } from '@nodelet/lab-runtime/testing';
-import { eventually, freePort, kubectl } from './helpers.js';
+import { eventually, kubectl } from './helpers.js';
+import { freePort } from '@nodelet/base/testing';
 
 const BRIDGE = 'nle-incl';
 const KUBE_DNS = '10.96.0.10';

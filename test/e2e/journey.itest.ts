@@ -14,7 +14,8 @@ import { labDown, labUp, labPaths } from '@nodelet/cli';
 import { requireRoot } from '@nodelet/lab-runtime/testing';
 import { ApiClient, DEPLOYMENTS, loadKubeconfig, type Deployment } from '@nodelet/api';
 import { connectCriClient } from '@nodelet/cri-client';
-import { eventually, freePort, httpStatus, inCidr, kubectl } from './helpers.js';
+import { eventually, httpStatus, inCidr, kubectl } from './helpers.js';
+import { freePort } from '@nodelet/base/testing';
 
 const BRIDGE = 'nle0';
 
@@ -94,7 +95,9 @@ test('README journey: kubectl create deployment → running pods on the pod netw
         maxReplicas = Math.max(maxReplicas, d.status?.replicas ?? 0);
         minAvailable = Math.min(minAvailable, d.status?.availableReplicas ?? 0);
       }
-    } catch {}
+    } catch {
+      // watchStop.abort() ends the watch; what it saw is asserted below.
+    }
   })();
   const before = new Set((await pods()).map((p) => p.name));
   await k('set', 'env', 'deployment/hello', 'GREETING=v2');

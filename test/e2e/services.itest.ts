@@ -13,7 +13,8 @@ import { spawnSync } from 'node:child_process';
 import http from 'node:http';
 import { labDown, labUp } from '@nodelet/cli';
 import { requireRoot } from '@nodelet/lab-runtime/testing';
-import { eventually, freePort, kubectl } from './helpers.js';
+import { eventually, kubectl } from './helpers.js';
+import { freePort } from '@nodelet/base/testing';
 
 const BRIDGE = 'nle-svc';
 /**

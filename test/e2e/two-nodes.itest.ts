@@ -14,7 +14,8 @@ import { labAddNode, labDown, labPaths, labRemoveNode, labUp, runningPid, stopPr
 import { requireRoot } from '@nodelet/lab-runtime/testing';
 import { connectCriClient } from '@nodelet/cri-client';
 import { stringify as toYaml } from 'yaml';
-import { eventually, freePort, inCidr, kubectl } from './helpers.js';
+import { eventually, inCidr, kubectl } from './helpers.js';
+import { freePort } from '@nodelet/base/testing';
 
 const CLUSTER_CIDR = '10.237.0.0/16';
 const GRACE_S = 20;

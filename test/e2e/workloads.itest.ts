@@ -14,7 +14,8 @@ import { startControllerManager } from '@nodelet/control-plane';
 import { requireRoot } from '@nodelet/lab-runtime/testing';
 import { ApiClient, loadKubeconfig } from '@nodelet/api';
 import { noopLogger, type Clock } from '@nodelet/base';
-import { eventually, freePort, kubectl, type Kubectl } from './helpers.js';
+import { eventually, kubectl, type Kubectl } from './helpers.js';
+import { freePort } from '@nodelet/base/testing';
 
 const CLUSTER_CIDR = '10.241.0.0/16';
 

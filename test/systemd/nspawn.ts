@@ -51,11 +51,15 @@ function rmCgroupTree(dir: string): void {
     const p = join(dir, e);
     try {
       if (statSync(p).isDirectory()) rmCgroupTree(p);
-    } catch {}
+    } catch {
+      // Gone meanwhile: the kernel removes a cgroup once its last process exits.
+    }
   }
   try {
     rmdirSync(dir);
-  } catch {}
+  } catch {
+    // Still busy (EBUSY) or already gone: close() retries for a few seconds.
+  }
 }
 
 export interface BootOptions {
@@ -112,7 +116,13 @@ export async function bootSystemd(opts: BootOptions): Promise<SystemdBox> {
   const close = async (): Promise<void> => {
     if (!exited) {
       process.kill(nspawnPid, 'SIGTERM');
-      const guard = setTimeout(() => { try { process.kill(nspawnPid, 'SIGKILL'); } catch {} }, 30_000);
+      const guard = setTimeout(() => {
+        try {
+          process.kill(nspawnPid, 'SIGKILL');
+        } catch {
+          // Exited just now: nothing to kill.
+        }
+      }, 30_000);
       await exitedP;
       clearTimeout(guard);
     }

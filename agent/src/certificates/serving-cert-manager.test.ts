@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { AgentError } from '@nodelet/base';
 import { FakeClock } from '@nodelet/base/testing';
 import { createTestCa, type TestCa } from '../testing/test-ca.js';
-import { RecordingLogger } from '../testing/recording-logger.js';
+import { RecordingLogger } from '@nodelet/base/testing';
 import { PemPairStore } from './pem-pair-store.js';
 import { rotationDeadline } from './rotation-deadline.js';
 import { ServingCertManager, type ServingPair } from './serving-cert-manager.js';

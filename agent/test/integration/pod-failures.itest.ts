@@ -73,7 +73,9 @@ test('a bad image gives ErrImagePull, then ImagePullBackOff', { timeout: 60_000 
         const w = (ev.object as { status?: { containerStatuses?: Array<{ state?: { waiting?: { reason?: string } } }> } }).status?.containerStatuses?.[0]?.state?.waiting;
         if (w?.reason && seen.at(-1) !== w.reason) seen.push(w.reason);
       }
-    } catch {}
+    } catch {
+      // stop.abort() ends the watch; what it saw is asserted below, a watch that broke early fails there.
+    }
   })();
   await h!.api.create(PODS, podSpec(h!, 'badimg', { containers: [{ name: 'c', image, imagePullPolicy: 'IfNotPresent' }] }));
   await waitFor('ErrImagePull then ImagePullBackOff', async () => seen.includes('ErrImagePull') && seen.includes('ImagePullBackOff'), 30_000, 50).catch(async (err: Error) => {

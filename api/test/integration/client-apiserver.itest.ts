@@ -27,7 +27,8 @@ import {
   type ResourceType,
   type WatchEvent,
 } from '@nodelet/api';
-import { ETCD, freePort, startEtcd, startServer } from './processes.js';
+import { ETCD, startEtcd, startServer } from './processes.js';
+import { freePort } from '@nodelet/base/testing';
 
 async function tempDir(t: { after(fn: () => Promise<void>): void }, prefix: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
