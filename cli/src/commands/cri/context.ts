@@ -10,10 +10,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { Command } from 'commander';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
-import { AgentError } from '@nodelet/base';
+import { AgentError, parseDuration } from '@nodelet/base';
 import { createCriClient, type CriClient } from '@nodelet/cri-client';
 import { containerdPaths, DEFAULT_LAB_RUNTIME_DIR } from '@nodelet/lab-runtime';
-import { parseDuration } from '../runtime/duration.js';
 import { toJson, pruneDefaults } from './format.js';
 
 export const DEFAULT_CONFIG_FILE = '/etc/crictl.yaml';
@@ -88,7 +87,7 @@ export function resolveEndpoints(
     }
   }
   const image = o.imageEndpoint ?? env['IMAGE_SERVICE_ENDPOINT'] ?? cfg['image-endpoint'] ?? runtime;
-  const timeoutMs = o.timeout ? parseDuration(o.timeout) : cfg.timeout ? cfg.timeout * 1000 : 2_000;
+  const timeoutMs = o.timeout ? parseDuration(o.timeout, { bare: 'seconds' }) : cfg.timeout ? cfg.timeout * 1000 : 2_000;
   return { runtime, image, timeoutMs, source };
 }
 

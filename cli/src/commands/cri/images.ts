@@ -1,8 +1,7 @@
 /** `nodelet cri pull|images|inspecti|rmi|imagefsinfo`. */
 import type { Command } from 'commander';
-import { AgentError } from '@nodelet/base';
+import { AgentError, parseDuration } from '@nodelet/base';
 import type { AuthConfig, CriClient, Image__Output } from '@nodelet/cri-client';
-import { parseDuration } from '../runtime/duration.js';
 import { io, out, parseOutput, printStructured, withClients } from './context.js';
 import { statusDocument } from './inspect.js';
 import { loadPodSandboxConfig } from './config-file.js';
@@ -59,7 +58,7 @@ export function registerImages(cri: Command): void {
     .option('--pull-timeout <duration>', 'deadline of the pull', '15m')
     .action(async (ref: string, o: { creds?: string; auth?: string; username?: string; podConfig?: string; pullTimeout: string }, cmd: Command) => {
       const auth = parseAuth(o);
-      const pullTimeoutMs = parseDuration(o.pullTimeout);
+      const pullTimeoutMs = parseDuration(o.pullTimeout, { bare: 'seconds' });
       const sandboxConfig = o.podConfig ? await loadPodSandboxConfig(o.podConfig) : null;
       await withClients(
         cmd,
