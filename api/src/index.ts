@@ -6,6 +6,7 @@ export * from './defaults/index.js';
 export * from './protobuf/index.js';
 export * from './quantity.js';
 export * from './selectors.js';
+export * from './merge-patch.js';
 export * from './taints.js';
 export * from './time.js';
 export * from './kubeconfig.js';

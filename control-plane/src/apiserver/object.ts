@@ -4,24 +4,13 @@
  * it has no schema for); strategies read only the fields they know.
  */
 import { randomUUID } from 'node:crypto';
+import type { ObjectMeta as KubeObjectMeta } from '@nodelet/api';
 
-export interface ObjectMeta {
-  name?: string;
-  generateName?: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  deletionGracePeriodSeconds?: number;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  ownerReferences?: Array<Record<string, unknown>>;
-  finalizers?: string[];
-  managedFields?: Array<Record<string, unknown>>;
-  [k: string]: unknown;
-}
+/**
+ * The API's ObjectMeta (`@nodelet/api`), open to fields this server does not know: it stores and
+ * serves what a client sent.
+ */
+export type ObjectMeta = KubeObjectMeta & { [k: string]: unknown };
 
 export interface ApiObject {
   apiVersion?: string;
