@@ -11,6 +11,7 @@ export * from './taints.js';
 export * from './time.js';
 export * from './kubeconfig.js';
 export * from './informer/index.js';
+export * from './events/index.js';
 export * from './auth/bootstrap-token.js';
 export * from './auth/node-credential.js';
 export * from './auth/node-credential-file.js';

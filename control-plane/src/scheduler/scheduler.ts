@@ -14,11 +14,10 @@
  * Only pods with `spec.schedulerName` = ours (default `default-scheduler`), no `spec.nodeName`
  * and no deletionTimestamp are scheduled. All API access goes through `@nodelet/api`.
  */
-import { ANN_SELECTED_NODE, Informer, NODES, PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, PODS, rfc3339, STORAGECLASSES, type ApiClient, type Node, type PersistentVolume, type PersistentVolumeClaim, type Pod, type PodCondition, type StorageClass } from '@nodelet/api';
+import { ANN_SELECTED_NODE, EventRecorder, Informer, NODES, PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, PODS, rfc3339, STORAGECLASSES, type ApiClient, type Node, type PersistentVolume, type PersistentVolumeClaim, type Pod, type PodCondition, type StorageClass } from '@nodelet/api';
 import { AgentError, hasCode, isAbortError, pollUntil, Semaphore, systemClock, type Clock, type DisposableStore, type Logger } from '@nodelet/base';
 import { DEFAULT_FILTERS, type FilterPlugin } from './filters.js';
 import { podVolumes, volumeBindingFilter, type VolumeLookup } from './volume-binding.js';
-import { EventRecorder } from '../controllers/util/events.js';
 import { schedulePod } from './algorithm.js';
 import { SchedulerCache } from './cache.js';
 import { SchedulingQueue } from './queue.js';

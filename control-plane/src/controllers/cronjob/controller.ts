@@ -13,11 +13,10 @@
  * Time comes from the injected Clock. Acts as kube-system/cronjob-controller: Jobs are created and
  * deleted, the CronJob written only through `cronjobs/status` (update).
  */
-import { CRONJOBS, JOBS, rfc3339, type ApiClient, type CronJob, type CronJobStatus, type Job } from '@nodelet/api';
+import { CRONJOBS, EventRecorder, JOBS, rfc3339, type ApiClient, type CronJob, type CronJobStatus, type Job } from '@nodelet/api';
 import { hasCode, type Clock, type Logger } from '@nodelet/base';
 import { mostRecentScheduleTime, nextScheduleDelayMs, parseCronSchedule, type CronSchedule } from '../../cron/schedule.js';
 import { newQueue, type Controller, type ReconcileResult, type SharedInformers } from '../runtime.js';
-import { EventRecorder } from '../util/events.js';
 import { controllerRef, keyOf, newControllerRef } from '../util/pods.js';
 
 export const SCHEDULED_TIMESTAMP_ANNOTATION = 'batch.kubernetes.io/cronjob-scheduled-timestamp';
@@ -31,7 +30,6 @@ export interface CronJobControllerDeps {
 
 const finishedType = (j: Job): 'Complete' | 'Failed' | undefined =>
   (j.status?.conditions ?? []).find((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True')?.type as 'Complete' | 'Failed' | undefined;
-
 
 /** `scheduledMs` as RFC 3339 in `zone` (the scheduled-timestamp annotation carries the zone's offset). */
 export function formatInZone(scheduledMs: number, zone: string | undefined): string {

@@ -10,10 +10,9 @@
  * kube-system/daemon-set-controller: pods create/delete/patch, controllerrevisions, and the
  * DaemonSet only through `daemonsets/status`.
  */
-import { CONTROLLERREVISIONS, DAEMONSETS, NODES, PODS, labelSelectorFromObject, matchLabels, type ApiClient, type ControllerRevision, type DaemonSet, type Node, type Pod } from '@nodelet/api';
+import { CONTROLLERREVISIONS, DAEMONSETS, EventRecorder, labelSelectorFromObject, matchLabels, NODES, PODS, type ApiClient, type ControllerRevision, type DaemonSet, type Node, type Pod } from '@nodelet/api';
 import { Backoff, hasCode, type Clock, type Logger } from '@nodelet/base';
 import { newQueue, type Controller, type ReconcileResult, type SharedInformers } from '../runtime.js';
-import { EventRecorder } from '../util/events.js';
 import { Expectations } from '../util/expectations.js';
 import { controllerRef, isPodReady, keyOf } from '../util/pods.js';
 import { CONTROLLER_REVISION_HASH_LABEL, maxRevisionNumber, newControllerRevision, revisionMatches, revisionsToPrune, templateHash } from '../util/history.js';

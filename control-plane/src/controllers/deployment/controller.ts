@@ -6,10 +6,9 @@
  * client-side: kubectl copies an old ReplicaSet's template back, and that ReplicaSet becomes the
  * new one again with the next revision number.
  */
-import { DEPLOYMENTS, PODS, REPLICASETS, rfc3339, type ApiClient, type Deployment, type Pod, type ReplicaSet } from '@nodelet/api';
+import { DEPLOYMENTS, EventRecorder, PODS, REPLICASETS, rfc3339, type ApiClient, type Deployment, type Pod, type ReplicaSet } from '@nodelet/api';
 import { hasCode, type Clock, type Logger } from '@nodelet/base';
 import { newQueue, type Controller, type ReconcileResult, type SharedInformers } from '../runtime.js';
-import { EventRecorder } from '../util/events.js';
 import { controllerRef, isControlledBy, keyOf } from '../util/pods.js';
 import { planRollout, type ScaleAction } from './rollout.js';
 import { computeDeploymentStatus, deploymentStatusEqual, isComplete, newReplicaSetCreatedCondition, setCondition } from './status.js';

@@ -3,10 +3,9 @@
  * cluster CIDR, a /24 each by default, and frees it when the node is deleted. One worker, so
  * the allocator needs no locking; its state is rebuilt from the nodes at start.
  */
-import { NODES, type ApiClient } from '@nodelet/api';
+import { EventRecorder, NODES, type ApiClient } from '@nodelet/api';
 import { hasCode, type Clock, type Logger } from '@nodelet/base';
 import { newQueue, type Controller, type SharedInformers } from '../runtime.js';
-import { EventRecorder } from '../util/events.js';
 import { CidrAllocator, DEFAULT_CLUSTER_CIDR, DEFAULT_NODE_MASK } from './cidr-allocator.js';
 
 export interface NodeIpamDeps {

@@ -12,10 +12,9 @@
  * Acts as kube-system/job-controller: pods are created, deleted and patched (finalizers,
  * adoption); the Job is only written through `jobs/status` (update).
  */
-import { JOBS, labelSelectorFromObject, matchLabels, PODS, rfc3339, type ApiClient, type Job, type JobStatus, type Pod } from '@nodelet/api';
+import { EventRecorder, JOBS, labelSelectorFromObject, matchLabels, PODS, rfc3339, type ApiClient, type Job, type JobStatus, type Pod } from '@nodelet/api';
 import { hasCode, type Clock, type Logger } from '@nodelet/base';
 import { newQueue, type Controller, type ReconcileResult, type SharedInformers } from '../runtime.js';
-import { EventRecorder } from '../util/events.js';
 import { Expectations } from '../util/expectations.js';
 import { controllerRef, isPodReady, keyOf } from '../util/pods.js';
 import { comparePodsForDeletion } from '../replicaset/plan.js';

@@ -7,10 +7,9 @@
  * Heartbeats are timed by when *we* saw them change (our clock), not by the timestamps the agent
  * wrote, so clock skew between machines cannot make a node look dead or alive.
  */
-import { LEASES, NODES, PODS, rfc3339, type ApiClient, type Node, type Pod } from '@nodelet/api';
+import { EventRecorder, LEASES, NODES, PODS, rfc3339, type ApiClient, type Node, type Pod } from '@nodelet/api';
 import { hasCode, type Clock, type Logger } from '@nodelet/base';
 import { newQueue, type Controller, type ReconcileResult, type SharedInformers } from '../runtime.js';
-import { EventRecorder } from '../util/events.js';
 import { NODE_MONITOR_GRACE_MS, planEvictions, readyCondition, reconcileTaints, unknownConditions } from './health.js';
 
 export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
@@ -30,7 +29,6 @@ interface Health {
   /** Our clock when the lease or heartbeat last changed (or when we first saw the node). */
   observedAt: number;
 }
-
 
 export class NodeLifecycleController implements Controller {
   readonly name = 'nodelifecycle';

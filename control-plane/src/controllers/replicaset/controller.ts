@@ -3,11 +3,10 @@
  * status. Pods are owned through a controller ownerReference (blockOwnerDeletion), named
  * `<rs>-<5 chars>`; expectations stop a stale cache from causing double creates.
  */
-import { PODS, REPLICASETS, type ApiClient, type Pod, type ReplicaSet } from '@nodelet/api';
+import { EventRecorder, PODS, REPLICASETS, type ApiClient, type Pod, type ReplicaSet } from '@nodelet/api';
 import { hasCode, type Clock, type Logger } from '@nodelet/base';
 import { newQueue, type Controller, type ReconcileResult, type SharedInformers } from '../runtime.js';
 import { Expectations } from '../util/expectations.js';
-import { EventRecorder } from '../util/events.js';
 import { controllerRef, isPodActive, isPodAvailable, isPodReady, keyOf, newControllerRef, randomSuffix } from '../util/pods.js';
 import { planReplicaSet, podFromTemplate, replicaSetStatus, selectorMatches, statusEqual } from './plan.js';
 

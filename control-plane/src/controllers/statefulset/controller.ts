@@ -10,22 +10,9 @@
  * Acts as kube-system/statefulset-controller: pods get/create/delete/update/patch, claims
  * get/create, controllerrevisions, and the StatefulSet only through `statefulsets/status`.
  */
-import {
-  CONTROLLERREVISIONS,
-  PERSISTENTVOLUMECLAIMS,
-  PODS,
-  STATEFULSETS,
-  labelSelectorFromObject,
-  matchLabels,
-  type ApiClient,
-  type ControllerRevision,
-  type Pod,
-  type PodTemplateSpec,
-  type StatefulSet,
-} from '@nodelet/api';
+import { CONTROLLERREVISIONS, EventRecorder, labelSelectorFromObject, matchLabels, PERSISTENTVOLUMECLAIMS, PODS, STATEFULSETS, type ApiClient, type ControllerRevision, type Pod, type PodTemplateSpec, type StatefulSet } from '@nodelet/api';
 import { hasCode, type Clock, type Logger } from '@nodelet/base';
 import { newQueue, type Controller, type ReconcileResult, type SharedInformers } from '../runtime.js';
-import { EventRecorder } from '../util/events.js';
 import { controllerRef, keyOf } from '../util/pods.js';
 import { maxRevisionNumber, newControllerRevision, revisionMatches, revisionsToPrune, templateHash } from '../util/history.js';
 import { claimsFor, ordinalOf, statefulPodFor } from './identity.js';

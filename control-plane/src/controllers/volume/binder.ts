@@ -15,25 +15,10 @@
  *
  * Acts as kube-system/persistent-volume-binder with upstream's role (updates, no patches).
  */
-import {
-  ANN_BETA_STORAGE_PROVISIONER,
-  ANN_BIND_COMPLETED,
-  ANN_BOUND_BY_CONTROLLER,
-  ANN_SELECTED_NODE,
-  ANN_STORAGE_PROVISIONER,
-  NODES,
-  PERSISTENTVOLUMECLAIMS,
-  PERSISTENTVOLUMES,
-  STORAGECLASSES,
-  parseQuantity,
-  type ApiClient,
-  type PersistentVolume,
-  type PersistentVolumeClaim,
-} from '@nodelet/api';
+import { ANN_BETA_STORAGE_PROVISIONER, ANN_BIND_COMPLETED, ANN_BOUND_BY_CONTROLLER, ANN_SELECTED_NODE, ANN_STORAGE_PROVISIONER, EventRecorder, NODES, parseQuantity, PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, STORAGECLASSES, type ApiClient, type PersistentVolume, type PersistentVolumeClaim } from '@nodelet/api';
 import { hasCode, type Clock, type Logger } from '@nodelet/base';
 import { nodeSelectorTermMatches } from '../../scheduler/filters.js';
 import { newQueue, type Controller, type SharedInformers } from '../runtime.js';
-import { EventRecorder } from '../util/events.js';
 import { keyOf } from '../util/pods.js';
 
 export interface BinderDeps {

@@ -13,25 +13,10 @@
  * the node: see docs/workloads.md). Acts as kube-system/local-path-provisioner, whose role has
  * upstream's system:persistent-volume-provisioner rules.
  */
-import {
-  ANN_DYNAMICALLY_PROVISIONED,
-  ANN_SELECTED_NODE,
-  ANN_STORAGE_PROVISIONER,
-  LOCAL_PATH_DIR_ANNOTATION,
-  NODES,
-  PERSISTENTVOLUMECLAIMS,
-  PERSISTENTVOLUMES,
-  STORAGECLASSES,
-  type ApiClient,
-  type Node,
-  type PersistentVolume,
-  type PersistentVolumeClaim,
-  type StorageClass,
-} from '@nodelet/api';
+import { ANN_DYNAMICALLY_PROVISIONED, ANN_SELECTED_NODE, ANN_STORAGE_PROVISIONER, EventRecorder, LOCAL_PATH_DIR_ANNOTATION, NODES, PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, STORAGECLASSES, type ApiClient, type Node, type PersistentVolume, type PersistentVolumeClaim, type StorageClass } from '@nodelet/api';
 import { hasCode, type Clock, type Logger } from '@nodelet/base';
 import { LOCAL_PATH_PROVISIONER } from '../../apiserver/default-objects.js';
 import { newQueue, type Controller, type SharedInformers } from '../runtime.js';
-import { EventRecorder } from '../util/events.js';
 import { keyOf } from '../util/pods.js';
 
 export interface ProvisionerDeps {
