@@ -8,7 +8,7 @@ export interface PollOptions {
   intervalMs?: number;
   signal?: AbortSignal;
   /** Appended to the timeout message (e.g. a log tail), computed only on failure. */
-  detail?: () => string;
+  detail?: () => string | Promise<string>;
 }
 
 /**
@@ -29,7 +29,7 @@ export async function pollUntil<T>(what: string, check: () => Promise<T | undefi
       last = err;
     }
     if (Date.now() > until) {
-      const tail = o.detail ? `\n${o.detail()}` : '';
+      const tail = o.detail ? `\n${await o.detail()}` : '';
       throw new AgentError('ERR_DEADLINE_EXCEEDED', `timed out after ${o.timeoutMs} ms waiting for ${what}${last ? ` (last error: ${describeError(last)})` : ''}${tail}`);
     }
     await delay(o.intervalMs ?? 100, o.signal);

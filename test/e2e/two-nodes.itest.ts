@@ -111,7 +111,7 @@ test('two agents on one machine: a deployment spreads over both nodes; a stopped
 
   // Stop node 2's agent (SIGTERM by its PID); its containers keep running, as with a dead kubelet.
   const agent2 = labPaths(dir2).agentProc;
-  assert.ok(runningPid(agent2, dir2), 'node 2 agent is not running');
+  assert.ok(await runningPid(agent2, dir2), 'node 2 agent is not running');
   const stoppedAt = Date.now();
   assert.ok(await stopProcess(agent2, dir2), 'node 2 agent was not running when stopped');
 
