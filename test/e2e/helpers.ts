@@ -4,7 +4,6 @@ import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { request } from 'node:http';
-import { pollUntil } from '@nodelet/base';
 
 export interface Kubectl {
   (...args: string[]): Promise<string>;
@@ -31,10 +30,6 @@ export function kubectl(kubeconfig: string): Kubectl {
 }
 
 
-/** Polls `check` every 250 ms until it returns a value, or throws after `timeoutMs` with `what`. */
-export function eventually<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined | false>): Promise<T> {
-  return pollUntil(what, check, { timeoutMs, intervalMs: 250 });
-}
 
 /** One HTTP GET (status code), or undefined when nothing answers. */
 export function httpStatus(host: string, port: number, timeoutMs = 3_000): Promise<number | undefined> {

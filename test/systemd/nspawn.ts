@@ -12,6 +12,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, existsSync, writeFileSync, readdirSync, rmdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
+import { pollUntil } from '@nodelet/base';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '..', '..');
 
@@ -155,13 +156,14 @@ export async function bootSystemd(opts: BootOptions): Promise<SystemdBox> {
       p.stdin.end(input ?? '');
     });
 
+  // A container that exits will never get there: stop waiting at once.
+  const gone = new AbortController();
+  void exitedP.then(() => gone.abort(new Error('the container exited')));
   const waitFor = async (what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      if (await check()) return;
-      if (exited) throw new Error(`container exited while waiting for ${what}`);
-      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 100));
+    try {
+      await pollUntil(what, check, { timeoutMs, signal: gone.signal });
+    } catch (err) {
+      throw gone.signal.aborted ? new Error(`container exited while waiting for ${what}`, { cause: err }) : err;
     }
   };
 

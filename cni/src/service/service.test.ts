@@ -10,6 +10,7 @@ import { CniCode, CniError } from '../errors.js';
 import { FakePluginExecutor } from '../testing/fake-executor.js';
 import { installNodeletCni, NODELET_CNI_SCRIPT, writeRuntimeConflist, type InstallOptions } from './runtime-files.js';
 import { startCniService } from './service.js';
+import { pollUntil } from '@nodelet/base';
 
 const RESULT = { cniVersion: '1.0.0', interfaces: [{ name: 'eth0', sandbox: '/run/netns/p' }], ips: [{ address: '10.233.7.2/24', gateway: '10.233.7.1', interface: 0 }] };
 
@@ -121,8 +122,7 @@ test('setPodCIDR validates, switches the chain and writes it to chainConfDir', a
   assert.equal(svc.network(), undefined, 'a bad CIDR changes nothing');
   svc.setPodCIDR('10.233.9.0/24');
   const file = join(dir, 'chain', '10-nodelet-pods.conflist');
-  const deadline = Date.now() + 5000;
-  while (!existsSync(file) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  await pollUntil('the chain conflist to be written', () => existsSync(file), { timeoutMs: 5_000, intervalMs: 10 });
   const written = JSON.parse(await readFile(file, 'utf8'));
   assert.deepEqual(written.plugins.map((p: { type: string }) => p.type), ['bridge', 'portmap']);
   assert.deepEqual(written.plugins[0].ipam.ranges, [[{ subnet: '10.233.9.0/24' }]]);

@@ -6,10 +6,10 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { createServer, connect, type AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
-import { hasCode } from '@nodelet/base';
+import { hasCode, pollUntil } from '@nodelet/base';
 import { requireRoot } from '@nodelet/lab-runtime/testing';
 import { execStream, netnsPathFromSandboxInfo, openStream, portForwardStream, readCriLog, type CriLogEntry } from '@nodelet/cri-client';
-import { containerConfig, eventually, podConfig, startEnv, TEST_LABEL, type Env } from './helpers.js';
+import { containerConfig, podConfig, startEnv, TEST_LABEL, type Env } from './helpers.js';
 
 let env: Env | undefined;
 let skip = '';
@@ -72,11 +72,11 @@ test('sandbox + container lifecycle, exec, logs, stats, idempotent stop/remove, 
 
   // 3. Logs: CRI log file with partial lines joined.
   const logPath = cst.status!.logPath;
-  const entries = await eventually('the container log lines', async () => {
+  const entries = await pollUntil('the container log lines', async () => {
     const got: CriLogEntry[] = [];
     for await (const en of readCriLog(logPath)) got.push(en);
     return got.some((x) => x.content === 'partial line') ? got : undefined;
-  });
+  }, { timeoutMs: 10_000, intervalMs: 50 });
   assert.deepEqual(entries.filter((x) => x.stream === 'stdout').map((x) => x.content), ['hello', 'partial line']);
   assert.deepEqual(entries.filter((x) => x.stream === 'stderr').map((x) => x.content), ['oops']);
   const tail = [];
@@ -114,11 +114,11 @@ test('sandbox + container lifecycle, exec, logs, stats, idempotent stop/remove, 
   const { url } = await cri.runtime.exec({ containerId, cmd: ['/bin/sh', '-c', ttyScript], tty: true, stdin: true, stdout: true });
   const session = await openStream(url, { stdin, stdout: tty.stream, size: { width: 101, height: 37 } });
   const untilShown = (what: string): Promise<true> =>
-    eventually(`"${what}" on the terminal`, async () => {
+    pollUntil(`"${what}" on the terminal`, async () => {
       if (tty.text().includes(what)) return true;
       stdin.write('\r');
       return undefined;
-    }).catch((er: unknown) => {
+    }, { timeoutMs: 10_000, intervalMs: 50 }).catch((er: unknown) => {
       throw new Error(`${String(er)}; the terminal showed ${JSON.stringify(tty.text())}`);
     });
   await untilShown('37 101');
@@ -177,7 +177,7 @@ test('port-forward reaches a port inside the sandbox network namespace', async (
   await new Promise<void>((resolve) => local.listen(0, '127.0.0.1', resolve));
   t.after(() => new Promise<void>((resolve) => local.close(() => resolve())));
   const port = (local.address() as AddressInfo).port;
-  const text = await eventually('data through the forwarded port', async () => {
+  const text = await pollUntil('data through the forwarded port', async () => {
     const got = await new Promise<string>((resolve, reject) => {
       const c = connect(port, '127.0.0.1');
       let s = '';
@@ -187,7 +187,7 @@ test('port-forward reaches a port inside the sandbox network namespace', async (
       setTimeout(() => c.destroy(), 3_000).unref();
     });
     return got.includes('hello-from-pod') ? got : undefined;
-  });
+  }, { timeoutMs: 10_000, intervalMs: 50 });
   assert.match(text, /hello-from-pod/);
   await cri.runtime.stopPodSandbox({ podSandboxId });
   await cri.runtime.removePodSandbox({ podSandboxId });
@@ -207,11 +207,11 @@ test('attach: our stdin reaches the container process and its stdout comes back'
   const stdin = new PassThrough();
   const { url } = await cri.runtime.attach({ containerId, stdin: true, stdout: true, stderr: true });
   const session = await openStream(url, { stdin, stdout: out.stream });
-  await eventually('the echoed line', async () => {
+  await pollUntil('the echoed line', async () => {
     if (out.text().includes('echo:ping')) return true;
     stdin.write('ping\n');
     return undefined;
-  });
+  }, { timeoutMs: 10_000, intervalMs: 50 });
   session.close();
   await session.done;
   // Detaching leaves the container running.
