@@ -17,11 +17,9 @@ import {
   startRegistry,
 } from '@nodelet/oci';
 import { tabwrite } from './cri/format.js';
-import { consoleLogger, formatBytes, parseDirSpec, parseFileSpec, parseImageName, parseWords } from './image/args.js';
+import { collect, consoleLogger, formatBytes, out, parseDirSpec, parseFileSpec, parseImageName, parseWords } from './image/args.js';
 import { registerStoreCommands } from './image/store-commands.js';
 
-const out = (s: string): void => void process.stdout.write(s);
-const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
 
 interface BuildOptions {
   store: string;
