@@ -17,7 +17,8 @@ import {
   startRegistry,
 } from '@nodelet/oci';
 import { tabwrite } from './cri/format.js';
-import { collect, consoleLogger, formatBytes, out, parseDirSpec, parseFileSpec, parseImageName, parseWords } from './image/args.js';
+import { consoleLogger, formatBytes, parseDirSpec, parseFileSpec, parseImageName, parseWords } from './image/args.js';
+import { collect, out } from './cri/context.js';
 import { registerStoreCommands } from './image/store-commands.js';
 
 

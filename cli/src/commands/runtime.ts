@@ -19,6 +19,7 @@ import {
 } from '@nodelet/lab-runtime';
 import { createCriClient } from '@nodelet/cri-client';
 import { parseDuration } from '@nodelet/base';
+import { out } from './cri/context.js';
 
 interface Condition {
   type: string;
@@ -51,7 +52,6 @@ interface UpOptions {
   containerdDir: string;
 }
 
-const out = (s: string): void => void process.stdout.write(s);
 
 export function register(program: Command): void {
   const runtime = program.command('runtime').description('start, stop and inspect the lab container runtime (a private containerd)');

@@ -3,7 +3,7 @@
 import { setMaxListeners } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import type { ApiClient } from '@nodelet/api';
-import { systemClock, type Clock, type Logger } from '@nodelet/base';
+import { linkAbort, systemClock, type Clock, type Logger } from '@nodelet/base';
 import { runController, SharedInformers, type Controller } from './runtime.js';
 import type { ControllerDeps } from './controller-base.js';
 import { DeploymentController } from './deployment/controller.js';
@@ -149,12 +149,9 @@ export async function startControllerManager(opts: StartControllerManagerOptions
     .filter((n) => FACTORIES[n])
     .map((n) => FACTORIES[n]!.make({ ...deps, client: clientFor(FACTORIES[n]!.account), logger: logger.child({ controller: n }) }));
 
-  const stop = new AbortController();
+  const stop = linkAbort(opts.signal);
   // Every worker of every controller links its reconcile to this signal: far more than 10 listeners, by design.
   setMaxListeners(1000, stop.signal);
-  const onAbort = (): void => stop.abort(opts.signal.reason);
-  if (opts.signal.aborted) stop.abort(opts.signal.reason);
-  else opts.signal.addEventListener('abort', onAbort, { once: true });
 
   informers.start();
   const running = (async () => {
@@ -175,8 +172,8 @@ export async function startControllerManager(opts: StartControllerManagerOptions
   return {
     close() {
       closed ??= (async () => {
-        opts.signal.removeEventListener('abort', onAbort);
-        stop.abort();
+        stop.dispose();
+        stop.controller.abort();
         await running;
         for (const c of controllers) c.close?.();
         await informers.close();

@@ -152,3 +152,14 @@ export const collect = (v: string, prev: string[] = []): string[] => [...prev, v
 export const io: { stdout: Writable; stderr: Writable } = { stdout: process.stdout, stderr: process.stderr };
 
 export const out = (s: string): void => void io.stdout.write(s);
+
+/**
+ * The action of a command that acts on several IDs in turn (`start a b c`): `act` runs for each,
+ * in order, and what it returns is printed; the first failure stops the rest, as in crictl.
+ */
+export function forEachId<O>(act: (c: Clients, id: string, o: O) => Promise<string>): (ids: string[], o: O, cmd: Command) => Promise<void> {
+  return (ids, o, cmd) =>
+    withClients(cmd, async (c) => {
+      for (const id of ids) out(await act(c, id, o));
+    });
+}

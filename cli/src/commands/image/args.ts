@@ -72,9 +72,3 @@ export function consoleLogger(verbose: boolean, bindings: Record<string, unknown
     child: (b) => consoleLogger(verbose, { ...bindings, ...b }),
   };
 }
-
-/** Writes command output to stdout. */
-export const out = (s: string): void => void process.stdout.write(s);
-
-/** A repeatable option's values, in order (commander's `collect` idiom). */
-export const collect = (v: string, prev: string[] = []): string[] => [...prev, v];

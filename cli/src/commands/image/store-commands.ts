@@ -16,7 +16,7 @@ import {
   removeImages,
   storeNameOf,
 } from '@nodelet/oci';
-import { collect, out } from './args.js';
+import { collect, out } from '../cri/context.js';
 
 /** Imports and exports of real images take a while; a stuck one is still stopped. */
 const ARCHIVE_TIMEOUT_MS = 60 * 60_000;
