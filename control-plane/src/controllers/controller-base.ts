@@ -10,7 +10,7 @@
  * reconcile is level-triggered: it reads the latest cached state for the key, never the event.
  */
 import { EventRecorder, PODS, type ApiClient, type Informer, type KubeObject, type Pod, type ResourceType, type WorkQueue } from '@nodelet/api';
-import { DisposableStore, type Clock, type Logger } from '@nodelet/base';
+import { DisposableStore, hasCode, type Clock, type Logger } from '@nodelet/base';
 import { newQueue, type Controller, type ReconcileResult, type SharedInformers } from './runtime.js';
 import type { StartControllerManagerOptions } from './index.js';
 import type { Expectations } from './util/expectations.js';
@@ -135,6 +135,50 @@ export abstract class ControllerBase implements Controller {
       },
     });
     return pods;
+  }
+
+  /**
+   * Creates a pod from each of `items` in slow-start batches (1, 2, 4, …, as upstream's
+   * slowStartBatch) so a template that cannot work fails after one try, not n. Each created pod
+   * gets a SuccessfulCreate event; at the first failing batch the creates that will never be
+   * observed (the failed and the skipped) are taken off `expect`, a FailedCreate event is written
+   * and the first error thrown. Returns the created pods.
+   */
+  protected async createPodsInBatches<T>(owner: KubeObject, key: string, items: readonly T[], create: (item: T) => Promise<Pod>, expect: Expectations): Promise<Pod[]> {
+    const created: Pod[] = [];
+    for (let at = 0, batch = 1; at < items.length; at += batch, batch *= 2) {
+      const results = await Promise.allSettled(items.slice(at, at + batch).map(create));
+      const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+      for (const r of results) {
+        if (r.status !== 'fulfilled') continue;
+        created.push(r.value);
+        void this.event(owner, 'Normal', 'SuccessfulCreate', `Created pod: ${r.value.metadata.name}`);
+      }
+      if (failed.length) {
+        expect.lowerAdd(key, failed.length + Math.max(0, items.length - at - batch));
+        const err = failed[0]!.reason;
+        void this.event(owner, 'Warning', 'FailedCreate', `Error creating: ${err instanceof Error ? err.message : String(err)}`);
+        throw err;
+      }
+    }
+    return created;
+  }
+
+  /**
+   * Deletes `victims` (pods `owner` controls) at once, each only while it is still that pod (uid
+   * precondition). A deletion that fails will never be observed, so it comes off `expect`; a pod
+   * already gone or replaced is no error. SuccessfulDelete per deletion; throws the first other error.
+   */
+  protected async deleteOwnedPods(owner: KubeObject, key: string, victims: readonly Pod[], expect: Expectations, signal: AbortSignal): Promise<void> {
+    const pods = this.client.resource(PODS, owner.metadata.namespace);
+    const results = await Promise.allSettled(victims.map((p) => pods.delete(p.metadata.name ?? '', { signal, preconditions: { uid: p.metadata.uid } })));
+    let firstErr: unknown;
+    results.forEach((r, i) => {
+      if (r.status === 'fulfilled') return void this.event(owner, 'Normal', 'SuccessfulDelete', `Deleted pod: ${victims[i]!.metadata.name}`);
+      expect.lowerDelete(key);
+      if (!hasCode(r.reason, 'ERR_NOT_FOUND') && !hasCode(r.reason, 'ERR_CONFLICT')) firstErr ??= r.reason;
+    });
+    if (firstErr) throw firstErr;
   }
 
   /** Every `ms` once the workers run, enqueues `keys()`: for what changes with time, not with events. */

@@ -77,6 +77,9 @@ describe('cronjob controller on the real API server', () => {
     await cjs.create(cronJob('forbid', { concurrencyPolicy: 'Forbid' }));
     clock.jump(60_000);
     const first = await pollUntil('first job', async () => (await owned(c.admin, 'forbid'))[0], { timeoutMs: 8000, intervalMs: 25 });
+    // The next activation must find the first Job running: wait until the controller has recorded
+    // it (a jump before that races the controller's own status write, not the Forbid policy).
+    await pollUntil('the first job recorded active', async () => ((await cjs.get('forbid')).status?.active?.length === 1 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
     clock.jump(60_000);
     await pollUntil('JobAlreadyActive event', async () => ((await c.admin.resource(EVENTS, 'default').list()).items.some((e) => e.involvedObject?.name === 'forbid' && e.reason === 'JobAlreadyActive') ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
     assert.equal((await owned(c.admin, 'forbid')).length, 1);

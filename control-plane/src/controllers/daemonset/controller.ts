@@ -90,7 +90,7 @@ export class DaemonSetController extends ControllerBase {
       const del = dedupe([...strays, ...plan.delete, ...rolling.delete]);
       const create = [...new Set([...plan.createOn, ...rolling.createOn])];
       this.#expect.expect(key, create.length, del.length);
-      await this.#deletePods(key, ds, del, signal);
+      await this.deleteOwnedPods(ds, key, del, this.#expect, signal);
       await this.#createPods(key, ds, create, hash, gen, signal);
       const waits = [...this.#retryAt.entries()].filter(([k]) => k.startsWith(`${key}|`)).map(([, at]) => at - now).filter((ms) => ms > 0);
       if (waits.length) requeueAfterMs = Math.min(...waits);
@@ -166,18 +166,6 @@ export class DaemonSetController extends ControllerBase {
       this.#expect.lowerAdd(key);
       void this.event(ds, 'Warning', 'FailedCreate', `Error creating: ${r.reason instanceof Error ? r.reason.message : String(r.reason)}`);
       firstErr ??= r.reason;
-    });
-    if (firstErr) throw firstErr;
-  }
-
-  async #deletePods(key: string, ds: DaemonSet, victims: Pod[], signal: AbortSignal): Promise<void> {
-    const pods = this.client.resource(PODS, ds.metadata.namespace);
-    const results = await Promise.allSettled(victims.map((p) => pods.delete(p.metadata.name ?? '', { signal, preconditions: { uid: p.metadata.uid } })));
-    let firstErr: unknown;
-    results.forEach((r, i) => {
-      if (r.status === 'fulfilled') return void this.event(ds, 'Normal', 'SuccessfulDelete', `Deleted pod: ${victims[i]!.metadata.name}`);
-      this.#expect.lowerDelete(key);
-      if (!hasCode(r.reason, 'ERR_NOT_FOUND') && !hasCode(r.reason, 'ERR_CONFLICT')) firstErr ??= r.reason;
     });
     if (firstErr) throw firstErr;
   }

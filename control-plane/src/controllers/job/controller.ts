@@ -203,25 +203,7 @@ export class JobController extends ControllerBase {
   /** Slow-start batches (1, 2, 4, …), as upstream, so a failing template fails fast. */
   async #createPods(key: string, job: Job, indexes: Array<number | undefined>, signal: AbortSignal): Promise<Pod[]> {
     const pods = this.client.resource(PODS, job.metadata.namespace);
-    const out: Pod[] = [];
-    let batch = 1;
-    for (let at = 0; at < indexes.length; at += batch, batch *= 2) {
-      const slice = indexes.slice(at, at + batch);
-      const results = await Promise.allSettled(slice.map((i) => pods.create(podForJob(job, i), { signal })));
-      const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
-      for (const r of results) {
-        if (r.status !== 'fulfilled') continue;
-        out.push(r.value);
-        void this.event(job, 'Normal', 'SuccessfulCreate', `Created pod: ${r.value.metadata.name}`);
-      }
-      if (failed.length) {
-        this.#expect.lowerAdd(key, failed.length + Math.max(0, indexes.length - at - batch));
-        const err = failed[0]!.reason;
-        void this.event(job, 'Warning', 'FailedCreate', `Error creating: ${err instanceof Error ? err.message : String(err)}`);
-        throw err;
-      }
-    }
-    return out;
+    return this.createPodsInBatches(job, key, indexes, (i) => pods.create(podForJob(job, i), { signal }), this.#expect);
   }
 
   /** Deletes `n` of `active` (or exactly `victims`), cheapest first; returns the pods left active. */
@@ -229,15 +211,7 @@ export class JobController extends ControllerBase {
     const chosen = victims ?? [...active].sort(comparePodsForDeletion).slice(0, Math.min(n, MAX_POD_CREATE_DELETE_PER_SYNC));
     if (chosen.length === 0) return active;
     this.#expect.expect(key, 0, chosen.length);
-    const pods = this.client.resource(PODS, job.metadata.namespace);
-    const results = await Promise.allSettled(chosen.map((p) => pods.delete(p.metadata.name ?? '', { signal, preconditions: { uid: p.metadata.uid } })));
-    let firstErr: unknown;
-    results.forEach((r, i) => {
-      if (r.status === 'fulfilled') return void this.event(job, 'Normal', 'SuccessfulDelete', `Deleted pod: ${chosen[i]!.metadata.name}`);
-      this.#expect.lowerDelete(key);
-      if (!hasCode(r.reason, 'ERR_NOT_FOUND') && !hasCode(r.reason, 'ERR_CONFLICT')) firstErr ??= r.reason;
-    });
-    if (firstErr) throw firstErr;
+    await this.deleteOwnedPods(job, key, chosen, this.#expect, signal);
     const gone = new Set(chosen.map((p) => p.metadata.uid));
     return active.filter((p) => !gone.has(p.metadata.uid));
   }

@@ -40,8 +40,10 @@ export class ReplicaSetController extends ControllerBase {
       const plan = planReplicaSet(rs, owned);
       if (plan.create > 0 || plan.delete.length > 0) {
         this.#expect.expect(key, plan.create, plan.delete.length);
-        await this.#create(key, rs, plan.create, signal);
-        await this.#delete(key, rs, plan.delete, signal);
+        const pods = this.client.resource(PODS, rs.metadata.namespace);
+        const names = Array.from({ length: plan.create }, () => `${rs.metadata.name}-${randomSuffix(this.random)}`);
+        await this.createPodsInBatches(rs, key, names, (name) => pods.create(podFromTemplate(rs, name), { signal }), this.#expect);
+        await this.deleteOwnedPods(rs, key, plan.delete, this.#expect, signal);
       }
     }
     const now = this.clock.now();
@@ -83,47 +85,6 @@ export class ReplicaSetController extends ControllerBase {
       }
     }
     return owned;
-  }
-
-  /** Creates in slow-start batches (1, 2, 4, …) so a failing template fails fast. */
-  async #create(key: string, rs: ReplicaSet, n: number, signal: AbortSignal): Promise<void> {
-    const pods = this.client.resource(PODS, rs.metadata.namespace);
-    let remaining = n;
-    let batch = 1;
-    while (remaining > 0) {
-      const size = Math.min(batch, remaining);
-      const results = await Promise.allSettled(
-        Array.from({ length: size }, () => pods.create(podFromTemplate(rs, `${rs.metadata.name}-${randomSuffix(this.random)}`), { signal })),
-      );
-      const failed = results.filter((r) => r.status === 'rejected');
-      remaining -= size;
-      if (failed.length) {
-        // Nothing more will be observed for the failed ones, nor for the batches we skip.
-        this.#expect.lowerAdd(key, failed.length + remaining);
-        const err = (failed[0] as PromiseRejectedResult).reason;
-        await this.event(rs, 'Warning', 'FailedCreate', `Error creating: ${err instanceof Error ? err.message : String(err)}`);
-        throw err;
-      }
-      for (const r of results) {
-        if (r.status === 'fulfilled') await this.event(rs, 'Normal', 'SuccessfulCreate', `Created pod: ${r.value.metadata.name}`);
-      }
-      batch *= 2;
-    }
-  }
-
-  async #delete(key: string, rs: ReplicaSet, victims: Pod[], signal: AbortSignal): Promise<void> {
-    const pods = this.client.resource(PODS, rs.metadata.namespace);
-    const results = await Promise.allSettled(victims.map((p) => pods.delete(p.metadata.name ?? '', { signal, preconditions: { uid: p.metadata.uid } })));
-    let firstErr: unknown;
-    results.forEach((r, i) => {
-      if (r.status === 'fulfilled') {
-        void this.event(rs, 'Normal', 'SuccessfulDelete', `Deleted pod: ${victims[i]!.metadata.name}`);
-        return;
-      }
-      this.#expect.lowerDelete(key);
-      if (!hasCode(r.reason, 'ERR_NOT_FOUND') && !hasCode(r.reason, 'ERR_CONFLICT')) firstErr ??= r.reason;
-    });
-    if (firstErr) throw firstErr;
   }
 }
 
