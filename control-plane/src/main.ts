@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { parseDuration, type Logger } from '@nodelet/base';
-import { createNotifier } from '@nodelet/systemd';
+import { createNotifier, untilTerminated } from '@nodelet/systemd';
 import type { ApiServerLimits } from './apiserver/limits.js';
 import { startControlPlane } from './control-plane.js';
 import { parseDatastoreEndpoint } from './storage/endpoint.js';
@@ -205,14 +205,7 @@ export async function main(argv: string[]): Promise<void> {
   const notifier = createNotifier({ logger: log });
   await notifier.ready(`serving ${cp.url}`);
   const stopWatchdog = notifier.startWatchdog();
-  await new Promise<void>((resolve) => {
-    const stop = (signal: string): void => {
-      log.info({ signal }, 'Shutting down');
-      resolve();
-    };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
-  });
+  await untilTerminated(log);
   stopWatchdog();
   await notifier.stopping();
   await cp.close();
