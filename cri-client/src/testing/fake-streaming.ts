@@ -29,6 +29,8 @@ export interface FakeStreamSession {
   fail(message: string): void;
   onStdin(fn: (data: Buffer) => void): void;
   onStdinEnd(fn: () => void): void;
+  /** The raw SPDY stream of a type (stdout, stdin, …), for backpressure tests. */
+  stream(type: string): SpdyStream | undefined;
 }
 
 export type FakeStreamHandler = (session: FakeStreamSession) => void;
@@ -125,6 +127,7 @@ export class FakeStreamingServer {
       fail: (message) => finish({ metadata: {}, status: 'Failure', message, reason: 'InternalError' }),
       onStdin: (fn) => stdinListeners.push(fn),
       onStdinEnd: (fn) => endListeners.push(fn),
+      stream: (type) => streams.get(type),
     };
     streams.get('stdin')?.on('data', (d: Buffer) => {
       session.stdin.push(d);
