@@ -5,18 +5,20 @@
  *   createStream(headers) ─SYN_STREAM─▶            peer replies SYN_REPLY ─▶ promise resolves
  *   stream.write(b)       ─DATA…────────▶          DATA ─▶ stream 'data'
  *   stream.end()          ─DATA(FIN)────▶ half-closed (local)   DATA(FIN) ─▶ stream 'end'
- *   stream.destroy()      ─RST_STREAM(CANCEL)─▶    RST_STREAM ─▶ stream 'error' (ERR_UNAVAILABLE)
+ *   stream.destroy()      ─RST_STREAM(CANCEL)─▶    RST_STREAM ─▶ data so far, then 'end' (resetStatus set)
  *   close()               ─GOAWAY─▶ socket ends once every stream is closed both ways
  *
  * Flow control, both ways bounded:
  * - Receiving: a stream whose consumer does not keep up (its readable buffer is past the high-water
- *   mark) pauses the socket, so TCP pushes back on the peer; WINDOW_UPDATEs are sent as the consumer
- *   reads (SPDY/3.1 windows, stream and connection). A peer that ignores windows is still bounded
- *   by the paused socket.
- * - Sending: a write completes when the socket has room (`drain`). The peer's windows are honoured
- *   only with `honorPeerWindow`: Kubernetes' SPDY peers (moby/spdystream in kubectl, kubelet and
- *   containerd) never send WINDOW_UPDATE, so counting down their 64 KiB window would stall every
- *   stream after 64 KiB. Against them TCP is the flow control, as for spdystream itself.
+ *   mark) pauses the socket, so TCP pushes back on the peer.
+ * - Sending: a write completes when the socket has room (`drain`).
+ * - SPDY/3.1 windows (stream and connection) only with `flowControl`: we then stop at the peer's
+ *   window and send WINDOW_UPDATEs as our consumers read. Off by default, because Kubernetes' SPDY
+ *   peers (moby/spdystream in kubectl, kubelet and containerd) neither send nor read
+ *   WINDOW_UPDATE: counting down their 64 KiB window would stall every stream after 64 KiB, and
+ *   updates we send are bytes they never read, so their final close() turns into a TCP reset that
+ *   discards the command's last output still in flight to us (seen against containerd 1.6).
+ *   Against them TCP is the flow control, as for spdystream itself.
  *
  * PINGs from the peer are answered; SETTINGS_INITIAL_WINDOW_SIZE is applied; unknown control frames
  * are ignored (§2.2.1); a malformed frame ends the session with GOAWAY(PROTOCOL_ERROR).
@@ -37,8 +39,8 @@ const MAX_DATA_FRAME = 32 * 1024;
 export interface SpdyConnectionOptions {
   /** Server side: even stream and ping ids. Default: client (odd ids). */
   isServer?: boolean;
-  /** Stop sending when the peer's SPDY/3.1 window is used up (see the module comment). Default false. */
-  honorPeerWindow?: boolean;
+  /** SPDY/3.1 window flow control, both ways (see the module comment). Default false. */
+  flowControl?: boolean;
   /** Readable high-water mark of each stream (bytes buffered before the socket is paused). Default 256 KiB. */
   streamHighWaterMark?: number;
 }
@@ -68,6 +70,8 @@ export class SpdyStream extends Duplex {
   /** @internal */ localFin = false;
   /** @internal */ remoteFin = false;
   /** @internal */ resetByPeer = false;
+  /** The RST_STREAM status the peer ended this stream with, if it did. */
+  resetStatus?: number;
   /** @internal */ replied?: { resolve(): void; reject(err: Error): void };
 
   constructor(conn: SpdyConnection, id: number, headers: SpdyHeaders, sendWindow: number, highWaterMark: number) {
@@ -156,7 +160,7 @@ export class SpdyConnection extends EventEmitter {
     super();
     this.#socket = socket;
     this.#reader = new FrameReader(this.codec);
-    this.#honor = !!opts.honorPeerWindow;
+    this.#honor = !!opts.flowControl;
     this.#hwm = opts.streamHighWaterMark ?? 256 * 1024;
     this.#isServer = !!opts.isServer;
     this.#nextStreamId = this.#isServer ? 2 : 1;
@@ -261,7 +265,7 @@ export class SpdyConnection extends EventEmitter {
 
   /** @internal the consumer of `stream` wants more: unpause the socket, hand out window. */
   streamWantsData(stream: SpdyStream): void {
-    if (stream.recvUnacked >= DEFAULT_WINDOW / 2 && !stream.remoteFin) {
+    if (this.#honor && stream.recvUnacked >= DEFAULT_WINDOW / 2 && !stream.remoteFin) {
       this.sendFrame(encodeFrame({ type: 'window_update', streamId: stream.id, delta: stream.recvUnacked }));
       stream.recvUnacked = 0;
     }
@@ -282,7 +286,7 @@ export class SpdyConnection extends EventEmitter {
   }
 
   #resume(): void {
-    if (this.#connRecvUnacked >= DEFAULT_WINDOW / 2) {
+    if (this.#honor && this.#connRecvUnacked >= DEFAULT_WINDOW / 2) {
       this.sendFrame(encodeFrame({ type: 'window_update', streamId: 0, delta: this.#connRecvUnacked }));
       this.#connRecvUnacked = 0;
     }
@@ -308,7 +312,7 @@ export class SpdyConnection extends EventEmitter {
       if (this.#closed) return;
       this.#handle(f);
     }
-    if (this.#blocked.size === 0 && this.#connRecvUnacked >= DEFAULT_WINDOW / 2) this.#resume();
+    if (this.#honor && this.#blocked.size === 0 && this.#connRecvUnacked >= DEFAULT_WINDOW / 2) this.#resume();
   }
 
   #handle(f: Frame): void {
@@ -342,7 +346,13 @@ export class SpdyConnection extends EventEmitter {
         const s = this.#streams.get(f.streamId);
         if (!s) return;
         s.resetByPeer = true;
-        s.destroy(new AgentError('ERR_UNAVAILABLE', `spdy: stream ${f.streamId} reset by the peer (${RST_NAMES[f.status] ?? f.status})`));
+        s.resetStatus = f.status;
+        const err = new AgentError('ERR_UNAVAILABLE', `spdy: stream ${f.streamId} reset by the peer (${RST_NAMES[f.status] ?? f.status})`);
+        if (s.replied) return void s.destroy(err);
+        // kubelet and containerd reset every stream when a command ends, right after its last
+        // output: what arrived before the reset is delivered, then the stream ends both ways.
+        s.markLocalFin();
+        this.#remoteFin(s);
         return;
       }
       case 'settings':
@@ -402,11 +412,11 @@ export class SpdyConnection extends EventEmitter {
     for (const s of [...this.#streams.values()]) {
       s.replied?.reject(err ?? new AgentError('ERR_UNAVAILABLE', 'spdy: connection closed before the stream was accepted'));
       s.markLocalFin();
-      if (err) {
+      if (err && !this.#goneAway) {
         s.resetByPeer = true;
         s.destroy(new AgentError('ERR_UNAVAILABLE', `spdy: connection failed: ${err.message}`, { cause: err }));
       } else {
-        // A peer that closes TCP ends its streams; what it sent is still delivered.
+        // A peer that closes TCP (or resets it after GOAWAY) ends its streams; what it sent is still delivered.
         this.#remoteFin(s);
         this.forget(s);
       }
