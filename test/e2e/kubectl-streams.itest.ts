@@ -5,7 +5,7 @@
 // tunnel and plain SPDY), and @kubernetes/client-node's Exec (stdin) and PortForward.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
@@ -55,6 +55,14 @@ function curl(port: number, path: string): Promise<Run> {
   });
 }
 
+/** Mount points below `dir` (from /proc/self/mountinfo). */
+function mountsUnder(dir: string): string[] {
+  return readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .map((l) => l.split(' ')[4] ?? '')
+    .filter((m) => m.startsWith(`${dir}/`));
+}
+
 function tmux(...args: string[]): Promise<string> {
   return new Promise((resolve, reject) => execFile('tmux', args, (err, stdout) => (err ? reject(err) : resolve(stdout))));
 }
@@ -89,7 +97,13 @@ describe('kubectl streams: exec, cp, attach, run -it, port-forward, client-node'
   after(async () => {
     for (const c of children) c.kill('SIGKILL');
     await tmux('kill-session', '-t', 'nle-strm').catch(() => undefined);
+    // The agent unmounts a pod's volumes when the pod goes: delete them while it still runs.
+    if (k) {
+      await k('delete', 'deployment,service,pod', '--all', '--grace-period=1', '--wait=false').catch(() => undefined);
+      await eventually('the agent to unmount every pod volume', 120_000, async () => (mountsUnder(stateDir).length === 0 ? true : undefined)).catch(() => undefined);
+    }
     if (lab) await labDown(lab);
+    for (const m of mountsUnder(stateDir).reverse()) execFileSync('umount', ['-l', m]);
     rmSync(stateDir, { recursive: true, force: true });
   });
 
