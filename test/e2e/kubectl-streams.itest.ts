@@ -102,8 +102,9 @@ describe('kubectl streams: exec, cp, attach, run -it, port-forward, client-node'
       await k('delete', 'deployment,service,pod', '--all', '--grace-period=1', '--wait=false').catch(() => undefined);
       await eventually('the agent to unmount every pod volume', 120_000, async () => (mountsUnder(stateDir).length === 0 ? true : undefined)).catch(() => undefined);
     }
-    if (lab) await labDown(lab);
+    // Whatever is still mounted would make labDown's removal of the state dir fail.
     for (const m of mountsUnder(stateDir).reverse()) execFileSync('umount', ['-l', m]);
+    if (lab) await labDown(lab);
     rmSync(stateDir, { recursive: true, force: true });
   });
 

@@ -88,9 +88,8 @@ function streamTarget([kind, ns, pod, container, ...rest]: string[]): StreamTarg
   return undefined;
 }
 
-const flag = (q: URLSearchParams, name: string, dflt: boolean): boolean => {
+const flag = (q: URLSearchParams, name: string): boolean => {
   const v = q.get(name);
-  if (v === null) return dflt;
   return v === 'true' || v === '1';
 };
 
@@ -230,11 +229,13 @@ export async function startNodeApi(o: NodeApiOptions): Promise<NodeApiServer> {
     }
     const ref = o.backend.findContainer(target.ns, target.pod, target.container, false);
     if (!ref || !ref.running) return writeRawStatus(socket, failureStatus(404, 'NotFound', `container "${target.container}" in pod "${target.ns}/${target.pod}" is not running`));
-    const tty = flag(q, 'tty', false);
+    // Absent means false, as kubelet reads them: a SPDY client opens exactly the streams it asked
+    // for, and the runtime waits for every stream the CRI request names.
+    const tty = flag(q, 'tty');
     const flags = {
-      stdin: flag(q, 'stdin', false) || flag(q, 'input', false),
-      stdout: flag(q, 'stdout', true) || flag(q, 'output', false),
-      stderr: tty ? false : flag(q, 'stderr', true) || flag(q, 'error', false),
+      stdin: flag(q, 'stdin') || flag(q, 'input'),
+      stdout: flag(q, 'stdout') || flag(q, 'output'),
+      stderr: !tty && (flag(q, 'stderr') || flag(q, 'error')),
       tty,
     };
     const cmd = q.getAll('command');
