@@ -10,7 +10,7 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/bin:$(PATH)
 
 # Debian packages the runtime and the tests need (ARCHITECTURE.md "The lab runtime").
-DEB_PACKAGES := containerd runc containernetworking-plugins busybox-static etcd-server iptables iproute2 gcc make tar systemd-container debootstrap zstd
+DEB_PACKAGES := containerd runc containernetworking-plugins busybox-static etcd-server iptables iproute2 gcc make tar systemd-container debootstrap zstd tmux curl
 
 BUILD := $(CURDIR)/build
 

@@ -110,8 +110,10 @@ describe('kubectl streams: exec, cp, attach, run -it, port-forward, client-node'
 
   for (const [transport, env] of [['WebSocket v5', {}], ['SPDY', { KUBECTL_REMOTE_COMMAND_WEBSOCKETS: 'false' }]] as const) {
     it(`exec over ${transport}: stdin that ends, exit codes`, async () => {
-      const wc = await run(['exec', '-i', 'tools', '--', 'wc', '-l'], { stdin: 'a\nb\n', env, timeoutMs: 30_000 });
+      // -v=4 shows client-go falling back from WebSocket to SPDY, which must not happen here.
+      const wc = await run(['exec', '-v=4', '-i', 'tools', '--', 'wc', '-l'], { stdin: 'a\nb\n', env, timeoutMs: 30_000 });
       assert.deepEqual([wc.code, wc.stdout.trim()], [0, '2'], wc.stderr);
+      if (transport !== 'SPDY') assert.doesNotMatch(wc.stderr, /fallback/i);
       const cat = await run(['exec', '-i', 'tools', '--', 'cat'], { stdin: 'data\n', env, timeoutMs: 30_000 });
       assert.deepEqual([cat.code, cat.stdout], [0, 'data\n'], cat.stderr);
       const three = await run(['exec', 'tools', '--', 'sh', '-c', 'echo out; echo err >&2; exit 3'], { env });
@@ -170,10 +172,12 @@ describe('kubectl streams: exec, cp, attach, run -it, port-forward, client-node'
   for (const [transport, env] of [['WebSocket tunnel', {}], ['SPDY', { KUBECTL_PORT_FORWARD_WEBSOCKETS: 'false' }]] as const) {
     it(`port-forward (${transport}): pod with two ports, deploy and svc, 20 parallel curls`, { timeout: 180_000 }, async () => {
       const [a, b] = [await freePort(), await freePort()];
-      const pf = await portForward(up.kubeconfig, ['pod/' + (await k('get', 'pods', '-l', 'app=web', '-o', 'jsonpath={.items[0].metadata.name}')).trim(), `${a}:8080`, `${b}:8081`], env);
+      const pf = await portForward(up.kubeconfig, ['-v=4', 'pod/' + (await k('get', 'pods', '-l', 'app=web', '-o', 'jsonpath={.items[0].metadata.name}')).trim(), `${a}:8080`, `${b}:8081`], env);
       children.push(pf.child);
       const results = await Promise.all(Array.from({ length: 20 }, (_, i) => curl(i % 2 ? b : a, '/index.html')));
       for (const [i, r] of results.entries()) assert.deepEqual([r.code, r.stdout], [0, i % 2 ? 'hello-8081\n' : 'hello-8080\n'], r.stderr);
+      // The tunnel was used, not client-go's fallback to plain SPDY.
+      if (transport !== 'SPDY') assert.doesNotMatch(pf.stderr(), /fallback/i);
       const big = await curl(a, '/big');
       assert.equal(big.stdout.length, MiB);
       pf.child.kill('SIGINT');

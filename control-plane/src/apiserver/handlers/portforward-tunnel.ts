@@ -99,6 +99,10 @@ export async function proxyPortForwardTunnel(s: RequestScope, socket: Duplex, he
     return;
   }
   chosen.set(s.req, `${TUNNEL_PREFIX}${answer.protocol || protocols[0]}`);
+  // HACK(ws validates subprotocols as RFC 7230 tokens, and '/' is not a token character): the
+  // request's list is replaced by a token before `ws` parses it; the 101 still names the real
+  // protocol (handleProtocols above), which is what kubectl checks.
+  s.req.headers['sec-websocket-protocol'] = 'spdy-tunnel';
   wss.handleUpgrade(s.req, socket, head, (ws) => relay(ws, upstream, answer.rest));
 }
 
