@@ -72,6 +72,7 @@ requireRoot({ skip: (m) => (skipReason = m ?? 'skipped') });
 
 describe('kubectl streams: exec, cp, attach, run -it, port-forward, client-node', { skip: skipReason }, () => {
   const stateDir = mkdtempSync(join(tmpdir(), 'nodelet-e2e-streams-'));
+  const cacheDir = mkdtempSync(join(tmpdir(), 'nodelet-kubectl-cache-'));
   let lab: Parameters<typeof labUp>[0];
   let up: LabUpResult;
   let k: Kubectl;
@@ -83,7 +84,7 @@ describe('kubectl streams: exec, cp, attach, run -it, port-forward, client-node'
     lab = { stateDir, apiPort, registry: `127.0.0.1:${regPort}`, clusterCidr: '10.239.0.0/16', bridge: BRIDGE, nodeName: 'strm-node', nodeApiPort: nodePort, healthzPort };
     up = await labUp(lab);
     k = kubectl(up.kubeconfig);
-    run = kube(up.kubeconfig, mkdtempSync(join(tmpdir(), 'nodelet-kubectl-cache-')));
+    run = kube(up.kubeconfig, cacheDir);
     const img = up.images.busybox;
     // web: two HTTP servers (8080, 8081) behind a Deployment and a Service; tools: a shell to exec in.
     const web = 'mkdir -p /www /www2 && echo hello-8080 > /www/index.html && echo hello-8081 > /www2/index.html && head -c 1048576 /dev/zero > /www/big && httpd -p 8081 -h /www2 && exec httpd -f -p 8080 -h /www';
@@ -106,6 +107,7 @@ describe('kubectl streams: exec, cp, attach, run -it, port-forward, client-node'
     for (const m of mountsUnder(stateDir).reverse()) execFileSync('umount', ['-l', m]);
     if (lab) await labDown(lab);
     rmSync(stateDir, { recursive: true, force: true });
+    rmSync(cacheDir, { recursive: true, force: true });
   });
 
   for (const [transport, env] of [['WebSocket v5', {}], ['SPDY', { KUBECTL_REMOTE_COMMAND_WEBSOCKETS: 'false' }]] as const) {
