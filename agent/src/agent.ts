@@ -497,6 +497,10 @@ export class Agent {
         if (!c) return undefined;
         return { id: c.id, running: c.state === 'running', logPath: c.logPath || join(podLogDir(pod, this.config.podLogsDir), container, `${c.restartCount}.log`) };
       },
+      findSandbox: (ns: string, podName: string) => {
+        const pod = find(ns, podName);
+        return pod ? this.pleg.get(pod.metadata.uid!).sandboxes.find((s) => s.ready)?.id : undefined;
+      },
       isRunning: async (id: string) => {
         const st = await this.#cri.runtime.containerStatus({ containerId: id }, { timeoutMs: 5000 }).catch(() => undefined);
         return st?.status?.state === 'CONTAINER_RUNNING';
