@@ -19,7 +19,7 @@
  */
 import { existsSync } from 'node:fs';
 import type { Registry } from 'prom-client';
-import { AgentError, Backoff, DisposableStore, Wakeup, abortError, describeError, hasCode, isAbortError, systemClock, toDisposable, type Clock, type Logger } from '@nodelet/base';
+import { AgentError, Backoff, DisposableStore, Wakeup, abortError, describeError, hasCode, isAbortError, systemClock, type Clock, type Logger } from '@nodelet/base';
 import { ENDPOINTSLICES, Informer, NODES, SERVICES, type ApiClient, type EndpointSlice, type Node, type Service } from '@nodelet/api';
 import type { ProxyConfig } from './config.js';
 import { ConntrackCleaner, staleUdpEntries } from './conntrack.js';
@@ -188,11 +188,15 @@ export class ServiceProxy {
       this.#watch();
       await Promise.all([this.#services.waitForSync(stop), this.#slices.waitForSync(stop), this.#node.waitForSync(stop)]);
       this.#informersSynced = true;
-      this.#every(this.#o.config.syncPeriodMs, () => this.#force('resync'));
-      this.#every(this.#o.config.driftCheckPeriodMs, () => {
-        this.#driftPending = true;
-        this.#wake.notify();
-      });
+      // The timers only flag work for the loop below, so they cannot fail; onError is for form.
+      const onError = (err: unknown): void => this.#log.error({ err: describeError(err) }, 'Service proxy timer failed');
+      this.#store.add(this.#clock.every(this.#o.config.syncPeriodMs, () => this.#force('resync'), { signal: stop, onError }));
+      this.#store.add(
+        this.#clock.every(this.#o.config.driftCheckPeriodMs, () => {
+          this.#driftPending = true;
+          this.#wake.notify();
+        }, { signal: stop, onError }),
+      );
       this.#wake.notify();
       for (;;) {
         await this.#wake.wait(stop);
@@ -237,21 +241,9 @@ export class ServiceProxy {
     this.#wake.notify();
   }
 
-  #every(ms: number, fn: () => void): void {
-    let cancel = (): void => {};
-    const arm = (): void => {
-      cancel = this.#clock.setTimer(ms, () => {
-        fn();
-        arm();
-      });
-    };
-    arm();
-    this.#store.add(toDisposable(() => cancel()));
-  }
-
   async #syncWhenAllowed(stop: AbortSignal): Promise<void> {
     const wait = this.#lastSyncEnd + this.#o.config.minSyncPeriodMs - this.#clock.monotonic();
-    if (wait > 0) await sleep(this.#clock, wait, stop);
+    if (wait > 0) await this.#clock.sleep(wait, stop);
     const reason: SyncReason = this.#forced ?? 'change';
     this.#forced = undefined;
     this.#dirty = false;
@@ -376,19 +368,4 @@ export async function deleteProxyTable(o: { netns?: string; table?: string; sign
 function wrapNft(err: unknown): unknown {
   if (isAbortError(err) || hasCode(err, 'ERR_FAILED_PRECONDITION')) return err;
   return new AgentError('ERR_FAILED_PRECONDITION', `cannot program nftables (${describeError(err)}); install nftables, run as root, or set --proxy-mode none`, { cause: err });
-}
-
-function sleep(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(abortError(signal.reason));
-    const onAbort = (): void => {
-      cancel();
-      reject(abortError(signal.reason));
-    };
-    const cancel = clock.setTimer(ms, () => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    });
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
