@@ -49,6 +49,12 @@ export interface ServiceProxyOptions {
   table?: string;
   /** Called after every successful sync, once the rules are live (bench, tests). */
   onSync?: (info: SyncInfo) => void;
+  /**
+   * Informers the agent already runs (source/informers.ts; `node` must select this node only):
+   * subscribed to and started if needed, never closed here. Missing ones (all of them under
+   * `nodelet proxy`) are created and owned by the proxy.
+   */
+  informers?: { services?: Informer<Service>; endpointSlices?: Informer<EndpointSlice>; node?: Informer<Node> };
 }
 
 export interface SyncInfo {
@@ -82,6 +88,8 @@ export class ServiceProxy {
   readonly #services: Informer<Service>;
   readonly #slices: Informer<EndpointSlice>;
   readonly #node: Informer<Node>;
+  /** The informers this proxy made itself and closes. */
+  readonly #owned: Array<{ close(): Promise<void> }> = [];
   #resolveSynced!: () => void;
   #rejectSynced!: (err: unknown) => void;
   #loop: Promise<void> | undefined;
@@ -112,9 +120,14 @@ export class ServiceProxy {
     this.metrics = new ProxyMetrics(o.registry);
     this.#backoff = new Backoff({ initialMs: 1000, maxMs: o.config.syncPeriodMs, clock: this.#clock });
     const informer = { client: o.api, clock: this.#clock, logger: o.log };
-    this.#services = new Informer({ ...informer, resource: SERVICES });
-    this.#slices = new Informer({ ...informer, resource: ENDPOINTSLICES });
-    this.#node = new Informer({ ...informer, resource: NODES, fieldSelector: `metadata.name=${o.nodeName}` });
+    const own = <T extends { close(): Promise<void> }>(i: T): T => {
+      this.#owned.push(i);
+      return i;
+    };
+    const shared = o.informers ?? {};
+    this.#services = shared.services ?? own(new Informer({ ...informer, resource: SERVICES }));
+    this.#slices = shared.endpointSlices ?? own(new Informer({ ...informer, resource: ENDPOINTSLICES }));
+    this.#node = shared.node ?? own(new Informer({ ...informer, resource: NODES, fieldSelector: `metadata.name=${o.nodeName}` }));
     this.synced = new Promise<void>((resolve, reject) => {
       this.#resolveSynced = resolve;
       this.#rejectSynced = reject;
@@ -348,7 +361,7 @@ export class ServiceProxy {
       await this.#loop;
       this.#retryCancel?.();
       this.#store.dispose();
-      await Promise.all([this.#services.close(), this.#slices.close(), this.#node.close()]);
+      await Promise.all(this.#owned.map((i) => i.close()));
       if (this.#o.config.cleanupOnShutdown) {
         await this.#nft.apply(renderDelete(this.table), AbortSignal.timeout(10_000)).catch((err: unknown) => {
           this.#log.warn({ err: describeError(err) }, 'Deleting the service proxy table failed');
