@@ -3,6 +3,7 @@
  * fake clock: the informer's retries and the directory's re-reads happen only when a test
  * advances time.
  */
+import { getEventListeners } from 'node:events';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -150,6 +151,18 @@ test('seen sources: no orphans before the API has listed once, nor before the ma
   await w.clock.advanceAsync(FILE_CHECK_MS);
   await pollUntil('the directory read', () => w.config.sourcesReady, { timeoutMs: 5000, intervalMs: 5 });
   assert.deepEqual(orphans(), ['orphan'], 'only the pod no source wants, no worker has, and that holds something');
+});
+
+test('re-reading the directory adds no listener to the long-lived signal (the old loop added one per read)', async (t) => {
+  const w = await world(t, { staticPodPath: (d) => d });
+  w.start();
+  await pollUntil('sources seen', () => w.config.sourcesReady, { timeoutMs: 5000, intervalMs: 5 });
+  const listeners = getEventListeners(w.stop.signal, 'abort').length;
+  for (let i = 0; i < 20; i++) {
+    await pollUntil('the next read armed', () => w.clock.timerDelays().includes(FILE_CHECK_MS), { timeoutMs: 5000, intervalMs: 2 });
+    await w.clock.advanceAsync(FILE_CHECK_MS);
+  }
+  assert.equal(getEventListeners(w.stop.signal, 'abort').length, listeners);
 });
 
 test('run ends when its signal aborts: no more reads, handlers removed', async (t) => {
