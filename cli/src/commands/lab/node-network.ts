@@ -185,7 +185,7 @@ export async function ensureNodeNetns(o: { node: string; network: NodeNetwork; i
     const have = (await ipv4Addresses({ netns, signal })).find((a) => a.ifname === 'eth0' && inCidr(a.local, o.network.cidr));
     if (!have) throw new AgentError('ERR_FAILED_PRECONDITION', `network namespace "${netns}" exists without an address of ${o.network.cidr} on eth0: remove the node first (labRemoveNode)`);
     if (o.ip && o.ip !== have.local) throw new AgentError('ERR_FAILED_PRECONDITION', `node "${o.node}" already has address ${have.local}, not ${o.ip}`);
-    await ip(['link', 'set', veth, 'master', o.network.bridge, 'up'], { signal });
+    await plugIntoBridge(veth, o.network.bridge, signal);
     return { netns, ip: have.local };
   }
   const used = [...(await ipv4Addresses({ signal })).map((a) => a.local)];
@@ -198,7 +198,7 @@ export async function ensureNodeNetns(o: { node: string; network: NodeNetwork; i
   try {
     await ip(['netns', 'add', netns], { signal });
     await ip(['link', 'add', veth, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', netns], { signal });
-    await ip(['link', 'set', veth, 'master', o.network.bridge, 'up'], { signal });
+    await plugIntoBridge(veth, o.network.bridge, signal);
     await ip(['addr', 'add', `${addr}/${prefix}`, 'dev', 'eth0'], { netns, signal });
     await ip(['link', 'set', 'eth0', 'up'], { netns, signal });
     await ip(['link', 'set', 'lo', 'up'], { netns, signal });
@@ -213,6 +213,17 @@ export async function ensureNodeNetns(o: { node: string; network: NodeNetwork; i
     throw err;
   }
   return { netns, ip: addr };
+}
+
+/**
+ * Attaches the host end of a node's veth to the node-network bridge, with hairpin on: a packet
+ * from a node that the host DNATs (a NodePort of node 1) to a pod behind that same node goes
+ * back out of the port it came in on, and with br_netfilter such a packet is bridged there, which
+ * a bridge port only does in hairpin mode (the pod bridges have `hairpinMode` for the same reason).
+ */
+async function plugIntoBridge(veth: string, bridge: string, signal?: AbortSignal): Promise<void> {
+  await ip(['link', 'set', veth, 'master', bridge, 'up'], { signal });
+  await ip(['link', 'set', veth, 'type', 'bridge_slave', 'hairpin', 'on'], { signal });
 }
 
 /**
