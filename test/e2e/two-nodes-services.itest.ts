@@ -232,6 +232,8 @@ test('two nodes in two network namespaces: a Service whose pods run on node 2 an
   const dnsTarget = (table: string) => [...table.matchAll(/dnat to ([0-9.]+):53\b/g)].map((m) => m[1]);
   assert.deepEqual([...new Set(dnsTarget(proxyTable()!))], [ips[N1]], 'node 1 sends kube-dns to node 1\'s resolver');
   assert.deepEqual([...new Set(dnsTarget(proxyTable(ns2)!))], [ips[N2]], 'node 2 sends kube-dns to node 2\'s resolver');
+  // Both masquerade Service traffic from outside the lab's cluster CIDR (node 2 was told it too).
+  for (const table of [proxyTable()!, proxyTable(ns2)!]) assert.ok(table.includes(`ip saddr != ${CLUSTER_CIDR} jump mark-for-masquerade`), 'the proxy masquerades by the lab\'s cluster CIDR');
 
   // 4. From a pod on each node, and from the host to both NodePorts.
   await checkFromPod(t, c, 'client-1', N1);

@@ -39,7 +39,7 @@ function nodeFlags(c: Command): Command {
     .requiredOption('--node-name <name>', 'node name')
     .requiredOption('--bridge <name>', 'the node\'s pod bridge')
     .option('--admin-kubeconfig <file>', 'the lab\'s admin kubeconfig', '/var/lib/nodelet/lab/server/admin.kubeconfig')
-    .option('--registry <host:port>', 'the lab\'s image registry', '127.0.0.1:5000')
+    .option('--registry <host:port>', 'the lab\'s image registry (default: port 5000 on the API server\'s address)')
     .option('--cluster-cidr <cidr>', 'the lab\'s cluster CIDR', '10.244.0.0/16')
     .option('--node-api-port <port>', 'agent node API port', (v) => Number(v), 10250)
     .option('--healthz-port <port>', 'agent healthz port', (v) => Number(v), 10248)
@@ -50,7 +50,7 @@ function nodeFlags(c: Command): Command {
 function toNodeOptions(f: Record<string, unknown>): LabNodeOptions {
   return {
     stateDir: f.stateDir as string, nodeName: f.nodeName as string, bridge: f.bridge as string, adminKubeconfig: f.adminKubeconfig as string,
-    registry: f.registry as string, clusterCidr: f.clusterCidr as string, nodeApiPort: f.nodeApiPort as number, healthzPort: f.healthzPort as number,
+    ...(f.registry ? { registry: f.registry as string } : {}), clusterCidr: f.clusterCidr as string, nodeApiPort: f.nodeApiPort as number, healthzPort: f.healthzPort as number,
     ...(f.netns ? { netns: true } : {}), ...(f.nodeIp ? { nodeIp: f.nodeIp as string } : {}),
     log: (l) => process.stdout.write(`  ${l}\n`),
   };

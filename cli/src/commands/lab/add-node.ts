@@ -30,8 +30,11 @@ export interface LabNodeOptions {
   stateDir: string;
   /** The admin kubeconfig `labUp` returned. */
   adminKubeconfig: string;
-  /** `host:port` of the server's registry (containerd pulls the pause and busybox images there). */
-  registry: string;
+  /**
+   * `host:port` of the server's registry (containerd pulls the pause and busybox images there);
+   * default port 5000 on the address the API server listens on, as `labUp` places it.
+   */
+  registry?: string;
   nodeName: string;
   bridge: string;
   nodeApiPort: number;
@@ -73,10 +76,12 @@ function asLabOptions(n: LabNodeOptions, nodeIp?: string): LabOptions {
 
 export async function labAddNode(n: LabNodeOptions): Promise<LabNode> {
   const p = labPaths(resolve(n.stateDir));
-  if (n.netns && /^(127\.|localhost:|\[::1\])/.test(n.registry)) {
-    throw new AgentError('ERR_INVALID_ARGUMENT', `registry "${n.registry}" is a loopback address, which a node in its own network namespace cannot reach: use the lab's registry on the node network`);
-  }
   const admin = new ApiClient({ ...(await loadKubeconfig(n.adminKubeconfig)), timeoutMs: 10_000 });
+  const registry = n.registry ?? `${new URL(admin.server).hostname}:5000`;
+  if (n.netns && /^(127\.|localhost:|\[::1\])/.test(registry)) {
+    admin.close();
+    throw new AgentError('ERR_INVALID_ARGUMENT', `registry "${registry}" is a loopback address, which a node in its own network namespace cannot reach: use the lab's registry on the node network`);
+  }
   try {
     let placed: { network: NodeNetwork; netns: string; ip: string } | undefined;
     if (n.netns) {
@@ -84,7 +89,7 @@ export async function labAddNode(n: LabNodeOptions): Promise<LabNode> {
       n.log?.(`creating network namespace ${netnsName(n.nodeName)} on node network ${network.cidr}…`);
       placed = { network, ...(await ensureNodeNetns({ node: n.nodeName, network, ...(n.nodeIp ? { ip: n.nodeIp } : {}) })) };
     }
-    const o = asLabOptions(n, placed?.ip);
+    const o = asLabOptions({ ...n, registry }, placed?.ip);
     mkdirSync(o.stateDir, { recursive: true, mode: 0o700 });
     for (const d of [p.cniBin, p.cniConf, p.cniCache, p.ipam, p.agentRoot]) mkdirSync(d, { recursive: true });
     o.log?.(`starting containerd for node "${o.nodeName}"…`);
