@@ -46,8 +46,8 @@ export interface LabOptions {
   /** How long to wait for the node to become Ready. */
   readyTimeoutMs: number;
   /**
-   * The agent's service proxy. One proxy per network namespace: further lab nodes share the
-   * host's, so `labAddNode` runs them with `none` (docs/multi-node-lab.md).
+   * The agent's service proxy. One proxy per network namespace: `labAddNode` runs a node that
+   * shares the host's with `none`, one in its own namespace with `nftables` (docs/multi-node-lab.md).
    */
   proxyMode?: 'nftables' | 'none';
   /**
