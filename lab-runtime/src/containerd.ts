@@ -77,6 +77,12 @@ export interface StartContainerdOptions {
   background?: boolean;
   /** containerd binary; default `containerd` on PATH. */
   binary?: string;
+  /**
+   * Run containerd (and so its shims and the CNI plugins it runs) in this network namespace, a
+   * name under /run/netns (`ip netns add`): a lab node that is a machine of its own. Only the
+   * network namespace changes (`nsenter --net`), so mounts and cgroups stay the host's.
+   */
+  netns?: string;
   signal?: AbortSignal;
 }
 
@@ -101,14 +107,17 @@ export async function startContainerd(p: ContainerdPaths, opts: StartContainerdO
   let exited: { code: number | null; sig: NodeJS.Signals | null } | undefined;
   let pid: number;
   try {
-    const child = spawn(opts.binary ?? 'containerd', ['--config', p.configPath], { stdio: ['ignore', log.fd, log.fd], detached: true });
+    const argv = [opts.binary ?? 'containerd', '--config', p.configPath];
+    // nsenter execs containerd in place: the PID we record is containerd's.
+    if (opts.netns) argv.unshift('nsenter', `--net=/run/netns/${opts.netns}`);
+    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', log.fd, log.fd], detached: true });
     const spawnError = await new Promise<Error | undefined>((resolve) => {
       child.once('spawn', () => resolve(undefined));
       child.once('error', resolve);
     });
     if (spawnError) {
       const code = (spawnError as NodeJS.ErrnoException).code;
-      throw new AgentError('ERR_FAILED_PRECONDITION', code === 'ENOENT' ? `containerd is not installed (apt-get install containerd)` : `cannot start containerd: ${spawnError.message}`, { cause: spawnError });
+      throw new AgentError('ERR_FAILED_PRECONDITION', code === 'ENOENT' ? `${argv[0]} is not installed (apt-get install ${opts.netns ? 'util-linux' : 'containerd'})` : `cannot start containerd: ${spawnError.message}`, { cause: spawnError });
     }
     pid = child.pid!;
     child.on('exit', (code, sig) => (exited = { code, sig }));

@@ -29,11 +29,17 @@ export function managed(stateDir: string, name: string): ManagedProcess {
   return { name, pidFile: join(stateDir, `${name}.pid`), logFile: join(stateDir, `${name}.log`) };
 }
 
-export function startDetached(p: ManagedProcess, argv: string[], env: NodeJS.ProcessEnv = process.env): number {
+/**
+ * Starts `nodelet <argv>` detached. `prefix` is a command that execs the rest in place (e.g.
+ * `nsenter --net=<netns>` for a lab node in its own network namespace), so the pidfile still
+ * holds the nodelet process's PID.
+ */
+export function startDetached(p: ManagedProcess, argv: string[], env: NodeJS.ProcessEnv = process.env, prefix: readonly string[] = []): number {
   const { cmd, args } = nodeletCommand();
   const fd = openSync(p.logFile, 'a', 0o600);
   try {
-    const child = spawn(cmd, [...args, ...argv], { stdio: ['ignore', fd, fd], detached: true, env, cwd: REPO_ROOT });
+    const full = [...prefix, cmd, ...args, ...argv];
+    const child = spawn(full[0]!, full.slice(1), { stdio: ['ignore', fd, fd], detached: true, env, cwd: REPO_ROOT });
     child.unref();
     writeFileSync(p.pidFile, `${child.pid}\n`);
     return child.pid!;
