@@ -2,6 +2,7 @@
 export * from './errors.js';
 export * from './abort.js';
 export * from './clock.js';
+export * from './periodic.js';
 export * from './backoff.js';
 export * from './disposable.js';
 export * from './serializer.js';

@@ -91,7 +91,7 @@ export interface ControlPlaneOptions {
 
 /** kubeadm's default issuer: what in-cluster clients and OIDC verifiers see in `iss`. */
 /** The names pods use for the API server (the default/kubernetes Service, cluster domain cluster.local). */
-const KUBERNETES_SERVICE_NAMES = ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'];
+export const KUBERNETES_SERVICE_NAMES = ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'];
 
 export const DEFAULT_SERVICE_ACCOUNT_ISSUER = 'https://kubernetes.default.svc.cluster.local';
 

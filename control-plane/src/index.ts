@@ -1,6 +1,6 @@
 // @nodelet/control-plane: API server, storage (SQLite, etcd), scheduler, controllers.
 export {};
-export { startControlPlane, type ControlPlane, type ControlPlaneOptions } from './control-plane.js';
+export { startControlPlane, KUBERNETES_SERVICE_NAMES, type ControlPlane, type ControlPlaneOptions } from './control-plane.js';
 export { createApiServer, type ApiServer, type ApiServerOptions } from './apiserver/server.js';
 export { DEFAULT_API_SERVER_LIMITS, type ApiServerLimits } from './apiserver/limits.js';
 export { createTokenAuthenticator, type TokenAuthenticatorOptions } from './apiserver/auth/authenticator.js';

@@ -77,6 +77,12 @@ export interface StartContainerdOptions {
   background?: boolean;
   /** containerd binary; default `containerd` on PATH. */
   binary?: string;
+  /**
+   * Run containerd (and so its shims and the CNI plugins it runs) in this network namespace, a
+   * name under /run/netns (`ip netns add`): a lab node that is a machine of its own. Only the
+   * network namespace changes (`nsenter --net`), so mounts and cgroups stay the host's.
+   */
+  netns?: string;
   signal?: AbortSignal;
 }
 
@@ -98,7 +104,9 @@ export async function startContainerd(p: ContainerdPaths, opts: StartContainerdO
   }
   await rm(p.socket, { force: true });
   const proc = managedOf(p);
-  const started = await startManaged(proc, opts.binary ?? 'containerd', ['--config', p.configPath], { keepRunning: opts.background, installHint: 'apt-get install containerd' });
+  // nsenter execs containerd in place: the PID recorded is containerd's.
+  const argv = [...(opts.netns ? ['nsenter', `--net=/run/netns/${opts.netns}`] : []), opts.binary ?? 'containerd', '--config', p.configPath];
+  const started = await startManaged(proc, argv[0]!, argv.slice(1), { keepRunning: opts.background, installHint: `apt-get install ${opts.netns ? 'util-linux' : 'containerd'}` });
   const pid = started.pid;
 
   const deadline = Date.now() + (opts.readyTimeoutMs ?? 30_000);

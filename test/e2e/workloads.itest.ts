@@ -13,17 +13,19 @@ import { labAddNode, labDown, labPaths, labRemoveNode, labUp } from '@nodelet/cl
 import { startControllerManager } from '@nodelet/control-plane';
 import { requireRoot } from '@nodelet/lab-runtime/testing';
 import { ApiClient, loadKubeconfig } from '@nodelet/api';
-import { noopLogger, pollUntil, type Clock } from '@nodelet/base';
+import { BaseClock, noopLogger, pollUntil } from '@nodelet/base';
 import { kubectl, type Kubectl } from './helpers.js';
 import { freePort } from '@nodelet/base/testing';
 
 const CLUSTER_CIDR = '10.241.0.0/16';
 
 /** The CronJob controller's clock: `rate` times faster than real time from its creation. */
-class FastClock implements Clock {
+class FastClock extends BaseClock {
   readonly #t0 = Date.now();
   readonly #m0 = performance.now();
-  constructor(readonly rate: number) {}
+  constructor(readonly rate: number) {
+    super();
+  }
   now(): number {
     return this.#t0 + (Date.now() - this.#t0) * this.rate;
   }

@@ -18,6 +18,7 @@ import {
   NODES,
   objectKey,
   PODS,
+  SERVICEACCOUNTS,
   statusOf,
   type ConfigMap,
   type KubeList,
@@ -88,6 +89,8 @@ test('client against nodelet server: kubeconfig, CRUD, patch types, errors, watc
   assert.equal(node.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True');
   const lease = await client.resource(LEASES, 'kube-node-lease').create({ metadata: { name: 'it-node' }, spec: { holderIdentity: 'it-node', leaseDurationSeconds: 40 } });
   await client.resource(LEASES, 'kube-node-lease').update({ ...lease, spec: { ...lease.spec, renewTime: new Date().toISOString().replace(/Z$/, '000Z') /* MicroTime */ } });
+  // The server runs no controllers here: the account the ServiceAccount admission looks up is made by hand.
+  await client.create(SERVICEACCOUNTS, { metadata: { name: 'default', namespace: 'itest' } });
   const pods = client.resource(PODS, 'itest');
   await pods.create({ metadata: { name: 'p' }, spec: { containers: [{ name: 'main', image: 'busybox' }], nodeName: 'it-node' } } as Pod);
   const running = await pods.patchStatus('p', { status: { phase: 'Running', podIP: '10.244.0.9' } }, { type: 'merge' });

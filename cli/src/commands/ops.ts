@@ -8,7 +8,7 @@ import { unmountUnder } from '@nodelet/lab-runtime';
 import { installAgent, installServer, uninstall, type InstallReport } from './ops/install.js';
 import { PROXY_TABLE, removeProxyTable } from './proxy.js';
 import { registerDoctor } from './doctor/command.js';
-import { createToken, DEFAULT_ADMIN_KUBECONFIG, listTokens, parseTtl } from './ops/token.js';
+import { createToken, defaultAdminKubeconfig, listTokens, parseTtl } from './ops/token.js';
 import { agentAuthentication, join as joinCluster } from './ops/join.js';
 import { nodeRuntimeFiles } from './ops/node-runtime-config.js';
 import { createUserKubeconfig } from './ops/kubeconfig-create.js';
@@ -81,7 +81,7 @@ export function register(program: Command): void {
     .option('--group <name>', 'a group (certificate O); repeatable', (v: string, acc: string[]) => [...acc, v], [] as string[])
     .option('--days <n>', 'certificate lifetime in days', (v) => Number(v), 365)
     .option('-o, --output <file>', 'where to write it (default ./<user>.kubeconfig)')
-    .option('--kubeconfig <path>', 'admin kubeconfig', DEFAULT_ADMIN_KUBECONFIG)
+    .option('--kubeconfig <path>', 'admin kubeconfig ($KUBECONFIG when set)', defaultAdminKubeconfig())
     .action(async (o) => {
       const r = await createUserKubeconfig({ adminKubeconfig: o.kubeconfig, user: o.user, groups: o.group, days: o.days, out: o.output ?? `${o.user}.kubeconfig` });
       process.stdout.write(`kubeconfig for ${o.user}${o.group.length ? ` (groups ${o.group.join(', ')})` : ''} written to ${r.out} (0600, certificate from ${r.csrName})\n`);
@@ -95,7 +95,7 @@ export function register(program: Command): void {
     .option('--ttl <duration>', 'lifetime (30m, 24h, 7d)', '24h')
     .option('--description <text>', 'what the token is for')
     .option('--node-name <name>', 'the token joins only this node, and may re-join it if it already exists')
-    .option('--kubeconfig <path>', 'admin kubeconfig', DEFAULT_ADMIN_KUBECONFIG)
+    .option('--kubeconfig <path>', 'admin kubeconfig ($KUBECONFIG when set)', defaultAdminKubeconfig())
     .option('-o, --output <format>', 'text or json', 'text')
     .action(async (o) => {
       const t = await createToken({ kubeconfig: o.kubeconfig, ttlMs: parseTtl(o.ttl), description: o.description, nodeName: o.nodeName });
@@ -105,7 +105,7 @@ export function register(program: Command): void {
   token
     .command('list')
     .description('list bootstrap tokens (IDs only; secrets are never printed again)')
-    .option('--kubeconfig <path>', 'admin kubeconfig', DEFAULT_ADMIN_KUBECONFIG)
+    .option('--kubeconfig <path>', 'admin kubeconfig ($KUBECONFIG when set)', defaultAdminKubeconfig())
     .action(async (o) => {
       const rows = await listTokens({ kubeconfig: o.kubeconfig });
       process.stdout.write(['ID       EXPIRES                DESCRIPTION', ...rows.map((r) => `${r.id.padEnd(8)} ${r.expires.padEnd(22)} ${r.description}`)].join('\n') + '\n');

@@ -5,6 +5,8 @@
  */
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { labPaths } from '../lab/cluster.js';
 import { connectCriClient } from '@nodelet/cri-client';
 import { ApiClient, loadKubeconfig, PODS } from '@nodelet/api';
 import { exitCodeFor, formatResults, runChecks, type Check, type CheckResult } from './check.js';
@@ -97,11 +99,27 @@ export function registerDoctor(program: Command): void {
     .option('--bridge <name>', 'the pod bridge (for veth leaks)', 'nodelet0')
     .option('--check-ports', 'check that the agent ports (10250, 10248) are free (before the first start)')
     .option('-o, --output <format>', 'text or json', 'text')
-    .action(async (o: DoctorOptions) => {
+    .option('--lab [dir]', 'check the node `make up` / `nodelet lab up` runs (its containerd, CNI dirs and credential; default dir /var/lib/nodelet/lab)')
+    .action(async (o: DoctorOptions & { lab?: string | boolean }, cmd: Command) => {
+      if (o.lab) applyLabDefaults(o, typeof o.lab === 'string' ? o.lab : '/var/lib/nodelet/lab', (name) => cmd.getOptionValueSource(name) !== 'default');
       if (!o.kubeconfig && existsSync('/etc/nodelet/agent.kubeconfig')) o.kubeconfig = '/etc/nodelet/agent.kubeconfig';
       const results = await doctor(o);
       if (o.output === 'json') process.stdout.write(JSON.stringify({ results, exitCode: exitCodeFor(results) }, null, 2) + '\n');
       else process.stdout.write(formatResults(results) + '\n');
       process.exitCode = exitCodeFor(results);
     });
+}
+
+/** The lab node's paths (cli/src/commands/lab) for every option the user did not give. */
+function applyLabDefaults(o: DoctorOptions, stateDir: string, given: (option: string) => boolean): void {
+  const p = labPaths(stateDir);
+  const set = <K extends keyof DoctorOptions>(key: K, value: DoctorOptions[K]): void => {
+    if (!given(key)) o[key] = value;
+  };
+  set('containerRuntimeEndpoint', `unix://${join(p.containerd, 'containerd.sock')}`);
+  set('cniConfDir', p.cniConf);
+  set('cniBinDir', p.cniBin);
+  set('cniCacheDir', p.cniCache);
+  set('ipamDir', p.ipam);
+  if (!o.kubeconfig) o.kubeconfig = p.agentKubeconfig;
 }

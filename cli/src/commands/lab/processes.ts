@@ -22,10 +22,15 @@ export function nodeletCommand(): { cmd: string; args: string[] } {
 /** `<stateDir>/<name>.pid` and `.log`. */
 export const managed = managedProcess;
 
-/** Starts `nodelet <argv…>` detached so it outlives this command; resolves with its PID. */
-export async function startDetached(p: ManagedProcess, argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+/**
+ * Starts `nodelet <argv…>` detached so it outlives this command; resolves with its PID. `prefix`
+ * is a command that execs the rest in place (e.g. `nsenter --net=<netns>` for a lab node in its
+ * own network namespace), so the pidfile still holds the nodelet process's PID.
+ */
+export async function startDetached(p: ManagedProcess, argv: string[], env: NodeJS.ProcessEnv = process.env, prefix: readonly string[] = []): Promise<number> {
   const { cmd, args } = nodeletCommand();
-  return (await startManaged(p, cmd, [...args, ...argv], { env, cwd: REPO_ROOT, keepRunning: true })).pid;
+  const full = [...prefix, cmd, ...args, ...argv];
+  return (await startManaged(p, full[0]!, full.slice(1), { env, cwd: REPO_ROOT, keepRunning: true })).pid;
 }
 
 const runsNodelet = (p: ManagedProcess, marker: string) => (argv: readonly string[]): boolean => argv.includes(p.name) && argv.some((a) => a.includes(marker));

@@ -11,6 +11,11 @@ import { X509Certificate } from 'node:crypto';
 
 export const DEFAULT_ADMIN_KUBECONFIG = '/var/lib/nodelet/server/admin.kubeconfig';
 
+/** The admin kubeconfig when --kubeconfig is not given: $KUBECONFIG's first file (as kubectl reads it), else the server's. */
+export function defaultAdminKubeconfig(env: NodeJS.ProcessEnv = process.env): string {
+  return env.KUBECONFIG?.split(':').find((p) => p.length > 0) ?? DEFAULT_ADMIN_KUBECONFIG;
+}
+
 /** "90s", "15m", "24h0m0s" (a Go duration, as kubeadm's --ttl) or, beyond Go, whole days "7d" → ms. */
 export function parseTtl(s: string): number {
   const days = /^(\d+)d$/.exec(s.trim());
