@@ -11,7 +11,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { pino } from 'pino';
 import { describeError, hasCode, type Logger } from '@nodelet/base';
 import { ApiClient, defaultKubeconfigPath, loadKubeconfig } from '@nodelet/api';
-import { createNotifier } from '@nodelet/systemd';
+import { createNotifier, untilTerminated } from '@nodelet/systemd';
 import { parseConfigFile, resolveConfig, type AgentConfig, type AgentFlags, type KubeletConfigurationFile } from './config/config.js';
 import { Agent } from './agent.js';
 
@@ -115,14 +115,7 @@ export async function main(argv: string[]): Promise<void> {
   await agent.node.registered();
   await notifier.ready(`node ${config.nodeName} serving on :${agent.nodeApiPort}`);
   const stopWatchdog = notifier.startWatchdog(() => agent.pleg.healthy());
-  await new Promise<void>((resolve) => {
-    const stop = (sig: string): void => {
-      root.info({ signal: sig }, 'Shutting down');
-      resolve();
-    };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
-  });
+  await untilTerminated(root);
   stopWatchdog();
   await notifier.stopping();
   await agent.close();

@@ -9,3 +9,4 @@ export * from './serializer.js';
 export * from './logger.js';
 export * from './wakeup.js';
 export * from './poll.js';
+export * from './duration.js';

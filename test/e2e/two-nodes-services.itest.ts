@@ -22,7 +22,9 @@ import { stringify as toYaml } from 'yaml';
 import { labAddNode, labDown, labPaths, labRemoveNode, labRoutes, labUp, netnsName, runningPid, stopProcess, vethName } from '@nodelet/cli';
 import { findProcesses } from '@nodelet/lab-runtime';
 import { requireRoot } from '@nodelet/lab-runtime/testing';
-import { eventually, freePort, inCidr, kubectl, type Kubectl } from './helpers.js';
+import { pollUntil } from '@nodelet/base';
+import { freePort } from '@nodelet/base/testing';
+import { inCidr, kubectl, type Kubectl } from './helpers.js';
 
 const CLUSTER_CIDR = '10.229.0.0/16';
 const NODE_NETWORK = { bridge: 'nlnn-net', cidr: '10.228.0.0/24' };
@@ -88,15 +90,15 @@ interface Cluster {
 /** Waits until the proxy table of `netns` (host when undefined) holds the Service, its NodePort and kube-dns. */
 async function tableHolds(c: Cluster, netns: string | undefined): Promise<void> {
   const where = netns ?? 'the host';
-  await eventually(`web, its NodePort and kube-dns in the live table of ${where}`, 60_000, async () => {
+  await pollUntil(`web, its NodePort and kube-dns in the live table of ${where}`, async () => {
     const ips = nftMapKeys('service-ips', netns);
     return ips.includes(`${c.clusterIP} . tcp . 80`) && ips.includes(`${KUBE_DNS} . udp . 53`) && ips.includes(`${KUBE_DNS} . tcp . 53`) &&
       nftMapKeys('service-nodeports', netns).includes(`tcp . ${c.nodePort}`);
-  });
-  await eventually(`both endpoints of web in the live table of ${where}`, 60_000, async () => {
+  }, { timeoutMs: 60_000 });
+  await pollUntil(`both endpoints of web in the live table of ${where}`, async () => {
     const t = proxyTable(netns) ?? '';
     return c.web.every((w) => t.includes(`dnat to ${w.ip}:8080`)) && /numgen random mod 2 /.test(t);
-  });
+  }, { timeoutMs: 60_000 });
 }
 
 /** Everything a pod on `node` should reach; `client` runs there. */
@@ -213,18 +215,18 @@ test('two nodes in two network namespaces: a Service whose pods run on node 2 an
     })),
   ].map((d) => toYaml(d)).join('---\n'));
   await k('apply', '-f', manifest);
-  const ready = (sel: string, n: number) => eventually(`${n} ready pods (${sel})`, 120_000, async () => {
+  const ready = (sel: string, n: number) => pollUntil(`${n} ready pods (${sel})`, async () => {
     const list = JSON.parse(await k('get', 'pods', '-l', sel, '-o', 'json')) as { items: Array<{ metadata: { name: string; deletionTimestamp?: string }; spec: { nodeName?: string }; status: { podIP?: string; conditions?: Array<{ type: string; status: string }> } }> };
     const ok = list.items.filter((p) => !p.metadata.deletionTimestamp && p.status.podIP && p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
     return ok.length === n && list.items.length === n ? ok.map((p) => ({ name: p.metadata.name, ip: p.status.podIP!, node: p.spec.nodeName! })) : undefined;
-  });
+  }, { timeoutMs: 120_000 });
   const webPods = await ready('app=web', 2);
   const clients = await ready('app=client', 2);
   for (const w of webPods) assert.ok(w.node === N2 && inCidr(w.ip, cidrs[N2]!), `web pod ${w.name} runs on node 2 with an IP of its pod CIDR (${w.node}, ${w.ip})`);
   assert.deepEqual(clients.map((p) => `${p.name}@${p.node}`).sort(), [`client-1@${N1}`, `client-2@${N2}`]);
   const svc = JSON.parse(await k('get', 'svc', 'web', '-o', 'json')) as { spec: { clusterIP: string; ports: Array<{ nodePort: number }> } };
   const c: Cluster = { k, ns2, ips, clusterIP: svc.spec.clusterIP, nodePort: svc.spec.ports[0]!.nodePort, web: webPods };
-  await eventually('2 endpoints in the EndpointSlice', 60_000, async () => (await k('get', 'endpointslices', '-l', 'kubernetes.io/service-name=web', '-o', 'jsonpath={.items[*].endpoints[*].addresses[0]}')).trim().split(/\s+/).length === 2);
+  await pollUntil('2 endpoints in the EndpointSlice', async () => (await k('get', 'endpointslices', '-l', 'kubernetes.io/service-name=web', '-o', 'jsonpath={.items[*].endpoints[*].addresses[0]}')).trim().split(/\s+/).length === 2, { timeoutMs: 60_000 });
 
   // 3. Each node's table holds the Service; each sends kube-dns to its own resolver.
   await tableHolds(c, undefined);
@@ -246,9 +248,9 @@ test('two nodes in two network namespaces: a Service whose pods run on node 2 an
   const table1 = proxyTable();
   const table2 = proxyTable(ns2);
   const agent2 = labPaths(dir2).agentProc;
-  assert.ok(runningPid(agent2, dir2), 'node 2 agent is running');
+  assert.ok(await runningPid(agent2, dir2), 'node 2 agent is running');
   assert.ok(await stopProcess(agent2, dir2), 'node 2 agent was not running when stopped');
-  assert.equal(runningPid(agent2, dir2), undefined);
+  assert.equal(await runningPid(agent2, dir2), undefined);
   assert.equal(proxyTable(), table1, 'node 1\'s table is unchanged after node 2\'s agent stopped');
   assert.equal(proxyTable(ns2), table2, 'node 2\'s table is still in its namespace, unchanged');
   assert.ok(c.web.map((w) => w.name).includes((await k('exec', 'client-1', '--', 'sh', '-c', GET(c.clusterIP, 80))).trim()), 'node 1 still reaches the Service');

@@ -17,7 +17,7 @@ import { emptyObservedPod, type ObservedPod } from '../runtime/observed.js';
 import type { Mounter } from '../runtime/mount.js';
 import { cleanupOrphanedPodDirs } from '../runtime/volumes.js';
 import { PodConfig } from '../source/pod-config.js';
-import { RecordingLogger } from '../testing/recording-logger.js';
+import { RecordingLogger } from '@nodelet/base/testing';
 import { Housekeeping, JOB_TIMEOUT_MS, PERIODS, type HousekeepingOptions } from './housekeeping.js';
 
 /** Nothing is mounted: mount(8) is the process boundary these tests stay behind. */

@@ -13,7 +13,7 @@ import { FakeClock } from '@nodelet/base/testing';
 import { NODES, type Node } from '@nodelet/api';
 import { InMemoryApiServer } from '@nodelet/api/testing';
 import { resolveConfig } from '../config/config.js';
-import { RecordingLogger } from '../testing/recording-logger.js';
+import { RecordingLogger } from '@nodelet/base/testing';
 import { NodeReporter } from './node-reporter.js';
 import type { RuntimeHealth } from './node-status.js';
 

@@ -106,12 +106,12 @@ Stop everything with: make down
       if (r.problems.length) process.exitCode = 1;
     });
 
-  labFlags(lab.command('status').description('show what of the lab cluster runs')).action((f) => {
+  labFlags(lab.command('status').description('show what of the lab cluster runs')).action(async (f) => {
     const o = defaultLabOptions(toOptions(f));
     const p = labPaths(o.stateDir);
     const line = (name: string, pid: number | undefined) => `${name.padEnd(11)} ${pid ? `running (pid ${pid})` : 'stopped'}\n`;
-    process.stdout.write(line('server', runningPid(p.serverProc, o.stateDir)));
-    process.stdout.write(line('agent', runningPid(p.agentProc, o.stateDir)));
+    process.stdout.write(line('server', await runningPid(p.serverProc, o.stateDir)));
+    process.stdout.write(line('agent', await runningPid(p.agentProc, o.stateDir)));
     process.stdout.write(`kubeconfig  ${existsSync(p.adminKubeconfig) ? p.adminKubeconfig : '(none)'}\n`);
   });
 }

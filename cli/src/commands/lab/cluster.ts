@@ -144,9 +144,9 @@ export async function labUp(opts: Partial<LabOptions> = {}): Promise<LabUpResult
     say('starting containerd (lab runtime)…');
     const rt = await labRuntimeUp({ dir: p.containerd, registry: o.registry, cniBinDir: p.cniBin, cniConfDir: p.cniConf });
 
-    if (runningPid(p.serverProc, marker) === undefined) {
+    if ((await runningPid(p.serverProc, marker)) === undefined) {
       say(`starting nodelet server on :${o.apiPort} (SQLite, registry ${o.registry})…`);
-      startDetached(p.serverProc, [
+      await startDetached(p.serverProc, [
         'server', '--data-dir', p.server, '--port', String(o.apiPort), '--bind-address', bind,
         '--registry-address', o.registry, '--registry-root', o.imagesDir, '--cluster-cidr', o.clusterCidr,
         ...(o.serverArgs ?? []),
@@ -162,7 +162,7 @@ export async function labUp(opts: Partial<LabOptions> = {}): Promise<LabUpResult
         c.close();
         throw err;
       }
-    }, { timeoutMs: 60_000, intervalMs: 200, detail: () => `server log ${p.serverProc.logFile}:\n${logTail(p.serverProc.logFile)}` });
+    }, { timeoutMs: 60_000, intervalMs: 200, detail: async () => `server log ${p.serverProc.logFile}:\n${await logTail(p.serverProc.logFile)}` });
 
     await startLabAgent(o, p.adminKubeconfig, admin, rt.endpoint);
     const server = admin.server.replace(/\/$/, '');
@@ -213,9 +213,9 @@ export async function startLabAgent(o: LabOptions, adminKubeconfig: string, admi
     ...(o.netns ? { resolvConf: '' } : {}),
   }), { mode: 0o600 });
 
-  if (runningPid(p.agentProc, marker) === undefined) {
+  if ((await runningPid(p.agentProc, marker)) === undefined) {
     say(`starting nodelet agent as node "${o.nodeName}"…`);
-    startDetached(p.agentProc, [
+    await startDetached(p.agentProc, [
       'agent', '--config', p.agentConfig, '--kubeconfig', p.agentKubeconfig, '--node-name', o.nodeName,
       '--container-runtime-endpoint', runtimeEndpoint, '--cni-bin-dir', p.cniBin, '--cni-conf-dir', p.cniConf,
       '--root-dir', p.agentRoot, '--port', String(o.nodeApiPort), '--healthz-port', String(o.healthzPort),
@@ -223,7 +223,7 @@ export async function startLabAgent(o: LabOptions, adminKubeconfig: string, admi
     ], process.env, o.netns ? netnsExec(netnsName(o.nodeName)) : []);
   }
   say('waiting for the node to become Ready…');
-  const detail = (): string => `agent log ${p.agentProc.logFile}:\n${logTail(p.agentProc.logFile)}`;
+  const detail = async (): Promise<string> => `agent log ${p.agentProc.logFile}:\n${await logTail(p.agentProc.logFile)}`;
   const node = await pollUntil(`node "${o.nodeName}" to become Ready`, async () => {
     const n = await admin.get<Node>(NODES, o.nodeName);
     return n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? n : undefined;
