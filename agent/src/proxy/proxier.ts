@@ -19,7 +19,7 @@
  */
 import { existsSync } from 'node:fs';
 import type { Registry } from 'prom-client';
-import { AgentError, Backoff, DisposableStore, Wakeup, abortError, describeError, hasCode, isAbortError, systemClock, type Clock, type Logger } from '@nodelet/base';
+import { AgentError, Backoff, DisposableStore, Wakeup, abortError, describeError, hasCode, isAbortError, unlessNotFound, systemClock, type Clock, type Logger } from '@nodelet/base';
 import { ENDPOINTSLICES, Informer, NODES, SERVICES, type ApiClient, type EndpointSlice, type Node, type Service } from '@nodelet/api';
 import type { ProxyConfig } from './config.js';
 import { ConntrackCleaner, staleUdpEntries } from './conntrack.js';
@@ -291,10 +291,7 @@ export class ServiceProxy {
       let script = bare.script;
       if (ports.some((p) => p.affinityTimeoutS !== undefined)) {
         // ClientIP stickiness lives in the affinity sets; carry their live entries over.
-        const live = await this.#nft.listJson(this.table, signal).catch((err: unknown) => {
-          if (hasCode(err, 'ERR_NOT_FOUND')) return undefined;
-          throw err;
-        });
+        const live = await unlessNotFound(this.#nft.listJson(this.table, signal));
         if (live) script = renderTable(ports, opts, affinityEntries(live)).script;
       }
       const t0 = this.#clock.monotonic();

@@ -10,16 +10,21 @@ import { runningPid } from './lab/processes.js';
 
 const DEFAULT_NODE_NETWORK_BRIDGE = 'nodelet-nodes';
 
-function labFlags(c: Command): Command {
+/** The flags a whole lab and one added node share: the cluster's pod network and the agent's ports. */
+function agentFlags(c: Command): Command {
   return c
+    .option('--cluster-cidr <cidr>', 'pod network of the cluster', '10.244.0.0/16')
+    .option('--node-api-port <port>', 'agent node API port', (v) => Number(v), 10250)
+    .option('--healthz-port <port>', 'agent healthz port', (v) => Number(v), 10248);
+}
+
+function labFlags(c: Command): Command {
+  return agentFlags(c)
     .option('--state-dir <dir>', 'where the lab keeps everything', '/var/lib/nodelet/lab')
     .option('--api-port <port>', 'API server port', (v) => Number(v), 6443)
     .option('--registry <host:port>', 'image registry address (default 127.0.0.1:5000, with --node-network <host address>:5000)')
-    .option('--cluster-cidr <cidr>', 'pod network of the cluster', '10.244.0.0/16')
     .option('--node-name <name>', 'node name (default: hostname)')
     .option('--bridge <name>', 'pod bridge', 'nodelet0')
-    .option('--node-api-port <port>', 'agent node API port', (v) => Number(v), 10250)
-    .option('--healthz-port <port>', 'agent healthz port', (v) => Number(v), 10248)
     .option('--node-network <cidr>', 'a node network (e.g. 10.230.0.0/24) for nodes in their own network namespace (lab add-node --netns): the server, registry and this node use its first address')
     .option('--node-network-bridge <name>', 'the node network\'s host bridge', DEFAULT_NODE_NETWORK_BRIDGE);
 }
@@ -34,15 +39,12 @@ function toOptions(f: Record<string, unknown>): Partial<LabOptions> {
 }
 
 function nodeFlags(c: Command): Command {
-  return c
+  return agentFlags(c)
     .requiredOption('--state-dir <dir>', 'the node\'s own state dir (not the lab\'s)')
     .requiredOption('--node-name <name>', 'node name')
     .requiredOption('--bridge <name>', 'the node\'s pod bridge')
     .option('--admin-kubeconfig <file>', 'the lab\'s admin kubeconfig', '/var/lib/nodelet/lab/server/admin.kubeconfig')
     .option('--registry <host:port>', 'the lab\'s image registry (default: port 5000 on the API server\'s address)')
-    .option('--cluster-cidr <cidr>', 'the lab\'s cluster CIDR', '10.244.0.0/16')
-    .option('--node-api-port <port>', 'agent node API port', (v) => Number(v), 10250)
-    .option('--healthz-port <port>', 'agent healthz port', (v) => Number(v), 10248)
     .option('--netns', 'run the node in its own network namespace on the lab\'s node network (lab up --node-network)')
     .option('--node-ip <ip>', 'with --netns: the node\'s address on the node network (default: the lowest free one)');
 }

@@ -16,7 +16,7 @@
  * Acts as kube-system/persistent-volume-binder with upstream's role (updates, no patches).
  */
 import { ANN_BETA_STORAGE_PROVISIONER, ANN_BIND_COMPLETED, ANN_BOUND_BY_CONTROLLER, ANN_SELECTED_NODE, ANN_STORAGE_PROVISIONER, NODES, parseQuantity, PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, STORAGECLASSES, type PersistentVolume, type PersistentVolumeClaim } from '@nodelet/api';
-import { hasCode } from '@nodelet/base';
+import { hasCode, unlessNotFound } from '@nodelet/base';
 import { nodeSelectorTermMatches } from '../../scheduler/filters.js';
 import { ControllerBase, type ControllerDeps } from '../controller-base.js';
 import { keyOf } from '../util/pods.js';
@@ -139,10 +139,7 @@ export class PersistentVolumeBinder extends ControllerBase {
       let pvc = this.#claims.get(`${ref.namespace}/${ref.name}`);
       if (!pvc) {
         // The cache may lag behind a claim created a moment ago: ask before releasing.
-        pvc = await this.client.resource(PERSISTENTVOLUMECLAIMS, ref.namespace).get(ref.name, { signal }).catch((err: unknown) => {
-          if (hasCode(err, 'ERR_NOT_FOUND')) return undefined;
-          throw err;
-        });
+        pvc = await unlessNotFound(this.client.resource(PERSISTENTVOLUMECLAIMS, ref.namespace).get(ref.name, { signal }));
       }
       if (!pvc || (ref.uid && pvc.metadata.uid !== ref.uid)) phase = ref.uid ? 'Released' : 'Available';
       else if (pvc.spec?.volumeName === pv.metadata.name) phase = 'Bound';
