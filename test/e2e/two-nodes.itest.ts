@@ -1,3 +1,5 @@
+// nodelet-test: long — the two-node ground (spreading, Services across nodes) runs by default in
+// two-nodes-services.itest.ts and workloads.itest.ts; this file adds the NotReady → eviction path.
 // Two agents on one machine, one server: the first node comes from the quickstart code path
 // (`labUp`), the second from `labAddNode` with its own lab containerd (root, state, socket), CNI
 // dirs, bridge and ports, joined with a fresh bootstrap token. Both nodes share the host network
