@@ -48,6 +48,7 @@ import { collectContainers, collectImages, serialJob } from './housekeeping.js';
 import { podLogDir } from './runtime/container-config.js';
 import { startServiceProxy, type ServiceProxy } from './proxy/index.js';
 import { podDnsConfigurer, startClusterDns, type NodeDns } from './dns/index.js';
+import { StatsCollector } from './stats/collector.js';
 import { join } from 'node:path';
 
 export const AGENT_VERSION = 'v1.32.0-nodelet';
@@ -67,6 +68,8 @@ export interface AgentOptions {
   relistPeriodMs?: number;
   /** Orphan cleanup and known-pods sync (kubelet housekeeping, 2 s). */
   housekeepingMs?: number;
+  /** Resource stats sampling (10 s, docs/agent.md). */
+  statsPeriodMs?: number;
 }
 
 export class Agent {
@@ -272,6 +275,7 @@ export class Agent {
     };
     const serving = await servingCertificate(certs);
     const cert = serving.initial;
+    const stats = new StatsCollector({ runtime: client.runtime, images: client.image, nodeName: c.nodeName, rootDir: c.rootDir, podLogsDir: c.podLogsDir, clock: this.#clock, log: log.child({ component: 'stats' }), periodMs: this.#o.statsPeriodMs });
     this.#nodeApi = await startNodeApi({
       address: c.address,
       port: c.port,
@@ -285,6 +289,7 @@ export class Agent {
         cacheAuthorizedTTLMs: c.authorizationCacheAuthorizedTTLMs, cacheUnauthorizedTTLMs: c.authorizationCacheUnauthorizedTTLMs,
       }),
       backend: this.#nodeApiBackend(),
+      stats,
       log: log.child({ component: 'node-api' }),
     });
 
@@ -297,6 +302,7 @@ export class Agent {
       this.events.run(signal),
       this.node.run(signal),
       this.lease.run(signal),
+      stats.run(signal),
       this.#source.run(signal, {
         onSync: (pods) => this.#onApiSync(pods),
         onUpsert: (p) => this.#onApiUpsert(p),
