@@ -18,6 +18,7 @@
  * numbers are always the containers' plus the pause process's. After a failure the collector asks
  * again only every {@link POD_STATS_RETRY_ROUNDS} rounds, to keep the runtime's log quiet.
  */
+import { setMaxListeners } from 'node:events';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describeError, hasCode, isAbortError, linkAbort, type Clock, type Logger } from '@nodelet/base';
@@ -85,7 +86,7 @@ export class StatsCollector {
    */
   async summary(signal?: AbortSignal): Promise<Summary> {
     if (this.#latest) return this.#latest;
-    this.#first ??= this.collect(signal ?? AbortSignal.timeout(ROUND_TIMEOUT_MS));
+    this.#first ??= this.collect(signal ?? roundSignal(AbortSignal.timeout(ROUND_TIMEOUT_MS)));
     try {
       return await this.#first;
     } catch (err) {
@@ -99,6 +100,7 @@ export class StatsCollector {
     const period = this.#o.periodMs ?? DEFAULT_STATS_PERIOD_MS;
     while (!signal.aborted) {
       const link = linkAbort(signal, ROUND_TIMEOUT_MS);
+      roundSignal(link.signal);
       try {
         await this.collect(link.signal);
       } catch (err) {
@@ -243,6 +245,12 @@ export class StatsCollector {
     }
     return out;
   }
+}
+
+/** A round's CRI calls run at once on one short-lived signal, each listening for its abort. */
+function roundSignal(s: AbortSignal): AbortSignal {
+  setMaxListeners(64, s);
+  return s;
 }
 
 function numOf(v: { value: string } | null | undefined): number | undefined {
