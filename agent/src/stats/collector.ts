@@ -21,7 +21,7 @@
 import { setMaxListeners } from 'node:events';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describeError, hasCode, isAbortError, linkAbort, type Clock, type Logger } from '@nodelet/base';
+import { describeError, hasCode, isAbortError, type Clock, type Logger } from '@nodelet/base';
 import type { ImageService, RuntimeService } from '../runtime/cri.js';
 import { isSafePodUid, podLogDir } from '../runtime/container-config.js';
 import { parseMountinfo, readProcessCgroup, readText, type CgroupMounts, type ReadText } from './cgroup.js';
@@ -95,31 +95,18 @@ export class StatsCollector {
     }
   }
 
-  /** Samples every `periodMs` until `signal` aborts. A failed round is logged and the previous Summary kept. */
+  /**
+   * Samples at once, then one period after each round ends, until `signal` aborts (resolves once
+   * the last round has ended). A failed round is logged and the previous Summary kept.
+   */
   async run(signal: AbortSignal): Promise<void> {
-    const period = this.#o.periodMs ?? DEFAULT_STATS_PERIOD_MS;
-    while (!signal.aborted) {
-      const link = linkAbort(signal, ROUND_TIMEOUT_MS);
-      roundSignal(link.signal);
-      try {
-        await this.collect(link.signal);
-      } catch (err) {
-        if (signal.aborted) break;
-        this.#o.log.warn({ err: describeError(err) }, 'Stats collection failed');
-      } finally {
-        link.dispose();
-      }
-      // One cancellable wait on the injected Clock (base/src/clock.ts).
-      await new Promise<void>((resolve) => {
-        const done = (): void => {
-          cancel();
-          signal.removeEventListener('abort', done);
-          resolve();
-        };
-        const cancel = this.#o.clock.setTimer(period, done);
-        signal.addEventListener('abort', done, { once: true });
-      });
-    }
+    const job = this.#o.clock.every(this.#o.periodMs ?? DEFAULT_STATS_PERIOD_MS, (s) => this.collect(roundSignal(s)), {
+      signal,
+      immediate: true,
+      timeoutMs: ROUND_TIMEOUT_MS,
+      onError: (err) => this.#o.log.warn({ err: describeError(err) }, 'Stats collection failed'),
+    });
+    await job.stopped;
     this.#volumes.close();
   }
 

@@ -14,12 +14,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
 import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PODS } from '@nodelet/api';
+import { pollUntil } from '@nodelet/base';
 import { parseMountinfo, readProcessCgroup } from '../../src/stats/cgroup.js';
 import type { Summary } from '../../src/stats/types.js';
-import { getPod, podSpec, skipUnlessRoot, startHarness, waitFor, type Harness } from './harness.js';
-import { readFile } from 'node:fs/promises';
+import { getPod, podSpec, skipUnlessRoot, startHarness, type Harness } from './harness.js';
 
 const MiB = 1024 * 1024;
 const HELD = 48 * MiB;
@@ -67,7 +68,7 @@ test('resource stats: /stats/summary, /metrics/resource and nodelet cri stats on
     containers: [{ name: 'hold', image: img, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', `head -c ${HELD} /dev/zero > /dev/shm/held && echo held; exec sleep 3600`] }],
     volumes: [{ name: 'scratch', emptyDir: {} }],
   }));
-  for (const p of ['burn', 'mem']) await waitFor(`${p} Running`, async () => ((await getPod(h, p)).status?.phase === 'Running' ? true : undefined), 60_000);
+  for (const p of ['burn', 'mem']) await pollUntil(`${p} Running`, async () => (await getPod(h, p)).status?.phase === 'Running', { timeoutMs: 60_000 });
 
   // The burn container's own cgroup, read independently of the agent (its pid from the runtime).
   const burnId = (await getPod(h, 'burn')).status!.containerStatuses![0]!.containerID!.replace('containerd://', '');
@@ -78,18 +79,17 @@ test('resource stats: /stats/summary, /metrics/resource and nodelet cri stats on
   const c0 = await cgroupCpu();
 
   // Two collector rounds (10 s apart) give the first rates; the held memory is in place once "held" is logged.
-  await waitFor('the held memory to be allocated', async () => {
-    const logs = await get(h, `/containerLogs/default/mem/hold`);
-    return logs.body.includes('held') ? true : undefined;
-  }, 60_000, 500);
+  await pollUntil('the held memory to be allocated', async () => (await get(h, '/containerLogs/default/mem/hold')).body.includes('held'), { timeoutMs: 60_000, intervalMs: 500 });
   let last: Summary | undefined;
-  const s = await waitFor('a summary with rates for both pods', async () => {
+  const s = await pollUntil('a summary with rates for both pods', async () => {
     const sum = (last = await summary(h));
     const burn = sum.pods.find((p) => p.podRef.name === 'burn');
     const mem = sum.pods.find((p) => p.podRef.name === 'mem');
     return burn?.containers[0]?.cpu?.usageNanoCores !== undefined && (mem?.containers[0]?.memory?.workingSetBytes ?? 0) >= HELD ? sum : undefined;
-  }, 90_000, 1000).catch((err: unknown) => {
-    throw new Error(`${String(err)}; last pods: ${JSON.stringify(last?.pods.map((p) => ({ pod: p.podRef.name, cpu: p.cpu, memory: p.memory, containers: p.containers.map((c) => ({ name: c.name, cpu: c.cpu, memory: c.memory })) })))}`);
+  }, {
+    timeoutMs: 90_000,
+    intervalMs: 1000,
+    detail: () => `last pods: ${JSON.stringify(last?.pods.map((p) => ({ pod: p.podRef.name, cpu: p.cpu, memory: p.memory, containers: p.containers.map((c) => ({ name: c.name, cpu: c.cpu, memory: c.memory })) })))}`,
   });
   const c1 = await cgroupCpu();
   const measured = ((c1.ns - c0.ns) / (c1.at - c0.at)) * 1e3; // nanocores the cgroup saw over this whole stretch
@@ -131,10 +131,10 @@ test('resource stats: /stats/summary, /metrics/resource and nodelet cri stats on
     return { cpu: { value: cpu.value, ts: cpu.ts! }, ws: ws.value };
   };
   const m1 = await scrape();
-  const m2 = await waitFor('the next collector round', async () => {
+  const m2 = await pollUntil('the next collector round', async () => {
     const m = await scrape();
     return m.cpu.ts > m1.cpu.ts ? m : undefined;
-  }, 30_000, 500);
+  }, { timeoutMs: 30_000, intervalMs: 500 });
   const rate = ((m2.cpu.value - m1.cpu.value) / ((m2.cpu.ts - m1.cpu.ts) / 1000)) * 1e9;
   t.diagnostic(`metrics/resource rate ${Math.round(rate / 1e6)}m`);
   assert.ok(rate >= lower && rate <= 1.3e9, `rate from /metrics/resource ${rate}`);
