@@ -5,7 +5,7 @@
  *   start():  pod dirs → CRI handshake → CNI service → shared informers → cluster DNS → service
  *             proxy → PLEG, node reporter, runtime, status, prober, pod configuration, pod workers
  *             → first relist (the recovery view) → node API → loops (PLEG, status, events, node
- *             status, lease, pod configuration, housekeeping, credentials)
+ *             status, lease, pod configuration, housekeeping, resource stats, credentials)
  *   close():  abort the loops' signal, then undo every step above in reverse order. Idempotent.
  *             Running pods keep running.
  *
@@ -51,6 +51,7 @@ import { SharedInformers } from './source/informers.js';
 import { PodConfig } from './source/pod-config.js';
 import { ServiceLister } from './source/service-lister.js';
 import { apiVolumeSources } from './source/volume-sources.js';
+import { StatsCollector } from './stats/collector.js';
 import { EventRecorder } from './status/event-recorder.js';
 import { StatusManager } from './status/status-manager.js';
 
@@ -71,6 +72,8 @@ export interface AgentOptions {
   relistPeriodMs?: number;
   /** Orphan cleanup and known-pods sync (kubelet housekeeping, 2 s). */
   housekeepingMs?: number;
+  /** Resource stats sampling (10 s, docs/metrics.md). */
+  statsPeriodMs?: number;
 }
 
 export class Agent {
@@ -285,6 +288,7 @@ export class Agent {
       node: () => node.node, kubeconfigPath: this.#o.kubeconfigPath,
     };
     const serving = await servingCertificate(certs);
+    const stats = new StatsCollector({ runtime: cri.runtime, images: cri.image, nodeName: c.nodeName, rootDir: c.rootDir, podLogsDir: c.podLogsDir, clock, log: child('stats'), periodMs: this.#o.statsPeriodMs });
     const nodeApi = (this.#nodeApi = await startNodeApi({
       address: c.address,
       port: c.port,
@@ -298,6 +302,7 @@ export class Agent {
         cacheAuthorizedTTLMs: c.authorizationCacheAuthorizedTTLMs, cacheUnauthorizedTTLMs: c.authorizationCacheUnauthorizedTTLMs,
       }),
       backend: nodeApiBackend({ pods, workers, pleg, runtime: cri.runtime, metrics: this.metrics, podLogsDir: c.podLogsDir }),
+      stats,
       log: child('node-api'),
     }));
     this.#closing('node API', () => nodeApi.close());
@@ -329,6 +334,7 @@ export class Agent {
       this.lease.run(signal),
       pods.run(signal),
       housekeeping.run(signal),
+      stats.run(signal),
     ];
     this.#closing('loops', () => Promise.allSettled(loops));
     // Credentials: serving certificate (CSR flow, rotation) and node credential renewal.

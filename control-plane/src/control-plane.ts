@@ -4,15 +4,15 @@
  * API clients like any other, each with its own least-privilege identity (in-process-identities.ts).
  *
  *   startControlPlane ─▶ ensurePki ─▶ ensureToken ─▶ openStore ─▶ createApiServer.listen
- *                     ─▶ certificate rotation ─▶ admin.kubeconfig ─▶ registry ─▶ scheduler + controllers
- *   close()           ◀─ controllers, scheduler ◀─ registry ◀─ rotation ◀─ API server (ends watches) ◀─ store
+ *                     ─▶ certificate rotation ─▶ admin.kubeconfig ─▶ registry ─▶ metrics scraper ─▶ scheduler + controllers
+ *   close()           ◀─ controllers, scheduler ◀─ metrics scraper ◀─ registry ◀─ rotation ◀─ API server (ends watches) ◀─ store
  */
 import { X509Certificate } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ApiClient } from '@nodelet/api';
-import { AgentError, noopLogger, type Logger } from '@nodelet/base';
+import { AgentError, noopLogger, systemClock, type Logger } from '@nodelet/base';
 import { startRegistry, type Registry as OciRegistry } from '@nodelet/oci';
 import { CONTROLLER_NAMES, startControllerManager, type ControllerManagerHandle, type ControllerName } from './controllers/index.js';
 import type { KeyPairPem } from './pki/certs.js';
@@ -31,6 +31,8 @@ import { DEFAULT_SERVICE_CIDR, firstServiceIp } from './apiserver/handlers/servi
 import { keepKubernetesService } from './apiserver/kubernetes-service.js';
 import type { ApiServerLimits } from './apiserver/limits.js';
 import { createApiServer, type ApiServer } from './apiserver/server.js';
+import { MetricsStore } from './metrics/metrics-store.js';
+import { MetricsScraper } from './metrics/scraper.js';
 
 export interface ControlPlaneOptions {
   dataDir: string;
@@ -86,6 +88,11 @@ export interface ControlPlaneOptions {
   certRotation?: { intervalMs?: number; renewBeforeMs?: number };
   /** API server bounds: in-flight requests, request timeout, … (defaults as kube-apiserver). */
   limits?: Partial<ApiServerLimits>;
+  /**
+   * The built-in metrics-server (metrics/scraper.ts) and the `metrics.k8s.io` API it feeds
+   * (default on); `resolutionMs` is how often it scrapes the nodes (default 15 s).
+   */
+  metrics?: false | { resolutionMs?: number };
   now?: () => number;
 }
 
@@ -156,6 +163,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
     const saKey = await ensureServiceAccountKey(pkiOptions.dir);
     const issuer = o.serviceAccountIssuer ?? DEFAULT_SERVICE_ACCOUNT_ISSUER;
     const serviceAccountTokens = new ServiceAccountTokens({ issuer, audiences: o.apiAudiences?.length ? o.apiAudiences : [issuer], key: saKey });
+    const metricsStore = o.metrics === false ? undefined : new MetricsStore();
     const apiServer = await createApiServer({
       store,
       authenticator,
@@ -169,6 +177,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       serviceAccountTokens,
       serviceCidr,
       ...(o.limits ? { limits: o.limits } : {}),
+      ...(metricsStore ? { metrics: metricsStore } : {}),
     });
     ref.server = apiServer;
     cleanups.push(() => apiServer.close());
@@ -206,6 +215,21 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       cleanups.push(() => registry!.close());
     } else if (regAddr) {
       log.warn({ root: regRoot }, 'Image store missing; registry not started (run: nodelet image build)');
+    }
+
+    if (metricsStore) {
+      const stopScraper = new AbortController();
+      const client = new ApiClient({ server: url, token: identities.metricsServer, ca: pki.caPem, userAgent: 'nodelet-server/metrics-server' });
+      const scraper = new MetricsScraper({
+        client, token: identities.metricsServer, agentCa: () => nodeProxy.ca, store: metricsStore, clock: systemClock,
+        log: log.child({ component: 'metrics-server' }), resolutionMs: o.metrics ? o.metrics.resolutionMs : undefined,
+      });
+      const scraping = scraper.run(stopScraper.signal);
+      cleanups.push(async () => {
+        stopScraper.abort();
+        await scraping;
+        client.close();
+      });
     }
 
     if (o.controllers !== false && !(Array.isArray(o.controllers) && o.controllers.length === 0)) {

@@ -12,6 +12,7 @@
  *   GET|POST /portForward/<ns>/<pod>[?port=…]        SPDY/3.1 (portforward.k8s.io) or WebSocket (v4.channel.k8s.io,
  *                                                   needs ?port): spliced to CRI PortForward (upgrade-splice.ts)
  *   GET /metrics                                    Prometheus text
+ *   GET /stats/summary, GET /metrics/resource       resource stats (stats-routes.ts)
  *
  * and the unauthenticated `127.0.0.1:10248/healthz`. The API server reaches /containerLogs, /exec,
  * /attach and /portForward through its pods/log, exec, attach and portforward proxy, so
@@ -37,6 +38,7 @@ import { waitForDrain } from './drain.js';
 import { bridgeRemoteCommand, EXEC_PROTOCOLS } from './exec-bridge.js';
 import { checkStreamUpgrade, isStatus } from './upgrade-check.js';
 import { spliceUpgrade } from './upgrade-splice.js';
+import { serveStats, STATS_PATHS, type StatsSource } from './stats-routes.js';
 import type { ServingCert } from './serving-cert.js';
 
 export interface ContainerRef {
@@ -67,6 +69,8 @@ export interface NodeApiOptions {
   authn: NodeApiAuthenticator;
   authz: NodeApiAuthorizer;
   backend: NodeApiBackend;
+  /** `/stats/summary` and `/metrics/resource`; 404 without. */
+  stats?: StatsSource;
   log: Logger;
 }
 
@@ -182,6 +186,7 @@ export async function startNodeApi(o: NodeApiOptions): Promise<NodeApiServer> {
     if (url.pathname === '/pods' || url.pathname === '/pods/') {
       return send(res, 200, JSON.stringify({ kind: 'PodList', apiVersion: 'v1', metadata: {}, items: o.backend.pods() }), 'application/json');
     }
+    if (o.stats && STATS_PATHS.has(url.pathname)) return serveStats(url, o.stats, res, o.log);
     if (url.pathname === '/metrics') {
       const m = await o.backend.metrics();
       return send(res, 200, m.body, m.contentType);

@@ -1,6 +1,8 @@
 /**
  * Discovery documents from the resource table: aggregated v2 (`/api`, `/apis` with the
- * apidiscovery Accept) and the legacy APIVersions / APIGroupList / APIResourceList.
+ * apidiscovery Accept) and the legacy APIVersions / APIGroupList / APIResourceList. `defs` is what
+ * the server serves: the stored resources, plus `metrics.k8s.io` when it has a metrics source
+ * (metrics-api.ts).
  */
 import { RESOURCE_VERBS, type ResourceDef } from './resource.js';
 import { groupVersions, RESOURCE_DEFS } from './resources.js';
@@ -39,9 +41,9 @@ function aggregatedResource(d: ResourceDef): Record<string, unknown> {
 }
 
 /** The APIGroupDiscoveryList for `/api` (core) or `/apis` (named groups). */
-export function aggregatedDiscovery(core: boolean): Record<string, unknown> {
+export function aggregatedDiscovery(core: boolean, defs: readonly ResourceDef[] = RESOURCE_DEFS): Record<string, unknown> {
   const groups = new Map<string, Array<{ version: string; resources: ResourceDef[] }>>();
-  for (const gv of groupVersions()) {
+  for (const gv of groupVersions(defs)) {
     if ((gv.group === '') !== core) continue;
     const list = groups.get(gv.group) ?? [];
     list.push({ version: gv.version, resources: gv.resources });
@@ -62,9 +64,9 @@ export function legacyApiVersions(serverAddress: string): Record<string, unknown
   return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }] };
 }
 
-export function legacyGroupList(): Record<string, unknown> {
+export function legacyGroupList(defs: readonly ResourceDef[] = RESOURCE_DEFS): Record<string, unknown> {
   const groups = new Map<string, string[]>();
-  for (const gv of groupVersions()) {
+  for (const gv of groupVersions(defs)) {
     if (gv.group === '') continue;
     groups.set(gv.group, [...(groups.get(gv.group) ?? []), gv.version]);
   }
@@ -79,16 +81,16 @@ export function legacyGroupList(): Record<string, unknown> {
   };
 }
 
-export function legacyGroup(group: string): Record<string, unknown> | undefined {
-  const versions = groupVersions().filter((g) => g.group === group && group !== '');
+export function legacyGroup(group: string, defs: readonly ResourceDef[] = RESOURCE_DEFS): Record<string, unknown> | undefined {
+  const versions = groupVersions(defs).filter((g) => g.group === group && group !== '');
   if (!versions.length) return undefined;
   const vs = versions.map((v) => ({ groupVersion: `${group}/${v.version}`, version: v.version }));
   return { kind: 'APIGroup', apiVersion: 'v1', name: group, versions: vs, preferredVersion: vs[0] };
 }
 
 /** APIResourceList for `/api/v1` or `/apis/<group>/<version>`; undefined when not served. */
-export function resourceList(group: string, version: string): Record<string, unknown> | undefined {
-  const defs = RESOURCE_DEFS.filter((d) => d.group === group && d.version === version);
+export function resourceList(group: string, version: string, served: readonly ResourceDef[] = RESOURCE_DEFS): Record<string, unknown> | undefined {
+  const defs = served.filter((d) => d.group === group && d.version === version);
   if (!defs.length) return undefined;
   const resources: Array<Record<string, unknown>> = [];
   for (const d of defs) {

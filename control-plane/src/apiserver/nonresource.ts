@@ -3,31 +3,33 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { aggregatedDiscovery, legacyApiVersions, legacyGroup, legacyGroupList, resourceList, SERVER_VERSION } from './discovery.js';
 import { AGGREGATED_DISCOVERY_CONTENT_TYPE, wantsAggregatedDiscovery } from './media.js';
 import { openApiDocument, openApiIndex } from './openapi.js';
+import type { ResourceDef } from './resource.js';
+import { RESOURCE_DEFS } from './resources.js';
 import { sendJson } from './respond.js';
 import { StatusError } from './status.js';
 
 const notFound = (): StatusError => new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
 
-/** Answers a GET of a non-resource path; false when the path is not one of them. */
-export function serveNonResource(req: IncomingMessage, res: ServerResponse, url: URL, serverAddress: string): boolean {
+/** Answers a GET of a non-resource path; false when the path is not one of them. Discovery lists `defs`. */
+export function serveNonResource(req: IncomingMessage, res: ServerResponse, url: URL, serverAddress: string, defs: readonly ResourceDef[] = RESOURCE_DEFS): boolean {
   const p = url.pathname.replace(/\/+$/, '') || '/';
   const accept = req.headers.accept;
   if (p === '/version') return sendJson(res, 200, SERVER_VERSION), true;
   if (p === '/api' || p === '/apis') {
-    if (wantsAggregatedDiscovery(accept)) sendJson(res, 200, aggregatedDiscovery(p === '/api'), AGGREGATED_DISCOVERY_CONTENT_TYPE);
-    else sendJson(res, 200, p === '/api' ? legacyApiVersions(serverAddress) : legacyGroupList());
+    if (wantsAggregatedDiscovery(accept)) sendJson(res, 200, aggregatedDiscovery(p === '/api', defs), AGGREGATED_DISCOVERY_CONTENT_TYPE);
+    else sendJson(res, 200, p === '/api' ? legacyApiVersions(serverAddress) : legacyGroupList(defs));
     return true;
   }
-  if (p === '/api/v1') return sendJson(res, 200, resourceList('', 'v1')), true;
+  if (p === '/api/v1') return sendJson(res, 200, resourceList('', 'v1', defs)), true;
   let m = /^\/apis\/([^/]+)$/.exec(p);
   if (m) {
-    const g = legacyGroup(m[1]!);
+    const g = legacyGroup(m[1]!, defs);
     if (!g) throw notFound();
     return sendJson(res, 200, g), true;
   }
   m = /^\/apis\/([^/]+)\/([^/]+)$/.exec(p);
   if (m) {
-    const list = resourceList(m[1]!, m[2]!);
+    const list = resourceList(m[1]!, m[2]!, defs);
     if (!list) throw notFound();
     return sendJson(res, 200, list), true;
   }

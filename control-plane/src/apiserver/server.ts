@@ -4,6 +4,7 @@
  * admission, and the REST machinery over a {@link Store}.
  *
  *   request ─▶ health? ─▶ authenticate (401) ─▶ impersonate? (403) ─▶ non-resource (version, discovery, openapi)
+ *                                                                 └▶ metrics.k8s.io (metrics-api.ts) ─▶ authorize (403) ─▶ get/list
  *                                                                 └▶ parse path ─▶ authorize (403) ─▶ dispatch(verb)
  *                                                                                   (writes: admission, see admission/)
  *
@@ -36,6 +37,7 @@ import { ensureDefaultStorageClass, ensureNamespaceDefaults } from './default-ob
 import { startNamespaceLifecycle } from './namespace-lifecycle.js';
 import { clusterDnsIpOf, ensureKubeDnsService } from './kube-dns-service.js';
 import { DEFAULT_SERVICE_CIDR } from './handlers/service-ip.js';
+import { METRICS_DEFS, parseMetricsPath, serveMetrics, type MetricsSource } from './metrics-api.js';
 import { serveNonResource } from './nonresource.js';
 import { DEFAULT_API_SERVER_LIMITS, type ApiServerLimits } from './limits.js';
 import { Registry } from './registry.js';
@@ -70,6 +72,8 @@ export interface ApiServerOptions {
   limits?: Partial<ApiServerLimits>;
   /** ClusterIP of kube-system/kube-dns, created at start when missing (default: the service range's 10th address; null: none). */
   clusterDnsIP?: string | null;
+  /** Serves `metrics.k8s.io` from this source (the control plane's scraper, metrics/); without one the group is absent. */
+  metrics?: MetricsSource;
 }
 
 export interface ApiServer {
@@ -102,6 +106,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     const cache = new WatchCache({ store: opts.store, registry, logger: log, capacity: opts.watchCacheCapacity });
     resources.set(`${def.group}/${def.version}/${def.plural}`, { def, registry, cache });
   }
+  const servedDefs = opts.metrics ? [...RESOURCE_DEFS, ...METRICS_DEFS] : RESOURCE_DEFS;
   const rbacResource = (plural: string): ServedResource => resources.get(`rbac.authorization.k8s.io/v1/${plural}`)!;
   const mirror = (plural: string): ResourceMirror => new ResourceMirror({ served: rbacResource(plural), logger: log, stop: stop.signal });
   const mirrors: RbacMirrors = { roles: mirror('roles'), clusterRoles: mirror('clusterroles'), roleBindings: mirror('rolebindings'), clusterRoleBindings: mirror('clusterrolebindings') };
@@ -199,6 +204,11 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
         const decision = await authorizer.authorize(user, { verb: 'get', path: url.pathname });
         if (serveOidcIfAllowed(decision.allowed, user, res, url) || serveNonResourceIfAllowed(decision.allowed, user, req, res, url)) return;
       }
+      const metricsRequest = opts.metrics ? parseMetricsPath(url.pathname) : undefined;
+      if (metricsRequest) {
+        await serveMetrics(ctx, opts.metrics!, metricsRequest, { method, url, user }, authorizeOrThrow, res);
+        return;
+      }
       const scope = await resourceScope(req, res, url, user, log);
       if (!scope) throw notFoundPath();
       await dispatch(scope);
@@ -223,7 +233,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   }
 
   function serveNonResourceIfAllowed(allowed: boolean, user: UserInfo, req: http.IncomingMessage, res: http.ServerResponse, url: URL): boolean {
-    const served = serveNonResource(req, res, url, serverAddress);
+    const served = serveNonResource(req, res, url, serverAddress, servedDefs);
     if (served && !allowed) throw forbidden(forbiddenMessage(user, { verb: 'get', path: url.pathname }));
     return served;
   }

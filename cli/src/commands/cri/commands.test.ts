@@ -177,3 +177,20 @@ test('logs: tail, timestamps and stream selection from the CRI log file', async 
   assert.equal((await run(fake, ['logs', '-s', 'stderr', ctrId])).stderr, 'two\n');
   assert.equal((await run(fake, ['logs', '--since', '2026-12-02T10:00:01Z', ctrId])).stdout, 'three\n');
 });
+
+test('statsp on a runtime that refuses ListPodSandboxStats (containerd 1.6 without pod cgroups) sums the containers', async (t) => {
+  const { fake, podFile, ctrFile } = await setup(t);
+  const podId = (await run(fake, ['runp', podFile])).stdout.trim();
+  const ctrId = (await run(fake, ['create', podId, ctrFile, podFile])).stdout.trim();
+  await run(fake, ['start', ctrId]);
+  fake.runtime.injectError('ListPodSandboxStats', 'UNKNOWN', 'failed to get cgroup metrics for sandbox because cgroupPath is empty', 2);
+  const r = await run(fake, ['statsp', '-o', 'json']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /the runtime has no pod sandbox stats .*cgroupPath is empty.*; showing the sum of each pod's running containers/);
+  const stats = JSON.parse(r.stdout).stats as Array<{ attributes: { id: string }; linux: { memory: { workingSetBytes: { value: string } } } }>;
+  assert.deepEqual(stats.map((s) => s.attributes.id), [podId]);
+  assert.equal(stats[0]!.linux.memory.workingSetBytes.value, '1048576'); // the fake's one container
+  const table = await run(fake, ['statsp', '-s', '1']);
+  assert.equal(table.code, 0, table.stderr);
+  assert.match(table.stdout, /^POD\s+POD ID\s+CPU %\s+MEM\nweb\s+[0-9a-f]{13}\s+\d+\.\d\d\s+1\.049MB\n$/);
+});

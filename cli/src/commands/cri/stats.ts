@@ -1,8 +1,9 @@
 /** `nodelet cri stats|statsp|version|info`. */
 import type { Command } from 'commander';
-import { AgentError, delay } from '@nodelet/base';
+import { AgentError, delay, describeError } from '@nodelet/base';
 import type { CriClient, ContainerStats__Output, PodSandboxStats__Output } from '@nodelet/cri-client';
-import { collect, out, parseLabels, parseOutput, printStructured, withClients } from './context.js';
+import { collect, io, out, parseLabels, parseOutput, printStructured, withClients } from './context.js';
+import { listPodStats } from './pod-stats.js';
 import { mergeInfo } from './inspect.js';
 import { containerStatsTable, podStatsTable, versionText } from './tables.js';
 
@@ -83,9 +84,14 @@ export function registerStats(cri: Command): void {
   sampleOptions(statsp).action(async (id: string | undefined, o: StatsOptions, cmd: Command) => {
     await withClients(cmd, async ({ runtime }) => {
       const filter = { id: id ?? o.id ?? '', labelSelector: parseLabels(o.label) ?? {} };
+      let told = false;
+      const fallback = (err: unknown): void => {
+        if (!told) io.stderr.write(`nodelet: the runtime has no pod sandbox stats (${describeError(err)}); showing the sum of each pod's running containers\n`);
+        told = true;
+      };
       await statsLoop<PodSandboxStats__Output>(
         o,
-        async () => (await runtime.runtime.listPodSandboxStats({ filter })).stats,
+        () => listPodStats(runtime.runtime, filter, fallback),
         (cur, prev) => podStatsTable(cur, prev),
         (stats) => ({ stats }),
       );

@@ -6,6 +6,8 @@
  *   scheduler                 User system:kube-scheduler
  *   controller-manager        User system:kube-controller-manager (reads everything for the informers)
  *   <controller>              ServiceAccount kube-system/<controller> (system:controller:<controller>)
+ *   metrics-server            ServiceAccount kube-system/metrics-server (system:metrics-server): lists
+ *                             nodes, and scrapes their agents, which check its token with a TokenReview
  *
  * The tokens are random per server start, live only in this process's memory, and are never
  * written anywhere: nothing outside the process can use them.
@@ -20,6 +22,7 @@ export interface InProcessIdentities {
   tokens: ReadonlyMap<string, UserInfo>;
   scheduler: string;
   controllerManager: string;
+  metricsServer: string;
   /** The token of controller service account `kube-system/<account>` (one of CONTROLLER_ACCOUNTS). */
   controller(account: string): string;
 }
@@ -37,6 +40,7 @@ export function createInProcessIdentities(): InProcessIdentities {
     tokens,
     scheduler: mint({ name: 'system:kube-scheduler', groups: [AUTHENTICATED_GROUP] }),
     controllerManager: mint({ name: 'system:kube-controller-manager', groups: [AUTHENTICATED_GROUP] }),
+    metricsServer: mint(serviceAccountUser('kube-system', 'metrics-server')),
     controller(account) {
       const t = byAccount.get(account);
       if (!t) throw new AgentError('ERR_INVALID_ARGUMENT', `no controller identity "${account}" (see auth/rbac/controller-roles.ts)`);

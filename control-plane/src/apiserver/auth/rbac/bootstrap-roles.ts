@@ -13,6 +13,7 @@
  *                             the system:node binding has no subjects, as upstream
  *   system:bootstrappers      nodelet:node-bootstrapper (exchange a bootstrap token for a node credential)
  *   system:serviceaccounts    system:service-account-issuer-discovery
+ *   kube-system/metrics-server  system:metrics-server (the built-in scraper, metrics/scraper.ts)
  * admin/edit/view are aggregated from the system:aggregate-to-* roles by the clusterrole
  * aggregation controller.
  */
@@ -184,6 +185,11 @@ export function bootstrapClusterRoles(): ClusterRole[] {
     ]),
     // nodelet: `nodelet join` exchanges a bootstrap token for a node credential (auth/node-credentials.ts).
     clusterRole('nodelet:node-bootstrapper', [rule(['create'], ['nodelet.io'], ['nodecredentials'])]),
+    // The built-in metrics-server (metrics/scraper.ts) with the roles its upstream manifest
+    // installs: its own (scrape nodes' /metrics/resource), and read access to metrics.k8s.io
+    // aggregated into admin, edit and view.
+    clusterRole('system:metrics-server', [rule(['get'], [''], ['nodes/metrics']), rule(READ, [''], ['nodes', 'pods'])]),
+    clusterRole('system:aggregated-metrics-reader', [rule(READ, ['metrics.k8s.io'], ['nodes', 'pods'])], { [AGG_ADMIN]: 'true', [AGG_EDIT]: 'true', [AGG_VIEW]: 'true' }),
   ];
 }
 
@@ -202,6 +208,7 @@ export function bootstrapClusterRoleBindings(): ClusterRoleBinding[] {
     clusterBinding('system:service-account-issuer-discovery', 'system:service-account-issuer-discovery', [group('system:serviceaccounts')]),
     clusterBinding('system:volume-scheduler', 'system:volume-scheduler', [user('system:kube-scheduler')]),
     clusterBinding('nodelet:node-bootstrapper', 'nodelet:node-bootstrapper', [group('system:bootstrappers')]),
+    clusterBinding('system:metrics-server', 'system:metrics-server', [serviceAccount('kube-system', 'metrics-server')]),
   ];
 }
 

@@ -11,6 +11,7 @@ import { createApiServer, type ApiServer } from '../../server.js';
 import { createTokenAuthenticator } from '../authenticator.js';
 import type { UserInfo } from '../types.js';
 import type { ServiceAccountTokens } from '../serviceaccount/tokens.js';
+import type { MetricsSource } from '../../metrics-api.js';
 
 export const USERS = {
   admin: { token: 'tok-admin', user: { name: 'admin', groups: ['system:masters', 'system:authenticated'] } },
@@ -38,7 +39,7 @@ export interface AuthTestServer {
   close(): Promise<void>;
 }
 
-export async function startAuthTestServer(o: { now?: () => number; nodeCredentialTtlMs?: number; serviceAccountTokens?: ServiceAccountTokens } = {}): Promise<AuthTestServer> {
+export async function startAuthTestServer(o: { now?: () => number; nodeCredentialTtlMs?: number; serviceAccountTokens?: ServiceAccountTokens; metrics?: MetricsSource } = {}): Promise<AuthTestServer> {
   const store = createTempSqliteStore();
   const ref: { server?: ApiServer } = {};
   const server = await createApiServer({
@@ -52,6 +53,7 @@ export async function startAuthTestServer(o: { now?: () => number; nodeCredentia
     ...(o.now ? { now: o.now } : {}),
     ...(o.nodeCredentialTtlMs ? { nodeCredentialTtlMs: o.nodeCredentialTtlMs } : {}),
     ...(o.serviceAccountTokens ? { serviceAccountTokens: o.serviceAccountTokens } : {}),
+    ...(o.metrics ? { metrics: o.metrics } : {}),
     caPem: TEST_CA_PEM,
   });
   ref.server = server;
