@@ -5,7 +5,8 @@
  *   start():  pod dirs → CRI handshake → CNI service → shared informers → cluster DNS → service
  *             proxy → PLEG, node reporter, runtime, status, prober, pod configuration, pod workers
  *             → first relist (the recovery view) → node API → loops (PLEG, status, events, node
- *             status, lease, pod configuration, housekeeping, resource stats, credentials)
+ *             status, lease, pod configuration, housekeeping, resource stats, credentials,
+ *             node shutdown)
  *   close():  abort the loops' signal, then undo every step above in reverse order. Idempotent.
  *             Running pods keep running.
  *
@@ -19,6 +20,7 @@ import { describeError, systemClock, type Clock, type Logger } from '@nodelet/ba
 import type { ApiClient } from '@nodelet/api';
 import { connectCriClient, type CriClient } from '@nodelet/cri-client';
 import { installNodeletCni, startCniService, type CniService } from '@nodelet/cni';
+import { logindInhibitor, type ShutdownInhibitor } from '@nodelet/systemd';
 import type { AgentConfig } from './config/config.js';
 import { nodeCredentialRotation, servingCertificate, type NodeCertificatesOptions } from './certificates/node-certificates.js';
 import type { NodeCredentialManager } from './certificates/node-credential-manager.js';
@@ -27,6 +29,7 @@ import { podDnsConfigurer, startClusterDns, type NodeDns } from './dns/index.js'
 import { gcPasses } from './housekeeping/gc.js';
 import { Housekeeping } from './housekeeping/housekeeping.js';
 import { NodeLease } from './node/lease.js';
+import { NodeShutdownManager } from './nodeshutdown/shutdown-manager.js';
 import { pickInternalIP } from './node/machine-info.js';
 import { NodeReporter } from './node/node-reporter.js';
 import { runtimeHealth } from './node/runtime-health.js';
@@ -74,6 +77,8 @@ export interface AgentOptions {
   housekeepingMs?: number;
   /** Resource stats sampling (10 s, docs/metrics.md). */
   statsPeriodMs?: number;
+  /** systemd-logind for graceful node shutdown (default: the real one on the system bus). */
+  inhibitor?: ShutdownInhibitor;
 }
 
 export class Agent {
@@ -99,6 +104,8 @@ export class Agent {
   events!: EventRecorder;
   node!: NodeReporter;
   lease!: NodeLease;
+  /** Graceful node shutdown (nodeshutdown/): the logind delay lock and what a shutdown does to pods. */
+  shutdown!: NodeShutdownManager;
   /** The pods this node should run: API and static sources merged (source/pod-config.ts). */
   pods!: PodConfig;
   /** The serving certificate's CSR flow and rotation (unset with tlsCertFile or serverTLSBootstrap off). */
@@ -210,7 +217,10 @@ export class Agent {
       internalIP: this.#internalIP,
       agentVersion: AGENT_VERSION,
       nodeApiPort: () => this.#nodeApi?.port ?? c.port,
-      health: runtimeHealth({ runtime: cri.runtime, runtimeName, runtimeVersion: version.runtimeVersion, cniReady: () => !!cni.network(), plegHealthy: () => pleg.healthy() }),
+      health: runtimeHealth({
+        runtime: cri.runtime, runtimeName, runtimeVersion: version.runtimeVersion,
+        cniReady: () => !!cni.network(), plegHealthy: () => pleg.healthy(), shuttingDown: () => this.shutdown?.shuttingDown ?? false,
+      }),
       onPodCIDR: (cidr) => {
         log.info({ podCIDR: cidr }, 'Pod CIDR set');
         cni.setPodCIDR(cidr);
@@ -276,6 +286,18 @@ export class Agent {
       prober,
     });
     const workers = (this.workers = new PodWorkers({ syncer: lifecycle, cache: pleg, clock, log: child('podworkers'), resyncMs: c.syncFrequencyMs, signal }));
+    const shutdownLog = child('nodeshutdown');
+    this.shutdown = new NodeShutdownManager({
+      inhibitor: this.#o.inhibitor ?? logindInhibitor({ log: shutdownLog }),
+      gracePeriodMs: c.shutdownGracePeriodMs,
+      criticalGracePeriodMs: c.shutdownGracePeriodCriticalPodsMs,
+      activePods: () => workers.pods().filter((p) => workers.phase(p.metadata.uid!) === 'sync'),
+      killPod: (pod, gracePeriodS, statusFn) => workers.kill(pod, { gracePeriodS, statusFn }),
+      onChange: () => node.poke(),
+      nodeEvent: (reason, message) => events.nodeEvent(c.nodeName, 'Normal', reason, message),
+      clock,
+      log: shutdownLog,
+    });
 
     // 8. Recovery view before any pod arrives: what CRI already runs.
     await pleg.relist(signal).catch((err: unknown) => log.warn({ err: describeError(err) }, 'Initial relist failed'));
@@ -335,6 +357,7 @@ export class Agent {
       pods.run(signal),
       housekeeping.run(signal),
       stats.run(signal),
+      this.shutdown.run(signal),
     ];
     this.#closing('loops', () => Promise.allSettled(loops));
     // Credentials: serving certificate (CSR flow, rotation) and node credential renewal.

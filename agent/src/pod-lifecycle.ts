@@ -13,7 +13,7 @@ import type { ApiClient, Pod } from '@nodelet/api';
 import type { Pleg } from './pleg/pleg.js';
 import type { PodRuntime } from './runtime/pod-runtime.js';
 import type { ObservedPod } from './runtime/observed.js';
-import type { PodSyncer } from './podworkers/pod-worker.js';
+import type { PodStatusFn, PodSyncer } from './podworkers/pod-worker.js';
 import { computePodStatus, isTerminalPhase } from './status/pod-status.js';
 import type { StatusManager } from './status/status-manager.js';
 import { deleteMirrorPod, ensureMirrorPod, isStaticPod } from './source/static-pods.js';
@@ -46,7 +46,8 @@ export class PodLifecycle implements PodSyncer {
     this.#o = o;
   }
 
-  #status(pod: Pod, observed: ObservedPod, terminating = false) {
+  /** `statusFn` edits the computed status of a pod the agent stopped on its own (node shutdown). */
+  #status(pod: Pod, observed: ObservedPod, terminating = false, statusFn?: PodStatusFn) {
     const uid = pod.metadata.uid!;
     const prev = this.#o.status.getStatus(uid) ?? pod.status;
     const status = computePodStatus({
@@ -59,6 +60,7 @@ export class PodLifecycle implements PodSyncer {
       terminating,
       probes: this.#o.prober?.view,
     });
+    statusFn?.(status);
     const target = isStaticPod(pod) ? { statusTarget: { name: pod.metadata.name!, namespace: pod.metadata.namespace! } } : {};
     this.#o.status.setStatus(pod, status, target);
     return status;
@@ -98,7 +100,7 @@ export class PodLifecycle implements PodSyncer {
     return this.#o.pleg.get(uid);
   }
 
-  async syncTerminatingPod(signal: AbortSignal, pod: Pod, observed: ObservedPod, gracePeriodS: number): Promise<void> {
+  async syncTerminatingPod(signal: AbortSignal, pod: Pod, observed: ObservedPod, gracePeriodS: number, statusFn?: PodStatusFn): Promise<void> {
     const uid = pod.metadata.uid!;
     this.#o.prober?.removePod(uid);
     await this.#o.runtime.killPod(pod, observed, gracePeriodS, signal);
@@ -107,17 +109,17 @@ export class PodLifecycle implements PodSyncer {
     if (still.length > 0 || after.sandboxes.some((s) => s.ready)) {
       throw new AgentError('ERR_UNAVAILABLE', `pod "${pod.metadata.namespace}/${pod.metadata.name}" still has running containers [${still.map((c) => c.name).join(' ')}] after kill`);
     }
-    if (this.#o.inApi(uid) || isStaticPod(pod)) this.#status(pod, after, true);
+    if (this.#o.inApi(uid) || isStaticPod(pod)) this.#status(pod, after, true, statusFn);
   }
 
-  async syncTerminatedPod(signal: AbortSignal, pod: Pod, deleted: boolean): Promise<void> {
+  async syncTerminatedPod(signal: AbortSignal, pod: Pod, deleted: boolean, statusFn?: PodStatusFn): Promise<void> {
     const uid = pod.metadata.uid!;
     this.#o.prober?.removePod(uid);
     const observed = await this.#fresh(uid, signal);
     const inApi = this.#o.inApi(uid);
     if (!deleted) {
       // Finished by itself (Succeeded/Failed): containers stay for `kubectl logs` until deletion.
-      if (inApi || isStaticPod(pod)) this.#status(pod, observed, true);
+      if (inApi || isStaticPod(pod)) this.#status(pod, observed, true, statusFn);
       return;
     }
     await this.#o.runtime.removePod(pod, observed, signal);
@@ -129,7 +131,7 @@ export class PodLifecycle implements PodSyncer {
       return;
     }
     if (inApi && pod.metadata.deletionTimestamp) {
-      this.#status(pod, observed, true);
+      this.#status(pod, observed, true, statusFn);
       this.#o.status.requestDelete(pod);
     } else {
       this.#o.status.forget(uid);

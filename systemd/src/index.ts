@@ -3,3 +3,4 @@ export * from './notify.js';
 export * from './units.js';
 export * from './test-hang.js';
 export * from './termination.js';
+export * from './logind.js';

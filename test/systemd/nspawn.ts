@@ -23,6 +23,8 @@ export interface SystemdBox {
   exec(argv: string[], opts?: { input?: string; timeoutMs?: number; allowFail?: boolean }): Promise<ExecResult>;
   /** Polls `check` until it returns true or the deadline passes. */
   waitFor(what: string, check: () => Promise<boolean>, timeoutMs?: number): Promise<void>;
+  /** Resolves with Date.now() when systemd-nspawn exited (the container powered off or was stopped). */
+  readonly exited: Promise<number>;
   close(): Promise<void>;
 }
 
@@ -112,7 +114,8 @@ export async function bootSystemd(opts: BootOptions): Promise<SystemdBox> {
   });
   const nspawnPid = child.pid!;
   let exited = false;
-  const exitedP = new Promise<void>((r) => child.on('exit', () => { exited = true; r(); }));
+  const exitedAt = new Promise<number>((r) => child.on('exit', () => { exited = true; r(Date.now()); }));
+  const exitedP = exitedAt.then(() => undefined);
 
   const close = async (): Promise<void> => {
     if (!exited) {
@@ -194,6 +197,7 @@ export async function bootSystemd(opts: BootOptions): Promise<SystemdBox> {
       return r;
     },
     waitFor,
+    exited: exitedAt,
     close,
   };
 }

@@ -22,6 +22,14 @@ test('defaults follow the kubelet', () => {
   assert.equal(c.anonymousAuth, false);
   assert.equal(c.serverTLSBootstrap, true, 'serving certificate from the cluster unless tlsCertFile is given');
   assert.equal(c.rotateCertificates, true);
+  assert.equal(c.shutdownGracePeriodMs, 0, 'graceful node shutdown is off unless configured');
+  assert.equal(c.shutdownGracePeriodCriticalPodsMs, 0);
+});
+
+test('graceful node shutdown periods are Go durations; the critical share fits in the whole', () => {
+  const c = resolveConfig(parseConfigFile('shutdownGracePeriod: 30s\nshutdownGracePeriodCriticalPods: 10s'), {}, 'h');
+  assert.equal(c.shutdownGracePeriodMs, 30_000);
+  assert.equal(c.shutdownGracePeriodCriticalPodsMs, 10_000);
 });
 
 test('tlsCertFile and tlsPrivateKeyFile come together', () => {
@@ -73,6 +81,9 @@ const bad: Array<[string, string, RegExp]> = [
   ['serializeImagePulls: "yes"', 'serializeImagePulls', /true or false/],
   ['podPidsLimit: 0', 'podPidsLimit', /unlimited/],
   ['kind: Pod', 'kind', /KubeletConfiguration/],
+  ['shutdownGracePeriod: 30 s', 'shutdownGracePeriod', /duration/],
+  ['shutdownGracePeriod: -5', 'shutdownGracePeriod', /zero or positive/],
+  ['{ shutdownGracePeriod: 10s, shutdownGracePeriodCriticalPods: 20s }', 'shutdownGracePeriodCriticalPods', /must be <= shutdownGracePeriod/],
 ];
 for (const [yaml, field, why] of bad) {
   test(`invalid config is refused naming the field: ${field}`, () => {

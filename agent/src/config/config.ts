@@ -54,6 +54,10 @@ export interface KubeletConfigurationFile extends ClusterDnsConfigFile {
   crashLoopBackOff?: { maxContainerRestartPeriod?: string; initialContainerRestartPeriod?: string };
   providerID?: string;
   nodeLabels?: Record<string, string>;
+  /** Graceful node shutdown (docs/agent.md): how long a shutdown is delayed for pods; 0 = off. */
+  shutdownGracePeriod?: string;
+  /** The part of shutdownGracePeriod kept for critical pods, which stop after the others. */
+  shutdownGracePeriodCriticalPods?: string;
   // nodelet-only
   cniBinDir?: string;
   cniConfDir?: string;
@@ -130,6 +134,9 @@ export interface AgentConfig extends ClusterDnsConfig {
   podLogsDir: string;
   crashLoopInitialMs: number;
   crashLoopMaxMs: number;
+  /** Graceful node shutdown; 0 = disabled (kubelet's default). */
+  shutdownGracePeriodMs: number;
+  shutdownGracePeriodCriticalPodsMs: number;
   nodeLabels: Record<string, string>;
   cniBinDir: string;
   cniConfDir: string;
@@ -154,7 +161,7 @@ function invalid(field: string, why: string): AgentError {
   return new AgentError('ERR_INVALID_ARGUMENT', `invalid agent config: ${field}: ${why}`);
 }
 
-function duration(field: string, v: unknown, dflt: string): number {
+function duration(field: string, v: unknown, dflt: string, allowZero = false): number {
   const raw = v ?? dflt;
   if (typeof raw !== 'string' && typeof raw !== 'number') throw invalid(field, `must be a duration like "10s", got ${JSON.stringify(raw)}`);
   let ms: number;
@@ -164,8 +171,16 @@ function duration(field: string, v: unknown, dflt: string): number {
   } catch {
     throw invalid(field, `must be a duration like "10s", got ${JSON.stringify(raw)}`);
   }
-  if (!(ms > 0)) throw invalid(field, `must be positive, got ${JSON.stringify(raw)}`);
+  if (allowZero ? !(ms >= 0) : !(ms > 0)) throw invalid(field, `must be ${allowZero ? 'zero or positive' : 'positive'}, got ${JSON.stringify(raw)}`);
   return ms;
+}
+
+/** kubelet's graceful node shutdown pair: 0 disables it; the critical pods' share cannot exceed the whole. */
+function shutdownGrace(file: KubeletConfigurationFile): { shutdownGracePeriodMs: number; shutdownGracePeriodCriticalPodsMs: number } {
+  const total = duration('shutdownGracePeriod', file.shutdownGracePeriod, '0s', true);
+  const critical = duration('shutdownGracePeriodCriticalPods', file.shutdownGracePeriodCriticalPods, '0s', true);
+  if (critical > total) throw invalid('shutdownGracePeriodCriticalPods', `must be <= shutdownGracePeriod (${file.shutdownGracePeriod ?? '0s'}), got ${JSON.stringify(file.shutdownGracePeriodCriticalPods)}`);
+  return { shutdownGracePeriodMs: total, shutdownGracePeriodCriticalPodsMs: critical };
 }
 
 function int(field: string, v: unknown, dflt: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -325,6 +340,7 @@ export function resolveConfig(file: KubeletConfigurationFile, flags: AgentFlags,
     podLogsDir: str('podLogsDir', file.podLogsDir) ?? '/var/log/pods',
     crashLoopInitialMs: duration('crashLoopBackOff.initialContainerRestartPeriod', file.crashLoopBackOff?.initialContainerRestartPeriod, '10s'),
     crashLoopMaxMs: duration('crashLoopBackOff.maxContainerRestartPeriod', file.crashLoopBackOff?.maxContainerRestartPeriod, '5m'),
+    ...shutdownGrace(file),
     nodeLabels: { ...(file.nodeLabels ?? {}) },
     cniBinDir: flags.cniBinDir ?? str('cniBinDir', file.cniBinDir) ?? '/opt/cni/bin',
     cniConfDir: flags.cniConfDir ?? str('cniConfDir', file.cniConfDir) ?? '/etc/cni/net.d',

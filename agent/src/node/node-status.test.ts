@@ -37,6 +37,7 @@ test('Ready is False with the reason when the runtime, its network, CNI or the P
     [{ networkReady: false, networkMessage: 'reason:NetworkPluginNotReady message:cni config uninitialized' }, /container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady/],
     [{ cniReady: false, cniMessage: 'pod CIDR not yet known' }, /network plugin not ready: pod CIDR not yet known/],
     [{ plegHealthy: false }, /PLEG is not healthy/],
+    [{ shuttingDown: true }, /^node is shutting down$/],
   ];
   for (const [h, msg] of cases) {
     const c = cond(computeNodeStatus({ ...base, health: { ...base.health, ...h } }), 'Ready');

@@ -3,8 +3,9 @@
  * (kubelet nodestatus/setters.go). Pure; the reporter (node-reporter.ts) does the I/O.
  *
  * allocatable = capacity − systemReserved − kubeReserved − hard eviction threshold (memory,
- * ephemeral-storage), never below zero. Ready is False with a reason when the runtime or its
- * network is not ready (CRI Status), the CNI service is not ready, or the PLEG is unhealthy.
+ * ephemeral-storage), never below zero. Ready is False with a reason when the node is shutting
+ * down, the runtime or its network is not ready (CRI Status), the CNI service is not ready, or the
+ * PLEG is unhealthy.
  */
 import type { NodeCondition, NodeStatus } from '@nodelet/api';
 import { formatBytes, parseQuantity } from '../util/quantity.js';
@@ -18,6 +19,8 @@ export interface RuntimeHealth {
   cniReady: boolean;
   cniMessage?: string;
   plegHealthy: boolean;
+  /** A node shutdown is in progress (nodeshutdown/): Ready is False until it is cancelled. */
+  shuttingDown?: boolean;
   runtimeName: string;
   runtimeVersion: string;
 }
@@ -64,6 +67,7 @@ function cond(prev: NodeStatus | undefined, type: string, status: boolean, reaso
 }
 
 export function readyReason(h: RuntimeHealth): string | undefined {
+  if (h.shuttingDown) return 'node is shutting down';
   if (!h.runtimeReady) return `container runtime is down: ${h.runtimeMessage ?? 'RuntimeReady=false'}`;
   if (!h.networkReady) return `container runtime network not ready: NetworkReady=false ${h.networkMessage ?? ''}`.trim();
   if (!h.cniReady) return `network plugin not ready: ${h.cniMessage ?? 'CNI service not ready'}`;

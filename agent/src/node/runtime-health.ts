@@ -17,12 +17,14 @@ export interface RuntimeHealthOptions {
   /** The CNI service has a network to attach pods to (it knows the pod CIDR). */
   cniReady(): boolean;
   plegHealthy(): boolean;
+  /** A node shutdown is in progress (the node shutdown manager). */
+  shuttingDown?(): boolean;
 }
 
 /** Returns the check the node reporter calls. A failed or slow Status call reads as "runtime down", with the error. */
 export function runtimeHealth(o: RuntimeHealthOptions): (signal: AbortSignal) => Promise<RuntimeHealth> {
   return async (signal) => {
-    const h: RuntimeHealth = { runtimeReady: false, networkReady: false, cniReady: o.cniReady(), plegHealthy: o.plegHealthy(), runtimeName: o.runtimeName, runtimeVersion: o.runtimeVersion };
+    const h: RuntimeHealth = { runtimeReady: false, networkReady: false, cniReady: o.cniReady(), plegHealthy: o.plegHealthy(), shuttingDown: o.shuttingDown?.() ?? false, runtimeName: o.runtimeName, runtimeVersion: o.runtimeVersion };
     if (!h.cniReady) h.cniMessage = 'pod CIDR not yet known (set spec.podCIDR or --pod-cidr)';
     try {
       const st = await o.runtime.status({}, { signal, timeoutMs: STATUS_TIMEOUT_MS });

@@ -103,3 +103,32 @@ test('pod worker: a failed sync is retried after a backoff; a requeue hint sched
   stop.abort();
   await workers.drain();
 });
+
+test('pod worker: kill stops a pod that stays in the API, with the capped grace and the status edit', async (t) => {
+  const stop = new AbortController();
+  t.after(() => stop.abort());
+  const edits: string[] = [];
+  const { calls, syncer } = recorder({
+    syncTerminatingPod: async (_s, _p, _o, g, fn) => { calls.push(`terminating ${g} ${typeof fn}`); },
+    syncTerminatedPod: async (_s, _p, deleted, fn) => {
+      const st = { phase: 'Running' as const, conditions: [] };
+      fn?.(st);
+      calls.push(`terminated ${deleted} ${st.phase}`);
+    },
+  });
+  const workers = new PodWorkers({ syncer, cache, clock: new FakeClock(), log: noopLogger, resyncMs: 60_000, signal: stop.signal, random: () => 0 });
+  workers.update({ pod: { ...pod('1'), spec: { containers: [], terminationGracePeriodSeconds: 30 } } });
+  await pollUntil('first sync', () => calls.length === 1, { timeoutMs: 2000, intervalMs: 0 });
+  await workers.kill(pod('1'), { gracePeriodS: 20, statusFn: (s) => { edits.push('edit'); s.phase = 'Failed'; } });
+  assert.equal(workers.phase('u1') === 'terminated' || workers.phase('u1') === 'finished', true, 'kill resolves once the containers are stopped');
+  await pollUntil('finished', () => workers.phase('u1') === 'finished', { timeoutMs: 2000, intervalMs: 0 });
+  // Not deleted: the runtime objects and the API pod stay; the status keeps the edit.
+  assert.deepEqual(calls, ['sync 1', 'terminating 20 function', 'terminated false Failed']);
+  // A later pod update (the API still has it) does not restart the pod; killing it again resolves at once.
+  workers.update({ pod: pod('2') });
+  await workers.kill(pod('2'), { gracePeriodS: 1, statusFn: () => {} });
+  assert.equal(workers.phase('u1'), 'finished');
+  assert.equal(calls.length, 3);
+  stop.abort();
+  await workers.drain();
+});

@@ -2,7 +2,7 @@
  * One worker per pod UID (kubelet pod_workers.go). Operations on one pod never overlap; only the
  * latest update is kept; phases only move forward:
  *
- *   sync ──(deleted, or terminal phase)──▶ terminating ──▶ terminated ──▶ finished
+ *   sync ──(deleted, killed, or terminal phase)──▶ terminating ──▶ terminated ──▶ finished
  *
  * `update()` is synchronous and never awaits. A termination request preempts an in-flight
  * syncPod through its AbortSignal (linkAbort child of the worker's stop signal). After each pass
@@ -10,7 +10,7 @@
  * syncer's backoff hint); error → backoff with jitter.
  */
 import { Backoff, Wakeup, errCode, isAbortError, jitter, linkAbort, describeError, type Clock, type Logger } from '@nodelet/base';
-import type { Pod } from '@nodelet/api';
+import type { Pod, PodStatus } from '@nodelet/api';
 import type { ObservedPod } from '../runtime/observed.js';
 
 export type WorkerPhase = 'sync' | 'terminating' | 'terminated' | 'finished';
@@ -28,15 +28,24 @@ export interface PodUpdate {
   terminationRequested?: boolean;
   /** Grace period for termination in seconds (may only shrink once terminating). */
   gracePeriodS?: number;
+  /**
+   * Stop the pod although it stays in the API (kubelet SyncPodKill: node shutdown, eviction). The
+   * worker terminates it like a deletion but keeps its status, edited by `statusFn` from then on.
+   */
+  kill?: { statusFn: PodStatusFn };
 }
+
+/** Edits the status the agent computed for a pod it stopped on its own (kubelet PodStatusFunc). */
+export type PodStatusFn = (status: PodStatus) => void;
 
 /** The work itself (kubelet podSyncer), injected so the worker is tested with small fakes. */
 export interface PodSyncer {
   /** Returns `terminal: true` when the pod reached Succeeded/Failed and must stop. */
   syncPod(signal: AbortSignal, pod: Pod, observed: ObservedPod): Promise<{ terminal: boolean; requeueAfterMs?: number }>;
-  syncTerminatingPod(signal: AbortSignal, pod: Pod, observed: ObservedPod, gracePeriodS: number): Promise<void>;
+  /** `statusFn` is set for a pod the agent stops on its own (PodUpdate.kill). */
+  syncTerminatingPod(signal: AbortSignal, pod: Pod, observed: ObservedPod, gracePeriodS: number, statusFn?: PodStatusFn): Promise<void>;
   /** `deleted`: the pod is gone or going from the API, so its runtime objects are removed. */
-  syncTerminatedPod(signal: AbortSignal, pod: Pod, deleted: boolean): Promise<void>;
+  syncTerminatedPod(signal: AbortSignal, pod: Pod, deleted: boolean, statusFn?: PodStatusFn): Promise<void>;
 }
 
 /** The runtime cache as the worker needs it. */
@@ -65,6 +74,10 @@ export class PodWorker {
   #pending?: PodUpdate;
   #current?: Pod;
   #terminationRequested = false;
+  #statusFn?: PodStatusFn;
+  /** Resolved once the pod's containers are stopped (the worker left `terminating`). */
+  #markTerminated!: () => void;
+  readonly #terminated = new Promise<void>((r) => (this.#markTerminated = r));
   #graceS?: number;
   #inflight?: AbortController;
   #lastSync = 0;
@@ -76,6 +89,7 @@ export class PodWorker {
     this.uid = o.uid;
     this.#o = o;
     this.#phase = o.startPhase ?? 'sync';
+    if (this.#phase === 'terminated' || this.#phase === 'finished') this.#markTerminated();
     this.#backoff = new Backoff({ initialMs: 1000, maxMs: 10_000, clock: o.clock });
   }
 
@@ -92,14 +106,23 @@ export class PodWorker {
     return this.#terminationRequested;
   }
 
+  /**
+   * Resolves once the pod's containers are stopped: at once for a pod already past `terminating`,
+   * never for one that keeps running (callers race it with their own deadline, kubelet killPodNow).
+   */
+  terminated(): Promise<void> {
+    return this.#terminated;
+  }
+
   /** Synchronous; never awaits. The newest update replaces any pending one. */
   update(u: PodUpdate): void {
     if (this.#phase === 'finished') return;
     this.#pending = u;
-    if (u.terminationRequested) {
+    if (u.kill) this.#statusFn ??= u.kill.statusFn;
+    if (u.terminationRequested || u.kill) {
       const shrinks = u.gracePeriodS !== undefined && (this.#graceS === undefined || u.gracePeriodS < this.#graceS);
       if (shrinks) this.#graceS = u.gracePeriodS;
-      this.#terminationRequested = true;
+      if (u.terminationRequested) this.#terminationRequested = true;
       if (this.#phase === 'sync') {
         this.#enter('terminating');
         this.#inflight?.abort(new DOMException(`pod ${this.uid} is terminating`, 'AbortError'));
@@ -143,11 +166,11 @@ export class PodWorker {
             }
           } else if (phase === 'terminating') {
             const grace = this.#graceS ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
-            await this.#o.syncer.syncTerminatingPod(link.signal, pod, seen, grace);
+            await this.#o.syncer.syncTerminatingPod(link.signal, pod, seen, grace, this.#statusFn);
             this.#enter('terminated');
             delayMs = 0;
           } else if (phase === 'terminated') {
-            await this.#o.syncer.syncTerminatedPod(link.signal, pod, this.#terminationRequested);
+            await this.#o.syncer.syncTerminatedPod(link.signal, pod, this.#terminationRequested, this.#statusFn);
             this.#enter('finished');
           }
           this.#backoff.reset();
@@ -183,5 +206,6 @@ export class PodWorker {
     if (!NEXT[this.#phase].includes(to)) throw new Error(`pod worker ${this.uid}: illegal phase change ${this.#phase} → ${to}`);
     this.#o.log.info({ podUID: this.uid, from: this.#phase, to }, 'Pod worker phase changed');
     this.#phase = to;
+    if (to === 'terminated') this.#markTerminated();
   }
 }

@@ -5,7 +5,7 @@
  */
 import type { Clock, Logger } from '@nodelet/base';
 import type { Pod } from '@nodelet/api';
-import { PodWorker, type PodCache, type PodSyncer, type PodUpdate, type WorkerPhase } from './pod-worker.js';
+import { PodWorker, type PodCache, type PodStatusFn, type PodSyncer, type PodUpdate, type WorkerPhase } from './pod-worker.js';
 
 export interface PodWorkersOptions {
   syncer: PodSyncer;
@@ -41,6 +41,19 @@ export class PodWorkers {
     }
     if (!w) w = this.#start(uid, 'sync');
     w.update(u);
+  }
+
+  /**
+   * Stops a running pod that stays in the API (kubelet killPodNow without its wait): its worker
+   * terminates it with at most `gracePeriodS` and `statusFn` edits its status from then on.
+   * Resolves when its containers are stopped; at once for a pod without a worker or already
+   * stopped. Never rejects; callers race it with their own deadline.
+   */
+  kill(pod: Pod, o: { gracePeriodS: number; statusFn: PodStatusFn }): Promise<void> {
+    const w = pod.metadata.uid ? this.#workers.get(pod.metadata.uid) : undefined;
+    if (!w) return Promise.resolve();
+    w.update({ pod: w.pod ?? pod, gracePeriodS: o.gracePeriodS, kill: { statusFn: o.statusFn } });
+    return w.terminated();
   }
 
   /** Wakes a pod's worker (the PLEG saw a change). No-op without a worker. */

@@ -27,6 +27,13 @@ export class EventRecorder implements PodEventSink {
     void this.#rec.record({ apiVersion: 'v1', kind: 'Pod', metadata: pod.metadata }, type, reason, message, fieldPath ? { fieldPath } : {});
   }
 
+  /** An event about this node (kubelet's nodeRef: kind Node, name and UID the node name). Fire-and-forget. */
+  nodeEvent(nodeName: string, type: EventType, reason: string, message: string): void {
+    this.recent.push({ reason, message, pod: '', type });
+    if (this.recent.length > RECENT) this.recent.shift();
+    void this.#rec.record({ apiVersion: 'v1', kind: 'Node', metadata: { name: nodeName, uid: nodeName } }, type, reason, message, {});
+  }
+
   /** Events are written as they come until `signal` aborts; then what is queued is dropped. */
   async run(signal: AbortSignal): Promise<void> {
     if (!signal.aborted) await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Pod } from '@nodelet/api';
+import type { Pod, PodCondition } from '@nodelet/api';
 import { computePodStatus } from './pod-status.js';
 import type { ObservedContainer, ObservedPod } from '../runtime/observed.js';
 import type { StartFailure } from './pod-status.js';
@@ -121,4 +121,16 @@ test('startup probe: not started and not ready until it passed', () => {
   assert.deepEqual([st().started, st().ready], [false, false]);
   results.set('app-1', 'startup', 'success');
   assert.deepEqual([st().started, st().ready], [true, true]);
+});
+
+test('conditions the agent does not compute (DisruptionTarget, readiness gates) are carried over', () => {
+  const p = pod();
+  const disruption: PodCondition = { type: 'DisruptionTarget', status: 'True', reason: 'TerminationByKubelet', message: 'm', lastTransitionTime: '2026-01-01T00:00:00Z' };
+  const gate: PodCondition = { type: 'example.com/lb-ready', status: 'True' };
+  p.status = { phase: 'Failed', conditions: [{ type: 'Ready', status: 'False' }, disruption, gate] };
+  const s = status(p, obs([c('app', 'exited', { exitCode: 137 })]));
+  assert.equal(s.phase, 'Failed');
+  assert.deepEqual(s.conditions!.filter((x) => x.type === 'DisruptionTarget'), [disruption]);
+  assert.deepEqual(s.conditions!.filter((x) => x.type === 'example.com/lb-ready'), [gate]);
+  assert.equal(s.conditions!.filter((x) => x.type === 'Ready').length, 1);
 });

@@ -152,6 +152,9 @@ function qosClass(pod: Pod): 'Guaranteed' | 'Burstable' | 'BestEffort' {
   return guaranteed ? 'Guaranteed' : 'Burstable';
 }
 
+/** The pod conditions the agent computes on every sync (kubelet PodConditionByKubelet). */
+const KUBELET_CONDITIONS: ReadonlySet<string> = new Set(['PodScheduled', 'Ready', 'Initialized', 'ContainersReady', 'PodReadyToStartContainers']);
+
 export function computePodStatus(input: PodStatusInput): PodStatus {
   const { pod, observed, now } = input;
   const prev = pod.status;
@@ -179,6 +182,9 @@ export function computePodStatus(input: PodStatusInput): PodStatus {
     condition(prev, 'Ready', !completed && unready.length === 0, now, readyReason, readyMessage),
     condition(prev, 'ContainersReady', !completed && unready.length === 0, now, readyReason, readyMessage),
     prev?.conditions?.find((c) => c.type === 'PodScheduled') ?? condition(prev, 'PodScheduled', true, now),
+    // Conditions others own (readiness gates) or the agent set once (DisruptionTarget on a node
+    // shutdown) are kept: a status write replaces the whole list.
+    ...(prev?.conditions ?? []).filter((c) => !KUBELET_CONDITIONS.has(c.type)),
   ];
   const status: PodStatus = {
     phase,

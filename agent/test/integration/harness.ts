@@ -23,6 +23,7 @@ import { issueCertificate, loadCa, startControlPlane, type ControlPlane, type Co
 import { startTestRuntime, type TestRuntime } from '@nodelet/lab-runtime/testing';
 import { Agent } from '../../src/agent.js';
 import { resolveConfig, type KubeletConfigurationFile } from '../../src/config/config.js';
+import type { ShutdownInhibitor } from '@nodelet/systemd';
 
 export const BRIDGE = 'nlg0';
 
@@ -52,6 +53,8 @@ export interface Harness {
 
 export interface HarnessOptions {
   inProcessAgent?: boolean;
+  /** logind for graceful node shutdown (a fake; default: the real one, absent on this host). */
+  inhibitor?: ShutdownInhibitor;
   /** Run the agent as a joined node (see the file comment). */
   asNode?: Pick<ControlPlaneOptions, 'nodeCredentialTtlMs' | 'clusterSigningDurationMs'> & { controllers: Exclude<ControlPlaneOptions['controllers'], boolean | undefined> };
 }
@@ -165,7 +168,7 @@ export async function startHarness(name: string, file: KubeletConfigurationFile 
     const flags = { nodeName, rootDir: join(dir, 'root'), cniBinDir: cniBin, cniConfDir: cniConf, podCidr: podCIDR, port: 0, healthzPort: 0 };
     const config = resolveConfig(fileConfig, flags, 'unused');
     const log = logger();
-    const start = (): Promise<Agent> => Agent.start({ config, api: agentApi, log, runtimeWaitMs: 10_000, kubeconfigPath });
+    const start = (): Promise<Agent> => Agent.start({ config, api: agentApi, log, runtimeWaitMs: 10_000, kubeconfigPath, inhibitor: opts.inhibitor });
     if (opts.inProcessAgent !== false) agent = await start();
     const cri = createCriClient({ endpoint: rt.endpoint });
     cleanups.push(async () => cri.close());
