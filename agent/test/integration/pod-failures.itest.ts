@@ -1,6 +1,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PODS } from '@nodelet/api';
@@ -124,4 +124,48 @@ test('a static pod runs from --pod-manifest-path and appears as a mirror pod; re
     const left = await h!.agent.cri.runtime.listPodSandbox({ filter: { labelSelector: { 'io.kubernetes.pod.uid': staticUid } } });
     return gone && left.items.length === 0;
   }, { timeoutMs: 30_000 });
+});
+
+test('a failing postStart hook kills the container with FailedPostStartHook and the restart policy restarts it', { timeout: 60_000 }, async (t) => {
+  if (skip) return t.skip('needs root');
+  await h!.api.create(PODS, podSpec(h!, 'poststart', {
+    containers: [{ name: 'c', image: h!.rt.images.busybox, imagePullPolicy: 'IfNotPresent', command: ['sleep', '1000'], lifecycle: { postStart: { exec: { command: ['sh', '-c', 'echo not ready >&2; exit 7'] } } } }],
+  }));
+  const p = await pollUntil('restarted after the hook failed', async () => {
+    const pod = await getPod(h!, 'poststart');
+    return (pod.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1 ? pod : undefined;
+  }, { timeoutMs: 40_000 });
+  const events = h!.agent.events.recent.filter((e) => e.pod === 'default/poststart').map((e) => e.reason);
+  assert.ok(events.includes('FailedPostStartHook'), `events: ${events.join(' ')}`);
+  assert.ok(events.indexOf('Killing') > events.indexOf('FailedPostStartHook'), 'killed after the hook failed');
+  const last = p.status!.containerStatuses![0]!.lastState?.terminated;
+  assert.ok(last, 'the killed container is the last state');
+  const list = await h!.agent.cri.runtime.listContainers({ filter: { labelSelector: { 'io.kubernetes.pod.name': 'poststart' } } });
+  assert.equal(list.containers.filter((c) => c.state === 'CONTAINER_RUNNING').length <= 1, true, 'never two running at once');
+  await h!.api.delete(PODS, 'poststart', { namespace: 'default', gracePeriodSeconds: 0 });
+});
+
+test('preStop runs before SIGTERM: the hook and the SIGTERM handler write to one hostPath file in that order', { timeout: 60_000 }, async (t) => {
+  if (skip) return t.skip('needs root');
+  const dir = await mkdtemp(join(tmpdir(), 'nodelet-agent-it-prestop-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  await h!.api.create(PODS, podSpec(h!, 'prestop', {
+    terminationGracePeriodSeconds: 20,
+    volumes: [{ name: 'h', hostPath: { path: dir } }],
+    containers: [{
+      name: 'c',
+      image: h!.rt.images.busybox,
+      imagePullPolicy: 'IfNotPresent',
+      command: ['sh', '-c', 'trap "echo sigterm >> /h/order; exit 0" TERM; while true; do sleep 0.1; done'],
+      volumeMounts: [{ name: 'h', mountPath: '/h' }],
+      // The hook takes a second, so SIGTERM coming early would show up as the first line.
+      lifecycle: { preStop: { exec: { command: ['sh', '-c', 'echo prestop >> /h/order; sleep 1'] } } },
+    }],
+  }));
+  await pollUntil('running', async () => (await getPod(h!, 'prestop')).status?.containerStatuses?.[0]?.state?.running, { timeoutMs: 30_000 });
+  const started = Date.now();
+  await h!.api.delete(PODS, 'prestop', { namespace: 'default' });
+  await pollUntil('pod gone', async () => getPod(h!, 'prestop').then(() => false, () => true), { timeoutMs: 30_000 });
+  assert.equal(await readFile(join(dir, 'order'), 'utf8'), 'prestop\nsigterm\n');
+  assert.ok(Date.now() - started < 15_000, 'the container exited on SIGTERM, not at the end of the grace period');
 });
