@@ -177,3 +177,16 @@ test('logs: tail, timestamps and stream selection from the CRI log file', async 
   assert.equal((await run(fake, ['logs', '-s', 'stderr', ctrId])).stderr, 'two\n');
   assert.equal((await run(fake, ['logs', '--since', '2026-12-02T10:00:01Z', ctrId])).stdout, 'three\n');
 });
+
+test('logs -p: the previous attempt\'s file in the kubelet layout, or a clear error', async (t) => {
+  const { previousLogPath } = await import('./streams.js');
+  assert.equal(previousLogPath('/var/log/pods/ns_p_u/c/3.log', 3, 'c'), '/var/log/pods/ns_p_u/c/2.log');
+  assert.equal(previousLogPath('/var/log/pods/ns_p_u/c/10.log', 10, 'c'), '/var/log/pods/ns_p_u/c/9.log');
+  assert.throws(() => previousLogPath('/var/log/pods/ns_p_u/c/0.log', 0, 'c'), /previous terminated container "c" not found/);
+  const { fake, podFile, ctrFile } = await setup(t);
+  const podId = (await run(fake, ['runp', podFile])).stdout.trim();
+  const ctrId = (await run(fake, ['create', podId, ctrFile, podFile])).stdout.trim();
+  const r = await run(fake, ['logs', '-p', ctrId]);
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /previous terminated container ".*" not found/);
+});
