@@ -5,8 +5,8 @@
  *   start():  pod dirs → CRI handshake → CNI service → shared informers → cluster DNS → service
  *             proxy → PLEG, node reporter, runtime, status, prober, pod configuration, pod workers
  *             → first relist (the recovery view) → node API → loops (PLEG, status, events, node
- *             status, lease, pod configuration, housekeeping, resource stats, credentials,
- *             node shutdown)
+ *             status, lease, pod configuration, housekeeping, log rotation, resource stats,
+ *             credentials, node shutdown)
  *   close():  abort the loops' signal, then undo every step above in reverse order. Idempotent.
  *             Running pods keep running.
  *
@@ -28,6 +28,7 @@ import type { ServingCertManager } from './certificates/serving-cert-manager.js'
 import { podDnsConfigurer, startClusterDns, type NodeDns } from './dns/index.js';
 import { gcPasses } from './housekeeping/gc.js';
 import { Housekeeping } from './housekeeping/housekeeping.js';
+import { ContainerLogManager } from './logs/container-log-manager.js';
 import { NodeLease } from './node/lease.js';
 import { NodeShutdownManager } from './nodeshutdown/shutdown-manager.js';
 import { pickInternalIP } from './node/machine-info.js';
@@ -346,6 +347,14 @@ export class Agent {
       afterPodCleanup: () => this.metrics.observeRuntime(pleg.all().values()),
       housekeepingMs: this.#o.housekeepingMs,
     });
+    const logRotation = new ContainerLogManager({
+      runtime: cri.runtime,
+      running: () => [...pleg.all().values()].flatMap((p) => p.containers.filter((x) => x.state === 'running')),
+      policy: { maxSizeBytes: c.containerLogMaxSizeBytes, maxFiles: c.containerLogMaxFiles },
+      periodMs: c.containerLogMonitorIntervalMs,
+      clock,
+      log: child('logs'),
+    });
     this.#closing('pod workers', () => workers.drain());
     const stopped = (what: string) => (err: unknown) => log.error({ err: describeError(err) }, what);
     const loops: Array<Promise<unknown>> = [
@@ -358,6 +367,7 @@ export class Agent {
       housekeeping.run(signal),
       stats.run(signal),
       this.shutdown.run(signal),
+      logRotation.run(signal),
     ];
     this.#closing('loops', () => Promise.allSettled(loops));
     // Credentials: serving certificate (CSR flow, rotation) and node credential renewal.

@@ -21,6 +21,12 @@ function port(v: string): number {
   return n;
 }
 
+function count(v: string): number {
+  const n = Number(v);
+  if (!/^\d+$/.test(v) || !Number.isSafeInteger(n)) throw new InvalidArgumentError('must be a whole number');
+  return n;
+}
+
 function command(): Command {
   return new Command('agent')
     .description('run the node agent: register this node, run its pods through CRI and CNI, report status')
@@ -36,6 +42,8 @@ function command(): Command {
     .option('--pod-cidr <cidr>', "this node's pod CIDR when the control plane does not assign one")
     .option('--port <port>', 'node API port (default 10250)', port)
     .option('--healthz-port <port>', 'healthz port on 127.0.0.1 (default 10248)', port)
+    .option('--container-log-max-size <quantity>', 'rotate a container log at this size (default 10Mi)')
+    .option('--container-log-max-files <n>', 'log files kept per container, at least 2 (default 5)', count)
     .option('--proxy-mode <mode>', 'service proxy: nftables (default), iptables (not implemented) or none')
     .option('--service-cidr <cidr>', "the API server's service IP range (default 10.96.0.0/16)")
     .option('--cluster-cidr <cidr>', 'the pod network; Service traffic from outside it is masqueraded (default 10.244.0.0/16)')

@@ -8,6 +8,8 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { noopLogger, pollUntil, systemClock } from '@nodelet/base';
 import { PODS, type Pod } from '@nodelet/api';
 import { InMemoryApiServer } from '@nodelet/api/testing';
@@ -179,4 +181,46 @@ test('a pod whose volume name would be a host path gets no sandbox: CreateContai
   assert.ok(w.events.some((e) => e.reason === 'FailedMount' && e.type === 'Warning'));
   assert.equal(w.fake.runtime.callsOf('RunPodSandbox').length, 0, 'no sandbox');
   assert.deepEqual(await readdir(join(w.dir, 'root')).catch(() => []), [], 'no pod directory');
+});
+
+test('a failing postStart hook kills the container (FailedPostStartHook, PostStartHookError) and the restart policy restarts it', async (t) => {
+  const w = await world(t);
+  w.fake.runtime.execSync = () => ({ exitCode: 1, stderr: 'not yet' });
+  const spec = podObj('hooked', ['sleep', '1000']);
+  spec.spec!.containers[0]!.lifecycle = { postStart: { exec: { command: ['check'] } } };
+  const pod = w.api.seed(PODS, spec);
+  w.submit(pod);
+  await pollUntil('a second container after the first was killed', () => w.fake.runtime.callsOf('CreateContainer').length >= 2, { timeoutMs: 10_000, intervalMs: 20 });
+  const reasons = w.events.map((e) => `${e.type} ${e.reason}`);
+  assert.deepEqual(reasons.slice(0, 4), ['Normal Created', 'Normal Started', 'Warning FailedPostStartHook', 'Normal Killing']);
+  const stop = w.fake.runtime.callsOf('StopContainer') as Array<{ timeout?: number }>;
+  assert.equal(Number(stop[0]?.timeout), 7, 'killed with the pod\'s grace period');
+  await pollUntil('PostStartHookError reported', () =>
+    w.api.requests.some((r) => r.body.includes('"reason":"PostStartHookError"') && r.body.includes('Exec lifecycle hook ([check]) for Container \\"c\\" in Pod')), { timeoutMs: 10_000, intervalMs: 20 });
+});
+
+test('the container is not reported running until its postStart hook returns', async (t) => {
+  const w = await world(t);
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  let asked = false;
+  const server = http.createServer((_req, res) => {
+    asked = true;
+    void held.then(() => res.end('ok'));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => {
+    release();
+    server.close();
+  });
+  const spec = podObj('slowhook', ['sleep', '1000']);
+  spec.spec!.containers[0]!.lifecycle = { postStart: { httpGet: { host: '127.0.0.1', port: (server.address() as AddressInfo).port, path: '/' } } };
+  w.submit(w.api.seed(PODS, spec));
+  await pollUntil('the hook was called', () => asked, { timeoutMs: 10_000, intervalMs: 20 });
+  await w.client.list(PODS); // let in-flight status writes land
+  await new Promise((r) => setTimeout(r, 300)); // several PLEG periods (50 ms) see the container running meanwhile
+  const during = await w.client.get(PODS, 'slowhook', { namespace: 'default' });
+  assert.equal(during.status?.containerStatuses?.[0]?.state?.running, undefined, 'not running while postStart runs');
+  release();
+  await pollUntil('Running after the hook', async () => (await w.client.get(PODS, 'slowhook', { namespace: 'default' })).status?.containerStatuses?.[0]?.state?.running, { timeoutMs: 10_000, intervalMs: 20 });
 });

@@ -114,3 +114,75 @@ test('readCriLog decodes a UTF-8 character split across two reads', async (t) =>
   const [entry] = await all(readCriLog(p));
   assert.ok(entry!.endsWith('a€b'), entry!.slice(-10));
 });
+
+test('tail is found from the end: block boundaries, partial records, an unterminated last line, a stream filter', async (t) => {
+  // Lines of varied length so that newlines fall at, just before and just after 64 KiB boundaries.
+  const lines: string[] = [];
+  for (let i = 0; i < 3000; i++) {
+    if (i % 7 === 3) lines.push(`${T1} stdout P part${i}-`);
+    lines.push(`${T1} ${i % 5 === 0 ? 'stderr' : 'stdout'} F line${i}${'y'.repeat((i * 37) % 200)}`);
+  }
+  const p = await tempLog(t, `${lines.join('\n')}\n${T2} stdout F unterminated`);
+  const every = await all(readCriLog(p));
+  for (const n of [0, 1, 2, 7, 100, 1234, 2999, 3000, 5000]) {
+    assert.deepEqual(await all(readCriLog(p, { tail: n })), every.slice(Math.max(0, every.length - n)), `tail ${n}`);
+  }
+  const stderr = await all(readCriLog(p, { stream: 'stderr' }));
+  assert.deepEqual(await all(readCriLog(p, { tail: 10, stream: 'stderr' })), stderr.slice(-10));
+  assert.ok(every.some((l) => /^stdout:part3-line3/.test(l)), 'partial records are joined');
+});
+
+test('tail reads the newest rotated files when the current one is short; follow crosses a rotation', async (t) => {
+  const p = await tempLog(t, '');
+  const rec = (s: string) => `${T1} stdout F ${s}\n`;
+  await writeFile(`${p}.20260101-000001`, rec('r1-a') + rec('r1-b'));
+  await writeFile(`${p}.20260101-000002`, rec('r2-a') + rec('r2-b'));
+  await writeFile(`${p}.20260101-000000.gz`, 'not read');
+  await writeFile(p, rec('cur-a'));
+  assert.deepEqual(await all(readCriLog(p, { tail: 2 })), ['stdout:r2-b', 'stdout:cur-a']);
+  assert.deepEqual(await all(readCriLog(p, { tail: 4 })), ['stdout:r1-b', 'stdout:r2-a', 'stdout:r2-b', 'stdout:cur-a']);
+  assert.deepEqual(await all(readCriLog(p, { tail: 50 })), ['stdout:r1-a', 'stdout:r1-b', 'stdout:r2-a', 'stdout:r2-b', 'stdout:cur-a']);
+  assert.deepEqual(await all(readCriLog(p)), ['stdout:cur-a'], 'without tail only the current file, as kubelet');
+
+  // follow: rename 0.log away mid-stream (as the log manager does) and write a new one
+  const ac = new AbortController();
+  const seen: string[] = [];
+  let first!: () => void;
+  const started = new Promise<void>((r) => (first = r));
+  const done = (async () => {
+    for await (const e of followCriLog(p, { tail: 1, pollMs: 5, signal: ac.signal })) {
+      seen.push(e.content);
+      first();
+      if (e.content === 'after') ac.abort();
+    }
+  })().catch((err: unknown) => {
+    if ((err as Error).name !== 'AbortError') throw err;
+  });
+  await started;
+  await appendFile(p, rec('before'));
+  await rename(p, `${p}.20260101-000003`);
+  await writeFile(p, rec('after'));
+  await done;
+  assert.deepEqual(seen, ['cur-a', 'before', 'after']);
+});
+
+test('tail of a 40 MiB file reads only its end', async (t) => {
+  const line = `${T1} stdout F ${'z'.repeat(1000)}\n`;
+  const p = await tempLog(t, line.repeat(40 * 1024) + `${T2} stdout F last\n`);
+  const { open } = await import('node:fs/promises');
+  const fh = await open(p, 'r');
+  t.after(() => fh.close());
+  let bytes = 0;
+  const read = fh.read.bind(fh);
+  (fh as unknown as { read: typeof fh.read }).read = (async (...args: Parameters<typeof fh.read>) => {
+    const r = await (read as (...a: unknown[]) => Promise<{ bytesRead: number }>)(...args);
+    bytes += r.bytesRead;
+    return r;
+  }) as typeof fh.read;
+  const { findTailStart } = await import('./log-tail.js');
+  const { offset, count } = await findTailStart(fh, 10);
+  assert.equal(count, 10);
+  assert.ok(bytes <= 128 * 1024, `read ${bytes} bytes to find 10 lines`);
+  assert.equal((await all(readCriLog(p, { tail: 10 }))).length, 10);
+  assert.ok(offset > 40 * 1024 * 1024 - 20_000);
+});

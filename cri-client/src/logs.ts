@@ -12,6 +12,7 @@
 import { open, stat, type FileHandle } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { abortError, delay } from '@nodelet/base';
+import { findTailStart, rotatedLogs } from './log-tail.js';
 
 export type CriLogStream = 'stdout' | 'stderr';
 
@@ -107,6 +108,10 @@ class LineReader {
     public position = 0,
   ) {}
 
+  get handle(): FileHandle {
+    return this.fh;
+  }
+
   /** The complete lines of the next read, or undefined at EOF. */
   async readChunk(): Promise<string[] | undefined> {
     const { bytesRead } = await this.fh.read(this.#buf, 0, this.#buf.length, this.position);
@@ -155,20 +160,46 @@ async function openLog(path: string): Promise<FileHandle> {
   }
 }
 
-/** Yields the entries up to EOF as they are read, or with `tail`, only the last `tail` of them. */
-async function* readInitial(reader: LineReader, asm: EntryAssembler, tail: number | undefined, signal: AbortSignal | undefined): AsyncGenerator<CriLogEntry> {
-  const last: CriLogEntry[] = [];
+/**
+ * Yields the entries up to EOF as they are read; with `tail`, only the last `tail` of them,
+ * found from the end of the file (log-tail.ts) and, when the file holds fewer, from the end of
+ * its uncompressed rotated files before it. Memory does not depend on the files' sizes.
+ */
+async function* readInitial(reader: LineReader, asm: EntryAssembler, path: string, opts: ReadCriLogOptions): AsyncGenerator<CriLogEntry> {
+  const { tail, signal } = opts;
+  if (tail !== undefined && tail >= 0) {
+    const { offset, count } = await findTailStart(reader.handle, tail, opts.stream);
+    if (count < tail) yield* readRotatedTail(path, tail - count, asm, opts);
+    reader.position = offset;
+  }
   for await (const lines of reader.readAvailable()) {
     if (signal?.aborted) throw abortError(signal.reason);
-    for (const e of toEntries(lines, asm)) {
-      if (tail === undefined || tail < 0) yield e;
-      else {
-        last.push(e);
-        if (last.length > tail) last.shift();
+    yield* toEntries(lines, asm);
+  }
+}
+
+/** The last `want` entries held by the rotated files of `path`, oldest file first. */
+async function* readRotatedTail(path: string, want: number, asm: EntryAssembler, opts: ReadCriLogOptions): AsyncGenerator<CriLogEntry> {
+  const parts: Array<{ fh: FileHandle; offset: number }> = [];
+  try {
+    for (const older of await rotatedLogs(path)) {
+      if (want <= 0) break;
+      const fh = await open(older, 'r').catch(() => undefined); // rotated away meanwhile: stop here
+      if (!fh) break;
+      const { offset, count } = await findTailStart(fh, want, opts.stream);
+      parts.unshift({ fh, offset });
+      want -= count;
+    }
+    for (const part of parts) {
+      const r = new LineReader(part.fh, part.offset);
+      for await (const lines of r.readAvailable()) {
+        if (opts.signal?.aborted) throw abortError(opts.signal.reason);
+        yield* toEntries(lines, asm);
       }
     }
+  } finally {
+    await Promise.all(parts.map((p) => p.fh.close().catch(() => {})));
   }
-  yield* last;
 }
 
 async function* readToEnd(reader: LineReader, asm: EntryAssembler): AsyncGenerator<CriLogEntry> {
@@ -181,7 +212,7 @@ export async function* readCriLog(path: string, opts: ReadCriLogOptions = {}): A
   const reader = new LineReader(await openLog(path));
   try {
     const asm = new EntryAssembler(opts);
-    for await (const e of readInitial(reader, asm, opts.tail, opts.signal)) {
+    for await (const e of readInitial(reader, asm, path, opts)) {
       if (opts.signal?.aborted) throw abortError(opts.signal.reason);
       yield e;
     }
@@ -204,7 +235,7 @@ export async function* followCriLog(path: string, opts: FollowCriLogOptions = {}
   const reader = new LineReader(fh);
   try {
     const asm = new EntryAssembler(opts);
-    yield* readInitial(reader, asm, opts.tail, signal);
+    yield* readInitial(reader, asm, path, opts);
     for (;;) {
       if (signal?.aborted) throw abortError(signal.reason);
       const finished = opts.isFinished ? await opts.isFinished() : false;

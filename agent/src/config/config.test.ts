@@ -98,3 +98,16 @@ test('malformed YAML is refused', () => {
   assert.throws(() => parseConfigFile('a: [1'), (err: Error) => hasCode(err, 'ERR_INVALID_ARGUMENT') && /YAML/.test(err.message));
   assert.throws(() => resolveConfig({}, { nodeName: 'Bad_Name' }, 'h'), /nodeName/);
 });
+
+test('container log rotation: kubelet defaults, file fields, flags win, bad values named', () => {
+  const d = resolveConfig({}, {}, 'h');
+  assert.equal(d.containerLogMaxSizeBytes, 10 * 1024 * 1024);
+  assert.equal(d.containerLogMaxFiles, 5);
+  assert.equal(d.containerLogMonitorIntervalMs, 10_000);
+  const f = resolveConfig({ containerLogMaxSize: '100Ki', containerLogMaxFiles: 3, containerLogMonitorInterval: '1s' }, {}, 'h');
+  assert.deepEqual([f.containerLogMaxSizeBytes, f.containerLogMaxFiles, f.containerLogMonitorIntervalMs], [102_400, 3, 1000]);
+  const fl = resolveConfig({ containerLogMaxSize: '100Ki' }, { containerLogMaxSize: '1M', containerLogMaxFiles: 2 }, 'h');
+  assert.deepEqual([fl.containerLogMaxSizeBytes, fl.containerLogMaxFiles], [1_000_000, 2]);
+  assert.throws(() => resolveConfig({ containerLogMaxFiles: 1 }, {}, 'h'), /containerLogMaxFiles: must be an integer in \[2, ∞\], got 1/);
+  assert.throws(() => resolveConfig({}, { containerLogMaxSize: 'lots' }, 'h'), /--container-log-max-size: must be a positive quantity like "10Mi", got "lots"/);
+});

@@ -50,6 +50,12 @@ export interface KubeletConfigurationFile extends ClusterDnsConfigFile {
   maxParallelImagePulls?: number;
   registerNode?: boolean;
   podLogsDir?: string;
+  /** Rotate a container's log at this size (quantity, default 10Mi). */
+  containerLogMaxSize?: string;
+  /** Log files kept per container, the current one included (default 5, at least 2). */
+  containerLogMaxFiles?: number;
+  /** How often log sizes are checked (default 10s). */
+  containerLogMonitorInterval?: string;
   /** kubelet 1.32 (KubeletCrashLoopBackOffMax); `initialContainerRestartPeriod` is nodelet-only (tests). */
   crashLoopBackOff?: { maxContainerRestartPeriod?: string; initialContainerRestartPeriod?: string };
   providerID?: string;
@@ -86,6 +92,8 @@ export interface AgentFlags extends ProxyFlags, ClusterDnsFlags {
   port?: number;
   healthzPort?: number;
   nodeIp?: string;
+  containerLogMaxSize?: string;
+  containerLogMaxFiles?: number;
 }
 
 /** The validated, fully defaulted configuration every component reads. Times in ms. */
@@ -132,6 +140,9 @@ export interface AgentConfig extends ClusterDnsConfig {
   maxParallelImagePulls: number;
   registerNode: boolean;
   podLogsDir: string;
+  containerLogMaxSizeBytes: number;
+  containerLogMaxFiles: number;
+  containerLogMonitorIntervalMs: number;
   crashLoopInitialMs: number;
   crashLoopMaxMs: number;
   /** Graceful node shutdown; 0 = disabled (kubelet's default). */
@@ -181,6 +192,21 @@ function shutdownGrace(file: KubeletConfigurationFile): { shutdownGracePeriodMs:
   const critical = duration('shutdownGracePeriodCriticalPods', file.shutdownGracePeriodCriticalPods, '0s', true);
   if (critical > total) throw invalid('shutdownGracePeriodCriticalPods', `must be <= shutdownGracePeriod (${file.shutdownGracePeriod ?? '0s'}), got ${JSON.stringify(file.shutdownGracePeriodCriticalPods)}`);
   return { shutdownGracePeriodMs: total, shutdownGracePeriodCriticalPodsMs: critical };
+}
+
+/** A log size quantity (`10Mi`, `100Ki`, bytes); kubelet refuses anything under 1 byte. */
+function logSize(field: string, v: unknown): number {
+  const raw = v ?? '10Mi';
+  let n = NaN;
+  if (typeof raw === 'string' || typeof raw === 'number') {
+    try {
+      n = parseQuantity(raw);
+    } catch {
+      n = NaN;
+    }
+  }
+  if (!Number.isFinite(n) || n < 1) throw invalid(field, `must be a positive quantity like "10Mi", got ${JSON.stringify(raw)}`);
+  return Math.floor(n);
 }
 
 function int(field: string, v: unknown, dflt: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -338,6 +364,9 @@ export function resolveConfig(file: KubeletConfigurationFile, flags: AgentFlags,
     maxParallelImagePulls: serialize ? 1 : int('maxParallelImagePulls', file.maxParallelImagePulls, 5, 1),
     registerNode: bool('registerNode', file.registerNode, true),
     podLogsDir: str('podLogsDir', file.podLogsDir) ?? '/var/log/pods',
+    containerLogMaxSizeBytes: logSize(flags.containerLogMaxSize !== undefined ? '--container-log-max-size' : 'containerLogMaxSize', flags.containerLogMaxSize ?? file.containerLogMaxSize),
+    containerLogMaxFiles: int(flags.containerLogMaxFiles !== undefined ? '--container-log-max-files' : 'containerLogMaxFiles', flags.containerLogMaxFiles ?? file.containerLogMaxFiles, 5, 2),
+    containerLogMonitorIntervalMs: duration('containerLogMonitorInterval', file.containerLogMonitorInterval, '10s'),
     crashLoopInitialMs: duration('crashLoopBackOff.initialContainerRestartPeriod', file.crashLoopBackOff?.initialContainerRestartPeriod, '10s'),
     crashLoopMaxMs: duration('crashLoopBackOff.maxContainerRestartPeriod', file.crashLoopBackOff?.maxContainerRestartPeriod, '5m'),
     ...shutdownGrace(file),

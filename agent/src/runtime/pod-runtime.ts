@@ -21,6 +21,8 @@ import { prepareContainerSubPaths } from './subpath.js';
 import { podPathProblems, preparePodVolumes, removePodDir, type VolumeContext, type VolumeSourceReader } from './volumes.js';
 import type { TokenSource } from './token-manager.js';
 import { serviceEnvVars } from './service-env.js';
+import { stopContainer, type ContainerStopDeps, type ContainerToStop } from './container-stop.js';
+import { runLifecycleHook } from './lifecycle-hooks.js';
 import { rm } from 'node:fs/promises';
 import type { StartFailure } from '../status/pod-status.js';
 
@@ -75,7 +77,6 @@ export interface SyncResult {
 }
 
 const CLEANUP_MS = 30_000;
-const MIN_GRACE_S = 2;
 /** A pod the agent refuses to lay out is looked at again this often (its spec cannot change, a static pod's file can). */
 const INVALID_POD_RETRY_MS = 30_000;
 
@@ -92,9 +93,13 @@ export class PodRuntime {
   readonly #failures = new Map<string, Map<string, StartFailure>>();
   readonly #restarts: RestartBackoff;
   readonly #volumes: VolumeContext;
+  /** Containers (by ID) whose preStop hook has started: a restarted termination does not repeat it. */
+  readonly #preStopped = new Map<string, Set<string>>();
+  readonly #stopDeps: ContainerStopDeps;
 
   constructor(o: PodRuntimeOptions) {
     this.#o = o;
+    this.#stopDeps = { runtime: o.runtime, clock: o.clock, runtimeRequestTimeoutMs: o.runtimeRequestTimeoutMs, events: o.events, log: o.log };
     this.#restarts = new RestartBackoff({ clock: o.clock, initialMs: o.crashLoopInitialMs, maxMs: o.crashLoopMaxMs });
     this.#volumes = { rootDir: o.paths.rootDir, reader: o.volumeSources ?? utf8Reader(o.env), mounter: o.mounter ?? hostMounter, ...(o.tokens ? { tokens: o.tokens } : {}) };
   }
@@ -126,6 +131,7 @@ export class PodRuntime {
   /** Forgets everything about a pod that is gone. */
   forget(uid: string): void {
     this.#failures.delete(uid);
+    this.#preStopped.delete(uid);
     this.#restarts.forgetPrefix(`${uid}/`);
   }
 
@@ -150,21 +156,23 @@ export class PodRuntime {
     if (this.#refuseInvalid(pod)) return { changed: false, requeueAfterMs: INVALID_POD_RETRY_MS };
     const actions = computePodActions(pod, observed, probeFailed);
     const result: SyncResult = { changed: false };
-    const grace = Math.max(MIN_GRACE_S, pod.spec?.terminationGracePeriodSeconds ?? 30);
+    const grace = pod.spec?.terminationGracePeriodSeconds ?? 30;
 
     // 1. Kill the pod when its sandbox must be replaced (or nothing should run any more).
     if (actions.killPod) {
       const live = observed.containers.some((c) => c.state === 'running') || observed.sandboxes.some((s) => s.ready);
       if (live) {
-        await this.killPod(pod, observed, grace, signal);
+        await this.#killPod(pod, observed, grace, signal, false);
         result.changed = true;
       }
       if (!actions.createSandbox) return result;
     }
     // 2. Kill containers whose spec changed.
+    // kubelet kills them one by one, each with its preStop hook and at least 2 s after SIGTERM.
     for (const k of actions.containersToKill) {
-      this.#o.events.event(pod, 'Normal', 'Killing', k.probe ? k.reason : `Stopping container ${k.name}`, `spec.containers{${k.name}}`);
-      await this.#o.runtime.stopContainer({ containerId: k.id, timeout: grace }, { signal, timeoutMs: grace * 1000 + this.#o.runtimeRequestTimeoutMs });
+      const spec = pod.spec?.containers.find((c) => c.name === k.name);
+      const target: ContainerToStop = { id: k.id, name: k.name, running: true, spec, fieldPath: `spec.containers{${k.name}}`, ...(k.probe ? { message: k.reason } : {}) };
+      await this.#stop(pod, target, grace, observed.sandboxes[0]?.ips[0], signal);
       result.changed = true;
     }
     // 3. Create the sandbox (CNI ADD happens inside RunPodSandbox, through the runtime).
@@ -284,8 +292,36 @@ export class PodRuntime {
       requeue(5000);
       return;
     }
-    this.#fail(uid, c.name, undefined);
     this.#o.events.event(pod, 'Normal', 'Started', `Started container ${c.name}`, fieldPath);
+    // postStart blocks this sync (so the container is not reported running, and no probe starts,
+    // until it returns); a failure kills the container and the restart policy takes over.
+    const postStart = c.lifecycle?.postStart;
+    if (postStart) {
+      const failure = await runLifecycleHook(postStart, { pod, container: c, containerId, podIP: ctx.podIPs[0] }, this.#stopDeps, { signal });
+      if (failure !== undefined) {
+        this.#o.log.warn({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUID: uid, container: c.name, failure }, 'PostStart hook failed');
+        // The message stays out of the event: hook output may hold secrets (kubelet does the same).
+        this.#o.events.event(pod, 'Warning', 'FailedPostStartHook', 'PostStartHook failed', fieldPath);
+        const target: ContainerToStop = { id: containerId, name: c.name, running: true, spec: c, fieldPath, message: 'FailedPostStartHook' };
+        await this.#stop(pod, target, pod.spec?.terminationGracePeriodSeconds ?? 30, ctx.podIPs[0], signal);
+        this.#fail(uid, c.name, { reason: 'PostStartHookError', message: failure });
+        requeue(0);
+        return;
+      }
+    }
+    this.#fail(uid, c.name, undefined);
+  }
+
+  #stop(pod: Pod, c: ContainerToStop, graceS: number, podIP: string | undefined, signal: AbortSignal, zeroMeansNow = false): Promise<void> {
+    const uid = pod.metadata.uid ?? '';
+    const claimPreStop = (id: string): boolean => {
+      let ran = this.#preStopped.get(uid);
+      if (!ran) this.#preStopped.set(uid, (ran = new Set()));
+      if (ran.has(id)) return false;
+      ran.add(id);
+      return true;
+    };
+    return stopContainer(this.#stopDeps, pod, c, { graceS, podIP, signal, claimPreStop, zeroMeansNow }, this.#o.runtimeRequestTimeoutMs);
   }
 
   #imageEvents(pod: Pod, fieldPath: string) {
@@ -298,21 +334,27 @@ export class PodRuntime {
   }
 
   /**
-   * Stops every running container (StopContainer timeout = grace, SIGTERM then SIGKILL by the
-   * runtime) and then every sandbox (the runtime runs CNI DEL). Idempotent.
-   * `pod` may be a stand-in built from CRI labels for orphans.
+   * Stops every running container and then every sandbox (the runtime runs CNI DEL). Idempotent.
+   * Containers stop concurrently, each after its preStop hook, within `gracePeriodS` counted from
+   * now (container-stop.ts); there are no sidecar init containers to stop last, since the agent
+   * runs init containers to completion only. `pod` may be a stand-in built from CRI labels for
+   * orphans (no spec, so no hooks).
    */
-  async killPod(pod: Pod, observed: ObservedPod, gracePeriodS: number, signal: AbortSignal): Promise<void> {
+  killPod(pod: Pod, observed: ObservedPod, gracePeriodS: number, signal: AbortSignal): Promise<void> {
+    return this.#killPod(pod, observed, gracePeriodS, signal, true);
+  }
+
+  /** `zeroMeansNow`: a grace period of 0 is a forced deletion (pod termination), not a minimum. */
+  async #killPod(pod: Pod, observed: ObservedPod, gracePeriodS: number, signal: AbortSignal, zeroMeansNow: boolean): Promise<void> {
     const grace = Math.max(0, Math.floor(gracePeriodS));
-    const running = observed.containers.filter((c) => c.state === 'running' || c.state === 'created' || c.state === 'unknown');
+    const live = observed.containers.filter((c) => c.state === 'running' || c.state === 'created' || c.state === 'unknown');
+    const podIP = observed.sandboxes[0]?.ips[0];
     await Promise.all(
-      running.map(async (c) => {
-        if (c.state === 'running') this.#o.events.event(pod, 'Normal', 'Killing', `Stopping container ${c.name}`, `spec.containers{${c.name}}`);
-        try {
-          await this.#o.runtime.stopContainer({ containerId: c.id, timeout: grace }, { signal, timeoutMs: grace * 1000 + this.#o.runtimeRequestTimeoutMs });
-        } catch (err) {
-          if (!hasCode(err, 'ERR_NOT_FOUND')) throw err;
-        }
+      live.map((c) => {
+        const list = c.type === 'init' ? pod.spec?.initContainers : pod.spec?.containers;
+        const spec = list?.find((x) => x.name === c.name);
+        const fieldPath = `spec.${c.type === 'init' ? 'initContainers' : 'containers'}{${c.name}}`;
+        return this.#stop(pod, { id: c.id, name: c.name, running: c.state === 'running', spec, fieldPath }, grace, podIP, signal, zeroMeansNow);
       }),
     );
     for (const s of observed.sandboxes) {

@@ -85,6 +85,9 @@ test('node API: malformed requests get a 4xx Status and the server keeps serving
   assertStatus(await rawExchange(target, [get('http://[')]), 400, 'BadRequest');
   assertStatus(await rawExchange(target, [get('/containerLogs/%zz/p/c')]), 400, 'BadRequest');
   assertStatus(await rawExchange(target, [get('/containerLogs/default/%/c')]), 400, 'BadRequest');
+  for (const q of ['tailLines=-1', 'tailLines=x', 'sinceSeconds=0', 'limitBytes=0', 'sinceTime=yesterday', 'sinceSeconds=5&sinceTime=2026-01-01T00:00:00Z']) {
+    assertStatus(await rawExchange(target, [get(`/containerLogs/default/p/c?${q}`)]), 400, 'BadRequest');
+  }
   assertStatus(await rawExchange(target, ['FOO / HTTP/1.1\r\nHost: n1\r\n\r\n']), 400, 'BadRequest');
   assertStatus(await rawExchange(target, [get('/pods', [`X-Big: ${'a'.repeat(100 * 1024)}`])]), 431, 'RequestEntityTooLarge');
   // Upgrades: malformed target and path, unauthenticated, not exec, bad handshakes.

@@ -137,10 +137,22 @@ async function serveLogs(o: NodeApiOptions, url: URL, res: http.ServerResponse, 
   const previous = q.get('previous') === 'true';
   const ref = o.backend.findContainer(ns, pod, container, previous);
   if (!ref) return send(res, 404, `container "${container}" in pod "${ns}/${pod}" not found${previous ? ' (no previous instance)' : ''}\n`);
-  const tail = q.has('tailLines') ? Number(q.get('tailLines')) : undefined;
-  const since = q.has('sinceSeconds') ? new Date(Date.now() - Number(q.get('sinceSeconds')) * 1000) : q.has('sinceTime') ? new Date(q.get('sinceTime')!) : undefined;
+  // The API server's PodLogOptions validation, repeated for direct callers: a bad value is a 400.
+  const intParam = (name: string, min: number): number | undefined => {
+    if (!q.has(name)) return undefined;
+    const v = q.get(name)!;
+    const n = Number(v);
+    if (!/^-?\d+$/.test(v) || !Number.isSafeInteger(n) || n < min) throw new AgentError('ERR_INVALID_ARGUMENT', `${name}: must be an integer of at least ${min}, got ${JSON.stringify(v)}`);
+    return n;
+  };
+  const tail = intParam('tailLines', 0);
+  const sinceSeconds = intParam('sinceSeconds', 1);
+  const limit = intParam('limitBytes', 1) ?? Infinity;
+  const sinceTime = q.has('sinceTime') ? new Date(q.get('sinceTime')!) : undefined;
+  if (sinceTime && Number.isNaN(sinceTime.getTime())) throw new AgentError('ERR_INVALID_ARGUMENT', `sinceTime: must be an RFC 3339 time, got ${JSON.stringify(q.get('sinceTime'))}`);
+  if (sinceTime && sinceSeconds !== undefined) throw new AgentError('ERR_INVALID_ARGUMENT', 'at most one of sinceTime or sinceSeconds may be specified');
+  const since = sinceSeconds !== undefined ? new Date(Date.now() - sinceSeconds * 1000) : sinceTime;
   const timestamps = q.get('timestamps') === 'true';
-  const limit = q.has('limitBytes') ? Number(q.get('limitBytes')) : Infinity;
   const follow = q.get('follow') === 'true' && ref.running;
   const ac = new AbortController();
   req.on('close', () => ac.abort());

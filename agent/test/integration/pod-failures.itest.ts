@@ -1,11 +1,29 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PODS } from '@nodelet/api';
 import { skipUnlessRoot, startHarness, podSpec, getPod, type Harness } from './harness.js';
 import { pollUntil } from '@nodelet/base';
+import https from 'node:https';
+import { readdir } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+
+/** GET on the agent's node API with the API server's client certificate (what `kubectl logs` reaches). */
+function nodeGet(path: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const pki = join(h!.dir, 'server', 'pki');
+    const cert = readFileSync(join(pki, 'apiserver-kubelet-client.crt'));
+    const key = readFileSync(join(pki, 'apiserver-kubelet-client.key'));
+    const req = https.get({ host: '127.0.0.1', port: h!.agent.nodeApiPort, path, cert, key, rejectUnauthorized: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+  });
+}
 
 let h: Harness | undefined;
 let skip = false;
@@ -19,7 +37,8 @@ before(async (t) => {
   // Short CrashLoopBackOff (1 s doubling to 4 s) so the doubling and the cap are seen in seconds;
   // the kubelet defaults (10 s → 300 s) are unit-tested in restart-backoff.test.ts.
   manifests = await mkdtemp(join(tmpdir(), 'nodelet-agent-it-manifests-'));
-  h = await startHarness('fail', { crashLoopBackOff: { initialContainerRestartPeriod: '1s', maxContainerRestartPeriod: '4s' }, staticPodPath: manifests }, 2);
+  // Log sizes checked every second (kubelet: 10 s) so a fast writer is rotated while the test watches.
+  h = await startHarness('fail', { crashLoopBackOff: { initialContainerRestartPeriod: '1s', maxContainerRestartPeriod: '4s' }, staticPodPath: manifests, containerLogMonitorInterval: '1s' }, 2);
 });
 after(async () => {
   await h?.stop();
@@ -124,4 +143,104 @@ test('a static pod runs from --pod-manifest-path and appears as a mirror pod; re
     const left = await h!.agent.cri.runtime.listPodSandbox({ filter: { labelSelector: { 'io.kubernetes.pod.uid': staticUid } } });
     return gone && left.items.length === 0;
   }, { timeoutMs: 30_000 });
+});
+
+test('a failing postStart hook kills the container with FailedPostStartHook and the restart policy restarts it', { timeout: 60_000 }, async (t) => {
+  if (skip) return t.skip('needs root');
+  await h!.api.create(PODS, podSpec(h!, 'poststart', {
+    containers: [{ name: 'c', image: h!.rt.images.busybox, imagePullPolicy: 'IfNotPresent', command: ['sleep', '1000'], lifecycle: { postStart: { exec: { command: ['sh', '-c', 'echo not ready >&2; exit 7'] } } } }],
+  }));
+  const p = await pollUntil('restarted after the hook failed', async () => {
+    const pod = await getPod(h!, 'poststart');
+    return (pod.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1 ? pod : undefined;
+  }, { timeoutMs: 40_000 });
+  const events = h!.agent.events.recent.filter((e) => e.pod === 'default/poststart').map((e) => e.reason);
+  assert.ok(events.includes('FailedPostStartHook'), `events: ${events.join(' ')}`);
+  assert.ok(events.indexOf('Killing') > events.indexOf('FailedPostStartHook'), 'killed after the hook failed');
+  const last = p.status!.containerStatuses![0]!.lastState?.terminated;
+  assert.ok(last, 'the killed container is the last state');
+  const list = await h!.agent.cri.runtime.listContainers({ filter: { labelSelector: { 'io.kubernetes.pod.name': 'poststart' } } });
+  assert.equal(list.containers.filter((c) => c.state === 'CONTAINER_RUNNING').length <= 1, true, 'never two running at once');
+  await h!.api.delete(PODS, 'poststart', { namespace: 'default', gracePeriodSeconds: 0 });
+});
+
+test('preStop runs before SIGTERM: the hook and the SIGTERM handler write to one hostPath file in that order', { timeout: 60_000 }, async (t) => {
+  if (skip) return t.skip('needs root');
+  const dir = await mkdtemp(join(tmpdir(), 'nodelet-agent-it-prestop-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  await h!.api.create(PODS, podSpec(h!, 'prestop', {
+    terminationGracePeriodSeconds: 20,
+    volumes: [{ name: 'h', hostPath: { path: dir } }],
+    containers: [{
+      name: 'c',
+      image: h!.rt.images.busybox,
+      imagePullPolicy: 'IfNotPresent',
+      command: ['sh', '-c', 'trap "echo sigterm >> /h/order; exit 0" TERM; while true; do sleep 0.1; done'],
+      volumeMounts: [{ name: 'h', mountPath: '/h' }],
+      // The hook takes a second, so SIGTERM coming early would show up as the first line.
+      lifecycle: { preStop: { exec: { command: ['sh', '-c', 'echo prestop >> /h/order; sleep 1'] } } },
+    }],
+  }));
+  await pollUntil('running', async () => (await getPod(h!, 'prestop')).status?.containerStatuses?.[0]?.state?.running, { timeoutMs: 30_000 });
+  const started = Date.now();
+  await h!.api.delete(PODS, 'prestop', { namespace: 'default' });
+  await pollUntil('pod gone', async () => getPod(h!, 'prestop').then(() => false, () => true), { timeoutMs: 30_000 });
+  assert.equal(await readFile(join(dir, 'order'), 'utf8'), 'prestop\nsigterm\n');
+  assert.ok(Date.now() - started < 15_000, 'the container exited on SIGTERM, not at the end of the grace period');
+});
+
+test('a 200 MiB log is rotated (10Mi, 5 files); --tail=10 answers fast with flat memory; --previous after a restart', { timeout: 240_000 }, async (t) => {
+  if (skip) return t.skip('needs root');
+  const line = 'log-line-0123456789abcdefghijklmnopqrstuvwxyz-0123456789abcdefghijklmnopqrstuvwxyz';
+  await h!.api.create(PODS, podSpec(h!, 'chatty', {
+    volumes: [{ name: 'd', emptyDir: {} }],
+    containers: [{
+      name: 'c',
+      image: h!.rt.images.busybox,
+      imagePullPolicy: 'IfNotPresent',
+      volumeMounts: [{ name: 'd', mountPath: '/d' }],
+      // First run: 200 MiB as fast as the runtime takes it, a marker, then exit (restart). Second run: quiet.
+      command: ['sh', '-c', `if [ ! -e /d/done ]; then yes ${line} | head -c 209715200; echo; echo first-run-end; touch /d/done; sleep 3; exit 1; fi; echo second-run; exec sleep 1000`],
+    }],
+  }));
+  const pod = await pollUntil('running', async () => {
+    const p = await getPod(h!, 'chatty');
+    return p.status?.containerStatuses?.[0]?.state?.running ? p : undefined;
+  }, { timeoutMs: 30_000 });
+  const logDir = join(h!.agent.config.podLogsDir, `default_chatty_${pod.metadata.uid}`, 'c');
+  let most = 0;
+  let rotatedSeen = false;
+  await pollUntil('the first run ended and the container restarted', async () => {
+    // `.tmp` is a compression in flight (its source is still there); it is not a kept file.
+    const files = (await readdir(logDir).catch(() => [] as string[])).filter((n) => n.startsWith('0.log') && !n.endsWith('.tmp'));
+    most = Math.max(most, files.length);
+    rotatedSeen ||= files.some((n) => n.endsWith('.gz'));
+    return ((await getPod(h!, 'chatty')).status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1;
+  }, { timeoutMs: 180_000, intervalMs: 200 });
+  assert.ok(rotatedSeen, 'older rotated files were compressed');
+  assert.ok(most <= 5, `at most 5 files of 0.log at any time, saw ${most}`);
+
+  // --previous: the first run's current file still ends with its last lines.
+  const prev = await nodeGet('/containerLogs/default/chatty/c?previous=true&tailLines=2');
+  assert.equal(prev.status, 200);
+  assert.match(prev.body, /\nfirst-run-end\n$|^first-run-end\n$/);
+
+  // --tail=10 of the first run's logs, repeated: fast, and memory does not follow the log's size.
+  // RSS is the whole test process (agent, API server and test share it), so the bound is loose: a
+  // reader that loaded a 10+ MiB file per request would add tens of MiB over 20 requests.
+  const rssBefore = process.memoryUsage().rss;
+  for (let i = 0; i < 20; i++) {
+    const started = performance.now();
+    const r = await nodeGet('/containerLogs/default/chatty/c?previous=true&tailLines=10');
+    const ms = performance.now() - started;
+    const got = r.body.split('\n').filter(Boolean);
+    assert.equal(got.length, 10, r.body.slice(0, 300));
+    assert.equal(got.at(-1), 'first-run-end');
+    assert.ok(ms < 1000, `tail=10 took ${ms.toFixed(0)} ms`);
+  }
+  const grownMiB = (process.memoryUsage().rss - rssBefore) / 2 ** 20;
+  assert.ok(grownMiB < 16, `RSS grew ${grownMiB.toFixed(1)} MiB over 20 tail requests`);
+  const now = await nodeGet('/containerLogs/default/chatty/c');
+  assert.equal(now.body, 'second-run\n');
+  await h!.api.delete(PODS, 'chatty', { namespace: 'default', gracePeriodSeconds: 0 });
 });

@@ -6,6 +6,7 @@
 import { duplicate, invalidValue, notSupported, required, type FieldError } from './field-error.js';
 import { dns1123LabelProblem } from './names.js';
 import { validateVolumeMounts, validateVolumes } from './volumes.js';
+import { validateLifecycle } from './lifecycle.js';
 
 type Obj = Record<string, unknown>;
 const RESTART_POLICIES = ['Always', 'OnFailure', 'Never'];
@@ -18,12 +19,13 @@ export function validatePodSpec(spec: unknown, path: string): FieldError[] {
   const s = spec as Obj;
   const { names: volumes, errs } = validateVolumes(s.volumes, `${path}.volumes`);
   const names = new Set<string>();
+  const graceS = Number.isInteger(s.terminationGracePeriodSeconds) ? (s.terminationGracePeriodSeconds as number) : 30;
   const containers = s.containers;
   if (!Array.isArray(containers) || containers.length === 0) errs.push(required(`${path}.containers`));
-  else containers.forEach((c, i) => errs.push(...validateContainer(c, `${path}.containers[${i}]`, names, volumes)));
+  else containers.forEach((c, i) => errs.push(...validateContainer(c, `${path}.containers[${i}]`, names, volumes, graceS)));
   if (s.initContainers !== undefined) {
     if (!Array.isArray(s.initContainers)) errs.push(invalidValue(`${path}.initContainers`, s.initContainers, 'must be a list'));
-    else s.initContainers.forEach((c, i) => errs.push(...validateContainer(c, `${path}.initContainers[${i}]`, names, volumes)));
+    else s.initContainers.forEach((c, i) => errs.push(...validateContainer(c, `${path}.initContainers[${i}]`, names, volumes, graceS)));
   }
   if (s.restartPolicy !== undefined && !RESTART_POLICIES.includes(s.restartPolicy as string)) {
     errs.push(notSupported(`${path}.restartPolicy`, s.restartPolicy, RESTART_POLICIES));
@@ -37,7 +39,7 @@ export function validatePodSpec(spec: unknown, path: string): FieldError[] {
   return errs;
 }
 
-function validateContainer(c: unknown, path: string, names: Set<string>, volumes: ReadonlySet<string>): FieldError[] {
+function validateContainer(c: unknown, path: string, names: Set<string>, volumes: ReadonlySet<string>, graceS: number): FieldError[] {
   if (!c || typeof c !== 'object') return [invalidValue(path, c, 'must be an object')];
   const ct = c as Obj;
   const errs: FieldError[] = [];
@@ -72,5 +74,6 @@ function validateContainer(c: unknown, path: string, names: Set<string>, volumes
     else ct.env.forEach((e: Obj, i) => typeof e?.name !== 'string' || e.name === '' ? errs.push(required(`${path}.env[${i}].name`)) : undefined);
   }
   errs.push(...validateVolumeMounts(ct.volumeMounts, volumes, ct, `${path}.volumeMounts`));
+  errs.push(...validateLifecycle(ct.lifecycle, `${path}.lifecycle`, graceS));
   return errs;
 }

@@ -53,3 +53,24 @@ test('imagePullPolicy defaults by tag', () => {
   assert.equal(pullPolicyFor('127.0.0.1:5000/busybox'), 'Always');
   assert.equal(pullPolicyFor('127.0.0.1:5000/busybox@sha256:abc'), 'IfNotPresent');
 });
+
+test('pod spec: lifecycle hooks name exactly one handler; sleep within the grace period', () => {
+  const spec = (lifecycle: unknown, grace?: number) => ({ ...(grace === undefined ? {} : { terminationGracePeriodSeconds: grace }), containers: [{ name: 'a', image: 'x', lifecycle }] });
+  const errs = (lifecycle: unknown, grace?: number) => validatePodSpec(spec(lifecycle, grace), 'spec').map((e) => `${e.type} ${e.field} ${e.message}`);
+  assert.deepEqual(errs({ preStop: { exec: { command: ['true'] } }, postStart: { httpGet: { port: 'http' } } }), []);
+  assert.deepEqual(errs({ preStop: { sleep: { seconds: 0 } } }), []);
+  assert.deepEqual(errs({ preStop: { sleep: { seconds: 30 } } }), []);
+  assert.deepEqual(errs({ preStop: {} }), ['FieldValueRequired spec.containers[0].lifecycle.preStop Required value: must specify a handler type']);
+  assert.deepEqual(errs({ postStart: { exec: { command: ['true'] }, sleep: { seconds: 1 } } }), [
+    'FieldValueForbidden spec.containers[0].lifecycle.postStart.sleep Forbidden: may not specify more than 1 handler type',
+  ]);
+  assert.deepEqual(errs({ preStop: { sleep: { seconds: 11 } } }, 10), [
+    'FieldValueInvalid spec.containers[0].lifecycle.preStop.sleep.seconds Invalid value: 11: must be non-negative and less than terminationGracePeriodSeconds (10)',
+  ]);
+  assert.deepEqual(errs({ preStop: { sleep: { seconds: -1 } } }).map((e) => e.split(' ')[1]), ['spec.containers[0].lifecycle.preStop.sleep.seconds']);
+  assert.deepEqual(errs({ preStop: { exec: { command: [] } } }).map((e) => e.split(' ')[1]), ['spec.containers[0].lifecycle.preStop.exec.command']);
+  assert.deepEqual(errs({ postStart: { httpGet: { port: 70000, scheme: 'FTP' } } }).map((e) => e.split(' ')[1]), [
+    'spec.containers[0].lifecycle.postStart.httpGet.port',
+    'spec.containers[0].lifecycle.postStart.httpGet.scheme',
+  ]);
+});

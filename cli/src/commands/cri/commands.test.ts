@@ -194,3 +194,16 @@ test('statsp on a runtime that refuses ListPodSandboxStats (containerd 1.6 witho
   assert.equal(table.code, 0, table.stderr);
   assert.match(table.stdout, /^POD\s+POD ID\s+CPU %\s+MEM\nweb\s+[0-9a-f]{13}\s+\d+\.\d\d\s+1\.049MB\n$/);
 });
+
+test('logs -p: the previous attempt\'s file in the kubelet layout, or a clear error', async (t) => {
+  const { previousLogPath } = await import('./streams.js');
+  assert.equal(previousLogPath('/var/log/pods/ns_p_u/c/3.log', 3, 'c'), '/var/log/pods/ns_p_u/c/2.log');
+  assert.equal(previousLogPath('/var/log/pods/ns_p_u/c/10.log', 10, 'c'), '/var/log/pods/ns_p_u/c/9.log');
+  assert.throws(() => previousLogPath('/var/log/pods/ns_p_u/c/0.log', 0, 'c'), /previous terminated container "c" not found/);
+  const { fake, podFile, ctrFile } = await setup(t);
+  const podId = (await run(fake, ['runp', podFile])).stdout.trim();
+  const ctrId = (await run(fake, ['create', podId, ctrFile, podFile])).stdout.trim();
+  const r = await run(fake, ['logs', '-p', ctrId]);
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /previous terminated container ".*" not found/);
+});

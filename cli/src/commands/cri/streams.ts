@@ -16,6 +16,17 @@ export function parseSince(v: string | undefined, nowMs = Date.now()): Date | un
   return new Date(nowMs - parseDuration(v, { bare: 'seconds' }));
 }
 
+/**
+ * crictl's `--previous`: the kubelet names logs `<attempt>.log`, so the previous instance's file
+ * is the same path with `attempt − 1` (it outlives its container until the pod goes).
+ */
+export function previousLogPath(logPath: string, attempt: number, name: string): string {
+  const slash = logPath.lastIndexOf('/') + 1;
+  const file = logPath.slice(slash);
+  if (attempt === 0 || !file.startsWith(`${attempt}.`)) throw new AgentError('ERR_NOT_FOUND', `previous terminated container "${name}" not found`);
+  return `${logPath.slice(0, slash)}${attempt - 1}${file.slice(String(attempt).length)}`;
+}
+
 interface LogsOptions {
   follow?: boolean;
   tail: string;
@@ -28,11 +39,11 @@ interface LogsOptions {
 }
 
 async function runLogs(cri: CriClient, id: string, o: LogsOptions, signal: AbortSignal): Promise<void> {
-  if (o.previous) throw new AgentError('ERR_INVALID_ARGUMENT', '--previous needs the kubelet log directory layout; read the previous container by its own ID instead');
   if (o.reopen) await cri.runtime.reopenContainerLog({ containerId: id });
   const st = await cri.runtime.containerStatus({ containerId: id });
-  const logPath = st.status?.logPath;
+  let logPath = st.status?.logPath;
   if (!logPath) throw new AgentError('ERR_FAILED_PRECONDITION', `container "${id}" has no log file (its sandbox has no log_directory)`);
+  if (o.previous) logPath = previousLogPath(logPath, st.status?.metadata?.attempt ?? 0, st.status?.metadata?.name ?? id);
   const tail = Number.parseInt(o.tail, 10);
   const stream = (o.stream ?? 'all') as CriLogStream | 'all';
   if (!['stdout', 'stderr', 'all'].includes(stream)) throw new AgentError('ERR_INVALID_ARGUMENT', `invalid --stream "${o.stream}": use stdout, stderr or all`);
@@ -107,7 +118,7 @@ export function registerStreams(cri: Command): void {
     .option('--limit-bytes <n>', 'stop after n bytes')
     .option('-r, --reopen', 'ask the runtime to reopen the log file first')
     .option('-s, --stream <stream>', 'stdout, stderr or all', 'all')
-    .option('-p, --previous', 'the previous instance (not supported: use its ID)')
+    .option('-p, --previous', "the previous instance's log (the kubelet layout: <attempt-1>.log)")
     .action(async (id: string, o: LogsOptions, cmd: Command) => {
       const intr = interruptSignal();
       try {
