@@ -54,6 +54,8 @@ export interface HarnessOptions {
   inProcessAgent?: boolean;
   /** Run the agent as a joined node (see the file comment). */
   asNode?: Pick<ControlPlaneOptions, 'nodeCredentialTtlMs' | 'clusterSigningDurationMs'> & { controllers: Exclude<ControlPlaneOptions['controllers'], boolean | undefined> };
+  /** Controllers to run beside the API server (no scheduler: pods name their node), e.g. deployment + replicaset. */
+  controllers?: Exclude<ControlPlaneOptions['controllers'], boolean | undefined>;
 }
 
 export function skipUnlessRoot(t: { skip(msg?: string): void }): boolean {
@@ -116,7 +118,7 @@ export async function startHarness(name: string, file: KubeletConfigurationFile 
     const asNode = opts.asNode;
     cp = await startControlPlane({
       dataDir: join(dir, 'server'), bindAddress: '127.0.0.1', port: 0, registryAddress: '',
-      controllers: asNode?.controllers ?? false,
+      controllers: asNode?.controllers ?? opts.controllers ?? false,
       ...(asNode?.nodeCredentialTtlMs ? { nodeCredentialTtlMs: asNode.nodeCredentialTtlMs } : {}),
       ...(asNode?.clusterSigningDurationMs ? { clusterSigningDurationMs: asNode.clusterSigningDurationMs } : {}),
     });
