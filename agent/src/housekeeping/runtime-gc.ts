@@ -16,7 +16,7 @@
  * Concurrency: `Clock.every` never overlaps passes. Pod workers may act on the same pod at the same
  * time; every call here tolerates the object being gone, and a worker's removals tolerate ours.
  */
-import { describeError, hasCode, type Logger } from '@nodelet/base';
+import { Semaphore, describeError, hasCode, type Logger } from '@nodelet/base';
 import type { Pod } from '@nodelet/api';
 import type { RuntimeService } from '../runtime/cri.js';
 import type { ObservedPod } from '../runtime/observed.js';
@@ -43,6 +43,7 @@ export interface RuntimeGcResult {
 }
 
 const SHORT_ID = 13;
+const SANDBOX_CONCURRENCY = 4;
 
 export class RuntimeGc {
   readonly #o: RuntimeGcOptions;
@@ -64,10 +65,15 @@ export class RuntimeGc {
       if (await this.#removeContainer(r, signal)) result.containers++;
       else failedPods.add(r.pod.uid);
     }
-    for (const r of plan.sandboxes) {
-      if (failedPods.has(r.pod.uid)) continue;
-      if (await this.#removeSandbox(r, signal)) result.sandboxes++;
-    }
+    // Sandboxes a few at a time: each StopPodSandbox waits for the runtime's CNI DEL.
+    const limit = new Semaphore(SANDBOX_CONCURRENCY);
+    await Promise.all(
+      plan.sandboxes
+        .filter((r) => !failedPods.has(r.pod.uid))
+        .map((r) => limit.use(async () => {
+          if (await this.#removeSandbox(r, signal)) result.sandboxes++;
+        })),
+    );
     // Warnings are remembered only for what still exists.
     const present = new Set<string>();
     for (const p of view.values()) for (const x of [...p.sandboxes, ...p.containers]) present.add(x.id);
