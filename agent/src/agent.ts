@@ -342,6 +342,7 @@ export class Agent {
       cleanupPodDirs: (keep, s) => cleanupOrphanedPodDirs(c.rootDir, keep, hostMounter, s),
       gc: gcPasses({
         runtime: cri.runtime, images: cri.image, cni, pleg, log: gcLog, pinnedImages: () => [], now: () => clock.now(),
+        events, pod: (uid) => pods.get(uid), podGone: (uid) => pods.sourcesReady && !pods.wants(uid) && !workers.has(uid),
         imageGCHighThresholdPercent: c.imageGCHighThresholdPercent, imageGCLowThresholdPercent: c.imageGCLowThresholdPercent, imageMinimumGCAgeMs: c.imageMinimumGCAgeMs,
       }),
       afterPodCleanup: () => this.metrics.observeRuntime(pleg.all().values()),
