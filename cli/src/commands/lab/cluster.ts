@@ -47,6 +47,11 @@ export interface LabOptions {
   proxyMode?: 'nftables' | 'none';
   /** Extra `nodelet server` flags (e.g. `--node-monitor-grace-period 20s` in tests). */
   serverArgs?: string[];
+  /**
+   * Where the agent looks for the real CNI plugins (`cniPluginDirs`); the agent's default when
+   * unset. The soak puts its failpoint plugin first (docs/reliability.md).
+   */
+  cniPluginDirs?: string[];
   log?: (line: string) => void;
 }
 
@@ -64,6 +69,7 @@ export function defaultLabOptions(o: Partial<LabOptions> = {}): LabOptions {
     readyTimeoutMs: o.readyTimeoutMs ?? 120_000,
     serverArgs: o.serverArgs ?? [],
     proxyMode: o.proxyMode,
+    cniPluginDirs: o.cniPluginDirs,
     log: o.log,
   };
 }
@@ -99,7 +105,6 @@ export async function labUp(opts: Partial<LabOptions> = {}): Promise<LabUpResult
   const o = defaultLabOptions(opts);
   const p = labPaths(o.stateDir);
   const say = o.log ?? (() => {});
-  const marker = o.stateDir;
   mkdirSync(o.stateDir, { recursive: true, mode: 0o700 });
   for (const d of [p.cniBin, p.cniConf, p.cniCache, p.ipam, p.agentRoot]) mkdirSync(d, { recursive: true });
 
@@ -110,26 +115,7 @@ export async function labUp(opts: Partial<LabOptions> = {}): Promise<LabUpResult
     say('starting containerd (lab runtime)…');
     const rt = await labRuntimeUp({ dir: p.containerd, registry: o.registry, cniBinDir: p.cniBin, cniConfDir: p.cniConf });
 
-    if (runningPid(p.serverProc, marker) === undefined) {
-      say(`starting nodelet server on :${o.apiPort} (SQLite, registry ${o.registry})…`);
-      startDetached(p.serverProc, [
-        'server', '--data-dir', p.server, '--port', String(o.apiPort), '--bind-address', '127.0.0.1',
-        '--registry-address', o.registry, '--registry-root', o.imagesDir, '--cluster-cidr', o.clusterCidr,
-        ...(o.serverArgs ?? []),
-      ]);
-    }
-    const admin = await pollUntil('the API server to answer', async () => {
-      if (!existsSync(p.adminKubeconfig)) return undefined;
-      const c = new ApiClient({ ...(await loadKubeconfig(p.adminKubeconfig)), timeoutMs: 2_000 });
-      try {
-        await c.getRaw('/readyz');
-        return c;
-      } catch (err) {
-        c.close();
-        throw err;
-      }
-    }, { timeoutMs: 60_000, intervalMs: 200, detail: () => `server log ${p.serverProc.logFile}:\n${logTail(p.serverProc.logFile)}` });
-
+    const admin = await startLabServer(o);
     await startLabAgent(o, p.adminKubeconfig, admin, rt.endpoint);
     const server = admin.server.replace(/\/$/, '');
     admin.close();
@@ -151,6 +137,34 @@ export async function labUp(opts: Partial<LabOptions> = {}): Promise<LabUpResult
 }
 
 /**
+ * Starts `nodelet server` for the lab unless it already runs, and resolves with an admin client
+ * once `/readyz` answers. `labUp` runs it; the soak restarts a killed server with it.
+ */
+export async function startLabServer(o: LabOptions): Promise<ApiClient> {
+  const p = labPaths(o.stateDir);
+  const say = o.log ?? (() => {});
+  if (runningPid(p.serverProc, o.stateDir) === undefined) {
+    say(`starting nodelet server on :${o.apiPort} (SQLite, registry ${o.registry})…`);
+    startDetached(p.serverProc, [
+      'server', '--data-dir', p.server, '--port', String(o.apiPort), '--bind-address', '127.0.0.1',
+      '--registry-address', o.registry, '--registry-root', o.imagesDir, '--cluster-cidr', o.clusterCidr,
+      ...(o.serverArgs ?? []),
+    ]);
+  }
+  return pollUntil('the API server to answer', async () => {
+    if (!existsSync(p.adminKubeconfig)) return undefined;
+    const c = new ApiClient({ ...(await loadKubeconfig(p.adminKubeconfig)), timeoutMs: 2_000 });
+    try {
+      await c.getRaw('/readyz');
+      return c;
+    } catch (err) {
+      c.close();
+      throw err;
+    }
+  }, { timeoutMs: 60_000, intervalMs: 200, detail: () => `server log ${p.serverProc.logFile}:\n${logTail(p.serverProc.logFile)}` });
+}
+
+/**
  * Joins `o.nodeName` with a fresh bootstrap token, writes its agent config under `o.stateDir`
  * and starts `nodelet agent` against `runtimeEndpoint`, then waits for the node to be Ready.
  * `labUp` runs it for the first node; `labAddNode` for further nodes of the same server.
@@ -165,10 +179,17 @@ export async function startLabAgent(o: LabOptions, adminKubeconfig: string, admi
     await joinCluster({ server: tok.server, token: tok.token, caCertHash: tok.caCertHash, nodeName: o.nodeName, kubeconfigPath: p.agentKubeconfig, tokenFile: p.agentToken, caFile: p.clusterCa });
   }
   // join wrote the cluster CA: the API server reaches the node API (logs, exec) with a client certificate of it.
+  // The runtime endpoint and directories are flags below too; in the file they tell `nodelet doctor`
+  // where this node's runtime and CNI state are.
   writeFileSync(p.agentConfig, toYaml({
     apiVersion: 'kubelet.config.k8s.io/v1beta1',
     kind: 'KubeletConfiguration',
     ...agentAuthentication(p.clusterCa),
+    containerRuntimeEndpoint: runtimeEndpoint,
+    rootDir: p.agentRoot,
+    cniBinDir: p.cniBin,
+    cniConfDir: p.cniConf,
+    ...(o.cniPluginDirs ? { cniPluginDirs: o.cniPluginDirs } : {}),
     cniBridgeName: o.bridge,
     cniIpamDataDir: p.ipam,
     cniCacheDir: p.cniCache,
