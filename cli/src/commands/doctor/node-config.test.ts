@@ -33,7 +33,7 @@ test('no flags, no containerd socket, a make-up lab: its agent config and creden
     cniBinDir: '/var/lib/nodelet/lab/cni/bin',
     cniCacheDir: '/var/lib/nodelet/lab/cni/cache',
     ipamDir: '/var/lib/nodelet/lab/cni/ipam',
-    netnsDir: '/var/lib/nodelet/lab/containerd/state/netns',
+    netnsDir: '/var/lib/nodelet/lab/containerd/state/io.containerd.grpc.v1.cri/netns',
     bridge: 'nodelet0',
     rootDir: '/var/lib/nodelet/lab/agent',
     kubeconfig: '/var/lib/nodelet/lab/agent.kubeconfig',

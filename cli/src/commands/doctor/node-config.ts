@@ -87,7 +87,7 @@ function fromLab(dir: string, fs: DetectFs): DetectedConfig {
     cniCacheDir: p.cniCache,
     ipamDir: p.ipam,
     // the lab's containerd pins network namespaces under its own state dir
-    netnsDir: join(p.containerd, 'state', 'netns'),
+    netnsDir: join(p.containerd, 'state', 'io.containerd.grpc.v1.cri', 'netns'),
     bridge: 'nodelet0',
     ...fromAgentYaml(y),
     kubeconfig: p.agentKubeconfig,

@@ -12,7 +12,7 @@ function pod(o: Partial<PodView> = {}): PodView {
 const sandbox = (o: Partial<SandboxView> = {}): SandboxView => ({ id: id('a'), uid: UID, pod: 'nodelet-soak/web-1', ready: true, createdAt: 2n, netns: '/s/netns/cni-1', ...o });
 const ctr = (o: Partial<ContainerView> = {}): ContainerView => ({ id: id('c'), sandboxId: id('a'), uid: UID, name: 'main', state: 'running', createdAt: 3n, ...o });
 function obs(o: Partial<Observation> = {}): Observation {
-  return { at: 0, pods: [pod()], sandboxes: [sandbox()], containers: [ctr()], host: { netns: ['/s/netns/cni-1'], veths: ['veth1'], ips: [{ file: 'nodelet-pods/10.0.0.2', owner: id('a') }], cniCache: [{ file: 'r/x', containerID: id('a'), veths: ['veth1'] }], mounts: [], podDirs: [UID], logDirs: [{ dir: `nodelet-soak_web-1_${UID}`, uid: UID }], cgroups: [id('a'), id('c')] }, ...o };
+  return { at: 0, workload: { deployments: [], unscheduled: [] }, pods: [pod()], sandboxes: [sandbox()], containers: [ctr()], host: { netns: ['/s/netns/cni-1'], veths: ['veth1'], vethOwners: {}, ips: [{ file: 'nodelet-pods/10.0.0.2', owner: id('a') }], cniCache: [{ file: 'r/x', containerID: id('a'), veths: ['veth1'] }], mounts: [], podDirs: [UID], logDirs: [{ dir: `nodelet-soak_web-1_${UID}`, uid: UID }], cgroups: [id('a'), id('c')] }, ...o };
 }
 
 test('a converged pod yields nothing; every oracle is quiet on a clean node', () => {
@@ -70,4 +70,13 @@ test('persistence: a finding counts once it lasted minAge, and is forgotten when
   assert.deepEqual(p.update([x], 60_000), [x]);
   assert.deepEqual(p.update([], 61_000), []);
   assert.deepEqual(p.update([x], 62_000), []);
+});
+
+test('a veth in the netns of a not-ready sandbox goes with that sandbox, not counted as a host leak', () => {
+  const o = obs({
+    sandboxes: [sandbox(), sandbox({ id: id('b'), ready: false, createdAt: 1n, netns: '/s/netns/cni-2' })],
+    host: { ...obs().host, netns: ['/s/netns/cni-1', '/s/netns/cni-2'], veths: ['veth1', 'veth2', 'veth3'], vethOwners: { veth2: id('b') } },
+  });
+  assert.deepEqual(hostLeakFindings(o, { everSeen: new Set() }).map((x) => x.message), ['veth veth3 on the pod bridge belongs to no sandbox']);
+  assert.deepEqual(gcFindings(o).map((x) => x.invariant), ['dead-sandboxes']);
 });

@@ -7,7 +7,7 @@ import type { Observation, PodView } from './observe.js';
 import { RESTARTS_BY_DESIGN } from './workloads.js';
 
 export const INVARIANTS = [
-  'one-ready-sandbox', 'containers', 'stuck-terminating', 'orphans', 'host-leaks', 'dead-sandboxes', 'dead-containers',
+  'workload-converged', 'one-ready-sandbox', 'containers', 'stuck-terminating', 'orphans', 'host-leaks', 'dead-sandboxes', 'dead-containers',
   'doctor-leaks', 'no-unprovoked-restarts', 'ledger', 'node-ready-after-runtime', 'notready-while-runtime-down',
   'components-alive', 'agent-resources',
 ] as const;
@@ -63,6 +63,22 @@ export function podFindings(o: Observation): Finding[] {
   return out;
 }
 
+/**
+ * The soak's deployments have what they were scaled to (ready, for the kinds that become Ready)
+ * and every pod of the soak is bound to the node: the controllers and the scheduler caught up.
+ */
+export function workloadFindings(o: Observation): Finding[] {
+  const out: Finding[] = [];
+  for (const d of o.workload.deployments) {
+    const needReady = d.kind !== 'crashy';
+    if (!d.observed || d.replicas !== d.want || d.updated !== d.want || (needReady && d.ready !== d.want)) {
+      out.push(f('workload-converged', `deploy/${d.name}`, `deployment ${d.name}: want ${d.want}, has ${d.replicas} (updated ${d.updated}, ready ${d.ready}${d.observed ? '' : ', generation not observed yet'})`));
+    }
+  }
+  for (const p of o.workload.unscheduled) out.push(f('workload-converged', `pod/${p}`, `pod ${p} is not bound to a node`));
+  return out;
+}
+
 /** Deleted pods go away; nothing in the runtime belongs to a pod the API does not have. */
 export function orphanFindings(o: Observation): Finding[] {
   const out: Finding[] = [];
@@ -110,7 +126,14 @@ export function hostLeakFindings(o: Observation, ctx: HostContext): Finding[] {
   const netnsInUse = new Set(o.sandboxes.map((s) => s.netns).filter(Boolean));
   for (const n of h.netns) if (!netnsInUse.has(n)) out.push(f('host-leaks', `netns:${n}`, `network namespace ${n} is used by no sandbox`));
   const vethsInUse = new Set(h.cniCache.filter((e) => sandboxIds.has(e.containerID)).flatMap((e) => e.veths));
-  for (const v of h.veths) if (!vethsInUse.has(v)) out.push(f('host-leaks', `veth:${v}`, `veth ${v} on the pod bridge belongs to no sandbox's attachment`));
+  for (const v of h.veths) {
+    if (vethsInUse.has(v)) continue;
+    const owner = h.vethOwners[v];
+    // A veth in the netns of a sandbox the runtime still has (its ADD result was lost with a killed
+    // agent) goes with that sandbox: not ready, it is a dead sandbox (gcFindings); ready, it lacks its cache entry.
+    if (owner && o.sandboxes.some((s) => s.id === owner && !s.ready)) continue;
+    out.push(f('host-leaks', `veth:${v}`, owner ? `veth ${v} of ready sandbox ${short(owner)} has no CNI cache entry` : `veth ${v} on the pod bridge belongs to no sandbox`));
+  }
   for (const ip of h.ips) if (!sandboxIds.has(ip.owner)) out.push(f('host-leaks', `ip:${ip.file}`, `host-local IP ${ip.file} is held by ${short(ip.owner)}, which has no sandbox`));
   for (const e of h.cniCache) if (!sandboxIds.has(e.containerID)) out.push(f('host-leaks', `cni:${e.file}`, `CNI cache entry ${e.file} has no sandbox`));
   for (const m of h.mounts) {

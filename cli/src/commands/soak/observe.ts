@@ -8,10 +8,11 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { PODS, type ApiClient, type Pod } from '@nodelet/api';
+import { DEPLOYMENTS, PODS, type ApiClient, type Pod } from '@nodelet/api';
 import { connectCriClient, netnsPathFromSandboxInfo } from '@nodelet/cri-client';
 import { ResultCache } from '@nodelet/cni';
-import { KIND_LABEL, type WorkloadKind } from './workloads.js';
+import { DEPLOYMENT_KIND, KIND_LABEL, SOAK_NAMESPACE, type WorkloadKind } from './workloads.js';
+import type { DeploymentName } from './plan.js';
 
 const exec = promisify(execFile);
 
@@ -50,6 +51,11 @@ export interface ContainerView {
 export interface HostView {
   netns: string[];
   veths: string[];
+  /**
+   * Host veths that no CNI cache entry names, attributed to the sandbox whose netns holds their
+   * peer (looked up with nsenter, only for such veths): a sandbox whose ADD result was lost.
+   */
+  vethOwners: Record<string, string>;
   /** host-local allocations: `<net>/<ip>` and the container ID written in them. */
   ips: Array<{ file: string; owner: string }>;
   /** CNI result cache entries, with the host-side interfaces (veths) their results name. */
@@ -63,8 +69,16 @@ export interface HostView {
   cgroups: string[];
 }
 
+/** The soak's deployments and pods as the API sees them (scheduled or not). */
+export interface WorkloadView {
+  deployments: Array<{ name: string; kind?: WorkloadKind; want: number; replicas: number; ready: number; updated: number; observed: boolean }>;
+  /** Soak pods not bound to any node yet. */
+  unscheduled: string[];
+}
+
 export interface Observation {
   at: number;
+  workload: WorkloadView;
   pods: PodView[];
   sandboxes: SandboxView[];
   containers: ContainerView[];
@@ -85,8 +99,27 @@ export interface ObserveTarget {
 }
 
 export async function observe(t: ObserveTarget): Promise<Observation> {
-  const [pods, cri, host] = await Promise.all([apiPods(t), criState(t), hostState(t)]);
-  return { at: Date.now(), pods, ...cri, host };
+  const [workload, pods, cri, host] = await Promise.all([workloadView(t), apiPods(t), criState(t), hostState(t)]);
+  const cached = new Set(host.cniCache.flatMap((e) => e.veths));
+  if (host.veths.some((v) => !cached.has(v))) host.vethOwners = await vethOwners(cri.sandboxes, new Set(host.cniCache.map((e) => e.containerID)));
+  return { at: Date.now(), workload, pods, ...cri, host };
+}
+
+async function workloadView(t: ObserveTarget): Promise<WorkloadView> {
+  const deps = await t.api.list(DEPLOYMENTS, { namespace: SOAK_NAMESPACE, timeoutMs: 10_000 });
+  const pods = await t.api.list(PODS, { namespace: SOAK_NAMESPACE, timeoutMs: 10_000 });
+  return {
+    deployments: deps.items.map((d) => ({
+      name: d.metadata?.name ?? '',
+      kind: DEPLOYMENT_KIND[d.metadata?.name as DeploymentName],
+      want: d.spec?.replicas ?? 1,
+      replicas: d.status?.replicas ?? 0,
+      ready: d.status?.readyReplicas ?? 0,
+      updated: d.status?.updatedReplicas ?? 0,
+      observed: (d.status?.observedGeneration ?? 0) >= (d.metadata?.generation ?? 0),
+    })),
+    unscheduled: pods.items.filter((p) => !p.spec?.nodeName && !p.metadata?.deletionTimestamp).map((p) => p.metadata?.name ?? ''),
+  };
 }
 
 async function apiPods(t: ObserveTarget): Promise<PodView[]> {
@@ -152,6 +185,7 @@ async function hostState(t: ObserveTarget): Promise<HostView> {
     const { stdout } = await exec('ip', ['-j', 'link', 'show', 'master', t.bridge]);
     veths = (JSON.parse(stdout || '[]') as Array<{ ifname: string }>).map((l) => l.ifname);
   }
+  const vethOwners: Record<string, string> = {};
   const ips: HostView['ips'] = [];
   for (const net of await ls(t.ipamDir)) {
     for (const f of await ls(join(t.ipamDir, net))) {
@@ -174,5 +208,28 @@ async function hostState(t: ObserveTarget): Promise<HostView> {
   const logDirs = (await ls(t.podLogsDir)).filter((d) => !d.startsWith('.')).map((dir) => ({ dir, uid: dir.split('_').at(-1) ?? '' }));
   const cgroupRoot = existsSync('/sys/fs/cgroup/memory') ? '/sys/fs/cgroup/memory/k8s.io' : '/sys/fs/cgroup/k8s.io';
   const cgroups = (await ls(cgroupRoot)).filter((n) => /^[0-9a-f]{64}$/.test(n));
-  return { netns, veths, ips, cniCache, mounts, podDirs, logDirs, cgroups };
+  return { netns, veths, vethOwners, ips, cniCache, mounts, podDirs, logDirs, cgroups };
+}
+
+/** For sandboxes without a cache entry: host veth name (peer of the netns's eth0) → sandbox ID. */
+async function vethOwners(sandboxes: SandboxView[], cachedIds: ReadonlySet<string>): Promise<Record<string, string>> {
+  const byIndex = new Map<number, string>();
+  for (const s of sandboxes) {
+    if (!s.netns || cachedIds.has(s.id)) continue;
+    try {
+      const { stdout } = await exec('nsenter', [`--net=${s.netns}`, 'ip', '-j', 'link', 'show', 'eth0']);
+      const peer = (JSON.parse(stdout) as Array<{ link_index?: number }>)[0]?.link_index;
+      if (peer !== undefined) byIndex.set(peer, s.id);
+    } catch {
+      continue; // no eth0 (the ADD never got that far) or the netns is gone: owns no veth
+    }
+  }
+  if (!byIndex.size) return {};
+  const { stdout } = await exec('ip', ['-j', 'link', 'show', 'type', 'veth']);
+  const out: Record<string, string> = {};
+  for (const l of JSON.parse(stdout || '[]') as Array<{ ifindex: number; ifname: string }>) {
+    const owner = byIndex.get(l.ifindex);
+    if (owner) out[l.ifname] = owner;
+  }
+  return out;
 }

@@ -75,7 +75,7 @@ export class SoakReport {
     for (const note of this.notes) lines.push(`  note: ${note}`);
     if (this.failures.length) {
       const first = this.failures[0]!;
-      lines.push(`  first broken invariant (round ${first.round}): ${first.invariant}: ${first.message}`);
+      lines.push(`  first broken invariant (round ${first.round + 1}): ${first.invariant}: ${first.message}`);
       lines.push(`  replay: ${replay}`);
     }
     return lines.join('\n');
