@@ -99,17 +99,18 @@ export async function injectFault(f: Fault, ctx: FaultContext): Promise<FaultOut
       break;
     }
     case 'cni-crash':
-      fp.arm({ mode: f.when === 'before' ? 'crash-before' : 'crash-after' });
+    case 'cni-slow': {
+      const mode = f.kind === 'cni-slow' ? 'slow' : f.when === 'before' ? 'crash-before' : 'crash-after';
+      const seen = fp.counts()[mode] ?? 0;
+      fp.arm(f.kind === 'cni-slow' ? { mode: 'slow', seconds: f.delayS } : { mode: mode as 'crash-before' | 'crash-after' });
       await writer.scale('burst', f.burst);
-      await delay(f.windowMs);
+      // The window starts with the first ADD that meets the failpoint (pods take a while to get there).
+      const hit = await pollUntil('a CNI ADD to meet the failpoint', () => (fp.counts()[mode] ?? 0) > seen || undefined, { timeoutMs: 60_000, intervalMs: 100 }).catch(() => false);
+      if (hit) await delay(f.windowMs);
       fp.disarm();
+      out.notes.push(hit ? `${(fp.counts()[mode] ?? 0) - seen} CNI ADDs met the failpoint (${mode})` : 'no CNI ADD met the failpoint within 60 s');
       break;
-    case 'cni-slow':
-      fp.arm({ mode: 'slow', seconds: f.delayS });
-      await writer.scale('burst', f.burst);
-      await delay(f.windowMs);
-      fp.disarm();
-      break;
+    }
     case 'disk-full':
       ctx.disk.fill(f.percent);
       out.notes.push(`pod log filesystem ${ctx.disk.usedPercent().toFixed(0)} % full`);
