@@ -5,6 +5,7 @@
  * itself failed.
  */
 import type { Command } from 'commander';
+import { resolve } from 'node:path';
 import { describePlan, generatePlan, profileFor, type SoakMode } from './soak/plan.js';
 import { parseSeed, randomSeed } from './soak/rng.js';
 import { runSoak } from './soak/runner.js';
@@ -61,7 +62,7 @@ export function register(program: Command): void {
       }
       if (process.getuid?.() !== 0) throw new Error('nodelet soak kills and restarts the lab\'s processes and mounts a tmpfs: run it as root');
       const report = await runSoak({
-        stateDir: f.stateDir,
+        stateDir: resolve(f.stateDir),
         seed,
         profile,
         convergeMs: (positive('--converge-timeout', f.convergeTimeout) ?? SECONDS[mode].converge) * 1000,

@@ -10,7 +10,7 @@
  *
  * Stops at the first broken invariant unless `keepGoing`.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -19,6 +19,7 @@ import { NAMESPACES, PODS, type ApiClient } from '@nodelet/api';
 import { LAB_IMAGES } from '@nodelet/oci';
 import { containerdPaths } from '@nodelet/lab-runtime';
 import { nodeletCommand } from '../lab/processes.js';
+import { DEFAULT_LAB_DIR, DEFAULT_RUNTIME_SOCKET, ETC_AGENT_CONFIG } from '../doctor/node-config.js';
 import { settledUsage, usageDrift } from './agent-usage.js';
 import { installCniFailpoint } from './cni-failpoint.js';
 import { injectFault } from './faults.js';
@@ -77,6 +78,9 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       agentRoot: lab.paths.agentRoot, podLogsDir: lab.podLogsDir, cniCacheDir: lab.paths.cniCache, ipamDir: lab.paths.ipam, bridge: lab.options.bridge,
     };
     const checker = new Checker(target, report, o, lab.options.nodeName);
+    const broke = (fresh: Finding[]): void => {
+      for (const x of fresh) say(`  BROKEN ${x.invariant}: ${x.message}  [seed ${o.seed}, after the last round]`);
+    };
 
     say('baseline: converging, then reading the agent\'s RSS and open fds…');
     await checker.converge(o.convergeMs);
@@ -88,6 +92,15 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       if (broken && !o.keepGoing) return report;
     }
 
+    // Leftovers of the last rounds' pods must be collected while those pods still exist (deleting a
+    // pod takes all its sandboxes along): give what is pending one GC period, then check.
+    const until = checker.pendingUntil();
+    if (until !== undefined) {
+      say(`waiting ${Math.ceil((until - Date.now()) / 1000)} s for pending dead sandboxes/containers to be collected…`);
+      await delay(Math.max(0, until - Date.now()) + 1_000);
+      broke(await checker.check(plan.length - 1, await checker.converge(o.convergeMs), undefined));
+    }
+
     say('removing the workload and checking what is left…');
     for (const d of ['web', 'probed', 'crashy', 'burst'] as const) await writer.scale(d, 0);
     const pods = await api.list(PODS, { namespace: SOAK_NAMESPACE, timeoutMs: 15_000 });
@@ -96,12 +109,12 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     const end = Date.now() + 90_000;
     for (let pending = checker.pendingUntil(); pending !== undefined && pending < end; pending = checker.pendingUntil()) {
       await delay(Math.max(0, pending - Date.now()) + 1_000);
-      await checker.check(plan.length, await checker.converge(5_000), undefined);
+      broke(await checker.check(plan.length, await checker.converge(5_000), undefined));
     }
-    await checker.check(plan.length, last, undefined);
+    broke(await checker.check(plan.length, last, undefined));
     report.agentAfter = await settledUsage(() => lab.pid('agent'), o.settleMs);
     const drift = report.agentBefore && report.agentAfter ? usageDrift(report.agentBefore, report.agentAfter) : 'the agent was not running to measure';
-    report.checked(plan.length, ['agent-resources'], drift ? [{ invariant: 'agent-resources', key: 'end', message: drift }] : []);
+    broke(report.checked(plan.length, ['agent-resources'], drift ? [{ invariant: 'agent-resources', key: 'end', message: drift }] : []));
     return report;
   } finally {
     report.finishedAt = Date.now();
@@ -241,7 +254,7 @@ class Checker {
     const { cmd, args } = nodeletCommand();
     let stdout: string;
     try {
-      ({ stdout } = await run(cmd, [...args, 'doctor', '--leaks', '-o', 'json', '--lab', this.o.stateDir, '--node-name', this.nodeName], { timeout: 60_000, maxBuffer: 16 << 20 }));
+      ({ stdout } = await run(cmd, [...args, 'doctor', '--leaks', '-o', 'json', ...this.#doctorTarget()], { timeout: 60_000, maxBuffer: 16 << 20 }));
     } catch (err) {
       stdout = (err as { stdout?: string }).stdout ?? ''; // exit code 2 when it found something
     }
@@ -251,11 +264,24 @@ class Checker {
     } catch {
       return [{ invariant: 'doctor-leaks', key: 'run', message: `nodelet doctor --leaks printed no JSON: ${stdout.slice(0, 200)}` }];
     }
+    const config = results.find((r) => r.id === 'doctor.config');
+    if (!config?.message.includes(join(this.o.stateDir, 'agent.yaml'))) {
+      return [{ invariant: 'doctor-leaks', key: 'config', message: `nodelet doctor did not use the lab's agent config: ${config?.message ?? '(no doctor.config line)'}` }];
+    }
     const leaks = results.filter((r) => r.id.startsWith('leaks') && r.level === 'fail').map((r) => ({ invariant: 'doctor-leaks' as const, key: r.message, message: `${r.id}: ${r.message}` }));
     // A veth the cache does not name is usually in a dead sandbox's netns: it goes when that sandbox is collected.
     const gcIds = ['leaks.dead-sandbox', 'leaks.dead-container', 'leaks.veth'];
     const gc = leaks.filter((l) => gcIds.some((id) => l.message.startsWith(`${id}:`)));
     return [...leaks.filter((l) => !gc.includes(l)), ...this.#doctorGc.update(gc, now)];
+  }
+
+  /**
+   * With the default lab and no system containerd, doctor must find the lab by itself (its
+   * auto-detection is part of what is checked); otherwise it is pointed at the lab.
+   */
+  #doctorTarget(): string[] {
+    const auto = this.o.stateDir === DEFAULT_LAB_DIR && !existsSync(DEFAULT_RUNTIME_SOCKET) && !existsSync(ETC_AGENT_CONFIG);
+    return auto ? [] : ['--lab', this.o.stateDir, '--node-name', this.nodeName];
   }
 
   async #alive(): Promise<Finding[]> {
