@@ -10,5 +10,11 @@ if ! ./bin/nodelet lab status | grep -q '^agent .*running'; then
 fi
 ./bin/nodelet soak "$@"
 rc=$?
+# make down removes the state dir: keep the logs and the report of this run.
+keep=${SOAK_LOG_DIR:-/tmp/nodelet-soak-logs}/$(date +%Y%m%d-%H%M%S)
+mkdir -p "$keep"
+state=/var/lib/nodelet/lab
+cp "$state"/agent.log "$state"/server.log "$state"/containerd/containerd.log "$state"/soak/report-*.json "$state"/soak/cni-fp.adds.log "$keep"/ 2>/dev/null
+echo "logs and report kept in $keep"
 if [ -z "${SOAK_KEEP_CLUSTER:-}" ]; then make down || rc=${rc:-2}; fi
 exit $rc

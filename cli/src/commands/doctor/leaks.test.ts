@@ -37,7 +37,7 @@ test('leaks: the sandboxes a killed agent leaves (never started, not the newest)
   // and an Exited attempt-0 beside the newest dead one.
   const rs = await run(
     fakeCri(
-      [sb('aaaa', 'SANDBOX_READY', '3000000000'), sb('bbbb', 'SANDBOX_NOTREADY', '0'), sb('cccc', 'SANDBOX_NOTREADY', '1000000000')],
+      [sb('aaaa', 'SANDBOX_READY', '3000000000'), sb('bbbb', 'SANDBOX_NOTREADY', '-6795364578871345152'), sb('cccc', 'SANDBOX_NOTREADY', '1000000000')],
       [ctr('c1', 'aaaa', 'CONTAINER_RUNNING', '5'), ctr('c2', 'aaaa', 'CONTAINER_EXITED', '4'), ctr('c3', 'aaaa', 'CONTAINER_CREATED', '3'), ctr('c4', 'cccc', 'CONTAINER_EXITED', '2')],
     ),
     new Set([uid]),

@@ -80,7 +80,8 @@ function deadObjects(sandboxes: Sandbox[], containers: Container[], sandboxIds: 
   for (const list of byPod.values()) {
     for (const s of newestFirst(list).slice(1)) {
       if (s.state === 'SANDBOX_READY') continue;
-      const created = BigInt(String(s.createdAt || 0)) === 0n ? 'never finished starting' : `created ${new Date(Number(BigInt(String(s.createdAt)) / 1_000_000n)).toISOString()}`;
+      // containerd reports Go's zero time (year 1, overflowing to a negative UnixNano) when RunPodSandbox never returned
+      const created = BigInt(String(s.createdAt || 0)) <= 0n ? 'never finished starting' : `created ${new Date(Number(BigInt(String(s.createdAt)) / 1_000_000n)).toISOString()}`;
       out.push({ id: 'leaks.dead-sandbox', level: 'fail', message: `sandbox "${s.id.slice(0, 13)}" of pod ${s.metadata?.namespace}/${s.metadata?.name} is not ready and not the pod's newest (${created})`, fix: `nodelet cri stopp ${s.id} && nodelet cri rmp ${s.id}` });
     }
   }

@@ -22,7 +22,7 @@ test('a converged pod yields nothing; every oracle is quiet on a clean node', ()
 
 test('the issue\'s leftovers: a never-returned NotReady sandbox beside the ready one, and a Created attempt', () => {
   const o = obs({
-    sandboxes: [sandbox(), sandbox({ id: id('b'), ready: false, createdAt: 0n, netns: undefined })],
+    sandboxes: [sandbox(), sandbox({ id: id('b'), ready: false, createdAt: -6795364578871345152n, netns: undefined })],
     containers: [ctr(), ctr({ id: id('d'), sandboxId: id('b'), state: 'created', createdAt: 1n }), ctr({ id: id('e'), sandboxId: id('b'), state: 'exited', createdAt: 2n })],
   });
   assert.deepEqual(podFindings(o), [], 'the pod itself is fine');

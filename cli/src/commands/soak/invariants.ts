@@ -100,7 +100,7 @@ export function gcFindings(o: Observation): Finding[] {
   const newestFirst = <T extends { createdAt: bigint }>(xs: T[]): T[] => [...xs].sort((a, b) => (a.createdAt > b.createdAt ? -1 : a.createdAt < b.createdAt ? 1 : 0));
   for (const uid of uids) {
     const sbs = newestFirst(o.sandboxes.filter((s) => s.uid === uid));
-    for (const s of sbs.slice(1)) if (!s.ready) out.push(f('dead-sandboxes', s.id, `sandbox ${short(s.id)} of ${s.pod} is not ready and not the pod's newest (created ${s.createdAt === 0n ? 'never: RunPodSandbox did not return' : new Date(Number(s.createdAt / 1_000_000n)).toISOString()})`));
+    for (const s of sbs.slice(1)) if (!s.ready) out.push(f('dead-sandboxes', s.id, `sandbox ${short(s.id)} of ${s.pod} is not ready and not the pod's newest (created ${s.createdAt <= 0n ? 'never: RunPodSandbox did not return' : new Date(Number(s.createdAt / 1_000_000n)).toISOString()})`));
     const dead = o.containers.filter((c) => c.uid === uid && c.state !== 'running');
     for (const name of new Set(dead.map((c) => c.name))) {
       for (const c of newestFirst(dead.filter((d) => d.name === name)).slice(1)) {
