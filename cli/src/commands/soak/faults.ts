@@ -6,6 +6,7 @@
  */
 import { delay, pollUntil } from '@nodelet/base';
 import { NODES, PODS, type ApiClient, type Node } from '@nodelet/api';
+import { connectCriClient } from '@nodelet/cri-client';
 import type { CniFailpoint } from './cni-failpoint.js';
 import type { Finding } from './invariants.js';
 import type { LabControl } from './lab-control.js';
@@ -17,6 +18,8 @@ import { SOAK_NAMESPACE } from './workloads.js';
 
 /** kubelet-like promise of the issue: Ready again within 10 s of the runtime coming back. */
 export const READY_AFTER_RUNTIME_MS = 10_000;
+/** How soon the latest pod status must reach a server that came back. */
+export const STATUS_FLUSH_MS = 15_000;
 
 export interface FaultContext {
   lab: LabControl;
@@ -33,10 +36,12 @@ export interface FaultContext {
 export interface FaultOutcome {
   findings: Finding[];
   notes: string[];
+  /** Pods whose containers the fault itself stopped (not evidence for `no-unprovoked-restarts`). */
+  touched: string[];
 }
 
 export async function injectFault(f: Fault, ctx: FaultContext): Promise<FaultOutcome> {
-  const out: FaultOutcome = { findings: [], notes: [] };
+  const out: FaultOutcome = { findings: [], notes: [], touched: [] };
   const { lab, fp, writer } = ctx;
   switch (f.kind) {
     case 'agent-kill-burst':
@@ -75,12 +80,22 @@ export async function injectFault(f: Fault, ctx: FaultContext): Promise<FaultOut
       break;
     }
     case 'server-away': {
+      const victim = await runningWebPod(ctx.api);
+      const back = Date.now() + f.awayMs;
+      let restarted: string | undefined;
       await lab.kill('server', 'SIGTERM');
       // A write while it is away: never acknowledged, so the ledger accepts either outcome.
       await writer.scale('web', writer.replicas('web'));
-      await delay(f.awayMs);
+      if (victim) {
+        // A container dies while the server is away: the agent must restart it without the API.
+        out.touched.push(victim.uid);
+        restarted = await restartWithoutApi(ctx, victim, Math.max(5_000, back - Date.now()));
+        if (!restarted) out.findings.push({ invariant: 'restart-while-api-away', key: `r${ctx.round}`, message: `container "main" of ${victim.pod} was stopped while the API server was away and not restarted within ${Math.round(Math.max(5_000, back - Date.now()) / 1000)} s` });
+      }
+      await delay(Math.max(0, back - Date.now()));
       await lab.start('server');
       out.findings.push(...(await ledgerFindings(ctx)));
+      if (victim && restarted) out.findings.push(...(await statusAfterApiBack(ctx, victim, restarted)));
       break;
     }
     case 'containerd-kill': {
@@ -166,4 +181,38 @@ async function readyAfterRuntime(ctx: FaultContext, backAt: number, wasDown: boo
   const took = readyAt === undefined ? undefined : readyAt - backAt;
   if (took !== undefined && took <= READY_AFTER_RUNTIME_MS) return [];
   return [{ invariant: 'node-ready-after-runtime', key: `r${ctx.round}`, message: `node "${ctx.nodeName}" ${took === undefined ? 'not Ready 60 s' : `Ready only ${(took / 1000).toFixed(1)} s`} after its runtime came back${wasDown ? ' (it had gone NotReady)' : ''}` }];
+}
+
+/** A Ready pod of the web deployment and its running container (the first by name, for repeatability). */
+async function runningWebPod(api: ApiClient): Promise<{ uid: string; pod: string; containerID: string } | undefined> {
+  const pods = await api.list(PODS, { namespace: SOAK_NAMESPACE, labelSelector: 'app=web', timeoutMs: 5_000 }).catch(() => undefined);
+  const p = pods?.items
+    .filter((x) => !x.metadata?.deletionTimestamp && x.status?.containerStatuses?.[0]?.state?.running && x.status.containerStatuses[0].containerID)
+    .sort((a, b) => (a.metadata!.name! < b.metadata!.name! ? -1 : 1))[0];
+  if (!p) return undefined;
+  return { uid: p.metadata!.uid!, pod: `${SOAK_NAMESPACE}/${p.metadata!.name}`, containerID: p.status!.containerStatuses![0]!.containerID!.replace(/^[a-z]+:\/\//, '') };
+}
+
+/** Stops the victim's container through CRI and waits for the agent to run a new one. */
+async function restartWithoutApi(ctx: FaultContext, victim: { uid: string; containerID: string }, withinMs: number): Promise<string | undefined> {
+  const { client } = await connectCriClient({ endpoint: ctx.lab.runtimeEndpoint, timeoutMs: 10_000 });
+  try {
+    await client.runtime.stopContainer({ containerId: victim.containerID, timeout: 0 }, { timeoutMs: 30_000 });
+    return await pollUntil('a new container', async () => {
+      const cs = (await client.runtime.listContainers({ filter: { labelSelector: { 'io.kubernetes.pod.uid': victim.uid } } }, { timeoutMs: 5_000 })).containers ?? [];
+      return cs.find((c) => c.id !== victim.containerID && String(c.state) === 'CONTAINER_RUNNING')?.id;
+    }, { timeoutMs: withinMs, intervalMs: 250 }).catch(() => undefined);
+  } finally {
+    client.close();
+  }
+}
+
+/** Once the server is back, the pod's status must name the new container within STATUS_FLUSH_MS. */
+async function statusAfterApiBack(ctx: FaultContext, victim: { uid: string; pod: string }, newId: string): Promise<Finding[]> {
+  const name = victim.pod.split('/')[1]!;
+  const ok = await pollUntil('the restarted container in the pod status', async () => {
+    const p = await ctx.api.get(PODS, name, { namespace: SOAK_NAMESPACE, timeoutMs: 2_000 });
+    return p.status?.containerStatuses?.[0]?.containerID?.endsWith(newId) || undefined;
+  }, { timeoutMs: STATUS_FLUSH_MS, intervalMs: 250 }).catch(() => false);
+  return ok ? [] : [{ invariant: 'status-after-api-back', key: `r${ctx.round}`, message: `${victim.pod}: the container restarted while the API server was away (${newId.slice(0, 13)}) is not in its status ${STATUS_FLUSH_MS / 1000} s after the server came back` }];
 }

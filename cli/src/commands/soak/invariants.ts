@@ -8,7 +8,7 @@ import { RESTARTS_BY_DESIGN } from './workloads.js';
 
 export const INVARIANTS = [
   'workload-converged', 'one-ready-sandbox', 'containers', 'stuck-terminating', 'orphans', 'host-leaks', 'dead-sandboxes', 'dead-containers',
-  'doctor-leaks', 'no-unprovoked-restarts', 'ledger', 'node-ready-after-runtime', 'notready-while-runtime-down',
+  'doctor-leaks', 'no-unprovoked-restarts', 'restart-while-api-away', 'status-after-api-back', 'ledger', 'node-ready-after-runtime', 'notready-while-runtime-down',
   'components-alive', 'agent-resources',
 ] as const;
 export type InvariantName = (typeof INVARIANTS)[number];

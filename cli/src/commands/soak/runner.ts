@@ -161,11 +161,13 @@ async function runRound(round: Round, d: RoundDeps): Promise<boolean> {
     report.fault(f.kind);
     const r = await injectFault(f, { lab: d.lab, fp: d.fp, disk: d.disk, writer, ledger: d.ledger, api: d.api, nodeName: d.lab.options.nodeName, round: round.index, say: o.say });
     for (const n of r.notes) o.say(`    ${n}`);
+    for (const uid of r.touched) before.delete(uid);
     found.push(...r.findings);
   }
   const during: InvariantName[] = [];
   for (const f of round.faults) {
     if (f.kind === 'server-kill' || f.kind === 'server-away') during.push('ledger');
+    if (f.kind === 'server-away') during.push('restart-while-api-away', 'status-after-api-back');
     if (f.kind === 'containerd-kill' || f.kind === 'containerd-restart') during.push('node-ready-after-runtime');
     if (f.kind === 'containerd-restart') during.push('notready-while-runtime-down');
   }
