@@ -27,7 +27,11 @@ export class SoakReport {
   failpointAdds: Record<string, number> = {};
   writes = { acked: 0, unacked: 0 };
   created = { pods: 0, services: 0 };
+  /** At the start (fresh process, no soak pods). */
   agentBefore?: AgentUsage;
+  /** After the run, workload removed. */
+  agentWarm?: AgentUsage;
+  /** After one more fault-free churn cycle. */
   agentAfter?: AgentUsage;
 
   constructor(readonly seed: number, readonly mode: SoakMode, readonly plannedRounds: number) {}
@@ -52,7 +56,7 @@ export class SoakReport {
       durationS: Math.round(((this.finishedAt ?? Date.now()) - this.startedAt) / 1000),
       podsSeen: this.podsSeen.size, created: this.created, writes: this.writes, faults: this.faults,
       failpointAdds: this.failpointAdds, checks: this.checks, failures: this.failures, notes: this.notes,
-      agentBefore: this.agentBefore, agentAfter: this.agentAfter,
+      agentBefore: this.agentBefore, agentWarm: this.agentWarm, agentAfter: this.agentAfter,
     };
   }
 
@@ -64,9 +68,8 @@ export class SoakReport {
     lines.push(`  API writes: ${this.writes.acked} acknowledged, ${this.writes.unacked} not`);
     lines.push(`  faults: ${Object.entries(this.faults).map(([k, v]) => `${k}×${v}`).join(', ') || 'none'}`);
     if (Object.keys(this.failpointAdds).length) lines.push(`  CNI ADDs that met the failpoint: ${Object.entries(this.failpointAdds).map(([k, v]) => `${k}×${v}`).join(', ')}`);
-    if (this.agentBefore && this.agentAfter) {
-      lines.push(`  agent: RSS ${mib(this.agentBefore.rssKiB)} → ${mib(this.agentAfter.rssKiB)} MiB, fds ${this.agentBefore.fds} → ${this.agentAfter.fds} (pid ${this.agentBefore.pid} → ${this.agentAfter.pid})`);
-    }
+    const fmt = (x: AgentUsage | undefined): string => (x ? `${mib(x.rssKiB)} MiB / ${x.fds} fds (pid ${x.pid})` : '(not measured)');
+    lines.push(`  agent: start ${fmt(this.agentBefore)}; after the run ${fmt(this.agentWarm)}; after a quiet cycle ${fmt(this.agentAfter)}`);
     lines.push('  invariants (checks / broken):');
     for (const n of INVARIANTS) {
       const broken = this.failures.filter((x) => x.invariant === n).length;

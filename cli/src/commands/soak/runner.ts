@@ -20,7 +20,7 @@ import { LAB_IMAGES } from '@nodelet/oci';
 import { containerdPaths } from '@nodelet/lab-runtime';
 import { nodeletCommand } from '../lab/processes.js';
 import { DEFAULT_LAB_DIR, DEFAULT_RUNTIME_SOCKET, ETC_AGENT_CONFIG } from '../doctor/node-config.js';
-import { settledUsage, usageDrift } from './agent-usage.js';
+import { resourceDrift, settledUsage } from './agent-usage.js';
 import { installCniFailpoint } from './cni-failpoint.js';
 import { injectFault } from './faults.js';
 import { gcFindings, hostLeakFindings, workloadFindings, orphanFindings, Persistence, podFindings, restartFindings, snapshotRestarts, type Finding, type InvariantName } from './invariants.js';
@@ -112,8 +112,15 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       broke(await checker.check(plan.length, await checker.converge(5_000), undefined));
     }
     broke(await checker.check(plan.length, last, undefined));
+    report.agentWarm = await settledUsage(() => lab.pid('agent'), o.settleMs);
+    say('one more churn cycle without faults, then the agent is measured again…');
+    await writer.scale('web', o.profile.maxWeb);
+    await checker.converge(o.convergeMs);
+    await writer.scale('web', 0);
+    await checker.converge(o.convergeMs);
     report.agentAfter = await settledUsage(() => lab.pid('agent'), o.settleMs);
-    const drift = report.agentBefore && report.agentAfter ? usageDrift(report.agentBefore, report.agentAfter) : 'the agent was not running to measure';
+    const { agentBefore: fresh, agentWarm: warm, agentAfter: after } = report;
+    const drift = fresh && warm && after ? resourceDrift({ fresh, warm, after }) : 'the agent was not running to measure';
     broke(report.checked(plan.length, ['agent-resources'], drift ? [{ invariant: 'agent-resources', key: 'end', message: drift }] : []));
     return report;
   } finally {
