@@ -35,6 +35,7 @@ native:
 build: ts native
 
 lint: deps-npm
+	node scripts/check-package-graph.mjs
 	npx eslint .
 
 typecheck: deps-npm

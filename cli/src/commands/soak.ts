@@ -6,6 +6,7 @@
  */
 import type { Command } from 'commander';
 import { resolve } from 'node:path';
+import { parseDuration } from '@nodelet/base';
 import { describePlan, generatePlan, profileFor, type SoakMode } from './soak/plan.js';
 import { parseSeed, randomSeed } from './soak/rng.js';
 import { runSoak } from './soak/runner.js';
@@ -29,6 +30,14 @@ const SECONDS: Record<SoakMode, { converge: number; settle: number }> = {
   long: { converge: 240, settle: 30 },
 };
 
+/** A positive duration flag in ms ("90s", "2m"; a bare number is seconds). */
+function duration(name: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const ms = parseDuration(v, { bare: 'seconds' });
+  if (ms <= 0) throw new Error(`${name} must be a positive duration, got ${JSON.stringify(v)}`);
+  return ms;
+}
+
 function positive(name: string, v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
   if (!/^\d+$/.test(v) || Number(v) < 1) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(v)}`);
@@ -44,8 +53,8 @@ export function register(program: Command): void {
     .option('--rounds <n>', 'rounds of churn and faults (default: smoke 2, default 6, long 30)')
     .option('--smoke', 'short run for CI (≤ 3 minutes): the quick faults only')
     .option('--long', 'long run: 30 rounds, the API server away for 60 s')
-    .option('--converge-timeout <s>', 'how long a round may take to converge')
-    .option('--settle <s>', 'quiet time before the agent\'s RSS and fds are read')
+    .option('--converge-timeout <duration>', 'how long a round may take to converge (e.g. 150s, 4m)')
+    .option('--settle <duration>', 'quiet time before the agent\'s RSS and fds are read (e.g. 20s)')
     .option('--keep-going', 'run every round even after an invariant broke, and report all')
     .option('--keep-workload', 'leave the soak\'s namespace in place at the end')
     .option('--plan', 'print the rounds the seed gives and exit (touches nothing)')
@@ -65,8 +74,8 @@ export function register(program: Command): void {
         stateDir: resolve(f.stateDir),
         seed,
         profile,
-        convergeMs: (positive('--converge-timeout', f.convergeTimeout) ?? SECONDS[mode].converge) * 1000,
-        settleMs: (positive('--settle', f.settle) ?? SECONDS[mode].settle) * 1000,
+        convergeMs: duration('--converge-timeout', f.convergeTimeout) ?? SECONDS[mode].converge * 1000,
+        settleMs: duration('--settle', f.settle) ?? SECONDS[mode].settle * 1000,
         keepGoing: !!f.keepGoing,
         keepWorkload: !!f.keepWorkload,
         replay,

@@ -10,8 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { ApiClient, loadKubeconfig } from '@nodelet/api';
-import { delay } from '@nodelet/base';
-import { containerdPaths, isAlive, labRuntimeUp, runningPid as containerdPid } from '@nodelet/lab-runtime';
+import { containerdPaths, labRuntimeUp, runningPid as containerdPid, waitGone } from '@nodelet/lab-runtime';
 import { defaultLabOptions, labPaths, startLabAgent, startLabServer, type LabOptions } from '../lab/cluster.js';
 import { runningPid } from '../lab/processes.js';
 
@@ -51,8 +50,8 @@ function argvOf(pid: number): string[] {
 export async function attachLab(stateDir: string, cniPluginDirs?: (real: readonly string[]) => string[]): Promise<LabControl> {
   const probe = defaultLabOptions({ stateDir });
   const paths = labPaths(probe.stateDir);
-  const agentPid = runningPid(paths.agentProc, probe.stateDir);
-  const serverPid = runningPid(paths.serverProc, probe.stateDir);
+  const agentPid = await runningPid(paths.agentProc, probe.stateDir);
+  const serverPid = await runningPid(paths.serverProc, probe.stateDir);
   if (agentPid === undefined || serverPid === undefined) {
     throw new Error(`no lab cluster runs in ${probe.stateDir} (server ${serverPid ? 'running' : 'stopped'}, agent ${agentPid ? 'running' : 'stopped'}): start one with \`make up\``);
   }
@@ -94,7 +93,7 @@ export async function attachLab(stateDir: string, cniPluginDirs?: (real: readonl
       const p = await pid(c);
       if (p === undefined) return undefined;
       process.kill(p, sig);
-      if (!(await gone(p, 30_000))) throw new Error(`${c} (pid ${p}) still runs 30 s after ${sig}`);
+      if (!(await waitGone(p, 30_000))) throw new Error(`${c} (pid ${p}) still runs 30 s after ${sig}`);
       return p;
     },
     async start(c) {
@@ -113,13 +112,4 @@ export async function attachLab(stateDir: string, cniPluginDirs?: (real: readonl
     },
     admin,
   };
-}
-
-async function gone(pid: number, timeoutMs: number): Promise<boolean> {
-  const until = Date.now() + timeoutMs;
-  while (await isAlive(pid)) {
-    if (Date.now() > until) return false;
-    await delay(20);
-  }
-  return true;
 }

@@ -12,7 +12,9 @@
  *   port-forward  → …/pods/<p>/portforward (SPDY/3.1, or a WebSocket: plain or tunnelling SPDY, portforward-tunnel.ts)
  *                 → /portForward/<ns>/<p>
  */
-import https from 'node:https';
+import { pipeline } from 'node:stream/promises';
+import type { Dispatcher } from 'undici';
+import { agentDispatcher, agentOrigin } from './agent-dispatcher.js';
 import tls from 'node:tls';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -97,33 +99,33 @@ export async function handleLog(s: RequestScope): Promise<void> {
     if (v !== null) query.set(p, v);
   }
   const path = `/containerLogs/${encodeURIComponent(s.namespace!)}/${encodeURIComponent(s.name!)}/${encodeURIComponent(target.container)}?${query}`;
-  await new Promise<void>((resolve, reject) => {
-    const upstream = https.request(
-      { host: target.host, port: target.port, path, method: 'GET', headers: authHeaders(s.ctx), ...tlsOptions(s.ctx) },
-      (res) => {
-        if ((res.statusCode ?? 500) >= 400) {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => reject(new StatusError(res.statusCode ?? 500, 'InternalError', Buffer.concat(chunks).toString('utf8').slice(0, 1000) || 'agent error')));
-          return;
-        }
-        s.res.writeHead(200, { 'Content-Type': 'text/plain', 'Transfer-Encoding': 'chunked' });
-        s.res.flushHeaders();
-        res.pipe(s.res);
-        res.on('end', resolve);
-        res.on('error', resolve);
-      },
-    );
-    const abort = (): void => void upstream.destroy();
-    s.req.on('close', abort);
-    s.ctx.shutdown.addEventListener('abort', abort, { once: true });
-    upstream.on('error', (err) => {
-      if (s.res.headersSent) resolve();
-      else reject(dialError(target, err));
-    });
-    upstream.on('close', () => s.ctx.shutdown.removeEventListener('abort', abort));
-    upstream.end();
-  });
+  // Aborted when the client goes away or the server shuts down; the body then stops at once.
+  const stop = new AbortController();
+  const abort = (): void => stop.abort();
+  s.res.on('close', abort);
+  s.ctx.shutdown.addEventListener('abort', abort, { once: true });
+  try {
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await agentDispatcher(s.ctx.shutdown, () => tlsOptions(s.ctx)).request({
+        origin: agentOrigin(target.host, target.port), path, method: 'GET', headers: authHeaders(s.ctx), signal: stop.signal,
+      });
+    } catch (err) {
+      throw dialError(target, err as Error);
+    }
+    if (res.statusCode >= 400) {
+      const text = (await res.body.text().catch(() => '')).slice(0, 1000);
+      throw new StatusError(res.statusCode, 'InternalError', text || 'agent error');
+    }
+    s.res.writeHead(200, { 'Content-Type': 'text/plain', 'Transfer-Encoding': 'chunked' });
+    s.res.flushHeaders();
+    // A follow ends when either side does; an aborted or broken stream is not an error to report
+    // after the status line went out.
+    await pipeline(res.body, s.res).catch(() => undefined);
+  } finally {
+    s.res.off('close', abort);
+    s.ctx.shutdown.removeEventListener('abort', abort);
+  }
 }
 
 function authHeaders(ctx: ServerContext): Record<string, string> {
