@@ -96,8 +96,6 @@ test('nodelet doctor: healthy node passes; each injected fault is named with its
           sandboxConfig: config(1),
           config: { metadata: { name: 'main', attempt: 0 }, image: { image: rt.images.busybox }, command: ['true'], labels: { ...labels, 'io.kubernetes.container.name': 'main' } },
         })).containerId;
-      const first = await ctr();
-      await cri.runtime.removeContainer({ containerId: first }).catch(() => undefined);
       const created = await ctr();
       const newer = await ctr();
       try {
@@ -111,10 +109,10 @@ test('nodelet doctor: healthy node passes; each injected fault is named with its
         assert.match(deadC[0]!.message, new RegExp(`container "${created.slice(0, 13)}" \\(main, created\\) of pod default/web`));
         assert.ok(!deadC[0]!.message.includes(newer.slice(0, 13)), 'the newest dead attempt is kept');
       } finally {
-        for (const id of [created, newer]) await cri.runtime.removeContainer({ containerId: id }).catch(() => undefined);
+        // Removing a sandbox removes its containers; the runtime is stopped by t.after in any case.
         for (const id of [cur, old]) {
-          await cri.runtime.stopPodSandbox({ podSandboxId: id }).catch(() => undefined);
-          await cri.runtime.removePodSandbox({ podSandboxId: id }).catch(() => undefined);
+          await cri.runtime.stopPodSandbox({ podSandboxId: id });
+          await cri.runtime.removePodSandbox({ podSandboxId: id });
         }
       }
     } finally {

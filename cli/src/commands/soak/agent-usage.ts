@@ -16,9 +16,14 @@ export async function settledUsage(pid: () => Promise<number | undefined>, ms: n
   for (let i = 0; i < samples; i++) {
     await delay(ms / samples);
     const p = await pid();
-    if (p !== undefined) got.push(await agentUsage(p).catch(() => undefined as unknown as AgentUsage));
+    if (p === undefined) continue;
+    try {
+      got.push(await agentUsage(p));
+    } catch {
+      // The process exited between the pidfile read and /proc: this look has nothing to say.
+    }
   }
-  const ok = got.filter(Boolean);
+  const ok = got;
   if (!ok.length) return undefined;
   const med = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   return { pid: ok.at(-1)!.pid, rssKiB: med(ok.map((u) => u.rssKiB)), fds: med(ok.map((u) => u.fds)) };

@@ -2,7 +2,7 @@
  * What a soak run did and found: counters kept while it runs, printed at the end (and written as
  * JSON beside the soak's state) so a run can be compared with another and replayed by its seed.
  */
-import { INVARIANTS, type Finding, type InvariantName } from './invariants.js';
+import { awaitsGc, INVARIANTS, type Finding, type InvariantName } from './invariants.js';
 import type { SoakMode } from './plan.js';
 
 export interface AgentUsage {
@@ -55,7 +55,7 @@ export class SoakReport {
       seed: this.seed, mode: this.mode, plannedRounds: this.plannedRounds, roundsRun: this.roundsRun,
       durationS: Math.round(((this.finishedAt ?? Date.now()) - this.startedAt) / 1000),
       podsSeen: this.podsSeen.size, created: this.created, writes: this.writes, faults: this.faults,
-      failpointAdds: this.failpointAdds, checks: this.checks, failures: this.failures, notes: this.notes,
+      failpointAdds: this.failpointAdds, checks: this.checks, failures: this.failures, awaitingGc: this.failures.filter(awaitsGc).length, notes: this.notes,
       agentBefore: this.agentBefore, agentWarm: this.agentWarm, agentAfter: this.agentAfter,
     };
   }
@@ -76,13 +76,21 @@ export class SoakReport {
       lines.push(`    ${broken ? 'FAIL' : ' ok '} ${n.padEnd(28)} ${String(this.checks[n] ?? 0).padStart(4)} / ${broken}`);
     }
     for (const note of this.notes) lines.push(`  note: ${note}`);
-    if (this.failures.length) {
-      const first = this.failures[0]!;
-      lines.push(`  first broken invariant (round ${first.round + 1}): ${first.invariant}: ${first.message}`);
-      lines.push(`  replay: ${replay}`);
+    const gc = this.failures.filter(awaitsGc);
+    const other = this.failures.filter((x) => !awaitsGc(x));
+    if (gc.length) {
+      lines.push(`  leftovers only the agent's garbage collector removes (dead sandboxes, dead containers beyond the newest; issue 15 item 1): ${gc.length}`);
+      for (const x of gc.slice(0, GC_SHOWN)) lines.push(`    round ${x.round + 1} ${x.invariant}: ${x.message}`);
+      if (gc.length > GC_SHOWN) lines.push(`    … and ${gc.length - GC_SHOWN} more (report JSON)`);
     }
+    if (other.length) {
+      const first = other[0]!;
+      lines.push(`  first broken invariant (round ${first.round + 1}): ${first.invariant}: ${first.message}`);
+    }
+    if (this.failures.length) lines.push(`  replay: ${replay}`);
     return lines.join('\n');
   }
 }
 
 const mib = (kib: number): string => (kib / 1024).toFixed(1);
+const GC_SHOWN = 8;

@@ -8,7 +8,8 @@
  *   (GC findings given a collection period, agent RSS/fds) ─▶ restore (failpoint out, agent
  *   restarted, tmpfs unmounted, namespace deleted)
  *
- * Stops at the first broken invariant unless `keepGoing`.
+ * Stops at the first broken invariant unless `keepGoing` — except leftovers only the agent's
+ * garbage collector removes (`awaitsGc`): they fail the run, are reported apart, and the rounds go on.
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -23,7 +24,7 @@ import { DEFAULT_LAB_DIR, DEFAULT_RUNTIME_SOCKET, ETC_AGENT_CONFIG } from '../do
 import { resourceDrift, settledUsage } from './agent-usage.js';
 import { installCniFailpoint } from './cni-failpoint.js';
 import { injectFault } from './faults.js';
-import { gcFindings, hostLeakFindings, workloadFindings, orphanFindings, Persistence, podFindings, restartFindings, snapshotRestarts, type Finding, type InvariantName } from './invariants.js';
+import { awaitsGc, DOCTOR_GC_IDS, gcFindings, hostLeakFindings, workloadFindings, orphanFindings, Persistence, podFindings, restartFindings, snapshotRestarts, type Finding, type InvariantName } from './invariants.js';
 import { attachLab } from './lab-control.js';
 import { Ledger } from './ledger.js';
 import { prepareLogDisk } from './log-disk.js';
@@ -79,7 +80,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     };
     const checker = new Checker(target, report, o, lab.options.nodeName);
     const broke = (fresh: Finding[]): void => {
-      for (const x of fresh) say(`  BROKEN ${x.invariant}: ${x.message}  [seed ${o.seed}, after the last round]`);
+      for (const x of fresh) say(`  BROKEN ${x.invariant}${gcTag(x)}: ${x.message}  [seed ${o.seed}, after the last round]`);
     };
 
     say('baseline: converging, then reading the agent\'s RSS and open fds…');
@@ -186,10 +187,13 @@ async function runRound(round: Round, d: RoundDeps): Promise<boolean> {
   report.created = { ...writer.created };
   const pending = d.checker.gcPending ? `; ${d.checker.gcPending} dead sandbox(es)/container(s) seen, counted if still there after a GC period` : '';
   o.say(`  converged look after ${((Date.now() - t0) / 1000).toFixed(0)} s: ${fresh.length ? `${fresh.length} broken` : 'all invariants hold'}${pending}`);
-  for (const x of fresh) o.say(`  BROKEN ${x.invariant}: ${x.message}  [seed ${o.seed}, round ${round.index + 1}]`);
+  for (const x of fresh) o.say(`  BROKEN ${x.invariant}${gcTag(x)}: ${x.message}  [seed ${o.seed}, round ${round.index + 1}]`);
   if (fresh.length && report.failures.length === fresh.length) o.say(`  first broken invariant: ${fresh[0]!.invariant}; replay with: ${o.replay}`);
-  return fresh.length > 0;
+  // Leftovers for the agent's GC fail the run but do not stop it: the other invariants stay worth checking.
+  return fresh.some((x) => !awaitsGc(x));
 }
+
+const gcTag = (x: Finding): string => (awaitsGc(x) ? ' (left for the agent\'s GC)' : '');
 
 /** Observes, waits for convergence, and runs the oracles (keeping the GC findings' ages across rounds). */
 class Checker {
@@ -279,8 +283,7 @@ class Checker {
     }
     const leaks = results.filter((r) => r.id.startsWith('leaks') && r.level === 'fail').map((r) => ({ invariant: 'doctor-leaks' as const, key: r.message, message: `${r.id}: ${r.message}` }));
     // A veth the cache does not name is usually in a dead sandbox's netns: it goes when that sandbox is collected.
-    const gcIds = ['leaks.dead-sandbox', 'leaks.dead-container', 'leaks.veth'];
-    const gc = leaks.filter((l) => gcIds.some((id) => l.message.startsWith(`${id}:`)));
+    const gc = leaks.filter((l) => DOCTOR_GC_IDS.some((id) => l.message.startsWith(`${id}:`)));
     return [...leaks.filter((l) => !gc.includes(l)), ...this.#doctorGc.update(gc, now)];
   }
 
