@@ -90,14 +90,15 @@ test('nodelet doctor: healthy node passes; each injected fault is named with its
       const old = (await cri.runtime.runPodSandbox({ config: config(0) })).podSandboxId;
       await cri.runtime.stopPodSandbox({ podSandboxId: old });
       const cur = (await cri.runtime.runPodSandbox({ config: config(1) })).podSandboxId;
-      const ctr = async () =>
+      // containerd reserves a container's name per pod and attempt: the restarted agent's try is attempt 1.
+      const ctr = async (attempt: number) =>
         (await cri.runtime.createContainer({
           podSandboxId: cur,
           sandboxConfig: config(1),
-          config: { metadata: { name: 'main', attempt: 0 }, image: { image: rt.images.busybox }, command: ['true'], labels: { ...labels, 'io.kubernetes.container.name': 'main' } },
+          config: { metadata: { name: 'main', attempt }, image: { image: rt.images.busybox }, command: ['true'], labels: { ...labels, 'io.kubernetes.container.name': 'main' } },
         })).containerId;
-      const created = await ctr();
-      const newer = await ctr();
+      const created = await ctr(0);
+      const newer = await ctr(1);
       try {
         const rs = await doctor({ ...opts, leaks: true });
         const dead = byId(rs, 'leaks.dead-sandbox');
