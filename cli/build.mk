@@ -1,7 +1,7 @@
 # cli: the reliability soak (docs/reliability.md). Not part of `make test`: it needs the fixed
 # lab ports and bridge for its whole run (`flock /tmp/nodelet-itest.lock make soak`).
 #   make soak         default run (≤ 10 min), SOAK_ARGS="--seed N --keep-going" to replay / see all
-#   make soak-smoke   ≤ 3 min (the quick faults), for CI
+#   make soak-smoke   about 3.5 min (the quick faults)
 #   make soak-long    30 rounds, API server away 60 s
 .PHONY: soak soak-smoke soak-long
 soak: build

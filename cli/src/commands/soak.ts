@@ -51,7 +51,7 @@ export function register(program: Command): void {
     .option('--state-dir <dir>', 'the lab cluster (`make up`) to soak', '/var/lib/nodelet/lab')
     .option('--seed <n>', 'replay this seed (printed at the start of every run)')
     .option('--rounds <n>', 'rounds of churn and faults (default: smoke 2, default 6, long 30)')
-    .option('--smoke', 'short run for CI (≤ 3 minutes): the quick faults only')
+    .option('--smoke', 'short run (about 3.5 minutes): two rounds of the quick faults')
     .option('--long', 'long run: 30 rounds, the API server away for 60 s')
     .option('--converge-timeout <duration>', 'how long a round may take to converge (e.g. 150s, 4m)')
     .option('--settle <duration>', 'quiet time before the agent\'s RSS and fds are read (e.g. 20s)')
