@@ -3,7 +3,7 @@ export * from './containerd-config.js';
 export * from './cri-probe.js';
 export * from './containerd.js';
 export * from './sweep.js';
-export { findProcesses, run, terminate, isAlive } from './procs.js';
+export { findProcesses, run, terminate, isAlive, waitGone } from './procs.js';
 export * from './lab-node.js';
 export * from './dropin.js';
 export * from './managed-process.js';
