@@ -15,6 +15,7 @@ const TOP_LEVEL_BY_KIND: Readonly<Record<string, readonly string[]>> = {
   ServiceAccount: ['secrets', 'imagePullSecrets', 'automountServiceAccountToken'],
   Lease: ['spec'],
   EndpointSlice: ['addressType', 'endpoints', 'ports'],
+  RuntimeClass: ['handler', 'overhead', 'scheduling'],
   Event: [
     'involvedObject', 'reason', 'message', 'source', 'firstTimestamp', 'lastTimestamp', 'count', 'type', 'eventTime',
     'series', 'action', 'related', 'reportingComponent', 'reportingInstance',
