@@ -131,6 +131,9 @@ export function podPhase(pod: Pod, init: ContainerStatus[], regular: ContainerSt
   return 'Pending';
 }
 
+/** The pod conditions the agent computes; every other type in the API's status is carried over. */
+const AGENT_CONDITIONS = new Set(['PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled']);
+
 function condition(prev: PodStatus | undefined, type: string, ok: boolean, now: number, reason?: string, message?: string): PodCondition {
   const status = ok ? 'True' : 'False';
   const old = prev?.conditions?.find((c) => c.type === type);
@@ -179,6 +182,8 @@ export function computePodStatus(input: PodStatusInput): PodStatus {
     condition(prev, 'Ready', !completed && unready.length === 0, now, readyReason, readyMessage),
     condition(prev, 'ContainersReady', !completed && unready.length === 0, now, readyReason, readyMessage),
     prev?.conditions?.find((c) => c.type === 'PodScheduled') ?? condition(prev, 'PodScheduled', true, now),
+    // Conditions others own (DisruptionTarget from an eviction, readiness gates) are kept, as kubelet keeps them.
+    ...(prev?.conditions ?? []).filter((c) => !AGENT_CONDITIONS.has(c.type)),
   ];
   const status: PodStatus = {
     phase,
