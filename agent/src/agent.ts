@@ -41,6 +41,7 @@ import { NodeApiAuthenticator } from './server/authn.js';
 import { NodeApiAuthorizer } from './server/authz.js';
 import { TokenManager } from './runtime/token-manager.js';
 import { ServiceLister } from './source/service-lister.js';
+import { RuntimeClassManager } from './source/runtime-classes.js';
 import { nodeCredentialRotation, servingCertificate, type NodeCertificatesOptions } from './certificates/node-certificates.js';
 import type { ServingCertManager } from './certificates/serving-cert-manager.js';
 import type { NodeCredentialManager } from './certificates/node-credential-manager.js';
@@ -226,6 +227,7 @@ export class Agent {
       crashLoopMaxMs: c.crashLoopMaxMs,
       onSandboxIps: (id, ips) => this.pleg.noteSandboxIps(id, ips),
       podDns: (pod, s) => dnsConfigurer.forPod(pod, s),
+      runtimeHandler: this.#runtimeClasses(api, log),
     });
     this.status = new StatusManager({ api, clock: this.#clock, log: log.child({ component: 'status' }) });
     const prober = new ProbeManager({
@@ -516,6 +518,14 @@ export class Agent {
     lister.start();
     this.#closers.push(() => lister.close());
     return lister;
+  }
+
+  /** RuntimeClass → runtime handler for new sandboxes (an informer closed with the agent). */
+  #runtimeClasses(api: ApiClient, log: Logger): (pod: Pod, signal: AbortSignal) => Promise<string> {
+    const manager = new RuntimeClassManager({ api, clock: this.#clock, log: log.child({ component: 'runtimeclass' }) });
+    manager.start();
+    this.#closers.push(() => manager.close());
+    return (pod, signal) => manager.handlerFor(pod, signal);
   }
 
   /** Stops the agent; pods keep running in the runtime. Idempotent. */

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { noopLogger, systemClock } from '@nodelet/base';
+import { AgentError, noopLogger, systemClock } from '@nodelet/base';
 import { PODS, type Pod } from '@nodelet/api';
 import { InMemoryApiServer } from '@nodelet/api/testing';
 import { createCriClient } from '@nodelet/cri-client';
@@ -33,7 +33,11 @@ async function until<T>(what: string, fn: () => Promise<T | undefined | false> |
   }
 }
 
-async function world(t: { after(fn: () => unknown): void }, shared?: { fake: FakeCriServer; api: InMemoryApiServer; dir: string }) {
+async function world(
+  t: { after(fn: () => unknown): void },
+  shared?: { fake: FakeCriServer; api: InMemoryApiServer; dir: string },
+  o: { runtimeHandler?: (pod: Pod, signal: AbortSignal) => Promise<string> } = {},
+) {
   const fake = shared?.fake ?? (await FakeCriServer.start());
   const api = shared?.api ?? (await InMemoryApiServer.start());
   const dir = shared?.dir ?? (await mkdtemp(join(tmpdir(), 'nodelet-agent-unit-')));
@@ -48,7 +52,7 @@ async function world(t: { after(fn: () => unknown): void }, shared?: { fake: Fak
   const cri = createCriClient({ endpoint: fake.endpoint });
   const client = api.client();
   const stop = new AbortController();
-  const events: Array<{ reason: string; type: EventType }> = [];
+  const events: Array<{ reason: string; type: EventType; message: string }> = [];
   const apiPods = new Set<string>();
   const holder: { workers?: PodWorkers } = {};
   const pleg = new Pleg({ runtime: cri.runtime, clock: systemClock, log: noopLogger, periodMs: 50, onPodChanged: (uid) => holder.workers?.wake(uid) });
@@ -56,7 +60,7 @@ async function world(t: { after(fn: () => unknown): void }, shared?: { fake: Fak
     runtime: cri.runtime,
     images: new ImageManager({ images: cri.image, clock: systemClock, maxParallelPulls: 1 }),
     env: { configMap: async () => undefined, secret: async () => undefined },
-    events: { event: (_p, type, reason) => events.push({ type, reason }) },
+    events: { event: (_p, type, reason, message) => events.push({ type, reason, message }) },
     clock: systemClock,
     log: noopLogger,
     paths: { rootDir: join(dir, 'root'), podLogsDir: join(dir, 'logs') },
@@ -67,6 +71,7 @@ async function world(t: { after(fn: () => unknown): void }, shared?: { fake: Fak
     crashLoopInitialMs: 200,
     crashLoopMaxMs: 800,
     onSandboxIps: (id, ips) => pleg.noteSandboxIps(id, ips),
+    ...(o.runtimeHandler ? { runtimeHandler: o.runtimeHandler } : {}),
   });
   const status = new StatusManager({ api: client, clock: systemClock, log: noopLogger, resyncMs: 1000 });
   const lifecycle = new PodLifecycle({
@@ -188,4 +193,28 @@ test('a pod whose volume name would be a host path gets no sandbox: CreateContai
   assert.ok(w.events.some((e) => e.reason === 'FailedMount' && e.type === 'Warning'));
   assert.equal(w.fake.runtime.callsOf('RunPodSandbox').length, 0, 'no sandbox');
   assert.deepEqual(await readdir(join(w.dir, 'root')).catch(() => []), [], 'no pod directory');
+});
+
+test("a pod's RuntimeClass handler goes to RunPodSandbox; a class that cannot be resolved is a FailedCreatePodSandBox event", async (t) => {
+  const handlers: Record<string, string> = { fast: 'crun' };
+  const w = await world(t, undefined, {
+    runtimeHandler: async (pod) => {
+      const name = pod.spec?.runtimeClassName;
+      if (!name) return '';
+      if (handlers[name]) return handlers[name];
+      throw new AgentError('ERR_NOT_FOUND', `runtimeclass.node.k8s.io "${name}" not found`);
+    },
+  });
+  const withClass = (name: string, runtimeClassName: string): Pod => {
+    const p = podObj(name, ['sleep', '1000']);
+    return { ...p, spec: { ...p.spec!, runtimeClassName } };
+  };
+  w.submit(w.api.seed(PODS, withClass('fast', 'fast')));
+  await until('sandbox created', () => w.fake.runtime.callsOf('RunPodSandbox').length === 1);
+  assert.deepEqual([...w.fake.runtime.sandboxes.values()].map((s) => s.runtimeHandler), ['crun']);
+
+  w.submit(w.api.seed(PODS, withClass('missing', 'kata')));
+  const ev = await until('FailedCreatePodSandBox', () => w.events.find((e) => e.reason === 'FailedCreatePodSandBox'));
+  assert.equal(ev.message, 'Failed to create pod sandbox: runtimeclass.node.k8s.io "kata" not found');
+  assert.equal(w.fake.runtime.callsOf('RunPodSandbox').length, 1, 'no sandbox for the unresolved class');
 });
