@@ -15,3 +15,4 @@ export * from './fs-atomic.js';
 export * from './certificates/csr.js';
 export * from './serving/index.js';
 export * from './disruption.js';
+export * from './schema/index.js';
