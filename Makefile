@@ -10,7 +10,7 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/bin:$(PATH)
 
 # Debian packages the runtime and the tests need (docs/architecture.md, "The machine the lab runs on").
-DEB_PACKAGES := containerd runc crun containernetworking-plugins busybox-static etcd-server iptables iproute2 gcc make tar systemd-container debootstrap zstd nftables conntrack
+DEB_PACKAGES := containerd runc crun containernetworking-plugins busybox-static etcd-server iptables iproute2 gcc make tar systemd-container debootstrap zstd nftables conntrack curl tmux
 
 BUILD := $(CURDIR)/build
 
@@ -35,6 +35,7 @@ native:
 build: ts native
 
 lint: deps-npm
+	node scripts/check-package-graph.mjs
 	npx eslint .
 
 typecheck: deps-npm

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ApiClient, NODES, PODS, type Node, type Pod } from '@nodelet/api';
 import { Semaphore, noopLogger } from '@nodelet/base';
-import { startControlPlane } from '../control-plane/src/apiserver/run.js';
+import { startControlPlane } from '../control-plane/src/control-plane.js';
 import { startScheduler, type BindTiming } from '../control-plane/src/scheduler/index.js';
 
 const { values: args } = parseArgs({

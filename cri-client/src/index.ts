@@ -1,6 +1,6 @@
 /**
  * @nodelet/cri-client: CRI v1 RuntimeService/ImageService over a unix socket, the streaming client
- * for exec/attach/port-forward, the CRI log file reader, and verbose-status helpers.
+ * for exec/attach/port-forward (SPDY/3.1), the CRI log file reader, and verbose-status helpers.
  *
  *   const cri = createCriClient({ endpoint: 'unix:///run/containerd/containerd.sock' });
  *   await handshake(cri);                                   // Version("0.1.0")
@@ -20,15 +20,23 @@ export {
   attachStream,
   execStream,
   exitCodeFromStatus,
+  flagsOf,
+  openRemoteCommand,
   openStream,
-  portForwardStream,
-  STREAM_PROTOCOLS,
-  toWebSocketUrl,
+  REMOTE_COMMAND_PROTOCOLS,
+  resizeMessage,
+  type RemoteCommand,
+  type RemoteCommandOptions,
+  type StreamFlags,
   type StreamIo,
   type StreamResult,
   type StreamSession,
   type TerminalSize,
 } from './streaming.js';
+export { PORT_FORWARD_PROTOCOL, PortForwardSession, portForwardStream } from './port-forward.js';
+export { completeStreamUrl, dialSpdy, HANDSHAKE_TIMEOUT_MS, type SpdyDialOptions, type SpdySession } from './stream-upgrade.js';
+export * as spdy from './spdy/index.js';
+export { SpdyConnection, SpdyStream } from './spdy/index.js';
 export {
   followCriLog,
   formatCriLogEntry,

@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { FakeCriServer, FakeStreamingServer } from '@nodelet/cri-client/testing';
-import { createCriClient, execStream, exitCodeFromStatus, openStream, toWebSocketUrl } from './index.js';
+import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
+import { completeStreamUrl, createCriClient, execStream, exitCodeFromStatus, openStream, PortForwardSession } from './index.js';
 
 async function setup(t: import('node:test').TestContext) {
   const fake = await FakeCriServer.start();
@@ -19,7 +20,22 @@ async function setup(t: import('node:test').TestContext) {
   const { podSandboxId } = await cri.runtime.runPodSandbox({ config: pod });
   const { containerId } = await cri.runtime.createContainer({ podSandboxId, config: { metadata: { name: 'c' }, image: { image: 'busybox' } } });
   await cri.runtime.startContainer({ containerId });
-  return { fake, streaming, cri, containerId };
+  return { fake, streaming, cri, containerId, podSandboxId };
+}
+
+/** Two ends of a loopback TCP connection. */
+async function socketPair(t: import('node:test').TestContext): Promise<[Socket, Socket]> {
+  const srv = createServer({ allowHalfOpen: true });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const accepted = new Promise<Socket>((r) => srv.once('connection', r));
+  const mine = connect((srv.address() as AddressInfo).port, '127.0.0.1');
+  const theirs = await accepted;
+  srv.close();
+  t.after(() => {
+    mine.destroy();
+    theirs.destroy();
+  });
+  return [mine, theirs];
 }
 
 function sink(): { stream: PassThrough; text(): string } {
@@ -29,7 +45,7 @@ function sink(): { stream: PassThrough; text(): string } {
   return { stream, text: () => s };
 }
 
-test('exec stream: stdout/stderr demultiplexed, exit code from the v4 status', async (t) => {
+test('exec over SPDY: stdout/stderr demultiplexed, exit code from the v4 status', async (t) => {
   const { streaming, cri, containerId } = await setup(t);
   streaming.handler = (s) => {
     s.write(1, 'out\n');
@@ -46,7 +62,7 @@ test('exec stream: stdout/stderr demultiplexed, exit code from the v4 status', a
   assert.equal(streaming.sessions[0]?.kind, 'exec');
 });
 
-test('interactive: stdin frames on channel 0, resize JSON on channel 4', async (t) => {
+test('interactive: stdin on its stream, resize JSON on the resize stream', async (t) => {
   const { streaming, cri, containerId } = await setup(t);
   streaming.handler = (s) => s.onStdin((d) => (d.toString() === 'q' ? s.exit(0) : s.write(1, d)));
   const { url } = await cri.runtime.exec({ containerId, cmd: ['sh'], tty: true, stdin: true, stdout: true });
@@ -55,13 +71,57 @@ test('interactive: stdin frames on channel 0, resize JSON on channel 4', async (
   const session = await openStream(url, { stdin, stdout: out.stream, size: { width: 80, height: 24 } });
   session.resize({ width: 100, height: 30 });
   stdin.write('echo');
+  await new Promise((r) => setTimeout(r, 20)); // two separate stdin frames
   stdin.write('q');
   assert.equal((await session.done).exitCode, 0);
   assert.equal(out.text(), 'echo');
   assert.deepEqual(streaming.sessions[0]?.resizes, [{ Width: 80, Height: 24 }, { Width: 100, Height: 30 }]);
 });
 
-test('a runtime that refuses our subprotocols gives a clear error', async (t) => {
+test('the end of stdin reaches the runtime as a half-close (cat, wc -l end by themselves)', async (t) => {
+  const { streaming, cri, containerId } = await setup(t);
+  streaming.handler = (s) => {
+    s.onStdinEnd(() => {
+      s.write(1, `${Buffer.concat(s.stdin).toString().split('\n').length - 1}\n`);
+      s.exit(0);
+    });
+  };
+  const out = sink();
+  const stdin = new PassThrough();
+  stdin.end('a\nb\n');
+  const r = await execStream(cri, { containerId, cmd: ['wc', '-l'], stdin: true, stdout: true, stderr: true }, { stdin, stdout: out.stream, stderr: sink().stream });
+  assert.equal(r.exitCode, 0);
+  assert.equal(out.text(), '2\n');
+  assert.equal(streaming.sessions[0]?.stdinEnded, true);
+});
+
+test('port-forward: connections share one session; a failed one reports the error stream and spares the others', async (t) => {
+  const { streaming, cri, podSandboxId } = await setup(t);
+  streaming.portForwardHandler = (port, data, error) => {
+    if (port === 1) {
+      error.end('dial tcp4 127.0.0.1:1: connect: connection refused');
+      data.end();
+      return;
+    }
+    data.pipe(data).on('finish', () => error.end());
+  };
+  const { url } = await cri.runtime.portForward({ podSandboxId, port: [] });
+  const session = await PortForwardSession.dial(url);
+  t.after(() => session.destroy());
+  const conns = await Promise.all(Array.from({ length: 5 }, () => socketPair(t)));
+  const echoed = conns.map(([mine, theirs], i) => {
+    const forwarded = session.forward(8080, theirs);
+    const got: Buffer[] = [];
+    mine.on('data', (c: Buffer) => got.push(c));
+    mine.end(`hello ${i}`);
+    return Promise.all([forwarded, new Promise((r) => mine.once('end', r))]).then(() => Buffer.concat(got).toString());
+  });
+  const [, refusedSide] = await socketPair(t);
+  await assert.rejects(session.forward(1, refusedSide), /forwarding to port 1: dial tcp4 127\.0\.0\.1:1: connect: connection refused/);
+  assert.deepEqual(await Promise.all(echoed), ['hello 0', 'hello 1', 'hello 2', 'hello 3', 'hello 4']);
+});
+
+test('a runtime that refuses our protocols gives a clear error', async (t) => {
   const { streaming, cri, containerId } = await setup(t);
   streaming.accepted = ['v5.channel.k8s.io'];
   await assert.rejects(execStream(cri, { containerId, cmd: ['x'], stdout: true }), /streaming server refused .*HTTP 403/);
@@ -86,7 +146,6 @@ test('status parsing and URL completion', () => {
   assert.equal(exitCodeFromStatus('{"metadata":{},"status":"Success"}', 'v4.channel.k8s.io'), 0);
   assert.equal(exitCodeFromStatus('', 'channel.k8s.io'), 0);
   assert.throws(() => exitCodeFromStatus('boom', 'channel.k8s.io'), /boom/);
-  assert.equal(toWebSocketUrl('http://127.0.0.1:3456/exec/abc'), 'ws://127.0.0.1:3456/exec/abc');
-  assert.equal(toWebSocketUrl('/exec/abc'), 'ws://127.0.0.1:10250/exec/abc');
-  assert.equal(toWebSocketUrl('https://h:1/x'), 'wss://h:1/x');
+  assert.equal(completeStreamUrl('http://127.0.0.1:3456/exec/abc'), 'http://127.0.0.1:3456/exec/abc');
+  assert.equal(completeStreamUrl('/exec/abc'), 'http://127.0.0.1:10250/exec/abc');
 });

@@ -1,63 +1,103 @@
 /**
- * Client side of the CRI streaming protocol for Exec / Attach / PortForward.
+ * Client side of the CRI streaming protocol for Exec / Attach over SPDY/3.1 (what kubectl falls
+ * back to and what containerd 1.6 serves with stdin half-close; its WebSocket endpoint speaks v4,
+ * which cannot close stdin).
  *
  * The RPC returns a one-shot URL (containerd: http://127.0.0.1:<port>/exec/<token>, valid 1 min).
- * We speak WebSocket to it with subprotocol `v4.channel.k8s.io` (containerd 1.6 refuses v5 with
- * 403). Every binary frame starts with a channel byte:
+ * We upgrade it (stream-upgrade.ts) offering {@link REMOTE_COMMAND_PROTOCOLS} and open one SPDY
+ * stream per channel, each tagged `streamtype`, exactly as many as the Exec request asked for:
  *
- *   0 stdin (us → runtime)   1 stdout   2 stderr   3 status (v4: a metav1.Status JSON)   4 resize (us → runtime)
+ *   error   always, first         runtime → us: v4 a metav1.Status JSON, older versions plain text
+ *   stdin   if stdin              us → runtime; our half-close (FIN) is the process's end of input
+ *   stdout  if stdout             runtime → us
+ *   stderr  if stderr and no tty  runtime → us
+ *   resize  if tty (v3+)          us → runtime: a stream of {"Width":w,"Height":h} JSON objects
  *
- * v4 has no "close stdin" frame (v5 adds channel 255), so a non-tty `exec -i` whose command waits
- * for EOF on stdin only ends when the caller closes the session.
+ * The runtime writes the status, then closes the session; that is the end of the command.
  */
-import WebSocket from 'ws';
-import type { Readable, Writable, Duplex } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { AgentError, abortError } from '@nodelet/base';
-import type { AttachRequest, ExecRequest, PortForwardRequest } from '@nodelet/proto';
+import type { AttachRequest, ExecRequest } from '@nodelet/proto';
+import type { SpdyConnection, SpdyStream } from './spdy/index.js';
+import { dialSpdy, type SpdyDialOptions } from './stream-upgrade.js';
 import type { CriClient } from './types.js';
 
-export const STREAM_PROTOCOLS = ['v4.channel.k8s.io', 'channel.k8s.io'] as const;
-
-const CH_STDIN = 0;
-const CH_STDOUT = 1;
-const CH_STDERR = 2;
-const CH_STATUS = 3;
-const CH_RESIZE = 4;
+/** What we offer, newest first (kubelet's remotecommand versions that SPDY carries). */
+export const REMOTE_COMMAND_PROTOCOLS = ['v4.channel.k8s.io', 'v3.channel.k8s.io', 'v2.channel.k8s.io', 'channel.k8s.io'] as const;
+/** Status bytes kept from the error stream; a Status is a few hundred. */
+const MAX_STATUS_BYTES = 64 * 1024;
 
 export interface TerminalSize {
   width: number;
   height: number;
 }
 
-export interface StreamIo {
-  stdin?: Readable;
-  stdout?: Writable;
-  stderr?: Writable;
-  /** Initial terminal size, sent as soon as the stream opens (tty sessions). */
-  size?: TerminalSize;
-  signal?: AbortSignal;
+export interface RemoteCommandOptions extends SpdyDialOptions {
+  stdin?: boolean;
+  stdout?: boolean;
+  stderr?: boolean;
+  tty?: boolean;
+  /** Protocols to offer; default {@link REMOTE_COMMAND_PROTOCOLS}. */
+  protocols?: readonly string[];
 }
 
-export interface StreamResult {
-  /** The remote process's exit code (0 when the runtime reported success). */
-  exitCode: number;
-  /** False when the connection closed without a status frame (attach to an exiting container). */
-  statusReceived: boolean;
+/** An open exec/attach session: the raw SPDY streams, for callers that relay them (the agent). */
+export interface RemoteCommand {
+  readonly protocol: string;
+  readonly conn: SpdyConnection;
+  readonly error: SpdyStream;
+  readonly stdin?: SpdyStream;
+  readonly stdout?: SpdyStream;
+  readonly stderr?: SpdyStream;
+  readonly resize?: SpdyStream;
+  /** The error stream's text once it ends or the session closes ('' when the runtime sent none). */
+  readonly status: Promise<string>;
+  /** Settles when the session's socket has closed. */
+  readonly closed: Promise<void>;
 }
 
-export interface StreamSession {
-  /** Sends a terminal resize (tty sessions). */
-  resize(size: TerminalSize): void;
-  /** Settles when the runtime closes the stream. */
-  readonly done: Promise<StreamResult>;
-  /** Ends the session from our side. Idempotent. */
-  close(): void;
+/** Upgrades `url` and opens the streams; rejects (and closes the session) if any is refused. */
+export async function openRemoteCommand(url: string, o: RemoteCommandOptions): Promise<RemoteCommand> {
+  const { conn, protocol } = await dialSpdy(url, o.protocols ?? REMOTE_COMMAND_PROTOCOLS, o);
+  const closed = new Promise<void>((resolve) => conn.once('close', () => resolve()));
+  try {
+    const open = (type: string, fin = false): Promise<SpdyStream> => conn.createStream({ streamtype: type }, { signal: o.signal, fin });
+    // Issue every SYN_STREAM before awaiting: the runtime counts them within its creation timeout.
+    const error = open('error');
+    const stdin = o.stdin ? open('stdin') : undefined;
+    const stdout = o.stdout ? open('stdout', true) : undefined;
+    const stderr = o.stderr && !o.tty ? open('stderr', true) : undefined;
+    const resize = o.tty && protocol !== 'v2.channel.k8s.io' && protocol !== 'channel.k8s.io' ? open('resize') : undefined;
+    const settled = await Promise.allSettled([error, stdin, stdout, stderr, resize]);
+    const failed = settled.find((r) => r.status === 'rejected');
+    if (failed) throw (failed as PromiseRejectedResult).reason;
+    const [e, i, out, err, rs] = settled.map((r) => (r as PromiseFulfilledResult<SpdyStream | undefined>).value);
+    for (const s of [e, i, out, err, rs]) s?.on('error', () => {}); // a reset ends that stream; the session's close is what we wait for
+    return { protocol, conn, error: e!, stdin: i, stdout: out, stderr: err, resize: rs, status: readStatus(e!, closed), closed };
+  } catch (err) {
+    conn.destroy();
+    throw err;
+  }
 }
 
-/** The runtime may return a path only; crictl completes it against the kubelet's address. */
-export function toWebSocketUrl(url: string): string {
-  const full = /^[a-z]+:\/\//i.test(url) ? url : `http://127.0.0.1:10250${url.startsWith('/') ? '' : '/'}${url}`;
-  return full.replace(/^http:/i, 'ws:').replace(/^https:/i, 'wss:');
+function readStatus(s: SpdyStream, closed: Promise<void>): Promise<string> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    s.on('data', (c: Buffer) => {
+      if (size + c.length <= MAX_STATUS_BYTES) chunks.push(c);
+      size += c.length;
+    });
+    const finish = (): void => resolve(Buffer.concat(chunks).toString('utf8'));
+    s.once('end', finish);
+    s.once('close', finish);
+    void closed.then(finish);
+  });
+}
+
+/** A resize message for the resize stream (and WebSocket channel 4): kubelet's TerminalSize JSON. */
+export function resizeMessage(size: TerminalSize): Buffer {
+  return Buffer.from(JSON.stringify({ Width: size.width, Height: size.height }));
 }
 
 interface K8sStatus {
@@ -67,13 +107,14 @@ interface K8sStatus {
   details?: { causes?: { reason?: string; message?: string }[] };
 }
 
-/** Exit code from a v4 status frame; throws for failures that are not a plain non-zero exit. */
+/** Exit code from the error stream; throws for failures that are not a plain non-zero exit. */
 export function exitCodeFromStatus(raw: string, protocol: string): number {
-  if (protocol !== 'v4.channel.k8s.io') {
-    // channel.k8s.io carries plain text: empty means success.
+  if (protocol !== 'v4.channel.k8s.io' && protocol !== 'v5.channel.k8s.io') {
+    // Before v4 the error stream carries plain text: empty means success.
     if (raw.trim() === '') return 0;
     throw new AgentError('ERR_INTERNAL', `remote command failed: ${raw.trim()}`);
   }
+  if (raw.trim() === '') return 0;
   let st: K8sStatus;
   try {
     st = JSON.parse(raw) as K8sStatus;
@@ -89,170 +130,99 @@ export function exitCodeFromStatus(raw: string, protocol: string): number {
   throw new AgentError('ERR_INTERNAL', `remote command failed: ${st.message ?? raw.trim()}`);
 }
 
+export interface StreamIo {
+  /** Piped to the process; its end is the process's end of input. */
+  stdin?: Readable;
+  stdout?: Writable;
+  stderr?: Writable;
+  /** With a tty: the initial terminal size, sent as soon as the session opens. */
+  size?: TerminalSize;
+  /** Allocate a terminal (the Exec/Attach request must say so too). */
+  tty?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface StreamResult {
+  /** The remote process's exit code (0 when the runtime reported success). */
+  exitCode: number;
+  /** False when the session closed without a status (attach to an exiting container). */
+  statusReceived: boolean;
+}
+
+export interface StreamSession {
+  /** Sends a terminal resize (tty sessions). */
+  resize(size: TerminalSize): void;
+  /** Settles when the runtime closes the session. */
+  readonly done: Promise<StreamResult>;
+  /** Ends the session from our side. Idempotent. */
+  close(): void;
+}
+
+/** The streams the Exec/Attach request asked for (the runtime waits for exactly these). */
+export interface StreamFlags {
+  stdin: boolean;
+  stdout: boolean;
+  stderr: boolean;
+  tty: boolean;
+}
+
 /**
- * Opens an exec/attach stream at `url` and wires it to `io`. Resolves once the WebSocket is open;
- * `session.done` settles with the exit code. Rejects with AbortError when `io.signal` fires.
+ * Opens an exec/attach session at `url` and wires it to `io`. The streams opened are `flags`
+ * (which must match the Exec/Attach request), by default those `io` has writers/readers for.
+ * `done` settles with the exit code once the runtime closes the session; AbortError when
+ * `io.signal` fires.
  */
-export function openStream(url: string, io: StreamIo = {}): Promise<StreamSession> {
-  const signal = io.signal;
-  if (signal?.aborted) return Promise.reject(abortError(signal.reason));
-  const ws = new WebSocket(toWebSocketUrl(url), [...STREAM_PROTOCOLS], { handshakeTimeout: 30_000, perMessageDeflate: false });
-  let status: string | undefined;
-  let settle!: { resolve: (r: StreamResult) => void; reject: (e: unknown) => void };
-  const done = new Promise<StreamResult>((resolve, reject) => (settle = { resolve, reject }));
-  done.catch(() => {}); // observed by the caller via session.done; avoid unhandled rejections before it is read
-
-  const send = (channel: number, data: Buffer): void => {
-    if (ws.readyState !== WebSocket.OPEN) return;
-    ws.send(Buffer.concat([Buffer.of(channel), data]));
+export async function openStream(url: string, io: StreamIo = {}, flags?: StreamFlags): Promise<StreamSession> {
+  const f = flags ?? { stdin: !!io.stdin, stdout: !!io.stdout, stderr: !!io.stderr, tty: io.tty ?? !!io.size };
+  const rc = await openRemoteCommand(url, { ...f, signal: io.signal });
+  if (rc.stdin) {
+    if (io.stdin) io.stdin.pipe(rc.stdin);
+    else rc.stdin.end();
+  }
+  // Output nobody wants is read and dropped: an unread stream would stall the whole session.
+  if (rc.stdout) {
+    if (io.stdout) rc.stdout.pipe(io.stdout, { end: false });
+    else rc.stdout.resume();
+  }
+  if (rc.stderr) {
+    if (io.stderr) rc.stderr.pipe(io.stderr, { end: false });
+    else rc.stderr.resume();
+  }
+  const resize = (size: TerminalSize): void => void rc.resize?.write(resizeMessage(size));
+  if (io.size) resize(io.size);
+  const close = (): void => {
+    if (io.stdin && rc.stdin) io.stdin.unpipe(rc.stdin);
+    rc.conn.destroy();
   };
-  const onStdin = (chunk: Buffer | string): void => send(CH_STDIN, Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
-  let rejectOpen: ((err: unknown) => void) | undefined;
-  const onAbort = (): void => {
-    const err = abortError(signal?.reason);
-    rejectOpen?.(err); // before 'open' the caller is still waiting for the session
-    settle.reject(err);
-    ws.terminate();
-  };
-  const cleanup = (): void => {
-    io.stdin?.off('data', onStdin);
-    signal?.removeEventListener('abort', onAbort);
-  };
-  signal?.addEventListener('abort', onAbort, { once: true });
-
-  ws.on('message', (data: Buffer, isBinary: boolean) => {
-    if (!isBinary || data.length === 0) return;
-    const payload = data.subarray(1);
-    switch (data[0]) {
-      case CH_STDOUT:
-        if (payload.length) io.stdout?.write(payload);
-        break;
-      case CH_STDERR:
-        if (payload.length) io.stderr?.write(payload);
-        break;
-      case CH_STATUS:
-        status = (status ?? '') + payload.toString('utf8');
-        break;
-    }
-  });
-  ws.on('close', () => {
-    cleanup();
-    if (status === undefined) return settle.resolve({ exitCode: 0, statusReceived: false });
-    try {
-      settle.resolve({ exitCode: exitCodeFromStatus(status, ws.protocol), statusReceived: true });
-    } catch (err) {
-      settle.reject(err);
-    }
-  });
-
-  return new Promise<StreamSession>((resolve, reject) => {
-    rejectOpen = reject;
-    ws.once('unexpected-response', (_req, res) => {
-      cleanup();
-      const err = new AgentError(
-        res.statusCode === 404 ? 'ERR_NOT_FOUND' : 'ERR_UNAVAILABLE',
-        `streaming server refused ${url}: HTTP ${res.statusCode}${res.statusCode === 404 ? ' (the one-time URL expired or was used already)' : ''}`,
-      );
-      res.resume();
-      ws.terminate();
-      settle.reject(err);
-      reject(err);
-    });
-    ws.once('error', (err) => {
-      cleanup();
-      const e = new AgentError('ERR_UNAVAILABLE', `cannot open stream ${url}: ${err.message}`, { cause: err });
-      settle.reject(e);
-      reject(e);
-    });
-    ws.once('open', () => {
-      rejectOpen = undefined;
-      ws.removeAllListeners('error');
-      ws.on('error', (err) => settle.reject(new AgentError('ERR_UNAVAILABLE', `stream ${url} failed: ${err.message}`, { cause: err })));
-      if (io.size) send(CH_RESIZE, Buffer.from(JSON.stringify({ Width: io.size.width, Height: io.size.height })));
-      io.stdin?.on('data', onStdin);
-      resolve({
-        done,
-        resize: (size) => send(CH_RESIZE, Buffer.from(JSON.stringify({ Width: size.width, Height: size.height }))),
-        close: () => {
-          cleanup();
-          if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.close();
-        },
-      });
-    });
-  });
+  const onAbort = (): void => close();
+  io.signal?.addEventListener('abort', onAbort, { once: true });
+  const done = (async (): Promise<StreamResult> => {
+    await rc.closed;
+    io.signal?.removeEventListener('abort', onAbort);
+    if (io.stdin && rc.stdin) io.stdin.unpipe(rc.stdin);
+    if (io.signal?.aborted) throw abortError(io.signal.reason);
+    const raw = await rc.status;
+    return { exitCode: exitCodeFromStatus(raw, rc.protocol), statusReceived: raw.trim() !== '' };
+  })();
+  done.catch(() => {}); // observed by the caller via session.done
+  return { done, resize, close };
 }
 
 /** Exec RPC + openStream + wait: the whole of a non-interactive or interactive exec. */
 export async function execStream(client: CriClient, request: ExecRequest, io: StreamIo = {}): Promise<StreamResult> {
   const { url } = await client.runtime.exec(request, { signal: io.signal });
-  const session = await openStream(url, io);
+  const session = await openStream(url, io, flagsOf(request));
   return session.done;
 }
 
 /** Attach RPC + openStream + wait. */
 export async function attachStream(client: CriClient, request: AttachRequest, io: StreamIo = {}): Promise<StreamResult> {
   const { url } = await client.runtime.attach(request, { signal: io.signal });
-  const session = await openStream(url, io);
+  const session = await openStream(url, io, flagsOf(request));
   return session.done;
 }
 
-/**
- * Forwards one connection to `port` of a sandbox: PortForward RPC (a fresh one-time URL per
- * connection), then WebSocket with `?port=`; channel 0 carries data, channel 1 errors, and the
- * runtime starts each channel with the port number (2 bytes, little-endian), which we skip.
- */
-export async function portForwardStream(
-  client: CriClient,
-  request: Pick<PortForwardRequest, 'podSandboxId'> & { port: number },
-  conn: Duplex,
-  opts: { signal?: AbortSignal } = {},
-): Promise<void> {
-  const { url } = await client.runtime.portForward({ podSandboxId: request.podSandboxId, port: [request.port] }, { signal: opts.signal });
-  const target = new URL(toWebSocketUrl(url));
-  target.searchParams.append('port', String(request.port));
-  const ws = new WebSocket(target, ['v4.channel.k8s.io'], { handshakeTimeout: 30_000, perMessageDeflate: false });
-  const skip = new Map<number, number>([
-    [0, 2],
-    [1, 2],
-  ]);
-  let errorText = '';
-  await new Promise<void>((resolve, reject) => {
-    const onAbort = (): void => {
-      ws.terminate();
-      conn.destroy();
-      reject(abortError(opts.signal?.reason));
-    };
-    opts.signal?.addEventListener('abort', onAbort, { once: true });
-    ws.once('unexpected-response', (_req, res) => {
-      res.resume();
-      ws.terminate();
-      reject(new AgentError('ERR_UNAVAILABLE', `port-forward to ${request.port} refused: HTTP ${res.statusCode}`));
-    });
-    ws.on('error', (err) => reject(new AgentError('ERR_UNAVAILABLE', `port-forward to ${request.port} failed: ${err.message}`, { cause: err })));
-    ws.on('open', () => {
-      conn.on('data', (chunk: Buffer) => ws.send(Buffer.concat([Buffer.of(0), chunk])));
-      conn.on('end', () => ws.close());
-      conn.on('error', () => ws.close());
-    });
-    ws.on('message', (data: Buffer, isBinary: boolean) => {
-      if (!isBinary || data.length === 0) return;
-      const ch = data[0] as number;
-      let payload = data.subarray(1);
-      const toSkip = skip.get(ch) ?? 0;
-      if (toSkip > 0) {
-        const n = Math.min(toSkip, payload.length);
-        skip.set(ch, toSkip - n);
-        payload = payload.subarray(n);
-      }
-      if (!payload.length) return;
-      if (ch === 0) conn.write(payload);
-      else if (ch === 1) errorText += payload.toString('utf8');
-    });
-    ws.on('close', () => {
-      opts.signal?.removeEventListener('abort', onAbort);
-      conn.end();
-      if (errorText) reject(new AgentError('ERR_INTERNAL', `port-forward to ${request.port}: ${errorText.trim()}`));
-      else resolve();
-    });
-  });
+/** Stream flags of an Exec/Attach request (stderr never with a tty, as the runtime requires). */
+export function flagsOf(r: { stdin?: boolean; stdout?: boolean; stderr?: boolean; tty?: boolean }): StreamFlags {
+  return { stdin: !!r.stdin, stdout: !!r.stdout, stderr: !!r.stderr && !r.tty, tty: !!r.tty };
 }

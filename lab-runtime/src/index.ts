@@ -7,3 +7,4 @@ export { findProcesses, run, terminate, isAlive } from './procs.js';
 export * from './lab-node.js';
 export * from './dropin.js';
 export { crunForLab, hybridCgroupsWithV2Controllers, renderCrunWrapper } from './crun.js';
+export * from './managed-process.js';

@@ -13,7 +13,9 @@ import { stringify as toYaml } from 'yaml';
 import { labAddNode, labDown, labRemoveNode, labUp } from '@nodelet/cli';
 import { requireRoot } from '@nodelet/lab-runtime/testing';
 import { ApiClient, PODS, loadKubeconfig, type Pod } from '@nodelet/api';
-import { eventually, freePort, kubectl, type Kubectl } from './helpers.js';
+import { pollUntil } from '@nodelet/base';
+import { freePort } from '@nodelet/base/testing';
+import { kubectl, type Kubectl } from './helpers.js';
 
 const CLUSTER_CIDR = '10.226.0.0/16';
 const NODE1 = 'dr-node-1';
@@ -104,15 +106,15 @@ describe('kubectl drain with a PodDisruptionBudget on a two-node lab', { skip },
     assert.equal(rolled.code, 0, rolled.stderr);
     assert.deepEqual((await pods('app=web')).map((p) => p.spec?.nodeName), [NODE1, NODE1, NODE1]);
     // The DaemonSet tolerates unschedulable nodes: one pod on each.
-    await eventually('a DaemonSet pod Ready on each node', 180_000, async () => {
+    await pollUntil('a DaemonSet pod Ready on each node', async () => {
       const ds = (await pods('app=nodeagent')).filter(isReady);
       return ds.length === 2 && new Set(ds.map((p) => p.spec?.nodeName)).size === 2;
-    });
+    }, { timeoutMs: 180_000 });
     assert.match(await k('uncordon', NODE2), new RegExp(`node/${NODE2} uncordoned`));
 
     // 2. The budget, created by kubectl's generator (a protobuf body), kept by the disruption controller.
     await k('create', 'poddisruptionbudget', 'web', '--selector=app=web', '--min-available=2');
-    await eventually('ALLOWED DISRUPTIONS 1', 60_000, async () => /^web\s+2\s+N\/A\s+1\s+/m.test(await k('get', 'pdb', 'web')));
+    await pollUntil('ALLOWED DISRUPTIONS 1', async () => /^web\s+2\s+N\/A\s+1\s+/m.test(await k('get', 'pdb', 'web')), { timeoutMs: 60_000 });
     assert.match(await k('get', 'pdb'), /^NAME\s+MIN AVAILABLE\s+MAX UNAVAILABLE\s+ALLOWED DISRUPTIONS\s+AGE$/m);
     const status = JSON.parse(await k('get', 'pdb', 'web', '-o', 'json')).status;
     assert.deepEqual([status.currentHealthy, status.desiredHealthy, status.expectedPods, status.disruptionsAllowed], [3, 2, 3, 1]);
@@ -148,7 +150,7 @@ describe('kubectl drain with a PodDisruptionBudget on a two-node lab', { skip },
     })();
     const originals = (await pods('app=web')).map((p) => p.metadata.name!);
     // The watch's initial events arrive one by one: the invariant is tracked once all three are in.
-    await eventually('the watch sees the 3 ready pods', 10_000, async () => healthyNow() === 3 || undefined);
+    await pollUntil('the watch sees the 3 ready pods', async () => healthyNow() === 3 || undefined, { timeoutMs: 10_000 });
     tracking = true;
     const drained = await k.try('drain', NODE1, '--ignore-daemonsets', '--delete-emptydir-data', '--timeout=240s');
     watchStop.abort();
@@ -169,7 +171,7 @@ describe('kubectl drain with a PodDisruptionBudget on a two-node lab', { skip },
     assert.ok((await pods('app=nodeagent')).some((p) => p.spec?.nodeName === NODE1 && !p.metadata.deletionTimestamp));
     assert.equal((await k('get', 'node', NODE1, '-o', 'jsonpath={.spec.unschedulable}')).trim(), 'true');
     assert.match(await k('get', 'node', NODE1), /Ready,SchedulingDisabled/);
-    await eventually('budget back to 1 allowed', 60_000, async () => /^web\s+2\s+N\/A\s+1\s+/m.test(await k('get', 'pdb', 'web')));
+    await pollUntil('budget back to 1 allowed', async () => /^web\s+2\s+N\/A\s+1\s+/m.test(await k('get', 'pdb', 'web')), { timeoutMs: 60_000 });
     assert.match(await k('uncordon', NODE1), new RegExp(`node/${NODE1} uncordoned`));
   });
 });

@@ -93,7 +93,7 @@ export function commonCorpus(o: CorpusOptions): FuzzCase[] {
     { name: 'upgrade: missing key', parts: upgrade(o.execPath, ws(['Sec-WebSocket-Version: 13', 'Sec-WebSocket-Protocol: v5.channel.k8s.io'])), expect: '4xx', status: true },
     { name: 'upgrade: wrong version', parts: upgrade(o.execPath, ws(['Sec-WebSocket-Version: 7', `Sec-WebSocket-Key: ${KEY}`, 'Sec-WebSocket-Protocol: v5.channel.k8s.io'])), expect: '4xx', status: true },
     { name: 'upgrade: unknown subprotocol', parts: upgrade(o.execPath, ws(['Sec-WebSocket-Version: 13', `Sec-WebSocket-Key: ${KEY}`, 'Sec-WebSocket-Protocol: chat, superchat'])), expect: '4xx', status: true },
-    { name: 'upgrade: SPDY', parts: upgrade(o.execPath, [auth, 'Upgrade: SPDY/3.1', 'Connection: Upgrade']), expect: '4xx', status: true },
+    { name: 'upgrade: SPDY offering no protocol', parts: upgrade(o.execPath, [auth, 'Upgrade: SPDY/3.1', 'Connection: Upgrade']), expect: '4xx', status: true },
     { name: 'upgrade: h2c', parts: upgrade(o.execPath, [auth, 'Upgrade: h2c', 'Connection: Upgrade, HTTP2-Settings', 'HTTP2-Settings: AAMAAABkAAQAAP__']), expect: '4xx', status: true },
     { name: 'upgrade: POST', parts: [`POST ${o.execPath} HTTP/1.1\r\nHost: fuzz\r\n${ws(['Sec-WebSocket-Version: 13', `Sec-WebSocket-Key: ${KEY}`]).join('\r\n')}\r\n\r\n`], expect: '4xx', status: true },
     { name: 'upgrade: client hangs up at once', parts: upgrade(o.execPath, ws(['Sec-WebSocket-Version: 13', `Sec-WebSocket-Key: ${KEY}`, 'Sec-WebSocket-Protocol: v5.channel.k8s.io'])), expect: 'any', status: false },

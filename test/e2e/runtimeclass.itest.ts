@@ -14,7 +14,9 @@ import { stringify as toYaml } from 'yaml';
 import { labDown, labPaths, labUp } from '@nodelet/cli';
 import { hybridCgroupsWithV2Controllers } from '@nodelet/lab-runtime';
 import { requireRoot } from '@nodelet/lab-runtime/testing';
-import { eventually, freePort, kubectl, type Kubectl } from './helpers.js';
+import { pollUntil } from '@nodelet/base';
+import { freePort } from '@nodelet/base/testing';
+import { kubectl, type Kubectl } from './helpers.js';
 
 const NODELET = fileURLToPath(new URL('../../bin/nodelet-dev', import.meta.url));
 const CRUN = '/usr/bin/crun';
@@ -114,10 +116,10 @@ describe('RuntimeClass: runc and crun handlers on a lab node', { skip }, () => {
     await k('apply', '-f', manifest('gone', [runtimeClass('gone', 'runc'), pod('late', 'gone')]));
     await k('delete', 'runtimeclass', 'gone');
     await k('uncordon', NODE);
-    await eventually('FailedCreatePodSandBox', 60_000, async () => {
+    await pollUntil('FailedCreatePodSandBox', async () => {
       const ev = await k('get', 'events', '--field-selector', 'involvedObject.name=late,reason=FailedCreatePodSandBox', '-o', 'jsonpath={.items[*].message}');
       return ev.includes('Failed to create pod sandbox: runtimeclass.node.k8s.io "gone" not found');
-    });
+    }, { timeoutMs: 60_000 });
     assert.equal((await cri('pods', '--label', 'io.kubernetes.pod.name=late', '-q')).trim(), '', 'no sandbox was made');
   });
 });

@@ -1,6 +1,7 @@
-// The exec bridge between a client WebSocket and the runtime's streaming server (both real ws
-// servers on loopback): a side that does not read pauses the other instead of growing the
-// agent's buffers.
+// The exec bridge between a client WebSocket (kubectl's v5) and the runtime's SPDY streaming server
+// (the SPDY fake, on loopback): close-stdin becomes a half-close, the status arrives after the
+// output, resizes pass through, and a side that does not read pauses the other instead of growing
+// the agent's buffers.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -8,91 +9,141 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer } from 'ws';
 import { noopLogger, pollUntil } from '@nodelet/base';
-import type { RuntimeService } from '../runtime/cri.js';
-import { bridgeExec, HIGH_WATER_BYTES } from './exec-bridge.js';
+import { FakeStreamingServer } from '@nodelet/cri-client/testing';
+import { bridgeRemoteCommand, HIGH_WATER_BYTES } from './exec-bridge.js';
 
 const FRAME = 64 * 1024;
 /** Far more than loopback socket buffers hold, so only backpressure can stop the sender. */
 const FLOOD = 96 * 1024 * 1024;
 
 interface Rig {
-  /** The agent's side of the client connection (what bridgeExec writes to). */
+  /** The agent's side of the client connection (what the bridge writes to). */
   agentSide: WebSocket;
   /** kubectl's end. */
   client: WebSocket;
-  /** The runtime's end. */
-  runtime: WebSocket;
+  streaming: FakeStreamingServer;
+  frames: Buffer[];
+  closed: Promise<number>;
 }
 
-async function rig(t: import('node:test').TestContext): Promise<Rig> {
-  const runtimeWss = new WebSocketServer({ port: 0, host: '127.0.0.1', handleProtocols: () => 'v4.channel.k8s.io' });
-  await new Promise((r) => runtimeWss.once('listening', r));
-  const runtimeConn = new Promise<WebSocket>((r) => runtimeWss.once('connection', r));
-  const runtimeSvc = { exec: async () => ({ url: `http://127.0.0.1:${(runtimeWss.address() as AddressInfo).port}/exec/x` }) } as unknown as RuntimeService;
-  const agentWss = new WebSocketServer({ noServer: true, handleProtocols: () => 'v5.channel.k8s.io' });
-  const agentSide = new Promise<WebSocket>((resolve) => {
-    const srv = http.createServer();
+async function rig(t: import('node:test').TestContext, flags = { stdin: true, stdout: true, stderr: true, tty: false }, protocol = 'v5.channel.k8s.io'): Promise<Rig> {
+  const streaming = await FakeStreamingServer.start();
+  const q = new URLSearchParams(Object.entries(flags).map(([k, v]): [string, string] => [k, String(v)]));
+  const agentWss = new WebSocketServer({ noServer: true, handleProtocols: (p) => (p.has(protocol) ? protocol : false) });
+  const srv = http.createServer();
+  const agentSide = new Promise<WebSocket>((resolve) =>
     srv.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) =>
       agentWss.handleUpgrade(req, socket, head, (ws) => {
         resolve(ws);
-        void bridgeExec({ client: ws, runtime: runtimeSvc, containerId: 'c', query: new URLSearchParams('command=cat&stdin=true'), log: noopLogger });
+        void bridgeRemoteCommand({ client: ws, start: async () => `${streaming.baseUrl}/exec/x?${q}`, flags, log: noopLogger });
       }),
-    );
-    srv.listen(0, '127.0.0.1', () => {
-      const client = new WebSocket(`ws://127.0.0.1:${(srv.address() as AddressInfo).port}/exec`, ['v5.channel.k8s.io']);
-      t.after(() => {
-        client.terminate();
-        for (const c of [...agentWss.clients, ...runtimeWss.clients]) c.terminate();
-        srv.closeAllConnections();
-        srv.close();
-        runtimeWss.close();
-      });
-      clients.push(client);
-    });
+    ),
+  );
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const client = new WebSocket(`ws://127.0.0.1:${(srv.address() as AddressInfo).port}/exec`, [protocol]);
+  const frames: Buffer[] = [];
+  client.on('message', (d: Buffer) => frames.push(d));
+  const closed = new Promise<number>((r) => client.on('close', (code) => r(code)));
+  t.after(async () => {
+    client.terminate();
+    for (const c of agentWss.clients) c.terminate();
+    srv.closeAllConnections();
+    srv.close();
+    await streaming.close();
   });
-  const clients: WebSocket[] = [];
-  const [agent, runtime] = await Promise.all([agentSide, runtimeConn]);
-  await pollUntil('client open', () => clients[0]?.readyState === WebSocket.OPEN, { timeoutMs: 5000, intervalMs: 10 });
-  return { agentSide: agent, client: clients[0]!, runtime };
+  await new Promise((r) => client.once('open', r));
+  return { agentSide: await agentSide, client, streaming, frames, closed };
 }
 
-/** Sends FRAME-sized frames until FLOOD bytes went out or the peer pushed back for good. */
-async function flood(ws: WebSocket, channel: number): Promise<number> {
-  const frame = Buffer.alloc(FRAME, 0x61);
-  frame[0] = channel;
-  let sent = 0;
-  let stalledSince = 0;
-  while (sent < FLOOD) {
-    if (ws.bufferedAmount > 4 * FRAME) {
-      // The peer stopped reading; give it a while, then report what got through.
-      stalledSince ||= Date.now();
-      if (Date.now() - stalledSince > 1000) break;
-      await new Promise((r) => setTimeout(r, 10));
-      continue;
-    }
-    stalledSince = 0;
-    ws.send(frame);
-    sent += FRAME;
-  }
-  return sent;
-}
+const text = (frames: Buffer[], ch: number): string => Buffer.concat(frames.filter((f) => f[0] === ch).map((f) => f.subarray(1))).toString();
+
+test('v5 close-stdin reaches the process as EOF; output, then the exit status, then a normal close', async (t) => {
+  const r = await rig(t);
+  r.streaming.handler = (s) =>
+    s.onStdinEnd(() => {
+      s.write(1, `${Buffer.concat(s.stdin).toString().split('\n').length - 1}\n`);
+      s.write(2, 'warn\n');
+      s.exit(3);
+    });
+  r.client.send(Buffer.from('\x00a\nb\n'));
+  r.client.send(Buffer.from([255, 0]));
+  assert.equal(await r.closed, 1000);
+  assert.equal(text(r.frames, 1), '2\n');
+  assert.equal(text(r.frames, 2), 'warn\n');
+  const status = JSON.parse(text(r.frames, 3)) as { reason: string; details: { causes: { message: string }[] } };
+  assert.equal(status.reason, 'NonZeroExitCode');
+  assert.equal(status.details.causes[0]?.message, '3');
+  assert.equal(r.frames.at(-1)?.[0], 3, 'the status is the last frame');
+  assert.equal(r.streaming.sessions[0]?.protocol, 'v4.channel.k8s.io');
+});
+
+test('tty: resize frames go to the resize stream; no stderr stream is opened', async (t) => {
+  const r = await rig(t, { stdin: true, stdout: true, stderr: false, tty: true });
+  r.streaming.handler = (s) => s.onStdin(() => s.exit(0));
+  await pollUntil('session', () => r.streaming.sessions.length === 1, { timeoutMs: 5000, intervalMs: 5 });
+  r.client.send(Buffer.from(`\x04${JSON.stringify({ Width: 120, Height: 40 })}`));
+  await pollUntil('resize seen', () => (r.streaming.sessions[0]?.resizes.length ?? 0) === 1, { timeoutMs: 5000, intervalMs: 5 });
+  r.client.send(Buffer.from('\x00x'));
+  assert.equal(await r.closed, 1000);
+  assert.deepEqual(r.streaming.sessions[0]?.resizes, [{ Width: 120, Height: 40 }]);
+  assert.equal(r.streaming.sessions[0]?.stream('stderr'), undefined);
+});
+
+test('a runtime that cannot be reached fails the session with a Status on channel 3', async (t) => {
+  const r = await rig(t);
+  r.streaming.accepted = [];
+  assert.equal(await r.closed, 1000);
+  assert.match(text(r.frames, 3), /"status":"Failure".*refused/);
+});
 
 test('exec bridge: a client that stops reading stalls the runtime stream; the agent buffers at most the high-water mark', { timeout: 60_000 }, async (t) => {
   const r = await rig(t);
   r.client.pause(); // kubectl reads nothing
+  let sent = 0;
+  r.streaming.handler = (s) => {
+    const out = s.stream('stdout')!;
+    const chunk = Buffer.alloc(FRAME, 0x61);
+    const pump = (): void => {
+      while (sent < FLOOD) {
+        sent += FRAME;
+        if (!out.write(chunk)) return void out.once('drain', pump);
+      }
+    };
+    pump();
+  };
   let peak = 0;
   const watch = setInterval(() => (peak = Math.max(peak, r.agentSide.bufferedAmount)), 5);
   t.after(() => clearInterval(watch));
-  const sent = await flood(r.runtime, 1);
+  let last = -1;
+  await pollUntil('the runtime to stall', async () => {
+    await new Promise((res) => setTimeout(res, 300));
+    const stalled = sent === last && sent > 0;
+    last = sent;
+    return stalled;
+  }, { timeoutMs: 30_000, intervalMs: 1 });
   clearInterval(watch);
-  peak = Math.max(peak, r.agentSide.bufferedAmount);
   assert.ok(sent < FLOOD, `the runtime could send all ${FLOOD} bytes: nothing pushed back`);
   assert.ok(peak <= HIGH_WATER_BYTES + 2 * FRAME, `the agent buffered ${peak} bytes for the client`);
 });
 
 test('exec bridge: a runtime that stops reading stalls the client stdin the same way', { timeout: 60_000 }, async (t) => {
   const r = await rig(t);
-  r.runtime.pause(); // the process does not read its stdin
-  const sent = await flood(r.client, 0);
+  r.streaming.handler = (s) => s.stream('stdin')!.pause(); // the process does not read its stdin
+  await pollUntil('session', () => r.streaming.sessions.length === 1, { timeoutMs: 5000, intervalMs: 5 });
+  const frame = Buffer.alloc(FRAME, 0x61);
+  frame[0] = 0;
+  let sent = 0;
+  let stalledSince = 0;
+  while (sent < FLOOD) {
+    if (r.client.bufferedAmount > 4 * FRAME) {
+      stalledSince ||= Date.now();
+      if (Date.now() - stalledSince > 1000) break;
+      await new Promise((res) => setTimeout(res, 10));
+      continue;
+    }
+    stalledSince = 0;
+    r.client.send(frame);
+    sent += FRAME;
+  }
   assert.ok(sent < FLOOD, `the client could send all ${FLOOD} bytes: nothing pushed back`);
 });

@@ -1,107 +1,135 @@
 /**
- * Bridges an exec WebSocket from the API server's proxy (kubectl 1.32 negotiates
- * `v5.channel.k8s.io`) to the runtime's streaming server, which speaks `v4.channel.k8s.io`
- * (containerd 1.6 refuses v5 with 403; docs/reference/cri-and-crictl.md §4).
+ * Bridges an exec/attach WebSocket from the API server's proxy (kubectl 1.32 negotiates
+ * `v5.channel.k8s.io`) to the runtime's streaming server over SPDY, which containerd 1.6 serves
+ * with stdin half-close (its WebSocket side stops at v4, which cannot close stdin):
  *
- *   kubectl ─v5─▶ API server ─splice─▶ node API ─(this)─v4─▶ containerd streaming URL from CRI Exec
+ *   kubectl ─WS v5─▶ API server ─splice─▶ node API ─(this)─SPDY v4─▶ containerd URL from CRI Exec/Attach
  *
- * Frames are `[channel byte][payload]` in both versions: 0 stdin, 1 stdout, 2 stderr, 3 status,
- * 4 resize pass through unchanged. v5's channel 255 (close stdin) has no v4 equivalent.
- * HACK(v4 has no half-close): a close-stdin frame is dropped; the command ends by itself.
+ *   WebSocket frame [channel][payload]         SPDY stream
+ *   0 stdin        client → runtime    ─▶      stdin   (write)
+ *   255 [0]        close stdin (v5)    ─▶      stdin   half-close (FIN): the process reads EOF
+ *   4 resize       client → runtime    ─▶      resize  (the same TerminalSize JSON)
+ *   1 stdout / 2 stderr                ◀─      stdout / stderr
+ *   3 status                           ◀─      error   (sent once it ended, after the last output)
  *
- * Backpressure both ways: when one side's send buffer passes {@link HIGH_WATER_BYTES}, the other
- * side is paused (ws stops reading its socket, so TCP pushes back to the process or to kubectl)
- * until the buffer is flushed below {@link LOW_WATER_BYTES}. A client that stops reading stalls
- * the command's output instead of growing the agent's memory.
+ * Older WebSocket versions (v4…channel.k8s.io) map to the same SPDY version, so the status
+ * format (v4 JSON, earlier plain text) passes through as is.
+ *
+ * Backpressure both ways: stdin that the runtime's socket does not take pauses the client
+ * WebSocket; output the client does not read (its send buffer past {@link HIGH_WATER_BYTES})
+ * pauses the SPDY streams, which pause the runtime's socket. Nothing is buffered without bound.
  */
 import WebSocket from 'ws';
+import type { Readable } from 'node:stream';
 import { describeError, type Logger } from '@nodelet/base';
-import { toWebSocketUrl } from '@nodelet/cri-client';
-import type { RuntimeService } from '../runtime/cri.js';
+import { openRemoteCommand, type RemoteCommand, type StreamFlags } from '@nodelet/cri-client';
 
-export const EXEC_PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io', 'channel.k8s.io'] as const;
-const CLOSE_STDIN = 255;
-/** Unsent bytes on one side at which the other side is paused. */
+/** What the node API accepts on a WebSocket exec/attach, preferred first. */
+export const EXEC_PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io', 'v3.channel.k8s.io', 'v2.channel.k8s.io', 'channel.k8s.io'] as const;
+const CH_STDIN = 0;
+const CH_STDOUT = 1;
+const CH_STDERR = 2;
+const CH_STATUS = 3;
+const CH_RESIZE = 4;
+const CH_CLOSE = 255;
+/** Unsent bytes toward the client at which the runtime's output is paused. */
 export const HIGH_WATER_BYTES = 1024 * 1024;
 const LOW_WATER_BYTES = 256 * 1024;
 
-/**
- * Sends `frame` to `to`; pauses `from` while `to` has more than HIGH_WATER_BYTES unsent. Each
- * send's callback (the frame reached the socket) checks whether `from` may resume.
- */
-function relay(frame: Buffer, to: WebSocket, from: WebSocket): void {
-  if (to.readyState !== WebSocket.OPEN) return;
-  to.send(frame, () => {
-    if (from.isPaused && to.bufferedAmount < LOW_WATER_BYTES && from.readyState === WebSocket.OPEN) from.resume();
-  });
-  if (to.bufferedAmount > HIGH_WATER_BYTES && !from.isPaused) from.pause();
+/** The SPDY protocol to ask the runtime for, given what the client negotiated. */
+export function spdyProtocolFor(wsProtocol: string): string {
+  return wsProtocol === 'v5.channel.k8s.io' || wsProtocol === '' ? 'v4.channel.k8s.io' : wsProtocol;
 }
 
-const flag = (q: URLSearchParams, name: string, dflt: boolean): boolean => {
-  const v = q.get(name);
-  if (v === null) return dflt;
-  return v === 'true' || v === '1';
-};
+export interface BridgeOptions {
+  client: WebSocket;
+  /** The CRI Exec or Attach call; resolves to the runtime's streaming URL. */
+  start: () => Promise<string>;
+  flags: StreamFlags;
+  log: Logger;
+}
 
-export async function bridgeExec(o: { client: WebSocket; runtime: RuntimeService; containerId: string; query: URLSearchParams; log: Logger }): Promise<void> {
+export async function bridgeRemoteCommand(o: BridgeOptions): Promise<void> {
   const { client } = o;
   // A malformed frame from the client is an 'error' event; without a listener it would be thrown.
   client.on('error', (err) => o.log.debug({ err: describeError(err) }, 'Exec client stream failed'));
-  const cmd = o.query.getAll('command');
+  const v4Status = client.protocol === 'v5.channel.k8s.io' || client.protocol === 'v4.channel.k8s.io';
   const fail = (message: string): void => {
     if (client.readyState !== WebSocket.OPEN) return;
-    const status = JSON.stringify({ metadata: {}, status: 'Failure', message, reason: 'InternalError', code: 500 });
+    const status = v4Status ? JSON.stringify({ metadata: {}, status: 'Failure', message, reason: 'InternalError', code: 500 }) : message;
     client.resume(); // read the peer's close frame
-    client.send(Buffer.concat([Buffer.from([3]), Buffer.from(status)]));
+    client.send(Buffer.concat([Buffer.of(CH_STATUS), Buffer.from(status)]));
     client.close(1000);
   };
-  if (cmd.length === 0) return fail('exec: no command given (use ?command=…)');
-  // Until the runtime stream is open, stdin waits here; past the high-water mark the client is
-  // paused until it opens.
+  // Until the runtime session is open, client frames wait here; past the high-water mark the
+  // client is paused until it opens.
   const early: Buffer[] = [];
   let earlyBytes = 0;
-  const link: { upstream?: WebSocket } = {};
+  const link: { rc?: RemoteCommand; clientGone: boolean } = { clientGone: false };
+  const onFrame = (frame: Buffer): void => {
+    const rc = link.rc!;
+    const payload = frame.subarray(1);
+    switch (frame[0]) {
+      case CH_STDIN:
+        if (rc.stdin && !rc.stdin.writableEnded && payload.length && !rc.stdin.write(payload)) {
+          client.pause();
+          rc.stdin.once('drain', () => client.resume());
+        }
+        return;
+      case CH_RESIZE:
+        rc.resize?.write(payload);
+        return;
+      case CH_CLOSE:
+        if (payload[0] === CH_STDIN) rc.stdin?.end();
+        return;
+    }
+  };
   client.on('message', (data: Buffer) => {
     const frame = Buffer.isBuffer(data) ? data : Buffer.from(data as ArrayBuffer);
-    if (frame[0] === CLOSE_STDIN) return;
-    if (link.upstream?.readyState === WebSocket.OPEN) return relay(frame, link.upstream, client);
+    if (frame.length === 0) return;
+    if (link.rc) return onFrame(frame);
     early.push(frame);
     earlyBytes += frame.length;
     if (earlyBytes > HIGH_WATER_BYTES) client.pause();
   });
-  // A paused side must read again to see the peer's close frame.
+  const ac = new AbortController();
+  const outputs: Readable[] = [];
   client.on('close', () => {
-    link.upstream?.resume();
-    link.upstream?.close();
+    link.clientGone = true;
+    ac.abort();
+    link.rc?.conn.destroy();
+    for (const x of outputs) x.resume(); // let paused output reach its end
   });
-  let url: string;
+  let rc: RemoteCommand;
   try {
-    const tty = flag(o.query, 'tty', false);
-    const res = await o.runtime.exec({
-      containerId: o.containerId,
-      cmd,
-      tty,
-      stdin: flag(o.query, 'stdin', false) || flag(o.query, 'input', false),
-      stdout: flag(o.query, 'stdout', true) || flag(o.query, 'output', false),
-      stderr: tty ? false : flag(o.query, 'stderr', true),
-    });
-    url = res.url;
+    const url = await o.start();
+    rc = await openRemoteCommand(url, { ...o.flags, protocols: [spdyProtocolFor(client.protocol)], signal: ac.signal });
   } catch (err) {
-    return fail(`exec failed: ${describeError(err)}`);
+    if (!link.clientGone) fail(describeError(err));
+    return;
   }
-  const upstream = new WebSocket(toWebSocketUrl(url), ['v4.channel.k8s.io']);
-  link.upstream = upstream;
-  upstream.on('open', () => {
-    for (const f of early.splice(0)) relay(f, upstream, client);
-    if (client.isPaused && upstream.bufferedAmount < LOW_WATER_BYTES) client.resume();
-  });
-  upstream.on('message', (data: Buffer) => relay(data, client, upstream));
-  upstream.on('close', () => {
-    client.resume();
-    if (client.readyState === WebSocket.OPEN) client.close(1000);
-  });
-  upstream.on('error', (err) => {
-    o.log.warn({ err: describeError(err) }, 'Runtime exec stream failed');
-    if (client.readyState === WebSocket.OPEN) fail(`runtime stream: ${describeError(err)}`);
-  });
+  if (link.clientGone) return rc.conn.destroy();
+  link.rc = rc;
+  for (const f of early.splice(0)) onFrame(f);
+  if (client.isPaused && rc.stdin?.writableNeedDrain !== true) client.resume();
+  const relayOutput = (s: Readable | undefined, channel: number): void => {
+    if (!s) return;
+    outputs.push(s);
+    s.on('data', (chunk: Buffer) => {
+      if (client.readyState !== WebSocket.OPEN) return;
+      client.send(Buffer.concat([Buffer.of(channel), chunk]), () => {
+        if (client.bufferedAmount < LOW_WATER_BYTES) for (const x of outputs) x.resume();
+      });
+      if (client.bufferedAmount > HIGH_WATER_BYTES) for (const x of outputs) x.pause();
+    });
+  };
+  relayOutput(rc.stdout, CH_STDOUT);
+  relayOutput(rc.stderr, CH_STDERR);
+  // 1. All output delivered, 2. the status, 3. a normal close (kubectl reads the exit code from 2).
+  await Promise.all(outputs.map((s) => new Promise<void>((resolve) => (s.readableEnded || s.destroyed ? resolve() : (s.once('end', resolve), s.once('close', resolve))))));
+  const status = await rc.status;
+  rc.conn.destroy();
+  if (client.readyState !== WebSocket.OPEN) return;
+  if (status) client.send(Buffer.concat([Buffer.of(CH_STATUS), Buffer.from(status)]));
+  client.close(1000);
 }

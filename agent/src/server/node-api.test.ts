@@ -7,7 +7,9 @@ import { mkdtemp, readdir, readlink, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import tls from 'node:tls';
-import { WebSocketServer } from 'ws';
+import { Duplex } from 'node:stream';
+import { FakeStreamingServer } from '@nodelet/cri-client/testing';
+import { openRemoteCommand, PortForwardSession } from '@nodelet/cri-client';
 import { noopLogger, pollUntil, systemClock } from '@nodelet/base';
 import type { ApiClient } from '@nodelet/api';
 import { rawExchange, type RawReply } from '@nodelet/api/testing';
@@ -22,6 +24,7 @@ const KEY = 'dGhlIHNhbXBsZSBub25jZQ==';
 
 interface Env {
   api: NodeApiServer;
+  streaming: FakeStreamingServer;
   logPath: string;
   target: { host: string; port: number; tls: Record<string, never> };
 }
@@ -29,12 +32,16 @@ interface Env {
 async function start(t: import('node:test').TestContext): Promise<Env> {
   const dir = await mkdtemp(join(tmpdir(), 'nodelet-node-api-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
-  // The runtime's streaming server: accepts the bridge's connection and says nothing.
-  const streaming = new WebSocketServer({ port: 0, host: '127.0.0.1' });
-  await new Promise((r) => streaming.once('listening', r));
-  t.after(() => new Promise((r) => streaming.close(r)));
-  const streamingPort = (streaming.address() as { port: number }).port;
-  const runtime = { exec: async () => ({ url: `http://127.0.0.1:${streamingPort}/exec/x` }) } as unknown as RuntimeService;
+  // The runtime's streaming server (SPDY, as containerd's): the fake's default session prints and exits.
+  const streaming = await FakeStreamingServer.start();
+  t.after(() => streaming.close());
+  const flags = (r: { stdin?: boolean; stdout?: boolean; stderr?: boolean; tty?: boolean }): string =>
+    new URLSearchParams({ stdin: String(!!r.stdin), stdout: String(!!r.stdout), stderr: String(!!r.stderr), tty: String(!!r.tty) }).toString();
+  const runtime = {
+    exec: async (r: { stdin?: boolean }) => ({ url: `${streaming.baseUrl}/exec/x?${flags(r)}` }),
+    attach: async (r: { stdin?: boolean }) => ({ url: `${streaming.baseUrl}/attach/x?${flags(r)}` }),
+    portForward: async () => ({ url: `${streaming.baseUrl}/portforward/x` }),
+  } as unknown as RuntimeService;
   // TokenReview answered in-process: TOKEN is the only valid one.
   const reviews = { create: async (_t: unknown, body: { spec: { token: string } }) => ({ status: { authenticated: body.spec.token === TOKEN, user: { username: 'alice' } } }) } as unknown as ApiClient;
   const logPath = join(dir, 'c.log');
@@ -50,6 +57,7 @@ async function start(t: import('node:test').TestContext): Promise<Env> {
     backend: {
       pods: () => [],
       findContainer: (ns, pod, c) => (ns === 'default' && pod === 'p' && c === 'c' ? { id: 'cid', logPath, running: true } : undefined),
+      findSandbox: (ns, pod) => (ns === 'default' && pod === 'p' ? 'sid' : undefined),
       isRunning: async () => true,
       runtime,
       metrics: async () => ({ contentType: 'text/plain', body: '' }),
@@ -58,7 +66,7 @@ async function start(t: import('node:test').TestContext): Promise<Env> {
     log: noopLogger,
   });
   t.after(() => api.close());
-  return { api, logPath, target: { host: '127.0.0.1', port: api.port, tls: {} } };
+  return { api, logPath, streaming, target: { host: '127.0.0.1', port: api.port, tls: {} } };
 }
 
 const get = (path: string, headers: string[] = [], token: string | null = TOKEN): string =>
@@ -146,4 +154,42 @@ test('node API: a log writer parked on a client that stopped reading is released
   assert.equal(await openFdsOf(logPath), 1);
   sock.destroy();
   await pollUntil('the log file to be closed after the client left', async () => (await openFdsOf(logPath)) === 0, { timeoutMs: 5000, intervalMs: 50 });
+});
+
+test('node API: SPDY exec, attach and port-forward are spliced to the runtime; a SPDY client without a common protocol gets 403', async (t) => {
+  const { target, streaming } = await start(t);
+  const base = `https://127.0.0.1:${target.port}`;
+  const dial = { headers: { Authorization: `Bearer ${TOKEN}` }, tls: { rejectUnauthorized: false } };
+  streaming.handler = (s) => s.onStdinEnd(() => {
+    s.write(1, `${s.kind}:${Buffer.concat(s.stdin).toString()}`);
+    s.exit(s.kind === 'exec' ? 7 : 0);
+  });
+  for (const kind of ['exec', 'attach']) {
+    const rc = await openRemoteCommand(`${base}/${kind}/default/p/c?command=cat&stdin=true&stdout=true&stderr=false`, { stdin: true, stdout: true, ...dial });
+    const out: Buffer[] = [];
+    rc.stdout!.on('data', (c: Buffer) => out.push(c));
+    rc.stdin!.end('hi');
+    await rc.closed;
+    assert.equal(Buffer.concat(out).toString(), `${kind}:hi`);
+    assert.match(await rc.status, kind === 'exec' ? /NonZeroExitCode.*"7"/ : /Success/);
+  }
+  const pf = await PortForwardSession.dial(`${base}/portForward/default/p`, dial);
+  t.after(() => pf.destroy());
+  // The local connection: 'ping' then EOF in; what comes back is collected.
+  const echoed: Buffer[] = [];
+  const local = new Duplex({
+    read() {},
+    write(c: Buffer, _e, cb) {
+      echoed.push(c);
+      cb();
+    },
+  });
+  const done = pf.forward(8080, local);
+  local.push('ping');
+  local.push(null);
+  await done;
+  assert.equal(Buffer.concat(echoed).toString(), 'ping');
+  const spdy = ['Upgrade: SPDY/3.1', 'Connection: Upgrade', 'X-Stream-Protocol-Version: v9.channel.k8s.io'];
+  assertStatus(await rawExchange(target, [get('/exec/default/p/c?command=sh', spdy).replace('Connection: close\r\n', '')]), 403, 'Forbidden');
+  assertStatus(await rawExchange(target, [get('/portForward/default/nope', ['Upgrade: SPDY/3.1', 'Connection: Upgrade', 'X-Stream-Protocol-Version: portforward.k8s.io']).replace('Connection: close\r\n', '')]), 404, 'NotFound');
 });

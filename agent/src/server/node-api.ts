@@ -5,11 +5,17 @@
  *   GET /healthz                                    "ok"
  *   GET /pods                                       PodList of the pods this agent runs
  *   GET /containerLogs/<ns>/<pod>/<container>       ?follow&tailLines&sinceSeconds&sinceTime&timestamps&previous&limitBytes
- *   GET /exec/<ns>/<pod>/<container>?command=…      WebSocket (v5/v4.channel.k8s.io), bridged to CRI Exec
+ *   GET|POST /exec/<ns>/<pod>/<container>?command=…&stdin&stdout&stderr&tty
+ *   GET|POST /attach/<ns>/<pod>/<container>?stdin&stdout&stderr&tty
+ *                                                   WebSocket (v5…channel.k8s.io): translated to SPDY toward
+ *                                                   CRI Exec/Attach (exec-bridge.ts); SPDY/3.1: spliced
+ *   GET|POST /portForward/<ns>/<pod>[?port=…]        SPDY/3.1 (portforward.k8s.io) or WebSocket (v4.channel.k8s.io,
+ *                                                   needs ?port): spliced to CRI PortForward (upgrade-splice.ts)
  *   GET /metrics                                    Prometheus text
  *
- * and the unauthenticated `127.0.0.1:10248/healthz`. The API server reaches /containerLogs and
- * /exec through its pods/log and pods/exec proxy, so `kubectl logs|exec` work.
+ * and the unauthenticated `127.0.0.1:10248/healthz`. The API server reaches /containerLogs, /exec,
+ * /attach and /portForward through its pods/log, exec, attach and portforward proxy, so
+ * `kubectl logs|exec|attach|cp|port-forward` work.
  *
  * Normal errors are text (as kubelet's); a malformed request — an unparsable target, bad
  * percent-encoding, a bad WebSocket handshake, anything the HTTP parser rejects — gets a 4xx
@@ -28,8 +34,9 @@ import type { RuntimeService } from '../runtime/cri.js';
 import type { NodeApiAuthenticator } from './authn.js';
 import type { NodeApiAuthorizer } from './authz.js';
 import { waitForDrain } from './drain.js';
-import { bridgeExec, EXEC_PROTOCOLS } from './exec-bridge.js';
-import { checkExecUpgrade } from './upgrade-check.js';
+import { bridgeRemoteCommand, EXEC_PROTOCOLS } from './exec-bridge.js';
+import { checkStreamUpgrade, isStatus } from './upgrade-check.js';
+import { spliceUpgrade } from './upgrade-splice.js';
 import type { ServingCert } from './serving-cert.js';
 
 export interface ContainerRef {
@@ -42,6 +49,8 @@ export interface NodeApiBackend {
   pods(): Pod[];
   /** The container (newest, or the one before with `previous`) of a pod this agent runs. */
   findContainer(namespace: string, pod: string, container: string, previous: boolean): ContainerRef | undefined;
+  /** The ready sandbox of a pod this agent runs (port-forward). */
+  findSandbox(namespace: string, pod: string): string | undefined;
   isRunning(containerId: string): Promise<boolean>;
   runtime: RuntimeService;
   metrics(): Promise<{ contentType: string; body: string }>;
@@ -70,6 +79,31 @@ export interface NodeApiServer {
 }
 
 const MAX_EXEC_FRAME_BYTES = 4 * 1024 * 1024;
+const UPGRADABLE = 'only /exec/<namespace>/<pod>/<container>, /attach/<namespace>/<pod>/<container> and /portForward/<namespace>/<pod> can be upgraded';
+
+type StreamTarget = { kind: 'exec' | 'attach'; ns: string; pod: string; container: string } | { kind: 'portForward'; ns: string; pod: string };
+
+function streamTarget([kind, ns, pod, container, ...rest]: string[]): StreamTarget | undefined {
+  if (!ns || !pod || rest.length) return undefined;
+  if ((kind === 'exec' || kind === 'attach') && container) return { kind, ns, pod, container };
+  if (kind === 'portForward' && !container) return { kind, ns, pod };
+  return undefined;
+}
+
+const flag = (q: URLSearchParams, name: string): boolean => {
+  const v = q.get(name);
+  return v === 'true' || v === '1';
+};
+
+/** `port` (kubelet's name) or `ports` (PodPortForwardOptions'), repeated or comma-separated. */
+function parsePorts(q: URLSearchParams): number[] {
+  const raw = [...q.getAll('port'), ...q.getAll('ports')].flatMap((v) => v.split(','));
+  return raw.map((p) => {
+    const n = Number(p);
+    if (!/^\d+$/.test(p) || n < 1 || n > 65535) throw new AgentError('ERR_INVALID_ARGUMENT', `invalid port "${p}": must be 1-65535`);
+    return n;
+  });
+}
 
 function send(res: http.ServerResponse, code: number, body: string, type = 'text/plain; charset=utf-8'): void {
   if (res.headersSent) return void res.end();
@@ -153,7 +187,7 @@ export async function startNodeApi(o: NodeApiOptions): Promise<NodeApiServer> {
       return send(res, 200, m.body, m.contentType);
     }
     if (url.pathname.startsWith('/containerLogs/')) return serveLogs(o, url, res, req);
-    if (url.pathname.startsWith('/exec/')) return send(res, 400, 'exec needs a WebSocket upgrade (v5.channel.k8s.io or v4.channel.k8s.io)\n');
+    if (/^\/(exec|attach|portForward)\//.test(url.pathname)) return send(res, 400, 'streams need an upgrade: SPDY/3.1 or a WebSocket (v5.channel.k8s.io)\n');
     return send(res, 404, 'not found\n');
   };
   // Whatever `ws` still refuses after checkExecUpgrade gets a Status too.
@@ -182,14 +216,40 @@ export async function startNodeApi(o: NodeApiOptions): Promise<NodeApiServer> {
       socket.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
       return;
     }
-    const [kind, ns, pod, container] = parts(url.pathname);
-    if (kind !== 'exec' || !ns || !pod || !container) return writeRawStatus(socket, failureStatus(404, 'NotFound', 'only /exec/<namespace>/<pod>/<container> can be upgraded'));
-    const bad = checkExecUpgrade(req);
-    if (bad) return writeRawStatus(socket, bad);
-    const ref = o.backend.findContainer(ns, pod, container, false);
-    if (!ref || !ref.running) return writeRawStatus(socket, failureStatus(404, 'NotFound', `container "${container}" in pod "${ns}/${pod}" is not running`));
+    const target = streamTarget(parts(url.pathname));
+    if (!target) return writeRawStatus(socket, failureStatus(404, 'NotFound', UPGRADABLE));
+    const up = checkStreamUpgrade(req, target.kind);
+    if (isStatus(up)) return writeRawStatus(socket, up);
+    const q = url.searchParams;
+    if (target.kind === 'portForward') {
+      const podSandboxId = o.backend.findSandbox(target.ns, target.pod);
+      if (!podSandboxId) return writeRawStatus(socket, failureStatus(404, 'NotFound', `pod "${target.ns}/${target.pod}" has no ready sandbox on this node`));
+      const ports = parsePorts(q);
+      if (up.type === 'websocket' && ports.length === 0) return writeRawStatus(socket, failureStatus(400, 'BadRequest', 'query parameter "port" is required'));
+      const res = await o.backend.runtime.portForward({ podSandboxId, port: ports });
+      return spliceUpgrade({ req, socket, head, url: res.url });
+    }
+    const ref = o.backend.findContainer(target.ns, target.pod, target.container, false);
+    if (!ref || !ref.running) return writeRawStatus(socket, failureStatus(404, 'NotFound', `container "${target.container}" in pod "${target.ns}/${target.pod}" is not running`));
+    // Absent means false, as kubelet reads them: a SPDY client opens exactly the streams it asked
+    // for, and the runtime waits for every stream the CRI request names.
+    const tty = flag(q, 'tty');
+    const flags = {
+      stdin: flag(q, 'stdin') || flag(q, 'input'),
+      stdout: flag(q, 'stdout') || flag(q, 'output'),
+      stderr: !tty && (flag(q, 'stderr') || flag(q, 'error')),
+      tty,
+    };
+    const cmd = q.getAll('command');
+    if (target.kind === 'exec' && cmd.length === 0) return writeRawStatus(socket, failureStatus(400, 'BadRequest', 'exec: no command given (use ?command=…)'));
+    const start = async (): Promise<string> => {
+      const res = target.kind === 'exec' ? await o.backend.runtime.exec({ containerId: ref.id, cmd, ...flags }) : await o.backend.runtime.attach({ containerId: ref.id, ...flags });
+      return res.url;
+    };
+    // SPDY to SPDY is a splice; a WebSocket is translated (exec-bridge.ts).
+    if (up.type === 'spdy') return spliceUpgrade({ req, socket, head, url: await start() });
     wss.handleUpgrade(req, socket, head, (ws) => {
-      bridgeExec({ client: ws, runtime: o.backend.runtime, containerId: ref.id, query: url.searchParams, log: o.log }).catch((err: unknown) => {
+      bridgeRemoteCommand({ client: ws, start, flags, log: o.log }).catch((err: unknown) => {
         o.log.warn({ err: describeError(err) }, 'Exec bridge failed');
       });
     });

@@ -1,28 +1,26 @@
 /**
  * RuntimeClass → CRI runtime handler for the pods this node runs (kubelet's runtimeclass
- * Manager): one informer over node.k8s.io/v1 RuntimeClasses, read when a sandbox is created. A
- * class the cache does not hold yet (created a moment ago) is read once from the API server, so
- * a pod admitted against it does not fail for the informer's lag.
+ * Manager), read from the agent's shared RuntimeClasses informer (source/informers.ts) when a
+ * sandbox is created. A class the cache does not hold yet (created a moment ago) is read once
+ * from the API server, so a pod admitted against it does not fail for the informer's lag. The
+ * informer's owner starts and closes it.
  */
-import { Informer, RUNTIMECLASSES, type ApiClient, type Pod, type RuntimeClass } from '@nodelet/api';
-import { AgentError, hasCode, type Clock, type Logger } from '@nodelet/base';
+import { RUNTIMECLASSES, type ApiClient, type Informer, type Pod, type RuntimeClass } from '@nodelet/api';
+import { AgentError, hasCode } from '@nodelet/base';
 
 export class RuntimeClassManager {
   readonly #informer: Informer<RuntimeClass>;
   readonly #api: ApiClient;
 
-  constructor(o: { api: ApiClient; clock: Clock; log: Logger }) {
+  constructor(o: { api: ApiClient; informer: Informer<RuntimeClass> }) {
     this.#api = o.api;
-    this.#informer = new Informer<RuntimeClass>({ client: o.api, resource: RUNTIMECLASSES, clock: o.clock, logger: o.log });
-  }
-
-  start(): void {
-    this.#informer.start();
+    this.#informer = o.informer;
   }
 
   /**
    * The handler of the pod's `runtimeClassName`; `''` (the runtime's default) when it names none.
-   * Throws ERR_NOT_FOUND (`runtimeclass.node.k8s.io "x" not found`) for a class that does not exist.
+   * Throws ERR_NOT_FOUND (`runtimeclass.node.k8s.io "x" not found`) for a class that does not
+   * exist, ERR_UNAVAILABLE (retryable) when the API server cannot say.
    */
   async handlerFor(pod: Pod, signal: AbortSignal): Promise<string> {
     const name = pod.spec?.runtimeClassName;
@@ -35,9 +33,5 @@ export class RuntimeClassManager {
       if (hasCode(err, 'ERR_NOT_FOUND')) throw new AgentError('ERR_NOT_FOUND', `runtimeclass.node.k8s.io "${name}" not found`, { cause: err });
       throw new AgentError('ERR_UNAVAILABLE', `failed to lookup RuntimeClass ${name}`, { cause: err, retryable: true });
     }
-  }
-
-  close(): Promise<void> {
-    return this.#informer.close();
   }
 }

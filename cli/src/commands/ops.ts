@@ -8,7 +8,7 @@ import { unmountUnder } from '@nodelet/lab-runtime';
 import { installAgent, installServer, uninstall, type InstallReport } from './ops/install.js';
 import { PROXY_TABLE, removeProxyTable } from './proxy.js';
 import { registerDoctor } from './doctor/command.js';
-import { createToken, DEFAULT_ADMIN_KUBECONFIG, listTokens, parseTtl } from './ops/token.js';
+import { createToken, defaultAdminKubeconfig, listTokens, parseTtl } from './ops/token.js';
 import { agentAuthentication, join as joinCluster } from './ops/join.js';
 import { nodeRuntimeFiles } from './ops/node-runtime-config.js';
 import { createUserKubeconfig } from './ops/kubeconfig-create.js';
@@ -28,6 +28,16 @@ const commonOptions = (c: Command): Command =>
     .option('--watchdog-sec <n>', 'WatchdogSec= of the unit', (v) => Number(v))
     .option('--restart-sec <d>', 'RestartSec= of the unit');
 
+/** What commonOptions parsed, as both installers take it. */
+const commonValues = (o: Record<string, unknown>) => ({
+  configDir: o.configDir as string,
+  stateDir: o.stateDir as string,
+  binPath: o.binPath as string,
+  noStart: !o.start,
+  watchdogSec: o.watchdogSec as number | undefined,
+  restartSec: o.restartSec as string | undefined,
+});
+
 export function register(program: Command): void {
   registerDoctor(program);
   const install = program.command('install').description('install nodelet as systemd services (idempotent)');
@@ -35,26 +45,12 @@ export function register(program: Command): void {
   commonOptions(install.command('server').description('install and start nodelet-server.service'))
     .option('--port <port>', 'API server port', (v) => Number(v))
     .option('--bind-address <addr>', 'API server bind address')
-    .action((o) => {
-      printReport(
-        installServer({
-          configDir: o.configDir, stateDir: o.stateDir, binPath: o.binPath, noStart: !o.start,
-          watchdogSec: o.watchdogSec, restartSec: o.restartSec, port: o.port, bindAddress: o.bindAddress,
-        }),
-      );
-    });
+    .action((o) => printReport(installServer({ ...commonValues(o), port: o.port, bindAddress: o.bindAddress })));
 
   commonOptions(install.command('agent').description('install and start nodelet-agent.service (use `nodelet join` to get a credential)'))
     .option('--kubeconfig <path>', 'the agent kubeconfig (written by `nodelet join`)')
     .option('--node-name <name>', 'node name (default: hostname)')
-    .action((o) => {
-      printReport(
-        installAgent({
-          configDir: o.configDir, stateDir: o.stateDir, binPath: o.binPath, noStart: !o.start,
-          watchdogSec: o.watchdogSec, restartSec: o.restartSec, kubeconfig: o.kubeconfig, nodeName: o.nodeName,
-        }),
-      );
-    });
+    .action((o) => printReport(installAgent({ ...commonValues(o), kubeconfig: o.kubeconfig, nodeName: o.nodeName })));
 
   program
     .command('uninstall')
@@ -85,7 +81,7 @@ export function register(program: Command): void {
     .option('--group <name>', 'a group (certificate O); repeatable', (v: string, acc: string[]) => [...acc, v], [] as string[])
     .option('--days <n>', 'certificate lifetime in days', (v) => Number(v), 365)
     .option('-o, --output <file>', 'where to write it (default ./<user>.kubeconfig)')
-    .option('--kubeconfig <path>', 'admin kubeconfig', DEFAULT_ADMIN_KUBECONFIG)
+    .option('--kubeconfig <path>', 'admin kubeconfig ($KUBECONFIG when set)', defaultAdminKubeconfig())
     .action(async (o) => {
       const r = await createUserKubeconfig({ adminKubeconfig: o.kubeconfig, user: o.user, groups: o.group, days: o.days, out: o.output ?? `${o.user}.kubeconfig` });
       process.stdout.write(`kubeconfig for ${o.user}${o.group.length ? ` (groups ${o.group.join(', ')})` : ''} written to ${r.out} (0600, certificate from ${r.csrName})\n`);
@@ -99,7 +95,7 @@ export function register(program: Command): void {
     .option('--ttl <duration>', 'lifetime (30m, 24h, 7d)', '24h')
     .option('--description <text>', 'what the token is for')
     .option('--node-name <name>', 'the token joins only this node, and may re-join it if it already exists')
-    .option('--kubeconfig <path>', 'admin kubeconfig', DEFAULT_ADMIN_KUBECONFIG)
+    .option('--kubeconfig <path>', 'admin kubeconfig ($KUBECONFIG when set)', defaultAdminKubeconfig())
     .option('-o, --output <format>', 'text or json', 'text')
     .action(async (o) => {
       const t = await createToken({ kubeconfig: o.kubeconfig, ttlMs: parseTtl(o.ttl), description: o.description, nodeName: o.nodeName });
@@ -109,7 +105,7 @@ export function register(program: Command): void {
   token
     .command('list')
     .description('list bootstrap tokens (IDs only; secrets are never printed again)')
-    .option('--kubeconfig <path>', 'admin kubeconfig', DEFAULT_ADMIN_KUBECONFIG)
+    .option('--kubeconfig <path>', 'admin kubeconfig ($KUBECONFIG when set)', defaultAdminKubeconfig())
     .action(async (o) => {
       const rows = await listTokens({ kubeconfig: o.kubeconfig });
       process.stdout.write(['ID       EXPIRES                DESCRIPTION', ...rows.map((r) => `${r.id.padEnd(8)} ${r.expires.padEnd(22)} ${r.description}`)].join('\n') + '\n');

@@ -3,11 +3,12 @@
 // one-line errors for unknown IDs and an unreachable runtime.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { pollUntil } from '@nodelet/base';
 import { requireRoot, startTestRuntime, type TestRuntime } from '@nodelet/lab-runtime/testing';
 
 const NODELET = fileURLToPath(new URL('../../../bin/nodelet-dev', import.meta.url));
@@ -23,11 +24,12 @@ interface Result {
   stderr: string;
 }
 
-function cri(args: string[], env: Record<string, string> = {}): Promise<Result> {
+function cri(args: string[], env: Record<string, string> = {}, stdin = ''): Promise<Result> {
   return new Promise((resolve) => {
-    execFile(NODELET, ['cri', ...args], { cwd: ROOT, env: { ...process.env, CONTAINER_RUNTIME_ENDPOINT: rt?.endpoint ?? '', ...env }, timeout: 60_000 }, (err, stdout, stderr) => {
+    const child = execFile(NODELET, ['cri', ...args], { cwd: ROOT, env: { ...process.env, CONTAINER_RUNTIME_ENDPOINT: rt?.endpoint ?? '', ...env }, timeout: 60_000 }, (err, stdout, stderr) => {
       resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
+    child.stdin?.end(stdin);
   });
 }
 
@@ -81,6 +83,34 @@ test('operator journey: pull, runp, create, start, ps, pods, logs, exec, inspect
   assert.deepEqual([sync.code, sync.stdout, sync.stderr], [7, 'out\n', 'err\n']);
   const streamed = await cri(['exec', ctrId, '/bin/sh', '-c', 'echo streamed; exit 4']);
   assert.deepEqual([streamed.code, streamed.stdout], [4, 'streamed\n']);
+
+  // exec -i: the end of our stdin is the command's end of input (SPDY half-close).
+  const wc = await cri(['exec', '-i', ctrId, 'wc', '-l'], {}, 'a\nb\n');
+  assert.deepEqual([wc.code, wc.stdout.trim()], [0, '2'], wc.stderr);
+
+  // port-forward: one session, several connections, until interrupted.
+  await ok(['exec', '-s', ctrId, '/bin/sh', '-c', 'mkdir -p /www && echo from-the-pod > /www/index.html && httpd -p 8080 -h /www']);
+  const pf = spawn(NODELET, ['cri', 'port-forward', podId, '0:8080'], { cwd: ROOT, env: { ...process.env, CONTAINER_RUNTIME_ENDPOINT: rt.endpoint }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let pfOut = '';
+  pf.stdout!.on('data', (d: Buffer) => (pfOut += d.toString()));
+  const pfExit = new Promise<number | null>((r) => pf.once('exit', (code) => r(code)));
+  try {
+    const local = await pollUntil('port-forward to listen', () => Number(/Forwarding from 127\.0\.0\.1:(\d+) -> 8080/.exec(pfOut)?.[1]) || undefined, { timeoutMs: 30_000, intervalMs: 50 });
+    const bodies = await Promise.all([1, 2, 3, 4, 5].map(() => fetch(`http://127.0.0.1:${local}/index.html`).then((r) => r.text())));
+    assert.deepEqual(bodies, Array(5).fill('from-the-pod\n'));
+  } finally {
+    pf.kill('SIGINT');
+  }
+  assert.equal(await pfExit, 0);
+
+  // attach -i: a second container whose main process reads stdin (stdin_once: our EOF closes it).
+  const echoer = join(dir, 'echoer.json');
+  await writeFile(echoer, JSON.stringify({ metadata: { name: 'echoer' }, image: { image: rt.images.busybox }, command: ['/bin/sh', '-c', 'while read l; do echo "echo:$l"; done; echo bye'], stdin: true, stdin_once: true, log_path: 'echoer.log', linux: {} }));
+  const echoerId = (await ok(['create', podId, echoer, pod])).trim();
+  await ok(['start', echoerId]);
+  const attached = await cri(['attach', '-i', echoerId], {}, 'hello\n');
+  assert.deepEqual([attached.code, attached.stdout], [0, 'echo:hello\nbye\n'], attached.stderr);
+  await ok(['rm', '-f', echoerId]);
 
   const inspect = JSON.parse(await ok(['inspect', ctrId])) as { status: { state: string; logPath: string }; info: { info: object } };
   assert.equal(inspect.status.state, 'CONTAINER_RUNNING');

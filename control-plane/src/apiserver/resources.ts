@@ -1,7 +1,7 @@
 /**
  * Every resource the server serves. One entry each: this is the only place to add a kind.
  * Subresources list what discovery advertises; handlers implement status/scale generically and
- * the pod-specific ones in handlers/ (pod-subresources.ts: binding; eviction.ts; node-proxy.ts: log, exec).
+ * the pod-specific ones in handlers/ (pod-subresources.ts: binding; eviction.ts; node-proxy.ts: log, exec, attach, portforward).
  */
 import type { ResourceDef, SubresourceDef } from './resource.js';
 import { podStrategy } from './strategies/pods.js';
@@ -64,6 +64,8 @@ export const RESOURCE_DEFS: readonly ResourceDef[] = [
       { name: 'eviction', kind: { group: 'policy', version: 'v1', kind: 'Eviction' }, verbs: ['create'] },
       { name: 'log', verbs: ['get'] },
       { name: 'exec', kind: { group: '', version: 'v1', kind: 'PodExecOptions' }, verbs: ['create', 'get'] },
+      { name: 'attach', kind: { group: '', version: 'v1', kind: 'PodAttachOptions' }, verbs: ['create', 'get'] },
+      { name: 'portforward', kind: { group: '', version: 'v1', kind: 'PodPortForwardOptions' }, verbs: ['create', 'get'] },
     ],
     selectableFields: [
       'spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'spec.hostNetwork',

@@ -29,7 +29,8 @@ import { userFromClientCertificate } from './auth/x509-authenticator.js';
 import type { NodeProxyConfig, RequestScope, ServedResource, ServerContext } from './context.js';
 import { admitCreate } from './handlers/admit.js';
 import { dispatch } from './handlers/dispatch.js';
-import { proxyExecUpgrade } from './handlers/node-proxy.js';
+import { proxyStreamUpgrade } from './handlers/node-proxy.js';
+import { proxyPortForwardTunnel, tunnelledProtocols } from './handlers/portforward-tunnel.js';
 import { ResourceMirror } from './mirror.js';
 import { ensureDefaultStorageClass, ensureNamespaceDefaults } from './default-objects.js';
 import { startNamespaceLifecycle } from './namespace-lifecycle.js';
@@ -237,11 +238,14 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
       const user = await requestUser(req);
       const res = new http.ServerResponse(req);
       const scope = await resourceScope(req, res, url, user, log);
-      if (!scope || scope.served.def.kind !== 'Pod' || scope.subresource !== 'exec' || !scope.name) throw notFoundPath();
-      if (String(req.headers.upgrade ?? '').toLowerCase() !== 'websocket') {
-        throw new StatusError(400, 'BadRequest', 'only WebSocket exec (v5.channel.k8s.io) is supported; SPDY is not');
+      if (!scope || scope.served.def.kind !== 'Pod' || !scope.subresource || !STREAM_SUBRESOURCES.has(scope.subresource) || !scope.name) throw notFoundPath();
+      const upgrade = String(req.headers.upgrade ?? '').toLowerCase();
+      if (upgrade !== 'websocket' && upgrade !== 'spdy/3.1') {
+        throw new StatusError(400, 'BadRequest', `${scope.subresource} needs an upgrade to a WebSocket or to SPDY/3.1, not "${upgrade}"`);
       }
-      await proxyExecUpgrade(scope, socket, head);
+      // kubectl's port-forward tunnels SPDY in a WebSocket: unwrapped here; everything else is spliced to the agent.
+      if (scope.subresource === 'portforward' && upgrade === 'websocket' && tunnelledProtocols(req).length > 0) await proxyPortForwardTunnel(scope, socket, head);
+      else await proxyStreamUpgrade(scope, socket, head);
     } catch (err) {
       const status = toStatusError(err);
       if (status.code >= 500) log.error({ err, path: req.url?.split('?')[0] }, 'Upgrade request failed');

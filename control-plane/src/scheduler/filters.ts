@@ -6,7 +6,7 @@
  * `UnschedulableAndUnresolvable` means evicting other pods cannot help (preemption skips the node);
  * `Unschedulable` means it might (resources, ports).
  */
-import type { Node, NodeSelectorRequirement, NodeSelectorTerm, Pod, Taint, Toleration } from '@nodelet/api';
+import { tolerationsTolerate, type Node, type NodeSelectorRequirement, type NodeSelectorTerm, type Pod, type Taint } from '@nodelet/api';
 import type { NodeInfo } from './node-info.js';
 import { podHostPorts } from './node-info.js';
 import { podRequests, type Resources } from './resources.js';
@@ -45,19 +45,6 @@ const TAINT_UNSCHEDULABLE = 'node.kubernetes.io/unschedulable';
 
 function reject(plugin: string, code: FilterCode, ...reasons: string[]): FilterStatus {
   return { plugin, code, reasons };
-}
-
-/** core/v1 helper `Toleration.ToleratesTaint`. */
-export function toleratesTaint(t: Toleration, taint: Pick<Taint, 'key' | 'value' | 'effect'>): boolean {
-  if (t.effect && t.effect !== taint.effect) return false;
-  if (t.key && t.key !== taint.key) return false;
-  if (!t.key && t.operator !== 'Exists') return false;
-  if (t.operator === 'Exists') return true;
-  return (t.value ?? '') === (taint.value ?? '');
-}
-
-export function tolerationsTolerate(tolerations: readonly Toleration[] | undefined, taint: Pick<Taint, 'key' | 'value' | 'effect'>): boolean {
-  return (tolerations ?? []).some((t) => toleratesTaint(t, taint));
 }
 
 export const nodeUnschedulable: FilterPlugin = {

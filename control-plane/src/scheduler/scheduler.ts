@@ -14,26 +14,10 @@
  * Only pods with `spec.schedulerName` = ours (default `default-scheduler`), no `spec.nodeName`
  * and no deletionTimestamp are scheduled. All API access goes through `@nodelet/api`.
  */
-import {
-  ANN_SELECTED_NODE,
-  Informer,
-  NODES,
-  PERSISTENTVOLUMECLAIMS,
-  PERSISTENTVOLUMES,
-  PODS,
-  STORAGECLASSES,
-  type ApiClient,
-  type Node,
-  type PersistentVolume,
-  type PersistentVolumeClaim,
-  type Pod,
-  type PodCondition,
-  type StorageClass,
-} from '@nodelet/api';
+import { ANN_SELECTED_NODE, EventRecorder, Informer, NODES, PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, PODS, rfc3339, STORAGECLASSES, type ApiClient, type Node, type PersistentVolume, type PersistentVolumeClaim, type Pod, type PodCondition, type StorageClass } from '@nodelet/api';
 import { AgentError, hasCode, isAbortError, pollUntil, Semaphore, systemClock, type Clock, type DisposableStore, type Logger } from '@nodelet/base';
 import { DEFAULT_FILTERS, type FilterPlugin } from './filters.js';
 import { podVolumes, volumeBindingFilter, type VolumeLookup } from './volume-binding.js';
-import { EventRecorder } from '../controllers/util/events.js';
 import { schedulePod } from './algorithm.js';
 import { SchedulerCache } from './cache.js';
 import { SchedulingQueue } from './queue.js';
@@ -261,7 +245,7 @@ export class Scheduler {
     await this.#events.record(pod, 'Warning', 'FailedScheduling', message);
     const cur = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
     if (cur?.status === 'False' && cur.message === message) return;
-    const cond: PodCondition = { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message, lastProbeTime: null, lastTransitionTime: new Date(this.#clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z') };
+    const cond: PodCondition = { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message, lastProbeTime: null, lastTransitionTime: rfc3339(this.#clock.now()) };
     const conditions = [...(pod.status?.conditions ?? []).filter((c) => c.type !== 'PodScheduled'), cond];
     try {
       await this.#o.client.resource(PODS, pod.metadata.namespace).patchStatus(pod.metadata.name ?? '', { status: { conditions } }, { type: 'merge', signal: AbortSignal.timeout(30_000) });

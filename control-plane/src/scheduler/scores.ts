@@ -8,8 +8,8 @@
  * - LeastAllocated (NodeResourcesFit's default strategy, cpu and memory weight 1 each), weight 1;
  * - BalancedAllocation (cpu and memory fractions close to each other), weight 1.
  */
-import type { Pod } from '@nodelet/api';
-import { nodeSelectorTermMatches, tolerationsTolerate } from './filters.js';
+import { tolerationsTolerate, type Pod } from '@nodelet/api';
+import { nodeSelectorTermMatches } from './filters.js';
 import type { NodeInfo } from './node-info.js';
 import { addResources, podRequests } from './resources.js';
 

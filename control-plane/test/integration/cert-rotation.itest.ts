@@ -13,7 +13,7 @@ import { test } from 'node:test';
 import tls, { type TLSSocket } from 'node:tls';
 import { ApiClient, CONFIGMAPS, NODES, PODS } from '@nodelet/api';
 import { noopLogger, pollUntil } from '@nodelet/base';
-import { startControlPlane } from '../../src/apiserver/run.js';
+import { KUBERNETES_SERVICE_NAMES, startControlPlane } from '../../src/control-plane.js';
 import { issueCertificate, loadCa, type LoadedCa } from '../../src/pki/certs.js';
 import { writePairAtomic } from '../../src/pki/pair-files.js';
 import { ensurePki, hostAddresses } from '../../src/pki/pki.js';
@@ -66,7 +66,7 @@ test('serving and agent-client certificates rotate in a running server without d
   const ca = await loadCa({ certPem: pki.caPem, keyPem: await readFile(join(pkiDir, 'ca.key'), 'utf8') });
   const days = VALIDITY_MS / 86_400_000;
   // issueCertificate back-dates notBefore by a minute; notAfter is now + VALIDITY_MS.
-  const shortServing = await issueCertificate(ca, { commonName: 'nodelet-apiserver', usage: 'server', ips: hostAddresses(), dnsNames: ['localhost', hostname()], days });
+  const shortServing = await issueCertificate(ca, { commonName: 'nodelet-apiserver', usage: 'server', ips: [...hostAddresses(), '10.96.0.1'], dnsNames: ['localhost', hostname(), ...KUBERNETES_SERVICE_NAMES], days });
   const shortClient = await issueCertificate(ca, { commonName: 'nodelet-apiserver', organization: 'system:masters', usage: 'client', days });
   await writePairAtomic(pkiDir, 'apiserver', shortServing);
   await writePairAtomic(pkiDir, 'apiserver-kubelet-client', shortClient);

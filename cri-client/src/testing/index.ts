@@ -13,4 +13,4 @@ export {
   type GrpcStatusName,
   type RecordedCall,
 } from './fake-runtime-service.js';
-export { FakeStreamingServer, type FakeStreamSession } from './fake-streaming.js';
+export { FakeStreamingServer, type FakePortForwardHandler, type FakeStreamHandler, type FakeStreamSession } from './fake-streaming.js';

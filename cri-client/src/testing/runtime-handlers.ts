@@ -238,12 +238,12 @@ export function fakeRuntimeHandlers(state: FakeRuntimeService): Record<string, H
     Exec: (req: p.ExecRequest) => {
       const c = containerOf(state, req.containerId);
       if (c.state !== 'CONTAINER_RUNNING') throw rpcError('UNKNOWN', `container "${c.id}" is not running`);
-      return { url: `${state.streamingBaseUrl}/exec/${newId().slice(0, 8)}` };
+      return { url: `${state.streamingBaseUrl}/exec/${newId().slice(0, 8)}?${streamFlags(req)}` };
     },
 
     Attach: (req: p.AttachRequest) => {
       containerOf(state, req.containerId);
-      return { url: `${state.streamingBaseUrl}/attach/${newId().slice(0, 8)}` };
+      return { url: `${state.streamingBaseUrl}/attach/${newId().slice(0, 8)}?${streamFlags(req)}` };
     },
 
     PortForward: (req: p.PortForwardRequest) => {
@@ -315,4 +315,9 @@ function podStats(state: FakeRuntimeService, sb: FakeSandbox): p.PodSandboxStats
       containers,
     },
   };
+}
+
+/** The fake's URLs carry the request's stream flags (containerd keeps them with the token) for FakeStreamingServer. */
+function streamFlags(req: { stdin?: boolean; stdout?: boolean; stderr?: boolean; tty?: boolean }): string {
+  return new URLSearchParams({ stdin: String(!!req.stdin), stdout: String(!!req.stdout), stderr: String(!!req.stderr), tty: String(!!req.tty) }).toString();
 }

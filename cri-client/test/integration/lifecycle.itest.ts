@@ -6,10 +6,10 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { createServer, connect, type AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
-import { hasCode } from '@nodelet/base';
+import { hasCode, pollUntil } from '@nodelet/base';
 import { requireRoot } from '@nodelet/lab-runtime/testing';
-import { execStream, netnsPathFromSandboxInfo, openStream, portForwardStream, readCriLog, type CriLogEntry } from '@nodelet/cri-client';
-import { containerConfig, eventually, podConfig, startEnv, TEST_LABEL, type Env } from './helpers.js';
+import { execStream, flagsOf, netnsPathFromSandboxInfo, openStream, PortForwardSession, portForwardStream, readCriLog, type CriLogEntry } from '@nodelet/cri-client';
+import { containerConfig, podConfig, startEnv, TEST_LABEL, type Env } from './helpers.js';
 
 let env: Env | undefined;
 let skip = '';
@@ -72,11 +72,11 @@ test('sandbox + container lifecycle, exec, logs, stats, idempotent stop/remove, 
 
   // 3. Logs: CRI log file with partial lines joined.
   const logPath = cst.status!.logPath;
-  const entries = await eventually('the container log lines', async () => {
+  const entries = await pollUntil('the container log lines', async () => {
     const got: CriLogEntry[] = [];
     for await (const en of readCriLog(logPath)) got.push(en);
     return got.some((x) => x.content === 'partial line') ? got : undefined;
-  });
+  }, { timeoutMs: 10_000, intervalMs: 50 });
   assert.deepEqual(entries.filter((x) => x.stream === 'stdout').map((x) => x.content), ['hello', 'partial line']);
   assert.deepEqual(entries.filter((x) => x.stream === 'stderr').map((x) => x.content), ['oops']);
   const tail = [];
@@ -92,7 +92,7 @@ test('sandbox + container lifecycle, exec, logs, stats, idempotent stop/remove, 
   assert.equal(three.exitCode, 3);
   assert.equal(three.stderr.toString(), 'e\n');
 
-  // 5. Streaming exec over WebSocket v4: separate stdout/stderr and the exit code.
+  // 5. Streaming exec over SPDY: separate stdout/stderr and the exit code.
   const out = collect();
   const err = collect();
   const r = await execStream(cri, { containerId, cmd: ['/bin/sh', '-c', 'echo out; echo err >&2; exit 3'], stdout: true, stderr: true }, { stdout: out.stream, stderr: err.stream });
@@ -105,6 +105,35 @@ test('sandbox + container lifecycle, exec, logs, stats, idempotent stop/remove, 
     return true;
   });
 
+  // 5c. stdin with an end: our half-close is the process's EOF, so `wc -l` and `cat` finish by
+  //     themselves; 4 MiB through cat come back intact.
+  const wc = collect();
+  const lines = new PassThrough();
+  lines.end('a\nb\n');
+  const wr = await execStream(cri, { containerId, cmd: ['wc', '-l'], stdin: true, stdout: true, stderr: true }, { stdin: lines, stdout: wc.stream, stderr: collect().stream });
+  assert.deepEqual([wr.exitCode, wc.text().trim()], [0, '2']);
+  const big = Buffer.alloc(4 * 1024 * 1024);
+  for (let i = 0; i < big.length; i++) big[i] = (i * 7) & 0xff;
+  const wcIn = new PassThrough();
+  wcIn.end(big);
+  const wcOut = collect();
+  await execStream(cri, { containerId, cmd: ['wc', '-c'], stdin: true, stdout: true, stderr: false }, { stdin: wcIn, stdout: wcOut.stream });
+  assert.equal(wcOut.text().trim(), String(big.length), 'every stdin byte reached the process');
+  // Output only, ended by the runtime's reset of every stream: the last bytes still arrive.
+  const bulk = collect();
+  await execStream(cri, { containerId, cmd: ['sh', '-c', 'head -c 4194304 /dev/zero | tr "\\0" a'], stdin: false, stdout: true, stderr: true }, { stdout: bulk.stream, stderr: collect().stream });
+  assert.equal(bulk.text().length, 4 * 1024 * 1024);
+  const catIn = new PassThrough();
+  catIn.end(big);
+  const catOut = new PassThrough();
+  const catChunks: Buffer[] = [];
+  catOut.on('data', (c: Buffer) => catChunks.push(c));
+  const cr = await execStream(cri, { containerId, cmd: ['cat'], stdin: true, stdout: true, stderr: false }, { stdin: catIn, stdout: catOut });
+  assert.equal(cr.exitCode, 0);
+  const echoed = Buffer.concat(catChunks);
+  assert.equal(echoed.length, big.length, 'cat echoed every byte');
+  assert.ok(echoed.equals(big), `cat echoed the bytes in order (first difference at ${echoed.findIndex((b, i) => b !== big[i])})`);
+
   // 6. Interactive tty exec: the initial size and a later resize reach the tty, stdin is delivered.
   //    The runtime applies a size asynchronously, so we ask again (a newline prints `stty size`)
   //    until it shows. (busybox `stty size` must write to the tty itself: no $(…).)
@@ -114,11 +143,11 @@ test('sandbox + container lifecycle, exec, logs, stats, idempotent stop/remove, 
   const { url } = await cri.runtime.exec({ containerId, cmd: ['/bin/sh', '-c', ttyScript], tty: true, stdin: true, stdout: true });
   const session = await openStream(url, { stdin, stdout: tty.stream, size: { width: 101, height: 37 } });
   const untilShown = (what: string): Promise<true> =>
-    eventually(`"${what}" on the terminal`, async () => {
+    pollUntil(`"${what}" on the terminal`, async () => {
       if (tty.text().includes(what)) return true;
       stdin.write('\r');
       return undefined;
-    }).catch((er: unknown) => {
+    }, { timeoutMs: 10_000, intervalMs: 50 }).catch((er: unknown) => {
       throw new Error(`${String(er)}; the terminal showed ${JSON.stringify(tty.text())}`);
     });
   await untilShown('37 101');
@@ -161,34 +190,51 @@ test('sandbox + container lifecycle, exec, logs, stats, idempotent stop/remove, 
   await assert.rejects(cri.runtime.podSandboxStatus({ podSandboxId }), (er: Error) => hasCode(er, 'ERR_NOT_FOUND') && er.message.includes(podSandboxId));
 });
 
-test('port-forward reaches a port inside the sandbox network namespace', async (t) => {
+test('port-forward: many parallel connections over one session; a refused port fails only its own', async (t) => {
   const e = need(t);
   if (!e) return;
   const { cri, rt, logDir } = e;
   const pod = podConfig('pf', logDir);
   const { podSandboxId } = await cri.runtime.runPodSandbox({ config: pod });
-  const cfg = containerConfig('srv', rt.images.busybox, ['/bin/sh', '-c', 'while true; do echo hello-from-pod | nc -l -p 8080; done']);
+  const cfg = containerConfig('srv', rt.images.busybox, ['/bin/sh', '-c', 'mkdir -p /www && echo hello-from-pod > /www/index.html && exec httpd -f -p 8080 -h /www']);
   const { containerId } = await cri.runtime.createContainer({ podSandboxId, config: cfg, sandboxConfig: pod });
   await cri.runtime.startContainer({ containerId });
 
-  const local = createServer((sock) => {
-    portForwardStream(cri, { podSandboxId, port: 8080 }, sock).catch(() => sock.destroy());
-  });
-  await new Promise<void>((resolve) => local.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => local.close(() => resolve())));
-  const port = (local.address() as AddressInfo).port;
-  const text = await eventually('data through the forwarded port', async () => {
-    const got = await new Promise<string>((resolve, reject) => {
+  // One connection per session (the one-shot helper) until the server listens.
+  const get = (port: number): Promise<string> =>
+    new Promise<string>((resolve, reject) => {
       const c = connect(port, '127.0.0.1');
       let s = '';
       c.on('data', (d) => (s += d.toString()));
       c.on('end', () => resolve(s));
       c.on('error', reject);
-      setTimeout(() => c.destroy(), 3_000).unref();
+      c.write('GET /index.html HTTP/1.0\r\n\r\n');
+      setTimeout(() => c.destroy(), 5_000).unref();
     });
-    return got.includes('hello-from-pod') ? got : undefined;
+  const once = createServer({ allowHalfOpen: true }, (sock) => {
+    portForwardStream(cri, { podSandboxId, port: 8080 }, sock).catch(() => sock.destroy());
   });
-  assert.match(text, /hello-from-pod/);
+  await new Promise<void>((resolve) => once.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => once.close(() => resolve())));
+  await pollUntil('httpd through a forwarded port', async () => ((await get((once.address() as AddressInfo).port).catch(() => '')).includes('hello-from-pod') ? true : undefined), { timeoutMs: 20_000, intervalMs: 50 });
+
+  // Then one session, as kubectl and crictl keep it: 20 connections at once, and a closed port.
+  const { url } = await cri.runtime.portForward({ podSandboxId, port: [8080] });
+  const session = await PortForwardSession.dial(url);
+  t.after(() => session.destroy());
+  const errors: string[] = [];
+  const local = createServer({ allowHalfOpen: true }, (sock) => {
+    session.forward(8080, sock).catch((er: Error) => errors.push(er.message));
+  });
+  await new Promise<void>((resolve) => local.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => local.close(() => resolve())));
+  const port = (local.address() as AddressInfo).port;
+  const answers = await Promise.all(Array.from({ length: 20 }, () => get(port)));
+  assert.ok(answers.every((a) => a.includes('hello-from-pod')), `answers: ${JSON.stringify(answers.filter((a) => !a.includes('hello-from-pod')))}`);
+  assert.deepEqual(errors, []);
+  const refused = new PassThrough();
+  await assert.rejects(session.forward(9, refused), /an error occurred forwarding to port 9: .*(refused|connect)/);
+  assert.ok((await get(port)).includes('hello-from-pod'), 'the session still forwards after a refused connection');
   await cri.runtime.stopPodSandbox({ podSandboxId });
   await cri.runtime.removePodSandbox({ podSandboxId });
 });
@@ -205,13 +251,14 @@ test('attach: our stdin reaches the container process and its stdout comes back'
 
   const out = collect();
   const stdin = new PassThrough();
-  const { url } = await cri.runtime.attach({ containerId, stdin: true, stdout: true, stderr: true });
-  const session = await openStream(url, { stdin, stdout: out.stream });
-  await eventually('the echoed line', async () => {
+  const attachReq = { containerId, stdin: true, stdout: true, stderr: true };
+  const { url } = await cri.runtime.attach(attachReq);
+  const session = await openStream(url, { stdin, stdout: out.stream }, flagsOf(attachReq));
+  await pollUntil('the echoed line', async () => {
     if (out.text().includes('echo:ping')) return true;
     stdin.write('ping\n');
     return undefined;
-  });
+  }, { timeoutMs: 10_000, intervalMs: 50 });
   session.close();
   await session.done;
   // Detaching leaves the container running.

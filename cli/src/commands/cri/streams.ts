@@ -1,9 +1,8 @@
 /** `nodelet cri logs|exec|attach|port-forward`: the commands that stream. */
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import type { Command } from 'commander';
-import { AgentError } from '@nodelet/base';
-import { followCriLog, formatCriLogEntry, openStream, portForwardStream, readCriLog, type CriClient, type CriLogStream } from '@nodelet/cri-client';
-import { parseDuration } from '../runtime/duration.js';
+import { AgentError, parseDuration } from '@nodelet/base';
+import { flagsOf, followCriLog, formatCriLogEntry, openStream, PortForwardSession, readCriLog, type CriClient, type CriLogStream, type StreamFlags } from '@nodelet/cri-client';
 import { io, out, withClients } from './context.js';
 
 /** `--since`: an RFC 3339 time or a relative duration (10s, 5m, 1h). */
@@ -14,7 +13,7 @@ export function parseSince(v: string | undefined, nowMs = Date.now()): Date | un
     if (Number.isNaN(d.getTime())) throw new AgentError('ERR_INVALID_ARGUMENT', `invalid --since "${v}": use RFC 3339 (2024-01-02T15:04:05Z) or a duration (10s, 5m)`);
     return d;
   }
-  return new Date(nowMs - parseDuration(v));
+  return new Date(nowMs - parseDuration(v, { bare: 'seconds' }));
 }
 
 interface LogsOptions {
@@ -66,14 +65,18 @@ function interruptSignal(): { signal: AbortSignal; dispose(): void } {
   return { signal: ac.signal, dispose: () => (process.off('SIGINT', onSig), process.off('SIGTERM', onSig)) };
 }
 
-/** Wires the terminal to an exec/attach stream; restores the terminal afterwards. */
-async function interactive(url: string, o: { tty?: boolean; stdin?: boolean }): Promise<number> {
-  const rawTty = Boolean(o.tty && o.stdin && process.stdin.isTTY);
+/**
+ * Wires the terminal to an exec/attach session (SPDY; the end of our stdin half-closes the
+ * process's stdin, as crictl does); restores the terminal afterwards.
+ */
+async function interactive(url: string, flags: StreamFlags): Promise<number> {
+  const rawTty = Boolean(flags.tty && flags.stdin && process.stdin.isTTY);
   const size = (): { width: number; height: number } | undefined =>
-    process.stdout.isTTY && o.tty ? { width: process.stdout.columns, height: process.stdout.rows } : undefined;
+    process.stdout.isTTY && flags.tty ? { width: process.stdout.columns, height: process.stdout.rows } : undefined;
   if (rawTty) process.stdin.setRawMode(true);
+  const intr = flags.tty ? undefined : interruptSignal(); // with a tty, ^C goes to the process
   try {
-    const session = await openStream(url, { stdin: o.stdin ? process.stdin : undefined, stdout: io.stdout, stderr: io.stderr, size: size() });
+    const session = await openStream(url, { stdin: flags.stdin ? process.stdin : undefined, stdout: io.stdout, stderr: io.stderr, size: size(), signal: intr?.signal }, flags);
     const onResize = (): void => {
       const s = size();
       if (s) session.resize(s);
@@ -86,8 +89,9 @@ async function interactive(url: string, o: { tty?: boolean; stdin?: boolean }): 
       process.stdout.off('resize', onResize);
     }
   } finally {
+    intr?.dispose();
     if (rawTty) process.stdin.setRawMode(false);
-    if (o.stdin) process.stdin.pause();
+    if (flags.stdin) process.stdin.pause();
   }
 }
 
@@ -138,8 +142,9 @@ export function registerStreams(cri: Command): void {
           process.exitCode = r.exitCode;
           return;
         }
-        const { url } = await runtime.runtime.exec({ containerId: id, cmd: argv, tty: Boolean(o.tty), stdin: Boolean(o.interactive), stdout: true, stderr: !o.tty });
-        process.exitCode = await interactive(url, { tty: o.tty, stdin: o.interactive });
+        const req = { containerId: id, cmd: argv, tty: Boolean(o.tty), stdin: Boolean(o.interactive), stdout: true, stderr: !o.tty };
+        const { url } = await runtime.runtime.exec(req);
+        process.exitCode = await interactive(url, flagsOf(req));
       });
     });
 
@@ -148,11 +153,12 @@ export function registerStreams(cri: Command): void {
     .description('attach to the main process of a running container')
     .argument('<container-id>')
     .option('-t, --tty', 'the container was created with a terminal')
-    .option('-i, --interactive', 'send stdin to the container')
-    .action(async (id: string, o: { tty?: boolean; interactive?: boolean }, cmd: Command) => {
+    .option('-i, --stdin', 'keep stdin open and send it to the container')
+    .action(async (id: string, o: { tty?: boolean; stdin?: boolean }, cmd: Command) => {
       await withClients(cmd, async ({ runtime }) => {
-        const { url } = await runtime.runtime.attach({ containerId: id, tty: Boolean(o.tty), stdin: Boolean(o.interactive), stdout: true, stderr: !o.tty });
-        process.exitCode = await interactive(url, { tty: o.tty, stdin: o.interactive });
+        const req = { containerId: id, tty: Boolean(o.tty), stdin: Boolean(o.stdin), stdout: true, stderr: !o.tty };
+        const { url } = await runtime.runtime.attach(req);
+        process.exitCode = await interactive(url, flagsOf(req));
       });
     });
 
@@ -171,11 +177,16 @@ export function registerStreams(cri: Command): void {
       const intr = interruptSignal();
       await withClients(cmd, async ({ runtime }) => {
         await runtime.runtime.podSandboxStatus({ podSandboxId: podId }); // fail now on an unknown pod
+        // One SPDY session for all connections, as crictl: the URL is good for one upgrade.
+        const { url } = await runtime.runtime.portForward({ podSandboxId: podId, port: pairs.map((p) => p.remote) });
+        const session = await PortForwardSession.dial(url, { signal: intr.signal });
         const servers: Server[] = [];
         try {
           for (const p of pairs) {
-            const server = createServer((sock) => {
-              portForwardStream(runtime, { podSandboxId: podId, port: p.remote }, sock, { signal: intr.signal }).catch((err: unknown) => {
+            // Half-open: a client that finished sending still gets its answer.
+            const server = createServer({ allowHalfOpen: true }, (sock) => {
+              sock.on('error', () => undefined);
+              session.forward(p.remote, sock, { signal: intr.signal }).catch((err: unknown) => {
                 if (!intr.signal.aborted) io.stderr.write(`nodelet: ${(err as Error).message}\n`);
                 sock.destroy();
               });
@@ -187,9 +198,14 @@ export function registerStreams(cri: Command): void {
             servers.push(server);
             out(`Forwarding from ${o.address}:${(server.address() as AddressInfo).port} -> ${p.remote}\n`);
           }
-          await new Promise<void>((resolve) => intr.signal.addEventListener('abort', () => resolve(), { once: true }));
+          const ended = await Promise.race([
+            new Promise<'interrupted'>((resolve) => intr.signal.addEventListener('abort', () => resolve('interrupted'), { once: true })),
+            session.closed.then(() => 'lost' as const),
+          ]);
+          if (ended === 'lost') throw new AgentError('ERR_UNAVAILABLE', 'lost connection to the runtime\'s streaming server');
         } finally {
           for (const s of servers) s.close();
+          session.destroy();
           intr.dispose();
         }
       });

@@ -5,6 +5,8 @@
  */
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { labPaths } from '../lab/cluster.js';
 import { connectCriClient } from '@nodelet/cri-client';
 import { ApiClient, loadKubeconfig, PODS } from '@nodelet/api';
 import { exitCodeFor, formatResults, runChecks, type Check, type CheckResult } from './check.js';
@@ -57,20 +59,26 @@ async function leaks(o: DoctorOptions): Promise<CheckResult[]> {
     return [{ id: 'leaks', level: 'skip', message: 'runtime unreachable: leak inventory skipped' }];
   }
   try {
-    let podUids: Set<string> | undefined;
-    if (o.kubeconfig && o.nodeName) {
-      try {
-        const client = new ApiClient({ ...(await loadKubeconfig(o.kubeconfig)), timeoutMs: 5_000 });
-        const pods = await client.listAll(PODS, { fieldSelector: `spec.nodeName=${o.nodeName}` });
-        podUids = new Set(pods.items.map((p) => p.metadata?.uid ?? ''));
-      } catch {}
-    }
+    const apiPodUids = o.kubeconfig && o.nodeName ? nodePodUids(o.kubeconfig, o.nodeName) : undefined;
     return await runChecks([
-      leakCheck({ cri: conn.client, cniCacheDir: o.cniCacheDir, ipamDataDir: o.ipamDir, netnsDir: o.netnsDir, bridge: o.bridge, podUids }),
+      leakCheck({ cri: conn.client, cniCacheDir: o.cniCacheDir, ipamDataDir: o.ipamDir, netnsDir: o.netnsDir, bridge: o.bridge, apiPodUids }),
     ]);
   } finally {
     conn.client.close();
   }
+}
+
+/** UIDs of the pods the API server has bound to `nodeName`. */
+function nodePodUids(kubeconfig: string, nodeName: string): (signal: AbortSignal) => Promise<Set<string>> {
+  return async (signal) => {
+    const client = new ApiClient({ ...(await loadKubeconfig(kubeconfig)), timeoutMs: 5_000 });
+    try {
+      const pods = await client.listAll(PODS, { fieldSelector: `spec.nodeName=${nodeName}`, signal });
+      return new Set(pods.items.map((p) => p.metadata?.uid ?? ''));
+    } finally {
+      client.close();
+    }
+  };
 }
 
 export function registerDoctor(program: Command): void {
@@ -91,11 +99,27 @@ export function registerDoctor(program: Command): void {
     .option('--bridge <name>', 'the pod bridge (for veth leaks)', 'nodelet0')
     .option('--check-ports', 'check that the agent ports (10250, 10248) are free (before the first start)')
     .option('-o, --output <format>', 'text or json', 'text')
-    .action(async (o: DoctorOptions) => {
+    .option('--lab [dir]', 'check the node `make up` / `nodelet lab up` runs (its containerd, CNI dirs and credential; default dir /var/lib/nodelet/lab)')
+    .action(async (o: DoctorOptions & { lab?: string | boolean }, cmd: Command) => {
+      if (o.lab) applyLabDefaults(o, typeof o.lab === 'string' ? o.lab : '/var/lib/nodelet/lab', (name) => cmd.getOptionValueSource(name) !== 'default');
       if (!o.kubeconfig && existsSync('/etc/nodelet/agent.kubeconfig')) o.kubeconfig = '/etc/nodelet/agent.kubeconfig';
       const results = await doctor(o);
       if (o.output === 'json') process.stdout.write(JSON.stringify({ results, exitCode: exitCodeFor(results) }, null, 2) + '\n');
       else process.stdout.write(formatResults(results) + '\n');
       process.exitCode = exitCodeFor(results);
     });
+}
+
+/** The lab node's paths (cli/src/commands/lab) for every option the user did not give. */
+function applyLabDefaults(o: DoctorOptions, stateDir: string, given: (option: string) => boolean): void {
+  const p = labPaths(stateDir);
+  const set = <K extends keyof DoctorOptions>(key: K, value: DoctorOptions[K]): void => {
+    if (!given(key)) o[key] = value;
+  };
+  set('containerRuntimeEndpoint', `unix://${join(p.containerd, 'containerd.sock')}`);
+  set('cniConfDir', p.cniConf);
+  set('cniBinDir', p.cniBin);
+  set('cniCacheDir', p.cniCache);
+  set('ipamDir', p.ipam);
+  if (!o.kubeconfig) o.kubeconfig = p.agentKubeconfig;
 }

@@ -5,6 +5,7 @@ import { compileFilter } from '../filter.js';
 import { bodyOf, parseJson } from '../media.js';
 import { sendJson, sendObject } from '../respond.js';
 import { methodNotAllowed, notFoundPathFor } from './errors.js';
+import { badRequest } from '../status.js';
 import { deleteObject, parseDeleteOptions } from './delete.js';
 import { handleLog } from './node-proxy.js';
 import { handleBinding } from './pod-subresources.js';
@@ -46,7 +47,7 @@ export async function dispatch(s: RequestScope): Promise<void> {
     if (sub === 'token' && method === 'POST') return handleTokenRequest(s);
     if (sub === 'eviction' && method === 'POST') return handleEviction(s);
     if (sub === 'log' && method === 'GET') return handleLog(s);
-    if (sub === 'exec') throw methodNotAllowed('exec needs a WebSocket upgrade (v5.channel.k8s.io); SPDY is not supported');
+    if (sub === 'exec' || sub === 'attach' || sub === 'portforward') throw badRequest('Upgrade request required');
     if (sub === 'finalize' && method === 'PUT') return handleUpdate({ ...s, subresource: undefined });
     throw methodNotAllowed();
   }

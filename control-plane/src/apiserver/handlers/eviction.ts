@@ -17,6 +17,7 @@
 import {
   DISRUPTION_BUDGET_CAUSE,
   pdbSelectsPod,
+  rfc3339,
   podIsReady,
   updateDisruptionAllowedCondition,
   type Pod,
@@ -24,7 +25,7 @@ import {
 } from '@nodelet/api';
 import type { RequestScope, ServedResource, ServerContext } from '../context.js';
 import { bodyOf, decodeObjectBody } from '../media.js';
-import { isPlainObject, rfc3339, type ApiObject, type Json } from '../object.js';
+import { isPlainObject, type ApiObject, type Json } from '../object.js';
 import { sendJson } from '../respond.js';
 import { badRequest, conflict, StatusError } from '../status.js';
 import { MATCH_ALL } from '../filter.js';

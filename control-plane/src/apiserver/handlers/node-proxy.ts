@@ -1,26 +1,51 @@
 /**
- * pods/log and pods/exec: the server proxies to the agent of the pod's node, at the node's
- * InternalIP and `status.daemonEndpoints.kubeletEndpoint.Port` (default 10250), over TLS with the
- * server's client certificate (kube-apiserver's --kubelet-client-certificate). The agent's
+ * pods/log, exec, attach and portforward: the server proxies to the agent of the pod's node, at
+ * the node's InternalIP and `status.daemonEndpoints.kubeletEndpoint.Port` (default 10250), over TLS
+ * with the server's client certificate (kube-apiserver's --kubelet-client-certificate). The agent's
  * serving certificate is verified against `nodeProxy.ca` (`nodelet server` sets the cluster CA, or
  * --kubelet-certificate-authority), including its name: an IP SAN when the InternalIP is dialled.
  *
  *   kubectl logs  → GET /api/v1/namespaces/<ns>/pods/<p>/log?container=… → GET https://<node>:<port>/containerLogs/<ns>/<p>/<c>?…
- *   kubectl exec  → GET …/pods/<p>/exec?command=…  (Upgrade: websocket, v5.channel.k8s.io)
- *                 → GET https://<node>:<port>/exec/<ns>/<p>/<c>?command=…  (same upgrade, bytes spliced both ways)
+ *   kubectl exec  → GET|POST …/pods/<p>/exec?command=…  (Upgrade: websocket v5.channel.k8s.io, or SPDY/3.1)
+ *                 → the same method and upgrade to https://<node>:<port>/exec/<ns>/<p>/<c>?command=…, bytes spliced both ways
+ *   kubectl attach → …/pods/<p>/attach → /attach/<ns>/<p>/<c>, the same way
+ *   port-forward  → …/pods/<p>/portforward (SPDY/3.1, or a WebSocket: plain or tunnelling SPDY, portforward-tunnel.ts)
+ *                 → /portForward/<ns>/<p>
  */
-import https from 'node:https';
+import { pipeline } from 'node:stream/promises';
+import type { Dispatcher } from 'undici';
+import { agentDispatcher, agentOrigin } from './agent-dispatcher.js';
 import tls from 'node:tls';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { RequestScope, ServerContext } from '../context.js';
 import type { ApiObject, Json } from '../object.js';
 import { badRequest, StatusError } from '../status.js';
 
-export interface PodTarget {
-  pod: ApiObject;
+export interface PodTarget extends PodNode {
   container: string;
+}
+
+export interface PodNode {
+  pod: ApiObject;
   host: string;
   port: number;
+}
+
+/** The pod and the address of its node's agent. */
+export async function resolvePodNode(ctx: ServerContext, namespace: string, name: string): Promise<PodNode> {
+  const pod = await ctx.resource('', 'v1', 'pods')!.registry.get(namespace, name);
+  const spec = (pod.spec ?? {}) as Json;
+  const nodeName = spec.nodeName;
+  if (typeof nodeName !== 'string' || !nodeName) throw badRequest(`pod ${name} does not have a host assigned`);
+  const node = await ctx.resource('', 'v1', 'nodes')!.registry.find(undefined, nodeName);
+  if (!node) throw new StatusError(503, 'ServiceUnavailable', `node "${nodeName}" of pod ${name} is not registered`);
+  const status = (node.status ?? {}) as Json;
+  const addresses = (status.addresses ?? []) as Array<{ type?: string; address?: string }>;
+  const host = addresses.find((a) => a.type === 'InternalIP')?.address ?? addresses.find((a) => a.type === 'Hostname')?.address;
+  if (!host) throw new StatusError(503, 'ServiceUnavailable', `node "${nodeName}" has no InternalIP address`);
+  const port = Number(((status.daemonEndpoints as Json | undefined)?.kubeletEndpoint as Json | undefined)?.Port ?? 10250);
+  return { pod, host, port };
 }
 
 export async function resolvePodTarget(ctx: ServerContext, namespace: string, name: string, container: string | null): Promise<PodTarget> {
@@ -35,16 +60,7 @@ export async function resolvePodTarget(ctx: ServerContext, namespace: string, na
   } else if (!containers.includes(chosen) && !inits.includes(chosen)) {
     throw badRequest(`container ${chosen} is not valid for pod ${name}`);
   }
-  const nodeName = spec.nodeName;
-  if (typeof nodeName !== 'string' || !nodeName) throw badRequest(`pod ${name} does not have a host assigned`);
-  const node = await ctx.resource('', 'v1', 'nodes')!.registry.find(undefined, nodeName);
-  if (!node) throw new StatusError(503, 'ServiceUnavailable', `node "${nodeName}" of pod ${name} is not registered`);
-  const status = (node.status ?? {}) as Json;
-  const addresses = (status.addresses ?? []) as Array<{ type?: string; address?: string }>;
-  const host = addresses.find((a) => a.type === 'InternalIP')?.address ?? addresses.find((a) => a.type === 'Hostname')?.address;
-  if (!host) throw new StatusError(503, 'ServiceUnavailable', `node "${nodeName}" has no InternalIP address`);
-  const port = Number(((status.daemonEndpoints as Json | undefined)?.kubeletEndpoint as Json | undefined)?.Port ?? 10250);
-  return { pod, container: chosen, host, port };
+  return { ...(await resolvePodNode(ctx, namespace, name)), container: chosen };
 }
 
 function tlsOptions(ctx: ServerContext): tls.ConnectionOptions {
@@ -64,7 +80,7 @@ const UNTRUSTED = new Set([
 ]);
 
 /** The 503 for a failed dial; a certificate the server does not trust says what to check. */
-function dialError(target: PodTarget, err: Error): StatusError {
+function dialError(target: PodNode, err: Error): StatusError {
   const node = String((target.pod.spec as Json).nodeName);
   const code = (err as NodeJS.ErrnoException).code ?? '';
   const hint = UNTRUSTED.has(code)
@@ -83,63 +99,94 @@ export async function handleLog(s: RequestScope): Promise<void> {
     if (v !== null) query.set(p, v);
   }
   const path = `/containerLogs/${encodeURIComponent(s.namespace!)}/${encodeURIComponent(s.name!)}/${encodeURIComponent(target.container)}?${query}`;
-  await new Promise<void>((resolve, reject) => {
-    const upstream = https.request(
-      { host: target.host, port: target.port, path, method: 'GET', headers: authHeaders(s.ctx), ...tlsOptions(s.ctx) },
-      (res) => {
-        if ((res.statusCode ?? 500) >= 400) {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => reject(new StatusError(res.statusCode ?? 500, 'InternalError', Buffer.concat(chunks).toString('utf8').slice(0, 1000) || 'agent error')));
-          return;
-        }
-        s.res.writeHead(200, { 'Content-Type': 'text/plain', 'Transfer-Encoding': 'chunked' });
-        s.res.flushHeaders();
-        res.pipe(s.res);
-        res.on('end', resolve);
-        res.on('error', resolve);
-      },
-    );
-    const abort = (): void => void upstream.destroy();
-    s.req.on('close', abort);
-    s.ctx.shutdown.addEventListener('abort', abort, { once: true });
-    upstream.on('error', (err) => {
-      if (s.res.headersSent) resolve();
-      else reject(dialError(target, err));
-    });
-    upstream.on('close', () => s.ctx.shutdown.removeEventListener('abort', abort));
-    upstream.end();
-  });
+  // Aborted when the client goes away or the server shuts down; the body then stops at once.
+  const stop = new AbortController();
+  const abort = (): void => stop.abort();
+  s.res.on('close', abort);
+  s.ctx.shutdown.addEventListener('abort', abort, { once: true });
+  try {
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await agentDispatcher(s.ctx.shutdown, () => tlsOptions(s.ctx)).request({
+        origin: agentOrigin(target.host, target.port), path, method: 'GET', headers: authHeaders(s.ctx), signal: stop.signal,
+      });
+    } catch (err) {
+      throw dialError(target, err as Error);
+    }
+    if (res.statusCode >= 400) {
+      const text = (await res.body.text().catch(() => '')).slice(0, 1000);
+      throw new StatusError(res.statusCode, 'InternalError', text || 'agent error');
+    }
+    s.res.writeHead(200, { 'Content-Type': 'text/plain', 'Transfer-Encoding': 'chunked' });
+    s.res.flushHeaders();
+    // A follow ends when either side does; an aborted or broken stream is not an error to report
+    // after the status line went out.
+    await pipeline(res.body, s.res).catch(() => undefined);
+  } finally {
+    s.res.off('close', abort);
+    s.ctx.shutdown.removeEventListener('abort', abort);
+  }
 }
 
 function authHeaders(ctx: ServerContext): Record<string, string> {
   return ctx.nodeProxy.token ? { Authorization: `Bearer ${ctx.nodeProxy.token}` } : {};
 }
 
-const FORWARDED_UPGRADE_HEADERS = ['upgrade', 'connection', 'sec-websocket-key', 'sec-websocket-version', 'sec-websocket-protocol', 'sec-websocket-extensions'];
+const FORWARDED_UPGRADE_HEADERS = ['upgrade', 'connection', 'x-stream-protocol-version', 'sec-websocket-key', 'sec-websocket-version', 'sec-websocket-protocol', 'sec-websocket-extensions'];
 
-/**
- * Splices an exec WebSocket upgrade to the agent. The agent's 101 and frames flow back
- * unchanged, so the protocol kubectl negotiated (v5.channel.k8s.io, …) is the agent's to speak.
- */
-export async function proxyExecUpgrade(s: RequestScope, socket: Duplex, head: Buffer): Promise<void> {
-  const target = await resolvePodTarget(s.ctx, s.namespace!, s.name!, s.url.searchParams.get('container'));
-  const query = new URLSearchParams(s.url.searchParams);
-  query.delete('container');
-  const path = `/exec/${encodeURIComponent(s.namespace!)}/${encodeURIComponent(s.name!)}/${encodeURIComponent(target.container)}?${query}`;
+/** A TLS connection to the agent of the pod's node. */
+export async function dialAgent(s: RequestScope, target: PodNode): Promise<tls.TLSSocket> {
   const upstream = tls.connect({ host: target.host, port: target.port, servername: isIp(target.host) ? undefined : target.host, ...tlsOptions(s.ctx) });
   await new Promise<void>((resolve, reject) => {
     upstream.once('secureConnect', resolve);
     upstream.once('error', (err) => reject(dialError(target, err)));
   });
-  const lines = [`GET ${path} HTTP/1.1`, `Host: ${target.host}:${target.port}`];
-  for (const h of FORWARDED_UPGRADE_HEADERS) {
-    const v = s.req.headers[h];
-    if (v !== undefined) lines.push(`${h}: ${Array.isArray(v) ? v.join(', ') : v}`);
-  }
+  upstream.setNoDelay(true);
+  return upstream;
+}
+
+/** The request head toward the agent: method, path, the upgrade headers given, our credentials. */
+export function agentRequestHead(s: RequestScope, target: PodNode, method: string, path: string, headers: Record<string, readonly string[]>): string {
+  const lines = [`${method} ${path} HTTP/1.1`, `Host: ${target.host}:${target.port}`];
+  for (const [h, values] of Object.entries(headers)) for (const v of values) lines.push(`${h}: ${v}`);
   for (const [k, v] of Object.entries(authHeaders(s.ctx))) lines.push(`${k}: ${v}`);
-  upstream.write(lines.join('\r\n') + '\r\n\r\n');
+  return lines.join('\r\n') + '\r\n\r\n';
+}
+
+/** The agent path of a pod stream subresource, with the query the agent reads. */
+export async function agentStreamPath(s: RequestScope): Promise<{ target: PodNode; path: string }> {
+  const ns = encodeURIComponent(s.namespace!);
+  const name = encodeURIComponent(s.name!);
+  const query = new URLSearchParams(s.url.searchParams);
+  if (s.subresource === 'portforward') {
+    // PodPortForwardOptions' `ports` is kubelet's `port`.
+    for (const p of query.getAll('ports')) query.append('port', p);
+    query.delete('ports');
+    const q = query.toString();
+    return { target: await resolvePodNode(s.ctx, s.namespace!, s.name!), path: `/portForward/${ns}/${name}${q ? `?${q}` : ''}` };
+  }
+  const target = await resolvePodTarget(s.ctx, s.namespace!, s.name!, s.url.searchParams.get('container'));
+  query.delete('container');
+  return { target, path: `/${s.subresource}/${ns}/${name}/${encodeURIComponent(target.container)}?${query}` };
+}
+
+/**
+ * Splices an exec/attach/portforward upgrade (WebSocket or SPDY/3.1) to the agent: same method,
+ * same upgrade headers, then bytes both ways. The agent's 101 and frames flow back unchanged, so
+ * the protocol the client negotiated (v5.channel.k8s.io, SPDY v4.channel.k8s.io, …) is the
+ * agent's to speak; TCP carries the backpressure (`pipe`).
+ */
+export async function proxyStreamUpgrade(s: RequestScope, socket: Duplex, head: Buffer): Promise<void> {
+  const { target, path } = await agentStreamPath(s);
+  const upstream = await dialAgent(s, target);
+  const headers: Record<string, readonly string[]> = {};
+  for (const h of FORWARDED_UPGRADE_HEADERS) {
+    const v = s.req.headersDistinct[h];
+    if (v) headers[h] = v;
+  }
+  upstream.write(agentRequestHead(s, target, s.req.method ?? 'GET', path, headers));
   if (head.length) upstream.write(head);
+  if ('setNoDelay' in socket && typeof socket.setNoDelay === 'function') (socket as Socket).setNoDelay(true);
   socket.pipe(upstream);
   upstream.pipe(socket);
   const close = (): void => {
@@ -151,6 +198,7 @@ export async function proxyExecUpgrade(s: RequestScope, socket: Duplex, head: Bu
   socket.on('close', close);
   upstream.on('close', close);
   s.ctx.shutdown.addEventListener('abort', close, { once: true });
+  upstream.once('close', () => s.ctx.shutdown.removeEventListener('abort', close));
 }
 
 function isIp(host: string): boolean {

@@ -1,9 +1,10 @@
 /** pods/binding (the scheduler's POST); pods/eviction is in eviction.ts. */
 import type { RequestScope } from '../context.js';
 import { bodyOf, decodeObjectBody } from '../media.js';
-import { rfc3339, type Json } from '../object.js';
+import type { Json } from '../object.js';
 import { sendJson } from '../respond.js';
 import { badRequest, StatusError } from '../status.js';
+import { rfc3339 } from '@nodelet/api';
 
 export async function handleBinding(s: RequestScope): Promise<void> {
   const body = decodeObjectBody(s.req.headers['content-type'], await bodyOf(s));

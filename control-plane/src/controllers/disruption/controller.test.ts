@@ -4,12 +4,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEPLOYMENTS, PODDISRUPTIONBUDGETS, PODS, statusOf, type ApiClient, type Deployment, type Eviction, type Pod, type PodDisruptionBudget } from '@nodelet/api';
-import { hasCode } from '@nodelet/base';
+import { hasCode, pollUntil } from '@nodelet/base';
 import { startRealCluster, type RealCluster } from '../testing/real-cluster.js';
 import { JumpClock } from '../testing/jump-clock.js';
 import { createNodes, fakeNode, startFakeAgents, type FakeAgents } from '../testing/fake-agents.js';
-import { until } from '../testing/wait.js';
 
+const until = <T>(what: string, fn: () => Promise<T | undefined>): Promise<T> => pollUntil(what, fn, { timeoutMs: 10_000, intervalMs: 25 });
 
 const deployment = (name: string, replicas: number): Deployment => ({
   metadata: { name, namespace: 'default' },

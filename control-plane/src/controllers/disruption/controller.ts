@@ -22,53 +22,37 @@ import {
   STATEFULSETS,
   findResourceByKind,
   pdbSelectsPod,
-  type ApiClient,
+  rfc3339,
   type OwnerReference,
   type Pod,
   type PodDisruptionBudget,
   type Scale,
 } from '@nodelet/api';
-import { errCode, hasCode, type Clock, type Logger } from '@nodelet/base';
-import { newQueue, type Controller, type ReconcileResult, type SharedInformers } from '../runtime.js';
-import { EventRecorder } from '../util/events.js';
+import { errCode, hasCode } from '@nodelet/base';
+import { ControllerBase, type ControllerDeps } from '../controller-base.js';
+import type { ReconcileResult } from '../runtime.js';
 import { controllerRef, keyOf, splitKey } from '../util/pods.js';
 import { countHealthy, expectedPodCount, failSafeStatus, nextStatus, pendingDisruptions, staleDisruptionAfterMs, type ScaleFinder } from './budget.js';
 
-export interface DisruptionControllerDeps {
-  client: ApiClient;
-  informers: SharedInformers;
-  clock: Clock;
-  logger: Logger;
-}
-
 const POD_KEY = 'pod/';
-const rfc3339 = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 const isApps = (ref: OwnerReference): boolean => ref.apiVersion === 'apps/v1' || ref.apiVersion.startsWith('apps/') || ref.apiVersion.startsWith('extensions/');
 const asEventObject = (pdb: PodDisruptionBudget): PodDisruptionBudget => ({ ...pdb, apiVersion: 'policy/v1', kind: 'PodDisruptionBudget' });
 
-export class DisruptionController implements Controller {
-  readonly name = 'disruption';
-  readonly queue;
-  readonly #d: DisruptionControllerDeps;
+export class DisruptionController extends ControllerBase {
   readonly #pdbs;
   readonly #pods;
   readonly #deployments;
   readonly #replicaSets;
   readonly #statefulSets;
-  readonly #events: EventRecorder;
 
-  constructor(d: DisruptionControllerDeps) {
-    this.#d = d;
-    this.queue = newQueue(d.clock);
-    this.#events = new EventRecorder({ client: d.client, component: 'controllermanager', clock: d.clock, logger: d.logger });
-    this.#pdbs = d.informers.for(PODDISRUPTIONBUDGETS);
-    this.#pods = d.informers.for(PODS);
-    this.#deployments = d.informers.for(DEPLOYMENTS);
-    this.#replicaSets = d.informers.for(REPLICASETS);
-    this.#statefulSets = d.informers.for(STATEFULSETS);
-    const enqueueBudget = (p: PodDisruptionBudget): void => this.queue.add(keyOf(p));
-    this.#pdbs.on({ onAdd: enqueueBudget, onUpdate: (_o, n) => enqueueBudget(n), onDelete: enqueueBudget });
-    this.#pods.on({
+  constructor(d: ControllerDeps) {
+    super(d, { name: 'disruption', eventComponent: 'controllermanager' });
+    this.#pdbs = this.watch(PODDISRUPTIONBUDGETS);
+    this.#pods = this.informer(PODS);
+    this.#deployments = this.informer(DEPLOYMENTS);
+    this.#replicaSets = this.informer(REPLICASETS);
+    this.#statefulSets = this.informer(STATEFULSETS);
+    this.handle(this.#pods, {
       onAdd: (p) => this.#podChanged(p),
       onUpdate: (o, n) => {
         this.#podChanged(n);
@@ -80,12 +64,12 @@ export class DisruptionController implements Controller {
 
   #podChanged(pod: Pod): void {
     this.#enqueueBudgetsOf(pod);
-    const after = staleDisruptionAfterMs(pod, this.#d.clock.now());
+    const after = staleDisruptionAfterMs(pod, this.clock.now());
     if (after !== undefined) this.queue.addAfter(POD_KEY + keyOf(pod), after);
   }
 
   #enqueueBudgetsOf(pod: Pod): void {
-    for (const pdb of this.#pdbs.list()) if (pdbSelectsPod(pdb, pod, { emptySelectsAll: true })) this.queue.add(keyOf(pdb));
+    for (const pdb of this.#pdbs.list()) if (pdbSelectsPod(pdb, pod, { emptySelectsAll: true })) this.enqueue(keyOf(pdb));
   }
 
   async reconcile(key: string, signal: AbortSignal): Promise<ReconcileResult | void> {
@@ -97,27 +81,27 @@ export class DisruptionController implements Controller {
     } catch (err) {
       if (signal.aborted || hasCode(err, 'ERR_CONFLICT')) throw err;
       // Fail safe: a budget that cannot be computed allows no disruption.
-      this.#d.logger.info({ pdb: key, err: (err as Error).message, code: errCode(err) }, 'Failed to sync PDB');
-      const status = failSafeStatus(pdb, (err as Error).message, rfc3339(this.#d.clock.now()));
-      await this.#d.client.resource(PODDISRUPTIONBUDGETS, pdb.metadata.namespace).updateStatus({ ...pdb, status }, { signal });
+      this.log.info({ pdb: key, err: (err as Error).message, code: errCode(err) }, 'Failed to sync PDB');
+      const status = failSafeStatus(pdb, (err as Error).message, rfc3339(this.clock.now()));
+      await this.client.resource(PODDISRUPTIONBUDGETS, pdb.metadata.namespace).updateStatus({ ...pdb, status }, { signal });
     }
   }
 
   async #sync(pdb: PodDisruptionBudget, signal: AbortSignal): Promise<ReconcileResult | void> {
-    const now = this.#d.clock.now();
+    const now = this.clock.now();
     // 1. The pods the budget selects (a nil selector selects none, `{}` the whole namespace).
     const pods = this.#pods.list().filter((p) => pdbSelectsPod(pdb, p, { emptySelectsAll: true }));
-    if (pods.length === 0) void this.#events.record(asEventObject(pdb), 'Normal', 'NoPods', 'No matching pods found');
+    if (pods.length === 0) void this.event(asEventObject(pdb), 'Normal', 'NoPods', 'No matching pods found');
     // 2. What it expects and needs healthy.
     let expected;
     try {
       expected = await expectedPodCount(pdb, pods, this.#finders(signal));
     } catch (err) {
-      if (!signal.aborted) void this.#events.record(asEventObject(pdb), 'Warning', 'CalculateExpectedPodCountFailed', `Failed to calculate the number of expected pods: ${(err as Error).message}`);
+      if (!signal.aborted) void this.event(asEventObject(pdb), 'Warning', 'CalculateExpectedPodCountFailed', `Failed to calculate the number of expected pods: ${(err as Error).message}`);
       throw err;
     }
     if (expected.unmanagedPods.length) {
-      void this.#events.record(
+      void this.event(
         asEventObject(pdb),
         'Warning',
         'UnmanagedPods',
@@ -127,12 +111,12 @@ export class DisruptionController implements Controller {
     // 3. Evictions still under way, and what is healthy without them.
     const { pending, recheckAtMs, expired } = pendingDisruptions(pdb, pods, now);
     for (const pod of expired) {
-      void this.#events.record({ ...pod, apiVersion: 'v1', kind: 'Pod' }, 'Warning', 'NotDeleted', `Pod was expected by PDB ${pdb.metadata.namespace}/${pdb.metadata.name} to be deleted but it wasn't`);
+      void this.event({ ...pod, apiVersion: 'v1', kind: 'Pod' }, 'Warning', 'NotDeleted', `Pod was expected by PDB ${pdb.metadata.namespace}/${pdb.metadata.name} to be deleted but it wasn't`);
     }
     const currentHealthy = countHealthy(pods, pending, now);
     // 4. The status, written only when it changed.
     const status = nextStatus(pdb, { currentHealthy, desiredHealthy: expected.desiredHealthy, expectedCount: expected.expectedCount, disruptedPods: pending }, rfc3339(now));
-    if (status) await this.#d.client.resource(PODDISRUPTIONBUDGETS, pdb.metadata.namespace).updateStatus({ ...pdb, status }, { signal });
+    if (status) await this.client.resource(PODDISRUPTIONBUDGETS, pdb.metadata.namespace).updateStatus({ ...pdb, status }, { signal });
     if (recheckAtMs !== undefined) return { requeueAfterMs: Math.max(0, recheckAtMs - now) };
   }
 
@@ -162,7 +146,7 @@ export class DisruptionController implements Controller {
       const r = findResourceByKind(ref.apiVersion, ref.kind);
       if (!r || !r.subresources?.includes('scale')) return undefined;
       try {
-        const scale = (await this.#d.client.get(r, ref.name, { namespace: ns, subresource: 'scale', signal })) as unknown as Scale;
+        const scale = (await this.client.get(r, ref.name, { namespace: ns, subresource: 'scale', signal })) as unknown as Scale;
         return scale.metadata.uid === ref.uid ? { uid: ref.uid, replicas: scale.spec?.replicas ?? 0 } : undefined;
       } catch (err) {
         if (hasCode(err, 'ERR_NOT_FOUND')) return undefined;
@@ -176,17 +160,17 @@ export class DisruptionController implements Controller {
   async #cleanStaleCondition(podKey: string, signal: AbortSignal): Promise<ReconcileResult | void> {
     const pod = this.#pods.get(podKey);
     if (!pod) return;
-    const after = staleDisruptionAfterMs(pod, this.#d.clock.now());
+    const after = staleDisruptionAfterMs(pod, this.clock.now());
     if (after === undefined) return;
     if (after > 0) return { requeueAfterMs: after };
     const { namespace, name } = splitKey(podKey);
     const patch = {
       metadata: { resourceVersion: pod.metadata.resourceVersion },
-      status: { conditions: [{ type: 'DisruptionTarget', status: 'False', lastTransitionTime: rfc3339(this.#d.clock.now()) }] },
+      status: { conditions: [{ type: 'DisruptionTarget', status: 'False', lastTransitionTime: rfc3339(this.clock.now()) }] },
     };
     try {
-      await this.#d.client.resource(PODS, namespace).patchStatus(name, patch, { type: 'strategic', signal });
-      this.#d.logger.info({ pod: podKey }, 'Reset stale DisruptionTarget condition to False');
+      await this.client.resource(PODS, namespace).patchStatus(name, patch, { type: 'strategic', signal });
+      this.log.info({ pod: podKey }, 'Reset stale DisruptionTarget condition to False');
     } catch (err) {
       if (!hasCode(err, 'ERR_NOT_FOUND')) throw err;
     }

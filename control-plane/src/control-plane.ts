@@ -14,23 +14,23 @@ import { join } from 'node:path';
 import { ApiClient } from '@nodelet/api';
 import { AgentError, noopLogger, type Logger } from '@nodelet/base';
 import { startRegistry, type Registry as OciRegistry } from '@nodelet/oci';
-import { CONTROLLER_NAMES, startControllerManager, type ControllerManagerHandle, type ControllerName } from '../controllers/index.js';
-import type { KeyPairPem } from '../pki/certs.js';
-import { hostAddresses, ensurePki, type EnsurePkiOptions } from '../pki/pki.js';
-import { startCertRotation } from '../pki/rotation.js';
-import { ensureToken, renderKubeconfig, writeKubeconfig } from '../pki/kubeconfig.js';
-import { startScheduler, type SchedulerHandle } from '../scheduler/index.js';
-import { openStore, type EtcdTlsFiles } from '../storage/index.js';
-import type { Store } from '../storage/types.js';
-import { createTokenAuthenticator } from './auth/authenticator.js';
-import { ADMIN_GROUP } from './auth/types.js';
-import { createInProcessIdentities, type InProcessIdentities } from './auth/in-process-identities.js';
-import { ensureServiceAccountKey } from './auth/serviceaccount/signing-key.js';
-import { ServiceAccountTokens } from './auth/serviceaccount/tokens.js';
-import { DEFAULT_SERVICE_CIDR, firstServiceIp } from './handlers/service-ip.js';
-import { keepKubernetesService } from './kubernetes-service.js';
-import type { ApiServerLimits } from './limits.js';
-import { createApiServer, type ApiServer } from './server.js';
+import { CONTROLLER_NAMES, startControllerManager, type ControllerManagerHandle, type ControllerName } from './controllers/index.js';
+import type { KeyPairPem } from './pki/certs.js';
+import { hostAddresses, ensurePki, type EnsurePkiOptions } from './pki/pki.js';
+import { startCertRotation } from './pki/rotation.js';
+import { ensureToken, renderKubeconfig, writeKubeconfig } from './pki/kubeconfig.js';
+import { startScheduler, type SchedulerHandle } from './scheduler/index.js';
+import { openStore, type EtcdTlsFiles } from './storage/index.js';
+import type { Store } from './storage/types.js';
+import { createTokenAuthenticator } from './apiserver/auth/authenticator.js';
+import { ADMIN_GROUP } from './apiserver/auth/types.js';
+import { createInProcessIdentities, type InProcessIdentities } from './apiserver/auth/in-process-identities.js';
+import { ensureServiceAccountKey } from './apiserver/auth/serviceaccount/signing-key.js';
+import { ServiceAccountTokens } from './apiserver/auth/serviceaccount/tokens.js';
+import { DEFAULT_SERVICE_CIDR, firstServiceIp } from './apiserver/handlers/service-ip.js';
+import { keepKubernetesService } from './apiserver/kubernetes-service.js';
+import type { ApiServerLimits } from './apiserver/limits.js';
+import { createApiServer, type ApiServer } from './apiserver/server.js';
 
 export interface ControlPlaneOptions {
   dataDir: string;
@@ -90,6 +90,9 @@ export interface ControlPlaneOptions {
 }
 
 /** kubeadm's default issuer: what in-cluster clients and OIDC verifiers see in `iss`. */
+/** The names pods use for the API server (the default/kubernetes Service, cluster domain cluster.local). */
+export const KUBERNETES_SERVICE_NAMES = ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'];
+
 export const DEFAULT_SERVICE_ACCOUNT_ISSUER = 'https://kubernetes.default.svc.cluster.local';
 
 export interface ControlPlane {
@@ -115,9 +118,14 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
   try {
     await mkdir(o.dataDir, { recursive: true, mode: 0o700 });
     const bind = o.bindAddress ?? '0.0.0.0';
+    const serviceCidr = o.serviceCidr ?? DEFAULT_SERVICE_CIDR;
     const pkiOptions: EnsurePkiOptions = {
       dir: join(o.dataDir, 'pki'),
-      extraIps: bind !== '0.0.0.0' && bind !== '::' ? [bind] : [],
+      // Pods reach the server as the `kubernetes` Service (its IP, or kubernetes.default.svc
+      // through DNS) and verify it with kube-root-ca.crt: the serving certificate names both, as
+      // kube-apiserver's does. A certificate missing a name is re-issued at start.
+      extraIps: [...(bind !== '0.0.0.0' && bind !== '::' ? [bind] : []), ...(o.advertiseAddress ? [o.advertiseAddress] : []), firstServiceIp(serviceCidr)],
+      extraDnsNames: KUBERNETES_SERVICE_NAMES,
       ...(o.now ? { now: o.now } : {}),
       ...(o.certRotation?.renewBeforeMs !== undefined ? { renewBeforeMs: o.certRotation.renewBeforeMs } : {}),
       logger: log.child({ component: 'pki' }),
@@ -148,7 +156,6 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
     const saKey = await ensureServiceAccountKey(pkiOptions.dir);
     const issuer = o.serviceAccountIssuer ?? DEFAULT_SERVICE_ACCOUNT_ISSUER;
     const serviceAccountTokens = new ServiceAccountTokens({ issuer, audiences: o.apiAudiences?.length ? o.apiAudiences : [issuer], key: saKey });
-    const serviceCidr = o.serviceCidr ?? DEFAULT_SERVICE_CIDR;
     const apiServer = await createApiServer({
       store,
       authenticator,
