@@ -1,7 +1,7 @@
 /**
  * The API schemas: one definition per type under upstream's names
  * (`io.k8s.api.apps.v1.Deployment`), written once in the modules of this folder and used by the
- * server's `/openapi/v3` documents and its field validation (docs/apiserver.md, OpenAPI).
+ * server's `/openapi/v3` documents and its field validation (docs/openapi.md).
  */
 import type { JsonSchema } from './dsl.js';
 import { META_SCHEMAS } from './meta.js';
