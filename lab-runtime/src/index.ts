@@ -6,4 +6,5 @@ export * from './sweep.js';
 export { findProcesses, run, terminate, isAlive, waitGone } from './procs.js';
 export * from './lab-node.js';
 export * from './dropin.js';
+export { crunForLab, hybridCgroupsWithV2Controllers, renderCrunWrapper } from './crun.js';
 export * from './managed-process.js';

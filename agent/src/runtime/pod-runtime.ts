@@ -67,6 +67,8 @@ export interface PodRuntimeOptions {
   onSandboxIps?(sandboxId: string, ips: string[]): void;
   /** The sandbox's DNSConfig (dnsPolicy rules, agent/src/dns/); unset: the runtime's default. */
   podDns?(pod: Pod, signal: AbortSignal): Promise<PodSandboxConfig['dnsConfig']>;
+  /** The CRI runtime handler of the pod's RuntimeClass (source/runtime-classes.ts); unset or `''`: the runtime's default. */
+  runtimeHandler?(pod: Pod, signal: AbortSignal): Promise<string>;
 }
 
 export interface SyncResult {
@@ -186,8 +188,9 @@ export class PodRuntime {
       await preparePodVolumes(pod, this.#volumes, signal);
       this.#volumesReady.add(uid);
       try {
+        const runtimeHandler = (await this.#o.runtimeHandler?.(pod, signal)) ?? '';
         const config = buildSandboxConfig(pod, actions.attempt, this.#o.paths, await this.#o.podDns?.(pod, signal));
-        const res = await this.#o.runtime.runPodSandbox({ config }, { signal });
+        const res = await this.#o.runtime.runPodSandbox({ config, runtimeHandler }, { signal });
         sandboxId = res.podSandboxId;
       } catch (err) {
         if (!isAbortError(err)) this.#o.events.event(pod, 'Warning', 'FailedCreatePodSandBox', `Failed to create pod sandbox: ${describeError(err)}`);
