@@ -46,7 +46,7 @@ export function needsFullSync(prev: TableState, next: TableState): string | unde
   return undefined;
 }
 
-const sameRules = (a: readonly string[] | undefined, b: readonly string[]): boolean => a !== undefined && a.length === b.length && a.every((r, i) => r === b[i]);
+const sameRules = (a: readonly string[] | undefined, b: readonly string[]): boolean => a === b || (a !== undefined && a.length === b.length && a.every((r, i) => r === b[i]));
 
 /** The transaction from `prev` to `next` (call `needsFullSync` first). */
 export function renderPartial(prev: TableState, next: TableState, table = TABLE): PartialTransaction {
@@ -69,7 +69,7 @@ export function renderPartial(prev: TableState, next: TableState, table = TABLE)
     const adds: string[] = [];
     for (const [key, e] of after) {
       const was = before.get(key);
-      if (was && was.value === e.value && was.comment === e.comment) continue;
+      if (was === e || (was && was.value === e.value && was.comment === e.comment)) continue;
       if (was) {
         out.push(`delete element ${t} ${c} { ${key} }`);
         elementChanges++;

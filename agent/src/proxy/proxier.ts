@@ -52,7 +52,7 @@ export interface ServiceProxyOptions {
   table?: string;
   /** Called after every successful sync, once the rules are live (bench, tests). */
   onSync?: (info: SyncInfo) => void;
-  /** `full` rewrites the whole table on every sync: the old behaviour, kept as the bench's baseline. */
+  /** `full` rewrites the whole table on every sync: the old behaviour, the bench's baseline. Read at every sync. */
   syncMode?: 'incremental' | 'full';
   /**
    * Informers the agent already runs (source/informers.ts; `node` must select this node only):
@@ -188,6 +188,11 @@ export class ServiceProxy {
   requestSync(): void {
     this.#dirty = true;
     this.#wake.notify();
+  }
+
+  /** Asks for a full sync (the whole table rewritten) now, still at most one per minSyncPeriod. */
+  requestFullSync(): void {
+    this.#force('retry');
   }
 
   async #prepare(signal: AbortSignal): Promise<void> {

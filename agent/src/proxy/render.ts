@@ -170,17 +170,56 @@ function elements(items: readonly string[]): string[] {
   return items.length ? [`\t\telements = { ${items.join(',\n\t\t\t')} }`] : [];
 }
 
-/** What the table holds for `ports` (pure; an empty list gives the base table installed at start). */
-export function buildTableState(ports: readonly ServicePortModel[], o: RenderOptions): TableState {
+interface PortFragment {
+  /** The port model and options it was built from, to reuse it while they stay the same. */
+  source: string;
+  b: Builder;
+  internalMissing: boolean;
+  externalMissing: boolean;
+  endpoints: number;
+}
+
+/**
+ * Per-port pieces of the last state built, so an unchanged port (most of them, in a sync after
+ * one EndpointSlice change) costs a string comparison instead of hashing its chain names again.
+ * The reused rule arrays and elements keep their identity, which makes the diff cheap too.
+ */
+export class TableStateCache {
+  fragments = new Map<string, PortFragment>();
+}
+
+/**
+ * What the table holds for `ports` (an empty list gives the base table installed at start).
+ * Pure apart from `cache`, which only saves work: the result is the same with or without it.
+ */
+export function buildTableState(ports: readonly ServicePortModel[], o: RenderOptions, cache?: TableStateCache): TableState {
   const b = new Builder();
   let endpoints = 0;
   const noLocal = { internal: 0, external: 0 };
+  const optsKey = JSON.stringify([o.nodeName, o.clusterCIDR]);
+  const next = new Map<string, PortFragment>();
   for (const p of ports) {
-    const r = renderPort(b, p, o);
-    endpoints += r.endpoints;
-    if (r.internalMissing) noLocal.internal++;
-    if (r.externalMissing) noLocal.external++;
+    const source = optsKey + JSON.stringify(p);
+    const key = `${portKey(p)} ${p.clusterIP}`;
+    let f = cache?.fragments.get(key);
+    if (f?.source !== source) {
+      const pb = new Builder();
+      f = { source, b: pb, ...renderPort(pb, p, o) };
+    }
+    next.set(key, f);
+    for (const [name, rules] of f.b.chains) {
+      const have = b.chains.get(name);
+      // Two ports never share a chain; if they did, both sets of rules are kept (never mutate a cached array).
+      if (have) b.chains.set(name, [...have, ...rules]);
+      else b.chains.set(name, rules);
+    }
+    for (const [name, t] of f.b.affinitySets) b.affinitySets.set(name, t);
+    for (const c of ELEMENT_CONTAINERS) for (const [k, e] of f.b.elements[c]) b.elements[c].set(k, e);
+    endpoints += f.endpoints;
+    if (f.internalMissing) noLocal.internal++;
+    if (f.externalMissing) noLocal.external++;
   }
+  if (cache) cache.fragments = next;
   return { base: baseChains(o), chains: b.chains, affinitySets: b.affinitySets, elements: b.elements, services: ports.length, endpoints, noLocalEndpoints: noLocal };
 }
 

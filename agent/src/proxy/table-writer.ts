@@ -17,7 +17,7 @@ import type { ServicePortModel } from './model.js';
 import type { TableMonitor } from './monitor.js';
 import { affinityEntries, type Nft } from './nft.js';
 import { STALE_CHAIN_GRACE_MS, needsFullSync, renderPartial, renderStaleChainDeletes } from './partial.js';
-import { buildTableState, renderFull, type RenderOptions, type TableState } from './render.js';
+import { TableStateCache, buildTableState, renderFull, type RenderOptions, type TableState } from './render.js';
 
 export type WriteMode = 'full' | 'partial';
 
@@ -51,6 +51,7 @@ export class TableWriter {
   #state: TableState | undefined;
   /** Flushed chains nothing refers to any more, and when they went stale (monotonic ms). */
   readonly #stale = new Map<string, number>();
+  readonly #cache = new TableStateCache();
 
   constructor(o: TableWriterOptions) {
     this.#o = o;
@@ -70,7 +71,7 @@ export class TableWriter {
 
   /** Brings the live table to `ports`; `full` forces a whole-table write. */
   async write(ports: readonly ServicePortModel[], opts: RenderOptions, full: string | undefined, signal: AbortSignal): Promise<WriteResult> {
-    const next = buildTableState(ports, opts);
+    const next = buildTableState(ports, opts, this.#cache);
     const prev = this.#state;
     const fullReason = full ?? (prev ? needsFullSync(prev, next) : 'no known live state');
     this.#state = undefined;
