@@ -7,7 +7,7 @@ import { InMemoryApiServer } from '@nodelet/api/testing';
 import { ServiceProxy } from './proxier.js';
 import { resolveProxyConfig } from './config.js';
 import type { CommandRunner } from './exec.js';
-import { service } from './testing/fixtures.js';
+import { service, slice } from './testing/fixtures.js';
 
 const FULL = 'table ip nodelet-proxy\ndelete table ip nodelet-proxy\ntable ip nodelet-proxy {';
 
@@ -187,6 +187,30 @@ test('a failed partial transaction is retried as a full one', async (t) => {
   assert.ok(fake.applied.at(-1)!.startsWith(FULL));
   assert.match(fake.applied.at(-1)!, /10\.96\.0\.6/);
   assert.equal((await proxy.metrics.syncFailures.get()).values[0]?.value, 1);
+});
+
+test('chains that went stale are deleted about a second later in a transaction of their own, without a sync', async (t) => {
+  const fake = new FakeNft();
+  const synced: string[] = [];
+  const server = await InMemoryApiServer.start();
+  t.after(() => server.close());
+  const api = server.client();
+  t.after(() => api.close());
+  await api.resource(SERVICES, 'default').create(service('web', '10.96.0.5'));
+  await api.resource(ENDPOINTSLICES, 'default').create(slice('web', [{ ip: '10.244.0.11' }]));
+  const proxy = await ServiceProxy.start({ api, nodeName: 'n1', config: resolveProxyConfig({ minSyncPeriod: '10ms' }), log: noopLogger, registry: new Registry(), runner: fake, onSync: (i) => synced.push(i.mode) });
+  t.after(() => proxy.close());
+  await proxy.synced;
+  const cur = await api.get(ENDPOINTSLICES, 'web-abcde', { namespace: 'default' });
+  await api.resource(ENDPOINTSLICES, 'default').update({ ...slice('web', [{ ip: '10.244.0.12' }]), metadata: { ...slice('web', []).metadata, resourceVersion: cur.metadata.resourceVersion } });
+  await pollUntil('the partial sync', () => synced.length === 2, { timeoutMs: 2000, intervalMs: 5 });
+  const flushed = fake.applied.at(-1)!;
+  assert.match(flushed, /^flush chain ip nodelet-proxy endpoint-\S+__10\.244\.0\.11\/8080$/m);
+  const t0 = performance.now();
+  await pollUntil('the stale chain deleted', () => fake.applied.at(-1)!.includes('delete chain'), { timeoutMs: 3000, intervalMs: 10 });
+  assert.ok(performance.now() - t0 >= 500, 'not before the grace period');
+  assert.match(fake.applied.at(-1)!, /^add chain ip nodelet-proxy (endpoint-\S+__10\.244\.0\.11\/8080)\ndelete chain ip nodelet-proxy \1\n$/);
+  assert.deepEqual(synced, ['full', 'partial'], 'the deletion is not a sync');
 });
 
 test('close keeps the table by default and deletes it with cleanupOnShutdown', async (t) => {

@@ -11,7 +11,7 @@
  *          drift (nft monitor saw another process change the table) ──▶ full sync at once
  *          nft monitor gone ──(next driftCheckPeriod tick)──▶ full sync, which restarts it
  *          sync: model ─▶ TableWriter (full or partial nft -f) ─▶ UDP conntrack cleanup ─▶ metrics
- *          stale chains ──(1 s later)──▶ partial sync that deletes them
+ *          stale chains ──(1 s later, when no sync is due)──▶ deleted in their own transaction
  *          failed sync ──▶ full sync, retried with backoff (1 s doubling to syncPeriod)
  *
  * One loop does all nft work. A table left by a previous run is kept at start (traffic keeps
@@ -122,6 +122,8 @@ export class ServiceProxy {
   #cleanupCancel: (() => void) | undefined;
   /** The next sync is the periodic one (a partial sync, as kube-proxy's). */
   #resync = false;
+  /** Stale chains are due for deletion (see #cleanup). */
+  #cleanupDue = false;
 
   private constructor(o: ServiceProxyOptions) {
     this.#o = o;
@@ -250,7 +252,8 @@ export class ServiceProxy {
       for (;;) {
         await this.#wake.wait(stop);
         if (this.#dirty || this.#forced) await this.#syncWhenAllowed(stop);
-        if (this.#dirty || this.#forced) this.#wake.notify();
+        else if (this.#cleanupDue) await this.#cleanup(stop);
+        if (this.#dirty || this.#forced || this.#cleanupDue) this.#wake.notify();
       }
     } catch (err) {
       if (!isAbortError(err) || !stop.aborted) this.#log.error({ err: describeError(err) }, 'Service proxy loop ended');
@@ -361,9 +364,24 @@ export class ServiceProxy {
     const due = this.#writer.cleanupDueInMs();
     if (due === undefined) return;
     this.#cleanupCancel = this.#clock.setTimer(due, () => {
-      this.#dirty = true;
+      this.#cleanupDue = true;
       this.#wake.notify();
     });
+  }
+
+  /**
+   * Deletes stale chains between syncs. Not a sync: it does not take the minSyncPeriod slot the
+   * next change may need (a change is programmed at once after a quiet second).
+   */
+  async #cleanup(stop: AbortSignal): Promise<void> {
+    this.#cleanupDue = false;
+    try {
+      if (!(await this.#writer.cleanup(stop))) this.metrics.cleanupFailures.inc();
+    } catch (err) {
+      if (stop.aborted) throw err;
+      this.metrics.cleanupFailures.inc();
+    }
+    this.#scheduleCleanup();
   }
 
   /** Stops watching and syncing; deletes the table only when `cleanupOnShutdown`. Idempotent. */

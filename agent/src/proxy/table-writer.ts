@@ -81,7 +81,7 @@ export class TableWriter {
       this.#state = next;
       return { mode: 'full', wrote: true, applyMs, state: next, changedChains: next.chains.size, elementChanges: 0, fullReason, cleanupFailed: false };
     }
-    const cleanupFailed = !(await this.#deleteStaleChains(next, signal));
+    const cleanupFailed = !(await this.#deleteStaleChains(next.chains, signal));
     const tx = renderPartial(prev, next, this.#o.table);
     let applyMs = 0;
     if (tx.script) {
@@ -119,13 +119,21 @@ export class TableWriter {
     }
   }
 
+  /**
+   * Deletes the chains stale for the grace period, between syncs (the proxy's cleanup timer);
+   * false when that failed (they are kept for later).
+   */
+  cleanup(signal: AbortSignal): Promise<boolean> {
+    return this.#deleteStaleChains(this.#state?.chains ?? new Map(), signal);
+  }
+
   /** Deletes the chains stale for the grace period; false when that failed (kept for later). */
-  async #deleteStaleChains(next: TableState, signal: AbortSignal): Promise<boolean> {
+  async #deleteStaleChains(inUse: ReadonlyMap<string, unknown>, signal: AbortSignal): Promise<boolean> {
     const now = this.#o.clock.monotonic();
     const due: string[] = [];
     for (const [chain, since] of this.#stale) {
       // A chain back in use is rewritten by this sync's transaction instead.
-      if (next.chains.has(chain)) this.#stale.delete(chain);
+      if (inUse.has(chain)) this.#stale.delete(chain);
       else if (now - since >= STALE_CHAIN_GRACE_MS) due.push(chain);
     }
     if (!due.length) return true;
