@@ -83,6 +83,11 @@ export class TableMonitor {
   }
 
   #line(line: string): void {
+    // nft's socket overflowed and events were dropped: one of them may have been someone else's.
+    if (line.startsWith('# ERROR: We lost some netlink events')) {
+      this.#o.onDrift({ pid: 0, comm: 'lost events' });
+      return;
+    }
     const gen = GENERATION.exec(line);
     if (gen) {
       const pid = Number(gen[1]);
