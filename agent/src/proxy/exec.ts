@@ -14,8 +14,17 @@ export interface ExecResult {
 }
 
 export interface CommandRunner {
-  /** Runs `argv` (stdin piped from `input`); resolves with the exit code and output, never throws on a non-zero exit. */
-  run(argv: readonly string[], o: { input?: string; signal: AbortSignal; timeoutMs?: number }): Promise<ExecResult>;
+  /**
+   * Runs `argv` (stdin piped from `input`); resolves with the exit code and output, never throws
+   * on a non-zero exit. `onSpawn` gets the process ID as soon as it runs (the table monitor tells
+   * the proxy's own nft transactions from others' by it).
+   */
+  run(argv: readonly string[], o: { input?: string; signal: AbortSignal; timeoutMs?: number; onSpawn?: (pid: number) => void }): Promise<ExecResult>;
+  /**
+   * Runs a long-lived `argv` (`nft monitor`), handing each stdout line to `onLine`; resolves with
+   * its exit code when it ends, or rejects with an AbortError once `signal` aborts (it is killed).
+   */
+  stream(argv: readonly string[], o: { signal: AbortSignal; onLine: (line: string) => void }): Promise<number>;
   /** The netns the commands run in, if any. */
   readonly netns?: string;
 }
@@ -31,6 +40,8 @@ export function commandRunner(netns?: string): CommandRunner {
       return new Promise<ExecResult>((resolve, reject) => {
         if (o.signal.aborted) return reject(abortError(o.signal.reason));
         const child = spawn(full[0]!, full.slice(1), { env: ENV, stdio: ['pipe', 'pipe', 'pipe'] });
+        // `ip netns exec` execs the command in place, so this is nft's own process ID.
+        if (child.pid !== undefined) o.onSpawn?.(child.pid);
         const out: Buffer[] = [];
         const err: Buffer[] = [];
         let settled = false;
@@ -63,6 +74,33 @@ export function commandRunner(netns?: string): CommandRunner {
         }));
         child.stdin.on('error', () => {}); // EPIPE when the tool exits before reading; its exit code tells.
         child.stdin.end(o.input ?? '');
+      });
+    },
+    stream(argv, o) {
+      const full = netns ? ['ip', 'netns', 'exec', netns, ...argv] : [...argv];
+      return new Promise<number>((resolve, reject) => {
+        if (o.signal.aborted) return reject(abortError(o.signal.reason));
+        const child = spawn(full[0]!, full.slice(1), { env: ENV, stdio: ['ignore', 'pipe', 'ignore'] });
+        const onAbort = (): void => {
+          child.kill('SIGKILL');
+        };
+        o.signal.addEventListener('abort', onAbort, { once: true });
+        let rest = '';
+        let settled = false;
+        child.stdout.setEncoding('utf8');
+        child.stdout.on('data', (d: string) => {
+          const lines = (rest + d).split('\n');
+          rest = lines.pop()!;
+          for (const l of lines) o.onLine(l);
+        });
+        const done = (fn: () => void): void => {
+          if (settled) return;
+          settled = true;
+          o.signal.removeEventListener('abort', onAbort);
+          fn();
+        };
+        child.on('error', (e: NodeJS.ErrnoException) => done(() => reject(new AgentError(e.code === 'ENOENT' ? 'ERR_FAILED_PRECONDITION' : 'ERR_INTERNAL', `cannot run "${full[0]}"`, { cause: e }))));
+        child.on('close', (code) => done(() => (o.signal.aborted ? reject(abortError(o.signal.reason)) : resolve(code ?? 1))));
       });
     },
   };

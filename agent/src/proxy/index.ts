@@ -9,7 +9,7 @@ export { ServiceProxy, deleteProxyTable, LAST_CHANGE_TRIGGER_TIME, type ServiceP
 export { resolveProxyConfig, type ProxyConfig, type ProxyConfigFile, type ProxyFlags, type ProxyMode } from './config.js';
 export { TABLE as PROXY_TABLE, renderTable, type RenderOptions } from './render.js';
 export { buildModel } from './model.js';
-export { Nft, mapKeys, tableDigest } from './nft.js';
+export { Nft, mapKeys } from './nft.js';
 export { commandRunner } from './exec.js';
 
 /**

@@ -11,6 +11,9 @@ function linear(start: number, width: number, count: number): number[] {
 
 export class ProxyMetrics {
   readonly syncDuration: Histogram;
+  readonly syncFullDuration: Histogram;
+  readonly syncPartialDuration: Histogram;
+  readonly cleanupFailures: Counter;
   readonly lastSyncTimestamp: Gauge;
   readonly lastQueuedTimestamp: Gauge;
   readonly networkProgramming: Histogram;
@@ -31,6 +34,19 @@ export class ProxyMetrics {
       buckets: Array.from({ length: 15 }, (_, i) => 0.001 * 2 ** i),
       registers,
     });
+    this.syncFullDuration = new Histogram({
+      name: 'kubeproxy_sync_full_proxy_rules_duration_seconds',
+      help: 'SyncProxyRules latency in seconds for full resyncs',
+      buckets: Array.from({ length: 15 }, (_, i) => 0.001 * 2 ** i),
+      registers,
+    });
+    this.syncPartialDuration = new Histogram({
+      name: 'kubeproxy_sync_partial_proxy_rules_duration_seconds',
+      help: 'SyncProxyRules latency in seconds for partial resyncs',
+      buckets: Array.from({ length: 15 }, (_, i) => 0.001 * 2 ** i),
+      registers,
+    });
+    this.cleanupFailures = new Counter({ name: 'kubeproxy_sync_proxy_rules_nftables_cleanup_failures_total', help: 'Cumulative proxy nftables cleanup failures', registers });
     this.lastSyncTimestamp = new Gauge({ name: 'kubeproxy_sync_proxy_rules_last_timestamp_seconds', help: 'The last time proxy rules were successfully synced', registers });
     this.lastQueuedTimestamp = new Gauge({ name: 'kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds', help: 'The last time a sync of proxy rules was queued', registers });
     this.networkProgramming = new Histogram({
@@ -48,9 +64,9 @@ export class ProxyMetrics {
     });
     this.endpointChanges = new Counter({ name: 'kubeproxy_sync_proxy_rules_endpoint_changes_total', help: 'Cumulative proxy rules EndpointSlice changes', registers });
     this.serviceChanges = new Counter({ name: 'kubeproxy_sync_proxy_rules_service_changes_total', help: 'Cumulative proxy rules Service changes', registers });
-    this.driftRepairs = new Counter({ name: 'nodelet_proxy_drift_repairs_total', help: 'Syncs forced because the live nftables table differed from the one last written', registers });
+    this.driftRepairs = new Counter({ name: 'nodelet_proxy_drift_repairs_total', help: 'Full syncs forced because another process changed the nftables table', registers });
     this.conntrackFailures = new Counter({ name: 'nodelet_proxy_conntrack_cleanup_failures_total', help: 'conntrack -D runs for stale UDP entries that failed', registers });
-    this.tableServices = new Gauge({ name: 'nodelet_proxy_nftables_service_ports', help: 'Service ports in the last table written', registers });
-    this.tableEndpoints = new Gauge({ name: 'nodelet_proxy_nftables_endpoints', help: 'Endpoint chains in the last table written', registers });
+    this.tableServices = new Gauge({ name: 'nodelet_proxy_nftables_service_ports', help: 'Service ports in the table', registers });
+    this.tableEndpoints = new Gauge({ name: 'nodelet_proxy_nftables_endpoints', help: 'Endpoint chains in the table', registers });
   }
 }

@@ -1,10 +1,9 @@
 /**
  * The proxy's nftables edge: apply a transaction (`nft -f -`), syntax-check one (`nft -c -f -`),
- * read the live table (`nft -j list table ip <t>`), and reduce that JSON to what drift detection
- * and affinity carry-over need. nft's stderr is translated here, once: "No such file or
+ * read the live table (`nft -j list table ip <t>`), and reduce that JSON to what affinity
+ * carry-over, `nodelet doctor` and the tests need. nft's stderr is translated here, once: "No such file or
  * directory" on a list means the table is missing (ERR_NOT_FOUND).
  */
-import { createHash } from 'node:crypto';
 import { AgentError } from '@nodelet/base';
 import type { CommandRunner } from './exec.js';
 import { isAffinitySet } from './names.js';
@@ -19,9 +18,9 @@ export class Nft {
     this.#timeoutMs = o.timeoutMs ?? 60_000;
   }
 
-  /** Applies `script` as one atomic transaction. */
-  async apply(script: string, signal: AbortSignal): Promise<void> {
-    const r = await this.#run.run(['nft', '-f', '-'], { input: script, signal, timeoutMs: this.#timeoutMs });
+  /** Applies `script` as one atomic transaction; `onSpawn` gets nft's process ID (see TableMonitor). */
+  async apply(script: string, signal: AbortSignal, onSpawn?: (pid: number) => void): Promise<void> {
+    const r = await this.#run.run(['nft', '-f', '-'], { input: script, signal, timeoutMs: this.#timeoutMs, onSpawn });
     if (r.code !== 0) throw new AgentError('ERR_INTERNAL', `nft -f failed: ${firstLines(r.stderr)}`);
   }
 
@@ -63,22 +62,6 @@ function firstLines(s: string): string {
 /** `nft -j` output: a list of one-key objects (`table`, `chain`, `rule`, `set`, `map`, `metainfo`). */
 export interface NftDocument {
   nftables: Array<Record<string, Record<string, unknown>>>;
-}
-
-/**
- * A digest of the table that changes when a rule, chain, set or map changes, and not when the
- * kernel adds affinity entries as traffic flows or renumbers handles.
- */
-export function tableDigest(doc: NftDocument): string {
-  const items = doc.nftables
-    .filter((o) => !('metainfo' in o))
-    .map((o) => {
-      const [kind, body] = Object.entries(o)[0]!;
-      const { handle: _h, ...rest } = body;
-      if (kind === 'set' && typeof rest.name === 'string' && isAffinitySet(rest.name)) delete rest.elem;
-      return { [kind]: rest };
-    });
-  return createHash('sha256').update(JSON.stringify(items)).digest('hex');
 }
 
 /** The live entries of every affinity set, to carry into the next table. */

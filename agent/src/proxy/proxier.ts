@@ -1,25 +1,26 @@
 /**
  * ServiceProxy: keeps the `ip nodelet-proxy` nftables table equal to what the API's Services and
- * EndpointSlices ask for on this node (kube-proxy's nftables mode, reduced to one table that is
- * rewritten whole in one transaction per sync).
+ * EndpointSlices ask for on this node (kube-proxy's nftables mode: full syncs rewrite the whole
+ * table, partial syncs only what changed; docs/services.md "How it syncs").
  *
  *   start() ─▶ route_localnet ─▶ base table (only if none is there) ─▶ `ready`
- *              ─▶ informers (Services, EndpointSlices, this Node) synced ─▶ first sync ─▶ `synced`
+ *              ─▶ informers (Services, EndpointSlices, this Node) synced ─▶ first sync (full) ─▶ `synced`
  *
- *   loop:  change ──▶ dirty ──(≥ minSyncPeriod since the last sync)──▶ sync
- *          every syncPeriod ──▶ forced sync          every driftCheckPeriod ──▶ drift check
- *          drift (live table ≠ last written, or gone) ──▶ forced sync at once
- *          sync: model ─▶ render ─▶ nft -f ─▶ UDP conntrack cleanup ─▶ metrics
- *          idle after a write ─▶ digest of the live table (the drift baseline)
- *          failed sync ──▶ retried with backoff (1 s doubling to syncPeriod)
+ *   loop:  change ──▶ dirty ──(≥ minSyncPeriod since the last sync)──▶ partial sync
+ *          every syncPeriod ──▶ partial sync (kube-proxy's periodic sync is partial too)
+ *          drift (nft monitor saw another process change the table) ──▶ full sync at once
+ *          nft monitor gone ──(next driftCheckPeriod tick)──▶ full sync, which restarts it
+ *          sync: model ─▶ TableWriter (full or partial nft -f) ─▶ UDP conntrack cleanup ─▶ metrics
+ *          stale chains ──(1 s later, when no sync is due)──▶ deleted in their own transaction
+ *          failed sync ──▶ full sync, retried with backoff (1 s doubling to syncPeriod)
  *
- * One loop does all nft work, so a drift check never reads a table halfway through a write.
- * A table left by a previous run is kept at start (traffic keeps flowing across an agent restart)
- * and replaced by the first sync. `close()` leaves the table unless `cleanupOnShutdown`.
+ * One loop does all nft work. A table left by a previous run is kept at start (traffic keeps
+ * flowing across an agent restart) and replaced by the first sync. `close()` leaves the table
+ * unless `cleanupOnShutdown`.
  */
 import { existsSync } from 'node:fs';
 import type { Registry } from 'prom-client';
-import { AgentError, Backoff, DisposableStore, Wakeup, abortError, describeError, hasCode, isAbortError, unlessNotFound, systemClock, type Clock, type Logger } from '@nodelet/base';
+import { AgentError, Backoff, DisposableStore, Wakeup, abortError, describeError, hasCode, isAbortError, systemClock, type Clock, type Logger } from '@nodelet/base';
 import { ENDPOINTSLICES, Informer, NODES, SERVICES, type ApiClient, type EndpointSlice, type Node, type Service } from '@nodelet/api';
 import type { ProxyConfig } from './config.js';
 import { ConntrackCleaner, staleUdpEntries } from './conntrack.js';
@@ -27,8 +28,10 @@ import { commandRunner, type CommandRunner } from './exec.js';
 import { inAnyCidr } from './ipv4.js';
 import { buildModel, type ServicePortModel } from './model.js';
 import { ProxyMetrics } from './metrics.js';
-import { Nft, affinityEntries, tableDigest } from './nft.js';
+import { TableMonitor } from './monitor.js';
+import { Nft } from './nft.js';
 import { TABLE, renderDelete, renderTable, type RenderOptions } from './render.js';
+import { TableWriter, type WriteMode } from './table-writer.js';
 
 /** The annotation the endpoint controllers set to when the change that caused a write happened. */
 export const LAST_CHANGE_TRIGGER_TIME = 'endpoints.kubernetes.io/last-change-trigger-time';
@@ -49,6 +52,8 @@ export interface ServiceProxyOptions {
   table?: string;
   /** Called after every successful sync, once the rules are live (bench, tests). */
   onSync?: (info: SyncInfo) => void;
+  /** `full` rewrites the whole table on every sync: the old behaviour, the bench's baseline. Read at every sync. */
+  syncMode?: 'incremental' | 'full';
   /**
    * Informers the agent already runs (source/informers.ts; `node` must select this node only):
    * subscribed to and started if needed, never closed here. Missing ones (all of them under
@@ -59,14 +64,22 @@ export interface ServiceProxyOptions {
 
 export interface SyncInfo {
   reason: SyncReason;
+  mode: WriteMode;
+  /** An `nft -f` ran (a partial sync with nothing to change runs none). */
   wrote: boolean;
   durationMs: number;
+  /** Time in the main `nft -f`. */
   applyMs: number;
   servicePorts: number;
   endpoints: number;
+  /** Per-service chains (re)written and map/set elements added or deleted. */
+  changedChains: number;
+  elementChanges: number;
 }
 
 type SyncReason = 'initial' | 'change' | 'resync' | 'drift' | 'retry';
+/** Reasons that make the next sync a full one. */
+type FullReason = 'initial' | 'drift' | 'retry';
 
 export class ServiceProxy {
   readonly metrics: ProxyMetrics;
@@ -90,24 +103,27 @@ export class ServiceProxy {
   readonly #node: Informer<Node>;
   /** The informers this proxy made itself and closes. */
   readonly #owned: Array<{ close(): Promise<void> }> = [];
+  readonly #monitor: TableMonitor;
+  readonly #writer: TableWriter;
   #resolveSynced!: () => void;
   #rejectSynced!: (err: unknown) => void;
   #loop: Promise<void> | undefined;
   #closed: Promise<void> | undefined;
   #dirty = true;
-  #forced: SyncReason | undefined = 'initial';
-  #driftPending = false;
-  /** A write happened; the digest drift checks compare with is still to be read. */
-  #baselinePending = false;
+  /** The next sync is full, for this reason. */
+  #forced: FullReason | undefined = 'initial';
   #informersSynced = false;
   #lastSyncEnd = -Infinity;
-  #lastBareScript = '';
-  #lastDigest = '';
   #lastPorts: ServicePortModel[] = [];
   #triggers: number[] = [];
   #sctp = false;
   #syncs = 0;
   #retryCancel: (() => void) | undefined;
+  #cleanupCancel: (() => void) | undefined;
+  /** The next sync is the periodic one (a partial sync, as kube-proxy's). */
+  #resync = false;
+  /** Stale chains are due for deletion (see #cleanup). */
+  #cleanupDue = false;
 
   private constructor(o: ServiceProxyOptions) {
     this.#o = o;
@@ -118,6 +134,19 @@ export class ServiceProxy {
     this.#nft = new Nft(this.#runner);
     this.#conntrack = new ConntrackCleaner(this.#runner, o.log);
     this.metrics = new ProxyMetrics(o.registry);
+    this.#monitor = new TableMonitor({
+      runner: this.#runner,
+      table: this.table,
+      log: o.log,
+      onDrift: (by) => {
+        this.metrics.driftRepairs.inc();
+        this.#log.warn({ table: this.table, pid: by.pid, comm: by.comm }, 'Service proxy table changed behind our back; rewriting it');
+        this.#force('drift');
+      },
+      // The periodic drift tick restarts it through a full sync.
+      onExit: () => {},
+    });
+    this.#writer = new TableWriter({ nft: this.#nft, table: this.table, log: o.log, clock: this.#clock, monitor: this.#monitor });
     this.#backoff = new Backoff({ initialMs: 1000, maxMs: o.config.syncPeriodMs, clock: this.#clock });
     const informer = { client: o.api, clock: this.#clock, logger: o.log };
     const own = <T extends { close(): Promise<void> }>(i: T): T => {
@@ -163,6 +192,11 @@ export class ServiceProxy {
     this.#wake.notify();
   }
 
+  /** Asks for a full sync (the whole table rewritten) now, still at most one per minSyncPeriod. */
+  requestFullSync(): void {
+    this.#force('retry');
+  }
+
   async #prepare(signal: AbortSignal): Promise<void> {
     const c = this.#o.config;
     // The kernel has SCTP when its sysctl directory exists; without it SCTP ports get no rules
@@ -203,20 +237,23 @@ export class ServiceProxy {
       this.#informersSynced = true;
       // The timers only flag work for the loop below, so they cannot fail; onError is for form.
       const onError = (err: unknown): void => this.#log.error({ err: describeError(err) }, 'Service proxy timer failed');
-      this.#store.add(this.#clock.every(this.#o.config.syncPeriodMs, () => this.#force('resync'), { signal: stop, onError }));
+      this.#store.add(this.#clock.every(this.#o.config.syncPeriodMs, () => this.#periodic(), { signal: stop, onError }));
       this.#store.add(
         this.#clock.every(this.#o.config.driftCheckPeriodMs, () => {
-          this.#driftPending = true;
-          this.#wake.notify();
+          // Changes while `nft monitor` was not running went unseen: rewrite the table, which
+          // also restarts the monitor.
+          if (this.#syncs > 0 && !this.#monitor.running && !this.#forced) {
+            this.#log.warn({ table: this.table }, 'nft monitor is not running; rewriting the service proxy table');
+            this.#force('drift');
+          }
         }, { signal: stop, onError }),
       );
       this.#wake.notify();
       for (;;) {
         await this.#wake.wait(stop);
         if (this.#dirty || this.#forced) await this.#syncWhenAllowed(stop);
-        else if (this.#baselinePending) await this.#takeBaseline(stop);
-        else if (this.#driftPending) await this.#checkDrift(stop);
-        if (this.#dirty || this.#forced || this.#baselinePending) this.#wake.notify();
+        else if (this.#cleanupDue) await this.#cleanup(stop);
+        if (this.#dirty || this.#forced || this.#cleanupDue) this.#wake.notify();
       }
     } catch (err) {
       if (!isAbortError(err) || !stop.aborted) this.#log.error({ err: describeError(err) }, 'Service proxy loop ended');
@@ -249,27 +286,37 @@ export class ServiceProxy {
     this.#wake.notify();
   }
 
-  #force(reason: SyncReason): void {
+  #force(reason: FullReason): void {
     this.#forced ??= reason;
+    this.#wake.notify();
+  }
+
+  #periodic(): void {
+    this.#resync = true;
+    this.#dirty = true;
     this.#wake.notify();
   }
 
   async #syncWhenAllowed(stop: AbortSignal): Promise<void> {
     const wait = this.#lastSyncEnd + this.#o.config.minSyncPeriodMs - this.#clock.monotonic();
     if (wait > 0) await this.#clock.sleep(wait, stop);
-    const reason: SyncReason = this.#forced ?? 'change';
+    const forced = this.#forced;
+    const reason: SyncReason = forced ?? (this.#resync ? 'resync' : 'change');
     this.#forced = undefined;
+    this.#resync = false;
     this.#dirty = false;
     const triggers = this.#triggers;
     this.#triggers = [];
     try {
-      await this.#sync(reason, triggers, stop);
+      await this.#sync(reason, forced, triggers, stop);
       this.#backoff.reset();
       this.#resolveSynced();
     } catch (err) {
       if (stop.aborted) throw err;
       this.#triggers.unshift(...triggers);
       this.metrics.syncFailures.inc();
+      // What the table holds is unknown now: the retry writes it whole (kube-proxy's needFullSync).
+      this.#writer.invalidate();
       const delayMs = this.#backoff.next();
       this.#log.warn({ err: describeError(err), reason, delayMs }, 'Service proxy sync failed, will retry');
       this.#retryCancel?.();
@@ -279,75 +326,62 @@ export class ServiceProxy {
     }
   }
 
-  /** model → render → nft -f → conntrack → metrics (the rules are live) → digest for drift checks. */
-  async #sync(reason: SyncReason, triggers: readonly number[], signal: AbortSignal): Promise<void> {
+  /** model → TableWriter (full or partial nft -f) → conntrack → metrics (the rules are live). */
+  async #sync(reason: SyncReason, forced: FullReason | undefined, triggers: readonly number[], signal: AbortSignal): Promise<void> {
     const start = this.#clock.monotonic();
     const ports = buildModel({ services: this.#services.list(), slices: this.#slices.list(), nodeName: this.#o.nodeName, sctp: this.#sctp, localDNS: this.#o.config.localDNS });
-    const opts = this.#renderOptions();
-    const bare = renderTable(ports, opts);
-    let applyMs = 0;
-    const wrote = reason !== 'change' || bare.script !== this.#lastBareScript;
-    if (wrote) {
-      let script = bare.script;
-      if (ports.some((p) => p.affinityTimeoutS !== undefined)) {
-        // ClientIP stickiness lives in the affinity sets; carry their live entries over.
-        const live = await unlessNotFound(this.#nft.listJson(this.table, signal));
-        if (live) script = renderTable(ports, opts, affinityEntries(live)).script;
-      }
-      const t0 = this.#clock.monotonic();
-      await this.#nft.apply(script, signal);
-      applyMs = this.#clock.monotonic() - t0;
-      this.#lastDigest = '';
-      this.#lastBareScript = bare.script;
-      this.metrics.tableServices.set(bare.services);
-      this.metrics.tableEndpoints.set(bare.endpoints);
-      this.metrics.noLocalEndpoints.set({ traffic_policy: 'internal' }, bare.noLocalEndpoints.internal);
-      this.metrics.noLocalEndpoints.set({ traffic_policy: 'external' }, bare.noLocalEndpoints.external);
-    }
+    const full = forced ?? (this.#o.syncMode === 'full' ? 'full sync mode' : undefined);
+    const w = await this.#writer.write(ports, this.#renderOptions(), full, signal);
+    if (w.cleanupFailed) this.metrics.cleanupFailures.inc();
+    this.metrics.tableServices.set(w.state.services);
+    this.metrics.tableEndpoints.set(w.state.endpoints);
+    this.metrics.noLocalEndpoints.set({ traffic_policy: 'internal' }, w.state.noLocalEndpoints.internal);
+    this.metrics.noLocalEndpoints.set({ traffic_policy: 'external' }, w.state.noLocalEndpoints.external);
     const stale = staleUdpEntries(this.#lastPorts, ports, this.#o.nodeName);
     this.#lastPorts = ports;
     if (stale.length) this.metrics.conntrackFailures.inc(await this.#conntrack.clean(stale, signal));
     const durationMs = this.#clock.monotonic() - start;
     this.#syncs++;
     this.metrics.syncDuration.observe(durationMs / 1000);
+    (w.mode === 'full' ? this.metrics.syncFullDuration : this.metrics.syncPartialDuration).observe(durationMs / 1000);
     const now = this.#clock.now();
     this.metrics.lastSyncTimestamp.set(now / 1000);
     for (const t of triggers) this.metrics.networkProgramming.observe(Math.max(0, now - t) / 1000);
-    const info: SyncInfo = { reason, wrote, durationMs, applyMs, servicePorts: bare.services, endpoints: bare.endpoints };
-    this.#log.debug(info, 'Service proxy rules synced');
+    const info: SyncInfo = {
+      reason, mode: w.mode, wrote: w.wrote, durationMs, applyMs: w.applyMs, servicePorts: w.state.services, endpoints: w.state.endpoints,
+      changedChains: w.changedChains, elementChanges: w.elementChanges,
+    };
+    if (w.mode === 'full') this.#log.info({ ...info, why: w.fullReason }, 'Service proxy table rewritten');
+    else this.#log.debug(info, 'Service proxy rules synced');
     this.#o.onSync?.(info);
-    // Reading the table back costs about as much as writing it (large tables), so the loop takes
-    // the drift baseline when it has nothing else to do, not on the programming path.
-    if (wrote) this.#baselinePending = true;
+    this.#scheduleCleanup();
   }
 
-  async #takeBaseline(stop: AbortSignal): Promise<void> {
-    this.#baselinePending = false;
-    try {
-      this.#lastDigest = tableDigest(await this.#nft.listJson(this.table, stop));
-    } catch (err) {
-      if (stop.aborted) throw err;
-      this.#log.warn({ err: describeError(err) }, 'Reading the service proxy table back failed');
-    }
+  /** Stale chains are deleted by a sync at least a grace period after they went stale. */
+  #scheduleCleanup(): void {
+    this.#cleanupCancel?.();
+    this.#cleanupCancel = undefined;
+    const due = this.#writer.cleanupDueInMs();
+    if (due === undefined) return;
+    this.#cleanupCancel = this.#clock.setTimer(due, () => {
+      this.#cleanupDue = true;
+      this.#wake.notify();
+    });
   }
 
-  async #checkDrift(stop: AbortSignal): Promise<void> {
-    this.#driftPending = false;
-    if (!this.#lastDigest) return;
-    let digest: string | undefined;
+  /**
+   * Deletes stale chains between syncs. Not a sync: it does not take the minSyncPeriod slot the
+   * next change may need (a change is programmed at once after a quiet second).
+   */
+  async #cleanup(stop: AbortSignal): Promise<void> {
+    this.#cleanupDue = false;
     try {
-      digest = tableDigest(await this.#nft.listJson(this.table, stop));
+      if (!(await this.#writer.cleanup(stop))) this.metrics.cleanupFailures.inc();
     } catch (err) {
       if (stop.aborted) throw err;
-      if (!hasCode(err, 'ERR_NOT_FOUND')) {
-        this.#log.warn({ err: describeError(err) }, 'Reading the service proxy table failed');
-        return;
-      }
+      this.metrics.cleanupFailures.inc();
     }
-    if (digest === this.#lastDigest) return;
-    this.metrics.driftRepairs.inc();
-    this.#log.warn({ table: this.table, missing: digest === undefined }, 'Service proxy table changed behind our back; rewriting it');
-    this.#force('drift');
+    this.#scheduleCleanup();
   }
 
   /** Stops watching and syncing; deletes the table only when `cleanupOnShutdown`. Idempotent. */
@@ -357,6 +391,8 @@ export class ServiceProxy {
       this.#rejectSynced(abortError(new Error('service proxy closed')));
       await this.#loop;
       this.#retryCancel?.();
+      this.#cleanupCancel?.();
+      this.#monitor.close();
       this.#store.dispose();
       await Promise.all(this.#owned.map((i) => i.close()));
       if (this.#o.config.cleanupOnShutdown) {

@@ -1,6 +1,8 @@
 /**
- * Renders the whole `ip nodelet-proxy` table from the port models: a pure function, so every
- * rule is table-tested and the same input gives the same bytes. The layout follows kube-proxy's
+ * What the `ip nodelet-proxy` table holds for the port models (`buildTableState`, data) and the
+ * whole-table transaction of a full sync (`renderFull`): pure functions, so every rule is
+ * table-tested and the same input gives the same bytes. Partial syncs diff two states
+ * (partial.ts). The layout follows kube-proxy's
  * nftables mode (KEP-3866); docs/services.md walks through it.
  *
  *   prerouting/output (nat, dstnat) ─▶ services ─▶ @service-ips / @service-nodeports
@@ -9,8 +11,8 @@
  *   forward / output after dnat (filter) ─▶ cluster-ips-check: any service-CIDR address left ─▶ reject
  *   postrouting (nat, srcnat) ─▶ masquerading: mark 0x4000 ─▶ masquerade
  *
- * The result is one transaction (`table` / `delete table` / `table { … }`): nft applies it
- * atomically, so no packet ever sees a half-written table.
+ * A full sync is one transaction (`table` / `delete table` / `table { … }`) and a partial one
+ * another: nft applies each atomically, so no packet ever sees a half-written table.
  */
 import type { ServicePortModel } from './model.js';
 import { categorize, portKey } from './model.js';
@@ -46,25 +48,59 @@ export interface RenderedTable {
   noLocalEndpoints: { internal: number; external: number };
 }
 
+/** The verdict maps and sets whose elements are per service port. */
+export const ELEMENT_CONTAINERS = ['cluster-ips', 'service-ips', 'service-nodeports', 'no-endpoint-services', 'no-endpoint-nodeports'] as const;
+export type ElementContainer = (typeof ELEMENT_CONTAINERS)[number];
+
+/** One element of a map or set: its key (`10.96.0.5 . tcp . 80`), verdict and comment. */
+export interface TableElement {
+  /** The verdict (`goto service-…`, `drop`); undefined in a set. */
+  value?: string;
+  comment?: string;
+}
+
+/**
+ * Everything the table holds, as data: what a full sync writes whole and a partial sync diffs
+ * against the previous state (partial.ts). Built by `buildTableState`, pure.
+ */
+export interface TableState {
+  /** The fixed chains (hooks, dispatch, checks), in order; they depend on the options only. */
+  base: ReadonlyArray<readonly [string, readonly string[]]>;
+  /** The per-service chains (`service-…`, `local-…`, `external-…`, `endpoint-…`) and their rules. */
+  chains: Map<string, string[]>;
+  /** The per-endpoint `affinity-…` sets and their timeout in seconds. */
+  affinitySets: Map<string, number>;
+  /** Elements of the verdict maps and the cluster-ips set, by key. */
+  elements: Record<ElementContainer, Map<string, TableElement>>;
+  services: number;
+  endpoints: number;
+  noLocalEndpoints: { internal: number; external: number };
+}
+
+/** `key [comment "…"] [: verdict]`, as nft writes an element. */
+export function elementText(key: string, e: TableElement): string {
+  return `${key}${e.comment !== undefined ? ` ${comment(e.comment)}` : ''}${e.value !== undefined ? ` : ${e.value}` : ''}`;
+}
+
 class Builder {
   readonly chains = new Map<string, string[]>();
-  readonly sets: string[] = [];
-  readonly clusterIPs = new Set<string>();
-  readonly serviceIPs: string[] = [];
-  readonly nodePorts: string[] = [];
-  readonly noEpServices: string[] = [];
-  readonly noEpNodePorts: string[] = [];
+  readonly affinitySets = new Map<string, number>();
+  readonly elements = Object.fromEntries(ELEMENT_CONTAINERS.map((c) => [c, new Map<string, TableElement>()])) as Record<ElementContainer, Map<string, TableElement>>;
 
   chain(name: string): string[] {
     let c = this.chains.get(name);
     if (!c) this.chains.set(name, (c = []));
     return c;
   }
+
+  element(container: ElementContainer, key: string, e: TableElement = {}): void {
+    this.elements[container].set(key, e);
+  }
 }
 
 const comment = (s: string): string => `comment ${JSON.stringify(s)}`;
 
-function renderPort(b: Builder, p: ServicePortModel, o: RenderOptions, carry: ReadonlyMap<string, readonly AffinityEntry[]>): { internalMissing: boolean; externalMissing: boolean; endpoints: number } {
+function renderPort(b: Builder, p: ServicePortModel, o: RenderOptions): { internalMissing: boolean; externalMissing: boolean; endpoints: number } {
   const c = categorize(p, o.nodeName);
   const proto = p.protocol;
   const svcName = portKey(p);
@@ -81,13 +117,14 @@ function renderPort(b: Builder, p: ServicePortModel, o: RenderOptions, carry: Re
   const internalVerdict = c.hasEndpoints ? 'drop' : 'goto reject-chain';
   const externalVerdict = c.hasEndpoints ? 'drop' : 'goto reject-chain';
 
-  b.clusterIPs.add(p.clusterIP);
+  b.element('cluster-ips', p.clusterIP);
   const key = `${p.clusterIP} . ${proto} . ${p.port}`;
-  if (hasInternal) b.serviceIPs.push(`${key} : goto ${internalChain}`);
-  else b.noEpServices.push(`${key} ${comment(svcName)} : ${internalVerdict}`);
+  if (hasInternal) b.element('service-ips', key, { value: `goto ${internalChain}` });
+  else b.element('no-endpoint-services', key, { comment: svcName, value: internalVerdict });
   if (p.nodePort !== undefined) {
-    if (c.hasEndpoints) b.nodePorts.push(`${proto} . ${p.nodePort} : goto ${extChain}`);
-    if (!hasExternal) b.noEpNodePorts.push(`${proto} . ${p.nodePort} ${comment(svcName)} : ${externalVerdict}`);
+    const npKey = `${proto} . ${p.nodePort}`;
+    if (c.hasEndpoints) b.element('service-nodeports', npKey, { value: `goto ${extChain}` });
+    if (!hasExternal) b.element('no-endpoint-nodeports', npKey, { comment: svcName, value: externalVerdict });
   }
   // Masquerade what reaches the ClusterIP from outside the pod network (the node itself, other
   // hosts routing the service CIDR here), so replies come back through this node.
@@ -102,15 +139,7 @@ function renderPort(b: Builder, p: ServicePortModel, o: RenderOptions, carry: Re
     }
     if (hasExternal) ext.push(`goto ${externalPolicyChain}`);
   }
-  if (p.affinityTimeoutS !== undefined) {
-    for (const e of c.reachable) {
-      const name = affinitySetName(p, e);
-      const lines = [`set ${name} {`, '\t\ttype ipv4_addr', '\t\tflags dynamic,timeout', `\t\ttimeout ${p.affinityTimeoutS}s`];
-      const live = (carry.get(name) ?? []).filter((x) => x.expiresS > 0 && x.expiresS <= p.affinityTimeoutS!);
-      if (live.length) lines.push(`\t\telements = { ${live.map((x) => `${x.ip} expires ${x.expiresS}s`).join(', ')} }`);
-      b.sets.push(lines.join('\n') + '\n\t}');
-    }
-  }
+  if (p.affinityTimeoutS !== undefined) for (const e of c.reachable) b.affinitySets.set(affinitySetName(p, e), p.affinityTimeoutS);
   const dispatch = (chain: string, eps: typeof c.cluster): void => {
     const rules = b.chain(chain);
     if (p.affinityTimeoutS !== undefined) for (const e of eps) rules.push(`ip saddr @${affinitySetName(p, e)} goto ${endpointChainName(p, e)}`);
@@ -141,20 +170,62 @@ function elements(items: readonly string[]): string[] {
   return items.length ? [`\t\telements = { ${items.join(',\n\t\t\t')} }`] : [];
 }
 
-/** Renders the table for `ports` (an empty list gives the base table installed at start). */
-export function renderTable(ports: readonly ServicePortModel[], o: RenderOptions, carry: ReadonlyMap<string, readonly AffinityEntry[]> = new Map()): RenderedTable {
-  const table = o.table ?? TABLE;
+interface PortFragment {
+  /** The port model and options it was built from, to reuse it while they stay the same. */
+  source: string;
+  b: Builder;
+  internalMissing: boolean;
+  externalMissing: boolean;
+  endpoints: number;
+}
+
+/**
+ * Per-port pieces of the last state built, so an unchanged port (most of them, in a sync after
+ * one EndpointSlice change) costs a string comparison instead of hashing its chain names again.
+ * The reused rule arrays and elements keep their identity, which makes the diff cheap too.
+ */
+export class TableStateCache {
+  fragments = new Map<string, PortFragment>();
+}
+
+/**
+ * What the table holds for `ports` (an empty list gives the base table installed at start).
+ * Pure apart from `cache`, which only saves work: the result is the same with or without it.
+ */
+export function buildTableState(ports: readonly ServicePortModel[], o: RenderOptions, cache?: TableStateCache): TableState {
   const b = new Builder();
   let endpoints = 0;
   const noLocal = { internal: 0, external: 0 };
+  const optsKey = JSON.stringify([o.nodeName, o.clusterCIDR]);
+  const next = new Map<string, PortFragment>();
   for (const p of ports) {
-    const r = renderPort(b, p, o, carry);
-    endpoints += r.endpoints;
-    if (r.internalMissing) noLocal.internal++;
-    if (r.externalMissing) noLocal.external++;
+    const source = optsKey + JSON.stringify(p);
+    const key = `${portKey(p)} ${p.clusterIP}`;
+    let f = cache?.fragments.get(key);
+    if (f?.source !== source) {
+      const pb = new Builder();
+      f = { source, b: pb, ...renderPort(pb, p, o) };
+    }
+    next.set(key, f);
+    for (const [name, rules] of f.b.chains) {
+      const have = b.chains.get(name);
+      // Two ports never share a chain; if they did, both sets of rules are kept (never mutate a cached array).
+      if (have) b.chains.set(name, [...have, ...rules]);
+      else b.chains.set(name, rules);
+    }
+    for (const [name, t] of f.b.affinitySets) b.affinitySets.set(name, t);
+    for (const c of ELEMENT_CONTAINERS) for (const [k, e] of f.b.elements[c]) b.elements[c].set(k, e);
+    endpoints += f.endpoints;
+    if (f.internalMissing) noLocal.internal++;
+    if (f.externalMissing) noLocal.external++;
   }
+  if (cache) cache.fragments = next;
+  return { base: baseChains(o), chains: b.chains, affinitySets: b.affinitySets, elements: b.elements, services: ports.length, endpoints, noLocalEndpoints: noLocal };
+}
+
+function baseChains(o: RenderOptions): Array<[string, string[]]> {
   const np = nodePortMatch(o);
-  const base: Array<[string, string[]]> = [
+  return [
     ['filter-input', ['type filter hook input priority -110; policy accept;', 'ct state new jump nodeport-endpoints-check', 'ct state new jump service-endpoints-check',
       // route_localnet lets 127.0.0.1 NodePorts be DNATed out; never let the outside reach 127/8 (CVE-2020-8558).
       `ip daddr 127.0.0.0/8 ip saddr != 127.0.0.0/8 ct state != { established, related } ct status & dnat == 0 drop ${comment('block incoming localnet connections')}`]],
@@ -172,19 +243,39 @@ export function renderTable(ports: readonly ServicePortModel[], o: RenderOptions
     ['mark-for-masquerade', [`meta mark set meta mark | ${MASQ_MARK}`]],
     ['masquerading', [`meta mark & ${MASQ_MARK} == 0 return`, `meta mark set meta mark ^ ${MASQ_MARK}`, 'masquerade fully-random']],
   ];
-  const out: string[] = [`table ip ${table}`, `delete table ip ${table}`, `table ip ${table} {`, `\t${comment("nodelet service proxy (docs/services.md); rewritten whole on every sync")}`];
-  const vmap = (name: string, type: string, what: string, items: string[]): void => {
-    out.push(`\tmap ${name} {`, `\t\ttype ${type} : verdict`, `\t\t${comment(what)}`, ...elements(items), '\t}');
+}
+
+/**
+ * The whole-table transaction (`table` / `delete table` / `table { … }`) for `state`, with the
+ * live affinity entries in `carry` written into their sets with their remaining time.
+ */
+export function renderFull(state: TableState, o: Pick<RenderOptions, 'table'>, carry: ReadonlyMap<string, readonly AffinityEntry[]> = new Map()): string {
+  const table = o.table ?? TABLE;
+  const els = (c: ElementContainer): string[] => [...state.elements[c]].map(([k, e]) => elementText(k, e));
+  const out: string[] = [`table ip ${table}`, `delete table ip ${table}`, `table ip ${table} {`, `\t${comment('nodelet service proxy (docs/services.md)')}`];
+  const vmap = (name: ElementContainer, type: string, what: string): void => {
+    out.push(`\tmap ${name} {`, `\t\ttype ${type} : verdict`, `\t\t${comment(what)}`, ...elements(els(name)), '\t}');
   };
-  out.push('\tset cluster-ips {', '\t\ttype ipv4_addr', `\t\t${comment('active ClusterIPs')}`, ...elements([...b.clusterIPs]), '\t}');
-  vmap('service-ips', 'ipv4_addr . inet_proto . inet_service', 'ClusterIP traffic', b.serviceIPs);
-  vmap('service-nodeports', 'inet_proto . inet_service', 'NodePort traffic', b.nodePorts);
-  vmap('no-endpoint-services', 'ipv4_addr . inet_proto . inet_service', 'reject or drop packets to services with no endpoints', b.noEpServices);
-  vmap('no-endpoint-nodeports', 'inet_proto . inet_service', 'reject or drop packets to service nodeports with no endpoints', b.noEpNodePorts);
-  for (const s of b.sets) out.push(`\t${s}`);
-  for (const [name, rules] of [...base, ...b.chains]) out.push(`\tchain ${name} {`, ...rules.map((r) => `\t\t${r}`), '\t}');
+  out.push('\tset cluster-ips {', '\t\ttype ipv4_addr', `\t\t${comment('active ClusterIPs')}`, ...elements(els('cluster-ips')), '\t}');
+  vmap('service-ips', 'ipv4_addr . inet_proto . inet_service', 'ClusterIP traffic');
+  vmap('service-nodeports', 'inet_proto . inet_service', 'NodePort traffic');
+  vmap('no-endpoint-services', 'ipv4_addr . inet_proto . inet_service', 'reject or drop packets to services with no endpoints');
+  vmap('no-endpoint-nodeports', 'inet_proto . inet_service', 'reject or drop packets to service nodeports with no endpoints');
+  for (const [name, timeoutS] of state.affinitySets) {
+    const lines = [`\tset ${name} {`, '\t\ttype ipv4_addr', '\t\tflags dynamic,timeout', `\t\ttimeout ${timeoutS}s`];
+    const live = (carry.get(name) ?? []).filter((x) => x.expiresS > 0 && x.expiresS <= timeoutS);
+    if (live.length) lines.push(`\t\telements = { ${live.map((x) => `${x.ip} expires ${x.expiresS}s`).join(', ')} }`);
+    out.push(...lines, '\t}');
+  }
+  for (const [name, rules] of [...state.base, ...state.chains]) out.push(`\tchain ${name} {`, ...rules.map((r) => `\t\t${r}`), '\t}');
   out.push('}', '');
-  return { script: out.join('\n'), services: ports.length, endpoints, noLocalEndpoints: noLocal };
+  return out.join('\n');
+}
+
+/** Renders the whole table for `ports` (an empty list gives the base table installed at start). */
+export function renderTable(ports: readonly ServicePortModel[], o: RenderOptions, carry: ReadonlyMap<string, readonly AffinityEntry[]> = new Map()): RenderedTable {
+  const state = buildTableState(ports, o);
+  return { script: renderFull(state, o, carry), services: state.services, endpoints: state.endpoints, noLocalEndpoints: state.noLocalEndpoints };
 }
 
 /** The transaction that removes the table (idempotent: the `table` line creates it first). */

@@ -26,6 +26,7 @@ let server: InMemoryApiServer;
 let api: ApiClient;
 let proxy: ServiceProxy;
 let nft: Nft;
+const registry = new Registry();
 const pods: Array<{ ns: string; ip: string }> = [];
 let client: { ns: string; ip: string };
 
@@ -40,7 +41,7 @@ before(async () => {
   api = server.client();
   nft = new Nft(commandRunner(net.node));
   const config = resolveProxyConfig({ driftCheckPeriod: '300ms' });
-  proxy = await ServiceProxy.start({ api, nodeName: 'n1', config, log: quietLog, registry: new Registry(), netns: net.node });
+  proxy = await ServiceProxy.start({ api, nodeName: 'n1', config, log: quietLog, registry, netns: net.node });
 }, { timeout: 60_000 });
 
 after(async () => {
@@ -50,6 +51,13 @@ after(async () => {
   await server?.close();
   await net?.destroy();
 });
+
+/** A sample's value from the proxy's metrics (histogram `_count`s, counters). */
+async function count(name: string): Promise<number> {
+  const all = await registry.getMetricsAsJSON();
+  for (const m of all) for (const v of m.values as Array<{ metricName?: string; value: number }>) if ((v.metricName ?? m.name) === name) return v.value;
+  return 0;
+}
 
 const quietLog = { error() {}, warn() {}, info() {}, debug() {}, child: () => quietLog };
 
@@ -101,18 +109,27 @@ test('a ClusterIP load-balances across 3 ready endpoints; not-ready ones get not
   for (const [p, n] of Object.entries(counts)) assert.ok(n >= 5, `${p} got ${n}/60: ${JSON.stringify(counts)}`);
 });
 
-test('sessionAffinity ClientIP sticks, also across a full resync', { skip }, async () => {
+test('sessionAffinity ClientIP sticks across a partial sync (the sets stay) and a full one (entries carried over)', { skip }, async () => {
   await put(service('sticky', '10.96.0.6', { sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds: 600 } } }), [{ ip: pods[0]!.ip }, { ip: pods[1]!.ip }, { ip: pods[2]!.ip }]);
   await waitForRule('10.96.0.6', 80);
   const first = names(await net.http(client.ns, 'http://10.96.0.6/', 15));
   assert.equal(new Set(first).size, 1, `one backend: ${first.join(',')}`);
-  const before = proxy.syncs;
-  await put(service('other', '10.96.0.7'), [{ ip: pods[0]!.ip }]); // any change rewrites the whole table
-  await pollUntil('a sync after the change', () => proxy.syncs > before, { timeoutMs: 5000 });
+  const entries = async (): Promise<unknown[]> => {
+    const sets = (await nft.listJson('nodelet-proxy', AbortSignal.timeout(5000))).nftables.map((o) => o.set as { name?: string; elem?: Array<{ elem?: { val?: string } }> } | undefined);
+    return sets.filter((x) => x?.name?.includes('/sticky/')).flatMap((x) => (x!.elem ?? []).map((e) => e.elem?.val));
+  };
+  const fulls = async (): Promise<number> => count('kubeproxy_sync_full_proxy_rules_duration_seconds_count');
+  const partials = async (): Promise<number> => count('kubeproxy_sync_partial_proxy_rules_duration_seconds_count');
+  const [f0, p0] = [await fulls(), await partials()];
+  await put(service('other', '10.96.0.7'), [{ ip: pods[0]!.ip }]);
   await waitForRule('10.96.0.7', 80);
-  const sets = (await nft.listJson('nodelet-proxy', AbortSignal.timeout(5000))).nftables.map((o) => o.set as { name?: string; elem?: Array<{ elem?: { val?: string } }> } | undefined);
-  const entries = sets.filter((x) => x?.name?.includes('/sticky/')).flatMap((x) => (x!.elem ?? []).map((e) => e.elem?.val));
-  assert.deepEqual(entries, [client.ip], 'the client’s affinity entry was carried into the new table');
+  assert.equal(await fulls(), f0, 'a new Service is a partial sync');
+  assert.ok((await partials()) > p0);
+  assert.deepEqual(await entries(), [client.ip], 'the affinity set and its entry are untouched by a partial sync');
+  assert.deepEqual(new Set(names(await net.http(client.ns, 'http://10.96.0.6/', 10))), new Set(first));
+  proxy.requestFullSync();
+  await pollUntil('a full sync', async () => (await fulls()) > f0, { timeoutMs: 10_000, intervalMs: 50 });
+  assert.deepEqual(await entries(), [client.ip], 'the client’s affinity entry was carried into the rewritten table');
   const again = names(await net.http(client.ns, 'http://10.96.0.6/', 10));
   assert.deepEqual(new Set(again), new Set(first), 'the affinity entry survived the rewrite');
 });
@@ -169,13 +186,32 @@ test('UDP: the stale conntrack entry goes when the only backend is replaced', { 
   assert.match(r.body!, /^p2 /);
 });
 
-test('drift: a flushed chain is put back', { skip }, async () => {
+test('many Services, then one EndpointSlice change: live after a partial transaction only', { skip }, async () => {
+  const many = 300;
+  for (let i = 0; i < many; i++) await put(service(`bulk${i}`, `10.96.${2 + Math.floor(i / 200)}.${(i % 200) + 1}`), [{ ip: pods[i % 3]!.ip }]);
+  await waitForRule(`10.96.${2 + Math.floor((many - 1) / 200)}.${((many - 1) % 200) + 1}`, 80);
+  await put(service('flip', '10.96.0.13'), [{ ip: pods[0]!.ip }]);
+  await waitForRule('10.96.0.13', 80);
+  const [f0, p0] = [await count('kubeproxy_sync_full_proxy_rules_duration_seconds_count'), await count('kubeproxy_sync_partial_proxy_rules_duration_seconds_count')];
+  await setEndpoints('flip', [{ ip: pods[2]!.ip }]);
+  const r = await pollUntil('flip served by p3', async () => {
+    const [x] = await net.http(client.ns, 'http://10.96.0.13/');
+    return x?.body?.startsWith('p3 ') ? x : undefined;
+  }, { timeoutMs: 10_000, intervalMs: 50 });
+  assert.match(r.body!, /^p3 /);
+  assert.ok((await count('kubeproxy_sync_partial_proxy_rules_duration_seconds_count')) > p0, 'a partial sync ran');
+  assert.equal(await count('kubeproxy_sync_full_proxy_rules_duration_seconds_count'), f0, 'and no full one');
+});
+
+test('drift: a flushed chain is put back (a fixed chain and a service chain)', { skip }, async () => {
   await waitForRule('10.96.0.5', 80);
   const before = (await proxy.metrics.driftRepairs.get()).values[0]?.value ?? 0;
-  // Flush and look in one go: the repair may come within the drift check period.
-  const flushed = net.inNode(['sh', '-c', 'nft flush chain ip nodelet-proxy services && nft list chain ip nodelet-proxy services']);
-  assert.doesNotMatch(flushed, /vmap/, 'the flush emptied the dispatch chain');
+  const target = (await nft.listText('nodelet-proxy', AbortSignal.timeout(5000))).match(/10\.96\.0\.5 \. tcp \. 80 : goto ([^\s,]+)/)![1]!;
+  // Flush and look in one go: the repair comes as soon as the proxy sees the change.
+  const flushed = net.inNode(['sh', '-c', `nft flush chain ip nodelet-proxy services && nft flush chain ip nodelet-proxy '${target}' && nft list chain ip nodelet-proxy services && nft list chain ip nodelet-proxy '${target}'`]);
+  assert.doesNotMatch(flushed, /vmap/, 'the flush emptied the dispatch chains');
   await pollUntil('the drift repair', async () => ((await proxy.metrics.driftRepairs.get()).values[0]?.value ?? 0) > before, { timeoutMs: 5000, intervalMs: 50 });
   const ok = await net.client<HttpResult>(client.ns, ['http-until-ok', '--url', 'http://10.96.0.5/', '--within', '5000']);
   assert.equal(ok.ok, true, JSON.stringify(ok));
+  await pollUntil('the service chain rewritten', async () => /numgen random mod 3/.test(net.inNode(['nft', 'list', 'chain', 'ip', 'nodelet-proxy', target])), { timeoutMs: 5000, intervalMs: 50 });
 });
