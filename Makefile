@@ -14,7 +14,7 @@ DEB_PACKAGES := containerd runc containernetworking-plugins busybox-static etcd-
 
 BUILD := $(CURDIR)/build
 
-.PHONY: deps deps-apt deps-npm build ts native lint typecheck gen gen-check test test-unit test-integration bench up down clean
+.PHONY: deps deps-apt deps-npm build ts native lint typecheck gen gen-check test test-long test-unit test-integration test-integration-long bench up down clean
 
 deps: deps-apt deps-npm
 
@@ -35,6 +35,7 @@ native:
 build: ts native
 
 lint: deps-npm
+	node scripts/check-package-graph.mjs
 	npx eslint .
 
 typecheck: deps-npm
@@ -54,6 +55,12 @@ test-integration: build
 	node scripts/run-tests.mjs integration
 
 test: deps build lint typecheck gen-check test-unit test-integration
+
+# Everything `test` runs plus the integration files marked `// nodelet-test: long` (see README, Testing).
+test-integration-long: build
+	node scripts/run-tests.mjs integration --long
+
+test-long: deps build lint typecheck gen-check test-unit test-integration-long
 
 # The quickstart: a one-node cluster on this machine (state in /var/lib/nodelet/lab; see README).
 up: deps build

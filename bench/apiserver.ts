@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { noopLogger } from '@nodelet/base';
-import { startControlPlane } from '../control-plane/src/apiserver/run.js';
+import { startControlPlane } from '../control-plane/src/control-plane.js';
 import { createEtcdStore, createSqliteStore, type Store } from '../control-plane/src/storage/index.js';
 import { etcdUnavailableReason, startTestEtcd } from '../control-plane/src/storage/testing/etcd.js';
 

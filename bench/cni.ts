@@ -87,10 +87,14 @@ try {
 } finally {
   try {
     execFileSync('ip', ['netns', 'del', NETNS]);
-  } catch {}
+  } catch {
+    // Not created (the run failed before) or already gone.
+  }
   try {
     execFileSync('ip', ['link', 'del', 'nlc4']);
-  } catch {}
+  } catch {
+    // The bridge plugin made no bridge, or DEL removed it.
+  }
   await restoreNat(natBefore, [list.name]);
   rmSync(dir, { recursive: true, force: true });
 }

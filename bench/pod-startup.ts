@@ -16,9 +16,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PODS, NODES, type Pod } from '@nodelet/api';
-import { startHarness, waitFor, podSpec, type Harness } from '../agent/test/integration/harness.js';
+import { startHarness, podSpec, type Harness } from '../agent/test/integration/harness.js';
 import { buildContainerConfig, buildSandboxConfig } from '../agent/src/runtime/container-config.js';
 import { MANAGED_BY } from '../agent/src/runtime/labels.js';
+import { pollUntil } from '@nodelet/base';
 
 const N = Number(process.argv[process.argv.indexOf('--pods') + 1]) || 30;
 const NODELET_DEV = join(import.meta.dirname, '..', 'bin', 'nodelet-dev');
@@ -72,7 +73,7 @@ async function agentBurst(h: Harness): Promise<number[]> {
       await h.api.create(PODS, p);
     }),
   );
-  await waitFor(`${N} pods Ready`, () => ready.size === N, 120_000, 50);
+  await pollUntil(`${N} pods Ready`, () => ready.size === N, { timeoutMs: 120_000, intervalMs: 50 });
   ac.abort();
   await watching;
   return [...ready].map(([name, t]) => (t - created.get(name)!) / 1000);
@@ -113,7 +114,7 @@ async function main(): Promise<void> {
   const h = await startHarness('bench', {}, 5, { inProcessAgent: false });
   const agent = spawn(NODELET_DEV, h.agentArgs, { stdio: ['ignore', 'ignore', 'inherit'] });
   try {
-    await waitFor('node Ready', async () => (await h.api.get(NODES, h.nodeName)).status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'), 60_000, 200);
+    await pollUntil('node Ready', async () => (await h.api.get(NODES, h.nodeName)).status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'), { timeoutMs: 60_000, intervalMs: 200 });
     for (const image of [h.rt.images.busybox, h.rt.images.pause]) await h.cri.image.pullImage({ image: { image } });
     const pid = agentPid(agent);
     const idle = await sample(pid, 5000);
@@ -121,7 +122,7 @@ async function main(): Promise<void> {
     const busy = await sample(pid, 5000);
     const pods = await h.api.list(PODS, { namespace: 'default' });
     await Promise.all(pods.items.map((p) => h.api.delete(PODS, p.metadata.name!, { namespace: 'default', gracePeriodSeconds: 1 })));
-    await waitFor('burst pods gone', async () => (await h.cri.runtime.listPodSandbox({})).items.length === 0, 120_000, 200);
+    await pollUntil('burst pods gone', async () => (await h.cri.runtime.listPodSandbox({})).items.length === 0, { timeoutMs: 120_000, intervalMs: 200 });
     const floorLat = await floorBurst(h);
     const row = (name: string, xs: number[]) => `${name.padEnd(28)} p50 ${pct(xs, 50).toFixed(3)} s   p99 ${pct(xs, 99).toFixed(3)} s   max ${Math.max(...xs).toFixed(3)} s`;
     console.log(`pod startup, ${N} pods at once, cached images (${new Date().toISOString()})`);

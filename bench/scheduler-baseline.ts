@@ -1,17 +1,20 @@
 // The baseline of bench/scheduler.ts: the scheduler as it was before the incremental snapshot
 // and the separate binding cycle (issue 16), taken from git so it runs beside the current one in
-// the same benchmark. The scheduler and its event recorder are extracted from the commit into a
-// temp dir whose node_modules points at this checkout's, so both schedulers talk to the same API
+// the same benchmark. The scheduler directory is extracted from the commit into a temp dir whose node_modules points at this checkout's, so both schedulers talk to the same API
 // client and API server code and differ only in themselves.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-/** The landed tree the issue measured: the last commit before this scheduler's rewrite. */
-export const BASELINE_REF = '11d47c56fa922b5e31f49a7c075a49a7907cf3c9';
+/**
+ * main as it was merged into this change (the scheduler issue 16 measured, with the later dedupe
+ * pass: the shared EventRecorder of @nodelet/api). Its scheduler imports nothing outside its own
+ * directory but workspace packages, which resolve to this checkout's.
+ */
+export const BASELINE_REF = 'b3749944d46a3cdc4a35e4de516ff2cba5477e04';
 
-const PATHS = ['control-plane/src/scheduler', 'control-plane/src/controllers/util'];
+const PATHS = ['control-plane/src/scheduler'];
 
 export interface Baseline {
   /** The baseline's `control-plane/src/scheduler/index.ts`. */

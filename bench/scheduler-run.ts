@@ -17,7 +17,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ApiClient, EVENTS, NODES, PODS, type Node, type Pod } from '@nodelet/api';
 import { Semaphore, noopLogger, type Logger } from '@nodelet/base';
-import { startControlPlane } from '../control-plane/src/apiserver/run.js';
+import { startControlPlane } from '../control-plane/src/control-plane.js';
 
 const { values: args } = parseArgs({
   options: {

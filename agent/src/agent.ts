@@ -1,54 +1,58 @@
 /**
- * The agent: wires the runtime (CRI + CNI service), the PLEG, pod workers, status manager, event
- * recorder, pod sources, node reporter, lease, node API and housekeeping, and owns their lifetime.
+ * The agent: constructs its parts, starts them in order and closes them in reverse. It holds no
+ * logic of its own; what each part does is in its folder (docs/agent.md, "What it does").
  *
- *   start():  CRI handshake → CNI service → first relist (recovery view) → node API → loops
- *   close():  stop sources and loops (one AbortController), drain workers, flush nothing more,
- *             close servers, CNI service and CRI channel. Idempotent. Running pods keep running.
+ *   start():  pod dirs → CRI handshake → CNI service → shared informers → cluster DNS → service
+ *             proxy → PLEG, node reporter, runtime, status, prober, pod configuration, pod workers
+ *             → first relist (the recovery view) → node API → loops (PLEG, status, events, node
+ *             status, lease, pod configuration, housekeeping, credentials)
+ *   close():  abort the loops' signal, then undo every step above in reverse order. Idempotent.
+ *             Running pods keep running.
  *
  * Crash-only: nothing is persisted by the agent but its credentials (certificates/: the serving
  * pair and the renewed node token, each written atomically); a restarted agent rebuilds its view
  * from CRI labels and the API, and does not restart running containers.
  */
 import { chmod, mkdir } from 'node:fs/promises';
-import cron from 'node-cron';
-import { DisposableStore, describeError, systemClock, toDisposable, type Clock, type Logger } from '@nodelet/base';
-import { CONFIGMAPS, SECRETS, type ApiClient, type Pod } from '@nodelet/api';
+import { join } from 'node:path';
+import { describeError, systemClock, type Clock, type Logger } from '@nodelet/base';
+import type { ApiClient } from '@nodelet/api';
 import { connectCriClient, type CriClient } from '@nodelet/cri-client';
 import { installNodeletCni, startCniService, type CniService } from '@nodelet/cni';
 import type { AgentConfig } from './config/config.js';
-import { Pleg } from './pleg/pleg.js';
-import { PodRuntime } from './runtime/pod-runtime.js';
-import { ImageManager } from './runtime/image-manager.js';
-import type { EnvSourceReader } from './runtime/env.js';
-import { hostMounter } from './runtime/mount.js';
-import { cleanupOrphanedPodDirs } from './runtime/volumes.js';
-import { apiVolumeSources } from './source/volume-sources.js';
-import { StatusManager } from './status/status-manager.js';
-import { EventRecorder } from './status/event-recorder.js';
-import { PodWorkers } from './podworkers/pod-workers.js';
-import { PodLifecycle } from './pod-lifecycle.js';
-import { ProbeManager } from './prober/prober.js';
-import { ApiPodSource } from './source/pod-source.js';
-import { isMirrorPod, readStaticPods } from './source/static-pods.js';
-import { NodeReporter } from './node/node-reporter.js';
+import { nodeCredentialRotation, servingCertificate, type NodeCertificatesOptions } from './certificates/node-certificates.js';
+import type { NodeCredentialManager } from './certificates/node-credential-manager.js';
+import type { ServingCertManager } from './certificates/serving-cert-manager.js';
+import { podDnsConfigurer, startClusterDns, type NodeDns } from './dns/index.js';
+import { gcPasses } from './housekeeping/gc.js';
+import { Housekeeping } from './housekeeping/housekeeping.js';
 import { NodeLease } from './node/lease.js';
 import { pickInternalIP } from './node/machine-info.js';
-import type { RuntimeHealth } from './node/node-status.js';
-import { AgentMetrics } from './server/metrics.js';
-import { startNodeApi, type NodeApiServer } from './server/node-api.js';
+import { NodeReporter } from './node/node-reporter.js';
+import { runtimeHealth } from './node/runtime-health.js';
+import { Pleg } from './pleg/pleg.js';
+import { PodLifecycle } from './pod-lifecycle.js';
+import { PodWorkers } from './podworkers/pod-workers.js';
+import { ProbeManager } from './prober/prober.js';
+import { startServiceProxy, type ServiceProxy } from './proxy/index.js';
+import { apiEnvSources } from './runtime/env-sources.js';
+import { ImageManager } from './runtime/image-manager.js';
+import { hostMounter } from './runtime/mount.js';
+import { PodRuntime } from './runtime/pod-runtime.js';
+import { criProbeExec } from './runtime/probe-exec.js';
+import { TokenManager } from './runtime/token-manager.js';
+import { cleanupOrphanedPodDirs } from './runtime/volumes.js';
 import { NodeApiAuthenticator } from './server/authn.js';
 import { NodeApiAuthorizer } from './server/authz.js';
-import { TokenManager } from './runtime/token-manager.js';
+import { AgentMetrics } from './server/metrics.js';
+import { startNodeApi, type NodeApiServer } from './server/node-api.js';
+import { nodeApiBackend } from './server/node-api-backend.js';
+import { SharedInformers } from './source/informers.js';
+import { PodConfig } from './source/pod-config.js';
 import { ServiceLister } from './source/service-lister.js';
-import { nodeCredentialRotation, servingCertificate, type NodeCertificatesOptions } from './certificates/node-certificates.js';
-import type { ServingCertManager } from './certificates/serving-cert-manager.js';
-import type { NodeCredentialManager } from './certificates/node-credential-manager.js';
-import { collectContainers, collectImages, serialJob } from './housekeeping.js';
-import { podLogDir } from './runtime/container-config.js';
-import { startServiceProxy, type ServiceProxy } from './proxy/index.js';
-import { podDnsConfigurer, startClusterDns, type NodeDns } from './dns/index.js';
-import { join } from 'node:path';
+import { apiVolumeSources } from './source/volume-sources.js';
+import { EventRecorder } from './status/event-recorder.js';
+import { StatusManager } from './status/status-manager.js';
 
 export const AGENT_VERSION = 'v1.32.0-nodelet';
 
@@ -75,36 +79,29 @@ export class Agent {
   readonly #o: AgentOptions;
   readonly #log: Logger;
   readonly #clock: Clock;
+  readonly #internalIP: string;
+  /** Aborted first by close(): every loop runs on it. */
   readonly #stop = new AbortController();
-  readonly #store = new DisposableStore();
-  readonly #loops: Promise<unknown>[] = [];
+  /** What close() undoes, in reverse order of start. */
+  readonly #closers: Array<{ what: string; close: () => unknown }> = [];
+  #closed?: Promise<void>;
   #cri!: CriClient;
-  #cni?: CniService;
   #nodeApi?: NodeApiServer;
   #dns?: NodeDns;
-  /** Long-lived helpers closed after the loops (informers the runtime reads). */
-  readonly #closers: Array<() => Promise<unknown>> = [];
   /** The service proxy (docs/services.md); undefined with proxy mode none. */
   proxy?: ServiceProxy;
-  #closed?: Promise<void>;
-  #runtimeName = 'containerd';
-  #runtimeVersion = '';
   pleg!: Pleg;
   workers!: PodWorkers;
   status!: StatusManager;
   events!: EventRecorder;
   node!: NodeReporter;
   lease!: NodeLease;
+  /** The pods this node should run: API and static sources merged (source/pod-config.ts). */
+  pods!: PodConfig;
   /** The serving certificate's CSR flow and rotation (unset with tlsCertFile or serverTLSBootstrap off). */
   servingCertificates?: ServingCertManager;
   /** Node credential renewal (unset when off or when the kubeconfig holds no node token). */
   nodeCredentials?: NodeCredentialManager;
-  readonly apiPods = new Map<string, Pod>();
-  readonly staticPods = new Map<string, Pod>();
-  #staticRead = false;
-  #source!: ApiPodSource;
-  #podDirCleanup?: () => void;
-  #internalIP: string;
 
   private constructor(o: AgentOptions) {
     this.#o = o;
@@ -146,22 +143,25 @@ export class Agent {
   async #start(): Promise<void> {
     const c = this.config;
     const log = this.#log;
+    const clock = this.#clock;
+    const api = this.#o.api;
     const signal = this.#stop.signal;
-    // Pod directories hold secret volumes: nobody but root walks into them on the node (kubelet: 0750).
+    const child = (component: string): Logger => log.child({ component });
+
+    // 1. Pod directories hold secret volumes: nobody but root walks into them on the node (kubelet: 0750).
     await mkdir(join(c.rootDir, 'pods'), { recursive: true });
     await chmod(join(c.rootDir, 'pods'), 0o750);
 
-    // 1. Runtime: Version handshake, waiting for it like the kubelet.
-    const { client, version } = await connectCriClient({ endpoint: c.containerRuntimeEndpoint, waitMs: this.#o.runtimeWaitMs ?? 30_000 });
-    this.#cri = client;
-    this.#store.add(toDisposable(() => client.close()));
-    this.#runtimeName = version.runtimeName || 'containerd';
-    this.#runtimeVersion = version.runtimeVersion;
-    log.info({ runtime: this.#runtimeName, version: this.#runtimeVersion, endpoint: c.containerRuntimeEndpoint }, 'Container runtime connected');
+    // 2. Runtime: Version handshake, waiting for it like the kubelet.
+    const { client: cri, version } = await connectCriClient({ endpoint: c.containerRuntimeEndpoint, waitMs: this.#o.runtimeWaitMs ?? 30_000 });
+    this.#cri = cri;
+    this.#closing('cri', () => cri.close());
+    const runtimeName = version.runtimeName || 'containerd';
+    log.info({ runtime: runtimeName, version: version.runtimeVersion, endpoint: c.containerRuntimeEndpoint }, 'Container runtime connected');
 
-    // 2. Pod networking: the CNI service the runtime's nodelet-cni plugin forwards to.
+    // 3. Pod networking: the CNI service the runtime's nodelet-cni plugin forwards to.
     await installNodeletCni(c.cniBinDir, { pluginDirs: c.cniPluginDirs });
-    this.#cni = await startCniService({
+    const cni: CniService = await startCniService({
       socketPath: c.cniSocketPath,
       binDirs: c.cniPluginDirs,
       cacheDir: c.cniCacheDir,
@@ -169,54 +169,65 @@ export class Agent {
       runtimeConfDir: c.cniConfDir,
       logger: log,
     });
+    this.#closing('cni', () => cni.close());
 
-    // 2b. Cluster DNS: the node-local resolver (docs/dns.md). It starts first so the proxy can
-    // send the kube-dns Service IP to it; a resolver that could not bind leaves kube-dns to its endpoints.
-    const api = this.#o.api;
-    this.#dns = await startClusterDns({ api, config: c, nodeIP: this.#internalIP, registry: this.metrics.registry, clock: this.#clock, log: log.child({ component: 'dns' }) });
+    // 4. One informer per resource, shared by the pod configuration, service env, proxy and DNS.
+    const informers = new SharedInformers({ api, nodeName: c.nodeName, clock, log: child('informers') });
+    informers.start();
+    this.#closing('informers', () => informers.close());
 
-    // 2c. Service proxy: its table (rejecting the whole service CIDR) is in place before any pod runs.
+    // 5. Cluster DNS: the node-local resolver (docs/dns.md). It starts first so the proxy can send the
+    //    kube-dns Service IP to it; a resolver that could not bind leaves kube-dns to its endpoints.
+    const dnsInformers = c.clusterDNSResolver
+      ? { services: informers.services(), endpointSlices: informers.endpointSlices(), namespaces: informers.namespaces(), pods: c.clusterDNSPodRecords === 'verified' ? informers.pods() : undefined }
+      : undefined;
+    this.#dns = await startClusterDns({ api, config: c, nodeIP: this.#internalIP, registry: this.metrics.registry, clock, log: child('dns'), informers: dnsInformers });
+    this.#closing('dns', () => this.#dns?.close());
+
+    // 6. Service proxy: its table (rejecting the whole service CIDR) is in place before any pod runs.
+    const proxyInformers = c.proxy.mode === 'none' ? undefined : { services: informers.services(), endpointSlices: informers.endpointSlices(), node: informers.node() };
     const proxyConfig = { ...c.proxy, localDNS: c.proxy.localDNS ?? this.#dns?.address };
-    this.proxy = await startServiceProxy({ api, nodeName: c.nodeName, config: proxyConfig, log: log.child({ component: 'proxy' }), registry: this.metrics.registry });
+    this.proxy = await startServiceProxy({ api, nodeName: c.nodeName, config: proxyConfig, log: child('proxy'), registry: this.metrics.registry, clock, informers: proxyInformers });
+    this.#closing('proxy', () => this.proxy?.close());
 
-    // 3. Core: PLEG cache, runtime, status, events, workers.
-    this.pleg = new Pleg({
-      runtime: client.runtime,
-      clock: this.#clock,
-      log: log.child({ component: 'pleg' }),
+    // 7. Core: PLEG cache, node status, runtime, status, events, probes, pod configuration, workers.
+    const pleg = (this.pleg = new Pleg({
+      runtime: cri.runtime,
+      clock,
+      log: child('pleg'),
       periodMs: this.#o.relistPeriodMs,
       onPodChanged: (uid) => this.workers?.wake(uid),
       observeRelist: (s) => this.metrics.plegRelistDuration.observe(s),
-    });
-    this.node = new NodeReporter({
+    }));
+    const node = (this.node = new NodeReporter({
       api,
       config: c,
-      clock: this.#clock,
-      log: log.child({ component: 'node' }),
+      clock,
+      log: child('node'),
       internalIP: this.#internalIP,
       agentVersion: AGENT_VERSION,
       nodeApiPort: () => this.#nodeApi?.port ?? c.port,
-      health: (s) => this.#health(s),
+      health: runtimeHealth({ runtime: cri.runtime, runtimeName, runtimeVersion: version.runtimeVersion, cniReady: () => !!cni.network(), plegHealthy: () => pleg.healthy() }),
       onPodCIDR: (cidr) => {
         log.info({ podCIDR: cidr }, 'Pod CIDR set');
-        this.#cni?.setPodCIDR(cidr);
-        this.node.poke();
+        cni.setPodCIDR(cidr);
+        node.poke();
       },
-    });
-    const machine = await this.node.machineInfo();
-    this.events = new EventRecorder({ api, clock: this.#clock, log: log.child({ component: 'events' }), nodeName: c.nodeName });
-    const dnsConfigurer = podDnsConfigurer({ config: c, nodeIP: this.#internalIP, events: this.events, log: log.child({ component: 'dns' }) });
+    }));
+    const machine = await node.machineInfo();
+    const events = (this.events = new EventRecorder({ api, clock, log: child('events'), nodeName: c.nodeName }));
+    const dnsConfigurer = podDnsConfigurer({ config: c, nodeIP: this.#internalIP, events, log: child('dns') });
     const runtime = new PodRuntime({
-      runtime: client.runtime,
-      images: new ImageManager({ images: client.image, clock: this.#clock, maxParallelPulls: c.maxParallelImagePulls }),
-      env: this.#envReader(),
+      runtime: cri.runtime,
+      images: new ImageManager({ images: cri.image, clock, maxParallelPulls: c.maxParallelImagePulls }),
+      env: apiEnvSources(api),
       volumeSources: apiVolumeSources(api),
       mounter: hostMounter,
-      tokens: new TokenManager({ api, clock: this.#clock }),
-      services: this.#serviceLister(api, log),
-      events: this.events,
-      clock: this.#clock,
-      log: log.child({ component: 'runtime' }),
+      tokens: new TokenManager({ api, clock }),
+      services: new ServiceLister(informers.services()),
+      events,
+      clock,
+      log: child('runtime'),
       paths: { rootDir: c.rootDir, podLogsDir: c.podLogsDir },
       nodeName: c.nodeName,
       hostIP: () => this.#internalIP,
@@ -224,316 +235,126 @@ export class Agent {
       runtimeRequestTimeoutMs: c.runtimeRequestTimeoutMs,
       crashLoopInitialMs: c.crashLoopInitialMs,
       crashLoopMaxMs: c.crashLoopMaxMs,
-      onSandboxIps: (id, ips) => this.pleg.noteSandboxIps(id, ips),
+      onSandboxIps: (id, ips) => pleg.noteSandboxIps(id, ips),
       podDns: (pod, s) => dnsConfigurer.forPod(pod, s),
     });
-    this.status = new StatusManager({ api, clock: this.#clock, log: log.child({ component: 'status' }) });
+    this.status = new StatusManager({ api, clock, log: child('status') });
     const prober = new ProbeManager({
-      exec: {
-        execSync: async (containerId, cmd, timeoutS, s) => {
-          // CRI enforces `timeout`; the call deadline only guards against a runtime that does not.
-          const r = await client.runtime.execSync({ containerId, cmd, timeout: timeoutS }, { signal: s, timeoutMs: timeoutS * 1000 + c.runtimeRequestTimeoutMs });
-          return { exitCode: r.exitCode, output: Buffer.concat([r.stdout, r.stderr]).toString('utf8') };
-        },
-      },
-      events: this.events,
-      clock: this.#clock,
-      log: log.child({ component: 'prober' }),
+      exec: criProbeExec(cri.runtime, c.runtimeRequestTimeoutMs),
+      events,
+      clock,
+      log: child('prober'),
       onResultChanged: (uid) => this.workers?.wake(uid),
       hostIP: () => this.#internalIP,
     });
-    this.#store.add(prober);
+    this.#closing('prober', () => prober.dispose());
+    const pods = (this.pods = new PodConfig({
+      pods: informers.nodePods(),
+      nodeName: c.nodeName,
+      staticPodPath: c.staticPodPath,
+      fileCheckFrequencyMs: c.fileCheckFrequencyMs,
+      clock,
+      log: child('pod-config'),
+      onUpdate: (u) => this.workers.update(u),
+    }));
     const lifecycle = new PodLifecycle({
       api,
       runtime,
-      pleg: this.pleg,
+      pleg,
       status: this.status,
-      clock: this.#clock,
-      log: log.child({ component: 'pods' }),
+      clock,
+      log: child('pods'),
       hostIP: () => this.#internalIP,
-      runtimeName: () => this.#runtimeName,
-      nodeUid: () => this.node.node?.metadata.uid,
-      inApi: (uid) => this.apiPods.has(uid),
-      staticDesired: (uid) => this.staticPods.has(uid),
+      runtimeName: () => runtimeName,
+      nodeUid: () => node.node?.metadata.uid,
+      inApi: (uid) => pods.inApi(uid),
+      staticDesired: (uid) => pods.isStaticWanted(uid),
       onPodStarted: (_p, s) => this.metrics.podStartDuration.observe(s),
       prober,
     });
-    this.workers = new PodWorkers({ syncer: lifecycle, cache: this.pleg, clock: this.#clock, log: log.child({ component: 'podworkers' }), resyncMs: c.syncFrequencyMs, signal });
+    const workers = (this.workers = new PodWorkers({ syncer: lifecycle, cache: pleg, clock, log: child('podworkers'), resyncMs: c.syncFrequencyMs, signal }));
 
-    // 4. Recovery view before any pod arrives: what CRI already runs.
-    await this.pleg.relist(signal).catch((err: unknown) => log.warn({ err: describeError(err) }, 'Initial relist failed'));
-    log.info({ pods: this.pleg.all().size }, 'Runtime state recovered from CRI');
+    // 8. Recovery view before any pod arrives: what CRI already runs.
+    await pleg.relist(signal).catch((err: unknown) => log.warn({ err: describeError(err) }, 'Initial relist failed'));
+    log.info({ pods: pleg.all().size }, 'Runtime state recovered from CRI');
 
-    // 5. Node API (:10250) and healthz (127.0.0.1:10248), serving the stored cluster-signed
+    // 9. Node API (:10250) and healthz (127.0.0.1:10248), serving the stored cluster-signed
     //    certificate, the configured one, or a self-signed one until the cluster signs one.
     const certs: NodeCertificatesOptions = {
-      config: c, api, clock: this.#clock, random: this.#o.random ?? Math.random, log, internalIP: this.#internalIP,
-      node: () => this.node.node, kubeconfigPath: this.#o.kubeconfigPath,
+      config: c, api, clock, random: this.#o.random ?? Math.random, log, internalIP: this.#internalIP,
+      node: () => node.node, kubeconfigPath: this.#o.kubeconfigPath,
     };
     const serving = await servingCertificate(certs);
-    const cert = serving.initial;
-    this.#nodeApi = await startNodeApi({
+    const nodeApi = (this.#nodeApi = await startNodeApi({
       address: c.address,
       port: c.port,
       healthzAddress: c.healthzBindAddress,
       healthzPort: c.healthzPort,
-      cert,
+      cert: serving.initial,
       clientCAFile: c.clientCAFile,
-      authn: new NodeApiAuthenticator({ api, clock: this.#clock, log, anonymous: c.anonymousAuth, webhook: c.webhookAuth, cacheTTLMs: c.webhookCacheTTLMs, clientCA: !!c.clientCAFile }),
+      authn: new NodeApiAuthenticator({ api, clock, log, anonymous: c.anonymousAuth, webhook: c.webhookAuth, cacheTTLMs: c.webhookCacheTTLMs, clientCA: !!c.clientCAFile }),
       authz: new NodeApiAuthorizer({
-        api, nodeName: c.nodeName, clock: this.#clock, log, mode: c.authorizationMode,
+        api, nodeName: c.nodeName, clock, log, mode: c.authorizationMode,
         cacheAuthorizedTTLMs: c.authorizationCacheAuthorizedTTLMs, cacheUnauthorizedTTLMs: c.authorizationCacheUnauthorizedTTLMs,
       }),
-      backend: this.#nodeApiBackend(),
-      log: log.child({ component: 'node-api' }),
-    });
+      backend: nodeApiBackend({ pods, workers, pleg, runtime: cri.runtime, metrics: this.metrics, podLogsDir: c.podLogsDir }),
+      log: child('node-api'),
+    }));
+    this.#closing('node API', () => nodeApi.close());
 
-    // 6. Loops.
-    this.lease = new NodeLease({ api, nodeName: c.nodeName, durationSeconds: c.nodeLeaseDurationSeconds, clock: this.#clock, log: log.child({ component: 'lease' }), nodeUid: () => this.node.node?.metadata.uid });
-    this.#source = new ApiPodSource({ api, nodeName: c.nodeName, clock: this.#clock, log: log.child({ component: 'pod-source' }) });
-    this.#loops.push(
-      this.pleg.run(signal),
-      this.status.run(signal),
-      this.events.run(signal),
-      this.node.run(signal),
-      this.lease.run(signal),
-      this.#source.run(signal, {
-        onSync: (pods) => this.#onApiSync(pods),
-        onUpsert: (p) => this.#onApiUpsert(p),
-        onRemove: (p) => this.#onApiRemove(p),
+    // 10. Loops, on the agent's signal. close() waits for them, then for the pod workers.
+    this.lease = new NodeLease({ api, nodeName: c.nodeName, durationSeconds: c.nodeLeaseDurationSeconds, clock, log: child('lease'), nodeUid: () => node.node?.metadata.uid });
+    const gcLog = child('gc');
+    const housekeeping = new Housekeeping({
+      clock,
+      log: gcLog,
+      pods,
+      runtimePods: () => pleg.all(),
+      workers,
+      cleanupPodDirs: (keep, s) => cleanupOrphanedPodDirs(c.rootDir, keep, hostMounter, s),
+      gc: gcPasses({
+        runtime: cri.runtime, images: cri.image, cni, pleg, log: gcLog, pinnedImages: () => [], now: () => clock.now(),
+        imageGCHighThresholdPercent: c.imageGCHighThresholdPercent, imageGCLowThresholdPercent: c.imageGCLowThresholdPercent, imageMinimumGCAgeMs: c.imageMinimumGCAgeMs,
       }),
-    );
-    if (c.staticPodPath) this.#loops.push(this.#staticLoop(c.staticPodPath, signal));
-    // Credentials: serving certificate (CSR flow, rotation) and node credential renewal.
-    const failed = (what: string) => (err: unknown) => log.error({ err: describeError(err) }, what);
-    this.servingCertificates = serving.manager;
-    if (serving.manager) {
-      const nodeApi = this.#nodeApi;
-      this.#loops.push(serving.manager.run(signal, (p) => nodeApi.setServingCertificate(p.cert, p.key)).catch(failed('Serving certificate manager stopped')));
-    }
-    this.nodeCredentials = await nodeCredentialRotation(certs);
-    if (this.nodeCredentials) this.#loops.push(this.nodeCredentials.run(signal).catch(failed('Node credential manager stopped')));
-    // Pod directories (volumes, tmpfs and subPath mounts) of pods nobody wants: left by a crash or
-    // by pods removed while the agent was down. A pod the runtime still has is torn down first.
-    const gcLog = log.child({ component: 'gc' });
-    this.#podDirCleanup = serialJob('pod-dirs', gcLog, async (s) => {
-      const removed = await cleanupOrphanedPodDirs(c.rootDir, (uid) => this.#wantsPodDir(uid), hostMounter, s);
-      if (removed.length) gcLog.info({ podUIDs: removed }, 'Orphaned pod directories removed');
-    }, signal);
-    this.#schedule(this.#o.housekeepingMs ?? 2000, () => this.#housekeeping());
-    this.#startGcJobs();
-    log.info({ node: c.nodeName, port: this.#nodeApi.port, healthzPort: this.#nodeApi.healthzPort }, 'Agent started');
-  }
-
-  #schedule(ms: number, fn: () => void): void {
-    const t = setInterval(fn, ms);
-    t.unref();
-    this.#store.add(toDisposable(() => clearInterval(t)));
-  }
-
-  #startGcJobs(): void {
-    const c = this.config;
-    const hk = {
-      runtime: this.#cri.runtime,
-      images: this.#cri.image,
-      pleg: this.pleg,
-      log: this.#log.child({ component: 'gc' }),
-      imageGCHighThresholdPercent: c.imageGCHighThresholdPercent,
-      imageGCLowThresholdPercent: c.imageGCLowThresholdPercent,
-      imageMinimumGCAgeMs: c.imageMinimumGCAgeMs,
-      pinnedImages: () => [],
-      now: () => this.#clock.now(),
-    };
-    const stop = this.#stop.signal;
-    const jobs = [
-      cron.schedule('* * * * *', serialJob('container-gc', hk.log, (s) => collectContainers(hk, s), stop)),
-      cron.schedule('*/5 * * * *', serialJob('image-gc', hk.log, (s) => collectImages(hk, s), stop)),
-      cron.schedule('*/5 * * * *', serialJob('cni-gc', hk.log, (s) => this.#cniGc(s), stop)),
+      afterPodCleanup: () => this.metrics.observeRuntime(pleg.all().values()),
+      housekeepingMs: this.#o.housekeepingMs,
+    });
+    this.#closing('pod workers', () => workers.drain());
+    const stopped = (what: string) => (err: unknown) => log.error({ err: describeError(err) }, what);
+    const loops: Array<Promise<unknown>> = [
+      pleg.run(signal),
+      this.status.run(signal),
+      events.run(signal),
+      node.run(signal),
+      this.lease.run(signal),
+      pods.run(signal),
+      housekeeping.run(signal),
     ];
-    this.#store.add(toDisposable(() => jobs.forEach((j) => j.stop())));
+    this.#closing('loops', () => Promise.allSettled(loops));
+    // Credentials: serving certificate (CSR flow, rotation) and node credential renewal.
+    this.servingCertificates = serving.manager;
+    if (serving.manager) loops.push(serving.manager.run(signal, (p) => nodeApi.setServingCertificate(p.cert, p.key)).catch(stopped('Serving certificate manager stopped')));
+    this.nodeCredentials = await nodeCredentialRotation(certs);
+    if (this.nodeCredentials) loops.push(this.nodeCredentials.run(signal).catch(stopped('Node credential manager stopped')));
+    log.info({ node: c.nodeName, port: nodeApi.port, healthzPort: nodeApi.healthzPort }, 'Agent started');
   }
 
-  async #cniGc(signal: AbortSignal): Promise<void> {
-    const net = this.#cni?.network();
-    if (!net) return;
-    const live = [...this.pleg.all().values()].flatMap((p) => p.sandboxes).map((s) => ({ containerID: s.id, ifName: 'eth0' }));
-    const report = await this.#cni!.engine.gc(net, { validAttachments: live, signal });
-    if (report.deleted.length) this.#log.info({ deleted: report.deleted.length }, 'CNI attachments garbage collected');
-  }
-
-  #envReader(): EnvSourceReader {
-    const api = this.#o.api;
-    const get = async <T>(fn: () => Promise<T>): Promise<T | undefined> => {
-      try {
-        return await fn();
-      } catch (err) {
-        if ((err as { code?: string }).code === 'ERR_NOT_FOUND') return undefined;
-        throw err;
-      }
-    };
-    return {
-      configMap: async (ns, name, signal) => {
-        const cm = await get(() => api.get(CONFIGMAPS, name, { namespace: ns, signal }));
-        return cm ? (cm.data ?? {}) : undefined;
-      },
-      secret: async (ns, name, signal) => {
-        const s = await get(() => api.get(SECRETS, name, { namespace: ns, signal }));
-        if (!s) return undefined;
-        const out: Record<string, string> = { ...(s.stringData ?? {}) };
-        for (const [k, v] of Object.entries(s.data ?? {})) out[k] = Buffer.from(v, 'base64').toString('utf8');
-        return out;
-      },
-    };
-  }
-
-  async #health(signal: AbortSignal): Promise<RuntimeHealth> {
-    const h: RuntimeHealth = { runtimeReady: false, networkReady: false, cniReady: !!this.#cni?.network(), plegHealthy: this.pleg.healthy(), runtimeName: this.#runtimeName, runtimeVersion: this.#runtimeVersion };
-    if (!h.cniReady) h.cniMessage = 'pod CIDR not yet known (set spec.podCIDR or --pod-cidr)';
-    try {
-      const st = await this.#cri.runtime.status({}, { signal, timeoutMs: 5000 });
-      const cond = (t: string) => st.status?.conditions.find((x) => x.type === t);
-      const rr = cond('RuntimeReady');
-      const nr = cond('NetworkReady');
-      h.runtimeReady = !!rr?.status;
-      h.runtimeMessage = rr?.message || rr?.reason;
-      h.networkReady = !!nr?.status;
-      h.networkMessage = nr ? `reason:${nr.reason} message:${nr.message}` : undefined;
-    } catch (err) {
-      h.runtimeMessage = describeError(err);
-    }
-    return h;
-  }
-
-  #onApiSync(pods: Pod[]): void {
-    const seen = new Set<string>();
-    for (const p of pods) {
-      seen.add(p.metadata.uid!);
-      this.#onApiUpsert(p);
-    }
-    for (const [uid, p] of this.apiPods) if (!seen.has(uid)) this.#onApiRemove(p);
-  }
-
-  #onApiUpsert(pod: Pod): void {
-    if (isMirrorPod(pod)) return;
-    this.apiPods.set(pod.metadata.uid!, pod);
-    const deleting = !!pod.metadata.deletionTimestamp;
-    this.workers.update({ pod, terminationRequested: deleting, gracePeriodS: deleting ? (pod.metadata.deletionGracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds) : undefined });
-  }
-
-  #onApiRemove(pod: Pod): void {
-    if (isMirrorPod(pod)) return;
-    this.apiPods.delete(pod.metadata.uid!);
-    this.workers.update({ pod, terminationRequested: true, gracePeriodS: pod.metadata.deletionGracePeriodSeconds ?? 0 });
-  }
-
-  async #staticLoop(dir: string, signal: AbortSignal): Promise<void> {
-    while (!signal.aborted) {
-      try {
-        const pods = await readStaticPods(dir, this.config.nodeName, this.#log);
-        const next = new Map(pods.map((p) => [p.metadata.uid!, p]));
-        for (const [uid, p] of this.staticPods) if (!next.has(uid)) {
-          this.staticPods.delete(uid);
-          this.workers.update({ pod: p, terminationRequested: true, gracePeriodS: p.spec?.terminationGracePeriodSeconds });
-        }
-        for (const [uid, p] of next) {
-          if (!this.staticPods.has(uid)) this.workers.update({ pod: p });
-          this.staticPods.set(uid, p);
-        }
-        this.#staticRead = true;
-      } catch (err) {
-        this.#log.warn({ dir, err: describeError(err) }, 'Static pod directory read failed');
-      }
-      await new Promise<void>((r) => {
-        const cancel = this.#clock.setTimer(this.config.fileCheckFrequencyMs, r);
-        signal.addEventListener('abort', () => { cancel(); r(); }, { once: true });
-      });
-    }
-  }
-
-  /** kubelet HandlePodCleanups: orphans (runtime pods nobody wants) are torn down; finished workers dropped. */
-  #housekeeping(): void {
-    if (!this.#source.synced || (this.config.staticPodPath && !this.#staticRead)) return;
-    const desired = new Set([...this.apiPods.keys(), ...this.staticPods.keys()]);
-    for (const [uid, p] of this.pleg.all()) {
-      if (desired.has(uid) || this.workers.has(uid)) continue;
-      const live = p.containers.some((c) => c.state === 'running') || p.sandboxes.length > 0 || p.containers.length > 0;
-      if (!live) continue;
-      this.#log.info({ pod: `${p.namespace}/${p.name}`, podUID: uid }, 'Tearing down orphaned pod');
-      const standIn: Pod = { metadata: { uid, name: p.name, namespace: p.namespace }, spec: { containers: [], terminationGracePeriodSeconds: 2 } };
-      this.workers.update({ pod: standIn, terminationRequested: true, gracePeriodS: 2 });
-    }
-    this.workers.syncKnownPods(desired);
-    this.#podDirCleanup?.();
-    this.#updateGauges();
-  }
-
-  /** A pod directory is kept while the API or a manifest wants the pod, a worker has it, or CRI still runs any of it. */
-  #wantsPodDir(uid: string): boolean {
-    if (this.apiPods.has(uid) || this.staticPods.has(uid) || this.workers.has(uid)) return true;
-    const p = this.pleg.get(uid);
-    return p.sandboxes.length > 0 || p.containers.length > 0;
-  }
-
-  #updateGauges(): void {
-    let running = 0;
-    let containers = 0;
-    for (const p of this.pleg.all().values()) {
-      if (p.sandboxes.some((s) => s.ready)) running++;
-      containers += p.containers.filter((c) => c.state === 'running').length;
-    }
-    this.metrics.runningPods.set(running);
-    this.metrics.runningContainers.set({ container_state: 'running' }, containers);
-  }
-
-  #nodeApiBackend() {
-    const find = (ns: string, name: string) => [...this.apiPods.values(), ...this.staticPods.values()].find((p) => p.metadata.namespace === ns && p.metadata.name === name);
-    return {
-      pods: () => this.workers.pods().filter((p) => this.workers.phase(p.metadata.uid!) !== 'finished' || this.apiPods.has(p.metadata.uid!)),
-      findContainer: (ns: string, podName: string, container: string, previous: boolean) => {
-        const pod = find(ns, podName);
-        if (!pod) return undefined;
-        const all = this.pleg.get(pod.metadata.uid!).containers.filter((c) => c.name === container);
-        const c = previous ? all[1] : all[0];
-        if (!c) return undefined;
-        return { id: c.id, running: c.state === 'running', logPath: c.logPath || join(podLogDir(pod, this.config.podLogsDir), container, `${c.restartCount}.log`) };
-      },
-      findSandbox: (ns: string, podName: string) => {
-        const pod = find(ns, podName);
-        return pod ? this.pleg.get(pod.metadata.uid!).sandboxes.find((s) => s.ready)?.id : undefined;
-      },
-      isRunning: async (id: string) => {
-        const st = await this.#cri.runtime.containerStatus({ containerId: id }, { timeoutMs: 5000 }).catch(() => undefined);
-        return st?.status?.state === 'CONTAINER_RUNNING';
-      },
-      runtime: this.#cri.runtime,
-      metrics: async () => {
-        this.#updateGauges();
-        return { contentType: this.metrics.registry.contentType, body: await this.metrics.registry.metrics() };
-      },
-      healthy: () => this.pleg.healthy(),
-    };
-  }
-
-  /** The Services informer behind the pods' service variables, closed with the agent. */
-  #serviceLister(api: ApiClient, log: Logger): ServiceLister {
-    const lister = new ServiceLister({ api, clock: this.#clock, log: log.child({ component: 'services' }) });
-    lister.start();
-    this.#closers.push(() => lister.close());
-    return lister;
+  /** Registers the undo of a start step; close() runs them in reverse order. */
+  #closing(what: string, close: () => unknown): void {
+    this.#closers.push({ what, close });
   }
 
   /** Stops the agent; pods keep running in the runtime. Idempotent. */
   close(): Promise<void> {
     this.#closed ??= (async () => {
       this.#stop.abort();
-      await Promise.allSettled(this.#loops);
-      await this.workers?.drain();
-      await this.#nodeApi?.close();
-      await this.proxy?.close();
-      await this.#dns?.close();
-      await this.#cni?.close();
-      await Promise.allSettled(this.#closers.map((c) => c()));
-      this.#store.dispose();
+      for (const { what, close } of this.#closers.splice(0).reverse()) {
+        try {
+          await close();
+        } catch (err) {
+          this.#log.warn({ part: what, err: describeError(err) }, 'Agent part failed to close');
+        }
+      }
       this.#log.info({}, 'Agent stopped');
     })();
     return this.#closed;

@@ -9,9 +9,9 @@ import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import { Command, InvalidArgumentError } from 'commander';
 import { pino } from 'pino';
-import { delay, describeError, hasCode, type Logger } from '@nodelet/base';
+import { describeError, hasCode, type Logger } from '@nodelet/base';
 import { ApiClient, defaultKubeconfigPath, loadKubeconfig } from '@nodelet/api';
-import { createNotifier } from '@nodelet/systemd';
+import { createNotifier, untilTerminated } from '@nodelet/systemd';
 import { parseConfigFile, resolveConfig, type AgentConfig, type AgentFlags, type KubeletConfigurationFile } from './config/config.js';
 import { Agent } from './agent.js';
 
@@ -112,17 +112,10 @@ export async function main(argv: string[]): Promise<void> {
   // READY=1 means serving: Agent.start has done the CRI handshake and the node API listens; the Node
   // registers in the background with backoff, so wait for it (TimeoutStartSec= bounds this wait).
   await notifier.status(`registering node ${config.nodeName}`);
-  while (!agent.node.node) await delay(100);
+  await agent.node.registered();
   await notifier.ready(`node ${config.nodeName} serving on :${agent.nodeApiPort}`);
   const stopWatchdog = notifier.startWatchdog(() => agent.pleg.healthy());
-  await new Promise<void>((resolve) => {
-    const stop = (sig: string): void => {
-      root.info({ signal: sig }, 'Shutting down');
-      resolve();
-    };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
-  });
+  await untilTerminated(root);
   stopWatchdog();
   await notifier.stopping();
   await agent.close();

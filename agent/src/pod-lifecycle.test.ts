@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { noopLogger, systemClock } from '@nodelet/base';
+import { noopLogger, pollUntil, systemClock } from '@nodelet/base';
 import { PODS, type Pod } from '@nodelet/api';
 import { InMemoryApiServer } from '@nodelet/api/testing';
 import { createCriClient } from '@nodelet/cri-client';
@@ -23,15 +23,6 @@ import type { EventType } from './runtime/pod-runtime.js';
 
 const IMAGE = 'registry.test/busybox:1.36';
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 async function world(t: { after(fn: () => unknown): void }, shared?: { fake: FakeCriServer; api: InMemoryApiServer; dir: string }) {
   const fake = shared?.fake ?? (await FakeCriServer.start());
@@ -103,10 +94,10 @@ test('a pod is created through CRI with kubelet labels, reported Running, and re
   const w = await world(t);
   const pod = w.api.seed(PODS, podObj('p1', ['sleep', '1000']));
   w.submit(pod);
-  const running = await until('Running in the API', async () => {
+  const running = await pollUntil('Running in the API', async () => {
     const p = await w.client.get(PODS, 'p1', { namespace: 'default' });
     return p.status?.phase === 'Running' && p.status.conditions?.find((c) => c.type === 'Ready')?.status === 'True' ? p : undefined;
-  });
+  }, { timeoutMs: 10_000, intervalMs: 20 });
   assert.ok(running.status!.podIP, 'pod IP from the sandbox');
   assert.equal(w.fake.runtime.callsOf('RunPodSandbox').length, 1);
   assert.equal(w.fake.runtime.callsOf('CreateContainer').length, 1);
@@ -131,20 +122,20 @@ test('an exited container is restarted with restartCount+1, then backs off (Cras
   const w = await world(t);
   const pod = w.api.seed(PODS, podObj('crash', ['false']));
   w.submit(pod);
-  const first = await until('first container', () => [...w.fake.runtime.containers.values()].find((c) => c.state === 'CONTAINER_RUNNING'));
+  const first = await pollUntil('first container', () => [...w.fake.runtime.containers.values()].find((c) => c.state === 'CONTAINER_RUNNING'), { timeoutMs: 10_000, intervalMs: 20 });
   w.fake.runtime.exitContainer(first.id, 1);
-  const second = await until('restarted container', () => [...w.fake.runtime.containers.values()].find((c) => c.state === 'CONTAINER_RUNNING' && c.id !== first.id));
+  const second = await pollUntil('restarted container', () => [...w.fake.runtime.containers.values()].find((c) => c.state === 'CONTAINER_RUNNING' && c.id !== first.id), { timeoutMs: 10_000, intervalMs: 20 });
   assert.equal(second.config.annotations?.['io.kubernetes.container.restartCount'], '1');
   w.fake.runtime.exitContainer(second.id, 1);
-  const waiting = await until('CrashLoopBackOff in the status', async () => {
+  const waiting = await pollUntil('CrashLoopBackOff in the status', async () => {
     const p = await w.client.get(PODS, 'crash', { namespace: 'default' });
     const s = p.status?.containerStatuses?.[0];
     return s?.state?.waiting?.reason === 'CrashLoopBackOff' ? s : undefined;
-  });
+  }, { timeoutMs: 10_000, intervalMs: 20 });
   assert.equal(waiting.lastState?.terminated?.exitCode, 1);
   assert.equal(waiting.restartCount, 1);
   // after the backoff (200 ms here) it is started again
-  const third = await until('third container', () => [...w.fake.runtime.containers.values()].find((c) => c.config.annotations?.['io.kubernetes.container.restartCount'] === '2'));
+  const third = await pollUntil('third container', () => [...w.fake.runtime.containers.values()].find((c) => c.config.annotations?.['io.kubernetes.container.restartCount'] === '2'), { timeoutMs: 10_000, intervalMs: 20 });
   assert.ok(third);
   assert.ok(w.events.some((e) => e.reason === 'BackOff' && e.type === 'Warning'));
 });
@@ -153,12 +144,12 @@ test('deletion stops containers with the grace period, removes everything, then 
   const w = await world(t);
   const pod = w.api.seed(PODS, podObj('gone', ['sleep', '1000']));
   w.submit(pod);
-  await until('running', () => [...w.fake.runtime.containers.values()].some((c) => c.state === 'CONTAINER_RUNNING'));
+  await pollUntil('running', () => [...w.fake.runtime.containers.values()].some((c) => c.state === 'CONTAINER_RUNNING'), { timeoutMs: 10_000, intervalMs: 20 });
   await w.client.delete(PODS, 'gone', { namespace: 'default', gracePeriodSeconds: 3 });
   const deleting = await w.client.get(PODS, 'gone', { namespace: 'default' });
   assert.ok(deleting.metadata.deletionTimestamp);
   w.submit(deleting);
-  await until('pod gone from the API', async () => w.client.get(PODS, 'gone', { namespace: 'default' }).then(() => false, () => true));
+  await pollUntil('pod gone from the API', async () => w.client.get(PODS, 'gone', { namespace: 'default' }).then(() => false, () => true), { timeoutMs: 10_000, intervalMs: 20 });
   const stop = w.fake.runtime.callsOf('StopContainer') as Array<{ timeout?: number }>;
   assert.equal(Number(stop[0]?.timeout), 3, 'StopContainer timeout = grace period');
   assert.ok(w.fake.runtime.callsOf('StopPodSandbox').length >= 1);
@@ -179,11 +170,11 @@ test('a pod whose volume name would be a host path gets no sandbox: CreateContai
   bad.spec!.containers[0]!.volumeMounts = [{ name: '../../../../etc/cron.d', mountPath: '/etc/cron.d' }];
   const pod = w.api.seed(PODS, bad);
   w.submit(pod);
-  const waiting = await until('CreateContainerConfigError in the status', async () => {
+  const waiting = await pollUntil('CreateContainerConfigError in the status', async () => {
     const p = await w.client.get(PODS, 'traversal', { namespace: 'default' });
     const s = p.status?.containerStatuses?.[0];
     return s?.state?.waiting?.reason === 'CreateContainerConfigError' ? s : undefined;
-  });
+  }, { timeoutMs: 10_000, intervalMs: 20 });
   assert.match(waiting.state!.waiting!.message!, /^invalid pod spec, refusing to create its volumes: spec\.volumes\[0\]\.name: Invalid value: "\.\.\/\.\.\/\.\.\/\.\.\/etc\/cron\.d"/);
   assert.ok(w.events.some((e) => e.reason === 'FailedMount' && e.type === 'Warning'));
   assert.equal(w.fake.runtime.callsOf('RunPodSandbox').length, 0, 'no sandbox');

@@ -14,6 +14,7 @@ import { describeError, hasCode, type Logger } from '@nodelet/base';
 import { ApiClient, loadKubeconfig } from '@nodelet/api';
 import { parseConfigFile } from './config/config.js';
 import { PROXY_TABLE, Nft, commandRunner, deleteProxyTable, resolveProxyConfig, startServiceProxy, type ProxyFlags } from './proxy/index.js';
+import { untilTerminated } from '@nodelet/systemd';
 
 interface RunFlags extends ProxyFlags {
   config?: string;
@@ -89,10 +90,7 @@ async function run(o: RunFlags): Promise<void> {
     process.exit(1);
   });
   log.info({ node: nodeName, table: PROXY_TABLE, metrics: o.metricsBindAddress }, 'Service proxy started');
-  await new Promise<void>((resolve) => {
-    process.once('SIGTERM', resolve);
-    process.once('SIGINT', resolve);
-  });
+  await untilTerminated(log);
   server.close();
   await proxy.close();
   api.close();

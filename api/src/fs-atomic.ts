@@ -12,20 +12,32 @@ import { basename, dirname, join } from 'node:path';
 export async function writeFileAtomic(path: string, content: string | Buffer, mode: number): Promise<void> {
   const tmp = join(dirname(path), `.${basename(path)}.tmp-${randomBytes(6).toString('hex')}`);
   try {
-    const fh = await open(tmp, 'wx', mode);
-    try {
-      await fh.chmod(mode);
-      await fh.writeFile(content);
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
+    await writeNewFileSynced(tmp, content, mode);
     await rename(tmp, path);
   } catch (err) {
     await rm(tmp, { force: true });
     throw err;
   }
   await syncDir(dirname(path));
+}
+
+/**
+ * Creates `path`, which must not exist (EEXIST otherwise), with `mode` whatever the umask, writes
+ * `content` and fsyncs it; a failed write removes what it created. The building block of the
+ * atomic replacements here and of key and certificate stores that keep several generations.
+ */
+export async function writeNewFileSynced(path: string, content: string | Buffer, mode: number): Promise<void> {
+  const fh = await open(path, 'wx', mode);
+  try {
+    await fh.chmod(mode);
+    await fh.writeFile(content);
+    await fh.sync();
+  } catch (err) {
+    await fh.close();
+    await rm(path, { force: true });
+    throw err;
+  }
+  await fh.close();
 }
 
 /** fsyncs a directory, so renames and new entries in it are durable. */

@@ -60,6 +60,19 @@ export function hasCode(err: unknown, code: ErrorCode): boolean {
   return errCode(err) === code;
 }
 
+/**
+ * `p`'s value, or undefined when it fails with ERR_NOT_FOUND (an object that is not there is an
+ * answer, not a failure); every other error propagates.
+ */
+export async function unlessNotFound<T>(p: Promise<T>): Promise<T | undefined> {
+  try {
+    return await p;
+  } catch (err) {
+    if (hasCode(err, 'ERR_NOT_FOUND')) return undefined;
+    throw err;
+  }
+}
+
 /** The stable code of `err`, or undefined for foreign errors. */
 export function errCode(err: unknown): ErrorCode | undefined {
   if (typeof err !== 'object' || err === null) return undefined;

@@ -2,35 +2,40 @@ import { AgentError, describeError } from './errors.js';
 import { delay } from './abort.js';
 
 export interface PollOptions {
-  /** Give up after this long (ERR_DEADLINE_EXCEEDED naming `what` and the last error). */
+  /** Give up after this long (ERR_DEADLINE_EXCEEDED naming `what` and the last check's error). */
   timeoutMs: number;
   /** Pause between attempts; default 100 ms. */
   intervalMs?: number;
   signal?: AbortSignal;
   /** Appended to the timeout message (e.g. a log tail), computed only on failure. */
-  detail?: () => string;
+  detail?: () => string | Promise<string>;
 }
 
 /**
- * Calls `check` until it returns something other than `undefined`/`false`, and returns that.
- * A throwing `check` counts as "not yet" (its error is reported if the deadline passes). For
- * waiting on a condition owned by another process (a socket, a Ready node), where there is no
- * event to await; code that can await an event should await it instead.
+ * Calls `check` every `intervalMs` until it returns a truthy value, and returns that: the one
+ * way nodelet's code and tests wait for a condition owned by someone else (a socket, a Ready
+ * node, a controller's write) where there is no event to await; code that can await an event
+ * should await it instead. A throwing `check` counts as "not yet". At the deadline it throws
+ * ERR_DEADLINE_EXCEEDED naming `what`, how many checks ran, the last check's error if it threw,
+ * and `detail()`; an abort of `signal` ends it at once with the signal's reason.
  */
-export async function pollUntil<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, o: PollOptions): Promise<T> {
+export async function pollUntil<T>(what: string, check: () => Promise<T | undefined | null | false> | T | undefined | null | false, o: PollOptions): Promise<T> {
   const until = Date.now() + o.timeoutMs;
-  let last: unknown;
+  let checks = 0;
   for (;;) {
     o.signal?.throwIfAborted();
+    let failed: unknown;
+    checks++;
     try {
       const v = await check();
-      if (v !== undefined && v !== false) return v;
+      if (v) return v;
     } catch (err) {
-      last = err;
+      failed = err;
     }
     if (Date.now() > until) {
-      const tail = o.detail ? `\n${o.detail()}` : '';
-      throw new AgentError('ERR_DEADLINE_EXCEEDED', `timed out after ${o.timeoutMs} ms waiting for ${what}${last ? ` (last error: ${describeError(last)})` : ''}${tail}`);
+      const tail = o.detail ? `\n${await o.detail()}` : '';
+      const last = failed === undefined ? '' : `; the last failed: ${describeError(failed)}`;
+      throw new AgentError('ERR_DEADLINE_EXCEEDED', `timed out after ${o.timeoutMs} ms waiting for ${what} (${checks} check${checks === 1 ? '' : 's'}${last})${tail}`);
     }
     await delay(o.intervalMs ?? 100, o.signal);
   }

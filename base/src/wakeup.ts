@@ -1,3 +1,4 @@
+import type { Clock } from './clock.js';
 import { abortError } from './errors.js';
 
 /**
@@ -18,21 +19,37 @@ export class Wakeup {
     }
   }
 
-  wait(signal?: AbortSignal): Promise<void> {
+  /**
+   * Resolves on the next `notify()` (at once when one is pending), or after `timeout.ms` on
+   * `timeout.clock` when given (a loop that wakes on events and at least every period); rejects
+   * with an AbortError when `signal` aborts. One waiter at a time. Leaves no timer or listener behind.
+   */
+  wait(signal?: AbortSignal, timeout?: { clock: Clock; ms: number }): Promise<void> {
     if (signal?.aborted) return Promise.reject(abortError(signal.reason));
     if (this.#pending) {
       this.#pending = false;
       return Promise.resolve();
     }
     return new Promise((resolve, reject) => {
+      let cancelTimer: (() => void) | undefined;
       const onAbort = (): void => {
         this.#resolve = undefined;
+        cancelTimer?.();
         reject(abortError(signal?.reason));
       };
-      this.#resolve = () => {
+      const wake = (): void => {
         signal?.removeEventListener('abort', onAbort);
+        cancelTimer?.();
         resolve();
       };
+      this.#resolve = wake;
+      if (timeout) {
+        cancelTimer = timeout.clock.setTimer(timeout.ms, () => {
+          cancelTimer = undefined;
+          if (this.#resolve === wake) this.#resolve = undefined;
+          wake();
+        });
+      }
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }

@@ -5,5 +5,7 @@ export { doctor } from './commands/doctor/command.js';
 export { createToken } from './commands/ops/token.js';
 export { join } from './commands/ops/join.js';
 export { labAddNode, labRemoveNode, type LabNode, type LabNodeOptions } from './commands/lab/add-node.js';
+export { netnsName, vethName, type NodeNetwork } from './commands/lab/node-network.js';
+export { labRoutes, LAB_ROUTE_PROTO } from './commands/lab/pod-routes.js';
 export { stopProcess, runningPid } from './commands/lab/processes.js';
 export { createUserKubeconfig, type KubeconfigCreateOptions } from './commands/ops/kubeconfig-create.js';

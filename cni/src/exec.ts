@@ -157,7 +157,9 @@ export function pluginFailure(plugin: string, code: number | null, sig: NodeJS.S
       if (typeof e === 'object' && e !== null && typeof e.code === 'number' && typeof e.msg === 'string') {
         return new CniError({ cniCode: e.code, msg: e.msg, details: typeof e.details === 'string' && e.details !== '' ? e.details : undefined, plugin });
       }
-    } catch {}
+    } catch {
+      // Not JSON: reported below as output that is not a CNI error, with the output itself.
+    }
     return new CniError({ cniCode: CniCode.DecodingFailure, msg: `failed with ${exit} and output that is not a CNI error`, details: `stdout: ${snippet(stdout)}${stderr.trim() ? `; stderr: ${snippet(stderr)}` : ''}`, plugin });
   }
   return new CniError({ cniCode: CniCode.Internal, msg: `netplugin failed with ${exit}`, details: stderr.trim() ? snippet(stderr, 1000) : 'no output on stdout or stderr', plugin });

@@ -1,10 +1,9 @@
 // @nodelet/control-plane: API server, storage (SQLite, etcd), scheduler, controllers.
 export {};
-export { startControlPlane, KUBERNETES_SERVICE_NAMES, type ControlPlane, type ControlPlaneOptions } from './apiserver/run.js';
+export { startControlPlane, KUBERNETES_SERVICE_NAMES, type ControlPlane, type ControlPlaneOptions } from './control-plane.js';
 export { createApiServer, type ApiServer, type ApiServerOptions } from './apiserver/server.js';
 export { DEFAULT_API_SERVER_LIMITS, type ApiServerLimits } from './apiserver/limits.js';
 export { createTokenAuthenticator, type TokenAuthenticatorOptions } from './apiserver/auth/authenticator.js';
-export { newBootstrapToken, newNodeToken } from './apiserver/auth/tokens.js';
 export { NODE_CREDENTIALS_PATH } from './apiserver/auth/node-credentials.js';
 export type { Authenticator, UserInfo } from './apiserver/auth/types.js';
 export { ensurePki, type Pki } from './pki/pki.js';

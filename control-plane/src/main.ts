@@ -5,10 +5,10 @@
  */
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import type { Logger } from '@nodelet/base';
-import { createNotifier } from '@nodelet/systemd';
+import { parseDuration, type Logger } from '@nodelet/base';
+import { createNotifier, untilTerminated } from '@nodelet/systemd';
 import type { ApiServerLimits } from './apiserver/limits.js';
-import { startControlPlane } from './apiserver/run.js';
+import { startControlPlane } from './control-plane.js';
 import { parseDatastoreEndpoint } from './storage/endpoint.js';
 import { inServiceCidr } from './apiserver/kube-dns-service.js';
 import { DEFAULT_SERVICE_CIDR } from './apiserver/handlers/service-ip.js';
@@ -205,14 +205,7 @@ export async function main(argv: string[]): Promise<void> {
   const notifier = createNotifier({ logger: log });
   await notifier.ready(`serving ${cp.url}`);
   const stopWatchdog = notifier.startWatchdog();
-  await new Promise<void>((resolve) => {
-    const stop = (signal: string): void => {
-      log.info({ signal }, 'Shutting down');
-      resolve();
-    };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
-  });
+  await untilTerminated(log);
   stopWatchdog();
   await notifier.stopping();
   await cp.close();
@@ -233,17 +226,12 @@ function parseControllerList(s: string): { only?: ControllerName[]; disabled: Co
   return items.includes('*') || named.length === 0 ? { disabled } : { only: named.filter((n) => !disabled.includes(n)), disabled: [] };
 }
 
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
-
-/**
- * `500ms`, `20s`, `1m`, and Go's compound form `1m0s` or `1h30m` (a plain number is seconds) →
- * milliseconds; undefined when malformed.
- */
+/** A duration flag: Go's form (`1m0s`, `500ms`), or, as these flags have always taken, a number of seconds; undefined when malformed. */
 function parseDurationMs(s: string): number | undefined {
-  const t = s.trim();
-  if (/^\d+$/.test(t)) return Number(t) * 1_000;
-  if (!/^(\d+(ms|s|m|h))+$/.test(t)) return undefined;
-  let ms = 0;
-  for (const [, n, unit] of t.matchAll(/(\d+)(ms|s|m|h)/g)) ms += Number(n) * UNIT_MS[unit!]!;
-  return ms;
+  try {
+    return parseDuration(s, { bare: 'seconds' });
+  } catch {
+    // Malformed: the caller names the flag and what it expects.
+    return undefined;
+  }
 }

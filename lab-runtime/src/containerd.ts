@@ -6,14 +6,14 @@
  *
  * Used by `nodelet runtime up|down|status` and by `@nodelet/lab-runtime/testing`.
  */
-import { spawn } from 'node:child_process';
-import { mkdir, open, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AgentError, delay } from '@nodelet/base';
 import { type ContainerdConfigOptions, renderContainerdConfig, renderHostsToml } from './containerd-config.js';
 import { type CriVersion, probeCri } from './cri-probe.js';
 import { connect as netConnect } from 'node:net';
 import { findProcesses, isAlive, processArgv, terminate } from './procs.js';
+import { logTail, managedPid, startManaged, type ManagedProcess } from './managed-process.js';
 
 export interface ContainerdPaths {
   dir: string;
@@ -77,6 +77,12 @@ export interface StartContainerdOptions {
   background?: boolean;
   /** containerd binary; default `containerd` on PATH. */
   binary?: string;
+  /**
+   * Run containerd (and so its shims and the CNI plugins it runs) in this network namespace, a
+   * name under /run/netns (`ip netns add`): a lab node that is a machine of its own. Only the
+   * network namespace changes (`nsenter --net`), so mounts and cgroups stay the host's.
+   */
+  netns?: string;
   signal?: AbortSignal;
 }
 
@@ -97,34 +103,20 @@ export async function startContainerd(p: ContainerdPaths, opts: StartContainerdO
     throw new AgentError('ERR_ALREADY_EXISTS', `something already serves "${p.socket}" (a containerd without our pidfile?): stop it first, e.g. \`nodelet runtime down --dir ${p.dir}\``);
   }
   await rm(p.socket, { force: true });
-  const log = await open(p.logFile, 'a');
-  let exited: { code: number | null; sig: NodeJS.Signals | null } | undefined;
-  let pid: number;
-  try {
-    const child = spawn(opts.binary ?? 'containerd', ['--config', p.configPath], { stdio: ['ignore', log.fd, log.fd], detached: true });
-    const spawnError = await new Promise<Error | undefined>((resolve) => {
-      child.once('spawn', () => resolve(undefined));
-      child.once('error', resolve);
-    });
-    if (spawnError) {
-      const code = (spawnError as NodeJS.ErrnoException).code;
-      throw new AgentError('ERR_FAILED_PRECONDITION', code === 'ENOENT' ? `containerd is not installed (apt-get install containerd)` : `cannot start containerd: ${spawnError.message}`, { cause: spawnError });
-    }
-    pid = child.pid!;
-    child.on('exit', (code, sig) => (exited = { code, sig }));
-    if (opts.background) child.unref();
-  } finally {
-    await log.close();
-  }
-  await writeFile(p.pidFile, `${pid}\n`);
+  const proc = managedOf(p);
+  // nsenter execs containerd in place: the PID recorded is containerd's.
+  const argv = [...(opts.netns ? ['nsenter', `--net=/run/netns/${opts.netns}`] : []), opts.binary ?? 'containerd', '--config', p.configPath];
+  const started = await startManaged(proc, argv[0]!, argv.slice(1), { keepRunning: opts.background, installHint: `apt-get install ${opts.netns ? 'util-linux' : 'containerd'}` });
+  const pid = started.pid;
 
   const deadline = Date.now() + (opts.readyTimeoutMs ?? 30_000);
   let last: unknown;
   try {
     for (let wait = 20; ; wait = Math.min(wait * 2, 200)) {
       opts.signal?.throwIfAborted();
+      const exited = started.exited();
       if (exited) {
-        throw new AgentError('ERR_UNAVAILABLE', `containerd exited (${exited.code ?? exited.sig}) before CRI was ready; log ${p.logFile}:\n${await logTail(p.logFile)}`);
+        throw new AgentError('ERR_UNAVAILABLE', `containerd exited (${exited.code ?? exited.signal}) before CRI was ready; log ${p.logFile}:\n${await logTail(p.logFile, 15)}`);
       }
       try {
         const version = await probeCri(p.socket, { signal: opts.signal, timeoutMs: 2_000 });
@@ -134,7 +126,7 @@ export async function startContainerd(p: ContainerdPaths, opts: StartContainerdO
         last = err;
       }
       if (Date.now() >= deadline) {
-        throw new AgentError('ERR_DEADLINE_EXCEEDED', `containerd CRI did not become ready within ${opts.readyTimeoutMs ?? 30_000} ms (last: ${(last as Error)?.message}); log ${p.logFile}:\n${await logTail(p.logFile)}`);
+        throw new AgentError('ERR_DEADLINE_EXCEEDED', `containerd CRI did not become ready within ${opts.readyTimeoutMs ?? 30_000} ms (last: ${(last as Error)?.message}); log ${p.logFile}:\n${await logTail(p.logFile, 15)}`);
       }
       await delay(wait, opts.signal);
     }
@@ -150,10 +142,8 @@ export async function startContainerd(p: ContainerdPaths, opts: StartContainerdO
  * else found by its `--config <ours>` argument (a lost or stale pidfile must not hide it).
  */
 export async function runningPid(p: ContainerdPaths): Promise<number | undefined> {
-  try {
-    const pid = Number((await readFile(p.pidFile, 'utf8')).trim());
-    if (Number.isInteger(pid) && pid > 0 && (await isOurs(pid, p))) return pid;
-  } catch {}
+  const pid = await managedPid(managedOf(p), (argv) => argv.includes(p.configPath));
+  if (pid !== undefined) return pid;
   const found = await findProcesses((argv) => /containerd$/.test(argv[0] ?? '') && argv[argv.indexOf('--config') + 1] === p.configPath);
   return found[0]?.pid;
 }
@@ -199,11 +189,7 @@ export async function stopContainerd(p: ContainerdPaths, pid: number | undefined
   for (const f of [p.pidFile, p.socket, p.socket + '.ttrpc']) await rm(f, { force: true });
 }
 
-async function logTail(file: string): Promise<string> {
-  try {
-    const text = await readFile(file, 'utf8');
-    return text.split('\n').slice(-15).join('\n');
-  } catch {
-    return '(no log)';
-  }
+/** The pidfile and log of this containerd, as the lab's other processes keep theirs. */
+function managedOf(p: ContainerdPaths): ManagedProcess {
+  return { name: 'containerd', pidFile: p.pidFile, logFile: p.logFile };
 }

@@ -6,3 +6,4 @@ export * from './sweep.js';
 export { findProcesses, run, terminate, isAlive } from './procs.js';
 export * from './lab-node.js';
 export * from './dropin.js';
+export * from './managed-process.js';

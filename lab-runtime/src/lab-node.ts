@@ -36,6 +36,8 @@ export interface LabRuntimeOptions {
   cniConfDir?: string;
   systemdCgroup?: boolean;
   readyTimeoutMs?: number;
+  /** Start containerd in this network namespace (see `StartContainerdOptions.netns`). */
+  netns?: string;
   signal?: AbortSignal;
 }
 
@@ -75,7 +77,7 @@ async function upLocked(paths: ContainerdPaths, o: LabRuntimeOptions): Promise<L
     plainHttpRegistries: [registry],
     systemdCgroup: o.systemdCgroup ?? false,
   });
-  const running = await startContainerd(paths, { background: true, readyTimeoutMs: o.readyTimeoutMs, signal: o.signal });
+  const running = await startContainerd(paths, { background: true, readyTimeoutMs: o.readyTimeoutMs, signal: o.signal, ...(o.netns ? { netns: o.netns } : {}) });
   return { alreadyRunning: false, pid: running.pid, endpoint: running.endpoint, version: running.version, paths };
 }
 

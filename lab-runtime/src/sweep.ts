@@ -57,7 +57,9 @@ async function removeContainers(state: string, dir: string): Promise<void> {
         let bundle = '';
         try {
           bundle = (JSON.parse(st.stdout) as { bundle?: string }).bundle ?? '';
-        } catch {}
+        } catch {
+          // Unparseable state: no bundle, so the container is not shown to be ours and is left alone.
+        }
         if (!bundle.startsWith(dir + '/')) continue;
         const r = await run('runc', ['--root', root, 'delete', '--force', id]);
         if (r.code !== 0) throw new Error(`runc delete ${id}: ${r.stderr.trim()}`);

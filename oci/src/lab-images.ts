@@ -117,7 +117,9 @@ export async function ensurePauseBinary(out: string, signal?: AbortSignal): Prom
   try {
     await access(out);
     return out;
-  } catch {}
+  } catch {
+    // Not built yet: compile it below.
+  }
   await mkdir(dirname(out), { recursive: true });
   const tmp = `${out}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
   try {

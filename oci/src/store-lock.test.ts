@@ -19,11 +19,15 @@ test('writers of one store run one at a time; the lock file goes when they finis
   const trace: string[] = [];
   let release!: () => void;
   const held = new Promise<void>((r) => (release = r));
+  let entered!: () => void;
+  const firstIn = new Promise<void>((r) => (entered = r));
   const first = withStoreLock(root, async () => {
     trace.push('first in');
+    entered();
     await held;
     trace.push('first out');
   });
+  await firstIn; // started together, either writer may win the race for the file: let the first win it
   const second = withStoreLock(root, async () => void trace.push('second'));
   await new Promise((r) => setTimeout(r, 150)); // the second writer has polled a few times by now
   assert.deepEqual(trace, ['first in']);

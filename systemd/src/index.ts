@@ -2,3 +2,4 @@
 export * from './notify.js';
 export * from './units.js';
 export * from './test-hang.js';
+export * from './termination.js';

@@ -4,6 +4,7 @@ import { mkdtempSync, writeFileSync, chmodSync, readFileSync, rmSync, existsSync
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { createNotifier } from './notify.js';
+import { pollUntil } from '@nodelet/base';
 
 function recorder(t: { after(fn: () => void): void }): { bin: string; lines: () => string[] } {
   const dir = mkdtempSync(join(tmpdir(), 'nodelet-notify-'));
@@ -31,11 +32,7 @@ test('ready sends READY=1 with a status; the watchdog pings only for our PID', a
   assert.deepEqual(r.lines(), ['READY=1', 'STATUS=serving']);
   const stop = n.startWatchdog();
   // Pings every 50 ms (half of WATCHDOG_USEC): wait until two have arrived.
-  const deadline = Date.now() + 5000;
-  while (r.lines().filter((l) => l === 'WATCHDOG=1').length < 2) {
-    assert.ok(Date.now() < deadline, 'watchdog pings did not arrive');
-    await new Promise((res) => setTimeout(res, 20));
-  }
+  await pollUntil('two watchdog pings', () => r.lines().filter((l) => l === 'WATCHDOG=1').length >= 2, { timeoutMs: 5_000, intervalMs: 20 });
   stop();
   const other = createNotifier({ env: { NOTIFY_SOCKET: '/run/x', WATCHDOG_USEC: '100000', WATCHDOG_PID: '7' }, pid: 42, notifyBin: r.bin });
   const before = r.lines().length;

@@ -8,8 +8,9 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { rawExchange, type RawTarget } from '@nodelet/api/testing';
-import { freePort, startServer, type ServerProcess } from '../../api/test/integration/processes.js';
+import { startServer, type ServerProcess } from '../../api/test/integration/processes.js';
 import { commonCorpus, req, runCorpus, type FuzzCase } from './fuzz-corpus.js';
+import { freePort } from '@nodelet/base/testing';
 
 const CMS = '/api/v1/namespaces/default/configmaps';
 const PODS = '/api/v1/namespaces/default/pods';

@@ -1,11 +1,9 @@
 /** Shared helpers of the e2e suites: the real kubectl, free ports, polling with a deadline. */
 import { execFile } from 'node:child_process';
-import { createServer } from 'node:net';
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { request } from 'node:http';
-import { pollUntil } from '@nodelet/base';
 
 export interface Kubectl {
   (...args: string[]): Promise<string>;
@@ -31,21 +29,7 @@ export function kubectl(kubeconfig: string): Kubectl {
   return k;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
 
-/** Polls `check` every 250 ms until it returns a value, or throws after `timeoutMs` with `what`. */
-export function eventually<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined | false>): Promise<T> {
-  return pollUntil(what, check, { timeoutMs, intervalMs: 250 });
-}
 
 /** One HTTP GET (status code), or undefined when nothing answers. */
 export function httpStatus(host: string, port: number, timeoutMs = 3_000): Promise<number | undefined> {

@@ -15,7 +15,9 @@ import { labDown, labUp } from '@nodelet/cli';
 import { requireRoot } from '@nodelet/lab-runtime/testing';
 import { DEFAULT_LAB_IMAGE_DIR, ensureLabImages } from '@nodelet/oci';
 import { dockerArchiveFiles, ociArchiveFiles, whiteoutImage, writeTarArchive } from '@nodelet/oci/testing';
-import { eventually, freePort, kubectl } from './helpers.js';
+import { kubectl } from './helpers.js';
+import { freePort } from '@nodelet/base/testing';
+import { pollUntil } from '@nodelet/base';
 
 const BRIDGE = 'nle-img';
 const NODELET = fileURLToPath(new URL('../../bin/nodelet-dev', import.meta.url));
@@ -65,7 +67,7 @@ test('nodelet image import: docker save and OCI archives with whiteouts run as p
   for (const [i, ref] of refs.entries()) {
     const pod = `whiteouts-${i}`;
     await k('run', pod, `--image=${ref}`, '--restart=Never');
-    await eventually(`pod ${pod} running ${ref}`, 120_000, async () => ((await k('get', 'pod', pod, '-o', 'jsonpath={.status.phase}')).trim() === 'Running' ? true : undefined));
+    await pollUntil(`pod ${pod} running ${ref}`, async () => ((await k('get', 'pod', pod, '-o', 'jsonpath={.status.phase}')).trim() === 'Running' ? true : undefined), { timeoutMs: 120_000, intervalMs: 250 });
     const exec = (...cmd: string[]) => k('exec', pod, '--', ...cmd);
     assert.equal(await exec('/bin/busybox', 'cat', '/base.txt'), 'from the lowest layer\n', 'a file of the lowest (uncompressed) layer');
     assert.equal(await exec('/bin/busybox', 'cat', '/mid.txt'), 'from the middle layer\n', 'a file of the gzip layer');

@@ -18,7 +18,9 @@ import * as k8s from '@kubernetes/client-node';
 import { labDown, labUp } from '@nodelet/cli';
 import { connectCriClient, netnsPathFromSandboxInfo } from '@nodelet/cri-client';
 import { requireRoot } from '@nodelet/lab-runtime/testing';
-import { eventually, freePort, kubectl } from './helpers.js';
+import { kubectl } from './helpers.js';
+import { freePort } from '@nodelet/base/testing';
+import { pollUntil } from '@nodelet/base';
 
 const BRIDGE = 'nle-incl';
 const KUBE_DNS = '10.96.0.10';
@@ -71,20 +73,20 @@ test('in-cluster: Service names through the node-local DNS, and a pod talks to t
   ].join('\n'));
   await k('apply', '-f', services);
   await k('run', 'client', `--image=${up.images.busybox}`, '--', 'sleep', '3600');
-  const running = (sel: string[], n: number) => eventually(`${n} ready pods (${sel.join(' ')})`, 120_000, async () => {
+  const running = (sel: string[], n: number) => pollUntil(`${n} ready pods (${sel.join(' ')})`, async () => {
     const list = JSON.parse(await k('get', 'pods', ...sel, '-o', 'json')) as { items: Array<{ metadata: { name: string; deletionTimestamp?: string }; status: { podIP?: string; conditions?: Array<{ type: string; status: string }> } }> };
     const ready = list.items.filter((p) => !p.metadata.deletionTimestamp && p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
     return ready.length === n && list.items.length === n ? ready.map((p) => ({ name: p.metadata.name, ip: p.status.podIP! })) : undefined;
-  });
+  }, { timeoutMs: 120_000, intervalMs: 250 });
   const webPods = await running(['-l', 'app=web'], 3);
   await running(['-l', 'run=client'], 1);
   const ip = (await k('get', 'svc', 'web', '-o', 'jsonpath={.spec.clusterIP}')).trim();
-  await eventually('kube-dns and web in the live table', 60_000, async () => {
+  await pollUntil('kube-dns and web in the live table', async () => {
     const keys = nftMapKeys('service-ips');
     return keys.includes(`${KUBE_DNS} . udp . 53`) && keys.includes(`${ip} . tcp . 80`);
-  });
-  await eventually('3 endpoints in the headless EndpointSlice', 60_000, async () =>
-    (await k('get', 'endpointslices', '-l', 'kubernetes.io/service-name=web-headless', '-o', 'jsonpath={.items[*].endpoints[*].addresses[0]}')).trim().split(/\s+/).length === 3);
+  }, { timeoutMs: 60_000, intervalMs: 250 });
+  await pollUntil('3 endpoints in the headless EndpointSlice', async () =>
+    (await k('get', 'endpointslices', '-l', 'kubernetes.io/service-name=web-headless', '-o', 'jsonpath={.items[*].endpoints[*].addresses[0]}')).trim().split(/\s+/).length === 3, { timeoutMs: 60_000, intervalMs: 250 });
 
   // 2. DNS from the client pod, through the kube-dns Service IP.
   const resolv = await k('exec', 'client', '--', 'cat', '/etc/resolv.conf');
@@ -120,7 +122,7 @@ test('in-cluster: Service names through the node-local DNS, and a pod talks to t
   const env = await k('exec', 'api', '--', 'env');
   assert.match(env, /^KUBERNETES_SERVICE_HOST=10\.96\.0\.1$/m);
   assert.match(env, /^KUBERNETES_SERVICE_PORT=443$/m);
-  await eventually('the kubernetes Service in the live table', 60_000, async () => nftMapKeys('service-ips').includes('10.96.0.1 . tcp . 443'));
+  await pollUntil('the kubernetes Service in the live table', async () => nftMapKeys('service-ips').includes('10.96.0.1 . tcp . 443'), { timeoutMs: 60_000, intervalMs: 250 });
   const netns = await podNetns(up.runtimeEndpoint, 'api');
   const token = (await k('exec', 'api', '--', 'cat', `${SA_DIR}/token`)).trim();
   const fromPod = (): number => {
@@ -133,7 +135,7 @@ test('in-cluster: Service names through the node-local DNS, and a pod talks to t
   };
   assert.equal(fromPod(), 403, 'the default account may not list pods');
   await k('create', 'rolebinding', 'default-view', '--clusterrole=view', '--serviceaccount=default:default');
-  await eventually('the default account to list pods', 10_000, async () => fromPod() === 200);
+  await pollUntil('the default account to list pods', async () => fromPod() === 200, { timeoutMs: 10_000, intervalMs: 250 });
 
   // 5. @kubernetes/client-node from the same files (its in-cluster paths under a prefix).
   const saved = { host: process.env.KUBERNETES_SERVICE_HOST, port: process.env.KUBERNETES_SERVICE_PORT };

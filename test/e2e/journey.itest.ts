@@ -14,7 +14,9 @@ import { labDown, labUp, labPaths } from '@nodelet/cli';
 import { requireRoot } from '@nodelet/lab-runtime/testing';
 import { ApiClient, DEPLOYMENTS, loadKubeconfig, type Deployment } from '@nodelet/api';
 import { connectCriClient } from '@nodelet/cri-client';
-import { eventually, freePort, httpStatus, inCidr, kubectl } from './helpers.js';
+import { httpStatus, inCidr, kubectl } from './helpers.js';
+import { freePort } from '@nodelet/base/testing';
+import { pollUntil } from '@nodelet/base';
 
 const BRIDGE = 'nle0';
 
@@ -48,17 +50,17 @@ test('README journey: kubectl create deployment → running pods on the pod netw
     return list.items.map((p) => ({ name: p.metadata.name, phase: p.status.phase ?? '', ip: p.status.podIP ?? '', node: p.spec.nodeName ?? '', deleting: !!p.metadata.deletionTimestamp }));
   };
   const settled = (n: number) =>
-    eventually(`${n} running hello pods`, 120_000, async () => {
+    pollUntil(`${n} running hello pods`, async () => {
       const ps = await pods();
       return ps.length === n && ps.every((p) => p.phase === 'Running' && p.ip && !p.deleting) ? ps : undefined;
-    });
+    }, { timeoutMs: 120_000, intervalMs: 250 });
   const checkPods = async (ps: PodRow[]) => {
     assert.equal(new Set(ps.map((p) => p.ip)).size, ps.length, 'pod IPs must be distinct');
     for (const p of ps) {
       assert.equal(p.node, 'e2e-node');
       assert.ok(inCidr(p.ip, podCIDR), `pod IP ${p.ip} is outside the node's CIDR ${podCIDR}`);
       // busybox httpd serving an empty document root answers 404: an HTTP answer over the pod network.
-      assert.equal(await eventually(`HTTP from ${p.ip}:8080`, 20_000, () => httpStatus(p.ip, 8080)), 404);
+      assert.equal(await pollUntil(`HTTP from ${p.ip}:8080`, () => httpStatus(p.ip, 8080), { timeoutMs: 20_000, intervalMs: 250 }), 404);
     }
   };
 
@@ -94,7 +96,9 @@ test('README journey: kubectl create deployment → running pods on the pod netw
         maxReplicas = Math.max(maxReplicas, d.status?.replicas ?? 0);
         minAvailable = Math.min(minAvailable, d.status?.availableReplicas ?? 0);
       }
-    } catch {}
+    } catch {
+      // watchStop.abort() ends the watch; what it saw is asserted below.
+    }
   })();
   const before = new Set((await pods()).map((p) => p.name));
   await k('set', 'env', 'deployment/hello', 'GREETING=v2');
@@ -110,18 +114,18 @@ test('README journey: kubectl create deployment → running pods on the pod netw
 
   // 5. Delete: the GC removes the ReplicaSets and pods; the node releases everything.
   await k('delete', 'deployment', 'hello');
-  await eventually('ReplicaSets and pods of hello to be garbage-collected', 120_000, async () => {
+  await pollUntil('ReplicaSets and pods of hello to be garbage-collected', async () => {
     const left = (await k('get', 'rs,pods', '-l', 'app=hello', '--no-headers', '--ignore-not-found')).trim();
     return left === '' ? true : undefined;
-  });
+  }, { timeoutMs: 120_000, intervalMs: 250 });
   const p = labPaths(stateDir);
   const { client: cri } = await connectCriClient({ endpoint: up.runtimeEndpoint });
   t.after(() => cri.close());
-  await eventually('the node to remove every sandbox and container', 60_000, async () => {
+  await pollUntil('the node to remove every sandbox and container', async () => {
     const sb = (await cri.runtime.listPodSandbox({})).items ?? [];
     const cs = (await cri.runtime.listContainers({})).containers ?? [];
     return sb.length === 0 && cs.length === 0 ? true : undefined;
-  });
+  }, { timeoutMs: 60_000, intervalMs: 250 });
   const ipFiles = existsSync(p.ipam) ? readdirSync(p.ipam, { recursive: true }).map(String).filter((f) => /\d+\.\d+\.\d+\.\d+$/.test(f)) : [];
   assert.deepEqual(ipFiles, [], 'host-local still holds IPs');
   const cache = join(p.cniCache, 'results');

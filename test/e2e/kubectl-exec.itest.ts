@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { TLSSocket } from 'node:tls';
 import { WebSocketServer } from 'ws';
 import { issueCertificate, loadCa } from '@nodelet/control-plane';
-import { eventually, kubectlUnavailableReason, startKubectlEnv, type KubectlEnv } from './kubectl-harness.js';
+import { kubectlUnavailableReason, startKubectlEnv, type KubectlEnv } from './kubectl-harness.js';
+import { pollUntil } from '@nodelet/base';
 
 describe('kubectl logs/exec through the node proxy', { skip: kubectlUnavailableReason() }, () => {
   let env: KubectlEnv;
@@ -86,7 +87,7 @@ describe('kubectl logs/exec through the node proxy', { skip: kubectlUnavailableR
   it('logs -f streams as the agent writes', async () => {
     const k = await env.newKubectl();
     const f = k.spawn(['logs', '-f', 'web']);
-    await eventually(() => f.output() === 'first\n', 10_000, 'the first line while the agent still streams');
+    await pollUntil('the first line while the agent still streams', () => f.output() === 'first\n', { timeoutMs: 10_000, intervalMs: 25 });
     releaseSecondLine();
     const r = await f.done;
     assert.equal(r.code, 0, r.stderr);

@@ -5,7 +5,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import * as k8s from '@kubernetes/client-node';
-import { eventually, startKubectlEnv, type KubectlEnv } from './kubectl-harness.js';
+import { startKubectlEnv, type KubectlEnv } from './kubectl-harness.js';
+import { pollUntil } from '@nodelet/base';
 
 /** Forwards 127.0.0.1:<port> to `target`; `drop()` cuts every open connection. */
 async function startCuttableProxy(target: number): Promise<{ port: number; drop(): void; close(): Promise<void> }> {
@@ -77,15 +78,15 @@ describe('client-node 1.4.0 informer', () => {
     try {
       await core.createNamespacedPod({ namespace: 'default', body: pod('a') });
       await informer.start();
-      await eventually(() => adds.includes('a'), 5000, 'add(a)');
+      await pollUntil('add(a)', () => adds.includes('a'), { timeoutMs: 5000, intervalMs: 25 });
       assert.equal(lists, 1);
 
       // 1. A dropped watch: the informer re-watches from its resourceVersion.
       proxy.drop();
       await core.createNamespacedPod({ namespace: 'default', body: pod('b') });
-      await eventually(() => adds.includes('b'), 10_000, 'add(b) after the dropped watch');
+      await pollUntil('add(b) after the dropped watch', () => adds.includes('b'), { timeoutMs: 10_000, intervalMs: 25 });
       await core.deleteNamespacedPod({ namespace: 'default', name: 'a' });
-      await eventually(() => deletes.includes('a'), 10_000, 'delete(a)');
+      await pollUntil('delete(a)', () => deletes.includes('a'), { timeoutMs: 10_000, intervalMs: 25 });
 
       // 2. Writes elsewhere move the revision past the informer's; compaction drops that history.
       for (let i = 0; i < 3; i++) {
@@ -96,9 +97,9 @@ describe('client-node 1.4.0 informer', () => {
       assert.equal(lists, 1, 'resuming after the dropped watch relisted');
       const listsBefore = lists;
       proxy.drop();
-      await eventually(() => lists > listsBefore, 10_000, 'a relist after 410 Expired');
+      await pollUntil('a relist after 410 Expired', () => lists > listsBefore, { timeoutMs: 10_000, intervalMs: 25 });
       await core.createNamespacedPod({ namespace: 'default', body: pod('c') });
-      await eventually(() => adds.includes('c'), 10_000, 'add(c) after the relist');
+      await pollUntil('add(c) after the relist', () => adds.includes('c'), { timeoutMs: 10_000, intervalMs: 25 });
 
       assert.deepEqual(names(), ['b', 'c']);
       assert.deepEqual(adds.filter((n) => n === 'b'), ['b'], 'b was added twice');

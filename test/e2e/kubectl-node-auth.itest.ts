@@ -1,7 +1,8 @@
 // Bootstrap token → node credential exchange, and what a node identity may do (NodeRestriction).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { NODE_CREDENTIALS_PATH, newBootstrapToken } from '@nodelet/control-plane';
+import { newBootstrapToken } from '@nodelet/api';
+import { NODE_CREDENTIALS_PATH } from '@nodelet/control-plane';
 import { kubectlUnavailableReason, startKubectlEnv, type KubectlEnv } from './kubectl-harness.js';
 
 const json = 'application/json';

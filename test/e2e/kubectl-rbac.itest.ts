@@ -7,9 +7,9 @@ import { stat, writeFile } from 'node:fs/promises';
 import { createUserKubeconfig } from '@nodelet/cli';
 import { join } from 'node:path';
 import { ApiClient } from '@nodelet/api';
-import { noopLogger } from '@nodelet/base';
+import { noopLogger, pollUntil } from '@nodelet/base';
 import { startControllerManager } from '../../control-plane/src/controllers/index.js';
-import { eventually, kubectlUnavailableReason, startKubectlEnv, type Kubectl, type KubectlEnv } from './kubectl-harness.js';
+import { kubectlUnavailableReason, startKubectlEnv, type Kubectl, type KubectlEnv } from './kubectl-harness.js';
 
 describe('kubectl and RBAC', { skip: kubectlUnavailableReason() }, () => {
   let env: KubectlEnv;
@@ -74,7 +74,7 @@ describe('kubectl and RBAC', { skip: kubectlUnavailableReason() }, () => {
 
   it('the aggregated view role: list but not create; service accounts by --as', async () => {
     await ok('create', 'rolebinding', 'bob-view', '--clusterrole=view', '--user=bob', '-n', 'team');
-    await eventually(async () => (await canI('list', 'deployments.apps', '-n', 'team', '--as', 'bob')) === 'yes', 15_000, 'view aggregated');
+    await pollUntil('view aggregated', async () => (await canI('list', 'deployments.apps', '-n', 'team', '--as', 'bob')) === 'yes', { timeoutMs: 15_000, intervalMs: 25 });
     assert.equal(await canI('create', 'deployments.apps', '-n', 'team', '--as', 'bob'), 'no');
     assert.equal(await canI('get', 'secrets', '-n', 'team', '--as', 'bob'), 'no', 'view does not read secrets');
     const sa = 'system:serviceaccount:team:builder';

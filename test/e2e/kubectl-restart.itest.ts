@@ -7,7 +7,8 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { eventually, httpsRequest, KUBECTL } from './kubectl-harness.js';
+import { httpsRequest, KUBECTL } from './kubectl-harness.js';
+import { pollUntil } from '@nodelet/base';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
@@ -27,7 +28,7 @@ async function startServer(dataDir: string): Promise<Running> {
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const url = await eventually(() => /"url":"(https:\/\/[^"]+)".*"msg":"Server ready"/.exec(out)?.[1], 30_000, `server start (output: ${out.slice(-500)})`);
+  const url = await pollUntil(`server start (output: ${out.slice(-500)})`, () => /"url":"(https:\/\/[^"]+)".*"msg":"Server ready"/.exec(out)?.[1], { timeoutMs: 30_000, intervalMs: 25 });
   return { child, url, token: (await readFile(join(dataDir, 'admin.token'), 'utf8')).trim(), ca: await readFile(join(dataDir, 'pki', 'ca.crt'), 'utf8') };
 }
 
@@ -58,7 +59,7 @@ describe('server crash recovery', () => {
         }
       }
     });
-    await eventually(() => acked.size >= 40, 20_000, '40 acknowledged writes');
+    await pollUntil('40 acknowledged writes', () => acked.size >= 40, { timeoutMs: 20_000, intervalMs: 25 });
     srv.child.kill('SIGKILL');
     stop = true;
     await Promise.all(writers);
@@ -82,7 +83,7 @@ describe('server crash recovery', () => {
       watcher = execFile(KUBECTL, ['--kubeconfig', join(dir, 'admin.kubeconfig'), '--cache-dir', join(dir, 'kcache'), 'get', 'configmaps', '-w', '-v=6']);
       watcher.stderr!.on('data', (d: Buffer) => (watcherErr += d.toString()));
       watcherExit = new Promise((r) => watcher!.once('exit', (c) => r(c)));
-      await eventually(() => /watch=true[^\n]* 200 OK/.test(watcherErr), 15_000, 'kubectl get -w to start watching');
+      await pollUntil('kubectl get -w to start watching', () => /watch=true[^\n]* 200 OK/.test(watcherErr), { timeoutMs: 15_000, intervalMs: 25 });
     }
     srv.child.kill('SIGTERM');
     const code = await new Promise<number | null>((r) => srv.child.once('exit', (c) => r(c)));

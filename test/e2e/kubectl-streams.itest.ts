@@ -15,7 +15,9 @@ import { PassThrough } from 'node:stream';
 import * as k8s from '@kubernetes/client-node';
 import { labDown, labUp, type LabUpResult } from '@nodelet/cli';
 import { requireRoot } from '@nodelet/lab-runtime/testing';
-import { eventually, freePort, kubectl, type Kubectl } from './helpers.js';
+import { pollUntil } from '@nodelet/base';
+import { freePort } from '@nodelet/base/testing';
+import { kubectl, type Kubectl } from './helpers.js';
 
 const BRIDGE = 'nle-strm';
 const MiB = 1024 * 1024;
@@ -45,7 +47,7 @@ async function portForward(kubeconfig: string, args: string[], env: Record<strin
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   const ports = args.filter((a) => /^\d+:\d+$/.test(a)).length;
-  await eventually(`kubectl port-forward ${args.join(' ')} to listen (stderr: ${err})`, 30_000, async () => (out.split('Forwarding from 127.0.0.1').length - 1 >= ports ? true : undefined));
+  await pollUntil(`kubectl port-forward ${args.join(' ')} to listen (stderr: ${err})`, async () => (out.split('Forwarding from 127.0.0.1').length - 1 >= ports ? true : undefined), { timeoutMs: 30_000 });
   return { child, stderr: () => err };
 }
 
@@ -101,7 +103,7 @@ describe('kubectl streams: exec, cp, attach, run -it, port-forward, client-node'
     // The agent unmounts a pod's volumes when the pod goes: delete them while it still runs.
     if (k) {
       await k('delete', 'deployment,service,pod', '--all', '--grace-period=1', '--wait=false').catch(() => undefined);
-      await eventually('the agent to unmount every pod volume', 120_000, async () => (mountsUnder(stateDir).length === 0 ? true : undefined)).catch(() => undefined);
+      await pollUntil('the agent to unmount every pod volume', async () => (mountsUnder(stateDir).length === 0 ? true : undefined), { timeoutMs: 120_000 }).catch(() => undefined);
     }
     // Whatever is still mounted would make labDown's removal of the state dir fail.
     for (const m of mountsUnder(stateDir).reverse()) execFileSync('umount', ['-l', m]);
@@ -158,17 +160,17 @@ describe('kubectl streams: exec, cp, attach, run -it, port-forward, client-node'
     await tmux('new-session', '-d', '-s', 'nle-strm', '-x', '120', '-y', '40', cmd);
     await tmux('set-option', '-t', 'nle-strm', 'remain-on-exit', 'on');
     const screen = (): Promise<string> => tmux('capture-pane', '-p', '-t', 'nle-strm');
-    await eventually('a shell prompt in the pane', 120_000, async () => {
+    await pollUntil('a shell prompt in the pane', async () => {
       if ((await screen()).includes('/ #')) return true;
       await tmux('send-keys', '-t', 'nle-strm', 'Enter'); // kubectl may attach after the first prompt was printed
       return undefined;
-    });
+    }, { timeoutMs: 120_000 });
     await tmux('send-keys', '-t', 'nle-strm', 'echo hello-$((6*7))', 'Enter');
-    await eventually('the command output', 30_000, async () => ((await screen()).includes('hello-42') ? true : undefined));
+    await pollUntil('the command output', async () => ((await screen()).includes('hello-42') ? true : undefined), { timeoutMs: 30_000 });
     await tmux('send-keys', '-t', 'nle-strm', 'exit', 'Enter');
-    await eventually('kubectl to delete the pod', 60_000, async () => ((await screen()).includes('pod "shell" deleted') ? true : undefined));
+    await pollUntil('kubectl to delete the pod', async () => ((await screen()).includes('pod "shell" deleted') ? true : undefined), { timeoutMs: 60_000 });
     await tmux('kill-session', '-t', 'nle-strm');
-    await eventually('no pod "shell"', 60_000, async () => ((await k('get', 'pods', '--no-headers', '--ignore-not-found', 'shell')).trim() === '' ? true : undefined));
+    await pollUntil('no pod "shell"', async () => ((await k('get', 'pods', '--no-headers', '--ignore-not-found', 'shell')).trim() === '' ? true : undefined), { timeoutMs: 60_000 });
   });
 
   for (const [transport, env] of [['WebSocket tunnel', {}], ['SPDY', { KUBECTL_PORT_FORWARD_WEBSOCKETS: 'false' }]] as const) {
@@ -198,7 +200,7 @@ describe('kubectl streams: exec, cp, attach, run -it, port-forward, client-node'
       children.push(refused.child);
       const r = await curl(q, '/');
       assert.notEqual(r.code, 0);
-      await eventually('kubectl to report the refused connection', 20_000, async () => (/refused/.test(refused.stderr()) ? true : undefined));
+      await pollUntil('kubectl to report the refused connection', async () => (/refused/.test(refused.stderr()) ? true : undefined), { timeoutMs: 20_000 });
       refused.child.kill('SIGINT');
     });
   }
@@ -215,7 +217,7 @@ describe('kubectl streams: exec, cp, attach, run -it, port-forward, client-node'
     });
     stdin.end('a\nb\n');
     assert.equal((await status).status, 'Success');
-    await eventually('wc output', 10_000, async () => (out.trim() === '2' ? true : undefined));
+    await pollUntil('wc output', async () => (out.trim() === '2' ? true : undefined), { timeoutMs: 10_000 });
 
     const podName = (await k('get', 'pods', '-l', 'app=web', '-o', 'jsonpath={.items[0].metadata.name}')).trim();
     const forward = new k8s.PortForward(kc);

@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import YAML from 'yaml';
-import { eventually, kubectlUnavailableReason, startKubectlEnv, type KubectlEnv } from './kubectl-harness.js';
+import { kubectlUnavailableReason, startKubectlEnv, type KubectlEnv } from './kubectl-harness.js';
+import { pollUntil } from '@nodelet/base';
 
 const skip = kubectlUnavailableReason();
 
@@ -178,15 +179,15 @@ describe('kubectl against nodelet server', { skip }, () => {
     const w = k.spawn(['get', 'pods', '-n', 'watched', '-w', '-v=6']);
     try {
       // kubectl lists first, then watches from the list's resourceVersion (-v=6 logs the 200).
-      await eventually(() => /watch=true[^\n]* 200 OK/.test(w.errors()), 10_000, 'the watch to be established');
+      await pollUntil('the watch to be established', () => /watch=true[^\n]* 200 OK/.test(w.errors()), { timeoutMs: 10_000, intervalMs: 25 });
       assert.equal((await k(['run', 'wp', '-n', 'watched', '--image=busybox:1.36'])).code, 0);
       const created = Date.now();
-      await eventually(() => /^wp\s+0\/1\s+Pending/m.test(w.output()), 5000, 'ADDED row');
+      await pollUntil('ADDED row', () => /^wp\s+0\/1\s+Pending/m.test(w.output()), { timeoutMs: 5000, intervalMs: 25 });
       assert.ok(Date.now() - created < 1000, `row appeared ${Date.now() - created} ms after the create`);
       assert.equal((await k(['label', 'pod', 'wp', '-n', 'watched', 'seen=yes'])).code, 0);
-      await eventually(() => (w.output().match(/^wp\s/gm) ?? []).length >= 2, 5000, 'MODIFIED row');
+      await pollUntil('MODIFIED row', () => (w.output().match(/^wp\s/gm) ?? []).length >= 2, { timeoutMs: 5000, intervalMs: 25 });
       assert.equal((await k(['delete', 'pod', 'wp', '-n', 'watched'])).code, 0);
-      await eventually(() => (w.output().match(/^wp\s/gm) ?? []).length >= 3, 5000, 'DELETED row');
+      await pollUntil('DELETED row', () => (w.output().match(/^wp\s/gm) ?? []).length >= 3, { timeoutMs: 5000, intervalMs: 25 });
     } finally {
       w.kill();
     }
@@ -198,10 +199,10 @@ describe('kubectl against nodelet server', { skip }, () => {
     assert.equal((await env.api('POST', '/api/v1/namespaces/default/pods', { body: JSON.stringify(pod), contentType: 'application/json' })).status, 201);
     const del = k.spawn(['delete', 'pod', 'bound']);
     t.after(() => del.kill());
-    const marked = await eventually(async () => {
+    const marked = await pollUntil('deletionTimestamp', async () => {
       const r = await env.api('GET', '/api/v1/namespaces/default/pods/bound');
       return r.status === 200 && r.json().metadata.deletionTimestamp ? r.json() : undefined;
-    }, 10_000, 'deletionTimestamp');
+    }, { timeoutMs: 10_000, intervalMs: 25 });
     assert.equal(marked.metadata.deletionGracePeriodSeconds, 30);
     await new Promise((r) => setTimeout(r, 500));
     let finished = false;
@@ -267,7 +268,7 @@ describe('kubectl against nodelet server', { skip }, () => {
     assert.equal((await env.api('POST', '/api/v1/namespaces/default/pods', { body: JSON.stringify(pod), contentType: 'application/json' })).status, 201);
     const drain = k.spawn(['drain', 'node-2', '--ignore-daemonsets', '--force', '--timeout=30s', '-v=6']);
     t.after(() => drain.kill());
-    await eventually(async () => (await env.api('GET', '/api/v1/namespaces/default/pods/evictee')).json().metadata.deletionTimestamp, 10_000, 'the eviction');
+    await pollUntil('the eviction', async () => (await env.api('GET', '/api/v1/namespaces/default/pods/evictee')).json().metadata.deletionTimestamp, { timeoutMs: 10_000, intervalMs: 25 });
     assert.equal((await env.api('DELETE', '/api/v1/namespaces/default/pods/evictee', { body: '{"gracePeriodSeconds":0}', contentType: 'application/json' })).status, 200);
     const r = await drain.done;
     assert.equal(r.code, 0, r.stderr);

@@ -13,7 +13,9 @@ import { spawnSync } from 'node:child_process';
 import http from 'node:http';
 import { labDown, labUp } from '@nodelet/cli';
 import { requireRoot } from '@nodelet/lab-runtime/testing';
-import { eventually, freePort, kubectl } from './helpers.js';
+import { kubectl } from './helpers.js';
+import { freePort } from '@nodelet/base/testing';
+import { pollUntil } from '@nodelet/base';
 
 const BRIDGE = 'nle-svc';
 /**
@@ -67,19 +69,19 @@ test('Services: ClusterIP from a pod across 3 backends, NodePort on the node IP 
   await k('create', 'deployment', 'web', `--image=${up.images.busybox}`, '--replicas=3', '--', 'sh', '-c', web);
   await k('expose', 'deployment', 'web', '--port', '80', '--target-port', '8080', '--type', 'NodePort');
   await k('run', 'client', `--image=${up.images.busybox}`, '--', 'sleep', '3600');
-  const running = async (sel: string[], n: number) => eventually(`${n} running pods (${sel.join(' ')})`, 120_000, async () => {
+  const running = async (sel: string[], n: number) => pollUntil(`${n} running pods (${sel.join(' ')})`, async () => {
     const list = JSON.parse(await k('get', 'pods', ...sel, '-o', 'json')) as { items: Array<{ metadata: { name: string; deletionTimestamp?: string }; status: { phase?: string; conditions?: Array<{ type: string; status: string }> } }> };
     const ready = list.items.filter((p) => !p.metadata.deletionTimestamp && p.status.phase === 'Running' && p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
     return ready.length === n && list.items.length === n ? ready.map((p) => p.metadata.name) : undefined;
-  });
+  }, { timeoutMs: 120_000, intervalMs: 250 });
   const webPods = await running(['-l', 'app=web'], 3);
   await running(['-l', 'run=client'], 1);
   const svc = JSON.parse(await k('get', 'svc', 'web', '-o', 'json')) as { spec: { clusterIP: string; ports: Array<{ nodePort: number }> } };
   const ip = svc.spec.clusterIP;
   const np = svc.spec.ports[0]!.nodePort;
-  await eventually(`${ip}:80 in the live service-ips map`, 30_000, async () => nftMapKeys('service-ips').includes(`${ip} . tcp . 80`));
-  await eventually('the EndpointSlice to list 3 endpoints', 30_000, async () => (await k('get', 'endpointslices', '-l', 'kubernetes.io/service-name=web', '-o', 'jsonpath={.items[*].endpoints[*].addresses[0]}')).trim().split(/\s+/).length === 3);
-  await eventually('3 endpoints in the live table', 30_000, async () => (spawnSync('nft', ['list', 'table', 'ip', 'nodelet-proxy'], { encoding: 'utf8' }).stdout.match(/numgen random mod 3 /g) ?? []).length >= 1);
+  await pollUntil(`${ip}:80 in the live service-ips map`, async () => nftMapKeys('service-ips').includes(`${ip} . tcp . 80`), { timeoutMs: 30_000, intervalMs: 250 });
+  await pollUntil('the EndpointSlice to list 3 endpoints', async () => (await k('get', 'endpointslices', '-l', 'kubernetes.io/service-name=web', '-o', 'jsonpath={.items[*].endpoints[*].addresses[0]}')).trim().split(/\s+/).length === 3, { timeoutMs: 30_000, intervalMs: 250 });
+  await pollUntil('3 endpoints in the live table', async () => (spawnSync('nft', ['list', 'table', 'ip', 'nodelet-proxy'], { encoding: 'utf8' }).stdout.match(/numgen random mod 3 /g) ?? []).length >= 1, { timeoutMs: 30_000, intervalMs: 250 });
 
   // 2. From another pod: one answer, then 60 requests reaching all three.
   const one = (await k('exec', 'client', '--', 'sh', '-c', GET(`http://${ip}`))).trim();
@@ -103,7 +105,7 @@ test('Services: ClusterIP from a pod across 3 backends, NodePort on the node IP 
 
   // 5. Scale to 0: refused at once (ICMP reject), not a timeout.
   await k('scale', 'deployment', 'web', '--replicas=0');
-  await eventually(`${ip}:80 in no-endpoint-services`, 60_000, async () => nftMapKeys('no-endpoint-services').includes(`${ip} . tcp . 80`));
+  await pollUntil(`${ip}:80 in no-endpoint-services`, async () => nftMapKeys('no-endpoint-services').includes(`${ip} . tcp . 80`), { timeoutMs: 60_000, intervalMs: 250 });
   const t0 = performance.now();
   const refused = await k.try('exec', 'client', '--', 'nc', '-w', '10', ip, '80');
   const refusedMs = performance.now() - t0;
@@ -114,10 +116,10 @@ test('Services: ClusterIP from a pod across 3 backends, NodePort on the node IP 
 
   // 6. Scale back: serving within 2 s of the EndpointSlice listing a ready endpoint.
   await k('scale', 'deployment', 'web', '--replicas=3');
-  const sliceReady = eventually('a ready endpoint in the EndpointSlice', 120_000, async () => {
+  const sliceReady = pollUntil('a ready endpoint in the EndpointSlice', async () => {
     const conds = (await k('get', 'endpointslices', '-l', 'kubernetes.io/service-name=web', '-o', 'jsonpath={.items[*].endpoints[*].conditions.ready}')).trim();
     return conds.split(/\s+/).includes('true') ? performance.now() : undefined;
-  });
+  }, { timeoutMs: 120_000, intervalMs: 250 });
   const serving = (async () => {
     for (;;) {
       const r = await get(ip, 80, 500);

@@ -9,7 +9,8 @@ import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import tls from 'node:tls';
-import { freePort, startServer, type ServerProcess } from '../../api/test/integration/processes.js';
+import { startServer, type ServerProcess } from '../../api/test/integration/processes.js';
+import { freePort } from '@nodelet/base/testing';
 
 const NS = '/api/v1/namespaces/slow';
 const VALUE_BYTES = 32 * 1024;

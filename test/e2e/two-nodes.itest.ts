@@ -1,3 +1,5 @@
+// nodelet-test: long — the two-node ground (spreading, Services across nodes) runs by default in
+// two-nodes-services.itest.ts and workloads.itest.ts; this file adds the NotReady → eviction path.
 // Two agents on one machine, one server: the first node comes from the quickstart code path
 // (`labUp`), the second from `labAddNode` with its own lab containerd (root, state, socket), CNI
 // dirs, bridge and ports, joined with a fresh bootstrap token. Both nodes share the host network
@@ -14,7 +16,9 @@ import { labAddNode, labDown, labPaths, labRemoveNode, labUp, runningPid, stopPr
 import { requireRoot } from '@nodelet/lab-runtime/testing';
 import { connectCriClient } from '@nodelet/cri-client';
 import { stringify as toYaml } from 'yaml';
-import { eventually, freePort, inCidr, kubectl } from './helpers.js';
+import { inCidr, kubectl } from './helpers.js';
+import { freePort } from '@nodelet/base/testing';
+import { pollUntil } from '@nodelet/base';
 
 const CLUSTER_CIDR = '10.237.0.0/16';
 const GRACE_S = 20;
@@ -98,10 +102,10 @@ test('two agents on one machine: a deployment spreads over both nodes; a stopped
   };
   const perNode = (ps: PodRow[]) => Object.fromEntries([...cidrs.keys()].map((n) => [n, ps.filter((p) => p.node === n).length]));
 
-  const spread = await eventually('6 running spread pods', 120_000, async () => {
+  const spread = await pollUntil('6 running spread pods', async () => {
     const ps = (await pods()).filter((p) => !p.deleting);
     return ps.length === 6 && ps.every((p) => p.phase === 'Running' && p.ip) ? ps : undefined;
-  });
+  }, { timeoutMs: 120_000, intervalMs: 250 });
   t.diagnostic(`6 pods Running after ${Date.now() - started} ms, per node ${JSON.stringify(perNode(spread))}`);
   for (const p of spread) assert.ok(inCidr(p.ip, cidrs.get(p.node)!), `pod ${p.name} IP ${p.ip} is outside ${p.node}'s CIDR ${cidrs.get(p.node)}`);
   const counts = perNode(spread);
@@ -110,24 +114,24 @@ test('two agents on one machine: a deployment spreads over both nodes; a stopped
 
   // Stop node 2's agent (SIGTERM by its PID); its containers keep running, as with a dead kubelet.
   const agent2 = labPaths(dir2).agentProc;
-  assert.ok(runningPid(agent2, dir2), 'node 2 agent is not running');
+  assert.ok(await runningPid(agent2, dir2), 'node 2 agent is not running');
   const stoppedAt = Date.now();
   assert.ok(await stopProcess(agent2, dir2), 'node 2 agent was not running when stopped');
 
-  await eventually('node two-node-2 to turn NotReady', (GRACE_S + 30) * 1_000, async () => {
+  await pollUntil('node two-node-2 to turn NotReady', async () => {
     const ready = (await k('get', 'node', 'two-node-2', '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}')).trim();
     return ready !== 'True' ? ready : undefined;
-  });
+  }, { timeoutMs: (GRACE_S + 30) * 1_000, intervalMs: 250 });
   const notReadyMs = Date.now() - stoppedAt;
   assert.match(await k('get', 'node', 'two-node-2', '--no-headers'), /NotReady/);
   const taints = await k('get', 'node', 'two-node-2', '-o', 'jsonpath={.spec.taints[*].key}');
   assert.match(taints, /node\.kubernetes\.io\/(unreachable|not-ready)/);
   t.diagnostic(`node 2 NotReady ${notReadyMs} ms after its agent stopped (grace ${GRACE_S} s), taints: ${taints}`);
 
-  const moved = await eventually('all 6 spread pods Running on two-node-1', 90_000, async () => {
+  const moved = await pollUntil('all 6 spread pods Running on two-node-1', async () => {
     const ps = (await pods()).filter((p) => !p.deleting);
     return ps.length === 6 && ps.every((p) => p.phase === 'Running' && p.node === 'two-node-1' && p.ip) ? ps : undefined;
-  });
+  }, { timeoutMs: 90_000, intervalMs: 250 });
   t.diagnostic(`pods recreated on node 1 ${Date.now() - stoppedAt} ms after the agent stopped (toleration ${TOLERATION_S} s); total ${Date.now() - started} ms`);
   assert.ok(moved.every((p) => !onNode2.has(p.name)), 'a pod of node 2 was reported on node 1');
   for (const p of moved) assert.ok(inCidr(p.ip, cidrs.get('two-node-1')!), `pod ${p.name} IP ${p.ip} is outside node 1's CIDR`);
@@ -138,11 +142,11 @@ test('two agents on one machine: a deployment spreads over both nodes; a stopped
   await labAddNode(node2);
   const { client: cri2 } = await connectCriClient({ endpoint: n2.runtimeEndpoint });
   t.after(() => cri2.close());
-  await eventually('node 2 to release the sandboxes of its evicted pods', 60_000, async () => {
+  await pollUntil('node 2 to release the sandboxes of its evicted pods', async () => {
     const left = (await pods()).filter((p) => p.node === 'two-node-2');
     const sandboxes = (await cri2.runtime.listPodSandbox({})).items ?? [];
     return left.length === 0 && sandboxes.length === 0 ? true : undefined;
-  });
+  }, { timeoutMs: 60_000, intervalMs: 250 });
   t.diagnostic(`node 2 back and clean ${Date.now() - stoppedAt} ms after its agent stopped`);
   await k('delete', 'deployment', 'spread', '--wait=false');
 });

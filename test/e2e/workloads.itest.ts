@@ -13,16 +13,19 @@ import { labAddNode, labDown, labPaths, labRemoveNode, labUp } from '@nodelet/cl
 import { startControllerManager } from '@nodelet/control-plane';
 import { requireRoot } from '@nodelet/lab-runtime/testing';
 import { ApiClient, loadKubeconfig } from '@nodelet/api';
-import { noopLogger, type Clock } from '@nodelet/base';
-import { eventually, freePort, kubectl, type Kubectl } from './helpers.js';
+import { BaseClock, noopLogger, pollUntil } from '@nodelet/base';
+import { kubectl, type Kubectl } from './helpers.js';
+import { freePort } from '@nodelet/base/testing';
 
 const CLUSTER_CIDR = '10.241.0.0/16';
 
 /** The CronJob controller's clock: `rate` times faster than real time from its creation. */
-class FastClock implements Clock {
+class FastClock extends BaseClock {
   readonly #t0 = Date.now();
   readonly #m0 = performance.now();
-  constructor(readonly rate: number) {}
+  constructor(readonly rate: number) {
+    super();
+  }
   now(): number {
     return this.#t0 + (Date.now() - this.#t0) * this.rate;
   }
@@ -168,17 +171,17 @@ describe('workloads on a two-node lab with the real kubectl', { skip }, () => {
       assert.equal(create.code, 0, create.stderr);
       await k('patch', 'cronjob', 'tick', '--type=merge', '-p', JSON.stringify({ spec: { successfulJobsHistoryLimit: 2 } }));
       const seen = new Set<string>();
-      await eventually('4 Jobs made by the CronJob', 120_000, async () => {
+      await pollUntil('4 Jobs made by the CronJob', async () => {
         for (const n of (await k('get', 'jobs', '-o', 'name')).split('\n')) if (/^job\.batch\/tick-\d+$/.test(n)) seen.add(n.slice('job.batch/'.length));
         return seen.size >= 4 ? true : undefined;
-      });
+      }, { timeoutMs: 120_000, intervalMs: 250 });
       await k('patch', 'cronjob', 'tick', '--type=merge', '-p', '{"spec":{"suspend":true}}');
       const minutes = [...seen].map((n) => Number(n.slice('tick-'.length))).sort((a, b) => a - b);
       for (let i = 1; i < minutes.length; i++) assert.equal(minutes[i]! - minutes[i - 1]!, 1, `one Job per minute: ${minutes.join(',')}`);
-      const kept = await eventually('history trimmed to 2', 120_000, async () => {
+      const kept = await pollUntil('history trimmed to 2', async () => {
         const rows = (await k('get', 'jobs', '--no-headers')).split('\n').filter((l) => l.startsWith('tick-'));
         return rows.length === 2 && rows.every((r) => /\sComplete\s/.test(r)) ? rows : undefined;
-      });
+      }, { timeoutMs: 120_000, intervalMs: 250 });
       assert.equal(kept.length, 2);
       const cj = await k('get', 'cronjob', 'tick');
       assert.match(cj, /^NAME\s+SCHEDULE\s+TIMEZONE\s+SUSPEND\s+ACTIVE\s+LAST SCHEDULE\s+AGE/m);
@@ -280,10 +283,10 @@ describe('workloads on a two-node lab with the real kubectl', { skip }, () => {
 
     await k('exec', 'web-1', '--', 'sh', '-c', 'echo keep-me > /data/token');
     await k('delete', 'pod', 'web-1');
-    const back = await eventually('web-1 back', 120_000, async () => {
+    const back = await pollUntil('web-1 back', async () => {
       const p = (await pods('app=web')).find((x) => x.name === 'web-1' && x.uid !== by.get('web-1')!.uid && x.phase === 'Running' && !x.deleting);
       return p;
-    });
+    }, { timeoutMs: 120_000, intervalMs: 250 });
     assert.equal(back.node, home, 'the replacement runs where its volume is');
     assert.equal((await k('exec', 'web-1', '--', 'cat', '/data/token')).trim(), 'keep-me');
     assert.equal((await k('exec', 'web-1', '--', 'cat', '/data/starts')).trim(), 'web-1\nweb-1');
@@ -297,16 +300,16 @@ describe('workloads on a two-node lab with the real kubectl', { skip }, () => {
       }
     })();
     await k('scale', 'sts', 'web', '--replicas=1');
-    await eventually('only web-0 left', 120_000, async () => {
+    await pollUntil('only web-0 left', async () => {
       const left = await pods('app=web');
       return left.length === 1 && left[0]!.name === 'web-0' ? true : undefined;
-    });
+    }, { timeoutMs: 120_000, intervalMs: 250 });
     watching = false;
     await watcher;
     assert.deepEqual(order, ['web-2', 'web-1']);
     // Leave the nodes clean: pods go, then their bind mounts.
     await k('delete', 'sts', 'web');
-    await eventually('web pods gone', 120_000, async () => ((await pods('app=web')).length === 0 ? true : undefined));
+    await pollUntil('web pods gone', async () => ((await pods('app=web')).length === 0 ? true : undefined), { timeoutMs: 120_000, intervalMs: 250 });
     assert.ok(existsSync(pvPath), 'claims and their data outlive the StatefulSet (retention policy Retain)');
   });
 });

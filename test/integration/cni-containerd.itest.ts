@@ -13,7 +13,8 @@ import { test } from 'node:test';
 import { installNodeletCni, startCniService, type CniResult } from '@nodelet/cni';
 import { createCriClient, netnsPathFromSandboxInfo } from '@nodelet/cri-client';
 import { requireRoot, startTestRuntime } from '@nodelet/lab-runtime/testing';
-import { bridgePorts, delLink, natCniLines, restoreNat, skipReason, waitFor } from '../../cni/test/integration/host.js';
+import { bridgePorts, delLink, natCniLines, restoreNat, skipReason } from '../../cni/test/integration/host.js';
+import { pollUntil } from '@nodelet/base';
 
 const BRIDGE = 'nlc3';
 
@@ -66,10 +67,10 @@ test('containerd → nodelet-cni → CNI service → real plugins, and back', { 
   cleanups.push(() => rt.stop());
   const cri = createCriClient({ endpoint: rt.endpoint, timeoutMs: 60_000 });
   cleanups.push(async () => cri.close());
-  await waitFor('containerd to report NetworkReady', async () => {
+  await pollUntil('containerd to report NetworkReady', async () => {
     const st = await cri.runtime.status({});
     return st.status?.conditions?.some((c) => c.type === 'NetworkReady' && c.status) ?? false;
-  }, 20_000);
+  }, { timeoutMs: 20_000, intervalMs: 25 });
 
   // 3. RunPodSandbox: containerd runs loopback itself and nodelet-cni for eth0.
   const uid = `e2e-uid-${process.pid}`;
@@ -117,10 +118,10 @@ test('containerd → nodelet-cni → CNI service → real plugins, and back', { 
   });
   await cri.runtime.startContainer({ containerId });
   let body = '';
-  await waitFor('the pod web server through hostPort 18083', async () => {
+  await pollUntil('the pod web server through hostPort 18083', async () => {
     body = await httpGet('127.0.0.1', 18083).catch(() => '');
     return body.includes('hello-from-pod');
-  }, 15_000);
+  }, { timeoutMs: 15_000, intervalMs: 25 });
   await cri.runtime.stopContainer({ containerId, timeout: 0 });
   await cri.runtime.removeContainer({ containerId });
 

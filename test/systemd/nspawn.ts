@@ -12,6 +12,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, existsSync, writeFileSync, readdirSync, rmdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
+import { pollUntil } from '@nodelet/base';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '..', '..');
 
@@ -51,11 +52,15 @@ function rmCgroupTree(dir: string): void {
     const p = join(dir, e);
     try {
       if (statSync(p).isDirectory()) rmCgroupTree(p);
-    } catch {}
+    } catch {
+      // Gone meanwhile: the kernel removes a cgroup once its last process exits.
+    }
   }
   try {
     rmdirSync(dir);
-  } catch {}
+  } catch {
+    // Still busy (EBUSY) or already gone: close() retries for a few seconds.
+  }
 }
 
 export interface BootOptions {
@@ -112,7 +117,13 @@ export async function bootSystemd(opts: BootOptions): Promise<SystemdBox> {
   const close = async (): Promise<void> => {
     if (!exited) {
       process.kill(nspawnPid, 'SIGTERM');
-      const guard = setTimeout(() => { try { process.kill(nspawnPid, 'SIGKILL'); } catch {} }, 30_000);
+      const guard = setTimeout(() => {
+        try {
+          process.kill(nspawnPid, 'SIGKILL');
+        } catch {
+          // Exited just now: nothing to kill.
+        }
+      }, 30_000);
       await exitedP;
       clearTimeout(guard);
     }
@@ -145,13 +156,14 @@ export async function bootSystemd(opts: BootOptions): Promise<SystemdBox> {
       p.stdin.end(input ?? '');
     });
 
+  // A container that exits will never get there: stop waiting at once.
+  const gone = new AbortController();
+  void exitedP.then(() => gone.abort(new Error('the container exited')));
   const waitFor = async (what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      if (await check()) return;
-      if (exited) throw new Error(`container exited while waiting for ${what}`);
-      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 100));
+    try {
+      await pollUntil(what, check, { timeoutMs, signal: gone.signal });
+    } catch (err) {
+      throw gone.signal.aborted ? new Error(`container exited while waiting for ${what}`, { cause: err }) : err;
     }
   };
 

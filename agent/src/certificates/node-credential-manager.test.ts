@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { AgentError } from '@nodelet/base';
 import { FakeClock } from '@nodelet/base/testing';
 import type { CredentialLifetime } from '@nodelet/api';
-import { RecordingLogger } from '../testing/recording-logger.js';
+import { RecordingLogger } from '@nodelet/base/testing';
 import { NodeCredentialManager } from './node-credential-manager.js';
 
 const DAY = 86_400_000;

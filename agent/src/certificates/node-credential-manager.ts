@@ -20,7 +20,7 @@
  */
 import { Backoff, describeError, errCode, hasCode, isAbortError, type Clock, type Logger } from '@nodelet/base';
 import type { CredentialLifetime } from '@nodelet/api';
-import { rotationDeadline, sleep, sleepUntil } from './rotation-deadline.js';
+import { rotationDeadline, sleepUntil } from './rotation-deadline.js';
 
 export interface NodeCredentialManagerOptions {
   nodeName: string;
@@ -73,7 +73,7 @@ export class NodeCredentialManager {
           if (signal.aborted) return;
           const retryInMs = this.#backoff.next();
           this.#report(err, retryInMs);
-          await sleep(this.#o.clock, retryInMs, signal);
+          await this.#o.clock.sleep(retryInMs, signal);
           continue;
         }
         if (!this.#lifetime) return;
@@ -97,7 +97,7 @@ export class NodeCredentialManager {
         if (signal.aborted) throw err;
         const retryInMs = this.#backoff.next();
         this.#o.log.warn({ err: describeError(err), code: errCode(err), retryInMs }, 'Cannot tell who the kubeconfig authenticates as; will retry');
-        await sleep(this.#o.clock, retryInMs, signal);
+        await this.#o.clock.sleep(retryInMs, signal);
       }
     }
   }

@@ -11,9 +11,9 @@
  * bad rotation).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, readFile, readlink, rename, rm, symlink } from 'node:fs/promises';
+import { mkdir, readdir, readFile, readlink, rename, rm, symlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { syncDir } from '@nodelet/api';
+import { syncDir, writeNewFileSynced } from '@nodelet/api';
 import type { Clock } from '@nodelet/base';
 import { inspectCertificate, pairProblem, splitPem, type CertificateInfo } from './x509.js';
 
@@ -94,23 +94,12 @@ export class PemPairStore {
     const base = `${this.#name}-${stamp(this.#clock.now())}`;
     for (let i = 0; ; i++) {
       const path = join(this.#dir, `${base}${i ? `-${i}` : ''}.pem`);
-      let fh;
       try {
-        fh = await open(path, 'wx', FILE_MODE);
+        await writeNewFileSynced(path, content, FILE_MODE);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'EEXIST' && i < 100) continue;
         throw err;
       }
-      try {
-        await fh.chmod(FILE_MODE);
-        await fh.writeFile(content, 'utf8');
-        await fh.sync();
-      } catch (err) {
-        await fh.close();
-        await rm(path, { force: true });
-        throw err;
-      }
-      await fh.close();
       return path;
     }
   }

@@ -20,22 +20,5 @@ export function rotationDeadline(notBefore: number, notAfter: number, random: ()
  * and suspends are noticed within a step), or rejects with the signal's reason.
  */
 export async function sleepUntil(clock: Clock, at: number, signal: AbortSignal, stepMs = MAX_TIMER_MS): Promise<void> {
-  while (clock.now() < at) await sleep(clock, Math.min(at - clock.now(), stepMs), signal);
-}
-
-/** Waits `ms` on `clock`; rejects with the signal's reason when it aborts. Leaves no timer behind. */
-export function sleep(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const aborted = (): Error => (signal.reason instanceof Error ? signal.reason : new DOMException('aborted', 'AbortError'));
-    if (signal.aborted) return reject(aborted());
-    const onAbort = (): void => {
-      cancel();
-      reject(aborted());
-    };
-    const cancel = clock.setTimer(Math.max(0, ms), () => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    });
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
+  while (clock.now() < at) await clock.sleep(Math.min(at - clock.now(), stepMs), signal);
 }

@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readlink, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AgentError } from '@nodelet/base';
+import { AgentError, pollUntil } from '@nodelet/base';
 import { FakeClock } from '@nodelet/base/testing';
 import { createTestCa, type TestCa } from '../testing/test-ca.js';
-import { RecordingLogger } from '../testing/recording-logger.js';
+import { RecordingLogger } from '@nodelet/base/testing';
 import { PemPairStore } from './pem-pair-store.js';
 import { rotationDeadline } from './rotation-deadline.js';
 import { ServingCertManager, type ServingPair } from './serving-cert-manager.js';
@@ -16,14 +16,6 @@ const DAY = 86_400_000;
 const HOUR = 3600_000;
 const SELF_SIGNED: ServingPair = { cert: 'self-signed cert', key: 'self-signed key' };
 
-/** Lets the manager's promise chains (key generation is real async work) run to their next timer. */
-async function until(what: string, cond: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
 
 /** Advances the fake clock in steps, letting the loop re-arm its timer between them. */
 async function advance(clock: FakeClock, ms: number, step = HOUR): Promise<void> {
@@ -103,19 +95,19 @@ test('no certificate yet: self-signed (logged with why) until the Node registers
   // The approver is down: the CSR waits until it times out, then again after 2 s, 4 s.
   r.outcomes.push(new AgentError('ERR_DEADLINE_EXCEEDED', 'certificate signing request "csr-1" was not approved in time'), new Error('connect ECONNREFUSED'));
   await advance(r.clock, 1000, 1000);
-  await until('first request', () => r.requests.length === 1);
-  await until('failure logged', () => r.log.find(/^Serving certificate not issued yet/).length === 1);
+  await pollUntil('first request', () => r.requests.length === 1, { timeoutMs: 5000, intervalMs: 2 });
+  await pollUntil('failure logged', () => r.log.find(/^Serving certificate not issued yet/).length === 1, { timeoutMs: 5000, intervalMs: 2 });
   const [w1] = r.log.find(/^Serving certificate not issued yet; still serving the self-signed certificate/, 'warn');
   assert.equal(w1!.fields.retryInMs, 2000);
   assert.equal(w1!.fields.code, 'ERR_DEADLINE_EXCEEDED');
   await advance(r.clock, 1999, 1999);
   assert.equal(r.requests.length, 1, 'backs off 2 s');
   await advance(r.clock, 1, 1);
-  await until('second request', () => r.requests.length === 2);
-  await until('second failure', () => r.log.find(/^Serving certificate not issued yet/).length === 2);
+  await pollUntil('second request', () => r.requests.length === 2, { timeoutMs: 5000, intervalMs: 2 });
+  await pollUntil('second failure', () => r.log.find(/^Serving certificate not issued yet/).length === 2, { timeoutMs: 5000, intervalMs: 2 });
   assert.equal(r.log.find(/^Serving certificate not issued yet/)[1]!.fields.retryInMs, 4000);
   await advance(r.clock, 4000, 1000);
-  await until('installed', () => r.installed.length === 1);
+  await pollUntil('installed', () => r.installed.length === 1, { timeoutMs: 5000, intervalMs: 2 });
 
   const info = inspectCertificate(r.installed[0]!.cert);
   assert.deepEqual(info.dnsNames.sort(), ['n1', 'n1.lab']);
@@ -132,14 +124,14 @@ test('renewed at the jittered deadline without a restart; a restarted agent serv
   const m = r.manager();
   await m.initial();
   r.start(m);
-  await until('first certificate', () => r.installed.length === 1);
+  await pollUntil('first certificate', () => r.installed.length === 1, { timeoutMs: 5000, intervalMs: 2 });
   const first = inspectCertificate(r.installed[0]!.cert);
   assert.equal(m.current!.deadline, first.notBefore + 7.5 * DAY);
 
   await advance(r.clock, 7.5 * DAY - 2 * HOUR);
   assert.equal(r.requests.length, 1, 'nothing before the deadline');
   await advance(r.clock, 2 * HOUR);
-  await until('rotated', () => r.installed.length === 2);
+  await pollUntil('rotated', () => r.installed.length === 2, { timeoutMs: 5000, intervalMs: 2 });
   assert.notEqual(r.installed[1]!.key, r.installed[0]!.key, 'a new key each time');
   assert.equal(r.log.find(/^Serving certificate rotated$/, 'info').length, 1);
   const current = await r.store.load();
@@ -165,7 +157,7 @@ test('a stored pair that expired, or that another CA signed, is not served', asy
   const m = r.manager();
   await m.initial();
   const stop = r.start(m);
-  await until('issued', () => r.installed.length === 1);
+  await pollUntil('issued', () => r.installed.length === 1, { timeoutMs: 5000, intervalMs: 2 });
   stop.abort();
   r.clock.advance(2 * DAY);
   const expired = await rig(t, { dir: join(r.store.currentPath, '..', '..'), ca: r.ca, clock: r.clock });
@@ -183,10 +175,10 @@ test('the Node\'s addresses changed: a new certificate for the new names, before
   const m = r.manager();
   await m.initial();
   r.start(m);
-  await until('issued', () => r.installed.length === 1);
+  await pollUntil('issued', () => r.installed.length === 1, { timeoutMs: 5000, intervalMs: 2 });
   r.names.value = { dnsNames: ['n1'], ips: ['192.0.2.99'] };
   await advance(r.clock, HOUR);
-  await until('re-issued', () => r.installed.length === 2);
+  await pollUntil('re-issued', () => r.installed.length === 2, { timeoutMs: 5000, intervalMs: 2 });
   assert.deepEqual(inspectCertificate(r.installed[1]!.cert).ips, ['192.0.2.99']);
   assert.equal(r.log.find(/^Node names changed/).length, 1);
   assert.ok((await readlink(r.store.currentPath)).startsWith('kubelet-server-'));
@@ -200,12 +192,12 @@ test('a short-lived certificate with a back-dated notBefore is renewed at 70–9
   const m = r.manager();
   await m.initial();
   r.start(m);
-  await until('issued', () => r.installed.length === 1);
+  await pollUntil('issued', () => r.installed.length === 1, { timeoutMs: 5000, intervalMs: 2 });
   const issuedAt = r.clock.now();
   assert.equal(m.current!.deadline, issuedAt + 48_000, '80 % of the minute it has left');
   await advance(r.clock, 47_000, 1000);
   assert.equal(r.requests.length, 1);
   await advance(r.clock, 1000, 1000);
-  await until('renewed once', () => r.installed.length === 2);
+  await pollUntil('renewed once', () => r.installed.length === 2, { timeoutMs: 5000, intervalMs: 2 });
   assert.equal(r.requests.length, 2);
 });

@@ -20,7 +20,7 @@
 import { generateKeyAndCsr } from '@nodelet/api';
 import { Backoff, describeError, errCode, isAbortError, type Clock, type Logger } from '@nodelet/base';
 import type { PemPairStore } from './pem-pair-store.js';
-import { rotationDeadline, sleep, sleepUntil } from './rotation-deadline.js';
+import { rotationDeadline, sleepUntil } from './rotation-deadline.js';
 import { coversExactly, inspectCertificate, issuedBy, pairProblem, type CertificateInfo, type ServingNames } from './x509.js';
 
 export interface ServingPair {
@@ -108,7 +108,7 @@ export class ServingCertManager {
           const fields = { err: describeError(err), code: errCode(err), retryInMs };
           if (this.#current) this.#o.log.warn(fields, 'Serving certificate renewal failed; will retry');
           else this.#o.log.warn(fields, 'Serving certificate not issued yet; still serving the self-signed certificate, will retry');
-          await sleep(this.#o.clock, retryInMs, signal);
+          await this.#o.clock.sleep(retryInMs, signal);
         }
       }
     } catch (err) {
@@ -136,7 +136,7 @@ export class ServingCertManager {
   async #renew(signal: AbortSignal, install: (pair: ServingPair) => void): Promise<void> {
     let names = this.#o.names();
     while (!names) {
-      await sleep(this.#o.clock, NAMES_POLL_MS, signal);
+      await this.#o.clock.sleep(NAMES_POLL_MS, signal);
       names = this.#o.names();
     }
     const { keyPem, csrPem } = await generateKeyAndCsr({ commonName: `system:node:${this.#o.nodeName}`, organizations: ['system:nodes'], dnsNames: names.dnsNames, ips: names.ips });

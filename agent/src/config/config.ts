@@ -6,9 +6,8 @@
  * (docs/reference/kubelet-behaviour.md §2). `resolveConfig` validates everything once, at start, and throws
  * an AgentError(ERR_INVALID_ARGUMENT) naming the offending field, so a bad file never half-starts an agent.
  */
-import { AgentError } from '@nodelet/base';
+import { AgentError, parseDuration } from '@nodelet/base';
 import { parse as parseYaml } from 'yaml';
-import { parseDuration } from '../util/duration.js';
 import { parseQuantity } from '../util/quantity.js';
 import { resolveProxyConfig, type ProxyConfig, type ProxyConfigFile, type ProxyFlags } from '../proxy/config.js';
 import { resolveDnsConfig, type ClusterDnsConfig, type ClusterDnsConfigFile, type ClusterDnsFlags } from '../dns/config.js';
@@ -160,7 +159,8 @@ function duration(field: string, v: unknown, dflt: string): number {
   if (typeof raw !== 'string' && typeof raw !== 'number') throw invalid(field, `must be a duration like "10s", got ${JSON.stringify(raw)}`);
   let ms: number;
   try {
-    ms = parseDuration(raw);
+    // A JSON number is milliseconds; a string is a Go duration, which needs a unit ("10s").
+    ms = typeof raw === 'number' ? raw : parseDuration(raw, { bare: 'reject' });
   } catch {
     throw invalid(field, `must be a duration like "10s", got ${JSON.stringify(raw)}`);
   }

@@ -101,11 +101,17 @@ function answers(query: Buffer, reply: Buffer): boolean {
   }
 }
 
-function udpExchange(u: Upstream, query: Buffer, timeoutMs: number, signal?: AbortSignal): Promise<Buffer> {
+type Finish = (err: unknown, reply?: Buffer) => void;
+
+/**
+ * One query and its answer over a socket `open` creates: settles once — on the reply, an error,
+ * the deadline or an abort — and closes the socket whichever comes first.
+ */
+function exchange(u: Upstream, timeoutMs: number, signal: AbortSignal | undefined, open: (finish: Finish) => { close(): void }): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const sock = createSocket(isIP(u.ip) === 6 ? 'udp6' : 'udp4');
     let done = false;
-    const finish = (err: unknown, reply?: Buffer): void => {
+    // `open` only reports through events, never synchronously, so `sock` is set before any finish.
+    const finish: Finish = (err, reply) => {
       if (done) return;
       done = true;
       clearTimeout(timer);
@@ -117,32 +123,27 @@ function udpExchange(u: Upstream, query: Buffer, timeoutMs: number, signal?: Abo
     const onAbort = (): void => finish(signal!.reason ?? new DOMException('aborted', 'AbortError'));
     const timer = setTimeout(() => finish(new AgentError('ERR_DEADLINE_EXCEEDED', `upstream ${upstreamName(u)} did not answer within ${timeoutMs} ms`)), timeoutMs);
     signal?.addEventListener('abort', onAbort, { once: true });
+    const sock = open(finish);
+  });
+}
+
+function udpExchange(u: Upstream, query: Buffer, timeoutMs: number, signal?: AbortSignal): Promise<Buffer> {
+  return exchange(u, timeoutMs, signal, (finish) => {
+    const sock = createSocket(isIP(u.ip) === 6 ? 'udp6' : 'udp4');
     sock.on('error', (err) => finish(err));
     sock.on('message', (msg, rinfo) => {
       if (rinfo.port !== u.port || ipKey(rinfo.address) !== ipKey(u.ip) || !answers(query, msg)) return;
       finish(undefined, msg);
     });
     sock.send(query, u.port, u.ip, (err) => err && finish(err));
+    return { close: () => sock.close() };
   });
 }
 
 function tcpExchange(u: Upstream, query: Buffer, timeoutMs: number, signal?: AbortSignal): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
+  return exchange(u, timeoutMs, signal, (finish) => {
     const sock = connect({ host: u.ip, port: u.port });
     let buf = Buffer.alloc(0);
-    let done = false;
-    const finish = (err: unknown, reply?: Buffer): void => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      sock.destroy();
-      if (err) reject(err);
-      else resolve(reply!);
-    };
-    const onAbort = (): void => finish(signal!.reason ?? new DOMException('aborted', 'AbortError'));
-    const timer = setTimeout(() => finish(new AgentError('ERR_DEADLINE_EXCEEDED', `upstream ${upstreamName(u)} did not answer within ${timeoutMs} ms`)), timeoutMs);
-    signal?.addEventListener('abort', onAbort, { once: true });
     sock.on('error', (err) => finish(err));
     sock.on('close', () => finish(new AgentError('ERR_UNAVAILABLE', `upstream ${upstreamName(u)} closed the connection`)));
     sock.on('data', (chunk) => {
@@ -157,5 +158,6 @@ function tcpExchange(u: Upstream, query: Buffer, timeoutMs: number, signal?: Abo
     const len = Buffer.alloc(2);
     len.writeUInt16BE(query.length);
     sock.write(Buffer.concat([len, query]));
+    return { close: () => sock.destroy() };
   });
 }

@@ -6,7 +6,7 @@ import type { Registry } from 'prom-client';
 import { describeError, type Clock, type Logger } from '@nodelet/base';
 import type { ApiClient } from '@nodelet/api';
 import type { ClusterDnsConfig } from './config.js';
-import { NodeDns } from './node-dns.js';
+import { NodeDns, type NodeDnsOptions } from './node-dns.js';
 import { PodDnsConfigurer, type DnsEventSink } from './pod-dns-config.js';
 
 export { NodeDns } from './node-dns.js';
@@ -18,7 +18,16 @@ export { resolveDnsConfig } from './config.js';
  * undefined when it is disabled or cannot start (logged as an error: the pods keep running, only
  * cluster DNS on this node is missing until the agent restarts with the address free).
  */
-export async function startClusterDns(o: { api: ApiClient; config: ClusterDnsConfig; nodeIP: string; registry: Registry; clock: Clock; log: Logger }): Promise<NodeDns | undefined> {
+export async function startClusterDns(o: {
+  api: ApiClient;
+  config: ClusterDnsConfig;
+  nodeIP: string;
+  registry: Registry;
+  clock: Clock;
+  log: Logger;
+  /** The agent's shared informers (source/informers.ts), read but not closed by the resolver. */
+  informers?: NodeDnsOptions['informers'];
+}): Promise<NodeDns | undefined> {
   const c = o.config;
   if (!c.clusterDNSResolver) return undefined;
   const bind = c.clusterDNSBindAddress ?? { ip: o.nodeIP, port: 53 };
@@ -33,6 +42,7 @@ export async function startClusterDns(o: { api: ApiClient; config: ClusterDnsCon
       registry: o.registry,
       clock: o.clock,
       log: o.log,
+      informers: o.informers,
     });
   } catch (err) {
     o.log.error({ bind: `${bind.ip}:${bind.port}`, err: describeError(err) }, 'Cluster DNS resolver failed to start');

@@ -3,7 +3,7 @@
  * renewal, then `spec.renewTime` updated every `leaseDuration × 0.25` (10 s for 40 s). A failed
  * renewal retries with backoff 200 ms doubling to 7 s; a conflict re-reads the lease.
  */
-import { Backoff, delay, describeError, hasCode, type Clock, type Logger } from '@nodelet/base';
+import { Backoff, describeError, hasCode, type Clock, type Logger } from '@nodelet/base';
 import { LEASES, type ApiClient, type Lease } from '@nodelet/api';
 
 export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
@@ -69,6 +69,10 @@ export class NodeLease {
     }
   }
 
+  /**
+   * Renews every `durationSeconds / 4` until `signal` aborts; a failed renewal is retried after
+   * the backoff (never later than the renew interval). Resolves when stopped.
+   */
   async run(signal: AbortSignal): Promise<void> {
     const interval = this.#o.durationSeconds * 250;
     const backoff = new Backoff({ initialMs: 200, maxMs: 7000, clock: this.#o.clock });
@@ -82,7 +86,7 @@ export class NodeLease {
         wait = Math.min(interval, backoff.next());
         this.#o.log.warn({ err: describeError(err), retryInMs: wait }, 'Node lease renewal failed');
       }
-      await delay(wait, signal).catch(() => undefined);
+      await this.#o.clock.sleep(wait, signal).catch(() => undefined);
     }
   }
 }

@@ -4,7 +4,7 @@
  * refresh every `refreshMs` (default 10 min — CPUs, memory and the OS change only with a reboot
  * or hotplug) replaces it when it succeeds and keeps the old facts when it does not.
  */
-import { describeError, type Clock, type Logger } from '@nodelet/base';
+import { describeError, type Clock, type Logger, type PeriodicJob } from '@nodelet/base';
 import { readMachineInfo, type MachineInfo } from './machine-info.js';
 
 export const MACHINE_INFO_REFRESH_MS = 10 * 60_000;
@@ -13,7 +13,6 @@ export class MachineInfoCache {
   readonly #o: { rootDir: string; clock: Clock; log: Logger; refreshMs?: number; read?: (rootDir: string) => Promise<MachineInfo> };
   #current?: MachineInfo;
   #loading?: Promise<MachineInfo>;
-  #cancel?: () => void;
 
   constructor(o: { rootDir: string; clock: Clock; log: Logger; refreshMs?: number; read?: (rootDir: string) => Promise<MachineInfo> }) {
     this.#o = o;
@@ -36,19 +35,14 @@ export class MachineInfoCache {
     return this.#current;
   }
 
-  /** Starts the periodic refresh until `signal` aborts. */
-  start(signal: AbortSignal): void {
-    const every = this.#o.refreshMs ?? MACHINE_INFO_REFRESH_MS;
-    const tick = (): void => {
-      if (signal.aborted) return;
-      (this.#o.read ?? readMachineInfo)(this.#o.rootDir)
-        .then((m) => (this.#current = m))
-        .catch((err: unknown) => this.#o.log.warn({ err: describeError(err) }, 'Machine info refresh failed; keeping the last facts'))
-        .finally(() => {
-          if (!signal.aborted) this.#cancel = this.#o.clock.setTimer(every, tick);
-        });
-    };
-    this.#cancel = this.#o.clock.setTimer(every, tick);
-    signal.addEventListener('abort', () => this.#cancel?.(), { once: true });
+  /** Starts the periodic refresh until `signal` aborts; the returned job's `stopped` says when it has. */
+  start(signal: AbortSignal): PeriodicJob {
+    return this.#o.clock.every(
+      this.#o.refreshMs ?? MACHINE_INFO_REFRESH_MS,
+      async () => {
+        this.#current = await (this.#o.read ?? readMachineInfo)(this.#o.rootDir);
+      },
+      { signal, onError: (err) => this.#o.log.warn({ err: describeError(err) }, 'Machine info refresh failed; keeping the last facts') },
+    );
   }
 }

@@ -1,12 +1,13 @@
 /**
  * Registers the Node and keeps its status current (kubelet kubelet_node_status.go):
  *
- *   register: create Node (labels, status) ── 409 → adopt it (labels merged), keep going
- *   every nodeStatusUpdateFrequency (and on `poke()`): compute status, merge-patch nodes/<n>/status
+ *   register: create Node (labels, status) ── 409 → adopt it (labels merged), keep going;
+ *             failures retried with backoff (200 ms doubling to 7 s)
+ *   nodeStatusUpdateFrequency after each update ends, and at once on `poke()` (a change the node
+ *   should report now: runtime health, the pod CIDR): compute status, merge-patch nodes/<n>/status
  *   every read of the Node: spec.podCIDR (or the configured one) → onPodCIDR (drives the CNI chain)
  */
-import { waitWakeOrTimeout } from '../util/wait.js';
-import { Backoff, Wakeup, delay, describeError, hasCode, isAbortError, type Clock, type Logger } from '@nodelet/base';
+import { Backoff, abortError, describeError, hasCode, isAbortError, type Clock, type Logger, type PeriodicJob } from '@nodelet/base';
 import { join } from 'node:path';
 import { LOCAL_PATH_DIR_ANNOTATION, NODES, type ApiClient, type Node, type NodeStatus } from '@nodelet/api';
 import { computeNodeStatus, type RuntimeHealth } from './node-status.js';
@@ -29,8 +30,10 @@ export interface NodeReporterOptions {
 
 export class NodeReporter {
   readonly #o: NodeReporterOptions;
-  readonly #wake = new Wakeup();
   readonly #machine: MachineInfoCache;
+  readonly #registeredWaiters = new Set<(n: Node) => void>();
+  #job?: PeriodicJob;
+  #poked = false;
   #node?: Node;
   #lastStatus?: NodeStatus;
   #podCIDR?: string;
@@ -52,9 +55,28 @@ export class NodeReporter {
     return this.#lastStatus;
   }
 
-  /** Ask for an immediate status update (runtime health changed). */
+  /** Asks for a status update now (runtime health changed); before registration, right after it. */
   poke(): void {
-    this.#wake.notify();
+    if (this.#job) this.#job.trigger();
+    else this.#poked = true;
+  }
+
+  /** Resolves with the Node once it is registered; rejects with an AbortError when `signal` aborts first. */
+  registered(signal?: AbortSignal): Promise<Node> {
+    if (this.#node) return Promise.resolve(this.#node);
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(abortError(signal.reason));
+      const onAbort = (): void => {
+        this.#registeredWaiters.delete(waiter);
+        reject(abortError(signal?.reason));
+      };
+      const waiter = (n: Node): void => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(n);
+      };
+      this.#registeredWaiters.add(waiter);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
   }
 
   /** The machine's facts: read once, then the background-refreshed copy (never waited on after start). */
@@ -118,7 +140,10 @@ export class NodeReporter {
     this.#lastStatus = status;
     this.#seePodCIDR(this.#node);
     this.#o.log.info({ node: c.nodeName }, 'Node registered');
-    return this.#node;
+    const node = this.#node;
+    for (const w of [...this.#registeredWaiters]) w(node);
+    this.#registeredWaiters.clear();
+    return node;
   }
 
   /** One status update. */
@@ -132,32 +157,35 @@ export class NodeReporter {
     this.#seePodCIDR(this.#node);
   }
 
-  /** Registers with backoff, then updates status until `signal` aborts. */
+  /**
+   * Registers with backoff, then updates status every `nodeStatusUpdateFrequency` (counted from the
+   * end of the previous update) and on `poke()`, until `signal` aborts. Resolves when stopped.
+   */
   async run(signal: AbortSignal): Promise<void> {
-    this.#machine.start(signal);
-    const backoff = new Backoff({ initialMs: 200, maxMs: 7000, clock: this.#o.clock });
-    while (!signal.aborted && !this.#node) {
-      try {
-        await this.register(signal);
-      } catch (err) {
-        if (signal.aborted || isAbortError(err)) return;
-        const wait = backoff.next();
-        this.#o.log.warn({ err: describeError(err), retryInMs: wait }, 'Node registration failed');
-        await delay(wait, signal).catch(() => undefined);
+    const machine = this.#machine.start(signal);
+    try {
+      const backoff = new Backoff({ initialMs: 200, maxMs: 7000, clock: this.#o.clock });
+      while (!signal.aborted && !this.#node) {
+        try {
+          await this.register(signal);
+        } catch (err) {
+          if (signal.aborted || isAbortError(err)) return;
+          const wait = backoff.next();
+          this.#o.log.warn({ err: describeError(err), retryInMs: wait }, 'Node registration failed');
+          await this.#o.clock.sleep(wait, signal).catch(() => undefined);
+        }
       }
-    }
-    while (!signal.aborted) {
-      try {
-        await waitWakeOrTimeout(this.#wake, this.#o.config.nodeStatusUpdateFrequencyMs, this.#o.clock, signal);
-      } catch {
-        return;
-      }
-      try {
-        await this.update(signal);
-      } catch (err) {
-        if (signal.aborted) return;
-        this.#o.log.warn({ err: describeError(err) }, 'Node status update failed');
-      }
+      if (signal.aborted) return;
+      const job = this.#o.clock.every(this.#o.config.nodeStatusUpdateFrequencyMs, (s) => this.update(s), {
+        signal,
+        onError: (err) => this.#o.log.warn({ err: describeError(err) }, 'Node status update failed'),
+      });
+      this.#job = job;
+      if (this.#poked) job.trigger();
+      await job.stopped;
+    } finally {
+      machine.dispose();
+      await machine.stopped;
     }
   }
 }

@@ -10,8 +10,7 @@
  * Statuses that cannot change are cached by ID: an exited container's exit code and times, a
  * sandbox's IPs. Only sandboxes/containers the agent labelled are listed (foreign ones are left alone).
  */
-import { waitWakeOrTimeout } from '../util/wait.js';
-import { Semaphore, Wakeup, describeError, isAbortError, linkAbort, type Clock, type Logger } from '@nodelet/base';
+import { Semaphore, describeError, linkAbort, type Clock, type Logger, type PeriodicJob } from '@nodelet/base';
 import type { CriContainerStatus, RuntimeService } from '../runtime/cri.js';
 import { MANAGED_BY } from '../runtime/labels.js';
 import {
@@ -38,7 +37,7 @@ const STATUS_CONCURRENCY = 16;
 
 export class Pleg {
   readonly #o: PlegOptions;
-  readonly #wake = new Wakeup();
+  #job?: PeriodicJob;
   #pods = new Map<string, ObservedPod>();
   #fingerprints = new Map<string, string>();
   readonly #exited = new Map<string, CriContainerStatus>();
@@ -53,23 +52,19 @@ export class Pleg {
     this.#o = o;
   }
 
-  /** Runs until `signal` aborts. Errors are logged and retried on the next period. */
-  async run(signal: AbortSignal): Promise<void> {
-    const period = this.#o.periodMs ?? 1000;
-    while (!signal.aborted) {
-      try {
-        await this.relist(signal);
-      } catch (err) {
-        if (signal.aborted) break;
-        this.#o.log.warn({ err: describeError(err) }, 'PLEG relist failed');
-      }
-      try {
-        await waitWakeOrTimeout(this.#wake, period, this.#o.clock, signal);
-      } catch (err) {
-        if (isAbortError(err) || signal.aborted) break;
-        throw err;
-      }
-    }
+  /**
+   * Relists at once, then one period after each relist ends, and as soon as possible after
+   * `relistSoon()`; until `signal` aborts (resolves once the last relist has ended). Errors are
+   * logged and retried on the next period.
+   */
+  run(signal: AbortSignal): Promise<void> {
+    const job = this.#o.clock.every(this.#o.periodMs ?? 1000, (s) => this.relist(s), {
+      signal,
+      immediate: true,
+      onError: (err) => this.#o.log.warn({ err: describeError(err) }, 'PLEG relist failed'),
+    });
+    this.#job = job;
+    return job.stopped;
   }
 
   /** Records a sandbox's IPs learnt elsewhere (RunPodSandbox's follow-up status), saving a call. */
@@ -79,7 +74,7 @@ export class Pleg {
 
   /** Asks for a relist as soon as possible (coalesced), e.g. after a sync changed something. */
   relistSoon(): void {
-    this.#wake.notify();
+    this.#job?.trigger();
   }
 
   /** The cached view of one pod (empty when the runtime has nothing of it). */

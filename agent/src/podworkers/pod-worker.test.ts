@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '@nodelet/base/testing';
-import { noopLogger } from '@nodelet/base';
+import { noopLogger, pollUntil } from '@nodelet/base';
 import type { Pod } from '@nodelet/api';
 import { PodWorkers } from './pod-workers.js';
 import type { PodSyncer } from './pod-worker.js';
@@ -9,13 +9,6 @@ import { emptyObservedPod } from '../runtime/observed.js';
 
 const pod = (rv: string, o: Partial<Pod['metadata']> = {}): Pod => ({ metadata: { name: 'p', namespace: 'd', uid: 'u1', resourceVersion: rv, ...o }, spec: { containers: [] } });
 const cache = { waitNewerThan: async () => {}, get: (uid: string) => emptyObservedPod(uid) };
-const until = async (cond: () => boolean, what: string) => {
-  const deadline = Date.now() + 2000;
-  while (!cond()) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setImmediate(r));
-  }
-};
 
 function recorder(overrides: Partial<PodSyncer> = {}) {
   const calls: string[] = [];
@@ -34,9 +27,9 @@ test('pod worker: sync, then deletion walks terminating → terminated → finis
   const { calls, syncer } = recorder();
   const workers = new PodWorkers({ syncer, cache, clock: new FakeClock(), log: noopLogger, resyncMs: 60_000, signal: stop.signal, random: () => 0 });
   workers.update({ pod: pod('1') });
-  await until(() => calls.length === 1, 'first sync');
+  await pollUntil('first sync', () => calls.length === 1, { timeoutMs: 2000, intervalMs: 0 });
   workers.update({ pod: pod('2', { deletionTimestamp: 'x' }), terminationRequested: true, gracePeriodS: 7 });
-  await until(() => workers.phase('u1') === 'finished', 'finished');
+  await pollUntil('finished', () => workers.phase('u1') === 'finished', { timeoutMs: 2000, intervalMs: 0 });
   assert.deepEqual(calls, ['sync 1', 'terminating 7', 'terminated true']);
   // updates after finishing are ignored; the worker is dropped once the pod is no longer desired
   workers.update({ pod: pod('3') });
@@ -59,10 +52,10 @@ test('pod worker: termination preempts a long syncPod through its signal; latest
   });
   const workers = new PodWorkers({ syncer, cache, clock: new FakeClock(), log: noopLogger, resyncMs: 60_000, signal: stop.signal });
   workers.update({ pod: pod('1') });
-  await until(() => entered === 1, 'sync started');
+  await pollUntil('sync started', () => entered === 1, { timeoutMs: 2000, intervalMs: 0 });
   workers.update({ pod: pod('2') });
   workers.update({ pod: pod('3'), terminationRequested: true, gracePeriodS: 1 });
-  await until(() => workers.phase('u1') === 'finished', 'finished');
+  await pollUntil('finished', () => workers.phase('u1') === 'finished', { timeoutMs: 2000, intervalMs: 0 });
   assert.equal(aborted, true);
   assert.equal(entered, 1, 'no further syncPod once terminating');
   assert.deepEqual(calls, ['terminating 1', 'terminated true']);
@@ -76,10 +69,10 @@ test('pod worker: a terminal pod terminates without deletion; a later delete cle
   const { calls, syncer } = recorder({ syncPod: async () => ({ terminal: true }) });
   const workers = new PodWorkers({ syncer, cache, clock: new FakeClock(), log: noopLogger, resyncMs: 60_000, signal: stop.signal });
   workers.update({ pod: pod('1') });
-  await until(() => workers.phase('u1') === 'finished', 'finished');
+  await pollUntil('finished', () => workers.phase('u1') === 'finished', { timeoutMs: 2000, intervalMs: 0 });
   assert.deepEqual(calls, ['terminating 30', 'terminated false']);
   workers.update({ pod: pod('2'), terminationRequested: true, gracePeriodS: 0 });
-  await until(() => calls.length === 4, 'cleanup after delete');
+  await pollUntil('cleanup after delete', () => calls.length === 4, { timeoutMs: 2000, intervalMs: 0 });
   assert.deepEqual(calls.slice(2), ['terminating 0', 'terminated true']);
   stop.abort();
   await workers.drain();
@@ -99,14 +92,14 @@ test('pod worker: a failed sync is retried after a backoff; a requeue hint sched
   });
   const workers = new PodWorkers({ syncer, cache, clock, log: noopLogger, resyncMs: 60_000, signal: stop.signal, random: () => 0 });
   workers.update({ pod: pod('1') });
-  await until(() => n === 1 && clock.pendingTimers === 1, 'first failure');
+  await pollUntil('first failure', () => n === 1 && clock.pendingTimers === 1, { timeoutMs: 2000, intervalMs: 0 });
   clock.advance(999);
   await new Promise((r) => setImmediate(r));
   assert.equal(n, 1, 'still backing off');
   clock.advance(1);
-  await until(() => n === 2 && clock.pendingTimers === 1, 'retry');
+  await pollUntil('retry', () => n === 2 && clock.pendingTimers === 1, { timeoutMs: 2000, intervalMs: 0 });
   clock.advance(5000);
-  await until(() => n === 3, 'requeue after hint');
+  await pollUntil('requeue after hint', () => n === 3, { timeoutMs: 2000, intervalMs: 0 });
   stop.abort();
   await workers.drain();
 });

@@ -6,8 +6,7 @@
  * `resolveProxyConfig` is pure and throws ERR_INVALID_ARGUMENT naming the field.
  */
 import { isIPv4 } from 'node:net';
-import { AgentError } from '@nodelet/base';
-import { parseDuration } from '../util/duration.js';
+import { AgentError, parseDuration } from '@nodelet/base';
 
 export type ProxyMode = 'nftables' | 'iptables' | 'none';
 
@@ -71,7 +70,9 @@ function duration(field: string, v: unknown, dflt: string): number {
   const raw = v ?? dflt;
   let ms = NaN;
   try {
-    if (typeof raw === 'string' || typeof raw === 'number') ms = parseDuration(raw);
+    // A JSON number is milliseconds; a string is a Go duration, which needs a unit ("1s").
+    if (typeof raw === 'number') ms = raw;
+    else if (typeof raw === 'string') ms = parseDuration(raw, { bare: 'reject' });
   } catch {
     // reported below
   }

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Registry } from 'prom-client';
 import { pollUntil, noopLogger } from '@nodelet/base';
-import { SERVICES } from '@nodelet/api';
+import { ENDPOINTSLICES, Informer, NODES, SERVICES } from '@nodelet/api';
 import { InMemoryApiServer } from '@nodelet/api/testing';
 import { ServiceProxy } from './proxier.js';
 import { resolveProxyConfig } from './config.js';
@@ -91,4 +91,26 @@ test('close keeps the table by default and deletes it with cleanupOnShutdown', a
   await b.proxy.synced;
   await b.proxy.close();
   assert.equal(del.applied.at(-1), 'table ip nodelet-proxy\ndelete table ip nodelet-proxy\n');
+});
+
+test('shared informers: the proxy reads the ones it is given, makes no watches of its own and leaves them open', async (t) => {
+  const server = await InMemoryApiServer.start();
+  t.after(() => server.close());
+  const api = server.client();
+  await api.resource(SERVICES, 'default').create(service('web', '10.96.0.5'));
+  const informers = {
+    services: new Informer({ client: api, resource: SERVICES }),
+    endpointSlices: new Informer({ client: api, resource: ENDPOINTSLICES }),
+    node: new Informer({ client: api, resource: NODES, fieldSelector: 'metadata.name=n1' }),
+  };
+  t.after(() => Promise.all(Object.values(informers).map((i) => i.close())));
+  const fake = new FakeNft();
+  const proxy = await ServiceProxy.start({ api, nodeName: 'n1', config: resolveProxyConfig({ minSyncPeriod: '10ms' }), log: noopLogger, registry: new Registry(), runner: fake, informers });
+  await proxy.synced;
+  assert.match(fake.applied.at(-1)!, /10\.96\.0\.5/);
+  const lists = (path: string) => server.requests.filter((r) => r.method === 'GET' && r.path.endsWith(path) && r.query.get('watch') !== 'true').length;
+  assert.deepEqual([lists('/services'), lists('/endpointslices'), lists('/nodes')], [1, 1, 1], 'one list per shared informer, none of the proxy’s own');
+  await proxy.close();
+  await api.resource(SERVICES, 'default').create(service('db', '10.96.0.6'));
+  await pollUntil('the shared Services informer still watching after the proxy closed', () => informers.services.get('default/db'), { timeoutMs: 2000, intervalMs: 5 });
 });

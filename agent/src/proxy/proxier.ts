@@ -19,7 +19,7 @@
  */
 import { existsSync } from 'node:fs';
 import type { Registry } from 'prom-client';
-import { AgentError, Backoff, DisposableStore, Wakeup, abortError, describeError, hasCode, isAbortError, systemClock, toDisposable, type Clock, type Logger } from '@nodelet/base';
+import { AgentError, Backoff, DisposableStore, Wakeup, abortError, describeError, hasCode, isAbortError, unlessNotFound, systemClock, type Clock, type Logger } from '@nodelet/base';
 import { ENDPOINTSLICES, Informer, NODES, SERVICES, type ApiClient, type EndpointSlice, type Node, type Service } from '@nodelet/api';
 import type { ProxyConfig } from './config.js';
 import { ConntrackCleaner, staleUdpEntries } from './conntrack.js';
@@ -49,6 +49,12 @@ export interface ServiceProxyOptions {
   table?: string;
   /** Called after every successful sync, once the rules are live (bench, tests). */
   onSync?: (info: SyncInfo) => void;
+  /**
+   * Informers the agent already runs (source/informers.ts; `node` must select this node only):
+   * subscribed to and started if needed, never closed here. Missing ones (all of them under
+   * `nodelet proxy`) are created and owned by the proxy.
+   */
+  informers?: { services?: Informer<Service>; endpointSlices?: Informer<EndpointSlice>; node?: Informer<Node> };
 }
 
 export interface SyncInfo {
@@ -82,6 +88,8 @@ export class ServiceProxy {
   readonly #services: Informer<Service>;
   readonly #slices: Informer<EndpointSlice>;
   readonly #node: Informer<Node>;
+  /** The informers this proxy made itself and closes. */
+  readonly #owned: Array<{ close(): Promise<void> }> = [];
   #resolveSynced!: () => void;
   #rejectSynced!: (err: unknown) => void;
   #loop: Promise<void> | undefined;
@@ -112,9 +120,14 @@ export class ServiceProxy {
     this.metrics = new ProxyMetrics(o.registry);
     this.#backoff = new Backoff({ initialMs: 1000, maxMs: o.config.syncPeriodMs, clock: this.#clock });
     const informer = { client: o.api, clock: this.#clock, logger: o.log };
-    this.#services = new Informer({ ...informer, resource: SERVICES });
-    this.#slices = new Informer({ ...informer, resource: ENDPOINTSLICES });
-    this.#node = new Informer({ ...informer, resource: NODES, fieldSelector: `metadata.name=${o.nodeName}` });
+    const own = <T extends { close(): Promise<void> }>(i: T): T => {
+      this.#owned.push(i);
+      return i;
+    };
+    const shared = o.informers ?? {};
+    this.#services = shared.services ?? own(new Informer({ ...informer, resource: SERVICES }));
+    this.#slices = shared.endpointSlices ?? own(new Informer({ ...informer, resource: ENDPOINTSLICES }));
+    this.#node = shared.node ?? own(new Informer({ ...informer, resource: NODES, fieldSelector: `metadata.name=${o.nodeName}` }));
     this.synced = new Promise<void>((resolve, reject) => {
       this.#resolveSynced = resolve;
       this.#rejectSynced = reject;
@@ -188,11 +201,15 @@ export class ServiceProxy {
       this.#watch();
       await Promise.all([this.#services.waitForSync(stop), this.#slices.waitForSync(stop), this.#node.waitForSync(stop)]);
       this.#informersSynced = true;
-      this.#every(this.#o.config.syncPeriodMs, () => this.#force('resync'));
-      this.#every(this.#o.config.driftCheckPeriodMs, () => {
-        this.#driftPending = true;
-        this.#wake.notify();
-      });
+      // The timers only flag work for the loop below, so they cannot fail; onError is for form.
+      const onError = (err: unknown): void => this.#log.error({ err: describeError(err) }, 'Service proxy timer failed');
+      this.#store.add(this.#clock.every(this.#o.config.syncPeriodMs, () => this.#force('resync'), { signal: stop, onError }));
+      this.#store.add(
+        this.#clock.every(this.#o.config.driftCheckPeriodMs, () => {
+          this.#driftPending = true;
+          this.#wake.notify();
+        }, { signal: stop, onError }),
+      );
       this.#wake.notify();
       for (;;) {
         await this.#wake.wait(stop);
@@ -237,21 +254,9 @@ export class ServiceProxy {
     this.#wake.notify();
   }
 
-  #every(ms: number, fn: () => void): void {
-    let cancel = (): void => {};
-    const arm = (): void => {
-      cancel = this.#clock.setTimer(ms, () => {
-        fn();
-        arm();
-      });
-    };
-    arm();
-    this.#store.add(toDisposable(() => cancel()));
-  }
-
   async #syncWhenAllowed(stop: AbortSignal): Promise<void> {
     const wait = this.#lastSyncEnd + this.#o.config.minSyncPeriodMs - this.#clock.monotonic();
-    if (wait > 0) await sleep(this.#clock, wait, stop);
+    if (wait > 0) await this.#clock.sleep(wait, stop);
     const reason: SyncReason = this.#forced ?? 'change';
     this.#forced = undefined;
     this.#dirty = false;
@@ -286,10 +291,7 @@ export class ServiceProxy {
       let script = bare.script;
       if (ports.some((p) => p.affinityTimeoutS !== undefined)) {
         // ClientIP stickiness lives in the affinity sets; carry their live entries over.
-        const live = await this.#nft.listJson(this.table, signal).catch((err: unknown) => {
-          if (hasCode(err, 'ERR_NOT_FOUND')) return undefined;
-          throw err;
-        });
+        const live = await unlessNotFound(this.#nft.listJson(this.table, signal));
         if (live) script = renderTable(ports, opts, affinityEntries(live)).script;
       }
       const t0 = this.#clock.monotonic();
@@ -356,7 +358,7 @@ export class ServiceProxy {
       await this.#loop;
       this.#retryCancel?.();
       this.#store.dispose();
-      await Promise.all([this.#services.close(), this.#slices.close(), this.#node.close()]);
+      await Promise.all(this.#owned.map((i) => i.close()));
       if (this.#o.config.cleanupOnShutdown) {
         await this.#nft.apply(renderDelete(this.table), AbortSignal.timeout(10_000)).catch((err: unknown) => {
           this.#log.warn({ err: describeError(err) }, 'Deleting the service proxy table failed');
@@ -376,19 +378,4 @@ export async function deleteProxyTable(o: { netns?: string; table?: string; sign
 function wrapNft(err: unknown): unknown {
   if (isAbortError(err) || hasCode(err, 'ERR_FAILED_PRECONDITION')) return err;
   return new AgentError('ERR_FAILED_PRECONDITION', `cannot program nftables (${describeError(err)}); install nftables, run as root, or set --proxy-mode none`, { cause: err });
-}
-
-function sleep(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(abortError(signal.reason));
-    const onAbort = (): void => {
-      cancel();
-      reject(abortError(signal.reason));
-    };
-    const cancel = clock.setTimer(ms, () => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    });
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }

@@ -3,6 +3,7 @@
  * agent (not prom-client's global default), so several agents can live in one test process.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { ObservedPod } from '../runtime/observed.js';
 
 export class AgentMetrics {
   readonly registry = new Registry();
@@ -32,5 +33,17 @@ export class AgentMetrics {
     this.podWorkerErrors = new Counter({ name: 'nodelet_pod_sync_errors_total', help: 'Pod syncs that failed and were retried', registers });
     this.nodeName = new Gauge({ name: 'kubelet_node_name', help: "The node's name. The count is always 1", labelNames: ['node'], registers });
     this.nodeName.set({ node: nodeName }, 1);
+  }
+
+  /** Sets the running pods/containers gauges from the runtime's view (housekeeping, and each scrape). */
+  observeRuntime(pods: Iterable<ObservedPod>): void {
+    let running = 0;
+    let containers = 0;
+    for (const p of pods) {
+      if (p.sandboxes.some((s) => s.ready)) running++;
+      containers += p.containers.filter((c) => c.state === 'running').length;
+    }
+    this.runningPods.set(running);
+    this.runningContainers.set({ container_state: 'running' }, containers);
   }
 }

@@ -1,20 +1,16 @@
 /**
- * The Services this node knows, from one informer over all namespaces: what pods' service
- * environment variables are made from (runtime/service-env.ts). A lister, as kubelet's
- * serviceLister: reads are from the cache and never wait for the API server.
+ * The Services this node knows, read from the agent's shared Services informer
+ * (source/informers.ts): what pods' service environment variables are made from
+ * (runtime/service-env.ts). A lister, as kubelet's serviceLister: reads are from the cache and
+ * never wait for the API server. The informer's owner starts and closes it.
  */
-import { Informer, SERVICES, type ApiClient, type Service } from '@nodelet/api';
-import type { Clock, Logger } from '@nodelet/base';
+import type { Informer, Service } from '@nodelet/api';
 
 export class ServiceLister {
   readonly #informer: Informer<Service>;
 
-  constructor(o: { api: ApiClient; clock: Clock; log: Logger }) {
-    this.#informer = new Informer<Service>({ client: o.api, resource: SERVICES, clock: o.clock, logger: o.log });
-  }
-
-  start(): void {
-    this.#informer.start();
+  constructor(informer: Informer<Service>) {
+    this.#informer = informer;
   }
 
   get synced(): boolean {
@@ -32,9 +28,5 @@ export class ServiceLister {
 
   get(namespace: string, name: string): Service | undefined {
     return this.#informer.get(`${namespace}/${name}`);
-  }
-
-  close(): Promise<void> {
-    return this.#informer.close();
   }
 }

@@ -3,18 +3,9 @@
  * (the kubelet's default "Get" change detection strategy). Bytes, not strings: Secret `data` and
  * ConfigMap `binaryData` may be binary (keystores), and are written to the volume unchanged.
  */
-import { AgentError, hasCode } from '@nodelet/base';
+import { AgentError, unlessNotFound } from '@nodelet/base';
 import { CONFIGMAPS, PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, SECRETS, type ApiClient } from '@nodelet/api';
 import type { VolumeSourceReader } from '../runtime/volumes.js';
-
-async function orUndefined<T>(fn: () => Promise<T>): Promise<T | undefined> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (hasCode(err, 'ERR_NOT_FOUND')) return undefined;
-    throw err;
-  }
-}
 
 const utf8 = (m: Record<string, string> | undefined) => Object.entries(m ?? {}).map(([k, v]) => [k, Buffer.from(v, 'utf8')] as const);
 const base64 = (m: Record<string, string> | undefined) => Object.entries(m ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')] as const);
@@ -23,19 +14,19 @@ const base64 = (m: Record<string, string> | undefined) => Object.entries(m ?? {}
 export function apiVolumeSources(api: ApiClient): VolumeSourceReader {
   return {
     configMap: async (namespace, name, signal) => {
-      const cm = await orUndefined(() => api.get(CONFIGMAPS, name, { namespace, signal }));
+      const cm = await unlessNotFound(api.get(CONFIGMAPS, name, { namespace, signal }));
       return cm && Object.fromEntries([...utf8(cm.data), ...base64(cm.binaryData)]);
     },
     secret: async (namespace, name, signal) => {
-      const s = await orUndefined(() => api.get(SECRETS, name, { namespace, signal }));
+      const s = await unlessNotFound(api.get(SECRETS, name, { namespace, signal }));
       return s && Object.fromEntries([...utf8(s.stringData), ...base64(s.data)]);
     },
     claimVolume: async (namespace, claimName, signal) => {
-      const pvc = await orUndefined(() => api.get(PERSISTENTVOLUMECLAIMS, claimName, { namespace, signal }));
+      const pvc = await unlessNotFound(api.get(PERSISTENTVOLUMECLAIMS, claimName, { namespace, signal }));
       if (!pvc) throw new AgentError('ERR_FAILED_PRECONDITION', `persistentvolumeclaim "${claimName}" not found`);
       const pvName = pvc.spec?.volumeName;
       if (!pvName || pvc.status?.phase !== 'Bound') throw new AgentError('ERR_FAILED_PRECONDITION', `persistentvolumeclaim "${claimName}" is not bound`);
-      const pv = await orUndefined(() => api.get(PERSISTENTVOLUMES, pvName, { signal }));
+      const pv = await unlessNotFound(api.get(PERSISTENTVOLUMES, pvName, { signal }));
       if (!pv) throw new AgentError('ERR_FAILED_PRECONDITION', `persistentvolume "${pvName}" of claim "${claimName}" not found`);
       if (pv.spec?.claimRef?.uid && pv.spec.claimRef.uid !== pvc.metadata.uid) throw new AgentError('ERR_FAILED_PRECONDITION', `persistentvolume "${pvName}" is bound to another claim`);
       if (pv.spec?.hostPath) return { path: pv.spec.hostPath.path, create: pv.spec.hostPath.type === 'DirectoryOrCreate' };

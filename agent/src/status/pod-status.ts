@@ -3,7 +3,7 @@
  * last start failures (kubelet `generateAPIPodStatus`, `convertToAPIContainerStatuses`, `getPhase`).
  * Pure: the clock reading is an argument. Table-tested in pod-status.test.ts.
  */
-import type { Container, ContainerState, ContainerStatus, Pod, PodCondition, PodPhase, PodStatus } from '@nodelet/api';
+import { rfc3339, type Container, type ContainerState, type ContainerStatus, type Pod, type PodCondition, type PodPhase, type PodStatus } from '@nodelet/api';
 import { initContainersDone, podSandboxChanged, shouldContainerBeRestarted } from '../runtime/pod-actions.js';
 import type { ObservedContainer, ObservedPod } from '../runtime/observed.js';
 import type { ContainerType } from '../runtime/labels.js';
@@ -31,7 +31,7 @@ export interface PodStatusInput {
   probes?: ProbeView;
 }
 
-const iso = (ms: number | undefined): string | undefined => (ms ? new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z') : undefined);
+const iso = (ms: number | undefined): string | undefined => (ms ? rfc3339(ms) : undefined);
 
 function terminatedState(c: ObservedContainer, runtimeName: string): ContainerState {
   const exitCode = c.exitCode ?? 0;

@@ -9,8 +9,7 @@
  * Coalescing: many setStatus calls between two writes cost one PATCH; a status equal to the one
  * last written costs none. Stale versions are never written over newer ones.
  */
-import { waitWakeOrTimeout } from '../util/wait.js';
-import { Wakeup, delay, describeError, hasCode, isAbortError, type Clock, type Logger } from '@nodelet/base';
+import { Wakeup, abortError, describeError, hasCode, isAbortError, type Clock, type Logger } from '@nodelet/base';
 import { PODS, type ApiClient, type Pod, type PodStatus } from '@nodelet/api';
 
 interface Entry {
@@ -41,7 +40,7 @@ export class StatusManager {
   readonly #o: StatusManagerOptions;
   readonly #entries = new Map<string, Entry>();
   readonly #wake = new Wakeup();
-  readonly #idle: Array<() => void> = [];
+  readonly #idle = new Set<() => void>();
 
   constructor(o: StatusManagerOptions) {
     this.#o = o;
@@ -81,12 +80,24 @@ export class StatusManager {
     this.#entries.delete(uid);
   }
 
-  /** Resolves when nothing is waiting to be written (tests, shutdown). */
+  /**
+   * Resolves when nothing is waiting to be written (tests, shutdown); rejects with an AbortError
+   * when `signal` aborts first. Each wait removes its listener, however long `signal` lives.
+   */
   async flushed(signal: AbortSignal): Promise<void> {
     while (this.#pendingCount() > 0) {
       await new Promise<void>((resolve, reject) => {
-        this.#idle.push(resolve);
-        signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+        if (signal.aborted) return reject(abortError(signal.reason));
+        const onAbort = (): void => {
+          this.#idle.delete(idle);
+          reject(abortError(signal.reason));
+        };
+        const idle = (): void => {
+          signal.removeEventListener('abort', onAbort);
+          resolve();
+        };
+        this.#idle.add(idle);
+        signal.addEventListener('abort', onAbort, { once: true });
       });
     }
   }
@@ -107,7 +118,7 @@ export class StatusManager {
     let lastResync = this.#o.clock.now();
     while (!signal.aborted) {
       try {
-        await waitWakeOrTimeout(this.#wake, resync, this.#o.clock, signal);
+        await this.#wake.wait(signal, { clock: this.#o.clock, ms: resync });
       } catch (err) {
         if (isAbortError(err) || signal.aborted) return;
         throw err;
@@ -120,8 +131,11 @@ export class StatusManager {
         const results = await Promise.all(work.slice(i, i + limit).map((e) => this.#write(e, signal, force)));
         failed ||= results.includes(false);
       }
-      if (this.#pendingCount() === 0) for (const r of this.#idle.splice(0)) r();
-      else if (failed) await delay(500, signal).catch(() => undefined);
+      if (this.#pendingCount() === 0) {
+        const idle = [...this.#idle];
+        this.#idle.clear();
+        for (const r of idle) r();
+      } else if (failed) await this.#o.clock.sleep(500, signal).catch(() => undefined);
       else this.#wake.notify();
     }
   }

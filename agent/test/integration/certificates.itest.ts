@@ -14,7 +14,8 @@ import https from 'node:https';
 import { join } from 'node:path';
 import tls from 'node:tls';
 import { CERTIFICATESIGNINGREQUESTS, LEASES, NODES, PODS, readCredential, SIGNER_KUBELET_SERVING } from '@nodelet/api';
-import { getPod, podSpec, skipUnlessRoot, startHarness, waitFor } from './harness.js';
+import { getPod, podSpec, skipUnlessRoot, startHarness } from './harness.js';
+import { pollUntil } from '@nodelet/base';
 
 const TTL_MS = 60_000;
 
@@ -50,7 +51,7 @@ test('agent credentials: CSR-issued serving certificate verified by the proxy an
   const firstExpiry = firstCredential.lifetime!.expiresAt;
 
   // 1. The serving certificate: requested by the node itself, approved and signed, served.
-  const firstSerial = await waitFor('a serving certificate the cluster CA verifies', () => servedSerial(port, cp.caPem).catch(() => undefined), 30_000);
+  const firstSerial = await pollUntil('a serving certificate the cluster CA verifies', () => servedSerial(port, cp.caPem).catch(() => undefined), { timeoutMs: 30_000 });
   const csrs = (await h.api.list(CERTIFICATESIGNINGREQUESTS)).items.filter((c) => c.spec.signerName === SIGNER_KUBELET_SERVING);
   assert.ok(csrs.length >= 1);
   assert.equal(csrs[0]!.spec.username, `system:node:${h.nodeName}`, 'requested with the node credential');
@@ -69,7 +70,7 @@ test('agent credentials: CSR-issued serving certificate verified by the proxy an
 
   // 2. Logs through the API server's verifying proxy; a follow stream stays open across rotation.
   await h.api.create(PODS, podSpec(h, 'ticker', { containers: [{ name: 'c', image: h.rt.images.busybox, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', 'i=0; while true; do echo tick $i; i=$((i+1)); sleep 1; done'] }] }));
-  await waitFor('ticker Running', async () => ((await getPod(h, 'ticker')).status?.phase === 'Running' ? true : undefined), 60_000);
+  await pollUntil('ticker Running', async () => ((await getPod(h, 'ticker')).status?.phase === 'Running' ? true : undefined), { timeoutMs: 60_000 });
   assert.match((await h.api.getRaw('/api/v1/namespaces/default/pods/ticker/log')).toString(), /^tick 0$/m);
   const stream = await h.api.stream('/api/v1/namespaces/default/pods/ticker/log', { query: { follow: true } });
   t.after(() => stream.destroy());
@@ -77,31 +78,31 @@ test('agent credentials: CSR-issued serving certificate verified by the proxy an
   stream.on('data', (d: Buffer) => (followed += d.toString()));
 
   // 3. Rotation at 70–90 % of the minute the certificate has: a new certificate for new connections.
-  const secondSerial = await waitFor('the serving certificate to rotate', async () => {
+  const secondSerial = await pollUntil('the serving certificate to rotate', async () => {
     const s = await servedSerial(port, cp.caPem);
     return s !== firstSerial ? s : undefined;
-  }, 90_000, 500);
+  }, { timeoutMs: 90_000, intervalMs: 500 });
   assert.notEqual(secondSerial, firstSerial);
   const atRotation = followed.length;
-  await waitFor('the follow stream opened before the rotation to keep streaming', () => followed.length > atRotation + 20, 10_000);
+  await pollUntil('the follow stream opened before the rotation to keep streaming', () => followed.length > atRotation + 20, { timeoutMs: 10_000 });
   assert.match((await h.api.getRaw('/api/v1/namespaces/default/pods/ticker/log', { query: { tailLines: 1 } })).toString(), /^tick \d+\n$/, 'new proxy connections verify the rotated certificate');
 
   // 4. The node credential was renewed before it expired; the first one is refused past its expiry.
-  await waitFor('past the first credential\'s expiry', () => Date.now() > firstExpiry + 2000, TTL_MS + 10_000, 500);
+  await pollUntil('past the first credential\'s expiry', () => Date.now() > firstExpiry + 2000, { timeoutMs: TTL_MS + 10_000, intervalMs: 500 });
   const now = await readCredential({ kind: 'tokenFile', path: join(h.dir, 'agent.token') });
   assert.notEqual(now.token, firstCredential.token, 'the token file holds a renewed credential');
   assert.ok(now.lifetime && now.lifetime.expiresAt > Date.now(), 'with its lifetime recorded');
   assert.equal(await statusWithToken(cp.url, cp.caPem, firstCredential.token), 401, 'the first credential has expired');
   assert.equal(await statusWithToken(cp.url, cp.caPem, now.token), 200);
   // Still Ready, the Lease renewed after the first credential's expiry, and a new pod starts.
-  await waitFor('Lease renewed past the first expiry', async () => {
+  await pollUntil('Lease renewed past the first expiry', async () => {
     const lease = await h.api.get(LEASES, h.nodeName, { namespace: 'kube-node-lease' });
     return Date.parse(String(lease.spec?.renewTime)) > firstExpiry ? true : undefined;
-  }, 20_000);
+  }, { timeoutMs: 20_000 });
   const node = await h.api.get(NODES, h.nodeName);
   assert.equal(node.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True');
   await h.api.create(PODS, podSpec(h, 'after-expiry', { containers: [{ name: 'c', image: h.rt.images.busybox, imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'] }] }));
-  await waitFor('a pod created after the first credential expired to run', async () => ((await getPod(h, 'after-expiry')).status?.phase === 'Running' ? true : undefined), 60_000);
+  await pollUntil('a pod created after the first credential expired to run', async () => ((await getPod(h, 'after-expiry')).status?.phase === 'Running' ? true : undefined), { timeoutMs: 60_000 });
   assert.ok(h.agent.nodeCredentials?.current, 'the agent knows its credential\'s lifetime');
 });
 
@@ -111,16 +112,16 @@ test('approver down: the agent serves a self-signed certificate the proxy refuse
   t.after(() => h.stop());
   const { cp } = h;
   const port = h.agent.nodeApiPort!;
-  const pending = await waitFor('the node\'s serving CSR', async () =>
-    (await h.api.list(CERTIFICATESIGNINGREQUESTS)).items.find((c) => c.spec.signerName === SIGNER_KUBELET_SERVING && c.spec.username === `system:node:${h.nodeName}`), 30_000);
+  const pending = await pollUntil('the node\'s serving CSR', async () =>
+    (await h.api.list(CERTIFICATESIGNINGREQUESTS)).items.find((c) => c.spec.signerName === SIGNER_KUBELET_SERVING && c.spec.username === `system:node:${h.nodeName}`), { timeoutMs: 30_000 });
   await assert.rejects(servedSerial(port, cp.caPem), /self[- ]signed|unable to verify/i, 'self-signed meanwhile');
   await h.api.create(PODS, podSpec(h, 'quiet', { containers: [{ name: 'c', image: h.rt.images.busybox, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', 'echo hello; sleep 3600'] }] }));
-  await waitFor('quiet Running', async () => ((await getPod(h, 'quiet')).status?.phase === 'Running' ? true : undefined), 60_000);
+  await pollUntil('quiet Running', async () => ((await getPod(h, 'quiet')).status?.phase === 'Running' ? true : undefined), { timeoutMs: 60_000 });
   await assert.rejects(h.api.getRaw('/api/v1/namespaces/default/pods/quiet/log'), /not trusted \(DEPTH_ZERO_SELF_SIGNED_CERT\).*kubectl get csr/);
 
   // `kubectl certificate approve <csr>`: the signer signs, the agent (still waiting on it) serves it.
   const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
   await h.api.update(CERTIFICATESIGNINGREQUESTS, { ...pending, status: { conditions: [{ type: 'Approved', status: 'True', reason: 'KubectlApprove', message: 'approved by the test', lastUpdateTime: now }] } }, { subresource: 'approval' });
-  await waitFor('a verified serving certificate', () => servedSerial(port, cp.caPem).catch(() => undefined), 30_000);
+  await pollUntil('a verified serving certificate', () => servedSerial(port, cp.caPem).catch(() => undefined), { timeoutMs: 30_000 });
   assert.equal((await h.api.getRaw('/api/v1/namespaces/default/pods/quiet/log')).toString(), 'hello\n');
 });

@@ -12,7 +12,8 @@ import { spawnSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { PODS, SERVICES } from '@nodelet/api';
 import { parseResolvConf } from '../../src/dns/resolv-conf.js';
-import { skipUnlessRoot, startHarness, waitFor, podSpec, getPod, type Harness } from './harness.js';
+import { skipUnlessRoot, startHarness, podSpec, getPod, type Harness } from './harness.js';
+import { pollUntil } from '@nodelet/base';
 
 const LOCAL_DNS = '169.254.20.10';
 
@@ -47,10 +48,10 @@ after(async () => {
 const SLEEP = ['sh', '-c', 'trap "exit 0" TERM; while true; do sleep 0.2; done'];
 
 async function runningContainer(name: string): Promise<string> {
-  const p = await waitFor(`pod ${name} running`, async () => {
+  const p = await pollUntil(`pod ${name} running`, async () => {
     const pod = await getPod(h!, name);
     return pod.status?.containerStatuses?.[0]?.state?.running ? pod : undefined;
-  }, 90_000);
+  }, { timeoutMs: 90_000 });
   return p.status!.containerStatuses![0]!.containerID!.replace('containerd://', '');
 }
 
@@ -87,10 +88,10 @@ test('busybox nslookup in a ClusterFirst pod is answered by the node-local resol
   const kubeDns = await exec(id, ['nslookup', '-type=a', 'kube-dns.kube-system.svc.cluster.local']);
   assert.equal(kubeDns.code, 0, kubeDns.out);
   assert.match(kubeDns.out, /Address:\s*10\.96\.0\.10\b/);
-  const web = await waitFor('web to resolve in the pod', async () => {
+  const web = await pollUntil('web to resolve in the pod', async () => {
     const r = await exec(id, ['nslookup', '-type=a', 'web.default.svc.cluster.local']);
     return r.code === 0 && r.out.includes(svc.spec!.clusterIP!) ? r : undefined;
-  }, 20_000);
+  }, { timeoutMs: 20_000 });
   assert.match(web.out, new RegExp(`Server:\\s*${LOCAL_DNS.replaceAll('.', '\\.')}`));
   const srv = await exec(id, ['nslookup', '-type=srv', '_http._tcp.web.default.svc.cluster.local']);
   assert.match(srv.out, /web\.default\.svc\.cluster\.local/);

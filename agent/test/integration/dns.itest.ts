@@ -13,8 +13,8 @@ import { join } from 'node:path';
 import type { Answer } from 'dns-packet';
 import { Registry } from 'prom-client';
 import { noopLogger, pollUntil } from '@nodelet/base';
-import { ApiClient, NODES, PODS, SECRETS, SERVICES, type KubeObject, type Pod, type ResourceType, type Service } from '@nodelet/api';
-import { newBootstrapToken, startControlPlane, type ControlPlane } from '@nodelet/control-plane';
+import { ApiClient, newBootstrapToken, NODES, PODS, SECRETS, SERVICES, type KubeObject, type Pod, type ResourceType, type Service } from '@nodelet/api';
+import { startControlPlane, type ControlPlane } from '@nodelet/control-plane';
 import { NodeDns } from '../../src/dns/node-dns.js';
 import { ask, startFakeUpstream, type FakeUpstream } from '../../src/dns/testing/dns-client.js';
 

@@ -16,7 +16,7 @@ import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { noopLogger, type Logger } from '@nodelet/base';
+import { noopLogger, pollUntil, type Logger } from '@nodelet/base';
 import { readFile } from 'node:fs/promises';
 import { ApiClient, loadKubeconfig, PODS, requestNodeCredential, writeCredential, writeKubeconfig, type Pod } from '@nodelet/api';
 import { issueCertificate, loadCa, startControlPlane, type ControlPlane, type ControlPlaneOptions } from '@nodelet/control-plane';
@@ -211,27 +211,12 @@ export async function startHarness(name: string, file: KubeletConfigurationFile 
 async function deleteAllPods(h: Harness): Promise<void> {
   const pods = await h.api.list(PODS, {});
   await Promise.all(pods.items.map((p) => h.api.delete(PODS, p.metadata.name!, { namespace: p.metadata.namespace, gracePeriodSeconds: 1 }).catch(() => undefined)));
-  await waitFor('runtime empty after deleting every pod', async () => {
+  await pollUntil('runtime empty after deleting every pod', async () => {
     const [s, c] = await Promise.all([h.cri.runtime.listPodSandbox({}), h.cri.runtime.listContainers({})]);
     return s.items.length === 0 && c.containers.length === 0;
-  }, 60_000).catch((err: unknown) => console.error('#', String(err)));
+  }, { timeoutMs: 60_000 }).catch((err: unknown) => console.error('#', String(err)));
 }
 
-/** Polls `cond` until it returns a truthy value or the deadline passes (then throws naming `what`). */
-export async function waitFor<T>(what: string, cond: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 30_000, everyMs = 100): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await cond();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
 
 export function podSpec(h: Harness, name: string, spec: Partial<NonNullable<Pod['spec']>>): Pod {
   return {

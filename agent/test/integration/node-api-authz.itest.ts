@@ -7,14 +7,15 @@ import assert from 'node:assert/strict';
 import https from 'node:https';
 import WebSocket from 'ws';
 import { newBootstrapToken, PODS, SECRETS } from '@nodelet/api';
-import { skipUnlessRoot, startHarness, waitFor, podSpec, getPod } from './harness.js';
+import { skipUnlessRoot, startHarness, podSpec, getPod } from './harness.js';
+import { pollUntil } from '@nodelet/base';
 
 test('node API: 403 unless the caller may create nodes/proxy (exec) or get nodes/log, nodes/metrics', { timeout: 120_000 }, async (t) => {
   if (!skipUnlessRoot(t)) return;
   const h = await startHarness('authz', {}, 7);
   t.after(() => h.stop());
   await h.api.create(PODS, podSpec(h, 'target', { containers: [{ name: 'c', image: h.rt.images.busybox, imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'] }] }));
-  await waitFor('target Running', async () => ((await getPod(h, 'target')).status?.phase === 'Running' ? true : undefined), 30_000);
+  await pollUntil('target Running', async () => ((await getPod(h, 'target')).status?.phase === 'Running' ? true : undefined), { timeoutMs: 30_000 });
   const port = h.agent.nodeApiPort!;
 
   // Credentials: another node's, an unconsumed bootstrap token, the admin's.

@@ -3,17 +3,18 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { LEASES, NODES, PODS } from '@nodelet/api';
-import { skipUnlessRoot, startHarness, waitFor, podSpec, getPod } from './harness.js';
+import { skipUnlessRoot, startHarness, podSpec, getPod } from './harness.js';
+import { pollUntil } from '@nodelet/base';
 
 test('the node registers with capacity, nodeInfo and a Lease; a containerd restart makes it NotReady and Ready again within 10 s without restarting pods', { timeout: 120_000 }, async (t) => {
   if (!skipUnlessRoot(t)) return;
   const h = await startHarness('node', { nodeStatusUpdateFrequency: '1s' }, 4);
   t.after(() => h.stop());
 
-  const node = await waitFor('node Ready', async () => {
+  const node = await pollUntil('node Ready', async () => {
     const n = await h.api.get(NODES, h.nodeName);
     return n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True' ? n : undefined;
-  }, 20_000);
+  }, { timeoutMs: 20_000 });
   const st = node.status!;
   assert.equal(st.capacity!.pods, '110');
   assert.ok(Number(st.capacity!.cpu) >= 1);
@@ -41,16 +42,16 @@ test('the node registers with capacity, nodeInfo and a Lease; a containerd resta
 
   // a running pod, then a containerd restart (same root, state and socket; the shims keep containers alive)
   await h.api.create(PODS, podSpec(h, 'survivor', { containers: [{ name: 'c', image: h.rt.images.busybox, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', "trap 'exit 0' TERM; while true; do sleep 0.2; done"] }] }));
-  const before = await waitFor('survivor Running', async () => {
+  const before = await pollUntil('survivor Running', async () => {
     const p = await getPod(h, 'survivor');
     return p.status?.phase === 'Running' ? p : undefined;
-  }, 30_000);
+  }, { timeoutMs: 30_000 });
   const cmdline = readFileSync(`/proc/${h.rt.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
   process.kill(h.rt.pid, 'SIGKILL');
-  await waitFor('node NotReady while the runtime is down', async () => {
+  await pollUntil('node NotReady while the runtime is down', async () => {
     const n = await h.api.get(NODES, h.nodeName);
     return n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'False';
-  }, 20_000, 200);
+  }, { timeoutMs: 20_000, intervalMs: 200 });
   const restarted = spawn(cmdline[0]!, cmdline.slice(1), { stdio: 'ignore', detached: false });
   h.beforeRuntimeStop.push(async () => {
     if (restarted.exitCode === null) {
@@ -60,10 +61,10 @@ test('the node registers with capacity, nodeInfo and a Lease; a containerd resta
     }
   });
   const t0 = Date.now();
-  await waitFor('node Ready again', async () => {
+  await pollUntil('node Ready again', async () => {
     const n = await h.api.get(NODES, h.nodeName);
     return n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-  }, 30_000, 200);
+  }, { timeoutMs: 30_000, intervalMs: 200 });
   const took = (Date.now() - t0) / 1000;
   assert.ok(took <= 10, `Ready again after ${took.toFixed(1)} s`);
   const after = await getPod(h, 'survivor');

@@ -4,7 +4,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PODS } from '@nodelet/api';
-import { skipUnlessRoot, startHarness, waitFor, podSpec, getPod, type Harness } from './harness.js';
+import { skipUnlessRoot, startHarness, podSpec, getPod, type Harness } from './harness.js';
+import { pollUntil } from '@nodelet/base';
 
 let h: Harness | undefined;
 let skip = false;
@@ -30,7 +31,7 @@ test('a container exiting 1 under Always goes into CrashLoopBackOff with growing
   await h!.api.create(PODS, podSpec(h!, 'crash', { containers: [{ name: 'c', image: h!.rt.images.busybox, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', 'echo dying; exit 1'] }] }));
   const runs = new Map<number, { started: number; finished: number }>();
   let sawBackOff = '';
-  await waitFor('five restarts', async () => {
+  await pollUntil('five restarts', async () => {
     const list = await h!.agent.cri.runtime.listContainers({ filter: { labelSelector: { 'io.kubernetes.pod.name': 'crash' } } });
     for (const c of list.containers) {
       const n = Number(c.annotations['io.kubernetes.container.restartCount']);
@@ -42,7 +43,7 @@ test('a container exiting 1 under Always goes into CrashLoopBackOff with growing
     const w = p.status?.containerStatuses?.[0]?.state?.waiting;
     if (w?.reason === 'CrashLoopBackOff') sawBackOff = w.message ?? '';
     return runs.size >= 5 && [0, 1, 2, 3, 4].every((i) => runs.has(i));
-  }, 60_000, 100);
+  }, { timeoutMs: 60_000 });
   const gaps = [1, 2, 3, 4].map((i) => (runs.get(i)!.started - runs.get(i - 1)!.finished) / 1000);
   // restart 1 is immediate, then 1 s, 2 s, 4 s (cap): each wait at least the backoff, at most ~1 relist later
   const want = [0, 1, 2, 4];
@@ -73,10 +74,12 @@ test('a bad image gives ErrImagePull, then ImagePullBackOff', { timeout: 60_000 
         const w = (ev.object as { status?: { containerStatuses?: Array<{ state?: { waiting?: { reason?: string } } }> } }).status?.containerStatuses?.[0]?.state?.waiting;
         if (w?.reason && seen.at(-1) !== w.reason) seen.push(w.reason);
       }
-    } catch {}
+    } catch {
+      // stop.abort() ends the watch; what it saw is asserted below, a watch that broke early fails there.
+    }
   })();
   await h!.api.create(PODS, podSpec(h!, 'badimg', { containers: [{ name: 'c', image, imagePullPolicy: 'IfNotPresent' }] }));
-  await waitFor('ErrImagePull then ImagePullBackOff', async () => seen.includes('ErrImagePull') && seen.includes('ImagePullBackOff'), 30_000, 50).catch(async (err: Error) => {
+  await pollUntil('ErrImagePull then ImagePullBackOff', async () => seen.includes('ErrImagePull') && seen.includes('ImagePullBackOff'), { timeoutMs: 30_000, intervalMs: 50 }).catch(async (err: Error) => {
     throw new Error(`${err.message}; seen ${seen}; status ${JSON.stringify((await getPod(h!, 'badimg')).status)}`);
   });
   stop.abort();
@@ -102,10 +105,10 @@ test('a static pod runs from --pod-manifest-path and appears as a mirror pod; re
     '  containers:',
     `  - { name: c, image: "${h!.rt.images.busybox}", imagePullPolicy: IfNotPresent, command: [sh, -c, "trap 'exit 0' TERM; while true; do sleep 0.2; done"] }`,
   ].join('\n'));
-  const mirror = await waitFor('mirror pod Running', async () => {
+  const mirror = await pollUntil('mirror pod Running', async () => {
     const p = await getPod(h!, name).catch(() => undefined);
     return p?.status?.phase === 'Running' ? p : undefined;
-  }, 30_000);
+  }, { timeoutMs: 30_000 });
   assert.ok(mirror.metadata.annotations?.['kubernetes.io/config.mirror'], 'mirror annotation');
   assert.equal(mirror.metadata.annotations?.['kubernetes.io/config.source'], 'file');
   assert.equal(mirror.metadata.labels?.tier, 'node');
@@ -116,9 +119,9 @@ test('a static pod runs from --pod-manifest-path and appears as a mirror pod; re
   assert.equal(sandboxes.items.length, 1, 'the static pod runs under its own UID');
 
   await rm(join(manifests, 'web.yaml'));
-  await waitFor('mirror pod deleted and containers gone', async () => {
+  await pollUntil('mirror pod deleted and containers gone', async () => {
     const gone = await getPod(h!, name).then(() => false, () => true);
     const left = await h!.agent.cri.runtime.listPodSandbox({ filter: { labelSelector: { 'io.kubernetes.pod.uid': staticUid } } });
     return gone && left.items.length === 0;
-  }, 30_000);
+  }, { timeoutMs: 30_000 });
 });

@@ -9,7 +9,8 @@ import { promisify } from 'node:util';
 const execFileP = promisify(execFile);
 import { PODS, CONFIGMAPS } from '@nodelet/api';
 import { netnsPathFromSandboxInfo } from '@nodelet/cri-client';
-import { skipUnlessRoot, startHarness, waitFor, podSpec, getPod, inCidr, BRIDGE, type Harness } from './harness.js';
+import { skipUnlessRoot, startHarness, podSpec, getPod, inCidr, BRIDGE, type Harness } from './harness.js';
+import { pollUntil } from '@nodelet/base';
 
 function nodeGet(h: Harness, path: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
@@ -61,10 +62,10 @@ test('a pod with an init container and two containers runs, is Ready with an IP 
     ],
   }));
 
-  const pod = await waitFor('pod Running and Ready', async () => {
+  const pod = await pollUntil('pod Running and Ready', async () => {
     const p = await getPod(h, 'web');
     return p.status?.phase === 'Running' && p.status.conditions?.find((c) => c.type === 'Ready')?.status === 'True' ? p : undefined;
-  }, 60_000);
+  }, { timeoutMs: 60_000 });
   const st = pod.status!;
   assert.ok(inCidr(st.podIP, h.podCIDR), `pod IP ${st.podIP} in ${h.podCIDR}`);
   assert.deepEqual(st.podIPs, [{ ip: st.podIP }]);
@@ -122,14 +123,14 @@ test('a pod with an init container and two containers runs, is Ready with an IP 
   const netns = netnsPathFromSandboxInfo(verbose.info);
   assert.ok(netns && existsSync(netns), `sandbox netns ${netns} exists`);
   await h.api.delete(PODS, 'web', { namespace: 'default', gracePeriodSeconds: 5 });
-  await waitFor('pod removed from the API', async () => {
+  await pollUntil('pod removed from the API', async () => {
     try {
       await getPod(h, 'web');
       return false;
     } catch {
       return true;
     }
-  }, 30_000);
+  }, { timeoutMs: 30_000 });
   const [s, c] = await Promise.all([h.agent.cri.runtime.listPodSandbox({}), h.agent.cri.runtime.listContainers({})]);
   assert.equal(s.items.length, 0, 'no sandbox left');
   assert.equal(c.containers.length, 0, 'no container left');
@@ -140,7 +141,7 @@ test('a pod with an init container and two containers runs, is Ready with an IP 
   assert.deepEqual(veths, [], 'no veth on the bridge');
   assert.ok(!existsSync(join(h.dir, 'root', 'pods', pod.metadata.uid!)), 'pod dir removed');
   assert.ok(!existsSync(`/var/log/pods/default_web_${pod.metadata.uid}`), 'log dir removed');
-  await waitFor('runtime cache entry dropped at the next relist', () => h.agent.pleg.all().size === 0, 5000);
+  await pollUntil('runtime cache entry dropped at the next relist', () => h.agent.pleg.all().size === 0, { timeoutMs: 5000 });
   const reasons = h.agent.events.recent.filter((e) => e.pod === 'default/web').map((e) => e.reason);
   for (const r of ['Created', 'Started', 'Killing']) assert.ok(reasons.includes(r), `event ${r} in ${reasons}`);
 });

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PODS, type Pod } from '@nodelet/api';
-import { skipUnlessRoot, startHarness, waitFor, podSpec, getPod, type Harness } from './harness.js';
+import { skipUnlessRoot, startHarness, podSpec, getPod, type Harness } from './harness.js';
+import { pollUntil } from '@nodelet/base';
 
 const cond = (p: Pod, type: string) => p.status?.conditions?.find((c) => c.type === type)?.status;
 const ctr = (p: Pod, name: string) => p.status?.containerStatuses?.find((c) => c.name === name);
@@ -32,10 +33,10 @@ test('readiness probes (exec, httpGet to the pod IP) gate Ready; a failing liven
   }));
 
   // Running, the httpGet container ready, but the pod not Ready while /tmp/ready is missing.
-  const running = await waitFor('pod "ready" Running with web ready and main not ready', async () => {
+  const running = await pollUntil('pod "ready" Running with web ready and main not ready', async () => {
     const p = await getPod(h, 'ready');
     return p.status?.phase === 'Running' && ctr(p, 'main')?.state?.running && ctr(p, 'web')?.ready === true ? p : undefined;
-  }, 60_000);
+  }, { timeoutMs: 60_000 });
   assert.equal(ctr(running, 'main')!.ready, false);
   assert.equal(cond(running, 'Ready'), 'False');
   assert.equal(cond(running, 'ContainersReady'), 'False');
@@ -43,18 +44,18 @@ test('readiness probes (exec, httpGet to the pod IP) gate Ready; a failing liven
   assert.ok(h.agent.events.recent.some((e) => e.pod === 'default/ready' && e.reason === 'Unhealthy' && e.message.startsWith('Readiness probe failed')), 'Unhealthy event for the readiness probe');
 
   await exec(h, ctr(running, 'main')!.containerID!.replace('containerd://', ''), ['touch', '/tmp/ready']);
-  const ready = await waitFor('pod "ready" Ready after touch /tmp/ready', async () => {
+  const ready = await pollUntil('pod "ready" Ready after touch /tmp/ready', async () => {
     const p = await getPod(h, 'ready');
     return cond(p, 'Ready') === 'True' ? p : undefined;
-  }, 20_000);
+  }, { timeoutMs: 20_000 });
   assert.equal(cond(ready, 'ContainersReady'), 'True');
   assert.ok(ready.status!.containerStatuses!.every((c) => c.ready && c.restartCount === 0));
 
   // Liveness: `false` fails the first probe (failureThreshold 1) → Unhealthy, Killing, restart.
-  const restarted = await waitFor('pod "live" container restarted by its liveness probe', async () => {
+  const restarted = await pollUntil('pod "live" container restarted by its liveness probe', async () => {
     const p = await getPod(h, 'live');
     return (ctr(p, 'app')?.restartCount ?? 0) >= 1 ? p : undefined;
-  }, 60_000);
+  }, { timeoutMs: 60_000 });
   assert.equal(restarted.status!.phase, 'Running');
   const events = h.agent.events.recent.filter((e) => e.pod === 'default/live');
   assert.ok(events.some((e) => e.reason === 'Unhealthy' && e.type === 'Warning' && e.message.startsWith('Liveness probe failed')), `Unhealthy event in ${JSON.stringify(events)}`);

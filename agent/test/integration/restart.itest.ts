@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { PODS } from '@nodelet/api';
-import { skipUnlessRoot, startHarness, waitFor, podSpec, getPod, type Harness } from './harness.js';
+import { skipUnlessRoot, startHarness, podSpec, getPod, type Harness } from './harness.js';
+import { pollUntil } from '@nodelet/base';
 
 const NODELET_DEV = join(import.meta.dirname, '..', '..', '..', 'bin', 'nodelet-dev');
 
@@ -23,10 +24,10 @@ const sleeper = (h: Harness, name: string) =>
   podSpec(h, name, { containers: [{ name: 'c', image: h.rt.images.busybox, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', "trap 'exit 0' TERM; while true; do sleep 0.2; done"] }] });
 
 async function running(h: Harness, name: string) {
-  return waitFor(`${name} Running/Ready`, async () => {
+  return pollUntil(`${name} Running/Ready`, async () => {
     const p = await getPod(h, name);
     return p.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True' ? p : undefined;
-  }, 60_000);
+  }, { timeoutMs: 60_000 });
 }
 
 test('kill -9 of the agent while pods run and while one is being created: the restarted agent keeps containers and converges', { timeout: 150_000 }, async (t) => {
@@ -49,7 +50,7 @@ test('kill -9 of the agent while pods run and while one is being created: the re
 
   // A pod caught half-created: kill -9 as soon as its sandbox exists.
   const half = await h.api.create(PODS, sleeper(h, 'half'));
-  await waitFor('sandbox of "half" created', async () => (await h.cri.runtime.listPodSandbox({ filter: { labelSelector: { 'io.kubernetes.pod.uid': half.metadata.uid! } } })).items.length > 0, 30_000, 10);
+  await pollUntil('sandbox of "half" created', async () => (await h.cri.runtime.listPodSandbox({ filter: { labelSelector: { 'io.kubernetes.pod.uid': half.metadata.uid! } } })).items.length > 0, { timeoutMs: 30_000, intervalMs: 10 });
   await stopChild(agent, 'SIGKILL');
 
   agent = spawnAgent(h);

@@ -9,10 +9,10 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { hasCode } from '@nodelet/base';
+import { hasCode, pollUntil } from '@nodelet/base';
 import { PODS, SECRETS, statusOf, type Secret } from '@nodelet/api';
 import { hostMounter, parseMountPoints, unmountAllUnder } from '../../src/runtime/mount.js';
-import { skipUnlessRoot, startHarness, waitFor, podSpec, getPod, type Harness } from './harness.js';
+import { skipUnlessRoot, startHarness, podSpec, getPod, type Harness } from './harness.js';
 
 let h: Harness | undefined;
 let skip = false;
@@ -49,10 +49,10 @@ async function containerId(pod: string, name: string): Promise<string> {
 
 async function deleteAndWaitGone(name: string, uid: string): Promise<void> {
   await h!.api.delete(PODS, name, { namespace: 'default', gracePeriodSeconds: 1 });
-  await waitFor(`pod ${name} gone with its directory and mounts`, async () => {
+  await pollUntil(`pod ${name} gone with its directory and mounts`, async () => {
     const gone = await getPod(h!, name).then(() => false, () => true);
     return gone && !existsSync(join(podsDir, uid)) && (await mountsUnder(join(podsDir, uid))).length === 0;
-  }, 60_000);
+  }, { timeoutMs: 60_000 });
 }
 
 test('a pod with a volume named ../x is refused by the API server with 422 Invalid', async (t) => {
@@ -89,11 +89,11 @@ test('a subPath symlink planted in a shared emptyDir cannot expose the node: the
       { name: 'good', image: img, imagePullPolicy: 'IfNotPresent', command: sleep, volumeMounts: [{ name: 'data', mountPath: '/mnt', subPath: 'inside' }] },
     ],
   }));
-  const pod = await waitFor('good running, app and up in CreateContainerConfigError', async () => {
+  const pod = await pollUntil('good running, app and up in CreateContainerConfigError', async () => {
     const p = await getPod(h!, 'escape');
     const by = (n: string) => p.status?.containerStatuses?.find((c) => c.name === n)?.state;
     return by('good')?.running && by('app')?.waiting?.reason === 'CreateContainerConfigError' && by('up')?.waiting?.reason === 'CreateContainerConfigError' ? p : undefined;
-  }, 90_000);
+  }, { timeoutMs: 90_000 });
   const uid = pod.metadata.uid!;
   const statusOfC = (n: string) => pod.status!.containerStatuses!.find((c) => c.name === n)!.state!.waiting!.message;
   assert.equal(statusOfC('app'), 'failed to prepare subPath for volumeMount "data" of container "app": subPath "escape" escapes the volume "data"');
@@ -109,7 +109,7 @@ test('a subPath symlink planted in a shared emptyDir cannot expose the node: the
   const good = await containerId('escape', 'good');
   assert.equal((await exec(good, ['cat', '/mnt/f'])).trim(), 'inside');
   // It stays refused on later syncs (the symlink is still there).
-  await waitFor('a later sync refused app again', () => h!.agent.events.recent.filter((e) => e.pod === 'default/escape' && e.reason === 'Failed').length >= 4, 30_000);
+  await pollUntil('a later sync refused app again', () => h!.agent.events.recent.filter((e) => e.pod === 'default/escape' && e.reason === 'Failed').length >= 4, { timeoutMs: 30_000 });
   assert.equal((await h!.agent.cri.runtime.listContainers({ filter: { labelSelector: { 'io.kubernetes.pod.uid': uid } } })).containers.length, 2);
 
   await deleteAndWaitGone('escape', uid);
@@ -132,10 +132,10 @@ test('secret volumes are on tmpfs, 0644 by default and 0400 with defaultMode wha
       volumeMounts: [{ name: 's1', mountPath: '/etc/s1' }, { name: 's2', mountPath: '/etc/s2', readOnly: false }],
     }],
   }));
-  const pod = await waitFor('secret pod Running', async () => {
+  const pod = await pollUntil('secret pod Running', async () => {
     const p = await getPod(h!, 'secret');
     return p.status?.phase === 'Running' ? p : undefined;
-  }, 60_000);
+  }, { timeoutMs: 60_000 });
   const uid = pod.metadata.uid!;
   const secretDirs = ['s1', 's2'].map((v) => join(podsDir, uid, 'volumes', 'kubernetes.io~secret', v));
 
@@ -162,11 +162,11 @@ test('secret volumes are on tmpfs, 0644 by default and 0400 with defaultMode wha
   // A key removed from the Secret disappears at the next resync; the changed one is updated.
   const s = await h!.api.get(SECRETS, 'creds', { namespace: 'default' });
   await h!.api.update(SECRETS, { ...s, data: { user: Buffer.from('admin2').toString('base64') } });
-  await waitFor('pass removed and user updated in the container', async () => {
+  await pollUntil('pass removed and user updated in the container', async () => {
     const names = (await exec(id, ['ls', '/etc/s1'])).split('\n').filter(Boolean).sort();
     const user = (await exec(id, ['cat', '/etc/s1/user'])).trim();
     return names.join(',') === 'user' && user === 'admin2';
-  }, 45_000, 500);
+  }, { timeoutMs: 45_000, intervalMs: 500 });
   assert.equal((await exec(id, ['stat', '-L', '-c', '%a', '/etc/s2/user'])).trim(), '400', 'modes kept across the update');
 
   await deleteAndWaitGone('secret', uid);
@@ -184,5 +184,5 @@ test('an orphaned pod directory (agent crash, pod removed meanwhile) is unmounte
   await hostMounter.mountTmpfs(secret, ['mode=0755'], signal);
   await hostMounter.bindMount(data, subpath, signal);
   assert.equal((await mountsUnder(join(podsDir, uid))).length, 2);
-  await waitFor('orphaned pod directory removed', async () => !existsSync(join(podsDir, uid)) && (await mountsUnder(join(podsDir, uid))).length === 0, 30_000);
+  await pollUntil('orphaned pod directory removed', async () => !existsSync(join(podsDir, uid)) && (await mountsUnder(join(podsDir, uid))).length === 0, { timeoutMs: 30_000 });
 });

@@ -9,6 +9,7 @@
  *   user    system:bootstrap:<id>, group system:bootstrappers
  */
 import { randomBytes } from 'node:crypto';
+import { rfc3339 } from '../time.js';
 
 export const BOOTSTRAP_TOKEN_RE = /^([a-z0-9]{6})\.([a-z0-9]{16})$/;
 export const BOOTSTRAP_SECRET_TYPE = 'bootstrap.kubernetes.io/token';
@@ -47,7 +48,7 @@ export function newBootstrapToken(expiresAt: number, description = 'nodelet join
         description: b64(description),
         'token-id': b64(id),
         'token-secret': b64(secretPart),
-        expiration: b64(new Date(expiresAt).toISOString().replace(/\.\d{3}Z$/, 'Z')),
+        expiration: b64(rfc3339(expiresAt)),
         'usage-bootstrap-authentication': b64('true'),
         ...(nodeName ? { [BOOTSTRAP_NODE_NAME_KEY]: b64(nodeName) } : {}),
       },

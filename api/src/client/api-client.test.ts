@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { hasCode, isAbortError, isAgentError } from '@nodelet/base';
+import { hasCode, isAbortError, isAgentError, pollUntil } from '@nodelet/base';
 import { InMemoryApiServer } from '../testing/index.js';
 import { ApiClient } from './api-client.js';
 import { statusOf } from './errors.js';
@@ -22,13 +22,6 @@ const pod = (name: string, labels: Record<string, string> = {}, nodeName?: strin
   spec: { containers: [{ name: 'main', image: 'busybox' }], nodeName },
 });
 
-async function until(cond: () => boolean, what: string, timeoutMs = 2000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 test('create, get, list, update, patch and delete round-trip with typed resources', async (t) => {
   const s = await startServer(t, 'tok');
@@ -177,7 +170,7 @@ test('watch yields ADDED/MODIFIED/DELETED from a resourceVersion and closes when
       if (e.type === 'DELETED') break;
     }
   })();
-  await until(() => s.watchCount === 1, 'watch to open');
+  await pollUntil('watch to open', () => s.watchCount === 1, { timeoutMs: 2000, intervalMs: 5 });
   const a = await pods.create(pod('a'));
   await pods.patch('a', { metadata: { labels: { x: '1' } } }, { type: 'merge' });
   s.sendBookmarks();
@@ -191,7 +184,7 @@ test('watch yields ADDED/MODIFIED/DELETED from a resourceVersion and closes when
   ]);
   assert.equal((seen[0]?.object as Pod).metadata.uid, a.metadata.uid);
   assert.equal(s.requests.at(-4)?.query.get('allowWatchBookmarks'), 'true');
-  await until(() => s.watchCount === 0, 'watch connection to close after break');
+  await pollUntil('watch connection to close after break', () => s.watchCount === 0, { timeoutMs: 2000, intervalMs: 5 });
 });
 
 test('watch with a field selector sees objects enter and leave it', async (t) => {
@@ -205,7 +198,7 @@ test('watch with a field selector sees objects enter and leave it', async (t) =>
       if (seen.length === 2) ac.abort();
     }
   })();
-  await until(() => s.watchCount === 1, 'watch to open');
+  await pollUntil('watch to open', () => s.watchCount === 1, { timeoutMs: 2000, intervalMs: 5 });
   await s.client().create(PODS, pod('elsewhere', {}, 'n2'));
   await s.client().create(PODS, pod('p'));
   await s.client().create(PODS, { metadata: { name: 'p', namespace: 'default' }, target: { name: 'n1' } } as Binding, { name: 'p', subresource: 'binding' });
@@ -233,7 +226,7 @@ test('watch reports 410 Expired as an ERROR event and a dropped connection as ER
       // no events expected before the drop
     }
   })();
-  await until(() => s.watchCount === 1, 'watch to open');
+  await pollUntil('watch to open', () => s.watchCount === 1, { timeoutMs: 2000, intervalMs: 5 });
   s.dropWatches();
   await assert.rejects(dropped, (e) => hasCode(e, 'ERR_UNAVAILABLE') && (e as { retryable: boolean }).retryable);
 });

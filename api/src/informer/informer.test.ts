@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isAbortError } from '@nodelet/base';
+import { isAbortError, pollUntil } from '@nodelet/base';
 import { FakeClock } from '@nodelet/base/testing';
 import { InMemoryApiServer } from '../testing/index.js';
 import { PODS } from '../types/resources.js';
@@ -12,13 +12,6 @@ const pod = (name: string, nodeName?: string): Pod => ({
   spec: { containers: [{ name: 'main', image: 'busybox' }], nodeName },
 });
 
-async function until(cond: () => boolean, what: string, timeoutMs = 3000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 interface Recorder {
   events: string[];
@@ -60,7 +53,7 @@ test('lists, syncs, then delivers watch events in order and keeps the cache', as
   await informer.waitForSync();
   assert.deepEqual(rec.events, ['add a', 'add b']);
   assert.equal(informer.lastSyncResourceVersion, String(server.store.revision));
-  await until(() => server.watchCount === 1, 'watch');
+  await pollUntil('watch', () => server.watchCount === 1, { timeoutMs: 3000, intervalMs: 5 });
   const watchReq = server.requests.find((r) => r.query.get('watch') === 'true');
   assert.equal(watchReq?.query.get('resourceVersion'), '2', 'watch starts at the list RV');
   assert.equal(watchReq?.query.get('allowWatchBookmarks'), 'true');
@@ -68,7 +61,7 @@ test('lists, syncs, then delivers watch events in order and keeps the cache', as
   await client.create(PODS, pod('c'));
   await client.patch(PODS, 'a', { metadata: { labels: { x: '1' } } }, { type: 'merge', namespace: 'default' });
   await client.delete(PODS, 'b', { namespace: 'default' });
-  await until(() => rec.events.length === 5, 'three events');
+  await pollUntil('three events', () => rec.events.length === 5, { timeoutMs: 3000, intervalMs: 5 });
   assert.deepEqual(rec.events.slice(2), ['add c', 'update a 1->4', 'delete b']);
   assert.deepEqual(informer.list().map(objectKey).sort(), ['default/a', 'default/c']);
   assert.equal(informer.get('default/a')?.metadata.labels?.x, '1');
@@ -81,14 +74,14 @@ test('a dropped watch resumes from the last resourceVersion without duplicates',
   informer.on(rec.handlers);
   informer.start();
   await informer.waitForSync();
-  await until(() => server.watchCount === 1, 'watch');
+  await pollUntil('watch', () => server.watchCount === 1, { timeoutMs: 3000, intervalMs: 5 });
   await client.create(PODS, pod('a'));
-  await until(() => rec.events.length === 1, 'add a');
+  await pollUntil('add a', () => rec.events.length === 1, { timeoutMs: 3000, intervalMs: 5 });
   const rvBeforeDrop = informer.lastSyncResourceVersion;
   server.dropWatches();
   await client.create(PODS, pod('b')); // happens while disconnected: replayed from history
-  await until(() => rec.events.length === 2, 'add b after re-watch');
-  await until(() => server.watchCount === 1, 're-watch');
+  await pollUntil('add b after re-watch', () => rec.events.length === 2, { timeoutMs: 3000, intervalMs: 5 });
+  await pollUntil('re-watch', () => server.watchCount === 1, { timeoutMs: 3000, intervalMs: 5 });
   assert.deepEqual(rec.events, ['add a', 'add b']);
   const watches = server.requests.filter((r) => r.query.get('watch') === 'true');
   assert.equal(watches.length, 2);
@@ -104,7 +97,7 @@ test('410 after compaction relists and emits synthetic deletes for vanished obje
   informer.on(rec.handlers);
   informer.start();
   await informer.waitForSync();
-  await until(() => server.watchCount === 1, 'watch');
+  await pollUntil('watch', () => server.watchCount === 1, { timeoutMs: 3000, intervalMs: 5 });
   // While the informer is disconnected: a is deleted, c created, b changed, history compacted.
   server.dropWatches();
   server.store.remove(PODS, 'default', 'a');
@@ -112,11 +105,11 @@ test('410 after compaction relists and emits synthetic deletes for vanished obje
   const b = server.store.mustGet(PODS, 'default', 'b') as Pod;
   server.store.update(PODS, { ...b, metadata: { ...b.metadata, labels: { v: '2' } } });
   server.store.compact();
-  await until(() => rec.events.length === 5, 'relist events');
+  await pollUntil('relist events', () => rec.events.length === 5, { timeoutMs: 3000, intervalMs: 5 });
   assert.deepEqual(rec.events.slice(2).sort(), ['add c', 'delete a', `update b 2->5`]);
   assert.deepEqual(informer.list().map(objectKey).sort(), ['default/b', 'default/c']);
   assert.equal(server.requests.filter((r) => r.method === 'GET' && r.query.get('watch') !== 'true').length, 2, 'relisted once');
-  await until(() => server.watchCount === 1, 'watch after relist');
+  await pollUntil('watch after relist', () => server.watchCount === 1, { timeoutMs: 3000, intervalMs: 5 });
   assert.equal(server.requests.at(-1)?.query.get('resourceVersion'), String(server.store.revision));
 });
 
@@ -124,15 +117,15 @@ test('an ERROR Expired event on a live watch and HTTP 410 both relist', async (t
   const { server, informer } = await setup(t);
   informer.start();
   await informer.waitForSync();
-  await until(() => server.watchCount === 1, 'watch');
+  await pollUntil('watch', () => server.watchCount === 1, { timeoutMs: 3000, intervalMs: 5 });
   const lists = (): number => server.requests.filter((r) => r.method === 'GET' && r.query.get('watch') !== 'true').length;
   server.expireWatches();
-  await until(() => lists() === 2, 'relist after ERROR 410');
-  await until(() => server.watchCount === 1, 'watch');
+  await pollUntil('relist after ERROR 410', () => lists() === 2, { timeoutMs: 3000, intervalMs: 5 });
+  await pollUntil('watch', () => server.watchCount === 1, { timeoutMs: 3000, intervalMs: 5 });
   server.failNext({ method: 'GET', path: '/api/v1/pods' }, { code: 410, reason: 'Expired' });
   server.dropWatches();
-  await until(() => lists() >= 3, 'relist after HTTP 410');
-  await until(() => server.watchCount === 1, 'watch');
+  await pollUntil('relist after HTTP 410', () => lists() >= 3, { timeoutMs: 3000, intervalMs: 5 });
+  await pollUntil('watch', () => server.watchCount === 1, { timeoutMs: 3000, intervalMs: 5 });
 });
 
 test('list failures back off and retry until synced', async (t) => {
@@ -154,9 +147,9 @@ test('selectors: an object leaving the field selector is deleted from the cache'
   informer.start();
   await informer.waitForSync();
   assert.deepEqual(rec.events, ['add mine']);
-  await until(() => server.watchCount === 1, 'watch');
+  await pollUntil('watch', () => server.watchCount === 1, { timeoutMs: 3000, intervalMs: 5 });
   await client.delete(PODS, 'mine', { namespace: 'default', gracePeriodSeconds: 0 });
-  await until(() => rec.events.length === 2, 'delete');
+  await pollUntil('delete', () => rec.events.length === 2, { timeoutMs: 3000, intervalMs: 5 });
   assert.deepEqual(informer.list(), []);
 });
 
@@ -169,12 +162,12 @@ test('late handlers get the cache replayed; throwing handlers do not stop delive
   const rec = recorder();
   const sub = informer.on(rec.handlers);
   assert.deepEqual(rec.events, ['add a']);
-  await until(() => server.watchCount === 1, 'watch');
+  await pollUntil('watch', () => server.watchCount === 1, { timeoutMs: 3000, intervalMs: 5 });
   await client.create(PODS, pod('b'));
-  await until(() => rec.events.length === 2, 'add b');
+  await pollUntil('add b', () => rec.events.length === 2, { timeoutMs: 3000, intervalMs: 5 });
   sub.dispose();
   await client.create(PODS, pod('c'));
-  await until(() => informer.list().length === 3, 'c cached');
+  await pollUntil('c cached', () => informer.list().length === 3, { timeoutMs: 3000, intervalMs: 5 });
   assert.deepEqual(rec.events, ['add a', 'add b']);
 });
 

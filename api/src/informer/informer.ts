@@ -21,7 +21,6 @@ import type { KubeObject, Status } from '../types/meta.js';
 import type { ResourceType } from '../types/resources.js';
 import type { ApiClient } from '../client/api-client.js';
 import { errorFromWatchStatus } from '../client/errors.js';
-import { sleep } from './sleep.js';
 
 export interface InformerHandlers<T> {
   onAdd?(obj: T): void;
@@ -177,7 +176,7 @@ export class Informer<T extends KubeObject> {
         const delayMs = this.#backoff.next();
         this.#log.warn({ err, delayMs, relist: needList }, needList ? 'List failed, will retry' : 'Watch failed, will re-watch');
         try {
-          await sleep(this.#clock, delayMs, stop);
+          await this.#clock.sleep(delayMs, stop);
         } catch (e) {
           if (isAbortError(e)) break;
           throw e;

@@ -1,5 +1,7 @@
 // k8s.io/api batch/v1 generated.proto: the Job and CronJob messages `kubectl create job|cronjob`
 // (and `kubectl create job --from=cronjob/x`) send. Names and field numbers are upstream's.
+import { META, kindMessage, specAndStatus } from './schema-shapes.js';
+
 export const BATCH_V1_PROTO = `
 syntax = "proto2";
 package k8s.io.api.batch.v1;
@@ -29,7 +31,7 @@ message JobSpec {
   optional int32 parallelism = 1;
   optional int32 completions = 2;
   optional int64 activeDeadlineSeconds = 3;
-  optional k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector selector = 4;
+  optional ${META}.LabelSelector selector = 4;
   optional bool manualSelector = 5;
   optional k8s.io.api.core.v1.PodTemplateSpec template = 6;
   optional int32 backoffLimit = 7;
@@ -43,16 +45,8 @@ message JobSpec {
   optional string managedBy = 15;
   optional SuccessPolicy successPolicy = 16;
 }
-message JobStatus {}
-message Job {
-  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
-  optional JobSpec spec = 2;
-  optional JobStatus status = 3;
-}
-message JobTemplateSpec {
-  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
-  optional JobSpec spec = 2;
-}
+${specAndStatus('Job')}
+${kindMessage('JobTemplateSpec', { spec: 'JobSpec' })}
 message CronJobSpec {
   optional string schedule = 1;
   optional int64 startingDeadlineSeconds = 2;
@@ -63,10 +57,5 @@ message CronJobSpec {
   optional int32 failedJobsHistoryLimit = 7;
   optional string timeZone = 8;
 }
-message CronJobStatus {}
-message CronJob {
-  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
-  optional CronJobSpec spec = 2;
-  optional CronJobStatus status = 3;
-}
+${specAndStatus('CronJob')}
 `;

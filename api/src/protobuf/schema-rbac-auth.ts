@@ -4,11 +4,13 @@
 // `kubectl create token`). Message and
 // field names and numbers are upstream's (k8s.io/api rbac/v1, authorization/v1, authentication/v1
 // generated.proto); fields nodelet does not use (selector attributes) are left out and skipped.
+import { META, kindMessage } from './schema-shapes.js';
+
 export const RBAC_V1_PROTO = `
 syntax = "proto2";
 package k8s.io.api.rbac.v1;
 
-message AggregationRule { repeated k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector clusterRoleSelectors = 1; }
+message AggregationRule { repeated ${META}.LabelSelector clusterRoleSelectors = 1; }
 message PolicyRule {
   repeated string verbs = 1;
   repeated string apiGroups = 2;
@@ -18,14 +20,14 @@ message PolicyRule {
 }
 message Subject { optional string kind = 1; optional string apiGroup = 2; optional string name = 3; optional string namespace = 4; }
 message RoleRef { optional string apiGroup = 1; optional string kind = 2; optional string name = 3; }
-message Role { optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1; repeated PolicyRule rules = 2; }
+message Role { optional ${META}.ObjectMeta metadata = 1; repeated PolicyRule rules = 2; }
 message ClusterRole {
-  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional ${META}.ObjectMeta metadata = 1;
   repeated PolicyRule rules = 2;
   optional AggregationRule aggregationRule = 3;
 }
-message RoleBinding { optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1; repeated Subject subjects = 2; optional RoleRef roleRef = 3; }
-message ClusterRoleBinding { optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1; repeated Subject subjects = 2; optional RoleRef roleRef = 3; }
+message RoleBinding { optional ${META}.ObjectMeta metadata = 1; repeated Subject subjects = 2; optional RoleRef roleRef = 3; }
+message ClusterRoleBinding { optional ${META}.ObjectMeta metadata = 1; repeated Subject subjects = 2; optional RoleRef roleRef = 3; }
 `;
 
 export const AUTHORIZATION_V1_REVIEWS_PROTO = `
@@ -41,36 +43,22 @@ message SubjectAccessReviewSpec {
   map<string, ExtraValue> extra = 5;
   optional string uid = 6;
 }
-message SubjectAccessReview {
-  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
-  optional SubjectAccessReviewSpec spec = 2;
-  optional SubjectAccessReviewStatus status = 3;
-}
-message LocalSubjectAccessReview {
-  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
-  optional SubjectAccessReviewSpec spec = 2;
-  optional SubjectAccessReviewStatus status = 3;
-}
+${kindMessage('SubjectAccessReview', { spec: 'SubjectAccessReviewSpec', status: 'SubjectAccessReviewStatus' })}
+${kindMessage('LocalSubjectAccessReview', { spec: 'SubjectAccessReviewSpec', status: 'SubjectAccessReviewStatus' })}
 message SelfSubjectRulesReviewSpec { optional string namespace = 1; }
-message SelfSubjectRulesReview {
-  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
-  optional SelfSubjectRulesReviewSpec spec = 2;
-}
+${kindMessage('SelfSubjectRulesReview', { spec: 'SelfSubjectRulesReviewSpec' })}
 `;
 
 export const AUTHENTICATION_V1_PROTO = `
 syntax = "proto2";
 package k8s.io.api.authentication.v1;
 
-message SelfSubjectReview { optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1; }
+message SelfSubjectReview { optional ${META}.ObjectMeta metadata = 1; }
 message BoundObjectReference { optional string kind = 1; optional string apiVersion = 2; optional string name = 3; optional string uid = 4; }
 message TokenRequestSpec {
   repeated string audiences = 1;
   optional BoundObjectReference boundObjectRef = 3;
   optional int64 expirationSeconds = 4;
 }
-message TokenRequest {
-  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
-  optional TokenRequestSpec spec = 2;
-}
+${kindMessage('TokenRequest', { spec: 'TokenRequestSpec' })}
 `;

@@ -1,6 +1,8 @@
 // The subset of k8s.io/api core/v1, apps/v1 and authorization/v1 generated.proto that `kubectl create <generator>`
 // sends (kubectl >= 1.32 posts protobuf bodies). Names and field numbers are upstream's; messages
 // or fields not listed here are skipped by the decoder, so only add fields with their real number.
+import { META, kindMessage, specAndStatus } from './schema-shapes.js';
+
 export const CORE_V1_PROTO = `
 syntax = "proto2";
 package k8s.io.api.core.v1;
@@ -17,23 +19,19 @@ message ObjectReference {
   optional string fieldPath = 7;
 }
 
-message Namespace {
-  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
-  optional NamespaceSpec spec = 2;
-  optional NamespaceStatus status = 3;
-}
+${kindMessage('Namespace', { spec: 'NamespaceSpec', status: 'NamespaceStatus' })}
 message NamespaceSpec { repeated string finalizers = 1; }
 message NamespaceStatus { optional string phase = 1; }
 
 message ConfigMap {
-  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional ${META}.ObjectMeta metadata = 1;
   map<string, string> data = 2;
   map<string, bytes> binaryData = 3;
   optional bool immutable = 4;
 }
 
 message Secret {
-  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional ${META}.ObjectMeta metadata = 1;
   map<string, bytes> data = 2;
   optional string type = 3;
   map<string, string> stringData = 4;
@@ -41,17 +39,13 @@ message Secret {
 }
 
 message ServiceAccount {
-  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional ${META}.ObjectMeta metadata = 1;
   repeated ObjectReference secrets = 2;
   repeated LocalObjectReference imagePullSecrets = 3;
   optional bool automountServiceAccountToken = 4;
 }
 
-message Service {
-  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
-  optional ServiceSpec spec = 2;
-  optional ServiceStatus status = 3;
-}
+${kindMessage('Service', { spec: 'ServiceSpec', status: 'ServiceStatus' })}
 message ServiceStatus {}
 message ServicePort {
   optional string name = 1;
@@ -152,16 +146,8 @@ message PodSpec {
   optional int32 priority = 25;
   optional bool enableServiceLinks = 30;
 }
-message PodTemplateSpec {
-  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
-  optional PodSpec spec = 2;
-}
-message PodStatus {}
-message Pod {
-  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
-  optional PodSpec spec = 2;
-  optional PodStatus status = 3;
-}
+${kindMessage('PodTemplateSpec', { spec: 'PodSpec' })}
+${specAndStatus('Pod')}
 `;
 
 export const APPS_V1_PROTO = `
@@ -178,7 +164,7 @@ message DeploymentStrategy {
 }
 message DeploymentSpec {
   optional int32 replicas = 1;
-  optional k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector selector = 2;
+  optional ${META}.LabelSelector selector = 2;
   optional k8s.io.api.core.v1.PodTemplateSpec template = 3;
   optional DeploymentStrategy strategy = 4;
   optional int32 minReadySeconds = 5;
@@ -186,24 +172,14 @@ message DeploymentSpec {
   optional bool paused = 7;
   optional int32 progressDeadlineSeconds = 9;
 }
-message DeploymentStatus {}
-message Deployment {
-  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
-  optional DeploymentSpec spec = 2;
-  optional DeploymentStatus status = 3;
-}
+${specAndStatus('Deployment')}
 message ReplicaSetSpec {
   optional int32 replicas = 1;
-  optional k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector selector = 2;
+  optional ${META}.LabelSelector selector = 2;
   optional k8s.io.api.core.v1.PodTemplateSpec template = 3;
   optional int32 minReadySeconds = 4;
 }
-message ReplicaSetStatus {}
-message ReplicaSet {
-  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
-  optional ReplicaSetSpec spec = 2;
-  optional ReplicaSetStatus status = 3;
-}
+${specAndStatus('ReplicaSet')}
 `;
 
 export const AUTHORIZATION_V1_PROTO = `
@@ -230,9 +206,5 @@ message SubjectAccessReviewStatus {
   optional string evaluationError = 3;
   optional bool denied = 4;
 }
-message SelfSubjectAccessReview {
-  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
-  optional SelfSubjectAccessReviewSpec spec = 2;
-  optional SubjectAccessReviewStatus status = 3;
-}
+${kindMessage('SelfSubjectAccessReview', { spec: 'SelfSubjectAccessReviewSpec', status: 'SubjectAccessReviewStatus' })}
 `;

@@ -17,7 +17,8 @@ import { fieldValue, matchFields, matchLabels, parseFieldSelector, parseLabelSel
 import { ApiClient, type ApiClientOptions } from '../client/api-client.js';
 import { MemoryStore, StatusFailure } from './memory-store.js';
 import { WatchHub } from './watch-hub.js';
-import { jsonPatch, mergePatch } from './patch.js';
+import jsonpatch from 'fast-json-patch';
+import { mergePatch } from '../merge-patch.js';
 import { toScale, withScale } from './scale.js';
 import type { Scale } from '../types/apps.js';
 
@@ -265,7 +266,7 @@ export class InMemoryApiServer {
     try {
       const input = JSON.parse(body) as unknown;
       if (method === 'PUT') scale = input as Scale;
-      else if (method === 'PATCH' && contentType.startsWith('application/json-patch+json')) scale = jsonPatch(toScale(cur), input as never) as Scale;
+      else if (method === 'PATCH' && contentType.startsWith('application/json-patch+json')) scale = applyJsonPatch(toScale(cur), input) as Scale;
       else if (method === 'PATCH') scale = mergePatch(toScale(cur), input) as Scale;
       else throw new StatusFailure(405, 'MethodNotAllowed', `${method} is not supported on scale`);
     } catch (err) {
@@ -349,7 +350,7 @@ export class InMemoryApiServer {
     try {
       if (type === 'application/json-patch+json') {
         if (!Array.isArray(patch)) throw new StatusFailure(400, 'BadRequest', 'json patch must be an array');
-        next = jsonPatch(cur, patch) as KubeObject;
+        next = applyJsonPatch(cur, patch) as KubeObject;
       } else if (type === 'application/merge-patch+json' || type === 'application/strategic-merge-patch+json' || type === 'application/apply-patch+yaml') {
         // HACK(test fixture): strategic merge and apply are treated as merge patches here.
         next = mergePatch(cur, patch) as KubeObject;
@@ -373,4 +374,9 @@ function sendJson(res: http.ServerResponse, code: number, body: unknown): void {
 
 function success(r: ResourceType, name: string): Status {
   return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name, group: r.group, kind: r.plural } };
+}
+
+/** RFC 6902 with the library the real server uses; a failed `test` or a missing path throws. */
+function applyJsonPatch(doc: unknown, ops: unknown): unknown {
+  return jsonpatch.applyPatch(structuredClone(doc), ops as jsonpatch.Operation[], true, false).newDocument;
 }

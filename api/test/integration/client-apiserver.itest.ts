@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { hasCode } from '@nodelet/base';
+import { hasCode, pollUntil } from '@nodelet/base';
 import {
   ApiClient,
   CONFIGMAPS,
@@ -28,7 +28,8 @@ import {
   type ResourceType,
   type WatchEvent,
 } from '@nodelet/api';
-import { ETCD, freePort, startEtcd, startServer } from './processes.js';
+import { ETCD, startEtcd, startServer } from './processes.js';
+import { freePort } from '@nodelet/base/testing';
 
 async function tempDir(t: { after(fn: () => Promise<void>): void }, prefix: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
@@ -36,13 +37,6 @@ async function tempDir(t: { after(fn: () => Promise<void>): void }, prefix: stri
   return dir;
 }
 
-async function until(cond: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** Counts full lists, so a test can tell a re-watch from a relist. */
 class CountingClient extends ApiClient {
@@ -157,7 +151,7 @@ test('informer survives a dropped watch and relists after a forced etcd compacti
   await server.stop();
   server = await startServer({ dataDir, port, datastore });
   await client.create(CONFIGMAPS, cm('c'));
-  await until(() => events.includes('add c'), 'add c after re-watch');
+  await pollUntil('add c after re-watch', () => events.includes('add c'), { timeoutMs: 15_000, intervalMs: 20 });
   assert.deepEqual(events, ['add a', 'add b', 'add c'], 'no duplicates, no synthetic events');
   assert.equal(client.lists, 1, 're-watched without a relist');
 
@@ -174,7 +168,7 @@ test('informer survives a dropped watch and relists after a forced etcd compacti
   const compactedTo = await etcd.compactAll();
   assert.ok(Number(informer.lastSyncResourceVersion) < compactedTo);
   server = await startServer({ dataDir, port, datastore });
-  await until(() => events.length === 6, 'relist events');
+  await pollUntil('relist events', () => events.length === 6, { timeoutMs: 15_000, intervalMs: 20 });
   assert.deepEqual(events.slice(3).sort(), ['add d', 'delete a', 'update b']);
   assert.equal(client.lists, 2, 'relisted exactly once');
   assert.deepEqual(informer.list().map(objectKey).sort(), ['itest/b', 'itest/c', 'itest/d']);
@@ -182,5 +176,5 @@ test('informer survives a dropped watch and relists after a forced etcd compacti
 
   // And it keeps watching after the relist.
   await client.create(CONFIGMAPS, cm('e'));
-  await until(() => events.includes('add e'), 'add e after relist');
+  await pollUntil('add e after relist', () => events.includes('add e'), { timeoutMs: 15_000, intervalMs: 20 });
 });

@@ -5,24 +5,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { terminateChild } from '@nodelet/base/testing';
+import { freePort, terminateChild } from '@nodelet/base/testing';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 export const ETCD = '/usr/bin/etcd';
 
-export async function freePort(): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 /** SIGTERM to the PID we started, SIGKILL after 10 s. */
 const terminate = (child: ChildProcess): Promise<void> => terminateChild(child, 10_000);

@@ -64,25 +64,10 @@ export function register(program: Command): void {
       }),
     );
 
-  cni
-    .command('del <net> [netns]')
-    .description('DEL: detach the netns from <net> (uses the cached result; netns may be omitted)')
-    .action(
-      run(async (flags, net, ns) => {
-        const list = await load(flags, net!);
-        await engineFor(flags).del(list, runtimeConf(flags, netnsPath(ns)));
-      }),
-    );
-
-  cni
-    .command('check <net> <netns>')
-    .description('CHECK: verify the attachment against its cached ADD result')
-    .action(
-      run(async (flags, net, ns) => {
-        const list = await load(flags, net!);
-        await engineFor(flags).check(list, runtimeConf(flags, netnsPath(ns)));
-      }),
-    );
+  // DEL and CHECK act on the attachment of <netns> to <net> with its cached result.
+  const onAttachment = (op: 'del' | 'check') => run(async (flags, net, ns) => engineFor(flags)[op](await load(flags, net!), runtimeConf(flags, netnsPath(ns))));
+  cni.command('del <net> [netns]').description('DEL: detach the netns from <net> (uses the cached result; netns may be omitted)').action(onAttachment('del'));
+  cni.command('check <net> <netns>').description('CHECK: verify the attachment against its cached ADD result').action(onAttachment('check'));
 
   cni
     .command('status <net>')

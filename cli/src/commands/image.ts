@@ -18,10 +18,9 @@ import {
 } from '@nodelet/oci';
 import { tabwrite } from './cri/format.js';
 import { consoleLogger, formatBytes, parseDirSpec, parseFileSpec, parseImageName, parseWords } from './image/args.js';
+import { collect, out } from './cri/context.js';
 import { registerStoreCommands } from './image/store-commands.js';
 
-const out = (s: string): void => void process.stdout.write(s);
-const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
 
 interface BuildOptions {
   store: string;

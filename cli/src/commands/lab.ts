@@ -5,18 +5,28 @@
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { defaultLabOptions, labDown, labPaths, labUp, type LabOptions } from './lab/cluster.js';
+import { labAddNode, labRemoveNode, type LabNodeOptions } from './lab/add-node.js';
 import { runningPid } from './lab/processes.js';
 
-function labFlags(c: Command): Command {
+const DEFAULT_NODE_NETWORK_BRIDGE = 'nodelet-nodes';
+
+/** The flags a whole lab and one added node share: the cluster's pod network and the agent's ports. */
+function agentFlags(c: Command): Command {
   return c
-    .option('--state-dir <dir>', 'where the lab keeps everything', '/var/lib/nodelet/lab')
-    .option('--api-port <port>', 'API server port', (v) => Number(v), 6443)
-    .option('--registry <host:port>', 'image registry address', '127.0.0.1:5000')
     .option('--cluster-cidr <cidr>', 'pod network of the cluster', '10.244.0.0/16')
-    .option('--node-name <name>', 'node name (default: hostname)')
-    .option('--bridge <name>', 'pod bridge', 'nodelet0')
     .option('--node-api-port <port>', 'agent node API port', (v) => Number(v), 10250)
     .option('--healthz-port <port>', 'agent healthz port', (v) => Number(v), 10248);
+}
+
+function labFlags(c: Command): Command {
+  return agentFlags(c)
+    .option('--state-dir <dir>', 'where the lab keeps everything', '/var/lib/nodelet/lab')
+    .option('--api-port <port>', 'API server port', (v) => Number(v), 6443)
+    .option('--registry <host:port>', 'image registry address (default 127.0.0.1:5000, with --node-network <host address>:5000)')
+    .option('--node-name <name>', 'node name (default: hostname)')
+    .option('--bridge <name>', 'pod bridge', 'nodelet0')
+    .option('--node-network <cidr>', 'a node network (e.g. 10.230.0.0/24) for nodes in their own network namespace (lab add-node --netns): the server, registry and this node use its first address')
+    .option('--node-network-bridge <name>', 'the node network\'s host bridge', DEFAULT_NODE_NETWORK_BRIDGE);
 }
 
 function toOptions(f: Record<string, unknown>): Partial<LabOptions> {
@@ -24,6 +34,27 @@ function toOptions(f: Record<string, unknown>): Partial<LabOptions> {
     stateDir: f.stateDir as string, apiPort: f.apiPort as number, registry: f.registry as string,
     clusterCidr: f.clusterCidr as string, nodeName: f.nodeName as string | undefined, bridge: f.bridge as string,
     nodeApiPort: f.nodeApiPort as number, healthzPort: f.healthzPort as number,
+    ...(f.nodeNetwork ? { nodeNetwork: { cidr: f.nodeNetwork as string, bridge: f.nodeNetworkBridge as string } } : {}),
+  };
+}
+
+function nodeFlags(c: Command): Command {
+  return agentFlags(c)
+    .requiredOption('--state-dir <dir>', 'the node\'s own state dir (not the lab\'s)')
+    .requiredOption('--node-name <name>', 'node name')
+    .requiredOption('--bridge <name>', 'the node\'s pod bridge')
+    .option('--admin-kubeconfig <file>', 'the lab\'s admin kubeconfig', '/var/lib/nodelet/lab/server/admin.kubeconfig')
+    .option('--registry <host:port>', 'the lab\'s image registry (default: port 5000 on the API server\'s address)')
+    .option('--netns', 'run the node in its own network namespace on the lab\'s node network (lab up --node-network)')
+    .option('--node-ip <ip>', 'with --netns: the node\'s address on the node network (default: the lowest free one)');
+}
+
+function toNodeOptions(f: Record<string, unknown>): LabNodeOptions {
+  return {
+    stateDir: f.stateDir as string, nodeName: f.nodeName as string, bridge: f.bridge as string, adminKubeconfig: f.adminKubeconfig as string,
+    ...(f.registry ? { registry: f.registry as string } : {}), clusterCidr: f.clusterCidr as string, nodeApiPort: f.nodeApiPort as number, healthzPort: f.healthzPort as number,
+    ...(f.netns ? { netns: true } : {}), ...(f.nodeIp ? { nodeIp: f.nodeIp as string } : {}),
+    log: (l) => process.stdout.write(`  ${l}\n`),
   };
 }
 
@@ -63,12 +94,26 @@ Stop everything with: make down
       if (r.problems.length) process.exitCode = 1;
     });
 
-  labFlags(lab.command('status').description('show what of the lab cluster runs')).action((f) => {
+  nodeFlags(lab.command('add-node').description('add a node to the lab cluster: its own containerd and agent (and with --netns its own network namespace); wait until it is Ready')).action(async (f) => {
+    const r = await labAddNode(toNodeOptions(f));
+    process.stdout.write(`node "${r.nodeName}" is Ready${r.netns ? ` in network namespace ${r.netns} at ${r.ip}` : ''}; runtime ${r.runtimeEndpoint}\n`);
+  });
+
+  nodeFlags(lab.command('remove-node').description('stop a node added with add-node and remove everything it created'))
+    .option('--keep-state', 'keep the node\'s state dir')
+    .action(async (f) => {
+      const r = await labRemoveNode(toNodeOptions(f), { keepState: Boolean(f.keepState) });
+      process.stdout.write(`stopped: ${r.stopped.join(', ') || 'nothing was running'}; pod sandboxes removed: ${r.removedSandboxes}\n`);
+      for (const pr of r.problems) process.stdout.write(`problem: ${pr}\n`);
+      if (r.problems.length) process.exitCode = 1;
+    });
+
+  labFlags(lab.command('status').description('show what of the lab cluster runs')).action(async (f) => {
     const o = defaultLabOptions(toOptions(f));
     const p = labPaths(o.stateDir);
     const line = (name: string, pid: number | undefined) => `${name.padEnd(11)} ${pid ? `running (pid ${pid})` : 'stopped'}\n`;
-    process.stdout.write(line('server', runningPid(p.serverProc, o.stateDir)));
-    process.stdout.write(line('agent', runningPid(p.agentProc, o.stateDir)));
+    process.stdout.write(line('server', await runningPid(p.serverProc, o.stateDir)));
+    process.stdout.write(line('agent', await runningPid(p.agentProc, o.stateDir)));
     process.stdout.write(`kubeconfig  ${existsSync(p.adminKubeconfig) ? p.adminKubeconfig : '(none)'}\n`);
   });
 }

@@ -28,6 +28,16 @@ const commonOptions = (c: Command): Command =>
     .option('--watchdog-sec <n>', 'WatchdogSec= of the unit', (v) => Number(v))
     .option('--restart-sec <d>', 'RestartSec= of the unit');
 
+/** What commonOptions parsed, as both installers take it. */
+const commonValues = (o: Record<string, unknown>) => ({
+  configDir: o.configDir as string,
+  stateDir: o.stateDir as string,
+  binPath: o.binPath as string,
+  noStart: !o.start,
+  watchdogSec: o.watchdogSec as number | undefined,
+  restartSec: o.restartSec as string | undefined,
+});
+
 export function register(program: Command): void {
   registerDoctor(program);
   const install = program.command('install').description('install nodelet as systemd services (idempotent)');
@@ -35,26 +45,12 @@ export function register(program: Command): void {
   commonOptions(install.command('server').description('install and start nodelet-server.service'))
     .option('--port <port>', 'API server port', (v) => Number(v))
     .option('--bind-address <addr>', 'API server bind address')
-    .action((o) => {
-      printReport(
-        installServer({
-          configDir: o.configDir, stateDir: o.stateDir, binPath: o.binPath, noStart: !o.start,
-          watchdogSec: o.watchdogSec, restartSec: o.restartSec, port: o.port, bindAddress: o.bindAddress,
-        }),
-      );
-    });
+    .action((o) => printReport(installServer({ ...commonValues(o), port: o.port, bindAddress: o.bindAddress })));
 
   commonOptions(install.command('agent').description('install and start nodelet-agent.service (use `nodelet join` to get a credential)'))
     .option('--kubeconfig <path>', 'the agent kubeconfig (written by `nodelet join`)')
     .option('--node-name <name>', 'node name (default: hostname)')
-    .action((o) => {
-      printReport(
-        installAgent({
-          configDir: o.configDir, stateDir: o.stateDir, binPath: o.binPath, noStart: !o.start,
-          watchdogSec: o.watchdogSec, restartSec: o.restartSec, kubeconfig: o.kubeconfig, nodeName: o.nodeName,
-        }),
-      );
-    });
+    .action((o) => printReport(installAgent({ ...commonValues(o), kubeconfig: o.kubeconfig, nodeName: o.nodeName })));
 
   program
     .command('uninstall')

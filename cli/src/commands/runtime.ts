@@ -18,7 +18,8 @@ import {
   renderDropin,
 } from '@nodelet/lab-runtime';
 import { createCriClient } from '@nodelet/cri-client';
-import { parseDuration } from './runtime/duration.js';
+import { parseDuration } from '@nodelet/base';
+import { out } from './cri/context.js';
 
 interface Condition {
   type: string;
@@ -51,7 +52,6 @@ interface UpOptions {
   containerdDir: string;
 }
 
-const out = (s: string): void => void process.stdout.write(s);
 
 export function register(program: Command): void {
   const runtime = program.command('runtime').description('start, stop and inspect the lab container runtime (a private containerd)');
@@ -87,8 +87,8 @@ export function register(program: Command): void {
         return;
       }
       assertRoot('nodelet runtime up');
-      const signal = AbortSignal.timeout(parseDuration(o.timeout) + 5_000);
-      const r = await labRuntimeUp({ dir: o.dir, ...common, systemdCgroup: o.systemdCgroup ?? false, readyTimeoutMs: parseDuration(o.timeout), signal });
+      const signal = AbortSignal.timeout(parseDuration(o.timeout, { bare: 'seconds' }) + 5_000);
+      const r = await labRuntimeUp({ dir: o.dir, ...common, systemdCgroup: o.systemdCgroup ?? false, readyTimeoutMs: parseDuration(o.timeout, { bare: 'seconds' }), signal });
       out(`${r.alreadyRunning ? 'already running' : 'started'}: containerd ${r.version.runtimeVersion} (pid ${r.pid}), CRI ${r.version.runtimeApiVersion}\n`);
       out(`endpoint: ${r.endpoint}\nconfig:   ${r.paths.configPath}\nlog:      ${r.paths.logFile}\n`);
       out(`use it:   nodelet cri -r ${r.endpoint} info   (or CONTAINER_RUNTIME_ENDPOINT=${r.endpoint})\n`);
@@ -101,7 +101,7 @@ export function register(program: Command): void {
     .option('--grace <duration>', 'wait this long after SIGTERM before SIGKILL', '10s')
     .action(async (o: { dir: string; grace: string }) => {
       assertRoot('nodelet runtime down');
-      const r = await labRuntimeDown({ dir: o.dir, graceMs: parseDuration(o.grace) });
+      const r = await labRuntimeDown({ dir: o.dir, graceMs: parseDuration(o.grace, { bare: 'seconds' }) });
       out(r.wasRunning ? `stopped containerd (pid ${r.pid})\n` : 'not running\n');
       if (r.problems.length) {
         for (const p of r.problems) process.stderr.write(`cleanup: ${p}\n`);

@@ -6,7 +6,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, statSync, existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { startControlPlane } from '@nodelet/control-plane';
@@ -14,6 +13,7 @@ import { ApiClient, loadKubeconfig, NODES, readCredential, SECRETS } from '@node
 import { errCode } from '@nodelet/base';
 import { createToken, listTokens } from '../../src/commands/ops/token.js';
 import { join as joinCluster } from '../../src/commands/ops/join.js';
+import { freePort } from '@nodelet/base/testing';
 
 test('join: token exchange, CA pinning and every refusal', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'nodelet-join-'));
@@ -100,12 +100,7 @@ test('join: token exchange, CA pinning and every refusal', async (t) => {
   });
 
   await t.test('a server that is down is named', async () => {
-    const port = await new Promise<number>((resolve) => {
-      const s = createServer().listen(0, '127.0.0.1', () => {
-        const p = (s.address() as { port: number }).port;
-        s.close(() => resolve(p));
-      });
-    });
+    const port = await freePort(); // nothing listens there
     await assert.rejects(
       joinCluster({ server: `https://127.0.0.1:${port}`, token: 'abcdef.0123456789abcdef', caCertHash: `sha256:${'a'.repeat(64)}`, kubeconfigPath: kc('y') }),
       /cannot reach the server at 127\.0\.0\.1:\d+.*nodelet server/,

@@ -1,13 +1,16 @@
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { RecordingLogger } from '@nodelet/base/testing';
+import { CniCode, CniError } from '../errors.js';
 import { FakePluginExecutor } from '../testing/fake-executor.js';
 import { installNodeletCni, NODELET_CNI_SCRIPT, writeRuntimeConflist, type InstallOptions } from './runtime-files.js';
 import { startCniService } from './service.js';
+import { pollUntil } from '@nodelet/base';
 
 const RESULT = { cniVersion: '1.0.0', interfaces: [{ name: 'eth0', sandbox: '/run/netns/p' }], ips: [{ address: '10.233.7.2/24', gateway: '10.233.7.1', interface: 0 }] };
 
@@ -119,10 +122,36 @@ test('setPodCIDR validates, switches the chain and writes it to chainConfDir', a
   assert.equal(svc.network(), undefined, 'a bad CIDR changes nothing');
   svc.setPodCIDR('10.233.9.0/24');
   const file = join(dir, 'chain', '10-nodelet-pods.conflist');
-  const deadline = Date.now() + 5000;
-  while (!existsSync(file) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  await pollUntil('the chain conflist to be written', () => existsSync(file), { timeoutMs: 5_000, intervalMs: 10 });
   const written = JSON.parse(await readFile(file, 'utf8'));
   assert.deepEqual(written.plugins.map((p: { type: string }) => p.type), ['bridge', 'portmap']);
   assert.deepEqual(written.plugins[0].ipam.ranges, [[{ subnet: '10.233.9.0/24' }]]);
   assert.equal(svc.network()?.name, 'nodelet-pods');
+});
+
+test('a corrupt cached config: DEL deletes with the current chain and logs what to do; CHECK refuses instead of judging another chain', async (t) => {
+  const f = await fixture(t, 'script');
+  const exec = new FakePluginExecutor().plugin('bridge', (c) => (c.command === 'ADD' ? JSON.stringify(RESULT) : c.command === 'VERSION' ? JSON.stringify({ cniVersion: '1.0.0', supportedVersions: ['0.4.0', '1.0.0'] }) : '')).plugin('portmap');
+  const log = new RecordingLogger();
+  const svc = await startCniService({ socketPath: f.socketPath, binDirs: ['/usr/lib/cni'], cacheDir: f.dir, chain: { podCIDR: '10.233.7.0/24', bridgeName: 'nlc7' }, executor: exec, logger: log });
+  t.after(() => svc.close());
+  assert.equal((await f.shim('ADD')).status, 0);
+  const file = svc.engine.cache.fileFor('nodelet-pods', 'sb1', 'eth0');
+  const entry = JSON.parse(await readFile(file, 'utf8'));
+  await writeFile(file, JSON.stringify({ ...entry, config: Buffer.from('{"plugins": [').toString('base64') }));
+
+  await assert.rejects(svc.check({ containerID: 'sb1', ifName: 'eth0', netns: '/run/netns/p' }), (err: CniError) => {
+    assert.equal(err.cniCode, CniCode.InvalidNetworkConfig);
+    assert.match(err.message, /cached network configuration is corrupt/);
+    assert.ok(err.details?.includes(file) && /re-create the pod's sandbox/.test(err.details), err.details);
+    return true;
+  });
+  assert.equal(exec.callsOf('CHECK').length, 0, 'no plugin was asked to check against the current chain');
+
+  assert.equal((await f.shim('DEL')).status, 0, 'DEL still succeeds: the runtime must be able to remove the sandbox');
+  assert.deepEqual(exec.callsOf('DEL').map((c) => c.plugin), ['portmap', 'bridge']);
+  const [logged] = log.find(/^Cached network configuration is corrupt/, 'error');
+  assert.ok(logged, 'the corruption is logged at error level');
+  assert.equal(logged.fields['file'], file);
+  assert.match(String(logged.fields['fix']), /nodelet doctor --leaks/);
 });

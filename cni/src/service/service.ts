@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { connect } from 'node:net';
 import { chmod, lstat, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { AgentError, noopLogger, type Logger } from '@nodelet/base';
+import { AgentError, describeError, noopLogger, type Logger } from '@nodelet/base';
 import { CniEngine, type GcReport, type OpOptions } from '../engine.js';
 import { parseNetworkConfig } from '../conflist.js';
 import { CniCode, CniError, toSpecError } from '../errors.js';
@@ -83,15 +83,50 @@ export async function startCniService(opts: CniServiceOptions): Promise<CniServi
   let chainOpts = { ...opts.chain };
   let current = chainOpts.podCIDR ? buildNodeChain({ ...chainOpts, podCIDR: chainOpts.podCIDR }) : undefined;
 
-  /** The config an attachment was added with (DEL/CHECK must use it), else the current chain. */
-  async function listFor(a: { containerID: string; ifName: string }): Promise<NetworkConfigList | undefined> {
+  /**
+   * The config an attachment was added with (DEL/CHECK must use it), else the current chain.
+   * `corrupt` says why a cached config could not be used: the caller decides what that means.
+   */
+  async function listFor(a: { containerID: string; ifName: string }): Promise<{ list: NetworkConfigList | undefined; corrupt?: { file: string; err: unknown } }> {
     const cached = await engine.cache.read(chainOpts.name ?? DEFAULT_CHAIN_NAME, a.containerID, a.ifName);
     if (cached?.config) {
       try {
-        return parseNetworkConfig(cached.config, cached.file);
-      } catch {}
+        return { list: parseNetworkConfig(cached.config, cached.file) };
+      } catch (err) {
+        return { list: current, corrupt: { file: cached.file, err } };
+      }
     }
-    return current;
+    return { list: current };
+  }
+
+  /**
+   * DEL must succeed eventually or the runtime can never remove the sandbox, so a corrupt cached
+   * config does not stop it: the current chain releases what it can by container ID. What the
+   * attachment was added with is unknown, so a human is told where to look for leftovers.
+   */
+  async function listForDel(rt: RuntimeConf): Promise<NetworkConfigList | undefined> {
+    const { list, corrupt } = await listFor(rt);
+    if (corrupt) {
+      log.error(
+        { containerID: rt.containerID, ifName: rt.ifName, file: corrupt.file, err: describeError(corrupt.err), fix: 'run "nodelet doctor --leaks" to list IPs, veths and namespaces the attachment may have left' },
+        'Cached network configuration is corrupt; deleting with the current chain',
+      );
+    }
+    return list;
+  }
+
+  /** CHECK against a chain the attachment was not added with would judge the wrong thing: refuse. */
+  async function listForCheck(a: { containerID: string; ifName: string }): Promise<NetworkConfigList> {
+    const { list, corrupt } = await listFor(a);
+    if (corrupt) {
+      throw new CniError({
+        cniCode: CniCode.InvalidNetworkConfig,
+        msg: 'cached network configuration is corrupt',
+        details: `${corrupt.file}: ${describeError(corrupt.err)}; the attachment cannot be checked: delete and re-create the pod's sandbox to attach it afresh`,
+      });
+    }
+    if (!list) throw notReady();
+    return list;
   }
 
   async function gc(validAttachments: readonly AttachmentKey[], signal?: AbortSignal): Promise<GcReport> {
@@ -111,21 +146,18 @@ export async function startCniService(opts: CniServiceOptions): Promise<CniServi
       capabilityArgs: normaliseCapabilityArgs(req.config.runtimeConfig as Record<string, unknown> | undefined),
     };
     if (env.CNI_NETNS) rt.netns = env.CNI_NETNS;
-    const cachedList = (): Promise<NetworkConfigList | undefined> => listFor(rt);
     switch (command) {
       case 'ADD': {
         const list = requireChain();
         return convertResult(await engine.add(list, rt, { signal }), want);
       }
       case 'DEL': {
-        const list = await cachedList();
+        const list = await listForDel(rt);
         if (list) await engine.del(list, rt, { signal });
         return undefined;
       }
       case 'CHECK': {
-        const list = await cachedList();
-        if (!list) throw notReady();
-        await engine.check(list, rt, { signal });
+        await engine.check(await listForCheck(rt), rt, { signal });
         return undefined;
       }
       case 'STATUS': {
@@ -209,9 +241,7 @@ export async function startCniService(opts: CniServiceOptions): Promise<CniServi
     socketPath: opts.socketPath,
     network: () => current,
     async check(a, o = {}) {
-      const list = await listFor(a);
-      if (!list) throw notReady();
-      await engine.check(list, a, o);
+      await engine.check(await listForCheck(a), a, o);
     },
     gc: (validAttachments, o = {}) => gc(validAttachments, o.signal),
     setPodCIDR(cidr: string) {

@@ -100,11 +100,3 @@ function splitRule(rule: string): string[] {
   return out;
 }
 
-/** Polls `cond` until it holds or `ms` pass (no fixed sleeps). */
-export async function waitFor(what: string, cond: () => Promise<boolean>, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { CniEngine, CniError, parseNetworkConfig, podCniArgs, type CniResult } from '@nodelet/cni';
-import { addNetns, bridgePorts, delLink, delNetns, inNetns, linkExists, natCniLines, PLUGIN_DIR, restoreNat, skipReason, waitFor } from './host.js';
+import { addNetns, bridgePorts, delLink, delNetns, inNetns, linkExists, natCniLines, PLUGIN_DIR, restoreNat, skipReason } from './host.js';
+import { pollUntil } from '@nodelet/base';
 
 const BRIDGE = 'nlc1';
 const NET = 'nlc-it-plugins';
@@ -120,7 +121,7 @@ test('real plugins: ADD, ping, hostPort, CHECK, DEL, GC', { skip, timeout: 60_00
     assert.equal(existsSync(join(ipam, NET, ipOf(gone))), false, 'IP released');
     assert.deepEqual((await engine.cachedAttachments(NET)).map((x) => x.containerID), ['ctr-b']);
     await engine.del(list, rtB);
-    await waitFor('bridge ports to go', async () => (await bridgePorts(BRIDGE)).length === 0);
+    await pollUntil('bridge ports to go', async () => (await bridgePorts(BRIDGE)).length === 0, { timeoutMs: 5000, intervalMs: 25 });
     assert.deepEqual((await readdir(join(ipam, NET))).filter((f) => /^\d/.test(f)), []);
     assert.equal(engine.pending, 0);
   });

@@ -4,24 +4,13 @@
  * it has no schema for); strategies read only the fields they know.
  */
 import { randomUUID } from 'node:crypto';
+import type { ObjectMeta as KubeObjectMeta } from '@nodelet/api';
 
-export interface ObjectMeta {
-  name?: string;
-  generateName?: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  deletionGracePeriodSeconds?: number;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  ownerReferences?: Array<Record<string, unknown>>;
-  finalizers?: string[];
-  managedFields?: Array<Record<string, unknown>>;
-  [k: string]: unknown;
-}
+/**
+ * The API's ObjectMeta (`@nodelet/api`), open to fields this server does not know: it stores and
+ * serves what a client sent.
+ */
+export type ObjectMeta = KubeObjectMeta & { [k: string]: unknown };
 
 export interface ApiObject {
   apiVersion?: string;
@@ -50,11 +39,6 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
     return ka.length === kb.length && ka.every((k) => jsonEqual(a[k], b[k]));
   }
   return false;
-}
-
-/** RFC 3339 at second precision, as metav1.Time marshals. */
-export function rfc3339(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 export function newUid(): string {

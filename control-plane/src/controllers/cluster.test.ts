@@ -3,10 +3,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ENDPOINTS, ENDPOINTSLICES, LEASES, NAMESPACES, NODES, PODS, SERVICEACCOUNTS, SERVICES, type Node, type Pod } from '@nodelet/api';
 import { InMemoryApiServer } from '@nodelet/api/testing';
-import { noopLogger } from '@nodelet/base';
+import { noopLogger, pollUntil } from '@nodelet/base';
 import { FakeClock } from '@nodelet/base/testing';
 import { startControllerManager } from './index.js';
-import { until } from './testing/wait.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -35,7 +34,7 @@ test('node lifecycle: silent lease → Unknown + unreachable taints → eviction
   const nodes = client.resource(NODES);
 
   // IPAM runs too: the node gets the first /24.
-  const withCidr = await until('pod CIDR', async () => (await nodes.get('n1')).spec?.podCIDR);
+  const withCidr = await pollUntil('pod CIDR', async () => (await nodes.get('n1')).spec?.podCIDR, { timeoutMs: 8000, intervalMs: 25 });
   assert.equal(withCidr, '10.244.0.0/24');
 
   // 40 s of silence is within the 50 s grace period.
@@ -44,14 +43,14 @@ test('node lifecycle: silent lease → Unknown + unreachable taints → eviction
   assert.equal((await nodes.get('n1')).status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True');
 
   clock.advance(15_000);
-  const unknown = await until('Ready=Unknown and taints', async () => {
+  const unknown = await pollUntil('Ready=Unknown and taints', async () => {
     const n = await nodes.get('n1');
     return n.spec?.taints?.length === 2 ? n : undefined;
-  });
+  }, { timeoutMs: 8000, intervalMs: 25 });
   const ready = unknown.status?.conditions?.find((c) => c.type === 'Ready');
   assert.deepEqual([ready?.status, ready?.reason], ['Unknown', 'NodeStatusUnknown']);
   assert.deepEqual(unknown.spec?.taints?.map((x) => `${x.key}:${x.effect}`), ['node.kubernetes.io/unreachable:NoSchedule', 'node.kubernetes.io/unreachable:NoExecute']);
-  await until('pods marked not ready', async () => ((await client.resource(PODS, 'default').get('plain')).status?.conditions?.find((c) => c.type === 'Ready')?.status === 'False' ? true : undefined));
+  await pollUntil('pods marked not ready', async () => ((await client.resource(PODS, 'default').get('plain')).status?.conditions?.find((c) => c.type === 'Ready')?.status === 'False' ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
 
   // 300 s after the taint: the pod without tolerations (default 300 s) goes, the tolerant one stays.
   const deleting = async (): Promise<string[]> => (await client.resource(PODS, 'default').list()).items.filter((p) => p.metadata.deletionTimestamp).map((p) => p.metadata.name!);
@@ -59,13 +58,13 @@ test('node lifecycle: silent lease → Unknown + unreachable taints → eviction
   await new Promise((r) => setTimeout(r, 100));
   assert.deepEqual(await deleting(), []);
   clock.advance(15_000);
-  await until('plain evicted', async () => ((await deleting()).join() === 'plain' ? true : undefined));
+  await pollUntil('plain evicted', async () => ((await deleting()).join() === 'plain' ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
 
   // The agent comes back: Ready=True → the unreachable taints go.
   const cur = await nodes.get('n1');
   const back = iso(clock.now());
   await nodes.patchStatus('n1', { status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', lastHeartbeatTime: back, lastTransitionTime: back }, ...(cur.status?.conditions ?? []).filter((c) => c.type !== 'Ready')] } }, { type: 'merge' });
-  await until('taints removed', async () => ((await nodes.get('n1')).spec?.taints?.length ? undefined : true));
+  await pollUntil('taints removed', async () => ((await nodes.get('n1')).spec?.taints?.length ? undefined : true), { timeoutMs: 8000, intervalMs: 25 });
 });
 
 test('IPAM releases the CIDR of a deleted node; namespaces get a default ServiceAccount and are emptied on delete', async (t) => {
@@ -76,23 +75,23 @@ test('IPAM releases the CIDR of a deleted node; namespaces get a default Service
   t.after(() => cm.close());
   const nodes = client.resource(NODES);
   await nodes.create(readyNode('a'));
-  await until('a cidr', async () => (await nodes.get('a')).spec?.podCIDR);
+  await pollUntil('a cidr', async () => (await nodes.get('a')).spec?.podCIDR, { timeoutMs: 8000, intervalMs: 25 });
   await nodes.create(readyNode('b'));
-  assert.equal(await until('b cidr', async () => (await nodes.get('b')).spec?.podCIDR), '10.244.1.0/24');
+  assert.equal(await pollUntil('b cidr', async () => (await nodes.get('b')).spec?.podCIDR, { timeoutMs: 8000, intervalMs: 25 }), '10.244.1.0/24');
   await nodes.delete('a');
   await new Promise((r) => setTimeout(r, 100));
   await nodes.create(readyNode('c'));
-  assert.equal(await until('c cidr', async () => (await nodes.get('c')).spec?.podCIDR), '10.244.0.0/24');
+  assert.equal(await pollUntil('c cidr', async () => (await nodes.get('c')).spec?.podCIDR, { timeoutMs: 8000, intervalMs: 25 }), '10.244.0.0/24');
 
   // The in-memory server honours only metadata.finalizers: a test hold keeps the namespace visible.
   await client.resource(NAMESPACES).create({ metadata: { name: 'team', finalizers: ['nodelet.test/hold'] }, spec: { finalizers: ['kubernetes'] } });
-  await until('default SA', async () => (await client.resource(SERVICEACCOUNTS, 'team').list()).items.find((s) => s.metadata.name === 'default'));
+  await pollUntil('default SA', async () => (await client.resource(SERVICEACCOUNTS, 'team').list()).items.find((s) => s.metadata.name === 'default'), { timeoutMs: 8000, intervalMs: 25 });
   await client.resource(SERVICES, 'team').create({ metadata: { name: 's', namespace: 'team' }, spec: { ports: [{ port: 80 }] } });
   await client.resource(NAMESPACES).delete('team');
-  const finalized = await until('namespace finalized', async () => {
+  const finalized = await pollUntil('namespace finalized', async () => {
     const ns = await client.resource(NAMESPACES).get('team');
     return ns.spec?.finalizers?.length === 0 ? ns : undefined;
-  });
+  }, { timeoutMs: 8000, intervalMs: 25 });
   assert.equal(finalized.status?.phase, 'Terminating');
   assert.equal((await client.resource(SERVICES, 'team').list()).items.length, 0);
   assert.equal((await client.resource(SERVICEACCOUNTS, 'team').list()).items.length, 0);
@@ -108,17 +107,17 @@ test('endpoints and slices follow ready pods of a service', async (t) => {
   const pods = client.resource(PODS, 'default');
   await pods.create({ metadata: { name: 'p1', namespace: 'default', labels: { app: 'web' } }, spec: { nodeName: 'n1', containers: [{ name: 'c' }] } });
   await pods.patchStatus('p1', { status: { phase: 'Running', podIP: '10.244.0.5', conditions: [{ type: 'Ready', status: 'False' }] } }, { type: 'merge' });
-  const notReady = await until('notReadyAddresses', async () => (await client.resource(ENDPOINTS, 'default').get('web')).subsets?.[0]?.notReadyAddresses);
+  const notReady = await pollUntil('notReadyAddresses', async () => (await client.resource(ENDPOINTS, 'default').get('web')).subsets?.[0]?.notReadyAddresses, { timeoutMs: 8000, intervalMs: 25 });
   assert.equal(notReady[0]?.ip, '10.244.0.5');
   await pods.patchStatus('p1', { status: { conditions: [{ type: 'Ready', status: 'True' }] } }, { type: 'merge' });
-  const ep = await until('ready address', async () => (await client.resource(ENDPOINTS, 'default').get('web')).subsets?.[0]?.addresses);
+  const ep = await pollUntil('ready address', async () => (await client.resource(ENDPOINTS, 'default').get('web')).subsets?.[0]?.addresses, { timeoutMs: 8000, intervalMs: 25 });
   assert.deepEqual(ep.map((a) => a.ip), ['10.244.0.5']);
-  const slice = await until('slice', async () => (await client.resource(ENDPOINTSLICES, 'default').list()).items.find((s) => s.endpoints.length === 1 && s.endpoints[0]?.conditions?.ready));
+  const slice = await pollUntil('slice', async () => (await client.resource(ENDPOINTSLICES, 'default').list()).items.find((s) => s.endpoints.length === 1 && s.endpoints[0]?.conditions?.ready), { timeoutMs: 8000, intervalMs: 25 });
   assert.equal(slice.metadata.labels?.['kubernetes.io/service-name'], 'web');
   assert.deepEqual(slice.ports, [{ name: 'http', port: 8080, protocol: 'TCP' }]);
   assert.equal(slice.metadata.ownerReferences?.[0]?.kind, 'Service');
   await pods.delete('p1', { gracePeriodSeconds: 0 });
-  await until('endpoints emptied', async () => ((await client.resource(ENDPOINTS, 'default').get('web')).subsets?.length === 0 ? true : undefined));
+  await pollUntil('endpoints emptied', async () => ((await client.resource(ENDPOINTS, 'default').get('web')).subsets?.length === 0 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
 });
 
 test('pod GC force-deletes pods of a vanished node after the quarantine', async (t) => {
@@ -131,10 +130,10 @@ test('pod GC force-deletes pods of a vanished node after the quarantine', async 
   server.seed(PODS, { metadata: { name: 'on-alive', namespace: 'default' }, spec: { nodeName: 'alive', containers: [{ name: 'c' }] } });
   const cm = await startControllerManager({ client, logger: noopLogger, signal: new AbortController().signal, clock, controllers: ['podgc'] });
   t.after(() => cm.close());
-  await until('pod GC started (its timer is armed after the informers synced)', () => (clock.pendingTimers > 0 ? true : undefined));
+  await pollUntil('pod GC started (its timer is armed after the informers synced)', () => (clock.pendingTimers > 0 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
   clock.advance(20_000); // first check: suspect, quarantined
   await new Promise((r) => setTimeout(r, 100));
   assert.equal((await client.resource(PODS, 'default').list()).items.length, 2);
   clock.advance(40_000);
-  await until('orphan removed', async () => ((await client.resource(PODS, 'default').list()).items.map((p) => p.metadata.name).join() === 'on-alive' ? true : undefined));
+  await pollUntil('orphan removed', async () => ((await client.resource(PODS, 'default').list()).items.map((p) => p.metadata.name).join() === 'on-alive' ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
 });

@@ -3,8 +3,9 @@
 import { setMaxListeners } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import type { ApiClient } from '@nodelet/api';
-import { systemClock, type Clock, type Logger } from '@nodelet/base';
+import { linkAbort, systemClock, type Clock, type Logger } from '@nodelet/base';
 import { runController, SharedInformers, type Controller } from './runtime.js';
+import type { ControllerDeps } from './controller-base.js';
 import { DeploymentController } from './deployment/controller.js';
 import { ReplicaSetController } from './replicaset/controller.js';
 import { GarbageCollector } from './gc/controller.js';
@@ -28,6 +29,7 @@ import { TtlAfterFinishedController } from './ttlafterfinished/controller.js';
 import { loadCa, type LoadedCa } from '../pki/certs.js';
 
 export { SharedInformers, runController, type Controller } from './runtime.js';
+export { ControllerBase, type ControllerDeps } from './controller-base.js';
 
 /** What every new namespace needs before its pods can be admitted and run (default service account, kube-root-ca.crt). */
 export const NAMESPACE_SETUP_CONTROLLERS: readonly ControllerName[] = ['serviceaccount', 'rootcacertpublisher'];
@@ -86,15 +88,6 @@ export interface StartControllerManagerOptions {
   csrSigning?: { caCertFile: string; caKeyFile: string; durationMs?: number };
   /** The cluster CA published in every namespace as ConfigMap kube-root-ca.crt. */
   rootCaPem?: string;
-}
-
-export interface ControllerDeps {
-  client: ApiClient;
-  informers: SharedInformers;
-  clock: Clock;
-  random: () => number;
-  logger: Logger;
-  options: StartControllerManagerOptions;
 }
 
 type Factory = (d: ControllerDeps) => Controller;
@@ -156,12 +149,9 @@ export async function startControllerManager(opts: StartControllerManagerOptions
     .filter((n) => FACTORIES[n])
     .map((n) => FACTORIES[n]!.make({ ...deps, client: clientFor(FACTORIES[n]!.account), logger: logger.child({ controller: n }) }));
 
-  const stop = new AbortController();
+  const stop = linkAbort(opts.signal);
   // Every worker of every controller links its reconcile to this signal: far more than 10 listeners, by design.
   setMaxListeners(1000, stop.signal);
-  const onAbort = (): void => stop.abort(opts.signal.reason);
-  if (opts.signal.aborted) stop.abort(opts.signal.reason);
-  else opts.signal.addEventListener('abort', onAbort, { once: true });
 
   informers.start();
   const running = (async () => {
@@ -182,9 +172,10 @@ export async function startControllerManager(opts: StartControllerManagerOptions
   return {
     close() {
       closed ??= (async () => {
-        opts.signal.removeEventListener('abort', onAbort);
-        stop.abort();
+        stop.dispose();
+        stop.controller.abort();
         await running;
+        for (const c of controllers) c.close?.();
         await informers.close();
       })();
       return closed;

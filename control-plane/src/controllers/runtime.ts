@@ -56,6 +56,8 @@ export interface Controller {
   reconcile(key: string, signal: AbortSignal): Promise<ReconcileResult | void>;
   /** Called once after informers synced, before workers start (e.g. periodic timers). */
   start?(signal: AbortSignal): void;
+  /** Called once its workers have stopped: releases timers, handlers and writers. Idempotent. */
+  close?(): void;
 }
 
 /** Runs `c`'s workers until `signal` aborts or its queue shuts down. */

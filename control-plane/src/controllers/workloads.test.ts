@@ -3,9 +3,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEPLOYMENTS, PODS, REPLICASETS, type ApiClient, type Deployment, type Pod } from '@nodelet/api';
 import { InMemoryApiServer } from '@nodelet/api/testing';
-import { noopLogger } from '@nodelet/base';
+import { noopLogger, pollUntil } from '@nodelet/base';
 import { startControllerManager } from './index.js';
-import { until } from './testing/wait.js';
 
 function deployment(name: string, replicas: number, image = 'busybox:1'): Deployment {
   return {
@@ -40,7 +39,7 @@ test('deployment: create → RS and pods, scale, rolling update with revisions, 
   const deploys = client.resource(DEPLOYMENTS, 'default');
 
   await deploys.create(deployment('web', 3));
-  const pods = await until('3 pods', async () => ((await activePods(client, 'web')).length === 3 ? activePods(client, 'web') : undefined));
+  const pods = await pollUntil('3 pods', async () => ((await activePods(client, 'web')).length === 3 ? activePods(client, 'web') : undefined), { timeoutMs: 8000, intervalMs: 25 });
   const rs = (await client.resource(REPLICASETS, 'default').list()).items;
   assert.equal(rs.length, 1);
   const rsName = rs[0]!.metadata.name!;
@@ -53,10 +52,10 @@ test('deployment: create → RS and pods, scale, rolling update with revisions, 
   }
 
   await markReady(client, 'web');
-  const settled = await until('available status', async () => {
+  const settled = await pollUntil('available status', async () => {
     const d = await deploys.get('web');
     return d.status?.availableReplicas === 3 && d.status.observedGeneration === d.metadata.generation ? d : undefined;
-  });
+  }, { timeoutMs: 8000, intervalMs: 25 });
   assert.equal(settled.metadata.annotations?.['deployment.kubernetes.io/revision'], '1');
   assert.deepEqual(settled.status?.conditions?.map((c) => [c.type, c.status, c.reason]).sort(), [
     ['Available', 'True', 'MinimumReplicasAvailable'],
@@ -65,9 +64,9 @@ test('deployment: create → RS and pods, scale, rolling update with revisions, 
 
   // Scale through the deployment: 3 → 5 → 2.
   await deploys.patch('web', { spec: { replicas: 5 } }, { type: 'merge' });
-  await until('5 pods', async () => ((await activePods(client, 'web')).length === 5 ? true : undefined));
+  await pollUntil('5 pods', async () => ((await activePods(client, 'web')).length === 5 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
   await deploys.patch('web', { spec: { replicas: 2 } }, { type: 'merge' });
-  await until('2 pods', async () => ((await activePods(client, 'web')).length === 2 ? true : undefined));
+  await pollUntil('2 pods', async () => ((await activePods(client, 'web')).length === 2 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
   await markReady(client, 'web');
 
   // Rolling update to a new image: a second RS at revision 2; never more than 2 + 1 pods alive.
@@ -77,12 +76,12 @@ test('deployment: create → RS and pods, scale, rolling update with revisions, 
     while (sampling) maxAlive = Math.max(maxAlive, (await activePods(client, 'web')).length);
   })();
   await deploys.patch('web', { spec: { template: { spec: { containers: [{ name: 'main', image: 'busybox:2' }] } } } }, { type: 'merge' });
-  await until('rollout done', async () => {
+  await pollUntil('rollout done', async () => {
     await markReady(client, 'web');
     const d = await deploys.get('web');
     const ok = d.status?.updatedReplicas === 2 && d.status.replicas === 2 && d.status.availableReplicas === 2 && d.status.observedGeneration === d.metadata.generation;
     return ok ? d : undefined;
-  });
+  }, { timeoutMs: 8000, intervalMs: 25 });
   sampling = false;
   await sampler;
   assert.ok(maxAlive <= 3, `saw ${maxAlive} pods alive, more than replicas + maxSurge`);
@@ -92,8 +91,8 @@ test('deployment: create → RS and pods, scale, rolling update with revisions, 
 
   // Delete the deployment: the garbage collector removes its ReplicaSets, then their pods.
   await deploys.delete('web', { propagationPolicy: 'Background' });
-  await until('ReplicaSets gone', async () => ((await client.resource(REPLICASETS, 'default').list()).items.length === 0 ? true : undefined));
-  await until('pods deleting', async () => ((await activePods(client, 'web')).length === 0 ? true : undefined));
+  await pollUntil('ReplicaSets gone', async () => ((await client.resource(REPLICASETS, 'default').list()).items.length === 0 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
+  await pollUntil('pods deleting', async () => ((await activePods(client, 'web')).length === 0 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
 });
 
 test('garbage collector: foreground waits for blocking dependents, orphan strips references', async (t) => {
@@ -108,14 +107,14 @@ test('garbage collector: foreground waits for blocking dependents, orphan strips
   const ref = { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'owner', uid: owner.metadata.uid!, controller: true, blockOwnerDeletion: true };
   await pods.create({ metadata: { name: 'dep', namespace: 'default', ownerReferences: [ref] }, spec: { containers: [{ name: 'c' }] } });
   await rsClient.delete('owner', { propagationPolicy: 'Foreground' });
-  await until('dependent deleted', async () => (await pods.list()).items.length === 0 || undefined);
-  await until('owner finalized', async () => (await rsClient.list()).items.length === 0 || undefined);
+  await pollUntil('dependent deleted', async () => (await pods.list()).items.length === 0 || undefined, { timeoutMs: 8000, intervalMs: 25 });
+  await pollUntil('owner finalized', async () => (await rsClient.list()).items.length === 0 || undefined, { timeoutMs: 8000, intervalMs: 25 });
 
   const o2 = await rsClient.create({ metadata: { name: 'o2', namespace: 'default', finalizers: ['orphan'] }, spec: { replicas: 0, selector: { matchLabels: { a: 'b' } } } });
   const keepRef = { ...ref, name: 'o2', uid: o2.metadata.uid! };
   await pods.create({ metadata: { name: 'kept', namespace: 'default', ownerReferences: [keepRef] }, spec: { containers: [{ name: 'c' }] } });
   await rsClient.delete('o2', { propagationPolicy: 'Orphan' });
-  await until('orphan finalized', async () => (await rsClient.list()).items.length === 0 || undefined);
+  await pollUntil('orphan finalized', async () => (await rsClient.list()).items.length === 0 || undefined, { timeoutMs: 8000, intervalMs: 25 });
   const kept = await pods.get('kept');
   assert.equal(kept.metadata.ownerReferences?.length ?? 0, 0);
 
@@ -125,8 +124,8 @@ test('garbage collector: foreground waits for blocking dependents, orphan strips
   const deadRef = { ...ref, name: 'ghost', uid: 'no-such-uid' };
   await pods.create({ metadata: { name: 'orphaned', namespace: 'default', ownerReferences: [deadRef] }, spec: { containers: [{ name: 'c' }] } });
   await pods.create({ metadata: { name: 'shared', namespace: 'default', ownerReferences: [deadRef, liveRef] }, spec: { containers: [{ name: 'c' }] } });
-  await until('orphaned collected', async () => ((await pods.list()).items.some((p) => p.metadata.name === 'orphaned') ? undefined : true));
-  await until('dead ref dropped', async () => ((await pods.get('shared')).metadata.ownerReferences?.length === 1 ? true : undefined));
+  await pollUntil('orphaned collected', async () => ((await pods.list()).items.some((p) => p.metadata.name === 'orphaned') ? undefined : true), { timeoutMs: 8000, intervalMs: 25 });
+  await pollUntil('dead ref dropped', async () => ((await pods.get('shared')).metadata.ownerReferences?.length === 1 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
 });
 
 test('replicaset adopts a matching orphan pod and releases a pod it no longer selects', async (t) => {
@@ -141,18 +140,18 @@ test('replicaset adopts a matching orphan pod and releases a pod it no longer se
     metadata: { name: 'adopt', namespace: 'default' },
     spec: { replicas: 2, selector: { matchLabels: { app: 'adopt' } }, template: { metadata: { labels: { app: 'adopt' } }, spec: { containers: [{ name: 'c' }] } } },
   });
-  await until('2 pods owned', async () => {
+  await pollUntil('2 pods owned', async () => {
     const l = (await pods.list()).items;
     return l.length === 2 && l.every((p) => p.metadata.ownerReferences?.[0]?.uid === rs.metadata.uid) ? true : undefined;
-  });
+  }, { timeoutMs: 8000, intervalMs: 25 });
   assert.equal((await pods.get('stray')).metadata.ownerReferences?.[0]?.controller, true);
 
   await pods.patch('stray', { metadata: { labels: { app: 'elsewhere' } } }, { type: 'merge' });
-  await until('stray released and replaced', async () => {
+  await pollUntil('stray released and replaced', async () => {
     const stray = await pods.get('stray');
     const owned = (await pods.list()).items.filter((p) => p.metadata.ownerReferences?.some((r) => r.uid === rs.metadata.uid));
     return !stray.metadata.ownerReferences?.length && owned.length === 2 ? true : undefined;
-  });
+  }, { timeoutMs: 8000, intervalMs: 25 });
 });
 
 test('Recreate: all old pods go before the new ReplicaSet gets any', async (t) => {
@@ -165,7 +164,7 @@ test('Recreate: all old pods go before the new ReplicaSet gets any', async (t) =
   const d = deployment('rec', 2);
   d.spec!.strategy = { type: 'Recreate' };
   await deploys.create(d);
-  await until('2 pods', async () => ((await activePods(client, 'rec')).length === 2 ? true : undefined));
+  await pollUntil('2 pods', async () => ((await activePods(client, 'rec')).length === 2 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
   // Sample continuously: no new-template pod may exist while an old one does.
   const seen: Array<{ old: number; new: number }> = [];
   let sampling = true;
@@ -176,10 +175,10 @@ test('Recreate: all old pods go before the new ReplicaSet gets any', async (t) =
     }
   })();
   await deploys.patch('rec', { spec: { template: { spec: { containers: [{ name: 'main', image: 'busybox:2' }] } } } }, { type: 'merge' });
-  await until('2 new pods', async () => {
+  await pollUntil('2 new pods', async () => {
     const ps = await activePods(client, 'rec');
     return ps.length === 2 && ps.every((p) => p.spec?.containers[0]?.image === 'busybox:2') ? true : undefined;
-  });
+  }, { timeoutMs: 8000, intervalMs: 25 });
   sampling = false;
   await sampler;
   assert.ok(seen.every((s) => s.old === 0 || s.new === 0), `old and new pods overlapped: ${JSON.stringify(seen.filter((s) => s.old && s.new))}`);

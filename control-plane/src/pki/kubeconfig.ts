@@ -1,7 +1,7 @@
 /** Admin token and kubeconfig files under the data dir (both 0600). */
 import { readFile, writeFile, chmod } from 'node:fs/promises';
 import YAML from 'yaml';
-import { randomTokenPart } from '../apiserver/auth/tokens.js';
+import { randomTokenPart } from '@nodelet/api';
 
 /** Reads `<path>`, or creates it with a new random token (64 chars of [a-z0-9]). */
 export async function ensureToken(path: string): Promise<string> {

@@ -12,8 +12,9 @@
  * that the key is the certificate's (pair.ts) before anything uses the pair.
  */
 import { randomBytes } from 'node:crypto';
-import { open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { syncDir, writeNewFileSynced } from '@nodelet/api';
 import type { KeyPairPem } from './certs.js';
 import { pairMismatch } from './pair.js';
 
@@ -46,8 +47,8 @@ export async function writePairAtomic(dir: string, base: string, pair: KeyPairPe
   const keyTmp = join(dir, `.${base}.key.tmp-${id}`);
   const certTmp = join(dir, `.${base}.crt.tmp-${id}`);
   try {
-    await writeSynced(keyTmp, pair.keyPem, KEY_MODE);
-    await writeSynced(certTmp, pair.certPem, CERT_MODE);
+    await writeNewFileSynced(keyTmp, pair.keyPem, KEY_MODE);
+    await writeNewFileSynced(certTmp, pair.certPem, CERT_MODE);
     await rename(keyTmp, join(dir, `${base}.key`));
     await rename(certTmp, join(dir, `${base}.crt`));
   } catch (err) {
@@ -57,26 +58,6 @@ export async function writePairAtomic(dir: string, base: string, pair: KeyPairPe
   await syncDir(dir);
 }
 
-/** Creates `path` exclusively with `mode` (chmod beats the umask) and fsyncs it. */
-async function writeSynced(path: string, content: string, mode: number): Promise<void> {
-  const fh = await open(path, 'wx', mode);
-  try {
-    await fh.chmod(mode);
-    await fh.writeFile(content, 'utf8');
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-}
-
-async function syncDir(dir: string): Promise<void> {
-  const fh = await open(dir, 'r');
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-}
 
 /** Temp files a crash left behind for `base`. */
 async function removeTemps(dir: string, base: string): Promise<void> {

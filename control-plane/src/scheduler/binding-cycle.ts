@@ -13,24 +13,18 @@
  *           + Scheduled event       (deleted, or bound        + FailedScheduling event
  *                                    by someone else)
  *
- * Events go through a small sink of their own (a few writes in flight, at most
- * {@link MAX_QUEUED_EVENTS} waiting, the rest dropped with a debug log), like client-go's event
- * broadcaster: an event is never on the path of a binding, and a burst of bindings does not turn
- * into a burst of event writes competing with them for the API server.
+ * Events go to the shared EventRecorder of @nodelet/api, which queues them (bounded, oldest
+ * dropped) and writes them one at a time: an event is never on the path of a binding, and a
+ * burst of bindings does not turn into a burst of event writes competing with them.
  */
-import { ANN_SELECTED_NODE, PERSISTENTVOLUMECLAIMS, PODS, type ApiClient, type KubeObject, type Pod, type PodCondition } from '@nodelet/api';
+import { ANN_SELECTED_NODE, PERSISTENTVOLUMECLAIMS, PODS, rfc3339, type ApiClient, type EventRecorder, type EventType, type KubeObject, type Pod, type PodCondition } from '@nodelet/api';
 import { AgentError, hasCode, isAbortError, pollUntil, Semaphore, type Clock, type Logger } from '@nodelet/base';
-import type { EventRecorder, EventType } from '../controllers/util/events.js';
 import { podVolumes, type VolumeLookup } from './volume-binding.js';
 
 /** How long a pod's binding waits for its WaitForFirstConsumer claims to be provisioned (upstream bindTimeout). */
 export const VOLUME_BIND_TIMEOUT_MS = 600_000;
 /** Deadline of one binding call. */
 export const BIND_CALL_TIMEOUT_MS = 30_000;
-/** Event writes in flight at once. */
-export const EVENT_CONCURRENCY = 4;
-/** Events waiting to be written before new ones are dropped (client-go's broadcaster queue length). */
-export const MAX_QUEUED_EVENTS = 1000;
 
 export interface BindTiming {
   /** From when the scheduler first saw the pod pending to the binding's success. */
@@ -63,8 +57,6 @@ export interface BindingCycleDeps {
 export class BindingCycle {
   readonly #d: BindingCycleDeps;
   readonly #bindSlots: Semaphore;
-  readonly #eventSlots = new Semaphore(EVENT_CONCURRENCY);
-  #eventsWaiting = 0;
   readonly #inflight = new Set<Promise<void>>();
   /** Aborted when the scheduler stops: volume waits end, queued bindings and events are skipped. */
   #stop: AbortSignal = new AbortController().signal;
@@ -89,9 +81,10 @@ export class BindingCycle {
     this.#track(this.#setUnschedulableCondition(pod, message));
   }
 
-  /** Waits for in-flight bindings, events and status writes. */
+  /** Waits for in-flight bindings and status writes, then stops the event recorder (what it still queues is dropped). */
   async drain(): Promise<void> {
     while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight]);
+    this.#d.events.close();
   }
 
   async #bind(key: string, pod: Pod, node: string, t: { queuedAt: number; scheduleMs: number }): Promise<void> {
@@ -159,7 +152,7 @@ export class BindingCycle {
   async #setUnschedulableCondition(pod: Pod, message: string): Promise<void> {
     const cur = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
     if (cur?.status === 'False' && cur.message === message) return;
-    const now = new Date(this.#d.clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const now = rfc3339(this.#d.clock.now());
     const cond: PodCondition = { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message, lastProbeTime: null, lastTransitionTime: now };
     const conditions = [...(pod.status?.conditions ?? []).filter((c) => c.type !== 'PodScheduled'), cond];
     try {
@@ -170,17 +163,8 @@ export class BindingCycle {
   }
 
   #event(obj: KubeObject, type: EventType, reason: string, message: string): void {
-    if (this.#eventsWaiting >= MAX_QUEUED_EVENTS) {
-      this.#d.logger.debug({ reason, object: `${obj.metadata.namespace}/${obj.metadata.name}` }, 'Event queue full, event dropped');
-      return;
-    }
-    this.#eventsWaiting++;
-    const write = this.#eventSlots.use(async () => {
-      this.#eventsWaiting--;
-      // Shutting down: what is still queued is dropped, as client-go's broadcaster does.
-      if (!this.#stop.aborted) await this.#d.events.record(obj, type, reason, message);
-    });
-    this.#track(write);
+    // Shutting down: events are dropped, as client-go's broadcaster does. record() never rejects.
+    if (!this.#stop.aborted) void this.#d.events.record(obj, type, reason, message);
   }
 
   #track(p: Promise<void>): void {

@@ -11,7 +11,6 @@ import {
   requirementMatches,
   runFilters,
   taintToleration,
-  toleratesTaint,
   type FilterPlugin,
 } from './filters.js';
 import { newNodeInfo } from './node-info.js';
@@ -52,21 +51,6 @@ test('NodeUnschedulable: cordoned nodes reject unless the pod tolerates the unsc
       assert.equal(s.code, 'UnschedulableAndUnresolvable');
     }
   }
-});
-
-test('toleratesTaint follows the core/v1 rules', () => {
-  const taint = { key: 'k', value: 'v', effect: 'NoSchedule' as const };
-  const cases: Array<[Toleration, boolean]> = [
-    [{ key: 'k', operator: 'Equal', value: 'v', effect: 'NoSchedule' }, true],
-    [{ key: 'k', value: 'v' }, true], // empty operator = Equal, empty effect = all
-    [{ key: 'k', operator: 'Equal', value: 'x' }, false],
-    [{ key: 'k', operator: 'Exists' }, true],
-    [{ operator: 'Exists' }, true], // empty key + Exists tolerates everything
-    [{ value: 'v' }, false], // empty key needs Exists
-    [{ key: 'k', operator: 'Exists', effect: 'NoExecute' }, false],
-    [{ key: 'other', operator: 'Exists' }, false],
-  ];
-  for (const [t, want] of cases) assert.equal(toleratesTaint(t, taint), want, JSON.stringify(t));
 });
 
 test('TaintToleration: NoSchedule and NoExecute filter, PreferNoSchedule does not', () => {

@@ -9,7 +9,7 @@
  * Filters run once per node per scheduling cycle, so they read what {@link PodContext} (the pod's
  * side, computed once per cycle) and NodeInfo (the node's side, kept incrementally) precomputed.
  */
-import type { Node, NodeSelectorRequirement, NodeSelectorTerm, Pod, Taint, Toleration } from '@nodelet/api';
+import { tolerationsTolerate, type Node, type NodeSelectorRequirement, type NodeSelectorTerm, type Pod, type Taint } from '@nodelet/api';
 import type { NodeInfo } from './node-info.js';
 import { newPodInfo, type PodInfo } from './pod-info.js';
 import type { Resources } from './resources.js';
@@ -52,19 +52,6 @@ const TAINT_UNSCHEDULABLE = 'node.kubernetes.io/unschedulable';
 
 function reject(plugin: string, code: FilterCode, ...reasons: string[]): FilterStatus {
   return { plugin, code, reasons };
-}
-
-/** core/v1 helper `Toleration.ToleratesTaint`. */
-export function toleratesTaint(t: Toleration, taint: Pick<Taint, 'key' | 'value' | 'effect'>): boolean {
-  if (t.effect && t.effect !== taint.effect) return false;
-  if (t.key && t.key !== taint.key) return false;
-  if (!t.key && t.operator !== 'Exists') return false;
-  if (t.operator === 'Exists') return true;
-  return (t.value ?? '') === (taint.value ?? '');
-}
-
-export function tolerationsTolerate(tolerations: readonly Toleration[] | undefined, taint: Pick<Taint, 'key' | 'value' | 'effect'>): boolean {
-  return (tolerations ?? []).some((t) => toleratesTaint(t, taint));
 }
 
 export const nodeUnschedulable: FilterPlugin = {

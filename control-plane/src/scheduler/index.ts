@@ -1,6 +1,6 @@
 // The scheduler (issue 6): filter → score → Binding, against the API through @nodelet/api only.
 import type { ApiClient, Pod } from '@nodelet/api';
-import { DisposableStore, type Clock, type Logger } from '@nodelet/base';
+import { DisposableStore, linkAbort, type Clock, type Logger } from '@nodelet/base';
 import { Scheduler, type BindTiming } from './scheduler.js';
 
 export { Scheduler, DEFAULT_SCHEDULER_NAME, type SchedulerOptions, type BindTiming } from './scheduler.js';
@@ -30,10 +30,7 @@ export interface StartSchedulerOptions {
  * aborts or `close()` is called; a crash of the loop is logged at error level.
  */
 export async function startScheduler(opts: StartSchedulerOptions): Promise<SchedulerHandle> {
-  const stop = new AbortController();
-  const onAbort = (): void => stop.abort(opts.signal.reason);
-  if (opts.signal.aborted) stop.abort(opts.signal.reason);
-  else opts.signal.addEventListener('abort', onAbort, { once: true });
+  const stop = linkAbort(opts.signal);
   const store = new DisposableStore();
   const scheduler = new Scheduler({ ...opts, client: opts.client as ApiClient });
   const done = scheduler.run(stop.signal, store).catch((err) => {
@@ -43,8 +40,8 @@ export async function startScheduler(opts: StartSchedulerOptions): Promise<Sched
   return {
     close() {
       closed ??= (async () => {
-        opts.signal.removeEventListener('abort', onAbort);
-        stop.abort();
+        stop.dispose();
+        stop.controller.abort();
         await done;
         store.dispose();
       })();

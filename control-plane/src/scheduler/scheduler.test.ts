@@ -2,9 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EVENTS, NODES, PODS, type Event, type Pod } from '@nodelet/api';
 import { InMemoryApiServer } from '@nodelet/api/testing';
-import { noopLogger } from '@nodelet/base';
+import { noopLogger, pollUntil } from '@nodelet/base';
 import { startScheduler } from './index.js';
-import { until } from '../controllers/testing/wait.js';
 import { makeNode, makePod } from './testing/objects.js';
 
 function strip(p: Pod): Pod {
@@ -21,15 +20,15 @@ test('binds pending pods through pods/binding, spreads one owner, and records ev
   t.after(() => sched.close());
 
   for (let i = 0; i < 3; i++) await client.resource(PODS, 'default').create(strip(makePod(`web-${i}`, { owner: 'rs' })));
-  const pods = await until('3 bound pods', async () => {
+  const pods = await pollUntil('3 bound pods', async () => {
     const l = await client.resource(PODS, 'default').list();
     return l.items.every((p) => p.spec?.nodeName) && l.items.length === 3 ? l.items : undefined;
-  });
+  }, { timeoutMs: 8000, intervalMs: 25 });
   assert.deepEqual(new Set(pods.map((p) => p.spec?.nodeName)), new Set(['n1', 'n2', 'n3']));
-  const events = await until('Scheduled events', async () => {
+  const events = await pollUntil('Scheduled events', async () => {
     const l = await client.resource(EVENTS, 'default').list();
     return l.items.filter((e) => e.reason === 'Scheduled').length === 3 ? l.items : undefined;
-  });
+  }, { timeoutMs: 8000, intervalMs: 25 });
   const e = events.find((x: Event) => x.involvedObject.name === 'web-0')!;
   assert.equal(e.message, `Successfully assigned default/web-0 to ${pods.find((p) => p.metadata.name === 'web-0')?.spec?.nodeName}`);
   assert.equal(e.type, 'Normal');
@@ -48,21 +47,21 @@ test('an unschedulable pod gets FailedScheduling and PodScheduled=False, then bi
   t.after(() => sched.close());
 
   await client.resource(PODS, 'default').create(strip(makePod('big', { cpu: '2' })));
-  const ev = await until('FailedScheduling', async () => (await client.resource(EVENTS, 'default').list()).items.find((e) => e.reason === 'FailedScheduling'));
+  const ev = await pollUntil('FailedScheduling', async () => (await client.resource(EVENTS, 'default').list()).items.find((e) => e.reason === 'FailedScheduling'), { timeoutMs: 8000, intervalMs: 25 });
   assert.equal(
     ev.message,
     '0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {dedicated: gpu}. preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling.',
   );
   assert.equal(ev.type, 'Warning');
-  const cond = await until('PodScheduled=False', async () => (await client.resource(PODS, 'default').get('big')).status?.conditions?.find((c) => c.type === 'PodScheduled'));
+  const cond = await pollUntil('PodScheduled=False', async () => (await client.resource(PODS, 'default').get('big')).status?.conditions?.find((c) => c.type === 'PodScheduled'), { timeoutMs: 8000, intervalMs: 25 });
   assert.deepEqual([cond.status, cond.reason], ['False', 'Unschedulable']);
 
   // A new node is a cluster event: the pod leaves the unschedulable set and binds after its backoff.
   await client.resource(NODES).create(makeNode('big-node', { cpu: '8' }));
-  const bound = await until('bound to big-node', async () => {
+  const bound = await pollUntil('bound to big-node', async () => {
     const p = await client.resource(PODS, 'default').get('big');
     return p.spec?.nodeName || undefined;
-  });
+  }, { timeoutMs: 8000, intervalMs: 25 });
   assert.equal(bound, 'big-node');
 });
 
@@ -74,7 +73,7 @@ test('pods of another scheduler and pods with nodeName are left alone', async (t
   const sched = await startScheduler({ client, logger: noopLogger, signal: new AbortController().signal });
   await client.resource(PODS, 'default').create(strip(makePod('other', { spec: { schedulerName: 'my-scheduler' } })));
   await client.resource(PODS, 'default').create(strip(makePod('marker')));
-  await until('marker bound', async () => (await client.resource(PODS, 'default').get('marker')).spec?.nodeName || undefined);
+  await pollUntil('marker bound', async () => (await client.resource(PODS, 'default').get('marker')).spec?.nodeName || undefined, { timeoutMs: 8000, intervalMs: 25 });
   await sched.close();
   assert.equal((await client.resource(PODS, 'default').get('other')).spec?.nodeName, undefined);
   assert.equal(server.requests.filter((r) => r.path.endsWith('/other/binding')).length, 0);

@@ -22,9 +22,8 @@
  * and no deletionTimestamp are scheduled. All API access goes through `@nodelet/api`.
  */
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { Informer, NODES, PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, PODS, STORAGECLASSES, type ApiClient, type Node, type PersistentVolume, type PersistentVolumeClaim, type Pod, type StorageClass } from '@nodelet/api';
-import { errCode, isAbortError, systemClock, type Clock, type DisposableStore, type Logger } from '@nodelet/base';
-import { EventRecorder } from '../controllers/util/events.js';
+import { EventRecorder, Informer, NODES, PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, PODS, STORAGECLASSES, type ApiClient, type Node, type PersistentVolume, type PersistentVolumeClaim, type Pod, type StorageClass } from '@nodelet/api';
+import { errCode, isAbortError, systemClock, type Clock, type DisposableStore, type Logger, type PeriodicJob } from '@nodelet/base';
 import { schedulePod } from './algorithm.js';
 import { BindingCycle, type BindTiming } from './binding-cycle.js';
 import { SchedulerCache } from './cache.js';
@@ -202,7 +201,7 @@ export class Scheduler {
     store.add(this.#volumes.on({ onAdd: wake, onUpdate: wake }));
     const informers = [this.#nodes, this.#pods, this.#claims, this.#volumes, this.#classes];
     for (const i of informers) i.start();
-    const stopCleanup = this.#startAssumedPodCleanup();
+    const cleanup = this.#startAssumedPodCleanup(signal);
     try {
       await Promise.all(informers.map((i) => i.waitForSync(signal)));
       this.#log.info({ nodes: this.#cache.nodeCount }, 'Scheduler started');
@@ -218,7 +217,7 @@ export class Scheduler {
     } catch (err) {
       if (!isAbortError(err) || !signal.aborted) throw err;
     } finally {
-      stopCleanup();
+      cleanup.dispose();
       await this.#binding.drain();
       await Promise.all(informers.map((i) => i.close()));
     }
@@ -260,19 +259,18 @@ export class Scheduler {
     this.#binding.start(key, pod, result.node, { queuedAt: this.#firstSeen.get(key) ?? started, scheduleMs });
   }
 
-  #startAssumedPodCleanup(): () => void {
-    let cancel: (() => void) | undefined;
-    let stopped = false;
-    const tick = (): void => {
-      for (const key of this.#cache.cleanupExpired()) {
-        this.#log.warn({ pod: key }, 'Assumed pod expired without being reported bound');
-      }
-      if (!stopped) cancel = this.#clock.setTimer(CLEAN_ASSUMED_PERIOD_MS, tick);
-    };
-    cancel = this.#clock.setTimer(CLEAN_ASSUMED_PERIOD_MS, tick);
-    return () => {
-      stopped = true;
-      cancel?.();
-    };
+  /** Upstream's cleanupAssumedPods loop: drops assumed pods the informer never confirmed. */
+  #startAssumedPodCleanup(signal: AbortSignal): PeriodicJob {
+    return this.#clock.every(
+      CLEAN_ASSUMED_PERIOD_MS,
+      () => {
+        const expired = this.#cache.cleanupExpired();
+        for (const key of expired) this.#log.warn({ pod: key }, 'Assumed pod expired without being reported bound');
+        // Their resources are free again.
+        if (expired.length > 0) this.#queue.moveAllToActiveOrBackoff();
+      },
+      { signal, onError: (err) => this.#log.warn({ err }, 'Assumed pod cleanup failed') },
+    );
   }
+
 }

@@ -12,8 +12,8 @@
  * the PodContext and the node's sums from NodeInfo, and keeps per-plugin scores in arrays
  * indexed like `feasible`. The Map-returning helpers are the same computations, for tests.
  */
-import type { Pod, PreferredSchedulingTerm, Toleration } from '@nodelet/api';
-import { newPodContext, nodeSelectorTermMatches, tolerationsTolerate, type PodContext } from './filters.js';
+import { tolerationsTolerate, type Pod, type PreferredSchedulingTerm, type Toleration } from '@nodelet/api';
+import { newPodContext, nodeSelectorTermMatches, type PodContext } from './filters.js';
 import type { NodeInfo } from './node-info.js';
 import type { Resources } from './resources.js';
 

@@ -13,7 +13,7 @@ import { test } from 'node:test';
 import tls, { type TLSSocket } from 'node:tls';
 import { ApiClient, CONFIGMAPS, NODES, PODS } from '@nodelet/api';
 import { noopLogger, pollUntil } from '@nodelet/base';
-import { KUBERNETES_SERVICE_NAMES, startControlPlane } from '../../src/apiserver/run.js';
+import { KUBERNETES_SERVICE_NAMES, startControlPlane } from '../../src/control-plane.js';
 import { issueCertificate, loadCa, type LoadedCa } from '../../src/pki/certs.js';
 import { writePairAtomic } from '../../src/pki/pair-files.js';
 import { ensurePki, hostAddresses } from '../../src/pki/pki.js';

@@ -12,7 +12,7 @@ import {
   SIGNER_KUBELET_SERVING, type CertificateSigningRequest, type KubeObject, type ResourceType,
 } from '@nodelet/api';
 import { hasCode, noopLogger, pollUntil } from '@nodelet/base';
-import { startControlPlane } from '../../src/apiserver/run.js';
+import { startControlPlane } from '../../src/control-plane.js';
 
 const REVIEWS: ResourceType = { group: 'authentication.k8s.io', version: 'v1', kind: 'SelfSubjectReview', plural: 'selfsubjectreviews', singular: 'selfsubjectreview', namespaced: false };
 const CREDENTIALS: ResourceType = { group: 'nodelet.io', version: 'v1', kind: 'NodeCredentialRequest', plural: 'nodecredentials', singular: 'nodecredential', namespaced: false };

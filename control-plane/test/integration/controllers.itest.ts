@@ -7,10 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { ApiClient, DEPLOYMENTS, LEASES, NODES, PODS, REPLICASETS, type Deployment, type Node, type Pod } from '@nodelet/api';
-import { noopLogger } from '@nodelet/base';
-import { startControlPlane } from '../../src/apiserver/run.js';
+import { noopLogger, pollUntil } from '@nodelet/base';
+import { startControlPlane } from '../../src/control-plane.js';
 import { startControllerManager } from '../../src/controllers/index.js';
-import { until } from '../../src/controllers/testing/wait.js';
 import { startScheduler } from '../../src/scheduler/index.js';
 
 const iso = (ms = Date.now()): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -118,22 +117,22 @@ test('scheduler + controllers on the real API server: deployment journey and nod
     clearInterval(renewer);
     await renewals;
   });
-  await until('pod CIDRs assigned', async () => ((await client.resource(NODES).list()).items.every((n) => n.spec?.podCIDR) ? true : undefined));
+  await pollUntil('pod CIDRs assigned', async () => ((await client.resource(NODES).list()).items.every((n) => n.spec?.podCIDR) ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
   const deploys = client.resource(DEPLOYMENTS, 'default');
   const pods = client.resource(PODS, 'default');
 
   // 1. A deployment of 3 becomes 3 bound pods, one per node (spreading).
   await deploys.create(deployment(3, 'busybox:1'));
-  const bound = await until('3 pods bound', async () => {
+  const bound = await pollUntil('3 pods bound', async () => {
     const l = live((await pods.list()).items);
     return l.length === 3 && l.every((p) => p.spec?.nodeName) ? l : undefined;
-  });
+  }, { timeoutMs: 8000, intervalMs: 25 });
   assert.deepEqual(new Set(bound.map((p) => p.spec?.nodeName)), new Set(['node-a', 'node-b', 'node-c']));
-  await until('available 3', async () => {
+  await pollUntil('available 3', async () => {
     await playAgent(client);
     const d = await deploys.get('hello');
     return d.status?.availableReplicas === 3 && d.status.observedGeneration === d.metadata.generation ? d : undefined;
-  });
+  }, { timeoutMs: 8000, intervalMs: 25 });
   const cacheDir = join(dir, 'kube-cache');
   if (KUBECTL) {
     const rs = await kubectl(cp.kubeconfigPath, cacheDir, 'rollout', 'status', 'deployment/hello', '--timeout=30s');
@@ -144,24 +143,24 @@ test('scheduler + controllers on the real API server: deployment journey and nod
   // 2. Scale 3 → 5 → 2 through the scale subresource, as `kubectl scale` does.
   for (const n of [5, 2]) {
     await client.patch(DEPLOYMENTS, 'hello', { spec: { replicas: n } }, { type: 'merge', namespace: 'default', subresource: 'scale' });
-    await until(`${n} replicas`, async () => {
+    await pollUntil(`${n} replicas`, async () => {
       await playAgent(client);
       const l = (await pods.list()).items;
       const d = await deploys.get('hello');
       return l.length === n && live(l).every((p) => p.spec?.nodeName) && d.status?.availableReplicas === n ? true : undefined;
-    });
+    }, { timeoutMs: 8000, intervalMs: 25 });
   }
 
   // 3. Rolling update of 4 replicas (maxSurge 1, maxUnavailable 1): bounds hold at every observation.
   await client.patch(DEPLOYMENTS, 'hello', { spec: { replicas: 4 } }, { type: 'merge', namespace: 'default', subresource: 'scale' });
-  await until('4 available', async () => {
+  await pollUntil('4 available', async () => {
     await playAgent(client);
     return (await deploys.get('hello')).status?.availableReplicas === 4 ? true : undefined;
-  });
+  }, { timeoutMs: 8000, intervalMs: 25 });
   await deploys.patch('hello', { spec: { template: { spec: { containers: [{ name: 'main', image: 'busybox:2', resources: { requests: { cpu: '100m', memory: '64Mi' } } }] } } } }, { type: 'strategic' });
   let maxLive = 0;
   let minReady = Infinity;
-  await until('rollout complete', async () => {
+  await pollUntil('rollout complete', async () => {
     const l = live((await pods.list()).items);
     maxLive = Math.max(maxLive, l.length);
     minReady = Math.min(minReady, l.filter((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length);
@@ -169,7 +168,7 @@ test('scheduler + controllers on the real API server: deployment journey and nod
     const d = await deploys.get('hello');
     const done = d.status?.updatedReplicas === 4 && d.status.replicas === 4 && d.status.availableReplicas === 4 && d.status.observedGeneration === d.metadata.generation;
     return done ? true : undefined;
-  }, 20_000);
+  }, { timeoutMs: 20_000, intervalMs: 25 });
   assert.ok(maxLive <= 5, `saw ${maxLive} live pods, more than 4 + maxSurge 1`);
   assert.ok(minReady >= 3, `saw only ${minReady} ready pods, fewer than 4 - maxUnavailable 1`);
   const sets = (await client.resource(REPLICASETS, 'default').list()).items;
@@ -181,12 +180,12 @@ test('scheduler + controllers on the real API server: deployment journey and nod
   if (KUBECTL) {
     const undo = await kubectl(cp.kubeconfigPath, cacheDir, 'rollout', 'undo', 'deployment/hello');
     assert.equal(undo.code, 0, undo.out);
-    await until('undo rolled out', async () => {
+    await pollUntil('undo rolled out', async () => {
       await playAgent(client);
       const d = await deploys.get('hello');
       const done = d.status?.updatedReplicas === 4 && d.status.replicas === 4 && d.status.availableReplicas === 4 && d.status.observedGeneration === d.metadata.generation;
       return done ? d : undefined;
-    }, 20_000).catch(async (err) => {
+    }, { timeoutMs: 20_000, intervalMs: 25 }).catch(async (err) => {
       const d = await deploys.get('hello');
       t.diagnostic(JSON.stringify({ meta: d.metadata.annotations, gen: d.metadata.generation, status: d.status }));
       for (const r of (await client.resource(REPLICASETS, 'default').list()).items) t.diagnostic(`rs ${r.metadata.name} ${JSON.stringify([r.metadata.annotations, r.spec?.replicas, r.status])}`);
@@ -208,21 +207,21 @@ test('scheduler + controllers on the real API server: deployment journey and nod
 
   // 4. kubectl delete deployment (background): the garbage collector removes ReplicaSets and pods.
   await deploys.delete('hello', { propagationPolicy: 'Background' });
-  await until('ReplicaSets and pods gone', async () => {
+  await pollUntil('ReplicaSets and pods gone', async () => {
     await playAgent(client);
     const rs = (await client.resource(REPLICASETS, 'default').list()).items.length;
     const p = (await pods.list()).items.length;
     return rs === 0 && p === 0 ? true : undefined;
-  }, 20_000);
+  }, { timeoutMs: 20_000, intervalMs: 25 });
 
   // 5. A node whose lease stops renewing goes Unknown with the unreachable taints; node-a,
   // still renewing, stays Ready.
   renewing.delete('node-b');
   renewing.delete('node-c');
-  const gone = await until('node-b Unknown + tainted', async () => {
+  const gone = await pollUntil('node-b Unknown + tainted', async () => {
     const n = await client.resource(NODES).get('node-b');
     return n.spec?.taints?.length === 2 ? n : undefined;
-  }, 15_000);
+  }, { timeoutMs: 15_000, intervalMs: 25 });
   const ready = gone.status?.conditions?.find((c) => c.type === 'Ready');
   assert.deepEqual([ready?.status, ready?.reason], ['Unknown', 'NodeStatusUnknown']);
   assert.deepEqual(gone.spec?.taints?.map((x) => `${x.key}:${x.effect}`).sort(), ['node.kubernetes.io/unreachable:NoExecute', 'node.kubernetes.io/unreachable:NoSchedule']);

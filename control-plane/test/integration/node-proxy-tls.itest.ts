@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { ApiClient, NODES, PODS } from '@nodelet/api';
 import { noopLogger } from '@nodelet/base';
 import { createCa, issueCertificate, loadCa, type KeyPairPem } from '../../src/pki/certs.js';
-import { startControlPlane, type ControlPlane } from '../../src/apiserver/run.js';
+import { startControlPlane, type ControlPlane } from '../../src/control-plane.js';
 
 async function standInAgent(t: { after(fn: () => unknown): void }, pair: KeyPairPem): Promise<number> {
   const server = https.createServer({ cert: pair.certPem, key: pair.keyPem }, (req, res) => {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { ApiClient, CONFIGMAPS } from '@nodelet/api';
 import { noopLogger, pollUntil } from '@nodelet/base';
-import { startControlPlane } from '../../src/apiserver/run.js';
+import { startControlPlane } from '../../src/control-plane.js';
 import { createCa, issueCertificate, loadCa } from '../../src/pki/certs.js';
 import { createEtcdStore, openStore, type Store } from '../../src/storage/index.js';
 import { runStoreConformance } from '../../src/storage/testing/conformance.js';

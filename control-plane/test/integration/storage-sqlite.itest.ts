@@ -11,8 +11,8 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createSqliteStore, type WatchEvent } from '../../src/storage/index.js';
 import { runStoreConformance } from '../../src/storage/testing/conformance.js';
-import { waitFor } from '../../src/storage/testing/helpers.js';
 import { createTempSqliteStore } from '../../src/storage/testing/sqlite.js';
+import { pollUntil } from '@nodelet/base';
 
 runStoreConformance('sqlite', async () => createTempSqliteStore());
 
@@ -68,7 +68,7 @@ describe('sqlite: durability', () => {
     const next = await reopened.create('/registry/configmaps/durability/after-restart', Buffer.from('{}'));
     assert.ok(next > current, `a new write got revision ${next}, not above ${current}`);
 
-    await waitFor(() => watched.some((e) => e.revision === next), 'the watcher to see the write after restart');
+    await pollUntil('the watcher to see the write after restart', () => watched.some((e) => e.revision === next), { timeoutMs: 5000, intervalMs: 10 });
     const revs = watched.map((e) => e.revision);
     assert.deepEqual(revs, [...revs].sort((a, b) => a - b), 'watch events in revision order');
     for (const rev of acked.values()) assert.ok(revs.includes(rev), `watcher missed revision ${rev}`);

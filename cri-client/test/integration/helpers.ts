@@ -6,7 +6,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestRuntime, type TestRuntime } from '@nodelet/lab-runtime/testing';
 import { createCriClient, type CriClient, type PodSandboxConfig, type ContainerConfig } from '@nodelet/cri-client';
-import { pollUntil } from '@nodelet/base';
 
 /** Label put on everything these tests create, so cleanup can find leftovers. */
 export const TEST_LABEL = { 'nodelet.test/suite': 'cri-client' };
@@ -84,9 +83,5 @@ export function containerConfig(name: string, image: string, command: string[], 
   };
 }
 
-/** Polls `fn` until it returns a value (not undefined) or the deadline passes. */
-export function eventually<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  return pollUntil(what, fn, { timeoutMs, intervalMs: 50 });
-}
 
 export type { TestContext };

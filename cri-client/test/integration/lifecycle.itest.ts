@@ -6,10 +6,10 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { createServer, connect, type AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
-import { hasCode } from '@nodelet/base';
+import { hasCode, pollUntil } from '@nodelet/base';
 import { requireRoot } from '@nodelet/lab-runtime/testing';
 import { execStream, flagsOf, netnsPathFromSandboxInfo, openStream, PortForwardSession, portForwardStream, readCriLog, type CriLogEntry } from '@nodelet/cri-client';
-import { containerConfig, eventually, podConfig, startEnv, TEST_LABEL, type Env } from './helpers.js';
+import { containerConfig, podConfig, startEnv, TEST_LABEL, type Env } from './helpers.js';
 
 let env: Env | undefined;
 let skip = '';
@@ -72,11 +72,11 @@ test('sandbox + container lifecycle, exec, logs, stats, idempotent stop/remove, 
 
   // 3. Logs: CRI log file with partial lines joined.
   const logPath = cst.status!.logPath;
-  const entries = await eventually('the container log lines', async () => {
+  const entries = await pollUntil('the container log lines', async () => {
     const got: CriLogEntry[] = [];
     for await (const en of readCriLog(logPath)) got.push(en);
     return got.some((x) => x.content === 'partial line') ? got : undefined;
-  });
+  }, { timeoutMs: 10_000, intervalMs: 50 });
   assert.deepEqual(entries.filter((x) => x.stream === 'stdout').map((x) => x.content), ['hello', 'partial line']);
   assert.deepEqual(entries.filter((x) => x.stream === 'stderr').map((x) => x.content), ['oops']);
   const tail = [];
@@ -143,11 +143,11 @@ test('sandbox + container lifecycle, exec, logs, stats, idempotent stop/remove, 
   const { url } = await cri.runtime.exec({ containerId, cmd: ['/bin/sh', '-c', ttyScript], tty: true, stdin: true, stdout: true });
   const session = await openStream(url, { stdin, stdout: tty.stream, size: { width: 101, height: 37 } });
   const untilShown = (what: string): Promise<true> =>
-    eventually(`"${what}" on the terminal`, async () => {
+    pollUntil(`"${what}" on the terminal`, async () => {
       if (tty.text().includes(what)) return true;
       stdin.write('\r');
       return undefined;
-    }).catch((er: unknown) => {
+    }, { timeoutMs: 10_000, intervalMs: 50 }).catch((er: unknown) => {
       throw new Error(`${String(er)}; the terminal showed ${JSON.stringify(tty.text())}`);
     });
   await untilShown('37 101');
@@ -216,7 +216,7 @@ test('port-forward: many parallel connections over one session; a refused port f
   });
   await new Promise<void>((resolve) => once.listen(0, '127.0.0.1', resolve));
   t.after(() => new Promise<void>((resolve) => once.close(() => resolve())));
-  await eventually('httpd through a forwarded port', async () => ((await get((once.address() as AddressInfo).port).catch(() => '')).includes('hello-from-pod') ? true : undefined), 20_000);
+  await pollUntil('httpd through a forwarded port', async () => ((await get((once.address() as AddressInfo).port).catch(() => '')).includes('hello-from-pod') ? true : undefined), { timeoutMs: 20_000, intervalMs: 50 });
 
   // Then one session, as kubectl and crictl keep it: 20 connections at once, and a closed port.
   const { url } = await cri.runtime.portForward({ podSandboxId, port: [8080] });
@@ -254,11 +254,11 @@ test('attach: our stdin reaches the container process and its stdout comes back'
   const attachReq = { containerId, stdin: true, stdout: true, stderr: true };
   const { url } = await cri.runtime.attach(attachReq);
   const session = await openStream(url, { stdin, stdout: out.stream }, flagsOf(attachReq));
-  await eventually('the echoed line', async () => {
+  await pollUntil('the echoed line', async () => {
     if (out.text().includes('echo:ping')) return true;
     stdin.write('ping\n');
     return undefined;
-  });
+  }, { timeoutMs: 10_000, intervalMs: 50 });
   session.close();
   await session.done;
   // Detaching leaves the container running.

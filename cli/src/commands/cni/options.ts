@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { CniCode, CniError, DEFAULT_CACHE_DIR, parseCniArgs, type RuntimeConf } from '@nodelet/cni';
+import { parseDuration } from '@nodelet/base';
 
 /** Flags shared by every `nodelet cni` subcommand; defaults come from cnitool's environment. */
 export interface CniFlags {
@@ -50,10 +51,11 @@ export function runtimeConf(flags: CniFlags, netns: string | undefined): Runtime
   return rt;
 }
 
-/** Milliseconds from "30s", "2m", "500ms" or a bare number of seconds. */
+/** Milliseconds from a Go duration ("30s", "2m", "500ms") or, as this flag has always taken, a number of seconds. */
 export function parseTimeout(s: string): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(s.trim());
-  if (!m) throw new CniError({ cniCode: CniCode.InvalidEnvironment, msg: 'invalid --timeout', details: `"${s}": use e.g. 30s, 2m or 500ms` });
-  const n = Number(m[1]);
-  return m[2] === 'ms' ? n : m[2] === 'm' ? n * 60_000 : n * 1000;
+  try {
+    return parseDuration(s, { bare: 'seconds' });
+  } catch (err) {
+    throw new CniError({ cniCode: CniCode.InvalidEnvironment, msg: 'invalid --timeout', details: `"${s}": use e.g. 30s, 2m or 500ms`, cause: err });
+  }
 }

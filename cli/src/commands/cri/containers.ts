@@ -2,9 +2,9 @@
 import type { Command } from 'commander';
 import { AgentError, hasCode } from '@nodelet/base';
 import type { Container__Output, ContainerFilter } from '@nodelet/cri-client';
-import { collect, out, parseLabels, parseOutput, printStructured, withClients } from './context.js';
+import { collect, forEachId, out, parseLabels, parseOutput, printStructured, withClients } from './context.js';
 import { loadContainerConfig, loadPodSandboxConfig } from './config-file.js';
-import { statusDocument } from './inspect.js';
+import { registerInspect } from './inspect.js';
 import { containersTable } from './tables.js';
 
 interface PsOptions {
@@ -79,14 +79,12 @@ export function registerContainers(cri: Command): void {
     .command('start')
     .description('start one or more created containers')
     .argument('<container-id...>')
-    .action(async (ids: string[], _o: unknown, cmd: Command) => {
-      await withClients(cmd, async ({ runtime }) => {
-        for (const id of ids) {
-          await runtime.runtime.startContainer({ containerId: id });
-          out(`${id}\n`);
-        }
-      });
-    });
+    .action(
+      forEachId(async ({ runtime }, id) => {
+        await runtime.runtime.startContainer({ containerId: id });
+        return `${id}\n`;
+      }),
+    );
 
   cri
     .command('stop')
@@ -164,24 +162,15 @@ export function registerContainers(cri: Command): void {
       });
     });
 
-  cri
-    .command('inspect')
-    .description('show the status of one or more containers')
-    .argument('<container-id...>')
-    .option('-o, --output <format>', 'json, yaml or table', 'json')
-    .option('-q, --quiet', 'only the status, without verbose info')
-    .action(async (ids: string[], o: { output?: string; quiet?: boolean }, cmd: Command) => {
-      const format = parseOutput(o.output);
-      await withClients(cmd, async ({ runtime }) => {
-        for (const id of ids) {
-          const r = await runtime.runtime.containerStatus({ containerId: id, verbose: !o.quiet });
-          const s = r.status!;
-          if (format === 'table') {
-            out(containersTable([{ id: s.id, podSandboxId: JSON.parse(r.info['info'] ?? '{}').sandboxID ?? '', metadata: s.metadata, image: s.image, imageRef: s.imageRef, state: s.state, createdAt: s.createdAt, labels: s.labels, annotations: s.annotations }], { nowMs: Date.now() }));
-          } else {
-            printStructured(statusDocument(s, r.info), format);
-          }
-        }
-      });
-    });
+  registerInspect(cri, {
+    name: 'inspect',
+    description: 'show the status of one or more containers',
+    argument: '<container-id...>',
+    status: async ({ runtime }, id, verbose) => {
+      const r = await runtime.runtime.containerStatus({ containerId: id, verbose });
+      return { status: r.status!, info: r.info };
+    },
+    row: (s, info) =>
+      containersTable([{ id: s.id, podSandboxId: JSON.parse(info['info'] ?? '{}').sandboxID ?? '', metadata: s.metadata, image: s.image, imageRef: s.imageRef, state: s.state, createdAt: s.createdAt, labels: s.labels, annotations: s.annotations }], { nowMs: Date.now() }),
+  });
 }

@@ -10,10 +10,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { Command } from 'commander';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
-import { AgentError } from '@nodelet/base';
+import { AgentError, parseDuration } from '@nodelet/base';
 import { createCriClient, type CriClient } from '@nodelet/cri-client';
 import { containerdPaths, DEFAULT_LAB_RUNTIME_DIR } from '@nodelet/lab-runtime';
-import { parseDuration } from '../runtime/duration.js';
 import { toJson, pruneDefaults } from './format.js';
 
 export const DEFAULT_CONFIG_FILE = '/etc/crictl.yaml';
@@ -88,7 +87,7 @@ export function resolveEndpoints(
     }
   }
   const image = o.imageEndpoint ?? env['IMAGE_SERVICE_ENDPOINT'] ?? cfg['image-endpoint'] ?? runtime;
-  const timeoutMs = o.timeout ? parseDuration(o.timeout) : cfg.timeout ? cfg.timeout * 1000 : 2_000;
+  const timeoutMs = o.timeout ? parseDuration(o.timeout, { bare: 'seconds' }) : cfg.timeout ? cfg.timeout * 1000 : 2_000;
   return { runtime, image, timeoutMs, source };
 }
 
@@ -153,3 +152,14 @@ export const collect = (v: string, prev: string[] = []): string[] => [...prev, v
 export const io: { stdout: Writable; stderr: Writable } = { stdout: process.stdout, stderr: process.stderr };
 
 export const out = (s: string): void => void io.stdout.write(s);
+
+/**
+ * The action of a command that acts on several IDs in turn (`start a b c`): `act` runs for each,
+ * in order, and what it returns is printed; the first failure stops the rest, as in crictl.
+ */
+export function forEachId<O>(act: (c: Clients, id: string, o: O) => Promise<string>): (ids: string[], o: O, cmd: Command) => Promise<void> {
+  return (ids, o, cmd) =>
+    withClients(cmd, async (c) => {
+      for (const id of ids) out(await act(c, id, o));
+    });
+}

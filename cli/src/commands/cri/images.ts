@@ -1,10 +1,9 @@
 /** `nodelet cri pull|images|inspecti|rmi|imagefsinfo`. */
 import type { Command } from 'commander';
-import { AgentError } from '@nodelet/base';
+import { AgentError, parseDuration } from '@nodelet/base';
 import type { AuthConfig, CriClient, Image__Output } from '@nodelet/cri-client';
-import { parseDuration } from '../runtime/duration.js';
 import { io, out, parseOutput, printStructured, withClients } from './context.js';
-import { statusDocument } from './inspect.js';
+import { registerInspect } from './inspect.js';
 import { loadPodSandboxConfig } from './config-file.js';
 import { imagesTable } from './tables.js';
 import { humanDuration } from './format.js';
@@ -59,7 +58,7 @@ export function registerImages(cri: Command): void {
     .option('--pull-timeout <duration>', 'deadline of the pull', '15m')
     .action(async (ref: string, o: { creds?: string; auth?: string; username?: string; podConfig?: string; pullTimeout: string }, cmd: Command) => {
       const auth = parseAuth(o);
-      const pullTimeoutMs = parseDuration(o.pullTimeout);
+      const pullTimeoutMs = parseDuration(o.pullTimeout, { bare: 'seconds' });
       const sandboxConfig = o.podConfig ? await loadPodSandboxConfig(o.podConfig) : null;
       await withClients(
         cmd,
@@ -108,23 +107,17 @@ export function registerImages(cri: Command): void {
       });
     });
 
-  cri
-    .command('inspecti')
-    .description('show the status of one or more images')
-    .argument('<image...>')
-    .option('-o, --output <format>', 'json, yaml or table', 'json')
-    .option('-q, --quiet', 'only the status, without verbose info')
-    .action(async (refs: string[], o: { output?: string; quiet?: boolean }, cmd: Command) => {
-      const format = parseOutput(o.output);
-      await withClients(cmd, async ({ image }) => {
-        for (const ref of refs) {
-          const st = await image.image.imageStatus({ image: { image: ref }, verbose: !o.quiet });
-          if (!st.image) throw new AgentError('ERR_NOT_FOUND', `no such image "${ref}" present`);
-          if (format === 'table') out(imagesTable([st.image], {}));
-          else printStructured(statusDocument(st.image, st.info), format);
-        }
-      });
-    });
+  registerInspect(cri, {
+    name: 'inspecti',
+    description: 'show the status of one or more images',
+    argument: '<image...>',
+    status: async ({ image }, ref, verbose) => {
+      const st = await image.image.imageStatus({ image: { image: ref }, verbose });
+      if (!st.image) throw new AgentError('ERR_NOT_FOUND', `no such image "${ref}" present`);
+      return { status: st.image, info: st.info };
+    },
+    row: (img) => imagesTable([img], {}),
+  });
 
   cri
     .command('rmi')

@@ -2,9 +2,9 @@
 import type { Command } from 'commander';
 import { AgentError } from '@nodelet/base';
 import type { PodSandbox__Output, PodSandboxFilter } from '@nodelet/cri-client';
-import { collect, out, parseLabels, parseOutput, printStructured, withClients } from './context.js';
+import { collect, forEachId, out, parseLabels, parseOutput, printStructured, withClients } from './context.js';
 import { loadPodSandboxConfig } from './config-file.js';
-import { statusDocument } from './inspect.js';
+import { registerInspect } from './inspect.js';
 import { podsTable } from './tables.js';
 
 interface PodsOptions {
@@ -76,14 +76,12 @@ export function registerPods(cri: Command): void {
     .command('stopp')
     .description('stop one or more pod sandboxes (their containers are killed)')
     .argument('<pod-id...>')
-    .action(async (ids: string[], _o: unknown, cmd: Command) => {
-      await withClients(cmd, async ({ runtime }) => {
-        for (const id of ids) {
-          await runtime.runtime.stopPodSandbox({ podSandboxId: id });
-          out(`Stopped sandbox ${id}\n`);
-        }
-      });
-    });
+    .action(
+      forEachId(async ({ runtime }, id) => {
+        await runtime.runtime.stopPodSandbox({ podSandboxId: id });
+        return `Stopped sandbox ${id}\n`;
+      }),
+    );
 
   cri
     .command('rmp')
@@ -129,24 +127,14 @@ export function registerPods(cri: Command): void {
       });
     });
 
-  cri
-    .command('inspectp')
-    .description('show the status of one or more pod sandboxes')
-    .argument('<pod-id...>')
-    .option('-o, --output <format>', 'json, yaml or table', 'json')
-    .option('-q, --quiet', 'only the status, without verbose info')
-    .action(async (ids: string[], o: { output?: string; quiet?: boolean }, cmd: Command) => {
-      const format = parseOutput(o.output);
-      await withClients(cmd, async ({ runtime }) => {
-        for (const id of ids) {
-          const r = await runtime.runtime.podSandboxStatus({ podSandboxId: id, verbose: !o.quiet });
-          if (format === 'table') {
-            const s = r.status!;
-            out(podsTable([{ ...s, labels: s.labels, annotations: s.annotations }], { nowMs: Date.now() }));
-          } else {
-            printStructured(statusDocument(r.status, r.info), format);
-          }
-        }
-      });
-    });
+  registerInspect(cri, {
+    name: 'inspectp',
+    description: 'show the status of one or more pod sandboxes',
+    argument: '<pod-id...>',
+    status: async ({ runtime }, id, verbose) => {
+      const r = await runtime.runtime.podSandboxStatus({ podSandboxId: id, verbose });
+      return { status: r.status, info: r.info };
+    },
+    row: (s) => podsTable([{ ...s!, labels: s!.labels, annotations: s!.annotations }], { nowMs: Date.now() }),
+  });
 }

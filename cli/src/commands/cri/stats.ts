@@ -50,50 +50,47 @@ async function statsLoop<T>(
   } while (o.watch);
 }
 
+/** The options `stats` and `statsp` share: label filter, output format and sampling. */
+function sampleOptions(c: Command): Command {
+  return c
+    .option('--label <key=value>', 'filter by label (repeatable)', collect)
+    .option('-o, --output <format>', 'json, yaml or table', 'table')
+    .option('-s, --seconds <n>', 'sample interval in seconds', '1')
+    .option('-w, --watch', 'refresh until interrupted');
+}
+
 export function registerStats(cri: Command): void {
-  cri
+  const stats = cri
     .command('stats')
     .description('show resource usage of containers')
     .argument('[container-id]')
     .option('-a, --all', 'include stopped containers')
     .option('--id <id>', 'filter by container ID')
-    .option('-p, --pod <pod-id>', 'filter by pod sandbox ID')
-    .option('--label <key=value>', 'filter by label (repeatable)', collect)
-    .option('-o, --output <format>', 'json, yaml or table', 'table')
-    .option('-s, --seconds <n>', 'sample interval in seconds', '1')
-    .option('-w, --watch', 'refresh until interrupted')
-    .action(async (id: string | undefined, o: StatsOptions, cmd: Command) => {
-      await withClients(cmd, async ({ runtime }: { runtime: CriClient }) => {
-        const filter = { id: id ?? o.id ?? '', podSandboxId: o.pod ?? '', labelSelector: parseLabels(o.label) ?? {} };
-        await statsLoop<ContainerStats__Output>(
-          o,
-          async () => (await runtime.runtime.listContainerStats({ filter })).stats,
-          (cur, prev) => containerStatsTable(cur, prev, { all: o.all }),
-          (stats) => ({ stats }),
-        );
-      });
+    .option('-p, --pod <pod-id>', 'filter by pod sandbox ID');
+  sampleOptions(stats).action(async (id: string | undefined, o: StatsOptions, cmd: Command) => {
+    await withClients(cmd, async ({ runtime }: { runtime: CriClient }) => {
+      const filter = { id: id ?? o.id ?? '', podSandboxId: o.pod ?? '', labelSelector: parseLabels(o.label) ?? {} };
+      await statsLoop<ContainerStats__Output>(
+        o,
+        async () => (await runtime.runtime.listContainerStats({ filter })).stats,
+        (cur, prev) => containerStatsTable(cur, prev, { all: o.all }),
+        (stats) => ({ stats }),
+      );
     });
+  });
 
-  cri
-    .command('statsp')
-    .description('show resource usage of pod sandboxes')
-    .argument('[pod-id]')
-    .option('--id <id>', 'filter by pod sandbox ID')
-    .option('--label <key=value>', 'filter by label (repeatable)', collect)
-    .option('-o, --output <format>', 'json, yaml or table', 'table')
-    .option('-s, --seconds <n>', 'sample interval in seconds', '1')
-    .option('-w, --watch', 'refresh until interrupted')
-    .action(async (id: string | undefined, o: StatsOptions, cmd: Command) => {
-      await withClients(cmd, async ({ runtime }) => {
-        const filter = { id: id ?? o.id ?? '', labelSelector: parseLabels(o.label) ?? {} };
-        await statsLoop<PodSandboxStats__Output>(
-          o,
-          async () => (await runtime.runtime.listPodSandboxStats({ filter })).stats,
-          (cur, prev) => podStatsTable(cur, prev),
-          (stats) => ({ stats }),
-        );
-      });
+  const statsp = cri.command('statsp').description('show resource usage of pod sandboxes').argument('[pod-id]').option('--id <id>', 'filter by pod sandbox ID');
+  sampleOptions(statsp).action(async (id: string | undefined, o: StatsOptions, cmd: Command) => {
+    await withClients(cmd, async ({ runtime }) => {
+      const filter = { id: id ?? o.id ?? '', labelSelector: parseLabels(o.label) ?? {} };
+      await statsLoop<PodSandboxStats__Output>(
+        o,
+        async () => (await runtime.runtime.listPodSandboxStats({ filter })).stats,
+        (cur, prev) => podStatsTable(cur, prev),
+        (stats) => ({ stats }),
+      );
     });
+  });
 
   cri
     .command('version')

@@ -1,9 +1,8 @@
 /** `nodelet cri logs|exec|attach|port-forward`: the commands that stream. */
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import type { Command } from 'commander';
-import { AgentError } from '@nodelet/base';
+import { AgentError, parseDuration } from '@nodelet/base';
 import { flagsOf, followCriLog, formatCriLogEntry, openStream, PortForwardSession, readCriLog, type CriClient, type CriLogStream, type StreamFlags } from '@nodelet/cri-client';
-import { parseDuration } from '../runtime/duration.js';
 import { io, out, withClients } from './context.js';
 
 /** `--since`: an RFC 3339 time or a relative duration (10s, 5m, 1h). */
@@ -14,7 +13,7 @@ export function parseSince(v: string | undefined, nowMs = Date.now()): Date | un
     if (Number.isNaN(d.getTime())) throw new AgentError('ERR_INVALID_ARGUMENT', `invalid --since "${v}": use RFC 3339 (2024-01-02T15:04:05Z) or a duration (10s, 5m)`);
     return d;
   }
-  return new Date(nowMs - parseDuration(v));
+  return new Date(nowMs - parseDuration(v, { bare: 'seconds' }));
 }
 
 interface LogsOptions {

@@ -59,20 +59,26 @@ async function leaks(o: DoctorOptions): Promise<CheckResult[]> {
     return [{ id: 'leaks', level: 'skip', message: 'runtime unreachable: leak inventory skipped' }];
   }
   try {
-    let podUids: Set<string> | undefined;
-    if (o.kubeconfig && o.nodeName) {
-      try {
-        const client = new ApiClient({ ...(await loadKubeconfig(o.kubeconfig)), timeoutMs: 5_000 });
-        const pods = await client.listAll(PODS, { fieldSelector: `spec.nodeName=${o.nodeName}` });
-        podUids = new Set(pods.items.map((p) => p.metadata?.uid ?? ''));
-      } catch {}
-    }
+    const apiPodUids = o.kubeconfig && o.nodeName ? nodePodUids(o.kubeconfig, o.nodeName) : undefined;
     return await runChecks([
-      leakCheck({ cri: conn.client, cniCacheDir: o.cniCacheDir, ipamDataDir: o.ipamDir, netnsDir: o.netnsDir, bridge: o.bridge, podUids }),
+      leakCheck({ cri: conn.client, cniCacheDir: o.cniCacheDir, ipamDataDir: o.ipamDir, netnsDir: o.netnsDir, bridge: o.bridge, apiPodUids }),
     ]);
   } finally {
     conn.client.close();
   }
+}
+
+/** UIDs of the pods the API server has bound to `nodeName`. */
+function nodePodUids(kubeconfig: string, nodeName: string): (signal: AbortSignal) => Promise<Set<string>> {
+  return async (signal) => {
+    const client = new ApiClient({ ...(await loadKubeconfig(kubeconfig)), timeoutMs: 5_000 });
+    try {
+      const pods = await client.listAll(PODS, { fieldSelector: `spec.nodeName=${nodeName}`, signal });
+      return new Set(pods.items.map((p) => p.metadata?.uid ?? ''));
+    } finally {
+      client.close();
+    }
+  };
 }
 
 export function registerDoctor(program: Command): void {

@@ -8,12 +8,15 @@
  *   netns                    /var/run/netns/cni-* no sandbox points at
  *   veths                    host veths on the pod bridge that no cached attachment names
  *
- * Every finding is a `fail` line with the command that removes it.
+ * Every finding is a `fail` line with the command that removes it. What could not be checked (the
+ * API unreachable, a sandbox whose status fails) is a `warn` line saying so, never a pass or a
+ * false leak.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
+import { describeError } from '@nodelet/base';
 import type { CriClient } from '@nodelet/cri-client';
 import { netnsPathFromSandboxInfo } from '@nodelet/cri-client';
 import { ResultCache } from '@nodelet/cni';
@@ -28,8 +31,11 @@ export interface LeakCheckOptions {
   netnsDir: string;
   /** The pod bridge whose veths to inspect. */
   bridge?: string;
-  /** UIDs of the pods the API server says run on this node (undefined: API not consulted). */
-  podUids?: Set<string>;
+  /**
+   * UIDs of the pods the API server says run on this node (undefined: API not consulted). When
+   * it throws, the orphan check reports that it could not check instead of passing.
+   */
+  apiPodUids?: (signal: AbortSignal) => Promise<Set<string>>;
 }
 
 async function safeReaddir(dir: string): Promise<string[]> {
@@ -57,17 +63,31 @@ export function leakCheck(o: LeakCheckOptions): Check {
       const out: CheckResult[] = [];
       const sandboxes = (await o.cri.runtime.listPodSandbox({}, { signal })).items ?? [];
       const sandboxIds = new Set(sandboxes.map((s) => s.id));
+      let podUids: Set<string> | undefined;
+      if (o.apiPodUids) {
+        try {
+          podUids = await o.apiPodUids(signal);
+        } catch (err) {
+          out.push({ id: 'leaks.sandbox', level: 'warn', message: `sandboxes against the API: could not check: ${describeError(err)}`, fix: 'check --kubeconfig and that the API server is reachable, then rerun' });
+        }
+      }
       const netnsInUse = new Set<string>();
+      // A sandbox whose status cannot be read may own any namespace: none can be called leaked.
+      let netnsUnknown = false;
       for (const s of sandboxes) {
         const uid = s.labels?.['io.kubernetes.pod.uid'];
-        if (o.podUids && uid && !o.podUids.has(uid)) {
+        if (podUids && uid && !podUids.has(uid)) {
           out.push({ id: 'leaks.sandbox', level: 'fail', message: `sandbox "${s.id.slice(0, 13)}" of pod ${s.metadata?.namespace}/${s.metadata?.name} (uid ${uid}) has no pod in the API`, fix: `nodelet cri stopp ${s.id} && nodelet cri rmp ${s.id}` });
         }
         try {
           const st = await o.cri.runtime.podSandboxStatus({ podSandboxId: s.id, verbose: true }, { signal });
           const ns = netnsPathFromSandboxInfo(st.info ?? {});
           if (ns) netnsInUse.add(ns);
-        } catch {}
+        } catch (err) {
+          if (signal.aborted) throw err;
+          netnsUnknown = true;
+          out.push({ id: 'leaks.netns', level: 'warn', message: `network namespaces: could not check: the status of sandbox "${s.id.slice(0, 13)}" failed: ${describeError(err)}`, fix: `nodelet cri inspectp ${s.id}, then rerun` });
+        }
       }
       const containers = (await o.cri.runtime.listContainers({}, { signal })).containers ?? [];
       for (const c of containers) {
@@ -95,7 +115,7 @@ export function leakCheck(o: LeakCheckOptions): Check {
           }
         }
       }
-      for (const n of await safeReaddir(o.netnsDir)) {
+      for (const n of netnsUnknown ? [] : await safeReaddir(o.netnsDir)) {
         if (!n.startsWith('cni-')) continue;
         const p = join(o.netnsDir, n);
         if (!netnsInUse.has(p)) {

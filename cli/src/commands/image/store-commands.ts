@@ -16,9 +16,8 @@ import {
   removeImages,
   storeNameOf,
 } from '@nodelet/oci';
+import { collect, out } from '../cri/context.js';
 
-const out = (s: string): void => void process.stdout.write(s);
-const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
 /** Imports and exports of real images take a while; a stuck one is still stopped. */
 const ARCHIVE_TIMEOUT_MS = 60 * 60_000;
 

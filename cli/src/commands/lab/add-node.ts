@@ -1,30 +1,53 @@
 /**
  * A further node of a lab cluster on the same machine (multi-node tests): its own lab containerd
  * (root, state, socket), CNI dirs, bridge, node API/healthz ports and agent, all under its own
- * state dir, joined to the server `labUp` started with a fresh bootstrap token. The node shares
- * the host network namespace with the first node; distinct bridges and the per-node pod CIDRs the
- * IPAM controller hands out keep the pod networks apart.
+ * state dir, joined to the server `labUp` started with a fresh bootstrap token.
  *
- *   add:    containerd (lab runtime) ─▶ startLabAgent (token, join, agent, Ready)
+ * Two ways to place it (docs/multi-node-lab.md):
+ * - shared (default): in the host's network namespace beside the first node; distinct bridges and
+ *   per-node pod CIDRs keep the pod networks apart; one proxy per namespace, so its proxy is off.
+ * - `netns: true`: a machine of its own in namespace `nodelet-<node>` on the lab's node network
+ *   (node-network.ts), with its own node IP, proxy table and DNS resolver; the lab's route step
+ *   (pod-routes.ts) connects the pod networks.
+ *
+ *   add:    [netns + veth] ─▶ containerd (lab runtime) ─▶ startLabAgent (token, join, agent,
+ *           Ready) ─▶ [pod CIDR ─▶ routes everywhere]
  *   remove: labDown on the node's state dir (CRI removal of sandboxes while the agent serves
- *           CNI DEL ─▶ agent ─▶ containerd ─▶ bridge ─▶ state); there is no server to stop.
+ *           CNI DEL ─▶ agent ─▶ containerd ─▶ bridge or namespace ─▶ state) ─▶ [stale routes];
+ *           there is no server to stop.
  */
 import { mkdirSync } from 'node:fs';
-import { ApiClient, loadKubeconfig } from '@nodelet/api';
+import { resolve } from 'node:path';
+import { AgentError, pollUntil } from '@nodelet/base';
+import { ApiClient, loadKubeconfig, NODES, type Node } from '@nodelet/api';
 import { labRuntimeUp } from '@nodelet/lab-runtime';
 import { defaultLabOptions, labDown, labPaths, startLabAgent, type LabDownResult, type LabOptions } from './cluster.js';
+import { ensureNodeNetns, findNodeNetwork, netnsName, type NodeNetwork } from './node-network.js';
+import { prunePodRoutes, syncPodRoutes, type NodeRouteInfo } from './pod-routes.js';
 
 export interface LabNodeOptions {
   /** The node's own state dir (not the first node's). */
   stateDir: string;
   /** The admin kubeconfig `labUp` returned. */
   adminKubeconfig: string;
-  /** `host:port` of the server's registry (containerd pulls the pause and busybox images there). */
-  registry: string;
+  /**
+   * `host:port` of the server's registry (containerd pulls the pause and busybox images there);
+   * default port 5000 on the address the API server listens on, as `labUp` places it.
+   */
+  registry?: string;
   nodeName: string;
   bridge: string;
   nodeApiPort: number;
   healthzPort: number;
+  /** The lab's cluster CIDR (default labUp's); the proxy masquerades Service traffic from outside it. */
+  clusterCidr?: string;
+  /**
+   * Run the node in its own network namespace on the lab's node network (the one the API server
+   * listens on: start the lab with `nodeNetwork`). Default false: share the host's.
+   */
+  netns?: boolean;
+  /** With `netns`: the node's address on the node network (default: the lowest free one). */
+  nodeIp?: string;
   readyTimeoutMs?: number;
   log?: (line: string) => void;
 }
@@ -32,30 +55,51 @@ export interface LabNodeOptions {
 export interface LabNode {
   nodeName: string;
   runtimeEndpoint: string;
+  /** With `netns`: the node's network namespace and its address there (its InternalIP). */
+  netns?: string;
+  ip?: string;
   /** The options to pass to `labRemoveNode`. */
   options: LabNodeOptions;
 }
 
-function asLabOptions(n: LabNodeOptions): LabOptions {
+function asLabOptions(n: LabNodeOptions, nodeIp?: string): LabOptions {
   return defaultLabOptions({
     stateDir: n.stateDir, registry: n.registry, nodeName: n.nodeName, bridge: n.bridge,
     nodeApiPort: n.nodeApiPort, healthzPort: n.healthzPort, readyTimeoutMs: n.readyTimeoutMs, log: n.log,
+    ...(n.clusterCidr ? { clusterCidr: n.clusterCidr } : {}),
     // One service proxy per network namespace: the first node's serves the host they share.
-    proxyMode: 'none',
+    proxyMode: n.netns ? 'nftables' : 'none',
+    ...(n.netns ? { netns: true } : {}),
+    ...(nodeIp ? { nodeIp } : {}),
   });
 }
 
 export async function labAddNode(n: LabNodeOptions): Promise<LabNode> {
-  const o = asLabOptions(n);
-  const p = labPaths(o.stateDir);
-  mkdirSync(o.stateDir, { recursive: true, mode: 0o700 });
-  for (const d of [p.cniBin, p.cniConf, p.cniCache, p.ipam, p.agentRoot]) mkdirSync(d, { recursive: true });
+  const p = labPaths(resolve(n.stateDir));
   const admin = new ApiClient({ ...(await loadKubeconfig(n.adminKubeconfig)), timeoutMs: 10_000 });
+  const registry = n.registry ?? `${new URL(admin.server).hostname}:5000`;
+  if (n.netns && /^(127\.|localhost:|\[::1\])/.test(registry)) {
+    admin.close();
+    throw new AgentError('ERR_INVALID_ARGUMENT', `registry "${registry}" is a loopback address, which a node in its own network namespace cannot reach: use the lab's registry on the node network`);
+  }
   try {
+    let placed: { network: NodeNetwork; netns: string; ip: string } | undefined;
+    if (n.netns) {
+      const network = await findNodeNetwork(new URL(admin.server).hostname);
+      n.log?.(`creating network namespace ${netnsName(n.nodeName)} on node network ${network.cidr}…`);
+      placed = { network, ...(await ensureNodeNetns({ node: n.nodeName, network, ...(n.nodeIp ? { ip: n.nodeIp } : {}) })) };
+    }
+    const o = asLabOptions({ ...n, registry }, placed?.ip);
+    mkdirSync(o.stateDir, { recursive: true, mode: 0o700 });
+    for (const d of [p.cniBin, p.cniConf, p.cniCache, p.ipam, p.agentRoot]) mkdirSync(d, { recursive: true });
     o.log?.(`starting containerd for node "${o.nodeName}"…`);
-    const rt = await labRuntimeUp({ dir: p.containerd, registry: o.registry, cniBinDir: p.cniBin, cniConfDir: p.cniConf });
+    const rt = await labRuntimeUp({ dir: p.containerd, registry: o.registry, cniBinDir: p.cniBin, cniConfDir: p.cniConf, ...(placed ? { netns: placed.netns } : {}) });
     await startLabAgent(o, n.adminKubeconfig, admin, rt.endpoint);
-    return { nodeName: o.nodeName, runtimeEndpoint: rt.endpoint, options: n };
+    if (placed) {
+      o.log?.('routing the pod networks between the nodes…');
+      await routePodNetworks(admin, n.nodeName, placed.network, o.readyTimeoutMs);
+    }
+    return { nodeName: o.nodeName, runtimeEndpoint: rt.endpoint, ...(placed ? { netns: placed.netns, ip: placed.ip } : {}), options: n };
   } catch (err) {
     await labRemoveNode(n, { keepState: true }).catch(() => undefined);
     throw err;
@@ -64,7 +108,22 @@ export async function labAddNode(n: LabNodeOptions): Promise<LabNode> {
   }
 }
 
-/** Stops the node's agent and containerd, deletes its bridge and (unless keepState) its state dir. */
-export function labRemoveNode(n: LabNodeOptions, o: { keepState?: boolean } = {}): Promise<LabDownResult> {
-  return labDown({ ...asLabOptions(n), keepState: o.keepState });
+/** The route step, once node `nodeName` has its pod CIDR: every node on `network` reaches every other's. */
+async function routePodNetworks(admin: ApiClient, nodeName: string, network: NodeNetwork, timeoutMs: number): Promise<void> {
+  await pollUntil(`node "${nodeName}" to get a pod CIDR`, async () => !!(await admin.get<Node>(NODES, nodeName)).spec?.podCIDR, { timeoutMs, intervalMs: 200 });
+  const nodes: NodeRouteInfo[] = (await admin.list<Node>(NODES)).items.flatMap((node) => {
+    const ip = node.status?.addresses?.find((a) => a.type === 'InternalIP')?.address;
+    return ip && node.spec?.podCIDR ? [{ name: node.metadata?.name ?? '', ip, podCIDR: node.spec.podCIDR }] : [];
+  });
+  await syncPodRoutes({ networkCidr: network.cidr, nodes });
+}
+
+/**
+ * Stops the node's agent and containerd, deletes its bridge or its network namespace and the
+ * routes to it elsewhere, and (unless keepState) its state dir.
+ */
+export async function labRemoveNode(n: LabNodeOptions, o: { keepState?: boolean } = {}): Promise<LabDownResult> {
+  const r = await labDown({ ...asLabOptions(n), keepState: o.keepState });
+  if (n.netns) await prunePodRoutes().catch((e: Error) => r.problems.push(`routes: ${e.message}`));
+  return r;
 }

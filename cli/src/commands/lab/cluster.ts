@@ -10,6 +10,10 @@
  *
  * A failed `up` stops whatever it had started before reporting, so a second `up` starts clean.
  * Everything lives under one state dir; processes are stopped by their pidfile PIDs.
+ *
+ * With a node network (`nodeNetwork`), `up` first creates its bridge and the server, registry and
+ * first node use the host's address on it, so nodes in network namespaces of their own
+ * (`labAddNode({ netns: true })`) reach them; `down` deletes the bridge last (node-network.ts).
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect as tlsConnect } from 'node:tls';
@@ -17,7 +21,7 @@ import { join, resolve } from 'node:path';
 import { hostname } from 'node:os';
 import { execFileSync } from 'node:child_process';
 import { stringify as toYaml } from 'yaml';
-import { describeError, pollUntil } from '@nodelet/base';
+import { AgentError, describeError, pollUntil } from '@nodelet/base';
 import { ApiClient, loadKubeconfig, NODES, type Node } from '@nodelet/api';
 import { ensureLabImages, DEFAULT_LAB_IMAGE_DIR, LAB_IMAGES } from '@nodelet/oci';
 import { labRuntimeDown, labRuntimeUp, unmountUnder } from '@nodelet/lab-runtime';
@@ -26,6 +30,7 @@ import { createToken } from '../ops/token.js';
 import { agentAuthentication, join as joinCluster } from '../ops/join.js';
 import { logTail, managed, runningPid, startDetached, stopProcess } from './processes.js';
 import { removeProxyTable } from '../proxy.js';
+import { deleteNodeNetns, deleteNodeNetworkBridge, ensureNodeNetworkBridge, netnsExec, netnsName, nodeNetworkHostAddress, type NodeNetwork } from './node-network.js';
 
 export interface LabOptions {
   stateDir: string;
@@ -41,20 +46,34 @@ export interface LabOptions {
   /** How long to wait for the node to become Ready. */
   readyTimeoutMs: number;
   /**
-   * The agent's service proxy. One proxy per network namespace: further lab nodes share the
-   * host's, so `labAddNode` runs them with `none` (docs/multi-node-lab.md).
+   * The agent's service proxy. One proxy per network namespace: `labAddNode` runs a node that
+   * shares the host's with `none`, one in its own namespace with `nftables` (docs/multi-node-lab.md).
    */
   proxyMode?: 'nftables' | 'none';
+  /**
+   * `labUp` only: the lab's node network. The server and registry listen on the host's address
+   * on it (so `registry` must name that address) and it is the first node's IP.
+   */
+  nodeNetwork?: NodeNetwork;
+  /** The agent's `--node-ip` (default: the host address of `nodeNetwork`, else the agent's pick). */
+  nodeIp?: string;
+  /**
+   * The node's containerd and agent run in network namespace `nodelet-<nodeName>` (made by
+   * `labAddNode`); `labDown` then deletes that namespace instead of a host bridge and table.
+   */
+  netns?: boolean;
   /** Extra `nodelet server` flags (e.g. `--node-monitor-grace-period 20s` in tests). */
   serverArgs?: string[];
   log?: (line: string) => void;
 }
 
 export function defaultLabOptions(o: Partial<LabOptions> = {}): LabOptions {
+  const onNetwork = o.nodeNetwork ? nodeNetworkHostAddress(o.nodeNetwork.cidr) : undefined;
+  const nodeIp = o.nodeIp ?? onNetwork;
   return {
     stateDir: resolve(o.stateDir ?? '/var/lib/nodelet/lab'),
     apiPort: o.apiPort ?? 6443,
-    registry: o.registry ?? '127.0.0.1:5000',
+    registry: o.registry ?? `${onNetwork ?? '127.0.0.1'}:5000`,
     clusterCidr: o.clusterCidr ?? '10.244.0.0/16',
     nodeName: (o.nodeName ?? hostname()).toLowerCase(),
     bridge: o.bridge ?? 'nodelet0',
@@ -64,6 +83,9 @@ export function defaultLabOptions(o: Partial<LabOptions> = {}): LabOptions {
     readyTimeoutMs: o.readyTimeoutMs ?? 120_000,
     serverArgs: o.serverArgs ?? [],
     proxyMode: o.proxyMode,
+    ...(o.nodeNetwork ? { nodeNetwork: o.nodeNetwork } : {}),
+    ...(nodeIp ? { nodeIp } : {}),
+    ...(o.netns ? { netns: true } : {}),
     log: o.log,
   };
 }
@@ -84,6 +106,8 @@ export function labPaths(stateDir: string) {
     ipam: join(stateDir, 'cni', 'ipam'),
     serverProc: managed(stateDir, 'server'),
     agentProc: managed(stateDir, 'agent'),
+    /** The node network `up` created, for a `down` that is not told it. */
+    nodeNetwork: join(stateDir, 'node-network.json'),
   };
 }
 
@@ -104,16 +128,26 @@ export async function labUp(opts: Partial<LabOptions> = {}): Promise<LabUpResult
   for (const d of [p.cniBin, p.cniConf, p.cniCache, p.ipam, p.agentRoot]) mkdirSync(d, { recursive: true });
 
   try {
+    let bind = '127.0.0.1';
+    if (o.nodeNetwork) {
+      bind = nodeNetworkHostAddress(o.nodeNetwork.cidr);
+      if (!o.registry.startsWith(`${bind}:`)) {
+        throw new AgentError('ERR_INVALID_ARGUMENT', `with node network ${o.nodeNetwork.cidr} the registry must listen on ${bind} (nodes in their own network namespace pull from it), not "${o.registry}"`);
+      }
+      say(`creating the node network ${o.nodeNetwork.cidr} on bridge ${o.nodeNetwork.bridge}…`);
+      writeFileSync(p.nodeNetwork, JSON.stringify(o.nodeNetwork) + '\n');
+      await ensureNodeNetworkBridge(o.nodeNetwork);
+    }
     say('building the offline images (pause, busybox)…');
     await ensureLabImages(o.imagesDir);
 
     say('starting containerd (lab runtime)…');
     const rt = await labRuntimeUp({ dir: p.containerd, registry: o.registry, cniBinDir: p.cniBin, cniConfDir: p.cniConf });
 
-    if (runningPid(p.serverProc, marker) === undefined) {
+    if ((await runningPid(p.serverProc, marker)) === undefined) {
       say(`starting nodelet server on :${o.apiPort} (SQLite, registry ${o.registry})…`);
-      startDetached(p.serverProc, [
-        'server', '--data-dir', p.server, '--port', String(o.apiPort), '--bind-address', '127.0.0.1',
+      await startDetached(p.serverProc, [
+        'server', '--data-dir', p.server, '--port', String(o.apiPort), '--bind-address', bind,
         '--registry-address', o.registry, '--registry-root', o.imagesDir, '--cluster-cidr', o.clusterCidr,
         ...(o.serverArgs ?? []),
       ]);
@@ -128,7 +162,7 @@ export async function labUp(opts: Partial<LabOptions> = {}): Promise<LabUpResult
         c.close();
         throw err;
       }
-    }, { timeoutMs: 60_000, intervalMs: 200, detail: () => `server log ${p.serverProc.logFile}:\n${logTail(p.serverProc.logFile)}` });
+    }, { timeoutMs: 60_000, intervalMs: 200, detail: async () => `server log ${p.serverProc.logFile}:\n${await logTail(p.serverProc.logFile)}` });
 
     await startLabAgent(o, p.adminKubeconfig, admin, rt.endpoint);
     const server = admin.server.replace(/\/$/, '');
@@ -175,18 +209,21 @@ export async function startLabAgent(o: LabOptions, adminKubeconfig: string, admi
     cniSocketPath: join(p.agentRoot, 'cni.sock'),
     podLogsDir: join(o.stateDir, 'pods-logs'),
     proxy: { mode: o.proxyMode ?? 'nftables', clusterCIDR: o.clusterCidr },
+    // Nothing routes off the node network, so a namespaced node has no upstream resolvers.
+    ...(o.netns ? { resolvConf: '' } : {}),
   }), { mode: 0o600 });
 
-  if (runningPid(p.agentProc, marker) === undefined) {
+  if ((await runningPid(p.agentProc, marker)) === undefined) {
     say(`starting nodelet agent as node "${o.nodeName}"…`);
-    startDetached(p.agentProc, [
+    await startDetached(p.agentProc, [
       'agent', '--config', p.agentConfig, '--kubeconfig', p.agentKubeconfig, '--node-name', o.nodeName,
       '--container-runtime-endpoint', runtimeEndpoint, '--cni-bin-dir', p.cniBin, '--cni-conf-dir', p.cniConf,
       '--root-dir', p.agentRoot, '--port', String(o.nodeApiPort), '--healthz-port', String(o.healthzPort),
-    ]);
+      ...(o.nodeIp ? ['--node-ip', o.nodeIp] : []),
+    ], process.env, o.netns ? netnsExec(netnsName(o.nodeName)) : []);
   }
   say('waiting for the node to become Ready…');
-  const detail = (): string => `agent log ${p.agentProc.logFile}:\n${logTail(p.agentProc.logFile)}`;
+  const detail = async (): Promise<string> => `agent log ${p.agentProc.logFile}:\n${await logTail(p.agentProc.logFile)}`;
   const node = await pollUntil(`node "${o.nodeName}" to become Ready`, async () => {
     const n = await admin.get<Node>(NODES, o.nodeName);
     return n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? n : undefined;
@@ -217,14 +254,15 @@ export interface LabDownResult {
 }
 
 export async function labDown(opts: Partial<LabOptions> & { keepState?: boolean } = {}): Promise<LabDownResult> {
-  const o = defaultLabOptions(opts);
-  const p = labPaths(o.stateDir);
+  const p = labPaths(resolve(opts.stateDir ?? defaultLabOptions().stateDir));
+  const o = defaultLabOptions({ ...opts, ...(opts.nodeNetwork ? {} : recordedNodeNetwork(p.nodeNetwork)) });
   const say = o.log ?? (() => {});
   const marker = o.stateDir;
   const problems: string[] = [];
   const stopped: string[] = [];
   let removedSandboxes = 0;
-  if (!existsSync(o.stateDir)) return { removedSandboxes, stopped, problems };
+  // Without a state dir nothing of this node runs, but its namespace or network may be left.
+  if (!existsSync(o.stateDir)) return { removedSandboxes, stopped, problems: await removeNodeNetworking(o) };
 
   // 1. Pod sandboxes go first, while the agent still answers the runtime's CNI DEL.
   const socket = join(p.containerd, 'containerd.sock');
@@ -263,8 +301,9 @@ export async function labDown(opts: Partial<LabOptions> & { keepState?: boolean 
   } catch (err) {
     problems.push(`mounts: ${describeError(err)}`);
   }
-  // 5. The bridge the CNI bridge plugin created (CNI never deletes bridges).
-  if (existsSync(`/sys/class/net/${o.bridge}`)) {
+  // 5. The bridge the CNI bridge plugin created (CNI never deletes bridges); a namespaced node's
+  // is inside its namespace (5c), and a host bridge of that name belongs to another node.
+  if (!o.netns && existsSync(`/sys/class/net/${o.bridge}`)) {
     try {
       execFileSync('ip', ['link', 'delete', o.bridge]);
     } catch (err) {
@@ -272,11 +311,32 @@ export async function labDown(opts: Partial<LabOptions> & { keepState?: boolean 
     }
   }
   // 5b. The service proxy's table (kept by the agent across restarts; the lab is going away).
-  if ((o.proxyMode ?? 'nftables') !== 'none') {
+  if ((o.proxyMode ?? 'nftables') !== 'none' && !o.netns) {
     const t = removeProxyTable();
     if (t.problem) problems.push(t.problem);
   }
+  // 5c–d. The node's network namespace, the node network.
+  problems.push(...(await removeNodeNetworking(o)));
   // 6. State.
   if (!opts.keepState) rmSync(o.stateDir, { recursive: true, force: true });
   return { removedSandboxes, stopped, problems };
+}
+
+/**
+ * labDown's network steps: a namespaced node's namespace (with its veth, pod bridge, proxy table
+ * and routes), then the node network, once the server and first node listening on it are gone.
+ */
+async function removeNodeNetworking(o: LabOptions): Promise<string[]> {
+  const problems: string[] = [];
+  if (o.netns) problems.push(...(await deleteNodeNetns(o.nodeName).catch((e: Error) => [`netns: ${e.message}`])));
+  if (o.nodeNetwork) await deleteNodeNetworkBridge(o.nodeNetwork).catch((e: Error) => problems.push(`node network: ${e.message}`));
+  return problems;
+}
+
+function recordedNodeNetwork(file: string): { nodeNetwork?: NodeNetwork } {
+  try {
+    return { nodeNetwork: JSON.parse(readFileSync(file, 'utf8')) as NodeNetwork };
+  } catch {
+    return {};
+  }
 }

@@ -111,8 +111,11 @@ export class InstallRoot {
     for (const d of [...(this.#manifest.dirs ?? [])].sort((a, b) => b.length - a.length)) {
       try {
         rmdirSync(this.path(d));
-        this.#manifest.dirs = (this.#manifest.dirs ?? []).filter((x) => x !== d);
-      } catch {}
+      } catch (err) {
+        // Something else lives there (ENOTEMPTY): it stays ours to retry on the next uninstall.
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') continue;
+      }
+      this.#manifest.dirs = (this.#manifest.dirs ?? []).filter((x) => x !== d);
     }
     this.save();
     return { removed, keptModified };

@@ -10,9 +10,7 @@
  * (`kubectl create rolebinding … --user alice` / `--group devs`).
  */
 import { AgentError } from '@nodelet/base';
-import {
-  ApiClient, CERTIFICATESIGNINGREQUESTS, generateKeyAndCsr, loadKubeconfig, requestCertificate, SIGNER_KUBE_APISERVER_CLIENT, writeKubeconfig,
-} from '@nodelet/api';
+import { ApiClient, CERTIFICATESIGNINGREQUESTS, generateKeyAndCsr, loadKubeconfig, requestCertificate, rfc3339, SIGNER_KUBE_APISERVER_CLIENT, writeKubeconfig } from '@nodelet/api';
 
 export interface KubeconfigCreateOptions {
   /** Admin kubeconfig used to submit and approve the request. */
@@ -38,7 +36,7 @@ export async function createUserKubeconfig(o: KubeconfigCreateOptions): Promise<
       csrPem, signerName: SIGNER_KUBE_APISERVER_CLIENT, usages: ['digital signature', 'client auth'], generateName: `user-${o.user.toLowerCase().replace(/[^a-z0-9-]/g, '-')}-`,
       expirationSeconds: o.days * 86_400, timeoutMs: 60_000, pollMs: 200, signal: o.signal,
       onCreated: async (csr) => {
-        const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+        const now = rfc3339(Date.now());
         const conditions = [{ type: 'Approved' as const, status: 'True' as const, reason: 'NodeletKubeconfigCreate', message: 'approved by nodelet kubeconfig create', lastUpdateTime: now }];
         await api.update(CERTIFICATESIGNINGREQUESTS, { ...csr, status: { conditions } }, { subresource: 'approval', signal: o.signal });
       },

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { ApiClient, loadKubeconfig, newBootstrapToken, SECRETS, BOOTSTRAP_SECRET_TYPE } from '@nodelet/api';
-import { AgentError } from '@nodelet/base';
+import { AgentError, parseDuration } from '@nodelet/base';
 import { spkiHash } from './ca-pin.js';
 import { X509Certificate } from 'node:crypto';
 
@@ -16,14 +16,17 @@ export function defaultAdminKubeconfig(env: NodeJS.ProcessEnv = process.env): st
   return env.KUBECONFIG?.split(':').find((p) => p.length > 0) ?? DEFAULT_ADMIN_KUBECONFIG;
 }
 
-/** "90s", "15m", "24h", "7d" → ms. */
+/** "90s", "15m", "24h0m0s" (a Go duration, as kubeadm's --ttl) or, beyond Go, whole days "7d" → ms. */
 export function parseTtl(s: string): number {
-  const m = /^(\d+)(s|m|h|d)$/.exec(s.trim());
-  if (!m) throw new AgentError('ERR_INVALID_ARGUMENT', `--ttl must look like 30m, 24h or 7d, got "${s}"`);
-  const n = Number(m[1]);
-  const unit = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 's' | 'm' | 'h' | 'd'];
-  if (n <= 0) throw new AgentError('ERR_INVALID_ARGUMENT', '--ttl must be positive');
-  return n * unit;
+  const days = /^(\d+)d$/.exec(s.trim());
+  let ms: number;
+  try {
+    ms = days ? Number(days[1]) * 86_400_000 : parseDuration(s, { bare: 'reject' });
+  } catch (err) {
+    throw new AgentError('ERR_INVALID_ARGUMENT', `--ttl must look like 30m, 24h or 7d, got "${s}"`, { cause: err });
+  }
+  if (ms <= 0) throw new AgentError('ERR_INVALID_ARGUMENT', '--ttl must be positive');
+  return ms;
 }
 
 export interface CreatedToken {

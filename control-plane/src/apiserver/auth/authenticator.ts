@@ -4,10 +4,11 @@
  * token is a 401. Successful lookups of Secret-backed tokens are cached for `cacheTtlMs` (so a
  * revoked token stays valid at most that long); bootstrap tokens are looked up every time.
  */
+import { BOOTSTRAP_SECRET_TYPE, BOOTSTRAP_TOKEN_RE } from '@nodelet/api';
 import type { ApiObject, Json } from '../object.js';
 import type { Authenticator, UserInfo } from './types.js';
 import { BOOTSTRAPPERS_GROUP, NODES_GROUP, NODE_USER_PREFIX } from './types.js';
-import { BOOTSTRAP_SECRET_TYPE, BOOTSTRAP_TOKEN_RE, equalHex, equalStrings, NODE_TOKEN_EXPIRATION_KEY, NODE_TOKEN_RE, NODE_TOKEN_SECRET_TYPE, sha256Hex, unb64 } from './tokens.js';
+import { equalHex, equalStrings, NODE_TOKEN_EXPIRATION_KEY, NODE_TOKEN_RE, NODE_TOKEN_SECRET_TYPE, sha256Hex, unb64 } from './tokens.js';
 
 export interface TokenAuthenticatorOptions {
   /** token → user, e.g. the admin token. */

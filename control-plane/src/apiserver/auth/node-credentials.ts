@@ -17,11 +17,11 @@
  *   response 201 {…, "status":{"token":"node.<id>.<secret>","user":"system:node:node-1","groups":["system:nodes"],
  *                 "expirationTimestamp":"…","certificateAuthorityData":"<base64 PEM>"}}
  */
-import { BOOTSTRAP_NODE_NAME_KEY, isDns1123Subdomain } from '@nodelet/api';
+import { BOOTSTRAP_NODE_NAME_KEY, isDns1123Subdomain, rfc3339 } from '@nodelet/api';
 import type { RequestScope, ServerContext } from '../context.js';
 import { admitCreate } from '../handlers/admit.js';
 import { bodyOf, decodeObjectBody } from '../media.js';
-import { isPlainObject, rfc3339, type ApiObject, type Json } from '../object.js';
+import { isPlainObject, type ApiObject, type Json } from '../object.js';
 import { sendJson } from '../respond.js';
 import { badRequest, forbidden, invalid, StatusError, unauthorized } from '../status.js';
 import { isAdmin } from './authorizer.js';

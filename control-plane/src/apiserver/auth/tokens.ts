@@ -1,5 +1,6 @@
 /**
- * Token formats and their Secret representations (kube-system):
+ * Token formats and their Secret representations (kube-system); the bootstrap-token format is
+ * shared with `nodelet token create` and `nodelet join`, so it lives in @nodelet/api:
  *
  * - bootstrap token `<id:6>.<secret:16>` ([a-z0-9]) → Secret `bootstrap-token-<id>`, type
  *   `bootstrap.kubernetes.io/token`, data token-id/token-secret/expiration/usage-bootstrap-authentication
@@ -9,10 +10,7 @@
  *   `system:node:<name>`, group `system:nodes`. Only the hash is stored.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { randomTokenPart } from '@nodelet/api';
-
-// The bootstrap-token format is shared with `nodelet token create`: it lives in @nodelet/api.
-export { BOOTSTRAP_SECRET_TYPE, BOOTSTRAP_TOKEN_RE, newBootstrapToken, randomTokenPart } from '@nodelet/api';
+import { randomTokenPart, rfc3339 } from '@nodelet/api';
 
 export const NODE_TOKEN_RE = /^node\.([a-z0-9]{6})\.([a-z0-9]{32})$/;
 export const NODE_TOKEN_SECRET_TYPE = 'nodelet.io/node-token';
@@ -51,7 +49,7 @@ export function newNodeToken(nodeName: string, expiresAt?: number): { token: str
       data: {
         'node-name': b64(nodeName),
         'token-secret-sha256': b64(sha256Hex(secretPart)),
-        ...(expiresAt !== undefined ? { [NODE_TOKEN_EXPIRATION_KEY]: b64(new Date(expiresAt).toISOString().replace(/\.\d{3}Z$/, 'Z')) } : {}),
+        ...(expiresAt !== undefined ? { [NODE_TOKEN_EXPIRATION_KEY]: b64(rfc3339(expiresAt)) } : {}),
       },
     },
   };

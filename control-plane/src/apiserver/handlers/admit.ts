@@ -3,9 +3,9 @@
  * type/namespace checks, system metadata, strategy defaults, status split, generation, and
  * validation (422). Nothing is written here; callers persist the returned object.
  */
-import { validateObjectMeta, type FieldError } from '@nodelet/api';
+import { rfc3339, validateObjectMeta, type FieldError } from '@nodelet/api';
 import type { ServerContext } from '../context.js';
-import { isPlainObject, jsonEqual, newUid, randomNameSuffix, rfc3339, type ApiObject, type Json } from '../object.js';
+import { isPlainObject, jsonEqual, newUid, randomNameSuffix, type ApiObject, type Json } from '../object.js';
 import { apiVersionOf, type ResourceDef } from '../resource.js';
 import { badRequest, forbidden, invalid, StatusError } from '../status.js';
 

@@ -5,8 +5,9 @@
  * {@link finishDeletionIfReady}, called after every update).
  */
 import type { ServedResource, ServerContext } from '../context.js';
-import { isPlainObject, rfc3339, type ApiObject, type Json } from '../object.js';
+import { isPlainObject, type ApiObject, type Json } from '../object.js';
 import { badRequest, conflict, StatusError } from '../status.js';
+import { rfc3339 } from '@nodelet/api';
 
 export interface DeleteOptions {
   gracePeriodSeconds?: number;

@@ -1,11 +1,12 @@
 /** pods/binding (the scheduler's POST) and pods/eviction (kubectl drain). */
 import type { RequestScope } from '../context.js';
 import { bodyOf, decodeObjectBody } from '../media.js';
-import { isPlainObject, rfc3339, type Json } from '../object.js';
+import { isPlainObject, type Json } from '../object.js';
 import { sendJson } from '../respond.js';
 import { badRequest, conflict, StatusError } from '../status.js';
 import { deleteObject, parseDeleteOptions } from './delete.js';
 import { admit } from '../admission/index.js';
+import { rfc3339 } from '@nodelet/api';
 
 export async function handleBinding(s: RequestScope): Promise<void> {
   const body = decodeObjectBody(s.req.headers['content-type'], await bodyOf(s));

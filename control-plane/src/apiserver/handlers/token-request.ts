@@ -13,10 +13,11 @@
 import { admit } from '../admission/index.js';
 import type { RequestScope } from '../context.js';
 import { bodyOf, decodeObjectBody } from '../media.js';
-import { isPlainObject, rfc3339, type Json } from '../object.js';
+import { isPlainObject, type Json } from '../object.js';
 import { sendJson } from '../respond.js';
 import { badRequest, forbidden, invalid, notFound, StatusError } from '../status.js';
 import type { BoundRef } from '../auth/serviceaccount/tokens.js';
+import { rfc3339 } from '@nodelet/api';
 
 const MIN_EXPIRATION_SECONDS = 600;
 const DEFAULT_EXPIRATION_SECONDS = 3600;

@@ -14,12 +14,52 @@ import { admit } from '../admission/index.js';
 import { awaitVisible } from './visibility.js';
 
 const isDryRun = (url: URL): boolean => url.searchParams.getAll('dryRun').includes('All');
-const STATUS_LIKE = new Set(['status', 'approval']);
-const statusLike = (sub: string | undefined): StatusLikeSubresource | undefined => (sub === 'status' || sub === 'approval' ? sub : undefined);
 
+/** `?dryRun=All`: everything is admitted, nothing is written; `result` is what would have been. */
+interface DryRun {
+  run: boolean;
+  result?: ApiObject;
+}
+
+/** PUT and PATCH write the object or a status-like subresource (status, approval), nothing else. */
+function writableSubresource(s: RequestScope): StatusLikeSubresource | undefined {
+  if (s.subresource === undefined) return undefined;
+  if (s.subresource === 'status' || s.subresource === 'approval') return s.subresource;
+  throw methodNotAllowed('the server does not allow this method on the requested resource');
+}
+
+/**
+ * Admits a new object (namespace, defaults, admission plugins), records its manager and stores it
+ * unless this is a dry run; a Service gets its ClusterIP. For POST and for an apply that creates.
+ */
+async function createAdmitted(s: RequestScope, obj: ApiObject, dryRun: boolean, managed?: { manager: string; operation: 'Apply' | 'Update'; body: Record<string, unknown> }): Promise<ApiObject> {
+  const { def, registry } = s.served;
+  await checkNamespace(s.ctx, def, obj.metadata.namespace);
+  admitCreate(s.ctx, def, obj);
+  await admit(s.ctx, { operation: 'CREATE', user: s.user, def, namespace: obj.metadata.namespace, name: obj.metadata.name, object: obj });
+  if (managed) recordManagedFields(obj, managed.body, managed.manager, managed.operation, apiVersionOf(def), s.ctx.now());
+  const persist = (): Promise<ApiObject> => (dryRun ? Promise.resolve(obj) : registry.create(obj));
+  return def.kind === 'Service' ? withClusterIp(s.ctx, obj, persist, s.ctx.serviceCidr) : persist();
+}
+
+/**
+ * The update to write for `next` over `current` (guaranteedUpdate's step): admitted, or
+ * undefined when it changes nothing or is a dry run (whose result is kept in `dry`).
+ */
+async function admitUpdateOf(s: RequestScope, current: ApiObject, next: ApiObject, status: StatusLikeSubresource | undefined, dry: DryRun): Promise<ApiObject | undefined> {
+  const { def } = s.served;
+  const admitted = admitUpdate(def, next, current, status);
+  if (unchanged(admitted, current)) return undefined;
+  await admit(s.ctx, { operation: 'UPDATE', user: s.user, def, subresource: s.subresource, namespace: s.namespace, name: s.name!, object: admitted, oldObject: current });
+  if (dry.run) {
+    dry.result = admitted;
+    return undefined;
+  }
+  return admitted;
+}
 
 export async function handleCreate(s: RequestScope): Promise<void> {
-  const { def, registry } = s.served;
+  const { def } = s.served;
   if (s.subresource) throw methodNotAllowed(`the server does not allow this method on the requested resource`);
   const validation = fieldValidationOf(s.url);
   const body = decodeObjectBody(s.req.headers['content-type'], await bodyOf(s));
@@ -27,13 +67,8 @@ export async function handleCreate(s: RequestScope): Promise<void> {
   const obj = asObject(def, body);
   reconcileNamespace(def, obj, s.namespace);
   if (def.namespaced && !obj.metadata.namespace) throw badRequest('the namespace of the object is missing');
-  await checkNamespace(s.ctx, def, obj.metadata.namespace);
-  admitCreate(s.ctx, def, obj);
-  await admit(s.ctx, { operation: 'CREATE', user: s.user, def, namespace: obj.metadata.namespace, name: obj.metadata.name, object: obj });
   const manager = s.url.searchParams.get('fieldManager');
-  if (manager) recordManagedFields(obj, body, manager, 'Update', apiVersionOf(def), s.ctx.now());
-  const persist = (): Promise<ApiObject> => (isDryRun(s.url) ? Promise.resolve(obj) : registry.create(obj));
-  const created = def.kind === 'Service' ? await withClusterIp(s.ctx, obj, persist, s.ctx.serviceCidr) : await persist();
+  const created = await createAdmitted(s, obj, isDryRun(s.url), manager ? { manager, operation: 'Update', body } : undefined);
   await awaitVisible(s.ctx, def, created);
   sendObject(s.res, 201, def, created, s.req.headers.accept, s.url, s.ctx.now());
 }
@@ -41,7 +76,7 @@ export async function handleCreate(s: RequestScope): Promise<void> {
 export async function handleUpdate(s: RequestScope): Promise<void> {
   const { def, registry } = s.served;
   const name = s.name!;
-  if (s.subresource && !STATUS_LIKE.has(s.subresource)) throw methodNotAllowed('the server does not allow this method on the requested resource');
+  const status = writableSubresource(s);
   const validation = fieldValidationOf(s.url);
   const body = decodeObjectBody(s.req.headers['content-type'], await bodyOf(s));
   enforceFieldValidation(validation, def.kind, def.statusSubresource, body, s.res);
@@ -50,25 +85,9 @@ export async function handleUpdate(s: RequestScope): Promise<void> {
   if (next.metadata.name && next.metadata.name !== name) throw badRequest(`the name of the object (${next.metadata.name}) does not match the name on the URL (${name})`);
   next.metadata.name = name;
   const precondition = next.metadata.resourceVersion || undefined;
-  const status = statusLike(s.subresource);
-  const dryRun = isDryRun(s.url);
-  let dryResult: ApiObject | undefined;
-  const result = await registry.guaranteedUpdate(
-    s.namespace,
-    name,
-    async (current) => {
-      const admitted = admitUpdate(def, structuredClone(next), current, status);
-      if (unchanged(admitted, current)) return undefined;
-      await admit(s.ctx, { operation: 'UPDATE', user: s.user, def, subresource: s.subresource, namespace: s.namespace, name, object: admitted, oldObject: current });
-      if (dryRun) {
-        dryResult = admitted;
-        return undefined;
-      }
-      return admitted;
-    },
-    { preconditionRV: precondition },
-  );
-  let out = dryResult ?? result.object;
+  const dry: DryRun = { run: isDryRun(s.url) };
+  const result = await registry.guaranteedUpdate(s.namespace, name, (current) => admitUpdateOf(s, current, structuredClone(next), status, dry), { preconditionRV: precondition });
+  let out = dry.result ?? result.object;
   if (result.changed) out = (await finishDeletionIfReady(s.served, out)) ?? out;
   if (result.changed) await awaitVisible(s.ctx, def, out);
   sendObject(s.res, 200, def, out, s.req.headers.accept, s.url, s.ctx.now());
@@ -77,16 +96,14 @@ export async function handleUpdate(s: RequestScope): Promise<void> {
 export async function handlePatch(s: RequestScope): Promise<void> {
   const { def, registry } = s.served;
   const name = s.name!;
-  if (s.subresource && !STATUS_LIKE.has(s.subresource)) throw methodNotAllowed('the server does not allow this method on the requested resource');
+  const status = writableSubresource(s);
   const validation = fieldValidationOf(s.url);
   const type = patchTypeOf(s.req.headers['content-type']);
   const patch = parsePatchBody(type, await bodyOf(s));
   if (type !== 'json') enforceFieldValidation(validation, def.kind, def.statusSubresource, patch, s.res);
-  const status = statusLike(s.subresource);
-  const dryRun = isDryRun(s.url);
+  const dry: DryRun = { run: isDryRun(s.url) };
   const manager = s.url.searchParams.get('fieldManager') ?? undefined;
   if (type === 'apply' && !manager) throw badRequest('PATCH requests with apply content type require a fieldManager');
-  let dryResult: ApiObject | undefined;
   let created = false;
   const preconditionOf = (p: unknown): string | undefined => {
     const rv = (p as { metadata?: { resourceVersion?: unknown } } | undefined)?.metadata?.resourceVersion;
@@ -101,13 +118,8 @@ export async function handlePatch(s: RequestScope): Promise<void> {
           reconcileNamespace(def, obj, s.namespace);
           if (obj.metadata.name && obj.metadata.name !== name) throw badRequest('the name of the object does not match the name on the URL');
           obj.metadata.name = name;
-          await checkNamespace(s.ctx, def, obj.metadata.namespace);
-          admitCreate(s.ctx, def, obj);
-          await admit(s.ctx, { operation: 'CREATE', user: s.user, def, namespace: obj.metadata.namespace, name, object: obj });
-          recordManagedFields(obj, patch as Record<string, unknown>, manager!, 'Apply', apiVersionOf(def), s.ctx.now());
           created = true;
-          const persist = (): Promise<ApiObject> => (dryRun ? Promise.resolve(obj) : registry.create(obj));
-          return def.kind === 'Service' ? withClusterIp(s.ctx, obj, persist, s.ctx.serviceCidr) : persist();
+          return createAdmitted(s, obj, dry.run, { manager: manager!, operation: 'Apply', body: patch as Record<string, unknown> });
         }
       : undefined;
 
@@ -129,22 +141,15 @@ export async function handlePatch(s: RequestScope): Promise<void> {
       }
       if (next.metadata.name !== undefined && next.metadata.name !== name) throw badRequest('metadata.name cannot be changed by a patch');
       next.metadata.resourceVersion = current.metadata.resourceVersion;
-      const admitted = admitUpdate(def, next, current, status);
-      if (unchanged(admitted, current)) return undefined;
-      await admit(s.ctx, { operation: 'UPDATE', user: s.user, def, subresource: s.subresource, namespace: s.namespace, name, object: admitted, oldObject: current });
-      if (dryRun) {
-        dryResult = admitted;
-        return undefined;
-      }
-      return admitted;
+      return admitUpdateOf(s, current, next, status, dry);
     },
     { preconditionRV: precondition, ...(ifMissing ? { ifMissing } : {}) },
   ).catch((err: unknown) => {
     if (err && typeof err === 'object' && (err as { reason?: string }).reason === 'NotFound' && !ifMissing) throw notFound(def.plural, def.group, name);
     throw err;
   });
-  let out = dryResult ?? result.object;
+  let out = dry.result ?? result.object;
   if (result.changed && !created) out = (await finishDeletionIfReady(s.served, out)) ?? out;
-  if (result.changed && !dryResult) await awaitVisible(s.ctx, def, out);
+  if (result.changed && !dry.result) await awaitVisible(s.ctx, def, out);
   sendObject(s.res, created ? 201 : 200, def, out, s.req.headers.accept, s.url, s.ctx.now());
 }

@@ -7,11 +7,12 @@
  * detected (documented in docs/apiserver.md).
  */
 import jsonpatch from 'fast-json-patch';
-import { isPlainObject, rfc3339, type ApiObject, type Json } from '../object.js';
+import { isPlainObject, type ApiObject, type Json } from '../object.js';
 import { badRequest, unsupportedMediaType, StatusError } from '../status.js';
 import { PATCH_MEDIA_TYPES, parseJson, parseMediaType, parseYaml } from '../media.js';
 import { listStrategy } from './merge-keys.js';
 import { strategicMergePatch } from './strategic-merge.js';
+import { mergePatch, rfc3339 } from '@nodelet/api';
 
 export type PatchType = 'json' | 'merge' | 'strategic' | 'apply';
 
@@ -40,17 +41,6 @@ export function parsePatchBody(type: PatchType, body: Buffer): unknown {
     throw badRequest('patch body must be a JSON object');
   }
   return value;
-}
-
-/** RFC 7386 JSON merge patch. */
-export function mergePatch(target: unknown, patch: unknown): unknown {
-  if (!isPlainObject(patch)) return patch;
-  const out: Json = isPlainObject(target) ? { ...target } : {};
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === null) delete out[k];
-    else out[k] = mergePatch(out[k], v);
-  }
-  return out;
 }
 
 /** Applies a parsed non-apply patch to `original` (not mutated). */

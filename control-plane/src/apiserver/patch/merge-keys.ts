@@ -4,20 +4,19 @@
  */
 export type ListStrategy = { kind: 'merge'; key: string } | { kind: 'set' } | { kind: 'atomic' };
 
+/** List fields merged by a key, grouped by that key. */
+const MERGE_KEY_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  name: ['containers', 'initContainers', 'ephemeralContainers', 'env', 'volumes', 'imagePullSecrets', 'resourceClaims'],
+  mountPath: ['volumeMounts'],
+  devicePath: ['volumeDevices'],
+  type: ['conditions'],
+  uid: ['ownerReferences'],
+  ip: ['hostAliases'],
+  topologyKey: ['topologySpreadConstraints'],
+};
+
 const BY_FIELD: Readonly<Record<string, ListStrategy>> = {
-  containers: { kind: 'merge', key: 'name' },
-  initContainers: { kind: 'merge', key: 'name' },
-  ephemeralContainers: { kind: 'merge', key: 'name' },
-  env: { kind: 'merge', key: 'name' },
-  volumes: { kind: 'merge', key: 'name' },
-  imagePullSecrets: { kind: 'merge', key: 'name' },
-  resourceClaims: { kind: 'merge', key: 'name' },
-  volumeMounts: { kind: 'merge', key: 'mountPath' },
-  volumeDevices: { kind: 'merge', key: 'devicePath' },
-  conditions: { kind: 'merge', key: 'type' },
-  ownerReferences: { kind: 'merge', key: 'uid' },
-  hostAliases: { kind: 'merge', key: 'ip' },
-  topologySpreadConstraints: { kind: 'merge', key: 'topologyKey' },
+  ...Object.fromEntries(Object.entries(MERGE_KEY_FIELDS).flatMap(([key, fields]) => fields.map((f) => [f, { kind: 'merge', key } as const]))),
   finalizers: { kind: 'set' },
 };
 

@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ApiObject } from '../object.js';
 import { StatusError } from '../status.js';
-import { applyPatch, mergePatch, patchTypeOf, parsePatchBody } from './apply.js';
+import { mergePatch } from '@nodelet/api';
+import { applyPatch, patchTypeOf, parsePatchBody } from './apply.js';
 import { strategicMergePatch } from './strategic-merge.js';
 
 const deployment = (): ApiObject => ({

@@ -1,6 +1,6 @@
 /** Cell formatting shared by the Table printers (kubectl's duration.HumanDuration and friends). */
 import type { ApiObject, Json } from '../object.js';
-import type { TableColumn } from '../resource.js';
+import type { TableColumn, TablePrinter } from '../resource.js';
 
 /** kubectl's human duration: 5s, 3m20s, 15m, 2h30m, 3d4h, 400d, 2y30d. */
 export function humanDuration(ms: number): string {
@@ -43,6 +43,42 @@ export const AGE_COLUMN: TableColumn = {
 };
 
 export const col = (name: string, description: string, priority = 0, type: TableColumn['type'] = 'string'): TableColumn => ({ name, type, description, priority });
+
+export interface KindColumns {
+  /** The columns between Name and Age. */
+  columns: readonly TableColumn[];
+  /** The columns after Age (most are `-o wide`'s, priority 1). */
+  afterAge?: readonly TableColumn[];
+  /** The cells of `columns` then of `afterAge`, in order. */
+  cells(o: ApiObject, now: number): unknown[];
+  /** The Name cell, when it is not metadata.name. */
+  name?(o: ApiObject): string;
+}
+
+/** kubectl's layout of nearly every kind: Name, the kind's columns, Age, then the rest. */
+export function kindTable(k: KindColumns): TablePrinter {
+  return {
+    columns: [NAME_COLUMN, ...k.columns, AGE_COLUMN, ...(k.afterAge ?? [])],
+    cells: (o, now) => {
+      const cells = k.cells(o, now);
+      return [k.name ? k.name(o) : o.metadata.name, ...cells.slice(0, k.columns.length), age(o, now), ...cells.slice(k.columns.length)];
+    },
+  };
+}
+
+/** A pod template's containers and images (`-o wide` of every workload). */
+export const TEMPLATE_COLUMNS: readonly TableColumn[] = [
+  col('Containers', 'Names of each container in the template.', 1),
+  col('Images', 'Images referenced by each container in the template.', 1),
+];
+
+/** The workloads' wide columns: the template's containers and images, and the selector. */
+export const WORKLOAD_COLUMNS: readonly TableColumn[] = [...TEMPLATE_COLUMNS, col('Selector', 'Label selector for pods.', 1)];
+
+/** The cells of WORKLOAD_COLUMNS for a workload whose template and selector are at `at` (e.g. `spec`). */
+export function workloadCells(o: ApiObject, at = 'spec'): string[] {
+  return [...containersAndImages(get(o, `${at}.template.spec`)), formatLabelSelector(get(o, `${at}.selector`))];
+}
 
 export function get(obj: unknown, path: string): unknown {
   let cur: unknown = obj;

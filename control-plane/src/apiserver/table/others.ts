@@ -1,62 +1,34 @@
 /** Table printers for the remaining served kinds (columns as kubectl prints them for real clusters). */
 import type { ApiObject, Json } from '../object.js';
 import type { TablePrinter } from '../resource.js';
-import { AGE_COLUMN, NAME_COLUMN, age, col, containersAndImages, formatLabelSelector, get, humanDuration, orNone } from './format.js';
+import { col, get, humanDuration, kindTable, orNone, WORKLOAD_COLUMNS, workloadCells } from './format.js';
 
 const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
 
-export const NAMESPACE_TABLE: TablePrinter = {
-  columns: [NAME_COLUMN, col('Status', 'The status of the namespace'), AGE_COLUMN],
-  cells: (o, now) => [o.metadata.name, orNone(get(o, 'status.phase')), age(o, now)],
-};
+export const NAMESPACE_TABLE = kindTable({
+  columns: [col('Status', 'The status of the namespace')],
+  cells: (o) => [orNone(get(o, 'status.phase'))],
+});
 
-export function workloadExtras(o: ApiObject): string[] {
-  const [containers, images] = containersAndImages(get(o, 'spec.template.spec'));
-  return [containers, images, formatLabelSelector(get(o, 'spec.selector'))];
-}
-export const WORKLOAD_EXTRA_COLUMNS = [
-  col('Containers', 'Names of each container in the template.', 1),
-  col('Images', 'Images referenced by each container in the template.', 1),
-  col('Selector', 'Label selector for pods.', 1),
-];
-
-export const DEPLOYMENT_TABLE: TablePrinter = {
+export const DEPLOYMENT_TABLE = kindTable({
   columns: [
-    NAME_COLUMN,
     col('Ready', 'Number of the pod with ready state'),
     col('Up-to-date', 'Total number of non-terminated pods targeted by this deployment that have the desired template spec.', 0, 'integer'),
     col('Available', 'Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.', 0, 'integer'),
-    AGE_COLUMN,
-    ...WORKLOAD_EXTRA_COLUMNS,
   ],
-  cells: (o, now) => [
-    o.metadata.name,
-    `${num(get(o, 'status.readyReplicas'))}/${num(get(o, 'spec.replicas'))}`,
-    num(get(o, 'status.updatedReplicas')),
-    num(get(o, 'status.availableReplicas')),
-    age(o, now),
-    ...workloadExtras(o),
-  ],
-};
+  afterAge: WORKLOAD_COLUMNS,
+  cells: (o) => [`${num(get(o, 'status.readyReplicas'))}/${num(get(o, 'spec.replicas'))}`, num(get(o, 'status.updatedReplicas')), num(get(o, 'status.availableReplicas')), ...workloadCells(o)],
+});
 
-export const REPLICASET_TABLE: TablePrinter = {
+export const REPLICASET_TABLE = kindTable({
   columns: [
-    NAME_COLUMN,
     col('Desired', 'Replicas is the number of desired replicas.', 0, 'integer'),
     col('Current', 'Replicas is the most recently observed number of replicas.', 0, 'integer'),
     col('Ready', 'The number of ready replicas for this replica set.', 0, 'integer'),
-    AGE_COLUMN,
-    ...WORKLOAD_EXTRA_COLUMNS,
   ],
-  cells: (o, now) => [
-    o.metadata.name,
-    num(get(o, 'spec.replicas')),
-    num(get(o, 'status.replicas')),
-    num(get(o, 'status.readyReplicas')),
-    age(o, now),
-    ...workloadExtras(o),
-  ],
-};
+  afterAge: WORKLOAD_COLUMNS,
+  cells: (o) => [num(get(o, 'spec.replicas')), num(get(o, 'status.replicas')), num(get(o, 'status.readyReplicas')), ...workloadCells(o)],
+});
 
 function servicePorts(o: ApiObject): string {
   const ports = (get(o, 'spec.ports') ?? []) as Array<{ port?: number; protocol?: string; nodePort?: number }>;
@@ -64,40 +36,36 @@ function servicePorts(o: ApiObject): string {
   return ports.map((p) => `${p.port}${p.nodePort ? `:${p.nodePort}` : ''}/${p.protocol ?? 'TCP'}`).join(',');
 }
 
-export const SERVICE_TABLE: TablePrinter = {
+export const SERVICE_TABLE = kindTable({
   columns: [
-    NAME_COLUMN,
     col('Type', 'Type determines how the Service is exposed.'),
     col('Cluster-IP', 'ClusterIP is the IP address of the service.'),
     col('External-IP', 'List of IP addresses for which nodes in the cluster will also accept traffic for this service.'),
     col('Port(s)', 'The list of ports that are exposed by this service.'),
-    AGE_COLUMN,
-    col('Selector', 'Route service traffic to pods with label keys and values matching this selector.', 1),
   ],
-  cells: (o, now) => {
+  afterAge: [col('Selector', 'Route service traffic to pods with label keys and values matching this selector.', 1)],
+  cells: (o) => {
     const sel = (get(o, 'spec.selector') ?? {}) as Record<string, string>;
     const ext = (get(o, 'spec.externalIPs') ?? []) as string[];
     return [
-      o.metadata.name,
       orNone(get(o, 'spec.type')),
       orNone(get(o, 'spec.clusterIP')),
       ext.length ? ext.join(',') : get(o, 'spec.type') === 'ExternalName' ? orNone(get(o, 'spec.externalName')) : '<none>',
       servicePorts(o),
-      age(o, now),
       Object.keys(sel).length ? Object.entries(sel).map(([k, v]) => `${k}=${v}`).join(',') : '<none>',
     ];
   },
-};
+});
 
-export const CONFIGMAP_TABLE: TablePrinter = {
-  columns: [NAME_COLUMN, col('Data', 'Data contains the configuration data.', 0, 'integer'), AGE_COLUMN],
-  cells: (o, now) => [o.metadata.name, Object.keys((o.data ?? {}) as Json).length + Object.keys((o.binaryData ?? {}) as Json).length, age(o, now)],
-};
+export const CONFIGMAP_TABLE = kindTable({
+  columns: [col('Data', 'Data contains the configuration data.', 0, 'integer')],
+  cells: (o) => [Object.keys((o.data ?? {}) as Json).length + Object.keys((o.binaryData ?? {}) as Json).length],
+});
 
-export const SECRET_TABLE: TablePrinter = {
-  columns: [NAME_COLUMN, col('Type', 'The type of the secret'), col('Data', 'The number of entries in the secret', 0, 'integer'), AGE_COLUMN],
-  cells: (o, now) => [o.metadata.name, orNone(o.type), Object.keys((o.data ?? {}) as Json).length, age(o, now)],
-};
+export const SECRET_TABLE = kindTable({
+  columns: [col('Type', 'The type of the secret'), col('Data', 'The number of entries in the secret', 0, 'integer')],
+  cells: (o) => [orNone(o.type), Object.keys((o.data ?? {}) as Json).length],
+});
 
 export const EVENT_TABLE: TablePrinter = {
   columns: [
@@ -120,45 +88,36 @@ export const EVENT_TABLE: TablePrinter = {
   },
 };
 
-export const ENDPOINTS_TABLE: TablePrinter = {
-  columns: [NAME_COLUMN, col('Endpoints', 'Endpoints is the list of endpoints.'), AGE_COLUMN],
-  cells: (o, now) => {
+export const ENDPOINTS_TABLE = kindTable({
+  columns: [col('Endpoints', 'Endpoints is the list of endpoints.')],
+  cells: (o) => {
     const out: string[] = [];
     for (const s of (o.subsets ?? []) as Array<{ addresses?: Array<{ ip: string }>; ports?: Array<{ port: number }> }>) {
       for (const a of s.addresses ?? []) for (const p of s.ports ?? [{ port: 0 }]) out.push(p.port ? `${a.ip}:${p.port}` : a.ip);
     }
     const shown = out.slice(0, 3).join(',') + (out.length > 3 ? ` + ${out.length - 3} more...` : '');
-    return [o.metadata.name, out.length ? shown : '<none>', age(o, now)];
+    return [out.length ? shown : '<none>'];
   },
-};
+});
 
-export const SERVICEACCOUNT_TABLE: TablePrinter = {
-  columns: [NAME_COLUMN, col('Secrets', 'Secrets', 0, 'integer'), AGE_COLUMN],
-  cells: (o, now) => [o.metadata.name, ((o.secrets ?? []) as unknown[]).length, age(o, now)],
-};
+export const SERVICEACCOUNT_TABLE = kindTable({
+  columns: [col('Secrets', 'Secrets', 0, 'integer')],
+  cells: (o) => [((o.secrets ?? []) as unknown[]).length],
+});
 
-export const LEASE_TABLE: TablePrinter = {
-  columns: [NAME_COLUMN, col('Holder', 'HolderIdentity is the ID of the current holder of the lease.'), AGE_COLUMN],
-  cells: (o, now) => [o.metadata.name, orNone(get(o, 'spec.holderIdentity')), age(o, now)],
-};
+export const LEASE_TABLE = kindTable({
+  columns: [col('Holder', 'HolderIdentity is the ID of the current holder of the lease.')],
+  cells: (o) => [orNone(get(o, 'spec.holderIdentity'))],
+});
 
-export const ENDPOINTSLICE_TABLE: TablePrinter = {
-  columns: [
-    NAME_COLUMN,
-    col('AddressType', 'The IP protocol for this slice'),
-    col('Ports', 'The ports for this slice'),
-    col('Endpoints', 'The endpoints for this slice'),
-    AGE_COLUMN,
-  ],
-  cells: (o, now) => {
+export const ENDPOINTSLICE_TABLE = kindTable({
+  columns: [col('AddressType', 'The IP protocol for this slice'), col('Ports', 'The ports for this slice'), col('Endpoints', 'The endpoints for this slice')],
+  cells: (o) => {
     const ports = ((o.ports ?? []) as Array<{ port?: number }>).map((p) => String(p.port ?? '')).join(',');
     const addrs = ((o.endpoints ?? []) as Array<{ addresses?: string[] }>).flatMap((e) => e.addresses ?? []);
-    return [o.metadata.name, orNone(o.addressType), ports || '<unset>', addrs.length ? addrs.slice(0, 3).join(',') : '<unset>', age(o, now)];
+    return [orNone(o.addressType), ports || '<unset>', addrs.length ? addrs.slice(0, 3).join(',') : '<unset>'];
   },
-};
+});
 
 /** For kinds without a printer: NAME AGE, as kube-apiserver's default table convertor. */
-export const DEFAULT_TABLE: TablePrinter = {
-  columns: [NAME_COLUMN, AGE_COLUMN],
-  cells: (o, now) => [o.metadata.name, age(o, now)],
-};
+export const DEFAULT_TABLE = kindTable({ columns: [], cells: () => [] });

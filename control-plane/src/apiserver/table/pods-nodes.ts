@@ -1,7 +1,6 @@
 /** Table printers for pods and nodes, following kubectl's printPod/printNode column semantics. */
 import type { ApiObject, Json } from '../object.js';
-import type { TablePrinter } from '../resource.js';
-import { AGE_COLUMN, NAME_COLUMN, age, col, get, humanDuration, orNone } from './format.js';
+import { col, get, humanDuration, kindTable, orNone } from './format.js';
 
 interface ContainerStatus {
   name?: string;
@@ -46,13 +45,13 @@ function hasPodReady(status: Json): boolean {
   return ((status.conditions ?? []) as Array<{ type?: string; status?: string }>).some((c) => c.type === 'Ready' && c.status === 'True');
 }
 
-export const POD_TABLE: TablePrinter = {
+export const POD_TABLE = kindTable({
   columns: [
-    NAME_COLUMN,
     col('Ready', 'The aggregate readiness state of this pod for accepting traffic.'),
     col('Status', 'The aggregate status of the containers in this pod.'),
     col('Restarts', 'The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.'),
-    AGE_COLUMN,
+  ],
+  afterAge: [
     col('IP', 'IP address allocated to the pod. Routable at least within the cluster.', 1),
     col('Node', 'Name of the Node this pod is bound to.', 1),
     col('Nominated Node', 'Name of the node nominated by the scheduler, if any.', 1),
@@ -76,19 +75,9 @@ export const POD_TABLE: TablePrinter = {
     const gateCell = gates.length
       ? `${gates.filter((g) => conds.some((c) => c.type === g.conditionType && c.status === 'True')).length}/${gates.length}`
       : '<none>';
-    return [
-      pod.metadata.name,
-      `${ready}/${total}`,
-      podStatusReason(pod),
-      restartCell,
-      age(pod, now),
-      orNone(status.podIP),
-      orNone(get(pod, 'spec.nodeName')),
-      orNone(status.nominatedNodeName),
-      gateCell,
-    ];
+    return [`${ready}/${total}`, podStatusReason(pod), restartCell, orNone(status.podIP), orNone(get(pod, 'spec.nodeName')), orNone(status.nominatedNodeName), gateCell];
   },
-};
+});
 
 export function nodeStatusText(node: ApiObject): string {
   const conds = (get(node, 'status.conditions') ?? []) as Array<{ type?: string; status?: string }>;
@@ -114,12 +103,9 @@ function nodeAddress(node: ApiObject, type: string): string {
   return orNone(addrs.find((a) => a.type === type)?.address);
 }
 
-export const NODE_TABLE: TablePrinter = {
-  columns: [
-    NAME_COLUMN,
-    col('Status', 'The status of the node'),
-    col('Roles', 'The roles of the node'),
-    AGE_COLUMN,
+export const NODE_TABLE = kindTable({
+  columns: [col('Status', 'The status of the node'), col('Roles', 'The roles of the node')],
+  afterAge: [
     col('Version', 'Kubelet Version reported by the node.'),
     col('Internal-IP', 'List of internal IPs.', 1),
     col('External-IP', 'List of external IPs.', 1),
@@ -127,12 +113,10 @@ export const NODE_TABLE: TablePrinter = {
     col('Kernel-Version', "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).", 1),
     col('Container-Runtime', 'Container Runtime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).', 1),
   ],
-  cells(node, now) {
+  cells(node) {
     return [
-      node.metadata.name,
       nodeStatusText(node),
       nodeRoles(node),
-      age(node, now),
       orNone(get(node, 'status.nodeInfo.kubeletVersion')),
       nodeAddress(node, 'InternalIP'),
       nodeAddress(node, 'ExternalIP'),
@@ -141,4 +125,4 @@ export const NODE_TABLE: TablePrinter = {
       orNone(get(node, 'status.nodeInfo.containerRuntimeVersion')),
     ];
   },
-};
+});

@@ -2,7 +2,7 @@
 import type { Subject } from '@nodelet/api';
 import type { ApiObject } from '../object.js';
 import type { TablePrinter } from '../resource.js';
-import { AGE_COLUMN, age, col, humanDuration, NAME_COLUMN } from './format.js';
+import { AGE_COLUMN, age, col, humanDuration, kindTable, NAME_COLUMN } from './format.js';
 
 const CREATED_AT = col('Created At', 'Time is a wrapper around time.Time which supports correct marshaling to YAML and JSON.', 0, 'date');
 
@@ -17,21 +17,15 @@ function subjectsOf(o: ApiObject): { users: string; groups: string; sas: string 
   return { users: pick('User', (s) => s.name), groups: pick('Group', (s) => s.name), sas: pick('ServiceAccount', (s) => `${s.namespace ?? ''}/${s.name}`) };
 }
 
-export const ROLEBINDING_TABLE: TablePrinter = {
-  columns: [
-    NAME_COLUMN,
-    col('Role', 'RoleRef is the reference to the role that the binding refers to.'),
-    AGE_COLUMN,
-    col('Users', 'Users in the binding.', 1),
-    col('Groups', 'Groups in the binding.', 1),
-    col('ServiceAccounts', 'ServiceAccounts in the binding.', 1),
-  ],
-  cells: (o, now) => {
+export const ROLEBINDING_TABLE = kindTable({
+  columns: [col('Role', 'RoleRef is the reference to the role that the binding refers to.')],
+  afterAge: [col('Users', 'Users in the binding.', 1), col('Groups', 'Groups in the binding.', 1), col('ServiceAccounts', 'ServiceAccounts in the binding.', 1)],
+  cells: (o) => {
     const ref = (o.roleRef ?? {}) as { kind?: string; name?: string };
     const s = subjectsOf(o);
-    return [o.metadata.name, `${ref.kind ?? ''}/${ref.name ?? ''}`, age(o, now), s.users, s.groups, s.sas];
+    return [`${ref.kind ?? ''}/${ref.name ?? ''}`, s.users, s.groups, s.sas];
   },
-};
+});
 
 /** kubectl get csr: NAME AGE SIGNERNAME REQUESTOR REQUESTEDDURATION CONDITION. */
 export const CSR_TABLE: TablePrinter = {

@@ -1,6 +1,5 @@
 /** Table printers of PersistentVolumes, PersistentVolumeClaims and StorageClasses (kubectl's columns). */
-import type { TablePrinter } from '../resource.js';
-import { AGE_COLUMN, NAME_COLUMN, age, col, get } from './format.js';
+import { col, get, kindTable } from './format.js';
 
 const ABBREVIATIONS: Record<string, string> = { ReadWriteOnce: 'RWO', ReadOnlyMany: 'ROX', ReadWriteMany: 'RWX', ReadWriteOncePod: 'RWOP' };
 
@@ -12,9 +11,8 @@ export function accessModesColumn(modes: unknown): string {
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
-export const PERSISTENTVOLUME_TABLE: TablePrinter = {
+export const PERSISTENTVOLUME_TABLE = kindTable({
   columns: [
-    NAME_COLUMN,
     col('Capacity', 'capacity is the description of the persistent volume\'s resources and capacity.'),
     col('Access Modes', 'accessModes contains all ways the volume can be mounted.'),
     col('Reclaim Policy', 'persistentVolumeReclaimPolicy defines what happens to a persistent volume when released from its claim.'),
@@ -23,13 +21,11 @@ export const PERSISTENTVOLUME_TABLE: TablePrinter = {
     col('StorageClass', 'storageClassName is the name of StorageClass to which this persistent volume belongs.'),
     col('VolumeAttributesClass', 'Name of VolumeAttributesClass to which this persistent volume belongs.'),
     col('Reason', 'reason is a brief CamelCase string that describes any failure.'),
-    AGE_COLUMN,
-    col('VolumeMode', 'volumeMode defines if a volume is intended to be used with a formatted filesystem or to remain in raw block state.', 1),
   ],
-  cells: (o, now) => {
+  afterAge: [col('VolumeMode', 'volumeMode defines if a volume is intended to be used with a formatted filesystem or to remain in raw block state.', 1)],
+  cells: (o) => {
     const claim = get(o, 'spec.claimRef') as { namespace?: string; name?: string } | undefined;
     return [
-      o.metadata.name,
       str(get(o, 'spec.capacity.storage')),
       accessModesColumn(get(o, 'spec.accessModes')),
       str(get(o, 'spec.persistentVolumeReclaimPolicy')),
@@ -38,58 +34,42 @@ export const PERSISTENTVOLUME_TABLE: TablePrinter = {
       str(get(o, 'spec.storageClassName')),
       str(get(o, 'spec.volumeAttributesClassName')) || '<unset>',
       str(get(o, 'status.reason')),
-      age(o, now),
       str(get(o, 'spec.volumeMode')) || '<unset>',
     ];
   },
-};
+});
 
-export const PERSISTENTVOLUMECLAIM_TABLE: TablePrinter = {
+export const PERSISTENTVOLUMECLAIM_TABLE = kindTable({
   columns: [
-    NAME_COLUMN,
     col('Status', 'phase represents the current phase of PersistentVolumeClaim.'),
     col('Volume', 'volumeName is the binding reference to the PersistentVolume backing this claim.'),
     col('Capacity', 'capacity represents the actual resources of the underlying volume.'),
     col('Access Modes', 'accessModes contains the desired access modes the volume should have.'),
     col('StorageClass', 'storageClassName is the name of the StorageClass required by the claim.'),
     col('VolumeAttributesClass', 'volumeAttributesClassName may be used to set the VolumeAttributesClass used by this claim.'),
-    AGE_COLUMN,
-    col('VolumeMode', 'volumeMode defines what type of volume is required by the claim.', 1),
   ],
-  cells: (o, now) => {
+  afterAge: [col('VolumeMode', 'volumeMode defines what type of volume is required by the claim.', 1)],
+  cells: (o) => {
     const bound = get(o, 'status.phase') === 'Bound';
     return [
-      o.metadata.name,
       str(get(o, 'status.phase')),
       str(get(o, 'spec.volumeName')),
       bound ? str(get(o, 'status.capacity.storage')) : '',
       bound ? accessModesColumn(get(o, 'status.accessModes')) : '',
       str(get(o, 'spec.storageClassName')),
       str(get(o, 'spec.volumeAttributesClassName')) || '<unset>',
-      age(o, now),
       str(get(o, 'spec.volumeMode')) || '<unset>',
     ];
   },
-};
+});
 
-export const STORAGECLASS_TABLE: TablePrinter = {
+export const STORAGECLASS_TABLE = kindTable({
   columns: [
-    NAME_COLUMN,
     col('Provisioner', 'provisioner indicates the type of the provisioner.'),
     col('ReclaimPolicy', 'reclaimPolicy controls the reclaimPolicy for dynamically provisioned PersistentVolumes of this storage class.'),
     col('VolumeBindingMode', 'volumeBindingMode indicates how PersistentVolumeClaims should be provisioned and bound.'),
     col('AllowVolumeExpansion', 'allowVolumeExpansion shows whether the storage class allow volume expand.'),
-    AGE_COLUMN,
   ],
-  cells: (o, now) => {
-    const isDefault = ['true', 'True'].includes(o.metadata.annotations?.['storageclass.kubernetes.io/is-default-class'] ?? '');
-    return [
-      `${o.metadata.name}${isDefault ? ' (default)' : ''}`,
-      str(o.provisioner),
-      str(o.reclaimPolicy) || 'Delete',
-      str(o.volumeBindingMode) || 'Immediate',
-      o.allowVolumeExpansion === true ? 'true' : 'false',
-      age(o, now),
-    ];
-  },
-};
+  name: (o) => `${o.metadata.name}${['true', 'True'].includes(o.metadata.annotations?.['storageclass.kubernetes.io/is-default-class'] ?? '') ? ' (default)' : ''}`,
+  cells: (o) => [str(o.provisioner), str(o.reclaimPolicy) || 'Delete', str(o.volumeBindingMode) || 'Immediate', o.allowVolumeExpansion === true ? 'true' : 'false'],
+});

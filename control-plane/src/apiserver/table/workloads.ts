@@ -3,9 +3,7 @@
  * columns and cell logic of kubectl's server-side printers (pkg/printers/internalversion).
  */
 import type { ApiObject, Json } from '../object.js';
-import type { TablePrinter } from '../resource.js';
-import { AGE_COLUMN, NAME_COLUMN, age, col, containersAndImages, formatLabelSelector, get, humanDuration } from './format.js';
-import { WORKLOAD_EXTRA_COLUMNS, workloadExtras } from './others.js';
+import { col, containersAndImages, get, humanDuration, kindTable, TEMPLATE_COLUMNS, WORKLOAD_COLUMNS, workloadCells } from './format.js';
 
 const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
 
@@ -40,48 +38,39 @@ function jobDuration(o: ApiObject, now: number): string {
   return humanDuration((typeof end === 'string' ? Date.parse(end) : now) - Date.parse(start));
 }
 
-export const JOB_TABLE: TablePrinter = {
+export const JOB_TABLE = kindTable({
   columns: [
-    NAME_COLUMN,
     col('Status', 'Status of the job.'),
     col('Completions', 'The completion status of the job, with the desired completions.'),
     col('Duration', 'Time required to complete the job.'),
-    AGE_COLUMN,
-    ...WORKLOAD_EXTRA_COLUMNS,
   ],
-  cells: (o, now) => [o.metadata.name, jobStatusColumn(o), jobCompletionsColumn(o), jobDuration(o, now), age(o, now), ...workloadExtras(o)],
-};
+  afterAge: WORKLOAD_COLUMNS,
+  cells: (o, now) => [jobStatusColumn(o), jobCompletionsColumn(o), jobDuration(o, now), ...workloadCells(o)],
+});
 
 const boolPtr = (v: unknown): string => (v === true ? 'True' : v === false ? 'False' : '<unset>');
 
-export const CRONJOB_TABLE: TablePrinter = {
+export const CRONJOB_TABLE = kindTable({
   columns: [
-    NAME_COLUMN,
     col('Schedule', 'The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron.'),
     col('Timezone', 'The time zone name for the given schedule, see https://en.wikipedia.org/wiki/List_of_tz_database_time_zones.'),
     col('Suspend', 'This flag tells the controller to suspend subsequent executions.'),
     col('Active', 'A list of pointers to currently running jobs.', 0, 'integer'),
     col('Last Schedule', 'Information when was the last time the job was successfully scheduled.'),
-    AGE_COLUMN,
-    ...WORKLOAD_EXTRA_COLUMNS,
   ],
+  afterAge: WORKLOAD_COLUMNS,
   cells: (o, now) => {
     const last = get(o, 'status.lastScheduleTime');
-    const [containers, images] = containersAndImages(get(o, 'spec.jobTemplate.spec.template.spec'));
     return [
-      o.metadata.name,
       String(get(o, 'spec.schedule') ?? ''),
       typeof get(o, 'spec.timeZone') === 'string' ? get(o, 'spec.timeZone') : '<none>',
       boolPtr(get(o, 'spec.suspend')),
       ((get(o, 'status.active') ?? []) as unknown[]).length,
       typeof last === 'string' ? humanDuration(now - Date.parse(last)) : '<none>',
-      age(o, now),
-      containers,
-      images,
-      formatLabelSelector(get(o, 'spec.jobTemplate.spec.selector')),
+      ...workloadCells(o, 'spec.jobTemplate.spec'),
     ];
   },
-};
+});
 
 function nodeSelectorColumn(o: ApiObject): string {
   const sel = (get(o, 'spec.template.spec.nodeSelector') ?? {}) as Record<string, string>;
@@ -89,59 +78,42 @@ function nodeSelectorColumn(o: ApiObject): string {
   return keys.length ? keys.map((k) => `${k}=${sel[k]}`).join(',') : '<none>';
 }
 
-export const DAEMONSET_TABLE: TablePrinter = {
+export const DAEMONSET_TABLE = kindTable({
   columns: [
-    NAME_COLUMN,
     col('Desired', 'The desired number of nodes that should be running the daemon pod.', 0, 'integer'),
     col('Current', 'The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon pod.', 0, 'integer'),
     col('Ready', 'The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and ready.', 0, 'integer'),
     col('Up-to-date', 'The total number of nodes that are running updated daemon pod', 0, 'integer'),
     col('Available', 'The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and available (ready for at least spec.minReadySeconds)', 0, 'integer'),
     col('Node Selector', 'NodeSelector is a selector which must be true for the pod to fit on a node.'),
-    AGE_COLUMN,
-    ...WORKLOAD_EXTRA_COLUMNS,
   ],
-  cells: (o, now) => [
-    o.metadata.name,
+  afterAge: WORKLOAD_COLUMNS,
+  cells: (o) => [
     num(get(o, 'status.desiredNumberScheduled')),
     num(get(o, 'status.currentNumberScheduled')),
     num(get(o, 'status.numberReady')),
     num(get(o, 'status.updatedNumberScheduled')),
     num(get(o, 'status.numberAvailable')),
     nodeSelectorColumn(o),
-    age(o, now),
-    ...workloadExtras(o),
+    ...workloadCells(o),
   ],
-};
+});
 
-export const STATEFULSET_TABLE: TablePrinter = {
-  columns: [
-    NAME_COLUMN,
-    col('Ready', 'Number of the pod with ready state'),
-    AGE_COLUMN,
-    col('Containers', 'Names of each container in the template.', 1),
-    col('Images', 'Images referenced by each container in the template.', 1),
-  ],
-  cells: (o, now) => {
-    const [containers, images] = containersAndImages(get(o, 'spec.template.spec'));
-    return [o.metadata.name, `${num(get(o, 'status.readyReplicas'))}/${num(get(o, 'spec.replicas'))}`, age(o, now), containers, images];
-  },
-};
+export const STATEFULSET_TABLE = kindTable({
+  columns: [col('Ready', 'Number of the pod with ready state')],
+  afterAge: TEMPLATE_COLUMNS,
+  cells: (o) => [`${num(get(o, 'status.readyReplicas'))}/${num(get(o, 'spec.replicas'))}`, ...containersAndImages(get(o, 'spec.template.spec'))],
+});
 
-export const CONTROLLERREVISION_TABLE: TablePrinter = {
-  columns: [
-    NAME_COLUMN,
-    col('Controller', 'Controller of the object'),
-    col('Revision', 'Revision indicates the revision of the state represented by Data.', 0, 'integer'),
-    AGE_COLUMN,
-  ],
-  cells: (o, now) => {
+export const CONTROLLERREVISION_TABLE = kindTable({
+  columns: [col('Controller', 'Controller of the object'), col('Revision', 'Revision indicates the revision of the state represented by Data.', 0, 'integer')],
+  cells: (o) => {
     const ref = ((o.metadata.ownerReferences ?? []) as Array<{ apiVersion: string; kind: string; name: string; controller?: boolean }>).find((r) => r.controller);
     let controller = '<none>';
     if (ref) {
       const group = ref.apiVersion.includes('/') ? ref.apiVersion.split('/')[0] : '';
       controller = `${ref.kind.toLowerCase()}${group ? `.${group}` : ''}/${ref.name}`;
     }
-    return [o.metadata.name, controller, num((o as Json).revision), age(o, now)];
+    return [controller, num((o as Json).revision)];
   },
-};
+});

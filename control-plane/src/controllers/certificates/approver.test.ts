@@ -4,10 +4,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CERTIFICATESIGNINGREQUESTS, generateKeyAndCsr, NODES, SIGNER_KUBELET_SERVING, type CertificateSigningRequest } from '@nodelet/api';
 import { InMemoryApiServer } from '@nodelet/api/testing';
-import { noopLogger } from '@nodelet/base';
+import { noopLogger, pollUntil } from '@nodelet/base';
 import { FakeClock } from '@nodelet/base/testing';
 import { startControllerManager } from '../index.js';
-import { until } from '../testing/wait.js';
 
 const approved = (c: CertificateSigningRequest): boolean => !!c.status?.conditions?.some((x) => x.type === 'Approved' && x.status === 'True');
 
@@ -32,5 +31,5 @@ test('a serving CSR that arrived before its Node (or before the address it names
   await new Promise((r) => setTimeout(r, 300));
   assert.equal(approved(await csrs.get('csr-early')), false, 'the Node does not have 192.0.2.10 yet');
   await nodes.patchStatus('n1', { status: { addresses: [{ type: 'InternalIP', address: '192.0.2.10' }, { type: 'Hostname', address: 'n1' }] } }, { type: 'merge' });
-  await until('approved', async () => (approved(await csrs.get('csr-early')) ? true : undefined));
+  await pollUntil('approved', async () => (approved(await csrs.get('csr-early')) ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
 });

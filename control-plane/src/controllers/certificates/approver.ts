@@ -15,60 +15,33 @@
  * Approval goes through the /approval subresource, so it is authorized like any other
  * (`approve` on the signer).
  */
-import {
-  CERTIFICATESIGNINGREQUESTS, NODES, SIGNER_KUBELET_CLIENT, SIGNER_KUBELET_SERVING,
-  type ApiClient, type CertificateSigningRequest, type KubeObject, type ResourceType,
-} from '@nodelet/api';
-import type { Clock, Logger } from '@nodelet/base';
+import { CERTIFICATESIGNINGREQUESTS, NODES, rfc3339, SIGNER_KUBELET_CLIENT, SIGNER_KUBELET_SERVING, type CertificateSigningRequest, type KubeObject, type ResourceType } from '@nodelet/api';
 import { parseCsr } from '../../pki/csr.js';
-import { newQueue, type Controller, type SharedInformers } from '../runtime.js';
+import { ControllerBase, type ControllerDeps } from '../controller-base.js';
 import { csrState, kubeletClientProblem, kubeletServingProblem, NODE_USER_PREFIX } from './csr-checks.js';
 
 const SARS: ResourceType = { group: 'authorization.k8s.io', version: 'v1', kind: 'SubjectAccessReview', plural: 'subjectaccessreviews', singular: 'subjectaccessreview', namespaced: false };
 
-export interface CsrApproverDeps {
-  client: ApiClient;
-  informers: SharedInformers;
-  clock: Clock;
-  logger: Logger;
-}
-
-function rfc3339(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
-abstract class ApproverBase implements Controller {
-  abstract readonly name: string;
-  readonly queue;
-  readonly workers = 1;
-  protected readonly d: CsrApproverDeps;
+abstract class ApproverBase extends ControllerBase {
   protected readonly csrs;
 
-  constructor(d: CsrApproverDeps, signer: string) {
-    this.d = d;
-    this.queue = newQueue(d.clock);
-    this.csrs = d.informers.for(CERTIFICATESIGNINGREQUESTS);
-    const enqueue = (c: CertificateSigningRequest): void => {
-      if (c.spec?.signerName === signer && csrState(c) === 'pending') this.queue.add(c.metadata.name!);
-    };
-    this.csrs.on({ onAdd: enqueue, onUpdate: (_o, c) => enqueue(c) });
+  constructor(d: ControllerDeps, name: string, signer: string) {
+    super(d, { name, workers: 1 });
+    this.csrs = this.watch(CERTIFICATESIGNINGREQUESTS, (c) => (c.spec?.signerName === signer && csrState(c) === 'pending' ? c.metadata.name! : undefined), ['add', 'update']);
   }
 
   protected async approve(csr: CertificateSigningRequest, message: string, signal: AbortSignal): Promise<void> {
-    const now = rfc3339(this.d.clock.now());
+    const now = rfc3339(this.clock.now());
     const conditions = [...(csr.status?.conditions ?? []), { type: 'Approved' as const, status: 'True' as const, reason: 'AutoApproved', message, lastUpdateTime: now, lastTransitionTime: now }];
-    await this.d.client.update(CERTIFICATESIGNINGREQUESTS, { ...csr, status: { ...csr.status, conditions } }, { subresource: 'approval', signal });
-    this.d.logger.info({ csr: csr.metadata.name, requester: csr.spec.username }, 'Approved certificate signing request');
+    await this.client.update(CERTIFICATESIGNINGREQUESTS, { ...csr, status: { ...csr.status, conditions } }, { subresource: 'approval', signal });
+    this.log.info({ csr: csr.metadata.name, requester: csr.spec.username }, 'Approved certificate signing request');
   }
 
-  abstract reconcile(name: string, signal: AbortSignal): Promise<void>;
 }
 
 export class KubeletClientCsrApprover extends ApproverBase {
-  readonly name = 'csrapproving';
-
-  constructor(d: CsrApproverDeps) {
-    super(d, SIGNER_KUBELET_CLIENT);
+  constructor(d: ControllerDeps) {
+    super(d, 'csrapproving', SIGNER_KUBELET_CLIENT);
   }
 
   async reconcile(name: string, signal: AbortSignal): Promise<void> {
@@ -78,7 +51,7 @@ export class KubeletClientCsrApprover extends ApproverBase {
     if (!parsed || kubeletClientProblem(parsed, csr.spec.usages ?? [])) return;
     const self = csr.spec.username === parsed.commonName;
     const sub = self ? 'selfnodeclient' : 'nodeclient';
-    const review = (await this.d.client.create(SARS, {
+    const review = (await this.client.create(SARS, {
       apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', metadata: {},
       spec: { user: csr.spec.username, groups: csr.spec.groups ?? [], ...(csr.spec.uid ? { uid: csr.spec.uid } : {}), ...(csr.spec.extra ? { extra: csr.spec.extra } : {}),
         resourceAttributes: { group: 'certificates.k8s.io', resource: 'certificatesigningrequests', verb: 'create', subresource: sub } },
@@ -89,16 +62,15 @@ export class KubeletClientCsrApprover extends ApproverBase {
 }
 
 export class KubeletServingCsrApprover extends ApproverBase {
-  readonly name = 'kubelet-serving-approver';
   readonly #nodes;
 
-  constructor(d: CsrApproverDeps) {
-    super(d, SIGNER_KUBELET_SERVING);
-    this.#nodes = d.informers.for(NODES);
+  constructor(d: ControllerDeps) {
+    super(d, 'kubelet-serving-approver', SIGNER_KUBELET_SERVING);
+    this.#nodes = this.informer(NODES);
     // A request can arrive before this informer has its Node (an agent asks right after
     // registering) or before the Node reports an address it names: look again when it changes.
     const addresses = (n: { status?: { addresses?: unknown } }): string => JSON.stringify(n.status?.addresses ?? []);
-    this.#nodes.on({
+    this.handle(this.#nodes, {
       onAdd: (n) => this.#requeueFor(n.metadata.name!),
       onUpdate: (o, n) => (addresses(o) !== addresses(n) ? this.#requeueFor(n.metadata.name!) : undefined),
     });
@@ -125,7 +97,7 @@ export class KubeletServingCsrApprover extends ApproverBase {
     const ips = new Set(addresses.filter((a) => a.type === 'InternalIP' || a.type === 'ExternalIP').map((a) => a.address));
     const strangers = [...parsed.dnsNames.filter((n) => !names.has(n)), ...parsed.ips.filter((ip) => !ips.has(ip))];
     if (strangers.length) {
-      this.d.logger.info({ csr: name, node: nodeName, names: strangers }, 'Serving certificate request names addresses the Node does not have; left for an admin');
+      this.log.info({ csr: name, node: nodeName, names: strangers }, 'Serving certificate request names addresses the Node does not have; left for an admin');
       return;
     }
     await this.approve(csr, `Auto approving kubelet serving certificate: every name and address belongs to Node "${nodeName}".`, signal);

@@ -9,14 +9,12 @@
  * Also the CSR cleaner: issued, denied and failed requests are removed after an hour, pending
  * ones after a day (upstream's csrcleaner durations).
  */
-import {
-  CERTIFICATESIGNINGREQUESTS, SIGNER_KUBE_APISERVER_CLIENT, SIGNER_KUBELET_CLIENT, SIGNER_KUBELET_SERVING,
-  type ApiClient, type CertificateSigningRequest,
-} from '@nodelet/api';
-import { hasCode, type Clock, type Logger } from '@nodelet/base';
+import { CERTIFICATESIGNINGREQUESTS, rfc3339, SIGNER_KUBE_APISERVER_CLIENT, SIGNER_KUBELET_CLIENT, SIGNER_KUBELET_SERVING, type CertificateSigningRequest } from '@nodelet/api';
+import { hasCode } from '@nodelet/base';
 import type { LoadedCa } from '../../pki/certs.js';
 import { parseCsr, signCsr, type ParsedCsr } from '../../pki/csr.js';
-import { newQueue, type Controller, type ReconcileResult, type SharedInformers } from '../runtime.js';
+import { ControllerBase, type ControllerDeps } from '../controller-base.js';
+import type { ReconcileResult } from '../runtime.js';
 import { apiserverClientProblem, csrState, kubeletClientProblem, kubeletServingProblem } from './csr-checks.js';
 
 export const DEFAULT_SIGNING_DURATION_MS = 365 * 24 * 3600_000;
@@ -28,33 +26,22 @@ const RULES: Readonly<Record<string, (csr: ParsedCsr, usages: readonly string[])
   [SIGNER_KUBELET_SERVING]: kubeletServingProblem,
 };
 
-export interface CsrSignerDeps {
-  client: ApiClient;
-  informers: SharedInformers;
-  clock: Clock;
-  logger: Logger;
+export interface CsrSignerDeps extends ControllerDeps {
   /** The cluster CA (loaded), or undefined when this process has no CA key (then nothing is signed). */
   ca: () => Promise<LoadedCa | undefined>;
   signingDurationMs?: number;
 }
 
-function rfc3339(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
-export class CsrSigner implements Controller {
-  readonly name = 'csrsigning';
-  readonly queue;
-  readonly workers = 1;
-  readonly #d: CsrSignerDeps;
+export class CsrSigner extends ControllerBase {
+  readonly #ca: () => Promise<LoadedCa | undefined>;
+  readonly #signingDurationMs: number | undefined;
   readonly #csrs;
 
   constructor(d: CsrSignerDeps) {
-    this.#d = d;
-    this.queue = newQueue(d.clock);
-    this.#csrs = d.informers.for(CERTIFICATESIGNINGREQUESTS);
-    const enqueue = (c: CertificateSigningRequest): void => this.queue.add(c.metadata.name!);
-    this.#csrs.on({ onAdd: enqueue, onUpdate: (_o, c) => enqueue(c) });
+    super(d, { name: 'csrsigning', workers: 1 });
+    this.#ca = d.ca;
+    this.#signingDurationMs = d.signingDurationMs;
+    this.#csrs = this.watch(CERTIFICATESIGNINGREQUESTS, (c) => c.metadata.name!, ['add', 'update']);
   }
 
   async reconcile(name: string, signal: AbortSignal): Promise<ReconcileResult | void> {
@@ -66,7 +53,7 @@ export class CsrSigner implements Controller {
   }
 
   async #sign(csr: CertificateSigningRequest, signal: AbortSignal): Promise<void> {
-    const ca = await this.#d.ca();
+    const ca = await this.#ca();
     if (!ca) return;
     const usages = csr.spec.usages ?? [];
     let problem: string | undefined;
@@ -77,28 +64,28 @@ export class CsrSigner implements Controller {
     } catch (err) {
       problem = `invalid certificate request: ${(err as Error).message}`;
     }
-    const now = this.#d.clock.now();
+    const now = this.clock.now();
     if (problem || !parsed) {
       const conditions = [...(csr.status?.conditions ?? []), { type: 'Failed' as const, status: 'True' as const, reason: 'SignerValidationFailure', message: problem, lastUpdateTime: rfc3339(now), lastTransitionTime: rfc3339(now) }];
-      await this.#d.client.update(CERTIFICATESIGNINGREQUESTS, { ...csr, status: { ...csr.status, conditions } }, { subresource: 'status', signal });
-      this.#d.logger.warn({ csr: csr.metadata.name, problem }, 'Refused to sign certificate signing request');
+      await this.client.update(CERTIFICATESIGNINGREQUESTS, { ...csr, status: { ...csr.status, conditions } }, { subresource: 'status', signal });
+      this.log.warn({ csr: csr.metadata.name, problem }, 'Refused to sign certificate signing request');
       return;
     }
-    const max = this.#d.signingDurationMs ?? DEFAULT_SIGNING_DURATION_MS;
+    const max = this.#signingDurationMs ?? DEFAULT_SIGNING_DURATION_MS;
     const wanted = csr.spec.expirationSeconds ? csr.spec.expirationSeconds * 1000 : max;
     const pem = await signCsr(ca, parsed, { usages, now, notAfter: now + Math.min(wanted, max) });
-    await this.#d.client.update(CERTIFICATESIGNINGREQUESTS, { ...csr, status: { ...csr.status, certificate: Buffer.from(pem).toString('base64') } }, { subresource: 'status', signal });
-    this.#d.logger.info({ csr: csr.metadata.name, signer: csr.spec.signerName, subject: parsed.commonName }, 'Signed certificate signing request');
+    await this.client.update(CERTIFICATESIGNINGREQUESTS, { ...csr, status: { ...csr.status, certificate: Buffer.from(pem).toString('base64') } }, { subresource: 'status', signal });
+    this.log.info({ csr: csr.metadata.name, signer: csr.spec.signerName, subject: parsed.commonName }, 'Signed certificate signing request');
   }
 
   async #clean(csr: CertificateSigningRequest, signal: AbortSignal): Promise<ReconcileResult | void> {
-    const created = Date.parse(csr.metadata.creationTimestamp ?? '') || this.#d.clock.now();
+    const created = Date.parse(csr.metadata.creationTimestamp ?? '') || this.clock.now();
     const state = csrState(csr);
     const keep = state === 'pending' || state === 'approved' ? 24 * HOUR : HOUR;
-    const left = created + keep - this.#d.clock.now();
+    const left = created + keep - this.clock.now();
     if (left > 0) return { requeueAfterMs: left };
     try {
-      await this.#d.client.delete(CERTIFICATESIGNINGREQUESTS, csr.metadata.name!, { preconditions: { uid: csr.metadata.uid }, signal });
+      await this.client.delete(CERTIFICATESIGNINGREQUESTS, csr.metadata.name!, { preconditions: { uid: csr.metadata.uid }, signal });
     } catch (err) {
       if (!hasCode(err, 'ERR_NOT_FOUND')) throw err;
     }

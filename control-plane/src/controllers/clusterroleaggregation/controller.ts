@@ -7,16 +7,8 @@
  *
  *   any ClusterRole changes ──▶ enqueue every aggregated ClusterRole ──▶ recompute ──▶ update if different
  */
-import { CLUSTERROLES, labelSelectorFromObject, matchLabels, type ApiClient, type ClusterRole, type PolicyRule } from '@nodelet/api';
-import type { Clock, Logger } from '@nodelet/base';
-import { newQueue, type Controller, type SharedInformers } from '../runtime.js';
-
-export interface ClusterRoleAggregationDeps {
-  client: ApiClient;
-  informers: SharedInformers;
-  clock: Clock;
-  logger: Logger;
-}
+import { CLUSTERROLES, labelSelectorFromObject, matchLabels, type ClusterRole, type PolicyRule } from '@nodelet/api';
+import { ControllerBase, type ControllerDeps } from '../controller-base.js';
 
 /** The rules `role` aggregates from `all` (pure; exported for tests). */
 export function aggregatedRules(role: ClusterRole, all: readonly ClusterRole[]): PolicyRule[] {
@@ -37,21 +29,17 @@ export function aggregatedRules(role: ClusterRole, all: readonly ClusterRole[]):
   return out;
 }
 
-export class ClusterRoleAggregationController implements Controller {
-  readonly name = 'clusterrole-aggregation';
-  readonly queue;
-  readonly workers = 1;
-  readonly #d: ClusterRoleAggregationDeps;
+export class ClusterRoleAggregationController extends ControllerBase {
   readonly #roles;
 
-  constructor(d: ClusterRoleAggregationDeps) {
-    this.#d = d;
-    this.queue = newQueue(d.clock);
-    this.#roles = d.informers.for(CLUSTERROLES);
+  constructor(d: ControllerDeps) {
+    super(d, { name: 'clusterrole-aggregation', workers: 1 });
+    this.#roles = this.informer(CLUSTERROLES);
+    // Any role's change may change what an aggregated role gathers.
     const enqueueAggregated = (): void => {
       for (const r of this.#roles.list()) if (r.aggregationRule) this.queue.add(r.metadata.name!);
     };
-    this.#roles.on({ onAdd: enqueueAggregated, onUpdate: enqueueAggregated, onDelete: enqueueAggregated });
+    this.handle(this.#roles, { onAdd: enqueueAggregated, onUpdate: enqueueAggregated, onDelete: enqueueAggregated });
   }
 
   async reconcile(name: string, signal: AbortSignal): Promise<void> {
@@ -59,7 +47,7 @@ export class ClusterRoleAggregationController implements Controller {
     if (!role?.aggregationRule) return;
     const rules = aggregatedRules(role, this.#roles.list());
     if (JSON.stringify(rules) === JSON.stringify(role.rules ?? [])) return;
-    await this.#d.client.update(CLUSTERROLES, { ...role, rules }, { signal });
-    this.#d.logger.debug({ clusterRole: name, rules: rules.length }, 'Aggregated ClusterRole rules');
+    await this.client.update(CLUSTERROLES, { ...role, rules }, { signal });
+    this.log.debug({ clusterRole: name, rules: rules.length }, 'Aggregated ClusterRole rules');
   }
 }

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { CRONJOBS, EVENTS, JOBS, type ApiClient, type CronJob, type Job } from '@nodelet/api';
 import { startRealCluster, type RealCluster } from '../testing/real-cluster.js';
 import { JumpClock } from '../testing/jump-clock.js';
-import { until } from '../testing/wait.js';
+import { pollUntil } from '@nodelet/base';
 
 function cronJob(name: string, spec: Partial<NonNullable<CronJob['spec']>> = {}): CronJob {
   return {
@@ -45,30 +45,30 @@ describe('cronjob controller on the real API server', () => {
     const seen: string[] = [];
     for (let minute = 1; minute <= 5; minute++) {
       clock.jump(60_000);
-      const j = await until(`job of minute ${minute}`, async () => (await owned(c.admin, 'tick')).find((x) => !seen.includes(x.metadata.name!) && !x.status?.conditions));
+      const j = await pollUntil(`job of minute ${minute}`, async () => (await owned(c.admin, 'tick')).find((x) => !seen.includes(x.metadata.name!) && !x.status?.conditions), { timeoutMs: 8000, intervalMs: 25 });
       const scheduled = Date.parse(j.metadata.annotations?.['batch.kubernetes.io/cronjob-scheduled-timestamp'] ?? '');
       assert.equal(j.metadata.name, `tick-${Math.floor(scheduled / 60_000)}`);
       assert.equal(scheduled % 60_000, 0, 'scheduled on the minute');
       assert.ok(scheduled <= clock.now() && clock.now() - scheduled < 60_000);
       assert.deepEqual(j.metadata.ownerReferences?.map((r) => [r.kind, r.name, r.controller]), [['CronJob', 'tick', true]]);
-      const cj = await until('active + lastScheduleTime', async () => {
+      const cj = await pollUntil('active + lastScheduleTime', async () => {
         const x = await cjs.get('tick');
         return x.status?.active?.some((r) => r.name === j.metadata.name) ? x : undefined;
-      });
+      }, { timeoutMs: 8000, intervalMs: 25 });
       assert.equal(Date.parse(cj.status!.lastScheduleTime!), scheduled);
       seen.push(j.metadata.name!);
       await finishJob(c.admin, j, minute === 2 || minute === 3 ? 'Failed' : 'Complete', clock.now());
     }
-    const kept = await until('history trimmed', async () => {
+    const kept = await pollUntil('history trimmed', async () => {
       const l = await owned(c.admin, 'tick');
       return l.length === 3 && l.every((j) => j.status?.conditions) ? l : undefined;
-    });
+    }, { timeoutMs: 8000, intervalMs: 25 });
     // Successful: minutes 1, 4, 5 → the newest two stay; failed: 2, 3 → only 3 stays.
     assert.deepEqual(kept.map((j) => j.metadata.name).sort(), [seen[2], seen[3], seen[4]].sort());
-    const cj = await until('no active', async () => {
+    const cj = await pollUntil('no active', async () => {
       const x = await cjs.get('tick');
       return !x.status?.active?.length && x.status?.lastSuccessfulTime ? x : undefined;
-    });
+    }, { timeoutMs: 8000, intervalMs: 25 });
     assert.ok(cj.status?.lastSuccessfulTime);
   });
 
@@ -76,14 +76,17 @@ describe('cronjob controller on the real API server', () => {
     const cjs = c.admin.resource(CRONJOBS, 'default');
     await cjs.create(cronJob('forbid', { concurrencyPolicy: 'Forbid' }));
     clock.jump(60_000);
-    const first = await until('first job', async () => (await owned(c.admin, 'forbid'))[0]);
+    const first = await pollUntil('first job', async () => (await owned(c.admin, 'forbid'))[0], { timeoutMs: 8000, intervalMs: 25 });
+    // The next activation must find the first Job running: wait until the controller has recorded
+    // it (a jump before that races the controller's own status write, not the Forbid policy).
+    await pollUntil('the first job recorded active', async () => ((await cjs.get('forbid')).status?.active?.length === 1 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
     clock.jump(60_000);
-    await until('JobAlreadyActive event', async () => ((await c.admin.resource(EVENTS, 'default').list()).items.some((e) => e.involvedObject?.name === 'forbid' && e.reason === 'JobAlreadyActive') ? true : undefined));
+    await pollUntil('JobAlreadyActive event', async () => ((await c.admin.resource(EVENTS, 'default').list()).items.some((e) => e.involvedObject?.name === 'forbid' && e.reason === 'JobAlreadyActive') ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
     assert.equal((await owned(c.admin, 'forbid')).length, 1);
     // Suspended before the running Job ends: the skipped activation is not made up for.
     await cjs.patch('forbid', { spec: { suspend: true } }, { type: 'merge' });
     await finishJob(c.admin, first, 'Complete', clock.now());
-    await until('active cleared', async () => (!(await cjs.get('forbid')).status?.active?.length ? true : undefined));
+    await pollUntil('active cleared', async () => (!(await cjs.get('forbid')).status?.active?.length ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
     clock.jump(120_000);
     await new Promise((r) => setTimeout(r, 300));
     assert.equal((await owned(c.admin, 'forbid')).length, 1, 'suspended: no new Job');
@@ -93,11 +96,11 @@ describe('cronjob controller on the real API server', () => {
     const cjs = c.admin.resource(CRONJOBS, 'default');
     await cjs.create(cronJob('replace', { concurrencyPolicy: 'Replace', timeZone: 'Europe/Berlin' }));
     clock.jump(60_000);
-    const first = await until('first job', async () => (await owned(c.admin, 'replace'))[0]);
+    const first = await pollUntil('first job', async () => (await owned(c.admin, 'replace'))[0], { timeoutMs: 8000, intervalMs: 25 });
     assert.match(first.metadata.annotations?.['batch.kubernetes.io/cronjob-scheduled-timestamp'] ?? '', /\+0[12]:00$/);
     clock.jump(60_000);
-    const second = await until('replacement', async () => (await owned(c.admin, 'replace')).find((j) => j.metadata.name !== first.metadata.name));
-    await until('first deleted', async () => ((await owned(c.admin, 'replace')).some((j) => j.metadata.name === first.metadata.name) ? undefined : true));
+    const second = await pollUntil('replacement', async () => (await owned(c.admin, 'replace')).find((j) => j.metadata.name !== first.metadata.name), { timeoutMs: 8000, intervalMs: 25 });
+    await pollUntil('first deleted', async () => ((await owned(c.admin, 'replace')).some((j) => j.metadata.name === first.metadata.name) ? undefined : true), { timeoutMs: 8000, intervalMs: 25 });
     assert.ok(second);
     await assert.rejects(cjs.create(cronJob('tz', { schedule: 'CRON_TZ=UTC * * * * *' })), (e: Error) => /cannot use TZ or CRON_TZ in schedule, use timeZone field instead/.test(e.message));
     await assert.rejects(cjs.create(cronJob('badtz', { timeZone: 'Mars/Base' })), (e: Error) => /unknown time zone Mars\/Base/.test(e.message));

@@ -13,26 +13,17 @@
  * Time comes from the injected Clock. Acts as kube-system/cronjob-controller: Jobs are created and
  * deleted, the CronJob written only through `cronjobs/status` (update).
  */
-import { CRONJOBS, JOBS, type ApiClient, type CronJob, type CronJobStatus, type Job } from '@nodelet/api';
-import { hasCode, type Clock, type Logger } from '@nodelet/base';
+import { CRONJOBS, JOBS, rfc3339, type CronJob, type CronJobStatus, type Job } from '@nodelet/api';
+import { hasCode } from '@nodelet/base';
 import { mostRecentScheduleTime, nextScheduleDelayMs, parseCronSchedule, type CronSchedule } from '../../cron/schedule.js';
-import { newQueue, type Controller, type ReconcileResult, type SharedInformers } from '../runtime.js';
-import { EventRecorder } from '../util/events.js';
-import { controllerRef, keyOf, newControllerRef } from '../util/pods.js';
+import { ControllerBase, type ControllerDeps } from '../controller-base.js';
+import type { ReconcileResult } from '../runtime.js';
+import { controllerRef, keyOf, newControllerRef, ownerKey } from '../util/pods.js';
 
 export const SCHEDULED_TIMESTAMP_ANNOTATION = 'batch.kubernetes.io/cronjob-scheduled-timestamp';
 
-export interface CronJobControllerDeps {
-  client: ApiClient;
-  informers: SharedInformers;
-  clock: Clock;
-  logger: Logger;
-}
-
 const finishedType = (j: Job): 'Complete' | 'Failed' | undefined =>
   (j.status?.conditions ?? []).find((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True')?.type as 'Complete' | 'Failed' | undefined;
-
-const rfc3339 = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /** `scheduledMs` as RFC 3339 in `zone` (the scheduled-timestamp annotation carries the zone's offset). */
 export function formatInZone(scheduledMs: number, zone: string | undefined): string {
@@ -63,27 +54,14 @@ export function jobForSchedule(cj: CronJob, scheduledMs: number, schedule: CronS
   };
 }
 
-export class CronJobController implements Controller {
-  readonly name = 'cronjob';
-  readonly queue;
-  readonly #d: CronJobControllerDeps;
+export class CronJobController extends ControllerBase {
   readonly #cronjobs;
   readonly #jobs;
-  readonly #events: EventRecorder;
 
-  constructor(d: CronJobControllerDeps) {
-    this.#d = d;
-    this.queue = newQueue(d.clock);
-    this.#events = new EventRecorder({ client: d.client, component: 'cronjob-controller', clock: d.clock, logger: d.logger });
-    this.#cronjobs = d.informers.for(CRONJOBS);
-    this.#jobs = d.informers.for(JOBS);
-    const enqueue = (cj: CronJob): void => this.queue.add(keyOf(cj));
-    this.#cronjobs.on({ onAdd: enqueue, onUpdate: (_o, cj) => enqueue(cj) });
-    const byOwner = (j: Job): void => {
-      const ref = controllerRef(j);
-      if (ref?.kind === 'CronJob') this.queue.add(`${j.metadata.namespace}/${ref.name}`);
-    };
-    this.#jobs.on({ onAdd: byOwner, onUpdate: (_o, j) => byOwner(j), onDelete: byOwner });
+  constructor(d: ControllerDeps) {
+    super(d, { name: 'cronjob', eventComponent: 'cronjob-controller' });
+    this.#cronjobs = this.watch(CRONJOBS, keyOf, ['add', 'update']);
+    this.#jobs = this.watch(JOBS, (j) => ownerKey(j, 'CronJob'));
   }
 
   async reconcile(key: string, signal: AbortSignal): Promise<ReconcileResult | void> {
@@ -105,10 +83,10 @@ export class CronJobController implements Controller {
       const listed = status.active!.some((r) => r.uid === j.metadata.uid);
       const done = finishedType(j);
       if (!listed && !done) {
-        void this.#events.record(cj, 'Warning', 'UnexpectedJob', `Saw a job that the controller did not create or forgot: ${j.metadata.name}`);
+        void this.event(cj, 'Warning', 'UnexpectedJob', `Saw a job that the controller did not create or forgot: ${j.metadata.name}`);
       } else if (listed && done) {
         status.active = status.active!.filter((r) => r.uid !== j.metadata.uid);
-        void this.#events.record(cj, 'Normal', 'SawCompletedJob', `Saw completed job: ${j.metadata.name}, condition: ${done}`);
+        void this.event(cj, 'Normal', 'SawCompletedJob', `Saw completed job: ${j.metadata.name}, condition: ${done}`);
       }
       if (done === 'Complete' && j.status?.completionTime && (!status.lastSuccessfulTime || Date.parse(j.status.completionTime) > Date.parse(status.lastSuccessfulTime))) {
         status.lastSuccessfulTime = j.status.completionTime;
@@ -117,10 +95,10 @@ export class CronJobController implements Controller {
     for (const r of [...status.active!]) {
       if (live.some((j) => j.metadata.uid === r.uid)) continue;
       try {
-        await this.#d.client.resource(JOBS, ns).get(r.name ?? '', { signal });
+        await this.client.resource(JOBS, ns).get(r.name ?? '', { signal });
       } catch (err) {
         if (!hasCode(err, 'ERR_NOT_FOUND')) throw err;
-        void this.#events.record(cj, 'Normal', 'MissingJob', `Active job went missing: ${r.name}`);
+        void this.event(cj, 'Normal', 'MissingJob', `Active job went missing: ${r.name}`);
         status.active = status.active!.filter((x) => x.uid !== r.uid);
       }
     }
@@ -129,7 +107,7 @@ export class CronJobController implements Controller {
     if (status.active?.length === 0) delete status.active;
     if (JSON.stringify(status) !== before) {
       try {
-        await this.#d.client.resource(CRONJOBS, ns).updateStatus({ ...cached, status }, { signal });
+        await this.client.resource(CRONJOBS, ns).updateStatus({ ...cached, status }, { signal });
       } catch (err) {
         if (!hasCode(err, 'ERR_NOT_FOUND')) throw err;
       }
@@ -147,13 +125,13 @@ export class CronJobController implements Controller {
       schedule = parseCronSchedule(spec.schedule, spec.timeZone);
     } catch (err) {
       if (spec.timeZone !== undefined && /location/.test((err as Error).message)) {
-        void this.#events.record(cj, 'Warning', 'UnknownTimeZone', `invalid timeZone: "${spec.timeZone}": ${(err as Error).message}`);
+        void this.event(cj, 'Warning', 'UnknownTimeZone', `invalid timeZone: "${spec.timeZone}": ${(err as Error).message}`);
       } else {
-        void this.#events.record(cj, 'Warning', 'UnparseableSchedule', `unparseable schedule: "${spec.schedule}" : ${(err as Error).message}`);
+        void this.event(cj, 'Warning', 'UnparseableSchedule', `unparseable schedule: "${spec.schedule}" : ${(err as Error).message}`);
       }
       return undefined;
     }
-    const now = this.#d.clock.now();
+    const now = this.clock.now();
     const times = {
       creationMs: Date.parse(cj.metadata.creationTimestamp ?? '') || now,
       lastScheduleMs: status.lastScheduleTime ? Date.parse(status.lastScheduleTime) : undefined,
@@ -163,30 +141,30 @@ export class CronJobController implements Controller {
     const next = (): number | undefined => nextScheduleDelayMs(schedule, { ...times, lastScheduleMs: status.lastScheduleTime ? Date.parse(status.lastScheduleTime) : undefined });
     const recent = mostRecentScheduleTime(schedule, { ...times, includeStartingDeadline: true });
     if (recent.error) {
-      void this.#events.record(cj, 'Warning', 'InvalidSchedule', `invalid schedule: ${spec.schedule} : ${recent.error}`);
+      void this.event(cj, 'Warning', 'InvalidSchedule', `invalid schedule: ${spec.schedule} : ${recent.error}`);
       return undefined;
     }
     if (recent.missed === 'many') {
-      void this.#events.record(cj, 'Warning', 'TooManyMissedTimes', 'too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew');
+      void this.event(cj, 'Warning', 'TooManyMissedTimes', 'too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew');
     }
     const scheduled = recent.mostRecent;
     if (scheduled === undefined) return next();
     if (spec.startingDeadlineSeconds !== undefined && scheduled + spec.startingDeadlineSeconds * 1000 < now) {
-      void this.#events.record(cj, 'Warning', 'MissSchedule', `Missed scheduled time to start a job: ${new Date(scheduled).toUTCString().replace('GMT', '+0000')}`);
+      void this.event(cj, 'Warning', 'MissSchedule', `Missed scheduled time to start a job: ${new Date(scheduled).toUTCString().replace('GMT', '+0000')}`);
       return next();
     }
     const jobName = `${cj.metadata.name}-${Math.floor(scheduled / 60_000)}`;
     if (status.active?.some((r) => r.name === jobName) || (status.lastScheduleTime && Date.parse(status.lastScheduleTime) === scheduled)) return next();
     if (spec.concurrencyPolicy === 'Forbid' && (status.active?.length ?? 0) > 0) {
-      void this.#events.record(cj, 'Normal', 'JobAlreadyActive', 'Not starting job because prior execution is running and concurrency policy is Forbid');
+      void this.event(cj, 'Normal', 'JobAlreadyActive', 'Not starting job because prior execution is running and concurrency policy is Forbid');
       return next();
     }
-    const jobsClient = this.#d.client.resource(JOBS, cj.metadata.namespace);
+    const jobsClient = this.client.resource(JOBS, cj.metadata.namespace);
     if (spec.concurrencyPolicy === 'Replace') {
       for (const r of [...(status.active ?? [])]) {
         try {
           await jobsClient.delete(r.name ?? '', { signal, propagationPolicy: 'Background' });
-          void this.#events.record(cj, 'Normal', 'SuccessfulDelete', `Deleted job ${r.name}`);
+          void this.event(cj, 'Normal', 'SuccessfulDelete', `Deleted job ${r.name}`);
         } catch (err) {
           if (!hasCode(err, 'ERR_NOT_FOUND')) throw err;
         }
@@ -196,10 +174,10 @@ export class CronJobController implements Controller {
     let created: Job;
     try {
       created = await jobsClient.create(jobForSchedule(cj, scheduled, schedule), { signal });
-      void this.#events.record(cj, 'Normal', 'SuccessfulCreate', `Created job ${created.metadata.name}`);
+      void this.event(cj, 'Normal', 'SuccessfulCreate', `Created job ${created.metadata.name}`);
     } catch (err) {
       if (!hasCode(err, 'ERR_ALREADY_EXISTS')) {
-        void this.#events.record(cj, 'Warning', 'FailedCreate', `Error creating job: ${err instanceof Error ? err.message : String(err)}`);
+        void this.event(cj, 'Warning', 'FailedCreate', `Error creating job: ${err instanceof Error ? err.message : String(err)}`);
         throw err;
       }
       // Created before a crash (or by someone else): adopt it into the status only if it is ours.
@@ -224,8 +202,8 @@ export class CronJobController implements Controller {
       const finished = jobs.filter((j) => finishedType(j) === type && !j.metadata.deletionTimestamp).sort(byStart);
       for (const j of finished.slice(0, Math.max(0, finished.length - limit))) {
         try {
-          await this.#d.client.resource(JOBS, cj.metadata.namespace).delete(j.metadata.name ?? '', { signal, propagationPolicy: 'Background', preconditions: { uid: j.metadata.uid } });
-          void this.#events.record(cj, 'Normal', 'SuccessfulDelete', `Deleted job ${j.metadata.name}`);
+          await this.client.resource(JOBS, cj.metadata.namespace).delete(j.metadata.name ?? '', { signal, propagationPolicy: 'Background', preconditions: { uid: j.metadata.uid } });
+          void this.event(cj, 'Normal', 'SuccessfulDelete', `Deleted job ${j.metadata.name}`);
         } catch (err) {
           if (!hasCode(err, 'ERR_NOT_FOUND') && !hasCode(err, 'ERR_CONFLICT')) throw err;
         }

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { CONTROLLERREVISIONS, DAEMONSETS, NODES, PODS, type DaemonSet, type Pod } from '@nodelet/api';
 import { startRealCluster, type RealCluster } from '../testing/real-cluster.js';
 import { createNodes, fakeNode, startFakeAgents, type FakeAgents } from '../testing/fake-agents.js';
-import { until } from '../testing/wait.js';
+import { pollUntil } from '@nodelet/base';
 
 function daemonSet(name: string, image: string, spec: Partial<NonNullable<DaemonSet['spec']>> = {}): DaemonSet {
   return {
@@ -47,10 +47,10 @@ describe('daemonset controller on the real API server', () => {
     const created = await dss.create(daemonSet('logs', 'busybox:1'));
     assert.equal(created.metadata.annotations?.['deprecated.daemonset.template.generation'], '1');
     assert.deepEqual(created.spec?.updateStrategy, { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } });
-    const pods = await until('4 bound pods', async () => {
+    const pods = await pollUntil('4 bound pods', async () => {
       const ps = await podsOf('logs');
       return ps.length === 4 && ps.every((p) => p.spec?.nodeName && p.status?.phase === 'Running') ? ps : undefined;
-    }, 15_000);
+    }, { timeoutMs: 15_000, intervalMs: 25 });
     assert.deepEqual(pods.map((p) => p.spec?.nodeName).sort(), ['a', 'b', 'cordoned', 'not-ready']);
     for (const p of pods) {
       const terms = p.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
@@ -61,10 +61,10 @@ describe('daemonset controller on the real API server', () => {
       ]);
       assert.equal(p.metadata.labels?.['pod-template-generation'], '1');
     }
-    const ready = await until('status', async () => {
+    const ready = await pollUntil('status', async () => {
       const ds = await dss.get('logs');
       return ds.status?.numberAvailable === 4 && ds.status.observedGeneration === ds.metadata.generation ? ds : undefined;
-    });
+    }, { timeoutMs: 8000, intervalMs: 25 });
     assert.deepEqual(
       [ready.status?.desiredNumberScheduled, ready.status?.currentNumberScheduled, ready.status?.numberReady, ready.status?.updatedNumberScheduled, ready.status?.numberMisscheduled],
       [4, 4, 4, 4, 0],
@@ -87,11 +87,11 @@ describe('daemonset controller on the real API server', () => {
       }
     })();
     await dss.patch('logs', { spec: { template: { spec: { containers: [{ name: 'c', image: 'busybox:2' }] } } } }, { type: 'strategic' });
-    const rolled = await until('rolled out', async () => {
+    const rolled = await pollUntil('rolled out', async () => {
       const ds = await dss.get('logs');
       const s = ds.status;
       return s?.updatedNumberScheduled === 4 && s.numberAvailable === 4 && s.observedGeneration === ds.metadata.generation ? ds : undefined;
-    }, 20_000);
+    }, { timeoutMs: 20_000, intervalMs: 25 });
     sampling = false;
     await sampler;
     assert.ok(worst <= 1, `at most maxUnavailable nodes were without a ready pod, saw ${worst}`);
@@ -102,49 +102,49 @@ describe('daemonset controller on the real API server', () => {
     // Undo (what `kubectl rollout undo` patches): revision 1's template returns as revision 3.
     const old = rev1[0]!.data as Record<string, unknown>;
     await dss.patch('logs', old, { type: 'strategic' });
-    await until('revision 1 renumbered 3', async () => {
+    await pollUntil('revision 1 renumbered 3', async () => {
       const r = await c.admin.resource(CONTROLLERREVISIONS, 'default').get(rev1[0]!.metadata.name!);
       return r.revision === 3 ? true : undefined;
-    });
-    await until('back on busybox:1', async () => {
+    }, { timeoutMs: 8000, intervalMs: 25 });
+    await pollUntil('back on busybox:1', async () => {
       const ps = await podsOf('logs');
       return ps.length === 4 && ps.every((p) => p.spec?.containers[0]?.image === 'busybox:1' && p.metadata.labels?.['controller-revision-hash'] === hash1) ? true : undefined;
-    }, 20_000);
+    }, { timeoutMs: 20_000, intervalMs: 25 });
   });
 
   it('a NoExecute taint the pod does not tolerate removes it; a new node gets one', async () => {
     await c.admin.resource(NODES).patch('a', { spec: { taints: [{ key: 'evict', value: 'now', effect: 'NoExecute' }] } }, { type: 'merge' });
-    await until('pod gone from a', async () => ((await podsOf('logs')).some((p) => p.spec?.nodeName === 'a') ? undefined : true));
+    await pollUntil('pod gone from a', async () => ((await podsOf('logs')).some((p) => p.spec?.nodeName === 'a') ? undefined : true), { timeoutMs: 8000, intervalMs: 25 });
     await createNodes(c.admin, [fakeNode('late')]);
-    await until('pod on late', async () => ((await podsOf('logs')).some((p) => p.spec?.nodeName === 'late') ? true : undefined), 15_000);
-    const ds = await until('desired 4 again', async () => {
+    await pollUntil('pod on late', async () => ((await podsOf('logs')).some((p) => p.spec?.nodeName === 'late') ? true : undefined), { timeoutMs: 15_000, intervalMs: 25 });
+    const ds = await pollUntil('desired 4 again', async () => {
       const d = await c.admin.resource(DAEMONSETS, 'default').get('logs');
       return d.status?.desiredNumberScheduled === 4 && d.status.currentNumberScheduled === 4 ? d : undefined;
-    });
+    }, { timeoutMs: 8000, intervalMs: 25 });
     assert.equal(ds.status?.numberMisscheduled, 0);
   });
 
   it('OnDelete: a template change replaces a pod only when it is deleted; maxSurge starts the new pod first', async () => {
     const dss = c.admin.resource(DAEMONSETS, 'default');
     await dss.create(daemonSet('manual', 'busybox:1', { updateStrategy: { type: 'OnDelete' }, template: { metadata: { labels: { app: 'manual' } }, spec: { containers: [{ name: 'c', image: 'busybox:1' }], nodeSelector: { 'kubernetes.io/hostname': 'b' } } } }));
-    const first = await until('pod on b', async () => (await podsOf('manual')).find((p) => p.status?.phase === 'Running'));
+    const first = await pollUntil('pod on b', async () => (await podsOf('manual')).find((p) => p.status?.phase === 'Running'), { timeoutMs: 8000, intervalMs: 25 });
     await dss.patch('manual', { spec: { template: { spec: { containers: [{ name: 'c', image: 'busybox:2' }] } } } }, { type: 'strategic' });
     await new Promise((r) => setTimeout(r, 300));
     assert.equal((await podsOf('manual'))[0]?.metadata.uid, first.metadata.uid, 'OnDelete keeps the old pod');
     await c.admin.resource(PODS, 'default').delete(first.metadata.name!);
-    await until('replaced with busybox:2', async () => ((await podsOf('manual')).find((p) => p.spec?.containers[0]?.image === 'busybox:2') ? true : undefined));
+    await pollUntil('replaced with busybox:2', async () => ((await podsOf('manual')).find((p) => p.spec?.containers[0]?.image === 'busybox:2') ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
 
     await dss.create(daemonSet('surge', 'busybox:1', { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } }, template: { metadata: { labels: { app: 'surge' } }, spec: { containers: [{ name: 'c', image: 'busybox:1' }], nodeSelector: { 'kubernetes.io/hostname': 'b' } } } }));
-    const old = await until('surge pod', async () => (await podsOf('surge')).find((p) => p.status?.phase === 'Running'));
+    const old = await pollUntil('surge pod', async () => (await podsOf('surge')).find((p) => p.status?.phase === 'Running'), { timeoutMs: 8000, intervalMs: 25 });
     await dss.patch('surge', { spec: { template: { spec: { containers: [{ name: 'c', image: 'busybox:2' }] } } } }, { type: 'strategic' });
-    const both = await until('new pod beside the old one', async () => {
+    const both = await pollUntil('new pod beside the old one', async () => {
       const ps = await podsOf('surge');
       return ps.length === 2 ? ps : undefined;
-    });
+    }, { timeoutMs: 8000, intervalMs: 25 });
     assert.ok(both.some((p) => p.metadata.uid === old.metadata.uid));
-    await until('old pod gone once the new one is available', async () => {
+    await pollUntil('old pod gone once the new one is available', async () => {
       const ps = await podsOf('surge');
       return ps.length === 1 && ps[0]!.spec?.containers[0]?.image === 'busybox:2' ? true : undefined;
-    });
+    }, { timeoutMs: 8000, intervalMs: 25 });
   });
 });

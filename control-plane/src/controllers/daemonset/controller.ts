@@ -10,82 +10,42 @@
  * kube-system/daemon-set-controller: pods create/delete/patch, controllerrevisions, and the
  * DaemonSet only through `daemonsets/status`.
  */
-import { CONTROLLERREVISIONS, DAEMONSETS, NODES, PODS, labelSelectorFromObject, matchLabels, type ApiClient, type ControllerRevision, type DaemonSet, type Node, type Pod } from '@nodelet/api';
-import { Backoff, hasCode, type Clock, type Logger } from '@nodelet/base';
-import { newQueue, type Controller, type ReconcileResult, type SharedInformers } from '../runtime.js';
-import { EventRecorder } from '../util/events.js';
+import { CONTROLLERREVISIONS, DAEMONSETS, labelSelectorFromObject, matchLabels, NODES, PODS, type ControllerRevision, type DaemonSet, type Node, type Pod } from '@nodelet/api';
+import { Backoff, hasCode } from '@nodelet/base';
+import { ControllerBase, type ControllerDeps } from '../controller-base.js';
+import type { ReconcileResult } from '../runtime.js';
 import { Expectations } from '../util/expectations.js';
-import { controllerRef, isPodReady, keyOf } from '../util/pods.js';
+import { controllerRef, isPodReady, keyOf, ownerKey } from '../util/pods.js';
 import { CONTROLLER_REVISION_HASH_LABEL, maxRevisionNumber, newControllerRevision, revisionMatches, revisionsToPrune, templateHash } from '../util/history.js';
 import { TEMPLATE_GENERATION_ANNOTATION } from '../../apiserver/strategies/apps-controllers.js';
 import { daemonPodFor, targetNodeName } from './eligibility.js';
 import { daemonSetStatus, nodeStates, planNodes, planRollingUpdate } from './plan.js';
 
-export interface DaemonSetControllerDeps {
-  client: ApiClient;
-  informers: SharedInformers;
-  clock: Clock;
-  logger: Logger;
-}
+const dsKeyOf = (o: Pod | ControllerRevision): string | undefined => ownerKey(o, 'DaemonSet');
 
-const dsKeyOf = (o: Pod | ControllerRevision): string | undefined => {
-  const ref = controllerRef(o);
-  return ref?.kind === 'DaemonSet' ? `${o.metadata.namespace}/${ref.name}` : undefined;
-};
-
-export class DaemonSetController implements Controller {
-  readonly name = 'daemonset';
-  readonly queue;
-  readonly workers = 2;
-  readonly #d: DaemonSetControllerDeps;
+export class DaemonSetController extends ControllerBase {
   readonly #dss;
   readonly #pods;
   readonly #nodes;
   readonly #revisions;
   readonly #expect: Expectations;
-  readonly #events: EventRecorder;
   /** Per `<ds key>|<node>`: when a failed pod there may be replaced again (upstream failedPodsBackoff 1 s → 15 min). */
   readonly #failedBackoff: Backoff;
   readonly #retryAt = new Map<string, number>();
 
-  constructor(d: DaemonSetControllerDeps) {
-    this.#d = d;
-    this.queue = newQueue(d.clock);
+  constructor(d: ControllerDeps) {
+    super(d, { name: 'daemonset', eventComponent: 'daemonset-controller' });
     this.#expect = new Expectations(d.clock);
     this.#failedBackoff = new Backoff({ initialMs: 1_000, maxMs: 15 * 60_000, resetAfterMs: 30 * 60_000, clock: d.clock });
-    this.#events = new EventRecorder({ client: d.client, component: 'daemonset-controller', clock: d.clock, logger: d.logger });
-    this.#dss = d.informers.for(DAEMONSETS);
-    this.#pods = d.informers.for(PODS);
-    this.#nodes = d.informers.for(NODES);
-    this.#revisions = d.informers.for(CONTROLLERREVISIONS);
-    const enqueue = (ds: DaemonSet): void => this.queue.add(keyOf(ds));
-    this.#dss.on({ onAdd: enqueue, onUpdate: (_o, ds) => enqueue(ds), onDelete: enqueue });
-    this.#pods.on({
-      onAdd: (p) => {
-        const k = dsKeyOf(p);
-        if (!k) return;
-        this.#expect.observedAdd(k);
-        this.queue.add(k);
-      },
-      onUpdate: (o, p) => {
-        const k = dsKeyOf(p) ?? dsKeyOf(o);
-        if (!k) return;
-        if (!o.metadata.deletionTimestamp && p.metadata.deletionTimestamp) this.#expect.observedDelete(k);
-        this.queue.add(k);
-      },
-      onDelete: (p) => {
-        const k = dsKeyOf(p);
-        if (!k) return;
-        if (!p.metadata.deletionTimestamp) this.#expect.observedDelete(k);
-        this.queue.add(k);
-      },
-    });
+    this.#dss = this.watch(DAEMONSETS);
+    this.#pods = this.watchOwnedPods(dsKeyOf, this.#expect);
+    this.#revisions = this.watch(CONTROLLERREVISIONS, dsKeyOf, ['delete']);
     // Any node change can change where daemons belong.
     const all = (): void => {
       for (const ds of this.#dss.list()) this.queue.add(keyOf(ds));
     };
-    this.#nodes.on({ onAdd: all, onUpdate: (o: Node, n: Node) => (relevantNode(o) !== relevantNode(n) ? all() : undefined), onDelete: all });
-    this.#revisions.on({ onDelete: (r) => dsKeyOf(r) && this.queue.add(dsKeyOf(r)!) });
+    this.#nodes = this.informer(NODES);
+    this.handle(this.#nodes, { onAdd: all, onUpdate: (o: Node, n: Node) => (relevantNode(o) !== relevantNode(n) ? all() : undefined), onDelete: all });
   }
 
   async reconcile(key: string, signal: AbortSignal): Promise<ReconcileResult | void> {
@@ -97,7 +57,7 @@ export class DaemonSetController implements Controller {
     }
     if (ds.metadata.deletionTimestamp) return;
     const ns = ds.metadata.namespace;
-    const now = this.#d.clock.now();
+    const now = this.clock.now();
 
     // 1. History: the current revision and its hash.
     const { current, hash, all } = await this.#constructHistory(ds, signal);
@@ -124,13 +84,13 @@ export class DaemonSetController implements Controller {
       const plan = planNodes(ds, states, hash, gen, (node) => this.#mayRetryFailed(key, node, now));
       for (const node of plan.failedOn) {
         this.#noteFailed(key, node, now);
-        void this.#events.record(ds, 'Warning', 'FailedDaemonPod', `Found failed daemon pod ${ns}/${plan.delete.find((p) => targetNodeName(p) === node)?.metadata.name} on node ${node}, will try to kill it`);
+        void this.event(ds, 'Warning', 'FailedDaemonPod', `Found failed daemon pod ${ns}/${plan.delete.find((p) => targetNodeName(p) === node)?.metadata.name} on node ${node}, will try to kill it`);
       }
       const rolling = planRollingUpdate(ds, states, hash, gen, now);
       const del = dedupe([...strays, ...plan.delete, ...rolling.delete]);
       const create = [...new Set([...plan.createOn, ...rolling.createOn])];
       this.#expect.expect(key, create.length, del.length);
-      await this.#deletePods(key, ds, del, signal);
+      await this.deleteOwnedPods(ds, key, del, this.#expect, signal);
       await this.#createPods(key, ds, create, hash, gen, signal);
       const waits = [...this.#retryAt.entries()].filter(([k]) => k.startsWith(`${key}|`)).map(([, at]) => at - now).filter((ms) => ms > 0);
       if (waits.length) requeueAfterMs = Math.min(...waits);
@@ -139,7 +99,7 @@ export class DaemonSetController implements Controller {
     // 4. History beyond revisionHistoryLimit, never a revision a pod still runs.
     const inUse = new Set(owned.map((p) => p.metadata.labels?.[CONTROLLER_REVISION_HASH_LABEL] ?? ''));
     for (const r of revisionsToPrune(all, current, inUse, ds.spec?.revisionHistoryLimit ?? 10)) {
-      await this.#d.client.resource(CONTROLLERREVISIONS, ns).delete(r.metadata.name ?? '', { signal }).catch((err: unknown) => {
+      await this.client.resource(CONTROLLERREVISIONS, ns).delete(r.metadata.name ?? '', { signal }).catch((err: unknown) => {
         if (!hasCode(err, 'ERR_NOT_FOUND')) throw err;
       });
     }
@@ -148,7 +108,7 @@ export class DaemonSetController implements Controller {
     const status = daemonSetStatus(ds, states, hash, gen, now);
     if (JSON.stringify(status) !== JSON.stringify({ ...ds.status, conditions: undefined })) {
       try {
-        await this.#d.client.resource(DAEMONSETS, ns).updateStatus({ ...ds, status }, { signal });
+        await this.client.resource(DAEMONSETS, ns).updateStatus({ ...ds, status }, { signal });
       } catch (err) {
         if (!hasCode(err, 'ERR_NOT_FOUND')) throw err;
       }
@@ -161,7 +121,7 @@ export class DaemonSetController implements Controller {
   /** Upstream constructHistory: find or create the revision of the current template; a reused one moves to the top. */
   async #constructHistory(ds: DaemonSet, signal: AbortSignal): Promise<{ current: ControllerRevision; hash: string; all: ControllerRevision[] }> {
     const ns = ds.metadata.namespace;
-    const revs = this.#d.client.resource(CONTROLLERREVISIONS, ns);
+    const revs = this.client.resource(CONTROLLERREVISIONS, ns);
     const all = this.#revisions.list().filter((r) => r.metadata.namespace === ns && controllerRef(r)?.uid === ds.metadata.uid);
     const max = maxRevisionNumber(all);
     const matching = all.filter((r) => revisionMatches(r, ds.spec?.template)).sort((a, b) => b.revision - a.revision);
@@ -178,7 +138,7 @@ export class DaemonSetController implements Controller {
         const existing = await revs.get(`${ds.metadata.name}-${hash}`, { signal });
         if (controllerRef(existing)?.uid !== ds.metadata.uid || !revisionMatches(existing, ds.spec?.template)) {
           // Someone else's revision has our name: a new collisionCount gives a new hash next time.
-          await this.#d.client.resource(DAEMONSETS, ns).updateStatus({ ...ds, status: { ...(ds.status ?? { currentNumberScheduled: 0, numberMisscheduled: 0, desiredNumberScheduled: 0, numberReady: 0 }), collisionCount: collisions + 1 } }, { signal });
+          await this.client.resource(DAEMONSETS, ns).updateStatus({ ...ds, status: { ...(ds.status ?? { currentNumberScheduled: 0, numberMisscheduled: 0, desiredNumberScheduled: 0, numberReady: 0 }), collisionCount: collisions + 1 } }, { signal });
           throw err;
         }
         current = existing;
@@ -198,26 +158,14 @@ export class DaemonSetController implements Controller {
   }
 
   async #createPods(key: string, ds: DaemonSet, nodes: string[], hash: string, gen: string | undefined, signal: AbortSignal): Promise<void> {
-    const pods = this.#d.client.resource(PODS, ds.metadata.namespace);
+    const pods = this.client.resource(PODS, ds.metadata.namespace);
     const results = await Promise.allSettled(nodes.map((n) => pods.create(daemonPodFor(ds, n, hash, gen), { signal })));
     let firstErr: unknown;
     results.forEach((r) => {
-      if (r.status === 'fulfilled') return void this.#events.record(ds, 'Normal', 'SuccessfulCreate', `Created pod: ${r.value.metadata.name}`);
+      if (r.status === 'fulfilled') return void this.event(ds, 'Normal', 'SuccessfulCreate', `Created pod: ${r.value.metadata.name}`);
       this.#expect.lowerAdd(key);
-      void this.#events.record(ds, 'Warning', 'FailedCreate', `Error creating: ${r.reason instanceof Error ? r.reason.message : String(r.reason)}`);
+      void this.event(ds, 'Warning', 'FailedCreate', `Error creating: ${r.reason instanceof Error ? r.reason.message : String(r.reason)}`);
       firstErr ??= r.reason;
-    });
-    if (firstErr) throw firstErr;
-  }
-
-  async #deletePods(key: string, ds: DaemonSet, victims: Pod[], signal: AbortSignal): Promise<void> {
-    const pods = this.#d.client.resource(PODS, ds.metadata.namespace);
-    const results = await Promise.allSettled(victims.map((p) => pods.delete(p.metadata.name ?? '', { signal, preconditions: { uid: p.metadata.uid } })));
-    let firstErr: unknown;
-    results.forEach((r, i) => {
-      if (r.status === 'fulfilled') return void this.#events.record(ds, 'Normal', 'SuccessfulDelete', `Deleted pod: ${victims[i]!.metadata.name}`);
-      this.#expect.lowerDelete(key);
-      if (!hasCode(r.reason, 'ERR_NOT_FOUND') && !hasCode(r.reason, 'ERR_CONFLICT')) firstErr ??= r.reason;
     });
     if (firstErr) throw firstErr;
   }

@@ -6,8 +6,8 @@
  * that is not ready, unreachable, under pressure or cordoned, and is pinned to its node with a
  * required node affinity on `metadata.name` (the scheduler still binds it).
  */
-import type { DaemonSet, Node, Pod, PodSpec, Toleration } from '@nodelet/api';
-import { podMatchesNodeSelectorAndAffinity, tolerationsTolerate } from '../../scheduler/filters.js';
+import { tolerationsTolerate, type DaemonSet, type Node, type Pod, type PodSpec, type Toleration } from '@nodelet/api';
+import { podMatchesNodeSelectorAndAffinity } from '../../scheduler/filters.js';
 import { newControllerRef } from '../util/pods.js';
 import { CONTROLLER_REVISION_HASH_LABEL } from '../util/history.js';
 

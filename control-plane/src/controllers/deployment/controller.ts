@@ -6,11 +6,11 @@
  * client-side: kubectl copies an old ReplicaSet's template back, and that ReplicaSet becomes the
  * new one again with the next revision number.
  */
-import { DEPLOYMENTS, PODS, REPLICASETS, type ApiClient, type Deployment, type Pod, type ReplicaSet } from '@nodelet/api';
-import { hasCode, type Clock, type Logger } from '@nodelet/base';
-import { newQueue, type Controller, type ReconcileResult, type SharedInformers } from '../runtime.js';
-import { EventRecorder } from '../util/events.js';
-import { controllerRef, isControlledBy, keyOf } from '../util/pods.js';
+import { DEPLOYMENTS, PODS, REPLICASETS, rfc3339, type Deployment, type Pod, type ReplicaSet } from '@nodelet/api';
+import { hasCode } from '@nodelet/base';
+import { ControllerBase, type ControllerDeps } from '../controller-base.js';
+import type { ReconcileResult } from '../runtime.js';
+import { isControlledBy, ownerKey } from '../util/pods.js';
 import { planRollout, type ScaleAction } from './rollout.js';
 import { computeDeploymentStatus, deploymentStatusEqual, isComplete, newReplicaSetCreatedCondition, setCondition } from './status.js';
 import {
@@ -26,46 +26,25 @@ import {
   templatesEqualIgnoringHash,
 } from './util.js';
 
-export interface DeploymentControllerDeps {
-  client: ApiClient;
-  informers: SharedInformers;
-  clock: Clock;
-  logger: Logger;
-}
-
-export class DeploymentController implements Controller {
-  readonly name = 'deployment';
-  readonly queue;
-  readonly workers = 2;
-  readonly #d: DeploymentControllerDeps;
+export class DeploymentController extends ControllerBase {
   readonly #deploys;
   readonly #rss;
   readonly #pods;
-  readonly #events: EventRecorder;
 
-  constructor(d: DeploymentControllerDeps) {
-    this.#d = d;
-    this.queue = newQueue(d.clock);
-    this.#events = new EventRecorder({ client: d.client, component: 'deployment-controller', clock: d.clock, logger: d.logger });
-    this.#deploys = d.informers.for(DEPLOYMENTS);
-    this.#rss = d.informers.for(REPLICASETS);
-    this.#pods = d.informers.for(PODS);
-    const enqueue = (x: Deployment): void => this.queue.add(keyOf(x));
-    this.#deploys.on({ onAdd: enqueue, onUpdate: (_o, x) => enqueue(x), onDelete: enqueue });
-    const byOwner = (rs: ReplicaSet): void => {
-      const ref = controllerRef(rs);
-      if (ref?.kind === 'Deployment') this.queue.add(`${rs.metadata.namespace}/${ref.name}`);
-    };
-    this.#rss.on({ onAdd: byOwner, onUpdate: (_o, rs) => byOwner(rs), onDelete: byOwner });
+  constructor(d: ControllerDeps) {
+    super(d, { name: 'deployment', eventComponent: 'deployment-controller' });
+    const ofDeployment = (rs: ReplicaSet): string | undefined => ownerKey(rs, 'Deployment');
+    this.#deploys = this.watch(DEPLOYMENTS);
+    this.#rss = this.watch(REPLICASETS, ofDeployment);
     // Recreate waits for old pods to be gone: their deletion must wake the deployment.
-    this.#pods.on({
-      onDelete: (p) => {
-        const ref = controllerRef(p);
-        if (ref?.kind !== 'ReplicaSet') return;
-        const rs = this.#rss.get(`${p.metadata.namespace}/${ref.name}`);
-        if (rs) byOwner(rs);
+    this.#pods = this.watch(
+      PODS,
+      (p) => {
+        const rs = this.#rss.get(ownerKey(p, 'ReplicaSet') ?? '');
+        return rs && ofDeployment(rs);
       },
-    });
+      ['delete'],
+    );
   }
 
   async reconcile(key: string, signal: AbortSignal): Promise<ReconcileResult | void> {
@@ -73,7 +52,7 @@ export class DeploymentController implements Controller {
     if (!cached || cached.metadata.deletionTimestamp) return;
     let d: Deployment = cached;
     const ns = d.metadata.namespace;
-    const rsClient = this.#d.client.resource(REPLICASETS, ns);
+    const rsClient = this.client.resource(REPLICASETS, ns);
     const all = this.#rss.list().filter((rs) => rs.metadata.namespace === ns && isControlledBy(rs, d) && !rs.metadata.deletionTimestamp);
     let newRS = findNewReplicaSet(d, all);
     const oldRSs = all.filter((rs) => rs !== newRS);
@@ -85,7 +64,7 @@ export class DeploymentController implements Controller {
     }
 
     // 2. Plan one step of the rollout.
-    const now = this.#d.clock.now();
+    const now = this.clock.now();
     const before = computeDeploymentStatus(d, newRS, newRS ? [newRS, ...oldRSs] : oldRSs, now);
     const oldPodsRunning = this.#pods.list().some((p) => p.metadata.namespace === ns && podNotFinished(p) && oldRSs.some((rs) => isControlledBy(p, rs)));
     const plan = planRollout({ deployment: d, newRS, oldRSs, oldPodsRunning, complete: isComplete(d, before) });
@@ -97,7 +76,7 @@ export class DeploymentController implements Controller {
       if (!created) return { requeueAfterMs: 0 };
       newRS = created;
       status = { ...status };
-      setCondition(status, newReplicaSetCreatedCondition(created.metadata.name ?? '', iso(now)));
+      setCondition(status, newReplicaSetCreatedCondition(created.metadata.name ?? '', rfc3339(now)));
     }
     for (const a of plan.scale) {
       const rs = await this.#scale(d, a, signal);
@@ -116,14 +95,14 @@ export class DeploymentController implements Controller {
     if (cur && d.metadata.annotations?.[REVISION_ANNOTATION] !== String(revisionOf(cur))) {
       // PUT at the informer's resourceVersion (the deployment-controller role grants update, not
       // patch, as upstream's): a conflict re-queues and the next pass reads the newer object.
-      d = await this.#d.client.resource(DEPLOYMENTS, ns).update({ ...d, metadata: { ...d.metadata, annotations: { ...d.metadata.annotations, [REVISION_ANNOTATION]: String(revisionOf(cur)) } } }, { signal });
+      d = await this.client.resource(DEPLOYMENTS, ns).update({ ...d, metadata: { ...d.metadata, annotations: { ...d.metadata.annotations, [REVISION_ANNOTATION]: String(revisionOf(cur)) } } }, { signal });
     }
 
     // 4. Status from the freshest ReplicaSets we have.
     const fresh = [...(cur ? [cur] : []), ...oldRSs.map((rs) => updated.get(rs.metadata.name ?? '') ?? rs)];
     const next = computeDeploymentStatus({ ...d, status }, cur, fresh, now);
     if (!deploymentStatusEqual(d.status, next)) {
-      await this.#d.client.resource(DEPLOYMENTS, ns).updateStatus({ ...d, status: next }, { signal });
+      await this.client.resource(DEPLOYMENTS, ns).updateStatus({ ...d, status: next }, { signal });
     }
     // The progress deadline passes without any event: look again when it would expire.
     if (!isComplete(d, next)) return { requeueAfterMs: Math.min((d.spec?.progressDeadlineSeconds ?? 600) * 1000, 30_000) };
@@ -135,15 +114,15 @@ export class DeploymentController implements Controller {
     const hash = computeHash(d.spec!.template, collisions);
     const rs = newReplicaSetFor(d, hash, replicas, revision);
     try {
-      const created = await this.#d.client.resource(REPLICASETS, ns).create(rs, { signal });
-      await this.#events.record(d, 'Normal', 'ScalingReplicaSet', `Scaled up replica set ${created.metadata.name} from 0 to ${replicas}`);
+      const created = await this.client.resource(REPLICASETS, ns).create(rs, { signal });
+      await this.event(d, 'Normal', 'ScalingReplicaSet', `Scaled up replica set ${created.metadata.name} from 0 to ${replicas}`);
       return created;
     } catch (err) {
       if (!hasCode(err, 'ERR_ALREADY_EXISTS')) throw err;
-      const existing = await this.#d.client.resource(REPLICASETS, ns).get(rs.metadata.name ?? '', { signal });
+      const existing = await this.client.resource(REPLICASETS, ns).get(rs.metadata.name ?? '', { signal });
       if (isControlledBy(existing, d) && templatesEqualIgnoringHash(existing.spec?.template, d.spec?.template)) return existing;
       // A different object has our name: bump collisionCount so the next hash differs.
-      await this.#d.client.resource(DEPLOYMENTS, ns).updateStatus({ ...d, status: { ...d.status, collisionCount: collisions + 1 } }, { signal });
+      await this.client.resource(DEPLOYMENTS, ns).updateStatus({ ...d, status: { ...d.status, collisionCount: collisions + 1 } }, { signal });
       return undefined;
     }
   }
@@ -154,13 +133,13 @@ export class DeploymentController implements Controller {
     const desired = d.spec?.replicas ?? 1;
     const surge = d.spec?.strategy?.type === 'Recreate' ? 0 : resolveFenceposts(d).maxSurge;
     try {
-      const out = await this.#d.client.resource(REPLICASETS, d.metadata.namespace).patch(
+      const out = await this.client.resource(REPLICASETS, d.metadata.namespace).patch(
         a.name,
         { spec: { replicas: a.replicas }, metadata: { annotations: { [DESIRED_REPLICAS_ANNOTATION]: String(desired), [MAX_REPLICAS_ANNOTATION]: String(desired + surge) } } },
         { type: 'merge', signal },
       );
       const verb = a.replicas > from ? 'up' : 'down';
-      await this.#events.record(d, 'Normal', 'ScalingReplicaSet', `Scaled ${verb} replica set ${a.name} from ${from} to ${a.replicas}`);
+      await this.event(d, 'Normal', 'ScalingReplicaSet', `Scaled ${verb} replica set ${a.name} from ${from} to ${a.replicas}`);
       return out;
     } catch (err) {
       if (hasCode(err, 'ERR_NOT_FOUND')) return undefined;
@@ -175,6 +154,3 @@ function podNotFinished(p: Pod): boolean {
   return phase !== 'Succeeded' && phase !== 'Failed';
 }
 
-function iso(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}

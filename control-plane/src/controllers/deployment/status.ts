@@ -3,7 +3,7 @@
  * syncRolloutStatus). `kubectl rollout status` reads observedGeneration, updatedReplicas,
  * replicas, availableReplicas and the Progressing condition's reason.
  */
-import type { Deployment, DeploymentCondition, DeploymentStatus, ReplicaSet } from '@nodelet/api';
+import { rfc3339, type Deployment, type DeploymentCondition, type DeploymentStatus, type ReplicaSet } from '@nodelet/api';
 import { canonicalJson, maxUnavailableOf } from './util.js';
 
 export const NEW_RS_AVAILABLE = 'NewReplicaSetAvailable';
@@ -59,7 +59,7 @@ function timedOut(d: Deployment, s: DeploymentStatus, nowMs: number): boolean {
 
 /** The status to write for `d` given all its ReplicaSets; `nowMs` stamps changed conditions. */
 export function computeDeploymentStatus(d: Deployment, newRS: ReplicaSet | undefined, all: readonly ReplicaSet[], nowMs: number): DeploymentStatus {
-  const now = new Date(nowMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const now = rfc3339(nowMs);
   const desired = d.spec?.replicas ?? 1;
   const available = sum(all, (rs) => rs.status?.availableReplicas ?? 0);
   const total = sum(all, (rs) => rs.spec?.replicas ?? 0);

@@ -4,20 +4,12 @@
  * `kubernetes.io/service-name`, owned by the Service) listing the selected pods' IPs (./compute.ts).
  * A pod change re-syncs the Services in its namespace whose selector matches it (before or after).
  */
-import { ENDPOINTS, ENDPOINTSLICES, PODS, SERVICES, type ApiClient, type EndpointSlice, type Endpoints, type Pod, type Service } from '@nodelet/api';
-import { hasCode, type Clock, type Logger } from '@nodelet/base';
+import { ENDPOINTS, ENDPOINTSLICES, PODS, SERVICES, type EndpointSlice, type Endpoints, type Informer, type InformerHandlers, type Pod, type Service } from '@nodelet/api';
+import { hasCode } from '@nodelet/base';
 import { canonicalJson } from '../deployment/util.js';
-import { newQueue, type Controller, type SharedInformers } from '../runtime.js';
+import { ControllerBase, type ControllerDeps } from '../controller-base.js';
 import { keyOf, newControllerRef, randomSuffix, splitKey } from '../util/pods.js';
 import { MANAGED_BY, MANAGED_BY_LABEL, SERVICE_NAME_LABEL, computeSlices, computeSubsets } from './compute.js';
-
-export interface EndpointsDeps {
-  client: ApiClient;
-  informers: SharedInformers;
-  clock: Clock;
-  random: () => number;
-  logger: Logger;
-}
 
 function selects(svc: Service, pod: Pod | undefined): boolean {
   const sel = svc.spec?.selector;
@@ -25,36 +17,30 @@ function selects(svc: Service, pod: Pod | undefined): boolean {
   return Object.entries(sel).every(([k, v]) => pod.metadata.labels?.[k] === v);
 }
 
-/** Wires service and pod events to a queue of service keys (shared by both controllers). */
-function watchServices(informers: SharedInformers, add: (key: string) => void): void {
-  const services = informers.for(SERVICES);
-  services.on({ onAdd: (s) => add(keyOf(s)), onUpdate: (_o, s) => add(keyOf(s)), onDelete: (s) => add(keyOf(s)) });
+/** Pod events, as the keys of the services selecting the pod before or after the change (both controllers). */
+function podEvents(services: Informer<Service>, add: (key: string) => void): InformerHandlers<Pod> {
   const onPod = (old: Pod | undefined, pod: Pod | undefined): void => {
     for (const svc of services.list()) if (selects(svc, old) || selects(svc, pod)) add(keyOf(svc));
   };
-  informers.for(PODS).on({ onAdd: (p) => onPod(undefined, p), onUpdate: (o, p) => onPod(o, p), onDelete: (p) => onPod(p, undefined) });
+  return { onAdd: (p) => onPod(undefined, p), onUpdate: (o, p) => onPod(o, p), onDelete: (p) => onPod(p, undefined) };
 }
 
-export class EndpointsController implements Controller {
-  readonly name = 'endpoints';
-  readonly queue;
-  readonly #d: EndpointsDeps;
+export class EndpointsController extends ControllerBase {
   readonly #services;
   readonly #pods;
   readonly #endpoints;
 
-  constructor(d: EndpointsDeps) {
-    this.#d = d;
-    this.queue = newQueue(d.clock);
-    this.#services = d.informers.for(SERVICES);
-    this.#pods = d.informers.for(PODS);
-    this.#endpoints = d.informers.for(ENDPOINTS);
-    watchServices(d.informers, (k) => this.queue.add(k));
+  constructor(d: ControllerDeps) {
+    super(d, { name: 'endpoints' });
+    this.#services = this.watch(SERVICES);
+    this.#pods = this.informer(PODS);
+    this.#endpoints = this.informer(ENDPOINTS);
+    this.handle(this.#pods, podEvents(this.#services, (k) => this.queue.add(k)));
   }
 
   async reconcile(key: string, signal: AbortSignal): Promise<void> {
     const { namespace, name } = splitKey(key);
-    const api = this.#d.client.resource(ENDPOINTS, namespace);
+    const api = this.client.resource(ENDPOINTS, namespace);
     const svc = this.#services.get(key);
     const cur = this.#endpoints.get(key);
     if (!svc) {
@@ -85,36 +71,32 @@ export class EndpointsController implements Controller {
  */
 export const LAST_CHANGE_TRIGGER_TIME = 'endpoints.kubernetes.io/last-change-trigger-time';
 
-export class EndpointSliceController implements Controller {
-  readonly name = 'endpointslice';
-  readonly queue;
-  readonly #d: EndpointsDeps;
+export class EndpointSliceController extends ControllerBase {
   readonly #services;
   readonly #pods;
   readonly #slices;
+  /** Per service key: when the first change not yet synced came (the slices' last-change-trigger-time). */
   readonly #triggers = new Map<string, number>();
 
-  constructor(d: EndpointsDeps) {
-    this.#d = d;
-    this.queue = newQueue(d.clock);
-    this.#services = d.informers.for(SERVICES);
-    this.#pods = d.informers.for(PODS);
-    this.#slices = d.informers.for(ENDPOINTSLICES);
-    const add = (k: string): void => {
-      if (!this.#triggers.has(k)) this.#triggers.set(k, d.clock.now());
-      this.queue.add(k);
+  constructor(d: ControllerDeps) {
+    super(d, { name: 'endpointslice' });
+    this.#services = this.watch(SERVICES);
+    this.#pods = this.informer(PODS);
+    this.handle(this.#pods, podEvents(this.#services, (k) => this.enqueue(k)));
+    const serviceOf = (sl: EndpointSlice): string | undefined => {
+      const svc = sl.metadata.labels?.[SERVICE_NAME_LABEL];
+      return svc && sl.metadata.labels?.[MANAGED_BY_LABEL] === MANAGED_BY ? `${sl.metadata.namespace}/${svc}` : undefined;
     };
-    watchServices(d.informers, add);
-    this.#slices.on({
-      onDelete: (s) => {
-        const svc = s.metadata.labels?.[SERVICE_NAME_LABEL];
-        if (svc && s.metadata.labels?.[MANAGED_BY_LABEL] === MANAGED_BY) add(`${s.metadata.namespace}/${svc}`);
-      },
-    });
+    this.#slices = this.watch(ENDPOINTSLICES, serviceOf, ['delete']);
+  }
+
+  protected override enqueue(key: string): void {
+    if (!this.#triggers.has(key)) this.#triggers.set(key, this.clock.now());
+    super.enqueue(key);
   }
 
   async reconcile(key: string, signal: AbortSignal): Promise<void> {
-    const trigger = this.#triggers.get(key) ?? this.#d.clock.now();
+    const trigger = this.#triggers.get(key) ?? this.clock.now();
     this.#triggers.delete(key);
     try {
       await this.#reconcile(key, trigger, signal);
@@ -130,7 +112,7 @@ export class EndpointSliceController implements Controller {
     const svc = this.#services.get(key);
     // A deleted Service's slices go with it through the garbage collector (ownerReference).
     if (!svc?.spec?.selector || Object.keys(svc.spec.selector).length === 0) return;
-    const api = this.#d.client.resource(ENDPOINTSLICES, namespace);
+    const api = this.client.resource(ENDPOINTSLICES, namespace);
     const existing = this.#slices
       .list()
       .filter((s) => s.metadata.namespace === namespace && s.metadata.labels?.[SERVICE_NAME_LABEL] === name && s.metadata.labels?.[MANAGED_BY_LABEL] === MANAGED_BY)
@@ -145,7 +127,7 @@ export class EndpointSliceController implements Controller {
         apiVersion: 'discovery.k8s.io/v1',
         kind: 'EndpointSlice',
         metadata: {
-          name: cur?.metadata.name ?? `${name}-${randomSuffix(this.#d.random)}`, namespace, labels, ownerReferences: [newControllerRef(svc, 'v1', 'Service')],
+          name: cur?.metadata.name ?? `${name}-${randomSuffix(this.random)}`, namespace, labels, ownerReferences: [newControllerRef(svc, 'v1', 'Service')],
           annotations: { [LAST_CHANGE_TRIGGER_TIME]: new Date(trigger).toISOString() },
         },
         addressType: 'IPv4',

@@ -13,32 +13,9 @@
  * that own or are owned in this cluster. An owner missing from the cache is confirmed with a
  * live GET before anything is deleted (the owner's watch may simply lag).
  */
-import {
-  CONFIGMAPS,
-  CONTROLLERREVISIONS,
-  CRONJOBS,
-  DAEMONSETS,
-  DEPLOYMENTS,
-  JOBS,
-  PERSISTENTVOLUMECLAIMS,
-  STATEFULSETS,
-  ENDPOINTSLICES,
-  LEASES,
-  NODES,
-  PODS,
-  REPLICASETS,
-  SECRETS,
-  SERVICES,
-  findResourceByKind,
-  objectKey,
-  type ApiClient,
-  type Informer,
-  type KubeObject,
-  type OwnerReference,
-  type ResourceType,
-} from '@nodelet/api';
-import { hasCode, type Clock, type Logger } from '@nodelet/base';
-import { newQueue, type Controller, type SharedInformers } from '../runtime.js';
+import { CONFIGMAPS, CONTROLLERREVISIONS, CRONJOBS, DAEMONSETS, DEPLOYMENTS, JOBS, PERSISTENTVOLUMECLAIMS, STATEFULSETS, ENDPOINTSLICES, LEASES, NODES, PODS, REPLICASETS, SECRETS, SERVICES, findResourceByKind, objectKey, type Informer, type KubeObject, type OwnerReference, type ResourceType } from '@nodelet/api';
+import { hasCode } from '@nodelet/base';
+import { ControllerBase, type ControllerDeps } from '../controller-base.js';
 
 export const FOREGROUND_FINALIZER = 'foregroundDeletion';
 export const ORPHAN_FINALIZER = 'orphan';
@@ -56,29 +33,17 @@ interface Ref {
 
 const itemKey = (r: ResourceType, key: string): string => `${r.group}/${r.plural}|${key}`;
 
-export interface GarbageCollectorDeps {
-  client: ApiClient;
-  informers: SharedInformers;
-  clock: Clock;
-  logger: Logger;
-}
-
-export class GarbageCollector implements Controller {
-  readonly name = 'garbagecollector';
-  readonly queue;
-  readonly workers = 4;
-  readonly #d: GarbageCollectorDeps;
+export class GarbageCollector extends ControllerBase {
   readonly #inf = new Map<string, { r: ResourceType; informer: Informer<KubeObject> }>();
   readonly #byUid = new Map<string, Ref>();
   readonly #dependents = new Map<string, Set<string>>();
 
-  constructor(d: GarbageCollectorDeps) {
-    this.#d = d;
-    this.queue = newQueue(d.clock);
+  constructor(d: ControllerDeps) {
+    super(d, { name: 'garbagecollector', workers: 4 });
     for (const r of GC_RESOURCES) {
-      const informer = d.informers.for(r as ResourceType<KubeObject>);
+      const informer = this.informer(r as ResourceType<KubeObject>);
       this.#inf.set(`${r.group}/${r.plural}`, { r, informer });
-      informer.on({
+      this.handle(informer, {
         onAdd: (o) => this.#observe(r, o),
         onUpdate: (old, o) => this.#observe(r, o, old),
         onDelete: (o) => this.#gone(r, o),
@@ -166,7 +131,7 @@ export class GarbageCollector implements Controller {
       if ((await this.#ownerState(ref, obj, signal)) === 'absent') dangling.push(ref);
     }
     if (dangling.length === refs.length) {
-      this.#d.logger.debug({ object: objectKey(obj), kind: r.kind }, 'Deleting object whose owners are gone');
+      this.log.debug({ object: objectKey(obj), kind: r.kind }, 'Deleting object whose owners are gone');
       await this.#delete(r, obj, 'Background', signal);
     } else if (dangling.length > 0) {
       const keep = refs.filter((x) => !dangling.includes(x));
@@ -182,7 +147,7 @@ export class GarbageCollector implements Controller {
     let owner = cached;
     if (!owner) {
       try {
-        owner = await this.#d.client.get(ownerR, ref.name, { namespace: ownerR.namespaced ? dependent.metadata.namespace : undefined, signal });
+        owner = await this.client.get(ownerR, ref.name, { namespace: ownerR.namespaced ? dependent.metadata.namespace : undefined, signal });
       } catch (err) {
         if (hasCode(err, 'ERR_NOT_FOUND')) return 'absent';
         throw err;
@@ -207,7 +172,7 @@ export class GarbageCollector implements Controller {
   /** Merge patch of metadata lists, conditional on the resourceVersion we decided on. */
   async #patchMeta(r: ResourceType, obj: KubeObject, meta: Record<string, unknown>, signal: AbortSignal): Promise<void> {
     try {
-      await this.#d.client.patch(r, obj.metadata.name ?? '', { metadata: { ...meta, resourceVersion: obj.metadata.resourceVersion } }, { type: 'merge', namespace: obj.metadata.namespace, signal });
+      await this.client.patch(r, obj.metadata.name ?? '', { metadata: { ...meta, resourceVersion: obj.metadata.resourceVersion } }, { type: 'merge', namespace: obj.metadata.namespace, signal });
     } catch (err) {
       if (!hasCode(err, 'ERR_NOT_FOUND')) throw err;
     }
@@ -215,7 +180,7 @@ export class GarbageCollector implements Controller {
 
   async #delete(r: ResourceType, obj: KubeObject, propagationPolicy: 'Foreground' | 'Background', signal: AbortSignal): Promise<void> {
     try {
-      await this.#d.client.delete(r, obj.metadata.name ?? '', { namespace: obj.metadata.namespace, propagationPolicy, preconditions: { uid: obj.metadata.uid }, signal });
+      await this.client.delete(r, obj.metadata.name ?? '', { namespace: obj.metadata.namespace, propagationPolicy, preconditions: { uid: obj.metadata.uid }, signal });
     } catch (err) {
       if (!hasCode(err, 'ERR_NOT_FOUND') && !hasCode(err, 'ERR_CONFLICT')) throw err;
     }

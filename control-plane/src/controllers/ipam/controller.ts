@@ -3,39 +3,23 @@
  * cluster CIDR, a /24 each by default, and frees it when the node is deleted. One worker, so
  * the allocator needs no locking; its state is rebuilt from the nodes at start.
  */
-import { NODES, type ApiClient } from '@nodelet/api';
-import { hasCode, type Clock, type Logger } from '@nodelet/base';
-import { newQueue, type Controller, type SharedInformers } from '../runtime.js';
-import { EventRecorder } from '../util/events.js';
+import { NODES } from '@nodelet/api';
+import { hasCode } from '@nodelet/base';
+import { ControllerBase, type ControllerDeps } from '../controller-base.js';
 import { CidrAllocator, DEFAULT_CLUSTER_CIDR, DEFAULT_NODE_MASK } from './cidr-allocator.js';
 
-export interface NodeIpamDeps {
-  client: ApiClient;
-  informers: SharedInformers;
-  clock: Clock;
-  logger: Logger;
-  options: { clusterCidr?: string; nodeCidrMaskSize?: number };
-}
-
-export class NodeIpamController implements Controller {
-  readonly name = 'nodeipam';
-  readonly queue;
-  readonly workers = 1;
-  readonly #d: NodeIpamDeps;
+export class NodeIpamController extends ControllerBase {
   readonly #nodes;
   readonly #alloc: CidrAllocator;
   /** node name → the CIDR we know it holds (to release it on delete) */
   readonly #held = new Map<string, string>();
-  readonly #events: EventRecorder;
   #initialised = false;
 
-  constructor(d: NodeIpamDeps) {
-    this.#d = d;
-    this.queue = newQueue(d.clock);
+  constructor(d: ControllerDeps) {
+    super(d, { name: 'nodeipam', workers: 1, eventComponent: 'cidrAllocator' });
     this.#alloc = new CidrAllocator(d.options.clusterCidr ?? DEFAULT_CLUSTER_CIDR, d.options.nodeCidrMaskSize ?? DEFAULT_NODE_MASK);
-    this.#events = new EventRecorder({ client: d.client, component: 'cidrAllocator', clock: d.clock, logger: d.logger });
-    this.#nodes = d.informers.for(NODES);
-    this.#nodes.on({
+    this.#nodes = this.informer(NODES);
+    this.handle(this.#nodes, {
       onAdd: (n) => this.queue.add(n.metadata.name ?? ''),
       onUpdate: (o, n) => {
         if (o.spec?.podCIDR !== n.spec?.podCIDR || !n.spec?.podCIDR) this.queue.add(n.metadata.name ?? '');
@@ -62,7 +46,7 @@ export class NodeIpamController implements Controller {
       if (held) {
         this.#alloc.release(held);
         this.#held.delete(name);
-        this.#d.logger.info({ node: name, podCIDR: held }, 'Released pod CIDR of deleted node');
+        this.log.info({ node: name, podCIDR: held }, 'Released pod CIDR of deleted node');
       }
       return;
     }
@@ -78,19 +62,19 @@ export class NodeIpamController implements Controller {
       // out twice; say so loudly — the two nodes' pods would share addresses.
       const owner = [...this.#held].find(([, c]) => c === cidr)?.[0];
       const why = owner ? `it is already assigned to node "${owner}"` : `it is not a free /${this.#alloc.maskSize} of the cluster CIDR`;
-      this.#d.logger.error({ node: name, podCIDR: cidr, owner }, 'Node has a pod CIDR that cannot be allocated to it');
-      await this.#events.record(node, 'Warning', 'CIDRNotAvailable', `Node ${name} has spec.podCIDR ${cidr}, but ${why}; pods on it may collide: remove the node and let the IPAM controller assign one`);
+      this.log.error({ node: name, podCIDR: cidr, owner }, 'Node has a pod CIDR that cannot be allocated to it');
+      await this.event(node, 'Warning', 'CIDRNotAvailable', `Node ${name} has spec.podCIDR ${cidr}, but ${why}; pods on it may collide: remove the node and let the IPAM controller assign one`);
       return;
     }
     const cidr = held ?? this.#alloc.allocate();
     if (!cidr) {
-      await this.#events.record(node, 'Normal', 'CIDRNotAvailable', `Node ${name} status is now: CIDRNotAvailable`);
+      await this.event(node, 'Normal', 'CIDRNotAvailable', `Node ${name} status is now: CIDRNotAvailable`);
       throw new Error(`no pod CIDR left in the cluster CIDR for node "${name}"; widen --cluster-cidr or delete unused nodes`);
     }
     this.#held.set(name, cidr);
     try {
-      await this.#d.client.resource(NODES).patch(name, { spec: { podCIDR: cidr, podCIDRs: [cidr] } }, { type: 'merge', signal });
-      this.#d.logger.info({ node: name, podCIDR: cidr }, 'Assigned pod CIDR');
+      await this.client.resource(NODES).patch(name, { spec: { podCIDR: cidr, podCIDRs: [cidr] } }, { type: 'merge', signal });
+      this.log.info({ node: name, podCIDR: cidr }, 'Assigned pod CIDR');
     } catch (err) {
       if (hasCode(err, 'ERR_NOT_FOUND')) {
         this.#alloc.release(cidr);

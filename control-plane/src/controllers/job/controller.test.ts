@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { JOBS, PODS, type ApiClient, type Job, type Pod } from '@nodelet/api';
 import { startRealCluster, type RealCluster } from '../testing/real-cluster.js';
 import { JumpClock } from '../testing/jump-clock.js';
-import { until } from '../testing/wait.js';
+import { pollUntil } from '@nodelet/base';
 
 function job(name: string, spec: Partial<NonNullable<Job['spec']>> = {}, command = ['true']): Job {
   return {
@@ -57,23 +57,23 @@ describe('job controller on the real API server', () => {
     assert.equal(created.metadata.labels?.['batch.kubernetes.io/job-name'], 'five');
     let maxActive = 0;
     for (let done = 0; done < 5; ) {
-      const running = await until('an active pod', async () => {
+      const running = await pollUntil('an active pod', async () => {
         const a = active(await podsOf(c.admin, 'five'));
         return a.length ? a : undefined;
-      });
+      }, { timeoutMs: 8000, intervalMs: 25 });
       maxActive = Math.max(maxActive, running.length);
       const p = running[0]!;
       assert.deepEqual(p.metadata.finalizers, ['batch.kubernetes.io/job-tracking']);
       assert.deepEqual(p.metadata.ownerReferences?.map((r) => [r.kind, r.name, r.controller]), [['Job', 'five', true]]);
       await finish(c.admin, p, 0);
       done++;
-      await until(`${done} succeeded`, async () => ((await jobs.get('five')).status?.succeeded === done ? true : undefined));
+      await pollUntil(`${done} succeeded`, async () => ((await jobs.get('five')).status?.succeeded === done ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
     }
     assert.ok(maxActive <= 2, `at most parallelism pods run at once, saw ${maxActive}`);
-    const complete = await until('Complete', async () => {
+    const complete = await pollUntil('Complete', async () => {
       const j = await jobs.get('five');
       return cond(j, 'Complete')[0] === 'True' ? j : undefined;
-    });
+    }, { timeoutMs: 8000, intervalMs: 25 });
     assert.deepEqual(cond(complete, 'SuccessCriteriaMet'), ['True', 'CompletionsReached']);
     assert.deepEqual(cond(complete, 'Complete'), ['True', 'CompletionsReached']);
     assert.ok(complete.status?.completionTime && complete.status.startTime);
@@ -85,18 +85,18 @@ describe('job controller on the real API server', () => {
   it('backoffLimit 1: the replacement waits out the 10 s backoff; the second failure fails the Job (BackoffLimitExceeded)', async () => {
     const jobs = c.admin.resource(JOBS, 'default');
     await jobs.create(job('fails', { backoffLimit: 1 }, ['false']));
-    const first = await until('first pod', async () => active(await podsOf(c.admin, 'fails'))[0]);
+    const first = await pollUntil('first pod', async () => active(await podsOf(c.admin, 'fails'))[0], { timeoutMs: 8000, intervalMs: 25 });
     await finish(c.admin, first, 1, new Date(clock.now()));
-    await until('failed 1', async () => ((await jobs.get('fails')).status?.failed === 1 ? true : undefined));
+    await pollUntil('failed 1', async () => ((await jobs.get('fails')).status?.failed === 1 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
     await new Promise((r) => setTimeout(r, 300));
     assert.equal(active(await podsOf(c.admin, 'fails')).length, 0, 'no replacement inside the backoff');
     clock.jump(10_000);
-    const second = await until('replacement after the backoff', async () => active(await podsOf(c.admin, 'fails'))[0]);
+    const second = await pollUntil('replacement after the backoff', async () => active(await podsOf(c.admin, 'fails'))[0], { timeoutMs: 8000, intervalMs: 25 });
     await finish(c.admin, second, 1, new Date(clock.now()));
-    const failed = await until('Failed', async () => {
+    const failed = await pollUntil('Failed', async () => {
       const j = await jobs.get('fails');
       return cond(j, 'Failed')[0] === 'True' ? j : undefined;
-    });
+    }, { timeoutMs: 8000, intervalMs: 25 });
     assert.deepEqual(cond(failed, 'FailureTarget'), ['True', 'BackoffLimitExceeded']);
     assert.deepEqual(cond(failed, 'Failed'), ['True', 'BackoffLimitExceeded']);
     assert.equal(failed.status?.conditions?.find((x) => x.type === 'Failed')?.message, 'Job has reached the specified backoff limit');
@@ -107,10 +107,10 @@ describe('job controller on the real API server', () => {
   it('Indexed: each pod gets its index (annotation, label, env, hostname); completedIndexes in interval form', async () => {
     const jobs = c.admin.resource(JOBS, 'default');
     await jobs.create(job('idx', { completions: 3, parallelism: 3, completionMode: 'Indexed' }));
-    const pods = await until('3 pods', async () => {
+    const pods = await pollUntil('3 pods', async () => {
       const a = active(await podsOf(c.admin, 'idx'));
       return a.length === 3 ? a : undefined;
-    });
+    }, { timeoutMs: 8000, intervalMs: 25 });
     const byIndex = new Map(pods.map((p) => [p.metadata.annotations?.['batch.kubernetes.io/job-completion-index'], p]));
     assert.deepEqual([...byIndex.keys()].sort(), ['0', '1', '2']);
     const p1 = byIndex.get('1')!;
@@ -121,16 +121,16 @@ describe('job controller on the real API server', () => {
     assert.equal(env?.valueFrom?.fieldRef?.fieldPath, "metadata.annotations['batch.kubernetes.io/job-completion-index']");
     await finish(c.admin, byIndex.get('0')!, 0);
     await finish(c.admin, byIndex.get('2')!, 0);
-    const partial = await until('0,2 done', async () => {
+    const partial = await pollUntil('0,2 done', async () => {
       const j = await jobs.get('idx');
       return j.status?.completedIndexes === '0,2' && j.status.succeeded === 2 ? j : undefined;
-    });
+    }, { timeoutMs: 8000, intervalMs: 25 });
     assert.equal(partial.status?.active, 1);
     await finish(c.admin, p1, 0);
-    const done = await until('Complete', async () => {
+    const done = await pollUntil('Complete', async () => {
       const j = await jobs.get('idx');
       return cond(j, 'Complete')[0] === 'True' ? j : undefined;
-    });
+    }, { timeoutMs: 8000, intervalMs: 25 });
     assert.equal(done.status?.completedIndexes, '0-2');
   });
 
@@ -140,15 +140,15 @@ describe('job controller on the real API server', () => {
       backoffLimit: 6,
       podFailurePolicy: { rules: [{ action: 'Ignore', onExitCodes: { operator: 'In', values: [3] } }, { action: 'FailJob', onExitCodes: { containerName: 'main', operator: 'In', values: [42] } }] },
     }, ['false']));
-    const first = await until('pod', async () => active(await podsOf(c.admin, 'policy'))[0]);
+    const first = await pollUntil('pod', async () => active(await podsOf(c.admin, 'policy'))[0], { timeoutMs: 8000, intervalMs: 25 });
     await finish(c.admin, first, 3, new Date(clock.now()));
-    const second = await until('replacement without backoff', async () => active(await podsOf(c.admin, 'policy')).find((p) => p.metadata.uid !== first.metadata.uid));
+    const second = await pollUntil('replacement without backoff', async () => active(await podsOf(c.admin, 'policy')).find((p) => p.metadata.uid !== first.metadata.uid), { timeoutMs: 8000, intervalMs: 25 });
     assert.equal((await jobs.get('policy')).status?.failed ?? 0, 0);
     await finish(c.admin, second, 42, new Date(clock.now()));
-    const failed = await until('Failed', async () => {
+    const failed = await pollUntil('Failed', async () => {
       const j = await jobs.get('policy');
       return cond(j, 'Failed')[0] === 'True' ? j : undefined;
-    });
+    }, { timeoutMs: 8000, intervalMs: 25 });
     assert.deepEqual(cond(failed, 'Failed'), ['True', 'PodFailurePolicy']);
     assert.equal(failed.status?.conditions?.find((x) => x.type === 'Failed')?.message, `Container main for pod default/${second.metadata.name} failed with exit code 42 matching FailJob rule at index 1`);
   });
@@ -156,12 +156,12 @@ describe('job controller on the real API server', () => {
   it('activeDeadlineSeconds: running pods are removed and the Job fails with DeadlineExceeded', async () => {
     const jobs = c.admin.resource(JOBS, 'default');
     await jobs.create(job('deadline', { activeDeadlineSeconds: 30, parallelism: 2, completions: 4 }, ['sleep', '3600']));
-    await until('2 pods', async () => (active(await podsOf(c.admin, 'deadline')).length === 2 ? true : undefined));
+    await pollUntil('2 pods', async () => (active(await podsOf(c.admin, 'deadline')).length === 2 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
     clock.jump(31_000);
-    const failed = await until('Failed', async () => {
+    const failed = await pollUntil('Failed', async () => {
       const j = await jobs.get('deadline');
       return cond(j, 'Failed')[0] === 'True' ? j : undefined;
-    });
+    }, { timeoutMs: 8000, intervalMs: 25 });
     assert.deepEqual(cond(failed, 'Failed'), ['True', 'DeadlineExceeded']);
     assert.equal(failed.status?.conditions?.find((x) => x.type === 'Failed')?.message, 'Job was active longer than specified deadline');
     assert.equal(active(await podsOf(c.admin, 'deadline')).length, 0);
@@ -170,15 +170,15 @@ describe('job controller on the real API server', () => {
   it('suspend: no pods and Suspended=True; resuming starts them and flips the condition to JobResumed', async () => {
     const jobs = c.admin.resource(JOBS, 'default');
     await jobs.create(job('later', { suspend: true }));
-    const suspended = await until('Suspended', async () => {
+    const suspended = await pollUntil('Suspended', async () => {
       const j = await jobs.get('later');
       return cond(j, 'Suspended')[0] === 'True' ? j : undefined;
-    });
+    }, { timeoutMs: 8000, intervalMs: 25 });
     assert.deepEqual(cond(suspended, 'Suspended'), ['True', 'JobSuspended']);
     assert.equal(suspended.status?.startTime, undefined);
     assert.equal((await podsOf(c.admin, 'later')).length, 0);
     await jobs.patch('later', { spec: { suspend: false } }, { type: 'merge' });
-    await until('a pod', async () => active(await podsOf(c.admin, 'later'))[0]);
+    await pollUntil('a pod', async () => active(await podsOf(c.admin, 'later'))[0], { timeoutMs: 8000, intervalMs: 25 });
     const resumed = await jobs.get('later');
     assert.deepEqual(cond(resumed, 'Suspended'), ['False', 'JobResumed']);
     assert.ok(resumed.status?.startTime);
@@ -187,11 +187,11 @@ describe('job controller on the real API server', () => {
   it('ttlSecondsAfterFinished: a finished Job and its pods are deleted once the TTL passes', async () => {
     const jobs = c.admin.resource(JOBS, 'default');
     await jobs.create(job('short-lived', { ttlSecondsAfterFinished: 60 }));
-    const p = await until('pod', async () => active(await podsOf(c.admin, 'short-lived'))[0]);
+    const p = await pollUntil('pod', async () => active(await podsOf(c.admin, 'short-lived'))[0], { timeoutMs: 8000, intervalMs: 25 });
     await finish(c.admin, p, 0);
-    await until('Complete', async () => (cond(await jobs.get('short-lived'), 'Complete')[0] === 'True' ? true : undefined));
+    await pollUntil('Complete', async () => (cond(await jobs.get('short-lived'), 'Complete')[0] === 'True' ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
     clock.jump(61_000);
-    await until('job deleted', async () => ((await jobs.list()).items.some((j) => j.metadata.name === 'short-lived') ? undefined : true));
-    await until('pods deleted', async () => ((await podsOf(c.admin, 'short-lived')).length === 0 ? true : undefined));
+    await pollUntil('job deleted', async () => ((await jobs.list()).items.some((j) => j.metadata.name === 'short-lived') ? undefined : true), { timeoutMs: 8000, intervalMs: 25 });
+    await pollUntil('pods deleted', async () => ((await podsOf(c.admin, 'short-lived')).length === 0 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
   });
 });

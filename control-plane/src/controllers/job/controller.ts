@@ -12,12 +12,12 @@
  * Acts as kube-system/job-controller: pods are created, deleted and patched (finalizers,
  * adoption); the Job is only written through `jobs/status` (update).
  */
-import { JOBS, PODS, labelSelectorFromObject, matchLabels, type ApiClient, type Job, type JobStatus, type Pod } from '@nodelet/api';
-import { hasCode, type Clock, type Logger } from '@nodelet/base';
-import { newQueue, type Controller, type ReconcileResult, type SharedInformers } from '../runtime.js';
-import { EventRecorder } from '../util/events.js';
+import { JOBS, labelSelectorFromObject, matchLabels, PODS, rfc3339, type Job, type JobStatus, type Pod } from '@nodelet/api';
+import { hasCode } from '@nodelet/base';
+import { ControllerBase, type ControllerDeps } from '../controller-base.js';
+import type { ReconcileResult } from '../runtime.js';
 import { Expectations } from '../util/expectations.js';
-import { controllerRef, isPodReady, keyOf } from '../util/pods.js';
+import { controllerRef, isPodReady, ownerKey } from '../util/pods.js';
 import { comparePodsForDeletion } from '../replicaset/plan.js';
 import { firstPendingIndexes, parseIndexes, podCompletionIndex } from './indexes.js';
 import {
@@ -39,67 +39,26 @@ import {
   REASON_COMPLETIONS_REACHED,
   REASON_DEADLINE_EXCEEDED,
   REASON_POD_FAILURE_POLICY,
-  rfc3339,
   wantActive,
   type BackoffRecord,
 } from './policy.js';
 import { podForJob } from './pod-template.js';
 import { countUncounted, hasTrackingFinalizer, trackFinishedPods } from './track.js';
 
-export interface JobControllerDeps {
-  client: ApiClient;
-  informers: SharedInformers;
-  clock: Clock;
-  logger: Logger;
-}
+const jobKeyOf = (p: Pod): string | undefined => ownerKey(p, 'Job', 'batch');
 
-const jobKeyOf = (p: Pod): string | undefined => {
-  const ref = controllerRef(p);
-  return ref?.kind === 'Job' && ref.apiVersion.startsWith('batch/') ? `${p.metadata.namespace}/${ref.name}` : undefined;
-};
-
-export class JobController implements Controller {
-  readonly name = 'job';
-  readonly queue;
-  readonly workers = 4;
-  readonly #d: JobControllerDeps;
+export class JobController extends ControllerBase {
   readonly #jobs;
   readonly #pods;
   readonly #expect: Expectations;
-  readonly #events: EventRecorder;
   /** Per Job key: consecutive failures since the last success (in memory, as upstream's backoff store). */
   readonly #backoff = new Map<string, BackoffRecord>();
 
-  constructor(d: JobControllerDeps) {
-    this.#d = d;
-    this.queue = newQueue(d.clock);
+  constructor(d: ControllerDeps) {
+    super(d, { name: 'job', workers: 4, eventComponent: 'job-controller' });
     this.#expect = new Expectations(d.clock);
-    this.#events = new EventRecorder({ client: d.client, component: 'job-controller', clock: d.clock, logger: d.logger });
-    this.#jobs = d.informers.for(JOBS);
-    this.#pods = d.informers.for(PODS);
-    const enqueue = (j: Job): void => this.queue.add(keyOf(j));
-    this.#jobs.on({ onAdd: enqueue, onUpdate: (_o, j) => enqueue(j), onDelete: enqueue });
-    this.#pods.on({
-      onAdd: (p) => {
-        const k = jobKeyOf(p);
-        if (!k) return;
-        this.#expect.observedAdd(k);
-        this.queue.add(k);
-      },
-      onUpdate: (o, p) => {
-        const a = jobKeyOf(o);
-        const b = jobKeyOf(p);
-        if (a) this.queue.add(a);
-        if (b && b !== a) this.queue.add(b);
-        if (b && !o.metadata.deletionTimestamp && p.metadata.deletionTimestamp) this.#expect.observedDelete(b);
-      },
-      onDelete: (p) => {
-        const k = jobKeyOf(p);
-        if (!k) return;
-        if (!p.metadata.deletionTimestamp) this.#expect.observedDelete(k);
-        this.queue.add(k);
-      },
-    });
+    this.#jobs = this.watch(JOBS);
+    this.#pods = this.watchOwnedPods(jobKeyOf, this.#expect);
   }
 
   async reconcile(key: string, signal: AbortSignal): Promise<ReconcileResult | void> {
@@ -117,8 +76,8 @@ export class JobController implements Controller {
       this.#backoff.delete(key);
       return;
     }
-    const now = this.#d.clock.now();
-    const jobs = this.#d.client.resource(JOBS, job.metadata.namespace);
+    const now = this.clock.now();
+    const jobs = this.client.resource(JOBS, job.metadata.namespace);
     let current = job;
 
     // 1. Finished pods: record them as uncounted, remove their finalizers, then count them.
@@ -131,10 +90,10 @@ export class JobController implements Controller {
 
     // 2. Suspension and the start time (resuming restarts the activeDeadlineSeconds clock).
     if (isSuspended(job)) {
-      if (ensureCondition(conditions, 'Suspended', 'True', 'JobSuspended', 'Job suspended', now)) void this.#events.record(job, 'Normal', 'Suspended', 'Job suspended');
+      if (ensureCondition(conditions, 'Suspended', 'True', 'JobSuspended', 'Job suspended', now)) void this.event(job, 'Normal', 'Suspended', 'Job suspended');
     } else {
       if (ensureCondition(conditions, 'Suspended', 'False', 'JobResumed', 'Job resumed', now)) {
-        void this.#events.record(job, 'Normal', 'Resumed', 'Job resumed');
+        void this.event(job, 'Normal', 'Resumed', 'Job resumed');
         status.startTime = rfc3339(now);
       }
       status.startTime ??= rfc3339(now);
@@ -161,11 +120,11 @@ export class JobController implements Controller {
       if (!lingering && active.length === 0) {
         if (failureTarget) {
           ensureCondition(conditions, 'Failed', 'True', failureTarget.reason ?? '', failureTarget.message ?? '', now);
-          void this.#events.record(job, 'Warning', failureTarget.reason ?? 'Failed', failureTarget.message ?? '');
+          void this.event(job, 'Warning', failureTarget.reason ?? 'Failed', failureTarget.message ?? '');
         } else {
           ensureCondition(conditions, 'Complete', 'True', REASON_COMPLETIONS_REACHED, MESSAGE_COMPLETIONS, now);
           status.completionTime = rfc3339(now);
-          void this.#events.record(job, 'Normal', 'Completed', 'Job completed');
+          void this.event(job, 'Normal', 'Completed', 'Job completed');
         }
       }
     } else if (isSuspended(job)) {
@@ -243,26 +202,8 @@ export class JobController implements Controller {
 
   /** Slow-start batches (1, 2, 4, …), as upstream, so a failing template fails fast. */
   async #createPods(key: string, job: Job, indexes: Array<number | undefined>, signal: AbortSignal): Promise<Pod[]> {
-    const pods = this.#d.client.resource(PODS, job.metadata.namespace);
-    const out: Pod[] = [];
-    let batch = 1;
-    for (let at = 0; at < indexes.length; at += batch, batch *= 2) {
-      const slice = indexes.slice(at, at + batch);
-      const results = await Promise.allSettled(slice.map((i) => pods.create(podForJob(job, i), { signal })));
-      const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
-      for (const r of results) {
-        if (r.status !== 'fulfilled') continue;
-        out.push(r.value);
-        void this.#events.record(job, 'Normal', 'SuccessfulCreate', `Created pod: ${r.value.metadata.name}`);
-      }
-      if (failed.length) {
-        this.#expect.lowerAdd(key, failed.length + Math.max(0, indexes.length - at - batch));
-        const err = failed[0]!.reason;
-        void this.#events.record(job, 'Warning', 'FailedCreate', `Error creating: ${err instanceof Error ? err.message : String(err)}`);
-        throw err;
-      }
-    }
-    return out;
+    const pods = this.client.resource(PODS, job.metadata.namespace);
+    return this.createPodsInBatches(job, key, indexes, (i) => pods.create(podForJob(job, i), { signal }), this.#expect);
   }
 
   /** Deletes `n` of `active` (or exactly `victims`), cheapest first; returns the pods left active. */
@@ -270,15 +211,7 @@ export class JobController implements Controller {
     const chosen = victims ?? [...active].sort(comparePodsForDeletion).slice(0, Math.min(n, MAX_POD_CREATE_DELETE_PER_SYNC));
     if (chosen.length === 0) return active;
     this.#expect.expect(key, 0, chosen.length);
-    const pods = this.#d.client.resource(PODS, job.metadata.namespace);
-    const results = await Promise.allSettled(chosen.map((p) => pods.delete(p.metadata.name ?? '', { signal, preconditions: { uid: p.metadata.uid } })));
-    let firstErr: unknown;
-    results.forEach((r, i) => {
-      if (r.status === 'fulfilled') return void this.#events.record(job, 'Normal', 'SuccessfulDelete', `Deleted pod: ${chosen[i]!.metadata.name}`);
-      this.#expect.lowerDelete(key);
-      if (!hasCode(r.reason, 'ERR_NOT_FOUND') && !hasCode(r.reason, 'ERR_CONFLICT')) firstErr ??= r.reason;
-    });
-    if (firstErr) throw firstErr;
+    await this.deleteOwnedPods(job, key, chosen, this.#expect, signal);
     const gone = new Set(chosen.map((p) => p.metadata.uid));
     return active.filter((p) => !gone.has(p.metadata.uid));
   }
@@ -292,7 +225,7 @@ export class JobController implements Controller {
   }
 
   async #removeFinalizers(job: Job, pods: readonly Pod[], signal: AbortSignal): Promise<void> {
-    const client = this.#d.client.resource(PODS, job.metadata.namespace);
+    const client = this.client.resource(PODS, job.metadata.namespace);
     const results = await Promise.allSettled(
       pods
         .filter(hasTrackingFinalizer)
@@ -308,7 +241,7 @@ export class JobController implements Controller {
     const orphans = this.#pods.list().filter((p) => p.metadata.namespace === ns && jobKeyOf(p) === key && hasTrackingFinalizer(p));
     if (!orphans.length) return;
     try {
-      const live = await this.#d.client.resource(JOBS, ns).get(name, { signal });
+      const live = await this.client.resource(JOBS, ns).get(name, { signal });
       const stillOwned = orphans.filter((p) => controllerRef(p)?.uid === live.metadata.uid);
       if (stillOwned.length === orphans.length) return;
       await this.#removeFinalizers(live, orphans.filter((p) => !stillOwned.includes(p)), signal);

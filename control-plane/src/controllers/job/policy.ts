@@ -2,7 +2,7 @@
  * The pure rules of the Job controller (pkg/controller/job): which pods count as failed, the
  * pod failure policy, the pod-failure backoff, deadlines and the status conditions.
  */
-import type { ContainerStatus, Job, JobCondition, Pod, PodFailurePolicyRule } from '@nodelet/api';
+import { rfc3339, type ContainerStatus, type Job, type JobCondition, type Pod, type PodFailurePolicyRule } from '@nodelet/api';
 
 export const JOB_TRACKING_FINALIZER = 'batch.kubernetes.io/job-tracking';
 /** Upstream DefaultJobPodFailureBackOff and MaxJobPodFailureBackOff. */
@@ -135,9 +135,6 @@ export function activeDeadlineRemainingMs(job: Job, nowMs: number): number | und
   return start + ads * 1000 - nowMs;
 }
 
-export function rfc3339(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 
 /**
  * Upstream ensureJobConditionStatus: sets `type` to `status` (a False condition is only written

@@ -4,41 +4,26 @@
  * namespaces/<name>/finalize) so the server can remove the namespace. Pods on nodes take their
  * grace period, so the controller re-checks every second until the namespace is empty.
  */
-import { NAMESPACES, RESOURCES, type ApiClient, type KubeObject, type Namespace, type ResourceType } from '@nodelet/api';
-import { hasCode, type Clock, type Logger } from '@nodelet/base';
-import { newQueue, type Controller, type ReconcileResult, type SharedInformers } from '../runtime.js';
+import { NAMESPACES, RESOURCES, type KubeObject, type Namespace, type ResourceType } from '@nodelet/api';
+import { hasCode } from '@nodelet/base';
+import { ControllerBase, type ControllerDeps } from '../controller-base.js';
+import type { ReconcileResult } from '../runtime.js';
 
 export const NAMESPACE_FINALIZER = 'kubernetes';
 const RECHECK_MS = 1_000;
 
-export interface NamespaceDeps {
-  client: ApiClient;
-  informers: SharedInformers;
-  clock: Clock;
-  logger: Logger;
-}
-
-export class NamespaceController implements Controller {
-  readonly name = 'namespace';
-  readonly queue;
-  readonly workers = 2;
-  readonly #d: NamespaceDeps;
+export class NamespaceController extends ControllerBase {
   readonly #namespaces;
 
-  constructor(d: NamespaceDeps) {
-    this.#d = d;
-    this.queue = newQueue(d.clock);
-    this.#namespaces = d.informers.for(NAMESPACES);
-    const enqueue = (n: Namespace): void => {
-      if (n.metadata.deletionTimestamp) this.queue.add(n.metadata.name ?? '');
-    };
-    this.#namespaces.on({ onAdd: enqueue, onUpdate: (_o, n) => enqueue(n) });
+  constructor(d: ControllerDeps) {
+    super(d, { name: 'namespace' });
+    this.#namespaces = this.watch(NAMESPACES, (n) => (n.metadata.deletionTimestamp ? (n.metadata.name ?? '') : undefined), ['add', 'update']);
   }
 
   async reconcile(name: string, signal: AbortSignal): Promise<ReconcileResult | void> {
     let ns = this.#namespaces.get(name);
     if (!ns?.metadata.deletionTimestamp) return;
-    const client = this.#d.client;
+    const client = this.client;
     if (ns.status?.phase !== 'Terminating') {
       ns = await client.resource(NAMESPACES).updateStatus({ ...ns, status: { ...ns.status, phase: 'Terminating' } }, { signal });
     }
@@ -56,12 +41,12 @@ export class NamespaceController implements Controller {
       if (hasCode(err, 'ERR_NOT_FOUND') || hasCode(err, 'ERR_UNIMPLEMENTED')) await client.update(NAMESPACES, finalized, { signal });
       else throw err;
     }
-    this.#d.logger.info({ namespace: name }, 'Namespace emptied and finalized');
+    this.log.info({ namespace: name }, 'Namespace emptied and finalized');
   }
 
   async #exists(name: string, signal: AbortSignal): Promise<boolean> {
     try {
-      await this.#d.client.get(NAMESPACES, name, { signal });
+      await this.client.get(NAMESPACES, name, { signal });
       return true;
     } catch (err) {
       if (hasCode(err, 'ERR_NOT_FOUND')) return false;
@@ -73,7 +58,7 @@ export class NamespaceController implements Controller {
   async #deleteAll(r: ResourceType, ns: string, signal: AbortSignal): Promise<number> {
     let items: KubeObject[];
     try {
-      items = (await this.#d.client.listAll(r, { namespace: ns, signal })).items;
+      items = (await this.client.listAll(r, { namespace: ns, signal })).items;
     } catch (err) {
       // A kind this server does not serve has nothing to delete.
       if (hasCode(err, 'ERR_NOT_FOUND') || hasCode(err, 'ERR_UNIMPLEMENTED')) return 0;
@@ -82,7 +67,7 @@ export class NamespaceController implements Controller {
     for (const o of items) {
       if (o.metadata.deletionTimestamp) continue;
       try {
-        await this.#d.client.delete(r, o.metadata.name ?? '', { namespace: ns, propagationPolicy: 'Background', signal });
+        await this.client.delete(r, o.metadata.name ?? '', { namespace: ns, propagationPolicy: 'Background', signal });
       } catch (err) {
         if (!hasCode(err, 'ERR_NOT_FOUND') && !hasCode(err, 'ERR_CONFLICT')) throw err;
       }

@@ -1,35 +1,18 @@
 /** Creates the `default` ServiceAccount in every active namespace, and re-creates it if deleted. */
-import { NAMESPACES, SERVICEACCOUNTS, type ApiClient, type ServiceAccount } from '@nodelet/api';
-import { hasCode, type Clock, type Logger } from '@nodelet/base';
-import { newQueue, type Controller, type SharedInformers } from '../runtime.js';
+import { NAMESPACES, SERVICEACCOUNTS, type ServiceAccount } from '@nodelet/api';
+import { hasCode } from '@nodelet/base';
+import { ControllerBase, type ControllerDeps } from '../controller-base.js';
 
 export const DEFAULT_SERVICE_ACCOUNT = 'default';
 
-export interface ServiceAccountDeps {
-  client: ApiClient;
-  informers: SharedInformers;
-  clock: Clock;
-  logger: Logger;
-}
-
-export class ServiceAccountController implements Controller {
-  readonly name = 'serviceaccount';
-  readonly queue;
-  readonly #d: ServiceAccountDeps;
+export class ServiceAccountController extends ControllerBase {
   readonly #namespaces;
   readonly #accounts;
 
-  constructor(d: ServiceAccountDeps) {
-    this.#d = d;
-    this.queue = newQueue(d.clock);
-    this.#namespaces = d.informers.for(NAMESPACES);
-    this.#accounts = d.informers.for(SERVICEACCOUNTS);
-    this.#namespaces.on({ onAdd: (n) => this.queue.add(n.metadata.name ?? ''), onUpdate: (_o, n) => this.queue.add(n.metadata.name ?? '') });
-    this.#accounts.on({
-      onDelete: (sa: ServiceAccount) => {
-        if (sa.metadata.name === DEFAULT_SERVICE_ACCOUNT && sa.metadata.namespace) this.queue.add(sa.metadata.namespace);
-      },
-    });
+  constructor(d: ControllerDeps) {
+    super(d, { name: 'serviceaccount' });
+    this.#namespaces = this.watch(NAMESPACES, (n) => n.metadata.name ?? '', ['add', 'update']);
+    this.#accounts = this.watch(SERVICEACCOUNTS, (sa: ServiceAccount) => (sa.metadata.name === DEFAULT_SERVICE_ACCOUNT && sa.metadata.namespace ? sa.metadata.namespace : undefined), ['delete']);
   }
 
   async reconcile(ns: string, signal: AbortSignal): Promise<void> {
@@ -37,7 +20,7 @@ export class ServiceAccountController implements Controller {
     if (!namespace || namespace.metadata.deletionTimestamp || namespace.status?.phase === 'Terminating') return;
     if (this.#accounts.get(`${ns}/${DEFAULT_SERVICE_ACCOUNT}`)) return;
     try {
-      await this.#d.client.resource(SERVICEACCOUNTS, ns).create({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: DEFAULT_SERVICE_ACCOUNT, namespace: ns } }, { signal });
+      await this.client.resource(SERVICEACCOUNTS, ns).create({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: DEFAULT_SERVICE_ACCOUNT, namespace: ns } }, { signal });
     } catch (err) {
       if (!hasCode(err, 'ERR_ALREADY_EXISTS')) throw err;
     }

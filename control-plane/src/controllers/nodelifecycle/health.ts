@@ -9,8 +9,7 @@
  *   NoExecute taint on the node ──▶ pods that do not tolerate it are deleted; pods that tolerate
  *   it for tolerationSeconds are deleted that long after the taint's timeAdded (300 s by default).
  */
-import type { Node, NodeCondition, Pod, Taint } from '@nodelet/api';
-import { toleratesTaint } from '../../scheduler/filters.js';
+import { toleratesTaint, type Node, type NodeCondition, type Pod, type Taint } from '@nodelet/api';
 
 export const NODE_MONITOR_GRACE_MS = 50_000;
 export const DEFAULT_TOLERATION_SECONDS = 300;

@@ -3,72 +3,24 @@
  * status. Pods are owned through a controller ownerReference (blockOwnerDeletion), named
  * `<rs>-<5 chars>`; expectations stop a stale cache from causing double creates.
  */
-import { PODS, REPLICASETS, type ApiClient, type Pod, type ReplicaSet } from '@nodelet/api';
-import { hasCode, type Clock, type Logger } from '@nodelet/base';
-import { newQueue, type Controller, type ReconcileResult, type SharedInformers } from '../runtime.js';
+import { PODS, REPLICASETS, type Pod, type ReplicaSet } from '@nodelet/api';
+import { hasCode } from '@nodelet/base';
+import { ControllerBase, type ControllerDeps } from '../controller-base.js';
+import type { ReconcileResult } from '../runtime.js';
 import { Expectations } from '../util/expectations.js';
-import { EventRecorder } from '../util/events.js';
-import { controllerRef, isPodActive, isPodAvailable, isPodReady, keyOf, newControllerRef, randomSuffix } from '../util/pods.js';
+import { controllerRef, isPodActive, isPodAvailable, isPodReady, keyOf, newControllerRef, ownerKey, randomSuffix } from '../util/pods.js';
 import { planReplicaSet, podFromTemplate, replicaSetStatus, selectorMatches, statusEqual } from './plan.js';
 
-export interface ReplicaSetControllerDeps {
-  client: ApiClient;
-  informers: SharedInformers;
-  clock: Clock;
-  random: () => number;
-  logger: Logger;
-}
-
-function ownerKey(pod: Pod): string | undefined {
-  const ref = controllerRef(pod);
-  return ref?.kind === 'ReplicaSet' ? `${pod.metadata.namespace}/${ref.name}` : undefined;
-}
-
-export class ReplicaSetController implements Controller {
-  readonly name = 'replicaset';
-  readonly queue;
-  readonly workers = 4;
-  readonly #d: ReplicaSetControllerDeps;
+export class ReplicaSetController extends ControllerBase {
   readonly #rs;
   readonly #pods;
   readonly #expect: Expectations;
-  readonly #events: EventRecorder;
 
-  constructor(d: ReplicaSetControllerDeps) {
-    this.#d = d;
-    this.queue = newQueue(d.clock);
+  constructor(d: ControllerDeps) {
+    super(d, { name: 'replicaset', workers: 4, eventComponent: 'replicaset-controller' });
     this.#expect = new Expectations(d.clock);
-    this.#events = new EventRecorder({ client: d.client, component: 'replicaset-controller', clock: d.clock, logger: d.logger });
-    this.#rs = d.informers.for(REPLICASETS);
-    this.#pods = d.informers.for(PODS);
-    this.#rs.on({
-      onAdd: (rs) => this.queue.add(keyOf(rs)),
-      onUpdate: (_o, rs) => this.queue.add(keyOf(rs)),
-      onDelete: (rs) => this.queue.add(keyOf(rs)),
-    });
-    this.#pods.on({
-      onAdd: (p) => {
-        const k = ownerKey(p);
-        if (!k) return this.#enqueueAdopters(p);
-        this.#expect.observedAdd(k);
-        this.queue.add(k);
-      },
-      onUpdate: (o, p) => {
-        const a = ownerKey(o);
-        const b = ownerKey(p);
-        if (a) this.queue.add(a);
-        if (b && b !== a) this.queue.add(b);
-        if (!b) this.#enqueueAdopters(p);
-        // A pod going terminating counts as the deletion we expected.
-        if (b && !o.metadata.deletionTimestamp && p.metadata.deletionTimestamp) this.#expect.observedDelete(b);
-      },
-      onDelete: (p) => {
-        const k = ownerKey(p);
-        if (!k) return;
-        if (!p.metadata.deletionTimestamp) this.#expect.observedDelete(k);
-        this.queue.add(k);
-      },
-    });
+    this.#rs = this.watch(REPLICASETS);
+    this.#pods = this.watchOwnedPods((p) => ownerKey(p, 'ReplicaSet'), this.#expect, (p) => this.#enqueueAdopters(p));
   }
 
   /** An orphan pod may be adopted by a ReplicaSet whose selector matches it. */
@@ -88,15 +40,17 @@ export class ReplicaSetController implements Controller {
       const plan = planReplicaSet(rs, owned);
       if (plan.create > 0 || plan.delete.length > 0) {
         this.#expect.expect(key, plan.create, plan.delete.length);
-        await this.#create(key, rs, plan.create, signal);
-        await this.#delete(key, rs, plan.delete, signal);
+        const pods = this.client.resource(PODS, rs.metadata.namespace);
+        const names = Array.from({ length: plan.create }, () => `${rs.metadata.name}-${randomSuffix(this.random)}`);
+        await this.createPodsInBatches(rs, key, names, (name) => pods.create(podFromTemplate(rs, name), { signal }), this.#expect);
+        await this.deleteOwnedPods(rs, key, plan.delete, this.#expect, signal);
       }
     }
-    const now = this.#d.clock.now();
+    const now = this.clock.now();
     const status = replicaSetStatus(rs, owned, now);
     if (!statusEqual(rs.status, status)) {
       try {
-        await this.#d.client.resource(REPLICASETS, rs.metadata.namespace).updateStatus({ ...rs, status }, { signal });
+        await this.client.resource(REPLICASETS, rs.metadata.namespace).updateStatus({ ...rs, status }, { signal });
       } catch (err) {
         if (!hasCode(err, 'ERR_NOT_FOUND')) throw err;
       }
@@ -112,7 +66,7 @@ export class ReplicaSetController implements Controller {
    * concurrent change makes the patch fail instead of stealing a pod).
    */
   async #claimPods(rs: ReplicaSet, signal: AbortSignal): Promise<Pod[]> {
-    const pods = this.#d.client.resource(PODS, rs.metadata.namespace);
+    const pods = this.client.resource(PODS, rs.metadata.namespace);
     const owned: Pod[] = [];
     for (const p of this.#pods.list()) {
       if (p.metadata.namespace !== rs.metadata.namespace) continue;
@@ -131,47 +85,6 @@ export class ReplicaSetController implements Controller {
       }
     }
     return owned;
-  }
-
-  /** Creates in slow-start batches (1, 2, 4, …) so a failing template fails fast. */
-  async #create(key: string, rs: ReplicaSet, n: number, signal: AbortSignal): Promise<void> {
-    const pods = this.#d.client.resource(PODS, rs.metadata.namespace);
-    let remaining = n;
-    let batch = 1;
-    while (remaining > 0) {
-      const size = Math.min(batch, remaining);
-      const results = await Promise.allSettled(
-        Array.from({ length: size }, () => pods.create(podFromTemplate(rs, `${rs.metadata.name}-${randomSuffix(this.#d.random)}`), { signal })),
-      );
-      const failed = results.filter((r) => r.status === 'rejected');
-      remaining -= size;
-      if (failed.length) {
-        // Nothing more will be observed for the failed ones, nor for the batches we skip.
-        this.#expect.lowerAdd(key, failed.length + remaining);
-        const err = (failed[0] as PromiseRejectedResult).reason;
-        await this.#events.record(rs, 'Warning', 'FailedCreate', `Error creating: ${err instanceof Error ? err.message : String(err)}`);
-        throw err;
-      }
-      for (const r of results) {
-        if (r.status === 'fulfilled') await this.#events.record(rs, 'Normal', 'SuccessfulCreate', `Created pod: ${r.value.metadata.name}`);
-      }
-      batch *= 2;
-    }
-  }
-
-  async #delete(key: string, rs: ReplicaSet, victims: Pod[], signal: AbortSignal): Promise<void> {
-    const pods = this.#d.client.resource(PODS, rs.metadata.namespace);
-    const results = await Promise.allSettled(victims.map((p) => pods.delete(p.metadata.name ?? '', { signal, preconditions: { uid: p.metadata.uid } })));
-    let firstErr: unknown;
-    results.forEach((r, i) => {
-      if (r.status === 'fulfilled') {
-        void this.#events.record(rs, 'Normal', 'SuccessfulDelete', `Deleted pod: ${victims[i]!.metadata.name}`);
-        return;
-      }
-      this.#expect.lowerDelete(key);
-      if (!hasCode(r.reason, 'ERR_NOT_FOUND') && !hasCode(r.reason, 'ERR_CONFLICT')) firstErr ??= r.reason;
-    });
-    if (firstErr) throw firstErr;
   }
 }
 

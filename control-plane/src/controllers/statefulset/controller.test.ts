@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { CONTROLLERREVISIONS, PODS, STATEFULSETS, type Pod, type StatefulSet } from '@nodelet/api';
 import { startRealCluster, type RealCluster } from '../testing/real-cluster.js';
 import { createNodes, fakeNode, startFakeAgents, type FakeAgents } from '../testing/fake-agents.js';
-import { until } from '../testing/wait.js';
+import { pollUntil } from '@nodelet/base';
 
 function statefulSet(name: string, replicas: number, spec: Partial<NonNullable<StatefulSet['spec']>> = {}): StatefulSet {
   return {
@@ -43,17 +43,17 @@ describe('statefulset controller on the real API server', () => {
     const created = await sets.create(statefulSet('web', 3));
     assert.deepEqual([created.spec?.podManagementPolicy, created.spec?.updateStrategy?.type, created.spec?.updateStrategy?.rollingUpdate?.partition], ['OrderedReady', 'RollingUpdate', 0]);
     agents.holdBack.add('web-0');
-    const first = await until('web-0', async () => (await podsOf('web'))[0]);
+    const first = await pollUntil('web-0', async () => (await podsOf('web'))[0], { timeoutMs: 8000, intervalMs: 25 });
     await new Promise((r) => setTimeout(r, 300));
     assert.deepEqual(names(await podsOf('web')), ['web-0'], 'web-1 waits for web-0 to be ready');
     assert.deepEqual([first.spec?.hostname, first.spec?.subdomain], ['web-0', 'nginx']);
     assert.equal(first.metadata.labels?.['statefulset.kubernetes.io/pod-name'], 'web-0');
     assert.equal(first.metadata.labels?.['apps.kubernetes.io/pod-index'], '0');
     agents.holdBack.delete('web-0');
-    const all = await until('3 ready', async () => {
+    const all = await pollUntil('3 ready', async () => {
       const s = await sets.get('web');
       return s.status?.readyReplicas === 3 ? s : undefined;
-    });
+    }, { timeoutMs: 8000, intervalMs: 25 });
     assert.equal(all.status?.currentRevision, all.status?.updateRevision);
     const ps = await podsOf('web');
     const created0 = (n: string): number => Date.parse(ps.find((p) => p.metadata.name === n)!.metadata.creationTimestamp!);
@@ -72,41 +72,41 @@ describe('statefulset controller on the real API server', () => {
       }
     })();
     await sets.patch('web', { spec: { replicas: 1 } }, { type: 'merge' });
-    await until('1 left', async () => (names(await podsOf('web')).join() === 'web-0' && (await podsOf('web')).length === 1 ? true : undefined));
+    await pollUntil('1 left', async () => (names(await podsOf('web')).join() === 'web-0' && (await podsOf('web')).length === 1 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
     watching = false;
     await watcher;
     assert.deepEqual(order, ['web-2', 'web-1']);
     await sets.patch('web', { spec: { replicas: 3 } }, { type: 'merge' });
-    await until('3 ready again', async () => ((await sets.get('web')).status?.readyReplicas === 3 ? true : undefined));
+    await pollUntil('3 ready again', async () => ((await sets.get('web')).status?.readyReplicas === 3 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
   });
 
   it('RollingUpdate from the highest ordinal, honouring the partition; undo renumbers the old revision', async () => {
     const sets = c.admin.resource(STATEFULSETS, 'default');
     const before = await sets.get('web');
     await sets.patch('web', { spec: { updateStrategy: { rollingUpdate: { partition: 1 } }, template: { spec: { containers: [{ name: 'c', image: 'busybox:2' }] } } } }, { type: 'strategic' });
-    await until('web-1 and web-2 updated', async () => {
+    await pollUntil('web-1 and web-2 updated', async () => {
       const s = await sets.get('web');
       return s.status?.updatedReplicas === 2 && s.status.readyReplicas === 3 ? s : undefined;
-    }, 15_000);
+    }, { timeoutMs: 15_000, intervalMs: 25 });
     const ps = await podsOf('web');
     const image = (n: string): string | undefined => ps.find((p) => p.metadata.name === n)?.spec?.containers[0]?.image;
     assert.deepEqual([image('web-0'), image('web-1'), image('web-2')], ['busybox:1', 'busybox:2', 'busybox:2']);
     const partial = await sets.get('web');
     assert.notEqual(partial.status?.currentRevision, partial.status?.updateRevision, 'partitioned: not complete');
     await sets.patch('web', { spec: { updateStrategy: { rollingUpdate: { partition: 0 } } } }, { type: 'merge' });
-    const done = await until('all updated', async () => {
+    const done = await pollUntil('all updated', async () => {
       const s = await sets.get('web');
       return s.status?.updatedReplicas === 3 && s.status?.currentRevision === s.status?.updateRevision && s.status?.readyReplicas === 3 ? s : undefined;
-    }, 15_000);
+    }, { timeoutMs: 15_000, intervalMs: 25 });
     const revs = (await c.admin.resource(CONTROLLERREVISIONS, 'default').list()).items.filter((r) => r.metadata.name?.startsWith('web-'));
     assert.deepEqual(revs.map((r) => r.revision).sort(), [1, 2]);
     const old = revs.find((r) => r.metadata.name === before.status?.updateRevision)!;
     await sets.patch('web', old.data as Record<string, unknown>, { type: 'strategic' });
-    await until('old revision is 3 and current again', async () => {
+    await pollUntil('old revision is 3 and current again', async () => {
       const s = await sets.get('web');
       const r = await c.admin.resource(CONTROLLERREVISIONS, 'default').get(old.metadata.name!);
       return r.revision === 3 && s.status?.currentRevision === old.metadata.name && s.status?.readyReplicas === 3 ? true : undefined;
-    }, 15_000);
+    }, { timeoutMs: 15_000, intervalMs: 25 });
     assert.ok(done);
   });
 
@@ -114,7 +114,7 @@ describe('statefulset controller on the real API server', () => {
     const sets = c.admin.resource(STATEFULSETS, 'default');
     await sets.create(statefulSet('par', 3, { podManagementPolicy: 'Parallel' }));
     agents.holdBack.add('par-0');
-    await until('3 pods without waiting', async () => (names(await podsOf('par')).length === 3 ? true : undefined));
+    await pollUntil('3 pods without waiting', async () => (names(await podsOf('par')).length === 3 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
     agents.holdBack.delete('par-0');
     await assert.rejects(sets.patch('par', { spec: { serviceName: 'other' } }, { type: 'merge' }), (e: Error) => /updates to statefulset spec for fields other than/.test(e.message));
   });

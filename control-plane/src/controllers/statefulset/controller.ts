@@ -10,38 +10,16 @@
  * Acts as kube-system/statefulset-controller: pods get/create/delete/update/patch, claims
  * get/create, controllerrevisions, and the StatefulSet only through `statefulsets/status`.
  */
-import {
-  CONTROLLERREVISIONS,
-  PERSISTENTVOLUMECLAIMS,
-  PODS,
-  STATEFULSETS,
-  labelSelectorFromObject,
-  matchLabels,
-  type ApiClient,
-  type ControllerRevision,
-  type Pod,
-  type PodTemplateSpec,
-  type StatefulSet,
-} from '@nodelet/api';
-import { hasCode, type Clock, type Logger } from '@nodelet/base';
-import { newQueue, type Controller, type ReconcileResult, type SharedInformers } from '../runtime.js';
-import { EventRecorder } from '../util/events.js';
-import { controllerRef, keyOf } from '../util/pods.js';
+import { CONTROLLERREVISIONS, labelSelectorFromObject, matchLabels, PERSISTENTVOLUMECLAIMS, PODS, STATEFULSETS, type ControllerRevision, type Pod, type PodTemplateSpec, type StatefulSet } from '@nodelet/api';
+import { hasCode } from '@nodelet/base';
+import { ControllerBase, type ControllerDeps } from '../controller-base.js';
+import type { ReconcileResult } from '../runtime.js';
+import { controllerRef, ownerKey } from '../util/pods.js';
 import { maxRevisionNumber, newControllerRevision, revisionMatches, revisionsToPrune, templateHash } from '../util/history.js';
 import { claimsFor, ordinalOf, statefulPodFor } from './identity.js';
 import { planStatefulSet, revisionOf, statefulSetStatus } from './plan.js';
 
-export interface StatefulSetControllerDeps {
-  client: ApiClient;
-  informers: SharedInformers;
-  clock: Clock;
-  logger: Logger;
-}
-
-const ownerKey = (o: Pod | ControllerRevision): string | undefined => {
-  const ref = controllerRef(o);
-  return ref?.kind === 'StatefulSet' ? `${o.metadata.namespace}/${ref.name}` : undefined;
-};
+const setKeyOf = (o: Pod | ControllerRevision): string | undefined => ownerKey(o, 'StatefulSet');
 
 /** The template a revision stores (its `spec.template`, without the `$patch` directive). */
 function templateOf(rev: ControllerRevision): PodTemplateSpec {
@@ -50,39 +28,25 @@ function templateOf(rev: ControllerRevision): PodTemplateSpec {
   return t as PodTemplateSpec;
 }
 
-export class StatefulSetController implements Controller {
-  readonly name = 'statefulset';
-  readonly queue;
-  readonly workers = 2;
-  readonly #d: StatefulSetControllerDeps;
+export class StatefulSetController extends ControllerBase {
   readonly #sets;
   readonly #pods;
   readonly #claims;
   readonly #revisions;
-  readonly #events: EventRecorder;
 
-  constructor(d: StatefulSetControllerDeps) {
-    this.#d = d;
-    this.queue = newQueue(d.clock);
-    this.#events = new EventRecorder({ client: d.client, component: 'statefulset-controller', clock: d.clock, logger: d.logger });
-    this.#sets = d.informers.for(STATEFULSETS);
-    this.#pods = d.informers.for(PODS);
-    this.#claims = d.informers.for(PERSISTENTVOLUMECLAIMS);
-    this.#revisions = d.informers.for(CONTROLLERREVISIONS);
-    const enqueue = (s: StatefulSet): void => this.queue.add(keyOf(s));
-    this.#sets.on({ onAdd: enqueue, onUpdate: (_o, s) => enqueue(s), onDelete: enqueue });
-    const byOwner = (p: Pod): void => {
-      const k = ownerKey(p);
-      if (k) this.queue.add(k);
-    };
-    this.#pods.on({ onAdd: byOwner, onUpdate: (_o, p) => byOwner(p), onDelete: byOwner });
+  constructor(d: ControllerDeps) {
+    super(d, { name: 'statefulset', eventComponent: 'statefulset-controller' });
+    this.#sets = this.watch(STATEFULSETS);
+    this.#pods = this.watch(PODS, setKeyOf);
+    this.#claims = this.informer(PERSISTENTVOLUMECLAIMS);
+    this.#revisions = this.informer(CONTROLLERREVISIONS);
   }
 
   async reconcile(key: string, signal: AbortSignal): Promise<ReconcileResult | void> {
     const set = this.#sets.get(key);
     if (!set || set.metadata.deletionTimestamp) return;
     const ns = set.metadata.namespace;
-    const now = this.#d.clock.now();
+    const now = this.clock.now();
 
     // 1. Revisions: the update revision is the template's; the current one is what status says.
     const all = this.#revisions.list().filter((r) => r.metadata.namespace === ns && controllerRef(r)?.uid === set.metadata.uid);
@@ -100,7 +64,7 @@ export class StatefulSetController implements Controller {
 
     // 3. Act.
     const actions = planStatefulSet({ set, pods: byOrdinal, currentRevision: current.metadata.name!, updateRevision: update.metadata.name! });
-    const podsClient = this.#d.client.resource(PODS, ns);
+    const podsClient = this.client.resource(PODS, ns);
     await Promise.all(
       actions.map(async (a) => {
         if (a.kind === 'create') {
@@ -109,16 +73,16 @@ export class StatefulSetController implements Controller {
           const pod = statefulPodFor(set, a.revision === 'current' ? templateOf(rev) : set.spec!.template, a.ordinal, rev.metadata.name!);
           try {
             await podsClient.create(pod, { signal });
-            void this.#events.record(set, 'Normal', 'SuccessfulCreate', `create Pod ${pod.metadata.name} in StatefulSet ${set.metadata.name} successful`);
+            void this.event(set, 'Normal', 'SuccessfulCreate', `create Pod ${pod.metadata.name} in StatefulSet ${set.metadata.name} successful`);
           } catch (err) {
             if (hasCode(err, 'ERR_ALREADY_EXISTS')) return;
-            void this.#events.record(set, 'Warning', 'FailedCreate', `create Pod ${pod.metadata.name} in StatefulSet ${set.metadata.name} failed error: ${err instanceof Error ? err.message : String(err)}`);
+            void this.event(set, 'Warning', 'FailedCreate', `create Pod ${pod.metadata.name} in StatefulSet ${set.metadata.name} failed error: ${err instanceof Error ? err.message : String(err)}`);
             throw err;
           }
         } else {
           try {
             await podsClient.delete(a.pod.metadata.name ?? '', { signal, preconditions: { uid: a.pod.metadata.uid } });
-            void this.#events.record(set, 'Normal', 'SuccessfulDelete', `delete Pod ${a.pod.metadata.name} in StatefulSet ${set.metadata.name} successful`);
+            void this.event(set, 'Normal', 'SuccessfulDelete', `delete Pod ${a.pod.metadata.name} in StatefulSet ${set.metadata.name} successful`);
           } catch (err) {
             if (!hasCode(err, 'ERR_NOT_FOUND') && !hasCode(err, 'ERR_CONFLICT')) throw err;
           }
@@ -129,7 +93,7 @@ export class StatefulSetController implements Controller {
     // 4. History beyond revisionHistoryLimit (never the current or update revision, nor one a pod runs).
     const inUse = new Set([current.metadata.name!, update.metadata.name!, ...owned.map((p) => revisionOf(p) ?? '')]);
     for (const r of revisionsToPrune(all, update, inUse, set.spec?.revisionHistoryLimit ?? 10)) {
-      await this.#d.client.resource(CONTROLLERREVISIONS, ns).delete(r.metadata.name ?? '', { signal }).catch((err: unknown) => {
+      await this.client.resource(CONTROLLERREVISIONS, ns).delete(r.metadata.name ?? '', { signal }).catch((err: unknown) => {
         if (!hasCode(err, 'ERR_NOT_FOUND')) throw err;
       });
     }
@@ -138,7 +102,7 @@ export class StatefulSetController implements Controller {
     const status = statefulSetStatus(set, owned, current.metadata.name!, update.metadata.name!, now);
     if (JSON.stringify(status) !== JSON.stringify({ ...set.status, conditions: undefined })) {
       try {
-        await this.#d.client.resource(STATEFULSETS, ns).updateStatus({ ...set, status }, { signal });
+        await this.client.resource(STATEFULSETS, ns).updateStatus({ ...set, status }, { signal });
       } catch (err) {
         if (!hasCode(err, 'ERR_NOT_FOUND')) throw err;
       }
@@ -149,7 +113,7 @@ export class StatefulSetController implements Controller {
 
   /** The revision of the current template: an existing match (renumbered to the top when older), else a new one. */
   async #updateRevision(set: StatefulSet, all: ControllerRevision[], signal: AbortSignal): Promise<ControllerRevision> {
-    const revs = this.#d.client.resource(CONTROLLERREVISIONS, set.metadata.namespace);
+    const revs = this.client.resource(CONTROLLERREVISIONS, set.metadata.namespace);
     const max = maxRevisionNumber(all);
     const match = all.filter((r) => revisionMatches(r, set.spec?.template)).sort((a, b) => b.revision - a.revision)[0];
     if (match) return match.revision < max ? revs.update({ ...match, revision: max + 1 }, { signal }) : match;
@@ -161,22 +125,22 @@ export class StatefulSetController implements Controller {
       if (!hasCode(err, 'ERR_ALREADY_EXISTS')) throw err;
       const existing = await revs.get(`${set.metadata.name}-${hash}`, { signal });
       if (controllerRef(existing)?.uid === set.metadata.uid && revisionMatches(existing, set.spec?.template)) return existing;
-      await this.#d.client.resource(STATEFULSETS, set.metadata.namespace).updateStatus({ ...set, status: { ...(set.status ?? { replicas: 0 }), collisionCount: collisions + 1 } }, { signal });
+      await this.client.resource(STATEFULSETS, set.metadata.namespace).updateStatus({ ...set, status: { ...(set.status ?? { replicas: 0 }), collisionCount: collisions + 1 } }, { signal });
       throw err;
     }
   }
 
   /** Creates the ordinal's claims that do not exist yet; an existing claim (data from before) is reused. */
   async #ensureClaims(set: StatefulSet, ordinal: number, signal: AbortSignal): Promise<void> {
-    const client = this.#d.client.resource(PERSISTENTVOLUMECLAIMS, set.metadata.namespace);
+    const client = this.client.resource(PERSISTENTVOLUMECLAIMS, set.metadata.namespace);
     for (const claim of claimsFor(set, ordinal)) {
       if (this.#claims.get(`${set.metadata.namespace}/${claim.metadata.name}`)) continue;
       try {
         await client.create(claim, { signal });
-        void this.#events.record(set, 'Normal', 'SuccessfulCreate', `create Claim ${claim.metadata.name} Pod ${set.metadata.name}-${ordinal} in StatefulSet ${set.metadata.name} success`);
+        void this.event(set, 'Normal', 'SuccessfulCreate', `create Claim ${claim.metadata.name} Pod ${set.metadata.name}-${ordinal} in StatefulSet ${set.metadata.name} success`);
       } catch (err) {
         if (!hasCode(err, 'ERR_ALREADY_EXISTS')) {
-          void this.#events.record(set, 'Warning', 'FailedCreate', `create Claim ${claim.metadata.name} for Pod ${set.metadata.name}-${ordinal} in StatefulSet ${set.metadata.name} failed error: ${err instanceof Error ? err.message : String(err)}`);
+          void this.event(set, 'Warning', 'FailedCreate', `create Claim ${claim.metadata.name} for Pod ${set.metadata.name}-${ordinal} in StatefulSet ${set.metadata.name} failed error: ${err instanceof Error ? err.message : String(err)}`);
           throw err;
         }
       }

@@ -4,9 +4,9 @@
  * an agent does once its containers stopped.
  */
 import type { ApiClient, Node, Pod } from '@nodelet/api';
-import { NODES, PODS } from '@nodelet/api';
+import { NODES, PODS, rfc3339 } from '@nodelet/api';
 
-const iso = (ms = Date.now()): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+const iso = (ms = Date.now()): string => rfc3339(ms);
 
 export function fakeNode(name: string, extra: Partial<Node> = {}): Node {
   const now = iso();

@@ -3,9 +3,9 @@
  * behave as in production) and `jump(ms)` adds to the current time at once, firing every timer
  * that falls due. Lets a test cross a 10 s backoff or a deadline without waiting for it.
  */
-import type { Clock } from '@nodelet/base';
+import { BaseClock } from '@nodelet/base';
 
-export class JumpClock implements Clock {
+export class JumpClock extends BaseClock {
   #offset = 0;
   readonly #timers = new Map<number, { at: number; fn: () => void; handle: ReturnType<typeof setTimeout> }>();
   #next = 1;

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiClient } from '@nodelet/api';
 import { noopLogger, type Clock } from '@nodelet/base';
-import { startControlPlane, type ControlPlane } from '../../apiserver/run.js';
+import { startControlPlane, type ControlPlane } from '../../control-plane.js';
 import { startControllerManager, type ControllerManagerHandle, type ControllerName, type StartControllerManagerOptions } from '../index.js';
 import { startScheduler, type SchedulerHandle } from '../../scheduler/index.js';
 

@@ -5,17 +5,11 @@
  * the delete is conditional on the Job's uid, so a replaced or changed Job is never removed.
  * Acts as kube-system/ttl-after-finished-controller.
  */
-import { JOBS, type ApiClient, type Job } from '@nodelet/api';
-import { hasCode, type Clock, type Logger } from '@nodelet/base';
-import { newQueue, type Controller, type ReconcileResult, type SharedInformers } from '../runtime.js';
+import { JOBS, type Job } from '@nodelet/api';
+import { hasCode } from '@nodelet/base';
+import { ControllerBase, type ControllerDeps } from '../controller-base.js';
+import type { ReconcileResult } from '../runtime.js';
 import { keyOf, splitKey } from '../util/pods.js';
-
-export interface TtlAfterFinishedDeps {
-  client: ApiClient;
-  informers: SharedInformers;
-  clock: Clock;
-  logger: Logger;
-}
 
 /** When a finished Job with a TTL expires (epoch ms), or undefined when it has no TTL or is not finished. */
 export function jobExpiresAt(job: Job): number | undefined {
@@ -27,37 +21,29 @@ export function jobExpiresAt(job: Job): number | undefined {
   return Number.isFinite(at) ? at + ttl * 1000 : undefined;
 }
 
-export class TtlAfterFinishedController implements Controller {
-  readonly name = 'ttl-after-finished';
-  readonly queue;
-  readonly #d: TtlAfterFinishedDeps;
+export class TtlAfterFinishedController extends ControllerBase {
   readonly #jobs;
 
-  constructor(d: TtlAfterFinishedDeps) {
-    this.#d = d;
-    this.queue = newQueue(d.clock);
-    this.#jobs = d.informers.for(JOBS);
-    const enqueue = (j: Job): void => {
-      if (jobExpiresAt(j) !== undefined) this.queue.add(keyOf(j));
-    };
-    this.#jobs.on({ onAdd: enqueue, onUpdate: (_o, j) => enqueue(j) });
+  constructor(d: ControllerDeps) {
+    super(d, { name: 'ttl-after-finished' });
+    this.#jobs = this.watch(JOBS, (j) => (jobExpiresAt(j) !== undefined ? keyOf(j) : undefined), ['add', 'update']);
   }
 
   async reconcile(key: string, signal: AbortSignal): Promise<ReconcileResult | void> {
     const cached = this.#jobs.get(key);
     if (!cached || jobExpiresAt(cached) === undefined) return;
-    const left = jobExpiresAt(cached)! - this.#d.clock.now();
+    const left = jobExpiresAt(cached)! - this.clock.now();
     if (left > 0) return { requeueAfterMs: left };
     const { namespace, name } = splitKey(key);
-    const jobs = this.#d.client.resource(JOBS, namespace);
+    const jobs = this.client.resource(JOBS, namespace);
     try {
       // The cache may be stale (TTL changed, Job recreated): decide on the live object.
       const fresh = await jobs.get(name, { signal });
       const at = jobExpiresAt(fresh);
       if (at === undefined) return;
-      if (at > this.#d.clock.now()) return { requeueAfterMs: at - this.#d.clock.now() };
+      if (at > this.clock.now()) return { requeueAfterMs: at - this.clock.now() };
       await jobs.delete(name, { signal, propagationPolicy: 'Foreground', preconditions: { uid: fresh.metadata.uid } });
-      this.#d.logger.info({ job: key }, 'Deleted finished job after its TTL');
+      this.log.info({ job: key }, 'Deleted finished job after its TTL');
     } catch (err) {
       if (!hasCode(err, 'ERR_NOT_FOUND') && !hasCode(err, 'ERR_CONFLICT')) throw err;
     }

@@ -28,6 +28,16 @@ export function controllerRef(obj: KubeObject): OwnerReference | undefined {
   return obj.metadata.ownerReferences?.find((r) => r.controller === true);
 }
 
+/**
+ * `namespace/name` of the `kind` that controls `obj` (of API group `group`, when given), as the
+ * work-queue key of that owner; undefined when something else or nothing controls it.
+ */
+export function ownerKey(obj: KubeObject, kind: string, group?: string): string | undefined {
+  const ref = controllerRef(obj);
+  if (ref?.kind !== kind || (group !== undefined && !ref.apiVersion.startsWith(`${group}/`))) return undefined;
+  return `${obj.metadata.namespace}/${ref.name}`;
+}
+
 export function isControlledBy(obj: KubeObject, owner: KubeObject): boolean {
   const ref = controllerRef(obj);
   return ref !== undefined && ref.uid === owner.metadata.uid;

@@ -15,33 +15,11 @@
  *
  * Acts as kube-system/persistent-volume-binder with upstream's role (updates, no patches).
  */
-import {
-  ANN_BETA_STORAGE_PROVISIONER,
-  ANN_BIND_COMPLETED,
-  ANN_BOUND_BY_CONTROLLER,
-  ANN_SELECTED_NODE,
-  ANN_STORAGE_PROVISIONER,
-  NODES,
-  PERSISTENTVOLUMECLAIMS,
-  PERSISTENTVOLUMES,
-  STORAGECLASSES,
-  parseQuantity,
-  type ApiClient,
-  type PersistentVolume,
-  type PersistentVolumeClaim,
-} from '@nodelet/api';
-import { hasCode, type Clock, type Logger } from '@nodelet/base';
+import { ANN_BETA_STORAGE_PROVISIONER, ANN_BIND_COMPLETED, ANN_BOUND_BY_CONTROLLER, ANN_SELECTED_NODE, ANN_STORAGE_PROVISIONER, NODES, parseQuantity, PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, STORAGECLASSES, type PersistentVolume, type PersistentVolumeClaim } from '@nodelet/api';
+import { hasCode, unlessNotFound } from '@nodelet/base';
 import { nodeSelectorTermMatches } from '../../scheduler/filters.js';
-import { newQueue, type Controller, type SharedInformers } from '../runtime.js';
-import { EventRecorder } from '../util/events.js';
+import { ControllerBase, type ControllerDeps } from '../controller-base.js';
 import { keyOf } from '../util/pods.js';
-
-export interface BinderDeps {
-  client: ApiClient;
-  informers: SharedInformers;
-  clock: Clock;
-  logger: Logger;
-}
 
 const NO_PROVISIONER = 'kubernetes.io/no-provisioner';
 const storageOf = (q: string | undefined): number => {
@@ -64,39 +42,23 @@ export function volumeMatchesClaim(pv: PersistentVolume, pvc: PersistentVolumeCl
   return true;
 }
 
-export class PersistentVolumeBinder implements Controller {
-  readonly name = 'persistentvolume-binder';
-  readonly queue;
-  readonly #d: BinderDeps;
+export class PersistentVolumeBinder extends ControllerBase {
   readonly #claims;
   readonly #volumes;
   readonly #classes;
   readonly #nodes;
-  readonly #events: EventRecorder;
   readonly #waitReported = new Set<string>();
 
-  constructor(d: BinderDeps) {
-    this.#d = d;
-    this.queue = newQueue(d.clock);
-    this.#events = new EventRecorder({ client: d.client, component: 'persistentvolume-controller', clock: d.clock, logger: d.logger });
-    this.#claims = d.informers.for(PERSISTENTVOLUMECLAIMS);
-    this.#volumes = d.informers.for(PERSISTENTVOLUMES);
-    this.#classes = d.informers.for(STORAGECLASSES);
-    this.#nodes = d.informers.for(NODES);
-    const claim = (c: PersistentVolumeClaim): void => this.queue.add(`claim/${keyOf(c)}`);
-    const volume = (v: PersistentVolume): void => {
-      this.queue.add(`volume/${v.metadata.name}`);
-      const ref = v.spec?.claimRef;
-      if (ref?.name) this.queue.add(`claim/${ref.namespace}/${ref.name}`);
-    };
-    this.#claims.on({
-      onAdd: claim,
-      onUpdate: (_o, c) => claim(c),
-      onDelete: (c) => {
-        if (c.spec?.volumeName) this.queue.add(`volume/${c.spec.volumeName}`);
-      },
-    });
-    this.#volumes.on({ onAdd: volume, onUpdate: (_o, v) => volume(v), onDelete: volume });
+  constructor(d: ControllerDeps) {
+    super(d, { name: 'persistentvolume-binder', eventComponent: 'persistentvolume-controller' });
+    this.#claims = this.watch(PERSISTENTVOLUMECLAIMS, (c) => `claim/${keyOf(c)}`, ['add', 'update']);
+    // A deleted claim releases its volume.
+    this.watch(PERSISTENTVOLUMECLAIMS, (c) => (c.spec?.volumeName ? `volume/${c.spec.volumeName}` : undefined), ['delete']);
+    this.#volumes = this.watch(PERSISTENTVOLUMES, (v) => `volume/${v.metadata.name}`);
+    // A volume's change may bind, or release, the claim it names.
+    this.watch(PERSISTENTVOLUMES, (v) => (v.spec?.claimRef?.name ? `claim/${v.spec.claimRef.namespace}/${v.spec.claimRef.name}` : undefined));
+    this.#classes = this.informer(STORAGECLASSES);
+    this.#nodes = this.informer(NODES);
   }
 
   async reconcile(key: string, signal: AbortSignal): Promise<void> {
@@ -119,7 +81,7 @@ export class PersistentVolumeBinder implements Controller {
       if (cls?.volumeBindingMode === 'WaitForFirstConsumer' && !selected) {
         if (!this.#waitReported.has(pvc.metadata.uid ?? '')) {
           this.#waitReported.add(pvc.metadata.uid ?? '');
-          void this.#events.record(pvc, 'Normal', 'WaitForFirstConsumer', 'waiting for first consumer to be created before binding');
+          void this.event(pvc, 'Normal', 'WaitForFirstConsumer', 'waiting for first consumer to be created before binding');
         }
         return;
       }
@@ -133,12 +95,12 @@ export class PersistentVolumeBinder implements Controller {
       if (cls?.provisioner && cls.provisioner !== NO_PROVISIONER) {
         if (pvc.metadata.annotations?.[ANN_STORAGE_PROVISIONER] !== cls.provisioner) {
           const annotations = { ...pvc.metadata.annotations, [ANN_STORAGE_PROVISIONER]: cls.provisioner, [ANN_BETA_STORAGE_PROVISIONER]: cls.provisioner };
-          await this.#d.client.resource(PERSISTENTVOLUMECLAIMS, pvc.metadata.namespace).update({ ...pvc, metadata: { ...pvc.metadata, annotations } }, { signal });
-          void this.#events.record(pvc, 'Normal', 'ExternalProvisioning', `Waiting for a volume to be created either by the external provisioner '${cls.provisioner}' or manually by the system administrator. If volume creation is delayed, please verify that the provisioner is running and correctly registered.`);
+          await this.client.resource(PERSISTENTVOLUMECLAIMS, pvc.metadata.namespace).update({ ...pvc, metadata: { ...pvc.metadata, annotations } }, { signal });
+          void this.event(pvc, 'Normal', 'ExternalProvisioning', `Waiting for a volume to be created either by the external provisioner '${cls.provisioner}' or manually by the system administrator. If volume creation is delayed, please verify that the provisioner is running and correctly registered.`);
         }
       } else if (!this.#waitReported.has(pvc.metadata.uid ?? '')) {
         this.#waitReported.add(pvc.metadata.uid ?? '');
-        void this.#events.record(pvc, 'Normal', 'FailedBinding', 'no persistent volumes available for this claim and no storage class is set');
+        void this.event(pvc, 'Normal', 'FailedBinding', 'no persistent volumes available for this claim and no storage class is set');
       }
       return;
     }
@@ -147,8 +109,8 @@ export class PersistentVolumeBinder implements Controller {
 
   /** Each half of the binding, skipped when already done, so a retry after a crash completes it. */
   async #bind(pv: PersistentVolume, pvc: PersistentVolumeClaim, signal: AbortSignal): Promise<void> {
-    const volumes = this.#d.client.resource(PERSISTENTVOLUMES);
-    const claims = this.#d.client.resource(PERSISTENTVOLUMECLAIMS, pvc.metadata.namespace);
+    const volumes = this.client.resource(PERSISTENTVOLUMES);
+    const claims = this.client.resource(PERSISTENTVOLUMECLAIMS, pvc.metadata.namespace);
     const ref = pv.spec?.claimRef;
     if (ref?.uid && ref.uid !== pvc.metadata.uid) return;
     if (!ref?.uid) {
@@ -163,7 +125,7 @@ export class PersistentVolumeBinder implements Controller {
     }
     if (pvc.status?.phase !== 'Bound') {
       await claims.updateStatus({ ...pvc, status: { phase: 'Bound', accessModes: pv.spec?.accessModes, capacity: pv.spec?.capacity } }, { signal });
-      this.#d.logger.info({ claim: keyOf(pvc), volume: pv.metadata.name }, 'Claim bound');
+      this.log.info({ claim: keyOf(pvc), volume: pv.metadata.name }, 'Claim bound');
     }
   }
 
@@ -177,17 +139,14 @@ export class PersistentVolumeBinder implements Controller {
       let pvc = this.#claims.get(`${ref.namespace}/${ref.name}`);
       if (!pvc) {
         // The cache may lag behind a claim created a moment ago: ask before releasing.
-        pvc = await this.#d.client.resource(PERSISTENTVOLUMECLAIMS, ref.namespace).get(ref.name, { signal }).catch((err: unknown) => {
-          if (hasCode(err, 'ERR_NOT_FOUND')) return undefined;
-          throw err;
-        });
+        pvc = await unlessNotFound(this.client.resource(PERSISTENTVOLUMECLAIMS, ref.namespace).get(ref.name, { signal }));
       }
       if (!pvc || (ref.uid && pvc.metadata.uid !== ref.uid)) phase = ref.uid ? 'Released' : 'Available';
       else if (pvc.spec?.volumeName === pv.metadata.name) phase = 'Bound';
       else this.queue.add(`claim/${keyOf(pvc)}`);
     }
     if (phase && phase !== pv.status?.phase) {
-      await this.#d.client.resource(PERSISTENTVOLUMES).updateStatus({ ...pv, status: { phase } }, { signal }).catch((err: unknown) => {
+      await this.client.resource(PERSISTENTVOLUMES).updateStatus({ ...pv, status: { phase } }, { signal }).catch((err: unknown) => {
         if (!hasCode(err, 'ERR_NOT_FOUND')) throw err;
       });
     }

@@ -13,33 +13,11 @@
  * the node: see docs/workloads.md). Acts as kube-system/local-path-provisioner, whose role has
  * upstream's system:persistent-volume-provisioner rules.
  */
-import {
-  ANN_DYNAMICALLY_PROVISIONED,
-  ANN_SELECTED_NODE,
-  ANN_STORAGE_PROVISIONER,
-  LOCAL_PATH_DIR_ANNOTATION,
-  NODES,
-  PERSISTENTVOLUMECLAIMS,
-  PERSISTENTVOLUMES,
-  STORAGECLASSES,
-  type ApiClient,
-  type Node,
-  type PersistentVolume,
-  type PersistentVolumeClaim,
-  type StorageClass,
-} from '@nodelet/api';
-import { hasCode, type Clock, type Logger } from '@nodelet/base';
+import { ANN_DYNAMICALLY_PROVISIONED, ANN_SELECTED_NODE, ANN_STORAGE_PROVISIONER, LOCAL_PATH_DIR_ANNOTATION, NODES, PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, STORAGECLASSES, type Node, type PersistentVolume, type PersistentVolumeClaim, type StorageClass } from '@nodelet/api';
+import { hasCode } from '@nodelet/base';
 import { LOCAL_PATH_PROVISIONER } from '../../apiserver/default-objects.js';
-import { newQueue, type Controller, type SharedInformers } from '../runtime.js';
-import { EventRecorder } from '../util/events.js';
+import { ControllerBase, type ControllerDeps } from '../controller-base.js';
 import { keyOf } from '../util/pods.js';
-
-export interface ProvisionerDeps {
-  client: ApiClient;
-  informers: SharedInformers;
-  clock: Clock;
-  logger: Logger;
-}
 
 /** Where volumes go on a node that does not say (an agent before nodelet.io/local-path-dir existed). */
 export const DEFAULT_LOCAL_PATH_DIR = '/var/lib/nodelet/local-path';
@@ -67,28 +45,18 @@ export function localPathVolume(pvc: PersistentVolumeClaim, cls: StorageClass, n
   };
 }
 
-export class LocalPathProvisioner implements Controller {
-  readonly name = 'local-path-provisioner';
-  readonly queue;
-  readonly #d: ProvisionerDeps;
+export class LocalPathProvisioner extends ControllerBase {
   readonly #claims;
   readonly #volumes;
   readonly #classes;
   readonly #nodes;
-  readonly #events: EventRecorder;
 
-  constructor(d: ProvisionerDeps) {
-    this.#d = d;
-    this.queue = newQueue(d.clock);
-    this.#events = new EventRecorder({ client: d.client, component: `${LOCAL_PATH_PROVISIONER}`, clock: d.clock, logger: d.logger });
-    this.#claims = d.informers.for(PERSISTENTVOLUMECLAIMS);
-    this.#volumes = d.informers.for(PERSISTENTVOLUMES);
-    this.#classes = d.informers.for(STORAGECLASSES);
-    this.#nodes = d.informers.for(NODES);
-    const claim = (c: PersistentVolumeClaim): void => this.queue.add(`claim/${keyOf(c)}`);
-    this.#claims.on({ onAdd: claim, onUpdate: (_o, c) => claim(c) });
-    const volume = (v: PersistentVolume): void => this.queue.add(`volume/${v.metadata.name}`);
-    this.#volumes.on({ onAdd: volume, onUpdate: (_o, v) => volume(v) });
+  constructor(d: ControllerDeps) {
+    super(d, { name: 'local-path-provisioner', eventComponent: LOCAL_PATH_PROVISIONER });
+    this.#claims = this.watch(PERSISTENTVOLUMECLAIMS, (c) => `claim/${keyOf(c)}`, ['add', 'update']);
+    this.#volumes = this.watch(PERSISTENTVOLUMES, (v) => `volume/${v.metadata.name}`, ['add', 'update']);
+    this.#classes = this.informer(STORAGECLASSES);
+    this.#nodes = this.informer(NODES);
   }
 
   async reconcile(key: string, signal: AbortSignal): Promise<void> {
@@ -100,7 +68,7 @@ export class LocalPathProvisioner implements Controller {
     const nodeName = pvc.metadata.annotations?.[ANN_SELECTED_NODE];
     if (!nodeName) {
       if (cls.volumeBindingMode !== 'WaitForFirstConsumer') {
-        void this.#events.record(pvc, 'Warning', 'ProvisioningFailed', 'failed to provision volume: local-path volumes need a node: use volumeBindingMode WaitForFirstConsumer');
+        void this.event(pvc, 'Warning', 'ProvisioningFailed', 'failed to provision volume: local-path volumes need a node: use volumeBindingMode WaitForFirstConsumer');
       }
       return;
     }
@@ -108,19 +76,19 @@ export class LocalPathProvisioner implements Controller {
     if (this.#volumes.get(name)) return;
     const node = this.#nodes.get(nodeName);
     if (!node) {
-      void this.#events.record(pvc, 'Warning', 'ProvisioningFailed', `failed to provision volume: node "${nodeName}" not found`);
+      void this.event(pvc, 'Warning', 'ProvisioningFailed', `failed to provision volume: node "${nodeName}" not found`);
       return;
     }
-    void this.#events.record(pvc, 'Normal', 'Provisioning', `External provisioner is provisioning volume for claim "${keyOf(pvc)}"`);
+    void this.event(pvc, 'Normal', 'Provisioning', `External provisioner is provisioning volume for claim "${keyOf(pvc)}"`);
     try {
-      await this.#d.client.resource(PERSISTENTVOLUMES).create(localPathVolume(pvc, cls, node), { signal });
+      await this.client.resource(PERSISTENTVOLUMES).create(localPathVolume(pvc, cls, node), { signal });
     } catch (err) {
       if (!hasCode(err, 'ERR_ALREADY_EXISTS')) {
-        void this.#events.record(pvc, 'Warning', 'ProvisioningFailed', `failed to provision volume: ${err instanceof Error ? err.message : String(err)}`);
+        void this.event(pvc, 'Warning', 'ProvisioningFailed', `failed to provision volume: ${err instanceof Error ? err.message : String(err)}`);
         throw err;
       }
     }
-    void this.#events.record(pvc, 'Normal', 'ProvisioningSucceeded', `Successfully provisioned volume ${name}`);
+    void this.event(pvc, 'Normal', 'ProvisioningSucceeded', `Successfully provisioned volume ${name}`);
   }
 
   /** A Released volume of ours with reclaimPolicy Delete goes (its claim was deleted). */
@@ -129,9 +97,9 @@ export class LocalPathProvisioner implements Controller {
     if (!pv || pv.metadata.deletionTimestamp) return;
     if (pv.metadata.annotations?.[ANN_DYNAMICALLY_PROVISIONED] !== LOCAL_PATH_PROVISIONER) return;
     if (pv.status?.phase !== 'Released' || pv.spec?.persistentVolumeReclaimPolicy !== 'Delete') return;
-    await this.#d.client.resource(PERSISTENTVOLUMES).delete(name, { signal, preconditions: { uid: pv.metadata.uid } }).catch((err: unknown) => {
+    await this.client.resource(PERSISTENTVOLUMES).delete(name, { signal, preconditions: { uid: pv.metadata.uid } }).catch((err: unknown) => {
       if (!hasCode(err, 'ERR_NOT_FOUND') && !hasCode(err, 'ERR_CONFLICT')) throw err;
     });
-    this.#d.logger.info({ volume: name, path: pv.spec?.hostPath?.path }, 'Deleted released local-path volume');
+    this.log.info({ volume: name, path: pv.spec?.hostPath?.path }, 'Deleted released local-path volume');
   }
 }

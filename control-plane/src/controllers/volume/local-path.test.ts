@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { EVENTS, NODES, PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, PODS, STATEFULSETS, STORAGECLASSES, type Pod, type StatefulSet } from '@nodelet/api';
 import { startRealCluster, type RealCluster } from '../testing/real-cluster.js';
 import { createNodes, fakeNode, startFakeAgents, type FakeAgents } from '../testing/fake-agents.js';
-import { until } from '../testing/wait.js';
+import { pollUntil } from '@nodelet/base';
 
 const web: StatefulSet = {
   metadata: { name: 'web', namespace: 'default' },
@@ -40,10 +40,10 @@ describe('local-path volumes on the real API server', () => {
     const sc = await c.admin.resource(STORAGECLASSES).get('local-path');
     assert.deepEqual([sc.provisioner, sc.volumeBindingMode, sc.reclaimPolicy, sc.metadata.annotations?.['storageclass.kubernetes.io/is-default-class']], ['nodelet.io/local-path', 'WaitForFirstConsumer', 'Delete', 'true']);
     await c.admin.resource(STATEFULSETS, 'default').create(web);
-    const pods = await until('2 running pods', async () => {
+    const pods = await pollUntil('2 running pods', async () => {
       const ps = (await c.admin.resource(PODS, 'default').list({ labelSelector: 'app=web' })).items;
       return ps.length === 2 && ps.every((p) => p.status?.phase === 'Running') ? ps : undefined;
-    }, 15_000);
+    }, { timeoutMs: 15_000, intervalMs: 25 });
     for (const p of pods) {
       const claimName = `www-${p.metadata.name}`;
       assert.deepEqual(p.spec?.volumes?.find((v) => v.name === 'www')?.persistentVolumeClaim, { claimName });
@@ -72,26 +72,26 @@ describe('local-path volumes on the real API server', () => {
       spec: { nodeSelector: { 'kubernetes.io/hostname': other }, containers: [{ name: 'c', image: 'busybox:1' }], volumes: [{ name: 'v', persistentVolumeClaim: { claimName: 'www-web-1' } }] },
     };
     await c.admin.resource(PODS, 'default').create(stray);
-    const msg = await until('FailedScheduling', async () => (await c.admin.resource(PODS, 'default').get('stray')).status?.conditions?.find((x) => x.type === 'PodScheduled')?.message);
+    const msg = await pollUntil('FailedScheduling', async () => (await c.admin.resource(PODS, 'default').get('stray')).status?.conditions?.find((x) => x.type === 'PodScheduled')?.message, { timeoutMs: 8000, intervalMs: 25 });
     assert.match(msg, /^0\/2 nodes are available: 1 node\(s\) didn't match Pod's node affinity\/selector, 1 node\(s\) had volume node affinity conflict\./);
     await c.admin.resource(PODS, 'default').delete('stray', { gracePeriodSeconds: 0 });
     // A PreferNoSchedule taint on the volume's node: a fresh pod would rather go elsewhere, web-1 cannot.
     await c.admin.resource(NODES).patch(home, { spec: { taints: [{ key: 'maintenance', effect: 'PreferNoSchedule' }] } }, { type: 'merge' });
     const old = await c.admin.resource(PODS, 'default').get('web-1');
     await c.admin.resource(PODS, 'default').delete('web-1');
-    const back = await until('web-1 recreated and running', async () => {
+    const back = await pollUntil('web-1 recreated and running', async () => {
       const p = await c.admin.resource(PODS, 'default').get('web-1').catch(() => undefined);
       return p && p.metadata.uid !== old.metadata.uid && p.status?.phase === 'Running' ? p : undefined;
-    }, 15_000);
+    }, { timeoutMs: 15_000, intervalMs: 25 });
     assert.equal(back.spec?.nodeName, home);
     assert.equal((await c.admin.resource(PERSISTENTVOLUMECLAIMS, 'default').get('www-web-1')).metadata.uid, pvc.metadata.uid, 'same claim, same data');
   });
 
   it('deleting a claim releases its volume, which the provisioner deletes (reclaimPolicy Delete)', async () => {
     await c.admin.resource(STATEFULSETS, 'default').patch('web', { spec: { replicas: 1 } }, { type: 'merge' });
-    await until('web-1 gone', async () => ((await c.admin.resource(PODS, 'default').list({ labelSelector: 'app=web' })).items.length === 1 ? true : undefined));
+    await pollUntil('web-1 gone', async () => ((await c.admin.resource(PODS, 'default').list({ labelSelector: 'app=web' })).items.length === 1 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
     const pvc = await c.admin.resource(PERSISTENTVOLUMECLAIMS, 'default').get('www-web-1');
     await c.admin.resource(PERSISTENTVOLUMECLAIMS, 'default').delete('www-web-1');
-    await until('volume deleted', async () => ((await c.admin.resource(PERSISTENTVOLUMES).list()).items.some((v) => v.metadata.name === pvc.spec?.volumeName) ? undefined : true));
+    await pollUntil('volume deleted', async () => ((await c.admin.resource(PERSISTENTVOLUMES).list()).items.some((v) => v.metadata.name === pvc.spec?.volumeName) ? undefined : true), { timeoutMs: 8000, intervalMs: 25 });
   });
 });

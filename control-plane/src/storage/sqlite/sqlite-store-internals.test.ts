@@ -6,7 +6,8 @@ import Database from 'better-sqlite3';
 import { compactKeeping } from '../compactor.js';
 import { createSqliteStore } from './sqlite-store.js';
 import { createTempSqliteStore } from '../testing/sqlite.js';
-import { enc, rejectsWithCode, takeEvents, waitFor } from '../testing/helpers.js';
+import { enc, rejectsWithCode, takeEvents } from '../testing/helpers.js';
+import { pollUntil } from '@nodelet/base';
 
 describe('sqlite store internals', () => {
   it('a watcher slower than its queue limit falls back to reading the table and misses nothing', async (t) => {
@@ -106,7 +107,7 @@ describe('sqlite store internals', () => {
     t.after(() => s.close());
     let rev = await s.create('/registry/a', enc('0'));
     for (let i = 1; i < 10; i++) rev = await s.update('/registry/a', enc(String(i)), rev);
-    await waitFor(async () => (await s.compactedRevision()) === rev - 2, 'background compaction');
+    await pollUntil('background compaction', async () => (await s.compactedRevision()) === rev - 2, { timeoutMs: 5000, intervalMs: 10 });
   });
 
   it('operations after close fail with ERR_UNAVAILABLE; open watches end with it', async (t) => {

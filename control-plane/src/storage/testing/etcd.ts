@@ -2,11 +2,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import https from 'node:https';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { delay } from '@nodelet/base';
-import { terminateChild } from '@nodelet/base/testing';
+import { freePort, terminateChild } from '@nodelet/base/testing';
 import { createCa, issueCertificate, loadCa } from '../../pki/certs.js';
 
 /** Debian's etcd-server binary (3.4.x). */
@@ -41,16 +40,6 @@ export function etcdUnavailableReason(): string | undefined {
   return existsSync(ETCD_BINARY) ? undefined : `${ETCD_BINARY} not found (apt-get install etcd-server)`;
 }
 
-async function freePort(): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 async function healthy(endpoint: string, tls?: TestEtcdTls): Promise<boolean> {
   try {

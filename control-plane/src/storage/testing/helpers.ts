@@ -50,11 +50,3 @@ export async function takeEvents(
   return got;
 }
 
-/** Polls `cond` until true or the deadline passes (for conditions no event tells us about). */
-export async function waitFor(cond: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}

@@ -4,8 +4,9 @@
  * atomically (temp file, fsync, rename). Tokens carry its key ID (`kid`): the base64url SHA-256
  * of the DER public key, as upstream computes it, so verifiers pick the key from the JWKS.
  */
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
-import { open, readFile, rename, rm } from 'node:fs/promises';
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { writeFileAtomic } from '@nodelet/api';
 import { join } from 'node:path';
 
 export interface ServiceAccountKey {
@@ -29,21 +30,7 @@ export async function ensureServiceAccountKey(pkiDir: string): Promise<ServiceAc
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     pem = privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
-    const tmp = join(pkiDir, `.sa.key.tmp-${randomBytes(6).toString('hex')}`);
-    try {
-      const fh = await open(tmp, 'wx', 0o600);
-      try {
-        await fh.chmod(0o600);
-        await fh.writeFile(pem, 'utf8');
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
-      await rename(tmp, file);
-    } catch (e) {
-      await rm(tmp, { force: true });
-      throw e;
-    }
+    await writeFileAtomic(file, pem, 0o600);
   }
   const privateKey = createPrivateKey(pem);
   const publicKey = createPublicKey(privateKey);

@@ -1,5 +1,5 @@
 /** A Logger that keeps every entry, for tests that assert what was logged and at which level. */
-import type { Logger } from '@nodelet/base';
+import type { Logger } from '../logger.js';
 
 export interface LogEntry {
   level: 'error' | 'warn' | 'info' | 'debug';

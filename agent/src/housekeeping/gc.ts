@@ -1,22 +1,20 @@
 /**
- * Garbage collection on schedules (kubelet kuberuntime_gc.go, images/image_gc_manager.go):
+ * Garbage collection of what the runtime keeps (kubelet kuberuntime_gc.go,
+ * images/image_gc_manager.go), run by housekeeping.ts on its schedule:
  *
- *   containers  every minute: keep the newest dead container per (pod, container); remove the rest
- *               (and exited containers of sandboxes that are gone)
- *   images      every 5 minutes: above imageGCHighThresholdPercent of the image filesystem, remove
- *               unused images (oldest first, not the sandbox image) down to the low threshold
- *   cni         every 5 minutes: CNI GC of cached attachments whose sandbox no longer exists
- *
- * Each job takes its own deadline and never overlaps itself.
+ *   containers  keep the newest dead container per (pod, container); remove the rest (and exited
+ *               containers of sandboxes that are gone)
+ *   images      above imageGCHighThresholdPercent of the image filesystem, remove unused images
+ *               (oldest first, not the sandbox image) down to the low threshold
+ *   cni         CNI GC of cached attachments whose sandbox no longer exists
  */
 import { statfs } from 'node:fs/promises';
 import { describeError, hasCode, type Logger } from '@nodelet/base';
-import type { ImageService, RuntimeService } from './runtime/cri.js';
-import type { Pleg } from './pleg/pleg.js';
+import type { CniService } from '@nodelet/cni';
+import type { ImageService, RuntimeService } from '../runtime/cri.js';
+import type { Pleg } from '../pleg/pleg.js';
 
-const JOB_TIMEOUT_MS = 120_000;
-
-export interface HousekeepingOptions {
+export interface GcOptions {
   runtime: RuntimeService;
   images: ImageService;
   pleg: Pleg;
@@ -26,12 +24,11 @@ export interface HousekeepingOptions {
   imageMinimumGCAgeMs: number;
   /** Image refs never removed (the sandbox image). */
   pinnedImages: () => string[];
-  cniGc?: (liveSandboxIds: string[], signal: AbortSignal) => Promise<number>;
   now: () => number;
 }
 
 /** Removes dead containers beyond the newest one per (pod, container name). Returns how many. */
-export async function collectContainers(o: HousekeepingOptions, signal: AbortSignal): Promise<number> {
+export async function collectContainers(o: GcOptions, signal: AbortSignal): Promise<number> {
   let removed = 0;
   for (const pod of o.pleg.all().values()) {
     const liveSandboxes = new Set(pod.sandboxes.map((s) => s.id));
@@ -55,7 +52,7 @@ export async function collectContainers(o: HousekeepingOptions, signal: AbortSig
 }
 
 /** Image GC at the thresholds. Returns bytes freed. */
-export async function collectImages(o: HousekeepingOptions, signal: AbortSignal): Promise<number> {
+export async function collectImages(o: GcOptions, signal: AbortSignal): Promise<number> {
   const fs = await o.images.imageFsInfo({}, { signal });
   const mount = fs.imageFilesystems[0]?.fsId?.mountpoint;
   if (!mount) return 0;
@@ -83,17 +80,21 @@ export async function collectImages(o: HousekeepingOptions, signal: AbortSignal)
   return freed;
 }
 
-/** Runs a job unless the previous run is still going. */
-export function serialJob(name: string, log: Logger, job: (signal: AbortSignal) => Promise<unknown>, stop: AbortSignal): () => void {
-  let running = false;
-  return () => {
-    if (running || stop.aborted) return;
-    running = true;
-    const signal = AbortSignal.timeout(JOB_TIMEOUT_MS);
-    job(signal)
-      .catch((err: unknown) => log.warn({ job: name, err: describeError(err) }, 'Housekeeping job failed'))
-      .finally(() => {
-        running = false;
-      });
+/** CNI GC: attachments in the CNI cache whose sandbox the runtime no longer has. Returns how many were removed. */
+export async function collectCniAttachments(o: { cni?: CniService; pleg: Pleg; log: Logger }, signal: AbortSignal): Promise<number> {
+  const net = o.cni?.network();
+  if (!o.cni || !net) return 0;
+  const live = [...o.pleg.all().values()].flatMap((p) => p.sandboxes).map((s) => ({ containerID: s.id, ifName: 'eth0' }));
+  const report = await o.cni.engine.gc(net, { validAttachments: live, signal });
+  if (report.deleted.length) o.log.info({ deleted: report.deleted.length }, 'CNI attachments garbage collected');
+  return report.deleted.length;
+}
+
+/** The three passes bound to one runtime, as housekeeping.ts schedules them. */
+export function gcPasses(o: GcOptions & { cni?: CniService }): { containers(signal: AbortSignal): Promise<number>; images(signal: AbortSignal): Promise<number>; cni(signal: AbortSignal): Promise<number> } {
+  return {
+    containers: (signal) => collectContainers(o, signal),
+    images: (signal) => collectImages(o, signal),
+    cni: (signal) => collectCniAttachments(o, signal),
   };
 }

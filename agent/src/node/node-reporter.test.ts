@@ -1,0 +1,113 @@
+/**
+ * The node reporter on the fake clock against a real HTTP API (InMemoryApiServer): registration
+ * with backoff, a status patch every nodeStatusUpdateFrequency, and one at once when poked (a
+ * change the node must report now). Machine facts are this machine's, read for real.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pollUntil } from '@nodelet/base';
+import { FakeClock } from '@nodelet/base/testing';
+import { NODES, type Node } from '@nodelet/api';
+import { InMemoryApiServer } from '@nodelet/api/testing';
+import { resolveConfig } from '../config/config.js';
+import { RecordingLogger } from '@nodelet/base/testing';
+import { NodeReporter } from './node-reporter.js';
+import type { RuntimeHealth } from './node-status.js';
+
+const NODE = 'n1';
+const FREQUENCY_MS = 10_000;
+
+async function world(t: { after(fn: () => unknown): void }) {
+  const server = await InMemoryApiServer.start();
+  const dir = await mkdtemp(join(tmpdir(), 'nodelet-node-reporter-'));
+  const clock = new FakeClock();
+  const log = new RecordingLogger();
+  const stop = new AbortController();
+  const health: RuntimeHealth = { runtimeReady: true, networkReady: true, cniReady: true, plegHealthy: true, runtimeName: 'containerd', runtimeVersion: '1.6.20' };
+  const cidrs: string[] = [];
+  const config = resolveConfig({ nodeStatusUpdateFrequency: '10s', podCIDR: '10.244.1.0/24' }, { nodeName: NODE, rootDir: dir }, 'host');
+  const reporter = new NodeReporter({
+    api: server.client(), config, clock, log, internalIP: '192.0.2.10', agentVersion: 'v1.32.0-nodelet', nodeApiPort: () => 10250,
+    health: async () => ({ ...health }),
+    // As the agent does: a new pod CIDR makes the CNI ready, which the node reports at once.
+    onPodCIDR: (c) => {
+      cidrs.push(c);
+      reporter.poke();
+    },
+  });
+  let running: Promise<void> | undefined;
+  t.after(async () => {
+    stop.abort();
+    await running;
+    await server.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+  const statusPatches = (): number => server.requests.filter((r) => r.method === 'PATCH' && r.path.endsWith(`/nodes/${NODE}/status`)).length;
+  /** Waits until the status job has armed its next period (the patch before it is real I/O). */
+  const armed = (): Promise<unknown> => pollUntil('the next status period armed', () => clock.timerDelays().includes(FREQUENCY_MS), { timeoutMs: 10_000, intervalMs: 2 });
+  const ready = (): string | undefined => (server.store.get(NODES, undefined, NODE) as Node | undefined)?.status?.conditions?.find((c) => c.type === 'Ready')?.status;
+  return { server, clock, log, stop, health, cidrs, reporter, statusPatches, armed, ready, start: () => (running = reporter.run(stop.signal)) };
+}
+
+test('node status: registered once, then patched every nodeStatusUpdateFrequency — counted from the end of the last update', async (t) => {
+  const w = await world(t);
+  const registered = w.reporter.registered(AbortSignal.timeout(10_000));
+  w.start();
+  const node = await registered;
+  assert.equal(node.metadata.name, NODE);
+  assert.deepEqual(w.cidrs, ['10.244.1.0/24'], 'the configured pod CIDR is handed on while the Node has none');
+  assert.equal(w.ready(), 'True');
+  await w.armed();
+  const afterRegistration = w.statusPatches();
+  assert.equal(afterRegistration, 2, 'registration writes the status once; the poke during registration (pod CIDR) once more, right after');
+
+  await w.clock.advanceAsync(FREQUENCY_MS - 1);
+  assert.equal(w.statusPatches(), afterRegistration, 'nothing before the period is up');
+  await w.clock.advanceAsync(1);
+  await pollUntil('a periodic update', () => w.statusPatches() === afterRegistration + 1, { timeoutMs: 10_000, intervalMs: 2 });
+  await w.armed();
+  await w.clock.advanceAsync(FREQUENCY_MS);
+  await pollUntil('the next one', () => w.statusPatches() === afterRegistration + 2, { timeoutMs: 10_000, intervalMs: 2 });
+  const now = new Date(w.clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const heartbeat = () => (w.server.store.get(NODES, undefined, NODE) as Node).status?.conditions?.find((c) => c.type === 'Ready')?.lastHeartbeatTime;
+  await pollUntil('each update carries a fresh heartbeat', () => heartbeat() === now, { timeoutMs: 10_000, intervalMs: 2 });
+});
+
+test('node status: a change is reported at once when poked, without waiting for the period; readiness changes are logged', async (t) => {
+  const w = await world(t);
+  w.start();
+  await w.reporter.registered(AbortSignal.timeout(10_000));
+  await w.armed();
+  const before = w.statusPatches();
+  w.health.networkReady = false;
+  w.health.networkMessage = 'reason:NetworkPluginNotReady message:cni config uninitialized';
+  w.reporter.poke();
+  await pollUntil('the poked update', () => w.statusPatches() === before + 1, { timeoutMs: 10_000, intervalMs: 2 });
+  // The server has it before the reporter has read the answer: wait for the reporter's log line.
+  await pollUntil('the readiness change logged', () => w.log.find(/Node readiness changed/).length > 0, { timeoutMs: 10_000, intervalMs: 2 });
+  assert.equal(w.ready(), 'False');
+  assert.equal(w.clock.monotonic(), 0, 'no time passed: the change did not wait for the period');
+  assert.deepEqual(w.log.find(/Node readiness changed/).map((e) => e.fields.ready), ['False']);
+  await w.armed();
+  assert.deepEqual(w.clock.timerDelays().filter((d) => d <= FREQUENCY_MS), [FREQUENCY_MS], 'the period starts over after the poked update');
+});
+
+test('node registration: an unavailable API is retried with backoff (200 ms doubling); stopping ends the loop', async (t) => {
+  const w = await world(t);
+  w.server.failNext({ method: 'POST', path: /\/nodes$/ }, { code: 503, reason: 'ServiceUnavailable' }, 3);
+  w.start();
+  const waits: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const ms = await pollUntil('a registration backoff', () => w.clock.timerDelays().find((d) => d < FREQUENCY_MS), { timeoutMs: 10_000, intervalMs: 2 });
+    waits.push(ms);
+    await w.clock.advanceAsync(ms);
+  }
+  assert.deepEqual(waits, [200, 400, 800]);
+  await w.reporter.registered(AbortSignal.timeout(10_000));
+  assert.equal(w.log.find(/Node registration failed/, 'warn').length, 3);
+  w.stop.abort();
+  await pollUntil('every timer gone', () => w.clock.pendingTimers === 0, { timeoutMs: 10_000, intervalMs: 2 });
+});

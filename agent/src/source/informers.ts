@@ -1,0 +1,104 @@
+/**
+ * The agent's informers: one per resource (and selector), shared by everything in the agent
+ * that reads it — pod configuration, the pods' service variables, the service proxy and the
+ * cluster DNS resolver — so each object is listed and watched once per node, not once per reader
+ * (client-go's SharedInformerFactory).
+ *
+ *   informers.services() ──┬──▶ ServiceLister (service env vars)
+ *                          ├──▶ ServiceProxy
+ *                          └──▶ NodeDns
+ *
+ * An informer is created on first use and started at once when the factory already runs
+ * (`start()`), else by `start()`; readers may call `start()` on it again (idempotent). Readers
+ * only subscribe: the factory's owner (the agent) closes them all, after the readers.
+ */
+import type { Clock, Logger } from '@nodelet/base';
+import {
+  ENDPOINTSLICES,
+  Informer,
+  NAMESPACES,
+  NODES,
+  PODS,
+  SERVICES,
+  type ApiClient,
+  type EndpointSlice,
+  type KubeObject,
+  type Namespace,
+  type Node,
+  type Pod,
+  type ResourceType,
+  type Service,
+} from '@nodelet/api';
+
+export interface SharedInformersOptions {
+  api: ApiClient;
+  /** This node: the selectors of `nodePods()` and `node()`. */
+  nodeName: string;
+  clock: Clock;
+  log: Logger;
+}
+
+export class SharedInformers {
+  readonly #o: SharedInformersOptions;
+  readonly #informers = new Map<string, Informer<KubeObject>>();
+  #started = false;
+  #closed?: Promise<void>;
+
+  constructor(o: SharedInformersOptions) {
+    this.#o = o;
+  }
+
+  /** Services of all namespaces. */
+  services(): Informer<Service> {
+    return this.#get(SERVICES);
+  }
+
+  /** EndpointSlices of all namespaces. */
+  endpointSlices(): Informer<EndpointSlice> {
+    return this.#get(ENDPOINTSLICES);
+  }
+
+  namespaces(): Informer<Namespace> {
+    return this.#get(NAMESPACES);
+  }
+
+  /** Pods of all nodes (the DNS resolver's verified pod records). */
+  pods(): Informer<Pod> {
+    return this.#get(PODS);
+  }
+
+  /** The pods bound to this node (`spec.nodeName=<node>`): the API pod source. */
+  nodePods(): Informer<Pod> {
+    return this.#get(PODS, `spec.nodeName=${this.#o.nodeName}`);
+  }
+
+  /** This node's Node object (`metadata.name=<node>`). */
+  node(): Informer<Node> {
+    return this.#get(NODES, `metadata.name=${this.#o.nodeName}`);
+  }
+
+  /** Starts every informer made so far, and from now on each one as it is made. Idempotent. */
+  start(): void {
+    if (this.#started || this.#closed) return;
+    this.#started = true;
+    for (const i of this.#informers.values()) i.start();
+  }
+
+  /** Closes every informer (their readers must be closed first). Idempotent. */
+  close(): Promise<void> {
+    this.#closed ??= Promise.all([...this.#informers.values()].map((i) => i.close())).then(() => undefined);
+    return this.#closed;
+  }
+
+  #get<T extends KubeObject>(resource: ResourceType<T>, fieldSelector?: string): Informer<T> {
+    const key = `${resource.plural}.${resource.group}?${fieldSelector ?? ''}`;
+    let inf = this.#informers.get(key) as Informer<T> | undefined;
+    if (!inf) {
+      if (this.#closed) throw new Error(`informer for ${resource.plural} requested after the agent's informers were closed`);
+      inf = new Informer<T>({ client: this.#o.api, resource, fieldSelector, clock: this.#o.clock, logger: this.#o.log });
+      this.#informers.set(key, inf as unknown as Informer<KubeObject>);
+      if (this.#started) inf.start();
+    }
+    return inf;
+  }
+}

@@ -1,0 +1,72 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { noopLogger } from '@nodelet/base';
+import { FakeClock } from '@nodelet/base/testing';
+import { InMemoryApiServer } from '../testing/index.js';
+import { EVENTS, type Event, type Pod } from '../types/index.js';
+import { EventRecorder } from './recorder.js';
+
+const pod: Pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default', uid: 'u1', resourceVersion: '7' }, spec: { containers: [] } };
+const byMessage = (a: Event, b: Event): number => (a.message! < b.message! ? -1 : 1);
+
+test('a repeat within 10 minutes bumps count and lastTimestamp of the first Event; after that a new one is made', async (t) => {
+  const server = await InMemoryApiServer.start();
+  t.after(() => server.close());
+  const client = server.client();
+  const clock = new FakeClock(Date.parse('2026-01-01T00:00:00Z'));
+  const rec = new EventRecorder({ client, component: 'default-scheduler', instance: 'test', clock, logger: noopLogger });
+  await rec.record(pod, 'Warning', 'FailedScheduling', 'no fit');
+  clock.advance(5_000);
+  await rec.record(pod, 'Warning', 'FailedScheduling', 'no fit');
+  await rec.record(pod, 'Warning', 'FailedScheduling', 'another message');
+  const events = (await client.resource(EVENTS, 'default').list()).items.sort(byMessage);
+  assert.equal(events.length, 2);
+  const e = events.find((x) => x.message === 'no fit')!;
+  assert.equal(e.count, 2);
+  assert.equal(e.firstTimestamp, '2026-01-01T00:00:00Z');
+  assert.equal(e.lastTimestamp, '2026-01-01T00:00:05Z');
+  assert.match(e.metadata.name!, /^p\.[0-9a-f]+$/);
+  assert.deepEqual(e.involvedObject, { apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: 'p', uid: 'u1', resourceVersion: '7' });
+  assert.deepEqual([e.source, e.reportingComponent, e.reportingInstance, e.type], [{ component: 'default-scheduler' }, 'default-scheduler', 'test', 'Warning']);
+  clock.advance(10 * 60_000);
+  await rec.record(pod, 'Warning', 'FailedScheduling', 'no fit');
+  assert.equal((await client.resource(EVENTS, 'default').list()).items.filter((x) => x.message === 'no fit').length, 2);
+});
+
+test('kubelet events carry the node as source host and reporting instance, and the container as fieldPath', async (t) => {
+  const server = await InMemoryApiServer.start();
+  t.after(() => server.close());
+  const client = server.client();
+  const rec = new EventRecorder({ client, component: 'kubelet', host: 'node-1', clock: new FakeClock(), logger: noopLogger });
+  await rec.record(pod, 'Normal', 'Pulled', 'pulled', { fieldPath: 'spec.containers{app}' });
+  await rec.record(pod, 'Normal', 'Pulled', 'pulled', { fieldPath: 'spec.containers{side}' });
+  const events = (await client.resource(EVENTS, 'default').list()).items;
+  assert.deepEqual(events.map((e) => e.involvedObject.fieldPath).sort(), ['spec.containers{app}', 'spec.containers{side}'], 'two containers are two Events');
+  assert.deepEqual([events[0]!.source, events[0]!.reportingInstance], [{ component: 'kubelet', host: 'node-1' }, 'node-1']);
+});
+
+test('recording never throws: a rejected write is dropped, and the next repeat creates the Event afresh', async (t) => {
+  const server = await InMemoryApiServer.start();
+  t.after(() => server.close());
+  const client = server.client();
+  const rec = new EventRecorder({ client, component: 'x', logger: noopLogger });
+  server.failNext({ method: 'POST' }, { code: 500 });
+  await rec.record({ metadata: { name: 'n', namespace: 'default', uid: 'u' } }, 'Normal', 'R', 'm');
+  assert.equal((await client.resource(EVENTS, 'default').list()).items.length, 0);
+  await rec.record({ metadata: { name: 'n', namespace: 'default', uid: 'u' } }, 'Normal', 'R', 'm');
+  assert.equal((await client.resource(EVENTS, 'default').list()).items[0]?.count, 1);
+});
+
+test('the queue is bounded (oldest dropped) and close() drops what is left', async (t) => {
+  const server = await InMemoryApiServer.start();
+  t.after(() => server.close());
+  const client = server.client();
+  const rec = new EventRecorder({ client, component: 'x', logger: noopLogger, maxQueue: 2 });
+  const all = ['a', 'b', 'c', 'd'].map((m) => rec.record(pod, 'Normal', 'R', m));
+  await Promise.all(all);
+  // The first went out at once; of b, c, d only the newest two fit the queue.
+  assert.deepEqual((await client.resource(EVENTS, 'default').list()).items.map((e) => e.message).sort(), ['a', 'c', 'd']);
+  rec.close();
+  await rec.record(pod, 'Normal', 'R', 'after close');
+  assert.equal((await client.resource(EVENTS, 'default').list()).items.length, 3);
+});

@@ -1,0 +1,35 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { pollUntil } from './poll.js';
+
+test('returns the first truthy value; undefined, null, false, 0 and "" are "not yet"; a throw is "not yet"', async () => {
+  const answers: unknown[] = [undefined, null, false, 0, '', new Error('boom'), 'done'];
+  let i = 0;
+  const v = await pollUntil('the answer', () => {
+    const a = answers[i++];
+    if (a instanceof Error) throw a;
+    return a as string | undefined;
+  }, { timeoutMs: 5_000, intervalMs: 0 });
+  assert.equal(v, 'done');
+  assert.equal(i, answers.length);
+});
+
+test('the timeout names what it waited for, how often it looked and why the last look failed', async () => {
+  await assert.rejects(
+    pollUntil('the node to be Ready', () => {
+      throw new Error('connection refused');
+    }, { timeoutMs: 30, intervalMs: 5, detail: async () => 'agent log: …' }),
+    (err: Error & { code?: string }) => {
+      assert.equal(err.code, 'ERR_DEADLINE_EXCEEDED');
+      assert.match(err.message, /^timed out after 30 ms waiting for the node to be Ready \(\d+ checks; the last failed: connection refused\)\nagent log: …$/);
+      return true;
+    },
+  );
+  await assert.rejects(pollUntil('x', () => false, { timeoutMs: 0 }), (err: Error) => /^timed out after 0 ms waiting for x \(\d+ checks?\)$/.test(err.message));
+});
+
+test('an aborted signal ends the wait with its reason', async () => {
+  const ac = new AbortController();
+  setTimeout(() => ac.abort(new Error('shutting down')), 20);
+  await assert.rejects(pollUntil('never', () => false, { timeoutMs: 10_000, intervalMs: 5, signal: ac.signal }), /shutting down|aborted/);
+});
