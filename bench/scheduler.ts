@@ -1,133 +1,170 @@
-// Scheduler benchmark: N pending pods over M registered (agent-less) nodes, against the real
-// in-process API server with SQLite in a temp dir. All pods exist before the scheduler starts,
-// so the number is scheduling + binding throughput, not pod creation.
+// Scheduler benchmark: 1,000 pending pods over 100 and over 1,000 agent-less nodes, on the real
+// in-process API server with SQLite, the current scheduler beside the pre-change one (the
+// baseline, from git) and beside the floor (bindings posted with no scheduling at all). Every
+// run is a fresh process and a fresh database; runs are interleaved (sizes, then modes) so a
+// change in the machine's load hits every mode alike; the table shows medians.
 //
-//   node --conditions=source --import tsx bench/scheduler.ts [--pods 1000] [--nodes 100] [--bind-concurrency 16] [--json]
+//   node --conditions=source --import tsx bench/scheduler.ts [--nodes 100,1000] [--pods 1000] [--runs 3]
+//        [--modes legacy,new,floor] [--baseline-ref <commit>] [--bind-concurrency 16] [--out bench/results/scheduler.json] [--json]
 //
-// Prints pods/s (first binding to last, and scheduler start to last), the POST pods/binding
-// round trip p50/p99, and queued→bound p50/p99 (which with a full queue is mostly waiting).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// Per size and mode: pods/s (scheduler start → last binding, informer sync included), the
+// POST pods/binding round trip p50/p99, queued→bound p50/p99 (the whole backlog is queued at the
+// start, so this is mostly waiting), the scheduling cycle p50/p99, process CPU per pod, how long
+// the Scheduled events trail the last binding, and the spread (pods per node min/max).
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ApiClient, NODES, PODS, type Node, type Pod } from '@nodelet/api';
-import { Semaphore, noopLogger } from '@nodelet/base';
-import { startControlPlane } from '../control-plane/src/control-plane.js';
-import { startScheduler, type BindTiming } from '../control-plane/src/scheduler/index.js';
+import { BASELINE_REF, extractBaseline, type Baseline } from './scheduler-baseline.js';
+import type { RunResult } from './scheduler-run.js';
 
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values: args } = parseArgs({
   options: {
+    nodes: { type: 'string', default: '100,1000' },
     pods: { type: 'string', default: '1000' },
-    nodes: { type: 'string', default: '100' },
+    runs: { type: 'string', default: '3' },
+    modes: { type: 'string', default: 'legacy,new,floor' },
+    'baseline-ref': { type: 'string', default: BASELINE_REF },
     'bind-concurrency': { type: 'string', default: '16' },
+    out: { type: 'string', default: join(ROOT, 'bench/results/scheduler.json') },
     json: { type: 'boolean', default: false },
   },
 });
-const PODS_N = Number(args.pods);
-const NODES_N = Number(args.nodes);
+const SIZES = args.nodes.split(',').map(Number);
+const RUNS = Number(args.runs);
+let modes = args.modes.split(',') as Array<'legacy' | 'new' | 'floor'>;
 
-function pct(xs: number[], p: number): number {
+/** Issue 16's targets. */
+const TARGETS: Record<number, { podsPerSec: number; bindCallP99Ms?: number }> = { 100: { podsPerSec: 1000, bindCallP99Ms: 50 }, 1000: { podsPerSec: 500 } };
+/** What issue 16 measured on the landed tree (another day, another load): shown when the baseline cannot run. */
+const ISSUE_16 = { 100: { podsPerSec: 450, bindCallP99Ms: 423 }, 1000: { podsPerSec: 148, bindCallP99Ms: 4400, queuedToBoundP99Ms: 6600 } };
+
+type Metric = Exclude<keyof RunResult, 'mode'>;
+
+function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? NaN;
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
-function node(i: number): Node {
-  const now = new Date().toISOString();
-  return {
-    metadata: { name: `bench-node-${String(i).padStart(3, '0')}`, labels: { 'kubernetes.io/hostname': `bench-node-${i}` } },
-    spec: {},
-    status: {
-      allocatable: { cpu: '16', memory: '64Gi', pods: '110', 'ephemeral-storage': '100Gi' },
-      conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', lastHeartbeatTime: now, lastTransitionTime: now }],
-    },
-  };
-}
-
-function pod(i: number): Pod {
-  // Ten "deployments" of 100 so the owner-spreading score has work to do.
-  const owner = `bench-rs-${i % 10}`;
-  return {
-    metadata: {
-      name: `bench-pod-${String(i).padStart(4, '0')}`,
-      namespace: 'default',
-      labels: { app: owner },
-      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: owner, uid: `00000000-0000-0000-0000-00000000000${i % 10}`, controller: true }],
-    },
-    spec: { containers: [{ name: 'main', image: 'busybox', resources: { requests: { cpu: '100m', memory: '128Mi' } } }] },
-  };
+function runOnce(mode: string, nodes: number, baseline?: Baseline): RunResult {
+  const argv = [
+    ...process.execArgv,
+    join(ROOT, 'bench/scheduler-run.ts'),
+    '--mode', mode,
+    '--nodes', String(nodes),
+    '--pods', args.pods,
+    '--bind-concurrency', args['bind-concurrency'],
+    ...(mode === 'legacy' && baseline ? ['--module', baseline.module] : []),
+  ];
+  const out = execFileSync(process.execPath, argv, { cwd: ROOT, encoding: 'utf8', maxBuffer: 16 << 20, stdio: ['ignore', 'pipe', 'inherit'] });
+  return JSON.parse(out.trim().split('\n').pop()!) as RunResult;
 }
 
 async function main(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'nodelet-bench-scheduler-'));
-  const cp = await startControlPlane({ dataDir: dir, bindAddress: '127.0.0.1', port: 0, registryAddress: '', controllers: false, logger: noopLogger });
-  const client = new ApiClient({ server: cp.url, token: cp.adminToken, ca: cp.caPem });
-  try {
-    const sem = new Semaphore(16);
-    await Promise.all(Array.from({ length: NODES_N }, (_, i) => sem.use(() => client.resource(NODES).create(node(i)))));
-    const tc = performance.now();
-    await Promise.all(Array.from({ length: PODS_N }, (_, i) => sem.use(() => client.resource(PODS, 'default').create(pod(i)))));
-    const createMs = performance.now() - tc;
-
-    const timings: BindTiming[] = [];
-    let firstBound = 0;
-    let lastBound = 0;
-    let resolveDone!: () => void;
-    const done = new Promise<void>((r) => (resolveDone = r));
-    const stop = new AbortController();
-    const t0 = performance.now();
-    const sched = await startScheduler({
-      client,
-      logger: noopLogger,
-      signal: stop.signal,
-      bindConcurrency: Number(args['bind-concurrency']),
-      onBound: (_p, _n, t) => {
-        const now = performance.now();
-        if (timings.length === 0) firstBound = now;
-        lastBound = now;
-        timings.push(t);
-        if (timings.length === PODS_N) resolveDone();
-      },
-    });
-    const timeout = setTimeout(() => resolveDone(), 300_000);
-    await done;
-    clearTimeout(timeout);
-    stop.abort();
-    await sched.close();
-
-    // Verify on the server, not just the callback.
-    const list = await client.resource(PODS, 'default').listAll();
-    const bound = list.items.filter((p) => p.spec?.nodeName).length;
-    const perNode = new Map<string, number>();
-    for (const p of list.items) if (p.spec?.nodeName) perNode.set(p.spec.nodeName, (perNode.get(p.spec.nodeName) ?? 0) + 1);
-    const spread = [Math.min(...perNode.values()), Math.max(...perNode.values())];
-    const totalMs = lastBound - t0;
-    const result = {
-      pods: PODS_N,
-      nodes: NODES_N,
-      store: 'sqlite',
-      podsCreatedPerSec: Math.round((PODS_N / createMs) * 1000),
-      bound,
-      podsPerSecSinceStart: Math.round((bound / totalMs) * 1000),
-      podsPerSecFirstToLast: Math.round((bound / Math.max(1, lastBound - firstBound)) * 1000),
-      bindCallP50Ms: Number(pct(timings.map((t) => t.bindCallMs), 50).toFixed(1)),
-      bindCallP99Ms: Number(pct(timings.map((t) => t.bindCallMs), 99).toFixed(1)),
-      queuedToBoundP50Ms: Math.round(pct(timings.map((t) => t.queuedToBoundMs), 50)),
-      queuedToBoundP99Ms: Math.round(pct(timings.map((t) => t.queuedToBoundMs), 99)),
-      podsPerNodeMinMax: spread,
-    };
-    if (args.json) console.log(JSON.stringify(result));
-    else {
-      console.log(`scheduler bench: ${PODS_N} pending pods, ${NODES_N} nodes, real API server + SQLite`);
-      console.log(`  bound ${bound}/${PODS_N} in ${(totalMs / 1000).toFixed(2)} s: ${result.podsPerSecSinceStart} pods/s (${result.podsPerSecFirstToLast} pods/s first→last binding)`);
-      console.log(`  POST pods/binding round trip: p50 ${result.bindCallP50Ms} ms, p99 ${result.bindCallP99Ms} ms`);
-      console.log(`  queued→bound (whole backlog queued at start): p50 ${result.queuedToBoundP50Ms} ms, p99 ${result.queuedToBoundP99Ms} ms`);
-      console.log(`  pods per node: min ${spread[0]}, max ${spread[1]}`);
+  let baseline: Baseline | undefined;
+  let baselineNote = `baseline: the scheduler at ${args['baseline-ref'].slice(0, 12)} (before the incremental snapshot and the separate binding cycle)`;
+  if (modes.includes('legacy')) {
+    try {
+      baseline = extractBaseline(ROOT, args['baseline-ref']);
+    } catch (err) {
+      modes = modes.filter((m) => m !== 'legacy');
+      baselineNote = `baseline could not be extracted from git (${err instanceof Error ? err.message.split('\n')[0] : String(err)}); issue 16's numbers are shown instead`;
     }
-    if (bound !== PODS_N) process.exitCode = 1;
+  }
+  const loadStart = loadavg();
+  const runs: RunResult[] = [];
+  try {
+    for (let r = 0; r < RUNS; r++) {
+      for (const n of SIZES) {
+        for (const m of modes) {
+          const res = runOnce(m, n, baseline);
+          runs.push(res);
+          if (!args.json) console.error(`  run ${r + 1}/${RUNS} ${String(n).padStart(4)} nodes ${m.padEnd(6)} ${res.podsPerSec} pods/s, binding p99 ${res.bindCallP99Ms} ms, load ${res.loadavg1}`);
+        }
+      }
+    }
   } finally {
-    client.close();
-    await cp.close();
-    rmSync(dir, { recursive: true, force: true });
+    baseline?.dispose();
+  }
+  const loadEnd = loadavg();
+  const metrics: Metric[] = [
+    'podsPerSec', 'podsPerSecFirstToLast', 'startToFirstBindMs', 'bindCallP50Ms', 'bindCallP99Ms', 'queuedToBoundP50Ms', 'queuedToBoundP99Ms',
+    'scheduleP50Us', 'scheduleP99Us', 'cpuMsPerPod', 'eventsTrailingMs', 'podsPerNodeMin', 'podsPerNodeMax', 'bound', 'loadavg1',
+  ];
+  const summary: Record<string, Record<string, Partial<Record<Metric, number>>>> = {};
+  for (const n of SIZES) {
+    summary[n] = {};
+    for (const m of modes) {
+      const mine = runs.filter((x) => x.nodes === n && x.mode === m);
+      const med: Partial<Record<Metric, number>> = {};
+      for (const k of metrics) {
+        const xs = mine.map((x) => x[k]).filter((v): v is number => typeof v === 'number');
+        if (xs.length) med[k] = median(xs);
+      }
+      summary[n][m] = med;
+    }
+  }
+  const report = {
+    bench: 'scheduler',
+    date: new Date().toISOString(),
+    machine: { cpus: cpus().length, model: cpus()[0]?.model, loadavgStart: loadStart, loadavgEnd: loadEnd },
+    pods: Number(args.pods),
+    runsPerCell: RUNS,
+    bindConcurrency: Number(args['bind-concurrency']),
+    store: 'sqlite',
+    baseline: baselineNote,
+    targets: TARGETS,
+    issue16: ISSUE_16,
+    medians: summary,
+    runs,
+  };
+  mkdirSync(dirname(args.out), { recursive: true });
+  writeFileSync(args.out, `${JSON.stringify(report, null, 2)}\n`);
+  if (args.json) {
+    console.log(JSON.stringify(report));
+    return;
+  }
+  print(summary, loadStart, loadEnd, baselineNote);
+  console.log(`\nwritten to ${args.out}`);
+}
+
+function print(summary: Record<string, Record<string, Partial<Record<Metric, number>>>>, loadStart: number[], loadEnd: number[], baselineNote: string): void {
+  const la = (l: number[]): string => l.map((x) => x.toFixed(1)).join(' ');
+  console.log(`\nscheduler bench: ${args.pods} pending pods, real API server + SQLite, bind concurrency ${args['bind-concurrency']}, median of ${RUNS} runs`);
+  console.log(`machine: ${cpus().length} CPUs, load average ${la(loadStart)} at the start, ${la(loadEnd)} at the end`);
+  console.log(baselineNote);
+  console.log('floor: POST pods/binding for every pod with no scheduling (and no events) — what the API server allows\n');
+  const rows: Array<[string, Metric, (n: number) => string]> = [
+    ['pods/s (start → last bind)', 'podsPerSec', (n) => `≥ ${TARGETS[n]?.podsPerSec ?? '-'}`],
+    ['pods/s (first → last bind)', 'podsPerSecFirstToLast', () => ''],
+    ['start → first bind ms', 'startToFirstBindMs', () => ''],
+    ['binding p50 ms', 'bindCallP50Ms', () => ''],
+    ['binding p99 ms', 'bindCallP99Ms', (n) => (TARGETS[n]?.bindCallP99Ms ? `≤ ${TARGETS[n]!.bindCallP99Ms}` : '')],
+    ['queued→bound p50 ms', 'queuedToBoundP50Ms', () => ''],
+    ['queued→bound p99 ms', 'queuedToBoundP99Ms', () => ''],
+    ['scheduling cycle p50 µs', 'scheduleP50Us', () => ''],
+    ['scheduling cycle p99 µs', 'scheduleP99Us', () => ''],
+    ['CPU ms per pod (process)', 'cpuMsPerPod', () => ''],
+    ['events trail last bind ms', 'eventsTrailingMs', () => ''],
+    ['pods per node min', 'podsPerNodeMin', () => ''],
+    ['pods per node max', 'podsPerNodeMax', () => ''],
+  ];
+  for (const n of SIZES) {
+    const cols = Object.keys(summary[n] ?? {});
+    console.log(`${n} nodes`.padEnd(28) + cols.map((c) => c.padStart(10)).join('') + 'target'.padStart(10) + (ISSUE_16[n as 100 | 1000] ? 'issue 16'.padStart(10) : ''));
+    for (const [label, k, target] of rows) {
+      const cells = cols.map((c) => {
+        const v = summary[n]![c]![k];
+        return (v === undefined ? '-' : String(Math.round(v * 10) / 10)).padStart(10);
+      });
+      const issue = (ISSUE_16 as Record<number, Partial<Record<Metric, number>>>)[n]?.[k];
+      console.log(`  ${label}`.padEnd(28) + cells.join('') + target(n).padStart(10) + (issue !== undefined ? String(issue).padStart(10) : ''));
+    }
+    console.log('');
   }
 }
 

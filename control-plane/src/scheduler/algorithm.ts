@@ -1,64 +1,141 @@
 /**
- * One scheduling decision, pure: filter every node, explain failures like kube-scheduler, score the
- * feasible nodes and pick one. The caller supplies the snapshot (nodes + bound/assumed pods).
+ * One scheduling decision, pure: PreFilter narrows the candidates, filters run from a rotating
+ * start node until enough feasible nodes are found, failures are explained like kube-scheduler,
+ * the feasible nodes are scored and one is picked. The caller supplies the snapshot.
  *
- *   pod ──▶ filters (first rejection per node) ──▶ feasible? ──yes──▶ scores ──▶ selectHost ──▶ node
- *                                                      │no
- *                                                      ▼
- *                                  FitError message + "preemption:" dry run (no victims evicted)
+ *   pod ─▶ PreFilter (DaemonSet pods: their named node only)
+ *            │
+ *            ▼
+ *          filters over candidates[start], candidates[start+1], …  (first rejection per node)
+ *            │ stop once numFeasibleNodesToFind nodes fit (percentageOfNodesToScore)
+ *            ▼
+ *          feasible? ──yes──▶ scores ──▶ selectHost ──▶ node      (+ processed, to advance start)
+ *            │no
+ *            ▼
+ *          FitError message + "preemption:" dry run (no victims evicted)
  */
 import type { Pod } from '@nodelet/api';
-import { DEFAULT_FILTERS, newPodContext, runFilters, type FilterPlugin, type FilterStatus } from './filters.js';
+import { DEFAULT_FILTERS, newPodContext, nodeAffinityPreFilter, REASON_AFFINITY_TERMS_CONFLICT, runFilters, type FilterPlugin, type FilterStatus } from './filters.js';
 import { formatFailedScheduling, formatFitError, NO_PREEMPTION_VICTIMS, PREEMPTION_NOT_HELPFUL } from './fit-error.js';
 import { newNodeInfo, type NodeInfo } from './node-info.js';
+import type { PodInfo } from './pod-info.js';
 import { scoreNodes, selectHost } from './scores.js';
 
 export type ScheduleResult =
-  | { ok: true; node: string; feasible: number }
-  | { ok: false; message: string; statuses: Map<string, FilterStatus> };
+  | { ok: true; node: string; feasible: number; processed: number }
+  | { ok: false; message: string; statuses: Map<string, FilterStatus>; processed: number };
+
+/** The nodes a cycle sees: a list in a stable order, and lookup by name. */
+export interface NodeSnapshot {
+  readonly list: readonly NodeInfo[];
+  get(name: string): NodeInfo | undefined;
+}
 
 export interface ScheduleOptions {
   filters?: readonly FilterPlugin[];
   random?: () => number;
+  /**
+   * kube-scheduler's `percentageOfNodesToScore`: stop filtering once this share of the nodes
+   * fits. Unset or 0 = upstream's adaptive default (50 % minus 1 % per 125 nodes, at least 5 %);
+   * 100 = every node. At least 100 nodes are looked for either way.
+   */
+  percentageOfNodesToScore?: number;
+  /** Index in the node list where filtering starts (round robin across cycles). */
+  startIndex?: number;
 }
 
-export function schedulePod(pod: Pod, nodes: readonly NodeInfo[], opts: ScheduleOptions = {}): ScheduleResult {
+/** Upstream minFeasibleNodesToFind and minFeasibleNodesPercentageToFind. */
+export const MIN_FEASIBLE_NODES_TO_FIND = 100;
+export const MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5;
+
+export const reasonPreFilterRejected = (plugins: readonly string[]): string => `node(s) didn't satisfy plugin(s) [${plugins.join(' ')}]`;
+
+/** How many feasible nodes end the search (upstream `numFeasibleNodesToFind`, integer arithmetic). */
+export function numFeasibleNodesToFind(numAllNodes: number, percentage = 0): number {
+  if (numAllNodes < MIN_FEASIBLE_NODES_TO_FIND) return numAllNodes;
+  let pct = percentage;
+  if (pct <= 0) pct = Math.max(MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND, 50 - Math.trunc(numAllNodes / 125));
+  const n = Math.trunc((numAllNodes * pct) / 100);
+  return n < MIN_FEASIBLE_NODES_TO_FIND ? MIN_FEASIBLE_NODES_TO_FIND : n;
+}
+
+function toSnapshot(nodes: readonly NodeInfo[] | NodeSnapshot): NodeSnapshot {
+  if (!Array.isArray(nodes)) return nodes as NodeSnapshot;
+  const list = nodes as readonly NodeInfo[];
+  return { list, get: (name) => list.find((n) => n.name === name) };
+}
+
+export function schedulePod(pod: Pod | PodInfo, nodes: readonly NodeInfo[] | NodeSnapshot, opts: ScheduleOptions = {}): ScheduleResult {
   const filters = opts.filters ?? DEFAULT_FILTERS;
+  const snapshot = toSnapshot(nodes);
+  const all = snapshot.list;
   const ctx = newPodContext(pod);
-  const feasible: NodeInfo[] = [];
   const statuses = new Map<string, FilterStatus>();
-  for (const n of nodes) {
+  if (all.length === 0) return { ok: false, message: formatFailedScheduling(0, [], ''), statuses, processed: 0 };
+
+  // 1. PreFilter.
+  const pre = nodeAffinityPreFilter(ctx.pod);
+  if (pre === 'conflict') {
+    const s: FilterStatus = { plugin: 'NodeAffinity', code: 'UnschedulableAndUnresolvable', reasons: [REASON_AFFINITY_TERMS_CONFLICT] };
+    for (const n of all) statuses.set(n.name, s);
+    const preemption = `preemption: ${formatFitError(all.length, [], PREEMPTION_NOT_HELPFUL)}`;
+    return { ok: false, message: formatFailedScheduling(all.length, [], preemption, REASON_AFFINITY_TERMS_CONFLICT), statuses, processed: 0 };
+  }
+  let candidates = all;
+  let absentReason: string | undefined;
+  if (pre !== undefined) {
+    candidates = [...pre].map((name) => snapshot.get(name)).filter((n): n is NodeInfo => n !== undefined);
+    absentReason = reasonPreFilterRejected(['NodeAffinity']);
+  }
+
+  // 2. Filter from the rotating start until enough nodes fit.
+  const want = numFeasibleNodesToFind(candidates.length, opts.percentageOfNodesToScore);
+  const start = candidates.length > 0 ? (opts.startIndex ?? 0) % candidates.length : 0;
+  const feasible: NodeInfo[] = [];
+  let processed = 0;
+  for (let i = 0; i < candidates.length && feasible.length < want; i++) {
+    const n = candidates[(start + i) % candidates.length]!;
+    processed++;
     const s = runFilters(ctx, n, filters);
     if (s) statuses.set(n.name, s);
     else feasible.push(n);
   }
-  if (feasible.length === 0) {
-    const preemption = preemptionMessage(pod, nodes, statuses, filters);
-    return { ok: false, message: formatFailedScheduling(nodes.length, statuses.values(), preemption), statuses };
-  }
-  if (feasible.length === 1) return { ok: true, node: feasible[0]!.name, feasible: 1 };
-  const node = selectHost(scoreNodes(pod, feasible), opts.random ?? Math.random);
-  return { ok: true, node: node!, feasible: feasible.length };
-}
 
-const priorityOf = (p: Pod): number => (p.spec as { priority?: number } | undefined)?.priority ?? 0;
+  // 3. No fit: explain, with the preemption dry run over the nodes that were looked at.
+  if (feasible.length === 0) {
+    const preemption = preemptionMessage(ctx.pod, candidates, statuses, filters, all.length);
+    return { ok: false, message: formatFailedScheduling(all.length, statuses.values(), preemption, undefined, absentReason), statuses, processed };
+  }
+  // 4. Score and pick.
+  if (feasible.length === 1) return { ok: true, node: feasible[0]!.name, feasible: 1, processed };
+  const node = selectHost(scoreNodes(ctx, feasible), opts.random ?? Math.random);
+  return { ok: true, node: node!, feasible: feasible.length, processed };
+}
 
 /**
  * The DefaultPreemption PostFilter's message. Only nodes rejected as `Unschedulable` are
  * candidates; a candidate needs pods of lower priority whose removal makes the pod fit. This
  * scheduler does not evict anyone: when preemption would help it says so instead of preempting.
+ * `numAllNodes` counts the nodes a PreFilter left out too (they are "not helpful").
  */
-export function preemptionMessage(pod: Pod, nodes: readonly NodeInfo[], statuses: Map<string, FilterStatus>, filters: readonly FilterPlugin[]): string {
+export function preemptionMessage(
+  pod: Pod,
+  nodes: readonly NodeInfo[],
+  statuses: Map<string, FilterStatus>,
+  filters: readonly FilterPlugin[],
+  numAllNodes: number = nodes.length,
+): string {
   if ((pod.spec as { preemptionPolicy?: string } | undefined)?.preemptionPolicy === 'Never') {
     return 'preemption: not eligible due to preemptionPolicy=Never.';
   }
-  const prio = priorityOf(pod);
   const ctx = newPodContext(pod);
+  const prio = ctx.info.priority;
   const candidateStatuses: FilterStatus[] = [];
   for (const n of nodes) {
     if (statuses.get(n.name)?.code !== 'Unschedulable') continue;
-    const remaining = n.pods.filter((p) => priorityOf(p) >= prio);
-    if (remaining.length === n.pods.length) {
+    const all = [...n.pods()];
+    const remaining = all.filter((p) => p.priority >= prio);
+    if (remaining.length === all.length) {
       candidateStatuses.push({ plugin: 'DefaultPreemption', code: 'UnschedulableAndUnresolvable', reasons: [NO_PREEMPTION_VICTIMS] });
       continue;
     }
@@ -67,5 +144,5 @@ export function preemptionMessage(pod: Pod, nodes: readonly NodeInfo[], statuses
       after ?? { plugin: 'DefaultPreemption', code: 'Unschedulable', reasons: ['preemption of lower-priority pods would help, but this scheduler does not preempt'] },
     );
   }
-  return `preemption: ${formatFitError(nodes.length, candidateStatuses, PREEMPTION_NOT_HELPFUL)}`;
+  return `preemption: ${formatFitError(numAllNodes, candidateStatuses, PREEMPTION_NOT_HELPFUL)}`;
 }

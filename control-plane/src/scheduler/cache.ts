@@ -1,97 +1,190 @@
 /**
- * The scheduler's view of the cluster: nodes, and per node the pods bound to it plus the pods
- * this scheduler assumed there while their binding is in flight (so the next decision already
- * counts them). NodeInfos are rebuilt lazily, only for nodes that changed.
+ * The scheduler's view of the cluster, updated incrementally from informer events: one NodeInfo
+ * per node (requested resources, pods, ports, owners) plus the pods this scheduler assumed onto a
+ * node while their binding is in flight, so the next decision already counts them (upstream
+ * `internal/cache`).
+ *
+ * It is also the scheduling snapshot. kube-scheduler copies changed NodeInfos into a separate
+ * snapshot before each cycle because informer goroutines mutate the cache concurrently; here a
+ * cycle (filter → score → assume) runs synchronously in one turn of the event loop, so nothing
+ * can change the NodeInfos while it reads them, and the live ones are the snapshot.
+ *
+ * Assumed pods (upstream podState):
+ *
+ *   assume() ──▶ assumed ──informer reports it bound──▶ bound (counted until deleted/terminal)
+ *                  │  │
+ *                  │  └─ finishBinding(): deadline = now + TTL ──TTL passes, still unconfirmed──▶ expired (dropped)
+ *                  └──── forget() (binding failed) ──▶ gone; the pod goes back to the queue
+ *
+ * A pod whose node was deleted keeps its NodeInfo out of the node list until the pod goes too,
+ * so a node that comes back under the same name gets its pods back.
  */
-import type { Node, Pod } from '@nodelet/api';
-import { isTerminal, newNodeInfo, type NodeInfo } from './node-info.js';
+import type { Node } from '@nodelet/api';
+import { AgentError, type Clock } from '@nodelet/base';
+import type { NodeSnapshot } from './algorithm.js';
+import { NodeInfo } from './node-info.js';
+import type { PodInfo } from './pod-info.js';
 
-export class SchedulerCache {
-  readonly #nodes = new Map<string, Node>();
-  /** node name → pod key → pod */
-  readonly #podsByNode = new Map<string, Map<string, Pod>>();
-  /** pod key → node name, for bound and assumed pods */
-  readonly #nodeOfPod = new Map<string, string>();
-  readonly #assumed = new Set<string>();
+interface PodState {
+  info: PodInfo;
+  node: string;
+  assumed: boolean;
+  /** Monotonic ms after which an assumed pod whose binding finished is dropped; undefined = not yet / never. */
+  deadline?: number;
+}
+
+export interface SchedulerCacheOptions {
+  clock: Clock;
+  /**
+   * How long an assumed pod whose binding call finished may wait for the informer to report it
+   * bound before the cache drops it; 0 = never. Counted from finishBinding(), never mid-binding.
+   */
+  assumedPodTtlMs: number;
+}
+
+export class SchedulerCache implements NodeSnapshot {
+  readonly #clock: Clock;
+  readonly #ttlMs: number;
+  /** Every NodeInfo, including those of deleted nodes that still hold pods. */
   readonly #infos = new Map<string, NodeInfo>();
+  /** NodeInfos of existing nodes, in a stable order (the round-robin start indexes into it). */
+  readonly #list: NodeInfo[] = [];
+  readonly #position = new Map<string, number>();
+  readonly #pods = new Map<string, PodState>();
+  /** Keys of the assumed pods (a subset of #pods), so expiry does not walk every pod. */
+  readonly #assumed = new Set<string>();
+
+  constructor(o: SchedulerCacheOptions) {
+    this.#clock = o.clock;
+    this.#ttlMs = o.assumedPodTtlMs;
+  }
 
   get nodeCount(): number {
-    return this.#nodes.size;
+    return this.#list.length;
+  }
+
+  get assumedCount(): number {
+    return this.#assumed.size;
+  }
+
+  /** NodeInfos of the existing nodes. Live objects: read them within one synchronous cycle. */
+  get list(): readonly NodeInfo[] {
+    return this.#list;
+  }
+
+  get(name: string): NodeInfo | undefined {
+    return this.#position.has(name) ? this.#infos.get(name) : undefined;
   }
 
   isAssumed(key: string): boolean {
-    return this.#assumed.has(key);
+    return this.#pods.get(key)?.assumed ?? false;
   }
 
-  setNode(node: Node): void {
+  /** The node a bound or assumed pod counts on. */
+  nodeOf(key: string): string | undefined {
+    return this.#pods.get(key)?.node;
+  }
+
+  addOrUpdateNode(node: Node): void {
     const name = node.metadata.name ?? '';
-    this.#nodes.set(name, node);
-    this.#infos.delete(name);
-  }
-
-  deleteNode(name: string): void {
-    this.#nodes.delete(name);
-    this.#infos.delete(name);
-  }
-
-  /** A pod from the informer: bound and running pods count, terminal ones free their node. */
-  setPod(key: string, pod: Pod): void {
-    const node = pod.spec?.nodeName;
-    if (!node || isTerminal(pod)) {
-      // Unbound pods hold nothing, unless we assumed them (the informer has not caught up yet).
-      if (!this.#assumed.has(key) || isTerminal(pod)) this.#remove(key);
-      return;
+    const info = this.#infos.get(name);
+    if (info) info.setNode(node);
+    else this.#infos.set(name, new NodeInfo(node));
+    if (!this.#position.has(name)) {
+      this.#position.set(name, this.#list.length);
+      this.#list.push(this.#infos.get(name)!);
     }
-    this.#assumed.delete(key);
-    this.#put(key, node, pod);
   }
 
-  deletePod(key: string): void {
-    this.#remove(key);
-  }
-
-  /** Counts `pod` on `node` until the informer reports it bound (or {@link forget} is called). */
-  assume(key: string, pod: Pod, node: string): void {
-    this.#assumed.add(key);
-    this.#put(key, node, { ...pod, spec: { ...pod.spec!, nodeName: node } });
-  }
-
-  /** The binding failed: the pod no longer holds resources on the node. */
-  forget(key: string): void {
-    if (!this.#assumed.delete(key)) return;
-    this.#remove(key);
-  }
-
-  /** NodeInfos of every node (cached; rebuilt only for nodes that changed). */
-  nodeInfos(): NodeInfo[] {
-    const out: NodeInfo[] = [];
-    for (const [name, node] of this.#nodes) {
-      let info = this.#infos.get(name);
-      if (!info) {
-        info = newNodeInfo(node, [...(this.#podsByNode.get(name)?.values() ?? [])]);
-        this.#infos.set(name, info);
-      }
-      out.push(info);
+  removeNode(name: string): void {
+    const i = this.#position.get(name);
+    if (i === undefined) return;
+    // Swap-remove: O(1), and the order only decides where round-robin windows fall.
+    const last = this.#list.pop()!;
+    if (i < this.#list.length) {
+      this.#list[i] = last;
+      this.#position.set(last.name, i);
     }
-    return out;
+    this.#position.delete(name);
+    if (this.#infos.get(name)?.podCount === 0) this.#infos.delete(name);
   }
 
-  #put(key: string, node: string, pod: Pod): void {
-    const prev = this.#nodeOfPod.get(key);
-    if (prev && prev !== node) this.#remove(key);
-    let m = this.#podsByNode.get(node);
-    if (!m) this.#podsByNode.set(node, (m = new Map()));
-    m.set(key, pod);
-    this.#nodeOfPod.set(key, node);
-    this.#infos.delete(node);
+  /**
+   * A bound, non-terminal pod from the informer. Confirms it when it was assumed (on the node
+   * it was bound to, which is the assumed one unless someone else bound it first).
+   */
+  addOrUpdatePod(info: PodInfo): void {
+    const node = info.pod.spec?.nodeName;
+    if (!node) throw new AgentError('ERR_INVALID_ARGUMENT', `pod "${info.key}" is not bound to a node`);
+    const prev = this.#pods.get(info.key);
+    this.#assumed.delete(info.key);
+    if (prev && prev.node !== node) this.#removeFromNode(prev.node, info.key);
+    this.#pods.set(info.key, { info, node, assumed: false });
+    this.#nodeInfoFor(node).addPod(info);
   }
 
-  #remove(key: string): void {
+  /** The pod was deleted, finished, or unbound: it no longer holds anything. */
+  removePod(key: string): void {
+    const st = this.#pods.get(key);
+    if (!st) return;
     this.#assumed.delete(key);
-    const node = this.#nodeOfPod.get(key);
-    if (node === undefined) return;
-    this.#nodeOfPod.delete(key);
-    this.#podsByNode.get(node)?.delete(key);
-    this.#infos.delete(node);
+    this.#pods.delete(key);
+    this.#removeFromNode(st.node, key);
+  }
+
+  /**
+   * Counts `info` on `node` until the informer reports it bound, or {@link forget} is called.
+   * Throws ERR_CONFLICT when the pod is already in the cache (assumed or bound).
+   */
+  assume(info: PodInfo, node: string): void {
+    if (this.#pods.has(info.key)) throw new AgentError('ERR_CONFLICT', `pod "${info.key}" is already in the scheduler cache`);
+    const assumed: PodInfo = { ...info, pod: { ...info.pod, spec: { ...info.pod.spec!, nodeName: node } } };
+    this.#pods.set(info.key, { info: assumed, node, assumed: true });
+    this.#assumed.add(info.key);
+    this.#nodeInfoFor(node).addPod(assumed);
+  }
+
+  /** The binding call returned: from now on the assumed pod may expire (after the TTL). */
+  finishBinding(key: string): void {
+    const st = this.#pods.get(key);
+    if (!st?.assumed || this.#ttlMs <= 0) return;
+    st.deadline = this.#clock.monotonic() + this.#ttlMs;
+  }
+
+  /** The binding failed: the assumed pod no longer holds resources on its node. False when it was not assumed. */
+  forget(key: string): boolean {
+    const st = this.#pods.get(key);
+    if (!st?.assumed) return false;
+    this.removePod(key);
+    return true;
+  }
+
+  /** Drops assumed pods whose deadline passed; returns their keys (upstream `cleanupAssumedPods`). */
+  cleanupExpired(): string[] {
+    const now = this.#clock.monotonic();
+    const expired: string[] = [];
+    for (const key of this.#assumed) {
+      const deadline = this.#pods.get(key)?.deadline;
+      if (deadline !== undefined && deadline <= now) expired.push(key);
+    }
+    for (const key of expired) this.removePod(key);
+    return expired;
+  }
+
+  #nodeInfoFor(name: string): NodeInfo {
+    let info = this.#infos.get(name);
+    if (!info) {
+      // A pod on a node we have not seen (yet): keep its NodeInfo out of the list until the Node arrives.
+      info = new NodeInfo({ metadata: { name } });
+      this.#infos.set(name, info);
+    }
+    return info;
+  }
+
+  #removeFromNode(name: string, key: string): void {
+    const info = this.#infos.get(name);
+    if (!info) return;
+    info.removePod(key);
+    if (info.podCount === 0 && !this.#position.has(name)) this.#infos.delete(name);
   }
 }

@@ -5,11 +5,14 @@
  *
  * `UnschedulableAndUnresolvable` means evicting other pods cannot help (preemption skips the node);
  * `Unschedulable` means it might (resources, ports).
+ *
+ * Filters run once per node per scheduling cycle, so they read what {@link PodContext} (the pod's
+ * side, computed once per cycle) and NodeInfo (the node's side, kept incrementally) precomputed.
  */
 import { tolerationsTolerate, type Node, type NodeSelectorRequirement, type NodeSelectorTerm, type Pod, type Taint } from '@nodelet/api';
 import type { NodeInfo } from './node-info.js';
-import { podHostPorts } from './node-info.js';
-import { podRequests, type Resources } from './resources.js';
+import { newPodInfo, type PodInfo } from './pod-info.js';
+import type { Resources } from './resources.js';
 
 export type FilterCode = 'Unschedulable' | 'UnschedulableAndUnresolvable';
 
@@ -19,14 +22,18 @@ export interface FilterStatus {
   reasons: string[];
 }
 
-/** Per-cycle precomputation shared by the filters (upstream PreFilter state). */
+/** Per-cycle precomputation shared by the filters and scores (upstream CycleState). */
 export interface PodContext {
   pod: Pod;
-  requests: Resources;
+  info: PodInfo;
+  requests: Readonly<Resources>;
+  /** `spec.nodeSelector` as entries, so NodeAffinity does not rebuild them per node. */
+  nodeSelector: ReadonlyArray<readonly [string, string]>;
 }
 
-export function newPodContext(pod: Pod): PodContext {
-  return { pod, requests: podRequests(pod) };
+export function newPodContext(pod: Pod | PodInfo): PodContext {
+  const info = 'nonZeroRequests' in pod ? pod : newPodInfo(pod);
+  return { pod: info.pod, info, requests: info.requests, nodeSelector: Object.entries(info.pod.spec?.nodeSelector ?? {}) };
 }
 
 export interface FilterPlugin {
@@ -125,8 +132,12 @@ export function nodeSelectorTermMatches(term: NodeSelectorTerm, node: Node): boo
 
 /** nodeSelector AND (any of the required node affinity terms). */
 export function podMatchesNodeSelectorAndAffinity(pod: Pod, node: Node): boolean {
+  return matchesSelectorAndAffinity(pod, Object.entries(pod.spec?.nodeSelector ?? {}), node);
+}
+
+function matchesSelectorAndAffinity(pod: Pod, nodeSelector: ReadonlyArray<readonly [string, string]>, node: Node): boolean {
   const labels = node.metadata.labels ?? {};
-  for (const [k, v] of Object.entries(pod.spec?.nodeSelector ?? {})) {
+  for (const [k, v] of nodeSelector) {
     if (labels[k] !== v) return false;
   }
   const required = pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
@@ -136,23 +147,45 @@ export function podMatchesNodeSelectorAndAffinity(pod: Pod, node: Node): boolean
 
 export const nodeAffinity: FilterPlugin = {
   name: 'NodeAffinity',
-  filter({ pod }, { node }) {
-    if (podMatchesNodeSelectorAndAffinity(pod, node)) return undefined;
+  filter({ pod, nodeSelector }, { node }) {
+    if (matchesSelectorAndAffinity(pod, nodeSelector, node)) return undefined;
     return reject('NodeAffinity', 'UnschedulableAndUnresolvable', REASON_NODE_AFFINITY);
   },
 };
 
+export const REASON_AFFINITY_TERMS_CONFLICT = 'pod affinity terms conflict';
+
+/**
+ * NodeAffinity's PreFilter: when every required term names nodes through `matchFields
+ * metadata.name In [...]` (how the DaemonSet controller pins its pods), only those nodes can
+ * fit, so the cycle evaluates them alone instead of every node. Returns the names, `conflict`
+ * when the terms' names cannot all hold at once, or undefined (every node is a candidate).
+ */
+export function nodeAffinityPreFilter(pod: Pod): ReadonlySet<string> | 'conflict' | undefined {
+  const terms = pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+  if (!terms || terms.length === 0) return undefined;
+  let names: Set<string> | undefined;
+  for (const t of terms) {
+    let termNames: Set<string> | undefined;
+    for (const r of t.matchFields ?? []) {
+      if (r.key !== 'metadata.name' || r.operator !== 'In') continue;
+      // Requirements of one term are ANDed: intersect.
+      const s = new Set(r.values ?? []);
+      termNames = termNames === undefined ? s : new Set([...termNames].filter((n) => s.has(n)));
+    }
+    // A term without a name requirement may match any node, and terms are ORed.
+    if (termNames === undefined) return undefined;
+    names = names === undefined ? termNames : new Set([...names, ...termNames]);
+  }
+  if (names !== undefined && names.size === 0) return 'conflict';
+  return names;
+}
+
 export const nodePorts: FilterPlugin = {
   name: 'NodePorts',
-  filter({ pod }, { usedPorts }) {
-    for (const want of podHostPorts(pod)) {
-      const conflict = usedPorts.some(
-        (u) =>
-          u.port === want.port &&
-          u.protocol === want.protocol &&
-          (u.hostIP === want.hostIP || u.hostIP === '0.0.0.0' || want.hostIP === '0.0.0.0'),
-      );
-      if (conflict) return reject('NodePorts', 'Unschedulable', REASON_NODE_PORTS);
+  filter({ info }, { usedPorts }) {
+    for (const want of info.hostPorts) {
+      if (usedPorts.conflicts(want)) return reject('NodePorts', 'Unschedulable', REASON_NODE_PORTS);
     }
     return undefined;
   },
@@ -162,7 +195,7 @@ export const nodeResourcesFit: FilterPlugin = {
   name: 'NodeResourcesFit',
   filter({ requests }, info) {
     const reasons: string[] = [];
-    if (info.pods.length + 1 > info.allocatable.pods) reasons.push(REASON_TOO_MANY_PODS);
+    if (info.podCount + 1 > info.allocatable.pods) reasons.push(REASON_TOO_MANY_PODS);
     const a = info.allocatable;
     const used = info.requested;
     if (requests.milliCPU > 0 && requests.milliCPU > a.milliCPU - used.milliCPU) reasons.push('Insufficient cpu');

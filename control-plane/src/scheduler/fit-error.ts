@@ -40,9 +40,19 @@ export function formatFitError(numAllNodes: number, statuses: Iterable<Pick<Filt
   return msg;
 }
 
-/** The full message: filter histogram, then " " + the PostFilter (preemption) message. */
-export function formatFailedScheduling(numAllNodes: number, statuses: Iterable<FilterStatus>, preemptionMsg: string): string {
+/**
+ * The full message: filter histogram (or the PreFilter's message when PreFilter rejected the
+ * pod everywhere), then " " + the PostFilter (preemption) message. `absentReason` counts the
+ * nodes a PreFilter left out without a status of their own.
+ */
+export function formatFailedScheduling(
+  numAllNodes: number,
+  statuses: Iterable<FilterStatus>,
+  preemptionMsg: string,
+  preFilterMsg?: string,
+  absentReason?: string,
+): string {
   if (numAllNodes === 0) return NO_NODES_AVAILABLE;
-  const base = formatFitError(numAllNodes, statuses);
+  const base = preFilterMsg ? `0/${numAllNodes} nodes are available: ${preFilterMsg}.` : formatFitError(numAllNodes, statuses, absentReason);
   return preemptionMsg ? `${base} ${preemptionMsg}` : base;
 }

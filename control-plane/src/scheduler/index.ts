@@ -4,7 +4,7 @@ import { DisposableStore, linkAbort, type Clock, type Logger } from '@nodelet/ba
 import { Scheduler, type BindTiming } from './scheduler.js';
 
 export { Scheduler, DEFAULT_SCHEDULER_NAME, type SchedulerOptions, type BindTiming } from './scheduler.js';
-export { schedulePod, type ScheduleResult } from './algorithm.js';
+export { schedulePod, numFeasibleNodesToFind, type ScheduleResult } from './algorithm.js';
 
 export interface SchedulerHandle {
   /** Stops scheduling and waits for in-flight bindings. Idempotent. */
@@ -19,6 +19,8 @@ export interface StartSchedulerOptions {
   random?: () => number;
   schedulerName?: string;
   bindConcurrency?: number;
+  percentageOfNodesToScore?: number;
+  assumedPodTtlMs?: number;
   onBound?: (pod: Pod, node: string, timing: BindTiming) => void;
 }
 

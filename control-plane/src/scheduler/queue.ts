@@ -12,9 +12,15 @@
  * Keys are `namespace/name`. A pod is in at most one of the three sets. A cluster event (node
  * added/changed, bound pod deleted) moves unschedulable pods to backoffQ, or straight to activeQ
  * when their backoff already elapsed. Time comes from the injected Clock.
+ *
+ * activeQ and backoffQ are heaps (by arrival, by backoff expiry) beside the maps that say what
+ * is in each set; a heap item whose map entry is gone or replaced is skipped when it surfaces.
+ * unschedulable is a map in order of failure, so the 5-minute flush stops at the first pod
+ * that is not due. Every operation is O(log n) or O(moved pods), never a scan of the queue.
  */
 import type { Clock } from '@nodelet/base';
 import { Wakeup } from '@nodelet/base';
+import { Heap } from './heap.js';
 
 export const POD_INITIAL_BACKOFF_MS = 1_000;
 export const POD_MAX_BACKOFF_MS = 10_000;
@@ -32,7 +38,10 @@ interface Entry {
 export class SchedulingQueue {
   readonly #clock: Clock;
   readonly #active = new Map<string, Entry>();
+  readonly #activeHeap = new Heap<Entry>((a, b) => a.seq < b.seq);
   readonly #backoff = new Map<string, Entry>();
+  readonly #backoffHeap = new Heap<Entry>((a, b) => this.#backoffExpiry(a) < this.#backoffExpiry(b));
+  /** In the order pods failed (so in lastAttemptAt order). */
   readonly #unschedulable = new Map<string, Entry>();
   /** Entries being scheduled right now (popped, not yet done). */
   readonly #inFlight = new Map<string, Entry>();
@@ -64,7 +73,7 @@ export class SchedulingQueue {
       this.#requeue(u);
       return;
     }
-    this.#active.set(key, { key, attempts: 0, lastAttemptAt: this.#clock.now(), seq: this.#seq++ });
+    this.#toActive({ key, attempts: 0, lastAttemptAt: this.#clock.now(), seq: this.#seq++ });
     this.#wake.notify();
   }
 
@@ -81,14 +90,8 @@ export class SchedulingQueue {
    */
   async pop(signal: AbortSignal): Promise<string> {
     for (;;) {
-      this.flushBackoff();
-      const next = this.#first(this.#active);
-      if (next) {
-        this.#active.delete(next.key);
-        this.#inFlight.set(next.key, next);
-        this.#cycleOfInFlight.set(next.key, this.#moveRequestSeq);
-        return next.key;
-      }
+      const key = this.tryPop();
+      if (key !== undefined) return key;
       // Sleep until a new pod, a cluster event, or the earliest backoff expiry.
       const wait = this.#nextBackoffExpiry();
       let cancel: (() => void) | undefined;
@@ -99,6 +102,16 @@ export class SchedulingQueue {
         cancel?.();
       }
     }
+  }
+
+  /** {@link pop} without waiting: the next pod to schedule, or undefined when none is ready. */
+  tryPop(): string | undefined {
+    this.flushBackoff();
+    const next = this.#popActive();
+    if (!next) return undefined;
+    this.#inFlight.set(next.key, next);
+    this.#cycleOfInFlight.set(next.key, this.#moveRequestSeq);
+    return next.key;
   }
 
   /** Scheduled and bound (or the pod went away): forget it. */
@@ -121,7 +134,7 @@ export class SchedulingQueue {
     e.lastAttemptAt = this.#clock.now();
     // A cluster event during the attempt may have made the pod schedulable: don't park it.
     if (unschedulable && cycle === this.#moveRequestSeq) this.#unschedulable.set(key, e);
-    else this.#backoff.set(key, e);
+    else this.#toBackoff(e);
     this.#wake.notify();
   }
 
@@ -136,17 +149,15 @@ export class SchedulingQueue {
   /** Moves pods whose backoff elapsed to activeQ and long-parked pods back into play. */
   flushBackoff(): void {
     const now = this.#clock.now();
-    for (const e of [...this.#backoff.values()]) {
-      if (this.#backoffExpiry(e) <= now) {
-        this.#backoff.delete(e.key);
-        this.#active.set(e.key, e);
-      }
+    for (let e = this.#peekBackoff(); e && this.#backoffExpiry(e) <= now; e = this.#peekBackoff()) {
+      this.#backoffHeap.pop();
+      this.#backoff.delete(e.key);
+      this.#toActive(e);
     }
-    for (const e of [...this.#unschedulable.values()]) {
-      if (now - e.lastAttemptAt >= POD_MAX_UNSCHEDULABLE_MS) {
-        this.#unschedulable.delete(e.key);
-        this.#requeue(e);
-      }
+    for (const e of this.#unschedulable.values()) {
+      if (now - e.lastAttemptAt < POD_MAX_UNSCHEDULABLE_MS) break;
+      this.#unschedulable.delete(e.key);
+      this.#requeue(e);
     }
   }
 
@@ -161,28 +172,48 @@ export class SchedulingQueue {
   }
 
   #requeue(e: Entry): void {
-    if (this.#backoffExpiry(e) <= this.#clock.now()) this.#active.set(e.key, e);
-    else this.#backoff.set(e.key, e);
+    if (this.#backoffExpiry(e) <= this.#clock.now()) this.#toActive(e);
+    else this.#toBackoff(e);
+  }
+
+  #toActive(e: Entry): void {
+    this.#active.set(e.key, e);
+    this.#activeHeap.push(e);
+  }
+
+  #toBackoff(e: Entry): void {
+    this.#backoff.set(e.key, e);
+    this.#backoffHeap.push(e);
+  }
+
+  /** The earliest-added active entry, removed from activeQ; stale heap items are dropped. */
+  #popActive(): Entry | undefined {
+    for (let e = this.#activeHeap.pop(); e; e = this.#activeHeap.pop()) {
+      if (this.#active.get(e.key) === e) {
+        this.#active.delete(e.key);
+        return e;
+      }
+    }
+    return undefined;
+  }
+
+  #peekBackoff(): Entry | undefined {
+    for (let e = this.#backoffHeap.peek(); e; e = this.#backoffHeap.peek()) {
+      if (this.#backoff.get(e.key) === e) return e;
+      this.#backoffHeap.pop();
+    }
+    return undefined;
   }
 
   #nextBackoffExpiry(): number | undefined {
-    let min: number | undefined;
-    for (const e of this.#backoff.values()) {
-      const t = this.#backoffExpiry(e);
+    const b = this.#peekBackoff();
+    let min = b ? this.#backoffExpiry(b) : undefined;
+    // The oldest parked pod is the first to reach the 5-minute flush.
+    const u = this.#unschedulable.values().next().value;
+    if (u) {
+      const t = u.lastAttemptAt + POD_MAX_UNSCHEDULABLE_MS;
       if (min === undefined || t < min) min = t;
     }
-    if (this.#unschedulable.size > 0) {
-      for (const e of this.#unschedulable.values()) {
-        const t = e.lastAttemptAt + POD_MAX_UNSCHEDULABLE_MS;
-        if (min === undefined || t < min) min = t;
-      }
-    }
     return min;
-  }
-
-  #first(m: Map<string, Entry>): Entry | undefined {
-    let best: Entry | undefined;
-    for (const e of m.values()) if (!best || e.seq < best.seq) best = e;
-    return best;
   }
 }

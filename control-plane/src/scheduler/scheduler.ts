@@ -1,30 +1,57 @@
 /**
- * The scheduler loop: informers on pods and nodes feed the cache and the scheduling queue; one
- * cycle at a time pops a pod, runs the pure algorithm on the cache, assumes the pod on the chosen
- * node and binds it in the background (bounded concurrency), like kube-scheduler's
- * scheduleOne + async binding cycle.
+ * The scheduler loop, after kube-scheduler's scheduleOne: informers on pods and nodes keep the
+ * cache (the incremental snapshot) and the scheduling queue current; the scheduling cycle pops
+ * one pod, runs the algorithm on the cache, assumes the pod on the chosen node and returns at
+ * once; the binding cycle (PreBind for volumes, then `POST pods/<p>/binding`) runs on its own,
+ * with a bounded number of binding calls in flight, while the next pods are scheduled.
  *
- *   informer(pods) ─┬─▶ cache (bound/assumed pods) ◀─┐
- *   informer(nodes)─┘         │                       │ assume / forget
- *          │ pending pods      ▼                       │
- *          └──────────▶ queue ──pop──▶ schedulePod ────┴──▶ POST pods/<p>/binding ──▶ Scheduled event
- *                         ▲                 │ no fit
- *                         └── backoff ◀─────┴──▶ FailedScheduling event + PodScheduled=False
+ *   informer(pods) ─┬─▶ cache: NodeInfos + assumed pods ◀──────── assume / forget / finishBinding
+ *   informer(nodes)─┘                 │ (read synchronously)                         │
+ *          │ pending pods              ▼                                              │
+ *          └───────▶ queue ──pop──▶ scheduling cycle ──assume──▶ binding cycle ───────┘
+ *                      ▲                │ no fit                   │ PreBind (volumes), Bind (≤ bindConcurrency)
+ *                      │                ▼                          ├─ ok ──▶ Scheduled event (bounded event sink)
+ *                      └──── backoff ◀──┴── FailedScheduling ◀─────┘ error: forget, back to the queue
+ *
+ * The event loop is shared with everything else in the process (in `nodelet server`, the API
+ * server itself), so the loop schedules for a slice of {@link SCHEDULING_SLICE_MS} and then
+ * yields: binding replies and watch events are handled between slices instead of after the
+ * whole backlog.
  *
  * Only pods with `spec.schedulerName` = ours (default `default-scheduler`), no `spec.nodeName`
  * and no deletionTimestamp are scheduled. All API access goes through `@nodelet/api`.
  */
-import { ANN_SELECTED_NODE, EventRecorder, Informer, NODES, PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, PODS, rfc3339, STORAGECLASSES, type ApiClient, type Node, type PersistentVolume, type PersistentVolumeClaim, type Pod, type PodCondition, type StorageClass } from '@nodelet/api';
-import { AgentError, hasCode, isAbortError, pollUntil, Semaphore, systemClock, type Clock, type DisposableStore, type Logger } from '@nodelet/base';
-import { DEFAULT_FILTERS, type FilterPlugin } from './filters.js';
-import { podVolumes, volumeBindingFilter, type VolumeLookup } from './volume-binding.js';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { EventRecorder, Informer, NODES, PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, PODS, STORAGECLASSES, type ApiClient, type Node, type PersistentVolume, type PersistentVolumeClaim, type Pod, type StorageClass } from '@nodelet/api';
+import { errCode, isAbortError, systemClock, type Clock, type DisposableStore, type Logger, type PeriodicJob } from '@nodelet/base';
 import { schedulePod } from './algorithm.js';
+import { BindingCycle, type BindTiming } from './binding-cycle.js';
 import { SchedulerCache } from './cache.js';
+import { DEFAULT_FILTERS, type FilterPlugin } from './filters.js';
+import { isTerminal } from './node-info.js';
+import { newPodInfo, podKey } from './pod-info.js';
 import { SchedulingQueue } from './queue.js';
+import { volumeBindingFilter, type VolumeLookup } from './volume-binding.js';
+
+export type { BindTiming } from './binding-cycle.js';
+export { VOLUME_BIND_TIMEOUT_MS } from './binding-cycle.js';
 
 export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
-/** How long a pod's binding waits for its WaitForFirstConsumer claims to be provisioned (upstream bindTimeout). */
-export const VOLUME_BIND_TIMEOUT_MS = 600_000;
+/**
+ * How long the loop schedules back to back before it lets the rest of the process run (binding
+ * replies, watch events; in `nodelet server` the API server too). Yielding after every cycle
+ * would tie throughput to the event loop's turn rate; never yielding would hold binding replies
+ * back until the whole backlog is scheduled.
+ */
+export const SCHEDULING_SLICE_MS = 5;
+/** Upstream cleanAssumedPeriod: how often expired assumed pods are looked for. */
+export const CLEAN_ASSUMED_PERIOD_MS = 1_000;
+/**
+ * Default TTL of an assumed pod whose binding finished but which the informer has not reported
+ * bound. kube-scheduler used 15 min and has used 0 (never) since kubernetes/kubernetes#106361;
+ * we keep 15 min as a safety net against a lost watch event holding a node's resources forever.
+ */
+export const DEFAULT_ASSUMED_POD_TTL_MS = 15 * 60_000;
 
 export interface SchedulerOptions {
   client: ApiClient;
@@ -32,40 +59,32 @@ export interface SchedulerOptions {
   clock?: Clock;
   random?: () => number;
   schedulerName?: string;
-  /** Bindings in flight at once (default 16). */
+  /** `POST pods/<name>/binding` calls in flight at once (default 16). */
   bindConcurrency?: number;
+  /** kube-scheduler's percentageOfNodesToScore; unset or 0 = the adaptive default, 100 = all nodes. */
+  percentageOfNodesToScore?: number;
+  /** See {@link DEFAULT_ASSUMED_POD_TTL_MS}; 0 = assumed pods never expire. */
+  assumedPodTtlMs?: number;
   /** Called after each successful binding (for benchmarks and metrics). */
   onBound?: (pod: Pod, node: string, timing: BindTiming) => void;
 }
-
-export interface BindTiming {
-  /** From when the scheduler first saw the pod pending to the binding's success. */
-  queuedToBoundMs: number;
-  /** The `POST pods/<name>/binding` round trip alone. */
-  bindCallMs: number;
-}
-
-const keyOf = (p: Pod): string => `${p.metadata.namespace}/${p.metadata.name}`;
 
 export class Scheduler {
   readonly #o: SchedulerOptions;
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #name: string;
-  readonly #cache = new SchedulerCache();
+  readonly #cache: SchedulerCache;
   readonly #queue: SchedulingQueue;
   readonly #pods: Informer<Pod>;
   readonly #nodes: Informer<Node>;
   readonly #claims: Informer<PersistentVolumeClaim>;
   readonly #volumes: Informer<PersistentVolume>;
   readonly #classes: Informer<StorageClass>;
-  readonly #volumeLookup: VolumeLookup;
   readonly #filters: readonly FilterPlugin[];
-  readonly #events: EventRecorder;
-  readonly #binds: Semaphore;
-  readonly #inflight = new Set<Promise<void>>();
-  /** Aborted when run() ends: in-flight volume binding waits stop then. */
-  #runSignal: AbortSignal = new AbortController().signal;
+  readonly #binding: BindingCycle;
+  /** Where the next cycle's filtering starts in the node list (upstream nextStartNodeIndex). */
+  #nextStartNodeIndex = 0;
   /** When each pending pod was first seen (monotonic ms), for the binding latency. */
   readonly #firstSeen = new Map<string, number>();
 
@@ -74,20 +93,45 @@ export class Scheduler {
     this.#clock = o.clock ?? systemClock;
     this.#log = o.logger.child({ component: 'scheduler' });
     this.#name = o.schedulerName ?? DEFAULT_SCHEDULER_NAME;
+    this.#cache = new SchedulerCache({ clock: this.#clock, assumedPodTtlMs: o.assumedPodTtlMs ?? DEFAULT_ASSUMED_POD_TTL_MS });
     this.#queue = new SchedulingQueue(this.#clock);
-    this.#pods = new Informer({ client: o.client, resource: PODS, clock: this.#clock, logger: o.logger });
-    this.#nodes = new Informer({ client: o.client, resource: NODES, clock: this.#clock, logger: o.logger });
-    this.#claims = new Informer({ client: o.client, resource: PERSISTENTVOLUMECLAIMS, clock: this.#clock, logger: o.logger });
-    this.#volumes = new Informer({ client: o.client, resource: PERSISTENTVOLUMES, clock: this.#clock, logger: o.logger });
-    this.#classes = new Informer({ client: o.client, resource: STORAGECLASSES, clock: this.#clock, logger: o.logger });
-    this.#volumeLookup = {
+    const common = { client: o.client, clock: this.#clock, logger: o.logger };
+    this.#pods = new Informer({ ...common, resource: PODS });
+    this.#nodes = new Informer({ ...common, resource: NODES });
+    this.#claims = new Informer({ ...common, resource: PERSISTENTVOLUMECLAIMS });
+    this.#volumes = new Informer({ ...common, resource: PERSISTENTVOLUMES });
+    this.#classes = new Informer({ ...common, resource: STORAGECLASSES });
+    const volumes: VolumeLookup = {
       claim: (ns, name) => this.#claims.get(`${ns}/${name}`),
       volume: (name) => this.#volumes.get(name),
       storageClass: (name) => this.#classes.get(name),
     };
-    this.#filters = [...DEFAULT_FILTERS, volumeBindingFilter(this.#volumeLookup)];
-    this.#events = new EventRecorder({ client: o.client, component: this.#name, clock: this.#clock, logger: this.#log });
-    this.#binds = new Semaphore(o.bindConcurrency ?? 16);
+    this.#filters = [...DEFAULT_FILTERS, volumeBindingFilter(volumes)];
+    this.#binding = new BindingCycle({
+      client: o.client,
+      clock: this.#clock,
+      logger: this.#log,
+      volumes,
+      events: new EventRecorder({ client: o.client, component: this.#name, clock: this.#clock, logger: this.#log }),
+      bindConcurrency: o.bindConcurrency ?? 16,
+      outcome: {
+        bound: (key, pod, node, timing) => {
+          this.#cache.finishBinding(key);
+          this.#queue.done(key);
+          this.#firstSeen.delete(key);
+          this.#o.onBound?.(pod, node, timing);
+        },
+        gone: (key) => {
+          this.#cache.forget(key);
+          this.#queue.done(key);
+        },
+        failed: (key) => {
+          // The pod's resources on the node are free again (upstream treats it as an assigned pod deleted).
+          if (this.#cache.forget(key)) this.#queue.moveAllToActiveOrBackoff();
+          this.#queue.failed(key, false);
+        },
+      },
+    });
   }
 
   get queueSizes(): SchedulingQueue['sizes'] {
@@ -99,9 +143,9 @@ export class Scheduler {
   }
 
   #onPod(p: Pod, old?: Pod): void {
-    const key = keyOf(p);
-    this.#cache.setPod(key, p);
-    if (this.#responsible(p) && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed') {
+    const key = podKey(p);
+    this.#updateCache(key, p);
+    if (this.#responsible(p) && !isTerminal(p)) {
       if (!this.#firstSeen.has(key)) this.#firstSeen.set(key, this.#clock.monotonic());
       // Our own status write (PodScheduled=False) must not re-activate the pod.
       if (!old || JSON.stringify(old.spec) !== JSON.stringify(p.spec) || JSON.stringify(old.metadata.labels) !== JSON.stringify(p.metadata.labels)) {
@@ -112,21 +156,35 @@ export class Scheduler {
     this.#queue.delete(key);
     this.#firstSeen.delete(key);
     // A bound pod finishing frees its resources.
-    if (old?.spec?.nodeName && (p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed') && old.status?.phase !== p.status?.phase) {
-      this.#queue.moveAllToActiveOrBackoff();
+    if (old?.spec?.nodeName && isTerminal(p) && old.status?.phase !== p.status?.phase) this.#queue.moveAllToActiveOrBackoff();
+  }
+
+  /** Bound, running pods count on their node; terminal ones free it; pending ones count only while assumed. */
+  #updateCache(key: string, p: Pod): void {
+    if (isTerminal(p)) return this.#cache.removePod(key);
+    if (!p.spec?.nodeName) {
+      // Unbound: nothing to count, unless we assumed it (the informer has not caught up yet).
+      if (!this.#cache.isAssumed(key)) this.#cache.removePod(key);
+      return;
+    }
+    try {
+      this.#cache.addOrUpdatePod(newPodInfo(p, key));
+    } catch (err) {
+      // The API server validates quantities, so this is a pod we cannot account for; say so once per update.
+      this.#log.warn({ err, code: errCode(err), pod: key }, 'Bound pod not counted');
     }
   }
 
   #onPodDeleted(p: Pod): void {
-    const key = keyOf(p);
-    this.#cache.deletePod(key);
+    const key = podKey(p);
+    this.#cache.removePod(key);
     this.#queue.delete(key);
     this.#firstSeen.delete(key);
     if (p.spec?.nodeName) this.#queue.moveAllToActiveOrBackoff();
   }
 
   #onNode(n: Node, old?: Node): void {
-    this.#cache.setNode(n);
+    this.#cache.addOrUpdateNode(n);
     const relevant = (x: Node | undefined): string =>
       JSON.stringify([x?.metadata.labels, x?.spec?.taints, x?.spec?.unschedulable, x?.status?.allocatable]);
     if (!old || relevant(old) !== relevant(n)) this.#queue.moveAllToActiveOrBackoff();
@@ -134,123 +192,85 @@ export class Scheduler {
 
   /** Runs until `signal` aborts; resolves after in-flight bindings settle. */
   async run(signal: AbortSignal, store: DisposableStore): Promise<void> {
-    this.#runSignal = signal;
+    this.#binding.setStopSignal(signal);
     store.add(this.#pods.on({ onAdd: (p) => this.#onPod(p), onUpdate: (o, p) => this.#onPod(p, o), onDelete: (p) => this.#onPodDeleted(p) }));
-    store.add(this.#nodes.on({ onAdd: (n) => this.#onNode(n), onUpdate: (o, n) => this.#onNode(n, o), onDelete: (n) => { this.#cache.deleteNode(n.metadata.name ?? ''); } }));
+    store.add(this.#nodes.on({ onAdd: (n) => this.#onNode(n), onUpdate: (o, n) => this.#onNode(n, o), onDelete: (n) => this.#cache.removeNode(n.metadata.name ?? '') }));
     // A claim or volume that appears or binds can make a waiting pod schedulable.
     const wake = (): void => this.#queue.moveAllToActiveOrBackoff();
     store.add(this.#claims.on({ onAdd: wake, onUpdate: wake }));
     store.add(this.#volumes.on({ onAdd: wake, onUpdate: wake }));
-    const volumeInformers = [this.#claims, this.#volumes, this.#classes];
-    this.#nodes.start();
-    this.#pods.start();
-    for (const i of volumeInformers) i.start();
+    const informers = [this.#nodes, this.#pods, this.#claims, this.#volumes, this.#classes];
+    for (const i of informers) i.start();
+    const cleanup = this.#startAssumedPodCleanup(signal);
     try {
-      await Promise.all([this.#nodes.waitForSync(signal), this.#pods.waitForSync(signal), ...volumeInformers.map((i) => i.waitForSync(signal))]);
+      await Promise.all(informers.map((i) => i.waitForSync(signal)));
       this.#log.info({ nodes: this.#cache.nodeCount }, 'Scheduler started');
       for (;;) {
-        const key = await this.#queue.pop(signal);
-        this.#scheduleOne(key);
+        // Cycles back to back for one time slice, then binding replies and watch events get their turn.
+        const sliceEnd = this.#clock.monotonic() + SCHEDULING_SLICE_MS;
+        for (let key: string | undefined = await this.#queue.pop(signal); key !== undefined; key = this.#queue.tryPop()) {
+          this.#scheduleOne(key);
+          if (this.#clock.monotonic() >= sliceEnd) break;
+        }
+        await yieldToEventLoop();
       }
     } catch (err) {
       if (!isAbortError(err) || !signal.aborted) throw err;
     } finally {
-      await Promise.allSettled([...this.#inflight]);
-      await Promise.all([this.#pods.close(), this.#nodes.close(), ...volumeInformers.map((i) => i.close())]);
+      cleanup.dispose();
+      await this.#binding.drain();
+      await Promise.all(informers.map((i) => i.close()));
     }
   }
 
+  /** The scheduling cycle: synchronous from reading the cache to assuming the pod in it. */
   #scheduleOne(key: string): void {
     const pod = this.#pods.get(key);
     if (!pod || !this.#responsible(pod) || this.#cache.isAssumed(key)) {
       this.#queue.done(key);
       return;
     }
-    const result = schedulePod(pod, this.#cache.nodeInfos(), { random: this.#o.random, filters: this.#filters });
+    const started = this.#clock.monotonic();
+    let result: ReturnType<typeof schedulePod>;
+    try {
+      const info = newPodInfo(pod, key);
+      result = schedulePod(info, this.#cache, {
+        random: this.#o.random,
+        filters: this.#filters,
+        percentageOfNodesToScore: this.#o.percentageOfNodesToScore,
+        startIndex: this.#nextStartNodeIndex,
+      });
+      if (result.ok) this.#cache.assume(info, result.node);
+    } catch (err) {
+      // An error, not a verdict: retry after backoff (upstream's Error status).
+      this.#log.warn({ err, code: errCode(err), pod: key }, 'Scheduling attempt failed');
+      this.#queue.failed(key, false);
+      return;
+    }
+    const nodes = this.#cache.nodeCount;
+    if (nodes > 0) this.#nextStartNodeIndex = (this.#nextStartNodeIndex + result.processed) % nodes;
     if (!result.ok) {
       this.#log.debug({ pod: key, message: result.message }, 'Pod is unschedulable');
       this.#queue.failed(key, true);
-      this.#track(this.#reportUnschedulable(pod, result.message));
+      this.#binding.reportUnschedulable(pod, result.message);
       return;
     }
-    this.#cache.assume(key, pod, result.node);
-    const queuedAt = this.#firstSeen.get(key) ?? this.#clock.monotonic();
-    this.#track(this.#binds.use(() => this.#bind(key, pod, result.node, queuedAt, this.#runSignal)));
+    const scheduleMs = this.#clock.monotonic() - started;
+    this.#binding.start(key, pod, result.node, { queuedAt: this.#firstSeen.get(key) ?? started, scheduleMs });
   }
 
-  /**
-   * PreBind of the VolumeBinding plugin: each WaitForFirstConsumer claim of the pod learns the
-   * chosen node (`volume.kubernetes.io/selected-node`, so its provisioner creates the volume
-   * there), then the binding waits until every claim is Bound.
-   */
-  async #bindVolumes(pod: Pod, node: string, signal: AbortSignal): Promise<void> {
-    const { delayed } = podVolumes(pod, this.#volumeLookup);
-    if (delayed.length === 0) return;
-    const claims = this.#o.client.resource(PERSISTENTVOLUMECLAIMS, pod.metadata.namespace);
-    for (const pvc of delayed) {
-      if (pvc.metadata.annotations?.[ANN_SELECTED_NODE] === node) continue;
-      try {
-        await claims.update({ ...pvc, metadata: { ...pvc.metadata, annotations: { ...pvc.metadata.annotations, [ANN_SELECTED_NODE]: node } } }, { signal });
-      } catch (err) {
-        // A stale or vanished claim is no conflict on the pod: the pod is retried, not dropped.
-        if (isAbortError(err)) throw err;
-        throw new AgentError('ERR_UNAVAILABLE', `binding volumes: claim "${pvc.metadata.name}": ${err instanceof Error ? err.message : String(err)}`, { cause: err });
-      }
-    }
-    const ns = pod.metadata.namespace ?? 'default';
-    await pollUntil(
-      'claims bound',
-      () => (delayed.every((c) => this.#claims.get(`${ns}/${c.metadata.name}`)?.status?.phase === 'Bound') ? true : undefined),
-      { timeoutMs: VOLUME_BIND_TIMEOUT_MS, intervalMs: 100, signal },
+  /** Upstream's cleanupAssumedPods loop: drops assumed pods the informer never confirmed. */
+  #startAssumedPodCleanup(signal: AbortSignal): PeriodicJob {
+    return this.#clock.every(
+      CLEAN_ASSUMED_PERIOD_MS,
+      () => {
+        const expired = this.#cache.cleanupExpired();
+        for (const key of expired) this.#log.warn({ pod: key }, 'Assumed pod expired without being reported bound');
+        // Their resources are free again.
+        if (expired.length > 0) this.#queue.moveAllToActiveOrBackoff();
+      },
+      { signal, onError: (err) => this.#log.warn({ err }, 'Assumed pod cleanup failed') },
     );
   }
 
-  #track(p: Promise<void>): void {
-    const t = p.catch((err) => this.#log.warn({ err }, 'Scheduler background task failed')).finally(() => this.#inflight.delete(t));
-    this.#inflight.add(t);
-  }
-
-  async #bind(key: string, pod: Pod, node: string, queuedAt: number, stop: AbortSignal): Promise<void> {
-    const ns = pod.metadata.namespace ?? 'default';
-    const name = pod.metadata.name ?? '';
-    const started = this.#clock.monotonic();
-    try {
-      await this.#bindVolumes(pod, node, stop);
-      await this.#o.client.create(
-        PODS,
-        { apiVersion: 'v1', kind: 'Binding', metadata: { name, namespace: ns, uid: pod.metadata.uid }, target: { apiVersion: 'v1', kind: 'Node', name: node } },
-        { namespace: ns, name, subresource: 'binding', signal: AbortSignal.timeout(30_000) },
-      );
-    } catch (err) {
-      this.#cache.forget(key);
-      if (hasCode(err, 'ERR_NOT_FOUND') || hasCode(err, 'ERR_CONFLICT')) {
-        // Deleted, or bound by someone else meanwhile: nothing to retry.
-        this.#queue.done(key);
-        return;
-      }
-      this.#log.warn({ err, pod: key, node }, 'Binding failed, will retry');
-      this.#queue.failed(key, false);
-      await this.#events.record(pod, 'Warning', 'FailedScheduling', `Binding rejected: ${err instanceof Error ? err.message : String(err)}`);
-      return;
-    }
-    this.#queue.done(key);
-    this.#firstSeen.delete(key);
-    const end = this.#clock.monotonic();
-    this.#o.onBound?.(pod, node, { queuedToBoundMs: end - queuedAt, bindCallMs: end - started });
-    this.#log.debug({ pod: key, node }, 'Pod bound');
-    await this.#events.record(pod, 'Normal', 'Scheduled', `Successfully assigned ${ns}/${name} to ${node}`);
-  }
-
-  async #reportUnschedulable(pod: Pod, message: string): Promise<void> {
-    await this.#events.record(pod, 'Warning', 'FailedScheduling', message);
-    const cur = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
-    if (cur?.status === 'False' && cur.message === message) return;
-    const cond: PodCondition = { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message, lastProbeTime: null, lastTransitionTime: rfc3339(this.#clock.now()) };
-    const conditions = [...(pod.status?.conditions ?? []).filter((c) => c.type !== 'PodScheduled'), cond];
-    try {
-      await this.#o.client.resource(PODS, pod.metadata.namespace).patchStatus(pod.metadata.name ?? '', { status: { conditions } }, { type: 'merge', signal: AbortSignal.timeout(30_000) });
-    } catch (err) {
-      if (!hasCode(err, 'ERR_NOT_FOUND')) this.#log.debug({ err, pod: keyOf(pod) }, 'Could not set PodScheduled condition');
-    }
-  }
 }

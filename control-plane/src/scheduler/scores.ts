@@ -7,91 +7,115 @@
  *   weight 2, the weight upstream gives its default spreading (PodTopologySpread);
  * - LeastAllocated (NodeResourcesFit's default strategy, cpu and memory weight 1 each), weight 1;
  * - BalancedAllocation (cpu and memory fractions close to each other), weight 1.
+ *
+ * {@link scoreNodes} runs once per cycle over the feasible nodes: it reads the pod's side from
+ * the PodContext and the node's sums from NodeInfo, and keeps per-plugin scores in arrays
+ * indexed like `feasible`. The Map-returning helpers are the same computations, for tests.
  */
-import { tolerationsTolerate, type Pod } from '@nodelet/api';
-import { nodeSelectorTermMatches } from './filters.js';
+import { tolerationsTolerate, type Pod, type PreferredSchedulingTerm, type Toleration } from '@nodelet/api';
+import { newPodContext, nodeSelectorTermMatches, type PodContext } from './filters.js';
 import type { NodeInfo } from './node-info.js';
-import { addResources, podRequests } from './resources.js';
+import type { Resources } from './resources.js';
+
+export { controllerUid } from './pod-info.js';
 
 export const MAX_NODE_SCORE = 100;
 
+function leastAllocatedPart(requested: number, capacity: number): number {
+  if (capacity === 0 || requested > capacity) return 0;
+  return Math.floor(((capacity - requested) * MAX_NODE_SCORE) / capacity);
+}
+
 /** `(allocatable - requested) * 100 / allocatable` per resource, averaged; requested includes the pod. */
-export function leastAllocatedScore(pod: Pod, info: NodeInfo): number {
-  const req = addResources(info.nonZeroRequested, podRequests(pod, { nonZero: true }));
-  const one = (requested: number, capacity: number): number => {
-    if (capacity === 0 || requested > capacity) return 0;
-    return Math.floor(((capacity - requested) * MAX_NODE_SCORE) / capacity);
-  };
-  const cpu = one(req.milliCPU, info.allocatable.milliCPU);
-  const mem = one(req.memory, info.allocatable.memory);
+function leastAllocated(pod: Readonly<Resources>, info: NodeInfo): number {
+  const cpu = leastAllocatedPart(info.nonZeroRequested.milliCPU + pod.milliCPU, info.allocatable.milliCPU);
+  const mem = leastAllocatedPart(info.nonZeroRequested.memory + pod.memory, info.allocatable.memory);
   return Math.floor((cpu + mem) / 2);
 }
 
-/** The controller ownerReference uid of a pod, if any. */
-export function controllerUid(pod: Pod): string | undefined {
-  return pod.metadata.ownerReferences?.find((r) => r.controller)?.uid;
+function fraction(requested: number, capacity: number): number {
+  return capacity === 0 ? 1 : Math.min(1, requested / capacity);
+}
+
+/** `(1 - |cpuFraction - memFraction| / 2) * 100`: the two-resource standard deviation form. */
+function balancedAllocation(pod: Readonly<Resources>, info: NodeInfo): number {
+  const cpu = fraction(info.nonZeroRequested.milliCPU + pod.milliCPU, info.allocatable.milliCPU);
+  const mem = fraction(info.nonZeroRequested.memory + pod.memory, info.allocatable.memory);
+  return Math.floor((1 - Math.abs(cpu - mem) / 2) * MAX_NODE_SCORE);
+}
+
+export function leastAllocatedScore(pod: Pod, info: NodeInfo): number {
+  return leastAllocated(newPodContext(pod).info.nonZeroRequests, info);
+}
+
+export function balancedAllocationScore(pod: Pod, info: NodeInfo): number {
+  return balancedAllocation(newPodContext(pod).info.nonZeroRequests, info);
 }
 
 /**
  * For each node: `100 * (max - count) / max`, where count is the pods on the node with the same
- * namespace and controller as `pod` (upstream SelectorSpread's normalisation). No owner → all 100.
+ * namespace and controller as the pod (upstream SelectorSpread's normalisation). No owner → all 100.
  */
-export function selectorSpreadScores(pod: Pod, nodes: readonly NodeInfo[]): Map<string, number> {
-  const owner = controllerUid(pod);
-  const out = new Map<string, number>();
-  if (!owner) {
-    for (const n of nodes) out.set(n.name, MAX_NODE_SCORE);
-    return out;
-  }
-  const ns = pod.metadata.namespace;
-  const counts = nodes.map((n) => n.pods.filter((p) => p.metadata.namespace === ns && controllerUid(p) === owner).length);
-  const maxCount = Math.max(0, ...counts);
-  nodes.forEach((n, i) => {
-    const c = counts[i] ?? 0;
-    out.set(n.name, maxCount === 0 ? MAX_NODE_SCORE : Math.floor((MAX_NODE_SCORE * (maxCount - c)) / maxCount));
-  });
-  return out;
-}
-
-/** `(1 - |cpuFraction - memFraction| / 2) * 100`: the two-resource standard deviation form. */
-export function balancedAllocationScore(pod: Pod, info: NodeInfo): number {
-  const req = addResources(info.nonZeroRequested, podRequests(pod, { nonZero: true }));
-  const frac = (r: number, c: number): number => (c === 0 ? 1 : Math.min(1, r / c));
-  const cpu = frac(req.milliCPU, info.allocatable.milliCPU);
-  const mem = frac(req.memory, info.allocatable.memory);
-  return Math.floor((1 - Math.abs(cpu - mem) / 2) * MAX_NODE_SCORE);
+function selectorSpread(ownerKey: string | undefined, nodes: readonly NodeInfo[]): number[] {
+  if (ownerKey === undefined) return nodes.map(() => MAX_NODE_SCORE);
+  const counts = nodes.map((n) => n.ownerCount(ownerKey));
+  let maxCount = 0;
+  for (const c of counts) if (c > maxCount) maxCount = c;
+  return counts.map((c) => (maxCount === 0 ? MAX_NODE_SCORE : Math.floor((MAX_NODE_SCORE * (maxCount - c)) / maxCount)));
 }
 
 /** Upstream DefaultNormalizeScore: scale to 0..100 by the maximum; `reverse` turns "fewer" into "better". */
-function normalize(raw: Map<string, number>, reverse: boolean): Map<string, number> {
-  const max = Math.max(0, ...raw.values());
-  const out = new Map<string, number>();
-  for (const [k, v] of raw) {
-    if (max === 0) out.set(k, reverse ? MAX_NODE_SCORE : 0);
+function normalize(raw: number[], reverse: boolean): number[] {
+  let max = 0;
+  for (const v of raw) if (v > max) max = v;
+  for (let i = 0; i < raw.length; i++) {
+    if (max === 0) raw[i] = reverse ? MAX_NODE_SCORE : 0;
     else {
-      const s = Math.floor((MAX_NODE_SCORE * v) / max);
-      out.set(k, reverse ? MAX_NODE_SCORE - s : s);
+      const s = Math.floor((MAX_NODE_SCORE * raw[i]!) / max);
+      raw[i] = reverse ? MAX_NODE_SCORE - s : s;
     }
   }
-  return out;
+  return raw;
+}
+
+/** The pod's tolerations that matter for scoring (PreferNoSchedule or any effect). */
+function preferNoScheduleTolerations(pod: Pod): Toleration[] {
+  return (pod.spec?.tolerations ?? []).filter((t) => !t.effect || t.effect === 'PreferNoSchedule');
+}
+
+function taintToleration(tolerations: readonly Toleration[], nodes: readonly NodeInfo[]): number[] {
+  const raw = nodes.map((n) => {
+    let untolerated = 0;
+    for (const t of n.node.spec?.taints ?? []) if (t.effect === 'PreferNoSchedule' && !tolerationsTolerate(tolerations, t)) untolerated++;
+    return untolerated;
+  });
+  return normalize(raw, true);
+}
+
+function nodeAffinity(terms: readonly PreferredSchedulingTerm[], nodes: readonly NodeInfo[]): number[] {
+  if (terms.length === 0) return nodes.map(() => 0);
+  const raw = nodes.map((n) => {
+    let sum = 0;
+    for (const t of terms) if (t.weight > 0 && nodeSelectorTermMatches(t.preference, n.node)) sum += t.weight;
+    return sum;
+  });
+  return normalize(raw, false);
+}
+
+const byName = (nodes: readonly NodeInfo[], scores: number[]): Map<string, number> => new Map(nodes.map((n, i) => [n.name, scores[i]!]));
+
+export function selectorSpreadScores(pod: Pod, nodes: readonly NodeInfo[]): Map<string, number> {
+  return byName(nodes, selectorSpread(newPodContext(pod).info.ownerKey, nodes));
 }
 
 /** Untolerated PreferNoSchedule taints per node, fewer is better. */
 export function taintTolerationScores(pod: Pod, nodes: readonly NodeInfo[]): Map<string, number> {
-  const tolerations = (pod.spec?.tolerations ?? []).filter((t) => !t.effect || t.effect === 'PreferNoSchedule');
-  const raw = new Map<string, number>();
-  for (const n of nodes) {
-    raw.set(n.name, (n.node.spec?.taints ?? []).filter((t) => t.effect === 'PreferNoSchedule' && !tolerationsTolerate(tolerations, t)).length);
-  }
-  return normalize(raw, true);
+  return byName(nodes, taintToleration(preferNoScheduleTolerations(pod), nodes));
 }
 
 /** Sum of the weights of the preferred node-affinity terms each node matches, normalised. */
 export function nodeAffinityScores(pod: Pod, nodes: readonly NodeInfo[]): Map<string, number> {
-  const terms = pod.spec?.affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? [];
-  const raw = new Map<string, number>();
-  for (const n of nodes) raw.set(n.name, terms.reduce((sum, t) => sum + (t.weight > 0 && nodeSelectorTermMatches(t.preference, n.node) ? t.weight : 0), 0));
-  return normalize(raw, false);
+  return byName(nodes, nodeAffinity(pod.spec?.affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? [], nodes));
 }
 
 export const TAINT_TOLERATION_WEIGHT = 3;
@@ -106,19 +130,26 @@ export interface NodeScore {
 }
 
 /** Weighted sum of every score plugin for each feasible node. */
-export function scoreNodes(pod: Pod, feasible: readonly NodeInfo[]): NodeScore[] {
-  const spread = selectorSpreadScores(pod, feasible);
-  const taints = taintTolerationScores(pod, feasible);
-  const affinity = nodeAffinityScores(pod, feasible);
-  return feasible.map((n) => ({
-    name: n.name,
-    score:
-      TAINT_TOLERATION_WEIGHT * (taints.get(n.name) ?? 0) +
-      NODE_AFFINITY_WEIGHT * (affinity.get(n.name) ?? 0) +
-      SELECTOR_SPREAD_WEIGHT * (spread.get(n.name) ?? 0) +
-      LEAST_ALLOCATED_WEIGHT * leastAllocatedScore(pod, n) +
-      BALANCED_ALLOCATION_WEIGHT * balancedAllocationScore(pod, n),
-  }));
+export function scoreNodes(ctx: PodContext | Pod, feasible: readonly NodeInfo[]): NodeScore[] {
+  const c = 'info' in ctx ? ctx : newPodContext(ctx);
+  const spread = selectorSpread(c.info.ownerKey, feasible);
+  const taints = taintToleration(preferNoScheduleTolerations(c.pod), feasible);
+  const affinity = nodeAffinity(c.pod.spec?.affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? [], feasible);
+  const req = c.info.nonZeroRequests;
+  const out: NodeScore[] = new Array(feasible.length);
+  for (let i = 0; i < feasible.length; i++) {
+    const n = feasible[i]!;
+    out[i] = {
+      name: n.name,
+      score:
+        TAINT_TOLERATION_WEIGHT * taints[i]! +
+        NODE_AFFINITY_WEIGHT * affinity[i]! +
+        SELECTOR_SPREAD_WEIGHT * spread[i]! +
+        LEAST_ALLOCATED_WEIGHT * leastAllocated(req, n) +
+        BALANCED_ALLOCATION_WEIGHT * balancedAllocation(req, n),
+    };
+  }
+  return out;
 }
 
 /**
