@@ -56,7 +56,7 @@ test('NoExecute eviction honours tolerationSeconds, forever-tolerations and the 
 });
 
 test('pressure conditions add their NoSchedule taints and remove them when they clear (taint-by-condition)', () => {
-  const withConds = (conds: Array<[string, string]>, taints: Array<{ key: string; effect: 'NoSchedule' | 'NoExecute' }> = []): Node => ({
+  const withConds = (conds: Array<[string, 'True' | 'False']>, taints: Array<{ key: string; effect: 'NoSchedule' | 'NoExecute' }> = []): Node => ({
     metadata: { name: 'n1' },
     spec: { taints },
     status: { conditions: [{ type: 'Ready', status: 'True' }, ...conds.map(([type, status]) => ({ type, status }))] },
