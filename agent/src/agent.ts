@@ -6,7 +6,7 @@
  *             proxy → PLEG, node reporter, runtime, status, prober, pod configuration, pod workers
  *             → first relist (the recovery view) → node API → loops (PLEG, status, events, node
  *             status, lease, pod configuration, housekeeping, log rotation, resource stats,
- *             credentials, node shutdown)
+ *             eviction, credentials, node shutdown)
  *   close():  abort the loops' signal, then undo every step above in reverse order. Idempotent.
  *             Running pods keep running.
  *
@@ -26,6 +26,7 @@ import { nodeCredentialRotation, servingCertificate, type NodeCertificatesOption
 import type { NodeCredentialManager } from './certificates/node-credential-manager.js';
 import type { ServingCertManager } from './certificates/serving-cert-manager.js';
 import { podDnsConfigurer, startClusterDns, type NodeDns } from './dns/index.js';
+import { EvictionManager } from './eviction/eviction-manager.js';
 import { gcPasses } from './housekeeping/gc.js';
 import { Housekeeping } from './housekeeping/housekeeping.js';
 import { ContainerLogManager } from './logs/container-log-manager.js';
@@ -106,6 +107,8 @@ export class Agent {
   events!: EventRecorder;
   node!: NodeReporter;
   lease!: NodeLease;
+  /** Node-pressure eviction (eviction/): the pressure conditions and which pod goes when a threshold is met. */
+  eviction!: EvictionManager;
   /** Graceful node shutdown (nodeshutdown/): the logind delay lock and what a shutdown does to pods. */
   shutdown!: NodeShutdownManager;
   /** The pods this node should run: API and static sources merged (source/pod-config.ts). */
@@ -223,6 +226,7 @@ export class Agent {
         runtime: cri.runtime, runtimeName, runtimeVersion: version.runtimeVersion,
         cniReady: () => !!cni.network(), plegHealthy: () => pleg.healthy(), shuttingDown: () => this.shutdown?.shuttingDown ?? false,
       }),
+      pressure: () => this.eviction?.conditions() ?? new Set(),
       onPodCIDR: (cidr) => {
         log.info({ podCIDR: cidr }, 'Pod CIDR set');
         cni.setPodCIDR(cidr);
@@ -336,6 +340,11 @@ export class Agent {
     // 10. Loops, on the agent's signal. close() waits for them, then for the pod workers.
     this.lease = new NodeLease({ api, nodeName: c.nodeName, durationSeconds: c.nodeLeaseDurationSeconds, clock, log: child('lease'), nodeUid: () => node.node?.metadata.uid });
     const gcLog = child('gc');
+    const gc = gcPasses({
+      runtime: cri.runtime, images: cri.image, cni, pleg, log: gcLog, pinnedImages: () => [], now: () => clock.now(),
+      events, pod: (uid) => pods.get(uid), podGone: (uid) => pods.sourcesReady && !pods.wants(uid) && !workers.has(uid),
+      imageGCHighThresholdPercent: c.imageGCHighThresholdPercent, imageGCLowThresholdPercent: c.imageGCLowThresholdPercent, imageMinimumGCAgeMs: c.imageMinimumGCAgeMs,
+    });
     const housekeeping = new Housekeeping({
       clock,
       log: gcLog,
@@ -343,11 +352,7 @@ export class Agent {
       runtimePods: () => pleg.all(),
       workers,
       cleanupPodDirs: (keep, s) => cleanupOrphanedPodDirs(c.rootDir, keep, hostMounter, s),
-      gc: gcPasses({
-        runtime: cri.runtime, images: cri.image, cni, pleg, log: gcLog, pinnedImages: () => [], now: () => clock.now(),
-        events, pod: (uid) => pods.get(uid), podGone: (uid) => pods.sourcesReady && !pods.wants(uid) && !workers.has(uid),
-        imageGCHighThresholdPercent: c.imageGCHighThresholdPercent, imageGCLowThresholdPercent: c.imageGCLowThresholdPercent, imageMinimumGCAgeMs: c.imageMinimumGCAgeMs,
-      }),
+      gc,
       afterPodCleanup: () => this.metrics.observeRuntime(pleg.all().values()),
       housekeepingMs: this.#o.housekeepingMs,
     });
@@ -358,6 +363,24 @@ export class Agent {
       periodMs: c.containerLogMonitorIntervalMs,
       clock,
       log: child('logs'),
+    });
+    this.eviction = new EvictionManager({
+      nodeName: c.nodeName,
+      thresholds: c.evictionThresholds,
+      pressureTransitionPeriodMs: c.evictionPressureTransitionPeriodMs,
+      maxPodGracePeriodS: c.evictionMaxPodGracePeriodS,
+      summary: (s, fresh) => (fresh ? stats.collect(s) : stats.summary(s)),
+      activePods: () => workers.pods().filter((p) => workers.phase(p.metadata.uid!) === 'sync'),
+      killPod: (pod, gracePeriodS, statusFn) => workers.kill(pod, { gracePeriodS, statusFn }),
+      reclaimDisk: async (s) => {
+        await gc.containers(s);
+        await gc.unusedImages(s);
+      },
+      podEvent: (pod, type, reason, message) => events.event(pod, type, reason, message),
+      nodeEvent: (type, reason, message) => events.nodeEvent(c.nodeName, type, reason, message),
+      onConditionsChanged: () => node.poke(),
+      clock,
+      log: child('eviction'),
     });
     this.#closing('pod workers', () => workers.drain());
     const stopped = (what: string) => (err: unknown) => log.error({ err: describeError(err) }, what);
@@ -370,6 +393,7 @@ export class Agent {
       pods.run(signal),
       housekeeping.run(signal),
       stats.run(signal),
+      this.eviction.run(signal),
       this.shutdown.run(signal),
       logRotation.run(signal),
     ];

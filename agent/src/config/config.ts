@@ -11,9 +11,10 @@ import { parse as parseYaml } from 'yaml';
 import { parseQuantity } from '../util/quantity.js';
 import { resolveProxyConfig, type ProxyConfig, type ProxyConfigFile, type ProxyFlags } from '../proxy/config.js';
 import { resolveDnsConfig, type ClusterDnsConfig, type ClusterDnsConfigFile, type ClusterDnsFlags } from '../dns/config.js';
+import { resolveEvictionConfig, type EvictionConfig, type EvictionConfigFile } from '../eviction/thresholds.js';
 
 /** What the file may contain (all optional; durations as Go strings). */
-export interface KubeletConfigurationFile extends ClusterDnsConfigFile {
+export interface KubeletConfigurationFile extends ClusterDnsConfigFile, EvictionConfigFile {
   apiVersion?: string;
   kind?: string;
   address?: string;
@@ -42,7 +43,6 @@ export interface KubeletConfigurationFile extends ClusterDnsConfigFile {
   podPidsLimit?: number;
   systemReserved?: Record<string, string>;
   kubeReserved?: Record<string, string>;
-  evictionHard?: Record<string, string>;
   imageGCHighThresholdPercent?: number;
   imageGCLowThresholdPercent?: number;
   imageMinimumGCAge?: string;
@@ -97,7 +97,7 @@ export interface AgentFlags extends ProxyFlags, ClusterDnsFlags {
 }
 
 /** The validated, fully defaulted configuration every component reads. Times in ms. */
-export interface AgentConfig extends ClusterDnsConfig {
+export interface AgentConfig extends ClusterDnsConfig, EvictionConfig {
   kubeconfig?: string;
   nodeName: string;
   address: string;
@@ -132,7 +132,6 @@ export interface AgentConfig extends ClusterDnsConfig {
   podPidsLimit: number;
   systemReserved: Record<string, number>;
   kubeReserved: Record<string, number>;
-  evictionHard: Record<string, string>;
   imageGCHighThresholdPercent: number;
   imageGCLowThresholdPercent: number;
   imageMinimumGCAgeMs: number;
@@ -160,13 +159,6 @@ export interface AgentConfig extends ClusterDnsConfig {
   rootDir: string;
   proxy: ProxyConfig;
 }
-
-const DEFAULT_EVICTION_HARD = {
-  'memory.available': '100Mi',
-  'nodefs.available': '10%',
-  'nodefs.inodesFree': '5%',
-  'imagefs.available': '15%',
-};
 
 function invalid(field: string, why: string): AgentError {
   return new AgentError('ERR_INVALID_ARGUMENT', `invalid agent config: ${field}: ${why}`);
@@ -246,30 +238,6 @@ function reserved(field: string, v: unknown): Record<string, number> {
     } catch {
       throw invalid(`${field}.${k}`, `invalid quantity ${JSON.stringify(q)}`);
     }
-  }
-  return out;
-}
-
-const EVICTION_SIGNALS = new Set(['memory.available', 'nodefs.available', 'nodefs.inodesFree', 'imagefs.available', 'imagefs.inodesFree', 'pid.available']);
-
-function eviction(v: unknown): Record<string, string> {
-  if (v === undefined || v === null) return { ...DEFAULT_EVICTION_HARD };
-  if (typeof v !== 'object' || Array.isArray(v)) throw invalid('evictionHard', 'must be a map like {"memory.available": "100Mi"}');
-  const out: Record<string, string> = {};
-  for (const [k, t] of Object.entries(v as Record<string, unknown>)) {
-    if (!EVICTION_SIGNALS.has(k)) throw invalid(`evictionHard.${k}`, `unknown eviction signal (use ${[...EVICTION_SIGNALS].join(', ')})`);
-    const s = String(t);
-    if (s.endsWith('%')) {
-      const p = Number(s.slice(0, -1));
-      if (!(p >= 0 && p <= 100)) throw invalid(`evictionHard.${k}`, `percentage out of range: ${s}`);
-    } else {
-      try {
-        parseQuantity(s);
-      } catch {
-        throw invalid(`evictionHard.${k}`, `must be a quantity or a percentage, got ${JSON.stringify(t)}`);
-      }
-    }
-    out[k] = s;
   }
   return out;
 }
@@ -356,7 +324,7 @@ export function resolveConfig(file: KubeletConfigurationFile, flags: AgentFlags,
     podPidsLimit: pidsLimit,
     systemReserved: reserved('systemReserved', file.systemReserved),
     kubeReserved: reserved('kubeReserved', file.kubeReserved),
-    evictionHard: eviction(file.evictionHard),
+    ...resolveEvictionConfig(file),
     imageGCHighThresholdPercent: high,
     imageGCLowThresholdPercent: low,
     imageMinimumGCAgeMs: duration('imageMinimumGCAge', file.imageMinimumGCAge, '2m'),

@@ -27,16 +27,22 @@ export interface GcOptions {
   now: () => number;
 }
 
-/** Image GC at the thresholds. Returns bytes freed. */
-export async function collectImages(o: GcOptions, signal: AbortSignal): Promise<number> {
-  const fs = await o.images.imageFsInfo({}, { signal });
-  const mount = fs.imageFilesystems[0]?.fsId?.mountpoint;
-  if (!mount) return 0;
-  const st = await statfs(mount);
-  const capacity = st.blocks * st.bsize;
-  const used = capacity - st.bavail * st.bsize;
-  if (capacity <= 0 || (used * 100) / capacity < o.imageGCHighThresholdPercent) return 0;
-  const target = used - (capacity * o.imageGCLowThresholdPercent) / 100;
+/**
+ * Image GC at the thresholds. Returns bytes freed. With `all` (the eviction manager's node-level
+ * reclaim, kubelet DeleteUnusedImages) every unused image goes, whatever the thresholds.
+ */
+export async function collectImages(o: GcOptions, signal: AbortSignal, all = false): Promise<number> {
+  let target = Number.POSITIVE_INFINITY;
+  if (!all) {
+    const fs = await o.images.imageFsInfo({}, { signal });
+    const mount = fs.imageFilesystems[0]?.fsId?.mountpoint;
+    if (!mount) return 0;
+    const st = await statfs(mount);
+    const capacity = st.blocks * st.bsize;
+    const used = capacity - st.bavail * st.bsize;
+    if (capacity <= 0 || (used * 100) / capacity < o.imageGCHighThresholdPercent) return 0;
+    target = used - (capacity * o.imageGCLowThresholdPercent) / 100;
+  }
   const inUse = new Set<string>();
   for (const p of o.pleg.all().values()) for (const c of p.containers) inUse.add(c.imageRef).add(c.image);
   const pinned = new Set(o.pinnedImages());
@@ -69,11 +75,18 @@ export async function collectCniAttachments(o: { cni?: CniService; pleg: Pleg; l
 /** The three passes bound to one runtime, as housekeeping.ts schedules them. */
 export function gcPasses(
   o: GcOptions & { cni?: CniService } & Pick<RuntimeGcOptions, 'events' | 'pod' | 'podGone' | 'policy'>,
-): { containers(signal: AbortSignal): Promise<unknown>; images(signal: AbortSignal): Promise<number>; cni(signal: AbortSignal): Promise<number> } {
+): {
+  containers(signal: AbortSignal): Promise<unknown>;
+  images(signal: AbortSignal): Promise<number>;
+  /** Every unused image, for the eviction manager's disk reclaim. */
+  unusedImages(signal: AbortSignal): Promise<number>;
+  cni(signal: AbortSignal): Promise<number>;
+} {
   const runtimeGc = new RuntimeGc({ runtime: o.runtime, pleg: o.pleg, log: o.log, events: o.events, pod: o.pod, podGone: o.podGone, now: o.now, ...(o.policy ? { policy: o.policy } : {}) });
   return {
     containers: (signal) => runtimeGc.collect(signal),
     images: (signal) => collectImages(o, signal),
+    unusedImages: (signal) => collectImages(o, signal, true),
     cni: (signal) => collectCniAttachments(o, signal),
   };
 }

@@ -1,6 +1,6 @@
 /**
- * Facts about this machine for the Node object: capacity, identity, addresses, and the numbers
- * the pressure conditions compare with the eviction thresholds.
+ * Facts about this machine for the Node object: capacity, identity, addresses. (The pressure
+ * conditions come from the eviction manager, which reads the stats collector: eviction/.)
  *
  * Identity and capacity come from systeminformation (distro, kernel, CPU count, memory, machine
  * and system UUIDs) and are read once at start, then refreshed in the background
@@ -10,12 +10,11 @@
  *   bootID          /proc/sys/kernel/random/boot_id — systeminformation does not report it
  *   osImage         PRETTY_NAME of /etc/os-release, the exact string kubelet reports
  *                   (systeminformation splits it into distro/release/codename)
- *   ephemeral storage, nodefs   statfs of the agent's root dir — systeminformation's fsSize runs
+ *   ephemeral storage   statfs of the agent's root dir — systeminformation's fsSize runs
  *                   `df` over every mount; statfs answers for the one that matters, in microseconds
- *   pids            a count of /proc entries and pid_max — not in systeminformation
  *   InternalIP      os.networkInterfaces() (synchronous, needed before the first status)
  */
-import { readFile, readdir, statfs } from 'node:fs/promises';
+import { readFile, statfs } from 'node:fs/promises';
 import os from 'node:os';
 import si from 'systeminformation';
 
@@ -30,16 +29,6 @@ export interface MachineInfo {
   osImage: string;
   architecture: string;
   hostname: string;
-}
-
-export interface MachineUsage {
-  memoryAvailableBytes: number;
-  nodefsAvailableBytes: number;
-  nodefsCapacityBytes: number;
-  nodefsInodesFree: number;
-  nodefsInodes: number;
-  pidsInUse: number;
-  pidMax: number;
 }
 
 async function readText(path: string): Promise<string> {
@@ -74,25 +63,6 @@ export async function readMachineInfo(rootDir: string): Promise<MachineInfo> {
     osImage: pretty || 'Linux',
     architecture: goArch(osInfo.arch || os.arch()),
     hostname: (osInfo.hostname || os.hostname()).toLowerCase(),
-  };
-}
-
-/** The numbers behind the pressure conditions, read on every status update (a few ms). */
-export async function readMachineUsage(rootDir: string): Promise<MachineUsage> {
-  const [mem, fs, entries, pidMax] = await Promise.all([
-    si.mem(),
-    statfs(rootDir).catch(() => statfs('/')),
-    readdir('/proc').catch(() => [] as string[]),
-    readText('/proc/sys/kernel/pid_max'),
-  ]);
-  return {
-    memoryAvailableBytes: mem.available || os.freemem(),
-    nodefsAvailableBytes: fs.bavail * fs.bsize,
-    nodefsCapacityBytes: fs.blocks * fs.bsize,
-    nodefsInodesFree: fs.ffree,
-    nodefsInodes: fs.files,
-    pidsInUse: entries.filter((n) => /^\d+$/.test(n)).length,
-    pidMax: Number(pidMax) || 32768,
   };
 }
 

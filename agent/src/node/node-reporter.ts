@@ -11,7 +11,7 @@ import { Backoff, abortError, describeError, hasCode, isAbortError, type Clock, 
 import { join } from 'node:path';
 import { LOCAL_PATH_DIR_ANNOTATION, NODES, type ApiClient, type Node, type NodeStatus } from '@nodelet/api';
 import { computeNodeStatus, type RuntimeHealth } from './node-status.js';
-import { readMachineUsage, type MachineInfo } from './machine-info.js';
+import type { MachineInfo } from './machine-info.js';
 import { MachineInfoCache } from './machine-info-cache.js';
 import type { AgentConfig } from '../config/config.js';
 
@@ -26,6 +26,8 @@ export interface NodeReporterOptions {
   nodeApiPort(): number;
   health(signal: AbortSignal): Promise<RuntimeHealth>;
   onPodCIDR(cidr: string): void;
+  /** The pressure conditions that are True (the eviction manager's); none when unset. */
+  pressure?(): ReadonlySet<string>;
 }
 
 export class NodeReporter {
@@ -86,10 +88,10 @@ export class NodeReporter {
 
   async #status(signal: AbortSignal): Promise<NodeStatus> {
     const c = this.#o.config;
-    const [machine, usage, health] = await Promise.all([this.machineInfo(), readMachineUsage(c.rootDir), this.#o.health(signal)]);
+    const [machine, health] = await Promise.all([this.machineInfo(), this.#o.health(signal)]);
     return computeNodeStatus({
       machine,
-      usage,
+      pressure: this.#o.pressure?.() ?? new Set(),
       health,
       internalIP: this.#o.internalIP,
       maxPods: c.maxPods,

@@ -5,7 +5,7 @@ import { computeNodeStatus, type NodeStatusInput } from './node-status.js';
 const GiB = 2 ** 30;
 const base: NodeStatusInput = {
   machine: { cpuCores: 2, memoryBytes: 4 * GiB, ephemeralStorageBytes: 100 * GiB, machineID: 'm', systemUUID: 's', bootID: 'b', kernelVersion: '6.1.0', osImage: 'Debian GNU/Linux 12 (bookworm)', architecture: 'amd64', hostname: 'h' },
-  usage: { memoryAvailableBytes: 2 * GiB, nodefsAvailableBytes: 50 * GiB, nodefsCapacityBytes: 100 * GiB, nodefsInodesFree: 900, nodefsInodes: 1000, pidsInUse: 300, pidMax: 32768 },
+  pressure: new Set(),
   health: { runtimeReady: true, networkReady: true, cniReady: true, plegHealthy: true, runtimeName: 'containerd', runtimeVersion: '1.6.20' },
   internalIP: '192.0.2.10',
   maxPods: 110,
@@ -47,12 +47,14 @@ test('Ready is False with the reason when the runtime, its network, CNI or the P
   }
 });
 
-test('pressure conditions follow the eviction thresholds; transition times are kept while unchanged', () => {
-  const s = computeNodeStatus({ ...base, usage: { ...base.usage, memoryAvailableBytes: 50 * 2 ** 20, nodefsAvailableBytes: 5 * GiB } });
+test('pressure conditions are the eviction manager\'s; transition times are kept while unchanged', () => {
+  const pressure = new Set(['MemoryPressure', 'DiskPressure']);
+  const s = computeNodeStatus({ ...base, pressure });
   assert.equal(cond(s, 'MemoryPressure').status, 'True');
   assert.equal(cond(s, 'MemoryPressure').reason, 'KubeletHasInsufficientMemory');
   assert.equal(cond(s, 'DiskPressure').status, 'True');
-  const later = computeNodeStatus({ ...base, previous: s, now: base.now + 10_000, usage: { ...base.usage, memoryAvailableBytes: 50 * 2 ** 20, nodefsAvailableBytes: 5 * GiB } });
+  assert.equal(cond(s, 'PIDPressure').status, 'False');
+  const later = computeNodeStatus({ ...base, previous: s, now: base.now + 10_000, pressure });
   assert.equal(cond(later, 'MemoryPressure').lastTransitionTime, cond(s, 'MemoryPressure').lastTransitionTime);
   assert.notEqual(cond(later, 'MemoryPressure').lastHeartbeatTime, cond(s, 'MemoryPressure').lastHeartbeatTime);
 });

@@ -3,13 +3,14 @@
  * (kubelet nodestatus/setters.go). Pure; the reporter (node-reporter.ts) does the I/O.
  *
  * allocatable = capacity − systemReserved − kubeReserved − hard eviction threshold (memory,
- * ephemeral-storage), never below zero. Ready is False with a reason when the node is shutting
+ * ephemeral-storage), never below zero. MemoryPressure, DiskPressure and PIDPressure are the eviction
+ * manager's (eviction/eviction-manager.ts: thresholds, grace and transition periods). Ready is False with a reason when the node is shutting
  * down, the runtime or its network is not ready (CRI Status), the CNI service is not ready, or the
  * PLEG is unhealthy.
  */
 import type { NodeCondition, NodeStatus } from '@nodelet/api';
 import { formatBytes, parseQuantity } from '../util/quantity.js';
-import type { MachineInfo, MachineUsage } from './machine-info.js';
+import type { MachineInfo } from './machine-info.js';
 
 export interface RuntimeHealth {
   runtimeReady: boolean;
@@ -27,7 +28,8 @@ export interface RuntimeHealth {
 
 export interface NodeStatusInput {
   machine: MachineInfo;
-  usage: MachineUsage;
+  /** The pressure conditions that are True, as the eviction manager decides them (eviction/). */
+  pressure: ReadonlySet<string>;
   health: RuntimeHealth;
   internalIP: string;
   maxPods: number;
@@ -84,11 +86,9 @@ export function computeNodeStatus(i: NodeStatusInput): NodeStatus {
   const allocMem = Math.max(0, m.memoryBytes - reserved('memory') - memEvict);
   const allocFs = Math.max(0, m.ephemeralStorageBytes - reserved('ephemeral-storage') - fsEvict);
   const notReady = readyReason(i.health);
-  const memPressure = i.usage.memoryAvailableBytes < memEvict;
-  const diskPressure =
-    i.usage.nodefsAvailableBytes < thresholdBytes(i.evictionHard['nodefs.available'], i.usage.nodefsCapacityBytes) ||
-    (i.evictionHard['nodefs.inodesFree'] !== undefined && i.usage.nodefsInodes > 0 && i.usage.nodefsInodesFree < thresholdBytes(i.evictionHard['nodefs.inodesFree'], i.usage.nodefsInodes));
-  const pidPressure = i.usage.pidMax - i.usage.pidsInUse < thresholdBytes(i.evictionHard['pid.available'], i.usage.pidMax);
+  const memPressure = i.pressure.has('MemoryPressure');
+  const diskPressure = i.pressure.has('DiskPressure');
+  const pidPressure = i.pressure.has('PIDPressure');
   const prev = i.previous;
   return {
     capacity: {

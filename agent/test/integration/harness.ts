@@ -46,8 +46,8 @@ export interface Harness {
   podCIDR: string;
   /** Run after pods are deleted and the agent is closed, before the runtime is stopped. */
   beforeRuntimeStop: Array<() => Promise<void>>;
-  /** Starts (again) an agent with the same configuration, e.g. after `agent.close()` or a kill. */
-  restartAgent(): Promise<Agent>;
+  /** Starts (again) an agent with the same configuration (plus `overrides` to the file's), e.g. after `agent.close()` or a kill. */
+  restartAgent(overrides?: KubeletConfigurationFile): Promise<Agent>;
   /** Stops the API server (and its controllers); `startServer()` brings it back on the same port and data. */
   stopServer(): Promise<void>;
   startServer(): Promise<ControlPlane>;
@@ -176,7 +176,10 @@ export async function startHarness(name: string, file: KubeletConfigurationFile 
     const flags = { nodeName, rootDir: join(dir, 'root'), cniBinDir: cniBin, cniConfDir: cniConf, podCidr: podCIDR, port: 0, healthzPort: 0 };
     const config = resolveConfig(fileConfig, flags, 'unused');
     const log = logger();
-    const start = (): Promise<Agent> => Agent.start({ config, api: agentApi, log, runtimeWaitMs: 10_000, kubeconfigPath, inhibitor: opts.inhibitor });
+    const start = (overrides?: KubeletConfigurationFile): Promise<Agent> => Agent.start({
+      config: overrides ? resolveConfig({ ...fileConfig, ...overrides }, flags, 'unused') : config,
+      api: agentApi, log, runtimeWaitMs: 10_000, kubeconfigPath, inhibitor: opts.inhibitor,
+    });
     if (opts.inProcessAgent !== false) agent = await start();
     const cri = createCriClient({ endpoint: rt.endpoint });
     cleanups.push(async () => cri.close());
@@ -197,8 +200,8 @@ export async function startHarness(name: string, file: KubeletConfigurationFile 
         'agent', '--config', configPath, '--kubeconfig', kubeconfigPath, '--node-name', nodeName, '--root-dir', flags.rootDir,
         '--cni-bin-dir', cniBin, '--cni-conf-dir', cniConf, '--pod-cidr', podCIDR, '--log-level', process.env.AGENT_IT_LOG ? 'info' : 'warn',
       ],
-      async restartAgent() {
-        h.agent = await start();
+      async restartAgent(overrides) {
+        h.agent = await start(overrides);
         return h.agent;
       },
       async stopServer() {

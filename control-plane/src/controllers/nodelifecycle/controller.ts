@@ -87,7 +87,7 @@ export class NodeLifecycleController extends ControllerBase {
       }
     }
 
-    // 2. Taints follow the Ready condition.
+    // 2. Taints follow the Ready and pressure conditions.
     const taints = reconcileTaints(node, rfc3339(now));
     if (taints) {
       try {

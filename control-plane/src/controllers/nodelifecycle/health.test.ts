@@ -54,3 +54,19 @@ test('NoExecute eviction honours tolerationSeconds, forever-tolerations and the 
   assert.deepEqual(planEvictions(userTaint, [pod('x')], NOW_MS).evict.map((p) => p.metadata.name), ['x']);
   assert.deepEqual(planEvictions(node('True'), [pod('x')], NOW_MS), { evict: [] });
 });
+
+test('pressure conditions add their NoSchedule taints and remove them when they clear (taint-by-condition)', () => {
+  const withConds = (conds: Array<[string, 'True' | 'False']>, taints: Array<{ key: string; effect: 'NoSchedule' | 'NoExecute' }> = []): Node => ({
+    metadata: { name: 'n1' },
+    spec: { taints },
+    status: { conditions: [{ type: 'Ready', status: 'True' }, ...conds.map(([type, status]) => ({ type, status }))] },
+  });
+  const keys = (n: Node): string[] | undefined => reconcileTaints(n, NOW)?.map((t) => `${t.key}:${t.effect}`);
+  assert.deepEqual(keys(withConds([['MemoryPressure', 'True'], ['DiskPressure', 'False']])), ['node.kubernetes.io/memory-pressure:NoSchedule']);
+  assert.deepEqual(keys(withConds([['DiskPressure', 'True'], ['PIDPressure', 'True']])), ['node.kubernetes.io/disk-pressure:NoSchedule', 'node.kubernetes.io/pid-pressure:NoSchedule']);
+  assert.equal(keys(withConds([['MemoryPressure', 'True']], [{ key: 'node.kubernetes.io/memory-pressure', effect: 'NoSchedule' }])), undefined, 'already there');
+  assert.deepEqual(keys(withConds([['MemoryPressure', 'False']], [{ key: 'node.kubernetes.io/memory-pressure', effect: 'NoSchedule' }, { key: 'user', effect: 'NoSchedule' }])), ['user:NoSchedule']);
+  // A pressure taint is NoSchedule only: it never evicts running pods.
+  const tainted = withConds([['MemoryPressure', 'True']], [{ key: 'node.kubernetes.io/memory-pressure', effect: 'NoSchedule' }]);
+  assert.deepEqual(planEvictions(tainted, [pod('a')], NOW_MS).evict, []);
+});

@@ -6,6 +6,8 @@
  *                                                   + taints unreachable:NoSchedule, unreachable:NoExecute
  *   Ready=False (agent says so) ───────────────────▶ taints not-ready:NoSchedule, not-ready:NoExecute
  *   Ready=True again ──────────────────────────────▶ those taints removed
+ *   MemoryPressure/DiskPressure/PIDPressure=True ──▶ taint memory-|disk-|pid-pressure:NoSchedule
+ *                                                    (taint-by-condition), removed when False
  *   NoExecute taint on the node ──▶ pods that do not tolerate it are deleted; pods that tolerate
  *   it for tolerationSeconds are deleted that long after the taint's timeAdded (300 s by default).
  */
@@ -15,6 +17,12 @@ export const NODE_MONITOR_GRACE_MS = 50_000;
 export const DEFAULT_TOLERATION_SECONDS = 300;
 export const TAINT_UNREACHABLE = 'node.kubernetes.io/unreachable';
 export const TAINT_NOT_READY = 'node.kubernetes.io/not-ready';
+/** Upstream's taint-by-condition map (node_lifecycle_controller.go nodeConditionToTaintKeyStatusMap): condition True → NoSchedule taint. */
+const PRESSURE_TAINTS: ReadonlyArray<[condition: string, key: string]> = [
+  ['MemoryPressure', 'node.kubernetes.io/memory-pressure'],
+  ['DiskPressure', 'node.kubernetes.io/disk-pressure'],
+  ['PIDPressure', 'node.kubernetes.io/pid-pressure'],
+];
 /** Conditions the kubelet reports that go Unknown when it stops reporting. */
 const MONITORED = ['Ready', 'MemoryPressure', 'DiskPressure', 'PIDPressure'];
 
@@ -46,22 +54,29 @@ export function unknownConditions(node: Node, now: string): NodeCondition[] | un
   return changed ? conds : undefined;
 }
 
-/** The controller-owned taints a node should carry for its Ready condition. */
+/** The controller-owned taints a node should carry for its Ready and pressure conditions. */
 export function conditionTaints(node: Node): Array<Pick<Taint, 'key' | 'effect'>> {
   const ready = readyCondition(node)?.status;
-  if (ready === 'Unknown') return [{ key: TAINT_UNREACHABLE, effect: 'NoSchedule' }, { key: TAINT_UNREACHABLE, effect: 'NoExecute' }];
-  if (ready === 'False') return [{ key: TAINT_NOT_READY, effect: 'NoSchedule' }, { key: TAINT_NOT_READY, effect: 'NoExecute' }];
-  return [];
+  const out: Array<Pick<Taint, 'key' | 'effect'>> = [];
+  if (ready === 'Unknown') out.push({ key: TAINT_UNREACHABLE, effect: 'NoSchedule' }, { key: TAINT_UNREACHABLE, effect: 'NoExecute' });
+  if (ready === 'False') out.push({ key: TAINT_NOT_READY, effect: 'NoSchedule' }, { key: TAINT_NOT_READY, effect: 'NoExecute' });
+  for (const [type, key] of PRESSURE_TAINTS) {
+    if (node.status?.conditions?.some((c) => c.type === type && c.status === 'True')) out.push({ key, effect: 'NoSchedule' });
+  }
+  return out;
 }
 
+/** Taints whose pods get the default 300 s NoExecute toleration. */
 const OWNED = new Set([TAINT_UNREACHABLE, TAINT_NOT_READY]);
+/** Taints this controller adds and removes; any other taint is the user's and stays. */
+const RECONCILED = new Set([...OWNED, ...PRESSURE_TAINTS.map(([, key]) => key)]);
 
 /** The node's taints with the controller-owned ones reconciled; undefined when already right. */
 export function reconcileTaints(node: Node, now: string): Taint[] | undefined {
   const current = node.spec?.taints ?? [];
   const want = conditionTaints(node);
   const same = (t: Pick<Taint, 'key' | 'effect'>, u: Pick<Taint, 'key' | 'effect'>): boolean => t.key === u.key && t.effect === u.effect;
-  const kept = current.filter((t) => !OWNED.has(t.key) || want.some((w) => same(w, t)));
+  const kept = current.filter((t) => !RECONCILED.has(t.key) || want.some((w) => same(w, t)));
   const added = want.filter((w) => !current.some((t) => same(t, w))).map((w) => ({ ...w, timeAdded: now }) as Taint);
   if (added.length === 0 && kept.length === current.length) return undefined;
   return [...kept, ...added];
