@@ -64,6 +64,12 @@ export interface LabOptions {
   netns?: boolean;
   /** Extra `nodelet server` flags (e.g. `--node-monitor-grace-period 20s` in tests). */
   serverArgs?: string[];
+  /**
+   * Extra KubeletConfiguration fields for the agent's config file, written over the lab's own
+   * (e.g. `{ containerLogMaxSize: '1Mi', containerLogMonitorInterval: '1s' }` so tests see log
+   * rotation in seconds). The agent validates them at start like any config file.
+   */
+  agentConfig?: Record<string, unknown>;
   log?: (line: string) => void;
 }
 
@@ -82,6 +88,7 @@ export function defaultLabOptions(o: Partial<LabOptions> = {}): LabOptions {
     imagesDir: o.imagesDir ?? DEFAULT_LAB_IMAGE_DIR,
     readyTimeoutMs: o.readyTimeoutMs ?? 120_000,
     serverArgs: o.serverArgs ?? [],
+    ...(o.agentConfig ? { agentConfig: o.agentConfig } : {}),
     proxyMode: o.proxyMode,
     ...(o.nodeNetwork ? { nodeNetwork: o.nodeNetwork } : {}),
     ...(nodeIp ? { nodeIp } : {}),
@@ -211,6 +218,7 @@ export async function startLabAgent(o: LabOptions, adminKubeconfig: string, admi
     proxy: { mode: o.proxyMode ?? 'nftables', clusterCIDR: o.clusterCidr },
     // Nothing routes off the node network, so a namespaced node has no upstream resolvers.
     ...(o.netns ? { resolvConf: '' } : {}),
+    ...o.agentConfig,
   }), { mode: 0o600 });
 
   if ((await runningPid(p.agentProc, marker)) === undefined) {
