@@ -54,6 +54,7 @@ import { nodeApiBackend } from './server/node-api-backend.js';
 import { SharedInformers } from './source/informers.js';
 import { PodConfig } from './source/pod-config.js';
 import { ServiceLister } from './source/service-lister.js';
+import { RuntimeClassManager } from './source/runtime-classes.js';
 import { apiVolumeSources } from './source/volume-sources.js';
 import { StatsCollector } from './stats/collector.js';
 import { EventRecorder } from './status/event-recorder.js';
@@ -231,6 +232,7 @@ export class Agent {
     const machine = await node.machineInfo();
     const events = (this.events = new EventRecorder({ api, clock, log: child('events'), nodeName: c.nodeName }));
     const dnsConfigurer = podDnsConfigurer({ config: c, nodeIP: this.#internalIP, events, log: child('dns') });
+    const runtimeClasses = new RuntimeClassManager({ api, informer: informers.runtimeClasses() });
     const runtime = new PodRuntime({
       runtime: cri.runtime,
       images: new ImageManager({ images: cri.image, clock, maxParallelPulls: c.maxParallelImagePulls }),
@@ -251,6 +253,7 @@ export class Agent {
       crashLoopMaxMs: c.crashLoopMaxMs,
       onSandboxIps: (id, ips) => pleg.noteSandboxIps(id, ips),
       podDns: (pod, s) => dnsConfigurer.forPod(pod, s),
+      runtimeHandler: (pod, s) => runtimeClasses.handlerFor(pod, s),
     });
     this.status = new StatusManager({ api, clock, log: child('status') });
     const prober = new ProbeManager({
@@ -342,6 +345,7 @@ export class Agent {
       cleanupPodDirs: (keep, s) => cleanupOrphanedPodDirs(c.rootDir, keep, hostMounter, s),
       gc: gcPasses({
         runtime: cri.runtime, images: cri.image, cni, pleg, log: gcLog, pinnedImages: () => [], now: () => clock.now(),
+        events, pod: (uid) => pods.get(uid), podGone: (uid) => pods.sourcesReady && !pods.wants(uid) && !workers.has(uid),
         imageGCHighThresholdPercent: c.imageGCHighThresholdPercent, imageGCLowThresholdPercent: c.imageGCLowThresholdPercent, imageMinimumGCAgeMs: c.imageMinimumGCAgeMs,
       }),
       afterPodCleanup: () => this.metrics.observeRuntime(pleg.all().values()),
@@ -382,6 +386,7 @@ export class Agent {
   #closing(what: string, close: () => unknown): void {
     this.#closers.push({ what, close });
   }
+
 
   /** Stops the agent; pods keep running in the runtime. Idempotent. */
   close(): Promise<void> {

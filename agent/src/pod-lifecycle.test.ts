@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { noopLogger, pollUntil, systemClock } from '@nodelet/base';
+import { AgentError, noopLogger, pollUntil, systemClock } from '@nodelet/base';
 import { PODS, type Pod } from '@nodelet/api';
 import { InMemoryApiServer } from '@nodelet/api/testing';
 import { createCriClient } from '@nodelet/cri-client';
@@ -26,7 +26,11 @@ import type { EventType } from './runtime/pod-runtime.js';
 const IMAGE = 'registry.test/busybox:1.36';
 
 
-async function world(t: { after(fn: () => unknown): void }, shared?: { fake: FakeCriServer; api: InMemoryApiServer; dir: string }) {
+async function world(
+  t: { after(fn: () => unknown): void },
+  shared?: { fake: FakeCriServer; api: InMemoryApiServer; dir: string },
+  o: { runtimeHandler?: (pod: Pod, signal: AbortSignal) => Promise<string> } = {},
+) {
   const fake = shared?.fake ?? (await FakeCriServer.start());
   const api = shared?.api ?? (await InMemoryApiServer.start());
   const dir = shared?.dir ?? (await mkdtemp(join(tmpdir(), 'nodelet-agent-unit-')));
@@ -41,7 +45,7 @@ async function world(t: { after(fn: () => unknown): void }, shared?: { fake: Fak
   const cri = createCriClient({ endpoint: fake.endpoint });
   const client = api.client();
   const stop = new AbortController();
-  const events: Array<{ reason: string; type: EventType }> = [];
+  const events: Array<{ reason: string; type: EventType; message: string }> = [];
   const apiPods = new Set<string>();
   const holder: { workers?: PodWorkers } = {};
   const pleg = new Pleg({ runtime: cri.runtime, clock: systemClock, log: noopLogger, periodMs: 50, onPodChanged: (uid) => holder.workers?.wake(uid) });
@@ -49,7 +53,7 @@ async function world(t: { after(fn: () => unknown): void }, shared?: { fake: Fak
     runtime: cri.runtime,
     images: new ImageManager({ images: cri.image, clock: systemClock, maxParallelPulls: 1 }),
     env: { configMap: async () => undefined, secret: async () => undefined },
-    events: { event: (_p, type, reason) => events.push({ type, reason }) },
+    events: { event: (_p, type, reason, message) => events.push({ type, reason, message }) },
     clock: systemClock,
     log: noopLogger,
     paths: { rootDir: join(dir, 'root'), podLogsDir: join(dir, 'logs') },
@@ -60,6 +64,7 @@ async function world(t: { after(fn: () => unknown): void }, shared?: { fake: Fak
     crashLoopInitialMs: 200,
     crashLoopMaxMs: 800,
     onSandboxIps: (id, ips) => pleg.noteSandboxIps(id, ips),
+    ...(o.runtimeHandler ? { runtimeHandler: o.runtimeHandler } : {}),
   });
   const status = new StatusManager({ api: client, clock: systemClock, log: noopLogger, resyncMs: 1000 });
   const lifecycle = new PodLifecycle({
@@ -223,4 +228,28 @@ test('the container is not reported running until its postStart hook returns', a
   assert.equal(during.status?.containerStatuses?.[0]?.state?.running, undefined, 'not running while postStart runs');
   release();
   await pollUntil('Running after the hook', async () => (await w.client.get(PODS, 'slowhook', { namespace: 'default' })).status?.containerStatuses?.[0]?.state?.running, { timeoutMs: 10_000, intervalMs: 20 });
+});
+
+test("a pod's RuntimeClass handler goes to RunPodSandbox; a class that cannot be resolved is a FailedCreatePodSandBox event", async (t) => {
+  const handlers: Record<string, string> = { fast: 'crun' };
+  const w = await world(t, undefined, {
+    runtimeHandler: async (pod) => {
+      const name = pod.spec?.runtimeClassName;
+      if (!name) return '';
+      if (handlers[name]) return handlers[name];
+      throw new AgentError('ERR_NOT_FOUND', `runtimeclass.node.k8s.io "${name}" not found`);
+    },
+  });
+  const withClass = (name: string, runtimeClassName: string): Pod => {
+    const p = podObj(name, ['sleep', '1000']);
+    return { ...p, spec: { ...p.spec!, runtimeClassName } };
+  };
+  w.submit(w.api.seed(PODS, withClass('fast', 'fast')));
+  await pollUntil('sandbox created', () => w.fake.runtime.callsOf('RunPodSandbox').length === 1, { timeoutMs: 10_000, intervalMs: 20 });
+  assert.deepEqual([...w.fake.runtime.sandboxes.values()].map((s) => s.runtimeHandler), ['crun']);
+
+  w.submit(w.api.seed(PODS, withClass('missing', 'kata')));
+  const ev = await pollUntil('FailedCreatePodSandBox', () => w.events.find((e) => e.reason === 'FailedCreatePodSandBox'), { timeoutMs: 10_000, intervalMs: 20 });
+  assert.equal(ev.message, 'Failed to create pod sandbox: runtimeclass.node.k8s.io "kata" not found');
+  assert.equal(w.fake.runtime.callsOf('RunPodSandbox').length, 1, 'no sandbox for the unresolved class');
 });

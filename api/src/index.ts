@@ -18,3 +18,5 @@ export * from './auth/node-credential-file.js';
 export * from './fs-atomic.js';
 export * from './certificates/csr.js';
 export * from './serving/index.js';
+export * from './disruption.js';
+export * from './schema/index.js';

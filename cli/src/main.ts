@@ -11,6 +11,7 @@ import { register as registerRuntime } from './commands/runtime.js';
 import { register as registerOps } from './commands/ops.js';
 import { register as registerLab } from './commands/lab.js';
 import { register as registerProxy } from './commands/proxy.js';
+import { register as registerSoak } from './commands/soak.js';
 
 export const VERSION = '0.1.0';
 
@@ -29,6 +30,7 @@ export function buildProgram(): Command {
   registerOps(program);
   registerLab(program);
   registerProxy(program);
+  registerSoak(program);
   return program;
 }
 

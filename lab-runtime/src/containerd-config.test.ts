@@ -61,3 +61,19 @@ test('bridge conflist: bridge + host-local on the given subnet, no masquerade', 
     { type: 'bridge', bridge: 'nlb0', ipMasq: false, subnet: '10.232.0.0/24', dataDir: '/tmp/ipam' },
   );
 });
+
+test('a crun handler is configured beside runc when a crun binary is given, with its own private root', () => {
+  const without = renderContainerdConfig(opts);
+  assert.ok(!without.includes('runtimes.crun'), 'no crun handler unless asked');
+  const toml = renderContainerdConfig({ ...opts, crunBinary: '/usr/bin/crun' }).split('\n');
+  const at = toml.indexOf('    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.crun]');
+  assert.ok(at > 0, 'crun runtime table');
+  assert.deepEqual(toml.slice(at + 1, at + 6), [
+    '      runtime_type = "io.containerd.runc.v2"',
+    '      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.crun.options]',
+    '        BinaryName = "/usr/bin/crun"',
+    '        SystemdCgroup = false',
+    '        Root = "/tmp/x/state/crun"',
+  ]);
+  assert.ok(toml.includes('    default_runtime_name = "runc"'), 'runc stays the default');
+});

@@ -21,7 +21,15 @@ export interface ContainerdConfigOptions {
   systemdCgroup?: boolean;
   /** Snapshotter; default overlayfs. */
   snapshotter?: string;
+  /**
+   * Path of the crun binary: when set, a `crun` runtime handler is configured beside `runc`
+   * (containerd's runc shim running crun), which a RuntimeClass with `handler: crun` selects.
+   */
+  crunBinary?: string;
 }
+
+/** Where crun is looked for (Debian's crun package). */
+export const CRUN_BINARY = '/usr/bin/crun';
 
 /** Plugins that probe or need host-wide setup we never use on a lab node. */
 const DISABLED_PLUGINS = [
@@ -62,14 +70,14 @@ disabled_plugins = [${DISABLED_PLUGINS.map(q).join(', ')}]
 [plugins."io.containerd.internal.v1.opt"]
   path = ${q(o.root + '/opt')}
 
-${renderCriSection({ ...o, runcRoot: o.state + '/runc', netnsUnderState: true })}`;
+${renderCriSection({ ...o, runcRoot: o.state + '/runc', crunRoot: o.state + '/crun', netnsUnderState: true })}`;
 }
 
 /**
  * The `[plugins."io.containerd.grpc.v1.cri"]` section alone: also the drop-in for a distro
  * containerd (`nodelet runtime up --print-dropin`), where runc root and netns stay default.
  */
-export function renderCriSection(o: Omit<ContainerdConfigOptions, 'root' | 'state' | 'socket'> & { runcRoot?: string; netnsUnderState?: boolean }): string {
+export function renderCriSection(o: Omit<ContainerdConfigOptions, 'root' | 'state' | 'socket'> & { runcRoot?: string; crunRoot?: string; netnsUnderState?: boolean }): string {
   const q = tomlString;
   const lines = [
     `[${CRI}]`,
@@ -90,6 +98,16 @@ export function renderCriSection(o: Omit<ContainerdConfigOptions, 'root' | 'stat
     `        SystemdCgroup = ${o.systemdCgroup ? 'true' : 'false'}`,
   );
   if (o.runcRoot) lines.push(`        Root = ${q(o.runcRoot)}`);
+  if (o.crunBinary) {
+    lines.push(
+      `    [${CRI}.containerd.runtimes.crun]`,
+      `      runtime_type = "io.containerd.runc.v2"`,
+      `      [${CRI}.containerd.runtimes.crun.options]`,
+      `        BinaryName = ${q(o.crunBinary)}`,
+      `        SystemdCgroup = ${o.systemdCgroup ? 'true' : 'false'}`,
+    );
+    if (o.crunRoot) lines.push(`        Root = ${q(o.crunRoot)}`);
+  }
   lines.push(
     `  [${CRI}.cni]`,
     `    bin_dir = ${q(o.cniBinDir)}`,

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { AgentError, delay } from '@nodelet/base';
 import { type ContainerdConfigOptions, renderContainerdConfig, renderHostsToml } from './containerd-config.js';
 import { type CriVersion, probeCri } from './cri-probe.js';
+import { crunForLab } from './crun.js';
 import { connect as netConnect } from 'node:net';
 import { findProcesses, isAlive, processArgv, terminate } from './procs.js';
 import { logTail, managedPid, startManaged, type ManagedProcess } from './managed-process.js';
@@ -47,6 +48,8 @@ export interface ContainerdFilesOptions {
   /** `host:port` of every plain-HTTP registry to write a hosts.toml for. */
   plainHttpRegistries: string[];
   systemdCgroup?: boolean;
+  /** crun for a `crun` runtime handler; default: crunForLab (crun when installed), `''` for none. */
+  crunBinary?: string;
 }
 
 /** Writes config.toml and certs.d/<host>/hosts.toml. Idempotent. */
@@ -63,6 +66,8 @@ export async function writeContainerdFiles(p: ContainerdPaths, o: ContainerdFile
     certsDir: p.certsDir,
     systemdCgroup: o.systemdCgroup ?? false,
   };
+  const crun = o.crunBinary ?? (await crunForLab(p.dir)) ?? '';
+  if (crun) cfg.crunBinary = crun;
   await writeFile(p.configPath, renderContainerdConfig(cfg));
   for (const host of o.plainHttpRegistries) {
     await mkdir(join(p.certsDir, host), { recursive: true });

@@ -9,6 +9,7 @@
  * Each step continues past failures and the first error is reported at the end.
  */
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import { findProcesses, run, terminate } from './procs.js';
@@ -43,16 +44,18 @@ export async function sweepRuntime(t: SweepTarget): Promise<Error[]> {
 
 /**
  * Every task bundle under <state>/io.containerd.runtime.v2.task/<ns>/<id> is one of ours. CRI
- * containers use our private runc root; others (e.g. `ctr run`) use runc's default
- * /run/containerd/runc/<ns>, shared with other containerds, so there we delete an id only when
- * runc's state says its bundle lies inside our directory.
+ * containers use our private runc root (or crun's, for the `crun` handler); others (e.g.
+ * `ctr run`) use runc's default /run/containerd/runc/<ns>, shared with other containerds, so
+ * there we delete an id only when the runtime's state says its bundle lies inside our directory.
  */
 async function removeContainers(state: string, dir: string): Promise<void> {
   const tasks = join(state, 'io.containerd.runtime.v2.task');
   for (const ns of await readdirOrEmpty(tasks)) {
     for (const id of await readdirOrEmpty(join(tasks, ns))) {
-      for (const root of [join(state, 'runc', ns), join('/run/containerd/runc', ns)]) {
-        const st = await run('runc', ['--root', root, 'state', id]);
+      const roots: Array<[binary: string, root: string]> = [['runc', join(state, 'runc', ns)], ['runc', join('/run/containerd/runc', ns)]];
+      if (existsSync(join(state, 'crun', ns))) roots.push(['crun', join(state, 'crun', ns)]);
+      for (const [binary, root] of roots) {
+        const st = await run(binary, ['--root', root, 'state', id]);
         if (st.code !== 0) continue;
         let bundle = '';
         try {
@@ -61,8 +64,8 @@ async function removeContainers(state: string, dir: string): Promise<void> {
           // Unparseable state: no bundle, so the container is not shown to be ours and is left alone.
         }
         if (!bundle.startsWith(dir + '/')) continue;
-        const r = await run('runc', ['--root', root, 'delete', '--force', id]);
-        if (r.code !== 0) throw new Error(`runc delete ${id}: ${r.stderr.trim()}`);
+        const r = await run(binary, ['--root', root, 'delete', '--force', id]);
+        if (r.code !== 0) throw new Error(`${binary} delete ${id}: ${r.stderr.trim()}`);
       }
     }
   }

@@ -2,8 +2,7 @@
  * Garbage collection of what the runtime keeps (kubelet kuberuntime_gc.go,
  * images/image_gc_manager.go), run by housekeeping.ts on its schedule:
  *
- *   containers  keep the newest dead container per (pod, container); remove the rest (and exited
- *               containers of sandboxes that are gone)
+ *   containers  dead containers and sandboxes (gc-plan.ts rules, carried out by runtime-gc.ts)
  *   images      above imageGCHighThresholdPercent of the image filesystem, remove unused images
  *               (oldest first, not the sandbox image) down to the low threshold
  *   cni         CNI GC of cached attachments whose sandbox no longer exists
@@ -13,6 +12,7 @@ import { describeError, hasCode, type Logger } from '@nodelet/base';
 import type { CniService } from '@nodelet/cni';
 import type { ImageService, RuntimeService } from '../runtime/cri.js';
 import type { Pleg } from '../pleg/pleg.js';
+import { RuntimeGc, type RuntimeGcOptions } from './runtime-gc.js';
 
 export interface GcOptions {
   runtime: RuntimeService;
@@ -25,30 +25,6 @@ export interface GcOptions {
   /** Image refs never removed (the sandbox image). */
   pinnedImages: () => string[];
   now: () => number;
-}
-
-/** Removes dead containers beyond the newest one per (pod, container name). Returns how many. */
-export async function collectContainers(o: GcOptions, signal: AbortSignal): Promise<number> {
-  let removed = 0;
-  for (const pod of o.pleg.all().values()) {
-    const liveSandboxes = new Set(pod.sandboxes.map((s) => s.id));
-    const seen = new Set<string>();
-    for (const c of pod.containers) {
-      if (c.state === 'running' || c.state === 'created') continue;
-      const key = `${c.type}/${c.name}`;
-      const keep = !seen.has(key) && liveSandboxes.has(c.sandboxId);
-      seen.add(key);
-      if (keep) continue;
-      try {
-        await o.runtime.removeContainer({ containerId: c.id }, { signal });
-        removed++;
-      } catch (err) {
-        if (!hasCode(err, 'ERR_NOT_FOUND')) throw err;
-      }
-    }
-  }
-  if (removed > 0) o.pleg.relistSoon();
-  return removed;
 }
 
 /** Image GC at the thresholds. Returns bytes freed. */
@@ -91,9 +67,12 @@ export async function collectCniAttachments(o: { cni?: CniService; pleg: Pleg; l
 }
 
 /** The three passes bound to one runtime, as housekeeping.ts schedules them. */
-export function gcPasses(o: GcOptions & { cni?: CniService }): { containers(signal: AbortSignal): Promise<number>; images(signal: AbortSignal): Promise<number>; cni(signal: AbortSignal): Promise<number> } {
+export function gcPasses(
+  o: GcOptions & { cni?: CniService } & Pick<RuntimeGcOptions, 'events' | 'pod' | 'podGone' | 'policy'>,
+): { containers(signal: AbortSignal): Promise<unknown>; images(signal: AbortSignal): Promise<number>; cni(signal: AbortSignal): Promise<number> } {
+  const runtimeGc = new RuntimeGc({ runtime: o.runtime, pleg: o.pleg, log: o.log, events: o.events, pod: o.pod, podGone: o.podGone, now: o.now, ...(o.policy ? { policy: o.policy } : {}) });
   return {
-    containers: (signal) => collectContainers(o, signal),
+    containers: (signal) => runtimeGc.collect(signal),
     images: (signal) => collectImages(o, signal),
     cni: (signal) => collectCniAttachments(o, signal),
   };

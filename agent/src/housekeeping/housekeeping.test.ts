@@ -57,19 +57,19 @@ function setup(o: { gc?: Partial<Gc>; log?: RecordingLogger } = {}) {
   return { clock, stop, running };
 }
 
-test('schedule: pods and pod-dirs every 2 s, container GC every minute, image and CNI GC every 5 minutes, each counted from the end of its last run', async () => {
+test('schedule: pods and pod-dirs every 2 s, container GC every 10 s, image and CNI GC every 5 minutes, each counted from the end of its last run', async () => {
   const calls = { containers: 0, images: 0, cni: 0 };
   const { clock, stop, running } = setup({
     gc: { containers: async () => calls.containers++, images: async () => calls.images++, cni: async () => calls.cni++ },
   });
   assert.deepEqual(clock.timerDelays(), [2000, 2000, PERIODS.containers, PERIODS.images, PERIODS.cni]);
-  assert.deepEqual([PERIODS.containers, PERIODS.images, PERIODS.cni], [60_000, 300_000, 300_000], 'kubelet’s GC periods');
-  await clock.advanceAsync(59_999);
+  assert.deepEqual([PERIODS.containers, PERIODS.images, PERIODS.cni], [10_000, 300_000, 300_000], 'runtime GC every 10 s; kubelet’s image GC period');
+  await clock.advanceAsync(9_999);
   assert.deepEqual(calls, { containers: 0, images: 0, cni: 0 });
   await clock.advanceAsync(1);
   assert.deepEqual(calls, { containers: 1, images: 0, cni: 0 });
-  await clock.advanceAsync(240_000);
-  assert.deepEqual(calls, { containers: 5, images: 1, cni: 1 });
+  await clock.advanceAsync(290_000);
+  assert.deepEqual(calls, { containers: 30, images: 1, cni: 1 });
   stop.abort();
   await running;
   assert.equal(clock.pendingTimers, 0, 'nothing left scheduled after the stop');

@@ -7,7 +7,7 @@
  *                            worker; finished workers of pods nobody wants are dropped; gauges
  *   pod-dirs    every 2 s    <root-dir>/pods/<uid> of pods nobody wants (volumes, tmpfs and
  *                            subPath mounts); a pod the runtime still has keeps its directory
- *   containers  every 1 min  container GC (gc.ts)
+ *   containers  every 10 s   runtime GC: dead containers and sandboxes (gc-plan.ts, runtime-gc.ts)
  *   images      every 5 min  image GC at the thresholds (gc.ts)
  *   cni         every 5 min  CNI GC (gc.ts)
  *
@@ -44,8 +44,16 @@ export interface HousekeepingOptions {
   housekeepingMs?: number;
 }
 
-/** The jobs' periods, in ms. */
-export const PERIODS = { containers: 60_000, images: 5 * 60_000, cni: 5 * 60_000 } as const;
+/**
+ * The jobs' periods, in ms. Runtime GC runs every 10 s where kubelet's ContainerGCPeriod is 1 min:
+ * kubelet lists the runtime for it, while this pass plans from the PLEG's cache (relisted every
+ * second), so a pass with nothing to remove makes no CRI call at all. And what it removes after a
+ * crash matters soon: containerd keeps a sandbox whose RunPodSandbox failed half-way precisely
+ * because its network teardown failed, so until the pass runs StopPodSandbox that sandbox may still
+ * hold its pod IP. 10 s (the node status period) bounds that, and how long `crictl pods` shows
+ * NotReady leftovers after an agent restart (issue 15's kill-during-a-burst case).
+ */
+export const PERIODS = { containers: 10_000, images: 5 * 60_000, cni: 5 * 60_000 } as const;
 
 export class Housekeeping {
   readonly #o: HousekeepingOptions;

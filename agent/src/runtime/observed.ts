@@ -60,10 +60,15 @@ export interface ObservedPod {
 
 const NS_PER_MS = 1_000_000n;
 
-/** CRI int64 nanoseconds (string on output) → ms; 0 when unset. */
+/**
+ * CRI int64 nanoseconds (string on output) → ms; 0 when unset. Negative times are unset too:
+ * containerd reports Go's zero time (year 1, below int64 nanoseconds, so a negative number) for a
+ * sandbox whose RunPodSandbox never completed.
+ */
 export function nanosToMs(v: string | number | undefined | null): number {
   if (v === undefined || v === null || v === '' || v === '0' || v === 0) return 0;
-  return Number(BigInt(v) / NS_PER_MS);
+  const ms = Number(BigInt(v) / NS_PER_MS);
+  return ms > 0 ? ms : 0;
 }
 
 export function emptyObservedPod(uid: string, name = '', namespace = ''): ObservedPod {

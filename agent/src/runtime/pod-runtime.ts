@@ -67,6 +67,8 @@ export interface PodRuntimeOptions {
   onSandboxIps?(sandboxId: string, ips: string[]): void;
   /** The sandbox's DNSConfig (dnsPolicy rules, agent/src/dns/); unset: the runtime's default. */
   podDns?(pod: Pod, signal: AbortSignal): Promise<PodSandboxConfig['dnsConfig']>;
+  /** The CRI runtime handler of the pod's RuntimeClass (source/runtime-classes.ts); unset or `''`: the runtime's default. */
+  runtimeHandler?(pod: Pod, signal: AbortSignal): Promise<string>;
 }
 
 export interface SyncResult {
@@ -96,6 +98,8 @@ export class PodRuntime {
   /** Containers (by ID) whose preStop hook has started: a restarted termination does not repeat it. */
   readonly #preStopped = new Map<string, Set<string>>();
   readonly #stopDeps: ContainerStopDeps;
+  /** Pods whose volumes were set up once by this process: a failed refresh keeps them (syncPod step 3). */
+  readonly #volumesReady = new Set<string>();
 
   constructor(o: PodRuntimeOptions) {
     this.#o = o;
@@ -132,6 +136,7 @@ export class PodRuntime {
   forget(uid: string): void {
     this.#failures.delete(uid);
     this.#preStopped.delete(uid);
+    this.#volumesReady.delete(uid);
     this.#restarts.forgetPrefix(`${uid}/`);
   }
 
@@ -178,11 +183,14 @@ export class PodRuntime {
     // 3. Create the sandbox (CNI ADD happens inside RunPodSandbox, through the runtime).
     let sandboxId = actions.sandboxId;
     let podIPs = observed.sandboxes[0]?.ips ?? [];
+    const uid = pod.metadata.uid!;
     if (actions.createSandbox) {
       await preparePodVolumes(pod, this.#volumes, signal);
+      this.#volumesReady.add(uid);
       try {
+        const runtimeHandler = (await this.#o.runtimeHandler?.(pod, signal)) ?? '';
         const config = buildSandboxConfig(pod, actions.attempt, this.#o.paths, await this.#o.podDns?.(pod, signal));
-        const res = await this.#o.runtime.runPodSandbox({ config }, { signal });
+        const res = await this.#o.runtime.runPodSandbox({ config, runtimeHandler }, { signal });
         sandboxId = res.podSandboxId;
       } catch (err) {
         if (!isAbortError(err)) this.#o.events.event(pod, 'Warning', 'FailedCreatePodSandBox', `Failed to create pod sandbox: ${describeError(err)}`);
@@ -196,8 +204,18 @@ export class PodRuntime {
     } else if (!sandboxId) {
       return result;
     } else {
-      // Volumes are refreshed on every sync, so configMap/secret edits reach the files.
-      await preparePodVolumes(pod, this.#volumes, signal);
+      // Volumes are refreshed on every sync, so configMap/secret edits reach the files. Once they
+      // were set up, a failed refresh (the API server away) keeps the files as they are and the
+      // sync goes on, as kubelet's volume manager only waits for volumes to be mounted: crashed
+      // containers are restarted without the API server.
+      try {
+        await preparePodVolumes(pod, this.#volumes, signal);
+        this.#volumesReady.add(uid);
+      } catch (err) {
+        if (signal.aborted || !this.#volumesReady.has(uid)) throw err;
+        this.#o.events.event(pod, 'Warning', 'FailedMount', `Failed to refresh volumes, keeping their current contents: ${describeError(err)}`);
+        this.#o.log.warn({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUID: uid, err: describeError(err) }, 'Volume refresh failed');
+      }
     }
     const sandboxConfig = buildSandboxConfig(pod, actions.attempt, this.#o.paths);
     const ctx = { pod, observed, sandboxId, sandboxConfig, podIPs, result, signal };

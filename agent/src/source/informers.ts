@@ -7,6 +7,7 @@
  *   informers.services() ──┬──▶ ServiceLister (service env vars)
  *                          ├──▶ ServiceProxy
  *                          └──▶ NodeDns
+ *   informers.runtimeClasses() ──▶ RuntimeClassManager (sandbox runtime handler)
  *
  * An informer is created on first use and started at once when the factory already runs
  * (`start()`), else by `start()`; readers may call `start()` on it again (idempotent). Readers
@@ -19,6 +20,7 @@ import {
   NAMESPACES,
   NODES,
   PODS,
+  RUNTIMECLASSES,
   SERVICES,
   type ApiClient,
   type EndpointSlice,
@@ -27,6 +29,7 @@ import {
   type Node,
   type Pod,
   type ResourceType,
+  type RuntimeClass,
   type Service,
 } from '@nodelet/api';
 
@@ -75,6 +78,11 @@ export class SharedInformers {
   /** This node's Node object (`metadata.name=<node>`). */
   node(): Informer<Node> {
     return this.#get(NODES, `metadata.name=${this.#o.nodeName}`);
+  }
+
+  /** RuntimeClasses: the runtime handler of new sandboxes (source/runtime-classes.ts). */
+  runtimeClasses(): Informer<RuntimeClass> {
+    return this.#get(RUNTIMECLASSES);
   }
 
   /** Starts every informer made so far, and from now on each one as it is made. Idempotent. */

@@ -96,6 +96,11 @@ export class PodConfig {
     return new Set([...this.#api.keys(), ...this.#static.keys()]);
   }
 
+  /** A wanted pod by UID (API or static). */
+  get(uid: string): Pod | undefined {
+    return this.#api.get(uid) ?? this.#static.get(uid);
+  }
+
   /** A wanted pod by namespace and name (the node API's lookups). */
   find(namespace: string, name: string): Pod | undefined {
     for (const m of [this.#api, this.#static]) {

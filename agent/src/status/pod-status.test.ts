@@ -134,3 +134,13 @@ test('conditions the agent does not compute (DisruptionTarget, readiness gates) 
   assert.deepEqual(s.conditions!.filter((x) => x.type === 'example.com/lb-ready'), [gate]);
   assert.equal(s.conditions!.filter((x) => x.type === 'Ready').length, 1);
 });
+
+test('conditions the agent does not own (an eviction’s DisruptionTarget) are carried over; its own are recomputed', () => {
+  const p = pod();
+  const disruption = { type: 'DisruptionTarget', status: 'True' as const, reason: 'EvictionByEvictionAPI', message: 'Eviction API: evicting', lastTransitionTime: '2026-01-01T11:00:00Z' };
+  p.status = { phase: 'Running', conditions: [{ type: 'Ready', status: 'False' }, disruption] };
+  const s = status(p, obs([c('app', 'running', { id: 'abc' })]));
+  assert.deepEqual(s.conditions!.find((x) => x.type === 'DisruptionTarget'), disruption);
+  assert.equal(cond(s, 'Ready'), 'True');
+  assert.equal(s.conditions!.filter((x) => x.type === 'Ready').length, 1);
+});

@@ -182,8 +182,9 @@ export function computePodStatus(input: PodStatusInput): PodStatus {
     condition(prev, 'Ready', !completed && unready.length === 0, now, readyReason, readyMessage),
     condition(prev, 'ContainersReady', !completed && unready.length === 0, now, readyReason, readyMessage),
     prev?.conditions?.find((c) => c.type === 'PodScheduled') ?? condition(prev, 'PodScheduled', true, now),
-    // Conditions others own (readiness gates) or the agent set once (DisruptionTarget on a node
-    // shutdown) are kept: a status write replaces the whole list.
+    // Conditions others own (an eviction's DisruptionTarget, readiness gates) or the agent set once
+    // (DisruptionTarget on a node shutdown) are kept, as kubelet keeps them: a status write
+    // replaces the whole list.
     ...(prev?.conditions ?? []).filter((c) => !KUBELET_CONDITIONS.has(c.type)),
   ];
   const status: PodStatus = {

@@ -1,7 +1,7 @@
 import { getEventListeners } from 'node:events';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isAbortError, noopLogger } from '@nodelet/base';
+import { isAbortError, noopLogger, pollUntil } from '@nodelet/base';
 import { FakeClock } from '@nodelet/base/testing';
 import { PODS, type Pod } from '@nodelet/api';
 import { InMemoryApiServer } from '@nodelet/api/testing';
@@ -33,4 +33,59 @@ test('flushed() waits for the writes and leaves no listener on a long-lived sign
   const waiting = status.flushed(life.signal);
   life.abort();
   await assert.rejects(waiting, (err: unknown) => isAbortError(err));
+});
+
+test('while the API server is away, statuses coalesce: each retry sends only the latest per pod, and its return costs one write per pod with the latest status', async (t) => {
+  const server = await InMemoryApiServer.start();
+  const clock = new FakeClock();
+  const stop = new AbortController();
+  const status = new StatusManager({ api: server.client(), clock, log: noopLogger });
+  const running = status.run(stop.signal);
+  t.after(async () => {
+    stop.abort();
+    await running;
+    await server.close();
+  });
+  const spec = { nodeName: 'n1', containers: [{ name: 'c', image: 'x' }] };
+  const pods = ['a', 'b'].map((name) => server.seed(PODS, { metadata: { name, namespace: 'default' }, spec }) as Pod);
+  for (const p of pods) status.setStatus(p, { phase: 'Running', message: 'before' });
+  await status.flushed(AbortSignal.timeout(5000));
+
+  // Away: every write fails. 40 updates per pod over 20 s (past two resyncs).
+  server.failNext({ method: 'PATCH' }, { code: 503, reason: 'ServiceUnavailable' }, Number.MAX_SAFE_INTEGER);
+  const from = server.requests.length;
+  for (let i = 0; i < 40; i++) {
+    for (const p of pods) status.setStatus(p, { phase: 'Running', message: `update ${i}` });
+    await clock.advanceAsync(500);
+  }
+  const patchesOf = (name: string, since: number) => server.requests.slice(since).filter((r) => r.method === 'PATCH' && r.path.endsWith(`/pods/${name}/status`));
+  // The writer's HTTP calls are real I/O: the fake clock moves in small steps while they land.
+  const step = async (): Promise<void> => {
+    await clock.advanceAsync(100);
+    await new Promise((r) => setTimeout(r, 5));
+  };
+  await pollUntil('a retry carrying the latest status', async () => {
+    await step();
+    return pods.every((p) => /update 39/.test(patchesOf(p.metadata.name!, from).at(-1)?.body ?? ''));
+  }, { timeoutMs: 10_000, intervalMs: 1 });
+  for (const p of pods) {
+    const tries = patchesOf(p.metadata.name!, from).length;
+    assert.ok(tries <= 45, `at most one attempt per retry interval (500 ms), not one per update: ${tries}`);
+  }
+
+  // Back: one write per pod, with the latest status; nothing older follows it.
+  server.clearFailures();
+  const back = server.requests.length;
+  await pollUntil('statuses written after the return', async () => {
+    await step();
+    return pods.every((p) => (server.store.get(PODS, 'default', p.metadata.name!) as Pod).status?.message === 'update 39');
+  }, { timeoutMs: 10_000, intervalMs: 1 });
+  for (const p of pods) {
+    const writes = patchesOf(p.metadata.name!, back);
+    assert.equal(writes.length, 1, `one write for ${p.metadata.name} after the return`);
+    assert.match(writes[0]!.body, /update 39/);
+    assert.equal((server.store.get(PODS, 'default', p.metadata.name!) as Pod).status?.message, 'update 39');
+  }
+  for (let i = 0; i < 30; i++) await step();
+  for (const p of pods) assert.equal(patchesOf(p.metadata.name!, back).length, 1, 'no backlog of stale patches follows');
 });

@@ -48,6 +48,9 @@ export interface Harness {
   beforeRuntimeStop: Array<() => Promise<void>>;
   /** Starts (again) an agent with the same configuration, e.g. after `agent.close()` or a kill. */
   restartAgent(): Promise<Agent>;
+  /** Stops the API server (and its controllers); `startServer()` brings it back on the same port and data. */
+  stopServer(): Promise<void>;
+  startServer(): Promise<ControlPlane>;
   stop(): Promise<void>;
 }
 
@@ -57,6 +60,8 @@ export interface HarnessOptions {
   inhibitor?: ShutdownInhibitor;
   /** Run the agent as a joined node (see the file comment). */
   asNode?: Pick<ControlPlaneOptions, 'nodeCredentialTtlMs' | 'clusterSigningDurationMs'> & { controllers: Exclude<ControlPlaneOptions['controllers'], boolean | undefined> };
+  /** Controllers to run beside the API server (no scheduler: pods name their node), e.g. deployment + replicaset. */
+  controllers?: Exclude<ControlPlaneOptions['controllers'], boolean | undefined>;
 }
 
 export function skipUnlessRoot(t: { skip(msg?: string): void }): boolean {
@@ -117,12 +122,15 @@ export async function startHarness(name: string, file: KubeletConfigurationFile 
       await rm(dir, { recursive: true, force: true });
     });
     const asNode = opts.asNode;
-    cp = await startControlPlane({
+    const cpOptions: ControlPlaneOptions = {
       dataDir: join(dir, 'server'), bindAddress: '127.0.0.1', port: 0, registryAddress: '',
-      controllers: asNode?.controllers ?? false,
+      controllers: asNode?.controllers ?? opts.controllers ?? false,
       ...(asNode?.nodeCredentialTtlMs ? { nodeCredentialTtlMs: asNode.nodeCredentialTtlMs } : {}),
       ...(asNode?.clusterSigningDurationMs ? { clusterSigningDurationMs: asNode.clusterSigningDurationMs } : {}),
-    });
+    };
+    cp = await startControlPlane(cpOptions);
+    // Later starts reuse the port, so clients configured with the URL find the server again.
+    cpOptions.port = cp.port;
     cleanups.push(() => cp!.close());
     const api = new ApiClient({ server: cp.url, token: cp.adminToken, ca: cp.caPem, timeoutMs: 30_000 });
     cleanups.push(async () => api.close());
@@ -192,6 +200,13 @@ export async function startHarness(name: string, file: KubeletConfigurationFile 
       async restartAgent() {
         h.agent = await start();
         return h.agent;
+      },
+      async stopServer() {
+        await cp!.close();
+      },
+      async startServer() {
+        cp = h.cp = await startControlPlane(cpOptions);
+        return cp;
       },
       async stop() {
         try {

@@ -6,7 +6,7 @@ import { LEASES, NODES, PODS } from '@nodelet/api';
 import { skipUnlessRoot, startHarness, podSpec, getPod } from './harness.js';
 import { pollUntil } from '@nodelet/base';
 
-test('the node registers with capacity, nodeInfo and a Lease; a containerd restart makes it NotReady and Ready again within 10 s without restarting pods', { timeout: 120_000 }, async (t) => {
+test('the node registers with capacity, nodeInfo and a Lease; a containerd restart makes it NotReady (the runtime’s message, within a status period) and Ready again within 10 s, pods untouched', { timeout: 120_000 }, async (t) => {
   if (!skipUnlessRoot(t)) return;
   const h = await startHarness('node', { nodeStatusUpdateFrequency: '1s' }, 4);
   t.after(() => h.stop());
@@ -47,11 +47,23 @@ test('the node registers with capacity, nodeInfo and a Lease; a containerd resta
     return p.status?.phase === 'Running' ? p : undefined;
   }, { timeoutMs: 30_000 });
   const cmdline = readFileSync(`/proc/${h.rt.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+  const killedAt = Date.now();
   process.kill(h.rt.pid, 'SIGKILL');
-  await pollUntil('node NotReady while the runtime is down', async () => {
+  const notReady = await pollUntil('node NotReady while the runtime is down', async () => {
     const n = await h.api.get(NODES, h.nodeName);
-    return n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'False';
+    const ready = n.status?.conditions?.find((c) => c.type === 'Ready');
+    return ready?.status === 'False' ? ready : undefined;
   }, { timeoutMs: 20_000, intervalMs: 200 });
+  const wentDown = (Date.now() - killedAt) / 1000;
+  // One node status period (1 s here), plus the runtime check's own deadline (5 s) for a runtime that hangs rather than refuses.
+  assert.ok(wentDown <= 1 + 5 + 1, `NotReady ${wentDown.toFixed(1)} s after the runtime died`);
+  assert.equal(notReady.reason, 'KubeletNotReady');
+  assert.match(notReady.message!, /^container runtime is down: \S/, 'the runtime\'s own error, after kubelet\'s prefix');
+  // Pods are untouched while the runtime is away: status as it was.
+  const during = await getPod(h, 'survivor');
+  assert.equal(during.status!.containerStatuses![0]!.containerID, before.status!.containerStatuses![0]!.containerID);
+  assert.equal(during.status!.phase, 'Running');
+  t.diagnostic(`NotReady ${wentDown.toFixed(1)} s after containerd was killed: ${notReady.message}`);
   const restarted = spawn(cmdline[0]!, cmdline.slice(1), { stdio: 'ignore', detached: false });
   h.beforeRuntimeStop.push(async () => {
     if (restarted.exitCode === null) {

@@ -1,24 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { PODS } from '@nodelet/api';
 import { skipUnlessRoot, startHarness, podSpec, getPod, type Harness } from './harness.js';
+import { spawnAgent, stopChild } from './agent-process.js';
 import { pollUntil } from '@nodelet/base';
-
-const NODELET_DEV = join(import.meta.dirname, '..', '..', '..', 'bin', 'nodelet-dev');
-
-function spawnAgent(h: Harness): ChildProcess {
-  const child = spawn(NODELET_DEV, h.agentArgs, { stdio: ['ignore', process.env.AGENT_IT_LOG ? 'inherit' : 'ignore', 'inherit'] });
-  return child;
-}
-
-async function stopChild(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill(signal);
-  await exited;
-}
 
 const sleeper = (h: Harness, name: string) =>
   podSpec(h, name, { containers: [{ name: 'c', image: h.rt.images.busybox, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', "trap 'exit 0' TERM; while true; do sleep 0.2; done"] }] });

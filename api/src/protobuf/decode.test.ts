@@ -7,12 +7,13 @@ import { INTSTR_PROTO, META_PROTO, RESOURCE_PROTO, RUNTIME_PROTO } from './schem
 import { APPS_V1_PROTO, AUTHORIZATION_V1_PROTO, CORE_V1_PROTO } from './schema-workloads.js';
 import { AUTHORIZATION_V1_REVIEWS_PROTO, RBAC_V1_PROTO } from './schema-rbac-auth.js';
 import { BATCH_V1_PROTO } from './schema-batch.js';
+import { POLICY_V1_PROTO } from './schema-policy.js';
 
 // Encodes with the same schema to build envelopes the way client-go lays them out; the e2e suite
 // checks the decoder against the real kubectl.
 function envelope(apiVersion: string, kind: string, message: string, value: object): Uint8Array {
   const r = new protobuf.Root();
-  for (const t of [META_PROTO, RUNTIME_PROTO, RESOURCE_PROTO, INTSTR_PROTO, CORE_V1_PROTO, APPS_V1_PROTO, BATCH_V1_PROTO]) protobuf.parse(t, r, { keepCase: true });
+  for (const t of [META_PROTO, RUNTIME_PROTO, RESOURCE_PROTO, INTSTR_PROTO, CORE_V1_PROTO, APPS_V1_PROTO, BATCH_V1_PROTO, POLICY_V1_PROTO]) protobuf.parse(t, r, { keepCase: true });
   const type = r.lookupType(message);
   const raw = type.encode(type.fromObject(value)).finish();
   const unknown = r.lookupType('k8s.io.apimachinery.pkg.runtime.Unknown');
@@ -122,7 +123,7 @@ test('decodes the Job and CronJob kubectl create job|cronjob send', () => {
 test('a body with fields the schema does not list is refused (415), not stored without them', () => {
   // The same Job with a field number the server's schema lacks (as a newer or richer client sends).
   const r = new protobuf.Root();
-  for (const t of [META_PROTO, RUNTIME_PROTO, RESOURCE_PROTO, INTSTR_PROTO, CORE_V1_PROTO, APPS_V1_PROTO, BATCH_V1_PROTO]) protobuf.parse(t, r, { keepCase: true });
+  for (const t of [META_PROTO, RUNTIME_PROTO, RESOURCE_PROTO, INTSTR_PROTO, CORE_V1_PROTO, APPS_V1_PROTO, BATCH_V1_PROTO, POLICY_V1_PROTO]) protobuf.parse(t, r, { keepCase: true });
   r.lookupType('k8s.io.api.core.v1.PodSpec').add(new protobuf.Field('futureField', 999, 'string'));
   const type = r.lookupType('k8s.io.api.batch.v1.Job');
   const raw = type.encode(type.fromObject({ metadata: { name: 'j' }, spec: { template: { spec: { containers: [{ name: 'c', image: 'i' }], futureField: 'x' } } } })).finish();
@@ -133,4 +134,23 @@ test('a body with fields the schema does not list is refused (415), not stored w
   const zero = type.encode(type.fromObject({ metadata: { name: 'j' }, spec: { template: { spec: { containers: [{ name: 'c', image: 'i' }], futureField: '' } } } })).finish();
   const zeroBody = Buffer.concat([PROTOBUF_MAGIC, unknown.encode(unknown.fromObject({ typeMeta: { apiVersion: 'batch/v1', kind: 'Job' }, raw: zero })).finish()]);
   assert.equal(decodeProtobufObject(zeroBody).object.kind, 'Job');
+});
+
+test('decodes a PodDisruptionBudget as kubectl create pdb sends it, and an Eviction with its delete options', () => {
+  const pdb = decodeProtobufObject(
+    envelope('policy/v1', 'PodDisruptionBudget', 'k8s.io.api.policy.v1.PodDisruptionBudget', {
+      metadata: { name: 'web', creationTimestamp: {} },
+      spec: { minAvailable: { type: 1, strVal: '50%' }, selector: { matchLabels: { app: 'web' } } },
+      status: { disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 0, expectedPods: 0 },
+    }),
+  ).object;
+  assert.deepEqual(pdb.spec, { minAvailable: '50%', selector: { matchLabels: { app: 'web' } } });
+  assert.equal(pdb.kind, 'PodDisruptionBudget');
+  const ev = decodeProtobufObject(
+    envelope('policy/v1', 'Eviction', 'k8s.io.api.policy.v1.Eviction', {
+      metadata: { name: 'p', namespace: 'default', creationTimestamp: {} },
+      deleteOptions: { gracePeriodSeconds: 5, dryRun: ['All'], preconditions: { uid: 'u-1' } },
+    }),
+  ).object;
+  assert.deepEqual(ev, { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'p', namespace: 'default' }, deleteOptions: { gracePeriodSeconds: 5, dryRun: ['All'], preconditions: { uid: 'u-1' } } });
 });

@@ -13,6 +13,7 @@ import { INTSTR_PROTO, META_PROTO, RESOURCE_PROTO, RUNTIME_PROTO } from './schem
 import { APPS_V1_PROTO, AUTHORIZATION_V1_PROTO, CORE_V1_PROTO } from './schema-workloads.js';
 import { AUTHENTICATION_V1_PROTO, AUTHORIZATION_V1_REVIEWS_PROTO, RBAC_V1_PROTO } from './schema-rbac-auth.js';
 import { BATCH_V1_PROTO } from './schema-batch.js';
+import { POLICY_V1_PROTO } from './schema-policy.js';
 
 export const PROTOBUF_MAGIC = Uint8Array.of(0x6b, 0x38, 0x73, 0x00);
 
@@ -28,6 +29,8 @@ const MESSAGE_BY_GVK: Readonly<Record<string, string>> = {
   'apps/v1/ReplicaSet': 'k8s.io.api.apps.v1.ReplicaSet',
   'batch/v1/Job': 'k8s.io.api.batch.v1.Job',
   'batch/v1/CronJob': 'k8s.io.api.batch.v1.CronJob',
+  'policy/v1/PodDisruptionBudget': 'k8s.io.api.policy.v1.PodDisruptionBudget',
+  'policy/v1/Eviction': 'k8s.io.api.policy.v1.Eviction',
   'authorization.k8s.io/v1/SelfSubjectAccessReview': 'k8s.io.api.authorization.v1.SelfSubjectAccessReview',
   'authorization.k8s.io/v1/SelfSubjectRulesReview': 'k8s.io.api.authorization.v1.SelfSubjectRulesReview',
   'authorization.k8s.io/v1/SubjectAccessReview': 'k8s.io.api.authorization.v1.SubjectAccessReview',
@@ -44,7 +47,7 @@ let rootCache: protobuf.Root | undefined;
 function root(): protobuf.Root {
   if (rootCache) return rootCache;
   const r = new protobuf.Root();
-  for (const text of [META_PROTO, RUNTIME_PROTO, RESOURCE_PROTO, INTSTR_PROTO, CORE_V1_PROTO, APPS_V1_PROTO, BATCH_V1_PROTO, AUTHORIZATION_V1_PROTO, AUTHORIZATION_V1_REVIEWS_PROTO, AUTHENTICATION_V1_PROTO, RBAC_V1_PROTO]) {
+  for (const text of [META_PROTO, RUNTIME_PROTO, RESOURCE_PROTO, INTSTR_PROTO, CORE_V1_PROTO, APPS_V1_PROTO, BATCH_V1_PROTO, POLICY_V1_PROTO, AUTHORIZATION_V1_PROTO, AUTHORIZATION_V1_REVIEWS_PROTO, AUTHENTICATION_V1_PROTO, RBAC_V1_PROTO]) {
     protobuf.parse(text, r, { keepCase: true });
   }
   r.resolveAll();

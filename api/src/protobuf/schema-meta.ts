@@ -55,6 +55,26 @@ message ListMeta {
   optional int64 remainingItemCount = 4;
 }
 
+message Condition {
+  optional string type = 1;
+  optional string status = 2;
+  optional int64 observedGeneration = 3;
+  optional Time lastTransitionTime = 4;
+  optional string reason = 5;
+  optional string message = 6;
+}
+
+message Preconditions { optional string uid = 1; optional string resourceVersion = 2; }
+
+message DeleteOptions {
+  optional int64 gracePeriodSeconds = 1;
+  optional Preconditions preconditions = 2;
+  optional bool orphanDependents = 3;
+  optional string propagationPolicy = 4;
+  repeated string dryRun = 5;
+  optional bool ignoreStoreReadErrorWithClusterBreakingPotential = 6;
+}
+
 message LabelSelectorRequirement {
   optional string key = 1;
   optional string operator = 2;

@@ -111,6 +111,11 @@ export class InMemoryApiServer {
     this.#failures.push({ ...match, remaining: times, status: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'InternalError', message: 'injected failure', ...status } });
   }
 
+  /** Drops every failure `failNext` still holds (the server is back). */
+  clearFailures(): void {
+    this.#failures.length = 0;
+  }
+
   /** Cuts every open watch connection without a final event (a dropped connection). */
   dropWatches(): void {
     this.#watches.drop();

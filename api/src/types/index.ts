@@ -6,6 +6,8 @@ export * from './apps.js';
 export * from './batch.js';
 export * from './storage.js';
 export * from './misc.js';
+export * from './policy.js';
+export * from './node-k8s.js';
 export * from './rbac.js';
 export * from './certificates.js';
 export * from './resources.js';

@@ -1,5 +1,5 @@
-/** coordination.k8s.io/v1 Lease, discovery.k8s.io/v1 EndpointSlice, policy/v1 Eviction. */
-import type { DeleteOptions, KubeObject, Time } from './meta.js';
+/** coordination.k8s.io/v1 Lease, discovery.k8s.io/v1 EndpointSlice. */
+import type { KubeObject, Time } from './meta.js';
 import type { ObjectReference } from './core.js';
 
 export interface LeaseSpec {
@@ -45,11 +45,4 @@ export interface EndpointSlice extends KubeObject {
   addressType: 'IPv4' | 'IPv6' | 'FQDN';
   endpoints: Endpoint[];
   ports?: EndpointSlicePort[];
-}
-
-/** POST pods/<name>/eviction (what `kubectl drain` sends). */
-export interface Eviction extends KubeObject {
-  apiVersion?: 'policy/v1';
-  kind?: 'Eviction';
-  deleteOptions?: DeleteOptions;
 }

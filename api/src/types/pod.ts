@@ -292,6 +292,10 @@ export interface PodSpec {
   priority?: number;
   enableServiceLinks?: boolean;
   preemptionPolicy?: 'PreemptLowerPriority' | 'Never';
+  /** node.k8s.io/v1 RuntimeClass whose handler runs the pod (the runtime's default when unset). */
+  runtimeClassName?: string;
+  /** Resources the pod's sandbox takes beyond its containers; set by RuntimeClass admission. */
+  overhead?: Record<string, Quantity>;
 }
 
 export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';

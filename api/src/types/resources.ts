@@ -10,6 +10,8 @@ import type { ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet
 import type { CronJob, Job } from './batch.js';
 import type { PersistentVolume, PersistentVolumeClaim, StorageClass } from './storage.js';
 import type { EndpointSlice, Lease } from './misc.js';
+import type { PodDisruptionBudget } from './policy.js';
+import type { RuntimeClass } from './node-k8s.js';
 import type { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from './rbac.js';
 import type { CertificateSigningRequest } from './certificates.js';
 
@@ -56,6 +58,8 @@ export const CRONJOBS = define<CronJob>({ group: 'batch', version: 'v1', kind: '
 export const PERSISTENTVOLUMES = define<PersistentVolume>({ group: '', version: 'v1', kind: 'PersistentVolume', plural: 'persistentvolumes', singular: 'persistentvolume', namespaced: false, shortNames: ['pv'], subresources: ['status'] });
 export const PERSISTENTVOLUMECLAIMS = define<PersistentVolumeClaim>({ group: '', version: 'v1', kind: 'PersistentVolumeClaim', plural: 'persistentvolumeclaims', singular: 'persistentvolumeclaim', namespaced: true, shortNames: ['pvc'], subresources: ['status'] });
 export const STORAGECLASSES = define<StorageClass>({ group: 'storage.k8s.io', version: 'v1', kind: 'StorageClass', plural: 'storageclasses', singular: 'storageclass', namespaced: false, shortNames: ['sc'] });
+export const PODDISRUPTIONBUDGETS = define<PodDisruptionBudget>({ group: 'policy', version: 'v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets', singular: 'poddisruptionbudget', namespaced: true, shortNames: ['pdb'], subresources: ['status'] });
+export const RUNTIMECLASSES = define<RuntimeClass>({ group: 'node.k8s.io', version: 'v1', kind: 'RuntimeClass', plural: 'runtimeclasses', singular: 'runtimeclass', namespaced: false });
 export const ROLES = define<Role>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'Role', plural: 'roles', singular: 'role', namespaced: true });
 export const CLUSTERROLES = define<ClusterRole>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'ClusterRole', plural: 'clusterroles', singular: 'clusterrole', namespaced: false });
 export const ROLEBINDINGS = define<RoleBinding>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'RoleBinding', plural: 'rolebindings', singular: 'rolebinding', namespaced: true });
@@ -66,7 +70,7 @@ export const CLUSTERROLEBINDINGS = define<ClusterRoleBinding>({ group: 'rbac.aut
 export const RESOURCES: readonly ResourceType[] = Object.freeze([
   NAMESPACES, NODES, PODS, EVENTS, CONFIGMAPS, SECRETS, SERVICES, ENDPOINTS, SERVICEACCOUNTS,
   ENDPOINTSLICES, LEASES, DEPLOYMENTS, REPLICASETS, DAEMONSETS, STATEFULSETS, CONTROLLERREVISIONS, JOBS, CRONJOBS,
-  PERSISTENTVOLUMES, PERSISTENTVOLUMECLAIMS, STORAGECLASSES, ROLES, CLUSTERROLES, ROLEBINDINGS, CLUSTERROLEBINDINGS,
+  PERSISTENTVOLUMES, PERSISTENTVOLUMECLAIMS, STORAGECLASSES, PODDISRUPTIONBUDGETS, RUNTIMECLASSES, ROLES, CLUSTERROLES, ROLEBINDINGS, CLUSTERROLEBINDINGS,
   CERTIFICATESIGNINGREQUESTS,
 ] as ResourceType[]);
 

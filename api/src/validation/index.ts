@@ -7,3 +7,4 @@ export { selectorErrors, validateAlwaysRestartingSpec, validateReplicatedSpec, v
 export { isKnownTimeZone, jobSpecUpdateErrors, validateCronJobSpec, validateJobSpec } from './batch.js';
 export { validatePersistentVolume, validatePersistentVolumeClaimSpec, validateStorageClass } from './storage.js';
 export * from './rbac.js';
+export { labelSelectorErrors, validatePodDisruptionBudgetSpec, validatePodDisruptionBudgetStatus, validateRuntimeClass } from './policy.js';

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { execFileSync } from 'node:child_process';
 import { startTestRuntime, requireRoot } from '@nodelet/lab-runtime/testing';
+import { connectCriClient } from '@nodelet/cri-client';
 import { doctor, type DoctorOptions } from '../../src/commands/doctor/command.js';
 import { exitCodeFor, type CheckResult } from '../../src/commands/doctor/check.js';
 
@@ -72,6 +73,52 @@ test('nodelet doctor: healthy node passes; each injected fault is named with its
     assert.match(ip[0]!.message, /10\.235\.0\.77 of network "nodelet-pods" is allocated to "f00dfeed00000"/);
     rmSync(join(opts.netnsDir, ns));
     rmSync(join(ipam, 'nodelet-pods', '10.235.0.77'));
+  });
+
+  await t.test('what a killed agent leaves: a sandbox not ready and not the newest, a Created attempt beside a newer one', async () => {
+    // Issue 15: the agent died inside RunPodSandbox / before StartContainer; the restarted agent made new ones.
+    const { client: cri } = await connectCriClient({ endpoint: rt.endpoint, timeoutMs: 60_000 });
+    try {
+      await cri.image.pullImage({ image: { image: rt.images.busybox } });
+      const uid = `doctor-dead-${process.pid}`;
+      const labels = { 'io.kubernetes.pod.uid': uid, 'io.kubernetes.pod.name': 'web', 'io.kubernetes.pod.namespace': 'default' };
+      const config = (attempt: number) => ({
+        metadata: { name: 'web', namespace: 'default', uid, attempt },
+        labels,
+        linux: { securityContext: { namespaceOptions: { network: 'NODE' as const, pid: 'CONTAINER' as const, ipc: 'POD' as const } } },
+      });
+      const old = (await cri.runtime.runPodSandbox({ config: config(0) })).podSandboxId;
+      await cri.runtime.stopPodSandbox({ podSandboxId: old });
+      const cur = (await cri.runtime.runPodSandbox({ config: config(1) })).podSandboxId;
+      // containerd reserves a container's name per pod and attempt: the restarted agent's try is attempt 1.
+      const ctr = async (attempt: number) =>
+        (await cri.runtime.createContainer({
+          podSandboxId: cur,
+          sandboxConfig: config(1),
+          config: { metadata: { name: 'main', attempt }, image: { image: rt.images.busybox }, command: ['true'], labels: { ...labels, 'io.kubernetes.container.name': 'main' } },
+        })).containerId;
+      const created = await ctr(0);
+      const newer = await ctr(1);
+      try {
+        const rs = await doctor({ ...opts, leaks: true });
+        const dead = byId(rs, 'leaks.dead-sandbox');
+        assert.equal(dead.length, 1, JSON.stringify(rs.filter((r) => r.id.startsWith('leaks'))));
+        assert.match(dead[0]!.message, new RegExp(`sandbox "${old.slice(0, 13)}" of pod default/web is not ready and not the pod's newest`));
+        assert.equal(dead[0]!.fix, `nodelet cri stopp ${old} && nodelet cri rmp ${old}`);
+        const deadC = byId(rs, 'leaks.dead-container');
+        assert.equal(deadC.length, 1);
+        assert.match(deadC[0]!.message, new RegExp(`container "${created.slice(0, 13)}" \\(main, created\\) of pod default/web`));
+        assert.ok(!deadC[0]!.message.includes(newer.slice(0, 13)), 'the newest dead attempt is kept');
+      } finally {
+        // Removing a sandbox removes its containers; the runtime is stopped by t.after in any case.
+        for (const id of [cur, old]) {
+          await cri.runtime.stopPodSandbox({ podSandboxId: id });
+          await cri.runtime.removePodSandbox({ podSandboxId: id });
+        }
+      }
+    } finally {
+      cri.close();
+    }
   });
 
   await t.test('a stopped runtime fails the socket check within the deadline, no hang', async () => {

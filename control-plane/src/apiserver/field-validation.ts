@@ -1,37 +1,25 @@
 /**
- * `fieldValidation=Strict|Warn|Ignore` for the fields the server knows without OpenAPI schemas:
- * an object's top-level fields and ObjectMeta's. kubectl sends Strict by default, so a typo such
- * as `sepc:` is rejected with upstream's message (`strict decoding error: unknown field "sepc"`).
- * Deeper fields are not checked (no schemas yet; documented in docs/apiserver.md).
+ * `fieldValidation=Strict|Warn|Ignore`: fields of a body that its kind's schema does not declare,
+ * found with the schemas `/openapi/v3` publishes (`@nodelet/api` schema modules), at every depth.
+ * kubectl sends Strict by default, so `sepc:` or `spec.template.spec.containers[0].imagePullPolice`
+ * is refused with kube-apiserver's message; Warn answers with `Warning` headers kubectl prints.
+ *
+ *   create / update   400 `Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: unknown field "spec.foo"`
+ *   merge / strategic 400 `strict decoding error: unknown field "spec.foo"`
+ *   apply (any mode)  400 `failed to create typed patch object (ns/name; apps/v1, Kind=Deployment): .spec.foo: field not declared in schema`
  */
 import type { ServerResponse } from 'node:http';
-import { isPlainObject } from './object.js';
+import { applyFieldErrorsOfKind, unknownFieldsOfKind } from '@nodelet/api';
 import { badRequest } from './status.js';
 
-const TOP_LEVEL_BY_KIND: Readonly<Record<string, readonly string[]>> = {
-  ConfigMap: ['data', 'binaryData', 'immutable'],
-  Secret: ['data', 'stringData', 'type', 'immutable'],
-  Endpoints: ['subsets'],
-  ServiceAccount: ['secrets', 'imagePullSecrets', 'automountServiceAccountToken'],
-  Lease: ['spec'],
-  EndpointSlice: ['addressType', 'endpoints', 'ports'],
-  Event: [
-    'involvedObject', 'reason', 'message', 'source', 'firstTimestamp', 'lastTimestamp', 'count', 'type', 'eventTime',
-    'series', 'action', 'related', 'reportingComponent', 'reportingInstance',
-  ],
-  Scale: ['spec', 'status'],
-  Role: ['rules'],
-  ClusterRole: ['rules', 'aggregationRule'],
-  RoleBinding: ['subjects', 'roleRef'],
-  ClusterRoleBinding: ['subjects', 'roleRef'],
-};
-
-const META_FIELDS = new Set([
-  'name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation', 'creationTimestamp',
-  'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields',
-]);
-
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
+
+/** The kind a body is checked as. */
+export interface BodyKind {
+  group: string;
+  version: string;
+  kind: string;
+}
 
 export function fieldValidationOf(url: URL): FieldValidation {
   const v = url.searchParams.get('fieldValidation') ?? 'Warn';
@@ -39,21 +27,27 @@ export function fieldValidationOf(url: URL): FieldValidation {
   return v;
 }
 
-/** Unknown top-level and metadata fields of `body` (`$` directives of patches are skipped). */
-export function unknownFields(kind: string, statusSplit: boolean, body: unknown): string[] {
-  if (!isPlainObject(body)) return [];
-  const allowed = new Set(['apiVersion', 'kind', 'metadata', ...(TOP_LEVEL_BY_KIND[kind] ?? (statusSplit ? ['spec', 'status'] : []))]);
-  const out: string[] = [];
-  for (const k of Object.keys(body)) if (!k.startsWith('$') && !allowed.has(k)) out.push(k);
-  if (isPlainObject(body.metadata)) for (const k of Object.keys(body.metadata)) if (!k.startsWith('$') && !META_FIELDS.has(k)) out.push(`metadata.${k}`);
-  return out;
+/**
+ * Applies the validation mode to a create/update body (`object`) or a merge/strategic patch
+ * (`patch`): Strict → 400 naming every unknown field; Warn → one `Warning` header per field;
+ * Ignore → nothing.
+ */
+export function enforceFieldValidation(mode: FieldValidation, kind: BodyKind, body: unknown, res: ServerResponse, form: 'object' | 'patch'): void {
+  if (mode === 'Ignore') return;
+  const unknown = unknownFieldsOfKind(kind.group, kind.version, kind.kind, body, { patch: form === 'patch' });
+  if (!unknown.length) return;
+  if (mode === 'Strict') {
+    const strict = `strict decoding error: ${unknown.map((f) => `unknown field "${f}"`).join(', ')}`;
+    throw badRequest(form === 'object' ? `${kind.kind} in version "${kind.version}" cannot be handled as a ${kind.kind}: ${strict}` : strict);
+  }
+  res.setHeader('Warning', unknown.map((f) => `299 - "unknown field \\"${f}\\""`));
 }
 
-/** Strict → 400; Warn → a `Warning` header kubectl prints; Ignore → nothing. */
-export function enforceFieldValidation(mode: FieldValidation, kind: string, statusSplit: boolean, body: unknown, res: ServerResponse): void {
-  if (mode === 'Ignore') return;
-  const unknown = unknownFields(kind, statusSplit, body);
-  if (!unknown.length) return;
-  if (mode === 'Strict') throw badRequest(`strict decoding error: ${unknown.map((f) => `unknown field "${f}"`).join(', ')}`);
-  res.setHeader('Warning', unknown.map((f) => `299 - "unknown field \\"${f}\\""`));
+/** Server-side apply refuses undeclared fields whatever the mode, as structured-merge-diff does. */
+export function enforceApplySchema(kind: BodyKind, body: unknown, object: { namespace?: string; name: string }): void {
+  const errors = applyFieldErrorsOfKind(kind.group, kind.version, kind.kind, body);
+  if (!errors.length) return;
+  const gv = kind.group ? `${kind.group}/${kind.version}` : `/${kind.version}`;
+  const detail = errors.length === 1 ? errors[0]! : ['errors:', ...errors.map((e) => `  ${e}`)].join('\n');
+  throw badRequest(`failed to create typed patch object (${object.namespace ?? ''}/${object.name}; ${gv}, Kind=${kind.kind}): ${detail}`);
 }

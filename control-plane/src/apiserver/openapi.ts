@@ -1,47 +1,190 @@
 /**
- * The minimal OpenAPI v3 kubectl needs (reference §7): for every group-version a document with a
- * `patch` operation per kind carrying `x-kubernetes-group-version-kind` and a `fieldValidation`
- * parameter, so kubectl leaves field validation to the server (`fieldValidation=Strict`).
- * There are no schemas: kubectl explain and client-side validation are not available.
+ * `/openapi/v3`: an index of group-version documents, and per group-version a document with the
+ * REST paths of its resources (each operation tagged `x-kubernetes-group-version-kind` and
+ * `x-kubernetes-action`, patch operations listing `fieldValidation`) and, under
+ * `components.schemas`, the schemas of its kinds and everything they refer to, from
+ * `@nodelet/api`'s schema modules — the same definitions field validation uses.
+ *
+ * kubectl reads them for `kubectl explain`, to compute client-side apply patches (list merge keys
+ * and patch strategies) and to see that the server validates fields itself (`--validate=strict`).
+ * The documents never change while the server runs, so each is built once; the index's hashes
+ * let clients cache them.
  */
 import { createHash } from 'node:crypto';
+import { API_SCHEMAS, REF_PREFIX, schemaClosure, schemaNameOfKind, type JsonSchema } from '@nodelet/api';
 import { groupVersions } from './resources.js';
+import { RESOURCE_VERBS, type ResourceDef, type SubresourceDef } from './resource.js';
+
+type Json = Record<string, unknown>;
+type Gvk = { group: string; version: string; kind: string };
+
+const PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json', 'application/apply-patch+yaml'];
+const SERVER_VERSION = 'v1.32.0-nodelet';
 
 function gvPath(group: string, version: string): string {
   return group ? `apis/${group}/${version}` : `api/${version}`;
 }
 
-export function openApiDocument(group: string, version: string): Record<string, unknown> | undefined {
-  const gv = groupVersions().find((g) => g.group === group && g.version === version);
-  if (!gv) return undefined;
-  const paths: Record<string, unknown> = {};
-  for (const d of gv.resources) {
-    if (d.ephemeral) continue;
-    const base = `/${gvPath(group, version)}${d.namespaced ? '/namespaces/{namespace}' : ''}/${d.plural}/{name}`;
-    paths[base] = {
-      patch: {
-        operationId: `patch${d.namespaced ? 'Namespaced' : ''}${d.kind}`,
-        'x-kubernetes-action': 'patch',
-        'x-kubernetes-group-version-kind': { group, version, kind: d.kind },
-        parameters: [
-          { name: 'fieldValidation', in: 'query', schema: { type: 'string', uniqueItems: true } },
-          { name: 'fieldManager', in: 'query', schema: { type: 'string', uniqueItems: true } },
-          { name: 'dryRun', in: 'query', schema: { type: 'string', uniqueItems: true } },
-        ],
-        responses: { '200': { description: 'OK' } },
-      },
-    };
-  }
-  return { openapi: '3.0.0', info: { title: 'Kubernetes', version: 'v1.32.0-nodelet' }, paths, components: { schemas: {} } };
+const query = (name: string, description: string, type: 'string' | 'integer' | 'boolean' = 'string'): Json => ({ name, in: 'query', description, schema: { type, uniqueItems: true } });
+const pathParam = (name: string, description: string): Json => ({ name, in: 'path', description, required: true, schema: { type: 'string', uniqueItems: true } });
+const WRITE_PARAMS = [
+  query('dryRun', 'When `All`, the request is checked and admitted but nothing is stored.'),
+  query('fieldManager', 'Name of the actor making the change (recorded in managedFields).'),
+  query('fieldValidation', 'What to do with fields the schema does not declare: `Ignore`, `Warn` (default) or `Strict` (reject the request).'),
+];
+const LIST_PARAMS = [
+  query('labelSelector', 'Only objects whose labels match.'),
+  query('fieldSelector', 'Only objects whose fields match.'),
+  query('limit', 'Most objects per page.', 'integer'),
+  query('continue', 'Token of the next page.'),
+  query('resourceVersion', 'Read at or after this version; watch changes after it.'),
+  query('timeoutSeconds', 'End a watch after this long.', 'integer'),
+  query('watch', 'Stream changes instead of listing.', 'boolean'),
+];
+
+const refSchema = (name: string): Json => ({ $ref: REF_PREFIX + name });
+const jsonBody = (name: string): Json => ({ content: { 'application/json': { schema: refSchema(name) }, 'application/yaml': { schema: refSchema(name) } }, required: true });
+const reply = (codes: string[], name: string): Json =>
+  Object.fromEntries(codes.map((c) => [c, { description: c === '201' ? 'Created' : c === '202' ? 'Accepted' : 'OK', content: { 'application/json': { schema: refSchema(name) } } }]));
+
+function operation(action: string, id: string, gvk: Gvk, o: { params?: Json[]; body?: Json; responses: Json }): Json {
+  return {
+    operationId: id,
+    'x-kubernetes-action': action,
+    'x-kubernetes-group-version-kind': gvk,
+    ...(o.params?.length ? { parameters: o.params } : {}),
+    ...(o.body ? { requestBody: o.body } : {}),
+    responses: o.responses,
+  };
 }
 
-let indexCache: Record<string, unknown> | undefined;
-export function openApiIndex(): Record<string, unknown> {
+/** The kind a subresource takes and returns (scale → autoscaling/v1 Scale), the parent's otherwise. */
+function subresourceGvk(def: ResourceDef, sub: SubresourceDef): Gvk {
+  return sub.kind ?? { group: def.group, version: def.version, kind: def.kind };
+}
+
+/** Paths of one resource: its collection(s), its objects and their subresources. */
+function resourcePaths(def: ResourceDef, listName: string | undefined): Record<string, Json> {
+  const gvk: Gvk = { group: def.group, version: def.version, kind: def.kind };
+  const schema = schemaNameOfKind(def.group, def.version, def.kind);
+  if (!schema) return {};
+  const base = `/${gvPath(def.group, def.version)}`;
+  const scope = def.namespaced ? 'Namespaced' : '';
+  const nsParams = def.namespaced ? [pathParam('namespace', 'Namespace of the objects.')] : [];
+  const collection = `${base}${def.namespaced ? '/namespaces/{namespace}' : ''}/${def.plural}`;
+  const verbs = new Set<string>(def.verbs ?? RESOURCE_VERBS);
+  const paths: Record<string, Json> = {};
+  const col: Json = { parameters: nsParams };
+  if (verbs.has('list') && listName) col.get = operation('list', `list${scope}${def.kind}`, gvk, { params: LIST_PARAMS, responses: reply(['200'], listName) });
+  if (verbs.has('create')) col.post = operation('post', `create${scope}${def.kind}`, gvk, { params: WRITE_PARAMS, body: jsonBody(schema), responses: reply(['200', '201', '202'], schema) });
+  if (verbs.has('deletecollection')) col.delete = operation('deletecollection', `deleteCollection${scope}${def.kind}`, gvk, { params: [...LIST_PARAMS.slice(0, 4), query('gracePeriodSeconds', 'Grace period of each delete.', 'integer')], responses: reply(['200'], 'io.k8s.apimachinery.pkg.apis.meta.v1.Status') });
+  paths[collection] = col;
+  if (def.namespaced && verbs.has('list') && listName) {
+    paths[`${base}/${def.plural}`] = { get: operation('list', `list${def.kind}ForAllNamespaces`, gvk, { params: LIST_PARAMS, responses: reply(['200'], listName) }) };
+  }
+  if (def.ephemeral) return paths;
+  const item = `${collection}/{name}`;
+  const itemParams = [pathParam('name', 'Name of the object.'), ...nsParams];
+  paths[item] = {
+    parameters: itemParams,
+    get: operation('get', `read${scope}${def.kind}`, gvk, { responses: reply(['200'], schema) }),
+    put: operation('put', `replace${scope}${def.kind}`, gvk, { params: WRITE_PARAMS, body: jsonBody(schema), responses: reply(['200', '201'], schema) }),
+    patch: operation('patch', `patch${scope}${def.kind}`, gvk, {
+      params: [...WRITE_PARAMS, query('force', 'Server-side apply: take over fields other managers own.', 'boolean')],
+      body: { content: Object.fromEntries(PATCH_TYPES.map((t) => [t, { schema: refSchema('io.k8s.apimachinery.pkg.apis.meta.v1.Patch') }])), required: true },
+      responses: reply(['200', '201'], schema),
+    }),
+    delete: operation('delete', `delete${scope}${def.kind}`, gvk, {
+      params: [query('gracePeriodSeconds', 'Seconds before the object is removed.', 'integer'), query('propagationPolicy', '`Orphan`, `Background` or `Foreground`.'), query('dryRun', 'When `All`, nothing is deleted.')],
+      responses: reply(['200', '202'], schema),
+    }),
+  };
+  for (const sub of def.subresources) {
+    const subGvk = subresourceGvk(def, sub);
+    const subSchema = schemaNameOfKind(subGvk.group, subGvk.version, subGvk.kind);
+    const id = `${scope}${def.kind}${sub.name[0]!.toUpperCase()}${sub.name.slice(1)}`;
+    const p: Json = { parameters: itemParams };
+    if (sub.verbs.includes('get') && subSchema) p.get = operation('get', `read${id}`, subGvk, { responses: reply(['200'], subSchema) });
+    if (sub.verbs.includes('update') && subSchema) p.put = operation('put', `replace${id}`, subGvk, { params: WRITE_PARAMS, body: jsonBody(subSchema), responses: reply(['200', '201'], subSchema) });
+    if (sub.verbs.includes('patch') && subSchema) {
+      p.patch = operation('patch', `patch${id}`, subGvk, {
+        params: [...WRITE_PARAMS, query('force', 'Server-side apply: take over fields other managers own.', 'boolean')],
+        body: { content: Object.fromEntries(PATCH_TYPES.map((t) => [t, { schema: refSchema('io.k8s.apimachinery.pkg.apis.meta.v1.Patch') }])), required: true },
+        responses: reply(['200', '201'], subSchema),
+      });
+    }
+    if (sub.verbs.includes('create') && subSchema) p.post = operation('post', `create${id}`, subGvk, { params: WRITE_PARAMS, body: jsonBody(subSchema), responses: reply(['200', '201', '202'], subSchema) });
+    if (Object.keys(p).length > 1) paths[`${item}/${sub.name}`] = p;
+  }
+  return paths;
+}
+
+/** `<Kind>List`: the list form of a kind, derived from its definition. */
+function listSchema(def: ResourceDef, itemSchema: string): JsonSchema {
+  return {
+    type: 'object',
+    description: `A list of ${def.kind} objects.`,
+    properties: {
+      apiVersion: { type: 'string', description: 'The schema version of this representation of the list.' },
+      items: { type: 'array', description: `The ${def.plural}.`, items: { allOf: [{ $ref: REF_PREFIX + itemSchema }], default: {} } },
+      kind: { type: 'string', description: 'The type of the list.' },
+      metadata: { allOf: [{ $ref: REF_PREFIX + 'io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta' }], default: {}, description: 'Standard list metadata.' },
+    },
+    required: ['items'],
+    'x-kubernetes-group-version-kind': [{ group: def.group, kind: `${def.kind}List`, version: def.version }],
+  };
+}
+
+const docCache = new Map<string, Json | null>();
+
+/** The document of one group-version, or undefined when the server does not serve it. */
+export function openApiDocument(group: string, version: string): Json | undefined {
+  const key = `${group}/${version}`;
+  if (docCache.has(key)) return docCache.get(key) ?? undefined;
+  const gv = groupVersions().find((g) => g.group === group && g.version === version);
+  if (!gv) {
+    docCache.set(key, null);
+    return undefined;
+  }
+  const paths: Record<string, Json> = {};
+  const lists: Record<string, JsonSchema> = {};
+  const roots = new Set<string>(['io.k8s.apimachinery.pkg.apis.meta.v1.Patch', 'io.k8s.apimachinery.pkg.apis.meta.v1.Status']);
+  for (const def of gv.resources) {
+    const schema = schemaNameOfKind(def.group, def.version, def.kind);
+    if (!schema) continue;
+    roots.add(schema);
+    let listName: string | undefined;
+    if (!def.ephemeral) {
+      listName = `${schema}List`;
+      lists[listName] = listSchema(def, schema);
+    }
+    for (const sub of def.subresources) {
+      const g = subresourceGvk(def, sub);
+      const s = schemaNameOfKind(g.group, g.version, g.kind);
+      if (s) roots.add(s);
+    }
+    Object.assign(paths, resourcePaths(def, listName));
+  }
+  const schemas: Record<string, JsonSchema> = { ...lists };
+  for (const name of schemaClosure([...roots, 'io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta'])) schemas[name] = API_SCHEMAS[name]!;
+  const doc: Json = {
+    openapi: '3.0.0',
+    info: { title: 'Kubernetes', version: SERVER_VERSION },
+    paths,
+    components: { schemas: Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => (a < b ? -1 : 1))) },
+  };
+  docCache.set(key, doc);
+  return doc;
+}
+
+let indexCache: Json | undefined;
+/** `/openapi/v3`: every group-version's document URL, with a content hash for caching. */
+export function openApiIndex(): Json {
   if (indexCache) return indexCache;
   const paths: Record<string, unknown> = {};
   for (const gv of groupVersions()) {
     const p = gvPath(gv.group, gv.version);
-    const hash = createHash('sha256').update(JSON.stringify(openApiDocument(gv.group, gv.version))).digest('hex').slice(0, 32).toUpperCase();
+    const hash = createHash('sha512').update(JSON.stringify(openApiDocument(gv.group, gv.version))).digest('hex').slice(0, 128).toUpperCase();
     paths[p] = { serverRelativeURL: `/openapi/v3/${p}?hash=${hash}` };
   }
   indexCache = { paths };

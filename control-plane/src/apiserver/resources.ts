@@ -1,7 +1,7 @@
 /**
  * Every resource the server serves. One entry each: this is the only place to add a kind.
  * Subresources list what discovery advertises; handlers implement status/scale generically and
- * the pod-specific ones (binding, eviction, log, exec, attach, portforward) in handlers/pod-subresources.ts.
+ * the pod-specific ones in handlers/ (pod-subresources.ts: binding; eviction.ts; node-proxy.ts: log, exec, attach, portforward).
  */
 import type { ResourceDef, SubresourceDef } from './resource.js';
 import { podStrategy } from './strategies/pods.js';
@@ -23,6 +23,9 @@ import { controllerRevisionStrategy, daemonSetStrategy, statefulSetStrategy } fr
 import { persistentVolumeClaimStrategy, persistentVolumeStrategy, storageClassStrategy } from './strategies/storage.js';
 import { CONTROLLERREVISION_TABLE, CRONJOB_TABLE, DAEMONSET_TABLE, JOB_TABLE, STATEFULSET_TABLE } from './table/workloads.js';
 import { PERSISTENTVOLUMECLAIM_TABLE, PERSISTENTVOLUME_TABLE, STORAGECLASS_TABLE } from './table/storage.js';
+import { podDisruptionBudgetStrategy } from './strategies/policy.js';
+import { runtimeClassStrategy } from './strategies/node-k8s.js';
+import { PODDISRUPTIONBUDGET_TABLE, RUNTIMECLASS_TABLE } from './table/policy-node.js';
 import { clusterRoleBindingStrategy, clusterRoleStrategy, roleBindingStrategy, roleStrategy } from './strategies/rbac.js';
 import {
   CONFIGMAP_TABLE,
@@ -151,6 +154,15 @@ export const RESOURCE_DEFS: readonly ResourceDef[] = [
   {
     group: 'storage.k8s.io', version: 'v1', kind: 'StorageClass', plural: 'storageclasses', singular: 'storageclass',
     namespaced: false, shortNames: ['sc'], statusSubresource: false, subresources: [], table: STORAGECLASS_TABLE, strategy: storageClassStrategy,
+  },
+  {
+    group: 'policy', version: 'v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets', singular: 'poddisruptionbudget',
+    namespaced: true, shortNames: ['pdb'], statusSubresource: true, subresources: [STATUS], table: PODDISRUPTIONBUDGET_TABLE,
+    strategy: podDisruptionBudgetStrategy,
+  },
+  {
+    group: 'node.k8s.io', version: 'v1', kind: 'RuntimeClass', plural: 'runtimeclasses', singular: 'runtimeclass', namespaced: false,
+    statusSubresource: false, subresources: [], table: RUNTIMECLASS_TABLE, strategy: runtimeClassStrategy,
   },
   {
     group: 'authorization.k8s.io', version: 'v1', kind: 'SelfSubjectAccessReview', plural: 'selfsubjectaccessreviews',

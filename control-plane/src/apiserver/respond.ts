@@ -19,7 +19,8 @@ export function sendJson(res: ServerResponse, code: number, body: unknown, conte
 
 export function sendError(res: ServerResponse, err: unknown): void {
   const status = toStatusError(err);
-  if (status.code === 429 || status.code === 503) res.setHeader('Retry-After', '1');
+  const retryAfter = status.retryAfter ?? (status.code === 429 || status.code === 503 ? 1 : 0);
+  if (retryAfter > 0) res.setHeader('Retry-After', String(retryAfter));
   sendJson(res, status.code, status.toBody());
 }
 

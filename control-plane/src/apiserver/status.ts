@@ -24,12 +24,19 @@ export class StatusError extends Error {
   readonly code: number;
   readonly reason: string;
   readonly details: StatusDetails | undefined;
-  constructor(code: number, reason: string, message: string, details?: StatusDetails) {
+  /**
+   * Seconds for the `Retry-After` header; 0 = no header. Unset: 429 and 503 replies say 1 (the
+   * in-flight limits). client-go retries a request by itself while the header is there, so a
+   * refusal the caller should see at once (an exhausted disruption budget) sets 0.
+   */
+  readonly retryAfter: number | undefined;
+  constructor(code: number, reason: string, message: string, details?: StatusDetails, retryAfter?: number) {
     super(message);
     this.name = 'StatusError';
     this.code = code;
     this.reason = reason;
     this.details = details;
+    this.retryAfter = retryAfter;
   }
   toBody(): StatusBody {
     return {

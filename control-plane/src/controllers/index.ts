@@ -26,6 +26,7 @@ import { StatefulSetController } from './statefulset/controller.js';
 import { PersistentVolumeBinder } from './volume/binder.js';
 import { LocalPathProvisioner } from './volume/local-path-provisioner.js';
 import { TtlAfterFinishedController } from './ttlafterfinished/controller.js';
+import { DisruptionController } from './disruption/controller.js';
 import { loadCa, type LoadedCa } from '../pki/certs.js';
 
 export { SharedInformers, runController, type Controller } from './runtime.js';
@@ -61,7 +62,8 @@ export type ControllerName =
   | 'statefulset'
   | 'persistentvolume-binder'
   | 'local-path-provisioner'
-  | 'ttl-after-finished';
+  | 'ttl-after-finished'
+  | 'disruption';
 
 export interface StartControllerManagerOptions {
   /** An `ApiClient` of `@nodelet/api` (typed `unknown` for the composition root): the shared informers read with it. */
@@ -115,6 +117,7 @@ const FACTORIES: Record<string, { account: string; make: Factory }> = {
   'persistentvolume-binder': { account: 'persistent-volume-binder', make: (d) => new PersistentVolumeBinder(d) },
   'local-path-provisioner': { account: 'local-path-provisioner', make: (d) => new LocalPathProvisioner(d) },
   'ttl-after-finished': { account: 'ttl-after-finished-controller', make: (d) => new TtlAfterFinishedController(d) },
+  disruption: { account: 'disruption-controller', make: (d) => new DisruptionController(d) },
   csrsigning: { account: 'certificate-controller', make: (d) => new CsrSigner({ ...d, ca: caLoader(d.options.csrSigning), signingDurationMs: d.options.csrSigning?.durationMs }) },
 };
 

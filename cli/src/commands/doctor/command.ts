@@ -4,9 +4,8 @@
  * is a warning, 2 something failed. `-o json` prints the results for machines.
  */
 import type { Command } from 'commander';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { labPaths } from '../lab/cluster.js';
+import { existsSync, readFileSync } from 'node:fs';
+import { detectNodeConfig, type DetectedConfig } from './node-config.js';
 import { connectCriClient } from '@nodelet/cri-client';
 import { ApiClient, loadKubeconfig, PODS } from '@nodelet/api';
 import { exitCodeFor, formatResults, runChecks, type Check, type CheckResult } from './check.js';
@@ -31,6 +30,8 @@ export interface DoctorOptions {
   bridge?: string;
   checkPorts?: boolean;
   output?: string;
+  /** Which node configuration filled the options (see ./node-config.ts); reported first. */
+  detected?: DetectedConfig;
 }
 
 export async function doctor(o: DoctorOptions): Promise<CheckResult[]> {
@@ -47,6 +48,7 @@ export async function doctor(o: DoctorOptions): Promise<CheckResult[]> {
   if (o.kubeconfig) checks.push(...serverChecks({ kubeconfig: o.kubeconfig, nodeName: o.nodeName, caCertHash: o.caCertHash }));
   checks.push(proxyCheck({ kubeconfig: o.kubeconfig }));
   const results = await runChecks(checks);
+  if (o.detected) results.unshift({ id: 'doctor.config', level: 'pass', message: `using the ${o.detected.source} (runtime ${o.containerRuntimeEndpoint})` });
   if (o.leaks) results.push(...(await leaks(o)));
   return results;
 }
@@ -101,7 +103,9 @@ export function registerDoctor(program: Command): void {
     .option('-o, --output <format>', 'text or json', 'text')
     .option('--lab [dir]', 'check the node `make up` / `nodelet lab up` runs (its containerd, CNI dirs and credential; default dir /var/lib/nodelet/lab)')
     .action(async (o: DoctorOptions & { lab?: string | boolean }, cmd: Command) => {
-      if (o.lab) applyLabDefaults(o, typeof o.lab === 'string' ? o.lab : '/var/lib/nodelet/lab', (name) => cmd.getOptionValueSource(name) !== 'default');
+      const explicit = new Set(cmd.options.map((x) => x.attributeName()).filter((n) => cmd.getOptionValueSource(n) === 'cli' || cmd.getOptionValueSource(n) === 'env'));
+      const detected = detectNodeConfig({ lab: o.lab, explicit, fs: { exists: existsSync, read: (f) => readFileSync(f, 'utf8') } });
+      if (detected) applyDetected(o, detected, explicit);
       if (!o.kubeconfig && existsSync('/etc/nodelet/agent.kubeconfig')) o.kubeconfig = '/etc/nodelet/agent.kubeconfig';
       const results = await doctor(o);
       if (o.output === 'json') process.stdout.write(JSON.stringify({ results, exitCode: exitCodeFor(results) }, null, 2) + '\n');
@@ -110,16 +114,13 @@ export function registerDoctor(program: Command): void {
     });
 }
 
-/** The lab node's paths (cli/src/commands/lab) for every option the user did not give. */
-function applyLabDefaults(o: DoctorOptions, stateDir: string, given: (option: string) => boolean): void {
-  const p = labPaths(stateDir);
-  const set = <K extends keyof DoctorOptions>(key: K, value: DoctorOptions[K]): void => {
-    if (!given(key)) o[key] = value;
-  };
-  set('containerRuntimeEndpoint', `unix://${join(p.containerd, 'containerd.sock')}`);
-  set('cniConfDir', p.cniConf);
-  set('cniBinDir', p.cniBin);
-  set('cniCacheDir', p.cniCache);
-  set('ipamDir', p.ipam);
-  if (!o.kubeconfig) o.kubeconfig = p.agentKubeconfig;
+/** The options the detected node configuration fills, unless the user gave them. */
+const DETECTED_OPTIONS = ['containerRuntimeEndpoint', 'cniPluginDirs', 'cniConfDir', 'cniBinDir', 'cniCacheDir', 'ipamDir', 'netnsDir', 'bridge', 'kubeconfig', 'nodeName'] as const;
+
+function applyDetected(o: DoctorOptions, detected: DetectedConfig, explicit: ReadonlySet<string>): void {
+  for (const k of DETECTED_OPTIONS) {
+    const v = detected.values[k];
+    if (v !== undefined && !explicit.has(k)) o[k] = v;
+  }
+  o.detected = detected;
 }

@@ -3,6 +3,10 @@
  *
  *   sandboxes / containers   CRI objects whose io.kubernetes.pod.uid has no pod in the API
  *                            (only when an API client is given) or, for containers, no sandbox
+ *   dead sandboxes           not ready and not the newest sandbox of their pod (kubelet's GC
+ *                            removes them: kuberuntime_gc.go evictSandboxes)
+ *   dead containers          created or exited containers beyond the newest dead one per pod and
+ *                            container name (kubelet's maxPerPodContainer = 1)
  *   CNI cache entries        results/<net>-<id>-<if> whose container has no sandbox
  *   IP allocations           host-local <dataDir>/<net>/<ip> whose owner has no sandbox
  *   netns                    /var/run/netns/cni-* no sandbox points at
@@ -55,6 +59,53 @@ function bridgeVeths(bridge: string): string[] {
   }
 }
 
+type Sandbox = Awaited<ReturnType<CriClient['runtime']['listPodSandbox']>>['items'][number];
+type Container = Awaited<ReturnType<CriClient['runtime']['listContainers']>>['containers'][number];
+
+const POD_UID = 'io.kubernetes.pod.uid';
+const newestFirst = <T extends { createdAt: string | number | unknown }>(xs: T[]): T[] =>
+  [...xs].sort((a, b) => {
+    const x = BigInt(String(a.createdAt || 0));
+    const y = BigInt(String(b.createdAt || 0));
+    return x > y ? -1 : x < y ? 1 : 0;
+  });
+
+/**
+ * What kubelet's garbage collector would remove from pods that still exist: sandboxes that are not
+ * ready and not the pod's newest (a sandbox whose RunPodSandbox never returned has no creation
+ * time, so it is the oldest), and dead containers beyond the newest per container name.
+ */
+function deadObjects(sandboxes: Sandbox[], containers: Container[], sandboxIds: ReadonlySet<string>, podUids: ReadonlySet<string> | undefined): CheckResult[] {
+  const out: CheckResult[] = [];
+  const byPod = new Map<string, Sandbox[]>();
+  for (const s of sandboxes) {
+    const uid = s.labels?.[POD_UID];
+    if (!uid || (podUids && !podUids.has(uid))) continue; // whole pod gone: listed as leaks.sandbox
+    byPod.set(uid, [...(byPod.get(uid) ?? []), s]);
+  }
+  for (const list of byPod.values()) {
+    for (const s of newestFirst(list).slice(1)) {
+      if (s.state === 'SANDBOX_READY') continue;
+      // containerd reports Go's zero time (year 1, overflowing to a negative UnixNano) when RunPodSandbox never returned
+      const created = BigInt(String(s.createdAt || 0)) <= 0n ? 'never finished starting' : `created ${new Date(Number(BigInt(String(s.createdAt)) / 1_000_000n)).toISOString()}`;
+      out.push({ id: 'leaks.dead-sandbox', level: 'fail', message: `sandbox "${s.id.slice(0, 13)}" of pod ${s.metadata?.namespace}/${s.metadata?.name} is not ready and not the pod's newest (${created})`, fix: `nodelet cri stopp ${s.id} && nodelet cri rmp ${s.id}` });
+    }
+  }
+  const dead = new Map<string, Container[]>();
+  for (const c of containers) {
+    const uid = c.labels?.[POD_UID];
+    if (c.state === 'CONTAINER_RUNNING' || !uid || !sandboxIds.has(c.podSandboxId) || (podUids && !podUids.has(uid))) continue;
+    const key = `${uid}/${c.metadata?.name}`;
+    dead.set(key, [...(dead.get(key) ?? []), c]);
+  }
+  for (const list of dead.values()) {
+    for (const c of newestFirst(list).slice(1)) {
+      out.push({ id: 'leaks.dead-container', level: 'fail', message: `container "${c.id.slice(0, 13)}" (${c.metadata?.name}, ${String(c.state).replace('CONTAINER_', '').toLowerCase()}) of pod ${c.labels?.['io.kubernetes.pod.namespace']}/${c.labels?.['io.kubernetes.pod.name']} is a dead container beyond the newest one`, fix: `nodelet cri rm ${c.id}` });
+    }
+  }
+  return out;
+}
+
 export function leakCheck(o: LeakCheckOptions): Check {
   return {
     id: 'leaks',
@@ -95,6 +146,7 @@ export function leakCheck(o: LeakCheckOptions): Check {
           out.push({ id: 'leaks.container', level: 'fail', message: `container "${c.id.slice(0, 13)}" (${c.metadata?.name}) belongs to no sandbox`, fix: `nodelet cri rm -f ${c.id}` });
         }
       }
+      out.push(...deadObjects(sandboxes, containers, sandboxIds, podUids));
       const cache = new ResultCache(o.cniCacheDir);
       const cached = await cache.list();
       const vethsInUse = new Set<string>();

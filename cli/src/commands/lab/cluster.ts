@@ -70,6 +70,11 @@ export interface LabOptions {
    * rotation in seconds). The agent validates them at start like any config file.
    */
   agentConfig?: Record<string, unknown>;
+  /**
+   * Where the agent looks for the real CNI plugins (`cniPluginDirs`); the agent's default when
+   * unset. The soak puts its failpoint plugin first (docs/reliability.md).
+   */
+  cniPluginDirs?: string[];
   log?: (line: string) => void;
 }
 
@@ -90,6 +95,7 @@ export function defaultLabOptions(o: Partial<LabOptions> = {}): LabOptions {
     serverArgs: o.serverArgs ?? [],
     ...(o.agentConfig ? { agentConfig: o.agentConfig } : {}),
     proxyMode: o.proxyMode,
+    cniPluginDirs: o.cniPluginDirs,
     ...(o.nodeNetwork ? { nodeNetwork: o.nodeNetwork } : {}),
     ...(nodeIp ? { nodeIp } : {}),
     ...(o.netns ? { netns: true } : {}),
@@ -130,14 +136,12 @@ export async function labUp(opts: Partial<LabOptions> = {}): Promise<LabUpResult
   const o = defaultLabOptions(opts);
   const p = labPaths(o.stateDir);
   const say = o.log ?? (() => {});
-  const marker = o.stateDir;
   mkdirSync(o.stateDir, { recursive: true, mode: 0o700 });
   for (const d of [p.cniBin, p.cniConf, p.cniCache, p.ipam, p.agentRoot]) mkdirSync(d, { recursive: true });
 
   try {
-    let bind = '127.0.0.1';
     if (o.nodeNetwork) {
-      bind = nodeNetworkHostAddress(o.nodeNetwork.cidr);
+      const bind = nodeNetworkHostAddress(o.nodeNetwork.cidr);
       if (!o.registry.startsWith(`${bind}:`)) {
         throw new AgentError('ERR_INVALID_ARGUMENT', `with node network ${o.nodeNetwork.cidr} the registry must listen on ${bind} (nodes in their own network namespace pull from it), not "${o.registry}"`);
       }
@@ -151,26 +155,7 @@ export async function labUp(opts: Partial<LabOptions> = {}): Promise<LabUpResult
     say('starting containerd (lab runtime)…');
     const rt = await labRuntimeUp({ dir: p.containerd, registry: o.registry, cniBinDir: p.cniBin, cniConfDir: p.cniConf });
 
-    if ((await runningPid(p.serverProc, marker)) === undefined) {
-      say(`starting nodelet server on :${o.apiPort} (SQLite, registry ${o.registry})…`);
-      await startDetached(p.serverProc, [
-        'server', '--data-dir', p.server, '--port', String(o.apiPort), '--bind-address', bind,
-        '--registry-address', o.registry, '--registry-root', o.imagesDir, '--cluster-cidr', o.clusterCidr,
-        ...(o.serverArgs ?? []),
-      ]);
-    }
-    const admin = await pollUntil('the API server to answer', async () => {
-      if (!existsSync(p.adminKubeconfig)) return undefined;
-      const c = new ApiClient({ ...(await loadKubeconfig(p.adminKubeconfig)), timeoutMs: 2_000 });
-      try {
-        await c.getRaw('/readyz');
-        return c;
-      } catch (err) {
-        c.close();
-        throw err;
-      }
-    }, { timeoutMs: 60_000, intervalMs: 200, detail: async () => `server log ${p.serverProc.logFile}:\n${await logTail(p.serverProc.logFile)}` });
-
+    const admin = await startLabServer(o);
     await startLabAgent(o, p.adminKubeconfig, admin, rt.endpoint);
     const server = admin.server.replace(/\/$/, '');
     admin.close();
@@ -192,6 +177,36 @@ export async function labUp(opts: Partial<LabOptions> = {}): Promise<LabUpResult
 }
 
 /**
+ * Starts `nodelet server` for the lab unless it already runs, and resolves with an admin client
+ * once `/readyz` answers. `labUp` runs it; the soak restarts a killed server with it.
+ */
+export async function startLabServer(o: LabOptions): Promise<ApiClient> {
+  const p = labPaths(o.stateDir);
+  const say = o.log ?? (() => {});
+  // With a node network the server listens on the host's address on it (see `nodeNetwork`).
+  const bind = o.nodeNetwork ? nodeNetworkHostAddress(o.nodeNetwork.cidr) : '127.0.0.1';
+  if ((await runningPid(p.serverProc, o.stateDir)) === undefined) {
+    say(`starting nodelet server on :${o.apiPort} (SQLite, registry ${o.registry})…`);
+    await startDetached(p.serverProc, [
+      'server', '--data-dir', p.server, '--port', String(o.apiPort), '--bind-address', bind,
+      '--registry-address', o.registry, '--registry-root', o.imagesDir, '--cluster-cidr', o.clusterCidr,
+      ...(o.serverArgs ?? []),
+    ]);
+  }
+  return pollUntil('the API server to answer', async () => {
+    if (!existsSync(p.adminKubeconfig)) return undefined;
+    const c = new ApiClient({ ...(await loadKubeconfig(p.adminKubeconfig)), timeoutMs: 2_000 });
+    try {
+      await c.getRaw('/readyz');
+      return c;
+    } catch (err) {
+      c.close();
+      throw err;
+    }
+  }, { timeoutMs: 60_000, intervalMs: 200, detail: async () => `server log ${p.serverProc.logFile}:\n${await logTail(p.serverProc.logFile)}` });
+}
+
+/**
  * Joins `o.nodeName` with a fresh bootstrap token, writes its agent config under `o.stateDir`
  * and starts `nodelet agent` against `runtimeEndpoint`, then waits for the node to be Ready.
  * `labUp` runs it for the first node; `labAddNode` for further nodes of the same server.
@@ -206,10 +221,17 @@ export async function startLabAgent(o: LabOptions, adminKubeconfig: string, admi
     await joinCluster({ server: tok.server, token: tok.token, caCertHash: tok.caCertHash, nodeName: o.nodeName, kubeconfigPath: p.agentKubeconfig, tokenFile: p.agentToken, caFile: p.clusterCa });
   }
   // join wrote the cluster CA: the API server reaches the node API (logs, exec) with a client certificate of it.
+  // The runtime endpoint and directories are flags below too; in the file they tell `nodelet doctor`
+  // where this node's runtime and CNI state are.
   writeFileSync(p.agentConfig, toYaml({
     apiVersion: 'kubelet.config.k8s.io/v1beta1',
     kind: 'KubeletConfiguration',
     ...agentAuthentication(p.clusterCa),
+    containerRuntimeEndpoint: runtimeEndpoint,
+    rootDir: p.agentRoot,
+    cniBinDir: p.cniBin,
+    cniConfDir: p.cniConf,
+    ...(o.cniPluginDirs ? { cniPluginDirs: o.cniPluginDirs } : {}),
     cniBridgeName: o.bridge,
     cniIpamDataDir: p.ipam,
     cniCacheDir: p.cniCache,

@@ -5,12 +5,13 @@ import { rbacEscalation } from './rbac-escalation.js';
 import { certificateAdmission } from './certificates.js';
 import { serviceAccountAdmission } from './service-account.js';
 import { defaultStorageClassAdmission } from './default-storage-class.js';
+import { runtimeClassAdmission } from './runtime-class.js';
 import type { AdmissionPlugin, AdmissionRequest } from './types.js';
 
 export type { AdmissionOperation, AdmissionRequest } from './types.js';
 
 // Mutating plugins first (they change the object the validating ones judge), as kube-apiserver orders them.
-const PLUGINS: readonly AdmissionPlugin[] = [serviceAccountAdmission, defaultStorageClassAdmission, nodeRestriction, rbacEscalation, certificateAdmission];
+const PLUGINS: readonly AdmissionPlugin[] = [serviceAccountAdmission, runtimeClassAdmission, defaultStorageClassAdmission, nodeRestriction, rbacEscalation, certificateAdmission];
 
 export async function admit(ctx: ServerContext, r: AdmissionRequest): Promise<void> {
   for (const p of PLUGINS) await p(ctx, r);

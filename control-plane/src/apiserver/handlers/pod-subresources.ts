@@ -1,11 +1,9 @@
-/** pods/binding (the scheduler's POST) and pods/eviction (kubectl drain). */
+/** pods/binding (the scheduler's POST); pods/eviction is in eviction.ts. */
 import type { RequestScope } from '../context.js';
 import { bodyOf, decodeObjectBody } from '../media.js';
-import { isPlainObject, type Json } from '../object.js';
+import type { Json } from '../object.js';
 import { sendJson } from '../respond.js';
-import { badRequest, conflict, StatusError } from '../status.js';
-import { deleteObject, parseDeleteOptions } from './delete.js';
-import { admit } from '../admission/index.js';
+import { badRequest, StatusError } from '../status.js';
 import { rfc3339 } from '@nodelet/api';
 
 export async function handleBinding(s: RequestScope): Promise<void> {
@@ -27,21 +25,5 @@ export async function handleBinding(s: RequestScope): Promise<void> {
     pod.status = { ...status, conditions };
     return pod;
   });
-  sendJson(s.res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
-}
-
-export async function handleEviction(s: RequestScope): Promise<void> {
-  const body = decodeObjectBody(s.req.headers['content-type'], await bodyOf(s));
-  const name = s.name!;
-  const meta = body.metadata as Json | undefined;
-  if (meta?.name && meta.name !== name) throw badRequest('name in URL does not match name in Eviction object');
-  const opts = parseDeleteOptions(isPlainObject(body.deleteOptions) ? body.deleteOptions : {}, new URLSearchParams());
-  await admit(s.ctx, { operation: 'CREATE', user: s.user, def: s.served.def, subresource: 'eviction', namespace: s.namespace, name, object: { metadata: {}, ...body } });
-  try {
-    await deleteObject(s.ctx, s.served, s.namespace, name, opts);
-  } catch (err) {
-    if (err instanceof StatusError && err.reason === 'Conflict') throw conflict('pods', '', name);
-    throw err;
-  }
   sendJson(s.res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
 }

@@ -7,7 +7,7 @@ import { apiVersionOf } from '../resource.js';
 import { sendObject } from '../respond.js';
 import { badRequest, conflict, methodNotAllowed, notFound } from '../status.js';
 import { admitCreate, admitUpdate, asObject, checkNamespace, reconcileNamespace, unchanged, type StatusLikeSubresource } from './admit.js';
-import { enforceFieldValidation, fieldValidationOf } from '../field-validation.js';
+import { enforceApplySchema, enforceFieldValidation, fieldValidationOf } from '../field-validation.js';
 import { finishDeletionIfReady } from './delete.js';
 import { withClusterIp } from './service-ip.js';
 import { admit } from '../admission/index.js';
@@ -63,7 +63,7 @@ export async function handleCreate(s: RequestScope): Promise<void> {
   if (s.subresource) throw methodNotAllowed(`the server does not allow this method on the requested resource`);
   const validation = fieldValidationOf(s.url);
   const body = decodeObjectBody(s.req.headers['content-type'], await bodyOf(s));
-  enforceFieldValidation(validation, def.kind, def.statusSubresource, body, s.res);
+  enforceFieldValidation(validation, def, body, s.res, 'object');
   const obj = asObject(def, body);
   reconcileNamespace(def, obj, s.namespace);
   if (def.namespaced && !obj.metadata.namespace) throw badRequest('the namespace of the object is missing');
@@ -79,7 +79,7 @@ export async function handleUpdate(s: RequestScope): Promise<void> {
   const status = writableSubresource(s);
   const validation = fieldValidationOf(s.url);
   const body = decodeObjectBody(s.req.headers['content-type'], await bodyOf(s));
-  enforceFieldValidation(validation, def.kind, def.statusSubresource, body, s.res);
+  enforceFieldValidation(validation, def, body, s.res, 'object');
   const next = asObject(def, body);
   reconcileNamespace(def, next, s.namespace);
   if (next.metadata.name && next.metadata.name !== name) throw badRequest(`the name of the object (${next.metadata.name}) does not match the name on the URL (${name})`);
@@ -100,7 +100,8 @@ export async function handlePatch(s: RequestScope): Promise<void> {
   const validation = fieldValidationOf(s.url);
   const type = patchTypeOf(s.req.headers['content-type']);
   const patch = parsePatchBody(type, await bodyOf(s));
-  if (type !== 'json') enforceFieldValidation(validation, def.kind, def.statusSubresource, patch, s.res);
+  if (type === 'apply') enforceApplySchema(def, patch, { namespace: s.namespace, name });
+  else if (type !== 'json') enforceFieldValidation(validation, def, patch, s.res, 'patch');
   const dry: DryRun = { run: isDryRun(s.url) };
   const manager = s.url.searchParams.get('fieldManager') ?? undefined;
   if (type === 'apply' && !manager) throw badRequest('PATCH requests with apply content type require a fieldManager');

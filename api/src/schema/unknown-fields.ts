@@ -1,0 +1,93 @@
+/**
+ * Field validation against the API schemas: the fields of a request body that its kind’s schema
+ * does not declare, as kube-apiserver finds them when it decodes strictly. Pure; walks the body
+ * once (no recursion deeper than the body, which the server already bounds).
+ *
+ *   unknownFields('io.k8s.api.apps.v1.Deployment', body) → ['spec.foo', 'spec.template.spec.containers[0].imagePullPolice']
+ *   applyFieldErrors(…)                                   → ['.spec.foo: field not declared in schema'] (server-side apply’s form)
+ */
+import { REF_PREFIX, type JsonSchema } from './dsl.js';
+
+export interface UnknownFieldsOptions {
+  /**
+   * The body is a merge or strategic-merge patch: keys starting with `$` (patch directives such
+   * as `$patch`, `$setElementOrder/…`, `$retainKeys`) are not fields, and a `null` value deletes
+   * a field rather than setting it, so it is never unknown.
+   */
+  patch?: boolean;
+}
+
+/** Follows `$ref` and single-element `allOf` wrappers to the schema that describes the value. */
+function resolve(schemas: Readonly<Record<string, JsonSchema>>, s: JsonSchema | undefined): JsonSchema | undefined {
+  for (let i = 0; s && i < 32; i++) {
+    if (s.$ref) s = schemas[s.$ref.slice(REF_PREFIX.length)];
+    else if (s.allOf?.length === 1 && !s.properties) s = s.allOf[0];
+    else return s;
+  }
+  return s;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+interface Walk {
+  schemas: Readonly<Record<string, JsonSchema>>;
+  patch: boolean;
+  /** Path of a list element: `[3]` for decoding errors, `[name="web"]` for apply. */
+  element(list: JsonSchema, item: unknown, index: number): string;
+  /** Path of a field under `parent`. */
+  field(parent: string, key: string): string;
+  out: string[];
+}
+
+function walk(w: Walk, schema: JsonSchema | undefined, value: unknown, path: string): void {
+  const s = resolve(w.schemas, schema);
+  if (!s || s['x-kubernetes-preserve-unknown-fields']) return;
+  if (Array.isArray(value)) {
+    if (s.items) value.forEach((item, i) => walk(w, s.items, item, path + w.element(s, item, i)));
+    return;
+  }
+  if (!isObject(value)) return;
+  if (s.properties) {
+    for (const [key, v] of Object.entries(value)) {
+      if (w.patch && (key.startsWith('$') || v === null)) continue;
+      const sub = s.properties[key];
+      const at = w.field(path, key);
+      if (!sub) w.out.push(at);
+      else walk(w, sub, v, at);
+    }
+  } else if (s.additionalProperties) {
+    for (const [key, v] of Object.entries(value)) walk(w, s.additionalProperties, v, w.field(path, key));
+  }
+}
+
+/**
+ * Paths of the fields in `value` that the definition `rootName` does not declare, in the form
+ * of Go's strict decoder (`spec.template.spec.containers[0].foo`). Fields under an open object
+ * (`x-kubernetes-preserve-unknown-fields`) and values of the wrong type are not reported.
+ */
+export function unknownFields(schemas: Readonly<Record<string, JsonSchema>>, rootName: string, value: unknown, o: UnknownFieldsOptions = {}): string[] {
+  const w: Walk = {
+    schemas,
+    patch: !!o.patch,
+    element: (_l, _item, i) => `[${i}]`,
+    field: (parent, key) => (parent ? `${parent}.${key}` : key),
+    out: [],
+  };
+  walk(w, schemas[rootName], value, '');
+  return w.out;
+}
+
+/** structured-merge-diff's path element of a list item: `[key="value",…]` for map lists, `[i]` otherwise. */
+function applyElement(list: JsonSchema, item: unknown, index: number): string {
+  const keys = list['x-kubernetes-list-type'] === 'map' ? list['x-kubernetes-list-map-keys'] : undefined;
+  if (!keys || !isObject(item)) return `[${index}]`;
+  const parts = keys.filter((k) => item[k] !== undefined).map((k) => `${k}=${JSON.stringify(item[k])}`);
+  return parts.length ? `[${parts.join(',')}]` : `[${index}]`;
+}
+
+/** Server-side apply’s errors for undeclared fields: `.spec.foo: field not declared in schema`. */
+export function applyFieldErrors(schemas: Readonly<Record<string, JsonSchema>>, rootName: string, value: unknown): string[] {
+  const w: Walk = { schemas, patch: false, element: applyElement, field: (parent, key) => `${parent}.${key}`, out: [] };
+  walk(w, schemas[rootName], value, '');
+  return w.out.map((p) => `${p}: field not declared in schema`);
+}
