@@ -107,12 +107,17 @@ export function logsAndHooksTests(lab: () => LogsLab): void {
   it('a fast writer is rotated: at most containerLogMaxFiles files, --tail=10 from the end, -f across a rotation', { timeout: 180_000 }, async (t) => {
     const l = lab();
     const { k } = l;
-    // Half a CPU: enough for a rotation every second, without starving the rest of the machine.
-    const writer = sh(l, 'fast', `i=0; while :; do i=$((i+1)); echo "line $i ${PAD}"; done`, { resources: { limits: { cpu: '500m' } } });
+    // A fifth of a CPU: still over 1Mi a second (a rotation at every check), without starving the
+    // machine or making -f read many MiB through the API server.
+    const writer = sh(l, 'fast', `i=0; while :; do i=$((i+1)); echo "line $i ${PAD}"; done`, { resources: { limits: { cpu: '200m' } } });
     const made = await apply(l, [pod('fast', { containers: [writer] })]);
     assert.equal(made.code, 0, made.stderr);
     t.after(() => k('delete', 'pod', 'fast', '--wait=false').then(() => undefined, () => undefined));
+    const t0 = performance.now();
+    const phases: string[] = [];
+    const phase = (name: string): number => phases.push(`${name} ${Math.round(performance.now() - t0)} ms`);
     await k('wait', '--for=condition=Ready', 'pod/fast', '--timeout=120s');
+    phase('ready');
     const dir = await logDir(l, 'fast', 'fast');
     let mostFiles = 0;
     const files = (): string[] => {
@@ -121,6 +126,7 @@ export function logsAndHooksTests(lab: () => LogsLab): void {
       return names;
     };
     await pollUntil('a first rotation', async () => (files().some((n) => ROTATED.test(n)) ? true : undefined), { timeoutMs: 30_000, intervalMs: 100 });
+    phase('rotated');
 
     // -f: first output, then a rotation it was open across, then a line written after that rotation.
     const follow = spawn('kubectl', ['--kubeconfig', l.up.kubeconfig, 'logs', '-f', '--tail=1', 'fast'], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -138,10 +144,13 @@ export function logsAndHooksTests(lab: () => LogsLab): void {
       }
     });
     await pollUntil(`kubectl logs -f to print (stderr: ${stderr})`, async () => (newest > 0 ? true : undefined), { timeoutMs: 30_000 });
+    phase('-f printed');
     const before = new Set(files());
     const rotatedNow = await pollUntil('a rotation while kubectl logs -f runs', async () => files().find((n) => ROTATED.test(n) && !before.has(n)), { timeoutMs: 30_000, intervalMs: 100 });
     const atRotation = await lastLineNumber(join(dir, rotatedNow));
+    phase('rotated again');
     await pollUntil(`kubectl logs -f to print a line past ${atRotation} (newest so far ${newest}, stderr: ${stderr})`, async () => (newest > atRotation ? true : undefined), { timeoutMs: 30_000 });
+    phase('-f past it');
     assert.equal(follow.exitCode, null, 'kubectl logs -f still running');
     follow.kill('SIGINT');
 
@@ -157,7 +166,7 @@ export function logsAndHooksTests(lab: () => LogsLab): void {
     assert.ok(tailMs < 2_000, `kubectl logs --tail=10 took ${tailMs} ms`);
     files();
     assert.ok(mostFiles <= LOG_ROTATION.containerLogMaxFiles, `at most ${LOG_ROTATION.containerLogMaxFiles} files, saw ${mostFiles}`);
-    t.diagnostic(`kubectl logs --tail=10 of a rotating log: ${tailMs} ms; -f crossed the rotation at line ${atRotation}; most files seen ${mostFiles}`);
+    t.diagnostic(`kubectl logs --tail=10 of a rotating log: ${tailMs} ms; -f crossed the rotation at line ${atRotation}; most files seen ${mostFiles}; ${phases.join(', ')}`);
   });
 
   it('kubectl logs -p after the container restarted following a rotation', { timeout: 180_000 }, async () => {
