@@ -33,9 +33,10 @@ function header(bytes: Buffer): { stream: string; full: boolean } | undefined {
 /**
  * The byte offset from which reading forward yields the last `want` entries of the file, and how
  * many entries there are from that offset (fewer than `want` when the file is short: offset 0).
+ * `end` (default: the file's size now) is where the file is taken to end.
  */
-export async function findTailStart(fh: FileHandle, want: number, stream: CriLogStream | 'all' = 'all'): Promise<{ offset: number; count: number }> {
-  const size = (await fh.stat()).size;
+export async function findTailStart(fh: FileHandle, want: number, stream: CriLogStream | 'all' = 'all', end?: number): Promise<{ offset: number; count: number }> {
+  const size = end ?? (await fh.stat()).size;
   let block = Buffer.allocUnsafe(BLOCK);
   let later = Buffer.alloc(0); // the block read before this one, i.e. the bytes after it
   let pos = size;

@@ -88,23 +88,26 @@ test('followCriLog rejects with AbortError when aborted', async (t) => {
 });
 
 test('readCriLog streams the file read by read instead of loading it whole', async (t) => {
-  // 4 MiB of lines: the reader is far from the end when the first entry comes out, so a line
-  // appended then is still read (a whole-file read would already have stopped at the old end).
+  // 4 MiB of lines: the reader is far from the end when the first entry comes out, so the last
+  // line rewritten then is read as rewritten (a whole-file read would have the old bytes).
   const line = `${T1} stdout F ${'x'.repeat(1000)}\n`;
   const p = await tempLog(t, line.repeat(4 * 1024));
   let count = 0;
-  let appended = false;
+  let rewritten = false;
   let last = '';
   for await (const e of readCriLog(p)) {
     count++;
     last = e.content;
-    if (!appended) {
-      appended = true;
-      await appendFile(p, `${T2} stdout F appended\n`);
+    if (!rewritten) {
+      rewritten = true;
+      const { open } = await import('node:fs/promises');
+      const fh = await open(p, 'r+');
+      await fh.write('y'.repeat(1000), line.length * (4 * 1024 - 1) + line.length - 1001);
+      await fh.close();
     }
   }
-  assert.equal(count, 4 * 1024 + 1);
-  assert.equal(last, 'appended');
+  assert.equal(count, 4 * 1024);
+  assert.equal(last, 'y'.repeat(1000));
 });
 
 test('readCriLog decodes a UTF-8 character split across two reads', async (t) => {
@@ -185,4 +188,21 @@ test('tail of a 40 MiB file reads only its end', async (t) => {
   assert.ok(bytes <= 128 * 1024, `read ${bytes} bytes to find 10 lines`);
   assert.equal((await all(readCriLog(p, { tail: 10 }))).length, 10);
   assert.ok(offset > 40 * 1024 * 1024 - 20_000);
+});
+
+test('a read ends where the file ended when it was opened, though a writer keeps appending', async (t) => {
+  const rec = (s: string) => `${T1} stdout F ${s}\n`;
+  for (const [opts, want] of [[{ tail: 2 }, ['stdout:b', 'stdout:c']], [{}, ['stdout:a', 'stdout:b', 'stdout:c']]] as const) {
+    const p = await tempLog(t, rec('a') + rec('b') + rec('c') + `${T2} stdout F unterminat`);
+    const got: string[] = [];
+    let appended = false;
+    for await (const e of readCriLog(p, opts)) {
+      got.push(`${e.stream}:${e.content}`);
+      if (!appended) {
+        appended = true;
+        await appendFile(p, 'ed\n' + rec('late').repeat(3));
+      }
+    }
+    assert.deepEqual(got, want, JSON.stringify(opts));
+  }
 });

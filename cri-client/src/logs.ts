@@ -103,6 +103,8 @@ class LineReader {
   #rest = '';
   #decoder = new StringDecoder('utf8');
   readonly #buf = Buffer.allocUnsafe(64 * 1024);
+  /** Reads stop here (a snapshot of the file's size); undefined: at EOF, wherever it is then. */
+  end: number | undefined;
   constructor(
     private fh: FileHandle,
     public position = 0,
@@ -114,7 +116,9 @@ class LineReader {
 
   /** The complete lines of the next read, or undefined at EOF. */
   async readChunk(): Promise<string[] | undefined> {
-    const { bytesRead } = await this.fh.read(this.#buf, 0, this.#buf.length, this.position);
+    const len = this.end === undefined ? this.#buf.length : Math.min(this.#buf.length, this.end - this.position);
+    if (len <= 0) return undefined;
+    const { bytesRead } = await this.fh.read(this.#buf, 0, len, this.position);
     if (bytesRead === 0) return undefined;
     this.position += bytesRead;
     const parts = (this.#rest + this.#decoder.write(this.#buf.subarray(0, bytesRead))).split('\n');
@@ -131,6 +135,7 @@ class LineReader {
     await this.fh.close().catch(() => {});
     this.fh = fh;
     this.position = 0;
+    this.end = undefined;
     this.#rest = '';
     this.#decoder = new StringDecoder('utf8');
   }
@@ -168,7 +173,7 @@ async function openLog(path: string): Promise<FileHandle> {
 async function* readInitial(reader: LineReader, asm: EntryAssembler, path: string, opts: ReadCriLogOptions): AsyncGenerator<CriLogEntry> {
   const { tail, signal } = opts;
   if (tail !== undefined && tail >= 0) {
-    const { offset, count } = await findTailStart(reader.handle, tail, opts.stream);
+    const { offset, count } = await findTailStart(reader.handle, tail, opts.stream, reader.end);
     if (count < tail) yield* readRotatedTail(path, tail - count, asm, opts);
     reader.position = offset;
   }
@@ -206,11 +211,16 @@ async function* readToEnd(reader: LineReader, asm: EntryAssembler): AsyncGenerat
   for await (const lines of reader.readAvailable()) yield* toEntries(lines, asm);
 }
 
-/** Reads the file once, to its end (streamed; see LineReader). */
+/**
+ * Reads the file once, to the end it had when opened (streamed; see LineReader). Without that
+ * bound a reader slower than a fast writer would never finish, and `--tail=10` would return
+ * every line written while the response was being sent.
+ */
 export async function* readCriLog(path: string, opts: ReadCriLogOptions = {}): AsyncGenerator<CriLogEntry> {
   if (opts.signal?.aborted) throw abortError(opts.signal.reason);
   const reader = new LineReader(await openLog(path));
   try {
+    reader.end = (await reader.handle.stat()).size;
     const asm = new EntryAssembler(opts);
     for await (const e of readInitial(reader, asm, path, opts)) {
       if (opts.signal?.aborted) throw abortError(opts.signal.reason);

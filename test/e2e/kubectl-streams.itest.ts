@@ -2,7 +2,9 @@
 // and bridge), through API server → agent → containerd: exec exit codes and stdin that ends (over
 // WebSocket v5 and over SPDY), kubectl cp of 50 MiB both ways, attach, `kubectl run -it --rm` in a
 // tmux pane, port-forward to pod/deploy/svc with several ports and 20 parallel curls (WebSocket
-// tunnel and plain SPDY), and @kubernetes/client-node's Exec (stdin) and PortForward.
+// tunnel and plain SPDY), @kubernetes/client-node's Exec (stdin) and PortForward; and, in the
+// same lab, container logs (every kubectl logs option, rotation, -f across it, -p) and lifecycle
+// hooks (kubectl-logs-hooks.ts).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -18,6 +20,7 @@ import { requireRoot } from '@nodelet/lab-runtime/testing';
 import { pollUntil } from '@nodelet/base';
 import { freePort } from '@nodelet/base/testing';
 import { kubectl, type Kubectl } from './helpers.js';
+import { LOG_ROTATION, logsAndHooksTests } from './kubectl-logs-hooks.js';
 
 const BRIDGE = 'nle-strm';
 const MiB = 1024 * 1024;
@@ -72,7 +75,7 @@ function tmux(...args: string[]): Promise<string> {
 let skipReason: string | false = false;
 requireRoot({ skip: (m) => (skipReason = m ?? 'skipped') });
 
-describe('kubectl streams: exec, cp, attach, run -it, port-forward, client-node', { skip: skipReason }, () => {
+describe('kubectl streams: exec, cp, attach, run -it, port-forward, client-node, logs, hooks', { skip: skipReason }, () => {
   const stateDir = mkdtempSync(join(tmpdir(), 'nodelet-e2e-streams-'));
   const cacheDir = mkdtempSync(join(tmpdir(), 'nodelet-kubectl-cache-'));
   let lab: Parameters<typeof labUp>[0];
@@ -83,7 +86,7 @@ describe('kubectl streams: exec, cp, attach, run -it, port-forward, client-node'
 
   before(async () => {
     const [apiPort, regPort, nodePort, healthzPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
-    lab = { stateDir, apiPort, registry: `127.0.0.1:${regPort}`, clusterCidr: '10.239.0.0/16', bridge: BRIDGE, nodeName: 'strm-node', nodeApiPort: nodePort, healthzPort };
+    lab = { stateDir, apiPort, registry: `127.0.0.1:${regPort}`, clusterCidr: '10.239.0.0/16', bridge: BRIDGE, nodeName: 'strm-node', nodeApiPort: nodePort, healthzPort, agentConfig: LOG_ROTATION };
     up = await labUp(lab);
     k = kubectl(up.kubeconfig);
     run = kube(up.kubeconfig, cacheDir);
@@ -231,4 +234,6 @@ describe('kubectl streams: exec, cp, attach, run -it, port-forward, client-node'
       server.close();
     }
   });
+
+  logsAndHooksTests(() => ({ k, run, up, stateDir, children }));
 });

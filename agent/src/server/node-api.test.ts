@@ -196,3 +196,35 @@ test('node API: SPDY exec, attach and port-forward are spliced to the runtime; a
   assertStatus(await rawExchange(target, [get('/exec/default/p/c?command=sh', spdy).replace('Connection: close\r\n', '')]), 403, 'Forbidden');
   assertStatus(await rawExchange(target, [get('/portForward/default/nope', ['Upgrade: SPDY/3.1', 'Connection: Upgrade', 'X-Stream-Protocol-Version: portforward.k8s.io']).replace('Connection: close\r\n', '')]), 404, 'NotFound');
 });
+
+/** The body of a chunked reply and how many chunks carried it. */
+function chunks(raw: Buffer): { body: string; count: number } {
+  let pos = raw.indexOf('\r\n\r\n') + 4;
+  let body = '';
+  let count = 0;
+  for (;;) {
+    const nl = raw.indexOf('\r\n', pos);
+    const size = parseInt(raw.subarray(pos, nl).toString('latin1'), 16);
+    if (!(size > 0)) return { body, count };
+    body += raw.subarray(nl + 2, nl + 2 + size).toString('utf8');
+    count++;
+    pos = nl + 2 + size + 2;
+  }
+}
+
+test('node API: log lines read together are sent as one chunk, not one chunk per line', async (t) => {
+  const { target, logPath } = await start(t);
+  const lines = Array.from({ length: 3000 }, (_, i) => `line ${i}`);
+  await writeFile(logPath, lines.map((l) => `2024-01-01T00:00:00.000000000Z stdout F ${l}\n`).join(''));
+  const sock = tls.connect({ host: '127.0.0.1', port: target.port, rejectUnauthorized: false });
+  const parts: Buffer[] = [];
+  sock.on('data', (d: Buffer) => parts.push(d));
+  await new Promise((r) => sock.once('secureConnect', r));
+  sock.write(get('/containerLogs/default/p/c'));
+  await new Promise((r) => sock.once('end', r));
+  sock.destroy();
+  const { body, count } = chunks(Buffer.concat(parts));
+  assert.equal(body, lines.map((l) => `${l}\n`).join(''));
+  // ~25 KiB of lines, read in one 64 KiB read: a handful of chunks (was 3000).
+  assert.ok(count <= 5, `${count} chunks`);
+});

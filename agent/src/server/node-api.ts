@@ -130,6 +130,9 @@ function parts(pathname: string): string[] {
   return segs;
 }
 
+/** Log lines are sent in chunks of up to about this many characters (see serveLogs). */
+const LOG_BATCH_BYTES = 64 * 1024;
+
 async function serveLogs(o: NodeApiOptions, url: URL, res: http.ServerResponse, req: http.IncomingMessage): Promise<void> {
   const [, ns, pod, container] = parts(url.pathname);
   if (!ns || !pod || !container) return send(res, 400, 'expected /containerLogs/<namespace>/<pod>/<container>\n');
@@ -163,19 +166,41 @@ async function serveLogs(o: NodeApiOptions, url: URL, res: http.ServerResponse, 
   const entries = follow
     ? followCriLog(ref.logPath, { ...opts, isFinished: async () => !(await o.backend.isRunning(ref.id)) })
     : readCriLog(ref.logPath, opts);
+  // The lines of one read leave as one chunk, not one chunk (TLS record, API server proxy hop)
+  // per line, which made `kubectl logs -f` of a chatty container fall ever further behind.
+  // The batch goes when the reader waits (for the disk or the file to grow: the next tick) or
+  // at LOG_BATCH_BYTES; a full socket stops the reading until it drains.
+  let batch = '';
+  let scheduled = false;
+  const flushBatch = (): void => {
+    if (batch) res.write(batch);
+    batch = '';
+  };
   try {
     for await (const e of entries) {
       const line = formatCriLogEntry(e, { timestamps });
       if (written + Buffer.byteLength(line) > limit) {
+        flushBatch();
         res.write(Buffer.from(line).subarray(0, limit - written));
         break;
       }
       written += Buffer.byteLength(line);
-      if (!res.write(line)) await waitForDrain(res, ac.signal);
+      batch += line;
+      if (batch.length >= LOG_BATCH_BYTES || res.writableNeedDrain) {
+        flushBatch();
+        await waitForDrain(res, ac.signal);
+      } else if (!scheduled) {
+        scheduled = true;
+        process.nextTick(() => {
+          scheduled = false;
+          flushBatch();
+        });
+      }
     }
   } catch (err) {
     if (!ac.signal.aborted && (err as NodeJS.ErrnoException).code !== 'ENOENT') o.log.warn({ err: describeError(err) }, 'Container log read failed');
   }
+  flushBatch();
   res.end();
 }
 

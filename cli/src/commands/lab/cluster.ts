@@ -65,6 +65,12 @@ export interface LabOptions {
   /** Extra `nodelet server` flags (e.g. `--node-monitor-grace-period 20s` in tests). */
   serverArgs?: string[];
   /**
+   * Extra KubeletConfiguration fields for the agent's config file, written over the lab's own
+   * (e.g. `{ containerLogMaxSize: '1Mi', containerLogMonitorInterval: '1s' }` so tests see log
+   * rotation in seconds). The agent validates them at start like any config file.
+   */
+  agentConfig?: Record<string, unknown>;
+  /**
    * Where the agent looks for the real CNI plugins (`cniPluginDirs`); the agent's default when
    * unset. The soak puts its failpoint plugin first (docs/reliability.md).
    */
@@ -87,6 +93,7 @@ export function defaultLabOptions(o: Partial<LabOptions> = {}): LabOptions {
     imagesDir: o.imagesDir ?? DEFAULT_LAB_IMAGE_DIR,
     readyTimeoutMs: o.readyTimeoutMs ?? 120_000,
     serverArgs: o.serverArgs ?? [],
+    ...(o.agentConfig ? { agentConfig: o.agentConfig } : {}),
     proxyMode: o.proxyMode,
     cniPluginDirs: o.cniPluginDirs,
     ...(o.nodeNetwork ? { nodeNetwork: o.nodeNetwork } : {}),
@@ -233,6 +240,7 @@ export async function startLabAgent(o: LabOptions, adminKubeconfig: string, admi
     proxy: { mode: o.proxyMode ?? 'nftables', clusterCIDR: o.clusterCidr },
     // Nothing routes off the node network, so a namespaced node has no upstream resolvers.
     ...(o.netns ? { resolvConf: '' } : {}),
+    ...o.agentConfig,
   }), { mode: 0o600 });
 
   if ((await runningPid(p.agentProc, marker)) === undefined) {
