@@ -7,8 +7,9 @@
  *   The node was low on resource: memory. Threshold quantity: 100Mi, available: 81236Ki.
  *   Container web was using 1204Ki, request is 0, has larger consumption of memory.
  */
-import { canonicalQuantity, formatQuantity, rfc3339, type Pod, type PodCondition, type PodStatus } from '@nodelet/api';
+import { canonicalQuantity, formatQuantity, type Pod, type PodStatus } from '@nodelet/api';
 import type { PodStatusFn } from '../podworkers/pod-worker.js';
+import { markDisruptedByKubelet } from '../status/disruption-target.js';
 import { parseQuantity } from '../util/quantity.js';
 import type { ContainerStats } from '../stats/types.js';
 import type { PodStatsFn } from './ranking.js';
@@ -62,20 +63,5 @@ export function evictionMessage(pod: Pod, threshold: Threshold, observation: Obs
 
 /** The status edit of an evicted pod (kubelet evictPod's killPodFunc callback). */
 export function evictedStatus(message: string, now: () => number): PodStatusFn {
-  return (status: PodStatus) => {
-    status.phase = 'Failed';
-    status.reason = EVICTED_REASON;
-    status.message = message;
-    const conditions = status.conditions ?? [];
-    const old = conditions.find((c) => c.type === 'DisruptionTarget');
-    const cond: PodCondition = {
-      type: 'DisruptionTarget',
-      status: 'True',
-      reason: 'TerminationByKubelet',
-      message,
-      lastProbeTime: null,
-      lastTransitionTime: old?.status === 'True' && old.lastTransitionTime ? old.lastTransitionTime : rfc3339(now()),
-    };
-    status.conditions = [...conditions.filter((c) => c.type !== 'DisruptionTarget'), cond];
-  };
+  return (status: PodStatus) => markDisruptedByKubelet(status, { reason: EVICTED_REASON, message, now: now() });
 }

@@ -7,9 +7,10 @@
  *   shutdownGracePeriod = 30s, shutdownGracePeriodCriticalPods = 10s
  *   t=0 ──── regular pods (grace ≤ 20s) ────▶ t≤20 ── critical pods (grace ≤ 10s) ──▶ t≤30 → release lock
  */
-import { rfc3339, type Pod, type PodCondition, type PodStatus } from '@nodelet/api';
+import type { Pod, PodStatus } from '@nodelet/api';
 import type { Clock, Logger } from '@nodelet/base';
 import type { PodStatusFn } from '../podworkers/pod-worker.js';
+import { markDisruptedByKubelet } from '../status/disruption-target.js';
 
 /** kubelet's nodeShutdownReason / nodeShutdownMessage: clients (Job pod failure policies) match on them. */
 export const NODE_SHUTDOWN_REASON = 'Terminated';
@@ -51,22 +52,7 @@ export function podGracePeriodS(pod: Pod, groupS: number): number {
 
 /** Failed (unless it already succeeded), reason Terminated, and the DisruptionTarget condition. */
 export function nodeShutdownStatus(now: () => number): PodStatusFn {
-  return (status: PodStatus) => {
-    if (status.phase !== 'Succeeded') status.phase = 'Failed';
-    status.reason = NODE_SHUTDOWN_REASON;
-    status.message = NODE_SHUTDOWN_MESSAGE;
-    const conditions = status.conditions ?? [];
-    const old = conditions.find((c) => c.type === 'DisruptionTarget');
-    const cond: PodCondition = {
-      type: 'DisruptionTarget',
-      status: 'True',
-      reason: 'TerminationByKubelet',
-      message: NODE_SHUTDOWN_MESSAGE,
-      lastProbeTime: null,
-      lastTransitionTime: old?.status === 'True' && old.lastTransitionTime ? old.lastTransitionTime : rfc3339(now()),
-    };
-    status.conditions = [...conditions.filter((c) => c.type !== 'DisruptionTarget'), cond];
-  };
+  return (status: PodStatus) => markDisruptedByKubelet(status, { reason: NODE_SHUTDOWN_REASON, message: NODE_SHUTDOWN_MESSAGE, now: now(), keepSucceeded: true });
 }
 
 export interface StopPodsOptions {
