@@ -51,6 +51,11 @@ export class Backoff {
     this.#entries.delete(key);
   }
 
+  /** Drops every key that starts with `prefix` (the entries of a pod that is gone). */
+  forgetPrefix(prefix: string): void {
+    for (const k of this.#entries.keys()) if (k.startsWith(prefix)) this.#entries.delete(k);
+  }
+
   #expired(e: { lastFailure: number }, now: number): boolean {
     const resetAfter = this.#opts.resetAfterMs ?? this.#opts.maxMs * 2;
     return now - e.lastFailure > resetAfter;

@@ -1,7 +1,12 @@
 /**
- * Ensures a container's image is present, honouring `imagePullPolicy`, with a per-image pull backoff
- * (kubelet images/image_manager.go: 10 s doubling to 300 s) and a bound on concurrent pulls
- * (`serializeImagePulls` / `maxParallelImagePulls`; the event loop and the registry are shared).
+ * Ensures a container's image is present, honouring `imagePullPolicy`, with a pull backoff per pod
+ * and image (kubelet images/image_manager.go: 10 s doubling to 300 s) and a bound on concurrent
+ * pulls (`serializeImagePulls` / `maxParallelImagePulls`; the event loop and the registry are shared).
+ *
+ * The backoff is keyed by pod UID and image, as kubelet keys it, not by image alone: pods that
+ * queued behind one another for the same image while the registry was away would each count a
+ * failure against one shared entry, and five of them in a row pushed every pod of that image to a
+ * 160 s wait (found by the soak, docs/reliability.md).
  *
  * Errors carry the kubelet's waiting reasons through codes:
  *   ERR_IMAGE_PULL_BACKOFF   → "ImagePullBackOff" (still inside the backoff window; no pull made)
@@ -46,10 +51,11 @@ export class ImageManager {
     this.#pulls = new Semaphore(o.maxParallelPulls);
   }
 
-  /** Returns the image reference (ID) to create the container with. */
-  async ensureImage(c: Container, events: ImageEvents, signal: AbortSignal): Promise<string> {
+  /** Returns the image reference (ID) to create container `c` of pod `podUid` with. */
+  async ensureImage(podUid: string, c: Container, events: ImageEvents, signal: AbortSignal): Promise<string> {
     const image = c.image;
     if (!image) throw new AgentError('ERR_INVALID_ARGUMENT', `container "${c.name}" has no image`);
+    const key = `${podUid}_${image}`;
     const policy = effectivePullPolicy(c);
     if (policy !== 'Always') {
       const present = await this.#status(image, signal);
@@ -60,7 +66,7 @@ export class ImageManager {
         throw new AgentError('ERR_FAILED_PRECONDITION', msg);
       }
     }
-    if (this.#backoff.isInBackoff(image)) {
+    if (this.#backoff.isInBackoff(key)) {
       const msg = `Back-off pulling image "${image}"`;
       throw new AgentError('ERR_IMAGE_PULL_BACKOFF', msg);
     }
@@ -70,17 +76,22 @@ export class ImageManager {
       const res = await this.#pulls.use(() =>
         this.#o.images.pullImage({ image: { image } }, { signal, timeoutMs: this.#o.pullTimeoutMs }),
       );
-      this.#backoff.reset(image);
+      this.#backoff.reset(key);
       const took = ((this.#o.clock.monotonic() - started) / 1000).toFixed(3);
       events.pulled(image, `Successfully pulled image "${image}" in ${took}s`);
       return (await this.#status(image, signal)) ?? res.imageRef;
     } catch (err) {
       if (signal.aborted) throw err;
-      this.#backoff.next(image);
+      this.#backoff.next(key);
       const msg = `Failed to pull image "${image}": ${describeError(err)}`;
       events.failed(image, 'Failed', msg);
       throw new AgentError('ERR_UNAVAILABLE', msg, { cause: err, retryable: true });
     }
+  }
+
+  /** Drops the pull backoff of a pod that is gone. */
+  forget(podUid: string): void {
+    this.#backoff.forgetPrefix(`${podUid}_`);
   }
 
   /** The image ID when present, else undefined. */

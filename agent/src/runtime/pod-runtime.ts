@@ -138,6 +138,7 @@ export class PodRuntime {
     this.#preStopped.delete(uid);
     this.#volumesReady.delete(uid);
     this.#restarts.forgetPrefix(`${uid}/`);
+    this.#o.images.forget(uid);
   }
 
   /**
@@ -264,7 +265,7 @@ export class PodRuntime {
 
     let imageRef: string;
     try {
-      imageRef = await this.#o.images.ensureImage(c, this.#imageEvents(pod, fieldPath), signal);
+      imageRef = await this.#o.images.ensureImage(uid, c, this.#imageEvents(pod, fieldPath), signal);
     } catch (err) {
       if (signal.aborted) throw err;
       const reason = hasCode(err, 'ERR_IMAGE_PULL_BACKOFF') ? 'ImagePullBackOff' : hasCode(err, 'ERR_FAILED_PRECONDITION') ? 'ErrImageNeverPull' : 'ErrImagePull';
