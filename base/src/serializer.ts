@@ -32,8 +32,13 @@ export class Semaphore {
     this.#available = permits;
   }
 
-  async use<T>(task: () => Promise<T>): Promise<T> {
-    await this.#acquire();
+  /**
+   * Runs `task` once a permit is free. An abort of `signal` while waiting leaves the queue at once
+   * and rejects with the abort reason (a deleted pod must not wait for every pull ahead of it);
+   * once the task runs, the signal is the task's own business.
+   */
+  async use<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    await this.#acquire(signal);
     try {
       return await task();
     } finally {
@@ -41,12 +46,25 @@ export class Semaphore {
     }
   }
 
-  #acquire(): Promise<void> {
+  #acquire(signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted();
     if (this.#available > 0) {
       this.#available--;
       return Promise.resolve();
     }
-    return new Promise((resolve) => this.#waiters.push(resolve));
+    return new Promise((resolve, reject) => {
+      const waiter = (): void => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      const onAbort = (): void => {
+        const i = this.#waiters.indexOf(waiter);
+        if (i >= 0) this.#waiters.splice(i, 1);
+        reject(signal!.reason);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#waiters.push(waiter);
+    });
   }
 
   #release(): void {

@@ -73,9 +73,9 @@ export class ImageManager {
     events.pulling(image);
     const started = this.#o.clock.monotonic();
     try {
-      const res = await this.#pulls.use(() =>
-        this.#o.images.pullImage({ image: { image } }, { signal, timeoutMs: this.#o.pullTimeoutMs }),
-      );
+      // Queued behind other pulls (serializeImagePulls) until a permit is free or the pod goes.
+      const pull = () => this.#o.images.pullImage({ image: { image } }, { signal, timeoutMs: this.#o.pullTimeoutMs });
+      const res = await this.#pulls.use(pull, signal);
       this.#backoff.reset(key);
       const took = ((this.#o.clock.monotonic() - started) / 1000).toFixed(3);
       events.pulled(image, `Successfully pulled image "${image}" in ${took}s`);
