@@ -15,16 +15,13 @@ type Outcome = { ok: true; value: unknown } | { ok: false; err: unknown };
 const MAX_BATCH = 256;
 
 /**
- * Group commit: writes submitted in the same turn of the event loop share one IMMEDIATE
- * transaction, so one fsync (synchronous = FULL) acknowledges all of them. The flush runs in the
- * loop's check phase (setImmediate), after every request whose bytes arrived in the same poll:
- * a microtask would run right after the first request's handler and commit it alone, so under
- * load every write paid its own fsync, on the event loop. Each write runs in its own savepoint, so
+ * Group commit: writes submitted in the same tick share one IMMEDIATE transaction, so one
+ * fsync (synchronous = FULL) acknowledges all of them. Each write runs in its own savepoint, so
  * a failed compare-and-swap rolls back only that write. Writes apply in submission order, and
  * none resolves before the commit that holds it is durable; if the commit fails, all of its
  * writes reject.
  *
- *   submit() ─queue─▶ setImmediate: BEGIN IMMEDIATE · SAVEPOINT w1 … SAVEPOINT wN · COMMIT (fsync) ─▶ resolve all
+ *   submit() ─queue─▶ microtask: BEGIN IMMEDIATE · SAVEPOINT w1 … SAVEPOINT wN · COMMIT (fsync) ─▶ resolve all
  */
 export class GroupCommitter {
   #pending: PendingWrite[] = [];
@@ -40,7 +37,7 @@ export class GroupCommitter {
     if (this.#closed) return Promise.reject(new AgentError('ERR_UNAVAILABLE', 'storage is closed'));
     return new Promise<T>((resolve, reject) => {
       this.#pending.push({ what, fn, resolve: resolve as (v: unknown) => void, reject });
-      if (this.#pending.length === 1) setImmediate(() => this.#flush());
+      if (this.#pending.length === 1) queueMicrotask(() => this.#flush());
     });
   }
 
