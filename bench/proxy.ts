@@ -57,6 +57,12 @@ const ipOf = (i: number): string => `10.96.${Math.floor(i / 250) + 1}.${(i % 250
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 const net = new NetnsNode();
+// Ctrl-C or a timeout's SIGTERM must not leave the namespaces behind (the finally below never runs).
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(sig, () => {
+    void net.destroy().finally(() => process.exit(130));
+  });
+}
 let server: InMemoryApiServer | undefined;
 let proxy: ServiceProxy | undefined;
 const syncWaiters: Array<(i: SyncInfo) => void> = [];

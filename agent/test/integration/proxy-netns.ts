@@ -26,8 +26,40 @@ function sh(args: string[], opts: { allowFail?: boolean } = {}): string {
   return r.stdout;
 }
 
+const NS_NAME = /^npx-(?:node|ext|p\d+)-(\d+)$/;
+
+/**
+ * A run killed before its cleanup (SIGKILL, a timeout, Ctrl-C of a bench) leaves its namespaces,
+ * and with them their veths and bridge. Each name ends with the PID of the run that made it, so the
+ * namespaces of runs whose process is gone are removed here; a live run's are left alone.
+ */
+function sweepDeadRuns(): void {
+  for (const line of sh(['ip', 'netns', 'list'], { allowFail: true }).split('\n')) {
+    const name = line.split(' ')[0] ?? '';
+    const m = NS_NAME.exec(name);
+    if (!m || pidAlive(Number(m[1]))) continue;
+    for (const pid of sh(['ip', 'netns', 'pids', name], { allowFail: true }).split('\n').filter(Boolean)) {
+      try {
+        process.kill(Number(pid), 'SIGKILL');
+      } catch {
+        // Already gone between the listing and the kill.
+      }
+    }
+    sh(['ip', 'netns', 'del', name], { allowFail: true });
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 export class NetnsNode {
-  readonly id = `${process.pid % 100000}`;
+  readonly id = `${process.pid}`;
   readonly node = `npx-node-${this.id}`;
   readonly ext = `npx-ext-${this.id}`;
   readonly nodeIP = '192.168.77.1';
@@ -35,8 +67,9 @@ export class NetnsNode {
   readonly #namespaces: string[] = [];
   readonly #procs = new Map<string, ChildProcess>();
 
-  /** Creates the node and the external host. */
+  /** Creates the node and the external host (after removing what killed runs left). */
   setup(): void {
+    sweepDeadRuns();
     for (const ns of [this.node, this.ext]) this.#addNs(ns);
     const n = ['ip', 'netns', 'exec', this.node];
     sh([...n, 'ip', 'link', 'add', 'br0', 'type', 'bridge']);

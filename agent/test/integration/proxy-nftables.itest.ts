@@ -46,10 +46,13 @@ before(async () => {
 
 after(async () => {
   if (skip) return;
-  await proxy?.close();
-  api?.close();
-  await server?.close();
-  await net?.destroy();
+  try {
+    await proxy?.close();
+    api?.close();
+    await server?.close();
+  } finally {
+    await net?.destroy(); // the namespaces go even when a close fails
+  }
 });
 
 /** A sample's value from the proxy's metrics (histogram `_count`s, counters). */
