@@ -1,8 +1,7 @@
 /** Shared helpers of the e2e suites: the real kubectl, free ports, polling with a deadline. */
 import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { join } from 'node:path';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { request } from 'node:http';
 
 export interface Kubectl {
@@ -11,9 +10,13 @@ export interface Kubectl {
   try(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
 }
 
-/** The real /usr/bin/kubectl against `kubeconfig`, with a private discovery cache. */
+/**
+ * The real /usr/bin/kubectl against `kubeconfig`, with a private discovery cache beside the
+ * kubeconfig (inside the lab's state dir, so it goes when the test removes the lab).
+ */
 export function kubectl(kubeconfig: string): Kubectl {
-  const cache = mkdtempSync(join(tmpdir(), 'nodelet-kubectl-cache-'));
+  const cache = join(dirname(kubeconfig), 'kubectl-cache');
+  mkdirSync(cache, { recursive: true, mode: 0o700 });
   const run = (args: string[]) =>
     new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
       execFile('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', cache, ...args], { timeout: 180_000, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
@@ -28,8 +31,6 @@ export function kubectl(kubeconfig: string): Kubectl {
   k.try = (...args: string[]) => run(args);
   return k;
 }
-
-
 
 /** One HTTP GET (status code), or undefined when nothing answers. */
 export function httpStatus(host: string, port: number, timeoutMs = 3_000): Promise<number | undefined> {
