@@ -5,33 +5,20 @@
 // other node) — checked on a watch of the pods for the whole drain.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify as toYaml } from 'yaml';
-import { labAddNode, labDown, labRemoveNode, labUp } from '@nodelet/cli';
+import type { LabUpResult } from '@nodelet/cli';
 import { requireRoot } from '@nodelet/lab-runtime/testing';
 import { ApiClient, PODS, loadKubeconfig, type Pod } from '@nodelet/api';
 import { pollUntil } from '@nodelet/base';
-import { freePort } from '@nodelet/base/testing';
 import { kubectl, type Kubectl } from './helpers.js';
+import { startTwoNodeLab, type TwoNodeLab } from './two-node-lab.js';
 
 const CLUSTER_CIDR = '10.226.0.0/16';
 const NODE1 = 'dr-node-1';
 const NODE2 = 'dr-node-2';
 
-/** Lazily unmounts whatever is still mounted under `dir` (a failed test may leave pod volumes). */
-function unmountUnder(dir: string): void {
-  const mounts = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').map((l) => l.split(' ')[4] ?? '').filter((m) => m.startsWith(`${dir}/`));
-  for (const m of mounts.sort((a, b) => b.length - a.length)) {
-    try {
-      execFileSync('umount', ['-l', m]);
-    } catch {
-      // Already gone.
-    }
-  }
-}
 
 const isReady = (p: Pod): boolean => !!p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
 
@@ -42,13 +29,12 @@ const skip = ((): string | undefined => {
 })();
 
 describe('kubectl drain with a PodDisruptionBudget on a two-node lab', { skip }, () => {
-  const dir1 = mkdtempSync(join(tmpdir(), 'nodelet-e2e-dr-1-'));
-  const dir2 = mkdtempSync(join(tmpdir(), 'nodelet-e2e-dr-2-'));
+  let dir1 = '';
+  let cluster: TwoNodeLab | undefined;
+  let up: LabUpResult;
   let k: Kubectl;
   let api: ApiClient;
   let busybox = '';
-  let lab: Parameters<typeof labUp>[0];
-  let node2: Parameters<typeof labAddNode>[0];
   const manifest = (name: string, objects: unknown[]): string => {
     const f = join(dir1, `${name}.yaml`);
     writeFileSync(f, objects.map((o) => toYaml(o)).join('---\n'));
@@ -57,12 +43,8 @@ describe('kubectl drain with a PodDisruptionBudget on a two-node lab', { skip },
   const pods = async (selector: string): Promise<Pod[]> => (await api.resource(PODS, 'default').list({ labelSelector: selector })).items;
 
   before(async () => {
-    const [apiPort, regPort, api1, hz1, api2, hz2] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort(), freePort()]);
-    const registry = `127.0.0.1:${regPort}`;
-    lab = { stateDir: dir1, apiPort, registry, clusterCidr: CLUSTER_CIDR, bridge: 'nle-dr0', nodeName: NODE1, nodeApiPort: api1, healthzPort: hz1 };
-    node2 = { stateDir: dir2, adminKubeconfig: join(dir1, 'server', 'admin.kubeconfig'), registry, nodeName: NODE2, bridge: 'nle-dr1', nodeApiPort: api2, healthzPort: hz2 };
-    const up = await labUp(lab);
-    await labAddNode(node2);
+    cluster = await startTwoNodeLab({ tag: 'dr', clusterCidr: CLUSTER_CIDR, nodeNames: [NODE1, NODE2] });
+    ({ up, dir1 } = cluster);
     busybox = up.images.busybox;
     k = kubectl(up.kubeconfig);
     api = new ApiClient({ ...(await loadKubeconfig(up.kubeconfig)), timeoutMs: 30_000 });
@@ -70,20 +52,7 @@ describe('kubectl drain with a PodDisruptionBudget on a two-node lab', { skip },
 
   after(async () => {
     api?.close();
-    const steps: Array<[string, () => Promise<unknown> | unknown]> = [
-      ['node 2', async () => (await labRemoveNode(node2, { keepState: true })).problems],
-      ['node 2 state', () => (unmountUnder(dir2), rmSync(dir2, { recursive: true, force: true }))],
-      ['node 1', async () => (await labDown({ ...lab, keepState: true })).problems],
-      ['node 1 state', () => (unmountUnder(dir1), rmSync(dir1, { recursive: true, force: true }))],
-    ];
-    for (const [what, step] of steps) {
-      try {
-        const problems = await step();
-        if (Array.isArray(problems) && problems.length) console.error(`${what} cleanup: ${problems.join('; ')}`);
-      } catch (err) {
-        console.error(`${what} cleanup failed: ${String(err)}`);
-      }
-    }
+    await cluster?.teardown();
   });
 
   it('drain evicts one pod at a time under a minAvailable 2 budget; DaemonSet and emptyDir pods need their flags', async () => {

@@ -4,18 +4,17 @@
 // with a rolling update, and a StatefulSet on local-path volumes that keeps its data.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { stringify as toYaml } from 'yaml';
-import { labAddNode, labDown, labPaths, labRemoveNode, labUp } from '@nodelet/cli';
+import { labPaths, type LabUpResult } from '@nodelet/cli';
 import { startControllerManager } from '@nodelet/control-plane';
 import { requireRoot } from '@nodelet/lab-runtime/testing';
 import { ApiClient, loadKubeconfig } from '@nodelet/api';
 import { BaseClock, noopLogger, pollUntil } from '@nodelet/base';
 import { kubectl, type Kubectl } from './helpers.js';
-import { freePort } from '@nodelet/base/testing';
+import { startTwoNodeLab, type TwoNodeLab } from './two-node-lab.js';
 
 const CLUSTER_CIDR = '10.241.0.0/16';
 
@@ -39,17 +38,6 @@ class FastClock extends BaseClock {
   }
 }
 
-/** Lazily unmounts whatever is still mounted under `dir` (a failed test may leave pod volumes). */
-function unmountUnder(dir: string): void {
-  const mounts = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').map((l) => l.split(' ')[4] ?? '').filter((m) => m.startsWith(`${dir}/`));
-  for (const m of mounts.sort((a, b) => b.length - a.length)) {
-    try {
-      execFileSync('umount', ['-l', m]);
-    } catch {
-      // Already gone.
-    }
-  }
-}
 
 interface PodRow {
   name: string;
@@ -71,13 +59,13 @@ const skip = ((): string | undefined => {
 })();
 
 describe('workloads on a two-node lab with the real kubectl', { skip }, () => {
-  const dir1 = mkdtempSync(join(tmpdir(), 'nodelet-e2e-wl-1-'));
-  const dir2 = mkdtempSync(join(tmpdir(), 'nodelet-e2e-wl-2-'));
+  let dir1 = '';
+  let dir2 = '';
+  let cluster: TwoNodeLab | undefined;
+  let up: LabUpResult;
   let k: Kubectl;
   let busybox = '';
   let kubeconfig = '';
-  let lab: Parameters<typeof labUp>[0];
-  let node2: Parameters<typeof labAddNode>[0];
   const manifest = (name: string, objects: unknown[]): string => {
     const f = join(dir1, `${name}.yaml`);
     writeFileSync(f, objects.map((o) => toYaml(o)).join('---\n'));
@@ -93,35 +81,15 @@ describe('workloads on a two-node lab with the real kubectl', { skip }, () => {
   };
 
   before(async () => {
-    const [apiPort, regPort, api1, hz1, api2, hz2] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort(), freePort()]);
-    const registry = `127.0.0.1:${regPort}`;
-    // The server runs every controller but the CronJob one: the test runs that with a fast clock.
-    lab = { stateDir: dir1, apiPort, registry, clusterCidr: CLUSTER_CIDR, bridge: 'nle-wl0', nodeName: 'wl-node-1', nodeApiPort: api1, healthzPort: hz1, serverArgs: ['--controllers', '*,-cronjob'] };
-    node2 = { stateDir: dir2, adminKubeconfig: join(dir1, 'server', 'admin.kubeconfig'), registry, nodeName: 'wl-node-2', bridge: 'nle-wl1', nodeApiPort: api2, healthzPort: hz2 };
-    const up = await labUp(lab);
-    await labAddNode(node2);
+    cluster = await startTwoNodeLab({ tag: 'wl', clusterCidr: CLUSTER_CIDR, nodeNames: ['wl-node-1', 'wl-node-2'], serverArgs: ['--controllers', '*,-cronjob'] });
+    ({ up, dir1, dir2 } = cluster);
     kubeconfig = up.kubeconfig;
     busybox = up.images.busybox;
     k = kubectl(up.kubeconfig);
   });
 
-  // Node 2 first (its agent still serves CNI DEL for its sandboxes), then node 1 and the server.
-  // State is kept until whatever pod volumes are still mounted under it are unmounted.
   after(async () => {
-    const steps: Array<[string, () => Promise<unknown> | unknown]> = [
-      ['node 2', async () => (await labRemoveNode(node2, { keepState: true })).problems],
-      ['node 2 state', () => (unmountUnder(dir2), rmSync(dir2, { recursive: true, force: true }))],
-      ['node 1', async () => (await labDown({ ...lab, keepState: true })).problems],
-      ['node 1 state', () => (unmountUnder(dir1), rmSync(dir1, { recursive: true, force: true }))],
-    ];
-    for (const [what, step] of steps) {
-      try {
-        const problems = await step();
-        if (Array.isArray(problems) && problems.length) console.error(`${what} cleanup: ${problems.join('; ')}`);
-      } catch (err) {
-        console.error(`${what} cleanup failed: ${String(err)}`);
-      }
-    }
+    await cluster?.teardown();
   });
 
   const job = (name: string, spec: Record<string, unknown>, command: string[]) => ({
