@@ -202,7 +202,8 @@ test('many Services, then one EndpointSlice change: live after a partial transac
     return x?.body?.startsWith('p3 ') ? x : undefined;
   }, { timeoutMs: 10_000, intervalMs: 50 });
   assert.match(r.body!, /^p3 /);
-  assert.ok((await count('kubeproxy_sync_partial_proxy_rules_duration_seconds_count')) > p0, 'a partial sync ran');
+  // The rule is live as soon as nft -f returns; the sync records its duration just after.
+  await pollUntil('the partial sync recorded', async () => (await count('kubeproxy_sync_partial_proxy_rules_duration_seconds_count')) > p0, { timeoutMs: 5_000, intervalMs: 20 });
   assert.equal(await count('kubeproxy_sync_full_proxy_rules_duration_seconds_count'), f0, 'and no full one');
 });
 
