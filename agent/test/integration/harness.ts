@@ -20,7 +20,7 @@ import { noopLogger, pollUntil, type Logger } from '@nodelet/base';
 import { readFile } from 'node:fs/promises';
 import { ApiClient, loadKubeconfig, PODS, requestNodeCredential, writeCredential, writeKubeconfig, type Pod } from '@nodelet/api';
 import { issueCertificate, loadCa, startControlPlane, type ControlPlane, type ControlPlaneOptions } from '@nodelet/control-plane';
-import { startTestRuntime, type TestRuntime } from '@nodelet/lab-runtime/testing';
+import { startTestRuntime, unmountUnder, type TestRuntime } from '@nodelet/lab-runtime/testing';
 import { Agent } from '../../src/agent.js';
 import { resolveConfig, type KubeletConfigurationFile } from '../../src/config/config.js';
 import type { ShutdownInhibitor } from '@nodelet/systemd';
@@ -119,6 +119,9 @@ export async function startHarness(name: string, file: KubeletConfigurationFile 
     cleanups.push(() => rt!.stop());
     cleanups.push(async () => {
       if (existsSync(`/sys/class/net/${BRIDGE}`)) spawnSync('ip', ['link', 'del', BRIDGE]);
+      // A pod deleted just before the agent closed may still have its volumes mounted (the agent's
+      // orphan cleanup had no turn yet); rm would stop at the mount and leave it behind.
+      await unmountUnder(dir);
       await rm(dir, { recursive: true, force: true });
     });
     const asNode = opts.asNode;

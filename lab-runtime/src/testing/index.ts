@@ -20,6 +20,9 @@ import { renderBridgeConflist } from '../containerd-config.js';
 import { findProcesses, parentPid, run } from '../procs.js';
 import { sweepRuntime } from '../sweep.js';
 
+/** Tests remove their temp dirs after unmounting what is left under them (pod volumes). */
+export { unmountUnder } from '../sweep.js';
+
 export interface TestRuntime {
   /** `unix:///tmp/…/containerd.sock` */
   endpoint: string;
