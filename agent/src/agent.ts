@@ -3,7 +3,8 @@
  * logic of its own; what each part does is in its folder (docs/agent.md, "What it does").
  *
  *   start():  pod dirs → CRI handshake → CNI service → shared informers → cluster DNS → service
- *             proxy → PLEG, node reporter, runtime, status, prober, pod configuration, pod workers
+ *             proxy → PLEG, node reporter, runtime, status, prober, pod configuration, admission,
+ *             pod workers
  *             → first relist (the recovery view) → node API → loops (PLEG, status, events, node
  *             status, lease, pod configuration, housekeeping, log rotation, resource stats,
  *             eviction, credentials, node shutdown)
@@ -17,7 +18,7 @@
 import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describeError, systemClock, type Clock, type Logger } from '@nodelet/base';
-import type { ApiClient } from '@nodelet/api';
+import type { ApiClient, Pod } from '@nodelet/api';
 import { connectCriClient, type CriClient } from '@nodelet/cri-client';
 import { installNodeletCni, startCniService, type CniService } from '@nodelet/cni';
 import { logindInhibitor, type ShutdownInhibitor } from '@nodelet/systemd';
@@ -26,6 +27,10 @@ import { nodeCredentialRotation, servingCertificate, type NodeCertificatesOption
 import type { NodeCredentialManager } from './certificates/node-credential-manager.js';
 import type { ServingCertManager } from './certificates/serving-cert-manager.js';
 import { podDnsConfigurer, startClusterDns, type NodeDns } from './dns/index.js';
+import { admitPod, type PodAdmitResult } from './admission/admit.js';
+import { pressureAdmitHandler } from './admission/pressure.js';
+import { resourceFitAdmitHandler } from './admission/resource-fit.js';
+import { shutdownAdmitHandler } from './admission/shutdown.js';
 import { EvictionManager } from './eviction/eviction-manager.js';
 import { gcPasses } from './housekeeping/gc.js';
 import { Housekeeping } from './housekeeping/housekeeping.js';
@@ -293,7 +298,21 @@ export class Agent {
       onPodStarted: (_p, s) => this.metrics.podStartDuration.observe(s),
       prober,
     });
-    const workers = (this.workers = new PodWorkers({ syncer: lifecycle, cache: pleg, clock, log: child('podworkers'), resyncMs: c.syncFrequencyMs, signal }));
+    const admission = [
+      pressureAdmitHandler(() => this.eviction?.conditions() ?? new Set()),
+      shutdownAdmitHandler(() => this.shutdown?.shuttingDown ?? false),
+      resourceFitAdmitHandler(() => node.node?.status?.allocatable ?? undefined),
+    ];
+    const admitLog = child('admission');
+    const admit = (pod: Pod, admitted: readonly Pod[]): PodAdmitResult => {
+      const r = admitPod(admission, pod, admitted);
+      if (!r.admit) {
+        admitLog.info({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUID: pod.metadata.uid, reason: r.reason, message: r.message }, 'Pod rejected');
+        events.event(pod, 'Warning', r.reason, r.message);
+      }
+      return r;
+    };
+    const workers = (this.workers = new PodWorkers({ syncer: lifecycle, cache: pleg, clock, log: child('podworkers'), resyncMs: c.syncFrequencyMs, signal, admit }));
     const shutdownLog = child('nodeshutdown');
     this.shutdown = new NodeShutdownManager({
       inhibitor: this.#o.inhibitor ?? logindInhibitor({ log: shutdownLog }),

@@ -132,3 +132,41 @@ test('pod worker: kill stops a pod that stays in the API, with the capped grace 
   stop.abort();
   await workers.drain();
 });
+
+test('pod workers: a pod the admission refuses never syncs; it fails at once with the reason, and admitted pods are what the handler sees', async (t) => {
+  const stop = new AbortController();
+  t.after(() => stop.abort());
+  const statuses: Array<{ phase?: string; reason?: string; message?: string }> = [];
+  const { calls, syncer } = recorder({
+    syncTerminatedPod: async (_s, p, deleted, fn) => {
+      const st = { phase: 'Pending' as const, conditions: [] };
+      fn?.(st);
+      statuses.push(st);
+      calls.push(`terminated ${p.metadata.uid} ${deleted}`);
+    },
+  });
+  const seen: string[][] = [];
+  const admit = (p: Pod, admitted: readonly Pod[]) => {
+    seen.push(admitted.map((a) => a.metadata.uid!));
+    return p.metadata.uid === 'no' ? { admit: false as const, reason: 'OutOfcpu', message: 'too big' } : { admit: true as const };
+  };
+  const withSandbox = { ...cache, get: (uid: string) => ({ ...emptyObservedPod(uid), sandboxes: uid === 'running' ? [{ id: 's', attempt: 0, ready: true, createdAt: 1, ips: [] }] : [] }) } as never;
+  const workers = new PodWorkers({ syncer, cache: withSandbox, clock: new FakeClock(), log: noopLogger, resyncMs: 60_000, signal: stop.signal, admit });
+  workers.update({ pod: pod('1', { uid: 'yes' }) });
+  await pollUntil('first pod synced', () => calls.includes('sync 1'), { timeoutMs: 2000, intervalMs: 0 });
+  workers.update({ pod: pod('1', { uid: 'no' }) });
+  await pollUntil('refused pod finished', () => workers.phase('no') === 'finished', { timeoutMs: 2000, intervalMs: 0 });
+  assert.deepEqual(calls, ['sync 1', 'terminating 0', 'terminated no false']);
+  assert.deepEqual(statuses, [{ phase: 'Failed', reason: 'OutOfcpu', message: 'Pod was rejected: too big', conditions: [] }]);
+  assert.deepEqual(seen, [[], ['yes']], 'the first pod was judged against none, the second against the first');
+  // Later updates of the refused pod do not start it; its deletion cleans it up.
+  workers.update({ pod: pod('2', { uid: 'no' }) });
+  assert.equal(workers.phase('no'), 'finished');
+  // Not judged: a pod whose sandbox the runtime already has (admitted before a restart), a finished one, a deleted one.
+  workers.update({ pod: pod('1', { uid: 'running' }) });
+  workers.update({ pod: { ...pod('1', { uid: 'done' }), status: { phase: 'Succeeded' } } });
+  workers.update({ pod: pod('1', { uid: 'gone', deletionTimestamp: 'x' }), terminationRequested: true });
+  assert.equal(seen.length, 2);
+  stop.abort();
+  await workers.drain();
+});

@@ -5,6 +5,7 @@
  */
 import type { Clock, Logger } from '@nodelet/base';
 import type { Pod } from '@nodelet/api';
+import { rejectedStatus, type PodAdmitResult } from '../admission/admit.js';
 import { PodWorker, type PodCache, type PodStatusFn, type PodSyncer, type PodUpdate, type WorkerPhase } from './pod-worker.js';
 
 export interface PodWorkersOptions {
@@ -15,6 +16,11 @@ export interface PodWorkersOptions {
   resyncMs: number;
   random?: () => number;
   signal: AbortSignal;
+  /**
+   * Judges a pod new to the node against the pods it already runs (admission/admit.ts). A refused
+   * pod gets a worker that terminates it at once with a Failed status of the refusal's reason.
+   */
+  admit?(pod: Pod, admitted: readonly Pod[]): PodAdmitResult;
 }
 
 export class PodWorkers {
@@ -39,8 +45,30 @@ export class PodWorkers {
       this.#start(uid, 'terminating').update(u);
       return;
     }
-    if (!w) w = this.#start(uid, 'sync');
+    if (!w) {
+      const refused = this.#refusal(u);
+      if (refused) {
+        this.#start(uid, 'terminating').update({ pod: u.pod, gracePeriodS: 0, kill: { statusFn: rejectedStatus(refused.reason, refused.message) } });
+        return;
+      }
+      w = this.#start(uid, 'sync');
+    }
     w.update(u);
+  }
+
+  /**
+   * Why a pod new to this node may not run here, if it may not. Not judged: pods being deleted,
+   * pods already finished, and pods the runtime already has a sandbox for (the agent restarted:
+   * they were admitted before).
+   */
+  #refusal(u: PodUpdate): { reason: string; message: string } | undefined {
+    if (!this.#o.admit || u.terminationRequested) return undefined;
+    const phase = u.pod.status?.phase;
+    if (phase === 'Succeeded' || phase === 'Failed') return undefined;
+    if (this.#o.cache.get(u.pod.metadata.uid!).sandboxes.length > 0) return undefined;
+    const admitted = [...this.#workers.values()].filter((w) => w.phase === 'sync' || w.phase === 'terminating').map((w) => w.pod).filter((p): p is Pod => !!p);
+    const r = this.#o.admit(u.pod, admitted);
+    return r.admit ? undefined : r;
   }
 
   /**

@@ -140,9 +140,12 @@ function condition(prev: PodStatus | undefined, type: string, ok: boolean, now: 
   return c;
 }
 
-function qosClass(pod: Pod): 'Guaranteed' | 'Burstable' | 'BestEffort' {
+/** core/v1 qos GetPodQOS: BestEffort without any request or limit, Guaranteed when CPU and memory limits equal the requests everywhere. */
+export function podQOSClass(pod: Pod): 'Guaranteed' | 'Burstable' | 'BestEffort' {
   const cs = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])];
-  const any = cs.some((c) => Object.keys(c.resources?.requests ?? {}).length + Object.keys(c.resources?.limits ?? {}).length > 0);
+  // Only CPU and memory decide the class (ephemeral-storage or extended resources alone leave a pod BestEffort).
+  const qosResource = (m: Record<string, unknown> | null | undefined): boolean => !!m && (m.cpu !== undefined || m.memory !== undefined);
+  const any = cs.some((c) => qosResource(c.resources?.requests) || qosResource(c.resources?.limits));
   if (!any) return 'BestEffort';
   const guaranteed = cs.every((c) => {
     const l = c.resources?.limits ?? {};
@@ -195,7 +198,7 @@ export function computePodStatus(input: PodStatusInput): PodStatus {
     startTime: prev?.startTime ?? iso(now),
     initContainerStatuses: hasInit ? initStatuses : undefined,
     containerStatuses: statuses,
-    qosClass: qosClass(pod),
+    qosClass: podQOSClass(pod),
   };
   if (ips.length > 0) {
     status.podIP = ips[0];
