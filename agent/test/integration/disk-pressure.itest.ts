@@ -12,7 +12,7 @@ import { mkdir, rm, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pollUntil } from '@nodelet/base';
 import { EVENTS, NODES, PODS } from '@nodelet/api';
-import { getPod, podSpec, skipUnlessRoot, startHarness } from './harness.js';
+import { expectRefusedUnderPressure, getPod, podSpec, skipUnlessRoot, startHarness } from './harness.js';
 
 const Mi = 2 ** 20;
 
@@ -24,14 +24,11 @@ function sh(cmd: string, ...args: string[]): void {
 test('disk pressure on a full tmpfs: DiskPressure=True, the pod evicted, new pods refused until the disk is freed', async (t) => {
   if (!skipUnlessRoot(t)) return;
   const h = await startHarness('disk', { evictionHard: { 'nodefs.available': '10%' }, evictionPressureTransitionPeriod: '5s' }, 24, { inProcessAgent: false });
+  // The harness unmounts whatever is left under its dir when it stops, this tmpfs included.
+  t.after(() => h.stop());
   const root = join(h.dir, 'root');
   await mkdir(root, { recursive: true });
   sh('mount', '-t', 'tmpfs', '-o', 'size=64m,mode=0755', 'nodelet-it-disk', root);
-  // The harness unmounts what is left under its dir; this one goes first, even if the test fails.
-  t.after(async () => {
-    await h.stop();
-    spawnSync('umount', ['-l', root]);
-  });
   await h.restartAgent();
   const img = h.rt.images.busybox;
   const sleeper = { name: 'main', image: img, imagePullPolicy: 'IfNotPresent' as const, command: ['sh', '-c', 'trap "exit 0" TERM; while true; do sleep 0.2; done'] };
@@ -59,14 +56,7 @@ test('disk pressure on a full tmpfs: DiskPressure=True, the pod evicted, new pod
 
   // While the condition holds no pod is admitted, whatever its QoS.
   await h.api.create(PODS, podSpec(h, 'late', { containers: [{ ...sleeper, resources: { requests: { memory: '16Mi' }, limits: { memory: '16Mi' } } }] }));
-  const refused = await pollUntil('late refused', async () => {
-    const p = await getPod(h, 'late');
-    return p.status?.phase === 'Failed' ? p : undefined;
-  }, { timeoutMs: 20_000 });
-  assert.deepEqual([refused.status?.reason, refused.status?.message], ['Evicted', 'Pod was rejected: The node had condition: [DiskPressure]. ']);
-  await pollUntil('the refusal event', async () => (await h.api.list(EVENTS, { namespace: 'default' })).items.some((e) =>
-    e.reason === 'Evicted' && e.type === 'Warning' && e.involvedObject?.name === 'late'), { timeoutMs: 15_000 });
-  assert.equal((await h.cri.runtime.listPodSandbox({})).items.filter((s) => s.metadata?.name === 'late').length, 0, 'a refused pod never gets a sandbox');
+  await expectRefusedUnderPressure(h, 'late', 'The node had condition: [DiskPressure]. ');
 
   // Freed: the condition clears after the transition period, and pods are admitted again.
   await rm(fill);

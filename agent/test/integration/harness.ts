@@ -9,6 +9,7 @@
  * joined node instead: its own node credential in a token-file kubeconfig, its serving
  * certificate through the CSR flow, with the given controllers (approver, signer) running.
  */
+import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { stringify as stringifyYaml } from 'yaml';
 import { createCriClient, type CriClient } from '@nodelet/cri-client';
@@ -18,7 +19,7 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { noopLogger, pollUntil, type Logger } from '@nodelet/base';
 import { readFile } from 'node:fs/promises';
-import { ApiClient, loadKubeconfig, PODS, requestNodeCredential, writeCredential, writeKubeconfig, type Pod } from '@nodelet/api';
+import { ApiClient, EVENTS, loadKubeconfig, PODS, requestNodeCredential, writeCredential, writeKubeconfig, type Pod } from '@nodelet/api';
 import { issueCertificate, loadCa, startControlPlane, type ControlPlane, type ControlPlaneOptions } from '@nodelet/control-plane';
 import { startTestRuntime, unmountUnder, type TestRuntime } from '@nodelet/lab-runtime/testing';
 import { Agent } from '../../src/agent.js';
@@ -259,6 +260,23 @@ export function podSpec(h: Harness, name: string, spec: Partial<NonNullable<Pod[
 
 export async function getPod(h: Harness, name: string, ns = 'default'): Promise<Pod> {
   return h.api.get(PODS, name, { namespace: ns });
+}
+
+/**
+ * The agent refused pod `name` at admission under node pressure (agent/src/admission/): it is
+ * Failed with reason Evicted and "Pod was rejected: <message>", a Warning event carries the
+ * message, and the runtime never got a sandbox for it.
+ */
+export async function expectRefusedUnderPressure(h: Harness, name: string, message: string): Promise<void> {
+  const refused = await pollUntil(`${name} refused`, async () => {
+    const p = await getPod(h, name);
+    return p.status?.phase === 'Failed' ? p : undefined;
+  }, { timeoutMs: 20_000 });
+  assert.deepEqual([refused.status?.reason, refused.status?.message], ['Evicted', `Pod was rejected: ${message}`]);
+  await pollUntil(`the refusal event of ${name}`, async () => (await h.api.list(EVENTS, { namespace: 'default' })).items.some((e) =>
+    e.reason === 'Evicted' && e.type === 'Warning' && e.involvedObject?.name === name && e.message === message), { timeoutMs: 15_000 });
+  const sandboxes = (await h.cri.runtime.listPodSandbox({})).items.filter((s) => s.metadata?.name === name);
+  assert.equal(sandboxes.length, 0, 'a refused pod never gets a sandbox');
 }
 
 export function inCidr(ip: string | undefined, cidr: string): boolean {
