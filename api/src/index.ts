@@ -8,6 +8,7 @@ export * from './quantity.js';
 export * from './selectors.js';
 export * from './merge-patch.js';
 export * from './taints.js';
+export * from './qos.js';
 export * from './time.js';
 export * from './kubeconfig.js';
 export * from './informer/index.js';

@@ -6,11 +6,10 @@
  * reason `Evicted`, "The node had condition: [DiskPressure]. " (Go's %v of the condition list,
  * trailing space included).
  */
-import { tolerationsTolerate, type Pod } from '@nodelet/api';
+import { podQOSClass, tolerationsTolerate, type Pod } from '@nodelet/api';
 import { EVICTED_REASON } from '../eviction/message.js';
 import { isCriticalForEviction } from '../eviction/ranking.js';
 import type { PressureCondition } from '../eviction/signals.js';
-import { podQOSClass } from '../status/pod-status.js';
 import { ADMIT, type PodAdmitHandler } from './admit.js';
 
 /** The order kubelet lists them in (the order of its signal → condition table). */
@@ -22,7 +21,7 @@ export function pressureAdmitHandler(conditions: () => ReadonlySet<PressureCondi
     const now = conditions();
     if (now.size === 0 || isCriticalForEviction(pod)) return ADMIT;
     if (now.size === 1 && now.has('MemoryPressure')) {
-      if (podQOSClass(pod) !== 'BestEffort') return ADMIT;
+      if (podQOSClass(pod.spec) !== 'BestEffort') return ADMIT;
       if (tolerationsTolerate(pod.spec?.tolerations ?? undefined, MEMORY_PRESSURE_TAINT)) return ADMIT;
     }
     const list = ORDER.filter((c) => now.has(c)).join(' ');

@@ -3,7 +3,7 @@
  * last start failures (kubelet `generateAPIPodStatus`, `convertToAPIContainerStatuses`, `getPhase`).
  * Pure: the clock reading is an argument. Table-tested in pod-status.test.ts.
  */
-import { rfc3339, type Container, type ContainerState, type ContainerStatus, type Pod, type PodCondition, type PodPhase, type PodStatus } from '@nodelet/api';
+import { podQOSClass, rfc3339, type Container, type ContainerState, type ContainerStatus, type Pod, type PodCondition, type PodPhase, type PodStatus } from '@nodelet/api';
 import { initContainersDone, podSandboxChanged, shouldContainerBeRestarted } from '../runtime/pod-actions.js';
 import type { ObservedContainer, ObservedPod } from '../runtime/observed.js';
 import type { ContainerType } from '../runtime/labels.js';
@@ -140,21 +140,6 @@ function condition(prev: PodStatus | undefined, type: string, ok: boolean, now: 
   return c;
 }
 
-/** core/v1 qos GetPodQOS: BestEffort without any request or limit, Guaranteed when CPU and memory limits equal the requests everywhere. */
-export function podQOSClass(pod: Pod): 'Guaranteed' | 'Burstable' | 'BestEffort' {
-  const cs = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])];
-  // Only CPU and memory decide the class (ephemeral-storage or extended resources alone leave a pod BestEffort).
-  const qosResource = (m: Record<string, unknown> | null | undefined): boolean => !!m && (m.cpu !== undefined || m.memory !== undefined);
-  const any = cs.some((c) => qosResource(c.resources?.requests) || qosResource(c.resources?.limits));
-  if (!any) return 'BestEffort';
-  const guaranteed = cs.every((c) => {
-    const l = c.resources?.limits ?? {};
-    const r = c.resources?.requests ?? {};
-    return l.cpu !== undefined && l.memory !== undefined && (r.cpu ?? l.cpu) === l.cpu && (r.memory ?? l.memory) === l.memory;
-  });
-  return guaranteed ? 'Guaranteed' : 'Burstable';
-}
-
 /** The pod conditions the agent computes on every sync (kubelet PodConditionByKubelet). */
 const KUBELET_CONDITIONS: ReadonlySet<string> = new Set(['PodScheduled', 'Ready', 'Initialized', 'ContainersReady', 'PodReadyToStartContainers']);
 
@@ -198,7 +183,7 @@ export function computePodStatus(input: PodStatusInput): PodStatus {
     startTime: prev?.startTime ?? iso(now),
     initContainerStatuses: hasInit ? initStatuses : undefined,
     containerStatuses: statuses,
-    qosClass: podQOSClass(pod),
+    qosClass: podQOSClass(spec),
   };
   if (ips.length > 0) {
     status.podIP = ips[0];

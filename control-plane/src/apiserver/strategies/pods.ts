@@ -1,25 +1,7 @@
 /** Pod strategy: defaulting, initial status, spec validation and update immutability. */
-import { admitNewPodSpec, defaultPodSpec, forbiddenField, validatePodSpec, type FieldError } from '@nodelet/api';
+import { admitNewPodSpec, defaultPodSpec, forbiddenField, podQOSClass, validatePodSpec, type FieldError, type PodSpec } from '@nodelet/api';
 import { deepClone, isPlainObject, jsonEqual, type ApiObject, type Json } from '../object.js';
 import type { Strategy } from '../resource.js';
-
-/** QoS class from requests/limits, as kubelet and the apiserver compute it. */
-export function qosClass(spec: Json): 'Guaranteed' | 'Burstable' | 'BestEffort' {
-  const cs = [...((spec.containers ?? []) as Json[]), ...((spec.initContainers ?? []) as Json[])];
-  let any = false;
-  let guaranteed = cs.length > 0;
-  for (const c of cs) {
-    const res = (c.resources ?? {}) as { requests?: Record<string, string>; limits?: Record<string, string> };
-    const req = res.requests ?? {};
-    const lim = res.limits ?? {};
-    if (Object.keys(req).length || Object.keys(lim).length) any = true;
-    for (const r of ['cpu', 'memory']) {
-      if (lim[r] === undefined || (req[r] !== undefined && req[r] !== lim[r])) guaranteed = false;
-    }
-  }
-  if (!any) return 'BestEffort';
-  return guaranteed ? 'Guaranteed' : 'Burstable';
-}
 
 /** Spec fields a pod update may change (kube: image, activeDeadlineSeconds, tolerations additions, grace). */
 function mutableView(spec: Json): Json {
@@ -40,7 +22,7 @@ export const podStrategy: Strategy = {
   prepareForCreate(obj) {
     const spec = (obj.spec ?? {}) as Json;
     if (isPlainObject(obj.spec)) admitNewPodSpec(obj.spec, { mirror: obj.metadata.annotations?.['kubernetes.io/config.mirror'] !== undefined });
-    obj.status = { phase: 'Pending', qosClass: qosClass(spec) };
+    obj.status = { phase: 'Pending', qosClass: podQOSClass(spec as unknown as PodSpec) };
   },
   validate(obj: ApiObject, old?: ApiObject): FieldError[] {
     let errs = validatePodSpec(obj.spec, 'spec');
