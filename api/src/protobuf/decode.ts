@@ -41,9 +41,20 @@ const MESSAGE_BY_GVK: Readonly<Record<string, string>> = {
   'rbac.authorization.k8s.io/v1/ClusterRole': 'k8s.io.api.rbac.v1.ClusterRole',
   'rbac.authorization.k8s.io/v1/RoleBinding': 'k8s.io.api.rbac.v1.RoleBinding',
   'rbac.authorization.k8s.io/v1/ClusterRoleBinding': 'k8s.io.api.rbac.v1.ClusterRoleBinding',
+  // Replies only: the ERROR event of a watch.
+  'v1/Status': 'k8s.io.apimachinery.pkg.apis.meta.v1.Status',
 };
 
+/** The fully qualified message name of `apiVersion`/`kind`, when the tables have one. */
+export function messageNameOf(apiVersion: string, kind: string): string | undefined {
+  return Object.hasOwn(MESSAGE_BY_GVK, `${apiVersion}/${kind}`) ? MESSAGE_BY_GVK[`${apiVersion}/${kind}`] : undefined;
+}
+
 let rootCache: protobuf.Root | undefined;
+/** The parsed schema tables (built once; shared with ./encode.ts). */
+export function protobufRoot(): protobuf.Root {
+  return root();
+}
 function root(): protobuf.Root {
   if (rootCache) return rootCache;
   const r = new protobuf.Root();
@@ -76,26 +87,61 @@ export function decodeProtobufObject(body: Uint8Array): DecodedProtobufObject {
   if (body.length < 4 || !PROTOBUF_MAGIC.every((b, i) => body[i] === b)) {
     throw new AgentError('ERR_INVALID_ARGUMENT', 'protobuf body does not start with the "k8s\\0" magic');
   }
-  const r = root();
-  let envelope: Record<string, unknown>;
+  const env = readEnvelope(body.subarray(4));
+  if (env.contentEncoding) {
+    throw new AgentError('ERR_INVALID_ARGUMENT', `unsupported protobuf content encoding "${env.contentEncoding}"`);
+  }
+  return { apiVersion: env.apiVersion, kind: env.kind, object: decodeProtobufMessage(env.apiVersion, env.kind, env.raw) };
+}
+
+/** A runtime.Unknown read by hand, so `raw` is a view of the input (a list body can be megabytes). */
+export interface ProtobufEnvelope {
+  apiVersion: string;
+  kind: string;
+  raw: Uint8Array;
+  contentEncoding: string;
+  contentType: string;
+}
+
+/** Reads the runtime.Unknown after the magic. Throws ERR_INVALID_ARGUMENT when malformed. */
+export function readEnvelope(bytes: Uint8Array): ProtobufEnvelope {
+  const env: ProtobufEnvelope = { apiVersion: '', kind: '', raw: new Uint8Array(0), contentEncoding: '', contentType: '' };
   try {
-    const unknownType = r.lookupType('k8s.io.apimachinery.pkg.runtime.Unknown');
-    envelope = unknownType.toObject(unknownType.decode(body.subarray(4)), { bytes: Array, longs: Number }) as Record<string, unknown>;
+    const r = protobuf.Reader.create(bytes);
+    while (r.pos < r.len) {
+      const tag = r.uint32();
+      const id = tag >>> 3;
+      if ((tag & 7) !== 2 || id < 1 || id > 4) {
+        r.skipType(tag & 7);
+        continue;
+      }
+      if (id === 1) {
+        const tm = protobuf.Reader.create(r.bytes());
+        while (tm.pos < tm.len) {
+          const t = tm.uint32();
+          if (t === 0x0a) env.apiVersion = tm.string();
+          else if (t === 0x12) env.kind = tm.string();
+          else tm.skipType(t & 7);
+        }
+      } else if (id === 2) env.raw = r.bytes();
+      else if (id === 3) env.contentEncoding = r.string();
+      else env.contentType = r.string();
+    }
   } catch (err) {
     throw new AgentError('ERR_INVALID_ARGUMENT', 'malformed protobuf envelope', { cause: err });
   }
-  const typeMeta = (envelope.typeMeta ?? {}) as { apiVersion?: string; kind?: string };
-  const apiVersion = typeMeta.apiVersion ?? '';
-  const kind = typeMeta.kind ?? '';
-  if (envelope.contentEncoding) {
-    throw new AgentError('ERR_INVALID_ARGUMENT', `unsupported protobuf content encoding "${String(envelope.contentEncoding)}"`);
-  }
-  const messageName = MESSAGE_BY_GVK[`${apiVersion}/${kind}`];
+  return env;
+}
+/**
+ * Decodes one kind's message bytes (no envelope) into its JSON form with apiVersion and kind set.
+ * Throws as {@link decodeProtobufObject}.
+ */
+export function decodeProtobufMessage(apiVersion: string, kind: string, raw: Uint8Array): Record<string, unknown> {
+  const messageName = messageNameOf(apiVersion, kind);
   if (!messageName) {
     throw new AgentError('ERR_UNIMPLEMENTED', `protobuf decoding of ${apiVersion}/${kind} is not supported; send JSON instead`);
   }
-  const type = r.lookupType(messageName);
-  const raw = Uint8Array.from((envelope.raw as number[] | undefined) ?? []);
+  const type = root().lookupType(messageName);
   let message: protobuf.Message;
   try {
     message = type.decode(raw);
@@ -109,8 +155,7 @@ export function decodeProtobufObject(body: Uint8Array): DecodedProtobufObject {
     throw new AgentError('ERR_UNIMPLEMENTED', `protobuf ${apiVersion}/${kind} carries fields this server does not decode (${unknown}); send JSON instead`);
   }
   const plain = type.toObject(message, { longs: Number, bytes: String, defaults: false, arrays: false, objects: false });
-  const object = { apiVersion, kind, ...(toJsonForm(type, plain) as Record<string, unknown>) };
-  return { apiVersion, kind, object };
+  return { apiVersion, kind, ...(toJsonForm(type, plain) as Record<string, unknown>) };
 }
 
 /**

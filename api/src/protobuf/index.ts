@@ -1,1 +1,19 @@
-export { decodeProtobufObject, protobufKinds, PROTOBUF_MAGIC, type DecodedProtobufObject } from './decode.js';
+export {
+  decodeProtobufMessage,
+  decodeProtobufObject,
+  protobufKinds,
+  readEnvelope,
+  PROTOBUF_MAGIC,
+  type DecodedProtobufObject,
+  type ProtobufEnvelope,
+} from './decode.js';
+export { decodeProtobufList, decodeWatchFrame, parseWatchFrames, MAX_WATCH_FRAME_BYTES, type DecodedProtobufList, type DecodedWatchEvent } from './decode-stream.js';
+export {
+  encodeProtobufList,
+  encodeProtobufMessage,
+  encodeProtobufObject,
+  encodeWatchFrame,
+  protobufEncodable,
+  protobufEnvelope,
+  type ListMetaJson,
+} from './encode.js';

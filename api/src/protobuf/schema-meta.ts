@@ -75,6 +75,25 @@ message DeleteOptions {
   optional bool ignoreStoreReadErrorWithClusterBreakingPotential = 6;
 }
 
+// Replies only (the ERROR event of a watch).
+message StatusCause { optional string reason = 1; optional string message = 2; optional string field = 3; }
+message StatusDetails {
+  optional string name = 1;
+  optional string group = 2;
+  optional string kind = 3;
+  repeated StatusCause causes = 4;
+  optional int32 retryAfterSeconds = 5;
+  optional string uid = 6;
+}
+message Status {
+  optional ListMeta metadata = 1;
+  optional string status = 2;
+  optional string message = 3;
+  optional string reason = 4;
+  optional StatusDetails details = 5;
+  optional int32 code = 6;
+}
+
 message LabelSelectorRequirement {
   optional string key = 1;
   optional string operator = 2;
