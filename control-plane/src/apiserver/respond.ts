@@ -17,6 +17,16 @@ export function sendJson(res: ServerResponse, code: number, body: unknown, conte
   res.end(text);
 }
 
+/** A reply body already encoded (protobuf objects and lists). */
+export function sendBytes(res: ServerResponse, code: number, body: Uint8Array, contentType: string): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  res.writeHead(code, { 'Content-Type': contentType, 'Content-Length': body.byteLength, 'Cache-Control': 'no-cache, private' });
+  res.end(body);
+}
+
 export function sendError(res: ServerResponse, err: unknown): void {
   const status = toStatusError(err);
   const retryAfter = status.retryAfter ?? (status.code === 429 || status.code === 503 ? 1 : 0);

@@ -49,6 +49,7 @@ import { looksLikeJwt, type ServiceAccountTokens } from './auth/serviceaccount/t
 import { parsePath, verbOf, notFoundPath, nameFromFieldSelector } from './router.js';
 import { forbidden, toStatusError, unauthorized, StatusError } from './status.js';
 import { WatchCache } from './watch-cache.js';
+import { WatchEventEncoder } from './watch-encoding.js';
 
 export interface ApiServerOptions {
   store: Store;
@@ -68,6 +69,8 @@ export interface ApiServerOptions {
   now?: () => number;
   bookmarkIntervalMs?: number;
   watchCacheCapacity?: number;
+  /** Share each watch event's encoded bytes among its watchers (default true; false is the per-watcher baseline bench/watch-encoding.ts measures). */
+  watchEncodeCache?: boolean;
   /** In-flight, timeout, header and slow-watcher bounds (limits.ts); defaults as kube-apiserver. */
   limits?: Partial<ApiServerLimits>;
   /** ClusterIP of kube-system/kube-dns, created at start when missing (default: the service range's 10th address; null: none). */
@@ -135,6 +138,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     serviceAccountTokens: opts.serviceAccountTokens,
     serviceCidr: opts.serviceCidr,
     maxWatchBufferBytes: limits.maxWatchBufferBytes,
+    watchEncoder: new WatchEventEncoder({ share: opts.watchEncodeCache ?? true }),
   };
   /** Service-account JWTs go to their verifier; every other token to the token authenticator. */
   async function authenticateBearer(token: string): Promise<UserInfo | undefined> {

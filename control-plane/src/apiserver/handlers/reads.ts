@@ -1,14 +1,36 @@
-/** GET of one object and LIST (JSON or Table, label/field selectors, limit/continue). */
+/**
+ * GET of one object and LIST (JSON, protobuf when preferred and the kind has a table, or Table;
+ * label/field selectors, limit/continue).
+ */
+import { encodeProtobufList, encodeProtobufMessage } from '@nodelet/api';
 import type { RequestScope } from '../context.js';
 import { withTypeMeta } from '../context.js';
 import { compileFilter } from '../filter.js';
 import { wantsTable } from '../media.js';
-import { includeObjectOf, sendJson, sendObject, tableOf } from '../respond.js';
+import type { ResourceDef } from '../resource.js';
+import { includeObjectOf, sendBytes, sendJson, sendObject, tableOf } from '../respond.js';
 import { badRequest } from '../status.js';
+import { negotiateWireMedia, notAcceptable, protobufBytes, PROTOBUF_CONTENT_TYPE, type WireMedia } from '../wire-media.js';
 
 export async function handleGet(s: RequestScope): Promise<void> {
+  const { def } = s.served;
+  const wire = wireOf(s, def);
   const obj = await s.served.registry.get(s.namespace, s.name!);
-  sendObject(s.res, 200, s.served.def, obj, s.req.headers.accept, s.url, s.ctx.now());
+  if (wire.media === 'protobuf') {
+    const bytes = protobufBytes(withTypeMeta(def, obj));
+    if (bytes) return sendBytes(s.res, 200, bytes, PROTOBUF_CONTENT_TYPE);
+    if (!wire.jsonAcceptable) throw notAcceptable(def.kind);
+  }
+  sendObject(s.res, 200, def, obj, s.req.headers.accept, s.url, s.ctx.now());
+}
+
+function wireOf(s: RequestScope, def: ResourceDef): WireMedia {
+  if (wantsTable(s.req.headers.accept)) return { media: 'json', jsonAcceptable: true };
+  return negotiateWireMedia(s.req.headers.accept, apiVersionOf(def), def.kind);
+}
+
+function apiVersionOf(def: ResourceDef): string {
+  return def.group ? `${def.group}/${def.version}` : def.version;
 }
 
 export async function handleList(s: RequestScope): Promise<void> {
@@ -30,6 +52,7 @@ export async function handleList(s: RequestScope): Promise<void> {
     // Exact (or NotOlderThan with a limit, as upstream) reads at that revision; otherwise the newest is "not older".
     if (match === 'Exact' || (match !== 'NotOlderThan' && limit > 0)) revision = n;
   }
+  const wire = wireOf(s, def);
   const page = await registry.list({ namespace: s.namespace, filter, limit, continueToken: cont, revision });
   const meta: Record<string, unknown> = { resourceVersion: page.resourceVersion };
   if (page.continueToken) meta.continue = page.continueToken;
@@ -38,9 +61,20 @@ export async function handleList(s: RequestScope): Promise<void> {
     sendJson(s.res, 200, tableOf(def, page.items, s.ctx.now(), meta, { includeObject: includeObjectOf(s.url), withColumns: true }));
     return;
   }
+  if (wire.media === 'protobuf') {
+    const items: Uint8Array[] = [];
+    for (const o of page.items) {
+      const raw = encodeProtobufMessage(apiVersionOf(def), def.kind, o);
+      if (!raw) break;
+      items.push(raw);
+    }
+    // One item the table cannot carry sends the whole list as JSON (a reply has one media type).
+    if (items.length === page.items.length) return sendBytes(s.res, 200, encodeProtobufList(apiVersionOf(def), def.kind, meta, items), PROTOBUF_CONTENT_TYPE);
+    if (!wire.jsonAcceptable) throw notAcceptable(def.kind);
+  }
   sendJson(s.res, 200, {
     kind: `${def.kind}List`,
-    apiVersion: def.group ? `${def.group}/${def.version}` : def.version,
+    apiVersion: apiVersionOf(def),
     metadata: meta,
     items: page.items.map((o) => withTypeMeta(def, o)),
   });

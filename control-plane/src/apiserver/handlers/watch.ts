@@ -1,5 +1,8 @@
 /**
- * WATCH: newline-delimited JSON events (reference §6). RV unset/0 → synthetic ADDED for the
+ * WATCH: newline-delimited JSON events, or length-prefixed protobuf WatchEvent frames when the
+ * client prefers protobuf and the kind has a table (wire-media.ts).
+ * Each event's bytes come from the server's WatchEventEncoder, shared by every watcher that sends
+ * the same event (watch-encoding.ts). RV unset/0 → synthetic ADDED for the
  * current state first; RV=N → changes after N (from the watch cache, else a direct store watch;
  * compacted → one ERROR event with a 410 Expired Status). Selector transitions map to
  * ADDED/DELETED like the cacher. Bookmarks when asked; ends at timeoutSeconds or shutdown.
@@ -10,17 +13,20 @@
  * client re-watches from the last resourceVersion it saw.
  */
 import type { ServerResponse } from 'node:http';
+import { encodeWatchFrame } from '@nodelet/api';
 import { hasCode } from '@nodelet/base';
 import type { RequestScope } from '../context.js';
-import { withTypeMeta } from '../context.js';
 import { compileFilter } from '../filter.js';
 import { wantsTable } from '../media.js';
 import type { ApiObject } from '../object.js';
 import { includeObjectOf, tableOf } from '../respond.js';
 import { badRequest, expired } from '../status.js';
 import type { CacheEvent } from '../watch-cache.js';
+import { WatchEventEncoder, type WatchEventType as EventType } from '../watch-encoding.js';
+import { negotiateWireMedia, protobufBytes, PROTOBUF_WATCH_CONTENT_TYPE } from '../wire-media.js';
 
-type EventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+/** Encoder for servers whose context has none (tests that build a context by hand): encodes per watcher. */
+const UNSHARED = new WatchEventEncoder({ share: false });
 
 export async function handleWatch(s: RequestScope): Promise<void> {
   const { def, registry, cache } = s.served;
@@ -39,6 +45,9 @@ export async function handleWatch(s: RequestScope): Promise<void> {
   if (!Number.isFinite(timeoutMs) || timeoutMs < 0) throw badRequest('timeoutSeconds must be a non-negative number');
   const table = wantsTable(s.req.headers.accept);
   const includeObject = includeObjectOf(s.url);
+  const apiVersion = def.group ? `${def.group}/${def.version}` : def.version;
+  const media = table ? 'json' : negotiateWireMedia(s.req.headers.accept, apiVersion, def.kind).media;
+  const encoder = s.ctx.watchEncoder ?? UNSHARED;
 
   const done = new AbortController();
   const finish = (): void => done.abort();
@@ -46,13 +55,13 @@ export async function handleWatch(s: RequestScope): Promise<void> {
   const onShutdown = (): void => finish();
   s.ctx.shutdown.addEventListener('abort', onShutdown, { once: true });
 
-  s.res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
+  s.res.writeHead(200, { 'Content-Type': media === 'protobuf' ? PROTOBUF_WATCH_CONTENT_TYPE : 'application/json', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
   s.res.flushHeaders();
   let firstTable = true;
   let lastRV = fromRevision;
-  const write = (type: EventType, object: unknown): void => {
+  const writeBytes = (bytes: Buffer | string): void => {
     if (done.signal.aborted) return;
-    s.res.write(JSON.stringify({ type, object }) + '\n');
+    s.res.write(bytes);
     if (s.res.writableLength > s.ctx.maxWatchBufferBytes) {
       s.log.warn({ resource: def.plural, user: s.user.name, buffered: s.res.writableLength }, 'Closing unresponsive watcher');
       // Ending would queue behind what the client does not read: drop the connection instead.
@@ -60,30 +69,46 @@ export async function handleWatch(s: RequestScope): Promise<void> {
       finish();
     }
   };
-  const emit = (type: EventType, obj: ApiObject): void => {
+  /** A per-watcher event (Tables, bookmarks, errors). */
+  const write = (type: EventType, object: Record<string, unknown>): void => {
+    if (media === 'json') return writeBytes(JSON.stringify({ type, object }) + '\n');
+    const inner = protobufBytes(object);
+    if (inner) writeBytes(Buffer.from(encodeWatchFrame(type, inner)));
+    else finish();
+  };
+  /** `shared`: the object is a watch cache event's, seen by other watchers too. */
+  const emit = (type: EventType, obj: ApiObject, shared = false): void => {
     lastRV = Math.max(lastRV, Number(obj.metadata.resourceVersion ?? 0));
     if (table) {
       write(type, tableOf(def, [obj], s.ctx.now(), { resourceVersion: obj.metadata.resourceVersion }, { includeObject, withColumns: firstTable }));
       firstTable = false;
-    } else write(type, withTypeMeta(def, obj));
+      return;
+    }
+    const bytes = encoder.encode(def, media, type, obj, shared);
+    if (bytes) return writeBytes(bytes);
+    // The protobuf table cannot carry this object: the stream's media type is fixed, so the
+    // client is told to list again (the list answers JSON for it) rather than miss the event.
+    s.log.warn({ resource: def.plural, name: obj.metadata.name }, 'Watch event has no protobuf form, sending Expired');
+    write('ERROR', expired(`${def.kind} "${String(obj.metadata.name)}" cannot be sent as protobuf; list again`).toBody() as unknown as Record<string, unknown>);
+    finish();
   };
   const bookmark = (extra?: Record<string, string>): void =>
     write('BOOKMARK', { kind: def.kind, apiVersion: def.group ? `${def.group}/${def.version}` : def.version, metadata: { resourceVersion: String(lastRV), ...(extra ? { annotations: extra } : {}) } });
   const fail = (err: unknown): void => {
     const status = hasCode(err, 'ERR_GONE') ? expired(`too old resource version: ${fromRevision} (${String(lastRV)})`) : undefined;
-    if (status) write('ERROR', status.toBody());
+    if (status) write('ERROR', status.toBody() as unknown as Record<string, unknown>);
     finish();
   };
-  const onEvent = (e: CacheEvent): void => {
+  const onEvent = (e: CacheEvent, shared: boolean): void => {
     if (e.revision <= fromRevision) return;
     const now = matches(e.object) && e.kind !== 'delete';
     const before = matches(e.prev);
     if (e.kind === 'delete') {
-      if (before) emit('DELETED', e.object);
-    } else if (now && (e.kind === 'create' || !e.prev)) emit('ADDED', e.object);
-    else if (now && before) emit('MODIFIED', e.object);
-    else if (now) emit('ADDED', e.object);
-    else if (before) emit('DELETED', { ...e.prev!, metadata: { ...e.prev!.metadata, resourceVersion: e.object.metadata.resourceVersion } });
+      if (before) emit('DELETED', e.object, shared);
+    } else if (now && (e.kind === 'create' || !e.prev)) emit('ADDED', e.object, shared);
+    else if (now && before) emit('MODIFIED', e.object, shared);
+    else if (now) emit('ADDED', e.object, shared);
+    else if (before) emit('DELETED', encoder.exitObject(e), shared);
     lastRV = Math.max(lastRV, e.revision);
   };
 
@@ -101,7 +126,7 @@ export async function handleWatch(s: RequestScope): Promise<void> {
       lastRV = fromRevision;
       if (sendInitialEvents && bookmarks) bookmark({ 'k8s.io/initial-events-end': 'true' });
     }
-    let sub = await cache.subscribe(fromRevision, { onEvent, onEnd: (err) => (err ? fail(err) : finish()) });
+    let sub = await cache.subscribe(fromRevision, { onEvent: (e) => onEvent(e, true), onEnd: (err) => (err ? fail(err) : finish()) });
     let direct: AbortController | undefined;
     if (!sub) {
       direct = new AbortController();
@@ -114,6 +139,7 @@ export async function handleWatch(s: RequestScope): Promise<void> {
               e.type === 'DELETE'
                 ? { revision: e.revision, kind: 'delete', object: registry.decode(e.kv, e.revision), prev: registry.decode(e.kv) }
                 : { revision: e.revision, kind: e.isCreate ? 'create' : 'update', object: registry.decode(e.kv), ...(e.prevKv ? { prev: registry.decode(e.prevKv) } : {}) },
+              false,
             );
           }
         } catch (err) {
