@@ -5,6 +5,7 @@ import { hasCode } from '@nodelet/base';
 import { decodeProtobufObject, PROTOBUF_MAGIC } from './decode.js';
 import { INTSTR_PROTO, META_PROTO, RESOURCE_PROTO, RUNTIME_PROTO } from './schema-meta.js';
 import { APPS_V1_PROTO, AUTHORIZATION_V1_PROTO, CORE_V1_PROTO } from './schema-workloads.js';
+import { CORE_V1_POD_PROTO } from './schema-pod.js';
 import { AUTHORIZATION_V1_REVIEWS_PROTO, RBAC_V1_PROTO } from './schema-rbac-auth.js';
 import { BATCH_V1_PROTO } from './schema-batch.js';
 import { POLICY_V1_PROTO } from './schema-policy.js';
@@ -13,7 +14,7 @@ import { POLICY_V1_PROTO } from './schema-policy.js';
 // checks the decoder against the real kubectl.
 function envelope(apiVersion: string, kind: string, message: string, value: object): Uint8Array {
   const r = new protobuf.Root();
-  for (const t of [META_PROTO, RUNTIME_PROTO, RESOURCE_PROTO, INTSTR_PROTO, CORE_V1_PROTO, APPS_V1_PROTO, BATCH_V1_PROTO, POLICY_V1_PROTO]) protobuf.parse(t, r, { keepCase: true });
+  for (const t of [META_PROTO, RUNTIME_PROTO, RESOURCE_PROTO, INTSTR_PROTO, CORE_V1_PROTO, CORE_V1_POD_PROTO, APPS_V1_PROTO, BATCH_V1_PROTO, POLICY_V1_PROTO]) protobuf.parse(t, r, { keepCase: true });
   const type = r.lookupType(message);
   const raw = type.encode(type.fromObject(value)).finish();
   const unknown = r.lookupType('k8s.io.apimachinery.pkg.runtime.Unknown');
@@ -79,7 +80,7 @@ function throwsCode(fn: () => unknown, code: Parameters<typeof hasCode>[1]): boo
 
 test('decodes the RBAC kinds and review kinds kubectl sends (create rolebinding, auth can-i --list)', () => {
   const r = new protobuf.Root();
-  for (const t of [META_PROTO, RUNTIME_PROTO, RESOURCE_PROTO, INTSTR_PROTO, CORE_V1_PROTO, APPS_V1_PROTO, AUTHORIZATION_V1_PROTO, AUTHORIZATION_V1_REVIEWS_PROTO, RBAC_V1_PROTO]) protobuf.parse(t, r, { keepCase: true });
+  for (const t of [META_PROTO, RUNTIME_PROTO, RESOURCE_PROTO, INTSTR_PROTO, CORE_V1_PROTO, CORE_V1_POD_PROTO, APPS_V1_PROTO, AUTHORIZATION_V1_PROTO, AUTHORIZATION_V1_REVIEWS_PROTO, RBAC_V1_PROTO]) protobuf.parse(t, r, { keepCase: true });
   const wrap = (apiVersion: string, kind: string, message: string, value: object): Uint8Array => {
     const type = r.lookupType(message);
     const unknown = r.lookupType('k8s.io.apimachinery.pkg.runtime.Unknown');
@@ -123,7 +124,7 @@ test('decodes the Job and CronJob kubectl create job|cronjob send', () => {
 test('a body with fields the schema does not list is refused (415), not stored without them', () => {
   // The same Job with a field number the server's schema lacks (as a newer or richer client sends).
   const r = new protobuf.Root();
-  for (const t of [META_PROTO, RUNTIME_PROTO, RESOURCE_PROTO, INTSTR_PROTO, CORE_V1_PROTO, APPS_V1_PROTO, BATCH_V1_PROTO, POLICY_V1_PROTO]) protobuf.parse(t, r, { keepCase: true });
+  for (const t of [META_PROTO, RUNTIME_PROTO, RESOURCE_PROTO, INTSTR_PROTO, CORE_V1_PROTO, CORE_V1_POD_PROTO, APPS_V1_PROTO, BATCH_V1_PROTO, POLICY_V1_PROTO]) protobuf.parse(t, r, { keepCase: true });
   r.lookupType('k8s.io.api.core.v1.PodSpec').add(new protobuf.Field('futureField', 999, 'string'));
   const type = r.lookupType('k8s.io.api.batch.v1.Job');
   const raw = type.encode(type.fromObject({ metadata: { name: 'j' }, spec: { template: { spec: { containers: [{ name: 'c', image: 'i' }], futureField: 'x' } } } })).finish();

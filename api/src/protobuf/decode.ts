@@ -11,6 +11,7 @@ import protobuf from 'protobufjs';
 import { AgentError } from '@nodelet/base';
 import { INTSTR_PROTO, META_PROTO, RESOURCE_PROTO, RUNTIME_PROTO } from './schema-meta.js';
 import { APPS_V1_PROTO, AUTHORIZATION_V1_PROTO, CORE_V1_PROTO } from './schema-workloads.js';
+import { CORE_V1_POD_PROTO } from './schema-pod.js';
 import { AUTHENTICATION_V1_PROTO, AUTHORIZATION_V1_REVIEWS_PROTO, RBAC_V1_PROTO } from './schema-rbac-auth.js';
 import { BATCH_V1_PROTO } from './schema-batch.js';
 import { POLICY_V1_PROTO } from './schema-policy.js';
@@ -58,7 +59,7 @@ export function protobufRoot(): protobuf.Root {
 function root(): protobuf.Root {
   if (rootCache) return rootCache;
   const r = new protobuf.Root();
-  for (const text of [META_PROTO, RUNTIME_PROTO, RESOURCE_PROTO, INTSTR_PROTO, CORE_V1_PROTO, APPS_V1_PROTO, BATCH_V1_PROTO, POLICY_V1_PROTO, AUTHORIZATION_V1_PROTO, AUTHORIZATION_V1_REVIEWS_PROTO, AUTHENTICATION_V1_PROTO, RBAC_V1_PROTO]) {
+  for (const text of [META_PROTO, RUNTIME_PROTO, RESOURCE_PROTO, INTSTR_PROTO, CORE_V1_PROTO, CORE_V1_POD_PROTO, APPS_V1_PROTO, BATCH_V1_PROTO, POLICY_V1_PROTO, AUTHORIZATION_V1_PROTO, AUTHORIZATION_V1_REVIEWS_PROTO, AUTHENTICATION_V1_PROTO, RBAC_V1_PROTO]) {
     protobuf.parse(text, r, { keepCase: true });
   }
   r.resolveAll();
@@ -240,7 +241,9 @@ function toJsonForm(type: protobuf.Type, value: Record<string, unknown>): unknow
     const v = value[field.name];
     if (v === undefined || v === null) continue;
     const nested = field.resolvedType instanceof protobuf.Type ? field.resolvedType : undefined;
-    if (!nested) {
+    if (nested && isInlined(field)) {
+      Object.assign(out, toJsonForm(nested, v as Record<string, unknown>));
+    } else if (!nested) {
       // Go's generated marshallers always write non-pointer scalars; their zero values mean
       // "unset" (the JSON form omits them), so drop those that would otherwise read as set.
       if (v === '' || (v === 0 && ZERO_MEANS_UNSET.has(field.name)) || (v === false && FALSE_MEANS_UNSET.has(field.name))) continue;
@@ -258,6 +261,17 @@ function toJsonForm(type: protobuf.Type, value: Record<string, unknown>): unknow
     }
   }
   return out;
+}
+
+/**
+ * Fields Go embeds (JSON inlines the struct's fields into the parent) but protobuf nests as a
+ * message: the key selectors' and sources' LocalObjectReference, Probe's handler, Volume's source.
+ */
+export const INLINE_FIELDS: ReadonlySet<string> = new Set(['localObjectReference', 'handler', 'volumeSource']);
+
+/** Whether `field` is one of the {@link INLINE_FIELDS} (a message field of that name, not a string like RuntimeClass.handler). */
+export function isInlined(field: protobuf.Field): boolean {
+  return INLINE_FIELDS.has(field.name) && field.resolvedType instanceof protobuf.Type && !field.repeated && !field.map;
 }
 
 /** Non-pointer integer fields (JSON `omitempty`) whose 0 is the Go zero value, not a choice. */

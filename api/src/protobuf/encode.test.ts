@@ -25,6 +25,13 @@ test('a Pod scheduled to a node: nodeName is PodSpec field 10, creationTimestamp
   assert.equal(hex(raw), '0a07' + '0a0170' + '4202' + '0864' + '1203' + '52016e');
 });
 
+test('inlined Go structs nest in protobuf: Volume{name = 1, volumeSource = 2{configMap = 19{localObjectReference = 1{name = 1}}}}', () => {
+  const raw = encodeProtobufMessage('v1', 'Pod', { metadata: {}, spec: { volumes: [{ name: 'v', configMap: { name: 'c' } }] } });
+  assert.ok(raw);
+  // metadata(1) {} spec(2){ volumes(1){ name(1) "v", volumeSource(2){ configMap(19 → tag 0x9a 0x01){ localObjectReference(1){ name(1) "c" } } } }
+  assert.equal(hex(raw), '0a00' + '120f' + '0a0d' + '0a0176' + '1208' + '9a0105' + '0a03' + '0a0163');
+});
+
 test('a watch frame is a big-endian length, then the WatchEvent {type = 1, object = 2 {raw = 1}} envelope', () => {
   const obj = encodeProtobufObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' } })!;
   const frame = encodeWatchFrame('ADDED', obj);
@@ -34,7 +41,7 @@ test('a watch frame is a big-endian length, then the WatchEvent {type = 1, objec
   assert.equal(hex(frame), (envelope.length / 2).toString(16).padStart(8, '0') + envelope);
 });
 
-test('round-trips a Pod with status through encode and decode', () => {
+test('round-trips a Pod with status, probes, volumes and env sources (the inlined Go structs) through encode and decode', () => {
   const pod = {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -45,10 +52,32 @@ test('round-trips a Pod with status through encode and decode', () => {
       managedFields: [{ manager: 'kubectl', operation: 'Apply', apiVersion: 'v1', time: '2026-12-03T07:50:00Z', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': {} } }],
     },
     spec: {
-      containers: [{ name: 'c', image: 'busybox:1', resources: { requests: { cpu: '100m' } }, ports: [{ containerPort: 80, protocol: 'TCP' }] }],
-      nodeName: 'node-a', restartPolicy: 'Always', enableServiceLinks: false,
+      containers: [{
+        name: 'c', image: 'busybox:1', resources: { requests: { cpu: '100m' } }, ports: [{ containerPort: 80, protocol: 'TCP' }],
+        env: [{ name: 'POD', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } }, { name: 'PW', valueFrom: { secretKeyRef: { name: 's', key: 'pw', optional: false } } }],
+        envFrom: [{ configMapRef: { name: 'cm' } }],
+        readinessProbe: { httpGet: { path: '/healthz', port: 'http', scheme: 'HTTP' }, periodSeconds: 5, failureThreshold: 3 },
+        livenessProbe: { exec: { command: ['true'] }, initialDelaySeconds: 1 },
+        volumeMounts: [{ name: 'kube-api-access-x', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true }],
+        securityContext: { capabilities: { drop: ['ALL'] }, runAsUser: 1000 },
+      }],
+      volumes: [
+        { name: 'kube-api-access-x', projected: { defaultMode: 420, sources: [{ serviceAccountToken: { expirationSeconds: 3607, path: 'token' } }, { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } }, { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } }] } },
+        { name: 'cfg', configMap: { name: 'cm', defaultMode: 420 } },
+        { name: 'scratch', emptyDir: {} },
+      ],
+      nodeName: 'node-a', restartPolicy: 'Always', enableServiceLinks: false, securityContext: {},
+      tolerations: [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }],
     },
-    status: {},
+    status: {
+      phase: 'Running', qosClass: 'Burstable', hostIP: '10.0.0.1', hostIPs: [{ ip: '10.0.0.1' }], podIP: '10.244.0.5', podIPs: [{ ip: '10.244.0.5' }],
+      startTime: '2026-12-03T07:50:01Z',
+      conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-12-03T07:50:03Z' }],
+      containerStatuses: [{
+        name: 'c', ready: true, restartCount: 0, started: true, image: 'docker.io/library/busybox:1', imageID: 'sha256:abc', containerID: 'containerd://123',
+        state: { running: { startedAt: '2026-12-03T07:50:02Z' } }, lastState: { terminated: { exitCode: 0, reason: 'Completed', finishedAt: '2026-12-03T07:50:01Z' } },
+      }],
+    },
   };
   const back = decodeProtobufObject(encodeProtobufObject(pod)!).object;
   assert.deepEqual(back, pod);

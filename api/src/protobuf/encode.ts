@@ -14,7 +14,7 @@
  * Pure and synchronous; safe to call concurrently.
  */
 import protobuf from 'protobufjs';
-import { PROTOBUF_MAGIC, protobufRoot, messageNameOf } from './decode.js';
+import { PROTOBUF_MAGIC, isInlined, protobufRoot, messageNameOf } from './decode.js';
 
 const META = 'k8s.io.apimachinery.pkg.apis.meta.v1';
 
@@ -107,12 +107,22 @@ export function encodeWatchFrame(type: string, objectEnvelope: Uint8Array): Uint
  */
 function toMessageForm(type: protobuf.Type, value: Record<string, unknown>, topLevel: boolean): Record<string, unknown> {
   const out: Record<string, unknown> = {};
+  let inlined: Map<protobuf.Field, Record<string, unknown>> | undefined;
   for (const key of Object.keys(value)) {
     const v = value[key];
     if (v === null || v === undefined) continue;
     if (topLevel && (key === 'apiVersion' || key === 'kind')) continue;
     const field = type.fields[key];
-    if (!field) throw new Unrepresentable(key);
+    if (!field || isInlined(field)) {
+      // A key of an embedded struct (JSON inlines it, protobuf nests it): collect it for that field.
+      const owner = type.fieldsArray.find((f) => isInlined(f) && (f.resolvedType as protobuf.Type).fields[key] !== undefined);
+      if (!owner) throw new Unrepresentable(key);
+      inlined ??= new Map();
+      const part = inlined.get(owner) ?? {};
+      part[key] = v;
+      inlined.set(owner, part);
+      continue;
+    }
     const nested = field.resolvedType instanceof protobuf.Type ? field.resolvedType : undefined;
     if (field.map) {
       if (!isPlainObject(v)) throw new Unrepresentable(key);
@@ -129,6 +139,7 @@ function toMessageForm(type: protobuf.Type, value: Record<string, unknown>, topL
       out[key] = scalar(field.type, v);
     }
   }
+  for (const [owner, part] of inlined ?? []) out[owner.name] = toMessageForm(owner.resolvedType as protobuf.Type, part, false);
   return out;
 }
 

@@ -79,75 +79,7 @@ message ServiceSpec {
   optional string internalTrafficPolicy = 22;
 }
 
-message ContainerPort {
-  optional string name = 1;
-  optional int32 hostPort = 2;
-  optional int32 containerPort = 3;
-  optional string protocol = 4;
-  optional string hostIP = 5;
-}
-message EnvVar { optional string name = 1; optional string value = 2; }
-message ResourceRequirements {
-  map<string, k8s.io.apimachinery.pkg.api.resource.Quantity> limits = 1;
-  map<string, k8s.io.apimachinery.pkg.api.resource.Quantity> requests = 2;
-}
-message VolumeMount {
-  optional string name = 1;
-  optional bool readOnly = 2;
-  optional string mountPath = 3;
-  optional string subPath = 4;
-}
-message Container {
-  optional string name = 1;
-  optional string image = 2;
-  repeated string command = 3;
-  repeated string args = 4;
-  optional string workingDir = 5;
-  repeated ContainerPort ports = 6;
-  repeated EnvVar env = 7;
-  optional ResourceRequirements resources = 8;
-  repeated VolumeMount volumeMounts = 9;
-  optional string terminationMessagePath = 13;
-  optional string imagePullPolicy = 14;
-  optional bool stdin = 16;
-  optional bool stdinOnce = 17;
-  optional bool tty = 18;
-  optional string terminationMessagePolicy = 20;
-  optional string restartPolicy = 24;
-}
-message Toleration {
-  optional string key = 1;
-  optional string operator = 2;
-  optional string value = 3;
-  optional string effect = 4;
-  optional int64 tolerationSeconds = 5;
-}
-message PodSpec {
-  repeated Container containers = 2;
-  optional string restartPolicy = 3;
-  optional int64 terminationGracePeriodSeconds = 4;
-  optional int64 activeDeadlineSeconds = 5;
-  optional string dnsPolicy = 6;
-  map<string, string> nodeSelector = 7;
-  optional string serviceAccountName = 8;
-  optional string serviceAccount = 9;
-  optional string nodeName = 10;
-  optional bool hostNetwork = 11;
-  optional bool hostPID = 12;
-  optional bool hostIPC = 13;
-  repeated LocalObjectReference imagePullSecrets = 15;
-  optional string hostname = 16;
-  optional string subdomain = 17;
-  optional string schedulerName = 19;
-  repeated Container initContainers = 20;
-  optional bool automountServiceAccountToken = 21;
-  repeated Toleration tolerations = 22;
-  optional string priorityClassName = 24;
-  optional int32 priority = 25;
-  optional bool enableServiceLinks = 30;
-}
-${kindMessage('PodTemplateSpec', { spec: 'PodSpec' })}
-${specAndStatus('Pod')}
+// Pod, PodSpec, PodStatus and the messages under them: ./schema-pod.ts.
 `;
 
 export const APPS_V1_PROTO = `

@@ -131,6 +131,11 @@ describe('protobuf get and list', () => {
     assert.equal(decodedList.kind, 'ConfigMapList');
     assert.deepEqual(decodedList.items, jsonList.items);
     assert.deepEqual(decodedList.metadata, jsonList.metadata);
+    // A Pod as the server stores it (defaults, service-account volume, status) travels as protobuf too.
+    assert.equal((await call(env.base, 'POST', '/api/v1/namespaces/default/pods', { metadata: { name: 'plain' }, spec: { containers: [{ name: 'c', image: 'busybox:1', ports: [{ containerPort: 80 }] }] } })).status, 201);
+    const pod = await get('/api/v1/namespaces/default/pods/plain', PROTOBUF);
+    assert.equal(pod.headers.get('content-type'), 'application/vnd.kubernetes.protobuf');
+    assert.deepEqual(decodeProtobufObject(new Uint8Array(await pod.arrayBuffer())).object, await (await get('/api/v1/namespaces/default/pods/plain')).json());
     // JSON first in Accept (or a higher q) keeps JSON.
     assert.equal((await get('/api/v1/namespaces/default/configmaps/p1', 'application/json, application/vnd.kubernetes.protobuf')).headers.get('content-type'), 'application/json');
     assert.equal((await get('/api/v1/namespaces/default/configmaps/p1', 'application/vnd.kubernetes.protobuf;q=0.5, application/json')).headers.get('content-type'), 'application/json');
