@@ -100,7 +100,8 @@ export async function main(argv: string[]): Promise<void> {
   let api: ApiClient;
   const kubeconfigPath = config.kubeconfig ?? defaultKubeconfigPath();
   try {
-    api = new ApiClient(await loadKubeconfig(kubeconfigPath));
+    // Lists and watches in protobuf, as kubelet asks (JSON for kinds the server has no table for).
+    api = new ApiClient({ ...(await loadKubeconfig(kubeconfigPath)), protobuf: true });
   } catch (err) {
     process.stderr.write(`nodelet agent: cannot load kubeconfig${config.kubeconfig ? ` ${config.kubeconfig}` : ''}: ${describeError(err)}\n`);
     process.exitCode = 2;

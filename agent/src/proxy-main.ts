@@ -59,7 +59,7 @@ async function run(o: RunFlags): Promise<void> {
   if (config.mode === 'iptables') return fail('proxy mode "iptables" is not implemented; use nftables (the default)', 2);
   let api: ApiClient;
   try {
-    api = new ApiClient(await loadKubeconfig(o.kubeconfig));
+    api = new ApiClient({ ...(await loadKubeconfig(o.kubeconfig)), protobuf: true });
   } catch (err) {
     return fail(`cannot load kubeconfig${o.kubeconfig ? ` ${o.kubeconfig}` : ''}: ${describeError(err)}`, 2);
   }

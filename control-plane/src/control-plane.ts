@@ -236,7 +236,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       const stopControllers = new AbortController();
       const clients: ApiClient[] = [];
       const clientAs = (token: string, userAgent: string): ApiClient => {
-        const c = new ApiClient({ server: url, token, ca: pki.caPem, userAgent });
+        const c = new ApiClient({ server: url, token, ca: pki.caPem, userAgent, protobuf: true });
         clients.push(c);
         return c;
       };

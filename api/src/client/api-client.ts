@@ -4,11 +4,13 @@
  * are AgentErrors translated in ./errors.ts (`hasCode(err, 'ERR_NOT_FOUND')`, `statusOf(err)`).
  */
 import type { Readable } from 'node:stream';
-import { AgentError, linkAbort } from '@nodelet/base';
+import { AgentError, hasCode, linkAbort } from '@nodelet/base';
 import type { DeleteOptions, KubeList, KubeObject, Status, WatchEvent } from '../types/meta.js';
 import { apiVersionOf, resourcePath, type ResourceType } from '../types/resources.js';
 import { createTransport, type Transport, type TransportOptions } from './transport.js';
 import { parseJsonLines } from './ndjson.js';
+import { parseWatchFrames } from '../protobuf/decode-stream.js';
+import { decodeListBody, isProtobufReply, WirePreference } from './wire.js';
 import {
   PATCH_CONTENT_TYPES,
   type CreateOptions,
@@ -26,6 +28,12 @@ import { ResourceClient } from './resource-client.js';
 export interface ApiClientOptions extends TransportOptions {
   /** How long past a watch's `timeoutSeconds` a silent watch may stay open before the client ends it (default 30 s). */
   watchDeadlineGraceMs?: number;
+  /**
+   * Ask for Kubernetes protobuf on list and watch, JSON as the fallback (kubelet's
+   * `application/vnd.kubernetes.protobuf, application/json`); replies are decoded by their
+   * Content-Type. Default false (JSON only). See ./wire.ts.
+   */
+  protobuf?: boolean;
 }
 
 type Query = Record<string, string | number | boolean | undefined>;
@@ -34,10 +42,12 @@ type Query = Record<string, string | number | boolean | undefined>;
 export class ApiClient {
   readonly #t: Transport;
   readonly #watchGraceMs: number;
+  readonly #wire: WirePreference;
 
   constructor(opts: ApiClientOptions) {
     this.#t = createTransport(opts);
     this.#watchGraceMs = opts.watchDeadlineGraceMs ?? 30_000;
+    this.#wire = new WirePreference(opts.protobuf ?? false);
   }
 
   /** The server URL this client talks to. */
@@ -67,7 +77,17 @@ export class ApiClient {
       resourceVersion: o.resourceVersion,
       resourceVersionMatch: o.resourceVersionMatch,
     };
-    const list = await this.#json<KubeList<T>>({ method: 'GET', path, query, signal: o.signal, timeoutMs: o.timeoutMs });
+    const key = resourceKey(r);
+    const accept = this.#wire.acceptFor(key);
+    const res = await this.#t.request({ method: 'GET', path, query, signal: o.signal, timeoutMs: o.timeoutMs, accept });
+    let list: KubeList<T>;
+    try {
+      list = decodeListBody<KubeList<T>>(res.headers, res.body, `GET ${path}`);
+    } catch (err) {
+      if (!accept || !hasCode(err, 'ERR_UNIMPLEMENTED')) throw err;
+      this.#wire.useJson(key);
+      return this.list(r, o);
+    }
     list.items ??= [];
     list.metadata ??= {};
     return list;
@@ -154,6 +174,8 @@ export class ApiClient {
     };
     const t = this.#t;
     const graceMs = this.#watchGraceMs;
+    const wire = this.#wire;
+    const key = resourceKey(r);
     return {
       async *[Symbol.asyncIterator]() {
         // A half-open connection sends nothing, forever: past the server's own deadline (plus
@@ -161,14 +183,22 @@ export class ApiClient {
         const deadline = o.timeoutSeconds ? linkAbort(o.signal, o.timeoutSeconds * 1000 + graceMs) : undefined;
         const signal = deadline?.signal ?? o.signal;
         try {
-          const res = await t.stream({ method: 'GET', path, query, signal, timeoutMs: o.timeoutMs });
+          const accept = wire.acceptFor(key);
+          const res = await t.stream({ method: 'GET', path, query, signal, timeoutMs: o.timeoutMs, accept });
+          const body = res.body as AsyncIterable<Buffer>;
           try {
-            for await (const v of parseJsonLines(res.body as AsyncIterable<Buffer>, `watch ${path}`)) {
+            const events = isProtobufReply(res.headers) ? parseWatchFrames(body, `watch ${path}`) : parseJsonLines(body, `watch ${path}`);
+            for await (const v of events) {
               yield toWatchEvent<T>(v, path);
             }
           } catch (err) {
             if (o.signal?.aborted) throw o.signal.reason instanceof Error ? o.signal.reason : err;
             if (deadline?.signal.aborted) return;
+            if (accept && hasCode(err, 'ERR_UNIMPLEMENTED')) {
+              // An object our protobuf tables cannot carry: JSON from now on; the caller re-watches from its last RV.
+              wire.useJson(key);
+              throw new AgentError('ERR_UNAVAILABLE', `watch ${path}: switching to JSON`, { cause: err, retryable: true });
+            }
             if (err instanceof AgentError) throw err;
             throw new AgentError('ERR_UNAVAILABLE', `watch ${path}: connection to API server lost`, { cause: err, retryable: true });
           } finally {
@@ -219,6 +249,10 @@ export class ApiClient {
       throw new AgentError('ERR_INTERNAL', `${req.method} ${req.path}: API server sent a reply that is not JSON`, { cause: err });
     }
   }
+}
+
+function resourceKey(r: ResourceType): string {
+  return `${r.group}/${r.version}/${r.plural}`;
 }
 
 function nsFor(r: ResourceType, namespace: string | undefined, allowAll = false): string | undefined {

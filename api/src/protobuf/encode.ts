@@ -21,9 +21,16 @@ const META = 'k8s.io.apimachinery.pkg.apis.meta.v1';
 /** Thrown inside the converter when a value has no lossless protobuf form; never escapes this file. */
 class Unrepresentable extends Error {}
 
-/** Whether objects of this kind have a protobuf table at all (kinds without one are served as JSON). */
+/**
+ * The kinds served as protobuf: those whose table covers every field nodelet stores for them.
+ * Kinds whose tables hold only what kubectl sends (a Deployment's status, a Job's) decode request
+ * bodies but are answered in JSON, so a watch of them never meets an object it cannot send.
+ */
+const RESPONSE_KINDS: ReadonlySet<string> = new Set(['v1/Pod', 'v1/ConfigMap', 'v1/Secret', 'v1/ServiceAccount', 'v1/Service', 'v1/Status']);
+
+/** Whether replies may carry this kind as protobuf (kinds outside {@link RESPONSE_KINDS} are served as JSON). */
 export function protobufEncodable(apiVersion: string, kind: string): boolean {
-  return messageNameOf(apiVersion, kind) !== undefined;
+  return RESPONSE_KINDS.has(`${apiVersion}/${kind}`);
 }
 
 /**
@@ -31,7 +38,7 @@ export function protobufEncodable(apiVersion: string, kind: string): boolean {
  * has no table or `obj` holds something the table cannot carry.
  */
 export function encodeProtobufMessage(apiVersion: string, kind: string, obj: Record<string, unknown>): Uint8Array | undefined {
-  const name = messageNameOf(apiVersion, kind);
+  const name = protobufEncodable(apiVersion, kind) ? messageNameOf(apiVersion, kind) : undefined;
   if (!name) return undefined;
   const type = protobufRoot().lookupType(name);
   try {

@@ -46,7 +46,10 @@ message ServiceAccount {
 }
 
 ${kindMessage('Service', { spec: 'ServiceSpec', status: 'ServiceStatus' })}
-message ServiceStatus {}
+message PortStatus { optional int32 port = 1; optional string protocol = 2; optional string error = 3; }
+message LoadBalancerIngress { optional string ip = 1; optional string hostname = 2; repeated PortStatus ports = 4; optional string ipMode = 5; }
+message LoadBalancerStatus { repeated LoadBalancerIngress ingress = 1; }
+message ServiceStatus { optional LoadBalancerStatus loadBalancer = 1; repeated ${META}.Condition conditions = 2; }
 message ServicePort {
   optional string name = 1;
   optional string protocol = 2;

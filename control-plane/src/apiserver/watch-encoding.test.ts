@@ -153,5 +153,17 @@ describe('protobuf get and list', () => {
     assert.equal((await get('/api/v1/namespaces/default/pods/p-os', PROTOBUF)).headers.get('content-type'), 'application/json');
     assert.equal((await get('/api/v1/namespaces/default/pods', PROTOBUF)).headers.get('content-type'), 'application/json');
     assert.equal((await get('/api/v1/namespaces/default/pods/p-os', 'application/vnd.kubernetes.protobuf')).status, 406);
+    // A protobuf watch cannot switch to JSON mid-stream: it ends with 410 Expired, so the client lists again (in JSON) and loses nothing.
+    const listed = (await (await get('/api/v1/namespaces/default/pods')).json()) as { metadata: { resourceVersion: string } };
+    const ac = new AbortController();
+    try {
+      const w = await openWatch(env.base, `/api/v1/namespaces/default/pods?watch=true&resourceVersion=${listed.metadata.resourceVersion}`, PROTOBUF, ac);
+      assert.equal((await call(env.base, 'POST', '/api/v1/namespaces/default/pods', { ...pod, metadata: { name: 'p-os-2' } })).status, 201);
+      await pollUntil('the watch to end with an error', () => w.events.length > 0, { timeoutMs: 10_000 });
+      const e = w.events[0] as unknown as { type: string; object: { kind: string; code: number; reason: string } };
+      assert.deepEqual([e.type, e.object.kind, e.object.code, e.object.reason], ['ERROR', 'Status', 410, 'Expired']);
+    } finally {
+      ac.abort();
+    }
   });
 });
