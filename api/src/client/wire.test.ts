@@ -85,7 +85,7 @@ test('a protobuf reply with fields our tables lack switches that resource to JSO
   assert.deepEqual(seen.map((s) => s.accept), ['application/vnd.kubernetes.protobuf, application/json', 'application/json']);
   // The watch asks for JSON now too.
   const events: string[] = [];
-  for await (const e of c.watch(CONFIGMAPS, { namespace: 'default' })) events.push(e.object.metadata.name!);
+  for await (const e of c.watch(CONFIGMAPS, { namespace: 'default' })) events.push((e.object as ConfigMap).metadata.name!);
   assert.deepEqual(events, ['from-json']);
   assert.equal(seen.at(-1)?.accept, 'application/json');
 });
@@ -97,12 +97,12 @@ test('a watch that meets an undecodable event ends retryably and the next watch 
   const events: string[] = [];
   await assert.rejects(
     (async () => {
-      for await (const e of c.watch(CONFIGMAPS, { namespace: 'default' })) events.push(e.object.metadata.name!);
+      for await (const e of c.watch(CONFIGMAPS, { namespace: 'default' })) events.push((e.object as ConfigMap).metadata.name!);
     })(),
     (err: Error) => hasCode(err, 'ERR_UNAVAILABLE') && /switching to JSON/.test(err.message),
   );
   assert.deepEqual(events, ['a']);
-  for await (const e of c.watch(CONFIGMAPS, { namespace: 'default' })) events.push(e.object.metadata.name!);
+  for await (const e of c.watch(CONFIGMAPS, { namespace: 'default' })) events.push((e.object as ConfigMap).metadata.name!);
   assert.deepEqual(events, ['a', 'from-json']);
   assert.deepEqual(seen.map((s) => s.accept), ['application/vnd.kubernetes.protobuf, application/json', 'application/json']);
 });

@@ -219,8 +219,22 @@ function isZeroMessage(bytes: Uint8Array): boolean {
   }
 }
 
+/**
+ * A type's fully qualified name, cached: protobufjs computes `fullName` by walking the parents on
+ * every read, which was most of the codec's time.
+ */
+const FULL_NAMES = new WeakMap<protobuf.Type, string>();
+export function fullNameOf(type: protobuf.Type): string {
+  let name = FULL_NAMES.get(type);
+  if (name === undefined) {
+    name = type.fullName;
+    FULL_NAMES.set(type, name);
+  }
+  return name;
+}
+
 function toJsonForm(type: protobuf.Type, value: Record<string, unknown>): unknown {
-  switch (type.fullName) {
+  switch (fullNameOf(type)) {
     case '.k8s.io.apimachinery.pkg.apis.meta.v1.Time':
     case '.k8s.io.apimachinery.pkg.apis.meta.v1.MicroTime':
       return timeToJson(value, type.name === 'MicroTime');
