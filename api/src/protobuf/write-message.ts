@@ -10,7 +10,7 @@
  * JSON omits them; repeated scalars are unpacked (proto2, as upstream's marshallers write them).
  */
 import protobuf from 'protobufjs';
-import { fullNameOf, isInlined } from './decode.js';
+import { fullNameOf, isInlined } from './type-info.js';
 
 const META = 'k8s.io.apimachinery.pkg.apis.meta.v1';
 
