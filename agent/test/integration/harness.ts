@@ -136,7 +136,8 @@ export async function startHarness(name: string, file: KubeletConfigurationFile 
     // Later starts reuse the port, so clients configured with the URL find the server again.
     cpOptions.port = cp.port;
     cleanups.push(() => cp!.close());
-    const api = new ApiClient({ server: cp.url, token: cp.adminToken, ca: cp.caPem, timeoutMs: 30_000 });
+    // protobuf: true as the agent's main.ts sets it (this client is the agent's too unless asNode).
+    const api = new ApiClient({ server: cp.url, token: cp.adminToken, ca: cp.caPem, timeoutMs: 30_000, protobuf: true });
     cleanups.push(async () => api.close());
     // The agent's identity: what `nodelet join` writes, or the admin kubeconfig.
     let kubeconfigPath = cp.kubeconfigPath;
@@ -155,7 +156,7 @@ export async function startHarness(name: string, file: KubeletConfigurationFile 
       await writeFile(tls.tlsCertFile!, serving.certPem);
       await writeFile(tls.tlsPrivateKeyFile!, serving.keyPem, { mode: 0o600 });
     }
-    const agentApi = asNode ? new ApiClient({ ...(await loadKubeconfig(kubeconfigPath)), timeoutMs: 30_000 }) : api;
+    const agentApi = asNode ? new ApiClient({ ...(await loadKubeconfig(kubeconfigPath)), timeoutMs: 30_000, protobuf: true }) : api;
     if (asNode) cleanups.push(async () => agentApi.close());
     const fileConfig: KubeletConfigurationFile = {
         nodeStatusUpdateFrequency: '2s',
