@@ -14,7 +14,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { encodeWatchFrame, encodeProtobufObject } from '@nodelet/api';
+import { decodeWatchFrame, encodeWatchFrame, encodeProtobufObject } from '@nodelet/api';
 import { noopLogger } from '@nodelet/base';
 import { createTokenAuthenticator } from '../control-plane/src/apiserver/auth/authenticator.js';
 import { createApiServer } from '../control-plane/src/apiserver/server.js';
@@ -140,7 +140,7 @@ async function waitFor(what: string, cond: () => boolean, timeoutMs = 120_000): 
 const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] ?? NaN;
 
 /** 1. Encoding one event in-process, the way the server's WatchEventEncoder does. */
-function encodeOne(pod: Record<string, unknown>): Record<Media, { bytes: number; cpuUs: number }> {
+function encodeOne(pod: Record<string, unknown>): Record<Media, { bytes: number; cpuUs: number; decodeUs: number }> {
   const N = 2000;
   const json = (): Buffer => Buffer.from(JSON.stringify({ type: 'MODIFIED', object: pod }) + '\n');
   const proto = (): Uint8Array => encodeWatchFrame('MODIFIED', encodeProtobufObject(pod)!);
@@ -151,7 +151,13 @@ function encodeOne(pod: Record<string, unknown>): Record<Media, { bytes: number;
     const d = process.cpuUsage(t0);
     return (d.user + d.system) / N;
   };
-  return { json: { bytes: json().length, cpuUs: time(json) }, protobuf: { bytes: proto().length, cpuUs: time(proto) } };
+  // What a watcher (the agent) spends reading the event back.
+  const line = json().toString().trimEnd();
+  const frame = proto().subarray(4);
+  return {
+    json: { bytes: json().length, cpuUs: time(json), decodeUs: time(() => JSON.parse(line)) },
+    protobuf: { bytes: proto().length, cpuUs: time(proto), decodeUs: time(() => decodeWatchFrame(frame, 'bench')) },
+  };
 }
 
 /** 2. Server CPU and encodes per event with W watchers of `media`. */
@@ -220,7 +226,10 @@ async function main(): Promise<void> {
   for (const media of ['json', 'protobuf'] as const) fan[media] = { perWatcher: await fanOut(false, media, W, E), shared: await fanOut(true, media, W, E) };
 
   const f = (n: number, d = 2): string => n.toFixed(d);
-  console.log(`one pod event (server-stored pod with status): JSON ${one.json.bytes} B, ${f(one.json.cpuUs, 1)} µs CPU | protobuf ${one.protobuf.bytes} B, ${f(one.protobuf.cpuUs, 1)} µs CPU`);
+  console.log(
+    `one pod event (server-stored pod with status): JSON ${one.json.bytes} B, encode ${f(one.json.cpuUs, 1)} µs, decode ${f(one.json.decodeUs, 1)} µs | ` +
+      `protobuf ${one.protobuf.bytes} B, encode ${f(one.protobuf.cpuUs, 1)} µs, decode ${f(one.protobuf.decodeUs, 1)} µs`,
+  );
   for (const media of ['json', 'protobuf'] as const) {
     const { shared, perWatcher } = fan[media];
     console.log(
@@ -233,6 +242,7 @@ async function main(): Promise<void> {
   const figures: BenchFigure[] = [
     { group: 'one event', name: 'protobuf bytes', unit: 'B', value: one.protobuf.bytes, baseline: { label: 'JSON', value: one.json.bytes } },
     { group: 'one event', name: 'protobuf encode CPU', unit: 'µs', value: one.protobuf.cpuUs, baseline: { label: 'JSON', value: one.json.cpuUs } },
+    { group: 'one event', name: 'protobuf decode CPU (watcher)', unit: 'µs', value: one.protobuf.decodeUs, baseline: { label: 'JSON', value: one.json.decodeUs } },
     ...(['json', 'protobuf'] as const).flatMap((media): BenchFigure[] => [
       { group: `fan-out ${W} ${media}`, name: 'server CPU/event, cache', unit: 'ms', value: fan[media].shared.cpuMsPerEvent, baseline: { label: 'per watcher', value: fan[media].perWatcher.cpuMsPerEvent } },
       { group: `fan-out ${W} ${media}`, name: 'encodes/event, cache', unit: '', value: fan[media].shared.encodesPerEvent, baseline: { label: 'per watcher', value: fan[media].perWatcher.encodesPerEvent } },
