@@ -167,3 +167,21 @@ describe('protobuf get and list', () => {
     }
   });
 });
+
+describe('media negotiation', () => {
+  it('picks protobuf only when preferred over JSON, for kinds with a complete table', async () => {
+    const { negotiateWireMedia } = await import('./wire-media.js');
+    const pb = 'application/vnd.kubernetes.protobuf';
+    assert.deepEqual(negotiateWireMedia(`${pb}, application/json`, 'v1', 'Pod'), { media: 'protobuf', jsonAcceptable: true });
+    assert.deepEqual(negotiateWireMedia(pb, 'v1', 'Pod'), { media: 'protobuf', jsonAcceptable: false });
+    assert.equal(negotiateWireMedia(undefined, 'v1', 'Pod').media, 'json');
+    assert.equal(negotiateWireMedia('*/*', 'v1', 'Pod').media, 'json');
+    assert.equal(negotiateWireMedia(`application/json, ${pb}`, 'v1', 'Pod').media, 'json');
+    assert.equal(negotiateWireMedia(`${pb};q=0.5, application/json;q=0.9`, 'v1', 'Pod').media, 'json');
+    // A protobuf Table is not served: JSON it is.
+    assert.equal(negotiateWireMedia(`${pb};as=Table;v=v1;g=meta.k8s.io, application/json`, 'v1', 'Pod').media, 'json');
+    // Workload tables hold only what kubectl sends: JSON even when protobuf is preferred.
+    assert.equal(negotiateWireMedia(`${pb}, application/json`, 'apps/v1', 'Deployment').media, 'json');
+    assert.throws(() => negotiateWireMedia(pb, 'v1', 'Node'), (e: Error & { code?: number }) => /NotAcceptable|only the following/.test(e.message));
+  });
+});

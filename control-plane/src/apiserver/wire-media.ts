@@ -33,8 +33,10 @@ export function negotiateWireMedia(accept: string | undefined, apiVersion: strin
   const isJson = (t: string, params: Record<string, string>): boolean =>
     (t === 'application/json' && params.as === undefined) || t === '*/*' || t === 'application/*';
   const jsonAcceptable = !accept || ranked.some((x) => isJson(x.m.type, x.m.params));
-  const first = ranked.find((x) => x.m.type === PROTOBUF_CONTENT_TYPE || isJson(x.m.type, x.m.params));
-  if (first?.m.type !== PROTOBUF_CONTENT_TYPE) return JSON_ONLY;
+  // `as=Table` (or PartialObjectMetadata) in protobuf is not served: such an entry does not count.
+  const isProtobuf = (t: string, params: Record<string, string>): boolean => t === PROTOBUF_CONTENT_TYPE && params.as === undefined;
+  const first = ranked.find((x) => isProtobuf(x.m.type, x.m.params) || isJson(x.m.type, x.m.params));
+  if (!first || !isProtobuf(first.m.type, first.m.params)) return JSON_ONLY;
   if (!protobufEncodable(apiVersion, kind)) {
     if (jsonAcceptable) return JSON_ONLY;
     throw notAcceptable(kind);
