@@ -75,9 +75,9 @@ test('scheduler + controllers on the real API server: deployment journey and nod
   const client = new ApiClient({ server: cp.url, token: cp.adminToken, ca: cp.caPem });
   t.after(() => client.close());
   // The scheduler and controllers run as in `nodelet server`: each with its own least-privilege
-  // identity, so a controller that needs more than its upstream role fails this test.
+  // identity (and protobuf lists and watches), so a controller that needs more than its upstream role fails this test.
   const as = (token: string): ApiClient => {
-    const c = new ApiClient({ server: cp.url, token, ca: cp.caPem });
+    const c = new ApiClient({ server: cp.url, token, ca: cp.caPem, protobuf: true });
     t.after(() => c.close());
     return c;
   };
