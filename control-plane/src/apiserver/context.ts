@@ -10,6 +10,7 @@ import type { ApiObject } from './object.js';
 import type { Registry } from './registry.js';
 import type { ResourceDef } from './resource.js';
 import type { WatchCache } from './watch-cache.js';
+import type { PodJourneys } from './pod-journeys.js';
 
 export interface ServedResource {
   def: ResourceDef;
@@ -50,6 +51,8 @@ export interface ServerContext {
   serviceAccountTokens?: ServiceAccountTokens;
   /** A watch with more unsent bytes than this is closed (limits.ts). */
   maxWatchBufferBytes: number;
+  /** Pod journey tracing (pod-journeys.ts); undefined when the server was started without a tracer. */
+  journeys?: PodJourneys;
 }
 
 export interface NodeProxyConfig {

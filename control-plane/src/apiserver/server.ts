@@ -49,6 +49,9 @@ import { looksLikeJwt, type ServiceAccountTokens } from './auth/serviceaccount/t
 import { parsePath, verbOf, notFoundPath, nameFromFieldSelector } from './router.js';
 import { forbidden, toStatusError, unauthorized, StatusError } from './status.js';
 import { WatchCache } from './watch-cache.js';
+import type { JourneyTracer } from '@nodelet/api/tracing';
+import { PodJourneys } from './pod-journeys.js';
+import { isTracesPath, serveTraces } from './traces-endpoint.js';
 
 export interface ApiServerOptions {
   store: Store;
@@ -74,6 +77,8 @@ export interface ApiServerOptions {
   clusterDnsIP?: string | null;
   /** Serves `metrics.k8s.io` from this source (the control plane's scraper, metrics/); without one the group is absent. */
   metrics?: MetricsSource;
+  /** Records pod journeys (docs/tracing.md) and serves them at /debug/nodelet/traces/; unset: neither. */
+  tracer?: JourneyTracer;
 }
 
 export interface ApiServer {
@@ -135,6 +140,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     serviceAccountTokens: opts.serviceAccountTokens,
     serviceCidr: opts.serviceCidr,
     maxWatchBufferBytes: limits.maxWatchBufferBytes,
+    ...(opts.tracer ? { journeys: new PodJourneys(opts.tracer) } : {}),
   };
   /** Service-account JWTs go to their verifier; every other token to the token authenticator. */
   async function authenticateBearer(token: string): Promise<UserInfo | undefined> {
@@ -203,6 +209,10 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
       if (method === 'GET' || method === 'HEAD') {
         const decision = await authorizer.authorize(user, { verb: 'get', path: url.pathname });
         if (serveOidcIfAllowed(decision.allowed, user, res, url) || serveNonResourceIfAllowed(decision.allowed, user, req, res, url)) return;
+        if (isTracesPath(url.pathname)) {
+          if (!decision.allowed) throw forbidden(forbiddenMessage(user, { verb: 'get', path: url.pathname }));
+          return serveTraces(ctx.journeys, url.pathname, res);
+        }
       }
       const metricsRequest = opts.metrics ? parseMetricsPath(url.pathname) : undefined;
       if (metricsRequest) {
