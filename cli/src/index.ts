@@ -9,3 +9,4 @@ export { netnsName, vethName, type NodeNetwork } from './commands/lab/node-netwo
 export { labRoutes, LAB_ROUTE_PROTO } from './commands/lab/pod-routes.js';
 export { stopProcess, runningPid } from './commands/lab/processes.js';
 export { createUserKubeconfig, type KubeconfigCreateOptions } from './commands/ops/kubeconfig-create.js';
+export { fetchPodTrace, buildWaterfall, renderWaterfallText, renderWaterfallSvg, parsePodRef, type PodTrace, type Waterfall, type WaterfallRow, type SvgPanel } from './commands/trace.js';

@@ -76,6 +76,8 @@ export interface RequestScope {
   namespace: string | undefined;
   name: string | undefined;
   subresource: string | undefined;
+  /** `nodes/<name>/proxy/<path>`: the agent path (router.ts). */
+  proxyPath?: string;
   /** The request body when the edge already read it (NodeRestriction of creates). */
   body?: Buffer;
 }

@@ -189,7 +189,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     // A list or watch of one object by metadata.name is authorized for that name (resourceNames rules).
     const name = p.name ?? (verb === 'list' || verb === 'watch' ? nameFromFieldSelector(url.searchParams.get('fieldSelector')) : undefined);
     await authorizeOrThrow(user, { verb, group: p.group, resource: p.served.def.plural, subresource: p.subresource, namespace: p.namespace, name });
-    return { ctx, req, res, url, user, log: reqLog, served: p.served, namespace: p.namespace, name: p.name, subresource: p.subresource };
+    return { ctx, req, res, url, user, log: reqLog, served: p.served, namespace: p.namespace, name: p.name, subresource: p.subresource, ...(p.proxyPath !== undefined ? { proxyPath: p.proxyPath } : {}) };
   }
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {
