@@ -9,7 +9,7 @@ const TP = { traceId: 'c'.repeat(32), spanId: 'd'.repeat(16), flags: 1 };
 let clock = 1_800_000_000_000;
 const tick = (ms: number): number => (clock += ms);
 
-function pod(uid: string, annotated = true, phase = 'Pending'): Pod {
+function pod(uid: string, annotated = true, phase: 'Pending' | 'Running' = 'Pending'): Pod {
   return {
     metadata: { name: `p-${uid}`, namespace: 'default', uid, ...(annotated ? { annotations: { [TRACEPARENT_ANNOTATION]: formatTraceparent(TP) } } : {}) },
     spec: { containers: [{ name: 'c', image: 'busybox' }] },
