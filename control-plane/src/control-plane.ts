@@ -120,6 +120,8 @@ export interface ControlPlane {
   registry?: OciRegistry;
   /** The in-process components' credentials (for tests that start the controllers themselves). */
   inProcessIdentities: InProcessIdentities;
+  /** The control plane's pod journey tracer (for tests that start the scheduler themselves). */
+  tracer: JourneyTracer;
   close(): Promise<void>;
 }
 
@@ -276,7 +278,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       });
     }
     let closing: Promise<void> | undefined;
-    return { url, port, adminToken, kubeconfigPath, caPem: pki.caPem, store, apiServer, registry, inProcessIdentities: identities, close: () => (closing ??= undo()) };
+    return { url, port, adminToken, kubeconfigPath, caPem: pki.caPem, store, apiServer, registry, inProcessIdentities: identities, tracer, close: () => (closing ??= undo()) };
   } catch (err) {
     await undo();
     throw err;

@@ -74,7 +74,7 @@ export class BindingCycle {
   }
 
   /** Binds an assumed pod in the background; the result reaches `outcome`. Never throws. */
-  start(key: string, pod: Pod, node: string, t: { queuedAt: number; scheduleMs: number }): void {
+  start(key: string, pod: Pod, node: string, t: { queuedAt: number; scheduleMs: number; tracedAt?: number }): void {
     this.#track(this.#bind(key, pod, node, t));
   }
 
@@ -90,11 +90,12 @@ export class BindingCycle {
     this.#d.events.close();
   }
 
-  async #bind(key: string, pod: Pod, node: string, t: { queuedAt: number; scheduleMs: number }): Promise<void> {
+  async #bind(key: string, pod: Pod, node: string, t: { queuedAt: number; scheduleMs: number; tracedAt?: number }): Promise<void> {
     const ns = pod.metadata.namespace ?? 'default';
     const name = pod.metadata.name ?? '';
     let bindCallMs = 0;
-    const bindStarted = this.#d.spans?.now();
+    // Epoch ms the pod journey's `scheduler.bind` span starts at: where its scheduling cycle's span ended.
+    const bindStarted = t.tracedAt;
     try {
       // 1. PreBind: volumes. Waiting for a provisioner holds no binding slot.
       await this.#bindVolumes(pod, node, this.#stop);

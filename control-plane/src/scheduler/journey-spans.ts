@@ -23,20 +23,21 @@ export class SchedulerJourneySpans {
     this.#clock = clock;
   }
 
-  now(): number {
-    return this.#now();
-  }
-
-  /** The cycle that began at monotonic `cycleStart` chose `node` for a pod first seen at monotonic `queuedAt`. */
-  scheduled(pod: Pod, node: string, queuedAt: number, cycleStart: number): void {
+  /**
+   * The cycle that began at monotonic `cycleStart` chose `node` for a pod first seen at monotonic
+   * `queuedAt`. Returns the cycle's end (epoch ms), where the binding's span starts, so that no
+   * clock tick falls between the two; undefined for a pod without a trace context.
+   */
+  scheduled(pod: Pod, node: string, queuedAt: number, cycleStart: number): number | undefined {
     const parent = podTraceParent(pod);
-    if (!parent) return;
+    if (!parent) return undefined;
     const now = this.#now();
     const toWall = (mono: number): number => now - (this.#clock.monotonic() - mono);
     const attrs = { ...podAttributes(pod), [ATTR.nodeName]: node };
     const popped = toWall(cycleStart);
     this.#tracer.record(SPAN.schedulerQueue, parent, Math.min(toWall(queuedAt), popped), popped, podAttributes(pod));
     this.#tracer.record(SPAN.schedulerSchedule, parent, popped, now, attrs);
+    return now;
   }
 
   /** The binding that started at epoch `startMs` was accepted. */

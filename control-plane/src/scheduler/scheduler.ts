@@ -263,8 +263,8 @@ export class Scheduler {
       return;
     }
     const scheduleMs = this.#clock.monotonic() - started;
-    this.#spans?.scheduled(pod, result.node, this.#firstSeen.get(key) ?? started, started);
-    this.#binding.start(key, pod, result.node, { queuedAt: this.#firstSeen.get(key) ?? started, scheduleMs });
+    const tracedAt = this.#spans?.scheduled(pod, result.node, this.#firstSeen.get(key) ?? started, started);
+    this.#binding.start(key, pod, result.node, { queuedAt: this.#firstSeen.get(key) ?? started, scheduleMs, ...(tracedAt !== undefined ? { tracedAt } : {}) });
   }
 
   /** Upstream's cleanupAssumedPods loop: drops assumed pods the informer never confirmed. */

@@ -33,7 +33,8 @@ function tickStep(ms: number): number {
 function panel(p: SvgPanel, y0: number): { svg: string[]; height: number } {
   const w = p.waterfall;
   const span = Math.max(w.endMs - w.startMs, 1e-9);
-  const plot = WIDTH - LABEL - PAD * 2;
+  // Room on the right for the last tick and duration labels.
+  const plot = WIDTH - LABEL - PAD * 2 - 50;
   const x = (ms: number): number => LABEL + PAD + Math.max(0, Math.min(1, (ms - w.startMs) / span)) * plot;
   const out: string[] = [];
   const total = w.complete ? `journey ${formatMs(span)}` : `incomplete, ${formatMs(span)} so far`;
@@ -47,14 +48,14 @@ function panel(p: SvgPanel, y0: number): { svg: string[]; height: number } {
   }
   w.rows.forEach((r: WaterfallRow, i) => {
     const y = axisY + 6 + i * ROW;
-    const label = `${'\u00a0\u00a0'.repeat(r.depth)}${r.gap ? '~ ' : ''}${r.name}${r.attributes?.['k8s.container.name'] ? ` (${String(r.attributes['k8s.container.name'])})` : ''}`;
-    out.push(`<text x="${PAD}" y="${y + 13}" class="${r.gap ? 'gap' : 'label'}">${escapeXml(label)}</text>`);
+    const label = `${r.gap ? '~ ' : ''}${r.name}${r.attributes?.['k8s.container.name'] ? ` (${String(r.attributes['k8s.container.name'])})` : ''}`;
+    out.push(`<text x="${PAD + r.depth * 14}" y="${y + 13}" class="${r.gap ? 'gap' : 'label'}">${escapeXml(label)}</text>`);
     const x1 = x(r.startMs);
     const width = Math.max(1, x(r.endMs) - x1);
     const fill = r.gap ? 'url(#hatch)' : r.error ? '#d64545' : ((r.depth === 0 ? COLORS : LIGHT)[r.scope ?? ''] ?? '#888888');
     out.push(`<rect x="${x1.toFixed(1)}" y="${y + 3}" width="${width.toFixed(1)}" height="${ROW - 6}" fill="${fill}"><title>${escapeXml(`${r.name}: ${formatMs(r.endMs - r.startMs)} at +${formatMs(r.startMs - w.startMs)}${r.error ? ` (${r.error})` : ''}`)}</title></rect>`);
     const dur = formatMs(r.endMs - r.startMs);
-    const tx = x1 + width + 4 > WIDTH - 60 ? x1 - 4 : x1 + width + 4;
+    const tx = x1 + width + 4 > WIDTH - 50 ? x1 - 4 : x1 + width + 4;
     out.push(`<text x="${tx.toFixed(1)}" y="${y + 13}" class="dur"${tx < x1 ? ' text-anchor="end"' : ''}>${escapeXml(dur)}</text>`);
   });
   return { svg: out, height: 40 + w.rows.length * ROW + 16 };
