@@ -7,14 +7,6 @@ import type { Command } from 'commander';
 import { AgentError } from '@nodelet/base';
 import { ApiClient, loadKubeconfig } from '@nodelet/api';
 import { defaultAdminKubeconfig } from './ops/token.js';
-import { fetchPodTrace } from './trace/fetch.js';
-import { renderWaterfallText } from './trace/render-text.js';
-import { renderWaterfallSvg } from './trace/render-svg.js';
-
-export { fetchPodTrace, type PodTrace } from './trace/fetch.js';
-export { buildWaterfall, type Waterfall, type WaterfallRow } from './trace/waterfall.js';
-export { renderWaterfallText } from './trace/render-text.js';
-export { renderWaterfallSvg, type SvgPanel } from './trace/render-svg.js';
 
 /** `ns/name`, or `name` in the default namespace. */
 export function parsePodRef(ref: string): { namespace: string; name: string } {
@@ -33,6 +25,10 @@ export function register(program: Command): void {
     .option('--json', 'print the spans as JSON instead of the waterfall')
     .action(async (ref: string, o: { kubeconfig: string; svg?: string; json?: boolean }) => {
       const { namespace, name } = parsePodRef(ref);
+      // Loaded here, not with the CLI: the tracing modules bring the OpenTelemetry SDK along.
+      const [{ fetchPodTrace }, { renderWaterfallText }, { renderWaterfallSvg }] = await Promise.all([
+        import('./trace/fetch.js'), import('./trace/render-text.js'), import('./trace/render-svg.js'),
+      ]);
       const client = new ApiClient(await loadKubeconfig(o.kubeconfig));
       try {
         const t = await fetchPodTrace(client, namespace, name);
