@@ -182,7 +182,9 @@ export class Agent {
     log.info({ runtime: runtimeName, version: version.runtimeVersion, endpoint: c.containerRuntimeEndpoint }, 'Container runtime connected');
 
     // Pod journey spans (docs/tracing.md): kept for the node API, exported when an endpoint is set.
-    const tracer = new JourneyTracer({ service: 'nodelet-agent', endpoint: c.tracingEndpoint, logger: child('tracing') });
+    // A node runs at most maxPods pods: the last 512 starts are plenty to look back on, and keep
+    // the store to a few MiB whatever the churn.
+    const tracer = new JourneyTracer({ service: 'nodelet-agent', endpoint: c.tracingEndpoint, logger: child('tracing'), store: { maxTraces: 512, maxSpansPerTrace: 64 } });
     this.#closing('tracing', () => tracer.close());
     const journeys = new AgentPodJourneys(tracer, c.nodeName);
 
