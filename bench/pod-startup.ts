@@ -8,7 +8,10 @@
  * N at once, in the same run against the same containerd. Also samples the agent's RSS and CPU
  * while idle and with N running pods.
  *
- *   sudo node --conditions=source --import tsx bench/pod-startup.ts [--pods 30]
+ *   sudo node --conditions=source --import tsx bench/pod-startup.ts [--pods 30] [--svg waterfall.svg]
+ *
+ * `--svg <file>` draws the pod journeys (docs/tracing.md) of the burst's p50 and p99 pods, from
+ * their traces, as waterfalls in one SVG picture.
  *
  * Needs root, containerd, runc and the CNI plugins (like the agent integration tests).
  */
@@ -20,10 +23,14 @@ import { startHarness, podSpec, type Harness } from '../agent/test/integration/h
 import { buildContainerConfig, buildSandboxConfig } from '../agent/src/runtime/container-config.js';
 import { MANAGED_BY } from '../agent/src/runtime/labels.js';
 import { pollUntil } from '@nodelet/base';
+import { writeFile } from 'node:fs/promises';
+import { fetchPodTrace, renderWaterfallSvg, type SvgPanel } from '@nodelet/cli';
+import { SPAN } from '@nodelet/api/tracing';
 
 const N = Number(process.argv[process.argv.indexOf('--pods') + 1]) || 30;
 const NODELET_DEV = join(import.meta.dirname, '..', 'bin', 'nodelet-dev');
 const CLK_TCK = 100;
+const SVG = process.argv.includes('--svg') ? process.argv[process.argv.indexOf('--svg') + 1] : undefined;
 
 function pct(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -53,7 +60,8 @@ function agentPid(child: ChildProcess): number {
   return child.pid!;
 }
 
-async function agentBurst(h: Harness): Promise<number[]> {
+/** Create → Ready (s) per pod name. */
+async function agentBurst(h: Harness): Promise<Map<string, number>> {
   const created = new Map<string, number>();
   const ready = new Map<string, number>();
   const ac = new AbortController();
@@ -76,7 +84,24 @@ async function agentBurst(h: Harness): Promise<number[]> {
   await pollUntil(`${N} pods Ready`, () => ready.size === N, { timeoutMs: 120_000, intervalMs: 50 });
   ac.abort();
   await watching;
-  return [...ready].map(([name, t]) => (t - created.get(name)!) / 1000);
+  return new Map([...ready].map(([name, t]) => [name, (t - created.get(name)!) / 1000]));
+}
+
+/** The p50 and p99 pods' journeys (by create → Ready) as waterfalls in one SVG. */
+async function drawJourneys(h: Harness, latency: Map<string, number>, file: string): Promise<void> {
+  const byTime = [...latency].sort((a, b) => a[1] - b[1]);
+  const at = (p: number) => byTime[Math.min(byTime.length - 1, Math.ceil((p / 100) * byTime.length) - 1)]!;
+  const panels: SvgPanel[] = [];
+  for (const [label, [name, seconds]] of [['p50', at(50)], ['p99', at(99)]] as const) {
+    // The agent records its last step when the Ready patch's answer is back, just after the watch saw Ready.
+    const trace = await pollUntil(`trace of ${name}`, async () => {
+      const t = await fetchPodTrace(h.api, 'default', name);
+      return t.waterfall.complete && t.spans.some((s) => s.name === SPAN.agentStatus) ? t : undefined;
+    }, { timeoutMs: 10_000, intervalMs: 100 });
+    panels.push({ title: `${label} pod ${name} (create → Ready seen by a watch ${seconds.toFixed(3)} s)`, waterfall: trace.waterfall });
+  }
+  await writeFile(file, renderWaterfallSvg(panels));
+  console.log(`wrote ${file}: journeys of the p50 (${at(50)[0]}) and p99 (${at(99)[0]}) pods`);
 }
 
 async function floorBurst(h: Harness): Promise<number[]> {
@@ -118,7 +143,9 @@ async function main(): Promise<void> {
     for (const image of [h.rt.images.busybox, h.rt.images.pause]) await h.cri.image.pullImage({ image: { image } });
     const pid = agentPid(agent);
     const idle = await sample(pid, 5000);
-    const agentLat = await agentBurst(h);
+    const byPod = await agentBurst(h);
+    const agentLat = [...byPod.values()];
+    if (SVG) await drawJourneys(h, byPod, SVG);
     const busy = await sample(pid, 5000);
     const pods = await h.api.list(PODS, { namespace: 'default' });
     await Promise.all(pods.items.map((p) => h.api.delete(PODS, p.metadata.name!, { namespace: 'default', gracePeriodSeconds: 1 })));

@@ -65,6 +65,8 @@ import { apiVolumeSources } from './source/volume-sources.js';
 import { StatsCollector } from './stats/collector.js';
 import { EventRecorder } from './status/event-recorder.js';
 import { StatusManager } from './status/status-manager.js';
+import { JourneyTracer } from '@nodelet/api/tracing';
+import { AgentPodJourneys } from './tracing/pod-journeys.js';
 
 export const AGENT_VERSION = 'v1.32.0-nodelet';
 
@@ -179,6 +181,13 @@ export class Agent {
     const runtimeName = version.runtimeName || 'containerd';
     log.info({ runtime: runtimeName, version: version.runtimeVersion, endpoint: c.containerRuntimeEndpoint }, 'Container runtime connected');
 
+    // Pod journey spans (docs/tracing.md): kept for the node API, exported when an endpoint is set.
+    // A node runs at most maxPods pods: the last 512 starts are plenty to look back on, and keep
+    // the store to a few MiB whatever the churn.
+    const tracer = new JourneyTracer({ service: 'nodelet-agent', endpoint: c.tracingEndpoint, logger: child('tracing'), store: { maxTraces: 512, maxSpansPerTrace: 64 } });
+    this.#closing('tracing', () => tracer.close());
+    const journeys = new AgentPodJourneys(tracer, c.nodeName);
+
     // 3. Pod networking: the CNI service the runtime's nodelet-cni plugin forwards to.
     await installNodeletCni(c.cniBinDir, { pluginDirs: c.cniPluginDirs });
     const cni: CniService = await startCniService({
@@ -188,6 +197,7 @@ export class Agent {
       chain: { podCIDR: c.podCIDR, bridgeName: c.cniBridgeName, ipamDataDir: c.cniIpamDataDir, hairpin: true },
       runtimeConfDir: c.cniConfDir,
       logger: log,
+      onAdd: (a) => a.podUid && journeys.cniAdd(a.podUid, a.startMs, a.endMs, a.error),
     });
     this.#closing('cni', () => cni.close());
 
@@ -263,8 +273,9 @@ export class Agent {
       onSandboxIps: (id, ips) => pleg.noteSandboxIps(id, ips),
       podDns: (pod, s) => dnsConfigurer.forPod(pod, s),
       runtimeHandler: (pod, s) => runtimeClasses.handlerFor(pod, s),
+      steps: journeys,
     });
-    this.status = new StatusManager({ api, clock, log: child('status') });
+    this.status = new StatusManager({ api, clock, log: child('status'), onWritten: (uid, st) => journeys.statusWritten(uid, st) });
     const prober = new ProbeManager({
       exec: criProbeExec(cri.runtime, c.runtimeRequestTimeoutMs),
       events,
@@ -281,7 +292,10 @@ export class Agent {
       fileCheckFrequencyMs: c.fileCheckFrequencyMs,
       clock,
       log: child('pod-config'),
-      onUpdate: (u) => this.workers.update(u),
+      onUpdate: (u) => {
+        journeys.seen(u.pod);
+        this.workers.update(u);
+      },
     }));
     const lifecycle = new PodLifecycle({
       api,
@@ -297,6 +311,7 @@ export class Agent {
       staticDesired: (uid) => pods.isStaticWanted(uid),
       onPodStarted: (_p, s) => this.metrics.podStartDuration.observe(s),
       prober,
+      journeys,
     });
     const admission = [
       pressureAdmitHandler(() => this.eviction?.conditions() ?? new Set()),
@@ -306,6 +321,7 @@ export class Agent {
     const admitLog = child('admission');
     const admit = (pod: Pod, admitted: readonly Pod[]): PodAdmitResult => {
       const r = admitPod(admission, pod, admitted);
+      journeys.admitted(pod, r.admit, r.admit ? undefined : r.reason);
       if (!r.admit) {
         admitLog.info({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUID: pod.metadata.uid, reason: r.reason, message: r.message }, 'Pod rejected');
         events.event(pod, 'Warning', r.reason, r.message);
@@ -352,6 +368,7 @@ export class Agent {
       }),
       backend: nodeApiBackend({ pods, workers, pleg, runtime: cri.runtime, metrics: this.metrics, podLogsDir: c.podLogsDir }),
       stats,
+      traces: (traceId) => tracer.spans(traceId),
       log: child('node-api'),
     }));
     this.#closing('node API', () => nodeApi.close());

@@ -51,6 +51,7 @@ function command(): Command {
     .option('--cluster-dns <ips>', 'comma-separated nameservers of ClusterFirst pods (default 10.96.0.10)')
     .option('--cluster-domain <domain>', 'cluster DNS domain (default cluster.local)')
     .option('--resolv-conf <file>', "the node's resolv.conf: Default pods and the resolver's upstreams ('' = none)")
+    .option('--tracing-endpoint <url>', 'OTLP/HTTP collector for pod journey spans, e.g. http://127.0.0.1:4318 (default: none, spans stay in memory)')
     .option('--log-level <level>', 'trace|debug|info|warn|error', 'info');
 }
 

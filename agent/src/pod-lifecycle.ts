@@ -18,6 +18,7 @@ import { computePodStatus, isTerminalPhase } from './status/pod-status.js';
 import type { StatusManager } from './status/status-manager.js';
 import { deleteMirrorPod, ensureMirrorPod, isStaticPod } from './source/static-pods.js';
 import type { ProbeManager } from './prober/prober.js';
+import type { AgentPodJourneys } from './tracing/pod-journeys.js';
 
 export interface PodLifecycleOptions {
   api: ApiClient;
@@ -36,6 +37,8 @@ export interface PodLifecycleOptions {
   onPodStarted?(pod: Pod, seconds: number): void;
   /** Container probes; without it no probe runs and containers that declare a readiness/startup probe stay unready. */
   prober?: ProbeManager;
+  /** Pod journey spans (docs/tracing.md): each starting sync, and when the pod runs and is Ready. */
+  journeys?: AgentPodJourneys;
 }
 
 export class PodLifecycle implements PodSyncer {
@@ -61,6 +64,7 @@ export class PodLifecycle implements PodSyncer {
       probes: this.#o.prober?.view,
     });
     statusFn?.(status);
+    this.#o.journeys?.statusComputed(pod, status);
     const target = isStaticPod(pod) ? { statusTarget: { name: pod.metadata.name!, namespace: pod.metadata.namespace! } } : {};
     this.#o.status.setStatus(pod, status, target);
     return status;
@@ -88,7 +92,8 @@ export class PodLifecycle implements PodSyncer {
       if (Number.isFinite(created)) this.#o.onPodStarted?.(pod, Math.max(0, (this.#o.clock.now() - created) / 1000));
     }
     const failuresBefore = JSON.stringify([...this.#o.runtime.failures(uid)]);
-    const r = await this.#o.runtime.syncPod(pod, observed, signal, this.#o.prober ? (id) => this.#o.prober!.view.failed(id) : undefined);
+    const sync = () => this.#o.runtime.syncPod(pod, observed, signal, this.#o.prober ? (id) => this.#o.prober!.view.failed(id) : undefined);
+    const r = await (this.#o.journeys ? this.#o.journeys.sync(uid, sync) : sync());
     if (r.changed) this.#o.pleg.relistSoon();
     // A new start failure (ErrImagePull, CrashLoopBackOff, …) is reported now, not a sync later.
     if (JSON.stringify([...this.#o.runtime.failures(uid)]) !== failuresBefore) this.#status(pod, observed);

@@ -9,3 +9,8 @@ export { netnsName, vethName, type NodeNetwork } from './commands/lab/node-netwo
 export { labRoutes, LAB_ROUTE_PROTO } from './commands/lab/pod-routes.js';
 export { stopProcess, runningPid } from './commands/lab/processes.js';
 export { createUserKubeconfig, type KubeconfigCreateOptions } from './commands/ops/kubeconfig-create.js';
+export { parsePodRef } from './commands/trace.js';
+export { fetchPodTrace, type PodTrace } from './commands/trace/fetch.js';
+export { buildWaterfall, type Waterfall, type WaterfallRow } from './commands/trace/waterfall.js';
+export { renderWaterfallText } from './commands/trace/render-text.js';
+export { renderWaterfallSvg, type SvgPanel } from './commands/trace/render-svg.js';

@@ -12,6 +12,7 @@ import { register as registerOps } from './commands/ops.js';
 import { register as registerLab } from './commands/lab.js';
 import { register as registerProxy } from './commands/proxy.js';
 import { register as registerSoak } from './commands/soak.js';
+import { register as registerTrace } from './commands/trace.js';
 
 export const VERSION = '0.1.0';
 
@@ -31,6 +32,7 @@ export function buildProgram(): Command {
   registerLab(program);
   registerProxy(program);
   registerSoak(program);
+  registerTrace(program);
   return program;
 }
 

@@ -31,6 +31,7 @@ import { DEFAULT_SERVICE_CIDR, firstServiceIp } from './apiserver/handlers/servi
 import { keepKubernetesService } from './apiserver/kubernetes-service.js';
 import type { ApiServerLimits } from './apiserver/limits.js';
 import { createApiServer, type ApiServer } from './apiserver/server.js';
+import { JourneyTracer } from '@nodelet/api/tracing';
 import { MetricsStore } from './metrics/metrics-store.js';
 import { MetricsScraper } from './metrics/scraper.js';
 
@@ -93,6 +94,12 @@ export interface ControlPlaneOptions {
    * (default on); `resolutionMs` is how often it scrapes the nodes (default 15 s).
    */
   metrics?: false | { resolutionMs?: number };
+  /**
+   * `--tracing-endpoint`: OTLP/HTTP collector the pod journey spans of the API server and the
+   * scheduler are exported to (docs/tracing.md). Unset: they are only kept in memory and served at
+   * /debug/nodelet/traces/.
+   */
+  tracingEndpoint?: string;
   now?: () => number;
 }
 
@@ -113,6 +120,8 @@ export interface ControlPlane {
   registry?: OciRegistry;
   /** The in-process components' credentials (for tests that start the controllers themselves). */
   inProcessIdentities: InProcessIdentities;
+  /** The control plane's pod journey tracer (for tests that start the scheduler themselves). */
+  tracer: JourneyTracer;
   close(): Promise<void>;
 }
 
@@ -164,6 +173,8 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
     const issuer = o.serviceAccountIssuer ?? DEFAULT_SERVICE_ACCOUNT_ISSUER;
     const serviceAccountTokens = new ServiceAccountTokens({ issuer, audiences: o.apiAudiences?.length ? o.apiAudiences : [issuer], key: saKey });
     const metricsStore = o.metrics === false ? undefined : new MetricsStore();
+    const tracer = new JourneyTracer({ service: 'nodelet-server', endpoint: o.tracingEndpoint, logger: log.child({ component: 'tracing' }) });
+    cleanups.push(() => tracer.close());
     const apiServer = await createApiServer({
       store,
       authenticator,
@@ -178,6 +189,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       serviceCidr,
       ...(o.limits ? { limits: o.limits } : {}),
       ...(metricsStore ? { metrics: metricsStore } : {}),
+      tracer,
     });
     ref.server = apiServer;
     cleanups.push(() => apiServer.close());
@@ -244,7 +256,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       const enabled = only ?? (o.disableControllers?.length ? CONTROLLER_NAMES.filter((n) => !o.disableControllers!.includes(n)) : undefined);
       const scheduler: SchedulerHandle | undefined = only
         ? undefined
-        : await startScheduler({ client: clientAs(identities.scheduler, 'nodelet-server/scheduler'), logger: log.child({ component: 'scheduler' }), signal: stopControllers.signal });
+        : await startScheduler({ client: clientAs(identities.scheduler, 'nodelet-server/scheduler'), logger: log.child({ component: 'scheduler' }), signal: stopControllers.signal, tracer });
       const manager: ControllerManagerHandle = await startControllerManager({
         client: clientAs(identities.controllerManager, 'nodelet-server/controller-manager'),
         clientFor: (account: string) => clientAs(identities.controller(account), `nodelet-server/${account}`),
@@ -266,7 +278,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       });
     }
     let closing: Promise<void> | undefined;
-    return { url, port, adminToken, kubeconfigPath, caPem: pki.caPem, store, apiServer, registry, inProcessIdentities: identities, close: () => (closing ??= undo()) };
+    return { url, port, adminToken, kubeconfigPath, caPem: pki.caPem, store, apiServer, registry, inProcessIdentities: identities, tracer, close: () => (closing ??= undo()) };
   } catch (err) {
     await undo();
     throw err;

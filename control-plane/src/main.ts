@@ -13,6 +13,7 @@ import { parseDatastoreEndpoint } from './storage/endpoint.js';
 import { inServiceCidr } from './apiserver/kube-dns-service.js';
 import { DEFAULT_SERVICE_CIDR } from './apiserver/handlers/service-ip.js';
 import { CONTROLLER_NAMES, type ControllerName } from './controllers/index.js';
+import { otlpTracesUrl } from '@nodelet/api/tracing';
 
 const USAGE = `Usage: nodelet server [flags]
 
@@ -51,6 +52,9 @@ const USAGE = `Usage: nodelet server [flags]
                                  mutating requests served at once, 0 = no limit (default 200)
   --request-timeout <d>          a request (other than watch, log, exec) still running after this
                                  gets 504 Timeout, e.g. 1m0s, 30s; 0 = none (default 1m0s)
+  --tracing-endpoint <url>       OTLP/HTTP collector for pod journey spans, e.g. http://127.0.0.1:4318
+                                 (spans go to /v1/traces there); without it they are only kept in
+                                 memory for \`nodelet trace pod\` (docs/tracing.md)
   --log-level <level>            pino level (default info)
 `;
 
@@ -85,6 +89,7 @@ export async function main(argv: string[]): Promise<void> {
         'max-requests-inflight': { type: 'string', default: '400' },
         'max-mutating-requests-inflight': { type: 'string', default: '200' },
         'request-timeout': { type: 'string', default: '1m0s' },
+        'tracing-endpoint': { type: 'string' },
         'log-level': { type: 'string', default: 'info' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -161,6 +166,15 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
   limits.requestTimeoutMs = requestTimeoutMs;
+  if (values['tracing-endpoint'] !== undefined) {
+    try {
+      otlpTracesUrl(String(values['tracing-endpoint']));
+    } catch (err) {
+      process.stderr.write(`--tracing-endpoint: ${(err as Error).message}\n`);
+      process.exitCode = 2;
+      return;
+    }
+  }
   const log = pino({ level: String(values['log-level']), base: { component: 'server' } }) as unknown as Logger;
   // A promise nobody awaited failed: the code that produced it has already unwound, so the
   // server's state is as consistent as after any handled error. Log it and keep serving; an
@@ -197,6 +211,7 @@ export async function main(argv: string[]): Promise<void> {
     ...(values['service-account-issuer'] ? { serviceAccountIssuer: String(values['service-account-issuer']) } : {}),
     ...(values['api-audiences'] ? { apiAudiences: String(values['api-audiences']).split(',').map((a) => a.trim()).filter(Boolean) } : {}),
     limits,
+    ...(values['tracing-endpoint'] ? { tracingEndpoint: String(values['tracing-endpoint']) } : {}),
     logger: log,
   });
   log.info({ url: cp.url, kubeconfig: cp.kubeconfigPath, registry: cp.registry?.hostPort }, 'Server ready');

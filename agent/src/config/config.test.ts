@@ -111,3 +111,11 @@ test('container log rotation: kubelet defaults, file fields, flags win, bad valu
   assert.throws(() => resolveConfig({ containerLogMaxFiles: 1 }, {}, 'h'), /containerLogMaxFiles: must be an integer in \[2, ∞\], got 1/);
   assert.throws(() => resolveConfig({}, { containerLogMaxSize: 'lots' }, 'h'), /--container-log-max-size: must be a positive quantity like "10Mi", got "lots"/);
 });
+
+test('tracing.endpoint (or --tracing-endpoint) must be an OTLP/HTTP endpoint; unset means no export', () => {
+  assert.equal(resolveConfig({}, {}, 'n').tracingEndpoint, undefined);
+  assert.equal(resolveConfig({ tracing: { endpoint: 'collector:4318' } }, {}, 'n').tracingEndpoint, 'collector:4318');
+  assert.equal(resolveConfig({ tracing: { endpoint: 'collector:4318' } }, { tracingEndpoint: 'http://other:4318' }, 'n').tracingEndpoint, 'http://other:4318');
+  assert.throws(() => resolveConfig({ tracing: { endpoint: 'grpc://collector:4317' } }, {}, 'n'), (err: unknown) => hasCode(err, 'ERR_INVALID_ARGUMENT') && /tracing\.endpoint/.test((err as Error).message));
+  assert.throws(() => resolveConfig({}, { tracingEndpoint: 'http://[bad' }, 'n'), /--tracing-endpoint/);
+});

@@ -8,6 +8,7 @@
  */
 import { AgentError, parseDuration } from '@nodelet/base';
 import { parse as parseYaml } from 'yaml';
+import { otlpTracesUrl } from '@nodelet/api/tracing';
 import { parseQuantity } from '../util/quantity.js';
 import { resolveProxyConfig, type ProxyConfig, type ProxyConfigFile, type ProxyFlags } from '../proxy/config.js';
 import { resolveDnsConfig, type ClusterDnsConfig, type ClusterDnsConfigFile, type ClusterDnsFlags } from '../dns/config.js';
@@ -27,6 +28,8 @@ export interface KubeletConfigurationFile extends ClusterDnsConfigFile, Eviction
   serverTLSBootstrap?: boolean;
   /** Renew the node's API credential before it expires. */
   rotateCertificates?: boolean;
+  /** kubelet's TracingConfiguration: OTLP/HTTP collector of the pod journey spans (docs/tracing.md). */
+  tracing?: { endpoint?: string };
   authentication?: { anonymous?: { enabled?: boolean }; webhook?: { enabled?: boolean; cacheTTL?: string }; x509?: { clientCAFile?: string } };
   authorization?: { mode?: string; webhook?: { cacheAuthorizedTTL?: string; cacheUnauthorizedTTL?: string } };
   containerRuntimeEndpoint?: string;
@@ -94,6 +97,7 @@ export interface AgentFlags extends ProxyFlags, ClusterDnsFlags {
   nodeIp?: string;
   containerLogMaxSize?: string;
   containerLogMaxFiles?: number;
+  tracingEndpoint?: string;
 }
 
 /** The validated, fully defaulted configuration every component reads. Times in ms. */
@@ -110,6 +114,8 @@ export interface AgentConfig extends ClusterDnsConfig, EvictionConfig {
   serverTLSBootstrap: boolean;
   /** Node credential renewal (nodelet default: true). */
   rotateCertificates: boolean;
+  /** Where pod journey spans are exported over OTLP/HTTP; unset: only kept for the node API's /debug/nodelet/traces/. */
+  tracingEndpoint?: string;
   anonymousAuth: boolean;
   webhookAuth: boolean;
   webhookCacheTTLMs: number;
@@ -158,6 +164,17 @@ export interface AgentConfig extends ClusterDnsConfig, EvictionConfig {
   nodeIP?: string;
   rootDir: string;
   proxy: ProxyConfig;
+}
+
+/** An OTLP/HTTP endpoint, checked now so a typo stops the agent at start, not at the first export. */
+function tracingEndpoint(field: string, v: string | undefined): string | undefined {
+  if (!v) return undefined;
+  try {
+    otlpTracesUrl(v);
+  } catch (err) {
+    throw invalid(field, (err as Error).message);
+  }
+  return v;
 }
 
 function invalid(field: string, why: string): AgentError {
@@ -303,6 +320,7 @@ export function resolveConfig(file: KubeletConfigurationFile, flags: AgentFlags,
     // kubelet defaults both to false; nodelet's agent always has a cluster to ask, so they are on.
     serverTLSBootstrap: bool('serverTLSBootstrap', file.serverTLSBootstrap, true),
     rotateCertificates: bool('rotateCertificates', file.rotateCertificates, true),
+    tracingEndpoint: tracingEndpoint(flags.tracingEndpoint !== undefined ? '--tracing-endpoint' : 'tracing.endpoint', flags.tracingEndpoint ?? str('tracing.endpoint', file.tracing?.endpoint)),
     anonymousAuth: bool('authentication.anonymous.enabled', file.authentication?.anonymous?.enabled, false),
     webhookAuth: bool('authentication.webhook.enabled', file.authentication?.webhook?.enabled, true),
     webhookCacheTTLMs: duration('authentication.webhook.cacheTTL', file.authentication?.webhook?.cacheTTL, '2m'),

@@ -25,6 +25,8 @@ import { stopContainer, type ContainerStopDeps, type ContainerToStop } from './c
 import { runLifecycleHook } from './lifecycle-hooks.js';
 import { rm } from 'node:fs/promises';
 import type { StartFailure } from '../status/pod-status.js';
+import type { PodStepRecorder } from '../tracing/pod-journeys.js';
+import { ATTR, SPAN } from '@nodelet/api/tracing';
 
 export type EventType = 'Normal' | 'Warning';
 
@@ -69,6 +71,8 @@ export interface PodRuntimeOptions {
   podDns?(pod: Pod, signal: AbortSignal): Promise<PodSandboxConfig['dnsConfig']>;
   /** The CRI runtime handler of the pod's RuntimeClass (source/runtime-classes.ts); unset or `''`: the runtime's default. */
   runtimeHandler?(pod: Pod, signal: AbortSignal): Promise<string>;
+  /** Where the steps of a pod's first start go as journey spans (tracing/pod-journeys.ts). */
+  steps?: PodStepRecorder;
 }
 
 export interface SyncResult {
@@ -79,6 +83,8 @@ export interface SyncResult {
 }
 
 const CLEANUP_MS = 30_000;
+const ATTR_CONTAINER = ATTR.containerName;
+const ATTR_IMAGE = ATTR.image;
 /** A pod the agent refuses to lay out is looked at again this often (its spec cannot change, a static pod's file can). */
 const INVALID_POD_RETRY_MS = 30_000;
 
@@ -186,14 +192,20 @@ export class PodRuntime {
     let podIPs = observed.sandboxes[0]?.ips ?? [];
     const uid = pod.metadata.uid!;
     if (actions.createSandbox) {
+      const steps = this.#o.steps;
+      let t0 = steps?.now() ?? 0;
       await preparePodVolumes(pod, this.#volumes, signal);
+      steps?.step(uid, SPAN.agentVolumes, t0);
       this.#volumesReady.add(uid);
+      t0 = steps?.now() ?? 0;
       try {
         const runtimeHandler = (await this.#o.runtimeHandler?.(pod, signal)) ?? '';
         const config = buildSandboxConfig(pod, actions.attempt, this.#o.paths, await this.#o.podDns?.(pod, signal));
         const res = await this.#o.runtime.runPodSandbox({ config, runtimeHandler }, { signal });
         sandboxId = res.podSandboxId;
+        steps?.sandbox(uid, t0);
       } catch (err) {
+        steps?.sandbox(uid, t0, err);
         if (!isAbortError(err)) this.#o.events.event(pod, 'Warning', 'FailedCreatePodSandBox', `Failed to create pod sandbox: ${describeError(err)}`);
         throw err;
       }
@@ -263,9 +275,15 @@ export class PodRuntime {
       this.#restarts.next(key, died);
     }
 
+    const steps = this.#o.steps;
+    const traced = { [ATTR_CONTAINER]: c.name };
+    let t0 = steps?.now() ?? 0;
+    let pulled = false;
     let imageRef: string;
     try {
-      imageRef = await this.#o.images.ensureImage(uid, c, this.#imageEvents(pod, fieldPath), signal);
+      const events = this.#imageEvents(pod, fieldPath);
+      imageRef = await this.#o.images.ensureImage(uid, c, { ...events, pulling: (image) => ((pulled = true), events.pulling(image)) }, signal);
+      steps?.step(uid, pulled ? SPAN.agentImagePull : SPAN.agentImagePresent, t0, { ...traced, [ATTR_IMAGE]: c.image ?? '' });
     } catch (err) {
       if (signal.aborted) throw err;
       const reason = hasCode(err, 'ERR_IMAGE_PULL_BACKOFF') ? 'ImagePullBackOff' : hasCode(err, 'ERR_FAILED_PRECONDITION') ? 'ErrImageNeverPull' : 'ErrImagePull';
@@ -275,6 +293,7 @@ export class PodRuntime {
       return;
     }
 
+    t0 = steps?.now() ?? 0;
     let config;
     try {
       const env = await resolveEnv(pod, c, { podIPs: ctx.podIPs, hostIP: this.#o.hostIP(), nodeName: this.#o.nodeName }, this.#o.env, signal, this.#serviceEnv(pod));
@@ -293,6 +312,7 @@ export class PodRuntime {
     try {
       const res = await this.#o.runtime.createContainer({ podSandboxId: ctx.sandboxId, config, sandboxConfig: ctx.sandboxConfig }, { signal });
       containerId = res.containerId;
+      steps?.step(uid, SPAN.agentContainerCreate, t0, traced);
     } catch (err) {
       if (signal.aborted) throw err;
       this.#fail(uid, c.name, { reason: 'CreateContainerError', message: describeError(err) });
@@ -302,8 +322,10 @@ export class PodRuntime {
     }
     result.changed = true;
     this.#o.events.event(pod, 'Normal', 'Created', `Created container ${c.name}`, fieldPath);
+    t0 = steps?.now() ?? 0;
     try {
       await this.#o.runtime.startContainer({ containerId }, { signal });
+      steps?.step(uid, SPAN.agentContainerStart, t0, traced);
     } catch (err) {
       if (signal.aborted) throw err;
       this.#fail(uid, c.name, { reason: 'RunContainerError', message: describeError(err) });
@@ -316,7 +338,9 @@ export class PodRuntime {
     // until it returns); a failure kills the container and the restart policy takes over.
     const postStart = c.lifecycle?.postStart;
     if (postStart) {
+      t0 = steps?.now() ?? 0;
       const failure = await runLifecycleHook(postStart, { pod, container: c, containerId, podIP: ctx.podIPs[0] }, this.#stopDeps, { signal });
+      steps?.step(uid, SPAN.agentPostStart, t0, traced, failure === undefined ? undefined : new Error('postStart hook failed'));
       if (failure !== undefined) {
         this.#o.log.warn({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUID: uid, container: c.name, failure }, 'PostStart hook failed');
         // The message stays out of the event: hook output may hold secrets (kubelet does the same).

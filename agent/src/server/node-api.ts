@@ -13,6 +13,7 @@
  *                                                   needs ?port): spliced to CRI PortForward (upgrade-splice.ts)
  *   GET /metrics                                    Prometheus text
  *   GET /stats/summary, GET /metrics/resource       resource stats (stats-routes.ts)
+ *   GET /debug/nodelet/traces/<traceId>             pod journey spans this agent kept (docs/tracing.md)
  *
  * and the unauthenticated `127.0.0.1:10248/healthz`. The API server reaches /containerLogs, /exec,
  * /attach and /portForward through its pods/log, exec, attach and portforward proxy, so
@@ -40,6 +41,9 @@ import { checkStreamUpgrade, isStatus } from './upgrade-check.js';
 import { spliceUpgrade } from './upgrade-splice.js';
 import { serveStats, STATS_PATHS, type StatsSource } from './stats-routes.js';
 import type { ServingCert } from './serving-cert.js';
+import { isTraceId, type SpanRecord, type TraceSpansResponse } from '@nodelet/api/tracing';
+
+const TRACES_PREFIX = '/debug/nodelet/traces/';
 
 export interface ContainerRef {
   id: string;
@@ -71,6 +75,8 @@ export interface NodeApiOptions {
   backend: NodeApiBackend;
   /** `/stats/summary` and `/metrics/resource`; 404 without. */
   stats?: StatsSource;
+  /** `/debug/nodelet/traces/<traceId>`: the pod journey spans this agent kept (docs/tracing.md); 404 without. */
+  traces?: (traceId: string) => SpanRecord[];
   log: Logger;
 }
 
@@ -229,6 +235,11 @@ export async function startNodeApi(o: NodeApiOptions): Promise<NodeApiServer> {
       return send(res, 200, m.body, m.contentType);
     }
     if (url.pathname.startsWith('/containerLogs/')) return serveLogs(o, url, res, req);
+    if (o.traces && url.pathname.startsWith(TRACES_PREFIX)) {
+      const traceId = url.pathname.slice(TRACES_PREFIX.length);
+      if (!isTraceId(traceId)) return send(res, 400, 'not a trace id (32 lower-case hex digits)\n');
+      return send(res, 200, JSON.stringify({ traceId, spans: o.traces(traceId) } satisfies TraceSpansResponse), 'application/json');
+    }
     if (/^\/(exec|attach|portForward)\//.test(url.pathname)) return send(res, 400, 'streams need an upgrade: SPDY/3.1 or a WebSocket (v5.channel.k8s.io)\n');
     return send(res, 404, 'not found\n');
   };

@@ -34,6 +34,8 @@ export interface StatusManagerOptions {
   concurrency?: number;
   /** Notified after a pod was deleted from the API (final step of its lifecycle). */
   onDeleted?(uid: string): void;
+  /** Notified after a status patch was accepted (pod journey tracing, docs/tracing.md). */
+  onWritten?(uid: string, status: PodStatus): void;
 }
 
 export class StatusManager {
@@ -151,6 +153,7 @@ export class StatusManager {
         if (e.checkUid) patch.metadata = { uid: e.uid };
         await this.#o.api.patch(PODS, e.name, patch, { type: 'merge', namespace: e.namespace, subresource: 'status', signal });
         e.sentJson = json;
+        this.#o.onWritten?.(e.uid, status);
       }
       e.sentVersion = Math.max(e.sentVersion, version);
       if (e.deleteRequested && e.sentVersion === e.version) {

@@ -32,6 +32,11 @@ export interface CniServiceOptions {
   execTimeoutMs?: number;
   executor?: PluginExecutor;
   logger?: Logger;
+  /**
+   * Told about each ADD when it finished (epoch ms; `podUid` from CNI_ARGS K8S_POD_UID when the
+   * runtime passed it), for the agent's pod journey spans. Must not throw.
+   */
+  onAdd?(add: { podUid?: string; startMs: number; endMs: number; error?: unknown }): void;
 }
 
 export interface CniService {
@@ -149,7 +154,17 @@ export async function startCniService(opts: CniServiceOptions): Promise<CniServi
     switch (command) {
       case 'ADD': {
         const list = requireChain();
-        return convertResult(await engine.add(list, rt, { signal }), want);
+        if (!opts.onAdd) return convertResult(await engine.add(list, rt, { signal }), want);
+        const podUid = rt.args?.find(([k]) => k === 'K8S_POD_UID')?.[1];
+        const startMs = Date.now();
+        try {
+          const result = await engine.add(list, rt, { signal });
+          opts.onAdd({ podUid, startMs, endMs: Date.now() });
+          return convertResult(result, want);
+        } catch (err) {
+          opts.onAdd({ podUid, startMs, endMs: Date.now(), error: err });
+          throw err;
+        }
       }
       case 'DEL': {
         const list = await listForDel(rt);

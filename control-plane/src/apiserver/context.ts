@@ -11,6 +11,7 @@ import type { Registry } from './registry.js';
 import type { ResourceDef } from './resource.js';
 import type { WatchCache } from './watch-cache.js';
 import type { WatchEventEncoder } from './watch-encoding.js';
+import type { PodJourneys } from './pod-journeys.js';
 
 export interface ServedResource {
   def: ResourceDef;
@@ -53,6 +54,8 @@ export interface ServerContext {
   maxWatchBufferBytes: number;
   /** Encodes each watch event once for all its watchers (watch-encoding.ts); unset: per watcher. */
   watchEncoder?: WatchEventEncoder;
+  /** Pod journey tracing (pod-journeys.ts); undefined when the server was started without a tracer. */
+  journeys?: PodJourneys;
 }
 
 export interface NodeProxyConfig {
@@ -76,6 +79,8 @@ export interface RequestScope {
   namespace: string | undefined;
   name: string | undefined;
   subresource: string | undefined;
+  /** `nodes/<name>/proxy/<path>`: the agent path (router.ts). */
+  proxyPath?: string;
   /** The request body when the edge already read it (NodeRestriction of creates). */
   body?: Buffer;
 }

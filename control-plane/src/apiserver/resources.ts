@@ -52,7 +52,7 @@ export const RESOURCE_DEFS: readonly ResourceDef[] = [
   },
   {
     group: '', version: 'v1', kind: 'Node', plural: 'nodes', singular: 'node', namespaced: false, storagePrefix: 'minions',
-    shortNames: ['no'], statusSubresource: true, subresources: [STATUS], selectableFields: ['spec.unschedulable'],
+    shortNames: ['no'], statusSubresource: true, subresources: [STATUS, { name: 'proxy', verbs: ['get'] }], selectableFields: ['spec.unschedulable'],
     table: NODE_TABLE, strategy: nodeStrategy,
   },
   {

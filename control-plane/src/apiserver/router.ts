@@ -10,6 +10,8 @@ export interface ResourcePath {
   namespace?: string;
   name?: string;
   subresource?: string;
+  /** `nodes/<name>/proxy/<path>`: the path on the node's agent (segments re-encoded), `/` when none. */
+  proxyPath?: string;
 }
 
 export type ParsedPath =
@@ -51,6 +53,10 @@ export function parsePath(ctx: ServerContext, pathname: string): ParsedPath {
     throw notFoundPath();
   }
   const served = lookup(rest[0]!);
+  if (served && group === '' && served.def.plural === 'nodes' && rest[2] === 'proxy' && rest[1]) {
+    const proxyPath = '/' + rest.slice(3).map(encodeURIComponent).join('/');
+    return { type: 'resource', path: { group, version, served, name: rest[1], subresource: 'proxy', proxyPath } };
+  }
   if (!served || rest.length > 3) throw notFoundPath();
   if (served.def.namespaced && rest.length > 1) throw notFoundPath();
   return { type: 'resource', path: { group, version, served, name: rest[1], subresource: rest[2] } };

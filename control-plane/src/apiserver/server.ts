@@ -50,6 +50,9 @@ import { parsePath, verbOf, notFoundPath, nameFromFieldSelector } from './router
 import { forbidden, toStatusError, unauthorized, StatusError } from './status.js';
 import { WatchCache } from './watch-cache.js';
 import { WatchEventEncoder } from './watch-encoding.js';
+import type { JourneyTracer } from '@nodelet/api/tracing';
+import { PodJourneys } from './pod-journeys.js';
+import { isTracesPath, serveTraces } from './traces-endpoint.js';
 
 export interface ApiServerOptions {
   store: Store;
@@ -77,6 +80,8 @@ export interface ApiServerOptions {
   clusterDnsIP?: string | null;
   /** Serves `metrics.k8s.io` from this source (the control plane's scraper, metrics/); without one the group is absent. */
   metrics?: MetricsSource;
+  /** Records pod journeys (docs/tracing.md) and serves them at /debug/nodelet/traces/; unset: neither. */
+  tracer?: JourneyTracer;
 }
 
 export interface ApiServer {
@@ -139,6 +144,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     serviceCidr: opts.serviceCidr,
     maxWatchBufferBytes: limits.maxWatchBufferBytes,
     watchEncoder: new WatchEventEncoder({ share: opts.watchEncodeCache ?? true }),
+    ...(opts.tracer ? { journeys: new PodJourneys(opts.tracer) } : {}),
   };
   /** Service-account JWTs go to their verifier; every other token to the token authenticator. */
   async function authenticateBearer(token: string): Promise<UserInfo | undefined> {
@@ -187,7 +193,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     // A list or watch of one object by metadata.name is authorized for that name (resourceNames rules).
     const name = p.name ?? (verb === 'list' || verb === 'watch' ? nameFromFieldSelector(url.searchParams.get('fieldSelector')) : undefined);
     await authorizeOrThrow(user, { verb, group: p.group, resource: p.served.def.plural, subresource: p.subresource, namespace: p.namespace, name });
-    return { ctx, req, res, url, user, log: reqLog, served: p.served, namespace: p.namespace, name: p.name, subresource: p.subresource };
+    return { ctx, req, res, url, user, log: reqLog, served: p.served, namespace: p.namespace, name: p.name, subresource: p.subresource, ...(p.proxyPath !== undefined ? { proxyPath: p.proxyPath } : {}) };
   }
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {
@@ -207,6 +213,10 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
       if (method === 'GET' || method === 'HEAD') {
         const decision = await authorizer.authorize(user, { verb: 'get', path: url.pathname });
         if (serveOidcIfAllowed(decision.allowed, user, res, url) || serveNonResourceIfAllowed(decision.allowed, user, req, res, url)) return;
+        if (isTracesPath(url.pathname)) {
+          if (!decision.allowed) throw forbidden(forbiddenMessage(user, { verb: 'get', path: url.pathname }));
+          return serveTraces(ctx.journeys, url.pathname, res);
+        }
       }
       const metricsRequest = opts.metrics ? parseMetricsPath(url.pathname) : undefined;
       if (metricsRequest) {

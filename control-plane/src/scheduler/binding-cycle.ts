@@ -20,6 +20,7 @@
 import { ANN_SELECTED_NODE, PERSISTENTVOLUMECLAIMS, PODS, rfc3339, type ApiClient, type EventRecorder, type EventType, type KubeObject, type Pod, type PodCondition } from '@nodelet/api';
 import { AgentError, hasCode, isAbortError, pollUntil, Semaphore, type Clock, type Logger } from '@nodelet/base';
 import { podVolumes, type VolumeLookup } from './volume-binding.js';
+import type { SchedulerJourneySpans } from './journey-spans.js';
 
 /** How long a pod's binding waits for its WaitForFirstConsumer claims to be provisioned (upstream bindTimeout). */
 export const VOLUME_BIND_TIMEOUT_MS = 600_000;
@@ -52,6 +53,8 @@ export interface BindingCycleDeps {
   events: EventRecorder;
   bindConcurrency: number;
   outcome: BindingOutcome;
+  /** The `scheduler.bind` span of each pod journey. */
+  spans?: SchedulerJourneySpans;
 }
 
 export class BindingCycle {
@@ -71,7 +74,7 @@ export class BindingCycle {
   }
 
   /** Binds an assumed pod in the background; the result reaches `outcome`. Never throws. */
-  start(key: string, pod: Pod, node: string, t: { queuedAt: number; scheduleMs: number }): void {
+  start(key: string, pod: Pod, node: string, t: { queuedAt: number; scheduleMs: number; tracedAt?: number }): void {
     this.#track(this.#bind(key, pod, node, t));
   }
 
@@ -87,10 +90,12 @@ export class BindingCycle {
     this.#d.events.close();
   }
 
-  async #bind(key: string, pod: Pod, node: string, t: { queuedAt: number; scheduleMs: number }): Promise<void> {
+  async #bind(key: string, pod: Pod, node: string, t: { queuedAt: number; scheduleMs: number; tracedAt?: number }): Promise<void> {
     const ns = pod.metadata.namespace ?? 'default';
     const name = pod.metadata.name ?? '';
     let bindCallMs = 0;
+    // Epoch ms the pod journey's `scheduler.bind` span starts at: where its scheduling cycle's span ended.
+    const bindStarted = t.tracedAt;
     try {
       // 1. PreBind: volumes. Waiting for a provisioner holds no binding slot.
       await this.#bindVolumes(pod, node, this.#stop);
@@ -117,6 +122,7 @@ export class BindingCycle {
       return;
     }
     const queuedToBoundMs = this.#d.clock.monotonic() - t.queuedAt;
+    if (bindStarted !== undefined) this.#d.spans?.bound(pod, node, bindStarted);
     this.#d.outcome.bound(key, pod, node, { queuedToBoundMs, bindCallMs, scheduleMs: t.scheduleMs });
     this.#d.logger.debug({ pod: key, node }, 'Pod bound');
     this.#event(pod, 'Normal', 'Scheduled', `Successfully assigned ${ns}/${name} to ${node}`);

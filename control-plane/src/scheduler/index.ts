@@ -2,6 +2,7 @@
 import type { ApiClient, Pod } from '@nodelet/api';
 import { DisposableStore, linkAbort, type Clock, type Logger } from '@nodelet/base';
 import { Scheduler, type BindTiming } from './scheduler.js';
+import type { JourneyTracer } from '@nodelet/api/tracing';
 
 export { Scheduler, DEFAULT_SCHEDULER_NAME, type SchedulerOptions, type BindTiming } from './scheduler.js';
 export { schedulePod, numFeasibleNodesToFind, type ScheduleResult } from './algorithm.js';
@@ -22,6 +23,8 @@ export interface StartSchedulerOptions {
   percentageOfNodesToScore?: number;
   assumedPodTtlMs?: number;
   onBound?: (pod: Pod, node: string, timing: BindTiming) => void;
+  /** Records the scheduler's steps of each pod journey (docs/tracing.md). */
+  tracer?: JourneyTracer;
 }
 
 /**

@@ -32,6 +32,8 @@ import { isTerminal } from './node-info.js';
 import { newPodInfo, podKey } from './pod-info.js';
 import { SchedulingQueue } from './queue.js';
 import { volumeBindingFilter, type VolumeLookup } from './volume-binding.js';
+import type { JourneyTracer } from '@nodelet/api/tracing';
+import { SchedulerJourneySpans } from './journey-spans.js';
 
 export type { BindTiming } from './binding-cycle.js';
 export { VOLUME_BIND_TIMEOUT_MS } from './binding-cycle.js';
@@ -67,6 +69,8 @@ export interface SchedulerOptions {
   assumedPodTtlMs?: number;
   /** Called after each successful binding (for benchmarks and metrics). */
   onBound?: (pod: Pod, node: string, timing: BindTiming) => void;
+  /** Records the scheduler's steps of each pod journey (journey-spans.ts). */
+  tracer?: JourneyTracer;
 }
 
 export class Scheduler {
@@ -87,6 +91,7 @@ export class Scheduler {
   #nextStartNodeIndex = 0;
   /** When each pending pod was first seen (monotonic ms), for the binding latency. */
   readonly #firstSeen = new Map<string, number>();
+  readonly #spans: SchedulerJourneySpans | undefined;
 
   constructor(o: SchedulerOptions) {
     this.#o = o;
@@ -107,6 +112,7 @@ export class Scheduler {
       storageClass: (name) => this.#classes.get(name),
     };
     this.#filters = [...DEFAULT_FILTERS, volumeBindingFilter(volumes)];
+    this.#spans = o.tracer ? new SchedulerJourneySpans(o.tracer, this.#clock) : undefined;
     this.#binding = new BindingCycle({
       client: o.client,
       clock: this.#clock,
@@ -114,6 +120,7 @@ export class Scheduler {
       volumes,
       events: new EventRecorder({ client: o.client, component: this.#name, clock: this.#clock, logger: this.#log }),
       bindConcurrency: o.bindConcurrency ?? 16,
+      ...(this.#spans ? { spans: this.#spans } : {}),
       outcome: {
         bound: (key, pod, node, timing) => {
           this.#cache.finishBinding(key);
@@ -256,7 +263,8 @@ export class Scheduler {
       return;
     }
     const scheduleMs = this.#clock.monotonic() - started;
-    this.#binding.start(key, pod, result.node, { queuedAt: this.#firstSeen.get(key) ?? started, scheduleMs });
+    const tracedAt = this.#spans?.scheduled(pod, result.node, this.#firstSeen.get(key) ?? started, started);
+    this.#binding.start(key, pod, result.node, { queuedAt: this.#firstSeen.get(key) ?? started, scheduleMs, ...(tracedAt !== undefined ? { tracedAt } : {}) });
   }
 
   /** Upstream's cleanupAssumedPods loop: drops assumed pods the informer never confirmed. */

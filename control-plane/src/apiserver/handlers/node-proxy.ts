@@ -11,8 +11,10 @@
  *   kubectl attach → …/pods/<p>/attach → /attach/<ns>/<p>/<c>, the same way
  *   port-forward  → …/pods/<p>/portforward (SPDY/3.1, or a WebSocket: plain or tunnelling SPDY, portforward-tunnel.ts)
  *                 → /portForward/<ns>/<p>
+ *   kubectl get --raw /api/v1/nodes/<n>/proxy/<path> → GET https://<node>:<port>/<path> (GET only, body buffered)
  */
 import { pipeline } from 'node:stream/promises';
+import { linkAbort } from '@nodelet/base';
 import type { Dispatcher } from 'undici';
 import { agentDispatcher, agentOrigin } from './agent-dispatcher.js';
 import tls from 'node:tls';
@@ -40,13 +42,54 @@ export async function resolvePodNode(ctx: ServerContext, namespace: string, name
   if (typeof nodeName !== 'string' || !nodeName) throw badRequest(`pod ${name} does not have a host assigned`);
   const node = await ctx.resource('', 'v1', 'nodes')!.registry.find(undefined, nodeName);
   if (!node) throw new StatusError(503, 'ServiceUnavailable', `node "${nodeName}" of pod ${name} is not registered`);
+  return { pod, ...agentAddress(node, nodeName) };
+}
+
+/** Where the agent of `node` serves its node API (InternalIP, else Hostname; the daemon endpoint's port). */
+function agentAddress(node: ApiObject, nodeName: string): { host: string; port: number } {
   const status = (node.status ?? {}) as Json;
   const addresses = (status.addresses ?? []) as Array<{ type?: string; address?: string }>;
   const host = addresses.find((a) => a.type === 'InternalIP')?.address ?? addresses.find((a) => a.type === 'Hostname')?.address;
   if (!host) throw new StatusError(503, 'ServiceUnavailable', `node "${nodeName}" has no InternalIP address`);
   const port = Number(((status.daemonEndpoints as Json | undefined)?.kubeletEndpoint as Json | undefined)?.Port ?? 10250);
-  return { pod, host, port };
+  return { host, port };
 }
+
+/**
+ * `GET nodes/<name>/proxy/<path>` (kubectl get --raw): the agent's answer to `GET <path>`, status,
+ * content type and body, under the server's agent credentials; the agent's own authorization of
+ * the caller does not apply, RBAC on nodes/proxy did (as kube-apiserver). Bodies are not streamed
+ * past 16 MiB.
+ */
+export async function handleNodeProxyGet(s: RequestScope): Promise<void> {
+  const node = await s.ctx.resource('', 'v1', 'nodes')!.registry.get(undefined, s.name!);
+  const addr = agentAddress(node, s.name!);
+  const target: PodNode = { pod: { metadata: {}, spec: { nodeName: s.name } } as unknown as ApiObject, ...addr };
+  const query = s.url.search;
+  // The server's shutdown or the deadline ends the request; linkAbort unhooks from the long-lived signal after.
+  const stop = linkAbort(s.ctx.shutdown, NODE_PROXY_TIMEOUT_MS);
+  let body: Buffer;
+  let res: Dispatcher.ResponseData;
+  try {
+    try {
+      res = await agentDispatcher(s.ctx.shutdown, () => tlsOptions(s.ctx)).request({
+        origin: agentOrigin(addr.host, addr.port), path: `${s.proxyPath ?? '/'}${query}`, method: 'GET', headers: authHeaders(s.ctx), signal: stop.signal,
+      });
+    } catch (err) {
+      throw dialError(target, err as Error);
+    }
+    body = Buffer.from(await res.body.arrayBuffer());
+  } finally {
+    stop.dispose();
+  }
+  if (body.length > NODE_PROXY_MAX_BYTES) throw new StatusError(502, 'InternalError', `the agent of node "${s.name}" answered more than ${NODE_PROXY_MAX_BYTES} bytes`);
+  const type = res.headers['content-type'];
+  s.res.writeHead(res.statusCode, { 'Content-Type': typeof type === 'string' ? type : 'application/octet-stream', 'Content-Length': body.length });
+  s.res.end(body);
+}
+
+const NODE_PROXY_TIMEOUT_MS = 60_000;
+const NODE_PROXY_MAX_BYTES = 16 * 1024 * 1024;
 
 export async function resolvePodTarget(ctx: ServerContext, namespace: string, name: string, container: string | null): Promise<PodTarget> {
   const pod = await ctx.resource('', 'v1', 'pods')!.registry.get(namespace, name);

@@ -60,6 +60,7 @@ async function admitUpdateOf(s: RequestScope, current: ApiObject, next: ApiObjec
 
 export async function handleCreate(s: RequestScope): Promise<void> {
   const { def } = s.served;
+  const receivedAt = s.ctx.journeys?.now();
   if (s.subresource) throw methodNotAllowed(`the server does not allow this method on the requested resource`);
   const validation = fieldValidationOf(s.url);
   const body = decodeObjectBody(s.req.headers['content-type'], await bodyOf(s));
@@ -68,8 +69,12 @@ export async function handleCreate(s: RequestScope): Promise<void> {
   reconcileNamespace(def, obj, s.namespace);
   if (def.namespaced && !obj.metadata.namespace) throw badRequest('the namespace of the object is missing');
   const manager = s.url.searchParams.get('fieldManager');
-  const created = await createAdmitted(s, obj, isDryRun(s.url), manager ? { manager, operation: 'Update', body } : undefined);
+  const dryRun = isDryRun(s.url);
+  // The annotation must be on the pod before admission validates and the store writes it.
+  const journey = def.kind === 'Pod' && !dryRun && receivedAt !== undefined ? s.ctx.journeys?.begin(obj, receivedAt) : undefined;
+  const created = await createAdmitted(s, obj, dryRun, manager ? { manager, operation: 'Update', body } : undefined);
   await awaitVisible(s.ctx, def, created);
+  journey?.created(created);
   sendObject(s.res, 201, def, created, s.req.headers.accept, s.url, s.ctx.now());
 }
 
@@ -90,6 +95,7 @@ export async function handleUpdate(s: RequestScope): Promise<void> {
   let out = dry.result ?? result.object;
   if (result.changed) out = (await finishDeletionIfReady(s.served, out)) ?? out;
   if (result.changed) await awaitVisible(s.ctx, def, out);
+  if (result.changed && status === 'status' && def.kind === 'Pod') s.ctx.journeys?.statusWritten(out);
   sendObject(s.res, 200, def, out, s.req.headers.accept, s.url, s.ctx.now());
 }
 
@@ -152,5 +158,6 @@ export async function handlePatch(s: RequestScope): Promise<void> {
   let out = dry.result ?? result.object;
   if (result.changed && !created) out = (await finishDeletionIfReady(s.served, out)) ?? out;
   if (result.changed && !dry.result) await awaitVisible(s.ctx, def, out);
+  if (result.changed && !dry.result && status === 'status' && def.kind === 'Pod') s.ctx.journeys?.statusWritten(out);
   sendObject(s.res, created ? 201 : 200, def, out, s.req.headers.accept, s.url, s.ctx.now());
 }

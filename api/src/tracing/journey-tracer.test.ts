@@ -1,0 +1,73 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { JourneyTracer, otlpTracesUrl } from './journey-tracer.js';
+import { formatTraceparent, parseTraceparent } from './traceparent.js';
+
+// Epoch ms: OpenTelemetry reads a number below the process's time origin as performance.now().
+const B = 1_800_000_000_000;
+
+test('spans nest under explicit parents and land in the store with their times', async (t) => {
+  const tracer = new JourneyTracer({ service: 'nodelet-test' });
+  t.after(() => tracer.close());
+  const api = tracer.scope('apiserver');
+  const root = api.startRoot('pod journey', undefined, { 'k8s.pod.name': 'p' }, B + 1000);
+  const child = api.record('api.create', root.context, B + 1000, B + 1012.5, { 'k8s.pod.name': 'p' });
+  api.record('agent.sandbox', child, B + 1013, B + 1020, {}, new Error('boom'));
+  root.end(B + 1100);
+  root.end(B + 1200); // ignored
+  const spans = tracer.spans(root.context.traceId);
+  assert.equal(spans.length, 3);
+  const byName = new Map(spans.map((s) => [s.name, s]));
+  const r = byName.get('pod journey')!;
+  assert.equal(r.parentSpanId, undefined);
+  assert.equal(r.startMs, B + 1000);
+  assert.equal(r.endMs, B + 1100);
+  assert.equal(r.service, 'nodelet-test');
+  assert.equal(byName.get('api.create')!.parentSpanId, r.spanId);
+  assert.equal(byName.get('api.create')!.endMs, B + 1012.5);
+  assert.equal(byName.get('agent.sandbox')!.parentSpanId, child.spanId);
+  assert.equal(byName.get('agent.sandbox')!.error, 'boom');
+  assert.equal(byName.get('api.create')!.scope, 'apiserver');
+});
+
+test('a root under a client traceparent keeps the client trace id and parents to its span', async (t) => {
+  const tracer = new JourneyTracer({ service: 'nodelet-test' });
+  t.after(() => tracer.close());
+  const client = parseTraceparent('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')!;
+  const root = tracer.scope('apiserver').startRoot('pod journey', client, {}, B + 5);
+  root.end(B + 6);
+  assert.equal(root.context.traceId, client.traceId);
+  assert.notEqual(root.context.spanId, client.spanId);
+  assert.equal(tracer.spans(client.traceId)[0]!.parentSpanId, client.spanId);
+  assert.match(formatTraceparent(root.context), /^00-4bf92f3577b34da6a3ce929d0e0e4736-[0-9a-f]{16}-01$/);
+});
+
+test('with an endpoint, spans are exported over OTLP/HTTP', async (t) => {
+  const bodies: Array<{ path: string; body: string }> = [];
+  const srv = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      bodies.push({ path: req.url ?? '', body });
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  t.after(() => new Promise<void>((r) => srv.close(() => r())));
+  const tracer = new JourneyTracer({ service: 'nodelet-test', endpoint: `127.0.0.1:${(srv.address() as AddressInfo).port}` });
+  tracer.scope('apiserver').startRoot('pod journey', undefined, {}, B + 1).end(B + 2);
+  await tracer.close();
+  assert.equal(bodies.length, 1);
+  assert.equal(bodies[0]!.path, '/v1/traces');
+  assert.match(bodies[0]!.body, /pod journey/);
+  assert.match(bodies[0]!.body, /nodelet-test/);
+});
+
+test('otlpTracesUrl: host:port, a base URL and a full URL; refuses other schemes', () => {
+  assert.equal(otlpTracesUrl('collector:4318'), 'http://collector:4318/v1/traces');
+  assert.equal(otlpTracesUrl('https://c.example:4318'), 'https://c.example:4318/v1/traces');
+  assert.equal(otlpTracesUrl('http://c:4318/custom/traces'), 'http://c:4318/custom/traces');
+  assert.throws(() => otlpTracesUrl('grpc://c:4317'), /OTLP\/HTTP/);
+});
