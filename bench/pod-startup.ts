@@ -21,6 +21,7 @@ import { startHarness, podSpec, type Harness } from '../agent/test/integration/h
 import { buildContainerConfig, buildSandboxConfig } from '../agent/src/runtime/container-config.js';
 import { MANAGED_BY } from '../agent/src/runtime/labels.js';
 import { pollUntil } from '@nodelet/base';
+import { writeBenchResults, type BenchFigure } from './lib/results.js';
 
 const SIZES = parseSizes(process.argv);
 const NODELET_DEV = join(import.meta.dirname, '..', 'bin', 'nodelet-dev');
@@ -154,13 +155,13 @@ function printSize(r: SizeResult): void {
   console.log('');
 }
 
-/** The figures per size for bench/results/pod-startup.json (bench/lib/results.ts's BenchFigure). */
-function figures(results: SizeResult[]) {
+/** The figures per size for bench/results/pod-startup.json: p99 against the floor's p99 (the target), p50 beside the floor's. */
+function figures(results: SizeResult[]): BenchFigure[] {
   return results.flatMap((r) => {
     const group = `${r.n} pods`;
     const f99 = pct(r.floor, 99);
     return [
-      { name: 'create → Ready p99', group, unit: 's', value: pct(r.agent, 99), baseline: { label: 'CRI+CNI floor p99', value: f99 }, target: { op: '<=' as const, value: f99 } },
+      { name: 'create → Ready p99', group, unit: 's', value: pct(r.agent, 99), baseline: { label: 'CRI+CNI floor p99', value: f99 }, target: { op: '<=', value: f99 } },
       { name: 'create → Ready p50', group, unit: 's', value: pct(r.agent, 50), baseline: { label: 'CRI+CNI floor p50', value: pct(r.floor, 50) } },
     ];
   });
@@ -182,7 +183,8 @@ async function main(): Promise<void> {
       results.push(r);
     }
     const details = results.map((r) => ({ pods: r.n, agentSeconds: r.agent, floorSeconds: r.floor, idle: r.idle, busy: r.busy }));
-    console.log(JSON.stringify({ figures: figures(results), details }));
+    const written = writeBenchResults('pod-startup', figures(results), { details });
+    console.log(`figures written to ${written.json}`);
   } finally {
     await h.stop().catch((err: unknown) => console.error(err));
     if (agent.exitCode === null) {

@@ -181,7 +181,7 @@ test('a kube-api-access volume asks for its token and reads its CA ConfigMap at 
     secret: async () => assert.fail('no secrets here'),
     configMap: async () => { await begin('configmap'); return { 'ca.crt': Buffer.from('CA'), token: Buffer.from('from the configmap') }; },
   };
-  const tokens = { podToken: async () => { await begin('token'); return 'jwt'; } };
+  const tokens = { podToken: async () => { await begin('token'); return 'jwt'; }, forget: () => {} };
   const p = pod({
     volumes: [{
       name: 'kube-api-access-abcde',
