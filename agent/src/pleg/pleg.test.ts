@@ -198,3 +198,28 @@ test('pod worker + pleg: the worker sees what its own sync started and syncs aga
   await new Promise((r) => setImmediate(r));
   assert.equal(seen.length, 2);
 });
+
+test('pod worker: a sync that changed the runtime but asked for a wait (a start failed) does not resync at once', async (t) => {
+  const clock = new FakeClock();
+  const stop = new AbortController();
+  let syncs = 0;
+  const syncer: PodSyncer = {
+    syncPod: async () => {
+      syncs++;
+      return { terminal: false, changed: true, requeueAfterMs: 5000 };
+    },
+    syncTerminatingPod: async () => {},
+    syncTerminatedPod: async () => {},
+  };
+  const cache = { getNewerThan: async (uid: string) => ({ uid, name: '', namespace: '', sandboxes: [], containers: [] }), get: (uid: string) => ({ uid, name: '', namespace: '', sandboxes: [], containers: [] }) };
+  const workers = new PodWorkers({ syncer, cache, clock, log: noopLogger, resyncMs: 60_000, signal: stop.signal, random: () => 0 });
+  t.after(async () => {
+    stop.abort();
+    await workers.drain();
+  });
+  workers.update({ pod: { metadata: { name: 'p', namespace: 'd', uid: 'u1' }, spec: { containers: [] } } });
+  await pollUntil('first sync and its timer', () => syncs === 1 && clock.pendingTimers === 1, { timeoutMs: 2000, intervalMs: 0 });
+  assert.deepEqual(clock.timerDelays(), [5000]);
+  clock.advance(5000);
+  await pollUntil('second sync after the wait', () => syncs === 2, { timeoutMs: 2000, intervalMs: 0 });
+});

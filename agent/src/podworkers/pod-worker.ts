@@ -47,7 +47,9 @@ export interface PodSyncResult {
   requeueAfterMs?: number;
   /**
    * The sync created, started or killed something: the worker syncs again at once on the pod's
-   * fresh state, so what it just did shows in the status without waiting for the PLEG.
+   * fresh state, so what it just did shows in the status without waiting for the PLEG. Not when
+   * the sync also asked for a wait (`requeueAfterMs`: a start failed, a backoff runs): then the
+   * wait holds, and the PLEG wakes the worker when it sees the change, as before.
    */
   changed?: boolean;
 }
@@ -175,7 +177,7 @@ export class PodWorker {
             if (r.terminal && this.#phase === 'sync') {
               this.#enter('terminating');
               delayMs = 0;
-            } else if (r.changed) {
+            } else if (r.changed && r.requeueAfterMs === undefined) {
               delayMs = 0;
             } else if (r.requeueAfterMs !== undefined) {
               delayMs = Math.min(delayMs, r.requeueAfterMs);
