@@ -1,17 +1,18 @@
 /**
- * bench/pod-startup: a burst of N pods (default 30, cached images) through the real path
+ * bench/pod-startup: bursts of 10, 30 and 60 pods (cached images) through the real path
  *
  *   API create ──▶ nodelet agent (child process) ──▶ CRI RunPodSandbox (CNI via nodelet-cni) +
  *   CreateContainer + StartContainer ──▶ status patch ──▶ Ready seen by a watch
  *
  * beside the floor: the same sandbox + CNI + container calls made directly through cri-client,
  * N at once, in the same run against the same containerd. Also samples the agent's RSS and CPU
- * while idle and with N running pods.
+ * while idle and with N running pods. Each size prints a met/missed line for the target (agent
+ * p99 ≤ the floor's p99, issue #16) and the figures go to bench/results/pod-startup.json.
  *
- *   sudo node --conditions=source --import tsx bench/pod-startup.ts [--pods 30] [--svg waterfall.svg]
+ *   sudo flock /tmp/nodelet-itest.lock node --conditions=source --import tsx bench/pod-startup.ts [--sizes 10,30,60] [--svg waterfall.svg]
  *
- * `--svg <file>` draws the pod journeys (docs/tracing.md) of the burst's p50 and p99 pods, from
- * their traces, as waterfalls in one SVG picture.
+ * `--svg <file>` draws the pod journeys (docs/tracing.md) of the largest burst's p50 and p99 pods,
+ * from their traces, as waterfalls in one SVG picture.
  *
  * Needs root, containerd, runc and the CNI plugins (like the agent integration tests).
  */
@@ -26,8 +27,9 @@ import { pollUntil } from '@nodelet/base';
 import { writeFile } from 'node:fs/promises';
 import { fetchPodTrace, renderWaterfallSvg, type SvgPanel } from '@nodelet/cli';
 import { SPAN } from '@nodelet/api/tracing';
+import { writeBenchResults, type BenchFigure } from './lib/results.js';
 
-const N = Number(process.argv[process.argv.indexOf('--pods') + 1]) || 30;
+const SIZES = parseSizes(process.argv);
 const NODELET_DEV = join(import.meta.dirname, '..', 'bin', 'nodelet-dev');
 const CLK_TCK = 100;
 const SVG = process.argv.includes('--svg') ? process.argv[process.argv.indexOf('--svg') + 1] : undefined;
@@ -60,8 +62,19 @@ function agentPid(child: ChildProcess): number {
   return child.pid!;
 }
 
+/** `--sizes 10,30,60` (default all three); `--pods N` is one size. Bad input is an error, not a default. */
+function parseSizes(argv: string[]): number[] {
+  const at = (flag: string): string | undefined => (argv.includes(flag) ? (argv[argv.indexOf(flag) + 1] ?? '') : undefined);
+  const raw = at('--sizes') ?? at('--pods') ?? '10,30,60';
+  const sizes = raw.split(',').map((x) => Number(x.trim()));
+  if (sizes.length === 0 || sizes.some((n) => !Number.isInteger(n) || n < 1 || n > 110)) {
+    throw new Error(`--sizes wants pod counts from 1 to 110 separated by commas, got "${raw}"`);
+  }
+  return sizes;
+}
+
 /** Create → Ready (s) per pod name. */
-async function agentBurst(h: Harness): Promise<Map<string, number>> {
+async function agentBurst(h: Harness, N: number): Promise<Map<string, number>> {
   const created = new Map<string, number>();
   const ready = new Map<string, number>();
   const ac = new AbortController();
@@ -73,7 +86,7 @@ async function agentBurst(h: Harness): Promise<Map<string, number>> {
     }
   })().catch(() => undefined);
   const pods = Array.from({ length: N }, (_, i) =>
-    podSpec(h, `burst-${i}`, { containers: [{ name: 'c', image: h.rt.images.busybox, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', "trap 'exit 0' TERM; while true; do sleep 1; done"] }] }),
+    podSpec(h, `burst-${N}-${i}`, { containers: [{ name: 'c', image: h.rt.images.busybox, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', "trap 'exit 0' TERM; while true; do sleep 1; done"] }] }),
   );
   await Promise.all(
     pods.map(async (p) => {
@@ -104,14 +117,14 @@ async function drawJourneys(h: Harness, latency: Map<string, number>, file: stri
   console.log(`wrote ${file}: journeys of the p50 (${at(50)[0]}) and p99 (${at(99)[0]}) pods`);
 }
 
-async function floorBurst(h: Harness): Promise<number[]> {
+async function floorBurst(h: Harness, N: number): Promise<number[]> {
   const rt = h.cri.runtime;
   const img = (await h.cri.image.imageStatus({ image: { image: h.rt.images.busybox } })).image!.id;
   const ids: string[] = [];
   const times = await Promise.all(
     Array.from({ length: N }, async (_, i) => {
-      const pod: Pod = podSpec(h, `floor-${i}`, { containers: [{ name: 'c', image: h.rt.images.busybox, command: ['sh', '-c', 'while true; do sleep 1; done'] }] });
-      pod.metadata.uid = `floor-${process.pid}-${i}`;
+      const pod: Pod = podSpec(h, `floor-${N}-${i}`, { containers: [{ name: 'c', image: h.rt.images.busybox, command: ['sh', '-c', 'while true; do sleep 1; done'] }] });
+      pod.metadata.uid = `floor-${process.pid}-${N}-${i}`;
       const paths = { rootDir: join(h.dir, 'floor'), podLogsDir: join(h.dir, 'floor-logs') };
       const sandboxConfig = buildSandboxConfig(pod, 0, paths);
       delete sandboxConfig.labels![MANAGED_BY];
@@ -133,6 +146,54 @@ async function floorBurst(h: Harness): Promise<number[]> {
   return times;
 }
 
+/** What one size measured, in the shape of bench/lib/results.ts's figures. */
+interface SizeResult {
+  n: number;
+  agent: number[];
+  floor: number[];
+  idle: { rssMiB: number; cpu: number };
+  busy: { rssMiB: number; cpu: number };
+}
+
+/** One size: the agent's burst, its pods deleted, then the floor's burst of the same size. */
+async function runSize(h: Harness, pid: number, n: number): Promise<SizeResult> {
+  const idle = await sample(pid, 5000);
+  const byPod = await agentBurst(h, n);
+  const agent = [...byPod.values()];
+  if (SVG && n === SIZES.at(-1)) await drawJourneys(h, byPod, SVG);
+  const busy = await sample(pid, 5000);
+  const pods = await h.api.list(PODS, { namespace: 'default' });
+  await Promise.all(pods.items.map((p) => h.api.delete(PODS, p.metadata.name!, { namespace: 'default', gracePeriodSeconds: 1 })));
+  await pollUntil('burst pods gone', async () => (await h.cri.runtime.listPodSandbox({})).items.length === 0, { timeoutMs: 120_000, intervalMs: 200 });
+  await pollUntil('burst pods gone from the API', async () => (await h.api.list(PODS, { namespace: 'default' })).items.length === 0, { timeoutMs: 60_000, intervalMs: 200 });
+  const floor = await floorBurst(h, n);
+  return { n, agent, floor, idle, busy };
+}
+
+function printSize(r: SizeResult): void {
+  const row = (name: string, xs: number[]) => `${name.padEnd(28)} p50 ${pct(xs, 50).toFixed(3)} s   p99 ${pct(xs, 99).toFixed(3)} s   max ${Math.max(...xs).toFixed(3)} s`;
+  const [a99, f99] = [pct(r.agent, 99), pct(r.floor, 99)];
+  console.log(`pod startup, ${r.n} pods at once, cached images (${new Date().toISOString()})`);
+  console.log(row('API create → Ready (watch)', r.agent));
+  console.log(row('floor: direct CRI+CNI calls', r.floor));
+  console.log(`ratio p50 ${(pct(r.agent, 50) / pct(r.floor, 50)).toFixed(2)}×   p99 ${(a99 / f99).toFixed(2)}×`);
+  console.log(`${r.n} pods: create → Ready p99 ≤ floor p99 (${f99.toFixed(3)} s): ${a99 <= f99 ? 'met' : 'missed'} (${a99.toFixed(3)} s, ${(a99 / f99).toFixed(2)}×)`);
+  console.log(`agent RSS idle ${r.idle.rssMiB.toFixed(0)} MiB, with ${r.n} pods ${r.busy.rssMiB.toFixed(0)} MiB; CPU idle ${(r.idle.cpu * 100).toFixed(1)} %, with ${r.n} pods ${(r.busy.cpu * 100).toFixed(1)} % of a core`);
+  console.log('');
+}
+
+/** The figures per size for bench/results/pod-startup.json: p99 against the floor's p99 (the target), p50 beside the floor's. */
+function figures(results: SizeResult[]): BenchFigure[] {
+  return results.flatMap((r) => {
+    const group = `${r.n} pods`;
+    const f99 = pct(r.floor, 99);
+    return [
+      { name: 'create → Ready p99', group, unit: 's', value: pct(r.agent, 99), baseline: { label: 'CRI+CNI floor p99', value: f99 }, target: { op: '<=', value: f99 } },
+      { name: 'create → Ready p50', group, unit: 's', value: pct(r.agent, 50), baseline: { label: 'CRI+CNI floor p50', value: pct(r.floor, 50) } },
+    ];
+  });
+}
+
 async function main(): Promise<void> {
   if (process.getuid?.() !== 0) throw new Error('bench/pod-startup needs root (containerd, network namespaces)');
   process.env.AGENT_IT = '1';
@@ -142,21 +203,15 @@ async function main(): Promise<void> {
     await pollUntil('node Ready', async () => (await h.api.get(NODES, h.nodeName)).status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'), { timeoutMs: 60_000, intervalMs: 200 });
     for (const image of [h.rt.images.busybox, h.rt.images.pause]) await h.cri.image.pullImage({ image: { image } });
     const pid = agentPid(agent);
-    const idle = await sample(pid, 5000);
-    const byPod = await agentBurst(h);
-    const agentLat = [...byPod.values()];
-    if (SVG) await drawJourneys(h, byPod, SVG);
-    const busy = await sample(pid, 5000);
-    const pods = await h.api.list(PODS, { namespace: 'default' });
-    await Promise.all(pods.items.map((p) => h.api.delete(PODS, p.metadata.name!, { namespace: 'default', gracePeriodSeconds: 1 })));
-    await pollUntil('burst pods gone', async () => (await h.cri.runtime.listPodSandbox({})).items.length === 0, { timeoutMs: 120_000, intervalMs: 200 });
-    const floorLat = await floorBurst(h);
-    const row = (name: string, xs: number[]) => `${name.padEnd(28)} p50 ${pct(xs, 50).toFixed(3)} s   p99 ${pct(xs, 99).toFixed(3)} s   max ${Math.max(...xs).toFixed(3)} s`;
-    console.log(`pod startup, ${N} pods at once, cached images (${new Date().toISOString()})`);
-    console.log(row('API create → Ready (watch)', agentLat));
-    console.log(row('floor: direct CRI+CNI calls', floorLat));
-    console.log(`ratio p50 ${(pct(agentLat, 50) / pct(floorLat, 50)).toFixed(2)}×   p99 ${(pct(agentLat, 99) / pct(floorLat, 99)).toFixed(2)}×`);
-    console.log(`agent RSS idle ${idle.rssMiB.toFixed(0)} MiB, with ${N} pods ${busy.rssMiB.toFixed(0)} MiB; CPU idle ${(idle.cpu * 100).toFixed(1)} %, with ${N} pods ${(busy.cpu * 100).toFixed(1)} % of a core`);
+    const results: SizeResult[] = [];
+    for (const n of SIZES) {
+      const r = await runSize(h, pid, n);
+      printSize(r);
+      results.push(r);
+    }
+    const details = results.map((r) => ({ pods: r.n, agentSeconds: r.agent, floorSeconds: r.floor, idle: r.idle, busy: r.busy }));
+    const written = writeBenchResults('pod-startup', figures(results), { details });
+    console.log(`figures written to ${written.json}`);
   } finally {
     await h.stop().catch((err: unknown) => console.error(err));
     if (agent.exitCode === null) {

@@ -5,7 +5,7 @@
  *
  *   syncPod            probers ← cache · status ← (spec, cache, probe results) · terminal? → terminating · runtime.syncPod
  *                      (a failed liveness/startup probe kills and restarts the container there)
- *   syncTerminating    runtime.killPod(grace) · wait for a fresh relist showing nothing running · status
+ *   syncTerminating    runtime.killPod(grace) · the pod's fresh state shows nothing running · status
  *   syncTerminated     deleted? → remove containers/sandboxes/volumes/logs · final status · API delete
  */
 import { AgentError, describeError, type Clock, type Logger } from '@nodelet/base';
@@ -13,7 +13,7 @@ import type { ApiClient, Pod } from '@nodelet/api';
 import type { Pleg } from './pleg/pleg.js';
 import type { PodRuntime } from './runtime/pod-runtime.js';
 import type { ObservedPod } from './runtime/observed.js';
-import type { PodStatusFn, PodSyncer } from './podworkers/pod-worker.js';
+import type { PodStatusFn, PodSyncResult, PodSyncer } from './podworkers/pod-worker.js';
 import { computePodStatus, isTerminalPhase } from './status/pod-status.js';
 import type { StatusManager } from './status/status-manager.js';
 import { deleteMirrorPod, ensureMirrorPod, isStaticPod } from './source/static-pods.js';
@@ -70,7 +70,7 @@ export class PodLifecycle implements PodSyncer {
     return status;
   }
 
-  async syncPod(signal: AbortSignal, pod: Pod, observed: ObservedPod): Promise<{ terminal: boolean; requeueAfterMs?: number }> {
+  async syncPod(signal: AbortSignal, pod: Pod, observed: ObservedPod): Promise<PodSyncResult> {
     const uid = pod.metadata.uid!;
     if (isStaticPod(pod)) {
       try {
@@ -94,15 +94,15 @@ export class PodLifecycle implements PodSyncer {
     const failuresBefore = JSON.stringify([...this.#o.runtime.failures(uid)]);
     const sync = () => this.#o.runtime.syncPod(pod, observed, signal, this.#o.prober ? (id) => this.#o.prober!.view.failed(id) : undefined);
     const r = await (this.#o.journeys ? this.#o.journeys.sync(uid, sync) : sync());
-    if (r.changed) this.#o.pleg.relistSoon();
     // A new start failure (ErrImagePull, CrashLoopBackOff, …) is reported now, not a sync later.
     if (JSON.stringify([...this.#o.runtime.failures(uid)]) !== failuresBefore) this.#status(pod, observed);
-    return { terminal: false, requeueAfterMs: r.requeueAfterMs };
+    // changed: the worker syncs again at once on this pod's refreshed state (no wait for a relist).
+    return { terminal: false, requeueAfterMs: r.requeueAfterMs, changed: r.changed };
   }
 
-  async #fresh(uid: string, signal: AbortSignal): Promise<ObservedPod> {
-    await this.#o.pleg.waitNewerThan(this.#o.clock.now(), signal);
-    return this.#o.pleg.get(uid);
+  /** The pod's state read from CRI from now on (a refresh of that pod, not the next relist). */
+  #fresh(uid: string, signal: AbortSignal): Promise<ObservedPod> {
+    return this.#o.pleg.getNewerThan(uid, this.#o.clock.now(), signal);
   }
 
   async syncTerminatingPod(signal: AbortSignal, pod: Pod, observed: ObservedPod, gracePeriodS: number, statusFn?: PodStatusFn): Promise<void> {

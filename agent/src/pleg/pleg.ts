@@ -5,14 +5,22 @@
  *
  *   relist ──▶ cache (uid → ObservedPod, stamped with the relist start time)
  *          └─▶ onPodChanged(uid) for every pod whose view differs
- *   worker ──▶ waitNewerThan(lastSync) then get(uid)     (never acts on state older than its last sync)
+ *   worker ──▶ getNewerThan(uid, lastSync)   (never acts on state older than its last sync)
+ *                 cache newer? ──yes──▶ the cached view
+ *                 └─no──▶ refresh that pod alone now (its sandboxes and containers, by label),
+ *                         stamp it, and return it
+ *
+ * The relist is for what others change (a container that exits, a sandbox removed behind the
+ * agent's back). What the agent itself just did, its worker learns at once through the per-pod
+ * refresh instead of waiting up to a period for the next relist (docs/agent.md, "Starting a pod").
+ * A pod refreshed after a relist started keeps its refreshed view when that relist lands.
  *
  * Statuses that cannot change are cached by ID: an exited container's exit code and times, a
  * sandbox's IPs. Only sandboxes/containers the agent labelled are listed (foreign ones are left alone).
  */
 import { Semaphore, describeError, linkAbort, type Clock, type Logger, type PeriodicJob } from '@nodelet/base';
-import type { CriContainerStatus, RuntimeService } from '../runtime/cri.js';
-import { MANAGED_BY } from '../runtime/labels.js';
+import type { CriContainer, CriContainerStatus, CriSandbox, RuntimeService } from '../runtime/cri.js';
+import { MANAGED_BY, POD_NAME, POD_NAMESPACE, POD_UID } from '../runtime/labels.js';
 import {
   containerFromCri,
   emptyObservedPod,
@@ -47,6 +55,8 @@ export class Pleg {
   #stamp = 0;
   #lastOk = 0;
   #waiters: Array<{ after: number; resolve: () => void }> = [];
+  /** Pods refreshed alone since the last relist started: the start time of that refresh. */
+  readonly #podStamps = new Map<string, number>();
 
   constructor(o: PlegOptions) {
     this.#o = o;
@@ -112,6 +122,24 @@ export class Pleg {
     });
   }
 
+  /**
+   * The view of one pod from a relist or a refresh of that pod that started after `after`
+   * (kubelet cache.GetNewerThan). When the cache has none, the pod alone is refreshed from CRI
+   * at once rather than waiting for the next relist; should that refresh fail (the runtime is
+   * away), this waits for a relist as before. Rejects only when `signal` aborts.
+   */
+  async getNewerThan(uid: string, after: number, signal: AbortSignal): Promise<ObservedPod> {
+    if (Math.max(this.#stamp, this.#podStamps.get(uid) ?? 0) > after) return this.get(uid);
+    try {
+      await this.#refreshPod(uid, signal);
+    } catch (err) {
+      if (signal.aborted) throw err;
+      this.#o.log.debug({ podUID: uid, err: describeError(err) }, 'Pod refresh failed, waiting for a relist');
+      await this.waitNewerThan(after, signal);
+    }
+    return this.get(uid);
+  }
+
   /** One relist. Public for tests and for the agent's start-up (recovery reads the first relist). */
   async relist(stop: AbortSignal): Promise<void> {
     // One child signal per relist: the many CRI calls below hook onto it, not onto the long-lived one.
@@ -132,12 +160,49 @@ export class Pleg {
       rt.listPodSandbox({ filter }, { signal }),
       rt.listContainers({ filter }, { signal }),
     ]);
+    const { pods, liveSandboxes, liveContainers } = await this.#assemble(sbs.items, cts.containers, signal);
+    for (const id of this.#sandboxIps.keys()) if (!liveSandboxes.has(id)) this.#sandboxIps.delete(id);
+    for (const m of [this.#exited, this.#running]) for (const id of m.keys()) if (!liveContainers.has(id)) m.delete(id);
+
+    // A pod refreshed alone after this relist started has a newer view than the one listed here.
+    for (const [uid, at] of this.#podStamps) {
+      if (at < started) {
+        this.#podStamps.delete(uid);
+        continue;
+      }
+      const fresher = this.#pods.get(uid);
+      if (fresher) pods.set(uid, fresher);
+      else pods.delete(uid);
+    }
+    const changed: string[] = [];
+    const fingerprints = new Map<string, string>();
+    for (const [uid, p] of pods) {
+      sortNewestFirst(p);
+      const fp = this.#podStamps.has(uid) ? this.#fingerprints.get(uid)! : JSON.stringify(p);
+      fingerprints.set(uid, fp);
+      if (this.#fingerprints.get(uid) !== fp) changed.push(uid);
+    }
+    for (const uid of this.#fingerprints.keys()) if (!pods.has(uid) && !this.#podStamps.has(uid)) changed.push(uid);
+    this.#pods = pods;
+    this.#fingerprints = fingerprints;
+    this.#stamp = started;
+    this.#lastOk = this.#o.clock.now();
+    this.#o.observeRelist?.((this.#o.clock.monotonic() - t0) / 1000);
+    const ready = this.#waiters.filter((w) => started > w.after);
+    this.#waiters = this.#waiters.filter((w) => started <= w.after);
+    for (const w of ready) w.resolve();
+    for (const uid of changed) this.#o.onPodChanged(uid);
+  }
+
+  /** Groups listed sandboxes and containers by pod UID, with the statuses the listing lacks. */
+  async #assemble(sandboxes: CriSandbox[], containers: CriContainer[], signal: AbortSignal) {
+    const rt = this.#o.runtime;
     const pods = new Map<string, ObservedPod>();
     const liveSandboxes = new Set<string>();
     // Status calls run STATUS_CONCURRENCY at a time: one slow answer must not hold up the others.
     const limit = new Semaphore(STATUS_CONCURRENCY);
     const sbIps = await Promise.all(
-      sbs.items.map((s) =>
+      sandboxes.map((s) =>
         limit.use(async () => {
           let ips = this.#sandboxIps.get(s.id);
           if (!ips && s.state === 'SANDBOX_READY') {
@@ -150,7 +215,7 @@ export class Pleg {
         }),
       ),
     );
-    sbs.items.forEach((s, i) => {
+    sandboxes.forEach((s, i) => {
       liveSandboxes.add(s.id);
       const sb = sandboxFromCri(s, s.state === 'SANDBOX_READY' ? (sbIps[i] ?? []) : []);
       if (!sb.uid) return;
@@ -159,37 +224,41 @@ export class Pleg {
       p.sandboxes.push(sb);
     });
     const liveContainers = new Set<string>();
-    const statuses = await Promise.all(cts.containers.map((c) => limit.use(() => this.#containerStatus(c.id, c.state, signal))));
-    cts.containers.forEach((c, i) => {
+    const statuses = await Promise.all(containers.map((c) => limit.use(() => this.#containerStatus(c.id, c.state, signal))));
+    containers.forEach((c, i) => {
       liveContainers.add(c.id);
       const oc = containerFromCri(c, statuses[i]);
-      const uid = c.labels['io.kubernetes.pod.uid'];
+      const uid = c.labels[POD_UID];
       if (!uid) return;
       let p = pods.get(uid);
-      if (!p) pods.set(uid, (p = emptyObservedPod(uid, c.labels['io.kubernetes.pod.name'] ?? '', c.labels['io.kubernetes.pod.namespace'] ?? '')));
+      if (!p) pods.set(uid, (p = emptyObservedPod(uid, c.labels[POD_NAME] ?? '', c.labels[POD_NAMESPACE] ?? '')));
       p.containers.push(oc);
     });
-    for (const id of this.#sandboxIps.keys()) if (!liveSandboxes.has(id)) this.#sandboxIps.delete(id);
-    for (const m of [this.#exited, this.#running]) for (const id of m.keys()) if (!liveContainers.has(id)) m.delete(id);
+    return { pods, liveSandboxes, liveContainers };
+  }
 
-    const changed: string[] = [];
-    const fingerprints = new Map<string, string>();
-    for (const [uid, p] of pods) {
+  /**
+   * Lists one pod's sandboxes and containers (by its UID label) and replaces its cache entry,
+   * stamped with the refresh's start. Does not wake its worker: the worker asked for it. A relist
+   * that started later and already landed has the newer view and is kept.
+   */
+  async #refreshPod(uid: string, signal: AbortSignal): Promise<void> {
+    const started = this.#o.clock.now();
+    const rt = this.#o.runtime;
+    const filter = { labelSelector: { [MANAGED_BY]: 'true', [POD_UID]: uid } };
+    const [sbs, cts] = await Promise.all([rt.listPodSandbox({ filter }, { signal }), rt.listContainers({ filter }, { signal })]);
+    const { pods } = await this.#assemble(sbs.items, cts.containers, signal);
+    if (this.#stamp > started || (this.#podStamps.get(uid) ?? 0) > started) return;
+    const p = pods.get(uid);
+    if (p) {
       sortNewestFirst(p);
-      const fp = JSON.stringify(p);
-      fingerprints.set(uid, fp);
-      if (this.#fingerprints.get(uid) !== fp) changed.push(uid);
+      this.#pods.set(uid, p);
+      this.#fingerprints.set(uid, JSON.stringify(p));
+    } else {
+      this.#pods.delete(uid);
+      this.#fingerprints.delete(uid);
     }
-    for (const uid of this.#fingerprints.keys()) if (!pods.has(uid)) changed.push(uid);
-    this.#pods = pods;
-    this.#fingerprints = fingerprints;
-    this.#stamp = started;
-    this.#lastOk = this.#o.clock.now();
-    this.#o.observeRelist?.((this.#o.clock.monotonic() - t0) / 1000);
-    const ready = this.#waiters.filter((w) => started > w.after);
-    this.#waiters = this.#waiters.filter((w) => started <= w.after);
-    for (const w of ready) w.resolve();
-    for (const uid of changed) this.#o.onPodChanged(uid);
+    this.#podStamps.set(uid, started);
   }
 
   async #containerStatus(id: string, state: string, signal: AbortSignal): Promise<CriContainerStatus | undefined> {

@@ -8,7 +8,7 @@ import type { PodSyncer } from './pod-worker.js';
 import { emptyObservedPod } from '../runtime/observed.js';
 
 const pod = (rv: string, o: Partial<Pod['metadata']> = {}): Pod => ({ metadata: { name: 'p', namespace: 'd', uid: 'u1', resourceVersion: rv, ...o }, spec: { containers: [] } });
-const cache = { waitNewerThan: async () => {}, get: (uid: string) => emptyObservedPod(uid) };
+const cache = { getNewerThan: async (uid: string) => emptyObservedPod(uid), get: (uid: string) => emptyObservedPod(uid) };
 
 function recorder(overrides: Partial<PodSyncer> = {}) {
   const calls: string[] = [];

@@ -6,8 +6,10 @@
  *
  * `update()` is synchronous and never awaits. A termination request preempts an in-flight
  * syncPod through its AbortSignal (linkAbort child of the worker's stop signal). After each pass
- * the worker requeues itself: phase change → at once; success → resync with jitter (or the
- * syncer's backoff hint); error → backoff with jitter.
+ * the worker requeues itself: phase change → at once; a sync that changed the runtime → at once
+ * (the next pass reads that pod's fresh state from the cache, which refreshes it without waiting
+ * for the next relist); success → resync with jitter (or the syncer's backoff hint); error →
+ * backoff with jitter.
  */
 import { Backoff, Wakeup, errCode, isAbortError, jitter, linkAbort, describeError, type Clock, type Logger } from '@nodelet/base';
 import type { Pod, PodStatus } from '@nodelet/api';
@@ -38,19 +40,34 @@ export interface PodUpdate {
 /** Edits the status the agent computed for a pod it stopped on its own (kubelet PodStatusFunc). */
 export type PodStatusFn = (status: PodStatus) => void;
 
+export interface PodSyncResult {
+  /** The pod reached Succeeded/Failed and must stop. */
+  terminal: boolean;
+  /** Sync again after this long at the latest (a backoff expires). */
+  requeueAfterMs?: number;
+  /**
+   * The sync created, started or killed something: the worker syncs again at once on the pod's
+   * fresh state, so what it just did shows in the status without waiting for the PLEG. Not when
+   * the sync also asked for a wait (`requeueAfterMs`: a start failed, a backoff runs): then the
+   * wait holds, and the PLEG wakes the worker when it sees the change, as before.
+   */
+  changed?: boolean;
+}
+
 /** The work itself (kubelet podSyncer), injected so the worker is tested with small fakes. */
 export interface PodSyncer {
   /** Returns `terminal: true` when the pod reached Succeeded/Failed and must stop. */
-  syncPod(signal: AbortSignal, pod: Pod, observed: ObservedPod): Promise<{ terminal: boolean; requeueAfterMs?: number }>;
+  syncPod(signal: AbortSignal, pod: Pod, observed: ObservedPod): Promise<PodSyncResult>;
   /** `statusFn` is set for a pod the agent stops on its own (PodUpdate.kill). */
   syncTerminatingPod(signal: AbortSignal, pod: Pod, observed: ObservedPod, gracePeriodS: number, statusFn?: PodStatusFn): Promise<void>;
   /** `deleted`: the pod is gone or going from the API, so its runtime objects are removed. */
   syncTerminatedPod(signal: AbortSignal, pod: Pod, deleted: boolean, statusFn?: PodStatusFn): Promise<void>;
 }
 
-/** The runtime cache as the worker needs it. */
+/** The runtime cache as the worker needs it (pleg/pleg.ts). */
 export interface PodCache {
-  waitNewerThan(after: number, signal: AbortSignal): Promise<void>;
+  /** The pod's view from state read after `after` (kubelet cache.GetNewerThan). */
+  getNewerThan(uid: string, after: number, signal: AbortSignal): Promise<ObservedPod>;
   get(uid: string): ObservedPod;
 }
 
@@ -154,12 +171,13 @@ export class PodWorker {
         let delayMs = jitter(this.#o.resyncMs, 0.5, this.#o.random);
         const phase = this.#phase;
         try {
-          await this.#o.cache.waitNewerThan(this.#lastSync, link.signal);
-          const seen = this.#o.cache.get(this.uid);
+          const seen = await this.#o.cache.getNewerThan(this.uid, this.#lastSync, link.signal);
           if (phase === 'sync') {
             const r = await this.#o.syncer.syncPod(link.signal, pod, seen);
             if (r.terminal && this.#phase === 'sync') {
               this.#enter('terminating');
+              delayMs = 0;
+            } else if (r.changed && r.requeueAfterMs === undefined) {
               delayMs = 0;
             } else if (r.requeueAfterMs !== undefined) {
               delayMs = Math.min(delayMs, r.requeueAfterMs);

@@ -163,3 +163,55 @@ test('a persistentVolumeClaim volume: the PV directory is created (DirectoryOrCr
   const traversal: VolumeSourceReader = { ...r, claimVolume: async () => ({ path: '/var/../etc', create: true }) };
   await assert.rejects(preparePodVolumes(pod({ volumes: [{ name: 'www', persistentVolumeClaim: { claimName: 'www-web-0' } }] }, '1b5a3c4e-1111-4222-8333-944455556666'), { rootDir: root, reader: traversal, mounter: m }, signal), /not an absolute path without/);
 });
+
+test('a kube-api-access volume asks for its token and reads its CA ConfigMap at once, while its tmpfs is mounted; a later source still wins a path clash', { timeout: 5000 }, async (t) => {
+  const root = await rootDir(t);
+  const m = fakeMounter();
+  const started: string[] = [];
+  // Each read only answers once all three steps have begun: done one after another, they would never finish.
+  let go!: () => void;
+  const allStarted = new Promise<void>((r) => (go = r));
+  const begin = async (what: string): Promise<void> => {
+    started.push(what);
+    if (started.length === 3) go();
+    await allStarted;
+  };
+  const mounter: Mounter = { ...m, mountTmpfs: async (target, options) => { await begin('mount'); await m.mountTmpfs(target, options, signal); } };
+  const volumeReader: VolumeSourceReader = {
+    secret: async () => assert.fail('no secrets here'),
+    configMap: async () => { await begin('configmap'); return { 'ca.crt': Buffer.from('CA'), token: Buffer.from('from the configmap') }; },
+  };
+  const tokens = { podToken: async () => { await begin('token'); return 'jwt'; }, forget: () => {} };
+  const p = pod({
+    volumes: [{
+      name: 'kube-api-access-abcde',
+      projected: { sources: [{ configMap: { name: 'kube-root-ca.crt' } }, { serviceAccountToken: { path: 'token', expirationSeconds: 3607 } }] },
+    }],
+  });
+  await preparePodVolumes(p, { rootDir: root, reader: volumeReader, mounter, tokens }, AbortSignal.timeout(5000));
+  assert.deepEqual([...started].sort(), ['configmap', 'mount', 'token']);
+  const dir = join(root, 'pods', UID, 'volumes', 'kubernetes.io~projected', 'kube-api-access-abcde');
+  assert.equal(await readFile(join(dir, 'ca.crt'), 'utf8'), 'CA');
+  assert.equal(await readFile(join(dir, 'token'), 'utf8'), 'jwt', 'the token source comes after the ConfigMap and wins');
+});
+
+test('volumes of one pod are prepared at once; the first failing volume in spec order is the error, after every volume has finished', async (t) => {
+  const root = await rootDir(t);
+  const m = fakeMounter();
+  let secondDone = false;
+  const volumeReader: VolumeSourceReader = {
+    secret: async () => undefined,
+    configMap: async (_ns, name) => {
+      if (name === 'slow') {
+        await new Promise((r) => setTimeout(r, 20));
+        secondDone = true;
+        return { k: Buffer.from('v') };
+      }
+      return undefined;
+    },
+  };
+  const p = pod({ volumes: [{ name: 'missing', secret: { secretName: 'nope' } }, { name: 'slow', configMap: { name: 'slow' } }, { name: 'also-missing', configMap: { name: 'gone' } }] });
+  await assert.rejects(preparePodVolumes(p, { rootDir: root, reader: volumeReader, mounter: m }, signal), (e) => hasCode(e, 'ERR_FAILED_PRECONDITION') && /secret "nope" not found/.test((e as Error).message));
+  assert.equal(secondDone, true, 'nothing is left running behind the error');
+  assert.equal(await readFile(join(root, 'pods', UID, 'volumes', 'kubernetes.io~configmap', 'slow', 'k'), 'utf8'), 'v');
+});

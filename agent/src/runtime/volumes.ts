@@ -107,15 +107,28 @@ async function ensureTmpfs(ctx: VolumeContext, dir: string, options: string[], s
   if (!(await ctx.mounter.isTmpfsMountPoint(dir))) await ctx.mounter.mountTmpfs(dir, [...options, ...TMPFS_OPTIONS], signal);
 }
 
+/**
+ * Awaits every step (none is left running behind the caller) and throws the first failure in
+ * the given order, as a sequential loop would have. The steps are independent: the mount under
+ * a volume and the API reads of its contents, the volumes of one pod.
+ */
+async function allSettledOrThrow<T extends readonly unknown[]>(steps: { [K in keyof T]: Promise<T[K]> }): Promise<T> {
+  const results = await Promise.allSettled(steps);
+  for (const r of results) if (r.status === 'rejected') throw r.reason;
+  return results.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T;
+}
+
 async function prepareKeyed(pod: Pod, v: Volume, dir: string, ctx: VolumeContext, signal: AbortSignal): Promise<void> {
   const ns = pod.metadata.namespace ?? 'default';
   const isSecret = !!v.secret;
   const src = (v.secret ?? v.configMap)!;
   const name = v.secret?.secretName ?? v.configMap?.name ?? '';
   // Secrets never touch the node's disk: the tmpfs is there before the first byte is written.
-  if (isSecret) await ensureTmpfs(ctx, dir, ['mode=0755'], signal);
-  else await ensureDir(dir, KEYED_DIR_MODE);
-  const data = isSecret ? await ctx.reader.secret(ns, name, signal) : await ctx.reader.configMap(ns, name, signal);
+  // The mount and the API read run at once; nothing is written before both are done.
+  const [, data] = await allSettledOrThrow<[void, Record<string, Uint8Array> | undefined]>([
+    isSecret ? ensureTmpfs(ctx, dir, ['mode=0755'], signal) : ensureDir(dir, KEYED_DIR_MODE),
+    isSecret ? ctx.reader.secret(ns, name, signal) : ctx.reader.configMap(ns, name, signal),
+  ]);
   if (!data && !src.optional) {
     throw new AgentError('ERR_FAILED_PRECONDITION', `${isSecret ? 'secret' : 'configmap'} "${name}" not found (volume "${v.name}")`);
   }
@@ -150,27 +163,35 @@ function addDownward(out: Map<string, FileProjection>, pod: Pod, items: Downward
   for (const item of items ?? []) out.set(item.path, { data: Buffer.from(downwardValue(pod, item)), mode: item.mode ?? mode });
 }
 
-/** A projected volume's files from all its sources (later sources win on a path clash, as kubelet). */
+/**
+ * A projected volume's files from all its sources (later sources win on a path clash, as kubelet).
+ * The sources are read at once (kube-api-access: the token request and the CA ConfigMap) and
+ * merged in their order.
+ */
 async function projectedPayload(pod: Pod, v: Volume, ctx: VolumeContext, signal: AbortSignal): Promise<Map<string, FileProjection>> {
   const ns = pod.metadata.namespace ?? 'default';
   const mode = v.projected?.defaultMode ?? DEFAULT_MODE;
-  const out = new Map<string, FileProjection>();
-  for (const src of v.projected?.sources ?? []) {
+  const one = async (src: NonNullable<NonNullable<Volume['projected']>['sources']>[number]): Promise<Map<string, FileProjection>> => {
+    const files = new Map<string, FileProjection>();
     if (src.secret || src.configMap) {
       const isSecret = !!src.secret;
       const ref = (src.secret ?? src.configMap)!;
       const data = isSecret ? await ctx.reader.secret(ns, ref.name ?? '', signal) : await ctx.reader.configMap(ns, ref.name ?? '', signal);
       if (!data && !ref.optional) throw new AgentError('ERR_FAILED_PRECONDITION', `${isSecret ? 'secret' : 'configmap'} "${ref.name ?? ''}" not found (volume "${v.name}")`);
-      for (const [p, f] of payloadOf(isSecret ? 'secret' : 'configmap', data ?? {}, { ...ref, defaultMode: mode })) out.set(p, f);
+      return payloadOf(isSecret ? 'secret' : 'configmap', data ?? {}, { ...ref, defaultMode: mode });
     } else if (src.downwardAPI) {
-      addDownward(out, pod, src.downwardAPI.items, mode);
+      addDownward(files, pod, src.downwardAPI.items, mode);
     } else if (src.serviceAccountToken) {
       if (!ctx.tokens) throw new AgentError('ERR_FAILED_PRECONDITION', `volume "${v.name}": no service-account token source configured`);
       const t = src.serviceAccountToken;
       const token = await ctx.tokens.podToken(pod, { audience: t.audience, expirationSeconds: t.expirationSeconds ?? 3600 }, signal);
-      out.set(t.path, { data: Buffer.from(token), mode });
+      files.set(t.path, { data: Buffer.from(token), mode });
     }
-  }
+    return files;
+  };
+  const parts = await allSettledOrThrow((v.projected?.sources ?? []).map(one));
+  const out = new Map<string, FileProjection>();
+  for (const files of parts) for (const [p, f] of files) out.set(p, f);
   return out;
 }
 
@@ -183,29 +204,35 @@ async function projectedPayload(pod: Pod, v: Volume, ctx: VolumeContext, signal:
 export async function preparePodVolumes(pod: Pod, ctx: VolumeContext, signal: AbortSignal): Promise<void> {
   const problems = podPathProblems(pod);
   if (problems.length) throw new AgentError('ERR_INVALID_ARGUMENT', `invalid pod spec: ${problems.join('; ')}`);
-  for (const v of pod.spec?.volumes ?? []) {
-    signal.throwIfAborted();
-    const dir = volumeDir(ctx.rootDir, pod.metadata.uid!, v);
-    if (!dir) continue;
-    if (v.emptyDir?.medium === 'Memory') {
-      const size = v.emptyDir.sizeLimit === undefined ? [] : [`size=${Math.floor(parseQuantity(v.emptyDir.sizeLimit))}`];
-      await ensureTmpfs(ctx, dir, ['mode=0777', ...size], signal);
-    } else if (v.emptyDir) {
-      await ensureDir(dir, EMPTY_DIR_MODE);
-    } else if (v.projected) {
-      // May hold secrets and tokens: on tmpfs before anything is written, like a secret volume.
-      await ensureTmpfs(ctx, dir, ['mode=0755'], signal);
-      await writeAtomically(dir, await projectedPayload(pod, v, ctx, signal), { fsGroup: pod.spec?.securityContext?.fsGroup, now: ctx.now });
-    } else if (v.persistentVolumeClaim) {
-      await mountClaim(pod, v, dir, ctx, signal);
-    } else if (v.downwardAPI) {
-      await ensureDir(dir, KEYED_DIR_MODE);
-      const files = new Map<string, FileProjection>();
-      addDownward(files, pod, v.downwardAPI.items, v.downwardAPI.defaultMode ?? DEFAULT_MODE);
-      await writeAtomically(dir, files, { fsGroup: pod.spec?.securityContext?.fsGroup, now: ctx.now });
-    } else {
-      await prepareKeyed(pod, v, dir, ctx, signal);
-    }
+  // Each volume has its own directory and sources: they are prepared at once, and the first
+  // failure in spec order is the one reported.
+  await allSettledOrThrow((pod.spec?.volumes ?? []).map((v) => prepareVolume(pod, v, ctx, signal)));
+}
+
+/** One volume of the pod, created or refreshed (the steps of {@link preparePodVolumes}). */
+async function prepareVolume(pod: Pod, v: Volume, ctx: VolumeContext, signal: AbortSignal): Promise<void> {
+  signal.throwIfAborted();
+  const dir = volumeDir(ctx.rootDir, pod.metadata.uid!, v);
+  if (!dir) return;
+  if (v.emptyDir?.medium === 'Memory') {
+    const size = v.emptyDir.sizeLimit === undefined ? [] : [`size=${Math.floor(parseQuantity(v.emptyDir.sizeLimit))}`];
+    await ensureTmpfs(ctx, dir, ['mode=0777', ...size], signal);
+  } else if (v.emptyDir) {
+    await ensureDir(dir, EMPTY_DIR_MODE);
+  } else if (v.projected) {
+    // May hold secrets and tokens: on tmpfs before anything is written, like a secret volume.
+    // The mount and the reads of the sources run at once.
+    const [, files] = await allSettledOrThrow<[void, Map<string, FileProjection>]>([ensureTmpfs(ctx, dir, ['mode=0755'], signal), projectedPayload(pod, v, ctx, signal)]);
+    await writeAtomically(dir, files, { fsGroup: pod.spec?.securityContext?.fsGroup, now: ctx.now });
+  } else if (v.persistentVolumeClaim) {
+    await mountClaim(pod, v, dir, ctx, signal);
+  } else if (v.downwardAPI) {
+    await ensureDir(dir, KEYED_DIR_MODE);
+    const files = new Map<string, FileProjection>();
+    addDownward(files, pod, v.downwardAPI.items, v.downwardAPI.defaultMode ?? DEFAULT_MODE);
+    await writeAtomically(dir, files, { fsGroup: pod.spec?.securityContext?.fsGroup, now: ctx.now });
+  } else {
+    await prepareKeyed(pod, v, dir, ctx, signal);
   }
 }
 

@@ -1,24 +1,30 @@
 /**
  * ConfigMap and Secret contents for volumes, read from the API server on every volume refresh
- * (the kubelet's default "Get" change detection strategy). Bytes, not strings: Secret `data` and
- * ConfigMap `binaryData` may be binary (keystores), and are written to the volume unchanged.
+ * (the kubelet's "Get" change detection strategy); reads of one object that overlap share one GET
+ * (shared-reads.ts). Bytes, not strings: Secret `data` and ConfigMap `binaryData` may be binary
+ * (keystores), and are written to the volume unchanged.
  */
 import { AgentError, unlessNotFound } from '@nodelet/base';
 import { CONFIGMAPS, PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, SECRETS, type ApiClient } from '@nodelet/api';
 import type { VolumeSourceReader } from '../runtime/volumes.js';
+import { SharedReads } from './shared-reads.js';
+
+/** A shared GET has no caller's signal (any may leave): this bounds it, so a hung one is not joined forever. */
+const SHARED_READ_MS = 30_000;
 
 const utf8 = (m: Record<string, string> | undefined) => Object.entries(m ?? {}).map(([k, v]) => [k, Buffer.from(v, 'utf8')] as const);
 const base64 = (m: Record<string, string> | undefined) => Object.entries(m ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')] as const);
 
 /** A VolumeSourceReader over `api`. Absent objects are undefined; other API errors propagate. */
 export function apiVolumeSources(api: ApiClient): VolumeSourceReader {
+  const shared = new SharedReads();
   return {
     configMap: async (namespace, name, signal) => {
-      const cm = await unlessNotFound(api.get(CONFIGMAPS, name, { namespace, signal }));
+      const cm = await shared.read(`configmap/${namespace}/${name}`, () => unlessNotFound(api.get(CONFIGMAPS, name, { namespace, signal: AbortSignal.timeout(SHARED_READ_MS) })), signal);
       return cm && Object.fromEntries([...utf8(cm.data), ...base64(cm.binaryData)]);
     },
     secret: async (namespace, name, signal) => {
-      const s = await unlessNotFound(api.get(SECRETS, name, { namespace, signal }));
+      const s = await shared.read(`secret/${namespace}/${name}`, () => unlessNotFound(api.get(SECRETS, name, { namespace, signal: AbortSignal.timeout(SHARED_READ_MS) })), signal);
       return s && Object.fromEntries([...utf8(s.stringData), ...base64(s.data)]);
     },
     claimVolume: async (namespace, claimName, signal) => {

@@ -89,3 +89,40 @@ test('while the API server is away, statuses coalesce: each retry sends only the
   for (let i = 0; i < 30; i++) await step();
   for (const p of pods) assert.equal(patchesOf(p.metadata.name!, back).length, 1, 'no backlog of stale patches follows');
 });
+
+test('one pod’s slow status write does not hold up another pod’s next write (it waited for the whole batch)', async (t) => {
+  const clock = new FakeClock();
+  const stop = new AbortController();
+  const patches: string[] = [];
+  let releaseSlow!: () => void;
+  const slow = new Promise<void>((r) => (releaseSlow = r));
+  const api = {
+    patch: async (_r: unknown, name: string, body: { status: { message?: string } }) => {
+      patches.push(`${name} ${body.status.message}`);
+      if (name === 'slow') await slow;
+      return {};
+    },
+    delete: async () => ({}),
+  } as unknown as ConstructorParameters<typeof StatusManager>[0]['api'];
+  const status = new StatusManager({ api, clock, log: noopLogger, concurrency: 4 });
+  const running = status.run(stop.signal);
+  t.after(async () => {
+    releaseSlow();
+    stop.abort();
+    await running;
+  });
+  const pod = (name: string): Pod => ({ metadata: { name, namespace: 'default', uid: name }, spec: { containers: [] } });
+  status.setStatus(pod('slow'), { phase: 'Pending', message: 'creating' });
+  status.setStatus(pod('fast'), { phase: 'Pending', message: 'creating' });
+  await pollUntil('both first writes sent', () => patches.length === 2, { timeoutMs: 2000, intervalMs: 0 });
+  // The fast pod turns Ready while the slow pod's write still hangs: its patch goes out at once.
+  status.setStatus(pod('fast'), { phase: 'Running', message: 'ready' });
+  await pollUntil('fast pod written again', () => patches.includes('fast ready'), { timeoutMs: 2000, intervalMs: 0 });
+  // The slow pod's newer status waits for its own write in flight (one write per pod at a time), then goes out once.
+  status.setStatus(pod('slow'), { phase: 'Running', message: 'ready' });
+  await new Promise((r) => setImmediate(r));
+  assert.equal(patches.filter((p) => p.startsWith('slow')).length, 1);
+  releaseSlow();
+  await status.flushed(AbortSignal.timeout(2000));
+  assert.deepEqual(patches.filter((p) => p.startsWith('slow')), ['slow creating', 'slow ready']);
+});

@@ -2,12 +2,17 @@
  * The one writer of pod status (kubelet status/status_manager.go).
  *
  *   setStatus(pod, s) ──▶ cache[uid] = {version++, status}  ──wake──▶ writer loop
- *   writer loop: for each entry whose version > sent version: merge-patch pods/<name>/status
+ *   writer loop: each entry whose version > sent version: merge-patch pods/<name>/status
  *                every 10 s anyway (resync), at most `concurrency` patches in flight
  *   requestDelete(pod): once the latest status is written, DELETE with grace 0 + uid precondition
  *
- * Coalescing: many setStatus calls between two writes cost one PATCH; a status equal to the one
- * last written costs none. Stale versions are never written over newer ones.
+ * The writes of different pods are independent: a pod's patch starts as soon as a slot is free,
+ * not when the slowest patch of a batch has landed (a pod turning Ready in a burst of pod starts
+ * does not wait behind the others' patches). One pod has at most one write in flight.
+ *
+ * Coalescing: many setStatus calls between two writes cost one PATCH (a pod's status set while
+ * its write is in flight goes out once that write lands); a status equal to the one last written
+ * costs none. Stale versions are never written over newer ones.
  */
 import { Wakeup, abortError, describeError, hasCode, isAbortError, type Clock, type Logger } from '@nodelet/base';
 import { PODS, type ApiClient, type Pod, type PodStatus } from '@nodelet/api';
@@ -24,7 +29,16 @@ interface Entry {
   sentJson?: string;
   deleteRequested: boolean;
   deleted: boolean;
+  /** A write of this entry is in flight. */
+  writing: boolean;
+  /** Must be written at the next chance even when unchanged (the periodic resync). */
+  forced: boolean;
+  /** After a failed write, not retried before this clock time. */
+  retryAt: number;
 }
+
+/** A failed write is retried after this long (with every other update of that pod folded in). */
+const RETRY_MS = 500;
 
 export interface StatusManagerOptions {
   api: ApiClient;
@@ -59,7 +73,10 @@ export class StatusManager {
     let e = this.#entries.get(uid);
     if (!e) {
       const target = opts.statusTarget ?? { name: pod.metadata.name!, namespace: pod.metadata.namespace!, uid };
-      e = { namespace: target.namespace, name: target.name, uid: target.uid ?? uid, checkUid: !!target.uid, version: 0, sentVersion: 0, status, deleteRequested: false, deleted: false };
+      e = {
+        namespace: target.namespace, name: target.name, uid: target.uid ?? uid, checkUid: !!target.uid, version: 0, sentVersion: 0, status,
+        deleteRequested: false, deleted: false, writing: false, forced: false, retryAt: 0,
+      };
       this.#entries.set(uid, e);
     }
     e.status = status;
@@ -114,31 +131,67 @@ export class StatusManager {
     return !e.deleted && (e.version > e.sentVersion || (e.deleteRequested && e.version === e.sentVersion));
   }
 
+  /**
+   * Writes statuses until `signal` aborts; resolves once the writes in flight have ended. Up to
+   * `concurrency` (8) pods are written at once, each as soon as a slot is free.
+   */
   async run(signal: AbortSignal): Promise<void> {
     const resync = this.#o.resyncMs ?? 10_000;
     const limit = this.#o.concurrency ?? 8;
+    const inflight = new Set<Promise<void>>();
     let lastResync = this.#o.clock.now();
-    while (!signal.aborted) {
-      try {
-        await this.#wake.wait(signal, { clock: this.#o.clock, ms: resync });
-      } catch (err) {
-        if (isAbortError(err) || signal.aborted) return;
-        throw err;
+    let cancelRetry: (() => void) | undefined;
+    try {
+      while (!signal.aborted) {
+        try {
+          await this.#wake.wait(signal, { clock: this.#o.clock, ms: resync });
+        } catch (err) {
+          if (isAbortError(err) || signal.aborted) return;
+          throw err;
+        }
+        const now = this.#o.clock.now();
+        if (now - lastResync >= resync) {
+          lastResync = now;
+          for (const e of this.#entries.values()) if (!e.deleted) e.forced = true;
+        }
+        let nextRetry = Infinity;
+        for (const e of this.#entries.values()) {
+          if (inflight.size >= limit) break;
+          if (e.writing || !(this.#dirty(e) || (e.forced && !e.deleted))) continue;
+          if (e.retryAt > now) {
+            nextRetry = Math.min(nextRetry, e.retryAt);
+            continue;
+          }
+          e.writing = true;
+          const force = e.forced;
+          e.forced = false;
+          const write = this.#write(e, signal, force).then((ok) => {
+            e.writing = false;
+            if (!ok) {
+              e.retryAt = this.#o.clock.now() + RETRY_MS;
+              if (force) e.forced = true;
+            }
+            inflight.delete(write);
+            // A freed slot, or this pod's status set again while it was being written.
+            this.#wake.notify();
+          });
+          inflight.add(write);
+        }
+        if (nextRetry < Infinity && !cancelRetry) {
+          cancelRetry = this.#o.clock.setTimer(Math.max(0, nextRetry - now), () => {
+            cancelRetry = undefined;
+            this.#wake.notify();
+          });
+        }
+        if (inflight.size === 0 && this.#pendingCount() === 0) {
+          const idle = [...this.#idle];
+          this.#idle.clear();
+          for (const r of idle) r();
+        }
       }
-      const force = this.#o.clock.now() - lastResync >= resync;
-      if (force) lastResync = this.#o.clock.now();
-      const work = [...this.#entries.values()].filter((e) => this.#dirty(e) || (force && !e.deleted));
-      let failed = false;
-      for (let i = 0; i < work.length; i += limit) {
-        const results = await Promise.all(work.slice(i, i + limit).map((e) => this.#write(e, signal, force)));
-        failed ||= results.includes(false);
-      }
-      if (this.#pendingCount() === 0) {
-        const idle = [...this.#idle];
-        this.#idle.clear();
-        for (const r of idle) r();
-      } else if (failed) await this.#o.clock.sleep(500, signal).catch(() => undefined);
-      else this.#wake.notify();
+    } finally {
+      cancelRetry?.();
+      await Promise.allSettled([...inflight]);
     }
   }
 
