@@ -10,6 +10,7 @@
 import diagnostics from 'node:diagnostics_channel';
 import http from 'node:http';
 import https from 'node:https';
+import tls from 'node:tls';
 import { readFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { Pool } from 'undici';
@@ -308,7 +309,11 @@ export class UndiciTransport extends Transport {
       // defaults (5 min body/headers) would cut long watches and log follows.
       headersTimeout: 0,
       bodyTimeout: 0,
-      connect: this.server.protocol === 'https:' ? { ca: opts.ca, cert: opts.cert, key: opts.key, rejectUnauthorized: !opts.insecureSkipTlsVerify } : {},
+      // One TLS context for every connection: given `ca`/`cert`/`key`, tls.connect would parse
+      // the PEMs into a fresh context per connection, which is most of a connect's CPU.
+      connect: this.server.protocol === 'https:'
+        ? { secureContext: tls.createSecureContext({ ca: opts.ca, cert: opts.cert, key: opts.key }), rejectUnauthorized: !opts.insecureSkipTlsVerify }
+        : {},
     });
   }
 
