@@ -15,7 +15,7 @@
  * request over IPC, so the agents under test need no debug hooks.
  *
  *   sudo flock /tmp/nodelet-itest.lock node --conditions=source --import tsx bench/agent-footprint.ts \
- *     [--baseline /tmp/nodelet-base] [--pods 30] [--churn 500] [--idle-s 60] [--snapshots DIR] [--node-args '--cpu-prof …']
+ *     [--baseline /tmp/nodelet-base] [--pods 30] [--churn 500] [--idle-s 60] [--snapshots DIR] [--node-args '--cpu-prof …'] [--baseline-node-args …]
  *
  * `--baseline` is a checkout of the old commit with `npx tsc -b` run in it (docs/performance.md,
  * "Agent footprint"). `--snapshots DIR` also writes heap snapshots of the current agent before and
@@ -27,6 +27,7 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { PODS, NODES, type Pod } from '@nodelet/api';
 import { pollUntil } from '@nodelet/base';
+import { AGENT_NODE_OPTIONS } from '@nodelet/systemd';
 import { startHarness, podSpec, type Harness } from '../agent/test/integration/harness.js';
 import { writeBenchResults, type BenchFigure } from './lib/results.js';
 
@@ -39,8 +40,15 @@ const CHURN = Number(arg('--churn') ?? 500);
 const IDLE_MS = Number(arg('--idle-s') ?? 60) * 1000;
 const BASELINE = arg('--baseline');
 const SNAPSHOTS = arg('--snapshots');
-/** Extra node flags for the current agent only, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof". */
-const NODE_ARGS = arg('--node-args')?.split(' ').filter(Boolean) ?? [];
+/**
+ * Node flags of each agent: the current one gets what its launchers give it (AGENT_NODE_OPTIONS:
+ * the systemd unit, `nodelet lab up`) plus `--node-args` (e.g. "--cpu-prof --cpu-prof-dir=/tmp/p");
+ * the baseline gets `--baseline-node-args` (the old launchers gave none).
+ */
+const NODE_ARGS = [...AGENT_NODE_OPTIONS.split(' '), ...(arg('--node-args')?.split(' ').filter(Boolean) ?? [])];
+const BASELINE_NODE_ARGS = arg('--baseline-node-args')?.split(' ').filter(Boolean) ?? [];
+/** Extra environment of the current agent (`--env K=V,K=V`), e.g. to try a malloc setting. */
+const ENV = Object.fromEntries((arg('--env') ?? '').split(',').filter(Boolean).map((kv) => kv.split('=', 2) as [string, string]));
 const CURRENT = resolve(import.meta.dirname, '..');
 const PROBE = join(import.meta.dirname, 'lib', 'footprint-probe.mjs');
 const CLK_TCK = 100;
@@ -67,10 +75,11 @@ class AgentChild {
   readonly #child: ChildProcess;
   readonly #waiters: Array<(m: ProbeReply) => void> = [];
 
-  constructor(root: string, args: string[], nodeArgs: string[]) {
+  constructor(root: string, args: string[], nodeArgs: string[], env: Record<string, string>) {
     this.#child = spawn(process.execPath, [...nodeArgs, '--expose-gc', '--import', `file://${PROBE}`, join(root, 'bin', 'nodelet'), ...args], {
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
       cwd: root,
+      env: { ...process.env, ...env },
     });
     this.#child.on('message', (m) => this.#waiters.shift()?.(m as never));
   }
@@ -152,12 +161,12 @@ async function measure(agent: AgentChild, withGc: boolean): Promise<Sample> {
   return withGc ? { ...s, afterGc: await agent.memory() } : s;
 }
 
-async function runVariant(label: string, root: string, snapshots?: string, nodeArgs: string[] = []): Promise<VariantResult> {
+async function runVariant(label: string, root: string, snapshots?: string, nodeArgs: string[] = [], env: Record<string, string> = {}): Promise<VariantResult> {
   // make up's agent defaults: node status every 10 s, pod resync every 1 min (the harness's are faster).
   const h = await startHarness('footprint', { nodeStatusUpdateFrequency: '10s', syncFrequency: '1m' }, 7, { inProcessAgent: false });
   for (const image of [h.rt.images.busybox, h.rt.images.pause]) await h.cri.image.pullImage({ image: { image } });
   const t0 = performance.now();
-  const agent = new AgentChild(root, h.agentArgs, nodeArgs);
+  const agent = new AgentChild(root, h.agentArgs, nodeArgs, env);
   try {
     await pollUntil('node Ready', async () => {
       const n = await h.api.get(NODES, h.nodeName).catch(() => undefined);
@@ -201,12 +210,18 @@ function figures(cur: VariantResult, base?: VariantResult): BenchFigure[] {
     fig('0 pods', 'heap used after GC', 'MiB', (v) => v.idle0.afterGc!.heapUsedMiB),
     fig(`${PODS_N} pods`, 'RSS peak', 'MiB', (v) => v.idle30.rssMaxMiB, { op: '<=', value: 80 }),
     fig(`${PODS_N} pods`, 'CPU idle', '% of a core', (v) => v.idle30.cpuPct, { op: '<=', value: 1 }),
+    fig(`${PODS_N} pods`, 'RSS after GC', 'MiB', (v) => v.idle30.afterGc!.rssMiB),
+    fig(`${PODS_N} pods`, 'RSS anonymous after GC', 'MiB', (v) => v.idle30.afterGc!.rssAnonMiB),
     fig(`${PODS_N} pods`, 'heap used after GC', 'MiB', (v) => v.idle30.afterGc!.heapUsedMiB),
+    fig(`${PODS_N} pods`, 'heap committed after GC', 'MiB', (v) => v.idle30.afterGc!.heapTotalMiB),
+    fig(`${PODS_N} pods`, 'old space used after GC', 'MiB', (v) => v.idle30.afterGc!.spaces['old_space']?.usedMiB ?? 0),
     fig(`${PODS_N} pods`, 'external after GC', 'MiB', (v) => v.idle30.afterGc!.externalMiB),
     fig(`${PODS_N} pods`, 'arrayBuffers after GC', 'MiB', (v) => v.idle30.afterGc!.arrayBuffersMiB),
     fig(`after ${CHURN}-pod churn`, 'RSS peak', 'MiB', (v) => v.afterChurn.rssMaxMiB, { op: '<=', value: 80 }),
     fig(`after ${CHURN}-pod churn`, 'CPU idle', '% of a core', (v) => v.afterChurn.cpuPct, { op: '<=', value: 1 }),
+    fig(`after ${CHURN}-pod churn`, 'RSS after GC', 'MiB', (v) => v.afterChurn.afterGc!.rssMiB),
     fig(`after ${CHURN}-pod churn`, 'heap used after GC', 'MiB', (v) => v.afterChurn.afterGc!.heapUsedMiB),
+    fig(`after ${CHURN}-pod churn`, 'old space used after GC', 'MiB', (v) => v.afterChurn.afterGc!.spaces['old_space']?.usedMiB ?? 0),
     fig(`after ${CHURN}-pod churn`, 'heap growth vs before', '%', growth, { op: '<=', value: 5 }),
   ];
 }
@@ -214,15 +229,15 @@ function figures(cur: VariantResult, base?: VariantResult): BenchFigure[] {
 async function main(): Promise<void> {
   if (process.getuid?.() !== 0) throw new Error('bench/agent-footprint needs root (containerd, network namespaces)');
   process.env.AGENT_IT = '1';
-  const base = BASELINE ? await runVariant('baseline', resolve(BASELINE)) : undefined;
-  const cur = await runVariant('current', CURRENT, SNAPSHOTS, NODE_ARGS);
+  const base = BASELINE ? await runVariant('baseline', resolve(BASELINE), undefined, BASELINE_NODE_ARGS) : undefined;
+  const cur = await runVariant('current', CURRENT, SNAPSHOTS, NODE_ARGS, ENV);
   const figs = figures(cur, base);
   console.log(`agent footprint: built dist, ${PODS_N} pods, churn ${CHURN}, ${IDLE_MS / 1000} s idle windows (${new Date().toISOString()})`);
   for (const f of figs) {
     const label = `${f.group} ${f.name}`.padEnd(40);
     console.log(`${label} ${f.value.toFixed(2).padStart(9)} ${f.unit}${f.baseline ? `   baseline ${f.baseline.value.toFixed(2)} ${f.unit}` : ''}`);
   }
-  const { json, targetLines } = writeBenchResults('agent-footprint', figs, { details: { baseline: BASELINE, current: cur, base }, svg: true });
+  const { json, targetLines } = writeBenchResults('agent-footprint', figs, { details: { baseline: BASELINE, nodeArgs: NODE_ARGS, env: ENV, baselineNodeArgs: BASELINE_NODE_ARGS, current: cur, base }, svg: true });
   for (const l of targetLines) console.log(l);
   console.log(`wrote ${json}`);
 }

@@ -264,7 +264,7 @@ export class Agent {
       podDns: (pod, s) => dnsConfigurer.forPod(pod, s),
       runtimeHandler: (pod, s) => runtimeClasses.handlerFor(pod, s),
     });
-    this.status = new StatusManager({ api, clock, log: child('status') });
+    this.status = new StatusManager({ api, clock, log: child('status'), apiStatus: (uid) => this.pods?.get(uid)?.status });
     const prober = new ProbeManager({
       exec: criProbeExec(cri.runtime, c.runtimeRequestTimeoutMs),
       events,
