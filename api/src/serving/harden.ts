@@ -32,8 +32,13 @@ export interface EdgeLimits {
   requestTimeoutMs: number;
 }
 
-/** How long a server keeps an idle keep-alive connection (see {@link edgeServerOptions}). */
-export const IDLE_KEEP_ALIVE_MS = 90_000;
+/**
+ * How long a server keeps an idle keep-alive connection (see {@link edgeServerOptions}). Below the
+ * default 60 s headers timeout: at 90 s (Go's idle timeout) a watch the API server cuts for not
+ * reading (`res.destroy()`) was seen ending with a clean chunked terminator instead
+ * (control-plane/src/apiserver/server-limits.test.ts).
+ */
+export const IDLE_KEEP_ALIVE_MS = 55_000;
 
 export const DEFAULT_EDGE_LIMITS: EdgeLimits = { maxHeaderBytes: 64 * 1024, headersTimeoutMs: 60_000, requestTimeoutMs: 60_000 };
 
@@ -53,7 +58,7 @@ export function edgeServerOptions(limits: EdgeLimits): ServerOptions & { handsha
     connectionsCheckingInterval: Math.min(5000, Math.max(50, Math.floor(headersTimeout / 4))),
     // An idle keep-alive connection stays open this long (Node's default is 5 s). Clients that
     // call every 10 s — an agent's node status and lease — would otherwise pay a TLS handshake
-    // per call on both ends. 90 s is client-go's (Go's) idle connection timeout.
+    // per call on both ends.
     keepAliveTimeout: IDLE_KEEP_ALIVE_MS,
   };
 }
