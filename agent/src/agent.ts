@@ -275,7 +275,7 @@ export class Agent {
       runtimeHandler: (pod, s) => runtimeClasses.handlerFor(pod, s),
       steps: journeys,
     });
-    this.status = new StatusManager({ api, clock, log: child('status'), onWritten: (uid, st) => journeys.statusWritten(uid, st) });
+    this.status = new StatusManager({ api, clock, log: child('status'), onWritten: (uid, st) => journeys.statusWritten(uid, st), apiStatus: (uid) => this.pods?.get(uid)?.status });
     const prober = new ProbeManager({
       exec: criProbeExec(cri.runtime, c.runtimeRequestTimeoutMs),
       events,

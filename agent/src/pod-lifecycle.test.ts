@@ -46,6 +46,7 @@ async function world(
   const client = api.client();
   const stop = new AbortController();
   const events: Array<{ reason: string; type: EventType; message: string }> = [];
+  const forgotten: string[] = [];
   const apiPods = new Set<string>();
   const holder: { workers?: PodWorkers } = {};
   const pleg = new Pleg({ runtime: cri.runtime, clock: systemClock, log: noopLogger, periodMs: 50, onPodChanged: (uid) => holder.workers?.wake(uid) });
@@ -53,7 +54,7 @@ async function world(
     runtime: cri.runtime,
     images: new ImageManager({ images: cri.image, clock: systemClock, maxParallelPulls: 1 }),
     env: { configMap: async () => undefined, secret: async () => undefined },
-    events: { event: (_p, type, reason, message) => events.push({ type, reason, message }) },
+    events: { event: (_p, type, reason, message) => events.push({ type, reason, message }), forget: (uid) => forgotten.push(uid) },
     clock: systemClock,
     log: noopLogger,
     paths: { rootDir: join(dir, 'root'), podLogsDir: join(dir, 'logs') },
@@ -87,7 +88,7 @@ async function world(
     apiPods.add(pod.metadata.uid!);
     workers.update({ pod, terminationRequested: !!pod.metadata.deletionTimestamp, gracePeriodS: pod.metadata.deletionGracePeriodSeconds });
   };
-  return { fake, api, dir, client, events, workers, submit, close, apiPods };
+  return { fake, api, dir, client, events, forgotten, workers, submit, close, apiPods };
 }
 
 function podObj(name: string, command: string[], restartPolicy: 'Always' | 'Never' = 'Always'): Pod {
@@ -167,6 +168,7 @@ test('deletion stops containers with the grace period, removes everything, then 
   assert.equal(body.gracePeriodSeconds, 0);
   assert.equal(body.preconditions?.uid, pod.metadata.uid);
   assert.ok(w.events.some((e) => e.reason === 'Killing'));
+  assert.deepEqual(w.forgotten, [pod.metadata.uid], "the deleted pod's event aggregation keys are dropped");
 });
 
 test('a pod whose volume name would be a host path gets no sandbox: CreateContainerConfigError and a FailedMount event', async (t) => {

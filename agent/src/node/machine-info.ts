@@ -2,21 +2,23 @@
  * Facts about this machine for the Node object: capacity, identity, addresses. (The pressure
  * conditions come from the eviction manager, which reads the stats collector: eviction/.)
  *
- * Identity and capacity come from systeminformation (distro, kernel, CPU count, memory, machine
- * and system UUIDs) and are read once at start, then refreshed in the background
- * ({@link MachineInfoCache}) — they cost ~100 ms of subprocesses and file reads, far too much for
- * every 10 s status update, and they barely change. Read by hand, and why:
+ * Read once at start, then refreshed in the background ({@link MachineInfoCache}), from the
+ * files cAdvisor reads for the kubelet — a few small reads, no subprocesses and no library (the
+ * one this replaced ran child-process probes and loaded 715 KB of code for the handful of values
+ * below; docs/performance.md, "Agent footprint"):
  *
- *   bootID          /proc/sys/kernel/random/boot_id — systeminformation does not report it
+ *   cpuCores        os.cpus().length — logical CPUs, as cAdvisor's NumCores
+ *   memoryBytes     os.totalmem() — MemTotal of /proc/meminfo
+ *   machineID       /etc/machine-id, else /var/lib/dbus/machine-id
+ *   systemUUID      /sys/class/dmi/id/product_uuid (lower-cased; empty where there is no DMI)
+ *   bootID          /proc/sys/kernel/random/boot_id
+ *   kernelVersion   os.release() (uname -r)
  *   osImage         PRETTY_NAME of /etc/os-release, the exact string kubelet reports
- *                   (systeminformation splits it into distro/release/codename)
- *   ephemeral storage   statfs of the agent's root dir — systeminformation's fsSize runs
- *                   `df` over every mount; statfs answers for the one that matters, in microseconds
+ *   ephemeral storage   statfs of the agent's root dir
  *   InternalIP      os.networkInterfaces() (synchronous, needed before the first status)
  */
 import { readFile, statfs } from 'node:fs/promises';
 import os from 'node:os';
-import si from 'systeminformation';
 
 export interface MachineInfo {
   cpuCores: number;
@@ -43,26 +45,33 @@ function goArch(a: string): string {
   return ({ x64: 'amd64', arm64: 'arm64', arm: 'arm', ia32: '386', ppc64: 'ppc64le', s390x: 's390x' } as Record<string, string>)[a] ?? a;
 }
 
-export async function readMachineInfo(rootDir: string): Promise<MachineInfo> {
-  const [osInfo, cpu, mem, uuid, system, fs, osRelease, bootID] = await Promise.all([
-    si.osInfo(), si.cpu(), si.mem(), si.uuid(), si.system(),
+/** Where the facts are read from; tests point these at files of their own. */
+export const MACHINE_FILES = {
+  machineId: ['/etc/machine-id', '/var/lib/dbus/machine-id'],
+  productUuid: '/sys/class/dmi/id/product_uuid',
+  bootId: '/proc/sys/kernel/random/boot_id',
+  osRelease: '/etc/os-release',
+};
+
+export async function readMachineInfo(rootDir: string, files = MACHINE_FILES): Promise<MachineInfo> {
+  const [fs, osRelease, bootID, systemUUID, ...machineIDs] = await Promise.all([
     statfs(rootDir).catch(() => statfs('/')),
-    readText('/etc/os-release'),
-    readText('/proc/sys/kernel/random/boot_id'),
+    readText(files.osRelease),
+    readText(files.bootId),
+    readText(files.productUuid),
+    ...files.machineId.map(readText),
   ]);
-  const pretty = /^PRETTY_NAME="?([^"\n]*)"?$/m.exec(osRelease)?.[1] ?? [osInfo.distro, osInfo.release, osInfo.codename ? `(${osInfo.codename})` : ''].filter(Boolean).join(' ');
   return {
-    // Logical CPUs, as cAdvisor's NumCores (what kubelet reports as capacity.cpu).
-    cpuCores: cpu.cores || os.cpus().length,
-    memoryBytes: mem.total || os.totalmem(),
+    cpuCores: os.cpus().length,
+    memoryBytes: os.totalmem(),
     ephemeralStorageBytes: fs.blocks * fs.bsize,
-    machineID: uuid.os,
-    systemUUID: (system.uuid || uuid.hardware || '').toLowerCase(),
+    machineID: machineIDs.find(Boolean) ?? '',
+    systemUUID: systemUUID.toLowerCase(),
     bootID,
-    kernelVersion: osInfo.kernel || os.release(),
-    osImage: pretty || 'Linux',
-    architecture: goArch(osInfo.arch || os.arch()),
-    hostname: (osInfo.hostname || os.hostname()).toLowerCase(),
+    kernelVersion: os.release(),
+    osImage: /^PRETTY_NAME="?([^"\n]*)"?$/m.exec(osRelease)?.[1] || 'Linux',
+    architecture: goArch(os.arch()),
+    hostname: os.hostname().toLowerCase(),
   };
 }
 

@@ -40,6 +40,8 @@ export interface ServiceSource {
 
 export interface PodEventSink {
   event(pod: Pod, type: EventType, reason: string, message: string, fieldPath?: string): void;
+  /** The pod is gone: its events can no longer repeat, so nothing about them need be kept. */
+  forget?(uid: string): void;
 }
 
 export interface PodRuntimeOptions {
@@ -145,6 +147,7 @@ export class PodRuntime {
     this.#volumesReady.delete(uid);
     this.#restarts.forgetPrefix(`${uid}/`);
     this.#o.images.forget(uid);
+    this.#o.events.forget?.(uid);
   }
 
   /**

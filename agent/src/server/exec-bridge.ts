@@ -19,7 +19,7 @@
  * WebSocket; output the client does not read (its send buffer past {@link HIGH_WATER_BYTES})
  * pauses the SPDY streams, which pause the runtime's socket. Nothing is buffered without bound.
  */
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 import type { Readable } from 'node:stream';
 import { describeError, type Logger } from '@nodelet/base';
 import { openRemoteCommand, type RemoteCommand, type StreamFlags } from '@nodelet/cri-client';
@@ -55,7 +55,7 @@ export async function bridgeRemoteCommand(o: BridgeOptions): Promise<void> {
   client.on('error', (err) => o.log.debug({ err: describeError(err) }, 'Exec client stream failed'));
   const v4Status = client.protocol === 'v5.channel.k8s.io' || client.protocol === 'v4.channel.k8s.io';
   const fail = (message: string): void => {
-    if (client.readyState !== WebSocket.OPEN) return;
+    if (client.readyState !== client.OPEN) return;
     const status = v4Status ? JSON.stringify({ metadata: {}, status: 'Failure', message, reason: 'InternalError', code: 500 }) : message;
     client.resume(); // read the peer's close frame
     client.send(Buffer.concat([Buffer.of(CH_STATUS), Buffer.from(status)]));
@@ -116,7 +116,7 @@ export async function bridgeRemoteCommand(o: BridgeOptions): Promise<void> {
     if (!s) return;
     outputs.push(s);
     s.on('data', (chunk: Buffer) => {
-      if (client.readyState !== WebSocket.OPEN) return;
+      if (client.readyState !== client.OPEN) return;
       client.send(Buffer.concat([Buffer.of(channel), chunk]), () => {
         if (client.bufferedAmount < LOW_WATER_BYTES) for (const x of outputs) x.resume();
       });
@@ -129,7 +129,7 @@ export async function bridgeRemoteCommand(o: BridgeOptions): Promise<void> {
   await Promise.all(outputs.map((s) => new Promise<void>((resolve) => (s.readableEnded || s.destroyed ? resolve() : (s.once('end', resolve), s.once('close', resolve))))));
   const status = await rc.status;
   rc.conn.destroy();
-  if (client.readyState !== WebSocket.OPEN) return;
+  if (client.readyState !== client.OPEN) return;
   if (status) client.send(Buffer.concat([Buffer.of(CH_STATUS), Buffer.from(status)]));
   client.close(1000);
 }

@@ -28,7 +28,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { readFile } from 'node:fs/promises';
-import { WebSocketServer } from 'ws';
+import type { WebSocketServer } from 'ws';
 import { AgentError, describeError, hasCode, type Logger } from '@nodelet/base';
 import { decodePathSegments, DEFAULT_EDGE_LIMITS, edgeServerOptions, failureStatus, hardenHttpServer, parseRequestTarget, writeRawStatus, type Pod, type Status } from '@nodelet/api';
 import { followCriLog, formatCriLogEntry, readCriLog } from '@nodelet/cri-client';
@@ -212,12 +212,20 @@ async function serveLogs(o: NodeApiOptions, url: URL, res: http.ServerResponse, 
 
 export async function startNodeApi(o: NodeApiOptions): Promise<NodeApiServer> {
   const ca = o.clientCAFile ? await readFile(o.clientCAFile, 'utf8') : undefined;
-  const wss = new WebSocketServer({
-    noServer: true,
-    // stdin frames are small (kubectl sends at most 32 KiB); ws would accept 100 MiB.
-    maxPayload: MAX_EXEC_FRAME_BYTES,
-    handleProtocols: (offered) => EXEC_PROTOCOLS.find((p) => offered.has(p)) ?? false,
-  });
+  // `ws` is loaded with the first WebSocket exec/attach: most nodes never see one, and it would
+  // cost every agent ~1 MiB of heap (docs/performance.md, "Agent footprint").
+  let wss: Promise<WebSocketServer> | undefined;
+  const webSockets = (): Promise<WebSocketServer> => (wss ??= import('ws').then(({ WebSocketServer }) => {
+    const w = new WebSocketServer({
+      noServer: true,
+      // stdin frames are small (kubectl sends at most 32 KiB); ws would accept 100 MiB.
+      maxPayload: MAX_EXEC_FRAME_BYTES,
+      handleProtocols: (offered) => EXEC_PROTOCOLS.find((p) => offered.has(p)) ?? false,
+    });
+    // Whatever `ws` still refuses after checkExecUpgrade gets a Status too.
+    w.on('wsClientError', (err: Error, socket: Duplex) => writeRawStatus(socket, failureStatus(400, 'BadRequest', err.message)));
+    return w;
+  }));
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
     const url = parseTarget(req);
     const auth = await o.authn.authenticate(req);
@@ -243,8 +251,6 @@ export async function startNodeApi(o: NodeApiOptions): Promise<NodeApiServer> {
     if (/^\/(exec|attach|portForward)\//.test(url.pathname)) return send(res, 400, 'streams need an upgrade: SPDY/3.1 or a WebSocket (v5.channel.k8s.io)\n');
     return send(res, 404, 'not found\n');
   };
-  // Whatever `ws` still refuses after checkExecUpgrade gets a Status too.
-  wss.on('wsClientError', (err: Error, socket: Duplex) => writeRawStatus(socket, failureStatus(400, 'BadRequest', err.message)));
   const server = https.createServer(
     { cert: o.cert.cert, key: o.cert.key, ...(ca ? { ca, requestCert: true, rejectUnauthorized: false } : {}), ...edgeServerOptions(DEFAULT_EDGE_LIMITS) },
     (req, res) => {
@@ -301,7 +307,7 @@ export async function startNodeApi(o: NodeApiOptions): Promise<NodeApiServer> {
     };
     // SPDY to SPDY is a splice; a WebSocket is translated (exec-bridge.ts).
     if (up.type === 'spdy') return spliceUpgrade({ req, socket, head, url: await start() });
-    wss.handleUpgrade(req, socket, head, (ws) => {
+    (await webSockets()).handleUpgrade(req, socket, head, (ws) => {
       bridgeRemoteCommand({ client: ws, start, flags, log: o.log }).catch((err: unknown) => {
         o.log.warn({ err: describeError(err) }, 'Exec bridge failed');
       });
@@ -339,8 +345,9 @@ export async function startNodeApi(o: NodeApiOptions): Promise<NodeApiServer> {
     },
     close() {
       closed ??= (async () => {
-        for (const c of wss.clients) c.terminate();
-        wss.close();
+        const w = await wss?.catch(() => undefined);
+        for (const c of w?.clients ?? []) c.terminate();
+        w?.close();
         server.closeAllConnections();
         healthz.closeAllConnections();
         await Promise.all([new Promise((r) => server.close(r)), new Promise((r) => healthz.close(r))]);

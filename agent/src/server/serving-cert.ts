@@ -5,11 +5,9 @@
  * always with serverTLSBootstrap off. The key file is written 0600.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-// @peculiar/x509 resolves its services through tsyringe, which needs a Reflect metadata polyfill.
-import 'reflect-metadata';
 import { webcrypto } from 'node:crypto';
 import { join } from 'node:path';
-import * as x509 from '@peculiar/x509';
+import { loadX509 } from '@nodelet/api';
 
 export interface ServingCert {
   cert: string;
@@ -26,7 +24,7 @@ export async function loadOrCreateServingCert(o: { certFile?: string; keyFile?: 
   } catch {
     // not there yet
   }
-  x509.cryptoProvider.set(webcrypto as never);
+  const x509 = await loadX509();
   const alg = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
   const keys = (await webcrypto.subtle.generateKey(alg, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
   const now = Date.now();

@@ -222,11 +222,17 @@ export class StatsCollector {
     }
   }
 
-  /** The pod's ephemeral volume directories: `<root>/pods/<uid>/volumes/<plugin>/<name>`. */
+  /**
+   * The pod's ephemeral volume directories: `<root>/pods/<uid>/volumes/<plugin>/<name>`. One
+   * readdir finds the plugins the pod has: asking for all five per pod every round was 150 failed
+   * readdirs (and as many thrown errors) per round at 30 pods.
+   */
   async #volumeDirs(uid: string): Promise<Array<{ name: string; dir: string }>> {
     const out: Array<{ name: string; dir: string }> = [];
     const base = join(this.#o.rootDir, 'pods', uid, 'volumes');
+    const plugins = await readdir(base).catch(() => [] as string[]);
     for (const plugin of EPHEMERAL_VOLUME_DIRS) {
+      if (!plugins.includes(plugin)) continue;
       const names = await readdir(join(base, plugin)).catch(() => [] as string[]);
       for (const name of names) out.push({ name, dir: join(base, plugin, name) });
     }

@@ -27,6 +27,11 @@ export class EventRecorder implements PodEventSink {
     void this.#rec.record({ apiVersion: 'v1', kind: 'Pod', metadata: pod.metadata }, type, reason, message, fieldPath ? { fieldPath } : {});
   }
 
+  /** Drops the aggregation keys of a deleted pod's events (called by PodRuntime.forget). */
+  forget(uid: string): void {
+    this.#rec.forget(uid);
+  }
+
   /** An event about this node (kubelet's nodeRef: kind Node, name and UID the node name). Fire-and-forget. */
   nodeEvent(nodeName: string, type: EventType, reason: string, message: string): void {
     this.recent.push({ reason, message, pod: '', type });

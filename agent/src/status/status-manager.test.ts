@@ -126,3 +126,43 @@ test('one pod’s slow status write does not hold up another pod’s next write 
   await status.flushed(AbortSignal.timeout(2000));
   assert.deepEqual(patches.filter((p) => p.startsWith('slow')), ['slow creating', 'slow ready']);
 });
+
+test("a resync rewrites only the statuses the API shows differently (kubelet's needsReconcile), not every pod every 10 s", async (t) => {
+  const server = await InMemoryApiServer.start();
+  const clock = new FakeClock();
+  const stop = new AbortController();
+  const stored = (name: string) => server.store.get(PODS, 'default', name) as Pod;
+  const uids = new Map<string, string>();
+  const status = new StatusManager({
+    api: server.client(), clock, log: noopLogger, resyncMs: 10_000,
+    // The informer's copy: here the store itself.
+    apiStatus: (uid) => {
+      const name = [...uids].find(([, u]) => u === uid)?.[0];
+      return name ? stored(name).status : undefined;
+    },
+  });
+  const running = status.run(stop.signal);
+  t.after(async () => {
+    stop.abort();
+    await running;
+    await server.close();
+  });
+  const spec = { nodeName: 'n1', containers: [{ name: 'c', image: 'x' }] };
+  const pods = ['same', 'changed'].map((name) => server.seed(PODS, { metadata: { name, namespace: 'default' }, spec }) as Pod);
+  for (const p of pods) {
+    uids.set(p.metadata.name!, p.metadata.uid!);
+    status.setStatus(p, { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }], message: 'ours' });
+  }
+  await status.flushed(AbortSignal.timeout(5000));
+  // Someone else rewrites one pod's status behind the agent's back.
+  await server.client().patch(PODS, 'changed', { status: { message: 'theirs' } }, { type: 'merge', namespace: 'default', subresource: 'status' });
+  const from = server.requests.length;
+  const patchesOf = (name: string) => server.requests.slice(from).filter((r) => r.method === 'PATCH' && r.path.endsWith(`/pods/${name}/status`));
+  await pollUntil('the changed status rewritten by a resync', async () => {
+    await clock.advanceAsync(1000);
+    return stored('changed').status?.message === 'ours';
+  }, { timeoutMs: 10_000, intervalMs: 1 });
+  for (let i = 0; i < 25; i++) await clock.advanceAsync(1000);
+  assert.equal(patchesOf('same').length, 0, 'an unchanged status costs no request at resync');
+  assert.equal(patchesOf('changed').length, 1, 'the one the API shows differently is written once');
+});

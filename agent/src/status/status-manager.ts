@@ -3,7 +3,8 @@
  *
  *   setStatus(pod, s) ──▶ cache[uid] = {version++, status}  ──wake──▶ writer loop
  *   writer loop: each entry whose version > sent version: merge-patch pods/<name>/status
- *                every 10 s anyway (resync), at most `concurrency` patches in flight
+ *                every 10 s a resync also rewrites what the API shows differently (apiStatus);
+ *                at most `concurrency` patches in flight
  *   requestDelete(pod): once the latest status is written, DELETE with grace 0 + uid precondition
  *
  * The writes of different pods are independent: a pod's patch starts as soon as a slot is free,
@@ -15,7 +16,8 @@
  * costs none. Stale versions are never written over newer ones.
  */
 import { Wakeup, abortError, describeError, hasCode, isAbortError, type Clock, type Logger } from '@nodelet/base';
-import { PODS, type ApiClient, type Pod, type PodStatus } from '@nodelet/api';
+import { isDeepStrictEqual } from 'node:util';
+import { mergePatch, PODS, type ApiClient, type Pod, type PodStatus } from '@nodelet/api';
 
 interface Entry {
   namespace: string;
@@ -50,6 +52,13 @@ export interface StatusManagerOptions {
   onDeleted?(uid: string): void;
   /** Notified after a status patch was accepted (pod journey tracing, docs/tracing.md). */
   onWritten?(uid: string, status: PodStatus): void;
+  /**
+   * The pod's status as the API last showed it (the informer's copy). A resync rewrites a status
+   * only when patching it would change that (kubelet's needsReconcile): unchanged pods cost no
+   * request, where a resync used to PATCH every pod every 10 s. Unset, or unknown for a pod (a
+   * static pod's mirror): every resync writes.
+   */
+  apiStatus?(uid: string): PodStatus | undefined;
 }
 
 export class StatusManager {
@@ -201,7 +210,7 @@ export class StatusManager {
     const status = e.status;
     const json = JSON.stringify(status);
     try {
-      if (json !== e.sentJson || force) {
+      if (json !== e.sentJson || (force && this.#needsReconcile(e, json))) {
         const patch: Record<string, unknown> = { status };
         if (e.checkUid) patch.metadata = { uid: e.uid };
         await this.#o.api.patch(PODS, e.name, patch, { type: 'merge', namespace: e.namespace, subresource: 'status', signal });
@@ -228,6 +237,12 @@ export class StatusManager {
       if (!signal.aborted) this.#o.log.warn({ pod: `${e.namespace}/${e.name}`, podUID: e.uid, err: describeError(err) }, 'Pod status update failed');
       return false;
     }
+  }
+
+  /** Whether the API's copy differs from what a merge patch of `json` would leave (see `apiStatus`). */
+  #needsReconcile(e: Entry, json: string): boolean {
+    const seen = e.checkUid ? this.#o.apiStatus?.(e.uid) : undefined;
+    return !seen || !isDeepStrictEqual(mergePatch(seen, JSON.parse(json)), seen);
   }
 
   #finishDelete(e: Entry): void {

@@ -6,16 +6,14 @@
  *   generateKeyAndCsr ─▶ create CSR ─▶ (approver approves, signer signs) ─▶ status.certificate
  *                                     └▶ Denied / Failed condition → ERR_PERMISSION_DENIED / ERR_FAILED_PRECONDITION
  */
-// @peculiar/x509 resolves its services through tsyringe, which needs a Reflect metadata polyfill.
-import 'reflect-metadata';
 import { webcrypto } from 'node:crypto';
-import * as x509 from '@peculiar/x509';
+import type * as X509 from '@peculiar/x509';
 import { AgentError, delay } from '@nodelet/base';
 import type { ApiClient } from '../client/api-client.js';
 import type { CertificateSigningRequest, KeyUsage } from '../types/certificates.js';
 import { CERTIFICATESIGNINGREQUESTS } from '../types/resources.js';
+import { loadX509 } from './x509-lazy.js';
 
-x509.cryptoProvider.set(webcrypto as never);
 const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 
 export interface CsrSubject {
@@ -27,10 +25,11 @@ export interface CsrSubject {
 
 /** A new private key (PKCS#8 PEM) and a PEM certificate request for it. */
 export async function generateKeyAndCsr(s: CsrSubject): Promise<{ keyPem: string; csrPem: string }> {
+  const x509 = await loadX509();
   const keys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
   const rdn = (v: string): string => v.replace(/([,+"\\<>;=])/g, '\\$1');
   const name = [`CN=${rdn(s.commonName)}`, ...(s.organizations ?? []).map((o) => `O=${rdn(o)}`)].join(', ');
-  const sans: x509.JsonGeneralName[] = [...(s.dnsNames ?? []).map((value) => ({ type: 'dns' as const, value })), ...(s.ips ?? []).map((value) => ({ type: 'ip' as const, value }))];
+  const sans: X509.JsonGeneralName[] = [...(s.dnsNames ?? []).map((value) => ({ type: 'dns' as const, value })), ...(s.ips ?? []).map((value) => ({ type: 'ip' as const, value }))];
   const csr = await x509.Pkcs10CertificateRequestGenerator.create({
     name,
     keys: keys as never,

@@ -10,9 +10,10 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import type { TLSSocket } from 'node:tls';
+import tls, { type TLSSocket } from 'node:tls';
 import { hasCode } from '@nodelet/base';
 import { ApiClient } from './api-client.js';
+import { edgeServerOptions, DEFAULT_EDGE_LIMITS } from '../serving/index.js';
 import { NODES } from '../types/resources.js';
 
 const OPENSSL = ['/usr/bin/openssl', '/bin/openssl'].find((p) => existsSync(p));
@@ -77,4 +78,26 @@ test('https: CA verification, mTLS, insecure skip and a clear verification error
     assert.match((e as Error).message, /certificate-authority/);
     return true;
   });
+});
+
+test('https: one TLS context for every connection of a client, and servers keep idle connections 55 s', { skip: OPENSSL ? false : 'openssl CLI not installed' }, async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'nodelet-tls-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const pki = await makePki(dir);
+  const srv = https.createServer({ cert: pki.serverCert, key: pki.serverKey, ...edgeServerOptions(DEFAULT_EDGE_LIMITS) }, (_req, res) => {
+    // Every reply closes its connection, so each request below needs a new one.
+    res.writeHead(200, { 'Content-Type': 'application/json', Connection: 'close' });
+    res.end(JSON.stringify({ kind: 'Node', apiVersion: 'v1', metadata: { name: 'n1' } }));
+  });
+  assert.equal(srv.keepAliveTimeout, 55_000, 'an agent calling every 10 s keeps its connection');
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+  t.after(async () => {
+    srv.closeAllConnections();
+    await new Promise<void>((r) => srv.close(() => r()));
+  });
+  const contexts = t.mock.method(tls, 'createSecureContext');
+  const client = new ApiClient({ server: `https://127.0.0.1:${(srv.address() as AddressInfo).port}`, ca: pki.ca, cert: pki.clientCert, key: pki.clientKey });
+  t.after(() => client.close());
+  for (let i = 0; i < 3; i++) await client.get(NODES, 'n1');
+  assert.equal(contexts.mock.callCount(), 1, 'the CA and client pair are parsed once, not per connection');
 });

@@ -10,9 +10,11 @@
 import diagnostics from 'node:diagnostics_channel';
 import http from 'node:http';
 import https from 'node:https';
+import tls from 'node:tls';
 import { readFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import { Pool } from 'undici';
+import { createRequire } from 'node:module';
+import type { Pool as UndiciPool } from 'undici';
 import { AgentError, errCode, isAbortError, linkAbort, type Logger, noopLogger } from '@nodelet/base';
 import { errorFromResponse, errorFromSocket } from './errors.js';
 
@@ -69,6 +71,18 @@ export interface RawResponse {
 }
 
 const TOKEN_FILE_TTL_MS = 60_000;
+
+/**
+ * undici's `Pool` and its `request()` alone. `import { Pool } from 'undici'` evaluates the whole
+ * package — fetch, WebSocket, EventSource, the cache and mock agents — which costs every process
+ * that talks to the API server ~3 MiB of heap and ~8 MiB of RSS for code it never runs
+ * (docs/performance.md, "Agent footprint"). These are the two files undici's index exports as
+ * `Pool` and mixes into every dispatcher as `request`; the transport tests (api-client.test.ts,
+ * tls.test.ts) fail at once if an upgrade moves them.
+ */
+const requireUndici = createRequire(import.meta.url);
+const Pool = requireUndici('undici/lib/dispatcher/pool.js') as typeof UndiciPool;
+const poolRequest = requireUndici('undici/lib/api/api-request.js') as (this: UndiciPool, o: Parameters<UndiciPool['request']>[0]) => ReturnType<UndiciPool['request']>;
 
 /** What the `nodelet:api:request` diagnostics channel publishes after every request (for metrics, tracing). */
 export interface RequestDiagnostic {
@@ -297,7 +311,7 @@ export class NodeHttpTransport extends Transport {
  * (a watch holds its connection for minutes; pipelining behind it would stall).
  */
 export class UndiciTransport extends Transport {
-  readonly #pool: Pool;
+  readonly #pool: UndiciPool;
 
   constructor(opts: TransportOptions) {
     super(opts);
@@ -308,12 +322,16 @@ export class UndiciTransport extends Transport {
       // defaults (5 min body/headers) would cut long watches and log follows.
       headersTimeout: 0,
       bodyTimeout: 0,
-      connect: this.server.protocol === 'https:' ? { ca: opts.ca, cert: opts.cert, key: opts.key, rejectUnauthorized: !opts.insecureSkipTlsVerify } : {},
+      // One TLS context for every connection: given `ca`/`cert`/`key`, tls.connect would parse
+      // the PEMs into a fresh context per connection, which is most of a connect's CPU.
+      connect: this.server.protocol === 'https:'
+        ? { secureContext: tls.createSecureContext({ ca: opts.ca, cert: opts.cert, key: opts.key }), rejectUnauthorized: !opts.insecureSkipTlsVerify }
+        : {},
     });
   }
 
   protected async send(method: string, url: URL, headers: Record<string, string>, payload: Buffer | undefined, signal: AbortSignal): Promise<SentResponse> {
-    const res = await this.#pool.request({ method: method as 'GET', path: url.pathname + url.search, headers, body: payload, signal });
+    const res = await poolRequest.call(this.#pool, { method: method as 'GET', path: url.pathname + url.search, headers, body: payload, signal });
     return { statusCode: res.statusCode, headers: res.headers as ResponseHeaders, body: res.body };
   }
 

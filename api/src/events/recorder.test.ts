@@ -70,3 +70,28 @@ test('the queue is bounded (oldest dropped) and close() drops what is left', asy
   await rec.record(pod, 'Normal', 'R', 'after close');
   assert.equal((await client.resource(EVENTS, 'default').list()).items.length, 3);
 });
+
+test('forget(uid) drops what is remembered of a gone object, and keys past the 10-minute window expire', async (t) => {
+  const server = await InMemoryApiServer.start();
+  t.after(() => server.close());
+  const client = server.client();
+  const clock = new FakeClock(Date.parse('2026-01-01T00:00:00Z'));
+  const rec = new EventRecorder({ client, component: 'kubelet', host: 'node-1', clock, logger: noopLogger });
+  const other: Pod = { ...pod, metadata: { ...pod.metadata, name: 'q', uid: 'u2' } };
+  await rec.record(pod, 'Normal', 'Created', 'Created container c');
+  await rec.record(pod, 'Normal', 'Started', 'Started container c');
+  await rec.record(other, 'Normal', 'Created', 'Created container c');
+  assert.equal(rec.remembered, 3);
+  rec.forget('u1');
+  assert.equal(rec.remembered, 1, 'only the other pod is remembered');
+  // Forgotten: the same event again is a new Event, not a bump of the old one.
+  await rec.record(pod, 'Normal', 'Created', 'Created container c');
+  const created = (await client.resource(EVENTS, 'default').list()).items.filter((e) => e.involvedObject.uid === 'u1' && e.reason === 'Created');
+  assert.deepEqual(created.map((e) => e.count), [1, 1]);
+  // A repeat of u2's event keeps it fresh; 10 minutes later a new key pushes out only the stale one.
+  clock.advance(9 * 60_000);
+  await rec.record(other, 'Normal', 'Created', 'Created container c');
+  clock.advance(2 * 60_000);
+  await rec.record(other, 'Normal', 'Killing', 'Stopping container c');
+  assert.equal(rec.remembered, 2, "u1's stale key expired; u2's bumped key and its new one stay");
+});

@@ -109,6 +109,21 @@ export class EventRecorder {
     });
   }
 
+  /**
+   * Forgets the events of object `uid` (it is gone: its events can no longer repeat), so a node
+   * that churns pods does not keep up to 4,096 dead keys for the aggregation window. A later event
+   * about the same UID simply starts a new Event.
+   */
+  forget(uid: string): void {
+    const prefix = `${uid}|`;
+    for (const key of this.#seen.keys()) if (key.startsWith(prefix)) this.#seen.delete(key);
+  }
+
+  /** How many first occurrences are remembered for aggregation (for tests and diagnostics). */
+  get remembered(): number {
+    return this.#seen.size;
+  }
+
   /** Stops writing: what is queued is dropped and a write in flight is cancelled. Idempotent. */
   close(): void {
     this.#stop.abort();
@@ -136,11 +151,18 @@ export class EventRecorder {
       if (prev && q.at - prev.at < AGGREGATE_MS) {
         prev.count++;
         prev.at = q.at;
+        // Most recent last, so that expiry below only ever looks at the front.
+        this.#seen.delete(q.key);
+        this.#seen.set(q.key, prev);
         await events.patch(prev.name, { count: prev.count, lastTimestamp: q.event.lastTimestamp }, { type: 'merge', signal });
         return;
       }
       await events.create(q.event, { signal });
-      if (this.#seen.size >= MAX_SEEN) this.#seen.delete(this.#seen.keys().next().value!);
+      // Past the window a key can only start a new Event: drop it instead of keeping it until 4,096 others push it out.
+      for (const [key, seen] of this.#seen) {
+        if (q.at - seen.at < AGGREGATE_MS && this.#seen.size < MAX_SEEN) break;
+        this.#seen.delete(key);
+      }
       this.#seen.set(q.key, { name: q.event.metadata.name!, namespace: q.event.metadata.namespace!, count: 1, at: q.at });
     } catch (err) {
       if (!signal.aborted) this.#o.logger.debug({ err, reason: q.event.reason }, 'Could not write event');

@@ -6,6 +6,7 @@
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { managedPid, managedProcess, startManaged, stopManaged, type ManagedProcess } from '@nodelet/lab-runtime';
+import { AGENT_NODE_OPTIONS } from '@nodelet/systemd';
 
 export { logTail, type ManagedProcess } from '@nodelet/lab-runtime';
 
@@ -29,7 +30,9 @@ export const managed = managedProcess;
  */
 export async function startDetached(p: ManagedProcess, argv: string[], env: NodeJS.ProcessEnv = process.env, prefix: readonly string[] = []): Promise<number> {
   const { cmd, args } = nodeletCommand();
-  const full = [...prefix, cmd, ...args, ...argv];
+  // The agent runs with the node flags its systemd unit gives it (small V8 semi-spaces).
+  const nodeFlags = argv[0] === 'agent' ? AGENT_NODE_OPTIONS.split(' ') : [];
+  const full = [...prefix, cmd, ...nodeFlags, ...args, ...argv];
   return (await startManaged(p, full[0]!, full.slice(1), { env, cwd: REPO_ROOT, keepRunning: true })).pid;
 }
 

@@ -1,0 +1,256 @@
+/**
+ * bench/agent-footprint: what the agent costs the node, measured on the built dist the way
+ * `nodelet lab up` runs it (`node bin/nodelet agent …`), beside the same measurement of a baseline
+ * checkout (the old agent) in the same run:
+ *
+ *   spawn ──▶ node Ready                      start-up time (again at the end: a restart with the pods)
+ *   0 pods, idle  ─ 60 s ─▶                    RSS, CPU % of a core
+ *   30 pods, idle ─ 60 s ─▶  forced GC         RSS, V8 heap used, external/arrayBuffers, CPU
+ *   churn 500 more pods (waves of 30: create, Ready, delete, gone)
+ *   30 pods, idle ─ 60 s ─▶  forced GC         the same again: growth = after / before
+ *
+ * Each variant gets its own containerd and API server (agent integration harness), so neither
+ * agent sees the other's node or pods. The memory figures come from a preload
+ * (bench/lib/footprint-probe.mjs) that runs two full GCs and reads process.memoryUsage() on
+ * request over IPC, so the agents under test need no debug hooks.
+ *
+ *   sudo flock /tmp/nodelet-itest.lock node --conditions=source --import tsx bench/agent-footprint.ts \
+ *     [--baseline /tmp/nodelet-base] [--pods 30] [--churn 500] [--idle-s 60] [--snapshots DIR] [--node-args '--cpu-prof …'] [--baseline-node-args …]
+ *
+ * `--baseline` is a checkout of the old commit with `npx tsc -b` run in it (docs/performance.md,
+ * "Agent footprint"). `--snapshots DIR` also writes heap snapshots of the current agent before and
+ * after the churn (for docs/performance.md's heap findings). Needs root, containerd, runc and the CNI
+ * plugins, like the agent integration tests.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { PODS, NODES, type Pod } from '@nodelet/api';
+import { pollUntil } from '@nodelet/base';
+import { AGENT_NODE_OPTIONS } from '@nodelet/systemd';
+import { startHarness, podSpec, type Harness } from '../agent/test/integration/harness.js';
+import { writeBenchResults, type BenchFigure } from './lib/results.js';
+
+const arg = (name: string): string | undefined => {
+  const i = process.argv.indexOf(name);
+  return i < 0 ? undefined : process.argv[i + 1];
+};
+const PODS_N = Number(arg('--pods') ?? 30);
+const CHURN = Number(arg('--churn') ?? 500);
+const IDLE_MS = Number(arg('--idle-s') ?? 60) * 1000;
+const BASELINE = arg('--baseline');
+const SNAPSHOTS = arg('--snapshots');
+/**
+ * Node flags of each agent: the current one gets what its launchers give it (AGENT_NODE_OPTIONS:
+ * the systemd unit, `nodelet lab up`) plus `--node-args` (e.g. "--cpu-prof --cpu-prof-dir=/tmp/p");
+ * the baseline gets `--baseline-node-args` (the old launchers gave none).
+ */
+const NODE_ARGS = [...AGENT_NODE_OPTIONS.split(' '), ...(arg('--node-args')?.split(' ').filter(Boolean) ?? [])];
+const BASELINE_NODE_ARGS = arg('--baseline-node-args')?.split(' ').filter(Boolean) ?? [];
+/** Extra environment of the current agent (`--env K=V,K=V`), e.g. to try a malloc setting. */
+const ENV = Object.fromEntries((arg('--env') ?? '').split(',').filter(Boolean).map((kv) => kv.split('=', 2) as [string, string]));
+const CURRENT = resolve(import.meta.dirname, '..');
+const PROBE = join(import.meta.dirname, 'lib', 'footprint-probe.mjs');
+const CLK_TCK = 100;
+const MiB = 2 ** 20;
+
+interface Memory {
+  rssMiB: number; rssAnonMiB: number; rssFileMiB: number; heapUsedMiB: number; heapTotalMiB: number; externalMiB: number; arrayBuffersMiB: number;
+  /** V8 heap spaces after the GC: used / committed MiB (code_space vs old_space separates JIT warm-up from data). */
+  spaces: Record<string, { usedMiB: number; committedMiB: number }>;
+}
+interface Sample { rssMaxMiB: number; cpuPct: number; afterGc?: Memory }
+interface VariantResult { label: string; startupMs: number; restartMs: number; idle0: Sample; idle30: Sample; afterChurn: Sample; churnPods: number; churnMs: number }
+
+interface ProbeReply { op: string; usage?: NodeJS.MemoryUsage; spaces?: Record<string, { used: number; committed: number }>; path?: string }
+
+/** VmRSS split into anonymous and file-backed pages (the node binary's text is most of the latter). */
+function rssParts(pid: number): { anon: number; file: number } {
+  const st = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(st)?.[1] ?? 0) / 1024;
+  return { anon: kb('RssAnon'), file: kb('RssFile') };
+}
+
+class AgentChild {
+  readonly #child: ChildProcess;
+  readonly #waiters: Array<(m: ProbeReply) => void> = [];
+
+  constructor(root: string, args: string[], nodeArgs: string[], env: Record<string, string>) {
+    this.#child = spawn(process.execPath, [...nodeArgs, '--expose-gc', '--import', `file://${PROBE}`, join(root, 'bin', 'nodelet'), ...args], {
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      cwd: root,
+      env: { ...process.env, ...env },
+    });
+    this.#child.on('message', (m) => this.#waiters.shift()?.(m as never));
+  }
+
+  get pid(): number {
+    return this.#child.pid!;
+  }
+
+  #ask(m: object): Promise<ProbeReply> {
+    return new Promise((res) => {
+      this.#waiters.push(res);
+      this.#child.send(m);
+    });
+  }
+
+  async memory(): Promise<Memory> {
+    const r = await this.#ask({ op: 'measure' });
+    const u = r.usage!;
+    const { anon, file } = rssParts(this.pid);
+    const spaces = Object.fromEntries(Object.entries(r.spaces ?? {}).map(([k, v]) => [k, { usedMiB: v.used / MiB, committedMiB: v.committed / MiB }]));
+    return { spaces, rssAnonMiB: anon, rssFileMiB: file, rssMiB: u.rss / MiB, heapUsedMiB: u.heapUsed / MiB, heapTotalMiB: u.heapTotal / MiB, externalMiB: u.external / MiB, arrayBuffersMiB: u.arrayBuffers / MiB };
+  }
+
+  async snapshot(path: string): Promise<string> {
+    return (await this.#ask({ op: 'snapshot', path })).path!;
+  }
+
+  async stop(): Promise<void> {
+    if (this.#child.exitCode !== null || this.#child.signalCode !== null) return;
+    const exited = new Promise((r) => this.#child.once('exit', r));
+    this.#child.kill('SIGTERM');
+    await exited;
+  }
+}
+
+/** Peak RSS (MiB) and CPU (% of one core) of a process over `ms`, from /proc. */
+async function sample(pid: number, ms: number): Promise<{ rssMaxMiB: number; cpuPct: number }> {
+  const ticks = (): number => {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return Number(f[11]) + Number(f[12]); // utime + stime
+  };
+  const rss = (): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+  const t0 = ticks();
+  const s0 = performance.now();
+  let rssMax = 0;
+  while (performance.now() - s0 < ms) {
+    rssMax = Math.max(rssMax, rss());
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  return { rssMaxMiB: rssMax, cpuPct: ((ticks() - t0) / CLK_TCK / ((performance.now() - s0) / 1000)) * 100 };
+}
+
+function pod(h: Harness, name: string): Pod {
+  return podSpec(h, name, {
+    terminationGracePeriodSeconds: 1,
+    containers: [{ name: 'c', image: h.rt.images.busybox, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', "trap 'exit 0' TERM; while true; do sleep 5; done"] }],
+  });
+}
+
+const isReady = (p: Pod): boolean => !!p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+
+async function createReady(h: Harness, names: string[]): Promise<void> {
+  await Promise.all(names.map((n) => h.api.create(PODS, pod(h, n))));
+  const want = new Set(names);
+  await pollUntil(`${names.length} pods Ready`, async () => (await h.api.list(PODS, { namespace: 'default' })).items.filter((p) => want.has(p.metadata.name!) && isReady(p)).length === names.length, { timeoutMs: 180_000, intervalMs: 250 });
+}
+
+async function deleteGone(h: Harness, names: string[]): Promise<void> {
+  await Promise.all(names.map((n) => h.api.delete(PODS, n, { namespace: 'default' })));
+  const gone = new Set(names);
+  await pollUntil(`${names.length} pods gone`, async () => {
+    const [pods, sandboxes] = await Promise.all([h.api.list(PODS, { namespace: 'default' }), h.cri.runtime.listPodSandbox({})]);
+    return !pods.items.some((p) => gone.has(p.metadata.name!)) && !sandboxes.items.some((s) => gone.has(s.metadata?.name ?? ''));
+  }, { timeoutMs: 180_000, intervalMs: 250 });
+}
+
+async function measure(agent: AgentChild, withGc: boolean): Promise<Sample> {
+  const s = await sample(agent.pid, IDLE_MS);
+  return withGc ? { ...s, afterGc: await agent.memory() } : s;
+}
+
+async function runVariant(label: string, root: string, snapshots?: string, nodeArgs: string[] = [], env: Record<string, string> = {}): Promise<VariantResult> {
+  // make up's agent defaults: node status every 10 s, pod resync every 1 min (the harness's are faster).
+  const h = await startHarness('footprint', { nodeStatusUpdateFrequency: '10s', syncFrequency: '1m' }, 7, { inProcessAgent: false });
+  for (const image of [h.rt.images.busybox, h.rt.images.pause]) await h.cri.image.pullImage({ image: { image } });
+  const t0 = performance.now();
+  let agent = new AgentChild(root, h.agentArgs, nodeArgs, env);
+  const nodeReady = () => pollUntil('node Ready', async () => {
+    const n = await h.api.get(NODES, h.nodeName).catch(() => undefined);
+    return n?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+  }, { timeoutMs: 60_000, intervalMs: 50 });
+  try {
+    await nodeReady();
+    const startupMs = performance.now() - t0;
+    console.error(`# ${label}: agent pid ${agent.pid}, node Ready after ${startupMs.toFixed(0)} ms; idle with 0 pods…`);
+    const idle0 = await measure(agent, true);
+    const steady = Array.from({ length: PODS_N }, (_, i) => `steady-${i}`);
+    await createReady(h, steady);
+    console.error(`# ${label}: ${PODS_N} pods Ready; idle…`);
+    const idle30 = await measure(agent, true);
+    if (snapshots) console.error(`# heap snapshot ${await agent.snapshot(join(snapshots, `${label}-before.heapsnapshot`))}`);
+    const c0 = performance.now();
+    for (let done = 0, wave = 0; done < CHURN; wave++) {
+      const names = Array.from({ length: Math.min(PODS_N, CHURN - done) }, (_, i) => `churn-${wave}-${i}`);
+      await createReady(h, names);
+      await deleteGone(h, names);
+      done += names.length;
+      console.error(`# ${label}: churned ${done}/${CHURN}`);
+    }
+    const churnMs = performance.now() - c0;
+    const afterChurn = await measure(agent, true);
+    if (snapshots) console.error(`# heap snapshot ${await agent.snapshot(join(snapshots, `${label}-after.heapsnapshot`))}`);
+    // A restart (upgrade, crash) with warm caches and the steady pods to recover: the first
+    // start of a run also pays for a fresh containerd, which made whichever variant ran first
+    // look slower. The Node is deleted so that Ready is the new agent's own report.
+    await agent.stop();
+    await h.api.delete(NODES, h.nodeName);
+    const t1 = performance.now();
+    agent = new AgentChild(root, h.agentArgs, nodeArgs, env);
+    await nodeReady();
+    const restartMs = performance.now() - t1;
+    return { label, startupMs, restartMs, idle0, idle30, afterChurn, churnPods: CHURN, churnMs };
+  } finally {
+    await h.stop().catch((err: unknown) => console.error(err));
+    await agent.stop();
+  }
+}
+
+function figures(cur: VariantResult, base?: VariantResult): BenchFigure[] {
+  const b = (f: (v: VariantResult) => number) => (base ? { baseline: { label: base.label, value: f(base) } } : {});
+  const fig = (group: string, name: string, unit: string, f: (v: VariantResult) => number, target?: BenchFigure['target']): BenchFigure =>
+    ({ group, name, unit, value: f(cur), ...b(f), ...(target ? { target } : {}) });
+  const growth = (v: VariantResult) => (v.afterChurn.afterGc!.heapUsedMiB / v.idle30.afterGc!.heapUsedMiB - 1) * 100;
+  return [
+    fig('start-up', 'first spawn → node Ready', 'ms', (v) => v.startupMs),
+    fig('start-up', `restart with ${PODS_N} pods → node Ready`, 'ms', (v) => v.restartMs),
+    fig('0 pods', 'RSS peak', 'MiB', (v) => v.idle0.rssMaxMiB),
+    fig('0 pods', 'CPU idle', '% of a core', (v) => v.idle0.cpuPct),
+    fig('0 pods', 'heap used after GC', 'MiB', (v) => v.idle0.afterGc!.heapUsedMiB),
+    fig(`${PODS_N} pods`, 'RSS peak', 'MiB', (v) => v.idle30.rssMaxMiB, { op: '<=', value: 80 }),
+    fig(`${PODS_N} pods`, 'CPU idle', '% of a core', (v) => v.idle30.cpuPct, { op: '<=', value: 1 }),
+    fig(`${PODS_N} pods`, 'RSS after GC', 'MiB', (v) => v.idle30.afterGc!.rssMiB),
+    fig(`${PODS_N} pods`, 'RSS anonymous after GC', 'MiB', (v) => v.idle30.afterGc!.rssAnonMiB),
+    fig(`${PODS_N} pods`, 'heap used after GC', 'MiB', (v) => v.idle30.afterGc!.heapUsedMiB),
+    fig(`${PODS_N} pods`, 'heap committed after GC', 'MiB', (v) => v.idle30.afterGc!.heapTotalMiB),
+    fig(`${PODS_N} pods`, 'old space used after GC', 'MiB', (v) => v.idle30.afterGc!.spaces['old_space']?.usedMiB ?? 0),
+    fig(`${PODS_N} pods`, 'external after GC', 'MiB', (v) => v.idle30.afterGc!.externalMiB),
+    fig(`${PODS_N} pods`, 'arrayBuffers after GC', 'MiB', (v) => v.idle30.afterGc!.arrayBuffersMiB),
+    fig(`after ${CHURN}-pod churn`, 'RSS peak', 'MiB', (v) => v.afterChurn.rssMaxMiB, { op: '<=', value: 80 }),
+    fig(`after ${CHURN}-pod churn`, 'CPU idle', '% of a core', (v) => v.afterChurn.cpuPct, { op: '<=', value: 1 }),
+    fig(`after ${CHURN}-pod churn`, 'RSS after GC', 'MiB', (v) => v.afterChurn.afterGc!.rssMiB),
+    fig(`after ${CHURN}-pod churn`, 'heap used after GC', 'MiB', (v) => v.afterChurn.afterGc!.heapUsedMiB),
+    fig(`after ${CHURN}-pod churn`, 'old space used after GC', 'MiB', (v) => v.afterChurn.afterGc!.spaces['old_space']?.usedMiB ?? 0),
+    fig(`after ${CHURN}-pod churn`, 'heap growth vs before', '%', growth, { op: '<=', value: 5 }),
+  ];
+}
+
+async function main(): Promise<void> {
+  if (process.getuid?.() !== 0) throw new Error('bench/agent-footprint needs root (containerd, network namespaces)');
+  process.env.AGENT_IT = '1';
+  const base = BASELINE ? await runVariant('baseline', resolve(BASELINE), undefined, BASELINE_NODE_ARGS) : undefined;
+  const cur = await runVariant('current', CURRENT, SNAPSHOTS, NODE_ARGS, ENV);
+  const figs = figures(cur, base);
+  console.log(`agent footprint: built dist, ${PODS_N} pods, churn ${CHURN}, ${IDLE_MS / 1000} s idle windows (${new Date().toISOString()})`);
+  for (const f of figs) {
+    const label = `${f.group} ${f.name}`.padEnd(40);
+    console.log(`${label} ${f.value.toFixed(2).padStart(9)} ${f.unit}${f.baseline ? `   baseline ${f.baseline.value.toFixed(2)} ${f.unit}` : ''}`);
+  }
+  const { json, targetLines } = writeBenchResults('agent-footprint', figs, { details: { baseline: BASELINE, nodeArgs: NODE_ARGS, env: ENV, baselineNodeArgs: BASELINE_NODE_ARGS, current: cur, base }, svg: true });
+  for (const l of targetLines) console.log(l);
+  console.log(`wrote ${json}`);
+}
+
+await main();
