@@ -80,6 +80,11 @@ export class HollowNodes {
     return this.#members.map((m) => m.name);
   }
 
+  /** The API client node `name` runs with (its own system:node credential), for tests. */
+  client(name: string): ApiClient | undefined {
+    return this.#members.find((m) => m.name === name)?.api;
+  }
+
   async #startOne(o: HollowNodesOptions, admin: ApiClient, name: string): Promise<void> {
     o.signal?.throwIfAborted();
     const cred = await issueNodeCredential(admin, o.admin, name, o.signal);
