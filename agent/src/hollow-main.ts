@@ -28,6 +28,7 @@ function command(): Command {
     .option('--pods-per-node <n>', 'maxPods of each node', positive, 110)
     .option('--root-dir <dir>', "parent of the nodes' root directories (default: a temporary directory, removed at exit)")
     .option('--start-concurrency <n>', 'nodes started at once', positive, 10)
+    .option('--stats-every <seconds>', 'print a `hollow: stats {json}` line this often (watches open, watch events, pods running)', positive)
     .option('--log-level <level>', 'trace|debug|info|warn|error', 'warn');
 }
 
@@ -38,7 +39,20 @@ interface HollowFlags {
   podsPerNode: number;
   rootDir?: string;
   startConcurrency: number;
+  statsEvery?: number;
   logLevel: string;
+}
+
+/** What `--stats-every` prints: watch fan-out as the nodes see it, and the pods their runtimes run. */
+function statsOf(nodes: HollowNodes): { watchesOpen: number; watchesOpened: number; watchEvents: number; sandboxes: number; containers: number } {
+  const w = nodes.watches;
+  let sandboxes = 0;
+  let containers = 0;
+  for (const rt of nodes.runtimes) {
+    sandboxes += rt.state.sandboxCount;
+    containers += rt.state.containerCount;
+  }
+  return { watchesOpen: w.open, watchesOpened: w.opened, watchEvents: w.events, sandboxes, containers };
 }
 
 export async function main(argv: string[]): Promise<void> {
@@ -74,6 +88,9 @@ export async function main(argv: string[]): Promise<void> {
       admin, nodes: o.nodes, namePrefix: o.namePrefix, podsPerNode: o.podsPerNode, rootDir, log, startConcurrency: o.startConcurrency, signal: stop.signal,
     });
     process.stdout.write(`hollow: ${o.nodes} nodes started in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+    const started = nodes;
+    const stats = o.statsEvery ? setInterval(() => process.stdout.write(`hollow: stats ${JSON.stringify(statsOf(started))}\n`), o.statsEvery * 1000) : undefined;
+    stop.signal.addEventListener('abort', () => clearInterval(stats), { once: true });
     if (!stop.signal.aborted) await new Promise((resolve) => stop.signal.addEventListener('abort', resolve, { once: true }));
   } catch (err) {
     if (!stop.signal.aborted) {

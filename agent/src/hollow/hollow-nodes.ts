@@ -13,9 +13,10 @@ import { describeError, Semaphore, type Logger } from '@nodelet/base';
 import { ApiClient, type ResolvedKubeconfig } from '@nodelet/api';
 import { Agent } from '../agent.js';
 import { resolveConfig, type KubeletConfigurationFile } from '../config/config.js';
-import type { HollowDelays } from './fake-cri.js';
+import type { FakeCri, HollowDelays } from './fake-cri.js';
 import { hollowHost } from './hollow-host.js';
 import { issueNodeCredential } from './node-identity.js';
+import { CountingApiClient, WatchStats } from './watch-stats.js';
 
 /** The label every hollow node carries, so benches and tests can tell them apart. */
 export const HOLLOW_NODE_LABEL = 'nodelet.io/hollow';
@@ -43,10 +44,13 @@ interface Member {
   name: string;
   agent: Agent;
   api: ApiClient;
+  runtime: FakeCri;
 }
 
 export class HollowNodes {
   readonly #members: Member[] = [];
+  /** The watches every node's client holds and the events they delivered. */
+  readonly watches = new WatchStats();
   readonly #log: Logger;
   #closed?: Promise<void>;
 
@@ -80,6 +84,11 @@ export class HollowNodes {
     return this.#members.map((m) => m.name);
   }
 
+  /** Every node's fake runtime (what it runs now), in start order. */
+  get runtimes(): FakeCri[] {
+    return this.#members.map((m) => m.runtime);
+  }
+
   /** The API client node `name` runs with (its own system:node credential), for tests. */
   client(name: string): ApiClient | undefined {
     return this.#members.find((m) => m.name === name)?.api;
@@ -107,10 +116,11 @@ export class HollowNodes {
       { nodeName: name },
       name,
     );
-    const api = new ApiClient({ server: cred.server, ca: cred.ca, cert: cred.cert, key: cred.key, insecureSkipTlsVerify: cred.insecureSkipTlsVerify, userAgent: `nodelet-hollow/${name}` });
+    const api = new CountingApiClient({ server: cred.server, ca: cred.ca, cert: cred.cert, key: cred.key, insecureSkipTlsVerify: cred.insecureSkipTlsVerify, userAgent: `nodelet-hollow/${name}` }, this.watches);
     try {
-      const agent = await Agent.start({ config, api, log: o.log.child({ node: name }), host: hollowHost({ delays: o.delays }) });
-      this.#members.push({ name, agent, api });
+      const host = hollowHost({ delays: o.delays });
+      const agent = await Agent.start({ config, api, log: o.log.child({ node: name }), host });
+      this.#members.push({ name, agent, api, runtime: host.runtime });
       // Closed while this one started: close() has already taken the others.
       if (this.#closed) await this.#closeMembers();
     } catch (err) {
