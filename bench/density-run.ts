@@ -254,7 +254,11 @@ export async function densityRun(spec: RunSpec, progress: (msg: string) => void)
   } finally {
     stopWatches.abort();
     await Promise.all(watches);
-    if (hollow) await terminateChild(hollow, 60_000);
+    if (hollow) {
+      const tStop = performance.now();
+      await terminateChild(hollow, 60_000);
+      progress(`nodelet hollow stopped in ${((performance.now() - tStop) / 1000).toFixed(1)} s (${hollow.exitCode !== null ? `exit ${hollow.exitCode}` : `signal ${hollow.signalCode}`})`);
+    }
     admin?.close();
     if (server) await terminateChild(server, 30_000);
     await etcd?.stop();

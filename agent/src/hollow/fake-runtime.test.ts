@@ -104,3 +104,21 @@ function catchErr(f: () => unknown): unknown {
   }
   return undefined;
 }
+
+test('the hollow host wires the pod network to its runtime: NetworkReady and sandbox IPs follow the pod CIDR the agent sets', async () => {
+  const { hollowHost } = await import('./hollow-host.js');
+  const host = hollowHost({ delays: { runPodSandbox: 0 } });
+  assert.equal(host.profile, 'hollow');
+  assert.equal(host.hostParts, false);
+  const { client, version } = await host.connectRuntime({} as never, 0);
+  assert.equal(version.runtimeName, 'hollow');
+  const net = await host.startPodNetwork({} as never, undefined as never);
+  assert.equal(net.ready(), false);
+  net.setPodCIDR('10.244.7.0/24');
+  assert.equal(net.ready(), true);
+  const { podSandboxId } = await client.runtime.runPodSandbox({ config: sandboxConfig('a') });
+  assert.equal((await client.runtime.podSandboxStatus({ podSandboxId })).status?.network?.ip, '10.244.7.2');
+  assert.equal(await host.mounter.isTmpfsMountPoint('/nonexistent'), true, 'volume code writes without mounting');
+  await net.close();
+  client.close();
+});
