@@ -91,6 +91,12 @@ function establishedTo(port: number): number {
   return n;
 }
 
+/** The last line of a log, for an error message. */
+function tail(file: string): string {
+  const lines = existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n') : [];
+  return lines.at(-1) ?? '(no output)';
+}
+
 function nodelet(spec: RunSpec, args: string[], log: string): ChildProcess {
   const bin = spec.source ? ['--conditions=source', '--import', 'tsx', join(ROOT, 'bin/nodelet')] : [join(ROOT, 'bin/nodelet')];
   const child = spawn(process.execPath, [...bin, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -151,10 +157,9 @@ export async function densityRun(spec: RunSpec, progress: (msg: string) => void)
       else if (/^hollow: \d+ nodes started/.test(l)) hollowStarted = true;
     });
     const h = hollow;
-    await pollUntil('hollow nodes started', () => {
-      if (h.exitCode !== null) throw new Error(`nodelet hollow exited ${h.exitCode}; see ${join(dir, 'hollow.log')}`);
-      return hollowStarted;
-    }, { timeoutMs: 300_000, intervalMs: 200 });
+    const exited = new AbortController();
+    h.once('exit', (code) => exited.abort(new Error(`nodelet hollow exited (${code}) before its nodes started: ${tail(join(dir, 'hollow.log'))}`)));
+    await pollUntil('hollow nodes started', () => hollowStarted, { timeoutMs: 300_000, intervalMs: 200, signal: exited.signal });
     await pollUntil(`${spec.nodes} nodes Ready`, async () => {
       const list = await api.list(NODES);
       return list.items.filter((n) => n.spec?.podCIDR && n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length === spec.nodes;

@@ -4,6 +4,7 @@
  * Prints `hollow: <n> nodes started in <s> s` on stdout once every node runs, and stops them all on
  * SIGTERM/SIGINT (their leases stop; the Node objects stay registered).
  */
+import { setMaxListeners } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -73,6 +74,8 @@ export async function main(argv: string[]): Promise<void> {
   process.on('unhandledRejection', (err) => root.error({ err: describeError(err) }, 'Unhandled rejection'));
   // A signal during start abandons it; after start it stops the nodes.
   const stop = new AbortController();
+  // Every node's start waits on it (its CSR, its turn among --start-concurrency): many listeners by design.
+  setMaxListeners(0, stop.signal);
   const onSignal = (sig: NodeJS.Signals): void => {
     root.info({ signal: sig }, 'Shutting down');
     stop.abort();

@@ -5,7 +5,7 @@
  * approved with the admin kubeconfig (what `kubectl certificate approve` does); the key never
  * leaves the process.
  */
-import { AgentError } from '@nodelet/base';
+import { AgentError, hasCode } from '@nodelet/base';
 import {
   ApiClient,
   CERTIFICATESIGNINGREQUESTS,
@@ -13,8 +13,30 @@ import {
   requestCertificate,
   rfc3339,
   SIGNER_KUBELET_CLIENT,
+  type CertificateSigningRequest,
   type ResolvedKubeconfig,
 } from '@nodelet/api';
+
+const APPROVE_ATTEMPTS = 5;
+
+/**
+ * Approves `csr` as the admin. The server's csrapproving controller approves a kubelet client CSR
+ * of an admin too, and may write first: a conflict re-reads the CSR and is done once it is approved.
+ */
+async function approve(admin: ApiClient, first: CertificateSigningRequest, signal?: AbortSignal): Promise<void> {
+  let csr = first;
+  for (let attempt = 1; ; attempt++) {
+    if (csr.status?.conditions?.some((c) => c.type === 'Approved' && c.status === 'True')) return;
+    const conditions = [...(csr.status?.conditions ?? []), { type: 'Approved' as const, status: 'True' as const, reason: 'NodeletHollow', message: 'approved by nodelet hollow', lastUpdateTime: rfc3339(Date.now()) }];
+    try {
+      await admin.update(CERTIFICATESIGNINGREQUESTS, { ...csr, status: { ...csr.status, conditions } }, { subresource: 'approval', signal });
+      return;
+    } catch (err) {
+      if (!hasCode(err, 'ERR_CONFLICT') || attempt >= APPROVE_ATTEMPTS) throw err;
+      csr = await admin.get(CERTIFICATESIGNINGREQUESTS, csr.metadata.name!, { signal });
+    }
+  }
+}
 
 /** The transport a hollow node's ApiClient is made from: the admin's server and CA, the node's own certificate. */
 export interface NodeCredential {
@@ -42,10 +64,7 @@ export async function issueNodeCredential(admin: ApiClient, adminConfig: Resolve
     timeoutMs: 60_000,
     pollMs: 100,
     signal,
-    onCreated: async (csr) => {
-      const conditions = [{ type: 'Approved' as const, status: 'True' as const, reason: 'NodeletHollow', message: 'approved by nodelet hollow', lastUpdateTime: rfc3339(Date.now()) }];
-      await admin.update(CERTIFICATESIGNINGREQUESTS, { ...csr, status: { conditions } }, { subresource: 'approval', signal });
-    },
+    onCreated: (csr) => approve(admin, csr, signal),
   });
   return { server: adminConfig.server, ca: adminConfig.ca, cert: certPem, key: keyPem, insecureSkipTlsVerify: adminConfig.insecureSkipTlsVerify };
 }
