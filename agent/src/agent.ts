@@ -2,12 +2,15 @@
  * The agent: constructs its parts, starts them in order and closes them in reverse. It holds no
  * logic of its own; what each part does is in its folder (docs/agent.md, "What it does").
  *
- *   start():  pod dirs → CRI handshake → CNI service → shared informers → cluster DNS → service
- *             proxy → PLEG, node reporter, runtime, status, prober, pod configuration, admission,
- *             pod workers
- *             → first relist (the recovery view) → node API → loops (PLEG, status, events, node
- *             status, lease, pod configuration, housekeeping, log rotation, resource stats,
- *             eviction, credentials, node shutdown)
+ *   start():  pod dirs → CRI handshake → pod network (CNI service) → shared informers → cluster
+ *             DNS → service proxy → PLEG, node reporter, runtime, status, prober, pod
+ *             configuration, admission, pod workers
+ *             → first relist (the recovery view) → lease, GC, housekeeping → host parts (node
+ *             API, resource stats, eviction, log rotation) → loops (PLEG, status, events, node
+ *             status, lease, pod configuration, housekeeping, node shutdown, host parts, credentials)
+ *
+ * Runtime, pod network, mounts and the host parts come from an AgentHost (host.ts): a real node,
+ * or a hollow one (hollow/, docs/hollow-nodes.md) running the same code above the CRI.
  *   close():  abort the loops' signal, then undo every step above in reverse order. Idempotent.
  *             Running pods keep running.
  *
@@ -19,9 +22,8 @@ import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describeError, systemClock, type Clock, type Logger } from '@nodelet/base';
 import type { ApiClient, Pod } from '@nodelet/api';
-import { connectCriClient, type CriClient } from '@nodelet/cri-client';
-import { installNodeletCni, startCniService, type CniService } from '@nodelet/cni';
-import { logindInhibitor, type ShutdownInhibitor } from '@nodelet/systemd';
+import type { CriClient } from '@nodelet/cri-client';
+import type { ShutdownInhibitor } from '@nodelet/systemd';
 import type { AgentConfig } from './config/config.js';
 import { nodeCredentialRotation, servingCertificate, type NodeCertificatesOptions } from './certificates/node-certificates.js';
 import type { NodeCredentialManager } from './certificates/node-credential-manager.js';
@@ -32,6 +34,7 @@ import { pressureAdmitHandler } from './admission/pressure.js';
 import { resourceFitAdmitHandler } from './admission/resource-fit.js';
 import { shutdownAdmitHandler } from './admission/shutdown.js';
 import { EvictionManager } from './eviction/eviction-manager.js';
+import { nodeHost, type AgentHost } from './host.js';
 import { gcPasses } from './housekeeping/gc.js';
 import { Housekeeping } from './housekeeping/housekeeping.js';
 import { ContainerLogManager } from './logs/container-log-manager.js';
@@ -47,7 +50,6 @@ import { ProbeManager } from './prober/prober.js';
 import { startServiceProxy, type ServiceProxy } from './proxy/index.js';
 import { apiEnvSources } from './runtime/env-sources.js';
 import { ImageManager } from './runtime/image-manager.js';
-import { hostMounter } from './runtime/mount.js';
 import { PodRuntime } from './runtime/pod-runtime.js';
 import { criProbeExec } from './runtime/probe-exec.js';
 import { TokenManager } from './runtime/token-manager.js';
@@ -87,8 +89,10 @@ export interface AgentOptions {
   housekeepingMs?: number;
   /** Resource stats sampling (10 s, docs/metrics.md). */
   statsPeriodMs?: number;
-  /** systemd-logind for graceful node shutdown (default: the real one on the system bus). */
+  /** systemd-logind for graceful node shutdown (default: the host's, see host.ts). */
   inhibitor?: ShutdownInhibitor;
+  /** Where runtime, pod network and mounts come from (host.ts): a real node (default) or a hollow one. */
+  host?: AgentHost;
 }
 
 export class Agent {
@@ -114,8 +118,8 @@ export class Agent {
   events!: EventRecorder;
   node!: NodeReporter;
   lease!: NodeLease;
-  /** Node-pressure eviction (eviction/): the pressure conditions and which pod goes when a threshold is met. */
-  eviction!: EvictionManager;
+  /** Node-pressure eviction (eviction/): the pressure conditions and which pod goes when a threshold is met. Unset without host parts (host.ts). */
+  eviction?: EvictionManager;
   /** Graceful node shutdown (nodeshutdown/): the logind delay lock and what a shutdown does to pods. */
   shutdown!: NodeShutdownManager;
   /** The pods this node should run: API and static sources merged (source/pod-config.ts). */
@@ -169,17 +173,18 @@ export class Agent {
     const api = this.#o.api;
     const signal = this.#stop.signal;
     const child = (component: string): Logger => log.child({ component });
+    const host = this.#o.host ?? nodeHost;
 
     // 1. Pod directories hold secret volumes: nobody but root walks into them on the node (kubelet: 0750).
     await mkdir(join(c.rootDir, 'pods'), { recursive: true });
     await chmod(join(c.rootDir, 'pods'), 0o750);
 
     // 2. Runtime: Version handshake, waiting for it like the kubelet.
-    const { client: cri, version } = await connectCriClient({ endpoint: c.containerRuntimeEndpoint, waitMs: this.#o.runtimeWaitMs ?? 30_000 });
+    const { client: cri, version } = await host.connectRuntime(c, this.#o.runtimeWaitMs ?? 30_000);
     this.#cri = cri;
     this.#closing('cri', () => cri.close());
     const runtimeName = version.runtimeName || 'containerd';
-    log.info({ runtime: runtimeName, version: version.runtimeVersion, endpoint: c.containerRuntimeEndpoint }, 'Container runtime connected');
+    log.info({ runtime: runtimeName, version: version.runtimeVersion, endpoint: cri.endpoint, host: host.profile }, 'Container runtime connected');
 
     // Pod journey spans (docs/tracing.md): kept for the node API, exported when an endpoint is set.
     // A node runs at most maxPods pods: the last 512 starts are plenty to look back on, and keep
@@ -188,18 +193,9 @@ export class Agent {
     this.#closing('tracing', () => tracer.close());
     const journeys = new AgentPodJourneys(tracer, c.nodeName);
 
-    // 3. Pod networking: the CNI service the runtime's nodelet-cni plugin forwards to.
-    await installNodeletCni(c.cniBinDir, { pluginDirs: c.cniPluginDirs });
-    const cni: CniService = await startCniService({
-      socketPath: c.cniSocketPath,
-      binDirs: c.cniPluginDirs,
-      cacheDir: c.cniCacheDir,
-      chain: { podCIDR: c.podCIDR, bridgeName: c.cniBridgeName, ipamDataDir: c.cniIpamDataDir, hairpin: true },
-      runtimeConfDir: c.cniConfDir,
-      logger: log,
-      onAdd: (a) => a.podUid && journeys.cniAdd(a.podUid, a.startMs, a.endMs, a.error),
-    });
-    this.#closing('cni', () => cni.close());
+    // 3. Pod networking: on a node, the CNI service the runtime's nodelet-cni plugin forwards to.
+    const network = await host.startPodNetwork(c, log, { onAdd: (a) => a.podUid && journeys.cniAdd(a.podUid, a.startMs, a.endMs, a.error) });
+    this.#closing('pod network', () => network.close());
 
     // 4. One informer per resource, shared by the pod configuration, service env, proxy and DNS.
     const informers = new SharedInformers({ api, nodeName: c.nodeName, clock, log: child('informers') });
@@ -239,12 +235,12 @@ export class Agent {
       nodeApiPort: () => this.#nodeApi?.port ?? c.port,
       health: runtimeHealth({
         runtime: cri.runtime, runtimeName, runtimeVersion: version.runtimeVersion,
-        cniReady: () => !!cni.network(), plegHealthy: () => pleg.healthy(), shuttingDown: () => this.shutdown?.shuttingDown ?? false,
+        cniReady: () => network.ready(), plegHealthy: () => pleg.healthy(), shuttingDown: () => this.shutdown?.shuttingDown ?? false,
       }),
       pressure: () => this.eviction?.conditions() ?? new Set(),
       onPodCIDR: (cidr) => {
         log.info({ podCIDR: cidr }, 'Pod CIDR set');
-        cni.setPodCIDR(cidr);
+        network.setPodCIDR(cidr);
         node.poke();
       },
     }));
@@ -257,7 +253,7 @@ export class Agent {
       images: new ImageManager({ images: cri.image, clock, maxParallelPulls: c.maxParallelImagePulls }),
       env: apiEnvSources(api),
       volumeSources: apiVolumeSources(api),
-      mounter: hostMounter,
+      mounter: host.mounter,
       tokens: new TokenManager({ api, clock }),
       services: new ServiceLister(informers.services()),
       events,
@@ -331,7 +327,7 @@ export class Agent {
     const workers = (this.workers = new PodWorkers({ syncer: lifecycle, cache: pleg, clock, log: child('podworkers'), resyncMs: c.syncFrequencyMs, signal, admit }));
     const shutdownLog = child('nodeshutdown');
     this.shutdown = new NodeShutdownManager({
-      inhibitor: this.#o.inhibitor ?? logindInhibitor({ log: shutdownLog }),
+      inhibitor: this.#o.inhibitor ?? host.inhibitor(shutdownLog),
       gracePeriodMs: c.shutdownGracePeriodMs,
       criticalGracePeriodMs: c.shutdownGracePeriodCriticalPodsMs,
       activePods: () => workers.pods().filter((p) => workers.phase(p.metadata.uid!) === 'sync'),
@@ -346,13 +342,71 @@ export class Agent {
     await pleg.relist(signal).catch((err: unknown) => log.warn({ err: describeError(err) }, 'Initial relist failed'));
     log.info({ pods: pleg.all().size }, 'Runtime state recovered from CRI');
 
-    // 9. Node API (:10250) and healthz (127.0.0.1:10248), serving the stored cluster-signed
-    //    certificate, the configured one, or a self-signed one until the cluster signs one.
+    // 9. Lease, garbage collection and housekeeping.
+    this.lease = new NodeLease({ api, nodeName: c.nodeName, durationSeconds: c.nodeLeaseDurationSeconds, clock, log: child('lease'), nodeUid: () => node.node?.metadata.uid });
+    const gcLog = child('gc');
+    const gc = gcPasses({
+      runtime: cri.runtime, images: cri.image, cni: network.cni, pleg, log: gcLog, pinnedImages: () => [], now: () => clock.now(),
+      events, pod: (uid) => pods.get(uid), podGone: (uid) => pods.sourcesReady && !pods.wants(uid) && !workers.has(uid),
+      imageGCHighThresholdPercent: c.imageGCHighThresholdPercent, imageGCLowThresholdPercent: c.imageGCLowThresholdPercent, imageMinimumGCAgeMs: c.imageMinimumGCAgeMs,
+    });
+    const housekeeping = new Housekeeping({
+      clock,
+      log: gcLog,
+      pods,
+      runtimePods: () => pleg.all(),
+      workers,
+      cleanupPodDirs: (keep, s) => cleanupOrphanedPodDirs(c.rootDir, keep, host.mounter, s),
+      gc,
+      afterPodCleanup: () => this.metrics.observeRuntime(pleg.all().values()),
+      housekeepingMs: this.#o.housekeepingMs,
+    });
     const certs: NodeCertificatesOptions = {
       config: c, api, clock, random: this.#o.random ?? Math.random, log, internalIP: this.#internalIP,
       node: () => node.node, kubeconfigPath: this.#o.kubeconfigPath,
     };
-    const serving = await servingCertificate(certs);
+
+    // 10. The host parts (host.ts): node API, resource stats and eviction, log rotation.
+    const hostLoops = host.hostParts ? await this.#startHostParts({ cri, pods, workers, pleg, gc, node, events, certs }) : [];
+
+    // 11. Loops, on the agent's signal. close() waits for them, then for the pod workers.
+    this.#closing('pod workers', () => workers.drain());
+    const stopped = (what: string) => (err: unknown) => log.error({ err: describeError(err) }, what);
+    const loops: Array<Promise<unknown>> = [
+      pleg.run(signal),
+      this.status.run(signal),
+      events.run(signal),
+      node.run(signal),
+      this.lease.run(signal),
+      pods.run(signal),
+      housekeeping.run(signal),
+      this.shutdown.run(signal),
+      ...hostLoops,
+    ];
+    this.#closing('loops', () => Promise.allSettled(loops));
+    // Node credential renewal (the serving certificate's is a host part).
+    this.nodeCredentials = await nodeCredentialRotation(certs);
+    if (this.nodeCredentials) loops.push(this.nodeCredentials.run(signal).catch(stopped('Node credential manager stopped')));
+    log.info({ node: c.nodeName, port: this.#nodeApi?.port, healthzPort: this.#nodeApi?.healthzPort }, 'Agent started');
+  }
+
+  /**
+   * Node API (:10250) and healthz (127.0.0.1:10248), serving the stored cluster-signed certificate,
+   * the configured one, or a self-signed one until the cluster signs one; resource stats,
+   * node-pressure eviction and container log rotation. Returns their loops, running on the agent's signal.
+   */
+  async #startHostParts(p: {
+    cri: CriClient; pods: PodConfig; workers: PodWorkers; pleg: Pleg; gc: ReturnType<typeof gcPasses>;
+    node: NodeReporter; events: EventRecorder; certs: NodeCertificatesOptions;
+  }): Promise<Array<Promise<unknown>>> {
+    const { cri, pods, workers, pleg, gc, node, events } = p;
+    const c = this.config;
+    const log = this.#log;
+    const clock = this.#clock;
+    const api = this.#o.api;
+    const signal = this.#stop.signal;
+    const child = (component: string): Logger => log.child({ component });
+    const serving = await servingCertificate(p.certs);
     const stats = new StatsCollector({ runtime: cri.runtime, images: cri.image, nodeName: c.nodeName, rootDir: c.rootDir, podLogsDir: c.podLogsDir, clock, log: child('stats'), periodMs: this.#o.statsPeriodMs });
     const nodeApi = (this.#nodeApi = await startNodeApi({
       address: c.address,
@@ -372,41 +426,21 @@ export class Agent {
       log: child('node-api'),
     }));
     this.#closing('node API', () => nodeApi.close());
-
-    // 10. Loops, on the agent's signal. close() waits for them, then for the pod workers.
-    this.lease = new NodeLease({ api, nodeName: c.nodeName, durationSeconds: c.nodeLeaseDurationSeconds, clock, log: child('lease'), nodeUid: () => node.node?.metadata.uid });
-    const gcLog = child('gc');
-    const gc = gcPasses({
-      runtime: cri.runtime, images: cri.image, cni, pleg, log: gcLog, pinnedImages: () => [], now: () => clock.now(),
-      events, pod: (uid) => pods.get(uid), podGone: (uid) => pods.sourcesReady && !pods.wants(uid) && !workers.has(uid),
-      imageGCHighThresholdPercent: c.imageGCHighThresholdPercent, imageGCLowThresholdPercent: c.imageGCLowThresholdPercent, imageMinimumGCAgeMs: c.imageMinimumGCAgeMs,
-    });
-    const housekeeping = new Housekeeping({
-      clock,
-      log: gcLog,
-      pods,
-      runtimePods: () => pleg.all(),
-      workers,
-      cleanupPodDirs: (keep, s) => cleanupOrphanedPodDirs(c.rootDir, keep, hostMounter, s),
-      gc,
-      afterPodCleanup: () => this.metrics.observeRuntime(pleg.all().values()),
-      housekeepingMs: this.#o.housekeepingMs,
-    });
     const logRotation = new ContainerLogManager({
       runtime: cri.runtime,
-      running: () => [...pleg.all().values()].flatMap((p) => p.containers.filter((x) => x.state === 'running')),
+      running: () => [...pleg.all().values()].flatMap((x) => x.containers.filter((y) => y.state === 'running')),
       policy: { maxSizeBytes: c.containerLogMaxSizeBytes, maxFiles: c.containerLogMaxFiles },
       periodMs: c.containerLogMonitorIntervalMs,
       clock,
       log: child('logs'),
     });
-    this.eviction = new EvictionManager({
+    const eviction = (this.eviction = new EvictionManager({
       nodeName: c.nodeName,
       thresholds: c.evictionThresholds,
       pressureTransitionPeriodMs: c.evictionPressureTransitionPeriodMs,
       maxPodGracePeriodS: c.evictionMaxPodGracePeriodS,
       summary: (s, fresh) => (fresh ? stats.collect(s) : stats.summary(s)),
-      activePods: () => workers.pods().filter((p) => workers.phase(p.metadata.uid!) === 'sync'),
+      activePods: () => workers.pods().filter((x) => workers.phase(x.metadata.uid!) === 'sync'),
       killPod: (pod, gracePeriodS, statusFn) => workers.kill(pod, { gracePeriodS, statusFn }),
       reclaimDisk: async (s) => {
         await gc.containers(s);
@@ -417,29 +451,14 @@ export class Agent {
       onConditionsChanged: () => node.poke(),
       clock,
       log: child('eviction'),
-    });
-    this.#closing('pod workers', () => workers.drain());
-    const stopped = (what: string) => (err: unknown) => log.error({ err: describeError(err) }, what);
-    const loops: Array<Promise<unknown>> = [
-      pleg.run(signal),
-      this.status.run(signal),
-      events.run(signal),
-      node.run(signal),
-      this.lease.run(signal),
-      pods.run(signal),
-      housekeeping.run(signal),
-      stats.run(signal),
-      this.eviction.run(signal),
-      this.shutdown.run(signal),
-      logRotation.run(signal),
-    ];
-    this.#closing('loops', () => Promise.allSettled(loops));
-    // Credentials: serving certificate (CSR flow, rotation) and node credential renewal.
+    }));
+    const loops: Array<Promise<unknown>> = [stats.run(signal), eviction.run(signal), logRotation.run(signal)];
+    // The serving certificate: CSR flow and rotation.
     this.servingCertificates = serving.manager;
-    if (serving.manager) loops.push(serving.manager.run(signal, (p) => nodeApi.setServingCertificate(p.cert, p.key)).catch(stopped('Serving certificate manager stopped')));
-    this.nodeCredentials = await nodeCredentialRotation(certs);
-    if (this.nodeCredentials) loops.push(this.nodeCredentials.run(signal).catch(stopped('Node credential manager stopped')));
-    log.info({ node: c.nodeName, port: nodeApi.port, healthzPort: nodeApi.healthzPort }, 'Agent started');
+    if (serving.manager) {
+      loops.push(serving.manager.run(signal, (x) => nodeApi.setServingCertificate(x.cert, x.key)).catch((err: unknown) => log.error({ err: describeError(err) }, 'Serving certificate manager stopped')));
+    }
+    return loops;
   }
 
   /** Registers the undo of a start step; close() runs them in reverse order. */

@@ -1,0 +1,278 @@
+/**
+ * One density run (bench/density.ts): a fresh control plane (`nodelet server`, a child process, on
+ * SQLite or on a test etcd), `nodelet hollow --nodes N` (a second child), N nodes Ready, then
+ * D Deployments of R replicas created at once, until every pod is Running. Measured:
+ *
+ *   per pod   creationTimestamp → Running seen by a watch (1 s resolution, as the SLI), and the
+ *             watch-precise ADDED seen → Running seen; ADDED → bound (spec.nodeName seen)
+ *   scheduler pods bound/s from the first binding to the last
+ *   server    RSS (peak during the burst, at the end) and CPU seconds (burst; whole run), from /proc
+ *   watches   the server's open connections (each watch holds one), and the hollow nodes' own
+ *             count of open watches and events delivered to them during the burst
+ *   leases    renewals per second (MODIFIED events of kube-node-lease leases over the burst)
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { ApiClient, DEPLOYMENTS, LEASES, loadKubeconfig, NAMESPACES, NODES, PODS, SERVICEACCOUNTS, type Deployment, type Pod } from '@nodelet/api';
+import { hasCode, pollUntil } from '@nodelet/base';
+import { freePort, terminateChild } from '@nodelet/base/testing';
+import { startTestEtcd, type TestEtcd } from '../control-plane/src/storage/testing/etcd.js';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const CLK_TCK = 100;
+const NS = 'density';
+
+export interface RunSpec {
+  store: 'sqlite' | 'etcd';
+  nodes: number;
+  deployments: number;
+  replicas: number;
+  /** Run the TypeScript sources (bin/nodelet-dev) instead of the built dist (bin/nodelet). */
+  source: boolean;
+  /** Deadline for every pod to be Running. */
+  timeoutMs: number;
+}
+
+export interface RunResult extends RunSpec {
+  pods: number;
+  running: number;
+  startupP50S: number;
+  startupP99S: number;
+  preciseP50S: number;
+  preciseP99S: number;
+  boundP50S: number;
+  boundP99S: number;
+  podsBoundPerSec: number;
+  burstS: number;
+  nodesReadyS: number;
+  serverRssPeakMiB: number;
+  serverRssEndMiB: number;
+  serverCpuBurstS: number;
+  serverCpuTotalS: number;
+  serverConnections: number;
+  hollowRssPeakMiB: number;
+  hollowCpuBurstS: number;
+  hollowWatchesOpen: number;
+  hollowWatchEvents: number;
+  leaseRenewalsPerSec: number;
+  wallS: number;
+}
+
+export function pct(xs: number[], p: number): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
+}
+
+function cpuSeconds(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(f[11]) + Number(f[12])) / CLK_TCK;
+}
+
+function rssMiB(pid: number): number {
+  return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+}
+
+/** Established TCP connections whose local port is `port` (the server's side of every client connection). */
+function establishedTo(port: number): number {
+  const hex = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  let n = 0;
+  for (const f of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    if (!existsSync(f)) continue;
+    for (const line of readFileSync(f, 'utf8').split('\n').slice(1)) {
+      const cols = line.trim().split(/\s+/);
+      if (cols[1]?.endsWith(hex) && cols[3] === '01') n++;
+    }
+  }
+  return n;
+}
+
+/** The last line of a log, for an error message. */
+function tail(file: string): string {
+  const lines = existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n') : [];
+  return lines.at(-1) ?? '(no output)';
+}
+
+function nodelet(spec: RunSpec, args: string[], log: string): ChildProcess {
+  const bin = spec.source ? ['--conditions=source', '--import', 'tsx', join(ROOT, 'bin/nodelet')] : [join(ROOT, 'bin/nodelet')];
+  const child = spawn(process.execPath, [...bin, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = createWriteStream(log);
+  child.stderr!.pipe(out);
+  return child;
+}
+
+function deployment(name: string, replicas: number): Deployment {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace: NS },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10' }] } },
+    },
+  };
+}
+
+/** One run; every process it starts is stopped (by PID) and every directory removed, also on failure. */
+export async function densityRun(spec: RunSpec, progress: (msg: string) => void): Promise<RunResult> {
+  const t0 = performance.now();
+  const dir = await mkdtemp(join(tmpdir(), `nodelet-density-${spec.store}-`));
+  let etcd: TestEtcd | undefined;
+  let server: ChildProcess | undefined;
+  let hollow: ChildProcess | undefined;
+  let admin: ApiClient | undefined;
+  const stopWatches = new AbortController();
+  const watches: Array<Promise<void>> = [];
+  try {
+    // 1. Control plane (child process), on SQLite or etcd.
+    if (spec.store === 'etcd') etcd = await startTestEtcd();
+    const port = await freePort();
+    server = nodelet(spec, [
+      'server', '--data-dir', join(dir, 'server'), '--bind-address', '127.0.0.1', '--port', String(port), '--registry-address', '', '--log-level', 'warn',
+      ...(etcd ? ['--datastore-endpoint', etcd.endpoint] : []),
+    ], join(dir, 'server.log'));
+    const serverPid = server.pid!;
+    const kubeconfig = join(dir, 'server', 'admin.kubeconfig');
+    await pollUntil('admin.kubeconfig written', () => existsSync(kubeconfig), { timeoutMs: 60_000, intervalMs: 100 });
+    admin = new ApiClient({ ...(await loadKubeconfig(kubeconfig)), maxSockets: 256 });
+    const api = admin;
+    await pollUntil('API server answers', () => api.list(NAMESPACES).then(() => true, () => false), { timeoutMs: 60_000, intervalMs: 200 });
+    await api.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+    await pollUntil('default service account', () => api.get(SERVICEACCOUNTS, 'default', { namespace: NS }).then(() => true, () => false), { timeoutMs: 30_000, intervalMs: 200 });
+    progress(`server up (pid ${serverPid}, ${spec.store})`);
+
+    // 2. Hollow nodes (child process), until every node is Ready with a pod CIDR.
+    const tNodes = performance.now();
+    hollow = nodelet(spec, ['hollow', '--nodes', String(spec.nodes), '--kubeconfig', kubeconfig, '--stats-every', '1', '--log-level', 'warn'], join(dir, 'hollow.log'));
+    const hollowStats: Array<{ watchesOpen: number; watchEvents: number }> = [];
+    let hollowStarted = false;
+    const lines = createInterface({ input: hollow.stdout! });
+    lines.on('line', (l) => {
+      if (l.startsWith('hollow: stats ')) hollowStats.push(JSON.parse(l.slice('hollow: stats '.length)) as { watchesOpen: number; watchEvents: number });
+      else if (/^hollow: \d+ nodes started/.test(l)) hollowStarted = true;
+    });
+    const h = hollow;
+    const exited = new AbortController();
+    h.once('exit', (code) => exited.abort(new Error(`nodelet hollow exited (${code}) before its nodes started: ${tail(join(dir, 'hollow.log'))}`)));
+    await pollUntil('hollow nodes started', () => hollowStarted, { timeoutMs: 300_000, intervalMs: 200, signal: exited.signal });
+    await pollUntil(`${spec.nodes} nodes Ready`, async () => {
+      const list = await api.list(NODES);
+      return list.items.filter((n) => n.spec?.podCIDR && n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length === spec.nodes;
+    }, { timeoutMs: 120_000, intervalMs: 500 });
+    const nodesReadyS = (performance.now() - tNodes) / 1000;
+    progress(`${spec.nodes} hollow nodes Ready in ${nodesReadyS.toFixed(1)} s`);
+
+    // 3. Watches: pods of the bench namespace, node leases.
+    const seen = new Map<string, { created: number; added: number; bound?: number; running?: number }>();
+    let leaseRenewals = 0;
+    const watchFailed = (what: string) => (err: unknown): void => {
+      if (!stopWatches.signal.aborted) progress(`${what} watch ended: ${err instanceof Error ? err.message : String(err)}`);
+    };
+    watches.push((async () => {
+      for await (const ev of api.watch(PODS, { namespace: NS, signal: stopWatches.signal })) {
+        const now = Date.now();
+        const p = ev.object as Pod;
+        const name = p.metadata?.name;
+        if (!name || ev.type === 'BOOKMARK' || ev.type === 'ERROR') continue;
+        let s = seen.get(name);
+        if (!s) seen.set(name, (s = { created: Date.parse(p.metadata.creationTimestamp!), added: now }));
+        if (s.bound === undefined && p.spec?.nodeName) s.bound = now;
+        if (s.running === undefined && p.status?.phase === 'Running') s.running = now;
+      }
+    })().catch(watchFailed('pod')));
+    watches.push((async () => {
+      for await (const ev of api.watch(LEASES, { namespace: 'kube-node-lease', signal: stopWatches.signal })) if (ev.type === 'MODIFIED') leaseRenewals++;
+    })().catch(watchFailed('lease')));
+
+    // 4. The burst: D Deployments of R at once; sample the server while pods start.
+    const pods = spec.deployments * spec.replicas;
+    const cpu0 = cpuSeconds(serverPid);
+    const hollowPid = h.pid!;
+    const hollowCpu0 = cpuSeconds(hollowPid);
+    let hollowRssPeak = rssMiB(hollowPid);
+    const events0 = hollowStats.at(-1)?.watchEvents ?? 0;
+    let rssPeak = rssMiB(serverPid);
+    let conns = 0;
+    const sampler = setInterval(() => {
+      rssPeak = Math.max(rssPeak, rssMiB(serverPid));
+      hollowRssPeak = Math.max(hollowRssPeak, rssMiB(hollowPid));
+      conns = Math.max(conns, establishedTo(port));
+    }, 250);
+    const tBurst = performance.now();
+    const leases0 = leaseRenewals;
+    try {
+      await Promise.all(Array.from({ length: spec.deployments }, (_v, i) => api.create(DEPLOYMENTS, deployment(`d${i}`, spec.replicas))));
+      let last = -1;
+      await pollUntil(`${pods} pods Running`, () => {
+        const n = [...seen.values()].filter((s) => s.running !== undefined).length;
+        const tenth = Math.floor((n * 10) / pods);
+        if (tenth !== last) progress(`  ${n}/${pods} Running after ${((performance.now() - tBurst) / 1000).toFixed(0)} s`);
+        last = tenth;
+        return n >= pods;
+      }, { timeoutMs: spec.timeoutMs, intervalMs: 250 }).catch((err: unknown) => {
+        // Out of time: the figures still say what happened, with the missing pods counted as never Running.
+        if (!hasCode(err, 'ERR_DEADLINE_EXCEEDED')) throw err;
+        progress(`timed out after ${spec.timeoutMs / 1000} s: pods not Running count as never (p99 is then infinite past 1 % missing)`);
+      });
+    } finally {
+      clearInterval(sampler);
+    }
+    const burstS = (performance.now() - tBurst) / 1000;
+    const serverCpuBurstS = cpuSeconds(serverPid) - cpu0;
+    const serverRssEndMiB = rssMiB(serverPid);
+    const hollowCpuBurstS = cpuSeconds(hollowPid) - hollowCpu0;
+    const renewals = leaseRenewals - leases0;
+    const stat = hollowStats.at(-1) ?? { watchesOpen: NaN, watchEvents: NaN };
+
+    const all = [...seen.values()].filter((s) => s.running !== undefined);
+    const never = Array<number>(Math.max(0, pods - all.length)).fill(Infinity);
+    const startup = [...all.map((s) => (s.running! - s.created) / 1000), ...never];
+    const precise = [...all.map((s) => (s.running! - s.added) / 1000), ...never];
+    const boundPods = [...seen.values()].filter((s) => s.bound !== undefined);
+    const bound = [...boundPods.map((s) => (s.bound! - s.added) / 1000), ...Array<number>(Math.max(0, pods - boundPods.length)).fill(Infinity)];
+    const binds = boundPods.map((s) => s.bound!).sort((a, b) => a - b);
+    const bindSpanS = binds.length > 1 ? (binds.at(-1)! - binds[0]!) / 1000 : NaN;
+    return {
+      ...spec,
+      pods,
+      running: all.length,
+      startupP50S: pct(startup, 50),
+      startupP99S: pct(startup, 99),
+      preciseP50S: pct(precise, 50),
+      preciseP99S: pct(precise, 99),
+      boundP50S: pct(bound, 50),
+      boundP99S: pct(bound, 99),
+      podsBoundPerSec: binds.length / bindSpanS,
+      burstS,
+      nodesReadyS,
+      serverRssPeakMiB: rssPeak,
+      serverRssEndMiB,
+      serverCpuBurstS,
+      serverCpuTotalS: cpuSeconds(serverPid),
+      serverConnections: conns,
+      hollowRssPeakMiB: hollowRssPeak,
+      hollowCpuBurstS,
+      hollowWatchesOpen: stat.watchesOpen,
+      hollowWatchEvents: stat.watchEvents - events0,
+      leaseRenewalsPerSec: renewals / burstS,
+      wallS: (performance.now() - t0) / 1000,
+    };
+  } finally {
+    stopWatches.abort();
+    await Promise.all(watches);
+    if (hollow) {
+      const tStop = performance.now();
+      await terminateChild(hollow, 60_000);
+      progress(`nodelet hollow stopped in ${((performance.now() - tStop) / 1000).toFixed(1)} s (${hollow.exitCode !== null ? `exit ${hollow.exitCode}` : `signal ${hollow.signalCode}`})`);
+    }
+    admin?.close();
+    if (server) await terminateChild(server, 30_000);
+    await etcd?.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
