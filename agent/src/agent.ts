@@ -367,7 +367,7 @@ export class Agent {
     };
 
     // 10. The host parts (host.ts): node API, resource stats and eviction, log rotation.
-    const hostLoops = host.hostParts ? await this.#startHostParts({ cri, pods, workers, pleg, gc, node, events, certs }) : [];
+    const hostLoops = host.hostParts ? await this.#startHostParts({ cri, pods, workers, pleg, gc, node, events, certs, tracer }) : [];
 
     // 11. Loops, on the agent's signal. close() waits for them, then for the pod workers.
     this.#closing('pod workers', () => workers.drain());
@@ -397,9 +397,9 @@ export class Agent {
    */
   async #startHostParts(p: {
     cri: CriClient; pods: PodConfig; workers: PodWorkers; pleg: Pleg; gc: ReturnType<typeof gcPasses>;
-    node: NodeReporter; events: EventRecorder; certs: NodeCertificatesOptions;
+    node: NodeReporter; events: EventRecorder; certs: NodeCertificatesOptions; tracer: JourneyTracer;
   }): Promise<Array<Promise<unknown>>> {
-    const { cri, pods, workers, pleg, gc, node, events } = p;
+    const { cri, pods, workers, pleg, gc, node, events, tracer } = p;
     const c = this.config;
     const log = this.#log;
     const clock = this.#clock;
