@@ -51,11 +51,31 @@ const USAGE = `Usage: nodelet server [flags]
                                  mutating requests served at once, 0 = no limit (default 200)
   --request-timeout <d>          a request (other than watch, log, exec) still running after this
                                  gets 504 Timeout, e.g. 1m0s, 30s; 0 = none (default 1m0s)
+  --leader-elect[=true|false]    run the scheduler and controller manager only while this server holds
+                                 their Leases in kube-system, so several servers on one etcd act one at a
+                                 time (default true with an etcd datastore; SQLite serves one server, so
+                                 false there); --leader-elect=false for a one-server lab on etcd
   --log-level <level>            pino level (default info)
 `;
 
 export async function main(argv: string[]): Promise<void> {
-  const args = argv[0] === 'server' ? argv.slice(1) : argv;
+  const all = argv[0] === 'server' ? argv.slice(1) : argv;
+  // Go-style boolean flags take `=false`; parseArgs booleans do not, so this one is read here.
+  let leaderElect: boolean | undefined;
+  const args: string[] = [];
+  for (const a of all) {
+    const m = /^--leader-elect(?:=(.*))?$/.exec(a);
+    if (!m) {
+      args.push(a);
+      continue;
+    }
+    if (m[1] !== undefined && m[1] !== 'true' && m[1] !== 'false') {
+      process.stderr.write(`--leader-elect takes true or false, got "${m[1]}"\n`);
+      process.exitCode = 2;
+      return;
+    }
+    leaderElect = m[1] !== 'false';
+  }
   let values: Record<string, string | boolean | undefined>;
   try {
     ({ values } = parseArgs({
@@ -197,6 +217,7 @@ export async function main(argv: string[]): Promise<void> {
     ...(values['service-account-issuer'] ? { serviceAccountIssuer: String(values['service-account-issuer']) } : {}),
     ...(values['api-audiences'] ? { apiAudiences: String(values['api-audiences']).split(',').map((a) => a.trim()).filter(Boolean) } : {}),
     limits,
+    ...(leaderElect !== undefined ? { leaderElect } : {}),
     logger: log,
   });
   log.info({ url: cp.url, kubeconfig: cp.kubeconfigPath, registry: cp.registry?.hostPort }, 'Server ready');

@@ -24,7 +24,7 @@ export function apiLeaseLock(client: ApiClient, namespace: string, name: string)
     description: `${namespace}/${name}`,
     async get(signal) {
       try {
-        return await client.get(LEASES, name, { namespace, signal });
+        return await client.get<Lease>(LEASES, name, { namespace, signal });
       } catch (err) {
         if (hasCode(err, 'ERR_NOT_FOUND')) return undefined;
         throw err;
