@@ -220,7 +220,7 @@ export async function main(argv: string[]): Promise<void> {
     ...(leaderElect !== undefined ? { leaderElect } : {}),
     logger: log,
   });
-  log.info({ url: cp.url, kubeconfig: cp.kubeconfigPath, registry: cp.registry?.hostPort }, 'Server ready');
+  log.info({ url: cp.url, kubeconfig: cp.kubeconfigPath, registry: cp.registry?.hostPort, leaderIdentity: cp.leaderIdentity }, 'Server ready');
   // systemd (Type=notify): startControlPlane resolves only once the store is open and the API
   // listens, so READY=1 here means "serving"; pings come from a timer, so a blocked loop stops them.
   const notifier = createNotifier({ logger: log });

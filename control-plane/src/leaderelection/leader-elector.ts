@@ -3,7 +3,7 @@
  * (lease 15 s, renew deadline 10 s, retry period 2 s), so that of several `nodelet server`
  * processes exactly one runs the scheduler and one the controller manager (docs/ha.md):
  *
- *          ┌──────────── retry every 2 s (jittered ×1.2) ─────────┐
+ *          ┌──── retry every 2–2.4 s, or when the watched lease expires ──┐
  *          ▼                                                      │ lease held by another and
  *   standby: tryAcquireOrRenew ──────────────────────────────────┘ seen unchanged < 15 s
  *          │ acquired (created, or taken over: leaseTransitions + 1)
@@ -33,8 +33,14 @@ import type { LeaseLock } from './lease-lock.js';
 export const DEFAULT_LEASE_DURATION_MS = 15_000;
 export const DEFAULT_RENEW_DEADLINE_MS = 10_000;
 export const DEFAULT_RETRY_PERIOD_MS = 2_000;
-/** wait.JitterUntil's factor for the acquire loop. */
-const JITTER_FACTOR = 1.2;
+/**
+ * Standbys retry every 2–2.4 s and also wake when the lease they watch expires. client-go
+ * jitters by 1.2 (2–4.4 s), which after a crash can add its whole 4.4 s twice (seeing the last
+ * renewal late, trying again late): fail-over would take up to 24 s instead of 15–17.5 s.
+ */
+const JITTER_FACTOR = 0.2;
+/** client-go's check: the renew deadline must leave room for retries (its JitterFactor). */
+const RENEW_DEADLINE_FACTOR = 1.2;
 /** How long the release write at stop may take before the lease is left to expire. */
 const RELEASE_TIMEOUT_MS = 5_000;
 
@@ -81,8 +87,8 @@ export class LeaderElector {
     const renewDeadlineMs = o.renewDeadlineMs ?? DEFAULT_RENEW_DEADLINE_MS;
     const retryPeriodMs = o.retryPeriodMs ?? DEFAULT_RETRY_PERIOD_MS;
     // client-go's NewLeaderElector checks: the leader must give up before a standby may take over.
-    if (!(leaseDurationMs > renewDeadlineMs && renewDeadlineMs > JITTER_FACTOR * retryPeriodMs && retryPeriodMs > 0)) {
-      throw new RangeError(`leader election needs leaseDuration > renewDeadline > ${JITTER_FACTOR} × retryPeriod > 0, got ${leaseDurationMs}/${renewDeadlineMs}/${retryPeriodMs} ms`);
+    if (!(leaseDurationMs > renewDeadlineMs && renewDeadlineMs > RENEW_DEADLINE_FACTOR * retryPeriodMs && retryPeriodMs > 0)) {
+      throw new RangeError(`leader election needs leaseDuration > renewDeadline > ${RENEW_DEADLINE_FACTOR} × retryPeriod > 0, got ${leaseDurationMs}/${renewDeadlineMs}/${retryPeriodMs} ms`);
     }
     this.#o = { ...o, leaseDurationMs, renewDeadlineMs, retryPeriodMs, random: o.random ?? Math.random };
   }
@@ -126,7 +132,7 @@ export class LeaderElector {
         log.warn({ lease: lock.description, err: describeError(err) }, 'Error retrieving resource lock');
       }
       try {
-        await clock.sleep(jitter(this.#o.retryPeriodMs, JITTER_FACTOR, this.#o.random), signal);
+        await clock.sleep(Math.min(jitter(this.#o.retryPeriodMs, JITTER_FACTOR, this.#o.random), this.#expiresInMs() + 1), signal);
       } catch (err) {
         if (isAbortError(err)) return undefined;
         throw err;
@@ -257,6 +263,13 @@ export class LeaderElector {
       if (holder !== (before ?? '') && holder !== '' && holder !== this.#o.identity) this.#o.log.info({ lease: this.#o.lock.description, holder }, 'New leader elected');
     }
     this.#observed = lease;
+  }
+
+  /** Until the observed lease is free by this elector's clock (Infinity when it is not held). */
+  #expiresInMs(): number {
+    const spec = this.#observed?.spec;
+    if (!spec?.holderIdentity) return Number.POSITIVE_INFINITY;
+    return Math.max(0, this.#observedAt + (spec.leaseDurationSeconds ?? 0) * 1000 - this.#o.clock.monotonic());
   }
 
   #holder(): string {
