@@ -56,10 +56,19 @@ export async function renewEndpointLease(store: Store, self: ApiServerEndpoint, 
     if (!hasCode(err, 'ERR_CONFLICT') && !hasCode(err, 'ERR_ALREADY_EXISTS')) throw err;
     log.warn({ ip: self.ip }, 'Endpoint lease changed under us; another server may advertise the same address');
   }
-  const live: ApiServerEndpoint[] = [{ ip: self.ip, port: self.port }];
+  const others = await liveEndpoints(store, now, log, self.ip);
+  return [{ ip: self.ip, port: self.port }, ...others].sort((a, b) => (a.ip < b.ip ? -1 : a.ip > b.ip ? 1 : 0));
+}
+
+/**
+ * The live servers other than `exceptIp`, sorted by address; expired records are deleted on the
+ * way (by compare-and-swap: a record renewed since the list is left alone).
+ */
+export async function liveEndpoints(store: Store, now: number, log: Logger, exceptIp?: string): Promise<ApiServerEndpoint[]> {
+  const live: ApiServerEndpoint[] = [];
   for (const kv of (await store.list(ENDPOINT_LEASE_PREFIX)).items) {
     const r = decode(kv.value);
-    if (r && r.ip === self.ip) continue;
+    if (r && r.ip === exceptIp) continue;
     if (r && r.renewTime + ENDPOINT_LEASE_TTL_MS > now) {
       live.push({ ip: r.ip, port: r.port });
       continue;

@@ -13,7 +13,7 @@
  * the same port (as kube-apiserver's reconciler requires); one on another port is left out.
  */
 import { delay, describeError, isAbortError, type Logger } from '@nodelet/base';
-import { removeEndpointLease, renewEndpointLease, type ApiServerEndpoint } from './endpoint-leases.js';
+import { liveEndpoints, removeEndpointLease, renewEndpointLease, type ApiServerEndpoint } from './endpoint-leases.js';
 import type { ServedResource, ServerContext } from './context.js';
 import { admitCreate, admitUpdate } from './handlers/admit.js';
 import { jsonEqual, type ApiObject, type Json } from './object.js';
@@ -84,11 +84,9 @@ export async function reconcileKubernetesService(ctx: ServerContext, o: Kubernet
  */
 export async function keepKubernetesService(ctx: ServerContext, o: KubernetesServiceOptions, signal: AbortSignal): Promise<void> {
   const self = { ip: o.advertiseAddress, port: o.port };
-  let live: ApiServerEndpoint[] = [self];
   for (;;) {
     try {
-      live = await renewEndpointLease(ctx.store, self, ctx.now(), o.log);
-      await reconcileKubernetesService(ctx, o, live);
+      await reconcileKubernetesService(ctx, o, await renewEndpointLease(ctx.store, self, ctx.now(), o.log));
     } catch (err) {
       if (!signal.aborted) o.log.warn({ err: describeError(err) }, 'Could not reconcile the kubernetes Service');
     }
@@ -99,9 +97,9 @@ export async function keepKubernetesService(ctx: ServerContext, o: KubernetesSer
       throw err;
     }
   }
-  const rest = live.filter((e) => e.ip !== self.ip);
-  if (rest.length === 0) return;
   try {
+    const rest = await liveEndpoints(ctx.store, ctx.now(), o.log, self.ip);
+    if (rest.length === 0) return;
     await removeEndpointLease(ctx.store, self.ip);
     await reconcileKubernetesService(ctx, o, rest);
     o.log.info({ ip: self.ip }, 'Removed this server from the kubernetes endpoints');

@@ -79,6 +79,7 @@ describe('two API servers on one store', () => {
     await store.create(`${ENDPOINT_LEASE_PREFIX}192.0.2.12`, Buffer.from(JSON.stringify({ ip: '192.0.2.12', port: 6443, renewTime: Date.now() })));
     await pollUntil('third server listed', async () => (await addresses()).startsWith('192.0.2.10,192.0.2.11,192.0.2.12 |'), { timeoutMs: 5000 });
     await store.delete(`${ENDPOINT_LEASE_PREFIX}192.0.2.12`);
+    await pollUntil('third server gone', async () => (await addresses()) === '192.0.2.10,192.0.2.11 | 192.0.2.10,192.0.2.11', { timeoutMs: 5000 });
 
     // B stops gracefully: its address goes at once; A, the last one, keeps its own at its stop.
     stopB.abort();
