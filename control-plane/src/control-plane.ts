@@ -5,13 +5,14 @@
  *
  *   startControlPlane ─▶ ensurePki ─▶ ensureToken ─▶ openStore ─▶ createApiServer.listen
  *                     ─▶ certificate rotation ─▶ admin.kubeconfig ─▶ registry ─▶ metrics scraper ─▶ scheduler + controllers
+ *                        (each while this server holds its kube-system Lease, with --leader-elect: leaderelection/)
  *   close()           ◀─ controllers, scheduler ◀─ metrics scraper ◀─ registry ◀─ rotation ◀─ API server (ends watches) ◀─ store
  */
 import { X509Certificate } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ApiClient } from '@nodelet/api';
+import { ApiClient, type ServerJoinBundle } from '@nodelet/api';
 import { AgentError, noopLogger, systemClock, type Logger } from '@nodelet/base';
 import { startRegistry, type Registry as OciRegistry } from '@nodelet/oci';
 import { CONTROLLER_NAMES, startControllerManager, type ControllerManagerHandle, type ControllerName } from './controllers/index.js';
@@ -166,7 +167,8 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
     const store = o.store ?? openStore(o.datastoreEndpoint, { dataDir: o.dataDir, logger: log.child({ component: 'storage' }), etcdTls: o.etcdTls });
     if (!o.store) cleanups.push(() => store.close());
     const now = o.now ?? Date.now;
-    const leaderElect = o.leaderElect ?? (!o.store && parseDatastoreEndpoint(o.datastoreEndpoint, o.dataDir, o.etcdTls).kind === 'etcd');
+    const onEtcd = parseDatastoreEndpoint(o.datastoreEndpoint, o.dataDir, o.etcdTls).kind === 'etcd';
+    const leaderElect = o.leaderElect ?? (!o.store && onEtcd);
     const leaderIdentity = newLeaderIdentity();
     const ref: { server?: ApiServer } = {};
     const identities = createInProcessIdentities();
@@ -181,6 +183,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
     const metricsStore = o.metrics === false ? undefined : new MetricsStore();
     const apiServer = await createApiServer({
       store,
+      ...(onEtcd ? { serverJoinBundle: () => serverJoinBundle(pkiOptions.dir, o.datastoreEndpoint!, o.etcdTls) } : {}),
       authenticator,
       logger: log.child({ component: 'apiserver' }),
       tls,
@@ -303,6 +306,23 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
     await undo();
     throw err;
   }
+}
+
+/** What a joining server gets (apiserver/server-join.ts): read at each request, so rotated files are served. */
+async function serverJoinBundle(pkiDir: string, datastoreEndpoint: string, etcdTls: EtcdTlsFiles | undefined): Promise<ServerJoinBundle> {
+  const read = (f: string): Promise<string> => readFile(f, 'utf8');
+  const etcd = {
+    ...(etcdTls?.caFile ? { ca: await read(etcdTls.caFile) } : {}),
+    ...(etcdTls?.certFile ? { cert: await read(etcdTls.certFile) } : {}),
+    ...(etcdTls?.keyFile ? { key: await read(etcdTls.keyFile) } : {}),
+  };
+  return {
+    caCert: await read(join(pkiDir, 'ca.crt')),
+    caKey: await read(join(pkiDir, 'ca.key')),
+    serviceAccountKey: await read(join(pkiDir, 'sa.key')),
+    datastoreEndpoint,
+    ...(Object.keys(etcd).length ? { etcd } : {}),
+  };
 }
 
 /** The CA bundle agents are verified against: the --kubelet-certificate-authority file, else the cluster CA. */

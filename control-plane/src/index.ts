@@ -9,3 +9,4 @@ export type { Authenticator, UserInfo } from './apiserver/auth/types.js';
 export { ensurePki, type Pki } from './pki/pki.js';
 export { createCa, issueCertificate, loadCa, type KeyPairPem } from './pki/certs.js';
 export { CONTROLLER_NAMES, NAMESPACE_SETUP_CONTROLLERS, startControllerManager, type ControllerName } from './controllers/index.js';
+export { createSqliteStore } from './storage/index.js';
