@@ -14,6 +14,7 @@ export * from './kubeconfig.js';
 export * from './informer/index.js';
 export * from './events/index.js';
 export * from './auth/bootstrap-token.js';
+export * from './auth/server-join.js';
 export * from './auth/node-credential.js';
 export * from './auth/node-credential-file.js';
 export * from './fs-atomic.js';

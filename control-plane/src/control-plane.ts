@@ -5,13 +5,14 @@
  *
  *   startControlPlane ─▶ ensurePki ─▶ ensureToken ─▶ openStore ─▶ createApiServer.listen
  *                     ─▶ certificate rotation ─▶ admin.kubeconfig ─▶ registry ─▶ metrics scraper ─▶ scheduler + controllers
+ *                        (each while this server holds its kube-system Lease, with --leader-elect: leaderelection/)
  *   close()           ◀─ controllers, scheduler ◀─ metrics scraper ◀─ registry ◀─ rotation ◀─ API server (ends watches) ◀─ store
  */
 import { X509Certificate } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ApiClient } from '@nodelet/api';
+import { ApiClient, type ServerJoinBundle } from '@nodelet/api';
 import { AgentError, noopLogger, systemClock, type Logger } from '@nodelet/base';
 import { startRegistry, type Registry as OciRegistry } from '@nodelet/oci';
 import { CONTROLLER_NAMES, startControllerManager, type ControllerManagerHandle, type ControllerName } from './controllers/index.js';
@@ -20,7 +21,9 @@ import { hostAddresses, ensurePki, type EnsurePkiOptions } from './pki/pki.js';
 import { startCertRotation } from './pki/rotation.js';
 import { ensureToken, renderKubeconfig, writeKubeconfig } from './pki/kubeconfig.js';
 import { startScheduler, type SchedulerHandle } from './scheduler/index.js';
-import { openStore, type EtcdTlsFiles } from './storage/index.js';
+import { runElected } from './leaderelection/elected-component.js';
+import { leaderIdentity as newLeaderIdentity, type LeaderElectorOptions } from './leaderelection/leader-elector.js';
+import { openStore, parseDatastoreEndpoint, type EtcdTlsFiles } from './storage/index.js';
 import type { Store } from './storage/types.js';
 import { createTokenAuthenticator } from './apiserver/auth/authenticator.js';
 import { ADMIN_GROUP } from './apiserver/auth/types.js';
@@ -100,6 +103,15 @@ export interface ControlPlaneOptions {
    * /debug/nodelet/traces/.
    */
   tracingEndpoint?: string;
+  /**
+   * Run the scheduler and controller manager only while this server holds their Leases
+   * (`kube-system/kube-scheduler`, `kube-system/kube-controller-manager`), so several servers
+   * on one etcd act one at a time (leaderelection/, docs/ha.md). Default: on for an etcd
+   * datastore, off for SQLite (one server per SQLite file: nobody to elect against).
+   */
+  leaderElect?: boolean;
+  /** Leader election timings (tests); default kube's 15 s lease, 10 s renew deadline, 2 s retry. */
+  leaderElection?: Pick<LeaderElectorOptions, 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs'>;
   now?: () => number;
 }
 
@@ -122,6 +134,8 @@ export interface ControlPlane {
   inProcessIdentities: InProcessIdentities;
   /** The control plane's pod journey tracer (for tests that start the scheduler themselves). */
   tracer: JourneyTracer;
+  /** This server's holderIdentity in the leader Leases (`<hostname>_<uuid>`). */
+  leaderIdentity: string;
   close(): Promise<void>;
 }
 
@@ -162,6 +176,9 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
     const store = o.store ?? openStore(o.datastoreEndpoint, { dataDir: o.dataDir, logger: log.child({ component: 'storage' }), etcdTls: o.etcdTls });
     if (!o.store) cleanups.push(() => store.close());
     const now = o.now ?? Date.now;
+    const onEtcd = parseDatastoreEndpoint(o.datastoreEndpoint, o.dataDir, o.etcdTls).kind === 'etcd';
+    const leaderElect = o.leaderElect ?? (!o.store && onEtcd);
+    const leaderIdentity = newLeaderIdentity();
     const ref: { server?: ApiServer } = {};
     const identities = createInProcessIdentities();
     const authenticator = createTokenAuthenticator({
@@ -177,6 +194,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
     cleanups.push(() => tracer.close());
     const apiServer = await createApiServer({
       store,
+      ...(onEtcd ? { serverJoinBundle: () => serverJoinBundle(pkiOptions.dir, o.datastoreEndpoint!, o.etcdTls) } : {}),
       authenticator,
       logger: log.child({ component: 'apiserver' }),
       tls,
@@ -254,14 +272,21 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       };
       const only = Array.isArray(o.controllers) ? (o.controllers as readonly ControllerName[]) : undefined;
       const enabled = only ?? (o.disableControllers?.length ? CONTROLLER_NAMES.filter((n) => !o.disableControllers!.includes(n)) : undefined);
-      const scheduler: SchedulerHandle | undefined = only
-        ? undefined
-        : await startScheduler({ client: clientAs(identities.scheduler, 'nodelet-server/scheduler'), logger: log.child({ component: 'scheduler' }), signal: stopControllers.signal, tracer });
-      const manager: ControllerManagerHandle = await startControllerManager({
-        client: clientAs(identities.controllerManager, 'nodelet-server/controller-manager'),
-        clientFor: (account: string) => clientAs(identities.controller(account), `nodelet-server/${account}`),
+      // Per-controller clients are made once: an elected manager may start many times.
+      const controllerClients = new Map<string, ApiClient>();
+      const schedulerClient = clientAs(identities.scheduler, 'nodelet-server/scheduler');
+      const managerClient = clientAs(identities.controllerManager, 'nodelet-server/controller-manager');
+      const startSchedulerNow = (signal: AbortSignal): Promise<SchedulerHandle> =>
+        startScheduler({ client: schedulerClient, logger: log.child({ component: 'scheduler' }), signal, tracer });
+      const startManagerNow = (signal: AbortSignal): Promise<ControllerManagerHandle> => startControllerManager({
+        client: managerClient,
+        clientFor: (account: string) => {
+          let c = controllerClients.get(account);
+          if (!c) controllerClients.set(account, (c = clientAs(identities.controller(account), `nodelet-server/${account}`)));
+          return c;
+        },
         logger: log.child({ component: 'controller-manager' }),
-        signal: stopControllers.signal,
+        signal,
         ...(enabled ? { controllers: enabled } : {}),
         ...(o.clusterCidr ? { clusterCidr: o.clusterCidr } : {}),
         ...(o.nodeMonitorGracePeriodMs ? { nodeMonitorGracePeriodMs: o.nodeMonitorGracePeriodMs } : {}),
@@ -271,18 +296,45 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
         },
         rootCaPem: pki.caPem,
       });
+      const running: Array<{ close(): Promise<void> }> = [];
+      if (leaderElect) {
+        // Each component campaigns with its own credentials (RBAC gives each only its lease).
+        const elect = { identity: leaderIdentity, clock: systemClock, log: log.child({ component: 'leader-election' }), ...(o.leaderElection ? { timings: o.leaderElection } : {}) };
+        if (!only) running.push(runElected({ ...elect, lease: 'kube-scheduler', client: schedulerClient }, startSchedulerNow));
+        running.push(runElected({ ...elect, lease: 'kube-controller-manager', client: managerClient }, startManagerNow));
+      } else {
+        if (!only) running.push(await startSchedulerNow(stopControllers.signal));
+        running.push(await startManagerNow(stopControllers.signal));
+      }
       cleanups.push(async () => {
         stopControllers.abort();
-        await Promise.all([scheduler?.close(), manager.close()]);
+        await Promise.all(running.map((r) => r.close()));
         for (const c of clients) c.close();
       });
     }
     let closing: Promise<void> | undefined;
-    return { url, port, adminToken, kubeconfigPath, caPem: pki.caPem, store, apiServer, registry, inProcessIdentities: identities, tracer, close: () => (closing ??= undo()) };
+    return { url, port, adminToken, kubeconfigPath, caPem: pki.caPem, store, apiServer, registry, inProcessIdentities: identities, tracer, leaderIdentity, close: () => (closing ??= undo()) };
   } catch (err) {
     await undo();
     throw err;
   }
+}
+
+/** What a joining server gets (apiserver/server-join.ts): read at each request, so rotated files are served. */
+async function serverJoinBundle(pkiDir: string, datastoreEndpoint: string, etcdTls: EtcdTlsFiles | undefined): Promise<ServerJoinBundle> {
+  const read = (f: string): Promise<string> => readFile(f, 'utf8');
+  const etcd = {
+    ...(etcdTls?.caFile ? { ca: await read(etcdTls.caFile) } : {}),
+    ...(etcdTls?.certFile ? { cert: await read(etcdTls.certFile) } : {}),
+    ...(etcdTls?.keyFile ? { key: await read(etcdTls.keyFile) } : {}),
+  };
+  return {
+    caCert: await read(join(pkiDir, 'ca.crt')),
+    caKey: await read(join(pkiDir, 'ca.key')),
+    serviceAccountKey: await read(join(pkiDir, 'sa.key')),
+    datastoreEndpoint,
+    ...(Object.keys(etcd).length ? { etcd } : {}),
+  };
 }
 
 /** The CA bundle agents are verified against: the --kubelet-certificate-authority file, else the cluster CA. */

@@ -10,3 +10,4 @@ export { ensurePki, type Pki } from './pki/pki.js';
 export { createCa, issueCertificate, loadCa, type KeyPairPem } from './pki/certs.js';
 export { CONTROLLER_NAMES, NAMESPACE_SETUP_CONTROLLERS, startControllerManager, type ControllerName } from './controllers/index.js';
 export { startScheduler, type SchedulerHandle, type StartSchedulerOptions } from './scheduler/index.js';
+export { createSqliteStore } from './storage/index.js';

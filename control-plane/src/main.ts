@@ -55,11 +55,31 @@ const USAGE = `Usage: nodelet server [flags]
   --tracing-endpoint <url>       OTLP/HTTP collector for pod journey spans, e.g. http://127.0.0.1:4318
                                  (spans go to /v1/traces there); without it they are only kept in
                                  memory for \`nodelet trace pod\` (docs/tracing.md)
+  --leader-elect[=true|false]    run the scheduler and controller manager only while this server holds
+                                 their Leases in kube-system, so several servers on one etcd act one at a
+                                 time (default true with an etcd datastore; SQLite serves one server, so
+                                 false there); --leader-elect=false for a one-server lab on etcd
   --log-level <level>            pino level (default info)
 `;
 
 export async function main(argv: string[]): Promise<void> {
-  const args = argv[0] === 'server' ? argv.slice(1) : argv;
+  const all = argv[0] === 'server' ? argv.slice(1) : argv;
+  // Go-style boolean flags take `=false`; parseArgs booleans do not, so this one is read here.
+  let leaderElect: boolean | undefined;
+  const args: string[] = [];
+  for (const a of all) {
+    const m = /^--leader-elect(?:=(.*))?$/.exec(a);
+    if (!m) {
+      args.push(a);
+      continue;
+    }
+    if (m[1] !== undefined && m[1] !== 'true' && m[1] !== 'false') {
+      process.stderr.write(`--leader-elect takes true or false, got "${m[1]}"\n`);
+      process.exitCode = 2;
+      return;
+    }
+    leaderElect = m[1] !== 'false';
+  }
   let values: Record<string, string | boolean | undefined>;
   try {
     ({ values } = parseArgs({
@@ -212,9 +232,10 @@ export async function main(argv: string[]): Promise<void> {
     ...(values['api-audiences'] ? { apiAudiences: String(values['api-audiences']).split(',').map((a) => a.trim()).filter(Boolean) } : {}),
     limits,
     ...(values['tracing-endpoint'] ? { tracingEndpoint: String(values['tracing-endpoint']) } : {}),
+    ...(leaderElect !== undefined ? { leaderElect } : {}),
     logger: log,
   });
-  log.info({ url: cp.url, kubeconfig: cp.kubeconfigPath, registry: cp.registry?.hostPort }, 'Server ready');
+  log.info({ url: cp.url, kubeconfig: cp.kubeconfigPath, registry: cp.registry?.hostPort, leaderIdentity: cp.leaderIdentity }, 'Server ready');
   // systemd (Type=notify): startControlPlane resolves only once the store is open and the API
   // listens, so READY=1 here means "serving"; pings come from a timer, so a blocked loop stops them.
   const notifier = createNotifier({ logger: log });

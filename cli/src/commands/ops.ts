@@ -3,9 +3,10 @@
  * and `nodelet doctor` (checks in ./doctor/). `token` and `join` register here too.
  */
 import type { Command } from 'commander';
-import { describeError } from '@nodelet/base';
+import { AgentError, describeError } from '@nodelet/base';
 import { unmountUnder } from '@nodelet/lab-runtime';
-import { installAgent, installServer, uninstall, type InstallReport } from './ops/install.js';
+import { installAgent, installServer, serverDataDir, uninstall, type InstallReport } from './ops/install.js';
+import { createServerJoinToken, fetchServerJoinBundle, serverJoinFiles } from './ops/server-join.js';
 import { PROXY_TABLE, removeProxyTable } from './proxy.js';
 import { registerDoctor } from './doctor/command.js';
 import { createToken, defaultAdminKubeconfig, listTokens, parseTtl } from './ops/token.js';
@@ -45,7 +46,14 @@ export function register(program: Command): void {
   commonOptions(install.command('server').description('install and start nodelet-server.service'))
     .option('--port <port>', 'API server port', (v) => Number(v))
     .option('--bind-address <addr>', 'API server bind address')
-    .action((o) => printReport(installServer({ ...commonValues(o), port: o.port, bindAddress: o.bindAddress })));
+    .option('--join <https://server:6443>', 'add this server to the control plane of that server (same etcd); needs --token and --ca-cert-hash')
+    .option('--token <token>', 'server join token from `nodelet token create --server-join`')
+    .option('--ca-cert-hash <sha256:hex>', 'CA pin printed with the token')
+    .action(async (o) => {
+      if (!!o.join !== !!o.token || !!o.join !== !!o.caCertHash) throw new AgentError('ERR_INVALID_ARGUMENT', '--join, --token and --ca-cert-hash go together');
+      const join = o.join ? serverJoinFiles(serverDataDir(o.stateDir), await fetchServerJoinBundle({ server: o.join, token: o.token, caCertHash: o.caCertHash })) : undefined;
+      printReport(installServer({ ...commonValues(o), port: o.port, bindAddress: o.bindAddress, ...(join ? { join } : {}) }));
+    });
 
   commonOptions(install.command('agent').description('install and start nodelet-agent.service (use `nodelet join` to get a credential)'))
     .option('--kubeconfig <path>', 'the agent kubeconfig (written by `nodelet join`)')
@@ -95,9 +103,17 @@ export function register(program: Command): void {
     .option('--ttl <duration>', 'lifetime (30m, 24h, 7d)', '24h')
     .option('--description <text>', 'what the token is for')
     .option('--node-name <name>', 'the token joins only this node, and may re-join it if it already exists')
+    .option('--server-join', 'a token that adds a server to the control plane (`nodelet install server --join`) instead of a node; it unlocks the CA key: keep the TTL short')
     .option('--kubeconfig <path>', 'admin kubeconfig ($KUBECONFIG when set)', defaultAdminKubeconfig())
     .option('-o, --output <format>', 'text or json', 'text')
     .action(async (o) => {
+      if (o.serverJoin) {
+        if (o.nodeName) throw new AgentError('ERR_INVALID_ARGUMENT', '--node-name is for node tokens, not --server-join');
+        const s = await createServerJoinToken({ kubeconfig: o.kubeconfig, ttlMs: parseTtl(o.ttl), description: o.description });
+        if (o.output === 'json') process.stdout.write(JSON.stringify(s, null, 2) + '\n');
+        else process.stdout.write(`token:   ${s.token}\nexpires: ${s.expiresAt}\n\nadd a server with:\n  ${s.joinCommand}\n`);
+        return;
+      }
       const t = await createToken({ kubeconfig: o.kubeconfig, ttlMs: parseTtl(o.ttl), description: o.description, nodeName: o.nodeName });
       if (o.output === 'json') process.stdout.write(JSON.stringify(t, null, 2) + '\n');
       else process.stdout.write(`token:   ${t.token}\nexpires: ${t.expiresAt}\n\njoin a node with:\n  ${t.joinCommand}\n`);

@@ -4,13 +4,16 @@
  *
  *   Service        ClusterIP = the first address of the service CIDR (10.96.0.1), port 443 "https"
  *                  → targetPort = the API server's port, no selector
- *   Endpoints      the server's advertise address and port
- *   EndpointSlice  kubernetes (label kubernetes.io/service-name=kubernetes), the same address
+ *   Endpoints      the advertise address of every live server (endpoint-leases.ts), this port
+ *   EndpointSlice  kubernetes (label kubernetes.io/service-name=kubernetes), the same addresses
  *
  * Reconciled at start and every `intervalMs` (10 s, as upstream), so an edited or deleted object
- * comes back. With several servers each writes its own address — nodelet runs one per store.
+ * comes back. With several servers on one store, each renews its endpoint lease and writes the
+ * same sorted list, so they agree instead of overwriting each other. All servers must serve on
+ * the same port (as kube-apiserver's reconciler requires); one on another port is left out.
  */
 import { delay, describeError, isAbortError, type Logger } from '@nodelet/base';
+import { liveEndpoints, removeEndpointLease, renewEndpointLease, type ApiServerEndpoint } from './endpoint-leases.js';
 import type { ServedResource, ServerContext } from './context.js';
 import { admitCreate, admitUpdate } from './handlers/admit.js';
 import { jsonEqual, type ApiObject, type Json } from './object.js';
@@ -42,7 +45,14 @@ async function upsert(ctx: ServerContext, served: ServedResource, want: ApiObjec
   await served.registry.guaranteedUpdate(ns, name, (c) => admitUpdate(served.def, { ...structuredClone(want), metadata: { ...c.metadata, ...want.metadata } }, c));
 }
 
-export async function reconcileKubernetesService(ctx: ServerContext, o: KubernetesServiceOptions): Promise<void> {
+/**
+ * Writes the Service, Endpoints and EndpointSlice for the live servers `live` (default: this one
+ * alone). Servers on a port other than `o.port` are left out (with a warning).
+ */
+export async function reconcileKubernetesService(ctx: ServerContext, o: KubernetesServiceOptions, live: readonly ApiServerEndpoint[] = [{ ip: o.advertiseAddress, port: o.port }]): Promise<void> {
+  const others = live.filter((e) => e.port !== o.port);
+  if (others.length) o.log.warn({ servers: others, port: o.port }, 'API servers on another port are left out of the kubernetes endpoints');
+  const ips = live.filter((e) => e.port === o.port).map((e) => e.ip);
   const svcPorts = [{ name: 'https', protocol: 'TCP', port: 443, targetPort: o.port }];
   const service: ApiObject = {
     apiVersion: 'v1', kind: 'Service',
@@ -53,11 +63,11 @@ export async function reconcileKubernetesService(ctx: ServerContext, o: Kubernet
     const spec = (cur.spec ?? {}) as Json;
     return spec.clusterIP === o.serviceIp && jsonEqual(((spec.ports ?? []) as Json[]).map((p) => [p.port, p.targetPort, p.protocol]), [[443, o.port, 'TCP']]);
   });
-  const subsets = [{ addresses: [{ ip: o.advertiseAddress }], ports: [{ name: 'https', port: o.port, protocol: 'TCP' }] }];
+  const subsets = [{ addresses: ips.map((ip) => ({ ip })), ports: [{ name: 'https', port: o.port, protocol: 'TCP' }] }];
   await upsert(ctx, ctx.resource('', 'v1', 'endpoints')!, {
     apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'kubernetes', namespace: 'default', labels: { 'endpointslice.kubernetes.io/skip-mirror': 'true' } }, subsets,
   }, (cur) => jsonEqual(cur.subsets, subsets));
-  const endpoints = [{ addresses: [o.advertiseAddress], conditions: { ready: true } }];
+  const endpoints = ips.map((ip) => ({ addresses: [ip], conditions: { ready: true } }));
   const ports = [{ name: 'https', port: o.port, protocol: 'TCP' }];
   await upsert(ctx, ctx.resource('discovery.k8s.io', 'v1', 'endpointslices')!, {
     apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
@@ -66,19 +76,34 @@ export async function reconcileKubernetesService(ctx: ServerContext, o: Kubernet
   }, (cur) => jsonEqual(cur.endpoints, endpoints) && jsonEqual(cur.ports, ports));
 }
 
-/** Reconciles now, then every `intervalMs` until `signal` aborts; failures are logged and retried. */
+/**
+ * Renews this server's endpoint lease and reconciles, now and every `intervalMs` until `signal`
+ * aborts; failures are logged and retried. At the end, a server that is not the last one live
+ * removes its lease and its address (kube-apiserver does so at shutdown), so pods stop being sent
+ * to it at once; the last one stays listed, so a restarting one-server lab keeps its endpoints.
+ */
 export async function keepKubernetesService(ctx: ServerContext, o: KubernetesServiceOptions, signal: AbortSignal): Promise<void> {
+  const self = { ip: o.advertiseAddress, port: o.port };
   for (;;) {
     try {
-      await reconcileKubernetesService(ctx, o);
+      await reconcileKubernetesService(ctx, o, await renewEndpointLease(ctx.store, self, ctx.now(), o.log));
     } catch (err) {
       if (!signal.aborted) o.log.warn({ err: describeError(err) }, 'Could not reconcile the kubernetes Service');
     }
     try {
       await delay(o.intervalMs ?? 10_000, signal);
     } catch (err) {
-      if (isAbortError(err)) return;
+      if (isAbortError(err)) break;
       throw err;
     }
+  }
+  try {
+    const rest = await liveEndpoints(ctx.store, ctx.now(), o.log, self.ip);
+    if (rest.length === 0) return;
+    await removeEndpointLease(ctx.store, self.ip);
+    await reconcileKubernetesService(ctx, o, rest);
+    o.log.info({ ip: self.ip }, 'Removed this server from the kubernetes endpoints');
+  } catch (err) {
+    o.log.warn({ err: describeError(err) }, 'Could not remove this server from the kubernetes endpoints; its lease expires');
   }
 }

@@ -17,7 +17,7 @@ import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
-import { edgeServerOptions, failureStatus, hardenHttpServer, parseRequestTarget, writeRawStatus } from '@nodelet/api';
+import { edgeServerOptions, failureStatus, hardenHttpServer, parseRequestTarget, SERVER_JOIN_PATH, writeRawStatus, type ServerJoinBundle } from '@nodelet/api';
 import { noopLogger, type Logger } from '@nodelet/base';
 import type { Store } from '../storage/types.js';
 import { createAuthorizerChain, forbiddenMessage } from './auth/authorizer.js';
@@ -35,6 +35,7 @@ import { proxyPortForwardTunnel, tunnelledProtocols } from './handlers/portforwa
 import { ResourceMirror } from './mirror.js';
 import { ensureDefaultStorageClass, ensureNamespaceDefaults } from './default-objects.js';
 import { startNamespaceLifecycle } from './namespace-lifecycle.js';
+import { serveServerJoinBundle } from './server-join.js';
 import { clusterDnsIpOf, ensureKubeDnsService } from './kube-dns-service.js';
 import { DEFAULT_SERVICE_CIDR } from './handlers/service-ip.js';
 import { METRICS_DEFS, parseMetricsPath, serveMetrics, type MetricsSource } from './metrics-api.js';
@@ -56,6 +57,11 @@ import { isTracesPath, serveTraces } from './traces-endpoint.js';
 
 export interface ApiServerOptions {
   store: Store;
+  /**
+   * The shared secrets served to a joining server (server-join.ts); undefined when this server
+   * cannot share its control plane (SQLite).
+   */
+  serverJoinBundle?: () => Promise<ServerJoinBundle>;
   authenticator: Authenticator;
   logger?: Logger;
   /** PEM serving certificate and key; omit for plain HTTP (tests only). */
@@ -204,6 +210,10 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
       if (HEALTH_PATHS.has(url.pathname) || url.pathname.startsWith('/healthz/') || url.pathname.startsWith('/readyz/') || url.pathname.startsWith('/livez/')) {
         res.writeHead(stop.signal.aborted ? 503 : 200, { 'Content-Type': 'text/plain; charset=utf-8' });
         res.end(stop.signal.aborted ? 'shutting down' : 'ok');
+        return;
+      }
+      if (url.pathname === SERVER_JOIN_PATH) {
+        await serveServerJoinBundle(ctx, req, res, opts.serverJoinBundle);
         return;
       }
       const user = await requestUser(req);

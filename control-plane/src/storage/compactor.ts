@@ -9,7 +9,13 @@ export interface CompactorOptions {
   logger?: Logger;
 }
 
-type Compactable = Pick<Store, 'currentRevision' | 'compactedRevision' | 'compact'>;
+type Compactable = Pick<Store, 'currentRevision' | 'compactedRevision' | 'compact'> & {
+  /**
+   * Several servers on one store: true when this one should compact in this interval (etcd's
+   * `compact_rev_key` protocol, etcd-compaction-claim.ts). Absent: always compact.
+   */
+  claimCompaction?(): Promise<boolean>;
+};
 
 /**
  * Compacts `store` to `current - keep` once, if that moves the compacted revision forward.
@@ -24,7 +30,8 @@ export async function compactKeeping(store: Compactable, keepRevisions: number):
 }
 
 /**
- * Runs `compactKeeping` every interval until disposed. A tick is skipped while the previous one
+ * Runs `compactKeeping` every interval until disposed, in the intervals the store's
+ * `claimCompaction` gives this process (with several servers on one etcd, one of them). A tick is skipped while the previous one
  * still runs; failures are logged and retried on the next tick (compaction is an optimisation,
  * never a reason to stop serving).
  */
@@ -35,7 +42,7 @@ export function startCompactor(store: Compactable, opts: CompactorOptions = {}):
   const timer = setInterval(() => {
     if (running) return;
     running = true;
-    compactKeeping(store, keep)
+    (async () => ((await (store.claimCompaction?.() ?? true)) ? compactKeeping(store, keep) : undefined))()
       .then((rev) => {
         if (rev !== undefined) log.debug({ revision: rev, keepRevisions: keep }, 'Background compaction done');
       })

@@ -8,7 +8,7 @@
  * Uninstall removes exactly the manifest's files; --purge also removes the state and config dirs.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify as toYaml } from 'yaml';
@@ -83,6 +83,16 @@ export interface ServerInstallOptions extends InstallCommon {
   port?: number;
   bindAddress?: string;
   extraArgs?: string[];
+  /**
+   * `--join`: the shared secrets fetched from the first server (server-join.ts), written under
+   * the server's data dir (paths relative to it), and the flags that use them.
+   */
+  join?: { files: Array<{ path: string; content: string; mode: number }>; args: string[] };
+}
+
+/** The server's --data-dir under systemd (units.ts: `<state>/server`). */
+export function serverDataDir(stateDir = DEFAULTS.stateDir): string {
+  return join(stateDir, 'server');
 }
 
 export function installServer(o: ServerInstallOptions): InstallReport {
@@ -95,10 +105,19 @@ export function installServer(o: ServerInstallOptions): InstallReport {
     '--registry-root', join(source, 'build', 'images'),
     ...(o.port ? ['--port', String(o.port)] : []),
     ...(o.bindAddress ? ['--bind-address', o.bindAddress] : []),
+    ...(o.join?.args ?? []),
     ...(o.extraArgs ?? []),
   ];
   const files: InstallReport['files'] = [];
   const put = (p: string, s: string, mode?: number) => files.push({ path: p, outcome: fs.write('server', p, s, mode) });
+  for (const f of o.join?.files ?? []) {
+    // A data dir of another cluster keeps its CA: replacing it would orphan every credential it signed.
+    const existing = fs.path(f.path);
+    if (existsSync(existing) && readFileSync(existing, 'utf8') !== f.content) {
+      throw new AgentError('ERR_FAILED_PRECONDITION', `${f.path} already exists with other content (this machine belongs to another cluster?); remove ${dirname(dirname(f.path))} to join this one`);
+    }
+    put(f.path, f.content, f.mode);
+  }
   put(c.binPath, wrapper(o.nodeBin ?? process.execPath, source), 0o755);
   put(join(c.configDir, 'server.env'), envFile('nodelet-server', args), 0o600);
   put(UNIT_PATHS.server, serverUnit(unitOpts));

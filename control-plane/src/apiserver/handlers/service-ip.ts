@@ -1,17 +1,19 @@
 /**
  * ClusterIP (and NodePort) allocation for Services (kube-apiserver's service IP allocator, simplified): the
  * lowest free address of the service range not already used by a Service, skipping the network
- * address and .1 (reserved for the `kubernetes` Service). Allocations are serialized in-process;
- * the store's create CAS settles races with a second server only by name, so run one server.
+ * address and .1 (reserved for the `kubernetes` Service). Allocations are serialized in-process,
+ * and across API servers on one store by the allocation ledger's CAS (allocation-ledger.ts).
  */
 import { Semaphore } from '@nodelet/base';
 import type { ServerContext } from '../context.js';
 import { MATCH_ALL } from '../filter.js';
 import type { ApiObject, Json } from '../object.js';
 import { StatusError } from '../status.js';
+import { allocateThroughLedger } from './allocation-ledger.js';
 
 export const DEFAULT_SERVICE_CIDR = '10.96.0.0/16';
-const lock = new Semaphore(1);
+/** One allocation at a time per API server (the ledger's CAS orders allocations between servers). */
+const locks = new WeakMap<ServerContext, Semaphore>();
 
 function parseCidr(cidr: string): { base: number; size: number } {
   const [ip = '', bits = '32'] = cidr.split('/');
@@ -24,8 +26,8 @@ function parseCidr(cidr: string): { base: number; size: number } {
 const NODE_PORT_MIN = 30000;
 const NODE_PORT_MAX = 32767;
 
-function allocateNodePorts(ports: Json[], existing: ApiObject[]): void {
-  const used = new Set<number>();
+function allocateNodePorts(ports: Json[], existing: ApiObject[], reserved: readonly number[]): void {
+  const used = new Set<number>(reserved);
   for (const svc of existing) for (const p of ((svc.spec as Json | undefined)?.ports ?? []) as Json[]) if (typeof p.nodePort === 'number') used.add(p.nodePort);
   for (const p of ports) if (typeof p.nodePort === 'number' && p.nodePort) used.add(p.nodePort);
   for (const p of ports) {
@@ -55,27 +57,29 @@ export async function withClusterIp<T>(ctx: ServerContext, svc: ApiObject, creat
     if (spec.clusterIP && !spec.clusterIPs) spec.clusterIPs = [spec.clusterIP];
     return create();
   }
+  let lock = locks.get(ctx);
+  if (!lock) locks.set(ctx, (lock = new Semaphore(1)));
   return lock.use(async () => {
     const services = ctx.resource('', 'v1', 'services')!;
     const existing = (await services.registry.list({ filter: MATCH_ALL })).items;
-    if (needsNodePorts) allocateNodePorts(ports, existing);
-    if (!needsIp) {
-      if (spec.clusterIP && !spec.clusterIPs) spec.clusterIPs = [spec.clusterIP];
-      return create();
-    }
-    const used = new Set(existing.map((s) => (s.spec as Json | undefined)?.clusterIP));
-    const { base, size } = parseCidr(cidr);
-    let chosen: string | undefined;
-    for (let i = 2; i < size - 1; i++) {
-      const ip = toIp(base + i);
-      if (!used.has(ip)) {
-        chosen = ip;
-        break;
+    const givenPorts = ports.map((p) => p.nodePort);
+    const picked = await allocateThroughLedger(ctx.store, ctx.now(), (reserved) => {
+      ports.forEach((p, i) => (p.nodePort = givenPorts[i]));
+      if (needsNodePorts) allocateNodePorts(ports, existing, reserved.nodePorts);
+      const nodePorts = ports.filter((p, i) => p.nodePort && !givenPorts[i]).map((p) => p.nodePort as number);
+      if (!needsIp) return { ips: [], nodePorts };
+      const used = new Set([...existing.map((s) => (s.spec as Json | undefined)?.clusterIP), ...reserved.ips]);
+      const { base, size } = parseCidr(cidr);
+      for (let i = 2; i < size - 1; i++) {
+        const ip = toIp(base + i);
+        if (!used.has(ip)) return { ips: [ip], nodePorts };
       }
-    }
-    if (!chosen) throw new StatusError(500, 'InternalError', `failed to allocate a serviceIP: range ${cidr} is full`);
-    spec.clusterIP = chosen;
-    spec.clusterIPs = [chosen];
+      throw new StatusError(500, 'InternalError', `failed to allocate a serviceIP: range ${cidr} is full`);
+    });
+    if (picked.ips[0]) {
+      spec.clusterIP = picked.ips[0];
+      spec.clusterIPs = [picked.ips[0]];
+    } else if (spec.clusterIP && !spec.clusterIPs) spec.clusterIPs = [spec.clusterIP];
     svc.spec = spec;
     return create();
   });

@@ -6,6 +6,7 @@ import type { KeyValue, ListOptions, ListResult, Store, WatchEvent, WatchOptions
 import { isCompactedError, toStorageError } from './etcd-errors.js';
 import type { EtcdTls } from './etcd-tls.js';
 import { closedError, etcdWatch } from './etcd-watch.js';
+import { COMPACT_REV_KEY, CompactionClaim } from './etcd-compaction-claim.js';
 import { resolveWriteOutcome, type WriteIntent } from './etcd-write-outcome.js';
 
 export interface EtcdStoreOptions {
@@ -66,6 +67,7 @@ class EtcdStore implements Store {
   readonly #log: Logger;
   readonly #watches = new Set<(err: unknown) => void>();
   readonly #compactor: Disposable | undefined;
+  readonly #claim: CompactionClaim;
   /** Highest revision known to be compacted; compaction only moves forward. */
   #compactedHint = 0;
   /** Highest revision seen in any reply: a write sent now applies after it. */
@@ -93,6 +95,7 @@ class EtcdStore implements Store {
     this.#prefix = Buffer.from(opts.prefix ?? '', 'utf8');
     this.#timeoutMs = opts.requestTimeoutMs ?? 10_000;
     this.#log = (opts.logger ?? noopLogger).child({ component: 'storage-etcd' });
+    this.#claim = new CompactionClaim(this.#full(COMPACT_REV_KEY));
     this.#compactor = opts.compactor ? startCompactor(this, { ...opts.compactor, logger: this.#log }) : undefined;
   }
 
@@ -212,6 +215,17 @@ class EtcdStore implements Store {
     }
     this.#compactedHint = Math.max(this.#compactedHint, revision);
     this.#log.info({ revision }, 'Storage compacted');
+  }
+
+  /**
+   * Whether this server compacts in this interval (etcd-compaction-claim.ts): with several
+   * servers on one etcd, one of them does. Called by the background compactor.
+   */
+  async claimCompaction(): Promise<boolean> {
+    const revision = await this.currentRevision();
+    const won = await this.#claim.claim((txn) => this.#read('claim compaction', (o) => txn(this.#client.kv, o)), revision);
+    if (!won) this.#log.debug({ compactTime: this.#claim.time }, 'Another server compacts this interval');
+    return won;
   }
 
   async close(): Promise<void> {
