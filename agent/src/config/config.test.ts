@@ -111,3 +111,10 @@ test('container log rotation: kubelet defaults, file fields, flags win, bad valu
   assert.throws(() => resolveConfig({ containerLogMaxFiles: 1 }, {}, 'h'), /containerLogMaxFiles: must be an integer in \[2, ∞\], got 1/);
   assert.throws(() => resolveConfig({}, { containerLogMaxSize: 'lots' }, 'h'), /--container-log-max-size: must be a positive quantity like "10Mi", got "lots"/);
 });
+
+test('apiServers: --api-servers wins over the file; URLs are checked', () => {
+  assert.equal(resolveConfig({}, {}, 'h').apiServers, undefined);
+  assert.deepEqual(resolveConfig({ apiServers: ['https://a:6443'] }, {}, 'h').apiServers, ['https://a:6443']);
+  assert.deepEqual(resolveConfig({ apiServers: ['https://a:6443'] }, { apiServers: 'https://b:6443,https://c:6443,' }, 'h').apiServers, ['https://b:6443', 'https://c:6443']);
+  assert.throws(() => resolveConfig({}, { apiServers: 'b:6443' }, 'h'), (e: unknown) => hasCode(e, 'ERR_INVALID_ARGUMENT') && /apiServers: "b:6443" is not an http\(s\):\/\/ URL/.test(String(e)));
+});

@@ -7,7 +7,9 @@ import type { Readable } from 'node:stream';
 import { AgentError, linkAbort } from '@nodelet/base';
 import type { DeleteOptions, KubeList, KubeObject, Status, WatchEvent } from '../types/meta.js';
 import { apiVersionOf, resourcePath, type ResourceType } from '../types/resources.js';
-import { createTransport, type Transport, type TransportOptions } from './transport.js';
+import type { Clock } from '@nodelet/base';
+import { createApiTransport, type ApiTransport } from './failover-transport.js';
+import type { Transport, TransportOptions } from './transport.js';
 import { parseJsonLines } from './ndjson.js';
 import {
   PATCH_CONTENT_TYPES,
@@ -26,21 +28,31 @@ import { ResourceClient } from './resource-client.js';
 export interface ApiClientOptions extends TransportOptions {
   /** How long past a watch's `timeoutSeconds` a silent watch may stay open before the client ends it (default 30 s). */
   watchDeadlineGraceMs?: number;
+  /**
+   * More API servers of the same control plane, after `server` in order of preference. With
+   * two or more distinct URLs the client talks to one at a time and fails over when it cannot
+   * reach it (failover-transport.ts, docs/ha.md "Agent fail-over").
+   */
+  servers?: readonly string[];
+  /** Period of the `/readyz` probe that brings a failed-over client back to `server` (default 5 s). */
+  probeIntervalMs?: number;
+  /** Clock of that probe (default the system clock). */
+  clock?: Clock;
 }
 
 type Query = Record<string, string | number | boolean | undefined>;
 
 
 export class ApiClient {
-  readonly #t: Transport;
+  readonly #t: ApiTransport;
   readonly #watchGraceMs: number;
 
   constructor(opts: ApiClientOptions) {
-    this.#t = createTransport(opts);
+    this.#t = createApiTransport(opts);
     this.#watchGraceMs = opts.watchDeadlineGraceMs ?? 30_000;
   }
 
-  /** The server URL this client talks to. */
+  /** The server URL this client talks to now (with several servers, the current one). */
   get server(): string {
     return this.#t.server.href;
   }
