@@ -6,15 +6,16 @@
 // TCP connection setup through a ClusterIP vs. straight to the pod IP, interleaved in the same run.
 //
 //   node --conditions=source --import tsx bench/proxy.ts [--iterations 10] [--full-iterations 3]
-//        [--sizes 1,100,1000,5000] [--connects 300] [--full-only] [--json] [--out bench/results/proxy.json]
+//        [--sizes 1,100,1000,5000] [--connects 300] [--full-only] [--json] [--svg]
+//
+// Writes bench/results/proxy.json (bench/lib/results.ts; with --svg also proxy.svg).
 //
 // --full-only measures the whole-table mode alone. Needs root, nft and conntrack. Everything runs in
 // network namespaces it creates (npx-*), with an in-memory API server; the ServiceProxy is the
 // agent's. Changes are spaced past minSyncPeriod (1 s) so the latency is the programming path, not
 // the debounce. The load average is recorded: other work on the machine shows in every number.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { Registry } from 'prom-client';
@@ -25,6 +26,7 @@ import { ServiceProxy, type ServiceProxyOptions, type SyncInfo } from '../agent/
 import { resolveProxyConfig } from '../agent/src/proxy/config.js';
 import { service, slice } from '../agent/src/proxy/testing/fixtures.js';
 import { NetnsNode } from '../agent/test/integration/proxy-netns.js';
+import { writeBenchResults, type BenchFigure } from './lib/results.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -34,7 +36,7 @@ const { values: args } = parseArgs({
     connects: { type: 'string', default: '300' },
     'full-only': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
-    out: { type: 'string', default: 'bench/results/proxy.json' },
+    svg: { type: 'boolean', default: false },
   },
 });
 const ITER = Number(args.iterations);
@@ -173,8 +175,7 @@ try {
   results.connect = { clusterIP: { n: via.length, p50: pct(via, 50), p99: pct(via, 99) }, podIP: { n: direct.length, p50: pct(direct, 50), p99: pct(direct, 99) }, services: have };
   results.loadavgEnd = loadavg();
 
-  mkdirSync(dirname(args.out), { recursive: true });
-  writeFileSync(args.out, JSON.stringify(results, null, 2) + '\n');
+  const written = writeBenchResults('proxy', proxyFigures(results), { details: results, svg: args.svg });
   if (args.json) process.stdout.write(JSON.stringify(results, null, 2) + '\n');
   else {
     process.stdout.write(`network programming (EndpointSlice update → rule live); load average ${(results.loadavgStart as number[]).map((x) => x.toFixed(2)).join(' ')} → ${(results.loadavgEnd as number[]).map((x) => x.toFixed(2)).join(' ')}\n`);
@@ -188,9 +189,36 @@ try {
     process.stdout.write(`\nTCP connect (${have} services in the table)   n    p50 ms   p99 ms\n`);
     process.stdout.write(`  through the ClusterIP              ${String(c.clusterIP.n).padStart(5)} ${f(c.clusterIP.p50)}  ${f(c.clusterIP.p99)}\n`);
     process.stdout.write(`  straight to the pod IP             ${String(c.podIP.n).padStart(5)} ${f(c.podIP.p50)}  ${f(c.podIP.p99)}\n`);
+    process.stdout.write(`\nwritten to ${written.json}${written.svg ? ` and ${written.svg}` : ''}\n`);
   }
 } finally {
   await proxy?.close();
   await server?.close();
   await net.destroy();
+}
+
+/** Kept figures: a partial sync's programming time beside a full rewrite's, and a connect through the ClusterIP beside one to the pod IP. */
+function proxyFigures(r: Record<string, unknown>): BenchFigure[] {
+  type Row = { services: number; mode: string; p50: number; p99: number };
+  const rows = r.programming as Row[];
+  const out: BenchFigure[] = [];
+  for (const partial of rows.filter((x) => x.mode === 'partial')) {
+    const full = rows.find((x) => x.mode === 'full' && x.services === partial.services);
+    for (const q of ['p50', 'p99'] as const) {
+      out.push({
+        group: 'EndpointSlice update → rule live',
+        name: `${partial.services} services, ${q}`,
+        unit: 'ms',
+        value: partial[q],
+        ...(full ? { baseline: { label: 'full rewrite', value: full[q] } } : {}),
+      });
+    }
+  }
+  const c = r.connect as { clusterIP: { p50: number; p99: number }; podIP: { p50: number; p99: number }; services: number } | undefined;
+  if (c) {
+    for (const q of ['p50', 'p99'] as const) {
+      out.push({ group: `TCP connect, ${c.services} services in the table`, name: `through the ClusterIP, ${q}`, unit: 'ms', value: c.clusterIP[q], baseline: { label: 'to the pod IP', value: c.podIP[q] } });
+    }
+  }
+  return out;
 }

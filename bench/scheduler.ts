@@ -5,18 +5,20 @@
 // change in the machine's load hits every mode alike; the table shows medians.
 //
 //   node --conditions=source --import tsx bench/scheduler.ts [--nodes 100,1000] [--pods 1000] [--runs 3]
-//        [--modes legacy,new,floor] [--baseline-ref <commit>] [--bind-concurrency 16] [--out bench/results/scheduler.json] [--json]
+//        [--modes legacy,new,floor] [--baseline-ref <commit>] [--bind-concurrency 16] [--svg] [--json]
+//
+// Writes bench/results/scheduler.json (bench/lib/results.ts; with --svg also scheduler.svg).
 //
 // Per size and mode: pods/s (scheduler start → last binding, informer sync included), the
 // POST pods/binding round trip p50/p99, queued→bound p50/p99 (the whole backlog is queued at the
 // start, so this is mostly waiting), the scheduling cycle p50/p99, process CPU per pod, how long
 // the Scheduled events trail the last binding, and the spread (pods per node min/max).
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { writeBenchResults, type BenchFigure } from './lib/results.js';
 import { BASELINE_REF, extractBaseline, type Baseline } from './scheduler-baseline.js';
 import type { RunResult } from './scheduler-run.js';
 
@@ -29,7 +31,7 @@ const { values: args } = parseArgs({
     modes: { type: 'string', default: 'legacy,new,floor' },
     'baseline-ref': { type: 'string', default: BASELINE_REF },
     'bind-concurrency': { type: 'string', default: '16' },
-    out: { type: 'string', default: join(ROOT, 'bench/results/scheduler.json') },
+    svg: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
   },
 });
@@ -122,17 +124,47 @@ async function main(): Promise<void> {
     medians: summary,
     runs,
   };
-  mkdirSync(dirname(args.out), { recursive: true });
-  writeFileSync(args.out, `${JSON.stringify(report, null, 2)}\n`);
+  const written = writeBenchResults('scheduler', schedulerFigures(summary), { details: report, svg: args.svg });
   if (args.json) {
     console.log(JSON.stringify(report));
     return;
   }
   print(summary, loadStart, loadEnd, baselineNote);
-  console.log(`\nwritten to ${args.out}`);
+  for (const line of written.targetLines) console.log(line);
+  console.log(`\nwritten to ${written.json}${written.svg ? ` and ${written.svg}` : ''}`);
 }
 
-function print(summary: Record<string, Record<string, Partial<Record<Metric, number>>>>, loadStart: number[], loadEnd: number[], baselineNote: string): void {
+type Summary = Record<string, Record<string, Partial<Record<Metric, number>>>>;
+
+/** The figures kept per size: the new scheduler's medians beside the pre-change one's, with issue 16's targets. */
+function schedulerFigures(summary: Summary): BenchFigure[] {
+  const out: BenchFigure[] = [];
+  const rows: Array<[string, Metric, string, 'podsPerSec' | 'bindCallP99Ms' | undefined]> = [
+    ['pods/s (start → last bind)', 'podsPerSec', 'pods/s', 'podsPerSec'],
+    ['binding p99', 'bindCallP99Ms', 'ms', 'bindCallP99Ms'],
+    ['queued → bound p99', 'queuedToBoundP99Ms', 'ms', undefined],
+    ['CPU per pod', 'cpuMsPerPod', 'ms', undefined],
+  ];
+  for (const [n, modesAt] of Object.entries(summary)) {
+    for (const [name, k, unit, targetKey] of rows) {
+      const value = modesAt.new?.[k];
+      if (value === undefined) continue;
+      const legacy = modesAt.legacy?.[k];
+      const target = targetKey ? TARGETS[Number(n)]?.[targetKey] : undefined;
+      out.push({
+        group: `${n} nodes`,
+        name,
+        unit,
+        value,
+        ...(legacy === undefined ? {} : { baseline: { label: 'before', value: legacy } }),
+        ...(target === undefined ? {} : { target: { op: k === 'podsPerSec' ? '>=' : '<=', value: target } }),
+      });
+    }
+  }
+  return out;
+}
+
+function print(summary: Summary, loadStart: number[], loadEnd: number[], baselineNote: string): void {
   const la = (l: number[]): string => l.map((x) => x.toFixed(1)).join(' ');
   console.log(`\nscheduler bench: ${args.pods} pending pods, real API server + SQLite, bind concurrency ${args['bind-concurrency']}, median of ${RUNS} runs`);
   console.log(`machine: ${cpus().length} CPUs, load average ${la(loadStart)} at the start, ${la(loadEnd)} at the end`);
