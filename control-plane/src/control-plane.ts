@@ -40,6 +40,8 @@ export interface ControlPlaneOptions {
   datastoreEndpoint?: string;
   /** `--etcd-cafile`, `--etcd-certfile`, `--etcd-keyfile`: TLS to etcd (storage/etcd/etcd-tls.ts). */
   etcdTls?: EtcdTlsFiles;
+  /** `--etcd-defrag-interval`: defragment the etcd members (one at a time) this often; default off. */
+  etcdDefragIntervalMs?: number;
   bindAddress?: string;
   port?: number;
   tlsCertFile?: string;
@@ -150,7 +152,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
     // in one synchronous step, so no connection sees a new certificate with the old key.
     const nodeProxy = { clientCert: pki.agentClient.certPem, clientKey: pki.agentClient.keyPem, ca: await kubeletCa(o.kubeletCertificateAuthority, pki.caPem) };
     const adminToken = await ensureToken(join(o.dataDir, 'admin.token'));
-    const store = o.store ?? openStore(o.datastoreEndpoint, { dataDir: o.dataDir, logger: log.child({ component: 'storage' }), etcdTls: o.etcdTls });
+    const store = o.store ?? openStore(o.datastoreEndpoint, { dataDir: o.dataDir, logger: log.child({ component: 'storage' }), etcdTls: o.etcdTls, etcdDefragIntervalMs: o.etcdDefragIntervalMs });
     if (!o.store) cleanups.push(() => store.close());
     const now = o.now ?? Date.now;
     const ref: { server?: ApiServer } = {};

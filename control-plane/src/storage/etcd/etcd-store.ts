@@ -7,6 +7,7 @@ import { isCompactedError, toStorageError } from './etcd-errors.js';
 import type { EtcdTls } from './etcd-tls.js';
 import { closedError, etcdWatch } from './etcd-watch.js';
 import { resolveWriteOutcome, type WriteIntent } from './etcd-write-outcome.js';
+import { startDefragmenter } from './etcd-defragmenter.js';
 
 export interface EtcdStoreOptions {
   /** Client URLs, e.g. `['http://127.0.0.1:2379']`; `https://` for TLS. */
@@ -23,6 +24,8 @@ export interface EtcdStoreOptions {
   /** Per-request deadline. Default 10 s. */
   requestTimeoutMs?: number;
   compactor?: CompactorOptions;
+  /** Defragment every member, one at a time, this often (etcd-defragmenter.ts). Default off. */
+  defragIntervalMs?: number;
 }
 
 /**
@@ -66,6 +69,7 @@ class EtcdStore implements Store {
   readonly #log: Logger;
   readonly #watches = new Set<(err: unknown) => void>();
   readonly #compactor: Disposable | undefined;
+  readonly #defragmenter: Disposable | undefined;
   /** Highest revision known to be compacted; compaction only moves forward. */
   #compactedHint = 0;
   /** Highest revision seen in any reply: a write sent now applies after it. */
@@ -94,6 +98,7 @@ class EtcdStore implements Store {
     this.#timeoutMs = opts.requestTimeoutMs ?? 10_000;
     this.#log = (opts.logger ?? noopLogger).child({ component: 'storage-etcd' });
     this.#compactor = opts.compactor ? startCompactor(this, { ...opts.compactor, logger: this.#log }) : undefined;
+    this.#defragmenter = opts.defragIntervalMs ? startDefragmenter({ endpoints: opts.endpoints, ...(opts.tls ? { tls: opts.tls } : {}) }, { intervalMs: opts.defragIntervalMs, logger: this.#log }) : undefined;
   }
 
   async get(key: string, opts?: { signal?: AbortSignal }): Promise<KeyValue | undefined> {
@@ -218,6 +223,7 @@ class EtcdStore implements Store {
     if (this.#closed) return;
     this.#closed = true;
     this.#compactor?.dispose();
+    this.#defragmenter?.dispose();
     for (const fail of [...this.#watches]) fail(closedError());
     // Let the watch iterators run their `finally` (watcher.cancel) before the client goes away.
     await new Promise((r) => setImmediate(r));
