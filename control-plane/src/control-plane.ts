@@ -20,7 +20,7 @@ import { hostAddresses, ensurePki, type EnsurePkiOptions } from './pki/pki.js';
 import { startCertRotation } from './pki/rotation.js';
 import { ensureToken, renderKubeconfig, writeKubeconfig } from './pki/kubeconfig.js';
 import { startScheduler, type SchedulerHandle } from './scheduler/index.js';
-import { openStore, type EtcdTlsFiles } from './storage/index.js';
+import { etcdAlarms, etcdMemberStatuses, loadEtcdTls, openStore, parseDatastoreEndpoint, type EtcdTlsFiles } from './storage/index.js';
 import type { Store } from './storage/types.js';
 import { createTokenAuthenticator } from './apiserver/auth/authenticator.js';
 import { ADMIN_GROUP } from './apiserver/auth/types.js';
@@ -166,8 +166,11 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
     const issuer = o.serviceAccountIssuer ?? DEFAULT_SERVICE_ACCOUNT_ISSUER;
     const serviceAccountTokens = new ServiceAccountTokens({ issuer, audiences: o.apiAudiences?.length ? o.apiAudiences : [issuer], key: saKey });
     const metricsStore = o.metrics === false ? undefined : new MetricsStore();
+    const datastore = o.store ? undefined : parseDatastoreEndpoint(o.datastoreEndpoint, o.dataDir, o.etcdTls);
+    const etcdTarget = datastore?.kind === 'etcd' ? { endpoints: datastore.endpoints, ...(datastore.tls ? { tls: loadEtcdTls(o.etcdTls ?? {}) } : {}) } : undefined;
     const apiServer = await createApiServer({
       store,
+      ...(etcdTarget ? { etcdStatus: async () => ({ members: await etcdMemberStatuses(etcdTarget), alarms: await etcdAlarms(etcdTarget).catch((err: unknown) => ({ error: (err as Error).message })) }) } : {}),
       authenticator,
       logger: log.child({ component: 'apiserver' }),
       tls,

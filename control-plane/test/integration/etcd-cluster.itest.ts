@@ -4,8 +4,14 @@
 // acknowledged and no acknowledged write is lost (a ledger of acked writes is compared at the end).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { hasCode, pollUntil } from '@nodelet/base';
+import { ApiClient, CONFIGMAPS } from '@nodelet/api';
+import { hasCode, noopLogger, pollUntil } from '@nodelet/base';
+import { ETCD_STATUS_PATH } from '../../src/apiserver/server.js';
+import { startControlPlane } from '../../src/control-plane.js';
 import { createEtcdStore, etcdMemberStatuses, type Store } from '../../src/storage/index.js';
 import { runStoreConformance } from '../../src/storage/testing/conformance.js';
 import { etcdUnavailableReason } from '../../src/storage/testing/etcd.js';
@@ -78,5 +84,42 @@ describe('etcd cluster: a member dies under load', { skip }, () => {
       const s = await etcdMemberStatuses({ endpoints: c.endpoints, tls: tls() });
       return s.every((m) => m.ok) && new Set(s.map((m) => m.ok && m.leader)).size === 1;
     }, { timeoutMs: 15_000, intervalMs: 200 });
+  });
+});
+
+describe('etcd cluster: a server on all three members', { skip }, () => {
+  it('serves writes with a member down and reports every member (doctor\'s source)', async (t) => {
+    const c = cluster!;
+    const dir = await mkdtemp(join(tmpdir(), 'nodelet-etcd-cluster-cp-'));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    const cp = await startControlPlane({
+      dataDir: dir,
+      datastoreEndpoint: `etcd://${c.endpoints.map((e) => new URL(e).host).join(',')}`,
+      etcdTls: { caFile: c.tls.caFile, certFile: c.tls.certFile, keyFile: c.tls.keyFile },
+      bindAddress: '127.0.0.1',
+      port: 0,
+      registryAddress: '',
+      controllers: false,
+      logger: noopLogger,
+    });
+    t.after(() => cp.close());
+    const client = new ApiClient({ server: cp.url, token: cp.adminToken, ca: cp.caPem });
+    t.after(() => client.close());
+    type Reply = { members: Array<{ endpoint: string; ok: boolean; version?: string; raftIndex?: number; isLeader?: boolean }>; alarms: unknown };
+    const status = async (): Promise<Reply> => JSON.parse((await client.getRaw(ETCD_STATUS_PATH)).toString()) as Reply;
+    const all = await status();
+    assert.deepEqual(all.members.map((m) => m.endpoint), c.endpoints);
+    assert.ok(all.members.every((m) => m.ok && /^3\.4\./.test(m.version ?? '') && (m.raftIndex ?? 0) > 0), JSON.stringify(all));
+    assert.equal(all.members.filter((m) => m.isLeader).length, 1);
+    assert.deepEqual(all.alarms, []);
+
+    await c.kill(2);
+    try {
+      await client.create(CONFIGMAPS, { metadata: { name: 'with-m2-down', namespace: 'default' } });
+      const down = await status();
+      assert.deepEqual(down.members.map((m) => m.ok), [true, true, false]);
+    } finally {
+      await c.start(2);
+    }
   });
 });
