@@ -32,6 +32,7 @@ function command(): Command {
     .description('run the node agent: register this node, run its pods through CRI and CNI, report status')
     .option('--config <file>', 'KubeletConfiguration-style YAML file')
     .option('--kubeconfig <file>', 'kubeconfig to reach the API server')
+    .option('--api-servers <urls>', 'comma-separated API server URLs to fail over between (HA; default: the kubeconfig)')
     .option('--node-name <name>', 'name of this node (default: hostname)')
     .option('--node-ip <ip>', 'InternalIP to report (default: first non-loopback IPv4)')
     .option('--container-runtime-endpoint <endpoint>', 'CRI socket, e.g. unix:///run/containerd/containerd.sock')
@@ -101,8 +102,10 @@ export async function main(argv: string[]): Promise<void> {
   let api: ApiClient;
   const kubeconfigPath = config.kubeconfig ?? defaultKubeconfigPath();
   try {
-    // Lists and watches in protobuf, as kubelet asks (JSON for kinds the server has no table for).
-    api = new ApiClient({ ...(await loadKubeconfig(kubeconfigPath)), protobuf: true });
+    const kc = await loadKubeconfig(kubeconfigPath);
+    // --api-servers / apiServers list more servers of the same cluster (docs/ha.md "Agent fail-over");
+    // lists and watches in protobuf, as kubelet asks (JSON for kinds the server has no table for).
+    api = new ApiClient({ ...kc, servers: config.apiServers ?? kc.servers, logger: log, protobuf: true });
   } catch (err) {
     process.stderr.write(`nodelet agent: cannot load kubeconfig${config.kubeconfig ? ` ${config.kubeconfig}` : ''}: ${describeError(err)}\n`);
     process.exitCode = 2;

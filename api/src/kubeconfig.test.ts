@@ -4,7 +4,7 @@ import { mkdtemp, rm, stat, writeFile, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hasCode } from '@nodelet/base';
-import { defaultKubeconfigPath, loadKubeconfig, parseKubeconfig, writeKubeconfig } from './kubeconfig.js';
+import { defaultKubeconfigPath, formatKubeconfig, loadKubeconfig, parseKubeconfig, writeKubeconfig } from './kubeconfig.js';
 
 async function tempDir(t: { after(fn: () => Promise<void>): void }): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'nodelet-kubeconfig-'));
@@ -97,4 +97,15 @@ test('loadKubeconfig of a missing file is ERR_NOT_FOUND naming the path', async 
 test('defaultKubeconfigPath honours KUBECONFIG', () => {
   assert.equal(defaultKubeconfigPath({ KUBECONFIG: '/a:/b' }), '/a');
   assert.match(defaultKubeconfigPath({}), /\.kube\/config$/);
+});
+
+test('several servers travel in the nodelet.io/servers cluster extension; kubectl keeps the one server', async () => {
+  const text = formatKubeconfig({ server: 'https://a:6443', servers: ['https://a:6443', 'https://b:6443'], token: 't' });
+  assert.match(text, /server: https:\/\/a:6443/);
+  const cfg = await parseKubeconfig(text, { baseDir: '/' });
+  assert.equal(cfg.server, 'https://a:6443');
+  assert.deepEqual(cfg.servers, ['https://a:6443', 'https://b:6443']);
+  assert.equal((await parseKubeconfig(formatKubeconfig({ server: 'https://a:6443' }), { baseDir: '/' })).servers, undefined, 'one server: no extension');
+  const bad = text.replace('https://b:6443', 'b:6443');
+  await assert.rejects(parseKubeconfig(bad, { baseDir: '/' }), (e) => hasCode(e, 'ERR_INVALID_ARGUMENT') && /"b:6443", not an http\(s\):\/\/ URL/.test(String(e)));
 });

@@ -19,7 +19,25 @@ export interface ResolvedKubeconfig extends TransportOptions {
   user: string;
   /** The context's default namespace (`default` when unset). */
   namespace: string;
+  /**
+   * Every API server of an HA control plane when the cluster carries the
+   * {@link SERVERS_EXTENSION} extension (`server` first); ApiClient fails over between them.
+   */
+  servers?: string[];
 }
+
+/**
+ * Name of the cluster extension that lists several API servers. A kubeconfig cluster has one
+ * `server`; kubectl keeps using it and ignores extensions it does not know, while nodelet's
+ * clients (agent, CLI) read the list and fail over (docs/ha.md "Agent fail-over"):
+ *
+ *     cluster:
+ *       server: https://10.0.0.1:6443
+ *       extensions:
+ *       - name: nodelet.io/servers
+ *         extension: { servers: [https://10.0.0.1:6443, https://10.0.0.2:6443] }
+ */
+export const SERVERS_EXTENSION = 'nodelet.io/servers';
 
 interface RawCluster {
   server?: string;
@@ -27,6 +45,7 @@ interface RawCluster {
   'certificate-authority-data'?: string;
   'insecure-skip-tls-verify'?: boolean;
   'tls-server-name'?: string;
+  extensions?: unknown;
 }
 
 interface RawUser {
@@ -116,6 +135,8 @@ export async function parseKubeconfig(text: string, o: ParseKubeconfigOptions): 
     user: ctx.user ?? '',
     namespace: ctx.namespace || 'default',
   };
+  const servers = serversExtension(cluster, ctx.cluster, source);
+  if (servers) out.servers = [...new Set([cluster.server, ...servers])];
   if (cluster['certificate-authority-data']) out.ca = b64(cluster['certificate-authority-data']);
   else if (cluster['certificate-authority']) out.ca = await readRef('certificate-authority', cluster['certificate-authority']);
   if (cluster['insecure-skip-tls-verify']) out.insecureSkipTlsVerify = true;
@@ -131,6 +152,20 @@ export async function parseKubeconfig(text: string, o: ParseKubeconfigOptions): 
   return out;
 }
 
+/** The URLs of the {@link SERVERS_EXTENSION} extension of a cluster, checked; undefined without it. */
+function serversExtension(cluster: RawCluster, name: string, source: string): string[] | undefined {
+  if (cluster.extensions === undefined) return undefined;
+  if (!Array.isArray(cluster.extensions)) throw invalid(source, `cluster "${name}": extensions must be a list`);
+  const entry = (cluster.extensions as Array<{ name?: unknown; extension?: unknown } | null>).find((e) => e?.name === SERVERS_EXTENSION);
+  if (!entry) return undefined;
+  const list = (entry.extension as { servers?: unknown } | null)?.servers;
+  if (!Array.isArray(list) || list.length === 0) throw invalid(source, `cluster "${name}": extension ${SERVERS_EXTENSION} needs a non-empty "servers" list`);
+  for (const url of list) {
+    if (typeof url !== 'string' || !/^https?:\/\/[^/]/.test(url)) throw invalid(source, `cluster "${name}": extension ${SERVERS_EXTENSION} lists "${String(url)}", not an http(s):// URL`);
+  }
+  return list as string[];
+}
+
 /** Reads and resolves a kubeconfig file (default: {@link defaultKubeconfigPath}). */
 export async function loadKubeconfig(file: string = defaultKubeconfigPath(), o: { context?: string } = {}): Promise<ResolvedKubeconfig> {
   let text: string;
@@ -144,6 +179,8 @@ export async function loadKubeconfig(file: string = defaultKubeconfigPath(), o: 
 
 export interface KubeconfigSpec {
   server: string;
+  /** Every API server (HA); written as the {@link SERVERS_EXTENSION} extension when more than `server`. */
+  servers?: readonly string[];
   /** PEM of the CA that signs the server certificate (embedded as certificate-authority-data). */
   caData?: string | Buffer;
   token?: string;
@@ -169,6 +206,8 @@ export function formatKubeconfig(s: KubeconfigSpec): string {
   const clusterBody: Record<string, unknown> = { server: s.server };
   if (s.caData !== undefined) clusterBody['certificate-authority-data'] = enc(s.caData);
   if (s.insecureSkipTlsVerify) clusterBody['insecure-skip-tls-verify'] = true;
+  const servers = [...new Set([s.server, ...(s.servers ?? [])])];
+  if (servers.length > 1) clusterBody.extensions = [{ name: SERVERS_EXTENSION, extension: { servers } }];
   const userBody: Record<string, unknown> = {};
   if (s.token !== undefined) userBody.token = s.token;
   if (s.tokenFile !== undefined) userBody.tokenFile = s.tokenFile;

@@ -24,6 +24,7 @@ export function buildProgram(): Command {
     .enablePositionalOptions();
   program.command('server').description('run the API server, store, scheduler, controllers and registry (see `nodelet server --help`)');
   program.command('agent').description('run the node agent (see `nodelet agent --help`)');
+  program.command('etcd').description("the server's etcd: status, snapshot save|restore, defrag (see `nodelet etcd --help`)");
   registerCri(program);
   registerCni(program);
   registerImage(program);

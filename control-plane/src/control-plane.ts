@@ -23,7 +23,7 @@ import { ensureToken, renderKubeconfig, writeKubeconfig } from './pki/kubeconfig
 import { startScheduler, type SchedulerHandle } from './scheduler/index.js';
 import { runElected } from './leaderelection/elected-component.js';
 import { leaderIdentity as newLeaderIdentity, type LeaderElectorOptions } from './leaderelection/leader-elector.js';
-import { openStore, parseDatastoreEndpoint, type EtcdTlsFiles } from './storage/index.js';
+import { etcdAlarms, etcdMemberStatuses, loadEtcdTls, openStore, parseDatastoreEndpoint, type EtcdTlsFiles } from './storage/index.js';
 import type { Store } from './storage/types.js';
 import { createTokenAuthenticator } from './apiserver/auth/authenticator.js';
 import { ADMIN_GROUP } from './apiserver/auth/types.js';
@@ -44,6 +44,8 @@ export interface ControlPlaneOptions {
   datastoreEndpoint?: string;
   /** `--etcd-cafile`, `--etcd-certfile`, `--etcd-keyfile`: TLS to etcd (storage/etcd/etcd-tls.ts). */
   etcdTls?: EtcdTlsFiles;
+  /** `--etcd-defrag-interval`: defragment the etcd members (one at a time) this often; default off. */
+  etcdDefragIntervalMs?: number;
   bindAddress?: string;
   port?: number;
   tlsCertFile?: string;
@@ -173,7 +175,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
     // in one synchronous step, so no connection sees a new certificate with the old key.
     const nodeProxy = { clientCert: pki.agentClient.certPem, clientKey: pki.agentClient.keyPem, ca: await kubeletCa(o.kubeletCertificateAuthority, pki.caPem) };
     const adminToken = await ensureToken(join(o.dataDir, 'admin.token'));
-    const store = o.store ?? openStore(o.datastoreEndpoint, { dataDir: o.dataDir, logger: log.child({ component: 'storage' }), etcdTls: o.etcdTls });
+    const store = o.store ?? openStore(o.datastoreEndpoint, { dataDir: o.dataDir, logger: log.child({ component: 'storage' }), etcdTls: o.etcdTls, etcdDefragIntervalMs: o.etcdDefragIntervalMs });
     if (!o.store) cleanups.push(() => store.close());
     const now = o.now ?? Date.now;
     const onEtcd = parseDatastoreEndpoint(o.datastoreEndpoint, o.dataDir, o.etcdTls).kind === 'etcd';
@@ -192,9 +194,12 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
     const metricsStore = o.metrics === false ? undefined : new MetricsStore();
     const tracer = new JourneyTracer({ service: 'nodelet-server', endpoint: o.tracingEndpoint, logger: log.child({ component: 'tracing' }) });
     cleanups.push(() => tracer.close());
+    const datastore = o.store ? undefined : parseDatastoreEndpoint(o.datastoreEndpoint, o.dataDir, o.etcdTls);
+    const etcdTarget = datastore?.kind === 'etcd' ? { endpoints: datastore.endpoints, ...(datastore.tls ? { tls: loadEtcdTls(o.etcdTls ?? {}) } : {}) } : undefined;
     const apiServer = await createApiServer({
       store,
       ...(onEtcd ? { serverJoinBundle: () => serverJoinBundle(pkiOptions.dir, o.datastoreEndpoint!, o.etcdTls) } : {}),
+      ...(etcdTarget ? { etcdStatus: async () => ({ members: await etcdMemberStatuses(etcdTarget), alarms: await etcdAlarms(etcdTarget).catch((err: unknown) => ({ error: (err as Error).message })) }) } : {}),
       authenticator,
       logger: log.child({ component: 'apiserver' }),
       tls,

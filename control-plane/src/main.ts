@@ -9,7 +9,7 @@ import { parseDuration, type Logger } from '@nodelet/base';
 import { createNotifier, untilTerminated } from '@nodelet/systemd';
 import type { ApiServerLimits } from './apiserver/limits.js';
 import { startControlPlane } from './control-plane.js';
-import { parseDatastoreEndpoint } from './storage/endpoint.js';
+import { parseDatastoreEndpoint, type DatastoreEndpoint } from './storage/endpoint.js';
 import { inServiceCidr } from './apiserver/kube-dns-service.js';
 import { DEFAULT_SERVICE_CIDR } from './apiserver/handlers/service-ip.js';
 import { CONTROLLER_NAMES, type ControllerName } from './controllers/index.js';
@@ -23,6 +23,8 @@ const USAGE = `Usage: nodelet server [flags]
   --etcd-cafile <file>           CA that signed etcd's serving certificate (default: system roots)
   --etcd-certfile <file>         client certificate for etcd's --client-cert-auth
   --etcd-keyfile <file>          its key
+  --etcd-defrag-interval <d>     defragment every etcd member, one at a time, this often, e.g. 24h
+                                 (default 0 = off; enable it on one server of several)
   --bind-address <ip>            address to listen on (default 0.0.0.0)
   --port <n>                     HTTPS port (default 6443)
   --tls-cert-file <file>         serving certificate (default: generated under <data-dir>/pki)
@@ -90,6 +92,7 @@ export async function main(argv: string[]): Promise<void> {
         'etcd-cafile': { type: 'string' },
         'etcd-certfile': { type: 'string' },
         'etcd-keyfile': { type: 'string' },
+        'etcd-defrag-interval': { type: 'string', default: '0' },
         'bind-address': { type: 'string', default: '0.0.0.0' },
         port: { type: 'string', default: '6443' },
         'tls-cert-file': { type: 'string' },
@@ -140,9 +143,10 @@ export async function main(argv: string[]): Promise<void> {
     ...(values['etcd-certfile'] ? { certFile: String(values['etcd-certfile']) } : {}),
     ...(values['etcd-keyfile'] ? { keyFile: String(values['etcd-keyfile']) } : {}),
   };
+  let datastore: DatastoreEndpoint;
   try {
     // Flag combinations are usage errors (exit 2); unreadable files are found when the store opens.
-    parseDatastoreEndpoint(values['datastore-endpoint'] as string | undefined, String(values['data-dir']), etcdTls);
+    datastore = parseDatastoreEndpoint(values['datastore-endpoint'] as string | undefined, String(values['data-dir']), etcdTls);
   } catch (err) {
     process.stderr.write(`${(err as Error).message}\n`);
     process.exitCode = 2;
@@ -162,6 +166,17 @@ export async function main(argv: string[]): Promise<void> {
       process.exitCode = 2;
       return;
     }
+  }
+  const etcdDefragIntervalMs = parseDurationMs(String(values['etcd-defrag-interval']));
+  if (etcdDefragIntervalMs === undefined || etcdDefragIntervalMs < 0 || (etcdDefragIntervalMs > 0 && etcdDefragIntervalMs < 60_000)) {
+    process.stderr.write(`--etcd-defrag-interval must be 0 (off) or a duration of at least 1m like 24h, got "${String(values['etcd-defrag-interval'])}"\n`);
+    process.exitCode = 2;
+    return;
+  }
+  if (etcdDefragIntervalMs > 0 && datastore.kind !== 'etcd') {
+    process.stderr.write('--etcd-defrag-interval applies only to an etcd datastore (--datastore-endpoint etcd://…)\n');
+    process.exitCode = 2;
+    return;
   }
   const limits: Partial<ApiServerLimits> = {};
   for (const [flag, key] of [['max-requests-inflight', 'maxRequestsInflight'], ['max-mutating-requests-inflight', 'maxMutatingRequestsInflight']] as const) {
@@ -214,6 +229,7 @@ export async function main(argv: string[]): Promise<void> {
     dataDir: String(values['data-dir']),
     datastoreEndpoint: values['datastore-endpoint'] as string | undefined,
     etcdTls,
+    ...(etcdDefragIntervalMs ? { etcdDefragIntervalMs } : {}),
     bindAddress: String(values['bind-address']),
     port,
     tlsCertFile: values['tls-cert-file'] as string | undefined,

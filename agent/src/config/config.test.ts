@@ -119,3 +119,10 @@ test('tracing.endpoint (or --tracing-endpoint) must be an OTLP/HTTP endpoint; un
   assert.throws(() => resolveConfig({ tracing: { endpoint: 'grpc://collector:4317' } }, {}, 'n'), (err: unknown) => hasCode(err, 'ERR_INVALID_ARGUMENT') && /tracing\.endpoint/.test((err as Error).message));
   assert.throws(() => resolveConfig({}, { tracingEndpoint: 'http://[bad' }, 'n'), /--tracing-endpoint/);
 });
+
+test('apiServers: --api-servers wins over the file; URLs are checked', () => {
+  assert.equal(resolveConfig({}, {}, 'h').apiServers, undefined);
+  assert.deepEqual(resolveConfig({ apiServers: ['https://a:6443'] }, {}, 'h').apiServers, ['https://a:6443']);
+  assert.deepEqual(resolveConfig({ apiServers: ['https://a:6443'] }, { apiServers: 'https://b:6443,https://c:6443,' }, 'h').apiServers, ['https://b:6443', 'https://c:6443']);
+  assert.throws(() => resolveConfig({}, { apiServers: 'b:6443' }, 'h'), (e: unknown) => hasCode(e, 'ERR_INVALID_ARGUMENT') && /apiServers: "b:6443" is not an http\(s\):\/\/ URL/.test(String(e)));
+});

@@ -68,6 +68,8 @@ export interface KubeletConfigurationFile extends ClusterDnsConfigFile, Eviction
   /** The part of shutdownGracePeriod kept for critical pods, which stop after the others. */
   shutdownGracePeriodCriticalPods?: string;
   // nodelet-only
+  /** Every API server of an HA control plane (the kubeconfig's `server` is tried first); docs/ha.md. */
+  apiServers?: string[];
   cniBinDir?: string;
   cniConfDir?: string;
   cniPluginDirs?: string[];
@@ -85,6 +87,8 @@ export interface KubeletConfigurationFile extends ClusterDnsConfigFile, Eviction
 export interface AgentFlags extends ProxyFlags, ClusterDnsFlags {
   config?: string;
   kubeconfig?: string;
+  /** Comma-separated API server URLs (`--api-servers`); wins over `apiServers` in the file. */
+  apiServers?: string;
   nodeName?: string;
   containerRuntimeEndpoint?: string;
   cniBinDir?: string;
@@ -103,6 +107,8 @@ export interface AgentFlags extends ProxyFlags, ClusterDnsFlags {
 /** The validated, fully defaulted configuration every component reads. Times in ms. */
 export interface AgentConfig extends ClusterDnsConfig, EvictionConfig {
   kubeconfig?: string;
+  /** API servers to fail over between, besides the kubeconfig's (undefined: the kubeconfig decides). */
+  apiServers?: string[];
   nodeName: string;
   address: string;
   port: number;
@@ -266,6 +272,17 @@ function cidr(field: string, v: string | undefined): string | undefined {
   return v;
 }
 
+/** `apiServers`: http(s) URLs without duplicates; empty entries (a trailing comma) are dropped. */
+function serverList(v: unknown): string[] | undefined {
+  if (v === undefined) return undefined;
+  if (!Array.isArray(v)) throw invalid('apiServers', 'must be a list of URLs');
+  const urls = v.map((u) => (typeof u === 'string' ? u.trim() : u)).filter((u) => u !== '');
+  for (const u of urls) {
+    if (typeof u !== 'string' || !/^https?:\/\/[^/]/.test(u)) throw invalid('apiServers', `${JSON.stringify(u)} is not an http(s):// URL`);
+  }
+  return urls.length > 0 ? [...new Set(urls as string[])] : undefined;
+}
+
 function endpoint(field: string, v: string): string {
   if (v.startsWith('unix://')) return v;
   if (v.startsWith('/')) return `unix://${v}`;
@@ -308,8 +325,10 @@ export function resolveConfig(file: KubeletConfigurationFile, flags: AgentFlags,
   const tlsPrivateKeyFile = str('tlsPrivateKeyFile', file.tlsPrivateKeyFile);
   if (!tlsCertFile !== !tlsPrivateKeyFile) throw invalid(tlsCertFile ? 'tlsPrivateKeyFile' : 'tlsCertFile', 'tlsCertFile and tlsPrivateKeyFile must be given together');
   if (pidsLimit === 0) throw invalid('podPidsLimit', 'must be -1 (unlimited) or positive, got 0');
+  const apiServers = serverList(flags.apiServers !== undefined ? flags.apiServers.split(',') : file.apiServers);
   return {
     kubeconfig: flags.kubeconfig,
+    ...(apiServers ? { apiServers } : {}),
     nodeName,
     address: str('address', file.address) ?? '0.0.0.0',
     port: int('port', flags.port ?? file.port, 10250, 0, 65535),

@@ -7,7 +7,9 @@ import type { Readable } from 'node:stream';
 import { AgentError, hasCode, linkAbort } from '@nodelet/base';
 import type { DeleteOptions, KubeList, KubeObject, Status, WatchEvent } from '../types/meta.js';
 import { apiVersionOf, resourcePath, type ResourceType } from '../types/resources.js';
-import { createTransport, type Transport, type TransportOptions } from './transport.js';
+import type { Clock } from '@nodelet/base';
+import { createApiTransport, type ApiTransport } from './failover-transport.js';
+import type { Transport, TransportOptions } from './transport.js';
 import { parseJsonLines } from './ndjson.js';
 import { parseWatchFrames } from '../protobuf/decode-stream.js';
 import { decodeListBody, isProtobufReply, WirePreference } from './wire.js';
@@ -34,23 +36,33 @@ export interface ApiClientOptions extends TransportOptions {
    * Content-Type. Default false (JSON only). See ./wire.ts.
    */
   protobuf?: boolean;
+  /**
+   * More API servers of the same control plane, after `server` in order of preference. With
+   * two or more distinct URLs the client talks to one at a time and fails over when it cannot
+   * reach it (failover-transport.ts, docs/ha.md "Agent fail-over").
+   */
+  servers?: readonly string[];
+  /** Period of the `/readyz` probe that brings a failed-over client back to `server` (default 5 s). */
+  probeIntervalMs?: number;
+  /** Clock of that probe (default the system clock). */
+  clock?: Clock;
 }
 
 type Query = Record<string, string | number | boolean | undefined>;
 
 
 export class ApiClient {
-  readonly #t: Transport;
+  readonly #t: ApiTransport;
   readonly #watchGraceMs: number;
   readonly #wire: WirePreference;
 
   constructor(opts: ApiClientOptions) {
-    this.#t = createTransport(opts);
+    this.#t = createApiTransport(opts);
     this.#watchGraceMs = opts.watchDeadlineGraceMs ?? 30_000;
     this.#wire = new WirePreference(opts.protobuf ?? false);
   }
 
-  /** The server URL this client talks to. */
+  /** The server URL this client talks to now (with several servers, the current one). */
   get server(): string {
     return this.#t.server.href;
   }

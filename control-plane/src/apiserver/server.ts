@@ -62,6 +62,11 @@ export interface ApiServerOptions {
    * cannot share its control plane (SQLite).
    */
   serverJoinBundle?: () => Promise<ServerJoinBundle>;
+  /**
+   * Status of each etcd member and the alarms, served to those allowed `get` on
+   * {@link ETCD_STATUS_PATH} (`nodelet doctor` with an admin kubeconfig). Absent: SQLite, 404.
+   */
+  etcdStatus?: (signal: AbortSignal) => Promise<unknown>;
   authenticator: Authenticator;
   logger?: Logger;
   /** PEM serving certificate and key; omit for plain HTTP (tests only). */
@@ -103,6 +108,8 @@ export interface ApiServer {
 }
 
 const HEALTH_PATHS = new Set(['/healthz', '/livez', '/readyz']);
+/** nodelet's own: the etcd members as the server sees them (docs/ha.md "Etcd cluster"). */
+export const ETCD_STATUS_PATH = '/debug/nodelet/etcd';
 /** Pod subresources that open a stream into the pod: authorized as `create` (as upstream does for WebSocket upgrades). */
 const STREAM_SUBRESOURCES = new Set(['exec', 'attach', 'portforward']);
 const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
@@ -226,6 +233,13 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
         if (isTracesPath(url.pathname)) {
           if (!decision.allowed) throw forbidden(forbiddenMessage(user, { verb: 'get', path: url.pathname }));
           return serveTraces(ctx.journeys, url.pathname, res);
+        }
+        if (url.pathname === ETCD_STATUS_PATH && opts.etcdStatus) {
+          if (!decision.allowed) throw forbidden(forbiddenMessage(user, { verb: 'get', path: url.pathname }));
+          const body = JSON.stringify(await opts.etcdStatus(AbortSignal.timeout(10_000)));
+          res.writeHead(200, { 'Content-Type': 'application/json' });
+          res.end(body);
+          return;
         }
       }
       const metricsRequest = opts.metrics ? parseMetricsPath(url.pathname) : undefined;

@@ -71,12 +71,19 @@ export async function loadCa(pair: KeyPairPem): Promise<LoadedCa> {
 export interface LeafOptions {
   commonName: string;
   organization?: string;
-  usage: 'server' | 'client';
+  /** `peer`: both server and client auth, for an etcd member that listens for and dials its peers. */
+  usage: 'server' | 'client' | 'peer';
   ips?: readonly string[];
   dnsNames?: readonly string[];
   now?: number;
   days?: number;
 }
+
+const EXT_KEY_USAGES: Record<LeafOptions['usage'], string[]> = {
+  server: [x509.ExtendedKeyUsage.serverAuth],
+  client: [x509.ExtendedKeyUsage.clientAuth],
+  peer: [x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth],
+};
 
 export async function issueCertificate(ca: LoadedCa, o: LeafOptions): Promise<KeyPairPem> {
   const now = o.now ?? Date.now();
@@ -97,7 +104,7 @@ export async function issueCertificate(ca: LoadedCa, o: LeafOptions): Promise<Ke
     extensions: [
       new x509.BasicConstraintsExtension(false, undefined, true),
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
-      new x509.ExtendedKeyUsageExtension([o.usage === 'server' ? x509.ExtendedKeyUsage.serverAuth : x509.ExtendedKeyUsage.clientAuth]),
+      new x509.ExtendedKeyUsageExtension(EXT_KEY_USAGES[o.usage]),
       ...(sans.length ? [new x509.SubjectAlternativeNameExtension(sans)] : []),
       await x509.AuthorityKeyIdentifierExtension.create(ca.cert),
     ],

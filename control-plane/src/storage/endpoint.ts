@@ -67,6 +67,8 @@ export interface OpenStoreOptions {
   logger?: Logger;
   /** Background compaction; default every 5 min keeping 1000 revisions. `false` disables it. */
   compactor?: CompactorOptions | false;
+  /** etcd only: `--etcd-defrag-interval`, scheduled defragmentation (default off). */
+  etcdDefragIntervalMs?: number;
   /** etcd key prefix (tests); default none, keys are `/registry/...` as given. */
   etcdPrefix?: string;
   /** `--etcd-cafile`, `--etcd-certfile`, `--etcd-keyfile` (kube-apiserver's flags). */
@@ -82,5 +84,5 @@ export function openStore(endpoint: string | undefined, opts: OpenStoreOptions):
   const compactor = opts.compactor === false ? undefined : (opts.compactor ?? {});
   if (parsed.kind === 'sqlite') return createSqliteStore({ path: parsed.path, logger: opts.logger, compactor });
   const tls = parsed.tls ? loadEtcdTls(opts.etcdTls ?? {}) : undefined;
-  return createEtcdStore({ endpoints: parsed.endpoints, prefix: opts.etcdPrefix, logger: opts.logger, compactor, tls });
+  return createEtcdStore({ endpoints: parsed.endpoints, prefix: opts.etcdPrefix, logger: opts.logger, compactor, tls, ...(opts.etcdDefragIntervalMs ? { defragIntervalMs: opts.etcdDefragIntervalMs } : {}) });
 }

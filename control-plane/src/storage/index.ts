@@ -7,3 +7,5 @@ export { openStore, parseDatastoreEndpoint, type DatastoreEndpoint, type OpenSto
 export type { EtcdTlsFiles } from './etcd/etcd-tls.js';
 export { startCompactor, compactKeeping, type CompactorOptions } from './compactor.js';
 export { prefixRangeEnd } from './keys.js';
+export { loadEtcdTls, type EtcdTls } from './etcd/etcd-tls.js';
+export * from './etcd/etcd-maintenance.js';

@@ -14,6 +14,7 @@ import { cniConfigCheck, cniPluginsCheck, runtimeCheck } from './node-checks.js'
 import { serverChecks } from './server-checks.js';
 import { leakCheck } from './leaks.js';
 import { proxyCheck } from './proxy-checks.js';
+import { etcdCheck } from './etcd-checks.js';
 
 export interface DoctorOptions {
   containerRuntimeEndpoint: string;
@@ -21,6 +22,8 @@ export interface DoctorOptions {
   cniConfDir: string;
   cniBinDir: string;
   kubeconfig?: string;
+  /** The server's admin kubeconfig on a server host: adds the etcd members' health (etcd-checks.ts). */
+  serverKubeconfig?: string;
   nodeName?: string;
   caCertHash?: string;
   leaks?: boolean;
@@ -47,6 +50,7 @@ export async function doctor(o: DoctorOptions): Promise<CheckResult[]> {
   ];
   if (o.kubeconfig) checks.push(...serverChecks({ kubeconfig: o.kubeconfig, nodeName: o.nodeName, caCertHash: o.caCertHash }));
   checks.push(proxyCheck({ kubeconfig: o.kubeconfig }));
+  if (o.serverKubeconfig) checks.push(etcdCheck({ kubeconfig: o.serverKubeconfig }));
   const results = await runChecks(checks);
   if (o.detected) results.unshift({ id: 'doctor.config', level: 'pass', message: `using the ${o.detected.source} (runtime ${o.containerRuntimeEndpoint})` });
   if (o.leaks) results.push(...(await leaks(o)));
@@ -83,6 +87,9 @@ function nodePodUids(kubeconfig: string, nodeName: string): (signal: AbortSignal
   };
 }
 
+/** Where `nodelet server` (default --data-dir) writes its admin kubeconfig. */
+const SERVER_ADMIN_KUBECONFIG = '/var/lib/nodelet/server/admin.kubeconfig';
+
 export function registerDoctor(program: Command): void {
   program
     .command('doctor')
@@ -92,6 +99,7 @@ export function registerDoctor(program: Command): void {
     .option('--cni-conf-dir <dir>', "the runtime's CNI conf dir", '/etc/cni/net.d')
     .option('--cni-bin-dir <dir>', "the runtime's CNI bin dir", '/opt/cni/bin')
     .option('--kubeconfig <path>', 'agent kubeconfig (default /etc/nodelet/agent.kubeconfig when present)')
+    .option('--server-kubeconfig <path>', `the server's admin kubeconfig: adds each etcd member's health when the server uses etcd (default ${SERVER_ADMIN_KUBECONFIG} when present)`)
     .option('--node-name <name>', 'this node’s name (checks the credential may read it)')
     .option('--ca-cert-hash <sha256:hex>', 'expected CA pin of the server')
     .option('--leaks', 'also list sandboxes, containers, IPs, netns, veths and CNI cache entries owned by no pod')
@@ -107,6 +115,7 @@ export function registerDoctor(program: Command): void {
       const detected = detectNodeConfig({ lab: o.lab, explicit, fs: { exists: existsSync, read: (f) => readFileSync(f, 'utf8') } });
       if (detected) applyDetected(o, detected, explicit);
       if (!o.kubeconfig && existsSync('/etc/nodelet/agent.kubeconfig')) o.kubeconfig = '/etc/nodelet/agent.kubeconfig';
+      if (!o.serverKubeconfig && existsSync(SERVER_ADMIN_KUBECONFIG)) o.serverKubeconfig = SERVER_ADMIN_KUBECONFIG;
       const results = await doctor(o);
       if (o.output === 'json') process.stdout.write(JSON.stringify({ results, exitCode: exitCodeFor(results) }, null, 2) + '\n');
       else process.stdout.write(formatResults(results) + '\n');

@@ -41,7 +41,7 @@ export async function createUserKubeconfig(o: KubeconfigCreateOptions): Promise<
         await api.update(CERTIFICATESIGNINGREQUESTS, { ...csr, status: { conditions } }, { subresource: 'approval', signal: o.signal });
       },
     });
-    await writeKubeconfig(o.out, { server: cfg.server, caData: cfg.ca, clientCertificateData: certPem, clientKeyData: keyPem, user: o.user, cluster: 'nodelet', context: `${o.user}@nodelet` });
+    await writeKubeconfig(o.out, { server: cfg.server, servers: cfg.servers, caData: cfg.ca, clientCertificateData: certPem, clientKeyData: keyPem, user: o.user, cluster: 'nodelet', context: `${o.user}@nodelet` });
     return { csrName, out: o.out };
   } finally {
     api.close();

@@ -8,6 +8,7 @@ import type { EtcdTls } from './etcd-tls.js';
 import { closedError, etcdWatch } from './etcd-watch.js';
 import { COMPACT_REV_KEY, CompactionClaim } from './etcd-compaction-claim.js';
 import { resolveWriteOutcome, type WriteIntent } from './etcd-write-outcome.js';
+import { startDefragmenter } from './etcd-defragmenter.js';
 
 export interface EtcdStoreOptions {
   /** Client URLs, e.g. `['http://127.0.0.1:2379']`; `https://` for TLS. */
@@ -24,6 +25,8 @@ export interface EtcdStoreOptions {
   /** Per-request deadline. Default 10 s. */
   requestTimeoutMs?: number;
   compactor?: CompactorOptions;
+  /** Defragment every member, one at a time, this often (etcd-defragmenter.ts). Default off. */
+  defragIntervalMs?: number;
 }
 
 /**
@@ -68,6 +71,7 @@ class EtcdStore implements Store {
   readonly #watches = new Set<(err: unknown) => void>();
   readonly #compactor: Disposable | undefined;
   readonly #claim: CompactionClaim;
+  readonly #defragmenter: Disposable | undefined;
   /** Highest revision known to be compacted; compaction only moves forward. */
   #compactedHint = 0;
   /** Highest revision seen in any reply: a write sent now applies after it. */
@@ -97,6 +101,7 @@ class EtcdStore implements Store {
     this.#log = (opts.logger ?? noopLogger).child({ component: 'storage-etcd' });
     this.#claim = new CompactionClaim(this.#full(COMPACT_REV_KEY));
     this.#compactor = opts.compactor ? startCompactor(this, { ...opts.compactor, logger: this.#log }) : undefined;
+    this.#defragmenter = opts.defragIntervalMs ? startDefragmenter({ endpoints: opts.endpoints, ...(opts.tls ? { tls: opts.tls } : {}) }, { intervalMs: opts.defragIntervalMs, logger: this.#log }) : undefined;
   }
 
   async get(key: string, opts?: { signal?: AbortSignal }): Promise<KeyValue | undefined> {
@@ -232,6 +237,7 @@ class EtcdStore implements Store {
     if (this.#closed) return;
     this.#closed = true;
     this.#compactor?.dispose();
+    this.#defragmenter?.dispose();
     for (const fail of [...this.#watches]) fail(closedError());
     // Let the watch iterators run their `finally` (watcher.cancel) before the client goes away.
     await new Promise((r) => setImmediate(r));

@@ -41,7 +41,8 @@ export function etcdUnavailableReason(): string | undefined {
 }
 
 
-async function healthy(endpoint: string, tls?: TestEtcdTls): Promise<boolean> {
+/** True when etcd at `endpoint` answers `/health` with `"health":"true"` (needs quorum). */
+export async function etcdHealthy(endpoint: string, tls?: TestEtcdTls): Promise<boolean> {
   try {
     if (!tls) {
       const res = await fetch(`${endpoint}/health`, { signal: AbortSignal.timeout(1000) });
@@ -157,7 +158,7 @@ async function startOnce(timeoutMs: number, signal: AbortSignal | undefined, wit
       stderr = (stderr + d.toString()).slice(-4000);
     });
     const deadline = Date.now() + timeoutMs;
-    while (!(await healthy(client, tls?.client))) {
+    while (!(await etcdHealthy(client, tls?.client))) {
       if (proc.exitCode !== null) throw new Error(`etcd exited with code ${proc.exitCode}: ${stderr.trim()}`);
       if (Date.now() > deadline) throw new Error(`etcd at ${client} not healthy after ${timeoutMs} ms: ${stderr.trim()}`);
       await delay(100, signal);
