@@ -40,7 +40,10 @@ export interface ServerContext {
   authorizer: Authorizer;
   /** RBAC rule resolution (SelfSubjectRulesReview, escalation checks). */
   rbac: RbacAuthorizer;
-  /** The authorizer's mirror of `def` when it keeps one (RBAC kinds), for read-your-writes. */
+  /**
+   * The server's in-memory mirror of `def` when it keeps one (RBAC kinds for the authorizer,
+   * namespaces and service accounts for admission), for read-your-writes.
+   */
   mirrorOf?(def: ResourceDef): ResourceMirror | undefined;
   /** The cluster CA (PEM), handed out with node credentials. */
   caPem?: string;

@@ -10,7 +10,7 @@
  *                 └──────────── relist after backoff ◀┘
  */
 import { delay, describeError, isAbortError, type Logger } from '@nodelet/base';
-import type { ServedResource } from './context.js';
+import type { ServedResource, ServerContext } from './context.js';
 import { MATCH_ALL } from './filter.js';
 import type { ApiObject } from './object.js';
 import type { Subscription } from './watch-cache.js';
@@ -143,4 +143,13 @@ export class ResourceMirror {
     this.#sub?.close();
     this.#sub = undefined;
   }
+}
+
+/**
+ * One object of `served`, from its mirror when the server keeps one and it holds the object,
+ * else from the store (a miss may be an object created a moment ago, before the mirror saw it).
+ * Read-only: the result may be the mirror's own copy.
+ */
+export async function findMirrored(ctx: ServerContext, served: ServedResource, namespace: string | undefined, name: string): Promise<ApiObject | undefined> {
+  return ctx.mirrorOf?.(served.def)?.get(namespace, name) ?? served.registry.find(namespace, name);
 }

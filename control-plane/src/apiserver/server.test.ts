@@ -160,6 +160,24 @@ describe('API server machinery', () => {
     assert.deepEqual([stale.status, stale.json.reason], [410, 'Expired']);
   });
 
+  it('admission reads namespaces and service accounts from memory, and sees the caller’s own writes at once', async () => {
+    assert.equal((await call('POST', '/api/v1/namespaces', { metadata: { name: 'brief' } })).status, 201);
+    assert.equal((await call('POST', '/api/v1/namespaces/brief/serviceaccounts', { metadata: { name: 'default' } })).status, 201);
+    assert.equal((await call('POST', '/api/v1/namespaces/brief/pods', pod('before'))).status, 201);
+    assert.equal((await call('DELETE', '/api/v1/namespaces/brief')).status, 200);
+    const refused = await call('POST', '/api/v1/namespaces/brief/pods', pod('after'));
+    assert.ok(refused.status === 403 || refused.status === 404, `a pod in a deleted namespace: ${refused.status}`);
+    assert.equal((await call('POST', '/api/v1/namespaces/default/serviceaccounts', { metadata: { name: 'fresh' } })).status, 201);
+    const withToken = await call('POST', '/api/v1/namespaces/default/pods', pod('fresh-1', { spec: { serviceAccountName: 'fresh' } }));
+    assert.equal(withToken.status, 201);
+    assert.ok(withToken.json.spec.volumes.some((v: { name: string }) => v.name.startsWith('kube-api-access-')));
+    const patched = await call('PATCH', '/api/v1/namespaces/default/serviceaccounts/fresh', { automountServiceAccountToken: false }, 'application/merge-patch+json');
+    assert.equal(patched.status, 200);
+    const without = await call('POST', '/api/v1/namespaces/default/pods', pod('fresh-2', { spec: { serviceAccountName: 'fresh' } }));
+    assert.equal(without.status, 201);
+    assert.equal(without.json.spec.volumes, undefined, 'the account no longer automounts: no token volume');
+  });
+
   it('serves discovery: aggregated v2 with the exact content type, legacy lists with subresources', async () => {
     const r = await fetch(`${base}/apis`, { headers: { Authorization: `Bearer ${TOKEN}`, Accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json' } });
     assert.equal(r.headers.get('content-type'), 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList');

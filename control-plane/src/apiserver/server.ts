@@ -134,6 +134,11 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   const mirrorByPlural = new Map<string, ResourceMirror>([
     ['roles', mirrors.roles], ['clusterroles', mirrors.clusterRoles], ['rolebindings', mirrors.roleBindings], ['clusterrolebindings', mirrors.clusterRoleBindings],
   ]);
+  // Every pod create reads its namespace (NamespaceLifecycle) and service account (ServiceAccount
+  // admission): from memory, as upstream's listers, with the store read kept for a miss.
+  const lookupMirrors = new Map<string, ResourceMirror>(
+    ['namespaces', 'serviceaccounts'].map((plural) => [plural, new ResourceMirror({ served: resources.get(`/v1/${plural}`)!, logger: log, stop: stop.signal })]),
+  );
   const rbac = new RbacAuthorizer(mirrors);
   const listPods = async (ns: string) => (await resources.get('/v1/pods')!.registry.list({ namespace: ns, filter: () => true })).items;
   const authorizer = createAuthorizerChain([createNodeAuthorizer({ listPods }), (user, a) => rbac.authorize(user, a)]);
@@ -150,7 +155,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
     authorizer,
     rbac,
-    mirrorOf: (def) => (def.group === 'rbac.authorization.k8s.io' ? mirrorByPlural.get(def.plural) : undefined),
+    mirrorOf: (def) => (def.group === 'rbac.authorization.k8s.io' ? mirrorByPlural.get(def.plural) : def.group === '' ? lookupMirrors.get(def.plural) : undefined),
     caPem: opts.caPem,
     nodeCredentialTtlMs: opts.nodeCredentialTtlMs,
     serviceAccountTokens: opts.serviceAccountTokens,
@@ -169,7 +174,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   if (opts.clusterDnsIP !== null) await ensureKubeDnsService(ctx, opts.clusterDnsIP ?? clusterDnsIpOf(opts.serviceCidr ?? DEFAULT_SERVICE_CIDR), log);
   await ensureDefaultStorageClass(ctx);
   await reconcileBootstrapPolicy(ctx, log.child({ component: 'rbac-bootstrap' }));
-  await Promise.all([...mirrorByPlural.values()].map((m) => m.start()));
+  await Promise.all([...mirrorByPlural.values(), ...lookupMirrors.values()].map((m) => m.start()));
   const lifecycle = startNamespaceLifecycle(ctx, [...resources.values()], log.child({ component: 'namespace-lifecycle' }));
 
   let serverAddress = '127.0.0.1:6443';

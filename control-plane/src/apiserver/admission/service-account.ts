@@ -14,6 +14,7 @@
 import { forbidden } from '../status.js';
 import { delay } from '@nodelet/base';
 import type { ServerContext } from '../context.js';
+import { findMirrored } from '../mirror.js';
 import { randomNameSuffix, type ApiObject, type Json } from '../object.js';
 import type { AdmissionPlugin } from './types.js';
 import { MIRROR_POD_ANNOTATION } from './node-restriction.js';
@@ -30,7 +31,7 @@ async function findServiceAccount(ctx: ServerContext, namespace: string | undefi
   const attempts = name === 'default' ? 10 : 1;
   for (let i = 0; i < attempts; i++) {
     if (i) await delay(100 + Math.floor(Math.random() * 100), ctx.shutdown);
-    const sa = await ctx.resource('', 'v1', 'serviceaccounts')!.registry.find(namespace, name);
+    const sa = await findMirrored(ctx, ctx.resource('', 'v1', 'serviceaccounts')!, namespace, name);
     if (sa) return sa;
   }
   return undefined;

@@ -5,6 +5,7 @@
  */
 import { rfc3339, validateObjectMeta, type FieldError } from '@nodelet/api';
 import type { ServerContext } from '../context.js';
+import { findMirrored } from '../mirror.js';
 import { isPlainObject, jsonEqual, newUid, randomNameSuffix, type ApiObject, type Json } from '../object.js';
 import { apiVersionOf, type ResourceDef } from '../resource.js';
 import { badRequest, forbidden, invalid, StatusError } from '../status.js';
@@ -52,7 +53,7 @@ function validateOrThrow(def: ResourceDef, obj: ApiObject, old?: ApiObject): voi
 /** Rejects creates in a missing (404) or terminating (403) namespace (NamespaceLifecycle). */
 export async function checkNamespace(ctx: ServerContext, def: ResourceDef, namespace: string | undefined): Promise<void> {
   if (!def.namespaced || !namespace) return;
-  const ns = await ctx.resource('', 'v1', 'namespaces')!.registry.find(undefined, namespace);
+  const ns = await findMirrored(ctx, ctx.resource('', 'v1', 'namespaces')!, undefined, namespace);
   if (!ns) throw new StatusError(404, 'NotFound', `namespaces "${namespace}" not found`, { name: namespace, kind: 'namespaces' });
   if (ns.metadata.deletionTimestamp) {
     throw forbidden(`${def.plural} "${'<new>'}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`);

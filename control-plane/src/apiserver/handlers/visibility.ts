@@ -1,7 +1,8 @@
 /**
- * Read-your-writes for authorization data: after a write to an RBAC object, the reply waits
- * until the authorizer's in-memory mirror has applied it (a few ms), so a binding created by
- * `kubectl create rolebinding` is in force for the very next request.
+ * Read-your-writes for what the server reads from memory: after a write to an object it mirrors
+ * (RBAC kinds, namespaces, service accounts), the reply waits until the mirror has applied it
+ * (a few ms), so a binding created by `kubectl create rolebinding` is in force for the very next
+ * request, and a pod created after its namespace was deleted is refused.
  */
 import type { ServerContext } from '../context.js';
 import type { ApiObject } from '../object.js';

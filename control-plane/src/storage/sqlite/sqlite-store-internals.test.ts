@@ -1,6 +1,9 @@
 // SQLite-only behaviour beyond the conformance suite: slow watchers, cross-connection watches,
 // what compaction removes from the table, and the revision counter surviving compaction.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { compactKeeping } from '../compactor.js';
@@ -71,6 +74,34 @@ describe('sqlite store internals', () => {
       [1, 'ERR_ALREADY_EXISTS', 2, 3],
     );
     assert.equal((await s.get('/registry/a'))?.modRevision, 3);
+  });
+
+  it('close with writes in flight: each write either resolves and is stored, or rejects with ERR_UNAVAILABLE', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'nodelet-sqlite-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const path = join(dir, 'state.db');
+    const s = createSqliteStore({ path });
+    await s.create('/registry/first', enc('0'));
+    const writes = Array.from({ length: 50 }, (_, i) => s.create(`/registry/k${i}`, enc(String(i))));
+    // After a turn of the loop the first batch is committing on the writer thread.
+    await new Promise((r) => setImmediate(r));
+    const more = Array.from({ length: 50 }, (_, i) => s.create(`/registry/m${i}`, enc(String(i))));
+    const outcomes = Promise.allSettled([...writes, ...more]);
+    await s.close();
+    const settled = await outcomes;
+    const b = createSqliteStore({ path });
+    t.after(() => b.close());
+    let stored = 0;
+    for (const [i, r] of settled.entries()) {
+      const key = i < 50 ? `/registry/k${i}` : `/registry/m${i - 50}`;
+      if (r.status === 'rejected') {
+        assert.equal((r.reason as { code?: string }).code, 'ERR_UNAVAILABLE');
+        continue;
+      }
+      assert.equal((await b.get(key))?.modRevision, r.value, `acknowledged write ${key} is stored`);
+      stored++;
+    }
+    assert.ok(stored >= 50, `the batch sent before close() committed (${stored} stored)`);
   });
 
   it('compaction deletes superseded rows and tombstones, keeps the revision counter', async (t) => {

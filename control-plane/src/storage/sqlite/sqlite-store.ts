@@ -1,12 +1,11 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { AgentError, noopLogger, type Disposable, type Logger } from '@nodelet/base';
 import { startCompactor, type CompactorOptions } from '../compactor.js';
 import { checkKey, checkRevision, prefixRangeEndString } from '../keys.js';
 import type { KeyValue, ListOptions, ListResult, Store, WatchEvent, WatchOptions } from '../types.js';
-import { COMPACT_REV_KEY, SCHEMA, createRevisionOf, rowToKv, type Row } from './schema.js';
+import { COMPACT_REV_KEY, rowToKv, type Row } from './schema.js';
 import { GroupCommitter } from './group-commit.js';
+import { openDatabase } from './open-database.js';
 import { toStorageError } from './sqlite-errors.js';
 import { SqliteStatements } from './sqlite-statements.js';
 import { SqliteWatchHub, SqliteWatcher, type WatchSource } from './sqlite-watch.js';
@@ -32,32 +31,13 @@ export interface SqliteStoreOptions {
 const COMPACT_BATCH = 1000;
 
 /**
- * Opens (creating if needed) a kine-style SQLite store. Synchronous better-sqlite3 calls run
- * inside the returned promises; each write is one IMMEDIATE transaction committed with
- * `synchronous = FULL` in WAL mode, so a resolved write survives `kill -9` and power loss.
+ * Opens (creating if needed) a kine-style SQLite store. Reads are synchronous better-sqlite3
+ * calls on the main thread's connection (WAL lets them run beside a commit); writes are group
+ * committed on a writer thread (group-commit.ts), each batch one IMMEDIATE transaction committed
+ * with `synchronous = FULL` in WAL mode, so a resolved write survives `kill -9` and power loss.
  */
 export function createSqliteStore(opts: SqliteStoreOptions): Store {
   return new SqliteStore(opts);
-}
-
-/** Opens the file with the settings durability depends on; closes it again if any is refused. */
-function openDatabase(path: string, busyTimeoutMs: number): Database.Database {
-  let db: Database.Database | undefined;
-  try {
-    mkdirSync(dirname(path), { recursive: true });
-    db = new Database(path);
-    const mode = db.pragma('journal_mode = WAL', { simple: true });
-    db.pragma('synchronous = FULL');
-    if (mode !== 'wal' || db.pragma('synchronous', { simple: true }) !== 2) {
-      throw new AgentError('ERR_FAILED_PRECONDITION', `SQLite at "${path}" refused WAL mode with synchronous=FULL`);
-    }
-    db.pragma(`busy_timeout = ${busyTimeoutMs}`);
-    db.exec(SCHEMA);
-    return db;
-  } catch (err) {
-    db?.close();
-    throw toStorageError(err, `cannot open SQLite store "${path}"`);
-  }
 }
 
 class SqliteStore implements Store {
@@ -74,7 +54,8 @@ class SqliteStore implements Store {
   constructor(opts: SqliteStoreOptions) {
     this.#log = (opts.logger ?? noopLogger).child({ component: 'storage-sqlite' });
     this.#watchQueueLimit = opts.watchQueueLimit;
-    this.#db = openDatabase(opts.path, opts.busyTimeoutMs ?? 30_000);
+    const busyTimeoutMs = opts.busyTimeoutMs ?? 30_000;
+    this.#db = openDatabase(opts.path, busyTimeoutMs);
     this.#sql = new SqliteStatements(this.#db);
     this.#source = {
       rowsAfter: (after, limit) => this.#sql.rowsAfter(after, limit),
@@ -82,7 +63,7 @@ class SqliteStore implements Store {
       currentRevision: () => this.#sql.currentRevision(),
     };
     this.#hub = new SqliteWatchHub(this.#source, opts.pollIntervalMs ?? 1000, this.#log);
-    this.#writes = new GroupCommitter(this.#sql, () => this.#hub.notify());
+    this.#writes = new GroupCommitter({ path: opts.path, busyTimeoutMs }, () => this.#hub.notify());
     this.#log.info({ path: opts.path, revision: this.#sql.currentRevision() }, 'SQLite store opened');
     this.#compactor = opts.compactor ? startCompactor(this, { ...opts.compactor, logger: this.#log }) : undefined;
   }
@@ -125,45 +106,24 @@ class SqliteStore implements Store {
   async create(key: string, value: Uint8Array): Promise<number> {
     this.#check();
     checkKey(key);
-    const copy = Buffer.from(value); // written on the next microtask; the caller may reuse its buffer
-    return this.#writes.submit(`create "${key}"`, () => {
-      const latest = this.#sql.latest(key);
-      if (latest && !latest.deleted) throw new AgentError('ERR_ALREADY_EXISTS', `key "${key}" already exists`);
-      return this.#sql.insert(key, { created: 1, createRevision: 0, prevRevision: latest?.id ?? 0, value: copy });
-    });
+    // Copied now: the write is sent later (after the batch in flight), and the caller may reuse its buffer.
+    return (await this.#writes.submit({ op: 'create', key, value: new Uint8Array(value) })) as number;
   }
 
   async update(key: string, value: Uint8Array, expectedRevision: number): Promise<number> {
     this.#check();
     checkKey(key);
     checkRevision('expectedRevision', expectedRevision);
-    const copy = Buffer.from(value);
-    return this.#writes.submit(`update "${key}"`, () => {
-      const latest = this.#liveOrThrow(key, expectedRevision);
-      return this.#sql.insert(key, {
-        createRevision: createRevisionOf(latest),
-        prevRevision: latest.id,
-        value: copy,
-        oldValue: latest.value,
-      });
-    });
+    return (await this.#writes.submit({ op: 'update', key, value: new Uint8Array(value), expectedRevision })) as number;
   }
 
   async delete(key: string, expectedRevision?: number): Promise<{ revision: number; kv: KeyValue }> {
     this.#check();
     checkKey(key);
     if (expectedRevision !== undefined) checkRevision('expectedRevision', expectedRevision);
-    return this.#writes.submit(`delete "${key}"`, () => {
-      const latest = this.#liveOrThrow(key, expectedRevision);
-      // The tombstone keeps the removed value so the DELETE event outlives compaction of its row.
-      const revision = this.#sql.insert(key, {
-        deleted: 1,
-        createRevision: createRevisionOf(latest),
-        prevRevision: latest.id,
-        value: latest.value,
-      });
-      return { revision, kv: rowToKv(latest) };
-    });
+    const { revision, kv } = (await this.#writes.submit({ op: 'delete', key, expectedRevision })) as { revision: number; kv: KeyValue };
+    // Structured clone hands a Buffer back as a plain Uint8Array; reads return Buffers.
+    return { revision, kv: { ...kv, value: Buffer.from(kv.value.buffer, kv.value.byteOffset, kv.value.byteLength) } };
   }
 
   watch(prefix: string, opts: WatchOptions): AsyncIterable<WatchEvent> {
@@ -211,7 +171,7 @@ class SqliteStore implements Store {
     if (this.#closed) return;
     this.#closed = true;
     this.#compactor?.dispose();
-    this.#writes.close();
+    await this.#writes.close();
     this.#hub.close();
     this.#db.close();
   }
@@ -224,16 +184,6 @@ class SqliteStore implements Store {
         rows: this.#sql.rowsUnder(prefix, prefixRangeEndString(prefix), after, upTo, limit),
       })),
     );
-  }
-
-  /** The key's live latest row, checked against the caller's expected revision. */
-  #liveOrThrow(key: string, expectedRevision: number | undefined): Row {
-    const latest = this.#sql.latest(key);
-    if (!latest || latest.deleted) throw new AgentError('ERR_NOT_FOUND', `key "${key}" not found`);
-    if (expectedRevision !== undefined && latest.id !== expectedRevision) {
-      throw new AgentError('ERR_CONFLICT', `key "${key}" is at revision ${latest.id}, not ${expectedRevision}`);
-    }
-    return latest;
   }
 
   #checkReadable(revision: number, current: number): void {
