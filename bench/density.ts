@@ -107,6 +107,9 @@ async function main(): Promise<void> {
   const size = { nodes: positive('nodes', args.nodes), deployments: positive('deployments', args.deployments), replicas: positive('replicas', args.replicas) };
   const common = { source: args.source, timeoutMs: positive('timeout', args.timeout) * 1000 };
   const log = (m: string): void => void process.stderr.write(`${((performance.now() - t0) / 1000).toFixed(0).padStart(4)} s  ${m}\n`);
+  // Ctrl-C/SIGTERM ends the current run through its cleanup: servers, hollow nodes and etcd stopped by PID.
+  const interrupted = new AbortController();
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => interrupted.abort(new Error(`interrupted by ${sig}`)));
   const runs: RunResult[] = [];
   const pairs: Array<{ main: RunResult; base?: RunResult }> = [];
   for (const store of stores(args.store)) {
@@ -114,12 +117,12 @@ async function main(): Promise<void> {
     if (!args['no-baseline']) {
       const spec: RunSpec = { store, ...BASELINE, ...common };
       log(`${store}: baseline ${spec.nodes} nodes, ${spec.deployments}×${spec.replicas} pods`);
-      runs.push((base = await densityRun(spec, (m) => log(`${store} baseline: ${m}`))));
+      runs.push((base = await densityRun(spec, (m) => log(`${store} baseline: ${m}`), interrupted.signal)));
       log(runLine(base));
     }
     const spec: RunSpec = { store, ...size, ...common };
     log(`${store}: ${spec.nodes} nodes, ${spec.deployments}×${spec.replicas} pods`);
-    const main = await densityRun(spec, (m) => log(`${store}: ${m}`));
+    const main = await densityRun(spec, (m) => log(`${store}: ${m}`), interrupted.signal);
     runs.push(main);
     pairs.push({ main, base });
     log(runLine(main));
