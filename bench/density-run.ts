@@ -119,7 +119,7 @@ function deployment(name: string, replicas: number): Deployment {
 }
 
 /** One run; every process it starts is stopped (by PID) and every directory removed, also on failure. */
-export async function densityRun(spec: RunSpec, progress: (msg: string) => void): Promise<RunResult> {
+export async function densityRun(spec: RunSpec, progress: (msg: string) => void, signal?: AbortSignal): Promise<RunResult> {
   const t0 = performance.now();
   const dir = await mkdtemp(join(tmpdir(), `nodelet-density-${spec.store}-`));
   let etcd: TestEtcd | undefined;
@@ -138,12 +138,12 @@ export async function densityRun(spec: RunSpec, progress: (msg: string) => void)
     ], join(dir, 'server.log'));
     const serverPid = server.pid!;
     const kubeconfig = join(dir, 'server', 'admin.kubeconfig');
-    await pollUntil('admin.kubeconfig written', () => existsSync(kubeconfig), { timeoutMs: 60_000, intervalMs: 100 });
+    await pollUntil('admin.kubeconfig written', () => existsSync(kubeconfig), { timeoutMs: 60_000, intervalMs: 100, signal });
     admin = new ApiClient({ ...(await loadKubeconfig(kubeconfig)), maxSockets: 256 });
     const api = admin;
-    await pollUntil('API server answers', () => api.list(NAMESPACES).then(() => true, () => false), { timeoutMs: 60_000, intervalMs: 200 });
+    await pollUntil('API server answers', () => api.list(NAMESPACES).then(() => true, () => false), { timeoutMs: 60_000, intervalMs: 200, signal });
     await api.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-    await pollUntil('default service account', () => api.get(SERVICEACCOUNTS, 'default', { namespace: NS }).then(() => true, () => false), { timeoutMs: 30_000, intervalMs: 200 });
+    await pollUntil('default service account', () => api.get(SERVICEACCOUNTS, 'default', { namespace: NS }).then(() => true, () => false), { timeoutMs: 30_000, intervalMs: 200, signal });
     progress(`server up (pid ${serverPid}, ${spec.store})`);
 
     // 2. Hollow nodes (child process), until every node is Ready with a pod CIDR.
@@ -158,12 +158,13 @@ export async function densityRun(spec: RunSpec, progress: (msg: string) => void)
     });
     const h = hollow;
     const exited = new AbortController();
+    signal?.addEventListener('abort', () => exited.abort(signal.reason), { once: true });
     h.once('exit', (code) => exited.abort(new Error(`nodelet hollow exited (${code}) before its nodes started: ${tail(join(dir, 'hollow.log'))}`)));
     await pollUntil('hollow nodes started', () => hollowStarted, { timeoutMs: 300_000, intervalMs: 200, signal: exited.signal });
     await pollUntil(`${spec.nodes} nodes Ready`, async () => {
       const list = await api.list(NODES);
       return list.items.filter((n) => n.spec?.podCIDR && n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length === spec.nodes;
-    }, { timeoutMs: 120_000, intervalMs: 500 });
+    }, { timeoutMs: 120_000, intervalMs: 500, signal });
     const nodesReadyS = (performance.now() - tNodes) / 1000;
     progress(`${spec.nodes} hollow nodes Ready in ${nodesReadyS.toFixed(1)} s`);
 
@@ -214,7 +215,7 @@ export async function densityRun(spec: RunSpec, progress: (msg: string) => void)
         if (tenth !== last) progress(`  ${n}/${pods} Running after ${((performance.now() - tBurst) / 1000).toFixed(0)} s`);
         last = tenth;
         return n >= pods;
-      }, { timeoutMs: spec.timeoutMs, intervalMs: 250 }).catch((err: unknown) => {
+      }, { timeoutMs: spec.timeoutMs, intervalMs: 250, signal }).catch((err: unknown) => {
         // Out of time: the figures still say what happened, with the missing pods counted as never Running.
         if (!hasCode(err, 'ERR_DEADLINE_EXCEEDED')) throw err;
         progress(`timed out after ${spec.timeoutMs / 1000} s: pods not Running count as never (p99 is then infinite past 1 % missing)`);

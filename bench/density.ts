@@ -95,11 +95,21 @@ function figures(main: RunResult, base: RunResult | undefined): BenchFigure[] {
   ];
 }
 
+/** One line per finished run, printed at once so a long bench shows its figures as it goes. */
+function runLine(r: RunResult): string {
+  return `${r.store} ${r.nodes} nodes × ${r.pods} pods: Running ${r.running}/${r.pods}, create → Running p50 ${fmt(r.startupP50S)} s p99 ${fmt(r.startupP99S)} s, ` +
+    `${fmt(r.podsBoundPerSec, 0)} pods bound/s, server RSS ${fmt(r.serverRssPeakMiB, 0)}/${fmt(r.serverRssEndMiB, 0)} MiB, CPU ${fmt(r.serverCpuBurstS, 1)} s, ` +
+    `${r.hollowWatchesOpen} watches, ${r.hollowWatchEvents} events, ${fmt(r.leaseRenewalsPerSec, 1)} renewals/s; ${sloLine(r)}`;
+}
+
 async function main(): Promise<void> {
   const t0 = performance.now();
   const size = { nodes: positive('nodes', args.nodes), deployments: positive('deployments', args.deployments), replicas: positive('replicas', args.replicas) };
   const common = { source: args.source, timeoutMs: positive('timeout', args.timeout) * 1000 };
   const log = (m: string): void => void process.stderr.write(`${((performance.now() - t0) / 1000).toFixed(0).padStart(4)} s  ${m}\n`);
+  // Ctrl-C/SIGTERM ends the current run through its cleanup: servers, hollow nodes and etcd stopped by PID.
+  const interrupted = new AbortController();
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => interrupted.abort(new Error(`interrupted by ${sig}`)));
   const runs: RunResult[] = [];
   const pairs: Array<{ main: RunResult; base?: RunResult }> = [];
   for (const store of stores(args.store)) {
@@ -107,13 +117,15 @@ async function main(): Promise<void> {
     if (!args['no-baseline']) {
       const spec: RunSpec = { store, ...BASELINE, ...common };
       log(`${store}: baseline ${spec.nodes} nodes, ${spec.deployments}×${spec.replicas} pods`);
-      runs.push((base = await densityRun(spec, (m) => log(`${store} baseline: ${m}`))));
+      runs.push((base = await densityRun(spec, (m) => log(`${store} baseline: ${m}`), interrupted.signal)));
+      log(runLine(base));
     }
     const spec: RunSpec = { store, ...size, ...common };
     log(`${store}: ${spec.nodes} nodes, ${spec.deployments}×${spec.replicas} pods`);
-    const main = await densityRun(spec, (m) => log(`${store}: ${m}`));
+    const main = await densityRun(spec, (m) => log(`${store}: ${m}`), interrupted.signal);
     runs.push(main);
     pairs.push({ main, base });
+    log(runLine(main));
   }
   const wallS = (performance.now() - t0) / 1000;
   console.log(`\nbench/density (${args.source ? 'TypeScript sources' : 'built dist'}; hollow nodes: real agent over a fake CRI, docs/hollow-nodes.md)\n`);
