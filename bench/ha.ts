@@ -5,91 +5,42 @@
 // then restarted so that both are up for the next round. Baseline, same run: the same client
 // with ONE server, which is SIGKILLed and restarted at once; kill → next successful write.
 //
-//   node --conditions=source --import tsx bench/ha.ts [--kills 10] [--source] [--svg] [--json]
+//   node --conditions=source --import tsx bench/ha.ts [--kills 10] [--leader-kills 10] [--source] [--svg] [--json]
+//
+// Then leader fail-over (bench/ha-leader.ts): kill -9 of the server leading the scheduler and
+// controller manager → the standby holds both Leases, and → it binds its first pod; beside a
+// graceful stop of the leader (Leases released), in the same run.
 //
 // --source runs the servers from the TypeScript sources (bin/nodelet-dev) instead of dist/
 // (build first: npx tsc -b). Writes bench/results/ha.json (bench/lib/results.ts).
-import { spawn, type ChildProcess } from 'node:child_process';
 import { cp as copy, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
-import https from 'node:https';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ApiClient, CONFIGMAPS } from '@nodelet/api';
 import { pollUntil } from '@nodelet/base';
-import { childExited, freePort, terminateChild } from '@nodelet/base/testing';
+import { freePort } from '@nodelet/base/testing';
 import { startTestEtcd } from '../control-plane/src/storage/testing/etcd.js';
+import { measureLeaderFailover } from './ha-leader.js';
 import { writeBenchResults, type BenchFigure } from './lib/results.js';
+import { ServerProcess } from './lib/server-process.js';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values: args } = parseArgs({
   options: {
     kills: { type: 'string', default: '10' },
+    'leader-kills': { type: 'string', default: '10' },
     source: { type: 'boolean', default: false },
     svg: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
   },
 });
 const KILLS = Number(args.kills);
+const LEADER_KILLS = Number(args['leader-kills']);
 
 const pct = (xs: number[], p: number): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? NaN;
 };
-
-/** One `nodelet server` child on a fixed port, restartable. */
-class ServerProcess {
-  child: ChildProcess | undefined;
-  constructor(
-    readonly dataDir: string,
-    readonly port: number,
-    readonly etcd: string,
-  ) {}
-
-  get url(): string {
-    return `https://127.0.0.1:${this.port}`;
-  }
-
-  async start(): Promise<void> {
-    const bin = args.source ? [join(ROOT, 'bin/nodelet-dev')] : [process.execPath, join(ROOT, 'bin/nodelet')];
-    const flags = ['server', `--data-dir=${this.dataDir}`, `--datastore-endpoint=${this.etcd}`, '--bind-address=127.0.0.1', `--port=${this.port}`, '--registry-address=', '--disable-controllers', '--log-level=warn'];
-    this.child = spawn(bin[0]!, [...bin.slice(1), ...flags], { stdio: 'ignore' });
-    const child = this.child;
-    await pollUntil(`server on ${this.port}`, async () => {
-      if (child.exitCode !== null) throw new Error(`server on ${this.port} exited with ${child.exitCode}`);
-      return readyz(this.url);
-    }, { timeoutMs: 60_000, intervalMs: 50 });
-  }
-
-  async kill(): Promise<void> {
-    const child = this.child;
-    this.child = undefined;
-    if (!child) return;
-    child.kill('SIGKILL');
-    await childExited(child);
-  }
-
-  async stop(): Promise<void> {
-    if (this.child) await terminateChild(this.child, 5_000);
-    this.child = undefined;
-  }
-}
-
-/**
- * `/readyz` answers 200. The server's CA is not known before its first start, and this only asks
- * "is it serving": certificate checks are the ApiClient's job, so none here.
- */
-function readyz(url: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const req = https.get(`${url}/readyz`, { rejectUnauthorized: false, timeout: 1_000 }, (res) => {
-      res.resume();
-      resolve(res.statusCode === 200);
-    });
-    req.on('timeout', () => req.destroy());
-    req.on('error', () => resolve(false));
-  });
-}
 
 let seq = 0;
 /** Writes until one succeeds; returns when it did. */
@@ -112,8 +63,8 @@ async function main(): Promise<void> {
   const clients: ApiClient[] = [];
   try {
     const [pa, pb] = [await freePort(), await freePort()];
-    const a = new ServerProcess(join(root, 'a'), pa, etcd.endpoint);
-    const b = new ServerProcess(join(root, 'b'), pb, etcd.endpoint);
+    const a = new ServerProcess({ dataDir: join(root, 'a'), port: pa, etcd: etcd.endpoint, source: args.source });
+    const b = new ServerProcess({ dataDir: join(root, 'b'), port: pb, etcd: etcd.endpoint, source: args.source });
     servers.push(a, b);
     await a.start();
     await pollUntil('admin kubeconfig', () => readFile(join(a.dataDir, 'admin.token')).then(() => true, () => false), { timeoutMs: 30_000 });
@@ -153,19 +104,39 @@ async function main(): Promise<void> {
       await back;
     }
 
+    for (const s of servers) await s.stop();
+
+    // 3. Leader fail-over: kill -9 of the leading server vs a graceful stop (Leases released).
+    const log = (line: string): void => void (args.json || console.error(line));
+    const leaderKill = await measureLeaderFailover({ etcd: etcd.endpoint, root, source: args.source, kills: LEADER_KILLS, how: 'kill', log });
+    const leaderStop = await measureLeaderFailover({ etcd: etcd.endpoint, root, source: args.source, kills: LEADER_KILLS, how: 'stop', log });
+
+    const group = 'server death → the agent\'s next write';
+    const lgroup = 'leader death → the new leader';
     const figures: BenchFigure[] = [
-      { name: 'fail-over p50', unit: 'ms', value: pct(failover, 50), baseline: { label: 'one server restarted', value: pct(restart, 50) } },
-      { name: 'fail-over p99', unit: 'ms', value: pct(failover, 99), baseline: { label: 'one server restarted', value: pct(restart, 99) } },
+      { group, name: 'fail-over p50', unit: 'ms', value: pct(failover, 50), baseline: { label: 'one server restarted', value: pct(restart, 50) } },
+      { group, name: 'fail-over p99', unit: 'ms', value: pct(failover, 99), baseline: { label: 'one server restarted', value: pct(restart, 99) } },
+      { group: lgroup, name: 'both Leases held, p50', unit: 'ms', value: pct(leaderKill.takeoverMs, 50), baseline: { label: 'graceful stop', value: pct(leaderStop.takeoverMs, 50) }, target: { op: '<=', value: 20_000 } },
+      { group: lgroup, name: 'both Leases held, p99', unit: 'ms', value: pct(leaderKill.takeoverMs, 99), baseline: { label: 'graceful stop', value: pct(leaderStop.takeoverMs, 99) }, target: { op: '<=', value: 20_000 } },
+      { group: lgroup, name: 'first binding, p50', unit: 'ms', value: pct(leaderKill.firstActionMs, 50), baseline: { label: 'graceful stop', value: pct(leaderStop.firstActionMs, 50) } },
+      { group: lgroup, name: 'first binding, p99', unit: 'ms', value: pct(leaderKill.firstActionMs, 99), baseline: { label: 'graceful stop', value: pct(leaderStop.firstActionMs, 99) } },
     ];
-    const written = writeBenchResults('ha', figures, { details: { kills: KILLS, failoverMs: failover, restartMs: restart, servers: args.source ? 'source' : 'dist' }, svg: args.svg });
+    const written = writeBenchResults('ha', figures, {
+      details: { kills: KILLS, failoverMs: failover, restartMs: restart, leaderKills: LEADER_KILLS, leaderKill, leaderStop, servers: args.source ? 'source' : 'dist' },
+      svg: args.svg,
+    });
     if (args.json) {
-      console.log(JSON.stringify({ failover, restart }));
+      console.log(JSON.stringify({ failover, restart, leaderKill, leaderStop }));
       return;
     }
     console.log(`kill -9 of the server in use → next successful write, ${KILLS} kills each`);
     console.log(`${'case'.padEnd(36)}${'p50'.padStart(10)}${'p99'.padStart(10)}`);
     console.log(`${'2 servers, client fails over'.padEnd(36)}${pct(failover, 50).toFixed(0).padStart(8)}ms${pct(failover, 99).toFixed(0).padStart(8)}ms`);
     console.log(`${'baseline: 1 server, restarted'.padEnd(36)}${pct(restart, 50).toFixed(0).padStart(8)}ms${pct(restart, 99).toFixed(0).padStart(8)}ms`);
+    console.log(`\nleader death → standby holds both Leases / binds its first pod, ${LEADER_KILLS} rounds each`);
+    console.log(`${'kill -9 of the leader'.padEnd(36)}${pct(leaderKill.takeoverMs, 50).toFixed(0).padStart(8)}ms${pct(leaderKill.takeoverMs, 99).toFixed(0).padStart(8)}ms / ${pct(leaderKill.firstActionMs, 50).toFixed(0)}ms ${pct(leaderKill.firstActionMs, 99).toFixed(0)}ms`);
+    console.log(`${'baseline: graceful stop'.padEnd(36)}${pct(leaderStop.takeoverMs, 50).toFixed(0).padStart(8)}ms${pct(leaderStop.takeoverMs, 99).toFixed(0).padStart(8)}ms / ${pct(leaderStop.firstActionMs, 50).toFixed(0)}ms ${pct(leaderStop.firstActionMs, 99).toFixed(0)}ms`);
+    for (const line of written.targetLines) console.log(line);
     console.log(`\nwritten to ${written.json}${written.svg ? ` and ${written.svg}` : ''}`);
   } finally {
     for (const c of clients) c.close();
