@@ -141,7 +141,12 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   );
   const rbac = new RbacAuthorizer(mirrors);
   const listPods = async (ns: string) => (await resources.get('/v1/pods')!.registry.list({ namespace: ns, filter: () => true })).items;
-  const authorizer = createAuthorizerChain([createNodeAuthorizer({ listPods }), (user, a) => rbac.authorize(user, a)]);
+  // The Node authorizer's view of which pods are bound where (auth/node-authorizer.ts): memory first.
+  const podMirror = new ResourceMirror({ served: resources.get('/v1/pods')!, logger: log, stop: stop.signal });
+  const authorizer = createAuthorizerChain([
+    createNodeAuthorizer({ listPods, cachedPods: (ns) => podMirror.inNamespace(ns) }),
+    (user, a) => rbac.authorize(user, a),
+  ]);
   const ctx: ServerContext = {
     store: opts.store,
     logger: log,
@@ -174,7 +179,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   if (opts.clusterDnsIP !== null) await ensureKubeDnsService(ctx, opts.clusterDnsIP ?? clusterDnsIpOf(opts.serviceCidr ?? DEFAULT_SERVICE_CIDR), log);
   await ensureDefaultStorageClass(ctx);
   await reconcileBootstrapPolicy(ctx, log.child({ component: 'rbac-bootstrap' }));
-  await Promise.all([...mirrorByPlural.values(), ...lookupMirrors.values()].map((m) => m.start()));
+  await Promise.all([...mirrorByPlural.values(), ...lookupMirrors.values(), podMirror].map((m) => m.start()));
   const lifecycle = startNamespaceLifecycle(ctx, [...resources.values()], log.child({ component: 'namespace-lifecycle' }));
 
   let serverAddress = '127.0.0.1:6443';

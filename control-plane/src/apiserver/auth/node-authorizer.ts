@@ -12,9 +12,14 @@
  *                             which objects a write may touch is NodeRestriction's job
  *                             (admission/node-restriction.ts)
  *
- * Upstream walks a graph of pods → referenced objects kept from informers; this reads the
- * node's pods of the namespace from the store per secret/configmap request (correct, not the
- * fastest; those requests are rare: once per pod start and volume refresh).
+ * Upstream walks a graph of pods → referenced objects kept from informers. This looks at the
+ * namespace's pods in the server's in-memory pod mirror first (`cachedPods`); only when that
+ * finds no relationship does it read the namespace's pods from the store (`listPods`), so a pod
+ * bound a moment ago that the mirror has not applied yet is never refused, and a refusal is
+ * always the store's answer. Each pod start makes two such requests (the kube-root-ca.crt
+ * ConfigMap and a service-account token): reading the store for every one decoded every pod of
+ * the namespace twice per pod start, which at 3,000 pods made the server the bottleneck of
+ * bench/density (docs/performance.md, "Density").
  */
 import type { ApiObject } from '../object.js';
 import { NODELET_NODE_RULES, NODE_RULES } from './rbac/bootstrap-roles.js';
@@ -23,8 +28,10 @@ import type { Decision, RequestAttributes, UserInfo } from './types.js';
 import { NODES_GROUP, NODE_USER_PREFIX } from './types.js';
 
 export interface NodeAuthorizerDeps {
-  /** Pods of `namespace` (for the reference checks). */
+  /** Pods of `namespace` read from the store (the authoritative answer for the reference checks). */
   listPods(namespace: string): Promise<ApiObject[]>;
+  /** Pods of `namespace` as the in-memory mirror holds them now (possibly a moment behind the store). */
+  cachedPods?(namespace: string): Iterable<ApiObject>;
 }
 
 export function nodeNameOf(user: UserInfo): string | undefined {
@@ -43,13 +50,13 @@ export function createNodeAuthorizer(deps: NodeAuthorizerDeps) {
     if (group === '' && (res === 'secrets' || res === 'configmaps') && !a.subresource) {
       if (a.verb !== 'get' || !a.namespace || !a.name) return { allowed: false, reason: `can only get individual ${res}` };
       const kind = res === 'secrets' ? 'secret' : 'configMap';
-      const pods = boundPods(await deps.listPods(a.namespace), node);
-      return pods.some((p) => podReferences(p, kind).has(a.name!)) ? { allowed: true } : noRelationship(node, `no pod bound to it references ${kind} "${a.name}"`);
+      const references = (p: ApiObject): boolean => podReferences(p, kind).has(a.name!);
+      return (await someBoundPod(deps, a.namespace, node, references)) ? { allowed: true } : noRelationship(node, `no pod bound to it references ${kind} "${a.name}"`);
     }
     if (group === '' && res === 'serviceaccounts' && a.subresource === 'token') {
       if (a.verb !== 'create' || !a.namespace || !a.name) return { allowed: false, reason: 'can only create tokens for individual service accounts' };
-      const pods = boundPods(await deps.listPods(a.namespace), node);
-      return pods.some((p) => ((p.spec as { serviceAccountName?: string } | undefined)?.serviceAccountName || 'default') === a.name)
+      const runsAs = (p: ApiObject): boolean => ((p.spec as { serviceAccountName?: string } | undefined)?.serviceAccountName || 'default') === a.name;
+      return (await someBoundPod(deps, a.namespace, node, runsAs))
         ? { allowed: true }
         : noRelationship(node, `no pod bound to it runs as service account "${a.name}"`);
     }
@@ -63,8 +70,14 @@ export function createNodeAuthorizer(deps: NodeAuthorizerDeps) {
   };
 }
 
-function boundPods(pods: ApiObject[], node: string): ApiObject[] {
-  return pods.filter((p) => (p.spec as { nodeName?: string } | undefined)?.nodeName === node);
+const boundTo = (p: ApiObject, node: string): boolean => (p.spec as { nodeName?: string } | undefined)?.nodeName === node;
+
+/** Whether a pod of `namespace` bound to `node` satisfies `test`: the mirror first, the store when it says no. */
+async function someBoundPod(deps: NodeAuthorizerDeps, namespace: string, node: string, test: (p: ApiObject) => boolean): Promise<boolean> {
+  if (deps.cachedPods) {
+    for (const p of deps.cachedPods(namespace)) if (boundTo(p, node) && test(p)) return true;
+  }
+  return (await deps.listPods(namespace)).some((p) => boundTo(p, node) && test(p));
 }
 
 interface PodSpecRefs {
