@@ -1,4 +1,4 @@
-// nodelet-test: long — the capstone of docs/ha.md (about 3 minutes); its parts run by default in
+// nodelet-test: long — the capstone of docs/ha.md (about 90 s); its parts run by default in
 // control-plane/test/integration/{ha-servers,api-failover,etcd-cluster,etcd-snapshot}.itest.ts.
 //
 // A highly available control plane under faults, end to end: 3 etcd members (TLS) and 2 `nodelet
@@ -180,6 +180,9 @@ test('HA control plane: server kill -9 → agent fail-over and leader take-over;
     return pods.size === 20 ? pods : undefined;
   }, { timeoutMs: 180_000, intervalMs: 500 });
   for (const [name, c] of before) assert.equal(scaled.get(name)?.containerID, c.containerID, `${name} kept its container`);
+  // The node stayed Ready under B's node lifecycle controller: its Lease kept coming through B.
+  const node = await clientB.get<Node>(NODES, NODE);
+  assert.equal(node.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True', 'the node is still Ready');
   t.diagnostic(`server kill -9: agent's first node lease renewal through B after ${failoverMs} ms; leases taken after ${takeoverMs} ms`);
 
   // 4. kill -9 of the etcd raft leader under ConfigMap creates through B: a ledger of acked creates.
