@@ -29,6 +29,7 @@ import { PODS, NODES, type Pod } from '@nodelet/api';
 import { pollUntil } from '@nodelet/base';
 import { AGENT_NODE_OPTIONS } from '@nodelet/systemd';
 import { startHarness, podSpec, type Harness } from '../agent/test/integration/harness.js';
+import { sampleProcess } from './lib/proc-sample.js';
 import { writeBenchResults, type BenchFigure } from './lib/results.js';
 
 const arg = (name: string): string | undefined => {
@@ -51,7 +52,6 @@ const BASELINE_NODE_ARGS = arg('--baseline-node-args')?.split(' ').filter(Boolea
 const ENV = Object.fromEntries((arg('--env') ?? '').split(',').filter(Boolean).map((kv) => kv.split('=', 2) as [string, string]));
 const CURRENT = resolve(import.meta.dirname, '..');
 const PROBE = join(import.meta.dirname, 'lib', 'footprint-probe.mjs');
-const CLK_TCK = 100;
 const MiB = 2 ** 20;
 
 interface Memory {
@@ -115,21 +115,10 @@ class AgentChild {
   }
 }
 
-/** Peak RSS (MiB) and CPU (% of one core) of a process over `ms`, from /proc. */
+/** Peak RSS (MiB) and CPU (% of one core) of a process over `ms`. */
 async function sample(pid: number, ms: number): Promise<{ rssMaxMiB: number; cpuPct: number }> {
-  const ticks = (): number => {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return Number(f[11]) + Number(f[12]); // utime + stime
-  };
-  const rss = (): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
-  const t0 = ticks();
-  const s0 = performance.now();
-  let rssMax = 0;
-  while (performance.now() - s0 < ms) {
-    rssMax = Math.max(rssMax, rss());
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  return { rssMaxMiB: rssMax, cpuPct: ((ticks() - t0) / CLK_TCK / ((performance.now() - s0) / 1000)) * 100 };
+  const s = await sampleProcess(pid, ms, 500);
+  return { rssMaxMiB: s.rssMaxMiB, cpuPct: s.cpu * 100 };
 }
 
 function pod(h: Harness, name: string): Pod {

@@ -9,12 +9,11 @@
  * With `how: 'stop'` (the baseline) the leader gets SIGTERM instead and releases its Leases on
  * the way out, as a server stopped for maintenance does.
  */
-import { cp as copy, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ApiClient, LEASES, NODES, PODS, type Lease, type Node } from '@nodelet/api';
 import { pollUntil } from '@nodelet/base';
 import { freePort } from '@nodelet/base/testing';
-import { ServerProcess } from './lib/server-process.js';
+import { ServerProcess, startServerPair } from './lib/server-process.js';
 
 export interface LeaderFailover {
   /** Kill → the standby holds both Leases, per round (ms). */
@@ -48,13 +47,7 @@ export async function measureLeaderFailover(o: { etcd: string; root: string; sou
   const clients = new Map<ServerProcess, ApiClient>();
   const out: LeaderFailover = { takeoverMs: [], firstActionMs: [] };
   try {
-    await c.start();
-    await mkdir(d.dataDir, { recursive: true });
-    await copy(join(c.dataDir, 'pki'), join(d.dataDir, 'pki'), { recursive: true });
-    await copy(join(c.dataDir, 'admin.token'), join(d.dataDir, 'admin.token'));
-    await d.start();
-    const token = (await readFile(join(c.dataDir, 'admin.token'), 'utf8')).trim();
-    const ca = await readFile(join(c.dataDir, 'pki', 'ca.crt'));
+    const { token, ca } = await startServerPair(c, d);
     for (const s of servers) clients.set(s, new ApiClient({ server: s.url, token, ca, timeoutMs: 5_000 }));
     await benchNode(clients.get(c)!).catch((err: unknown) => {
       if (!String(err).includes('already exists')) throw err; // the other mode's run made it

@@ -13,17 +13,16 @@
 //
 // --source runs the servers from the TypeScript sources (bin/nodelet-dev) instead of dist/
 // (build first: npx tsc -b). Writes bench/results/ha.json (bench/lib/results.ts).
-import { cp as copy, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ApiClient, CONFIGMAPS } from '@nodelet/api';
-import { pollUntil } from '@nodelet/base';
 import { freePort } from '@nodelet/base/testing';
 import { startTestEtcd } from '../control-plane/src/storage/testing/etcd.js';
 import { measureLeaderFailover } from './ha-leader.js';
 import { writeBenchResults, type BenchFigure } from './lib/results.js';
-import { ServerProcess } from './lib/server-process.js';
+import { ServerProcess, startServerPair } from './lib/server-process.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -66,14 +65,7 @@ async function main(): Promise<void> {
     const a = new ServerProcess({ dataDir: join(root, 'a'), port: pa, etcd: etcd.endpoint, source: args.source });
     const b = new ServerProcess({ dataDir: join(root, 'b'), port: pb, etcd: etcd.endpoint, source: args.source });
     servers.push(a, b);
-    await a.start();
-    await pollUntil('admin kubeconfig', () => readFile(join(a.dataDir, 'admin.token')).then(() => true, () => false), { timeoutMs: 30_000 });
-    await mkdir(b.dataDir, { recursive: true });
-    await copy(join(a.dataDir, 'pki'), join(b.dataDir, 'pki'), { recursive: true });
-    await copy(join(a.dataDir, 'admin.token'), join(b.dataDir, 'admin.token'));
-    await b.start();
-    const token = (await readFile(join(a.dataDir, 'admin.token'), 'utf8')).trim();
-    const ca = await readFile(join(a.dataDir, 'pki', 'ca.crt'));
+    const { token, ca } = await startServerPair(a, b);
     const byUrl = new Map(servers.map((s) => [`${s.url}/`, s]));
 
     // 1. Fail-over: kill the server in use, time the next write, bring it back.

@@ -17,7 +17,6 @@
  * Needs root, containerd, runc and the CNI plugins (like the agent integration tests).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PODS, NODES, type Pod } from '@nodelet/api';
 import { startHarness, podSpec, type Harness } from '../agent/test/integration/harness.js';
@@ -27,11 +26,11 @@ import { pollUntil } from '@nodelet/base';
 import { writeFile } from 'node:fs/promises';
 import { fetchPodTrace, renderWaterfallSvg, type SvgPanel } from '@nodelet/cli';
 import { SPAN } from '@nodelet/api/tracing';
+import { sampleProcess } from './lib/proc-sample.js';
 import { writeBenchResults, type BenchFigure } from './lib/results.js';
 
 const SIZES = parseSizes(process.argv);
 const NODELET_DEV = join(import.meta.dirname, '..', 'bin', 'nodelet-dev');
-const CLK_TCK = 100;
 const SVG = process.argv.includes('--svg') ? process.argv[process.argv.indexOf('--svg') + 1] : undefined;
 
 function pct(xs: number[], p: number): number {
@@ -39,22 +38,10 @@ function pct(xs: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
 }
 
-/** RSS (MiB) and CPU (fraction of one core) of a process over `ms`, from /proc. */
+/** Peak RSS (MiB) and CPU (fraction of one core) of a process over `ms`. */
 async function sample(pid: number, ms: number): Promise<{ rssMiB: number; cpu: number }> {
-  const ticks = (): number => {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return Number(f[11]) + Number(f[12]); // utime + stime
-  };
-  const rss = (): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
-  const t0 = ticks();
-  const s0 = performance.now();
-  const rssSamples: number[] = [];
-  while (performance.now() - s0 < ms) {
-    rssSamples.push(rss());
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  const cpu = (ticks() - t0) / CLK_TCK / ((performance.now() - s0) / 1000);
-  return { rssMiB: Math.max(...rssSamples), cpu };
+  const s = await sampleProcess(pid, ms);
+  return { rssMiB: s.rssMaxMiB, cpu: s.cpu };
 }
 
 /** The agent runs under tsx: the real process is the node child of bin/nodelet-dev's exec. */

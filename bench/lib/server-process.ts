@@ -4,6 +4,7 @@
  * `/readyz` answers, killed with SIGKILL by the PID it was started with.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { cp as copy, mkdir, readFile } from 'node:fs/promises';
 import https from 'node:https';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -89,4 +90,19 @@ function readyz(url: string): Promise<boolean> {
     req.on('timeout', () => req.destroy());
     req.on('error', () => resolve(false));
   });
+}
+
+/**
+ * Starts `second` as a second server of `first`'s control plane: `first` starts and makes the
+ * PKI and admin token, `second` gets copies of them (what `nodelet install server --join` fetches,
+ * docs/ha.md) and starts. Returns the admin credentials both accept.
+ */
+export async function startServerPair(first: ServerProcess, second: ServerProcess): Promise<{ token: string; ca: Buffer }> {
+  await first.start();
+  await pollUntil('admin token', () => readFile(join(first.dataDir, 'admin.token')).then(() => true, () => false), { timeoutMs: 30_000 });
+  await mkdir(second.dataDir, { recursive: true });
+  await copy(join(first.dataDir, 'pki'), join(second.dataDir, 'pki'), { recursive: true });
+  await copy(join(first.dataDir, 'admin.token'), join(second.dataDir, 'admin.token'));
+  await second.start();
+  return { token: (await readFile(join(first.dataDir, 'admin.token'), 'utf8')).trim(), ca: await readFile(join(first.dataDir, 'pki', 'ca.crt')) };
 }
