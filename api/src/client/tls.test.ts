@@ -80,7 +80,7 @@ test('https: CA verification, mTLS, insecure skip and a clear verification error
   });
 });
 
-test('https: one TLS context for every connection of a client, and servers keep idle connections 55 s', { skip: OPENSSL ? false : 'openssl CLI not installed' }, async (t) => {
+test('https: one TLS context for every connection of a client', { skip: OPENSSL ? false : 'openssl CLI not installed' }, async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'nodelet-tls-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const pki = await makePki(dir);
@@ -89,7 +89,6 @@ test('https: one TLS context for every connection of a client, and servers keep 
     res.writeHead(200, { 'Content-Type': 'application/json', Connection: 'close' });
     res.end(JSON.stringify({ kind: 'Node', apiVersion: 'v1', metadata: { name: 'n1' } }));
   });
-  assert.equal(srv.keepAliveTimeout, 55_000, 'an agent calling every 10 s keeps its connection');
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
   t.after(async () => {
     srv.closeAllConnections();

@@ -32,21 +32,13 @@ export interface EdgeLimits {
   requestTimeoutMs: number;
 }
 
-/**
- * How long a server keeps an idle keep-alive connection (see {@link edgeServerOptions}). Below the
- * default 60 s headers timeout: at 90 s (Go's idle timeout) a watch the API server cuts for not
- * reading (`res.destroy()`) was seen ending with a clean chunked terminator instead
- * (control-plane/src/apiserver/server-limits.test.ts).
- */
-export const IDLE_KEEP_ALIVE_MS = 55_000;
-
 export const DEFAULT_EDGE_LIMITS: EdgeLimits = { maxHeaderBytes: 64 * 1024, headersTimeoutMs: 60_000, requestTimeoutMs: 60_000 };
 
 /**
  * Options for `http(s).createServer` that apply `limits`. A TLS handshake gets the headers
  * timeout too (Go's servers bound it by their header timeout; Node's default is 120 s).
  */
-export function edgeServerOptions(limits: EdgeLimits): ServerOptions & { handshakeTimeout: number; keepAliveTimeout: number } {
+export function edgeServerOptions(limits: EdgeLimits): ServerOptions & { handshakeTimeout: number } {
   const headersTimeout = limits.headersTimeoutMs;
   return {
     handshakeTimeout: headersTimeout,
@@ -56,10 +48,10 @@ export function edgeServerOptions(limits: EdgeLimits): ServerOptions & { handsha
     // Node checks both timeouts on this period (default 30 s, which would let a slow client
     // hold a connection half again as long as the timeout says).
     connectionsCheckingInterval: Math.min(5000, Math.max(50, Math.floor(headersTimeout / 4))),
-    // An idle keep-alive connection stays open this long (Node's default is 5 s). Clients that
-    // call every 10 s — an agent's node status and lease — would otherwise pay a TLS handshake
-    // per call on both ends.
-    keepAliveTimeout: IDLE_KEEP_ALIVE_MS,
+    // Idle keep-alive connections close after Node's default 5 s. A longer idle timeout (55 s,
+    // to spare an agent calling every 10 s a TLS handshake) kept each connection a burst of pod
+    // starts opened alive for the whole timeout: the reliability soak's agent-resources check saw
+    // the agent's open fds grow 35 → 48 after churn (docs/performance.md, "Agent footprint").
   };
 }
 
