@@ -12,13 +12,12 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { delay } from '@nodelet/base';
 import { childExited, freePort, terminateChild } from '@nodelet/base/testing';
-import { createCa, issueCertificate, loadCa } from '../../pki/certs.js';
-import { ETCD_BINARY, etcdHealthy, etcdUnavailableReason, type TestEtcdTls } from './etcd.js';
+import { ETCD_BINARY, etcdHealthy, etcdUnavailableReason, writeEtcdTestPki, type TestEtcdTls } from './etcd.js';
 
 export interface TestEtcdMember {
   readonly name: string;
@@ -197,26 +196,6 @@ async function startOnce(size: number, timeoutMs: number, signal: AbortSignal | 
 }
 
 /** CA, one peer-and-serving certificate per member (m0..), one client certificate. */
-async function writeClusterPki(dir: string, size: number): Promise<TestEtcdTls> {
-  const caPair = await createCa('nodelet-test-etcd-cluster-ca');
-  const ca = await loadCa(caPair);
-  const f = (name: string): string => join(dir, name);
-  await writeFile(f('ca.crt'), caPair.certPem);
-  for (let i = 0; i < size; i++) {
-    // etcd 3.4 uses one certificate to serve clients and peers and to dial peers: both usages.
-    const cert = await issueCertificate(ca, { commonName: `m${i}`, usage: 'peer', ips: ['127.0.0.1'], dnsNames: ['localhost'] });
-    await writeFile(f(`m${i}.crt`), cert.certPem);
-    await writeFile(f(`m${i}.key`), cert.keyPem, { mode: 0o600 });
-  }
-  const client = await issueCertificate(ca, { commonName: 'nodelet-apiserver-etcd-client', usage: 'client' });
-  await writeFile(f('client.crt'), client.certPem);
-  await writeFile(f('client.key'), client.keyPem, { mode: 0o600 });
-  return {
-    caFile: f('ca.crt'),
-    certFile: f('client.crt'),
-    keyFile: f('client.key'),
-    ca: Buffer.from(caPair.certPem),
-    cert: Buffer.from(client.certPem),
-    key: Buffer.from(client.keyPem),
-  };
+function writeClusterPki(dir: string, size: number): Promise<TestEtcdTls> {
+  return writeEtcdTestPki(dir, 'nodelet-test-etcd-cluster-ca', Array.from({ length: size }, (_, i) => ({ name: `m${i}`, commonName: `m${i}`, usage: 'peer' as const })));
 }

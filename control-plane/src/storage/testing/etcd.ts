@@ -65,31 +65,39 @@ export async function etcdHealthy(endpoint: string, tls?: TestEtcdTls): Promise<
 }
 
 /**
- * A CA, a serving certificate for 127.0.0.1/localhost and a client certificate, made with the
- * control plane's own PKI code, written to `dir`.
+ * The PKI of a test etcd, made with the control plane's own PKI code and written to `dir`: a CA
+ * (`ca.crt`), one certificate per member for 127.0.0.1/localhost (`<name>.crt`, `.key`; usage
+ * `server`, or `peer` where etcd 3.4 serves clients and peers and dials peers with one
+ * certificate) and the API server's client certificate (`client.crt`, `.key`). Keys are 0600.
  */
-async function makeTls(dir: string): Promise<{ client: TestEtcdTls; args: string[] }> {
-  const caPair = await createCa('nodelet-test-etcd-ca');
+export async function writeEtcdTestPki(dir: string, caName: string, members: Array<{ name: string; commonName: string; usage: 'server' | 'peer' }>): Promise<TestEtcdTls> {
+  const caPair = await createCa(caName);
   const ca = await loadCa(caPair);
-  const server = await issueCertificate(ca, { commonName: 'etcd', usage: 'server', ips: ['127.0.0.1'], dnsNames: ['localhost'] });
-  const client = await issueCertificate(ca, { commonName: 'nodelet-apiserver-etcd-client', usage: 'client' });
   const f = (name: string): string => join(dir, name);
   await writeFile(f('ca.crt'), caPair.certPem);
-  await writeFile(f('server.crt'), server.certPem);
-  await writeFile(f('server.key'), server.keyPem, { mode: 0o600 });
+  for (const m of members) {
+    const cert = await issueCertificate(ca, { commonName: m.commonName, usage: m.usage, ips: ['127.0.0.1'], dnsNames: ['localhost'] });
+    await writeFile(f(`${m.name}.crt`), cert.certPem);
+    await writeFile(f(`${m.name}.key`), cert.keyPem, { mode: 0o600 });
+  }
+  const client = await issueCertificate(ca, { commonName: 'nodelet-apiserver-etcd-client', usage: 'client' });
   await writeFile(f('client.crt'), client.certPem);
   await writeFile(f('client.key'), client.keyPem, { mode: 0o600 });
   return {
-    client: {
-      caFile: f('ca.crt'),
-      certFile: f('client.crt'),
-      keyFile: f('client.key'),
-      ca: Buffer.from(caPair.certPem),
-      cert: Buffer.from(client.certPem),
-      key: Buffer.from(client.keyPem),
-    },
-    args: [`--trusted-ca-file=${f('ca.crt')}`, `--cert-file=${f('server.crt')}`, `--key-file=${f('server.key')}`, '--client-cert-auth'],
+    caFile: f('ca.crt'),
+    certFile: f('client.crt'),
+    keyFile: f('client.key'),
+    ca: Buffer.from(caPair.certPem),
+    cert: Buffer.from(client.certPem),
+    key: Buffer.from(client.keyPem),
   };
+}
+
+/** A single member's TLS: its PKI and the etcd flags that serve it with client-certificate auth. */
+async function makeTls(dir: string): Promise<{ client: TestEtcdTls; args: string[] }> {
+  const client = await writeEtcdTestPki(dir, 'nodelet-test-etcd-ca', [{ name: 'server', commonName: 'etcd', usage: 'server' }]);
+  const f = (name: string): string => join(dir, name);
+  return { client, args: [`--trusted-ca-file=${f('ca.crt')}`, `--cert-file=${f('server.crt')}`, `--key-file=${f('server.key')}`, '--client-cert-auth'] };
 }
 
 /** SIGTERM, then SIGKILL after 5 s; resolves once the process is gone. */
