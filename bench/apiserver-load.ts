@@ -8,6 +8,7 @@
 import { once } from 'node:events';
 import https from 'node:https';
 import { parentPort, workerData } from 'node:worker_threads';
+import { benchPodBody } from './lib/bench-pod.js';
 
 interface LoadJob {
   url: string;
@@ -27,14 +28,6 @@ export interface LoadResult {
 
 const job = workerData as LoadJob;
 const agent = new https.Agent({ keepAlive: true, maxSockets: job.concurrency, ca: job.ca });
-
-const podBody = (name: string): string =>
-  JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, labels: { app: 'bench', idx: name } },
-    spec: { containers: [{ name: 'main', image: 'busybox:1.36', command: ['sleep', '3600'], resources: { requests: { cpu: '10m', memory: '16Mi' } } }] },
-  });
 
 function post(path: string, body: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
@@ -58,7 +51,7 @@ async function createAll(names: readonly string[]): Promise<number[]> {
       while (next < names.length) {
         const name = names[next++]!;
         const t0 = performance.now();
-        const r = await post(`/api/v1/namespaces/${job.namespace}/pods`, podBody(name));
+        const r = await post(`/api/v1/namespaces/${job.namespace}/pods`, benchPodBody(name));
         if (r.status !== 201) throw new Error(`create ${name}: ${r.status} ${r.body}`);
         latencies.push(performance.now() - t0);
       }

@@ -26,6 +26,7 @@ import { createEtcdStore, createSqliteStore, type Store } from '../control-plane
 import { etcdUnavailableReason, startTestEtcd } from '../control-plane/src/storage/testing/etcd.js';
 import type { LoadResult } from './apiserver-load.js';
 import { writeBenchResults, type BenchFigure } from './lib/results.js';
+import { benchPodBody } from './lib/bench-pod.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -81,14 +82,6 @@ function client(url: string, ca: string, token: string): Client {
       }),
   };
 }
-
-const podBody = (name: string): string =>
-  JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, labels: { app: 'bench', idx: name } },
-    spec: { containers: [{ name: 'main', image: 'busybox:1.36', command: ['sleep', '3600'], resources: { requests: { cpu: '10m', memory: '16Mi' } } }] },
-  });
 
 interface Latencies {
   p50: number;
@@ -229,7 +222,7 @@ async function watchFanOut(c: Client, url: string, token: string): Promise<numbe
   for (let i = 0; i < EVENTS; i++) {
     const name = `w${i}`;
     sentAt.set(name, performance.now());
-    await c.request('POST', '/api/v1/namespaces/fanout/pods', podBody(name));
+    await c.request('POST', '/api/v1/namespaces/fanout/pods', benchPodBody(name));
     const want = (i + 1) * WATCHERS;
     const deadline = Date.now() + 10_000;
     while (received < want && Date.now() < deadline) await new Promise((r) => setImmediate(r));

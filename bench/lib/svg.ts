@@ -5,6 +5,7 @@
  * have different units), so rows compare a value with its own baseline and target, never with
  * each other.
  */
+import { escapeXml } from '@nodelet/cli';
 import type { BenchFigure, BenchResults } from './results.js';
 import { targetMet } from './results.js';
 
@@ -15,10 +16,6 @@ const BAR_W = 400;
 const ROW_H = 34;
 const GROUP_H = 24;
 const TOP = 44;
-
-export function escapeXml(s: string): string {
-  return s.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c]!);
-}
 
 function fmt(n: number): string {
   if (!Number.isFinite(n)) return String(n);

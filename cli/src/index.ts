@@ -13,4 +13,4 @@ export { parsePodRef } from './commands/trace.js';
 export { fetchPodTrace, type PodTrace } from './commands/trace/fetch.js';
 export { buildWaterfall, type Waterfall, type WaterfallRow } from './commands/trace/waterfall.js';
 export { renderWaterfallText } from './commands/trace/render-text.js';
-export { renderWaterfallSvg, type SvgPanel } from './commands/trace/render-svg.js';
+export { escapeXml, renderWaterfallSvg, type SvgPanel } from './commands/trace/render-svg.js';
