@@ -15,8 +15,14 @@ import { startTestEtcd, type TestEtcd } from '../../control-plane/src/storage/te
 
 export const KUBECTL = process.env.NODELET_TEST_KUBECTL ?? '/usr/bin/kubectl';
 
+/**
+ * Why the kubectl suites cannot run here, or undefined. They need kubectl 1.32 (the version the
+ * server's `/version` names; Debian's `kubernetes-client` is 1.20 and too old): the machine
+ * image's `/usr/bin/kubectl`, or any 1.32 binary named by NODELET_TEST_KUBECTL. Under CI a skip
+ * fails the run (scripts/run-tests.mjs), so a machine without it fails with this message.
+ */
 export function kubectlUnavailableReason(): string | undefined {
-  return existsSync(KUBECTL) ? undefined : `${KUBECTL} not found (set NODELET_TEST_KUBECTL)`;
+  return existsSync(KUBECTL) ? undefined : `kubectl 1.32 not found at ${KUBECTL}: install it there or set NODELET_TEST_KUBECTL to a kubectl 1.32 binary`;
 }
 
 export interface RunResult {
