@@ -1,9 +1,11 @@
 // Namespace labels → policy (upstream PolicyToEvaluate) and the admission configuration file.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { loadAdmissionConfiguration, podSecurityConfigFrom } from './config.js';
 import { DEFAULT_POLICY, formatLevelVersion, policyFromLabels, type Policy } from './policy.js';
 
@@ -88,5 +90,16 @@ describe('PodSecurityConfiguration', () => {
     const bad = join(dir, 'bad.yaml');
     await writeFile(bad, 'apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: PodSecurity\n  configuration: {apiVersion: pod-security.admission.config.k8s.io/v1, kind: PodSecurityConfiguration, defaults: {enforce: nope}}\n');
     await assert.rejects(loadAdmissionConfiguration(bad), /PodSecurity: defaults\.enforce: Invalid value: "nope"/);
+  });
+
+  it('nodelet server --admission-control-config-file stops at a bad file, naming the field', async () => {
+    const file = join(dir, 'flag.yaml');
+    await writeFile(file, 'apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: PodSecurity\n  configuration: {apiVersion: pod-security.admission.config.k8s.io/v1, kind: PodSecurityConfiguration, exemptions: {namespaces: [Kube_System]}}\n');
+    const dev = fileURLToPath(new URL('../../../../../bin/nodelet-dev', import.meta.url));
+    const r = await new Promise<{ code: number; stderr: string }>((resolve) => {
+      execFile(dev, ['server', '--data-dir', join(dir, 'data'), '--admission-control-config-file', file], { timeout: 60_000 }, (err, _out, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stderr }));
+    });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /^--admission-control-config-file: .*flag\.yaml: PodSecurity: exemptions\.namespaces\[0\]: Invalid value: "Kube_System"/);
   });
 });
