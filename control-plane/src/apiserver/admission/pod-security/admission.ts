@@ -17,7 +17,7 @@ import { findMirrored } from '../../mirror.js';
 import { isPlainObject, type ApiObject, type Json } from '../../object.js';
 import { invalid, qualified, StatusError } from '../../status.js';
 import type { AdmissionPlugin, AdmissionRequest } from '../types.js';
-import type { PodMeta } from './check.js';
+import { podMetaOf, type PodMeta } from './check.js';
 import type { PodSecurityConfig } from './config.js';
 import { allowed, evaluatePod, forbiddenDetail, type Violations } from './evaluator.js';
 import { checkNamespacePods, exemptNamespaceWarning } from './namespace.js';
@@ -109,11 +109,6 @@ function judge(cfg: PodSecurityConfig, r: AdmissionRequest, policy: Policy, erro
   if (!allowed(warn)) r.recorder?.warn(`would violate PodSecurity "${formatLevelVersion(policy.warn)}": ${forbiddenDetail(warn)}`);
 }
 
-const metaOf = (o: Json | undefined): PodMeta => {
-  const annotations = isPlainObject(o?.metadata) && isPlainObject(o.metadata.annotations) ? (o.metadata.annotations as Record<string, string>) : undefined;
-  return annotations ? { annotations } : {};
-};
-
 async function admitPod(ctx: ServerContext, cfg: PodSecurityConfig, r: AdmissionRequest): Promise<void> {
   if (r.subresource && IGNORED_POD_SUBRESOURCES.has(r.subresource)) return;
   const exempt = exemption(cfg, r);
@@ -128,7 +123,7 @@ async function admitPod(ctx: ServerContext, cfg: PodSecurityConfig, r: Admission
   if (!errors.length && fullyPrivileged(policy)) return annotate(r, 'enforce-policy', formatLevelVersion(PRIVILEGED_LATEST));
   const pod = r.object!;
   if (r.operation === 'UPDATE' && r.oldObject && !isSignificantPodUpdate(pod, r.oldObject)) return;
-  judge(cfg, r, policy, errors, metaOf(pod as Json), isPlainObject(pod.spec) ? pod.spec : {}, true);
+  judge(cfg, r, policy, errors, podMetaOf(pod.metadata), isPlainObject(pod.spec) ? pod.spec : {}, true);
 }
 
 async function admitWorkload(ctx: ServerContext, cfg: PodSecurityConfig, r: AdmissionRequest, templateOf: (o: ApiObject) => unknown): Promise<void> {
@@ -142,7 +137,7 @@ async function admitWorkload(ctx: ServerContext, cfg: PodSecurityConfig, r: Admi
   const template = templateOf(r.object!);
   if (template === undefined || template === null) return;
   const t = isPlainObject(template) ? template : {};
-  judge(cfg, r, policy, errors, metaOf(t), isPlainObject(t.spec) ? t.spec : {}, false);
+  judge(cfg, r, policy, errors, podMetaOf(t.metadata), isPlainObject(t.spec) ? t.spec : {}, false);
 }
 
 async function admitNamespace(ctx: ServerContext, cfg: PodSecurityConfig, r: AdmissionRequest): Promise<void> {

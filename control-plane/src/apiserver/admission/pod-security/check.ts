@@ -9,6 +9,13 @@ export interface PodMeta {
   annotations?: Record<string, string>;
 }
 
+/** The annotations of an object's or template's `metadata` (string values only: what the checks read). */
+export function podMetaOf(metadata: unknown): PodMeta {
+  const annotations = isPlainObject(metadata) && isPlainObject(metadata.annotations) ? metadata.annotations : undefined;
+  if (!annotations) return {};
+  return { annotations: Object.fromEntries(Object.entries(annotations).filter((e): e is [string, string] => typeof e[1] === 'string')) };
+}
+
 /** Allowed, or the short reason and the detail upstream prints as `reason (detail)`. */
 export type CheckResult = { allowed: true } | { allowed: false; reason: string; detail: string };
 

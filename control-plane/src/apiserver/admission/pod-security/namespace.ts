@@ -5,7 +5,8 @@
  * folded into one line.
  */
 import type { ServerContext } from '../../context.js';
-import type { ApiObject } from '../../object.js';
+import { isPlainObject, type ApiObject } from '../../object.js';
+import { podMetaOf } from './check.js';
 import type { PodSecurityConfig } from './config.js';
 import { allowed, evaluatePod, forbiddenReason } from './evaluator.js';
 import { equivalent, formatLevelVersion, fullyPrivileged, LABEL_PREFIX, MODES, type LevelVersion, type Policy } from './policy.js';
@@ -62,7 +63,7 @@ export async function checkNamespacePods(ctx: ServerContext, cfg: PodSecurityCon
   const byWarning = new Map<string, { podName: string; count: number }>();
   for (const pod of ordered.slice(0, MAX_PODS_TO_CHECK)) {
     checked++;
-    const v = evaluatePod(enforce, { annotations: pod.metadata.annotations }, (pod.spec ?? {}) as Record<string, unknown>);
+    const v = evaluatePod(enforce, podMetaOf(pod.metadata), isPlainObject(pod.spec) ? pod.spec : {});
     if (!allowed(v)) {
       const text = forbiddenReason(v);
       const name = pod.metadata.name ?? '';
