@@ -34,6 +34,7 @@ import { DEFAULT_SERVICE_CIDR, firstServiceIp } from './apiserver/handlers/servi
 import { keepKubernetesService } from './apiserver/kubernetes-service.js';
 import type { ApiServerLimits } from './apiserver/limits.js';
 import { createApiServer, type ApiServer } from './apiserver/server.js';
+import type { PodSecurityConfig } from './apiserver/admission/pod-security/config.js';
 import { JourneyTracer } from '@nodelet/api/tracing';
 import { MetricsStore } from './metrics/metrics-store.js';
 import { MetricsScraper } from './metrics/scraper.js';
@@ -114,6 +115,8 @@ export interface ControlPlaneOptions {
   leaderElect?: boolean;
   /** Leader election timings (tests); default kube's 15 s lease, 10 s renew deadline, 2 s retry. */
   leaderElection?: Pick<LeaderElectorOptions, 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs'>;
+  /** PodSecurity admission defaults and exemptions (`--admission-control-config-file`, loadAdmissionConfiguration); unset: privileged everywhere. */
+  podSecurity?: PodSecurityConfig;
   now?: () => number;
 }
 
@@ -213,6 +216,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       ...(o.limits ? { limits: o.limits } : {}),
       ...(metricsStore ? { metrics: metricsStore } : {}),
       tracer,
+      ...(o.podSecurity ? { podSecurity: o.podSecurity } : {}),
     });
     ref.server = apiServer;
     cleanups.push(() => apiServer.close());

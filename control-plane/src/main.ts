@@ -14,6 +14,7 @@ import { inServiceCidr } from './apiserver/kube-dns-service.js';
 import { DEFAULT_SERVICE_CIDR } from './apiserver/handlers/service-ip.js';
 import { CONTROLLER_NAMES, type ControllerName } from './controllers/index.js';
 import { otlpTracesUrl } from '@nodelet/api/tracing';
+import { loadAdmissionConfiguration, type PodSecurityConfig } from './apiserver/admission/pod-security/config.js';
 
 const USAGE = `Usage: nodelet server [flags]
 
@@ -61,6 +62,10 @@ const USAGE = `Usage: nodelet server [flags]
                                  their Leases in kube-system, so several servers on one etcd act one at a
                                  time (default true with an etcd datastore; SQLite serves one server, so
                                  false there); --leader-elect=false for a one-server lab on etcd
+  --admission-control-config-file <file>
+                                 an AdmissionConfiguration (apiserver.config.k8s.io/v1) whose PodSecurity
+                                 plugin entry sets the Pod Security defaults and exemptions (default:
+                                 privileged everywhere, nothing exempt; docs/security.md "Pod Security")
   --log-level <level>            pino level (default info)
 `;
 
@@ -113,6 +118,7 @@ export async function main(argv: string[]): Promise<void> {
         'max-mutating-requests-inflight': { type: 'string', default: '200' },
         'request-timeout': { type: 'string', default: '1m0s' },
         'tracing-endpoint': { type: 'string' },
+        'admission-control-config-file': { type: 'string' },
         'log-level': { type: 'string', default: 'info' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -210,6 +216,16 @@ export async function main(argv: string[]): Promise<void> {
       return;
     }
   }
+  let podSecurity: PodSecurityConfig | undefined;
+  if (values['admission-control-config-file'] !== undefined) {
+    try {
+      podSecurity = await loadAdmissionConfiguration(String(values['admission-control-config-file']));
+    } catch (err) {
+      process.stderr.write(`--admission-control-config-file: ${(err as Error).message}\n`);
+      process.exitCode = 2;
+      return;
+    }
+  }
   const log = pino({ level: String(values['log-level']), base: { component: 'server' } }) as unknown as Logger;
   // A promise nobody awaited failed: the code that produced it has already unwound, so the
   // server's state is as consistent as after any handled error. Log it and keep serving; an
@@ -249,6 +265,7 @@ export async function main(argv: string[]): Promise<void> {
     limits,
     ...(values['tracing-endpoint'] ? { tracingEndpoint: String(values['tracing-endpoint']) } : {}),
     ...(leaderElect !== undefined ? { leaderElect } : {}),
+    ...(podSecurity ? { podSecurity } : {}),
     logger: log,
   });
   log.info({ url: cp.url, kubeconfig: cp.kubeconfigPath, registry: cp.registry?.hostPort, leaderIdentity: cp.leaderIdentity }, 'Server ready');

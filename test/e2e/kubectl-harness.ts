@@ -10,7 +10,7 @@ import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { noopLogger } from '@nodelet/base';
-import { NAMESPACE_SETUP_CONTROLLERS, startControlPlane, type ControlPlane } from '@nodelet/control-plane';
+import { NAMESPACE_SETUP_CONTROLLERS, startControlPlane, type ControlPlane, type ControlPlaneOptions } from '@nodelet/control-plane';
 import { startTestEtcd, type TestEtcd } from '../../control-plane/src/storage/testing/etcd.js';
 
 export const KUBECTL = process.env.NODELET_TEST_KUBECTL ?? '/usr/bin/kubectl';
@@ -56,9 +56,9 @@ export interface KubectlEnv {
 
 /**
  * Starts the server on SQLite, or on a private etcd when NODELET_TEST_DATASTORE=etcd (the same
- * suites then run against the etcd backend).
+ * suites then run against the etcd backend); `extra` adds control-plane options (e.g. `podSecurity`).
  */
-export async function startKubectlEnv(): Promise<KubectlEnv> {
+export async function startKubectlEnv(extra: Partial<ControlPlaneOptions> = {}): Promise<KubectlEnv> {
   const dir = await mkdtemp(join(tmpdir(), 'nodelet-kubectl-'));
   let cp: ControlPlane;
   let etcd: TestEtcd | undefined;
@@ -74,6 +74,7 @@ export async function startKubectlEnv(): Promise<KubectlEnv> {
       controllers: NAMESPACE_SETUP_CONTROLLERS,
       logger: noopLogger,
       ...(etcd ? { datastoreEndpoint: etcd.endpoint } : {}),
+      ...extra,
     });
   } catch (err) {
     await etcd?.stop();

@@ -12,6 +12,7 @@ import type { ResourceDef } from './resource.js';
 import type { WatchCache } from './watch-cache.js';
 import type { WatchEventEncoder } from './watch-encoding.js';
 import type { PodJourneys } from './pod-journeys.js';
+import type { PodSecurityConfig } from './admission/pod-security/config.js';
 
 export interface ServedResource {
   def: ResourceDef;
@@ -59,6 +60,8 @@ export interface ServerContext {
   watchEncoder?: WatchEventEncoder;
   /** Pod journey tracing (pod-journeys.ts); undefined when the server was started without a tracer. */
   journeys?: PodJourneys;
+  /** PodSecurity admission's defaults and exemptions (admission/pod-security/); undefined: privileged everywhere, none. */
+  podSecurity?: PodSecurityConfig;
 }
 
 export interface NodeProxyConfig {
@@ -86,6 +89,11 @@ export interface RequestScope {
   proxyPath?: string;
   /** The request body when the edge already read it (NodeRestriction of creates). */
   body?: Buffer;
+  /**
+   * Annotations admission plugins added for this request's audit event (`pod-security.kubernetes.io/…`,
+   * admission/recorder.ts); the audit log reads them when it writes the event.
+   */
+  auditAnnotations?: Record<string, string>;
 }
 
 /** Sets apiVersion/kind on an object as served (the store does not rely on them). */

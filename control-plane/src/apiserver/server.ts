@@ -54,6 +54,7 @@ import { WatchEventEncoder } from './watch-encoding.js';
 import type { JourneyTracer } from '@nodelet/api/tracing';
 import { PodJourneys } from './pod-journeys.js';
 import { isTracesPath, serveTraces } from './traces-endpoint.js';
+import type { PodSecurityConfig } from './admission/pod-security/config.js';
 
 export interface ApiServerOptions {
   store: Store;
@@ -93,6 +94,8 @@ export interface ApiServerOptions {
   metrics?: MetricsSource;
   /** Records pod journeys (docs/tracing.md) and serves them at /debug/nodelet/traces/; unset: neither. */
   tracer?: JourneyTracer;
+  /** PodSecurity admission defaults and exemptions (`--admission-control-config-file`); unset: privileged everywhere. */
+  podSecurity?: PodSecurityConfig;
 }
 
 export interface ApiServer {
@@ -113,6 +116,15 @@ export const ETCD_STATUS_PATH = '/debug/nodelet/etcd';
 /** Pod subresources that open a stream into the pod: authorized as `create` (as upstream does for WebSocket upgrades). */
 const STREAM_SUBRESOURCES = new Set(['exec', 'attach', 'portforward']);
 const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
+/**
+ * Pod Security labels a default namespace gets when this server creates it (never added later:
+ * an operator's change stays): `default` warns about baseline violations, `kube-system` is
+ * enforced privileged whatever the configured defaults (docs/security.md "Pod Security").
+ */
+const DEFAULT_NAMESPACE_LABELS: Readonly<Record<string, Record<string, string>>> = {
+  default: { 'pod-security.kubernetes.io/warn': 'baseline' },
+  'kube-system': { 'pod-security.kubernetes.io/enforce': 'privileged' },
+};
 
 export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer> {
   const log = opts.logger ?? noopLogger;
@@ -168,6 +180,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     maxWatchBufferBytes: limits.maxWatchBufferBytes,
     watchEncoder: new WatchEventEncoder({ share: opts.watchEncodeCache ?? true }),
     ...(opts.tracer ? { journeys: new PodJourneys(opts.tracer) } : {}),
+    ...(opts.podSecurity ? { podSecurity: opts.podSecurity } : {}),
   };
   /** Service-account JWTs go to their verifier; every other token to the token authenticator. */
   async function authenticateBearer(token: string): Promise<UserInfo | undefined> {
@@ -368,7 +381,8 @@ async function ensureDefaultNamespaces(ctx: ServerContext): Promise<void> {
   const ns = ctx.resource('', 'v1', 'namespaces')!;
   for (const name of DEFAULT_NAMESPACES) {
     if (await ns.registry.find(undefined, name)) continue;
-    const obj = admitCreate(ctx, ns.def, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    const labels = DEFAULT_NAMESPACE_LABELS[name];
+    const obj = admitCreate(ctx, ns.def, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, ...(labels ? { labels: { ...labels } } : {}) } });
     await ns.registry.create(obj).catch((err: unknown) => {
       if (!(err instanceof StatusError && err.reason === 'AlreadyExists')) throw err;
     });
