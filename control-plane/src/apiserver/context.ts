@@ -78,6 +78,11 @@ export interface RequestScope {
   url: URL;
   user: UserInfo;
   log: Logger;
+  /**
+   * Aborted when the request times out or its client goes away (filters/chain.ts): the body
+   * read, admission and store calls of the request take it.
+   */
+  signal: AbortSignal;
   served: ServedResource;
   namespace: string | undefined;
   name: string | undefined;
