@@ -1,6 +1,6 @@
 // The API server's edge over plain HTTP on port 0: malformed requests get a 4xx Status and the
 // server keeps serving; in-flight limits (429), the request timeout (504) and the slow-watcher
-// cut-off (limits.ts, request-guard.ts).
+// cut-off (limits.ts, filters/).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
