@@ -132,8 +132,10 @@ export class Registry {
     return out;
   }
 
-  async create(obj: ApiObject): Promise<ApiObject> {
+  /** `signal`: the request's; an aborted request writes nothing (the store's writes take no signal, so it is checked before). */
+  async create(obj: ApiObject, opts: { signal?: AbortSignal } = {}): Promise<ApiObject> {
     const name = obj.metadata.name!;
+    opts.signal?.throwIfAborted();
     try {
       const rev = await this.#store.create(this.key(obj.metadata.namespace, name), this.encode(obj));
       obj.metadata.resourceVersion = String(rev);
@@ -153,11 +155,11 @@ export class Registry {
     namespace: string | undefined,
     name: string,
     mutate: (current: ApiObject) => Promise<ApiObject | undefined> | ApiObject | undefined,
-    opts: { preconditionRV?: string; ifMissing?: () => Promise<ApiObject> } = {},
+    opts: { preconditionRV?: string; ifMissing?: () => Promise<ApiObject>; signal?: AbortSignal } = {},
   ): Promise<{ object: ApiObject; changed: boolean; created?: boolean }> {
     const key = this.key(namespace, name);
     for (let attempt = 0; attempt < 20; attempt++) {
-      const kv = await this.#store.get(key);
+      const kv = await this.#store.get(key, { signal: opts.signal });
       if (!kv) {
         if (opts.ifMissing) return { object: await opts.ifMissing(), changed: true, created: true };
         throw notFound(this.def.plural, this.def.group, name);
@@ -166,6 +168,7 @@ export class Registry {
       if (opts.preconditionRV && opts.preconditionRV !== current.metadata.resourceVersion) throw conflict(this.def.plural, this.def.group, name);
       const next = await mutate(structuredClone(current));
       if (!next) return { object: current, changed: false };
+      opts.signal?.throwIfAborted();
       try {
         const rev = await this.#store.update(key, this.encode(next), kv.modRevision);
         next.metadata.resourceVersion = String(rev);

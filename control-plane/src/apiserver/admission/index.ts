@@ -14,5 +14,8 @@ export type { AdmissionOperation, AdmissionRequest } from './types.js';
 const PLUGINS: readonly AdmissionPlugin[] = [serviceAccountAdmission, runtimeClassAdmission, defaultStorageClassAdmission, nodeRestriction, rbacEscalation, certificateAdmission];
 
 export async function admit(ctx: ServerContext, r: AdmissionRequest): Promise<void> {
-  for (const p of PLUGINS) await p(ctx, r);
+  for (const p of PLUGINS) {
+    r.signal?.throwIfAborted();
+    await p(ctx, r);
+  }
 }

@@ -22,6 +22,8 @@ export interface AdmissionRequest {
   object?: ApiObject;
   /** UPDATE/DELETE: the stored object. */
   oldObject?: ApiObject;
+  /** The request's signal (filters/chain.ts): admission stops with its reason once it aborts. */
+  signal?: AbortSignal;
 }
 
 export type AdmissionPlugin = (ctx: ServerContext, r: AdmissionRequest) => Promise<void> | void;
