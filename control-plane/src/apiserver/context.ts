@@ -79,8 +79,8 @@ export interface RequestScope {
   user: UserInfo;
   log: Logger;
   /**
-   * Aborted when the request times out or its client goes away (filters/chain.ts): the body
-   * read, admission and store calls of the request take it.
+   * Aborted when the request times out, its client goes away or its reply is done
+   * (filters/chain.ts): the body read, admission and the write handlers' store calls take it.
    */
   signal: AbortSignal;
   served: ServedResource;

@@ -36,9 +36,8 @@ export function runChain(filters: readonly Filter[], handler: Handler, r: ApiReq
  * One request on its way through the chain. Created by the server per request (or upgrade);
  * each filter fills in what it found out.
  *
- * The signal aborts when the request timed out (with the 504's `StatusError` as reason), when
- * the reply is closed (answered, or the client went away), or when the request-info filter
- * refuses it. Every body read, admission call and store call of the request takes it.
+ * The signal aborts when the request timed out (with the 504's `StatusError` as reason, once
+ * the 504 is out) or when the reply is closed (answered, or the client went away). The body read, admission and the write handlers' store calls take it.
  */
 export class ApiRequest {
   readonly signal: AbortSignal;
