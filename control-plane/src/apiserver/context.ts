@@ -80,7 +80,7 @@ export interface RequestScope {
   log: Logger;
   /**
    * Aborted when the request times out, its client goes away or its reply is done
-   * (filters/chain.ts): the body read, admission and the write handlers' store calls take it.
+   * (filters/chain.ts): the body read, admission and the REST verbs' store calls take it.
    */
   signal: AbortSignal;
   served: ServedResource;

@@ -21,6 +21,8 @@ export interface ListRequest {
   continueToken?: string;
   /** Exact revision to read at (from a continue token or resourceVersionMatch=Exact). */
   revision?: number;
+  /** The request's signal: stops the page reads once it aborts. */
+  signal?: AbortSignal;
 }
 
 export interface ListPage {
@@ -65,13 +67,13 @@ export class Registry {
     return encoder.encode(JSON.stringify({ ...obj, metadata: meta }));
   }
 
-  async find(namespace: string | undefined, name: string): Promise<ApiObject | undefined> {
-    const kv = await this.#store.get(this.key(namespace, name));
+  async find(namespace: string | undefined, name: string, opts: { signal?: AbortSignal } = {}): Promise<ApiObject | undefined> {
+    const kv = await this.#store.get(this.key(namespace, name), opts);
     return kv ? this.decode(kv) : undefined;
   }
 
-  async get(namespace: string | undefined, name: string): Promise<ApiObject> {
-    const obj = await this.find(namespace, name);
+  async get(namespace: string | undefined, name: string, opts: { signal?: AbortSignal } = {}): Promise<ApiObject> {
+    const obj = await this.find(namespace, name, opts);
     if (!obj) throw notFound(this.def.plural, this.def.group, name);
     return obj;
   }
@@ -95,7 +97,7 @@ export class Registry {
     try {
       for (;;) {
         const want = limit ? Math.max(limit - items.length, 1) : 0;
-        const page = await this.#store.list(prefix, { revision: revision, limit: limit ? Math.max(want, 50) : 0, startAfter });
+        const page = await this.#store.list(prefix, { revision: revision, limit: limit ? Math.max(want, 50) : 0, startAfter, signal: req.signal });
         listRevision = page.revision;
         revision = page.revision;
         let stoppedEarly = false;

@@ -37,7 +37,7 @@ export function runChain(filters: readonly Filter[], handler: Handler, r: ApiReq
  * each filter fills in what it found out.
  *
  * The signal aborts when the request timed out (with the 504's `StatusError` as reason, once
- * the 504 is out) or when the reply is closed (answered, or the client went away). The body read, admission and the write handlers' store calls take it.
+ * the 504 is out) or when the reply is closed (answered, or the client went away). The body read, admission and the REST verbs' store calls take it.
  */
 export class ApiRequest {
   readonly signal: AbortSignal;
