@@ -236,7 +236,7 @@ export async function main(argv: string[]): Promise<void> {
   // A synchronous throw that reached the event loop may have stopped a state change half-way,
   // and Node documents the process as unsafe to resume after it. The server is crash-only
   // (the store is the state; systemd restarts us), so log and exit. Request edges are guarded
-  // (apiserver/request-guard.ts) so that no request can get here.
+  // (apiserver/filters/recovery.ts) so that no request can get here.
   process.on('uncaughtException', (err) => {
     log.error({ err }, 'Uncaught exception; exiting');
     process.exit(1);

@@ -184,7 +184,7 @@ describe('cluster DNS against a real API server', () => {
     assert.match(a, /flags: qr aa rd/);
     assert.match(a, new RegExp(`^web\\.default\\.svc\\.cluster\\.local\\.\\s+30\\s+IN\\s+A\\s+${web.spec!.clusterIP!.replaceAll('.', '\\.')}$`, 'm'));
     const srv = await dig(`_pg._tcp.db.default.svc.${ZONE}`, 'SRV', '+noall', '+answer', '+additional');
-    for (const [host, ip] of [['db-0', '10.244.0.21'], ['db-1', '10.244.0.22']]) {
+    for (const [host, ip] of [['db-0', '10.244.0.21'], ['db-1', '10.244.0.22']] as const) {
       assert.match(srv, new RegExp(`\\sSRV\\s+0 50 5432 ${host}\\.db\\.default\\.svc\\.cluster\\.local\\.$`, 'm'), srv);
       assert.match(srv, new RegExp(`^${host}\\.db\\.default\\.svc\\.cluster\\.local\\.\\s+\\d+\\s+IN\\s+A\\s+${ip.replaceAll('.', '\\.')}$`, 'm'), srv);
     }

@@ -81,6 +81,11 @@ export interface RequestScope {
   url: URL;
   user: UserInfo;
   log: Logger;
+  /**
+   * Aborted when the request times out, its client goes away or its reply is done
+   * (filters/chain.ts): the body read, admission and the REST verbs' store calls take it.
+   */
+  signal: AbortSignal;
   served: ServedResource;
   namespace: string | undefined;
   name: string | undefined;

@@ -15,5 +15,8 @@ export type { AdmissionOperation, AdmissionRecorder, AdmissionRequest } from './
 const PLUGINS: readonly AdmissionPlugin[] = [serviceAccountAdmission, runtimeClassAdmission, defaultStorageClassAdmission, nodeRestriction, podSecurityAdmission, rbacEscalation, certificateAdmission];
 
 export async function admit(ctx: ServerContext, r: AdmissionRequest): Promise<void> {
-  for (const p of PLUGINS) await p(ctx, r);
+  for (const p of PLUGINS) {
+    r.signal?.throwIfAborted();
+    await p(ctx, r);
+  }
 }
