@@ -76,6 +76,8 @@ describe('kubectl reads protobuf watches (client-go as the upstream decoder)', {
       // The Succeeded phase came through the watch: no relist after the first (watch-list needs none).
       assert.ok(lists.length <= 1, `kubectl listed the pod ${lists.length} times:\n${lists.join('\n')}`);
       assert.equal(watches.length, 1, watches.join('\n'));
+      // The informer's list (when there is one) was protobuf too, and client-go read it.
+      if (lists.length) assert.match(r.stderr, /Content-Type: application\/vnd\.kubernetes\.protobuf\n/);
       if ('KUBE_FEATURE_WatchListClient' in extraEnv) {
         assert.equal(lists.length, 0, 'watch-list starts with the watch, not a list');
         assert.match(watches[0]!, /sendInitialEvents=true/);
