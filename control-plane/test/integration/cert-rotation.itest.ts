@@ -22,8 +22,9 @@ import { ensurePki, hostAddresses } from '../../src/pki/pki.js';
 /**
  * Certificates issued by the test live VALIDITY_MS; the server renews when less than
  * RENEW_BEFORE_MS is left by its clock. The test moves that clock JUMP_MS ahead when it wants the
- * rotation, so nothing depends on how long the steps before take (a machine under load once took
- * longer than a real-time window allowed). JUMP_MS stays under the minute issueCertificate
+ * rotation, so nothing depends on how long the steps before it take (with expiry by the real
+ * clock, the server start and steps 1-2 had to fit in the seconds before renewal came due, however
+ * loaded the machine). JUMP_MS stays under the minute issueCertificate
  * back-dates notBefore by, so what the server issues after the jump is valid by the real clock.
  */
 const VALIDITY_MS = 50_000;
