@@ -17,7 +17,7 @@ import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
-import { edgeServerOptions, failureStatus, hardenHttpServer, parseRequestTarget, SERVER_JOIN_PATH, writeRawStatus, type ServerJoinBundle } from '@nodelet/api';
+import { edgeServerOptions, failureStatus, hardenHttpServer, parseRequestTarget, queryBool, SERVER_JOIN_PATH, writeRawStatus, type ServerJoinBundle } from '@nodelet/api';
 import { noopLogger, type Logger } from '@nodelet/base';
 import type { Store } from '../storage/types.js';
 import { createAuthorizerChain, forbiddenMessage } from './auth/authorizer.js';
@@ -209,7 +209,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     const parsed = parsePath(ctx, url.pathname);
     if (parsed.type !== 'resource') return undefined;
     const p = parsed.path;
-    const watch = ['true', '1'].includes(url.searchParams.get('watch') ?? '');
+    const watch = queryBool(url.searchParams, 'watch');
     let verb = verbOf(req.method ?? 'GET', !!p.name, watch);
     // Streams into a pod need create, whatever the HTTP method (WebSocket upgrades are GETs).
     if (p.served.def.kind === 'Pod' && p.subresource && STREAM_SUBRESOURCES.has(p.subresource)) verb = 'create';

@@ -6,6 +6,7 @@ import { applyPatch, parsePatchBody, patchTypeOf } from '../patch/apply.js';
 import { sendJson } from '../respond.js';
 import { badRequest, conflict, invalid } from '../status.js';
 import { admitUpdate } from './admit.js';
+import { writeOptionsOf } from '../request-options.js';
 
 function selectorString(sel: unknown): string {
   if (!isPlainObject(sel)) return '';
@@ -44,8 +45,10 @@ export async function handleScale(s: RequestScope): Promise<void> {
     sendJson(s.res, 200, scaleOf(await registry.get(s.namespace, name)));
     return;
   }
+  const { dryRun } = writeOptionsOf(s.url, method === 'PUT' ? 'UpdateOptions' : 'PatchOptions', s.req.headers['content-type']?.includes('apply-patch') ?? false);
   const raw = await bodyOf(s);
   let next: (current: ApiObject) => ApiObject;
+  let dryResult: ApiObject | undefined;
   if (method === 'PUT') {
     const body = decodeObjectBody(s.req.headers['content-type'], raw);
     next = () => body as ApiObject;
@@ -66,7 +69,10 @@ export async function handleScale(s: RequestScope): Promise<void> {
     if ((current.spec as Json | undefined)?.replicas === replicas) return undefined;
     const updated = structuredClone(current);
     (updated.spec as Json).replicas = replicas;
-    return admitUpdate(def, updated, current);
+    const admitted = admitUpdate(def, updated, current);
+    if (!dryRun) return admitted;
+    dryResult = admitted;
+    return undefined;
   });
-  sendJson(s.res, 200, scaleOf(result.object));
+  sendJson(s.res, 200, scaleOf(dryResult ?? result.object));
 }
