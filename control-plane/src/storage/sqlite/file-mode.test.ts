@@ -11,16 +11,18 @@ const modeOf = (p: string): number => statSync(p).mode & 0o777;
 
 it('a new store file and its -wal/-shm are created 0600; an existing 0644 store is narrowed at open', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'nodelet-sqlite-mode-'));
-  let open: { close(): Promise<void> } | undefined;
+  const opened: Array<{ close(): Promise<void> }> = [];
   t.after(async () => {
-    await open?.close();
+    for (const o of opened) await o.close().catch(() => undefined);
     rmSync(dir, { recursive: true, force: true });
   });
   const path = join(dir, 'state.db');
   const s = createSqliteStore({ path });
+  opened.push(s);
   await s.create('/registry/secrets/default/a', enc('x'));
   for (const f of [path, `${path}-wal`, `${path}-shm`]) assert.equal(modeOf(f).toString(8), '600', f);
   await s.close();
+  opened.length = 0;
 
   // A store left by an earlier version (umask 022): every file readable by all.
   for (const f of [path, `${path}-wal`, `${path}-shm`]) {
@@ -31,7 +33,7 @@ it('a new store file and its -wal/-shm are created 0600; an existing 0644 store 
     }
   }
   const again = createSqliteStore({ path });
-  open = again;
+  opened.push(again);
   assert.ok(await again.get('/registry/secrets/default/a'));
   for (const f of [path, `${path}-wal`, `${path}-shm`]) assert.equal(modeOf(f).toString(8), '600', f);
 });
