@@ -134,6 +134,9 @@ describe('request options', () => {
     assert.equal(scaled.status, 200);
     assert.equal(scaled.json.spec.replicas, 5);
     assert.equal((await call('GET', `${DEPLOYS}/d`)).json.spec.replicas, 1);
+    const typo = await call('PATCH', `${DEPLOYS}/d/scale?fieldValidation=Strict`, { spec: { replica: 5 } }, 'application/merge-patch+json');
+    assert.equal(typo.status, 400);
+    assert.equal(typo.json.message, 'strict decoding error: unknown field "spec.replica"');
   });
 
   it('fieldManager: at most 128 bytes, printable (422 as upstream)', async () => {

@@ -110,7 +110,7 @@ export async function deleteObject(
     if (opts.propagationPolicy === 'Orphan' && !finalizers.includes('orphan') && !current.metadata.deletionTimestamp) finalizers.push('orphan');
     if (opts.propagationPolicy === 'Foreground' && !finalizers.includes('foregroundDeletion') && !current.metadata.deletionTimestamp) finalizers.push('foregroundDeletion');
     const graceful = grace > 0 || finalizers.length > 0 || def.kind === 'Namespace';
-    if (opts.dryRun) return { object: current, removed: !graceful };
+    if (opts.dryRun && !graceful) return { object: current, removed: true };
     if (!graceful) {
       try {
         return { object: await registry.remove(current), removed: true };
@@ -136,6 +136,8 @@ export async function deleteObject(
       },
     };
     if (def.kind === 'Namespace') marked.status = { ...((current.status ?? {}) as Json), phase: 'Terminating' };
+    // A dry run answers with the object as the real delete would leave it, and writes nothing.
+    if (opts.dryRun) return { object: marked, removed: false };
     const { object } = await registry.guaranteedUpdate(namespace, name, () => marked, { preconditionRV: current.metadata.resourceVersion }).catch((err: unknown) => {
       if (err instanceof StatusError && err.reason === 'Conflict') return { object: undefined };
       throw err;

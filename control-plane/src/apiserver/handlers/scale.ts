@@ -7,6 +7,9 @@ import { sendJson } from '../respond.js';
 import { badRequest, conflict, invalid } from '../status.js';
 import { admitUpdate } from './admit.js';
 import { writeOptionsOf } from '../request-options.js';
+import { addWarnings, enforceFieldValidation } from '../field-validation.js';
+
+const SCALE = { group: 'autoscaling', version: 'v1', kind: 'Scale' };
 
 function selectorString(sel: unknown): string {
   if (!isPlainObject(sel)) return '';
@@ -45,18 +48,24 @@ export async function handleScale(s: RequestScope): Promise<void> {
     sendJson(s.res, 200, scaleOf(await registry.get(s.namespace, name)));
     return;
   }
-  const { dryRun } = writeOptionsOf(s.url, method === 'PUT' ? 'UpdateOptions' : 'PatchOptions', s.req.headers['content-type']?.includes('apply-patch') ?? false);
+  const { dryRun, fieldValidation } = writeOptionsOf(s.url, method === 'PUT' ? 'UpdateOptions' : 'PatchOptions', s.req.headers['content-type']?.includes('apply-patch') ?? false);
+  let warnings: string[] = [];
   const raw = await bodyOf(s);
   let next: (current: ApiObject) => ApiObject;
   let dryResult: ApiObject | undefined;
   if (method === 'PUT') {
     const body = decodeObjectBody(s.req.headers['content-type'], raw);
+    warnings = enforceFieldValidation(fieldValidation, SCALE, body, 'object');
     next = () => body as ApiObject;
   } else {
     const type = patchTypeOf(s.req.headers['content-type']);
     if (type === 'apply') throw badRequest('server-side apply is not supported on the scale subresource');
     const patch = parsePatchBody(type, raw);
-    next = (current) => applyPatch(type, current, patch, 'Scale');
+    next = (current) => {
+      const patched = applyPatch(type, current, patch, 'Scale');
+      warnings = enforceFieldValidation(fieldValidation, SCALE, patched, 'patch');
+      return patched;
+    };
   }
   const result = await registry.guaranteedUpdate(s.namespace, name, (current) => {
     const wanted = next(scaleOf(current));
@@ -74,5 +83,6 @@ export async function handleScale(s: RequestScope): Promise<void> {
     dryResult = admitted;
     return undefined;
   });
+  addWarnings(s.res, warnings);
   sendJson(s.res, 200, scaleOf(dryResult ?? result.object));
 }
