@@ -168,7 +168,9 @@ test('node API: SPDY exec, attach and port-forward are spliced to the runtime; a
     s.exit(s.kind === 'exec' ? 7 : 0);
   });
   for (const kind of ['exec', 'attach']) {
-    const rc = await openRemoteCommand(`${base}/${kind}/default/p/c?command=cat&stdin=true&stdout=true&stderr=false`, { stdin: true, stdout: true, ...dial });
+    // attach spells its booleans as the official Python client does (True/False): kubelet's codec reads both.
+    const query = kind === 'exec' ? 'stdin=true&stdout=true&stderr=false' : 'stdin=True&stdout=True&stderr=False';
+    const rc = await openRemoteCommand(`${base}/${kind}/default/p/c?command=cat&${query}`, { stdin: true, stdout: true, ...dial });
     const out: Buffer[] = [];
     rc.stdout!.on('data', (c: Buffer) => out.push(c));
     rc.stdin!.end('hi');

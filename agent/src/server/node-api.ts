@@ -30,7 +30,7 @@ import type { Duplex } from 'node:stream';
 import { readFile } from 'node:fs/promises';
 import type { WebSocketServer } from 'ws';
 import { AgentError, describeError, hasCode, type Logger } from '@nodelet/base';
-import { decodePathSegments, DEFAULT_EDGE_LIMITS, edgeServerOptions, failureStatus, hardenHttpServer, parseRequestTarget, writeRawStatus, type Pod, type Status } from '@nodelet/api';
+import { decodePathSegments, DEFAULT_EDGE_LIMITS, edgeServerOptions, failureStatus, hardenHttpServer, parseRequestTarget, queryBool, queryInt, writeRawStatus, type Pod, type Status } from '@nodelet/api';
 import { followCriLog, formatCriLogEntry, readCriLog } from '@nodelet/cri-client';
 import type { RuntimeService } from '../runtime/cri.js';
 import type { NodeApiAuthenticator } from './authn.js';
@@ -100,10 +100,8 @@ function streamTarget([kind, ns, pod, container, ...rest]: string[]): StreamTarg
   return undefined;
 }
 
-const flag = (q: URLSearchParams, name: string): boolean => {
-  const v = q.get(name);
-  return v === 'true' || v === '1';
-};
+/** kubelet reads its stream options with the API's parameter codec: `0`/`false` are false, any other value true. */
+const flag = (q: URLSearchParams, name: string): boolean => queryBool(q, name);
 
 /** `port` (kubelet's name) or `ports` (PodPortForwardOptions'), repeated or comma-separated. */
 function parsePorts(q: URLSearchParams): number[] {
@@ -143,15 +141,13 @@ async function serveLogs(o: NodeApiOptions, url: URL, res: http.ServerResponse, 
   const [, ns, pod, container] = parts(url.pathname);
   if (!ns || !pod || !container) return send(res, 400, 'expected /containerLogs/<namespace>/<pod>/<container>\n');
   const q = url.searchParams;
-  const previous = q.get('previous') === 'true';
+  const previous = queryBool(q, 'previous');
   const ref = o.backend.findContainer(ns, pod, container, previous);
   if (!ref) return send(res, 404, `container "${container}" in pod "${ns}/${pod}" not found${previous ? ' (no previous instance)' : ''}\n`);
   // The API server's PodLogOptions validation, repeated for direct callers: a bad value is a 400.
   const intParam = (name: string, min: number): number | undefined => {
-    if (!q.has(name)) return undefined;
-    const v = q.get(name)!;
-    const n = Number(v);
-    if (!/^-?\d+$/.test(v) || !Number.isSafeInteger(n) || n < min) throw new AgentError('ERR_INVALID_ARGUMENT', `${name}: must be an integer of at least ${min}, got ${JSON.stringify(v)}`);
+    const n = queryInt(q, name);
+    if (n !== undefined && n < min) throw new AgentError('ERR_INVALID_ARGUMENT', `${name}: must be an integer of at least ${min}, got ${JSON.stringify(q.get(name))}`);
     return n;
   };
   const tail = intParam('tailLines', 0);
@@ -161,8 +157,8 @@ async function serveLogs(o: NodeApiOptions, url: URL, res: http.ServerResponse, 
   if (sinceTime && Number.isNaN(sinceTime.getTime())) throw new AgentError('ERR_INVALID_ARGUMENT', `sinceTime: must be an RFC 3339 time, got ${JSON.stringify(q.get('sinceTime'))}`);
   if (sinceTime && sinceSeconds !== undefined) throw new AgentError('ERR_INVALID_ARGUMENT', 'at most one of sinceTime or sinceSeconds may be specified');
   const since = sinceSeconds !== undefined ? new Date(Date.now() - sinceSeconds * 1000) : sinceTime;
-  const timestamps = q.get('timestamps') === 'true';
-  const follow = q.get('follow') === 'true' && ref.running;
+  const timestamps = queryBool(q, 'timestamps');
+  const follow = queryBool(q, 'follow') && ref.running;
   const ac = new AbortController();
   req.on('close', () => ac.abort());
   res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });

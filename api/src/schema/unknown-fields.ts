@@ -15,6 +15,8 @@ export interface UnknownFieldsOptions {
    * a field rather than setting it, so it is never unknown.
    */
   patch?: boolean;
+  /** Also delete each undeclared field from the body (in place), as decoding into a typed object drops it. */
+  prune?: boolean;
 }
 
 /** Follows `$ref` and single-element `allOf` wrappers to the schema that describes the value. */
@@ -32,6 +34,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 interface Walk {
   schemas: Readonly<Record<string, JsonSchema>>;
   patch: boolean;
+  prune: boolean;
   /** Path of a list element: `[3]` for decoding errors, `[name="web"]` for apply. */
   element(list: JsonSchema, item: unknown, index: number): string;
   /** Path of a field under `parent`. */
@@ -52,8 +55,10 @@ function walk(w: Walk, schema: JsonSchema | undefined, value: unknown, path: str
       if (w.patch && (key.startsWith('$') || v === null)) continue;
       const sub = s.properties[key];
       const at = w.field(path, key);
-      if (!sub) w.out.push(at);
-      else walk(w, sub, v, at);
+      if (!sub) {
+        w.out.push(at);
+        if (w.prune) delete value[key];
+      } else walk(w, sub, v, at);
     }
   } else if (s.additionalProperties) {
     for (const [key, v] of Object.entries(value)) walk(w, s.additionalProperties, v, w.field(path, key));
@@ -69,6 +74,7 @@ export function unknownFields(schemas: Readonly<Record<string, JsonSchema>>, roo
   const w: Walk = {
     schemas,
     patch: !!o.patch,
+    prune: !!o.prune,
     element: (_l, _item, i) => `[${i}]`,
     field: (parent, key) => (parent ? `${parent}.${key}` : key),
     out: [],
@@ -87,7 +93,7 @@ function applyElement(list: JsonSchema, item: unknown, index: number): string {
 
 /** Server-side apply’s errors for undeclared fields: `.spec.foo: field not declared in schema`. */
 export function applyFieldErrors(schemas: Readonly<Record<string, JsonSchema>>, rootName: string, value: unknown): string[] {
-  const w: Walk = { schemas, patch: false, element: applyElement, field: (parent, key) => `${parent}.${key}`, out: [] };
+  const w: Walk = { schemas, patch: false, prune: false, element: applyElement, field: (parent, key) => `${parent}.${key}`, out: [] };
   walk(w, schemas[rootName], value, '');
   return w.out.map((p) => `${p}: field not declared in schema`);
 }

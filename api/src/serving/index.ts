@@ -2,3 +2,4 @@
 export * from './request-target.js';
 export * from './raw-reply.js';
 export * from './harden.js';
+export * from './query-params.js';

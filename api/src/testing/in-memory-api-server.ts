@@ -19,6 +19,7 @@ import { MemoryStore, StatusFailure } from './memory-store.js';
 import { WatchHub } from './watch-hub.js';
 import jsonpatch from 'fast-json-patch';
 import { mergePatch } from '../merge-patch.js';
+import { queryBool } from '../serving/query-params.js';
 import { toScale, withScale } from './scale.js';
 import type { Scale } from '../types/apps.js';
 
@@ -207,13 +208,13 @@ export class InMemoryApiServer {
       }
     };
     if (name === undefined) {
-      if (method === 'GET' && q.get('watch') === 'true') {
+      if (method === 'GET' && queryBool(q, 'watch')) {
         return this.#watches.serve({
           r,
           namespace,
           matches: this.#matcher(q),
           resourceVersion: q.get('resourceVersion') ?? '',
-          allowWatchBookmarks: q.get('allowWatchBookmarks') === 'true',
+          allowWatchBookmarks: queryBool(q, 'allowWatchBookmarks'),
           timeoutSeconds: Number(q.get('timeoutSeconds') ?? 0),
         }, res);
       }

@@ -87,4 +87,70 @@ describe('field validation with the API schemas', () => {
     assert.equal(r.status, 400);
     assert.match(r.json.message, /unknown field "status\.readyReplica"/);
   });
+  it('unknown fields are never stored: Warn and Ignore drop them on create, update and every patch type', async () => {
+    const svcs = '/api/v1/namespaces/default/services';
+    const svc = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'odd', bogus: 1 }, spec: { ports: [{ port: 80, portz: 1 }], extra: true } };
+    const created = await call('POST', `${svcs}?fieldValidation=Warn`, svc);
+    assert.equal(created.status, 201);
+    assert.equal(created.warning, '299 - "unknown field \\"metadata.bogus\\"", 299 - "unknown field \\"spec.ports[0].portz\\"", 299 - "unknown field \\"spec.extra\\""');
+    const stored = (await call('GET', `${svcs}/odd`, undefined)).json;
+    assert.equal(stored.metadata.bogus, undefined);
+    assert.equal(stored.spec.extra, undefined);
+    assert.equal(stored.spec.ports[0].portz, undefined);
+    // A stored unknown field made every protobuf list/watch of the kind fail; the list is protobuf now.
+    const pb = await fetch(`${base}${svcs}`, { headers: { Authorization: `Bearer ${TOKEN}`, Accept: 'application/vnd.kubernetes.protobuf' } });
+    assert.equal(pb.status, 200);
+    assert.equal(pb.headers.get('content-type'), 'application/vnd.kubernetes.protobuf');
+    await pb.arrayBuffer();
+    const ignored = await call('PUT', `${svcs}/odd?fieldValidation=Ignore`, { ...stored, spec: { ...stored.spec, extra: 1 } });
+    assert.equal(ignored.status, 200);
+    assert.equal(ignored.warning, null);
+    assert.equal(ignored.json.spec.extra, undefined);
+    for (const [type, body] of [
+      ['application/merge-patch+json', { spec: { extra: 2 } }],
+      ['application/strategic-merge-patch+json', { spec: { extra: 3 } }],
+      ['application/json-patch+json', [{ op: 'add', path: '/spec/extra', value: 4 }]],
+    ] as const) {
+      const r = await call('PATCH', `${svcs}/odd`, body, type);
+      assert.equal(r.status, 200, type);
+      assert.equal(r.warning, '299 - "unknown field \\"spec.extra\\""', type);
+      assert.equal(r.json.spec.extra, undefined, type);
+    }
+    assert.equal((await call('GET', `${svcs}/odd`, undefined)).json.spec.extra, undefined);
+    const strict = await call('PATCH', `${svcs}/odd?fieldValidation=Strict`, [{ op: 'add', path: '/spec/extra', value: 5 }], 'application/json-patch+json');
+    assert.equal(strict.status, 400);
+    assert.equal(strict.json.message, 'strict decoding error: unknown field "spec.extra"');
+  });
+
+  it('a patch cannot change kind or apiVersion; apply may not carry managedFields', async () => {
+    for (const [type, body] of [
+      ['application/json-patch+json', [{ op: 'replace', path: '/kind', value: 'Secret' }]],
+      ['application/json-patch+json', [{ op: 'replace', path: '/apiVersion', value: 'apps/v2' }]],
+      ['application/merge-patch+json', { kind: 'ReplicaSet' }],
+    ] as const) {
+      const r = await call('PATCH', `${DEPLOYS}/full`, body, type);
+      assert.equal(r.status, 400, JSON.stringify(body));
+      assert.match(r.json.message, /a patch cannot change them/);
+    }
+    const got = (await call('GET', `${DEPLOYS}/full`, undefined)).json;
+    assert.equal(got.kind, 'Deployment');
+    assert.equal(got.apiVersion, 'apps/v1');
+    const applied = await call('PATCH', `${DEPLOYS}/full?fieldManager=me`, 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: full, managedFields: [{manager: x}]}\n', 'application/apply-patch+yaml');
+    assert.equal(applied.status, 400);
+    assert.equal(applied.json.message, 'metadata.managedFields must be nil');
+  });
+
+  it('Secret data and ConfigMap binaryData must be base64, as decoding them upstream requires', async () => {
+    const secret = await call('POST', '/api/v1/namespaces/default/secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' }, data: { k: 'not base64!' } });
+    assert.equal(secret.status, 400);
+    assert.equal(secret.json.message, 'Secret in version "v1" cannot be handled as a Secret: illegal base64 data at input byte 3');
+    const cms = '/api/v1/namespaces/default/configmaps';
+    const short = await call('POST', cms, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'b' }, binaryData: { k: 'abc' } });
+    assert.equal(short.status, 400);
+    assert.equal(short.json.message, 'ConfigMap in version "v1" cannot be handled as a ConfigMap: illegal base64 data at input byte 0');
+    assert.equal((await call('POST', cms, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'b' }, binaryData: { k: 'aGk=' } })).status, 201);
+    const patched = await call('PATCH', `${cms}/b`, { binaryData: { k: 'aGk=x' } }, 'application/merge-patch+json');
+    assert.equal(patched.status, 422);
+    assert.equal((await call('GET', `${cms}/b`, undefined)).json.binaryData.k, 'aGk=');
+  });
 });

@@ -4,7 +4,7 @@
  * the long-running check that exempts watches, log streams and exec sessions from the first
  * three. docs/apiserver.md ("Limits") describes them for operators.
  */
-import { decodePathSegments, DEFAULT_EDGE_LIMITS, type EdgeLimits } from '@nodelet/api';
+import { decodePathSegments, DEFAULT_EDGE_LIMITS, queryBool, type EdgeLimits } from '@nodelet/api';
 import { ADMIN_GROUP, type UserInfo } from './auth/types.js';
 import { StatusError } from './status.js';
 
@@ -53,8 +53,7 @@ export function isLongRunning(method: string, url: URL): boolean {
   // [namespaces, <ns>, resource, name?, subresource?] or [resource, name?, subresource?]
   const r = rest[0] === 'namespaces' && rest.length >= 3 ? rest.slice(2) : rest;
   if (r[2] !== undefined && LONG_RUNNING_SUBRESOURCES.has(r[2])) return true;
-  const watch = url.searchParams.get('watch');
-  return READ_ONLY_METHODS.has(method) && r[1] === undefined && (watch === 'true' || watch === '1');
+  return READ_ONLY_METHODS.has(method) && r[1] === undefined && queryBool(url.searchParams, 'watch');
 }
 
 /** A 429 as kube-apiserver's max-in-flight filter answers it (with `Retry-After: 1`). */

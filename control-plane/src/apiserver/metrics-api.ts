@@ -14,7 +14,7 @@
  * canonical: CPU from nanocores (`123456789n`, `250m`), memory in BinarySI (`51200Ki`); the
  * window is a Go duration. Only GET: watch is not served (405), as metrics-server.
  */
-import { formatQuantity, rfc3339 } from '@nodelet/api';
+import { formatQuantity, queryBool, rfc3339 } from '@nodelet/api';
 import type { PodUsage, Usage } from '../metrics/metrics-store.js';
 import type { RequestAttributes, UserInfo } from './auth/types.js';
 import type { ServerContext } from './context.js';
@@ -111,7 +111,7 @@ export async function serveMetrics(
   res: Parameters<typeof sendJson>[0],
 ): Promise<void> {
   const q = req.url.searchParams;
-  const watch = ['true', '1'].includes(q.get('watch') ?? '');
+  const watch = queryBool(q, 'watch');
   const verb = r.name ? 'get' : watch ? 'watch' : 'list';
   await authorize(req.user, { verb, group: METRICS_GROUP, resource: r.resource, namespace: r.namespace, name: r.name });
   if ((req.method !== 'GET' && req.method !== 'HEAD') || watch) throw methodNotAllowed(`the server does not allow this method on the requested resource`);

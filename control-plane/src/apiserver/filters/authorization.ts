@@ -6,6 +6,7 @@
  * unknown path stays a 404. `metrics.k8s.io` paths are authorized by their handler
  * (metrics-api.ts), which alone knows their resources.
  */
+import { queryBool } from '@nodelet/api';
 import type { Logger } from '@nodelet/base';
 import { forbiddenMessage } from '../auth/authorizer.js';
 import type { Authorizer, RequestAttributes, UserInfo } from '../auth/types.js';
@@ -32,7 +33,7 @@ export function authorizationFilter(o: { ctx: ServerContext; authorizer: Authori
     const parsed = parsePath(o.ctx, url.pathname);
     if (parsed.type === 'resource') {
       const p = parsed.path;
-      const watch = ['true', '1'].includes(url.searchParams.get('watch') ?? '');
+      const watch = queryBool(url.searchParams, 'watch');
       let verb = verbOf(method, !!p.name, watch);
       // Streams into a pod need create, whatever the HTTP method (WebSocket upgrades are GETs).
       if (p.served.def.kind === 'Pod' && p.subresource && STREAM_SUBRESOURCES.has(p.subresource)) verb = 'create';

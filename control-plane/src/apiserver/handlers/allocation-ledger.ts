@@ -32,13 +32,15 @@ interface LedgerEntry extends Allocation {
 
 /**
  * Runs `pick(reserved)` with the recent allocations of every server and records its result in
- * the ledger; retried on a concurrent allocation. `pick` throws when the range is full.
+ * the ledger; retried on a concurrent allocation. `pick` throws when the range is full. A dry run
+ * (`record` false) picks as a real create would and writes nothing, as upstream's dry-run allocator.
  */
-export async function allocateThroughLedger(store: Store, now: number, pick: (reserved: Allocation) => Allocation): Promise<Allocation> {
+export async function allocateThroughLedger(store: Store, now: number, pick: (reserved: Allocation) => Allocation, record = true): Promise<Allocation> {
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     const cur = await store.get(ALLOCATION_LEDGER_KEY);
     const entries = (cur ? parse(cur.value) : []).filter((e) => e.at + LEDGER_RETENTION_MS > now);
     const picked = pick({ ips: entries.flatMap((e) => e.ips), nodePorts: entries.flatMap((e) => e.nodePorts) });
+    if (!record) return picked;
     const value = Buffer.from(JSON.stringify([...entries, { ...picked, at: now }]));
     try {
       if (cur) await store.update(ALLOCATION_LEDGER_KEY, value, cur.modRevision);

@@ -7,7 +7,8 @@
 import type { ServedResource, ServerContext } from '../context.js';
 import { isPlainObject, type ApiObject, type Json } from '../object.js';
 import { badRequest, conflict, StatusError } from '../status.js';
-import { rfc3339 } from '@nodelet/api';
+import { invalidValue, notSupported, queryInt, queryOptionalBool, rfc3339, type FieldError } from '@nodelet/api';
+import { dryRunErrors, optionsInvalid, parseResourceVersion } from '../request-options.js';
 
 export interface DeleteOptions {
   gracePeriodSeconds?: number;
@@ -16,23 +17,63 @@ export interface DeleteOptions {
   dryRun?: boolean;
 }
 
+/** json.Unmarshal's complaint about a DeleteOptions field of the wrong JSON type (400, as upstream). */
+const wrongType = (field: string, got: unknown, goType: string): StatusError => {
+  const jsonType = Array.isArray(got) ? 'array' : got === null ? 'null' : typeof got === 'object' ? 'object' : typeof got;
+  return badRequest(`json: cannot unmarshal ${jsonType} into Go struct field DeleteOptions.${field} of type ${goType}`);
+};
+
+/**
+ * DeleteOptions from the request body (a JSON DeleteOptions) and the query, as kube-apiserver
+ * decodes and validates them: a body that is not a DeleteOptions or has a field of the wrong
+ * type → 400; `ValidateDeleteOptions` (propagationPolicy, dryRun only `All`, orphanDependents
+ * with propagationPolicy) → 422 `DeleteOptions.meta.k8s.io "" is invalid`. Body fields take
+ * precedence; a query parameter fills what the body leaves unset (upstream reads only the body
+ * when there is one; the query's dryRun is never dropped here).
+ */
 export function parseDeleteOptions(body: unknown, query: URLSearchParams): DeleteOptions {
-  const b = isPlainObject(body) ? body : {};
+  if (!isPlainObject(body)) throw badRequest('decoded object cannot be converted to DeleteOptions');
+  const b = body;
+  if (b.kind !== undefined && b.kind !== 'DeleteOptions') throw badRequest('decoded object cannot be converted to DeleteOptions');
   const opts: DeleteOptions = {};
-  const grace = b.gracePeriodSeconds ?? (query.has('gracePeriodSeconds') ? Number(query.get('gracePeriodSeconds')) : undefined);
-  if (grace !== undefined && grace !== null) {
-    if (!Number.isInteger(grace) || (grace as number) < 0) throw badRequest('gracePeriodSeconds must be a non-negative integer');
-    opts.gracePeriodSeconds = grace as number;
+  let grace: number | undefined;
+  if (b.gracePeriodSeconds !== undefined && b.gracePeriodSeconds !== null) {
+    if (typeof b.gracePeriodSeconds !== 'number' || !Number.isInteger(b.gracePeriodSeconds)) throw wrongType('gracePeriodSeconds', b.gracePeriodSeconds, 'int64');
+    grace = b.gracePeriodSeconds;
+  } else grace = queryInt(query, 'gracePeriodSeconds');
+  // A negative grace period is taken as 1 s, as upstream's BeforeDelete does.
+  if (grace !== undefined) opts.gracePeriodSeconds = grace < 0 ? 1 : grace;
+  let orphan: boolean | undefined;
+  if (b.orphanDependents !== undefined && b.orphanDependents !== null) {
+    if (typeof b.orphanDependents !== 'boolean') throw wrongType('orphanDependents', b.orphanDependents, 'bool');
+    orphan = b.orphanDependents;
+  } else orphan = queryOptionalBool(query, 'orphanDependents');
+  let policy: string | undefined;
+  if (b.propagationPolicy !== undefined && b.propagationPolicy !== null) {
+    if (typeof b.propagationPolicy !== 'string') throw wrongType('propagationPolicy', b.propagationPolicy, 'v1.DeletionPropagation');
+    policy = b.propagationPolicy;
+  } else policy = query.get('propagationPolicy') ?? undefined;
+  if (b.preconditions !== undefined && b.preconditions !== null) {
+    if (!isPlainObject(b.preconditions)) throw wrongType('preconditions', b.preconditions, 'v1.Preconditions');
+    const { uid, resourceVersion } = b.preconditions;
+    if (uid !== undefined && uid !== null && typeof uid !== 'string') throw wrongType('preconditions.uid', uid, 'types.UID');
+    if (resourceVersion !== undefined && resourceVersion !== null && typeof resourceVersion !== 'string') throw wrongType('preconditions.resourceVersion', resourceVersion, 'string');
+    if (typeof resourceVersion === 'string' && resourceVersion !== '') parseResourceVersion(resourceVersion);
+    opts.preconditions = { ...(typeof uid === 'string' ? { uid } : {}), ...(typeof resourceVersion === 'string' ? { resourceVersion } : {}) };
   }
-  if (b.orphanDependents === true) opts.propagationPolicy = 'Orphan';
-  const policy = b.propagationPolicy ?? query.get('propagationPolicy') ?? undefined;
-  if (policy !== undefined && policy !== null) {
-    if (!['Orphan', 'Background', 'Foreground'].includes(policy as string)) throw badRequest(`unsupported propagationPolicy "${String(policy)}"`);
-    opts.propagationPolicy = policy as DeleteOptions['propagationPolicy'];
-  }
-  if (isPlainObject(b.preconditions)) opts.preconditions = b.preconditions as DeleteOptions['preconditions'];
-  const dry = Array.isArray(b.dryRun) ? b.dryRun : query.getAll('dryRun');
-  opts.dryRun = dry.includes('All');
+  let dryRun: string[];
+  if (b.dryRun !== undefined && b.dryRun !== null) {
+    if (!Array.isArray(b.dryRun) || !b.dryRun.every((v) => typeof v === 'string')) throw wrongType('dryRun', b.dryRun, '[]string');
+    dryRun = b.dryRun as string[];
+  } else dryRun = query.getAll('dryRun');
+  const errs: FieldError[] = [];
+  if (orphan !== undefined && policy !== undefined) errs.push(invalidValue('propagationPolicy', policy, 'orphanDependents and deletionPropagation cannot be both set'));
+  if (policy !== undefined && !['Foreground', 'Background', 'Orphan'].includes(policy)) errs.push(notSupported('propagationPolicy', policy, ['Foreground', 'Background', 'Orphan', 'nil']));
+  errs.push(...dryRunErrors(dryRun));
+  if (errs.length) throw optionsInvalid('DeleteOptions', errs);
+  if (orphan === true) opts.propagationPolicy = 'Orphan';
+  if (policy !== undefined) opts.propagationPolicy = policy as DeleteOptions['propagationPolicy'];
+  opts.dryRun = dryRun.length > 0;
   return opts;
 }
 
@@ -69,7 +110,7 @@ export async function deleteObject(
     if (opts.propagationPolicy === 'Orphan' && !finalizers.includes('orphan') && !current.metadata.deletionTimestamp) finalizers.push('orphan');
     if (opts.propagationPolicy === 'Foreground' && !finalizers.includes('foregroundDeletion') && !current.metadata.deletionTimestamp) finalizers.push('foregroundDeletion');
     const graceful = grace > 0 || finalizers.length > 0 || def.kind === 'Namespace';
-    if (opts.dryRun) return { object: current, removed: !graceful };
+    if (opts.dryRun && !graceful) return { object: current, removed: true };
     if (!graceful) {
       try {
         return { object: await registry.remove(current), removed: true };
@@ -95,6 +136,8 @@ export async function deleteObject(
       },
     };
     if (def.kind === 'Namespace') marked.status = { ...((current.status ?? {}) as Json), phase: 'Terminating' };
+    // A dry run answers with the object as the real delete would leave it, and writes nothing.
+    if (opts.dryRun) return { object: marked, removed: false };
     const { object } = await registry.guaranteedUpdate(namespace, name, () => marked, { preconditionRV: current.metadata.resourceVersion }).catch((err: unknown) => {
       if (err instanceof StatusError && err.reason === 'Conflict') return { object: undefined };
       throw err;

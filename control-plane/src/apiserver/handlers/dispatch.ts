@@ -1,4 +1,5 @@
 /** Chooses the handler of a resource request by method, name and subresource. */
+import { queryBool } from '@nodelet/api';
 import type { RequestScope } from '../context.js';
 import { withTypeMeta } from '../context.js';
 import { compileFilter } from '../filter.js';
@@ -21,7 +22,7 @@ import type { ApiObject } from '../object.js';
 import { handleWatch } from './watch.js';
 import { handleCreate, handlePatch, handleUpdate } from './writes.js';
 
-const isWatch = (url: URL): boolean => ['true', '1'].includes(url.searchParams.get('watch') ?? '');
+const isWatch = (url: URL): boolean => queryBool(url.searchParams, 'watch');
 
 export async function dispatch(s: RequestScope): Promise<void> {
   const method = s.req.method ?? 'GET';

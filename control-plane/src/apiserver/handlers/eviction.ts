@@ -31,6 +31,8 @@ import { badRequest, conflict, StatusError } from '../status.js';
 import { MATCH_ALL } from '../filter.js';
 import { admit } from '../admission/index.js';
 import { deleteObject, parseDeleteOptions, type DeleteOptions } from './delete.js';
+import { addWarnings, enforceFieldValidation } from '../field-validation.js';
+import { writeOptionsOf } from '../request-options.js';
 
 /** Conflicting writers (the controller, other evictions) are retried this many times, as upstream's EvictionsRetry. */
 const MAX_ATTEMPTS = 20;
@@ -55,7 +57,9 @@ const budgetForbidden = (pdb: string, why: string): StatusError =>
   new StatusError(403, 'Forbidden', `poddisruptionbudget.policy "${pdb}" is forbidden: ${why}`, { name: pdb, group: 'policy', kind: 'poddisruptionbudget' });
 
 export async function handleEviction(s: RequestScope): Promise<void> {
+  const { fieldValidation } = writeOptionsOf(s.url, 'CreateOptions');
   const body = decodeObjectBody(s.req.headers['content-type'], await bodyOf(s));
+  addWarnings(s.res, enforceFieldValidation(fieldValidation, { group: 'policy', version: 'v1', kind: 'Eviction' }, body, 'object'));
   const name = s.name!;
   if (body.kind !== undefined && body.kind !== 'Eviction') throw badRequest(`not a Eviction object: ${String(body.kind)}`);
   const meta = isPlainObject(body.metadata) ? body.metadata : {};

@@ -14,6 +14,7 @@
  *   kubectl get --raw /api/v1/nodes/<n>/proxy/<path> → GET https://<node>:<port>/<path> (GET only, body buffered)
  */
 import { pipeline } from 'node:stream/promises';
+import { queryBool, queryInt } from '@nodelet/api';
 import { linkAbort } from '@nodelet/base';
 import type { Dispatcher } from 'undici';
 import { agentDispatcher, agentOrigin } from './agent-dispatcher.js';
@@ -132,15 +133,21 @@ function dialError(target: PodNode, err: Error): StatusError {
   return new StatusError(503, 'ServiceUnavailable', `error dialing the agent of node "${node}" at ${target.host}:${target.port}: ${err.message}${hint}`);
 }
 
-const LOG_PARAMS = ['follow', 'tailLines', 'timestamps', 'previous', 'sinceSeconds', 'sinceTime', 'limitBytes'];
+/** PodLogOptions' booleans and integers, parsed as upstream and sent to the agent in one spelling. */
+const LOG_BOOLS = ['follow', 'timestamps', 'previous'];
+const LOG_INTS = ['tailLines', 'sinceSeconds', 'limitBytes'];
 
 export async function handleLog(s: RequestScope): Promise<void> {
   const target = await resolvePodTarget(s.ctx, s.namespace!, s.name!, s.url.searchParams.get('container'));
+  const q = s.url.searchParams;
   const query = new URLSearchParams();
-  for (const p of LOG_PARAMS) {
-    const v = s.url.searchParams.get(p);
-    if (v !== null) query.set(p, v);
+  for (const p of LOG_BOOLS) if (queryBool(q, p)) query.set(p, 'true');
+  for (const p of LOG_INTS) {
+    const n = queryInt(q, p);
+    if (n !== undefined) query.set(p, String(n));
   }
+  const sinceTime = q.get('sinceTime');
+  if (sinceTime !== null) query.set('sinceTime', sinceTime);
   const path = `/containerLogs/${encodeURIComponent(s.namespace!)}/${encodeURIComponent(s.name!)}/${encodeURIComponent(target.container)}?${query}`;
   // Aborted when the client goes away or the server shuts down; the body then stops at once.
   const stop = new AbortController();

@@ -5,8 +5,10 @@ import type { Json } from '../object.js';
 import { sendJson } from '../respond.js';
 import { badRequest, StatusError } from '../status.js';
 import { rfc3339 } from '@nodelet/api';
+import { writeOptionsOf } from '../request-options.js';
 
 export async function handleBinding(s: RequestScope): Promise<void> {
+  const { dryRun } = writeOptionsOf(s.url, 'CreateOptions');
   const body = decodeObjectBody(s.req.headers['content-type'], await bodyOf(s));
   const target = body.target as Json | undefined;
   const nodeName = target?.name;
@@ -23,7 +25,8 @@ export async function handleBinding(s: RequestScope): Promise<void> {
     const conditions = ((status.conditions ?? []) as Json[]).filter((c) => c.type !== 'PodScheduled');
     conditions.push({ type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: rfc3339(s.ctx.now()) });
     pod.status = { ...status, conditions };
-    return pod;
+    // A dry run checks the binding as a real one would and writes nothing.
+    return dryRun ? undefined : pod;
   });
   sendJson(s.res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
 }

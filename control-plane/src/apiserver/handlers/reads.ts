@@ -9,11 +9,14 @@ import { compileFilter } from '../filter.js';
 import { wantsTable } from '../media.js';
 import type { ResourceDef } from '../resource.js';
 import { includeObjectOf, sendBytes, sendJson, sendObject, tableOf } from '../respond.js';
+import { listOptionsOf, parseResourceVersion } from '../request-options.js';
 import { badRequest } from '../status.js';
 import { negotiateWireMedia, notAcceptable, protobufBytes, PROTOBUF_CONTENT_TYPE, type WireMedia } from '../wire-media.js';
 
 export async function handleGet(s: RequestScope): Promise<void> {
   const { def } = s.served;
+  // GetOptions' resourceVersion: any value reads the newest (never older), but it must be one.
+  parseResourceVersion(s.url.searchParams.get('resourceVersion') ?? '');
   const wire = wireOf(s, def);
   const obj = await s.served.registry.get(s.namespace, s.name!, { signal: s.signal });
   if (wire.media === 'protobuf') {
@@ -37,21 +40,13 @@ export async function handleList(s: RequestScope): Promise<void> {
   const { def, registry } = s.served;
   const q = s.url.searchParams;
   const filter = compileFilter(def, q.get('labelSelector'), q.get('fieldSelector'));
-  const limitRaw = q.get('limit');
-  const limit = limitRaw ? Number(limitRaw) : 0;
-  if (!Number.isInteger(limit) || limit < 0) throw badRequest(`limit must be a non-negative integer, got "${limitRaw}"`);
-  const cont = q.get('continue') || undefined;
-  const rv = q.get('resourceVersion') || undefined;
-  const match = q.get('resourceVersionMatch') || undefined;
-  if (cont && rv && rv !== '0') throw badRequest('specifying resource version is not allowed when using continue');
-  if (match && !rv) throw badRequest('resourceVersionMatch is forbidden unless resourceVersion is provided');
+  const o = listOptionsOf(s.url, false);
+  const limit = o.limit > 0 ? o.limit : 0;
+  const cont = o.continueToken || undefined;
+  if (cont && o.resourceVersion && o.resourceVersion !== '0') throw badRequest('specifying resource version is not allowed when using continue');
   let revision: number | undefined;
-  if (rv && rv !== '0') {
-    const n = Number(rv);
-    if (!Number.isSafeInteger(n) || n < 0) throw badRequest(`invalid resource version "${rv}"`);
-    // Exact (or NotOlderThan with a limit, as upstream) reads at that revision; otherwise the newest is "not older".
-    if (match === 'Exact' || (match !== 'NotOlderThan' && limit > 0)) revision = n;
-  }
+  // Exact (or NotOlderThan with a limit, as upstream) reads at that revision; otherwise the newest is "not older".
+  if (o.revision > 0 && (o.resourceVersionMatch === 'Exact' || (o.resourceVersionMatch !== 'NotOlderThan' && limit > 0))) revision = o.revision;
   const wire = wireOf(s, def);
   const page = await registry.list({ namespace: s.namespace, filter, limit, continueToken: cont, revision, signal: s.signal });
   const meta: Record<string, unknown> = { resourceVersion: page.resourceVersion };

@@ -6,6 +6,10 @@ import { applyPatch, parsePatchBody, patchTypeOf } from '../patch/apply.js';
 import { sendJson } from '../respond.js';
 import { badRequest, conflict, invalid } from '../status.js';
 import { admitUpdate } from './admit.js';
+import { writeOptionsOf } from '../request-options.js';
+import { addWarnings, enforceFieldValidation } from '../field-validation.js';
+
+const SCALE = { group: 'autoscaling', version: 'v1', kind: 'Scale' };
 
 function selectorString(sel: unknown): string {
   if (!isPlainObject(sel)) return '';
@@ -44,16 +48,24 @@ export async function handleScale(s: RequestScope): Promise<void> {
     sendJson(s.res, 200, scaleOf(await registry.get(s.namespace, name)));
     return;
   }
+  const { dryRun, fieldValidation } = writeOptionsOf(s.url, method === 'PUT' ? 'UpdateOptions' : 'PatchOptions', s.req.headers['content-type']?.includes('apply-patch') ?? false);
+  let warnings: string[] = [];
   const raw = await bodyOf(s);
   let next: (current: ApiObject) => ApiObject;
+  let dryResult: ApiObject | undefined;
   if (method === 'PUT') {
     const body = decodeObjectBody(s.req.headers['content-type'], raw);
+    warnings = enforceFieldValidation(fieldValidation, SCALE, body, 'object');
     next = () => body as ApiObject;
   } else {
     const type = patchTypeOf(s.req.headers['content-type']);
     if (type === 'apply') throw badRequest('server-side apply is not supported on the scale subresource');
     const patch = parsePatchBody(type, raw);
-    next = (current) => applyPatch(type, current, patch, 'Scale');
+    next = (current) => {
+      const patched = applyPatch(type, current, patch, 'Scale');
+      warnings = enforceFieldValidation(fieldValidation, SCALE, patched, 'patch');
+      return patched;
+    };
   }
   const result = await registry.guaranteedUpdate(s.namespace, name, (current) => {
     const wanted = next(scaleOf(current));
@@ -66,7 +78,11 @@ export async function handleScale(s: RequestScope): Promise<void> {
     if ((current.spec as Json | undefined)?.replicas === replicas) return undefined;
     const updated = structuredClone(current);
     (updated.spec as Json).replicas = replicas;
-    return admitUpdate(def, updated, current);
+    const admitted = admitUpdate(def, updated, current);
+    if (!dryRun) return admitted;
+    dryResult = admitted;
+    return undefined;
   });
-  sendJson(s.res, 200, scaleOf(result.object));
+  addWarnings(s.res, warnings);
+  sendJson(s.res, 200, scaleOf(dryResult ?? result.object));
 }

@@ -47,8 +47,11 @@ export function firstServiceIp(cidr: string): string {
 
 const toIp = (n: number): string => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
 
-/** Fills spec.clusterIP(s) of a new ClusterIP/NodePort/LoadBalancer Service, then runs `create`. */
-export async function withClusterIp<T>(ctx: ServerContext, svc: ApiObject, create: () => Promise<T>, cidr = DEFAULT_SERVICE_CIDR): Promise<T> {
+/**
+ * Fills spec.clusterIP(s) of a new ClusterIP/NodePort/LoadBalancer Service, then runs `create`.
+ * A dry run picks the same way and reserves nothing.
+ */
+export async function withClusterIp<T>(ctx: ServerContext, svc: ApiObject, create: () => Promise<T>, cidr = DEFAULT_SERVICE_CIDR, dryRun = false): Promise<T> {
   const spec = (svc.spec ?? {}) as Json;
   const needsIp = !(spec.type === 'ExternalName' || spec.clusterIP === 'None' || (typeof spec.clusterIP === 'string' && spec.clusterIP !== ''));
   const ports = (Array.isArray(spec.ports) ? spec.ports : []) as Json[];
@@ -75,7 +78,7 @@ export async function withClusterIp<T>(ctx: ServerContext, svc: ApiObject, creat
         if (!used.has(ip)) return { ips: [ip], nodePorts };
       }
       throw new StatusError(500, 'InternalError', `failed to allocate a serviceIP: range ${cidr} is full`);
-    });
+    }, !dryRun);
     if (picked.ips[0]) {
       spec.clusterIP = picked.ips[0];
       spec.clusterIPs = [picked.ips[0]];

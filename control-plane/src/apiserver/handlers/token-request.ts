@@ -10,6 +10,7 @@
  * Authorized as `create serviceaccounts/token`; NodeRestriction lets a node ask only for pods
  * bound to it.
  */
+import { writeOptionsOf } from '../request-options.js';
 import { admit } from '../admission/index.js';
 import type { RequestScope } from '../context.js';
 import { bodyOf, decodeObjectBody } from '../media.js';
@@ -25,6 +26,8 @@ const DEFAULT_EXPIRATION_SECONDS = 3600;
 export async function handleTokenRequest(s: RequestScope): Promise<void> {
   const tokens = s.ctx.serviceAccountTokens;
   if (!tokens) throw new StatusError(404, 'NotFound', 'the server does not issue service account tokens (no signing key configured)');
+  // Options are checked as for any create; a token request stores nothing, so a dry run issues as usual.
+  writeOptionsOf(s.url, 'CreateOptions');
   const body = decodeObjectBody(s.req.headers['content-type'], await bodyOf(s));
   const spec = (isPlainObject(body.spec) ? body.spec : {}) as Json;
   const audiences = Array.isArray(spec.audiences) && spec.audiences.length ? spec.audiences.map(String) : tokens.audiences;

@@ -7,14 +7,15 @@ import { apiVersionOf } from '../resource.js';
 import { sendObject } from '../respond.js';
 import { badRequest, conflict, methodNotAllowed, notFound } from '../status.js';
 import { admitCreate, admitUpdate, asObject, checkNamespace, reconcileNamespace, unchanged, type StatusLikeSubresource } from './admit.js';
-import { enforceApplySchema, enforceFieldValidation, fieldValidationOf } from '../field-validation.js';
+import { addWarnings, enforceApplySchema, enforceByteFields, enforceFieldValidation } from '../field-validation.js';
+import { isPlainObject } from '../object.js';
+import { parseResourceVersion, writeOptionsOf } from '../request-options.js';
+import type { ResourceDef } from '../resource.js';
 import { finishDeletionIfReady } from './delete.js';
 import { withClusterIp } from './service-ip.js';
 import { admit } from '../admission/index.js';
 import { scopeRecorder } from '../admission/recorder.js';
 import { awaitVisible } from './visibility.js';
-
-const isDryRun = (url: URL): boolean => url.searchParams.getAll('dryRun').includes('All');
 
 /** `?dryRun=All`: everything is admitted, nothing is written; `result` is what would have been. */
 interface DryRun {
@@ -40,7 +41,7 @@ async function createAdmitted(s: RequestScope, obj: ApiObject, dryRun: boolean, 
   await admit(s.ctx, { operation: 'CREATE', user: s.user, def, namespace: obj.metadata.namespace, name: obj.metadata.name, object: obj, recorder: scopeRecorder(s), signal: s.signal });
   if (managed) recordManagedFields(obj, managed.body, managed.manager, managed.operation, apiVersionOf(def), s.ctx.now());
   const persist = (): Promise<ApiObject> => (dryRun ? Promise.resolve(obj) : registry.create(obj, { signal: s.signal }));
-  return def.kind === 'Service' ? withClusterIp(s.ctx, obj, persist, s.ctx.serviceCidr) : persist();
+  return def.kind === 'Service' ? withClusterIp(s.ctx, obj, persist, s.ctx.serviceCidr, dryRun) : persist();
 }
 
 /**
@@ -63,19 +64,19 @@ export async function handleCreate(s: RequestScope): Promise<void> {
   const { def } = s.served;
   const receivedAt = s.ctx.journeys?.now();
   if (s.subresource) throw methodNotAllowed(`the server does not allow this method on the requested resource`);
-  const validation = fieldValidationOf(s.url);
+  const { dryRun, fieldManager: manager, fieldValidation } = writeOptionsOf(s.url, 'CreateOptions');
   const body = decodeObjectBody(s.req.headers['content-type'], await bodyOf(s));
-  enforceFieldValidation(validation, def, body, s.res, 'object');
+  const warnings = enforceFieldValidation(fieldValidation, def, body, 'object');
+  enforceByteFields(def, body, 'object');
   const obj = asObject(def, body);
   reconcileNamespace(def, obj, s.namespace);
   if (def.namespaced && !obj.metadata.namespace) throw badRequest('the namespace of the object is missing');
-  const manager = s.url.searchParams.get('fieldManager');
-  const dryRun = isDryRun(s.url);
   // The annotation must be on the pod before admission validates and the store writes it.
   const journey = def.kind === 'Pod' && !dryRun && receivedAt !== undefined ? s.ctx.journeys?.begin(obj, receivedAt) : undefined;
   const created = await createAdmitted(s, obj, dryRun, manager ? { manager, operation: 'Update', body } : undefined);
-  await awaitVisible(s.ctx, def, created);
+  if (!dryRun) await awaitVisible(s.ctx, def, created);
   journey?.created(created);
+  addWarnings(s.res, warnings);
   sendObject(s.res, 201, def, created, s.req.headers.accept, s.url, s.ctx.now());
 }
 
@@ -83,40 +84,65 @@ export async function handleUpdate(s: RequestScope): Promise<void> {
   const { def, registry } = s.served;
   const name = s.name!;
   const status = writableSubresource(s);
-  const validation = fieldValidationOf(s.url);
+  const options = writeOptionsOf(s.url, 'UpdateOptions');
   const body = decodeObjectBody(s.req.headers['content-type'], await bodyOf(s));
-  enforceFieldValidation(validation, def, body, s.res, 'object');
+  const warnings = enforceFieldValidation(options.fieldValidation, def, body, 'object');
+  enforceByteFields(def, body, 'object');
   const next = asObject(def, body);
   reconcileNamespace(def, next, s.namespace);
   if (next.metadata.name && next.metadata.name !== name) throw badRequest(`the name of the object (${next.metadata.name}) does not match the name on the URL (${name})`);
   next.metadata.name = name;
-  const precondition = next.metadata.resourceVersion || undefined;
-  const dry: DryRun = { run: isDryRun(s.url) };
+  const precondition = preconditionOf(next);
+  const dry: DryRun = { run: options.dryRun };
   const result = await registry.guaranteedUpdate(s.namespace, name, (current) => admitUpdateOf(s, current, structuredClone(next), status, dry), { preconditionRV: precondition, signal: s.signal });
   let out = dry.result ?? result.object;
   if (result.changed) out = (await finishDeletionIfReady(s.served, out)) ?? out;
   if (result.changed) await awaitVisible(s.ctx, def, out);
   if (result.changed && status === 'status' && def.kind === 'Pod') s.ctx.journeys?.statusWritten(out);
+  addWarnings(s.res, warnings);
   sendObject(s.res, 200, def, out, s.req.headers.accept, s.url, s.ctx.now());
+}
+
+/**
+ * A resourceVersion precondition in a body (`metadata.resourceVersion`), checked to be one as
+ * storage would parse it (400 otherwise); undefined when unset.
+ */
+function preconditionOf(body: unknown): string | undefined {
+  const rv = isPlainObject(body) && isPlainObject(body.metadata) ? body.metadata.resourceVersion : undefined;
+  if (rv === undefined || rv === null || rv === '') return undefined;
+  if (typeof rv !== 'string') throw badRequest('metadata.resourceVersion must be a string');
+  parseResourceVersion(rv);
+  return rv;
+}
+
+/**
+ * A patch may not turn the object into another kind or version (upstream decodes the patched
+ * object into the type the URL names and fails). One check, on the patched object, for every patch type.
+ */
+function checkTypeUnchanged(def: ResourceDef, current: ApiObject, patched: ApiObject): void {
+  const apiVersion = patched.apiVersion ?? apiVersionOf(def);
+  const kind = patched.kind ?? def.kind;
+  // The stored object's own apiVersion (a kind served in several versions) is no change either.
+  if ((apiVersion !== apiVersionOf(def) && apiVersion !== current.apiVersion) || kind !== def.kind) {
+    throw badRequest(`the patched object's API version (${String(apiVersion)}) and kind (${String(kind)}) do not match the request path (${apiVersionOf(def)}, ${def.kind}): a patch cannot change them`);
+  }
 }
 
 export async function handlePatch(s: RequestScope): Promise<void> {
   const { def, registry } = s.served;
   const name = s.name!;
   const status = writableSubresource(s);
-  const validation = fieldValidationOf(s.url);
   const type = patchTypeOf(s.req.headers['content-type']);
+  const { dryRun, fieldManager: manager, fieldValidation } = writeOptionsOf(s.url, 'PatchOptions', type === 'apply');
   const patch = parsePatchBody(type, await bodyOf(s));
-  if (type === 'apply') enforceApplySchema(def, patch, { namespace: s.namespace, name });
-  else if (type !== 'json') enforceFieldValidation(validation, def, patch, s.res, 'patch');
-  const dry: DryRun = { run: isDryRun(s.url) };
-  const manager = s.url.searchParams.get('fieldManager') ?? undefined;
-  if (type === 'apply' && !manager) throw badRequest('PATCH requests with apply content type require a fieldManager');
+  if (type === 'apply') {
+    const meta = (patch as { metadata?: { managedFields?: unknown } }).metadata;
+    if (isPlainObject(meta) && meta.managedFields !== undefined && meta.managedFields !== null) throw badRequest('metadata.managedFields must be nil');
+    enforceApplySchema(def, patch, { namespace: s.namespace, name });
+  }
+  const dry: DryRun = { run: dryRun };
   let created = false;
-  const preconditionOf = (p: unknown): string | undefined => {
-    const rv = (p as { metadata?: { resourceVersion?: unknown } } | undefined)?.metadata?.resourceVersion;
-    return typeof rv === 'string' && rv !== '' ? rv : undefined;
-  };
+  let warnings: string[] = [];
   const precondition = type === 'json' ? undefined : preconditionOf(patch);
 
   const ifMissing =
@@ -126,6 +152,7 @@ export async function handlePatch(s: RequestScope): Promise<void> {
           reconcileNamespace(def, obj, s.namespace);
           if (obj.metadata.name && obj.metadata.name !== name) throw badRequest('the name of the object does not match the name on the URL');
           obj.metadata.name = name;
+          enforceByteFields(def, obj, 'patch');
           created = true;
           return createAdmitted(s, obj, dry.run, { manager: manager!, operation: 'Apply', body: patch as Record<string, unknown> });
         }
@@ -147,6 +174,9 @@ export async function handlePatch(s: RequestScope): Promise<void> {
           if (rv && rv !== current.metadata.resourceVersion) throw conflict(def.plural, def.group, name);
         }
       }
+      checkTypeUnchanged(def, current, next);
+      if (type !== 'apply') warnings = enforceFieldValidation(fieldValidation, def, next, 'patch');
+      enforceByteFields(def, next, 'patch');
       if (next.metadata.name !== undefined && next.metadata.name !== name) throw badRequest('metadata.name cannot be changed by a patch');
       next.metadata.resourceVersion = current.metadata.resourceVersion;
       return admitUpdateOf(s, current, next, status, dry);
@@ -157,8 +187,9 @@ export async function handlePatch(s: RequestScope): Promise<void> {
     throw err;
   });
   let out = dry.result ?? result.object;
-  if (result.changed && !created) out = (await finishDeletionIfReady(s.served, out)) ?? out;
-  if (result.changed && !dry.result) await awaitVisible(s.ctx, def, out);
-  if (result.changed && !dry.result && status === 'status' && def.kind === 'Pod') s.ctx.journeys?.statusWritten(out);
+  if (result.changed && !dry.run && !created) out = (await finishDeletionIfReady(s.served, out)) ?? out;
+  if (result.changed && !dry.run) await awaitVisible(s.ctx, def, out);
+  if (result.changed && !dry.run && status === 'status' && def.kind === 'Pod') s.ctx.journeys?.statusWritten(out);
+  addWarnings(s.res, warnings);
   sendObject(s.res, created ? 201 : 200, def, out, s.req.headers.accept, s.url, s.ctx.now());
 }

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { AgentError } from '@nodelet/base';
@@ -14,7 +14,8 @@ import { toStorageError } from './sqlite-errors.js';
 export function openDatabase(path: string, busyTimeoutMs: number): Database.Database {
   let db: Database.Database | undefined;
   try {
-    mkdirSync(dirname(path), { recursive: true });
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    restrictFileModes(path);
     db = new Database(path);
     const mode = db.pragma('journal_mode = WAL', { simple: true });
     db.pragma('synchronous = FULL');
@@ -28,4 +29,18 @@ export function openDatabase(path: string, busyTimeoutMs: number): Database.Data
     db?.close();
     throw toStorageError(err, `cannot open SQLite store "${path}"`);
   }
+}
+
+/** Mode of the store's files: they hold every Secret, so only the server's user may read them. */
+export const STORE_FILE_MODE = 0o600;
+
+/**
+ * Creates the database file owner-only before SQLite opens it (SQLite gives its `-wal` and
+ * `-shm` files the database file's mode) and narrows the files of an existing store, which
+ * earlier versions left at the umask's 0644.
+ */
+function restrictFileModes(path: string): void {
+  if (path === ':memory:' || path === '') return;
+  if (!existsSync(path)) closeSync(openSync(path, 'a', STORE_FILE_MODE));
+  for (const f of [path, `${path}-wal`, `${path}-shm`]) if (existsSync(f)) chmodSync(f, STORE_FILE_MODE);
 }
