@@ -14,6 +14,7 @@ import { inServiceCidr } from './apiserver/kube-dns-service.js';
 import { DEFAULT_SERVICE_CIDR } from './apiserver/handlers/service-ip.js';
 import { CONTROLLER_NAMES, type ControllerName } from './controllers/index.js';
 import { otlpTracesUrl } from '@nodelet/api/tracing';
+import { auditLogConfigFromFlags, type AuditFlags, type AuditLogConfig } from './apiserver/audit/audit-log.js';
 
 const USAGE = `Usage: nodelet server [flags]
 
@@ -61,6 +62,12 @@ const USAGE = `Usage: nodelet server [flags]
                                  their Leases in kube-system, so several servers on one etcd act one at a
                                  time (default true with an etcd datastore; SQLite serves one server, so
                                  false there); --leader-elect=false for a one-server lab on etcd
+  --audit-policy-file <file>     audit.k8s.io/v1 Policy: which requests are logged at which level
+                                 (needs --audit-log-path; docs/security.md "Audit logging")
+  --audit-log-path <file>        write audit events there, one JSON line each; '-' is standard out
+  --audit-log-maxsize <MB>       rotate the audit log before it grows past this (default 0 = 100)
+  --audit-log-maxage <days>      delete rotated audit logs older than this (default 0 = keep)
+  --audit-log-maxbackup <n>      keep at most this many rotated audit logs (default 0 = all)
   --log-level <level>            pino level (default info)
 `;
 
@@ -113,6 +120,11 @@ export async function main(argv: string[]): Promise<void> {
         'max-mutating-requests-inflight': { type: 'string', default: '200' },
         'request-timeout': { type: 'string', default: '1m0s' },
         'tracing-endpoint': { type: 'string' },
+        'audit-policy-file': { type: 'string' },
+        'audit-log-path': { type: 'string' },
+        'audit-log-maxsize': { type: 'string' },
+        'audit-log-maxage': { type: 'string' },
+        'audit-log-maxbackup': { type: 'string' },
         'log-level': { type: 'string', default: 'info' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -210,6 +222,14 @@ export async function main(argv: string[]): Promise<void> {
       return;
     }
   }
+  let audit: AuditLogConfig | undefined;
+  try {
+    audit = auditLogConfigFromFlags(values as AuditFlags);
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    process.exitCode = 2;
+    return;
+  }
   const log = pino({ level: String(values['log-level']), base: { component: 'server' } }) as unknown as Logger;
   // A promise nobody awaited failed: the code that produced it has already unwound, so the
   // server's state is as consistent as after any handled error. Log it and keep serving; an
@@ -249,6 +269,7 @@ export async function main(argv: string[]): Promise<void> {
     limits,
     ...(values['tracing-endpoint'] ? { tracingEndpoint: String(values['tracing-endpoint']) } : {}),
     ...(leaderElect !== undefined ? { leaderElect } : {}),
+    ...(audit ? { audit } : {}),
     logger: log,
   });
   log.info({ url: cp.url, kubeconfig: cp.kubeconfigPath, registry: cp.registry?.hostPort, leaderIdentity: cp.leaderIdentity }, 'Server ready');

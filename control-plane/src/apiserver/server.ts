@@ -54,6 +54,7 @@ import { WatchEventEncoder } from './watch-encoding.js';
 import type { JourneyTracer } from '@nodelet/api/tracing';
 import { PodJourneys } from './pod-journeys.js';
 import { isTracesPath, serveTraces } from './traces-endpoint.js';
+import { createAuditor, type AuditHandle, type AuditLogConfig } from './audit/index.js';
 
 export interface ApiServerOptions {
   store: Store;
@@ -93,6 +94,8 @@ export interface ApiServerOptions {
   metrics?: MetricsSource;
   /** Records pod journeys (docs/tracing.md) and serves them at /debug/nodelet/traces/; unset: neither. */
   tracer?: JourneyTracer;
+  /** Audit logging (`--audit-policy-file`, `--audit-log-*`; audit/); unset: none. */
+  audit?: AuditLogConfig;
 }
 
 export interface ApiServer {
@@ -174,6 +177,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     if (opts.serviceAccountTokens && looksLikeJwt(token)) return opts.serviceAccountTokens.authenticate(ctx, token);
     return opts.authenticator.authenticate(token);
   }
+  const auditor = opts.audit ? createAuditor(opts.audit, ctx, log) : undefined;
   await ensureDefaultNamespaces(ctx);
   await ensureNamespaceDefaults(ctx, DEFAULT_NAMESPACES, opts.caPem, log);
   if (opts.clusterDnsIP !== null) await ensureKubeDnsService(ctx, opts.clusterDnsIP ?? clusterDnsIpOf(opts.serviceCidr ?? DEFAULT_SERVICE_CIDR), log);
@@ -196,8 +200,12 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   }
 
   /** The caller, or the user it impersonates (each impersonated part authorized). */
-  async function requestUser(req: http.IncomingMessage): Promise<UserInfo> {
-    return impersonatedUser(req, await authenticate(req), authorizer);
+  async function requestUser(req: http.IncomingMessage, audit?: AuditHandle): Promise<UserInfo> {
+    const caller = await authenticate(req);
+    audit?.authenticated(caller);
+    const user = await impersonatedUser(req, caller, authorizer);
+    if (user !== caller) audit?.impersonated(user);
+    return user;
   }
 
   async function authorizeOrThrow(user: UserInfo, a: RequestAttributes): Promise<void> {
@@ -223,6 +231,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     const started = performance.now();
     let userName = '';
     let release: (() => void) | undefined;
+    const audit = auditor?.begin(req, res, url);
     try {
       if (HEALTH_PATHS.has(url.pathname) || url.pathname.startsWith('/healthz/') || url.pathname.startsWith('/readyz/') || url.pathname.startsWith('/livez/')) {
         res.writeHead(stop.signal.aborted ? 503 : 200, { 'Content-Type': 'text/plain; charset=utf-8' });
@@ -233,7 +242,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
         await serveServerJoinBundle(ctx, req, res, opts.serverJoinBundle);
         return;
       }
-      const user = await requestUser(req);
+      const user = await requestUser(req, audit);
       userName = user.name;
       release = guard.admit(req, user);
       const method = req.method ?? 'GET';
@@ -262,6 +271,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
       await dispatch(scope);
     } catch (err) {
       const status = toStatusError(err);
+      audit?.failed(err);
       if (status.code >= 500) log.error({ err, method: req.method, path: url.pathname }, 'Request failed');
       if (res.headersSent) res.end();
       else sendError(res, status);
@@ -290,10 +300,12 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     // Node drops its own error listener from an upgraded socket: a reset while we authenticate
     // would otherwise be an uncaught 'error' event.
     socket.on('error', () => socket.destroy());
+    let audit: AuditHandle | undefined;
     try {
       const url = parseRequestTarget(req.url);
       if (!url) throw new StatusError(400, 'BadRequest', 'malformed request target');
-      const user = await requestUser(req);
+      audit = auditor?.begin(req, undefined, url);
+      const user = await requestUser(req, audit);
       const res = new http.ServerResponse(req);
       const scope = await resourceScope(req, res, url, user, log);
       if (!scope || scope.served.def.kind !== 'Pod' || !scope.subresource || !STREAM_SUBRESOURCES.has(scope.subresource) || !scope.name) throw notFoundPath();
@@ -304,8 +316,10 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
       // kubectl's port-forward tunnels SPDY in a WebSocket: unwrapped here; everything else is spliced to the agent.
       if (scope.subresource === 'portforward' && upgrade === 'websocket' && tunnelledProtocols(req).length > 0) await proxyPortForwardTunnel(scope, socket, head);
       else await proxyStreamUpgrade(scope, socket, head);
+      audit?.upgraded(socket);
     } catch (err) {
       const status = toStatusError(err);
+      audit?.upgradeFailed(status);
       if (status.code >= 500) log.error({ err, path: req.url?.split('?')[0] }, 'Upgrade request failed');
       writeRawStatus(socket, failureStatus(status.code, status.reason, status.message, status.details));
     }
@@ -357,6 +371,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
         }, 2000);
         await closed;
         clearTimeout(deadline);
+        auditor?.close();
         await lifecycle.catch(() => undefined);
       })();
       return closing;
