@@ -112,6 +112,9 @@ export class AuditHandle implements BodySink {
   readonly #res: ServerResponse | undefined;
   readonly #url: URL;
   readonly #received = nowMicros();
+  // Read now: once the connection is gone (a ResponseComplete at close) the peer address is too.
+  readonly #sourceIPs: string[];
+  readonly #userAgent: string | undefined;
   #info: AuditRequestInfo | undefined;
   #user: UserInfo | undefined;
   #impersonated: UserInfo | undefined;
@@ -128,6 +131,8 @@ export class AuditHandle implements BodySink {
     this.#req = req;
     this.#res = res;
     this.#url = url;
+    this.#sourceIPs = sourceIPsOf(req);
+    this.#userAgent = userAgentOf(req);
     // Attached before authentication: a 401's Status body is in its event too.
     attachAuditSink(req, res, this);
     res?.once('close', () => this.#complete());
@@ -243,8 +248,8 @@ export class AuditHandle implements BodySink {
       verb: info.verb,
       user: this.#user ? auditUser(this.#user) : {},
       ...(this.#impersonated ? { impersonatedUser: auditUser(this.#impersonated) } : {}),
-      sourceIPs: sourceIPsOf(this.#req),
-      ...(userAgentOf(this.#req) ? { userAgent: userAgentOf(this.#req) } : {}),
+      sourceIPs: this.#sourceIPs,
+      ...(this.#userAgent ? { userAgent: this.#userAgent } : {}),
       ...(objectRef ? { objectRef } : {}),
       ...(responseStatus ? { responseStatus } : {}),
       ...(logRequest ? { requestObject: d.omitManagedFields ? withoutManagedFields(requestObject) : requestObject } : {}),
