@@ -120,6 +120,8 @@ export class AuditHandle implements BodySink {
   #impersonated: UserInfo | undefined;
   #decision: AuditDecision | undefined;
   #requestBody: Buffer | undefined;
+  /** The decoded request body, once asked for (null: none or undecodable). */
+  #requestObject: unknown;
   #responseBody: unknown;
   #started = false;
   #done = false;
@@ -155,6 +157,7 @@ export class AuditHandle implements BodySink {
 
   requestBody(body: Buffer): void {
     this.#requestBody = body;
+    this.#requestObject = undefined;
   }
 
   responseBody(body: unknown): void {
@@ -262,6 +265,11 @@ export class AuditHandle implements BodySink {
 
   /** The request body as an object (by Content-Type), or undefined when absent or undecodable. */
   #decodedRequest(): unknown {
+    this.#requestObject ??= this.#decodeRequest() ?? null;
+    return this.#requestObject ?? undefined;
+  }
+
+  #decodeRequest(): unknown {
     const body = this.#requestBody;
     if (!body || body.length === 0) return undefined;
     const type = String(this.#req.headers['content-type'] ?? 'application/json').split(';')[0]!.trim().toLowerCase();
