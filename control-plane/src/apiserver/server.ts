@@ -54,7 +54,7 @@ import { WatchEventEncoder } from './watch-encoding.js';
 import type { JourneyTracer } from '@nodelet/api/tracing';
 import { PodJourneys } from './pod-journeys.js';
 import { isTracesPath, serveTraces } from './traces-endpoint.js';
-import { createAuditor, type AuditHandle, type AuditLogConfig } from './audit/index.js';
+import { auditAuthorization, createAuditor, type AuditHandle, type AuditLogConfig } from './audit/index.js';
 
 export interface ApiServerOptions {
   store: Store;
@@ -208,8 +208,9 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     return user;
   }
 
-  async function authorizeOrThrow(user: UserInfo, a: RequestAttributes): Promise<void> {
+  async function authorizeOrThrow(user: UserInfo, a: RequestAttributes, req?: http.IncomingMessage): Promise<void> {
     const d = await authorizer.authorize(user, a);
+    if (req) auditAuthorization(req, d);
     if (!d.allowed) throw forbidden(forbiddenMessage(user, a, d.reason || undefined));
   }
 
@@ -223,7 +224,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     if (p.served.def.kind === 'Pod' && p.subresource && STREAM_SUBRESOURCES.has(p.subresource)) verb = 'create';
     // A list or watch of one object by metadata.name is authorized for that name (resourceNames rules).
     const name = p.name ?? (verb === 'list' || verb === 'watch' ? nameFromFieldSelector(url.searchParams.get('fieldSelector')) : undefined);
-    await authorizeOrThrow(user, { verb, group: p.group, resource: p.served.def.plural, subresource: p.subresource, namespace: p.namespace, name });
+    await authorizeOrThrow(user, { verb, group: p.group, resource: p.served.def.plural, subresource: p.subresource, namespace: p.namespace, name }, req);
     return { ctx, req, res, url, user, log: reqLog, served: p.served, namespace: p.namespace, name: p.name, subresource: p.subresource, ...(p.proxyPath !== undefined ? { proxyPath: p.proxyPath } : {}) };
   }
 

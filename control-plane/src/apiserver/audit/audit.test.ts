@@ -15,6 +15,7 @@ import type { AuditEvent } from './event.js';
 
 const ADMIN = 'audit-admin-token';
 const ALICE = 'audit-alice-token';
+const EVE = 'audit-eve-token';
 /** Appears in a Secret's data (base64) and stringData: neither form may reach the log. */
 const SECRET_VALUE = 'hunter2-very-secret-value';
 
@@ -55,6 +56,7 @@ describe('audit logging in the API server', () => {
         staticTokens: new Map([
           [ADMIN, { name: 'system:admin', groups: ['system:masters', 'system:authenticated'] }],
           [ALICE, { name: 'alice', groups: ['system:masters', 'system:authenticated'] }],
+          [EVE, { name: 'eve', groups: ['system:authenticated'] }],
         ]),
         getSecret: async () => undefined,
         now: Date.now,
@@ -119,6 +121,8 @@ describe('audit logging in the API server', () => {
     const del = (await eventsOf(deleted.auditId!)).find((e) => e.stage === 'ResponseComplete')!;
     assert.equal(del.verb, 'delete');
     assert.deepEqual(del.objectRef, { resource: 'pods', namespace: 'default', name: 'meta-pod', apiVersion: 'v1' });
+    assert.equal(del.annotations?.['authorization.k8s.io/decision'], 'allow');
+    assert.equal(evs[0]!.annotations, undefined, 'RequestReceived comes before authorization');
   });
 
   it('a Status reply is in responseStatus at Metadata; a level-None request writes nothing', async () => {
@@ -126,6 +130,12 @@ describe('audit logging in the API server', () => {
     assert.equal(missing.status, 404);
     const done = (await eventsOf(missing.auditId!)).find((e) => e.stage === 'ResponseComplete')!;
     assert.deepEqual(done.responseStatus, { metadata: {}, status: 'Failure', message: 'pods "nope" not found', reason: 'NotFound', details: { name: 'nope', kind: 'pods' }, code: 404 });
+    const denied = await call(EVE, 'DELETE', '/api/v1/namespaces/default/pods/x');
+    assert.equal(denied.status, 403);
+    const forbid = (await eventsOf(denied.auditId!)).find((e) => e.stage === 'ResponseComplete')!;
+    assert.equal(forbid.annotations?.['authorization.k8s.io/decision'], 'forbid');
+    assert.equal(forbid.responseStatus?.reason, 'Forbidden');
+    assert.equal(forbid.user.username, 'eve');
     const unaudited = await call(ADMIN, 'GET', '/api/v1/namespaces/default');
     assert.equal(unaudited.status, 200);
     assert.ok(unaudited.auditId, 'the header is set whatever the level');

@@ -123,6 +123,7 @@ export class AuditHandle implements BodySink {
   /** The decoded request body, once asked for (null: none or undecodable). */
   #requestObject: unknown;
   #responseBody: unknown;
+  readonly #annotations: Record<string, string> = {};
   #started = false;
   #done = false;
 
@@ -162,6 +163,10 @@ export class AuditHandle implements BodySink {
 
   responseBody(body: unknown): void {
     this.#responseBody = body;
+  }
+
+  annotate(key: string, value: string): void {
+    this.#annotations[key] = value;
   }
 
   /**
@@ -259,6 +264,7 @@ export class AuditHandle implements BodySink {
       ...(responseObject !== undefined ? { responseObject: d.omitManagedFields ? withoutManagedFields(responseObject) : responseObject } : {}),
       requestReceivedTimestamp: microTime(this.#received),
       stageTimestamp: microTime(nowMicros()),
+      ...(Object.keys(this.#annotations).length > 0 ? { annotations: { ...this.#annotations } } : {}),
     };
     this.#auditor.write(ev);
   }

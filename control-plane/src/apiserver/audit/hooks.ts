@@ -10,6 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 export interface BodySink {
   requestBody(body: Buffer): void;
   responseBody(body: unknown | (() => unknown)): void;
+  annotate(key: string, value: string): void;
 }
 
 const byRequest = new WeakMap<IncomingMessage, BodySink>();
@@ -24,6 +25,17 @@ export function attachAuditSink(req: IncomingMessage, res: ServerResponse | unde
 /** The request body as read, before decoding (media.ts). Cheap when the request is not audited. */
 export function auditRequestBody(req: IncomingMessage, body: Buffer): void {
   byRequest.get(req)?.requestBody(body);
+}
+
+/**
+ * The authorizer's decision on a resource request, as upstream annotates events with it:
+ * `authorization.k8s.io/decision` (`allow` or `forbid`) and `authorization.k8s.io/reason`.
+ */
+export function auditAuthorization(req: IncomingMessage, d: { allowed: boolean; reason?: string }): void {
+  const sink = byRequest.get(req);
+  if (!sink) return;
+  sink.annotate('authorization.k8s.io/decision', d.allowed ? 'allow' : 'forbid');
+  if (d.reason) sink.annotate('authorization.k8s.io/reason', d.reason);
 }
 
 /**

@@ -14,6 +14,7 @@ export { Auditor, AuditHandle, isSensitive, SENSITIVE, type LineWriter } from '.
 export { auditLogConfigFromFlags, openAuditLog, type AuditFlags, type AuditLogConfig } from './audit-log.js';
 export { parseAuditPolicy, evaluatePolicy, type AuditPolicy, type AuditLevel, type AuditStage } from './policy.js';
 export type { AuditEvent } from './event.js';
+export { auditAuthorization } from './hooks.js';
 
 /** The server's auditor for `config`: opens the log now, so a path that cannot be written fails the start. */
 export function createAuditor(config: AuditLogConfig, ctx: ServerContext, logger: Logger): Auditor {
