@@ -14,3 +14,4 @@ export { fetchPodTrace, type PodTrace } from './commands/trace/fetch.js';
 export { buildWaterfall, type Waterfall, type WaterfallRow } from './commands/trace/waterfall.js';
 export { renderWaterfallText } from './commands/trace/render-text.js';
 export { escapeXml, renderWaterfallSvg, type SvgPanel } from './commands/trace/render-svg.js';
+export { auditLogFiles, queryAuditLog, formatAuditTable, type AuditQuery, type AuditEventLine } from './commands/audit/query.js';

@@ -13,6 +13,7 @@ import { register as registerLab } from './commands/lab.js';
 import { register as registerProxy } from './commands/proxy.js';
 import { register as registerSoak } from './commands/soak.js';
 import { register as registerTrace } from './commands/trace.js';
+import { register as registerAudit } from './commands/audit.js';
 
 export const VERSION = '0.1.0';
 
@@ -34,6 +35,7 @@ export function buildProgram(): Command {
   registerProxy(program);
   registerSoak(program);
   registerTrace(program);
+  registerAudit(program);
   return program;
 }
 

@@ -35,6 +35,7 @@ import { keepKubernetesService } from './apiserver/kubernetes-service.js';
 import type { ApiServerLimits } from './apiserver/limits.js';
 import { createApiServer, type ApiServer } from './apiserver/server.js';
 import type { PodSecurityConfig } from './apiserver/admission/pod-security/config.js';
+import type { AuditLogConfig } from './apiserver/audit/index.js';
 import { JourneyTracer } from '@nodelet/api/tracing';
 import { MetricsStore } from './metrics/metrics-store.js';
 import { MetricsScraper } from './metrics/scraper.js';
@@ -113,6 +114,8 @@ export interface ControlPlaneOptions {
    * datastore, off for SQLite (one server per SQLite file: nobody to elect against).
    */
   leaderElect?: boolean;
+  /** Audit policy and log (`--audit-*` flags, apiserver/audit/); unset: no audit log. */
+  audit?: AuditLogConfig;
   /** Leader election timings (tests); default kube's 15 s lease, 10 s renew deadline, 2 s retry. */
   leaderElection?: Pick<LeaderElectorOptions, 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs'>;
   /** PodSecurity admission defaults and exemptions (`--admission-control-config-file`, loadAdmissionConfiguration); unset: privileged everywhere. */
@@ -217,6 +220,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       ...(metricsStore ? { metrics: metricsStore } : {}),
       tracer,
       ...(o.podSecurity ? { podSecurity: o.podSecurity } : {}),
+      ...(o.audit ? { audit: o.audit } : {}),
     });
     ref.server = apiServer;
     cleanups.push(() => apiServer.close());

@@ -15,6 +15,7 @@ import { DEFAULT_SERVICE_CIDR } from './apiserver/handlers/service-ip.js';
 import { CONTROLLER_NAMES, type ControllerName } from './controllers/index.js';
 import { otlpTracesUrl } from '@nodelet/api/tracing';
 import { loadAdmissionConfiguration, type PodSecurityConfig } from './apiserver/admission/pod-security/config.js';
+import { auditLogConfigFromFlags, type AuditFlags, type AuditLogConfig } from './apiserver/audit/audit-log.js';
 
 const USAGE = `Usage: nodelet server [flags]
 
@@ -66,6 +67,12 @@ const USAGE = `Usage: nodelet server [flags]
                                  an AdmissionConfiguration (apiserver.config.k8s.io/v1) whose PodSecurity
                                  plugin entry sets the Pod Security defaults and exemptions (default:
                                  privileged everywhere, nothing exempt; docs/security.md "Pod Security")
+  --audit-policy-file <file>     audit.k8s.io/v1 Policy: which requests are logged at which level
+                                 (needs --audit-log-path; docs/security.md "Audit logging")
+  --audit-log-path <file>        write audit events there, one JSON line each; '-' is standard out
+  --audit-log-maxsize <MB>       rotate the audit log before it grows past this (default 0 = 100)
+  --audit-log-maxage <days>      delete rotated audit logs older than this (default 0 = keep)
+  --audit-log-maxbackup <n>      keep at most this many rotated audit logs (default 0 = all)
   --log-level <level>            pino level (default info)
 `;
 
@@ -119,6 +126,11 @@ export async function main(argv: string[]): Promise<void> {
         'request-timeout': { type: 'string', default: '1m0s' },
         'tracing-endpoint': { type: 'string' },
         'admission-control-config-file': { type: 'string' },
+        'audit-policy-file': { type: 'string' },
+        'audit-log-path': { type: 'string' },
+        'audit-log-maxsize': { type: 'string' },
+        'audit-log-maxage': { type: 'string' },
+        'audit-log-maxbackup': { type: 'string' },
         'log-level': { type: 'string', default: 'info' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -226,6 +238,14 @@ export async function main(argv: string[]): Promise<void> {
       return;
     }
   }
+  let audit: AuditLogConfig | undefined;
+  try {
+    audit = auditLogConfigFromFlags(values as AuditFlags);
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    process.exitCode = 2;
+    return;
+  }
   const log = pino({ level: String(values['log-level']), base: { component: 'server' } }) as unknown as Logger;
   // A promise nobody awaited failed: the code that produced it has already unwound, so the
   // server's state is as consistent as after any handled error. Log it and keep serving; an
@@ -266,6 +286,7 @@ export async function main(argv: string[]): Promise<void> {
     ...(values['tracing-endpoint'] ? { tracingEndpoint: String(values['tracing-endpoint']) } : {}),
     ...(leaderElect !== undefined ? { leaderElect } : {}),
     ...(podSecurity ? { podSecurity } : {}),
+    ...(audit ? { audit } : {}),
     logger: log,
   });
   log.info({ url: cp.url, kubeconfig: cp.kubeconfigPath, registry: cp.registry?.hostPort, leaderIdentity: cp.leaderIdentity }, 'Server ready');

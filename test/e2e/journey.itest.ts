@@ -3,14 +3,14 @@
 // create deployment → pods Running with IPs in the node's CIDR answering HTTP from the host →
 // logs, exec → scale 1→5→2 → rolling update within maxSurge/maxUnavailable → delete, after which
 // the garbage collector has removed ReplicaSets and pods and the node holds no sandbox,
-// container, IP, veth or CNI cache entry.
+// container, IP, veth or CNI cache entry; the lab's audit log says who deleted the Deployment.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { execFileSync } from 'node:child_process';
-import { labDown, labUp, labPaths } from '@nodelet/cli';
+import { auditLogFiles, labDown, labUp, labPaths, queryAuditLog } from '@nodelet/cli';
 import { requireRoot } from '@nodelet/lab-runtime/testing';
 import { ApiClient, DEPLOYMENTS, loadKubeconfig, type Deployment } from '@nodelet/api';
 import { connectCriClient } from '@nodelet/cri-client';
@@ -133,4 +133,8 @@ test('README journey: kubectl create deployment → running pods on the pod netw
   assert.deepEqual(existsSync(cache) ? readdirSync(cache) : [], [], 'CNI cache entries left');
   const veths = JSON.parse(execFileSync('ip', ['-j', 'link', 'show', 'master', BRIDGE], { encoding: 'utf8' }) || '[]') as unknown[];
   assert.deepEqual(veths, [], `veths left on ${BRIDGE}`);
+
+  // 6. Who deleted it (`nodelet audit --verb delete --resource deployments.apps`): the lab's audit log.
+  const { events } = await queryAuditLog(auditLogFiles(p.auditLog), { verb: 'delete', resource: 'deployments.apps', name: 'hello' });
+  assert.deepEqual(events.map((e) => [e.user?.username, e.objectRef?.namespace, e.responseStatus?.code]), [['system:admin', 'default', 200]]);
 });

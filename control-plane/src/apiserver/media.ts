@@ -7,6 +7,7 @@ import YAML from 'yaml';
 import { decodeProtobufObject } from '@nodelet/api';
 import { hasCode } from '@nodelet/base';
 import { badRequest, tooLarge, unsupportedMediaType, StatusError } from './status.js';
+import { auditRequestBody } from './audit/hooks.js';
 
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 /**
@@ -90,7 +91,9 @@ async function readAll(req: IncomingMessage, limit: number): Promise<Buffer> {
     }
     chunks.push(chunk as Buffer);
   }
-  return Buffer.concat(chunks);
+  const body = Buffer.concat(chunks);
+  auditRequestBody(req, body);
+  return body;
 }
 
 /** The request body of a handler scope (already read, or read now). */

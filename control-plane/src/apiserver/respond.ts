@@ -1,17 +1,20 @@
 /** Writing replies: JSON objects, lists, Tables and Status errors. */
 import type { ServerResponse } from 'node:http';
+import { decodeProtobufObject } from '@nodelet/api';
 import type { ApiObject } from './object.js';
 import type { ResourceDef } from './resource.js';
 import { DEFAULT_TABLE } from './table/others.js';
 import { toStatusError } from './status.js';
 import { wantsTable } from './media.js';
 import { withTypeMeta } from './context.js';
+import { auditResponseBody } from './audit/hooks.js';
 
 export function sendJson(res: ServerResponse, code: number, body: unknown, contentType = 'application/json'): void {
   if (res.headersSent) {
     res.end();
     return;
   }
+  auditResponseBody(res, body);
   const text = JSON.stringify(body);
   res.writeHead(code, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private' });
   res.end(text);
@@ -23,6 +26,7 @@ export function sendBytes(res: ServerResponse, code: number, body: Uint8Array, c
     res.end();
     return;
   }
+  auditResponseBody(res, () => decodeProtobufObject(body).object);
   res.writeHead(code, { 'Content-Type': contentType, 'Content-Length': body.byteLength, 'Cache-Control': 'no-cache, private' });
   res.end(body);
 }

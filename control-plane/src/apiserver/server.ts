@@ -55,7 +55,8 @@ import { requestInfoFilter } from './filters/request-info.js';
 import { timeoutFilter } from './filters/timeout.js';
 import { publicPathsFilter } from './filters/public-paths.js';
 import { authenticationFilter } from './filters/authentication.js';
-import { auditFilter } from './filters/audit.js';
+import { auditBeginFilter, auditFilter } from './filters/audit.js';
+import { createAuditor, type AuditLogConfig } from './audit/index.js';
 import { impersonationFilter } from './filters/impersonation.js';
 import { maxInflightFilter } from './filters/max-inflight.js';
 import { authorizationFilter, authorizeOrThrow, STREAM_SUBRESOURCES } from './filters/authorization.js';
@@ -98,6 +99,8 @@ export interface ApiServerOptions {
   metrics?: MetricsSource;
   /** Records pod journeys (docs/tracing.md) and serves them at /debug/nodelet/traces/; unset: neither. */
   tracer?: JourneyTracer;
+  /** Audit logging (`--audit-policy-file`, `--audit-log-*`; audit/); unset: none. */
+  audit?: AuditLogConfig;
   /** PodSecurity admission defaults and exemptions (`--admission-control-config-file`); unset: privileged everywhere. */
   podSecurity?: PodSecurityConfig;
 }
@@ -205,6 +208,8 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   const recovery = recoveryFilter(log);
   const requestInfo = requestInfoFilter();
   const authentication = authenticationFilter({ clientCertificates: !!(opts.tls && opts.caPem), authenticateBearer });
+  const auditor = opts.audit ? createAuditor(opts.audit, ctx, log) : undefined;
+  const auditBegin = auditBeginFilter(auditor);
   const audit = auditFilter();
   const impersonation = impersonationFilter(authorizer);
   const authorization = authorizationFilter({ ctx, authorizer, logger: log, isMetricsPath });
@@ -213,13 +218,14 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     requestInfo,
     timeoutFilter({ timeoutMs: limits.requestTimeoutMs, logger: log }),
     publicPathsFilter({ ctx, serverJoinBundle: opts.serverJoinBundle }),
+    auditBegin,
     authentication,
     audit,
     impersonation,
     maxInflightFilter(inflight),
     authorization,
   ];
-  const upgradeChain: Filter[] = [recovery, requestInfo, authentication, audit, impersonation, authorization];
+  const upgradeChain: Filter[] = [recovery, requestInfo, auditBegin, authentication, audit, impersonation, authorization];
 
   /** The end of the request chain: non-resource paths, metrics.k8s.io, then the REST handlers. */
   async function serveRequest(r: ApiRequest): Promise<void> {
@@ -337,6 +343,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
         }, 2000);
         await closed;
         clearTimeout(deadline);
+        auditor?.close();
         await lifecycle.catch(() => undefined);
       })();
       return closing;

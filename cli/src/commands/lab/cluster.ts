@@ -29,6 +29,7 @@ import { connectCriClient } from '@nodelet/cri-client';
 import { createToken } from '../ops/token.js';
 import { agentAuthentication, join as joinCluster } from '../ops/join.js';
 import { logTail, managed, runningPid, startDetached, stopProcess } from './processes.js';
+import { labAuditArgs } from './audit-policy.js';
 import { removeProxyTable } from '../proxy.js';
 import { deleteNodeNetns, deleteNodeNetworkBridge, ensureNodeNetworkBridge, netnsExec, netnsName, nodeNetworkHostAddress, type NodeNetwork } from './node-network.js';
 
@@ -113,6 +114,9 @@ export function labPaths(stateDir: string) {
     agentToken: join(stateDir, 'agent.token'),
     clusterCa: join(stateDir, 'ca.crt'),
     adminKubeconfig: join(stateDir, 'server', 'admin.kubeconfig'),
+    /** The lab server's audit policy (written at start when absent; edit it to change what is logged). */
+    auditPolicy: join(stateDir, 'audit-policy.yaml'),
+    auditLog: join(stateDir, 'server', 'audit.log'),
     cniBin: join(stateDir, 'cni', 'bin'),
     cniConf: join(stateDir, 'cni', 'net.d'),
     cniCache: join(stateDir, 'cni', 'cache'),
@@ -190,6 +194,7 @@ export async function startLabServer(o: LabOptions): Promise<ApiClient> {
     await startDetached(p.serverProc, [
       'server', '--data-dir', p.server, '--port', String(o.apiPort), '--bind-address', bind,
       '--registry-address', o.registry, '--registry-root', o.imagesDir, '--cluster-cidr', o.clusterCidr,
+      ...labAuditArgs(p, o.serverArgs ?? []),
       ...(o.serverArgs ?? []),
     ]);
   }

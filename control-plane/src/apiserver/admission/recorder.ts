@@ -6,6 +6,7 @@
 import type { ServerResponse } from 'node:http';
 import type { RequestScope } from '../context.js';
 import type { AdmissionRecorder } from './types.js';
+import { auditAnnotation } from '../audit/hooks.js';
 
 /** `text` as a warning header value: quoted, with `"` and `\` escaped. */
 export function warningHeaderValue(text: string): string {
@@ -30,6 +31,7 @@ export function scopeRecorder(s: RequestScope): AdmissionRecorder {
     warn: (text) => addWarning(s.res, text),
     annotate: (key, value) => {
       (s.auditAnnotations ??= {})[key] = value;
+      auditAnnotation(s.req, key, value);
     },
   };
 }

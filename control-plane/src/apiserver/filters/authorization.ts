@@ -6,7 +6,9 @@
  * unknown path stays a 404. `metrics.k8s.io` paths are authorized by their handler
  * (metrics-api.ts), which alone knows their resources.
  */
+import type { IncomingMessage } from 'node:http';
 import { queryBool } from '@nodelet/api';
+import { auditAuthorization } from '../audit/hooks.js';
 import type { Logger } from '@nodelet/base';
 import { forbiddenMessage } from '../auth/authorizer.js';
 import type { Authorizer, RequestAttributes, UserInfo } from '../auth/types.js';
@@ -19,8 +21,10 @@ import type { Filter } from './chain.js';
 export const STREAM_SUBRESOURCES = new Set(['exec', 'attach', 'portforward']);
 
 /** Throws 403 unless `user` may do `a`. */
-export async function authorizeOrThrow(authorizer: Authorizer, user: UserInfo, a: RequestAttributes): Promise<void> {
+/** Throws 403 unless `user` may do `a`; with `req`, the decision also annotates its audit event. */
+export async function authorizeOrThrow(authorizer: Authorizer, user: UserInfo, a: RequestAttributes, req?: IncomingMessage): Promise<void> {
   const d = await authorizer.authorize(user, a);
+  if (req) auditAuthorization(req, d);
   if (!d.allowed) throw forbidden(forbiddenMessage(user, a, d.reason || undefined));
 }
 
@@ -39,7 +43,7 @@ export function authorizationFilter(o: { ctx: ServerContext; authorizer: Authori
       if (p.served.def.kind === 'Pod' && p.subresource && STREAM_SUBRESOURCES.has(p.subresource)) verb = 'create';
       // A list or watch of one object by metadata.name is authorized for that name (resourceNames rules).
       const name = p.name ?? (verb === 'list' || verb === 'watch' ? nameFromFieldSelector(url.searchParams.get('fieldSelector')) : undefined);
-      await authorizeOrThrow(o.authorizer, user, { verb, group: p.group, resource: p.served.def.plural, subresource: p.subresource, namespace: p.namespace, name });
+      await authorizeOrThrow(o.authorizer, user, { verb, group: p.group, resource: p.served.def.plural, subresource: p.subresource, namespace: p.namespace, name }, r.req);
       r.scope = {
         ctx: o.ctx,
         req: r.req,

@@ -2,7 +2,7 @@
  * The API server's request path as a chain of filters, in kube-apiserver's order
  * (docs/apiserver.md, "The request path"):
  *
- *   recovery ─▶ request info ─▶ timeout ─▶ public paths ─▶ authentication ─▶ audit ─▶ impersonation
+ *   recovery ─▶ request info ─▶ timeout ─▶ public paths ─▶ audit begin ─▶ authentication ─▶ audit ─▶ impersonation
  *            ─▶ max in flight ─▶ authorization ─▶ handler (admission runs inside the write handlers)
  *
  * Each filter gets the request and `next`, may stop the request by throwing a `StatusError` (the
@@ -14,6 +14,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { UserInfo } from '../auth/types.js';
 import type { RequestScope } from '../context.js';
+import type { AuditHandle } from '../audit/index.js';
 
 /** A filter: does its part, then calls `next` (or not, to stop the request). */
 export type Filter = (r: ApiRequest, next: () => Promise<void>) => Promise<void>;
@@ -49,6 +50,8 @@ export class ApiRequest {
   url?: URL;
   /** Watches, proxies, log/exec/attach/portforward: no timeout, no in-flight slot (request-info filter). */
   longRunning = false;
+  /** The request's audit event, when an audit policy is configured (audit filter). */
+  audit?: AuditHandle;
   /** Who sent the request (authentication filter). */
   authenticated?: UserInfo;
   /** Who the request runs as: `authenticated`, or whom it impersonates (impersonation filter). */

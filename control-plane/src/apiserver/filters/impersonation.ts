@@ -10,6 +10,7 @@ import type { Filter } from './chain.js';
 export function impersonationFilter(authorizer: Authorizer): Filter {
   return async (r, next) => {
     r.user = await impersonatedUser(r.req, r.authenticated!, authorizer);
+    if (r.user !== r.authenticated) r.audit?.impersonated(r.user);
     await next();
   };
 }
