@@ -5,8 +5,9 @@
  *   secrets, configmaps       get only those a pod bound to the node references (env, envFrom,
  *                             volumes, projected sources, imagePullSecrets) — a node must not read
  *                             bootstrap tokens or other nodes' pods' secrets
- *   serviceaccounts/token     create only for service accounts of pods bound to the node (the
- *                             pod binding itself is checked by NodeRestriction admission)
+ *   serviceaccounts/token     create only for service accounts that pods bound to the node name
+ *                             in spec.serviceAccountName (the pod binding itself is checked by
+ *                             NodeRestriction admission)
  *   leases                    only its own, in kube-node-lease
  *   anything else             the system:node rules (NODE_RULES) + nodelet's (NODELET_NODE_RULES);
  *                             which objects a write may touch is NodeRestriction's job
@@ -55,7 +56,9 @@ export function createNodeAuthorizer(deps: NodeAuthorizerDeps) {
     }
     if (group === '' && res === 'serviceaccounts' && a.subresource === 'token') {
       if (a.verb !== 'create' || !a.namespace || !a.name) return { allowed: false, reason: 'can only create tokens for individual service accounts' };
-      const runsAs = (p: ApiObject): boolean => ((p.spec as { serviceAccountName?: string } | undefined)?.serviceAccountName || 'default') === a.name;
+      // Only a pod that names its account links to it, as upstream's graph: a mirror pod names
+      // none (NodeRestriction forbids it), so it must not open `default` of its namespace.
+      const runsAs = (p: ApiObject): boolean => (p.spec as { serviceAccountName?: string } | undefined)?.serviceAccountName === a.name;
       return (await someBoundPod(deps, a.namespace, node, runsAs))
         ? { allowed: true }
         : noRelationship(node, `no pod bound to it runs as service account "${a.name}"`);
