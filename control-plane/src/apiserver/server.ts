@@ -144,7 +144,10 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   // The Node authorizer's view of which pods are bound where (auth/node-authorizer.ts): memory first.
   const podMirror = new ResourceMirror({ served: resources.get('/v1/pods')!, logger: log, stop: stop.signal });
   const authorizer = createAuthorizerChain([
-    createNodeAuthorizer({ listPods, cachedPods: (ns) => podMirror.inNamespace(ns) }),
+    createNodeAuthorizer({
+      listPods, cachedPods: (ns) => podMirror.inNamespace(ns),
+      findObject: async (group, plural, ns, name) => resources.get(`${group}/v1/${plural}`)?.registry.find(ns, name),
+    }),
     (user, a) => rbac.authorize(user, a),
   ]);
   const ctx: ServerContext = {
