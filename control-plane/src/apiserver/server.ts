@@ -160,6 +160,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     shutdown: stop.signal,
     authenticateToken: (token) => authenticateBearer(token),
     nodeProxy: opts.nodeProxy ?? {},
+    listeningOn: () => (server.listening ? (server.address() as AddressInfo) : undefined),
     bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
     authorizer,
     rbac,
