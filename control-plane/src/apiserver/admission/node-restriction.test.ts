@@ -85,6 +85,10 @@ describe('Node authorizer + NodeRestriction', () => {
     const withSecret = await t.call('node1', 'POST', '/api/v1/namespaces/default/pods', mirror({ volumes: [{ name: 's', secret: { secretName: 'app-secret' } }] }));
     assert.equal(withSecret.status, 403);
     assert.match(withSecret.json.message, /can not create pods that reference secrets/);
+    // An ephemeral volume's claim would be `static-web-data`: whatever claim has that name.
+    const withEphemeral = await t.call('node1', 'POST', '/api/v1/namespaces/default/pods', mirror({ volumes: [{ name: 'data', ephemeral: { volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } } } }] }));
+    assert.equal(withEphemeral.status, 403, JSON.stringify(withEphemeral.json));
+    assert.match(withEphemeral.json.message, /can not create pods that reference persistentvolumeclaims/);
     assert.equal((await t.call('node1', 'POST', '/api/v1/namespaces/default/pods', mirror({}))).status, 201);
   });
 

@@ -118,7 +118,8 @@ async function admitPod(ctx: Parameters<AdmissionPlugin>[0], r: AdmissionRequest
   if (spec.serviceAccountName) refuse(`node "${node}" can not create pods that reference a service account`);
   if (podReferences(pod, 'secret').size) refuse(`node "${node}" can not create pods that reference secrets`);
   if (podReferences(pod, 'configMap').size) refuse(`node "${node}" can not create pods that reference configmaps`);
-  if (((spec.volumes ?? []) as Json[]).some((v) => isPlainObject(v) && v.persistentVolumeClaim)) refuse(`node "${node}" can not create pods that reference persistentvolumeclaims`);
+  // An ephemeral volume's claim is `<pod>-<volume>`: a mirror pod named to match would open an existing claim.
+  if (((spec.volumes ?? []) as Json[]).some((v) => isPlainObject(v) && (v.persistentVolumeClaim || v.ephemeral))) refuse(`node "${node}" can not create pods that reference persistentvolumeclaims`);
 }
 
 function admitNode(r: AdmissionRequest, node: string, refuse: (why: string) => never): void {
