@@ -64,8 +64,9 @@ export class KubeletClientCsrApprover extends ApproverBase {
   }
 }
 
-/** How often a pending serving request is checked again as a renewal. */
+/** How often a pending serving request is checked again as a renewal: from 30 s, a quarter of its age, up to 5 min. */
 const RENEWAL_RECHECK_MS = 30_000;
+const RENEWAL_RECHECK_MAX_MS = 5 * 60_000;
 
 export interface KubeletServingApproverDeps extends ControllerDeps {
   /** The certificate served at ip:port if it verifies (serving-names.ts; injected by tests). */
@@ -126,8 +127,10 @@ export class KubeletServingCsrApprover extends ApproverBase {
     };
     if (parsed.ips.length === 0 || !(await Promise.all(parsed.ips.map(covered))).every(Boolean)) {
       leave('names other than the Node name that its current certificate does not have', [...parsed.dnsNames.filter((n) => n !== nodeName), ...parsed.ips]);
-      // Looked at again while pending: an agent that was unreachable a moment ago may answer now.
-      return parsed.ips.length && this.#ca ? { requeueAfterMs: RENEWAL_RECHECK_MS } : undefined;
+      // Looked at again while pending (an agent unreachable a moment ago may answer now), less
+      // often the longer it waits: one that waits for an admin would otherwise be dialled forever.
+      const ageMs = this.clock.now() - Date.parse(csr.metadata.creationTimestamp ?? '');
+      return parsed.ips.length && this.#ca ? { requeueAfterMs: Math.min(RENEWAL_RECHECK_MAX_MS, Math.max(RENEWAL_RECHECK_MS, (ageMs || 0) / 4)) } : undefined;
     }
     await this.approve(csr, `Auto approving kubelet serving certificate renewal: the certificate Node "${nodeName}" serves has every name and address.`, signal);
   }
