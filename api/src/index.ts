@@ -19,6 +19,7 @@ export * from './auth/node-credential.js';
 export * from './auth/node-credential-file.js';
 export * from './fs-atomic.js';
 export * from './certificates/csr.js';
+export * from './certificates/approve-serving.js';
 export * from './certificates/x509-lazy.js';
 export * from './serving/index.js';
 export * from './disruption.js';

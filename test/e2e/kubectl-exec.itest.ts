@@ -80,7 +80,7 @@ describe('kubectl logs/exec through the node proxy', { skip: kubectlUnavailableR
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, 'line 1\nline 2\n');
     const hit = seen.find((s) => s.path.startsWith('/containerLogs/'));
-    assert.equal(hit?.clientCn, 'nodelet-apiserver');
+    assert.equal(hit?.clientCn, 'system:kube-apiserver-kubelet-client');
     assert.match(hit!.path, /tailLines=5/);
   });
 
@@ -105,7 +105,7 @@ describe('kubectl logs/exec through the node proxy', { skip: kubectlUnavailableR
     const failed = await k(['exec', 'web', '--', 'false']);
     assert.equal(failed.code, 1);
     assert.match(failed.stderr, /command terminated with exit code 1/);
-    assert.ok(seen.some((s) => s.path.startsWith('/exec/default/web/main?') && s.clientCn === 'nodelet-apiserver'));
+    assert.ok(seen.some((s) => s.path.startsWith('/exec/default/web/main?') && s.clientCn === 'system:kube-apiserver-kubelet-client'));
   });
 
   it('exec and logs of an unscheduled pod are a 400 Status', async () => {

@@ -2,7 +2,7 @@
  * The node API's serving certificate from the cluster (kubelet's `serverTLSBootstrap` and its
  * serving certificate manager): a key and a CSR for `system:node:<node>` / `system:nodes` with
  * the names and addresses the Node reports, submitted with the node's own credential to the
- * `kubernetes.io/kubelet-serving` signer (approved automatically when every name is the node's),
+ * `kubernetes.io/kubelet-serving` signer (the first by an admin, renewals by the cluster's approver),
  * stored as one PEM file (pem-pair-store.ts), swapped into the running server, and renewed at
  * a random 70–90 % of its lifetime (from notBefore, or from when it arrived if that is later).
  *

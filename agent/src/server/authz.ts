@@ -15,8 +15,8 @@
  * kubelet's defaults). `mode: AlwaysAllow` turns this off (not the default).
  */
 import { createHash } from 'node:crypto';
-import { describeError, type Clock, type Logger } from '@nodelet/base';
-import type { ApiClient, KubeObject, ResourceType } from '@nodelet/api';
+import { AgentError, describeError, type Clock, type Logger } from '@nodelet/base';
+import { decodePathSegments, type ApiClient, type KubeObject, type ResourceType } from '@nodelet/api';
 
 const SUBJECT_ACCESS_REVIEWS: ResourceType = {
   group: 'authorization.k8s.io', version: 'v1', kind: 'SubjectAccessReview', plural: 'subjectaccessreviews', singular: 'subjectaccessreview', namespaced: false,
@@ -29,9 +29,16 @@ export interface NodeApiAttributes {
   subresource: string;
 }
 
-/** The attributes kubelet derives from a request (pure; exported for tests). */
+/**
+ * The attributes kubelet derives from a request (pure; exported for tests). The path is
+ * classified as the router reads it, percent-decoded (`decodePathSegments`): `/%65xec/…` is
+ * served as exec, so it must be authorized as exec. A path that does not decode is
+ * ERR_INVALID_ARGUMENT (400), never a guess.
+ */
 export function nodeApiAttributes(method: string, pathname: string): NodeApiAttributes {
-  const first = pathname.split('/').filter(Boolean)[0] ?? '';
+  const segments = decodePathSegments(pathname);
+  if (!segments) throw new AgentError('ERR_INVALID_ARGUMENT', 'malformed percent-encoding in path');
+  const first = segments[0] ?? '';
   const methodVerb: Record<string, string> = { GET: 'get', HEAD: 'get', POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete' };
   const verb = STREAMING.has(first) ? 'create' : (methodVerb[method.toUpperCase()] ?? method.toLowerCase());
   const sub: Record<string, string> = { stats: 'stats', metrics: 'metrics', logs: 'log', spec: 'spec', checkpoint: 'checkpoint', configz: 'configz' };

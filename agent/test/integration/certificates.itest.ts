@@ -1,9 +1,12 @@
 // A joined agent's credentials, against a real API server with the kubelet-serving approver and
 // the CSR signer, node credentials that live 60 s and certificates the signer issues for 60 s:
-//   - the serving certificate comes through the CSR flow, is stored as one 0600 PEM file behind
-//     kubelet-server-current.pem, and the API server's proxy verifies it (IP SAN = InternalIP);
-//   - it is rotated in the running agent: new connections get the new one, a `logs -f` stream
-//     opened before keeps streaming;
+//   - the serving certificate comes through the CSR flow (the first request, naming the node's
+//     address, approved as an admin does: the cluster does not take a node's word for its
+//     address), is stored as one 0600 PEM file behind kubelet-server-current.pem, and the API
+//     server's proxy verifies it (IP SAN = InternalIP);
+//   - it is rotated in the running agent, the renewal approved by the cluster itself (the agent at
+//     that address serves a certificate with those names): new connections get the new one, a
+//     `logs -f` stream opened before keeps streaming;
 //   - the node credential is renewed before it expires: past the first credential's expiry (the
 //     old token is refused by then) the node stays Ready and a new pod starts.
 import { test } from 'node:test';
@@ -13,16 +16,18 @@ import { lstat, readFile, readlink, stat } from 'node:fs/promises';
 import https from 'node:https';
 import { join } from 'node:path';
 import tls from 'node:tls';
-import { CERTIFICATESIGNINGREQUESTS, LEASES, NODES, PODS, readCredential, SIGNER_KUBELET_SERVING } from '@nodelet/api';
+import { hostname } from 'node:os';
+import { approveNodeServingCsrs, CERTIFICATESIGNINGREQUESTS, LEASES, NODES, PODS, readCredential, SIGNER_KUBELET_SERVING, type CertificateSigningRequest } from '@nodelet/api';
+import { pickInternalIP } from '../../src/node/machine-info.js';
 import { getPod, podSpec, skipUnlessRoot, startHarness } from './harness.js';
 import { pollUntil } from '@nodelet/base';
 
 const TTL_MS = 60_000;
 
 /** The serial of the certificate a fresh, CA-verified TLS connection to the agent gets (throws if it does not verify). */
-function servedSerial(port: number, ca: string): Promise<string> {
+function servedSerial(port: number, ca: string, host = '127.0.0.1'): Promise<string> {
   return new Promise((resolve, reject) => {
-    const s = tls.connect({ host: '127.0.0.1', port, ca }, () => {
+    const s = tls.connect({ host, port, ca }, () => {
       const serial = s.getPeerCertificate().serialNumber;
       s.end();
       resolve(serial);
@@ -43,19 +48,24 @@ function statusWithToken(url: string, ca: string, token: string): Promise<number
 
 test('agent credentials: CSR-issued serving certificate verified by the proxy and rotated in place; node credential renewed past its expiry', { timeout: 300_000 }, async (t) => {
   if (!skipUnlessRoot(t)) return;
-  const h = await startHarness('certs', {}, 9, { asNode: { controllers: ['kubeletservingapproving', 'csrsigning'], nodeCredentialTtlMs: TTL_MS, clusterSigningDurationMs: TTL_MS } });
+  // A renewal is checked by dialling the agent at the requested address, never a loopback one.
+  const address = pickInternalIP();
+  if (address === '127.0.0.1') return t.skip('this machine has no non-loopback IPv4 address for the agent');
+  const h = await startHarness('certs', {}, 9, { nodeAddress: address, asNode: { controllers: ['kubeletservingapproving', 'csrsigning'], nodeCredentialTtlMs: TTL_MS, clusterSigningDurationMs: TTL_MS } });
   t.after(() => h.stop());
   const { cp } = h;
   const port = h.agent.nodeApiPort!;
   const firstCredential = await readCredential({ kind: 'tokenFile', path: join(h.dir, 'agent.token') });
   const firstExpiry = firstCredential.lifetime!.expiresAt;
+  const servingCsrs = async (): Promise<CertificateSigningRequest[]> =>
+    (await h.api.list(CERTIFICATESIGNINGREQUESTS)).items.filter((c) => c.spec.signerName === SIGNER_KUBELET_SERVING).sort((a, b) => a.metadata.creationTimestamp!.localeCompare(b.metadata.creationTimestamp!));
 
-  // 1. The serving certificate: requested by the node itself, approved and signed, served.
-  const firstSerial = await pollUntil('a serving certificate the cluster CA verifies', () => servedSerial(port, cp.caPem).catch(() => undefined), { timeoutMs: 30_000 });
-  const csrs = (await h.api.list(CERTIFICATESIGNINGREQUESTS)).items.filter((c) => c.spec.signerName === SIGNER_KUBELET_SERVING);
-  assert.ok(csrs.length >= 1);
-  assert.equal(csrs[0]!.spec.username, `system:node:${h.nodeName}`, 'requested with the node credential');
-  assert.equal(csrs[0]!.status?.conditions?.find((c) => c.type === 'Approved')?.reason, 'AutoApproved');
+  // 1. The serving certificate: requested by the node itself; its address is the node's word, so
+  //    the request waits until an admin approves it (here, as `nodelet lab up` does); then signed, served.
+  const first = await pollUntil('the node\'s serving CSR', async () => (await servingCsrs())[0], { timeoutMs: 30_000 });
+  assert.equal(first.spec.username, `system:node:${h.nodeName}`, 'requested with the node credential');
+  assert.deepEqual(await approveNodeServingCsrs(h.api, { nodeName: h.nodeName, dnsNames: [h.nodeName, hostname().toLowerCase()], ips: [address], reason: 'ByTheAdmin' }), [first.metadata.name]);
+  const firstSerial = await pollUntil('a serving certificate the cluster CA verifies', () => servedSerial(port, cp.caPem, address).catch(() => undefined), { timeoutMs: 30_000 });
   const pki = join(h.dir, 'root', 'pki');
   const current = join(pki, 'kubelet-server-current.pem');
   assert.ok((await lstat(current)).isSymbolicLink());
@@ -66,7 +76,7 @@ test('agent credentials: CSR-issued serving certificate verified by the proxy an
   assert.match(pem, /BEGIN CERTIFICATE[\s\S]*BEGIN PRIVATE KEY/);
   const leaf = new X509Certificate(pem);
   assert.equal(leaf.subject, `CN=system:node:${h.nodeName}\nO=system:nodes`);
-  assert.match(leaf.subjectAltName ?? '', /IP Address:127\.0\.0\.1/);
+  assert.ok((leaf.subjectAltName ?? '').split(', ').includes(`IP Address:${address}`), leaf.subjectAltName);
 
   // 2. Logs through the API server's verifying proxy; a follow stream stays open across rotation.
   await h.api.create(PODS, podSpec(h, 'ticker', { containers: [{ name: 'c', image: h.rt.images.busybox, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', 'i=0; while true; do echo tick $i; i=$((i+1)); sleep 1; done'] }] }));
@@ -79,10 +89,12 @@ test('agent credentials: CSR-issued serving certificate verified by the proxy an
 
   // 3. Rotation at 70–90 % of the minute the certificate has: a new certificate for new connections.
   const secondSerial = await pollUntil('the serving certificate to rotate', async () => {
-    const s = await servedSerial(port, cp.caPem);
+    const s = await servedSerial(port, cp.caPem, address);
     return s !== firstSerial ? s : undefined;
   }, { timeoutMs: 90_000, intervalMs: 500 });
   assert.notEqual(secondSerial, firstSerial);
+  const renewal = (await servingCsrs()).find((c) => c.metadata.name !== first.metadata.name && c.status?.certificate);
+  assert.equal(renewal?.status?.conditions?.find((c) => c.type === 'Approved')?.reason, 'AutoApproved', 'the renewal was approved by the cluster');
   const atRotation = followed.length;
   await pollUntil('the follow stream opened before the rotation to keep streaming', () => followed.length > atRotation + 20, { timeoutMs: 10_000 });
   assert.match((await h.api.getRaw('/api/v1/namespaces/default/pods/ticker/log', { query: { tailLines: 1 } })).toString(), /^tick \d+\n$/, 'new proxy connections verify the rotated certificate');

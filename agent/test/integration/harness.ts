@@ -63,6 +63,12 @@ export interface HarnessOptions {
   asNode?: Pick<ControlPlaneOptions, 'nodeCredentialTtlMs' | 'clusterSigningDurationMs'> & { controllers: Exclude<ControlPlaneOptions['controllers'], boolean | undefined> };
   /** Controllers to run beside the API server (no scheduler: pods name their node), e.g. deployment + replicaset. */
   controllers?: Exclude<ControlPlaneOptions['controllers'], boolean | undefined>;
+  /**
+   * The address the agent listens on and reports as its InternalIP (default 127.0.0.1). The API
+   * server's nodes/proxy refuses loopback agents, as kube-apiserver does, so a test that reads the
+   * agent through it passes one of this machine's own addresses.
+   */
+  nodeAddress?: string;
 }
 
 export function skipUnlessRoot(t: { skip(msg?: string): void }): boolean {
@@ -106,6 +112,7 @@ export async function startHarness(name: string, file: KubeletConfigurationFile 
   await mkdir(cniBin, { recursive: true });
   await mkdir(cniConf, { recursive: true });
   const podCIDR = `10.234.${subnet}.0/24`;
+  const nodeAddress = opts.nodeAddress ?? '127.0.0.1';
   const nodeName = `nlg-${name}`;
   let rt: TestRuntime | undefined;
   let cp: ControlPlane | undefined;
@@ -151,7 +158,7 @@ export async function startHarness(name: string, file: KubeletConfigurationFile 
     } else {
       const pki = join(dir, 'server', 'pki');
       const ca = await loadCa({ certPem: await readFile(join(pki, 'ca.crt'), 'utf8'), keyPem: await readFile(join(pki, 'ca.key'), 'utf8') });
-      const serving = await issueCertificate(ca, { commonName: `system:node:${nodeName}`, usage: 'server', ips: ['127.0.0.1'], dnsNames: [nodeName] });
+      const serving = await issueCertificate(ca, { commonName: `system:node:${nodeName}`, usage: 'server', ips: [nodeAddress], dnsNames: [nodeName] });
       tls = { tlsCertFile: join(dir, 'agent-tls.crt'), tlsPrivateKeyFile: join(dir, 'agent-tls.key') };
       await writeFile(tls.tlsCertFile!, serving.certPem);
       await writeFile(tls.tlsPrivateKeyFile!, serving.keyPem, { mode: 0o600 });
@@ -172,9 +179,9 @@ export async function startHarness(name: string, file: KubeletConfigurationFile 
         cniIpamDataDir: join(dir, 'ipam'),
         cniSocketPath: join(dir, 'cni.sock'),
         cniPluginDirs: ['/usr/lib/cni', '/opt/cni/bin'],
-        // Loopback only: the API server's proxy reaches the node API at the node's InternalIP.
-        address: '127.0.0.1',
-        nodeIP: '127.0.0.1',
+        // Loopback unless asked otherwise: the API server's proxy reaches the node API at the node's InternalIP.
+        address: nodeAddress,
+        nodeIP: nodeAddress,
         // The API server's pods/log and pods/exec proxy presents its agent client certificate.
         authentication: { anonymous: { enabled: false }, x509: { clientCAFile: join(dir, 'server', 'pki', 'ca.crt') } },
     };

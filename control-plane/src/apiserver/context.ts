@@ -33,6 +33,8 @@ export interface ServerContext {
   shutdown: AbortSignal;
   /** Opens the agent connection for pods/log and pods/exec (see handlers/node-proxy.ts). */
   nodeProxy: NodeProxyConfig;
+  /** Where this server listens (once listening): agent dials never come back to it (handlers/proxy-target.ts). */
+  listeningOn?(): { address: string; port: number } | undefined;
   /** The server's token authenticator (TokenReview answers with it). */
   authenticateToken(token: string): Promise<UserInfo | undefined>;
   /** Default bookmark interval for watches, ms. */

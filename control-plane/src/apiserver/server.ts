@@ -161,7 +161,10 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   // The Node authorizer's view of which pods are bound where (auth/node-authorizer.ts): memory first.
   const podMirror = new ResourceMirror({ served: resources.get('/v1/pods')!, logger: log, stop: stop.signal });
   const authorizer = createAuthorizerChain([
-    createNodeAuthorizer({ listPods, cachedPods: (ns) => podMirror.inNamespace(ns) }),
+    createNodeAuthorizer({
+      listPods, cachedPods: (ns) => podMirror.inNamespace(ns),
+      findObject: async (group, plural, ns, name) => resources.get(`${group}/v1/${plural}`)?.registry.find(ns, name),
+    }),
     (user, a) => rbac.authorize(user, a),
   ]);
   const ctx: ServerContext = {
@@ -174,6 +177,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     shutdown: stop.signal,
     authenticateToken: (token) => authenticateBearer(token),
     nodeProxy: opts.nodeProxy ?? {},
+    listeningOn: () => (server.listening ? (server.address() as AddressInfo) : undefined),
     bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
     authorizer,
     rbac,

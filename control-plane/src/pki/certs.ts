@@ -113,11 +113,12 @@ export async function issueCertificate(ca: LoadedCa, o: LeafOptions): Promise<Ke
 }
 
 /** SANs and expiry of a PEM certificate (to decide whether to re-issue it). */
-export function describeCertificate(pem: string): { ips: string[]; dnsNames: string[]; notAfter: number } {
+export function describeCertificate(pem: string): { subject: string; ips: string[]; dnsNames: string[]; notAfter: number } {
   const cert = new x509.X509Certificate(pem);
   const san = cert.getExtension(x509.SubjectAlternativeNameExtension);
   const names = san?.names.toJSON() ?? [];
   return {
+    subject: cert.subject,
     ips: names.filter((n) => n.type === 'ip').map((n) => n.value),
     dnsNames: names.filter((n) => n.type === 'dns').map((n) => n.value),
     notAfter: cert.notAfter.getTime(),

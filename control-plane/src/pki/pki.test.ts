@@ -8,7 +8,7 @@ import YAML from 'yaml';
 import { createCa, describeCertificate, issueCertificate, loadCa } from './certs.js';
 import { ensureToken, renderKubeconfig, writeKubeconfig } from './kubeconfig.js';
 import { loadPair, writePairAtomic } from './pair-files.js';
-import { ensurePki } from './pki.js';
+import { AGENT_CLIENT_USER, ensurePki } from './pki.js';
 
 test('ensurePki creates a CA-signed serving cert with the SANs, keys 0600, and reuses it', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'nodelet-pki-'));
@@ -107,6 +107,18 @@ test('ensurePki re-issues a pair left mismatched by a crash between the two rena
   const third = await ensurePki({ dir });
   assert.ok(new X509Certificate(third.agentClient.certPem).verify(new X509Certificate(third.caPem).publicKey));
   assert.equal(third.caPem, first.caPem);
+});
+
+test('the server\'s client certificate towards agents is system:kube-apiserver-kubelet-client, never system:masters', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'nodelet-pki-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const first = await ensurePki({ dir });
+  assert.equal(new X509Certificate(first.agentClient.certPem).subject, `CN=${AGENT_CLIENT_USER}`);
+  // One an earlier version wrote (same CA, still valid) is replaced at the next start.
+  const ca = await loadCa({ certPem: first.caPem, keyPem: await readFile(join(dir, 'ca.key'), 'utf8') });
+  await writePairAtomic(dir, 'apiserver-kubelet-client', await issueCertificate(ca, { commonName: 'nodelet-apiserver', organization: 'system:masters', usage: 'client' }));
+  const second = await ensurePki({ dir });
+  assert.equal(new X509Certificate(second.agentClient.certPem).subject, `CN=${AGENT_CLIENT_USER}`);
 });
 
 test('ensurePki refuses a CA whose key is not its certificate\'s instead of replacing it', async (t) => {

@@ -3,7 +3,9 @@
  *
  *   ca.crt, ca.key                              cluster CA (10 years)
  *   apiserver.crt, apiserver.key                serving cert: IP SANs 127.0.0.1 + host IPs, DNS localhost + hostname
- *   apiserver-kubelet-client.crt, .key          client cert the server shows agents (CN=nodelet-apiserver, O=system:masters)
+ *   apiserver-kubelet-client.crt, .key          client cert the server shows agents (CN=system:kube-apiserver-kubelet-client,
+ *                                               no group: bound to system:kubelet-api-admin only, so an agent
+ *                                               address that leads back to a server gives nothing more)
  *
  * A leaf pair is (re-)issued, same CA, when it is missing, its key is not its certificate's (a
  * crash between the two renames of pair-files.ts), it is not signed by the CA, it expires within
@@ -16,6 +18,12 @@ import { hostname, networkInterfaces } from 'node:os';
 import { AgentError, noopLogger, type Logger } from '@nodelet/base';
 import { createCa, describeCertificate, issueCertificate, loadCa, type KeyPairPem, type LoadedCa } from './certs.js';
 import { loadPair, writePairAtomic } from './pair-files.js';
+
+/**
+ * The user the server is towards agents (kube-apiserver's --kubelet-client-certificate): the
+ * bootstrap policy binds it to system:kubelet-api-admin (auth/rbac/bootstrap-roles.ts).
+ */
+export const AGENT_CLIENT_USER = 'system:kube-apiserver-kubelet-client';
 
 /** Re-issue a leaf certificate this long before it expires. */
 export const RENEW_BEFORE_MS = 30 * 24 * 3600 * 1000;
@@ -83,7 +91,9 @@ export async function ensurePki(opts: EnsurePkiOptions): Promise<Pki> {
     const missing = [...ips.filter((ip) => !d.ips.includes(ip)), ...dnsNames.filter((n) => !d.dnsNames.includes(n))];
     return missing.length ? `missing SANs ${missing.join(', ')}` : undefined;
   });
-  const agentClient = await ensureLeaf(leaf, 'apiserver-kubelet-client', { commonName: 'nodelet-apiserver', organization: 'system:masters', usage: 'client' });
+  // A certificate from before (CN=nodelet-apiserver, O=system:masters) is replaced at the next start.
+  const agentClient = await ensureLeaf(leaf, 'apiserver-kubelet-client', { commonName: AGENT_CLIENT_USER, usage: 'client' }, (d) =>
+    d.subject === `CN=${AGENT_CLIENT_USER}` ? undefined : `subject is "${d.subject}", wanted CN=${AGENT_CLIENT_USER} without groups`);
   return { dir, caPem: caPair.certPem, serving, agentClient };
 }
 

@@ -17,7 +17,7 @@ import { noopLogger, pollUntil } from '@nodelet/base';
 import { KUBERNETES_SERVICE_NAMES, startControlPlane } from '../../src/control-plane.js';
 import { issueCertificate, loadCa, type LoadedCa } from '../../src/pki/certs.js';
 import { writePairAtomic } from '../../src/pki/pair-files.js';
-import { ensurePki, hostAddresses } from '../../src/pki/pki.js';
+import { AGENT_CLIENT_USER, ensurePki, hostAddresses } from '../../src/pki/pki.js';
 
 /**
  * Certificates issued by the test live VALIDITY_MS; the server renews when less than
@@ -80,7 +80,7 @@ test('serving and agent-client certificates rotate in a running server without d
   const days = VALIDITY_MS / 86_400_000;
   // issueCertificate back-dates notBefore by a minute; notAfter is now + VALIDITY_MS.
   const shortServing = await issueCertificate(ca, { commonName: 'nodelet-apiserver', usage: 'server', ips: [...hostAddresses(), '10.96.0.1'], dnsNames: ['localhost', hostname(), ...KUBERNETES_SERVICE_NAMES], days });
-  const shortClient = await issueCertificate(ca, { commonName: 'nodelet-apiserver', organization: 'system:masters', usage: 'client', days });
+  const shortClient = await issueCertificate(ca, { commonName: AGENT_CLIENT_USER, usage: 'client', days });
   await writePairAtomic(pkiDir, 'apiserver', shortServing);
   await writePairAtomic(pkiDir, 'apiserver-kubelet-client', shortClient);
   let skewMs = 0;

@@ -2,12 +2,14 @@
 // be signed by the cluster CA (or the --kubelet-certificate-authority bundle) and name the address
 // dialled (the node's InternalIP, an IP SAN). Before, the proxy connected with
 // rejectUnauthorized: false to whatever the node reported, so a self-signed impostor got the logs
-// request (and the server's client certificate handshake).
+// request (and the server's client certificate handshake). A node address that leads back to
+// the server is refused, and the certificate the server shows agents holds only the kubelet API.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiClient, NODES, PODS } from '@nodelet/api';
@@ -83,4 +85,60 @@ test('node proxy: --kubelet-certificate-authority replaces the cluster CA for ag
   writeFileSync(caFile, 'not a certificate');
   await assert.rejects(startControlPlane({ dataDir: join(dir, 'other'), bindAddress: '127.0.0.1', port: 0, registryAddress: '', controllers: false, kubeletCertificateAuthority: caFile }),
     /--kubelet-certificate-authority: ".*agents-ca\.crt" holds no PEM certificate/);
+});
+
+test('node proxy: an agent address that leads back to the server is refused, and agents see only a kubelet-API client', { timeout: 60_000 }, async (t) => {
+  const { cp, admin, dir } = await controlPlane(t);
+  const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> =>
+    new Promise((resolve, reject) => {
+      const req = https.request(`${cp.url}${path}`, { method, ca: cp.caPem, agent: false, headers: { Authorization: `Bearer ${cp.adminToken}`, 'Content-Type': 'application/json', ...headers } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
+      });
+      req.on('error', reject);
+      req.end(body === undefined ? undefined : JSON.stringify(body));
+    });
+  const rbac = '/apis/rbac.authorization.k8s.io/v1';
+  assert.equal((await call('POST', `${rbac}/clusterroles`, { metadata: { name: 'node-proxy-reader' }, rules: [{ apiGroups: [''], resources: ['nodes/proxy'], verbs: ['get'] }] })).status, 201);
+  assert.equal((await call('POST', `${rbac}/clusterrolebindings`, {
+    metadata: { name: 'carol-node-proxy' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'node-proxy-reader' }, subjects: [{ kind: 'User', name: 'carol' }],
+  })).status, 201);
+  const asCarol = { 'Impersonate-User': 'carol' };
+
+  // 1. A node reports 127.0.0.1 and the API server's own port as its agent (a node may set its own
+  //    status): before, carol's nodes/proxy read kube-system's Secrets with the server's
+  //    system:masters certificate.
+  await podOn(admin, 'loop', cp.port);
+  const secrets = await call('GET', '/api/v1/nodes/loop/proxy/api/v1/namespaces/kube-system/secrets', undefined, asCarol);
+  assert.equal(secrets.status, 400, secrets.body);
+  assert.equal(JSON.parse(secrets.body).message, 'address not allowed');
+  // logs/exec go to a loopback agent (upstream does too), but never to the server itself.
+  const log = await call('GET', '/api/v1/namespaces/default/pods/p-loop/log');
+  assert.equal(log.status, 400, log.body);
+  assert.match(JSON.parse(log.body).message, /^address not allowed: 127\.0\.0\.1:\d+ is this API server$/);
+  // Link-local (a cloud's metadata service) is refused for nodes/proxy as loopback is.
+  await admin.resource(NODES).patchStatus('loop', { status: { addresses: [{ type: 'InternalIP', address: '169.254.169.254' }] } }, { type: 'merge' });
+  assert.equal((await call('GET', '/api/v1/nodes/loop/proxy/latest/meta-data', undefined, asCarol)).status, 400);
+
+  // 2. What an agent sees: a client certificate for system:kube-apiserver-kubelet-client, no group…
+  const subjects: string[] = [];
+  const ca = await loadCa({ certPem: cp.caPem, keyPem: readFileSync(join(dir, 'server', 'pki', 'ca.key'), 'utf8') });
+  const serving = await issueCertificate(ca, { commonName: 'system:node:seen', usage: 'server', ips: ['127.0.0.1'] });
+  const agent = https.createServer({ cert: serving.certPem, key: serving.keyPem, requestCert: true, rejectUnauthorized: false }, (req, res) => {
+    const peer = (req.socket as TLSSocket).getPeerCertificate();
+    subjects.push(JSON.stringify({ CN: peer.subject?.CN, O: peer.subject?.O }));
+    res.end('ok\n');
+  });
+  await new Promise<void>((r) => agent.listen(0, '127.0.0.1', () => r()));
+  t.after(() => new Promise((r) => agent.close(r)));
+  await podOn(admin, 'seen', (agent.address() as AddressInfo).port);
+  assert.equal(await logs(admin, 'seen'), 'ok\n');
+  assert.deepEqual(subjects, [JSON.stringify({ CN: 'system:kube-apiserver-kubelet-client' })]);
+  // …which may use the kubelet API and nothing else.
+  const may = async (resourceAttributes: object): Promise<boolean> => JSON.parse((await call('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+    apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user: 'system:kube-apiserver-kubelet-client', groups: ['system:authenticated'], resourceAttributes },
+  })).body).status.allowed === true;
+  assert.equal(await may({ verb: 'create', resource: 'nodes', subresource: 'proxy', name: 'seen' }), true);
+  assert.equal(await may({ verb: 'list', resource: 'secrets', namespace: 'kube-system' }), false);
 });

@@ -3,7 +3,8 @@
  *
  *   up:   lab images ─▶ containerd (lab runtime) ─▶ nodelet server (SQLite, registry) ─▶ admin
  *         kubeconfig ─▶ bootstrap token ─▶ join (cluster CA, node credential 0600) ─▶ nodelet agent
- *         ─▶ node Ready ─▶ its serving certificate (CSR) verifies against the cluster CA
+ *         ─▶ node Ready ─▶ its serving certificate (CSR, approved by the lab as the admin)
+ *         verifies against the cluster CA
  *   down: CRI stop+remove of every sandbox while the agent still serves CNI DEL (so IPs, veths and
  *         cache entries are released) ─▶ stop agent ─▶ stop server ─▶ stop containerd + sweep ─▶
  *         delete the pod bridge ─▶ remove the state dir (unless --keep-state)
@@ -18,11 +19,11 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect as tlsConnect } from 'node:tls';
 import { join, resolve } from 'node:path';
-import { hostname } from 'node:os';
+import { hostname, networkInterfaces } from 'node:os';
 import { execFileSync } from 'node:child_process';
 import { stringify as toYaml } from 'yaml';
 import { AgentError, describeError, pollUntil } from '@nodelet/base';
-import { ApiClient, loadKubeconfig, NODES, type Node } from '@nodelet/api';
+import { ApiClient, approveNodeServingCsrs, loadKubeconfig, NODES, type Node } from '@nodelet/api';
 import { ensureLabImages, DEFAULT_LAB_IMAGE_DIR, LAB_IMAGES } from '@nodelet/oci';
 import { labRuntimeDown, labRuntimeUp, unmountUnder } from '@nodelet/lab-runtime';
 import { connectCriClient } from '@nodelet/cri-client';
@@ -264,10 +265,23 @@ export async function startLabAgent(o: LabOptions, adminKubeconfig: string, admi
     return n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? n : undefined;
   }, { timeoutMs: o.readyTimeoutMs, intervalMs: 200, detail });
   // logs/exec go through the API server, which verifies the agent: wait for its CSR-issued certificate.
-  say('waiting for the node\'s serving certificate (CSR approved and signed)…');
+  // The cluster approves only the Node name unasked (the node's own status proves nothing), so
+  // the lab approves its first request as the admin would, knowing the names itself: the node
+  // name, this machine's hostname, and the address it gave the agent (or, without one, this
+  // machine's addresses, of which the agent picks one). Renewals are approved by the cluster.
+  say('waiting for the node\'s serving certificate (CSR approved by the lab as the admin, and signed)…');
   const ip = node.status?.addresses?.find((a) => a.type === 'InternalIP')?.address ?? '127.0.0.1';
   const ca = readFileSync(p.clusterCa, 'utf8');
-  await pollUntil(`the agent of node "${o.nodeName}" to serve a certificate of the cluster CA for ${ip}`, () => verifiedTls(ip, o.nodeApiPort, ca), { timeoutMs: o.readyTimeoutMs, intervalMs: 200, detail });
+  const vouched = { nodeName: o.nodeName, dnsNames: [o.nodeName, hostname().toLowerCase()], ips: o.nodeIp ? [o.nodeIp] : machineAddresses(), reason: 'NodeletLabUp' };
+  await pollUntil(`the agent of node "${o.nodeName}" to serve a certificate of the cluster CA for ${ip}`, async () => {
+    await approveNodeServingCsrs(admin, vouched);
+    return verifiedTls(ip, o.nodeApiPort, ca);
+  }, { timeoutMs: o.readyTimeoutMs, intervalMs: 200, detail });
+}
+
+/** Every address of this machine's interfaces (an agent without --node-ip reports one of them). */
+function machineAddresses(): string[] {
+  return Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((a) => a.address.split('%')[0]!));
 }
 
 /** True once a TLS connection to host:port verifies against `ca`, with the certificate naming `host`. */

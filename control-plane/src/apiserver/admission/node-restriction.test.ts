@@ -85,6 +85,10 @@ describe('Node authorizer + NodeRestriction', () => {
     const withSecret = await t.call('node1', 'POST', '/api/v1/namespaces/default/pods', mirror({ volumes: [{ name: 's', secret: { secretName: 'app-secret' } }] }));
     assert.equal(withSecret.status, 403);
     assert.match(withSecret.json.message, /can not create pods that reference secrets/);
+    // An ephemeral volume's claim would be `static-web-data`: whatever claim has that name.
+    const withEphemeral = await t.call('node1', 'POST', '/api/v1/namespaces/default/pods', mirror({ volumes: [{ name: 'data', ephemeral: { volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } } } }] }));
+    assert.equal(withEphemeral.status, 403, JSON.stringify(withEphemeral.json));
+    assert.match(withEphemeral.json.message, /can not create pods that reference persistentvolumeclaims/);
     assert.equal((await t.call('node1', 'POST', '/api/v1/namespaces/default/pods', mirror({}))).status, 201);
   });
 
@@ -94,6 +98,48 @@ describe('Node authorizer + NodeRestriction', () => {
     assert.equal(other.status, 403);
     assert.match(other.json.message, /no relationship found between node 'node-1' and this object/);
     assert.equal((await t.call('node1', 'GET', '/api/v1/namespaces/default/secrets')).status, 403, 'no listing');
+  });
+
+  it('persistentvolumeclaims: only those its pods use, and of their status only capacity and conditions', async () => {
+    for (const [claim, node] of [['data-1', 'node-1'], ['data-2', 'node-2']]) {
+      const pvc = await t.call('admin', 'POST', '/api/v1/namespaces/default/persistentvolumeclaims', {
+        metadata: { name: claim }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: 'manual', volumeName: `pv-${claim}` },
+      });
+      assert.equal(pvc.status, 201, JSON.stringify(pvc.json));
+      assert.equal((await t.call('admin', 'PATCH', `/api/v1/namespaces/default/persistentvolumeclaims/${claim}/status`, { status: { phase: 'Bound', capacity: { storage: '1Gi' } } }, mergePatch)).status, 200);
+      const pod = await t.call('admin', 'POST', '/api/v1/namespaces/default/pods', {
+        metadata: { name: `uses-${claim}` },
+        spec: { nodeName: node, containers: [{ name: 'c', image: 'busybox' }], volumes: [{ name: 'd', persistentVolumeClaim: { claimName: claim } }] },
+      });
+      assert.equal(pod.status, 201, JSON.stringify(pod.json));
+      const pv = await t.call('admin', 'POST', '/api/v1/persistentvolumes', {
+        metadata: { name: `pv-${claim}` },
+        spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: 'manual', hostPath: { path: `/tmp/${claim}` }, claimRef: { namespace: 'default', name: claim } },
+      });
+      assert.equal(pv.status, 201, JSON.stringify(pv.json));
+    }
+    assert.equal((await t.call('node1', 'GET', '/api/v1/namespaces/default/persistentvolumeclaims/data-1')).status, 200);
+    assert.equal((await t.call('node1', 'GET', '/api/v1/persistentvolumes/pv-data-1')).status, 200);
+    const foreignClaim = await t.call('node1', 'GET', '/api/v1/namespaces/default/persistentvolumeclaims/data-2');
+    assert.equal(foreignClaim.status, 403);
+    assert.match(foreignClaim.json.message, /no relationship found between node 'node-1' and this object/);
+    assert.equal((await t.call('node1', 'GET', '/api/v1/persistentvolumes/pv-data-2')).status, 403);
+    const foreignStatus = await patch('node1', '/api/v1/namespaces/default/persistentvolumeclaims/data-2/status', { status: { phase: 'Lost' } });
+    assert.equal(foreignStatus.status, 403, 'another node’s pods’ claim');
+    // A kubelet reports a resized filesystem: capacity and conditions.
+    const resized = await patch('node1', '/api/v1/namespaces/default/persistentvolumeclaims/data-1/status', {
+      status: { capacity: { storage: '2Gi' }, conditions: [{ type: 'FileSystemResizePending', status: 'False' }] },
+    });
+    assert.equal(resized.status, 200, JSON.stringify(resized.json));
+    const lost = await patch('node1', '/api/v1/namespaces/default/persistentvolumeclaims/data-1/status', { status: { phase: 'Lost' } });
+    assert.equal(lost.status, 403);
+    assert.equal(lost.json.message, 'persistentvolumeclaims "data-1" is forbidden: node "node-1" is not allowed to update fields other than status.capacity and status.conditions: status.phase');
+    const relabel = await patch('node1', '/api/v1/namespaces/default/persistentvolumeclaims/data-1/status', { metadata: { labels: { owner: 'node-1' } } });
+    assert.equal(relabel.status, 403);
+    assert.match(relabel.json.message, /metadata.labels/);
+    const stored = (await t.call('admin', 'GET', '/api/v1/namespaces/default/persistentvolumeclaims/data-1')).json;
+    assert.equal(stored.status.phase, 'Bound');
+    assert.deepEqual(stored.status.capacity, { storage: '2Gi' });
   });
 
   it('leases: only its own, in kube-node-lease', async () => {

@@ -12,6 +12,8 @@
  *                    kubernetes.io/k8s.io labels outside the kubelet's set (node-role… included);
  *                    taints only at create; spec.podCIDR(s) never (the IPAM controller's job)
  *   leases           only kube-node-lease/<itself>
+ *   persistentvolumeclaims/status  only status.capacity and status.conditions change (the Node
+ *                    authorizer already confined it to claims its pods use)
  *   serviceaccounts/token  only bound to a pod (name and uid) running on itself
  */
 import type { Json } from '../object.js';
@@ -70,6 +72,7 @@ export const nodeRestriction: AdmissionPlugin = async (ctx, r) => {
     if (r.name !== node) refuse('can only access node lease with the same name as the requesting node');
     return;
   }
+  if (def.group === '' && def.plural === 'persistentvolumeclaims' && r.subresource === 'status') return admitClaimStatus(r, node, refuse);
   if (def.group === '' && def.plural === 'serviceaccounts' && r.subresource === 'token' && r.operation === 'CREATE') {
     const ref = (r.object?.spec as Json | undefined)?.boundObjectRef as { apiVersion?: string; kind?: string; name?: string; uid?: string } | undefined;
     if (!ref || ref.apiVersion !== 'v1' || ref.kind !== 'Pod' || !ref.name) refuse('node requested token not bound to a pod');
@@ -115,7 +118,8 @@ async function admitPod(ctx: Parameters<AdmissionPlugin>[0], r: AdmissionRequest
   if (spec.serviceAccountName) refuse(`node "${node}" can not create pods that reference a service account`);
   if (podReferences(pod, 'secret').size) refuse(`node "${node}" can not create pods that reference secrets`);
   if (podReferences(pod, 'configMap').size) refuse(`node "${node}" can not create pods that reference configmaps`);
-  if (((spec.volumes ?? []) as Json[]).some((v) => isPlainObject(v) && v.persistentVolumeClaim)) refuse(`node "${node}" can not create pods that reference persistentvolumeclaims`);
+  // An ephemeral volume's claim is `<pod>-<volume>`: a mirror pod named to match would open an existing claim.
+  if (((spec.volumes ?? []) as Json[]).some((v) => isPlainObject(v) && (v.persistentVolumeClaim || v.ephemeral))) refuse(`node "${node}" can not create pods that reference persistentvolumeclaims`);
 }
 
 function admitNode(r: AdmissionRequest, node: string, refuse: (why: string) => never): void {
@@ -137,3 +141,29 @@ function admitNode(r: AdmissionRequest, node: string, refuse: (why: string) => n
     refuse(`node "${node}" is not allowed to modify spec.podCIDR: the node IPAM controller assigns it`);
   }
 }
+
+/**
+ * A node's PVC status write (upstream admitPVCStatus): what a kubelet reports after resizing a
+ * filesystem — status.capacity and status.conditions — and nothing else, so a node cannot mark a
+ * claim Bound or Lost, nor relabel or re-own it. resourceVersion and managedFields are the
+ * server's bookkeeping and not compared.
+ */
+function admitClaimStatus(r: AdmissionRequest, node: string, refuse: (why: string) => never): void {
+  if (r.operation !== 'UPDATE') refuse(`unexpected operation "${r.operation}"`);
+  const comparable = (o: ApiObject | undefined): Json => {
+    const { resourceVersion: _rv, managedFields: _mf, ...metadata } = (o?.metadata ?? {}) as Json;
+    const { capacity: _c, conditions: _k, ...status } = (o?.status ?? {}) as Json;
+    return { ...(o as Json), metadata, status };
+  };
+  const next = comparable(r.object);
+  const prev = comparable(r.oldObject);
+  const changed = [...new Set([...Object.keys(next), ...Object.keys(prev)])]
+    .flatMap((k) => (isPlainObject(next[k]) || isPlainObject(prev[k])
+      ? [...new Set([...Object.keys((next[k] ?? {}) as Json), ...Object.keys((prev[k] ?? {}) as Json)])].map((f) => [k, f])
+      : [[k]]))
+    .filter((path) => !jsonEqual(dig(next, path), dig(prev, path)))
+    .map((path) => path.join('.'));
+  if (changed.length) refuse(`node "${node}" is not allowed to update fields other than status.capacity and status.conditions: ${changed.sort().join(', ')}`);
+}
+
+const dig = (o: Json, path: string[]): unknown => path.reduce<unknown>((v, k) => (isPlainObject(v) ? (v as Json)[k] : undefined), o);

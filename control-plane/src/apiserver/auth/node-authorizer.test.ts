@@ -17,6 +17,7 @@ test('a relationship the pod mirror shows is allowed without reading the store',
   const authorize = createNodeAuthorizer({
     listPods: async () => (storeReads++, []),
     cachedPods: () => [pod('a', 'n1', 'builder'), pod('b', 'n2')],
+    findObject: async () => undefined,
   });
   assert.equal((await authorize(node1, getConfigMap('cm-a')))?.allowed, true);
   assert.equal((await authorize(node1, token('builder')))?.allowed, true);
@@ -28,6 +29,7 @@ test('when the mirror shows no relationship the store decides: a pod bound a mom
   const authorize = createNodeAuthorizer({
     listPods: async () => (storeReads++, [pod('fresh', 'n1'), pod('b', 'n2', 'other')]),
     cachedPods: () => [pod('b', 'n2', 'other')],
+    findObject: async () => undefined,
   });
   assert.equal((await authorize(node1, getConfigMap('cm-fresh')))?.allowed, true, 'bound in the store, not yet in the mirror');
   const refused = await authorize(node1, getConfigMap('cm-b'));
@@ -35,4 +37,33 @@ test('when the mirror shows no relationship the store decides: a pod bound a mom
   assert.match(refused!.reason!, /no relationship found between node 'n1'/);
   assert.equal((await authorize(node1, token('other')))?.allowed, false, 'the service account of a pod on another node');
   assert.equal(storeReads, 3);
+});
+
+test('volumes: a node gets only the claims its pods use, their volumes, and its own attachments', async () => {
+  const withClaims = (name: string, nodeName: string): ApiObject => ({
+    apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' },
+    spec: { nodeName, containers: [], volumes: [{ name: 'data', persistentVolumeClaim: { claimName: `claim-${name}` } }, { name: 'scratch', ephemeral: { volumeClaimTemplate: {} } }] },
+  });
+  const objects: Record<string, ApiObject> = {
+    'persistentvolumes/pv-a': { metadata: { name: 'pv-a' }, spec: { claimRef: { namespace: 'default', name: 'claim-a' } } },
+    'persistentvolumes/pv-b': { metadata: { name: 'pv-b' }, spec: { claimRef: { namespace: 'default', name: 'claim-b' } } },
+    'volumeattachments/va-1': { metadata: { name: 'va-1' }, spec: { nodeName: 'n1' } },
+    'volumeattachments/va-2': { metadata: { name: 'va-2' }, spec: { nodeName: 'n2' } },
+  };
+  const authorize = createNodeAuthorizer({
+    listPods: async () => [withClaims('a', 'n1'), withClaims('b', 'n2')],
+    findObject: async (_g, plural, _ns, name) => objects[`${plural}/${name}`],
+  });
+  const ask = async (a: Partial<RequestAttributes>): Promise<boolean | undefined> => (await authorize(node1, { verb: 'get', group: '', namespace: 'default', ...a } as RequestAttributes))?.allowed;
+  assert.equal(await ask({ resource: 'persistentvolumeclaims', name: 'claim-a' }), true);
+  assert.equal(await ask({ resource: 'persistentvolumeclaims', name: 'a-scratch' }), true, 'the claim of an ephemeral volume: <pod>-<volume>');
+  assert.equal(await ask({ resource: 'persistentvolumeclaims', name: 'claim-b' }), false, 'a claim of a pod on another node');
+  assert.equal(await ask({ resource: 'persistentvolumeclaims', verb: 'list' }), false, 'no listing');
+  assert.equal(await ask({ resource: 'persistentvolumeclaims', subresource: 'status', verb: 'patch', name: 'claim-a' }), true);
+  assert.equal(await ask({ resource: 'persistentvolumeclaims', subresource: 'status', verb: 'patch', name: 'claim-b' }), false, 'another node’s claim’s status');
+  assert.equal(await ask({ resource: 'persistentvolumes', namespace: undefined, name: 'pv-a' }), true);
+  assert.equal(await ask({ resource: 'persistentvolumes', namespace: undefined, name: 'pv-b' }), false);
+  assert.equal(await ask({ resource: 'persistentvolumes', namespace: undefined, name: 'pv-none' }), false);
+  assert.equal(await ask({ group: 'storage.k8s.io', resource: 'volumeattachments', namespace: undefined, name: 'va-1' }), true);
+  assert.equal(await ask({ group: 'storage.k8s.io', resource: 'volumeattachments', namespace: undefined, name: 'va-2' }), false);
 });

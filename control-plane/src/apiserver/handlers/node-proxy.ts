@@ -12,6 +12,10 @@
  *   port-forward  → …/pods/<p>/portforward (SPDY/3.1, or a WebSocket: plain or tunnelling SPDY, portforward-tunnel.ts)
  *                 → /portForward/<ns>/<p>
  *   kubectl get --raw /api/v1/nodes/<n>/proxy/<path> → GET https://<node>:<port>/<path> (GET only, body buffered)
+ *
+ * Which addresses may be dialled (no loopback or link-local for nodes/proxy, never this server
+ * itself): proxy-target.ts. The client certificate is `system:kube-apiserver-kubelet-client`,
+ * bound to `system:kubelet-api-admin` only (pki/pki.ts).
  */
 import { pipeline } from 'node:stream/promises';
 import { queryBool, queryInt } from '@nodelet/api';
@@ -24,6 +28,7 @@ import type { Duplex } from 'node:stream';
 import type { RequestScope, ServerContext } from '../context.js';
 import type { ApiObject, Json } from '../object.js';
 import { badRequest, StatusError } from '../status.js';
+import { checkNodeProxyTarget, checkNotSelf } from './proxy-target.js';
 
 export interface PodTarget extends PodNode {
   container: string;
@@ -43,7 +48,9 @@ export async function resolvePodNode(ctx: ServerContext, namespace: string, name
   if (typeof nodeName !== 'string' || !nodeName) throw badRequest(`pod ${name} does not have a host assigned`);
   const node = await ctx.resource('', 'v1', 'nodes')!.registry.find(undefined, nodeName);
   if (!node) throw new StatusError(503, 'ServiceUnavailable', `node "${nodeName}" of pod ${name} is not registered`);
-  return { pod, ...agentAddress(node, nodeName) };
+  const addr = agentAddress(node, nodeName);
+  await checkNotSelf(ctx, addr.host, addr.port);
+  return { pod, ...addr };
 }
 
 /** Where the agent of `node` serves its node API (InternalIP, else Hostname; the daemon endpoint's port). */
@@ -65,6 +72,8 @@ function agentAddress(node: ApiObject, nodeName: string): { host: string; port: 
 export async function handleNodeProxyGet(s: RequestScope): Promise<void> {
   const node = await s.ctx.resource('', 'v1', 'nodes')!.registry.get(undefined, s.name!);
   const addr = agentAddress(node, s.name!);
+  await checkNodeProxyTarget(addr.host);
+  await checkNotSelf(s.ctx, addr.host, addr.port);
   const target: PodNode = { pod: { metadata: {}, spec: { nodeName: s.name } } as unknown as ApiObject, ...addr };
   const query = s.url.search;
   // The server's shutdown or the deadline ends the request; linkAbort unhooks from the long-lived signal after.

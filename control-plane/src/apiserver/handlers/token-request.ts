@@ -5,6 +5,7 @@
  *   spec.audiences          default: the API server's audiences
  *   spec.expirationSeconds  default 3600, at least 600
  *   spec.boundObjectRef     Pod, Secret or Node (apiVersion v1) that must exist, with the given UID;
+ *                           a Pod must run as this service account (spec.serviceAccountName);
  *                           a Pod binding also records the pod's node in the token
  *
  * Authorized as `create serviceaccounts/token`; NodeRestriction lets a node ask only for pods
@@ -50,6 +51,11 @@ export async function handleTokenRequest(s: RequestScope): Promise<void> {
     if (!obj || obj.metadata.deletionTimestamp) throw notFound(plural, '', ref.name);
     if (ref.uid && ref.uid !== obj.metadata.uid) {
       throw new StatusError(409, 'Conflict', `the UID in the bound object reference (${ref.uid}) does not match the UID in record. The object might have been deleted and then recreated`);
+    }
+    // A pod's token is its own account's: binding `default` to a pod that runs as another account
+    // (or, a mirror pod, as none) would hand out that account's identity on the pod's behalf.
+    if (plural === 'pods' && (obj.spec as Json | undefined)?.serviceAccountName !== s.name) {
+      throw badRequest(`cannot bind token for serviceaccount "${s.name!}" to pod running with different serviceaccount name.`);
     }
     bound = { kind: ref.kind as BoundRef['kind'], name: ref.name, uid: obj.metadata.uid! };
     const nodeName = plural === 'pods' ? (obj.spec as Json | undefined)?.nodeName : undefined;

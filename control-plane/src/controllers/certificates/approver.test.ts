@@ -1,35 +1,89 @@
-// The kubelet-serving approver against the in-memory API server: an agent asks for its serving
-// certificate right after registering, so its CSR may reach the approver before the Node does.
-import { test } from 'node:test';
+// The kubelet-serving approver against the in-memory API server. A node writes its own Node
+// status, so what it reports there vouches for nothing: unasked, a node gets only its Node name,
+// or a renewal of what the cluster-CA certificate its agent serves already has. Service names
+// and IPs, loopback and link-local are never approved; the rest waits for an admin.
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { CERTIFICATESIGNINGREQUESTS, generateKeyAndCsr, NODES, SIGNER_KUBELET_SERVING, type CertificateSigningRequest } from '@nodelet/api';
+import { CERTIFICATESIGNINGREQUESTS, generateKeyAndCsr, NODES, SERVICES, SIGNER_KUBELET_SERVING, type CertificateSigningRequest } from '@nodelet/api';
 import { InMemoryApiServer } from '@nodelet/api/testing';
 import { noopLogger, pollUntil } from '@nodelet/base';
 import { FakeClock } from '@nodelet/base/testing';
-import { startControllerManager } from '../index.js';
+import { runController, SharedInformers } from '../runtime.js';
+import { KubeletServingCsrApprover } from './approver.js';
+import type { ServedCertificate } from './serving-names.js';
 
 const approved = (c: CertificateSigningRequest): boolean => !!c.status?.conditions?.some((x) => x.type === 'Approved' && x.status === 'True');
 
-test('a serving CSR that arrived before its Node (or before the address it names) is approved once the Node has it', async (t) => {
+async function start(t: TestContext, served: Record<string, ServedCertificate> = {}) {
   const server = await InMemoryApiServer.start();
   t.after(() => server.close());
   const client = server.client();
-  const { csrPem } = await generateKeyAndCsr({ commonName: 'system:node:n1', organizations: ['system:nodes'], dnsNames: ['n1'], ips: ['192.0.2.10'] });
-  server.seed(CERTIFICATESIGNINGREQUESTS, {
-    metadata: { name: 'csr-early' },
-    spec: { request: Buffer.from(csrPem).toString('base64'), signerName: SIGNER_KUBELET_SERVING, usages: ['digital signature', 'server auth'], username: 'system:node:n1', groups: ['system:nodes', 'system:authenticated'] },
+  const clock = new FakeClock();
+  const informers = new SharedInformers({ client, clock, logger: noopLogger });
+  const dialled: string[] = [];
+  const approver = new KubeletServingCsrApprover({
+    client, informers, clock, random: Math.random, logger: noopLogger,
+    options: { client, logger: noopLogger, signal: new AbortController().signal, rootCaPem: 'the cluster CA' },
+    servedCertificate: async (ip, port, ca) => {
+      assert.equal(ca, 'the cluster CA');
+      dialled.push(`${ip}:${port}`);
+      return served[ip];
+    },
   });
-  const cm = await startControllerManager({ client, logger: noopLogger, signal: new AbortController().signal, clock: new FakeClock(), controllers: ['kubeletservingapproving'] });
-  t.after(() => cm.close());
-  const csrs = client.resource(CERTIFICATESIGNINGREQUESTS);
-  const nodes = client.resource(NODES);
+  const stop = new AbortController();
+  informers.start();
+  await informers.waitForSync(stop.signal);
+  const running = runController(approver, stop.signal, noopLogger);
+  t.after(async () => {
+    stop.abort();
+    await running;
+    await informers.close();
+  });
+  let n = 0;
+  const request = async (o: { dnsNames?: string[]; ips?: string[]; node?: string }): Promise<string> => {
+    const cn = `system:node:${o.node ?? 'n1'}`;
+    const { csrPem } = await generateKeyAndCsr({ commonName: cn, organizations: ['system:nodes'], dnsNames: o.dnsNames ?? [], ips: o.ips ?? [] });
+    const name = `csr-${++n}`;
+    await client.resource(CERTIFICATESIGNINGREQUESTS).create({
+      metadata: { name },
+      spec: { request: Buffer.from(csrPem).toString('base64'), signerName: SIGNER_KUBELET_SERVING, usages: ['digital signature', 'server auth'], username: cn, groups: ['system:nodes', 'system:authenticated'] },
+    });
+    return name;
+  };
+  const isApproved = async (name: string): Promise<boolean> => approved(await client.resource(CERTIFICATESIGNINGREQUESTS).get(name));
+  return { client, request, isApproved, dialled };
+}
 
+test('unasked, a node gets its Node name only: the addresses it reports, Service names and IPs, loopback stay with the admin', async (t) => {
+  const { client, request, isApproved } = await start(t);
+  await client.resource(SERVICES, 'default').create({ metadata: { name: 'kubernetes', namespace: 'default' }, spec: { clusterIP: '10.96.0.1', clusterIPs: ['10.96.0.1'], ports: [{ port: 443 }] } });
+  await client.resource(NODES).create({ metadata: { name: 'n1' }, status: { addresses: [{ type: 'InternalIP', address: '192.0.2.10' }, { type: 'Hostname', address: 'n1.lab' }] } });
+  await client.resource(NODES).patchStatus('n1', { status: { addresses: [{ type: 'InternalIP', address: '192.0.2.10' }, { type: 'Hostname', address: 'n1.lab' }, { type: 'InternalIP', address: '10.96.0.1' }, { type: 'InternalIP', address: '127.0.0.1' }, { type: 'Hostname', address: 'kubernetes.default.svc' }] } }, { type: 'merge' });
+  const ownName = await request({ dnsNames: ['n1'] });
+  const reported = await request({ dnsNames: ['n1', 'n1.lab'], ips: ['192.0.2.10'] });
+  const apiServer = await request({ dnsNames: ['n1', 'kubernetes.default.svc'], ips: ['10.96.0.1', '127.0.0.1'] });
+  const serviceIp = await request({ dnsNames: ['n1'], ips: ['10.96.0.1'] });
+  const loopback = await request({ ips: ['127.0.0.1'] });
+  await pollUntil('the Node-name-only request approved', async () => ((await isApproved(ownName)) ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
+  // The others had the same turn (one worker, in order of creation) and are still pending.
   await new Promise((r) => setTimeout(r, 300));
-  assert.equal(approved(await csrs.get('csr-early')), false, 'no Node yet: left pending');
-  // Registered, but without the address yet (the agent patches status after creating the Node).
-  await nodes.create({ metadata: { name: 'n1' }, status: { addresses: [{ type: 'Hostname', address: 'n1' }] } });
+  for (const name of [reported, apiServer, serviceIp, loopback]) assert.equal(await isApproved(name), false, name);
+});
+
+test('a renewal is approved when the agent at each requested address serves this node a cluster-CA certificate with every name', async (t) => {
+  const { client, request, isApproved, dialled } = await start(t, {
+    '192.0.2.10': { commonName: 'system:node:n1', dnsNames: ['n1'], ips: ['192.0.2.10'] },
+    // Another node's agent, which n2 points its own status at.
+    '192.0.2.20': { commonName: 'system:node:n1', dnsNames: ['n1'], ips: ['192.0.2.20'] },
+  });
+  await client.resource(NODES).create({ metadata: { name: 'n1' }, status: { addresses: [{ type: 'InternalIP', address: '192.0.2.10' }], daemonEndpoints: { kubeletEndpoint: { Port: 10260 } } } });
+  await client.resource(NODES).create({ metadata: { name: 'n2' }, status: { addresses: [{ type: 'InternalIP', address: '192.0.2.20' }] } });
+  const renewal = await request({ dnsNames: ['n1'], ips: ['192.0.2.10'] });
+  const widened = await request({ dnsNames: ['n1'], ips: ['192.0.2.10', '192.0.2.11'] });
+  const borrowed = await request({ node: 'n2', dnsNames: ['n2'], ips: ['192.0.2.20'] });
+  await pollUntil('the renewal approved', async () => ((await isApproved(renewal)) ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
   await new Promise((r) => setTimeout(r, 300));
-  assert.equal(approved(await csrs.get('csr-early')), false, 'the Node does not have 192.0.2.10 yet');
-  await nodes.patchStatus('n1', { status: { addresses: [{ type: 'InternalIP', address: '192.0.2.10' }, { type: 'Hostname', address: 'n1' }] } }, { type: 'merge' });
-  await pollUntil('approved', async () => (approved(await csrs.get('csr-early')) ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
+  assert.equal(await isApproved(widened), false, 'an address the current certificate does not have');
+  assert.equal(await isApproved(borrowed), false, 'a certificate served for another node');
+  assert.ok(dialled.includes('192.0.2.10:10260'), 'the node API port from the Node status');
 });

@@ -209,6 +209,9 @@ export function bootstrapClusterRoleBindings(): ClusterRoleBinding[] {
     clusterBinding('system:volume-scheduler', 'system:volume-scheduler', [user('system:kube-scheduler')]),
     clusterBinding('nodelet:node-bootstrapper', 'nodelet:node-bootstrapper', [group('system:bootstrappers')]),
     clusterBinding('system:metrics-server', 'system:metrics-server', [serviceAccount('kube-system', 'metrics-server')]),
+    // The API server towards agents (logs, exec, port-forward, nodes/proxy): only the kubelet API,
+    // never system:masters (pki/pki.ts issues its certificate).
+    clusterBinding('system:kube-apiserver-kubelet-client', 'system:kubelet-api-admin', [user('system:kube-apiserver-kubelet-client')]),
   ];
 }
 

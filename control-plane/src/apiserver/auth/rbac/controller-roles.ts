@@ -139,6 +139,8 @@ const ROLES: ReadonlyArray<[name: string, rules: ReturnType<typeof rule>[]]> = [
     rule(['update'], ['certificates.k8s.io'], ['certificatesigningrequests/approval']),
     rule(['approve'], ['certificates.k8s.io'], ['signers'], ['kubernetes.io/kubelet-serving']),
     rule(READ, [''], ['nodes']),
+    // Service cluster IPs are never approved in a node's certificate.
+    rule(READ, [''], ['services']),
     EVENTS_RULE,
   ]],
 ];

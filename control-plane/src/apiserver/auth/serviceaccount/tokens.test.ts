@@ -119,4 +119,21 @@ describe('service-account tokens', () => {
     assert.match(other.json.message, /node requested token bound to a pod scheduled on a different node/);
     assert.match((await ask(undefined)).json.message, /node requested token not bound to a pod/);
   });
+
+  it('a mirror pod (no service account) opens no account: not even `default` of its namespace', async () => {
+    const node1 = (await t.call('admin', 'GET', '/api/v1/nodes/node-1')).json;
+    const mirror = await t.call('node1', 'POST', '/api/v1/namespaces/kube-system/pods', {
+      metadata: { name: 'static-x', annotations: { 'kubernetes.io/config.mirror': 'h' }, ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: 'node-1', uid: node1.metadata.uid, controller: true }] },
+      spec: { nodeName: 'node-1', containers: [{ name: 'c', image: 'x' }] },
+    });
+    assert.equal(mirror.status, 201, JSON.stringify(mirror.json));
+    assert.equal(mirror.json.spec.serviceAccountName, undefined, 'the ServiceAccount admission leaves mirror pods alone');
+    const r = await t.call('node1', 'POST', tokenPath('kube-system', 'default'), { spec: { boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: 'static-x', uid: mirror.json.metadata.uid } } });
+    assert.equal(r.status, 403, JSON.stringify(r.json));
+    assert.match(r.json.message, /no relationship found between node 'node-1' and this object: no pod bound to it runs as service account "default"/);
+    // Even for the admin, a pod binds only its own account's token (upstream's TokenRequest).
+    const asAdmin = await t.call('admin', 'POST', tokenPath('kube-system', 'default'), { spec: { boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: 'static-x', uid: mirror.json.metadata.uid } } });
+    assert.equal(asAdmin.status, 400);
+    assert.equal(asAdmin.json.message, 'cannot bind token for serviceaccount "default" to pod running with different serviceaccount name.');
+  });
 });
