@@ -226,6 +226,22 @@ describe('audit logging in the API server', () => {
     assert.deepEqual(all.map((e) => e.stage), ['ResponseStarted', 'ResponseComplete']);
   });
 
+  it('admission annotations reach the event: PodSecurity\'s enforce-policy and audit-violations', async () => {
+    const labels = { 'pod-security.kubernetes.io/enforce': 'baseline', 'pod-security.kubernetes.io/audit': 'restricted' };
+    assert.equal((await call(ADMIN, 'POST', '/api/v1/namespaces', { metadata: { name: 'psa', labels } })).status, 201);
+    assert.equal((await call(ADMIN, 'POST', '/api/v1/namespaces/psa/serviceaccounts', { metadata: { name: 'default' } })).status, 201);
+    const created = await call(ALICE, 'POST', '/api/v1/namespaces/psa/pods', pod('psa-pod'));
+    assert.equal(created.status, 201);
+    const done = (await eventsOf(created.auditId!)).find((e) => e.stage === 'ResponseComplete')!;
+    assert.equal(done.annotations?.['pod-security.kubernetes.io/enforce-policy'], 'baseline:latest');
+    assert.match(done.annotations?.['pod-security.kubernetes.io/audit-violations'] ?? '', /^would violate PodSecurity "restricted:latest": /);
+    const refused = await call(ALICE, 'POST', '/api/v1/namespaces/psa/pods', { ...pod('psa-privileged'), spec: { containers: [{ name: 'c', image: 'busybox:latest', securityContext: { privileged: true } }] } });
+    assert.equal(refused.status, 403);
+    const no = (await eventsOf(refused.auditId!)).find((e) => e.stage === 'ResponseComplete')!;
+    assert.equal(no.responseStatus?.code, 403);
+    assert.equal(no.annotations?.['pod-security.kubernetes.io/enforce-policy'], 'baseline:latest');
+  });
+
   it('keeps the Audit-ID the client sent', async () => {
     const r = await call(ALICE, 'GET', '/api/v1/namespaces/default', undefined, { 'Audit-ID': 'client-chosen-id' });
     assert.equal(r.auditId, 'client-chosen-id');
