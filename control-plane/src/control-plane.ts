@@ -25,6 +25,11 @@ import { runElected } from './leaderelection/elected-component.js';
 import { leaderIdentity as newLeaderIdentity, type LeaderElectorOptions } from './leaderelection/leader-elector.js';
 import { etcdAlarms, etcdMemberStatuses, loadEtcdTls, openStore, parseDatastoreEndpoint, type EtcdTlsFiles } from './storage/index.js';
 import type { Store } from './storage/types.js';
+import { loadEncryptionConfig, transformersByPrefix } from './storage/encryption/config.js';
+import { createEncryptingStore } from './storage/encryption/encrypting-store.js';
+import type { ValueTransformer } from './storage/encryption/providers.js';
+import { RESOURCE_DEFS } from './apiserver/resources.js';
+import { storagePrefix } from './apiserver/resource.js';
 import { createTokenAuthenticator } from './apiserver/auth/authenticator.js';
 import { ADMIN_GROUP } from './apiserver/auth/types.js';
 import { createInProcessIdentities, type InProcessIdentities } from './apiserver/auth/in-process-identities.js';
@@ -44,6 +49,8 @@ export interface ControlPlaneOptions {
   datastoreEndpoint?: string;
   /** `--etcd-cafile`, `--etcd-certfile`, `--etcd-keyfile`: TLS to etcd (storage/etcd/etcd-tls.ts). */
   etcdTls?: EtcdTlsFiles;
+  /** `--encryption-provider-config`: an EncryptionConfiguration file; the resources it names are encrypted at rest (storage/encryption/). */
+  encryptionProviderConfig?: string;
   /** `--etcd-defrag-interval`: defragment the etcd members (one at a time) this often; default off. */
   etcdDefragIntervalMs?: number;
   bindAddress?: string;
@@ -175,8 +182,11 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
     // in one synchronous step, so no connection sees a new certificate with the old key.
     const nodeProxy = { clientCert: pki.agentClient.certPem, clientKey: pki.agentClient.keyPem, ca: await kubeletCa(o.kubeletCertificateAuthority, pki.caPem) };
     const adminToken = await ensureToken(join(o.dataDir, 'admin.token'));
-    const store = o.store ?? openStore(o.datastoreEndpoint, { dataDir: o.dataDir, logger: log.child({ component: 'storage' }), etcdTls: o.etcdTls, etcdDefragIntervalMs: o.etcdDefragIntervalMs });
-    if (!o.store) cleanups.push(() => store.close());
+    // Read before the store opens: a bad file stops the start before anything is written.
+    const encryption = o.encryptionProviderConfig ? await loadEncryptionAtRest(o.encryptionProviderConfig, log.child({ component: 'storage' })) : undefined;
+    const rawStore = o.store ?? openStore(o.datastoreEndpoint, { dataDir: o.dataDir, logger: log.child({ component: 'storage' }), etcdTls: o.etcdTls, etcdDefragIntervalMs: o.etcdDefragIntervalMs });
+    if (!o.store) cleanups.push(() => rawStore.close());
+    const store = encryption ? createEncryptingStore(rawStore, encryption) : rawStore;
     const now = o.now ?? Date.now;
     const onEtcd = parseDatastoreEndpoint(o.datastoreEndpoint, o.dataDir, o.etcdTls).kind === 'etcd';
     const leaderElect = o.leaderElect ?? (!o.store && onEtcd);
@@ -340,6 +350,15 @@ async function serverJoinBundle(pkiDir: string, datastoreEndpoint: string, etcdT
     datastoreEndpoint,
     ...(Object.keys(etcd).length ? { etcd } : {}),
   };
+}
+
+/** The transformer of each stored resource's key prefix, from an EncryptionConfiguration file. */
+async function loadEncryptionAtRest(path: string, log: Logger): Promise<Map<string, ValueTransformer>> {
+  const rules = await loadEncryptionConfig(path, log);
+  const stored = RESOURCE_DEFS.filter((d) => !d.ephemeral).map((d) => ({ group: d.group, plural: d.plural, prefix: storagePrefix(d) }));
+  const byPrefix = transformersByPrefix(rules, stored, path);
+  log.info({ path, prefixes: [...byPrefix.keys()], providers: rules.map((r) => r.providers) }, 'Encryption at rest configured');
+  return byPrefix;
 }
 
 /** The CA bundle agents are verified against: the --kubelet-certificate-authority file, else the cluster CA. */
