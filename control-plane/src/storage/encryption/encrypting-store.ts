@@ -33,7 +33,8 @@ export function createEncryptingStore(store: Store, byPrefix: ReadonlyMap<string
     const t = transformerOf(kv.key);
     if (!t) return kv;
     try {
-      return { ...kv, value: t.fromStorage(kv.value, kv.key) };
+      const read = t.fromStorage(kv.value, kv.key);
+      return { ...kv, value: read.value, ...(read.stale ? { stale: true } : {}) };
     } catch (err) {
       throw new TransformError(kv.key, (err as Error).message);
     }

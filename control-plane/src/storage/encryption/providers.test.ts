@@ -22,7 +22,7 @@ describe('encryption providers (stored format as kube-apiserver)', () => {
       const stored = t.toStorage(plain, KEY);
       assert.ok(text(stored).startsWith(`k8s:enc:${provider}:v1:k1:`));
       assert.ok(!text(stored).includes('password'), 'no plaintext in the stored value');
-      assert.deepEqual(Buffer.from(t.fromStorage(stored, KEY)), plain);
+      assert.deepEqual(Buffer.from(t.fromStorage(stored, KEY).value), plain);
       // A fresh IV/nonce per write: the same plaintext never stores the same bytes.
       assert.notDeepEqual(Buffer.from(t.toStorage(plain, KEY)), Buffer.from(stored));
     });
@@ -61,7 +61,10 @@ describe('encryption providers (stored format as kube-apiserver)', () => {
     const old = transformer([{ aescbc: { keys: [{ name: 'old', secret: k1 }] } }]);
     const rotated = transformer([{ aescbc: { keys: [{ name: 'new', secret: k2 }, { name: 'old', secret: k1 }] } }]);
     const written = old.toStorage(plain, KEY);
-    assert.deepEqual(Buffer.from(rotated.fromStorage(written, KEY)), plain);
+    assert.deepEqual(Buffer.from(rotated.fromStorage(written, KEY).value), plain);
+    // Read with the second key: stale, so an unchanged update still rewrites it with the first.
+    assert.equal(rotated.fromStorage(written, KEY).stale, true);
+    assert.equal(rotated.fromStorage(rotated.toStorage(plain, KEY), KEY).stale, false);
     assert.ok(text(rotated.toStorage(plain, KEY)).startsWith('k8s:enc:aescbc:v1:new:'));
   });
 
@@ -70,12 +73,12 @@ describe('encryption providers (stored format as kube-apiserver)', () => {
     const cbc = { aescbc: { keys: [{ name: 'c', secret: b64(32) }] } };
     const both = transformer([gcm, cbc, { identity: {} }]);
     assert.ok(text(both.toStorage(plain, KEY)).startsWith('k8s:enc:aesgcm:v1:g:'));
-    assert.deepEqual(Buffer.from(both.fromStorage(transformer([cbc]).toStorage(plain, KEY), KEY)), plain);
-    assert.deepEqual(Buffer.from(both.fromStorage(plain, KEY)), plain);
+    assert.deepEqual(Buffer.from(both.fromStorage(transformer([cbc]).toStorage(plain, KEY), KEY).value), plain);
+    assert.deepEqual(Buffer.from(both.fromStorage(plain, KEY).value), plain);
     // identity first: writes plaintext (decrypting a store), still reads encrypted values.
     const decrypting = transformer([{ identity: {} }, cbc]);
     assert.deepEqual(Buffer.from(decrypting.toStorage(plain, KEY)), plain);
-    assert.deepEqual(Buffer.from(decrypting.fromStorage(transformer([cbc]).toStorage(plain, KEY), KEY)), plain);
+    assert.deepEqual(Buffer.from(decrypting.fromStorage(transformer([cbc]).toStorage(plain, KEY), KEY).value), plain);
   });
 
   it('a value no configured key reads fails with upstream\'s messages', () => {

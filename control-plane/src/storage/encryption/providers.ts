@@ -18,8 +18,11 @@ import { secretbox } from '@noble/ciphers/salsa.js';
 /** Turns a plaintext value into its stored form and back. `key` is the storage key (`/registry/…`). */
 export interface ValueTransformer {
   toStorage(data: Uint8Array, key: string): Uint8Array;
-  /** Throws an Error whose message says why the value cannot be read. */
-  fromStorage(data: Uint8Array, key: string): Uint8Array;
+  /**
+   * The plaintext; `stale` when a provider or key other than the first read it (a write would
+   * store it differently). Throws an Error whose message says why the value cannot be read.
+   */
+  fromStorage(data: Uint8Array, key: string): { value: Uint8Array; stale: boolean };
 }
 
 /** The bytes every encrypted value starts with; JSON values start with `{`. */
@@ -61,7 +64,7 @@ export function aesCbc(key: Uint8Array): ValueTransformer {
       for (let i = plain.length - pad; i < plain.length; i++) {
         if (plain[i] !== pad) throw new Error('invalid padding on input');
       }
-      return plain.subarray(0, plain.length - pad);
+      return { value: plain.subarray(0, plain.length - pad), stale: false };
     },
   };
 }
@@ -79,7 +82,7 @@ export function aesGcm(key: Uint8Array): ValueTransformer {
       const decipher = createDecipheriv(aesName('gcm', key), key, data.subarray(0, GCM_NONCE)).setAAD(encoder.encode(storageKey));
       decipher.setAuthTag(data.subarray(data.length - GCM_TAG));
       try {
-        return Buffer.concat([decipher.update(data.subarray(GCM_NONCE, data.length - GCM_TAG)), decipher.final()]);
+        return { value: Buffer.concat([decipher.update(data.subarray(GCM_NONCE, data.length - GCM_TAG)), decipher.final()]), stale: false };
       } catch {
         throw new Error('cipher: message authentication failed');
       }
@@ -97,7 +100,7 @@ export function secretBox(key: Uint8Array): ValueTransformer {
     fromStorage(data) {
       if (data.length < SECRETBOX_NONCE + SECRETBOX_TAG) throw new Error('the stored data was shorter than the required size');
       try {
-        return secretbox(key, data.subarray(0, SECRETBOX_NONCE)).open(data.subarray(SECRETBOX_NONCE));
+        return { value: secretbox(key, data.subarray(0, SECRETBOX_NONCE)).open(data.subarray(SECRETBOX_NONCE)), stale: false };
       } catch {
         // Upstream's message for a failed secretbox.Open.
         throw new Error('output array was not large enough for encryption');
@@ -111,7 +114,7 @@ export const identity: ValueTransformer = {
   toStorage: (data) => data,
   fromStorage(data) {
     if (startsWith(data, ENCRYPTED_PREFIX_BYTES)) throw new Error('identity transformer tried to read encrypted data');
-    return data;
+    return { value: data, stale: false };
   },
 };
 
@@ -125,7 +128,8 @@ export interface PrefixedTransformer {
 
 /**
  * Upstream's prefix transformers: writes use the first entry (its prefix, then its output); a read
- * tries, in order, every entry whose prefix the value starts with. An identity entry (empty prefix)
+ * tries, in order, every entry whose prefix the value starts with (a read by any but the first is
+ * stale). An identity entry (empty prefix)
  * that refuses is skipped silently; other failures are collected and reported when nothing reads
  * the value, else `noMatch` is the error.
  */
@@ -138,10 +142,11 @@ export function prefixChain(entries: readonly PrefixedTransformer[], noMatch: st
     },
     fromStorage(data, key) {
       const errors: string[] = [];
-      for (const e of prefixed) {
+      for (const [i, e] of prefixed.entries()) {
         if (!startsWith(data, e.bytes)) continue;
         try {
-          return e.transformer.fromStorage(data.subarray(e.bytes.length), key);
+          const read = e.transformer.fromStorage(data.subarray(e.bytes.length), key);
+          return { value: read.value, stale: read.stale || i !== 0 };
         } catch (err) {
           if (e.bytes.length > 0) errors.push((err as Error).message);
         }
