@@ -254,6 +254,7 @@ export async function main(argv: string[]): Promise<void> {
     limits,
     ...(values['tracing-endpoint'] ? { tracingEndpoint: String(values['tracing-endpoint']) } : {}),
     ...(leaderElect !== undefined ? { leaderElect } : {}),
+    staticAdminToken: false,
     logger: log,
   });
   log.info({ url: cp.url, kubeconfig: cp.kubeconfigPath, registry: cp.registry?.hostPort, leaderIdentity: cp.leaderIdentity }, 'Server ready');

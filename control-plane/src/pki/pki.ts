@@ -4,6 +4,8 @@
  *   ca.crt, ca.key                              cluster CA (10 years)
  *   apiserver.crt, apiserver.key                serving cert: IP SANs 127.0.0.1 + host IPs, DNS localhost + hostname
  *   apiserver-kubelet-client.crt, .key          client cert the server shows agents (CN=nodelet-apiserver, O=system:masters)
+ *   admin.crt, admin.key                        the admin kubeconfig's client cert (CN=kubernetes-admin, O=system:masters):
+ *                                               signed by the cluster CA, so every server sharing the CA accepts it
  *
  * A leaf pair is (re-)issued, same CA, when it is missing, its key is not its certificate's (a
  * crash between the two renames of pair-files.ts), it is not signed by the CA, it expires within
@@ -25,6 +27,8 @@ export interface Pki {
   caPem: string;
   serving: KeyPairPem;
   agentClient: KeyPairPem;
+  /** The admin.kubeconfig credential (docs/security.md "The admin credential"). */
+  admin: KeyPairPem;
 }
 
 export interface EnsurePkiOptions {
@@ -84,7 +88,9 @@ export async function ensurePki(opts: EnsurePkiOptions): Promise<Pki> {
     return missing.length ? `missing SANs ${missing.join(', ')}` : undefined;
   });
   const agentClient = await ensureLeaf(leaf, 'apiserver-kubelet-client', { commonName: 'nodelet-apiserver', organization: 'system:masters', usage: 'client' });
-  return { dir, caPem: caPair.certPem, serving, agentClient };
+  // kubeadm's admin.conf subject before 1.29 (and its super-admin.conf's today): see docs/security.md.
+  const admin = await ensureLeaf(leaf, 'admin', { commonName: 'kubernetes-admin', organization: 'system:masters', usage: 'client' });
+  return { dir, caPem: caPair.certPem, serving, agentClient, admin };
 }
 
 interface LeafContext {

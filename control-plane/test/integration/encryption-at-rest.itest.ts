@@ -31,6 +31,7 @@ function config(providers: string): string {
 }
 const aescbc = (...keys: Array<[string, string]>): string => `      - aescbc:\n          keys:\n${keys.map(([n, s]) => `            - {name: ${n}, secret: "${s}"}\n`).join('')}`;
 const IDENTITY = '      - identity: {}\n';
+const secretsIn = (c: ApiClient, ns = 'default') => c.resource(SECRETS, ns);
 
 async function scenario(t: TestContext, backend: Backend): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'nodelet-enc-'));
@@ -38,7 +39,7 @@ async function scenario(t: TestContext, backend: Backend): Promise<void> {
   const [key1, key2] = [key(), key()];
   let n = 0;
   /** Starts a server with this EncryptionConfiguration (none: no flag) and an admin client. */
-  const server = async (providers?: string): Promise<{ cp: ControlPlane; secrets: ReturnType<ApiClient['resource']>; client: ApiClient }> => {
+  const server = async (providers?: string): Promise<{ cp: ControlPlane; secrets: ReturnType<typeof secretsIn>; client: ApiClient }> => {
     const file = join(dir, `enc-${n++}.yaml`);
     if (providers) await writeFile(file, config(providers), { mode: 0o600 });
     const cp = await startControlPlane({
@@ -46,7 +47,7 @@ async function scenario(t: TestContext, backend: Backend): Promise<void> {
       bindAddress: '127.0.0.1', port: 0, registryAddress: '', controllers: false, leaderElect: false, logger: noopLogger,
     });
     const client = new ApiClient({ server: cp.url, token: cp.adminToken, ca: cp.caPem });
-    return { cp, client, secrets: client.resource(SECRETS, 'default') };
+    return { cp, client, secrets: secretsIn(client) };
   };
   const stop = async (s: { cp: ControlPlane; client: ApiClient }): Promise<void> => {
     s.client.close();
