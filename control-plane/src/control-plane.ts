@@ -39,6 +39,7 @@ import { DEFAULT_SERVICE_CIDR, firstServiceIp } from './apiserver/handlers/servi
 import { keepKubernetesService } from './apiserver/kubernetes-service.js';
 import type { ApiServerLimits } from './apiserver/limits.js';
 import { createApiServer, type ApiServer } from './apiserver/server.js';
+import type { PodSecurityConfig } from './apiserver/admission/pod-security/config.js';
 import { JourneyTracer } from '@nodelet/api/tracing';
 import { MetricsStore } from './metrics/metrics-store.js';
 import { MetricsScraper } from './metrics/scraper.js';
@@ -128,6 +129,8 @@ export interface ControlPlaneOptions {
    * client certificate in admin.kubeconfig (docs/security.md), and a leftover admin.token is removed.
    */
   staticAdminToken?: boolean;
+  /** PodSecurity admission defaults and exemptions (`--admission-control-config-file`, loadAdmissionConfiguration); unset: privileged everywhere. */
+  podSecurity?: PodSecurityConfig;
   now?: () => number;
 }
 
@@ -238,6 +241,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       ...(o.limits ? { limits: o.limits } : {}),
       ...(metricsStore ? { metrics: metricsStore } : {}),
       tracer,
+      ...(o.podSecurity ? { podSecurity: o.podSecurity } : {}),
     });
     ref.server = apiServer;
     cleanups.push(() => apiServer.close());

@@ -2,6 +2,7 @@
 export {};
 export { startControlPlane, KUBERNETES_SERVICE_NAMES, type ControlPlane, type ControlPlaneOptions } from './control-plane.js';
 export { createApiServer, type ApiServer, type ApiServerOptions } from './apiserver/server.js';
+export { loadAdmissionConfiguration, type PodSecurityConfig } from './apiserver/admission/pod-security/config.js';
 export { DEFAULT_API_SERVER_LIMITS, type ApiServerLimits } from './apiserver/limits.js';
 export { createTokenAuthenticator, type TokenAuthenticatorOptions } from './apiserver/auth/authenticator.js';
 export { NODE_CREDENTIALS_PATH } from './apiserver/auth/node-credentials.js';

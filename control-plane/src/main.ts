@@ -14,6 +14,7 @@ import { inServiceCidr } from './apiserver/kube-dns-service.js';
 import { DEFAULT_SERVICE_CIDR } from './apiserver/handlers/service-ip.js';
 import { CONTROLLER_NAMES, type ControllerName } from './controllers/index.js';
 import { otlpTracesUrl } from '@nodelet/api/tracing';
+import { loadAdmissionConfiguration, type PodSecurityConfig } from './apiserver/admission/pod-security/config.js';
 
 const USAGE = `Usage: nodelet server [flags]
 
@@ -64,6 +65,10 @@ const USAGE = `Usage: nodelet server [flags]
                                  their Leases in kube-system, so several servers on one etcd act one at a
                                  time (default true with an etcd datastore; SQLite serves one server, so
                                  false there); --leader-elect=false for a one-server lab on etcd
+  --admission-control-config-file <file>
+                                 an AdmissionConfiguration (apiserver.config.k8s.io/v1) whose PodSecurity
+                                 plugin entry sets the Pod Security defaults and exemptions (default:
+                                 privileged everywhere, nothing exempt; docs/security.md "Pod Security")
   --log-level <level>            pino level (default info)
 `;
 
@@ -117,6 +122,7 @@ export async function main(argv: string[]): Promise<void> {
         'max-mutating-requests-inflight': { type: 'string', default: '200' },
         'request-timeout': { type: 'string', default: '1m0s' },
         'tracing-endpoint': { type: 'string' },
+        'admission-control-config-file': { type: 'string' },
         'log-level': { type: 'string', default: 'info' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -214,6 +220,16 @@ export async function main(argv: string[]): Promise<void> {
       return;
     }
   }
+  let podSecurity: PodSecurityConfig | undefined;
+  if (values['admission-control-config-file'] !== undefined) {
+    try {
+      podSecurity = await loadAdmissionConfiguration(String(values['admission-control-config-file']));
+    } catch (err) {
+      process.stderr.write(`--admission-control-config-file: ${(err as Error).message}\n`);
+      process.exitCode = 2;
+      return;
+    }
+  }
   const log = pino({ level: String(values['log-level']), base: { component: 'server' } }) as unknown as Logger;
   // A promise nobody awaited failed: the code that produced it has already unwound, so the
   // server's state is as consistent as after any handled error. Log it and keep serving; an
@@ -224,7 +240,7 @@ export async function main(argv: string[]): Promise<void> {
   // A synchronous throw that reached the event loop may have stopped a state change half-way,
   // and Node documents the process as unsafe to resume after it. The server is crash-only
   // (the store is the state; systemd restarts us), so log and exit. Request edges are guarded
-  // (apiserver/request-guard.ts) so that no request can get here.
+  // (apiserver/filters/recovery.ts) so that no request can get here.
   process.on('uncaughtException', (err) => {
     log.error({ err }, 'Uncaught exception; exiting');
     process.exit(1);
@@ -255,6 +271,7 @@ export async function main(argv: string[]): Promise<void> {
     ...(values['tracing-endpoint'] ? { tracingEndpoint: String(values['tracing-endpoint']) } : {}),
     ...(leaderElect !== undefined ? { leaderElect } : {}),
     staticAdminToken: false,
+    ...(podSecurity ? { podSecurity } : {}),
     logger: log,
   });
   log.info({ url: cp.url, kubeconfig: cp.kubeconfigPath, registry: cp.registry?.hostPort, leaderIdentity: cp.leaderIdentity }, 'Server ready');

@@ -1,19 +1,26 @@
 // Fuzzing a real `nodelet server` process: a corpus of malformed requests over its TLS port
 // (fuzz-corpus.ts plus bodies only the API server reads). Every HTTP reply must be a 4xx with a
 // Kubernetes Status, the process must stay up, log no unhandled rejection or uncaught
-// exception, and still answer a normal request at the end.
+// exception, and still answer a normal request at the end. Request bodies that stall must not
+// lock writes out (docs/security.md, "Request limits"): the server runs with a small mutating
+// in-flight pool and a short request timeout so the slow-body case fits in a test.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { rawExchange, type RawTarget } from '@nodelet/api/testing';
+import { rawExchange, stalledUpload, type RawTarget } from '@nodelet/api/testing';
+import { pollUntil } from '@nodelet/base';
 import { adminBearerToken, startServer, type ServerProcess } from '../../api/test/integration/processes.js';
 import { commonCorpus, req, runCorpus, type FuzzCase } from './fuzz-corpus.js';
 import { freePort } from '@nodelet/base/testing';
 
 const CMS = '/api/v1/namespaces/default/configmaps';
 const PODS = '/api/v1/namespaces/default/pods';
+const SSAR = '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews';
+/** The server's --max-mutating-requests-inflight and --request-timeout here. */
+const MUTATING_INFLIGHT = 4;
+const REQUEST_TIMEOUT_S = 3;
 
 function bodyCorpus(token: string): FuzzCase[] {
   const auth = `Authorization: Bearer ${token}`;
@@ -55,7 +62,7 @@ describe('fuzzing nodelet server', () => {
   let token: string;
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'nodelet-fuzz-server-'));
-    srv = await startServer({ dataDir: dir, port: await freePort() });
+    srv = await startServer({ dataDir: dir, port: await freePort(), args: ['--max-mutating-requests-inflight', String(MUTATING_INFLIGHT), '--request-timeout', `${REQUEST_TIMEOUT_S}s`] });
     token = await adminBearerToken(srv.kubeconfig);
     const url = new URL(srv.url);
     target = { host: url.hostname, port: Number(url.port), tls: { ca: await readFile(join(dir, 'pki', 'ca.crt'), 'utf8') } };
@@ -83,5 +90,29 @@ describe('fuzzing nodelet server', () => {
     const ok = await rawExchange(target, req(`GET ${CMS} HTTP/1.1`, [`Authorization: Bearer ${token}`]));
     assert.equal(ok.status, 200, ok.body);
     assert.equal(JSON.parse(ok.body).kind, 'ConfigMapList');
+  });
+
+  it('times out request bodies that stall, closes their connections and frees every slot', async (t) => {
+    // The attacker: a service account no binding names, which may still create SelfSubjectAccessReviews.
+    const tr = await rawExchange(target, req(`POST /api/v1/namespaces/default/serviceaccounts/default/token HTTP/1.1`, [`Authorization: Bearer ${token}`, 'Content-Type: application/json'], '{"spec":{}}'));
+    assert.equal(tr.status, 201, tr.body);
+    const sa = `Authorization: Bearer ${(JSON.parse(tr.body) as { status: { token: string } }).status.token}`;
+    const review = JSON.stringify({ apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { verb: 'get', resource: 'pods' } } });
+    const head = `POST ${SSAR} HTTP/1.1\r\nHost: fuzz\r\n${sa}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`;
+    const uploads = Array.from({ length: MUTATING_INFLIGHT }, () => stalledUpload(target, head, '{"kind":'));
+    t.after(() => uploads.forEach((u) => u.socket.destroy()));
+    await pollUntil(
+      'the stalled uploads to fill the mutating pool',
+      async () => (await rawExchange(target, req(`POST ${SSAR} HTTP/1.1`, [sa, 'Content-Type: application/json'], review))).status === 429,
+      { timeoutMs: 10_000, intervalMs: 50 },
+    );
+    // Each resolves when its connection closes, which the test never does: the server closed it.
+    for (const text of await Promise.all(uploads.map((u) => u.closed))) assert.match(text, /^HTTP\/1\.1 504 /, text);
+    const started = Date.now();
+    const after = await rawExchange(target, req(`POST ${SSAR} HTTP/1.1`, [sa, 'Content-Type: application/json'], review));
+    assert.equal(after.status, 201, `a write after the stalled uploads timed out: ${after.body}`);
+    assert.ok(Date.now() - started < 1000, `took ${Date.now() - started} ms`);
+    assert.equal(srv.exited(), undefined, srv.output().slice(-3000));
+    assert.doesNotMatch(srv.output(), /Unhandled rejection|Uncaught exception/);
   });
 });

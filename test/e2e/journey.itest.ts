@@ -16,7 +16,7 @@ import { ApiClient, DEPLOYMENTS, loadKubeconfig, type Deployment } from '@nodele
 import { connectCriClient } from '@nodelet/cri-client';
 import { httpStatus, inCidr, kubectl } from './helpers.js';
 import { freePort } from '@nodelet/base/testing';
-import { pollUntil } from '@nodelet/base';
+import { isAbortError, pollUntil } from '@nodelet/base';
 
 const BRIDGE = 'nle0';
 
@@ -96,8 +96,9 @@ test('README journey: kubectl create deployment → running pods on the pod netw
         maxReplicas = Math.max(maxReplicas, d.status?.replicas ?? 0);
         minAvailable = Math.min(minAvailable, d.status?.availableReplicas ?? 0);
       }
-    } catch {
-      // watchStop.abort() ends the watch; what it saw is asserted below.
+    } catch (err) {
+      // watchStop.abort() ends the watch; what it saw is asserted below. Anything else is a failure.
+      if (!isAbortError(err)) throw err;
     }
   })();
   const before = new Set((await pods()).map((p) => p.name));

@@ -5,6 +5,8 @@
  * dns-packet, forwarding to the test's own upstream on loopback. Last: the API server stops and
  * the resolver keeps answering. Needs no root and no container runtime.
  */
+import { execFile, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -21,6 +23,7 @@ import { ask, startFakeUpstream, type FakeUpstream } from '../../src/dns/testing
 const NODE = 'dns-it-node';
 const rdata = (a: Answer): string => ('data' in a ? String(a.data) : '');
 const ZONE = 'cluster.local';
+const execFileP = promisify(execFile);
 
 interface NodeCredentialRequest extends KubeObject {
   spec: { nodeName: string };
@@ -166,6 +169,33 @@ describe('cluster DNS against a real API server', () => {
     assert.deepEqual(await aRecords('www.example.org'), ['192.0.2.80']);
     assert.ok(upstream.asked.includes('www.example.org A udp'));
     assert.ok(upstream.asked.every((q) => !q.includes(ZONE)), upstream.asked.join(', '));
+  });
+
+  it('dig (BIND 9, a DNS implementation nobody here wrote) reads the answers: A, SRV with additionals, PTR, NXDOMAIN, TC then TCP', async (t) => {
+    if (spawnSync('dig', ['-v']).status !== 0) return t.skip('dig not installed (apt-get install bind9-dnsutils; make deps installs it)');
+    // Asynchronous: the resolver under test answers on this process's event loop.
+    const dig = async (...args: string[]): Promise<string> => {
+      const { stdout } = await execFileP('dig', [`@${addr.ip}`, '-p', String(addr.port), '+time=2', '+tries=1', ...args], { encoding: 'utf8' });
+      return stdout;
+    };
+    const web = await admin.get(SERVICES, 'web', { namespace: 'default' });
+    const a = await dig(`web.default.svc.${ZONE}`, 'A', '+noall', '+answer', '+comments');
+    assert.match(a, /status: NOERROR/);
+    assert.match(a, /flags: qr aa rd/);
+    assert.match(a, new RegExp(`^web\\.default\\.svc\\.cluster\\.local\\.\\s+30\\s+IN\\s+A\\s+${web.spec!.clusterIP!.replaceAll('.', '\\.')}$`, 'm'));
+    const srv = await dig(`_pg._tcp.db.default.svc.${ZONE}`, 'SRV', '+noall', '+answer', '+additional');
+    for (const [host, ip] of [['db-0', '10.244.0.21'], ['db-1', '10.244.0.22']] as const) {
+      assert.match(srv, new RegExp(`\\sSRV\\s+0 50 5432 ${host}\\.db\\.default\\.svc\\.cluster\\.local\\.$`, 'm'), srv);
+      assert.match(srv, new RegExp(`^${host}\\.db\\.default\\.svc\\.cluster\\.local\\.\\s+\\d+\\s+IN\\s+A\\s+${ip.replaceAll('.', '\\.')}$`, 'm'), srv);
+    }
+    assert.match(await dig('-x', '10.244.0.21', '+short'), new RegExp(`^db-0\\.db\\.default\\.svc\\.cluster\\.local\\.$`, 'm'));
+    const nx = await dig(`nope.default.svc.${ZONE}`, 'A', '+noall', '+comments', '+authority');
+    assert.match(nx, /status: NXDOMAIN/);
+    assert.match(nx, /^cluster\.local\.\s+5\s+IN\s+SOA\s/m);
+    // 40 endpoints do not fit a 512-byte UDP reply: dig sees TC and retries over TCP by itself.
+    const big = await dig(`big.default.svc.${ZONE}`, 'A', '+noedns', '+noall', '+answer', '+comments');
+    assert.match(big, /Truncated, retrying in TCP mode/);
+    assert.equal((big.match(/\sIN\s+A\s+10\.244\.1\.\d+$/gm) ?? []).length, 40, big);
   });
 
   it('follows changes: a deleted Service is NXDOMAIN, a new one resolves', async () => {

@@ -78,13 +78,20 @@ export async function* parseWatchFrames(chunks: AsyncIterable<Uint8Array>, what:
   if (buffered.length > 0) throw new AgentError('ERR_UNAVAILABLE', `${what}: watch stream ended inside a frame`, { retryable: true });
 }
 
-/** One frame's payload (without the length): an enveloped meta.v1.WatchEvent. */
+/**
+ * One frame's payload (without the length): a bare meta.v1.WatchEvent, as kube-apiserver's raw
+ * protobuf serializer writes it; the object inside is enveloped.
+ */
 export function decodeWatchFrame(frame: Uint8Array, what: string): DecodedWatchEvent {
+  if (frame.length >= 4 && PROTOBUF_MAGIC.every((b, i) => frame[i] === b)) {
+    // Older nodelet servers enveloped the event too; kube-apiserver never does. Say so rather than
+    // report a frame without a type, which is what client-go says of such a frame.
+    throw new AgentError('ERR_UNAVAILABLE', `${what}: watch frame starts with the "k8s\\0" magic, but a protobuf watch event is written bare; the API server's watch framing is not kube-apiserver's`, { retryable: true });
+  }
   let type = '';
   let object: Uint8Array | undefined;
   try {
-    if (frame.length < 4 || !PROTOBUF_MAGIC.every((b, i) => frame[i] === b)) throw new Error('no "k8s\\0" magic');
-    const r = protobuf.Reader.create(readEnvelope(frame.subarray(4)).raw);
+    const r = protobuf.Reader.create(frame);
     while (r.pos < r.len) {
       const tag = r.uint32();
       if (tag === 0x0a) type = r.string();

@@ -32,13 +32,52 @@ test('inlined Go structs nest in protobuf: Volume{name = 1, volumeSource = 2{con
   assert.equal(hex(raw), '0a00' + '120f' + '0a0d' + '0a0176' + '1208' + '9a0105' + '0a03' + '0a0163');
 });
 
-test('a watch frame is a big-endian length, then the WatchEvent {type = 1, object = 2 {raw = 1}} envelope', () => {
-  const obj = encodeProtobufObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' } })!;
-  const frame = encodeWatchFrame('ADDED', obj);
-  const event = '0a05' + Buffer.from('ADDED').toString('hex') + '12' + (obj.length + 2).toString(16).padStart(2, '0') + '0a' + obj.length.toString(16).padStart(2, '0') + hex(obj);
-  const envelope = '6b387300' + '0a04' + '0a00' + '1200' + '12' + (event.length / 2).toString(16).padStart(2, '0') + event + '1a00' + '2200';
-  assert.equal(frame.length, 4 + envelope.length / 2);
-  assert.equal(hex(frame), (envelope.length / 2).toString(16).padStart(8, '0') + envelope);
+// Golden watch frames, derived by hand from upstream's rules, not from our reader:
+// - k8s.io/apimachinery pkg/util/framer LengthDelimitedFramer: each frame is a 4-byte big-endian length;
+// - the codec factory's protobuf StreamSerializer is runtime/serializer/protobuf RawSerializer: the
+//   meta/v1 WatchEvent is written bare, with no "k8s\0" magic and no runtime.Unknown
+//   (meta/v1 generated.proto: WatchEvent{type = 1 string, object = 2 RawExtension{raw = 1 bytes}});
+// - the object in raw is written by the full protobuf Serializer: "k8s\0" + Unknown{typeMeta = 1
+//   {apiVersion = 1, kind = 2}, raw = 2, contentEncoding = 3, contentType = 4};
+// - client-go's watch decoder (rest/watch decoder.go) refuses an event whose type is not one of
+//   ADDED, MODIFIED, DELETED, ERROR, BOOKMARK: "got invalid watch event type".
+const ascii = (t: string): string => Buffer.from(t).toString('hex');
+// ConfigMap{metadata = 1 ObjectMeta{name = 1 "c", resourceVersion = 6 "5"}}, enveloped: 0x23 bytes.
+const CONFIGMAP = '6b387300' + '0a0f' + '0a02' + ascii('v1') + '1209' + ascii('ConfigMap') + '1208' + '0a06' + '0a0163' + '320135' + '1a00' + '2200';
+// Pod{metadata = 1 ObjectMeta{resourceVersion = 6 "12"}}, enveloped: 0x1b bytes (a bookmark carries only the RV).
+const BOOKMARK_POD = '6b387300' + '0a09' + '0a02' + ascii('v1') + '1203' + ascii('Pod') + '1206' + '0a04' + '32023132' + '1a00' + '2200';
+// Status{status = 2 "Failure", message = 3 "too old", reason = 4 "Expired", code = 6 varint 410 (0x9a 0x03)}: 0x36 bytes.
+const STATUS = '6b387300' + '0a0c' + '0a02' + ascii('v1') + '1206' + ascii('Status') + '121e' + '1207' + ascii('Failure') + '1a07' + ascii('too old') + '2207' + ascii('Expired') + '309a03' + '1a00' + '2200';
+
+const GOLDEN: { type: string; object: Record<string, unknown>; frame: string }[] = [
+  { type: 'ADDED', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', resourceVersion: '5' } }, frame: '0000002e' + '0a05' + ascii('ADDED') + '1225' + '0a23' + CONFIGMAP },
+  { type: 'MODIFIED', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', resourceVersion: '5' } }, frame: '00000031' + '0a08' + ascii('MODIFIED') + '1225' + '0a23' + CONFIGMAP },
+  { type: 'DELETED', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', resourceVersion: '5' } }, frame: '00000030' + '0a07' + ascii('DELETED') + '1225' + '0a23' + CONFIGMAP },
+  { type: 'BOOKMARK', object: { apiVersion: 'v1', kind: 'Pod', metadata: { resourceVersion: '12' } }, frame: '00000029' + '0a08' + ascii('BOOKMARK') + '121d' + '0a1b' + BOOKMARK_POD },
+  // Go writes fields in ascending number order; any order decodes, and our encoder keeps the JSON key
+  // order, so the object lists them in Go's order to compare bytes.
+  { type: 'ERROR', object: { apiVersion: 'v1', kind: 'Status', status: 'Failure', message: 'too old', reason: 'Expired', code: 410 }, frame: '00000041' + '0a05' + ascii('ERROR') + '1238' + '0a36' + STATUS },
+];
+
+test('watch frames are upstream\'s: a big-endian length, the bare WatchEvent, the enveloped object inside (golden frames)', async () => {
+  for (const g of GOLDEN) {
+    assert.equal(hex(encodeWatchFrame(g.type, encodeProtobufObject(g.object)!)), g.frame, g.type);
+    // The frame's first field is the event's type (tag 0x0a), never the magic: that is what client-go reads first.
+    assert.equal(g.frame.slice(8, 10), '0a');
+  }
+  const events = [];
+  for await (const e of parseWatchFrames(Readable.from([Buffer.from(GOLDEN.map((g) => g.frame).join(''), 'hex')]), 'golden')) events.push(e);
+  assert.deepEqual(events, GOLDEN.map((g) => ({ type: g.type, object: g.object })));
+});
+
+test('a frame with the enveloped event (what older nodelet servers sent) is refused with a message that says so', async () => {
+  // The BOOKMARK of issue 29 as the server used to write it: "k8s\0" Unknown{typeMeta{"", ""}, raw = WatchEvent}.
+  const event = '0a08' + ascii('BOOKMARK') + '121d' + '0a1b' + BOOKMARK_POD;
+  const old = '6b387300' + '0a04' + '0a00' + '1200' + '1229' + event + '1a00' + '2200';
+  const body = Buffer.from((old.length / 2).toString(16).padStart(8, '0') + old, 'hex');
+  await assert.rejects(async () => {
+    for await (const e of parseWatchFrames(Readable.from([body]), 'watch pods')) assert.fail(`decoded ${JSON.stringify(e)}`);
+  }, (err: Error & { code?: string }) => err.code === 'ERR_UNAVAILABLE' && /magic.*written bare/.test(err.message));
 });
 
 test('round-trips a Pod with status, probes, volumes and env sources (the inlined Go structs) through encode and decode', () => {

@@ -10,7 +10,9 @@
  * Wire forms (k8s.io/apimachinery runtime/serializer/protobuf and pkg/util/framer):
  *   object  = "k8s\0" Unknown{ typeMeta{apiVersion, kind}, raw = message }
  *   list    = "k8s\0" Unknown{ typeMeta{apiVersion, <Kind>List}, raw = { 1: ListMeta, 2: item… } }
- *   watch   = frames of uint32-BE length + "k8s\0" Unknown{ raw = WatchEvent{ 1: type, 2: RawExtension{ 1: object } } }
+ *   watch   = frames of uint32-BE length + WatchEvent{ 1: type, 2: RawExtension{ 1: object } }, where the
+ *             event is bare (the codec factory's raw protobuf serializer writes the stream: no magic, no
+ *             Unknown) and only the object inside is enveloped (the full serializer)
  * Pure and synchronous; safe to call concurrently.
  */
 import protobuf from 'protobufjs';
@@ -93,15 +95,17 @@ export function encodeProtobufList(apiVersion: string, kind: string, meta: ListM
 }
 
 /**
- * One watch frame: the 4-byte big-endian length, then the enveloped meta.v1.WatchEvent whose
- * object is `objectEnvelope` (an enveloped object). The event envelope's typeMeta is empty: Go's
- * WatchEvent carries no TypeMeta of its own.
+ * One watch frame: the 4-byte big-endian length (the length-delimited framer), then the bare
+ * meta.v1.WatchEvent whose object is `objectEnvelope` (an enveloped object). kube-apiserver writes
+ * the event with the raw protobuf serializer and client-go reads it the same way, so a `k8s\0`
+ * magic or an Unknown here would be read as the event's own fields and the frame refused as one
+ * without a type.
  */
 export function encodeWatchFrame(type: string, objectEnvelope: Uint8Array): Uint8Array {
   const w = protobuf.Writer.create();
   w.uint32((1 << 3) | 2).string(type);
   w.uint32((2 << 3) | 2).fork().uint32((1 << 3) | 2).bytes(objectEnvelope).ldelim();
-  const event = protobufEnvelope('', '', w.finish());
+  const event = w.finish();
   const frame = new Uint8Array(4 + event.length);
   new DataView(frame.buffer).setUint32(0, event.length);
   frame.set(event, 4);

@@ -116,3 +116,29 @@ export function rawExchange(target: RawTarget, parts: ReadonlyArray<string | Buf
     sock.once(target.tls ? 'secureConnect' : 'connect', () => void writeAll());
   });
 }
+
+/** A request whose body never completes (slowUpload). */
+export interface StalledUpload {
+  socket: net.Socket;
+  /** Everything the server sent, once the connection closed. The caller never closes it first, so a close is the server's. */
+  closed: Promise<string>;
+}
+
+/**
+ * Opens a connection and sends `head` (request line and headers, ending in the blank line) and
+ * `partialBody`, which is shorter than the Content-Length `head` declares, then sends nothing
+ * more: the slow-body client a server must time out and close. `socket.destroy()` in cleanup.
+ */
+export function stalledUpload(target: RawTarget, head: string, partialBody: string | Buffer): StalledUpload {
+  const socket: net.Socket = target.tls
+    ? tls.connect({ host: target.host, port: target.port, ca: target.tls.ca, cert: target.tls.cert, key: target.tls.key, rejectUnauthorized: !!target.tls.ca, servername: net.isIP(target.host) ? undefined : target.host })
+    : net.connect({ host: target.host, port: target.port });
+  socket.on('error', () => undefined);
+  socket.once(target.tls ? 'secureConnect' : 'connect', () => {
+    socket.write(head);
+    socket.write(partialBody);
+  });
+  let text = '';
+  socket.on('data', (d: Buffer) => (text += d.toString('utf8')));
+  return { socket, closed: new Promise((resolve) => socket.once('close', () => resolve(text))) };
+}

@@ -103,3 +103,73 @@ test('image import prints pull references; inspect, export, re-import and rm wor
   assert.equal(bad.code, 1);
   assert.match(bad.stderr, /^nodelet: image archive ".*missing\.tar" does not exist\n$/);
 });
+
+/**
+ * The archive and registry formats against an implementation nobody here wrote: skopeo
+ * (containers/image, Debian's `skopeo`, installed by make deps) pulls from `nodelet image serve`,
+ * writes docker-archive and oci-archive files that `nodelet image import` reads, and reads both
+ * formats `nodelet image export` writes. The image is the same throughout: its layers' diff IDs.
+ */
+test('skopeo pulls from the registry, writes archives import reads, and reads what export writes', { timeout: 120_000 }, async (t) => {
+  if (spawnSync('skopeo', ['--version']).status !== 0) return t.skip('skopeo not installed (apt-get install skopeo; make deps installs it)');
+  const dir = await mkdtemp(join(tmpdir(), 'nodelet-image-skopeo-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  await writeFile(join(dir, 'tool'), '#!/bin/sh\necho tool\n');
+  const store = join(dir, 'store');
+  const built = nodelet('image', 'build', 'lab/peer:v1', '--store', store, '-f', `${join(dir, 'tool')}:/usr/bin/tool:0755`, '--cmd', 'tool');
+  assert.equal(built.code, 0, built.stderr);
+  const digest = built.stdout.trim().split(' ')[1]!;
+  const diffIds = (s: string, name: string): string[] => {
+    const r = nodelet('image', 'inspect', name, '--store', s);
+    assert.equal(r.code, 0, r.stderr);
+    return (JSON.parse(r.stdout) as { config: { rootfs: { diff_ids: string[] } } }[])[0]!.config.rootfs.diff_ids;
+  };
+  const want = diffIds(store, 'lab/peer:v1');
+  const skopeo = async (...args: string[]): Promise<string> => {
+    // Asynchronous: the registry under test may be served by a child of this process.
+    const r = await new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+      const c = spawn('skopeo', ['--insecure-policy', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      c.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
+      c.stderr.setEncoding('utf8').on('data', (s: string) => (err += s));
+      c.once('close', (code) => resolve({ code, out, err }));
+    });
+    assert.equal(r.code, 0, `skopeo ${args.join(' ')}: ${r.err}`);
+    return r.out;
+  };
+
+  const serve = spawn(NODELET, ['image', 'serve', '--store', store, '--address', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  t.after(() => void serve.kill('SIGKILL'));
+  const host = await new Promise<string>((resolve, reject) => {
+    let text = '';
+    serve.stdout.setEncoding('utf8').on('data', (s: string) => {
+      text += s;
+      const m = /at http:\/\/(127\.0\.0\.1:\d+)/.exec(text);
+      if (m) resolve(m[1]!);
+    });
+    serve.once('exit', (code) => reject(new Error(`serve exited ${code} before listening`)));
+  });
+  const remote = JSON.parse(await skopeo('inspect', '--tls-verify=false', `docker://${host}/lab/peer:v1`)) as { Digest: string; Layers: string[] };
+  assert.equal(remote.Digest, digest, 'skopeo sees the manifest digest the build printed');
+  assert.equal(remote.Layers.length, want.length);
+
+  for (const format of ['docker-archive', 'oci-archive'] as const) {
+    const archive = join(dir, `${format}.tar`);
+    await skopeo('copy', '--src-tls-verify=false', `docker://${host}/lab/peer:v1`, `${format}:${archive}:lab/peer:v1`);
+    const into = join(dir, `store-${format}`);
+    const imp = nodelet('image', 'import', archive, '--store', into, '-t', 'lab/peer:v1');
+    assert.equal(imp.code, 0, `${format}: ${imp.stderr}`);
+    assert.deepEqual(diffIds(into, 'lab/peer:v1'), want, `${format} written by skopeo, imported by nodelet`);
+  }
+
+  for (const [format, transport] of [['docker', 'docker-archive'], ['oci', 'oci-archive']] as const) {
+    const out = join(dir, `export-${format}.tar`);
+    const exp = nodelet('image', 'export', 'lab/peer:v1', '-o', out, '--format', format, '--store', store);
+    assert.equal(exp.code, 0, exp.stderr);
+    // An OCI export names the image as containerd's does: the tag in org.opencontainers.image.ref.name.
+    const read = JSON.parse(await skopeo('inspect', '--raw', '--config', `${transport}:${out}${format === 'oci' ? ':v1' : ''}`)) as { rootfs: { diff_ids: string[] } };
+    assert.deepEqual(read.rootfs.diff_ids, want, `nodelet image export --format ${format}, read by skopeo`);
+  }
+  serve.kill('SIGTERM');
+});

@@ -12,6 +12,7 @@ import type { ResourceDef } from './resource.js';
 import type { WatchCache } from './watch-cache.js';
 import type { WatchEventEncoder } from './watch-encoding.js';
 import type { PodJourneys } from './pod-journeys.js';
+import type { PodSecurityConfig } from './admission/pod-security/config.js';
 
 export interface ServedResource {
   def: ResourceDef;
@@ -59,6 +60,8 @@ export interface ServerContext {
   watchEncoder?: WatchEventEncoder;
   /** Pod journey tracing (pod-journeys.ts); undefined when the server was started without a tracer. */
   journeys?: PodJourneys;
+  /** PodSecurity admission's defaults and exemptions (admission/pod-security/); undefined: privileged everywhere, none. */
+  podSecurity?: PodSecurityConfig;
 }
 
 export interface NodeProxyConfig {
@@ -78,6 +81,11 @@ export interface RequestScope {
   url: URL;
   user: UserInfo;
   log: Logger;
+  /**
+   * Aborted when the request times out, its client goes away or its reply is done
+   * (filters/chain.ts): the body read, admission and the REST verbs' store calls take it.
+   */
+  signal: AbortSignal;
   served: ServedResource;
   namespace: string | undefined;
   name: string | undefined;
@@ -86,6 +94,11 @@ export interface RequestScope {
   proxyPath?: string;
   /** The request body when the edge already read it (NodeRestriction of creates). */
   body?: Buffer;
+  /**
+   * Annotations admission plugins added for this request's audit event (`pod-security.kubernetes.io/…`,
+   * admission/recorder.ts); the audit log reads them when it writes the event.
+   */
+  auditAnnotations?: Record<string, string>;
 }
 
 /** Sets apiVersion/kind on an object as served (the store does not rely on them). */

@@ -58,8 +58,23 @@ export const PATCH_MEDIA_TYPES = [
   'application/apply-patch+yaml',
 ] as const;
 
-/** Reads the whole body, failing with 413 past the limit (the rest of the upload is discarded). */
-export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
+/**
+ * Reads the whole body, failing with 413 past the limit (the rest of the upload is discarded).
+ * When `signal` aborts first (the request timed out, filters/timeout.ts), the read rejects with
+ * its reason and the request is destroyed, closing a connection whose body stalled.
+ */
+export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES, signal?: AbortSignal): Promise<Buffer> {
+  signal?.throwIfAborted();
+  const stop = (): void => void req.destroy(signal!.reason instanceof Error ? signal!.reason : new DOMException('the request was cancelled', 'AbortError'));
+  signal?.addEventListener('abort', stop, { once: true });
+  try {
+    return await readAll(req, limit);
+  } finally {
+    signal?.removeEventListener('abort', stop);
+  }
+}
+
+async function readAll(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > limit) {
     req.resume();
@@ -79,8 +94,8 @@ export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Pr
 }
 
 /** The request body of a handler scope (already read, or read now). */
-export async function bodyOf(s: { req: IncomingMessage; body?: Buffer }): Promise<Buffer> {
-  return s.body ?? readBody(s.req);
+export async function bodyOf(s: { req: IncomingMessage; body?: Buffer; signal?: AbortSignal }): Promise<Buffer> {
+  return s.body ?? readBody(s.req, MAX_BODY_BYTES, s.signal);
 }
 
 /** Decodes a create/update body by Content-Type into a JSON object (400 malformed, 415 unknown type). */

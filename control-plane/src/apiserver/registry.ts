@@ -21,6 +21,8 @@ export interface ListRequest {
   continueToken?: string;
   /** Exact revision to read at (from a continue token or resourceVersionMatch=Exact). */
   revision?: number;
+  /** The request's signal: stops the page reads once it aborts. */
+  signal?: AbortSignal;
 }
 
 export interface ListPage {
@@ -65,13 +67,13 @@ export class Registry {
     return encoder.encode(JSON.stringify({ ...obj, metadata: meta }));
   }
 
-  async find(namespace: string | undefined, name: string): Promise<ApiObject | undefined> {
-    const kv = await this.#store.get(this.key(namespace, name));
+  async find(namespace: string | undefined, name: string, opts: { signal?: AbortSignal } = {}): Promise<ApiObject | undefined> {
+    const kv = await this.#store.get(this.key(namespace, name), opts);
     return kv ? this.decode(kv) : undefined;
   }
 
-  async get(namespace: string | undefined, name: string): Promise<ApiObject> {
-    const obj = await this.find(namespace, name);
+  async get(namespace: string | undefined, name: string, opts: { signal?: AbortSignal } = {}): Promise<ApiObject> {
+    const obj = await this.find(namespace, name, opts);
     if (!obj) throw notFound(this.def.plural, this.def.group, name);
     return obj;
   }
@@ -95,7 +97,7 @@ export class Registry {
     try {
       for (;;) {
         const want = limit ? Math.max(limit - items.length, 1) : 0;
-        const page = await this.#store.list(prefix, { revision: revision, limit: limit ? Math.max(want, 50) : 0, startAfter });
+        const page = await this.#store.list(prefix, { revision: revision, limit: limit ? Math.max(want, 50) : 0, startAfter, signal: req.signal });
         listRevision = page.revision;
         revision = page.revision;
         let stoppedEarly = false;
@@ -132,8 +134,10 @@ export class Registry {
     return out;
   }
 
-  async create(obj: ApiObject): Promise<ApiObject> {
+  /** `signal`: the request's; an aborted request writes nothing (the store's writes take no signal, so it is checked before). */
+  async create(obj: ApiObject, opts: { signal?: AbortSignal } = {}): Promise<ApiObject> {
     const name = obj.metadata.name!;
+    opts.signal?.throwIfAborted();
     try {
       const rev = await this.#store.create(this.key(obj.metadata.namespace, name), this.encode(obj));
       obj.metadata.resourceVersion = String(rev);
@@ -153,11 +157,11 @@ export class Registry {
     namespace: string | undefined,
     name: string,
     mutate: (current: ApiObject) => Promise<ApiObject | undefined> | ApiObject | undefined,
-    opts: { preconditionRV?: string; ifMissing?: () => Promise<ApiObject> } = {},
+    opts: { preconditionRV?: string; ifMissing?: () => Promise<ApiObject>; signal?: AbortSignal } = {},
   ): Promise<{ object: ApiObject; changed: boolean; created?: boolean }> {
     const key = this.key(namespace, name);
     for (let attempt = 0; attempt < 20; attempt++) {
-      const kv = await this.#store.get(key);
+      const kv = await this.#store.get(key, { signal: opts.signal });
       if (!kv) {
         if (opts.ifMissing) return { object: await opts.ifMissing(), changed: true, created: true };
         throw notFound(this.def.plural, this.def.group, name);
@@ -168,6 +172,7 @@ export class Registry {
       // that is how rewriting every Secret moves them to a new key.
       const next = (await mutate(structuredClone(current))) ?? (kv.stale ? structuredClone(current) : undefined);
       if (!next) return { object: current, changed: false };
+      opts.signal?.throwIfAborted();
       try {
         const rev = await this.#store.update(key, this.encode(next), kv.modRevision);
         next.metadata.resourceVersion = String(rev);

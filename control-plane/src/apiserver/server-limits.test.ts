@@ -1,11 +1,11 @@
 // The API server's edge over plain HTTP on port 0: malformed requests get a 4xx Status and the
 // server keeps serving; in-flight limits (429), the request timeout (504) and the slow-watcher
-// cut-off (limits.ts, request-guard.ts).
+// cut-off (limits.ts, filters/).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { pollUntil, type Logger } from '@nodelet/base';
-import { rawExchange, type RawReply } from '@nodelet/api/testing';
+import { rawExchange, stalledUpload, type RawReply, type StalledUpload } from '@nodelet/api/testing';
 import { createTempSqliteStore } from '../storage/testing/sqlite.js';
 import type { Store } from '../storage/types.js';
 import type { Authenticator } from './auth/types.js';
@@ -55,13 +55,9 @@ function assertStatus(r: RawReply, code: number, reason: string): Record<string,
   return body;
 }
 
-/** Opens a request whose body never completes; the server holds it until `socket.destroy()`. */
-function hangingUpload(port: number, method: string, path: string, token: string): net.Socket {
-  const s = net.connect({ host: '127.0.0.1', port });
-  s.on('error', () => undefined);
-  s.write(`${method} ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"kind":`);
-  return s;
-}
+/** A request whose body never completes (1000 bytes declared, 9 sent); the server must time it out. */
+const hangingUpload = (port: number, method: string, path: string, token: string): StalledUpload =>
+  stalledUpload({ host: '127.0.0.1', port }, `${method} ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`, '{"kind":');
 
 const cm = (name: string, size = 10): string => JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { v: 'x'.repeat(size) } });
 
@@ -102,7 +98,7 @@ describe('API server edge', () => {
     watch.write(request('GET', '/api/v1/pods?watch=true', { token: 'node' }));
     t.after(() => watch.destroy());
     const held = hangingUpload(env.port, 'POST', '/api/v1/namespaces/default/events', 'node');
-    t.after(() => held.destroy());
+    t.after(() => held.socket.destroy());
     const refused = await pollUntil(
       'a 429 while the upload is held',
       async () => {
@@ -118,7 +114,7 @@ describe('API server edge', () => {
     assert.equal(admin.status, 201, admin.body);
     const read = await rawExchange(target, [request('GET', '/api/v1/pods', { token: 'node' })]);
     assert.equal(read.status, 200, read.body);
-    held.destroy();
+    held.socket.destroy();
     await pollUntil(
       'the slot to be released',
       async () => (await rawExchange(target, [request('POST', '/api/v1/namespaces/default/events', { token: 'node', body: event })])).status !== 429,
@@ -129,19 +125,16 @@ describe('API server edge', () => {
   it('answers 504 Timeout when a request outlives the request timeout; watches are exempt', async (t) => {
     const env = await start(store, { requestTimeoutMs: 300 });
     t.after(() => env.server.close());
-    const s = hangingUpload(env.port, 'POST', '/api/v1/namespaces/default/configmaps', 'admin');
-    t.after(() => s.destroy());
+    const upload = hangingUpload(env.port, 'POST', '/api/v1/namespaces/default/configmaps', 'admin');
+    t.after(() => upload.socket.destroy());
     const started = Date.now();
-    const reply = await new Promise<string>((resolve) => {
-      let buf = '';
-      s.on('data', (d: Buffer) => (buf += d.toString()));
-      s.on('close', () => resolve(buf));
-    });
+    const reply = await upload.closed;
     const elapsed = Date.now() - started;
     assert.match(reply, /^HTTP\/1\.1 504 /);
     const status = JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>;
     assert.deepEqual([status.kind, status.code, status.reason], ['Status', 504, 'Timeout']);
     assert.match(String(status.message), /^Timeout: request did not complete within requested timeout/);
+    assert.deepEqual(env.server.inflight(), { readOnly: 0, mutating: 0 }, 'the timed-out upload holds no slot');
     assert.ok(elapsed >= 250 && elapsed < 3000, `answered after ${elapsed} ms`);
     // A watch runs past the request timeout and ends at its own timeoutSeconds.
     const w = await rawExchange({ host: '127.0.0.1', port: env.port }, [request('GET', '/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=1', { token: 'admin' })], { timeoutMs: 5000 });

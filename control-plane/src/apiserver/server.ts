@@ -1,12 +1,11 @@
 /**
- * The API server: HTTPS (or plain HTTP when no TLS material is given, for tests),
- * authentication (client certificate, bearer token), impersonation, authorization (Node → RBAC),
- * admission, and the REST machinery over a {@link Store}.
+ * The API server: HTTPS (or plain HTTP when no TLS material is given, for tests), and the REST
+ * machinery over a {@link Store}. Every request goes through one chain of filters
+ * (filters/chain.ts), then to the handler at its end:
  *
- *   request ─▶ health? ─▶ authenticate (401) ─▶ impersonate? (403) ─▶ non-resource (version, discovery, openapi)
- *                                                                 └▶ metrics.k8s.io (metrics-api.ts) ─▶ authorize (403) ─▶ get/list
- *                                                                 └▶ parse path ─▶ authorize (403) ─▶ dispatch(verb)
- *                                                                                   (writes: admission, see admission/)
+ *   recovery ─▶ request info ─▶ timeout ─▶ public paths ─▶ authentication ─▶ audit ─▶ impersonation
+ *            ─▶ max in flight ─▶ authorization ─▶ serveRequest: non-resource │ metrics.k8s.io │ dispatch(verb)
+ *                                                                             (writes: admission, see admission/)
  *
  * `close()` stops accepting connections, ends watches and log streams, and waits for in-flight
  * requests; it does not close the store (its owner does).
@@ -16,18 +15,15 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { TLSSocket } from 'node:tls';
-import { edgeServerOptions, failureStatus, hardenHttpServer, parseRequestTarget, SERVER_JOIN_PATH, writeRawStatus, type ServerJoinBundle } from '@nodelet/api';
-import { noopLogger, type Logger } from '@nodelet/base';
+import { edgeServerOptions, hardenHttpServer, type ServerJoinBundle } from '@nodelet/api';
+import { linkAbort, noopLogger, type Logger } from '@nodelet/base';
 import type { Store } from '../storage/types.js';
 import { createAuthorizerChain, forbiddenMessage } from './auth/authorizer.js';
-import { impersonatedUser } from './auth/impersonation.js';
 import { createNodeAuthorizer } from './auth/node-authorizer.js';
 import { RbacAuthorizer, type RbacMirrors } from './auth/rbac/rbac-authorizer.js';
 import { reconcileBootstrapPolicy } from './auth/rbac/reconcile.js';
-import type { Authenticator, RequestAttributes, UserInfo } from './auth/types.js';
-import { userFromClientCertificate } from './auth/x509-authenticator.js';
-import type { NodeProxyConfig, RequestScope, ServedResource, ServerContext } from './context.js';
+import type { Authenticator, UserInfo } from './auth/types.js';
+import type { NodeProxyConfig, ServedResource, ServerContext } from './context.js';
 import { admitCreate } from './handlers/admit.js';
 import { dispatch } from './handlers/dispatch.js';
 import { proxyStreamUpgrade } from './handlers/node-proxy.js';
@@ -35,25 +31,34 @@ import { proxyPortForwardTunnel, tunnelledProtocols } from './handlers/portforwa
 import { ResourceMirror } from './mirror.js';
 import { ensureDefaultStorageClass, ensureNamespaceDefaults } from './default-objects.js';
 import { startNamespaceLifecycle } from './namespace-lifecycle.js';
-import { serveServerJoinBundle } from './server-join.js';
 import { clusterDnsIpOf, ensureKubeDnsService } from './kube-dns-service.js';
 import { DEFAULT_SERVICE_CIDR } from './handlers/service-ip.js';
 import { METRICS_DEFS, parseMetricsPath, serveMetrics, type MetricsSource } from './metrics-api.js';
 import { serveNonResource } from './nonresource.js';
-import { DEFAULT_API_SERVER_LIMITS, type ApiServerLimits } from './limits.js';
+import { DEFAULT_API_SERVER_LIMITS, InflightLimiter, type ApiServerLimits } from './limits.js';
 import { Registry } from './registry.js';
-import { RequestGuard } from './request-guard.js';
 import { RESOURCE_DEFS } from './resources.js';
-import { sendError, sendJson } from './respond.js';
+import { sendJson } from './respond.js';
 import { JWKS_PATH, jwks, OIDC_CONFIGURATION_PATH, openIdConfiguration } from './auth/serviceaccount/oidc.js';
 import { looksLikeJwt, type ServiceAccountTokens } from './auth/serviceaccount/tokens.js';
-import { parsePath, verbOf, notFoundPath, nameFromFieldSelector } from './router.js';
-import { forbidden, toStatusError, unauthorized, StatusError } from './status.js';
+import { notFoundPath } from './router.js';
+import { forbidden, StatusError } from './status.js';
 import { WatchCache } from './watch-cache.js';
 import { WatchEventEncoder } from './watch-encoding.js';
 import type { JourneyTracer } from '@nodelet/api/tracing';
 import { PodJourneys } from './pod-journeys.js';
 import { isTracesPath, serveTraces } from './traces-endpoint.js';
+import type { PodSecurityConfig } from './admission/pod-security/config.js';
+import { ApiRequest, runChain, type Filter } from './filters/chain.js';
+import { recoveryFilter } from './filters/recovery.js';
+import { requestInfoFilter } from './filters/request-info.js';
+import { timeoutFilter } from './filters/timeout.js';
+import { publicPathsFilter } from './filters/public-paths.js';
+import { authenticationFilter } from './filters/authentication.js';
+import { auditFilter } from './filters/audit.js';
+import { impersonationFilter } from './filters/impersonation.js';
+import { maxInflightFilter } from './filters/max-inflight.js';
+import { authorizationFilter, authorizeOrThrow, STREAM_SUBRESOURCES } from './filters/authorization.js';
 
 export interface ApiServerOptions {
   store: Store;
@@ -93,6 +98,8 @@ export interface ApiServerOptions {
   metrics?: MetricsSource;
   /** Records pod journeys (docs/tracing.md) and serves them at /debug/nodelet/traces/; unset: neither. */
   tracer?: JourneyTracer;
+  /** PodSecurity admission defaults and exemptions (`--admission-control-config-file`); unset: privileged everywhere. */
+  podSecurity?: PodSecurityConfig;
 }
 
 export interface ApiServer {
@@ -104,20 +111,27 @@ export interface ApiServer {
    * unusable pair, leaving the current one in place.
    */
   setServingCertificate(tls: { cert: string; key: string }): void;
+  /** Requests holding an in-flight slot now, per pool (tests, diagnostics). */
+  inflight(): { readOnly: number; mutating: number };
   close(): Promise<void>;
 }
 
-const HEALTH_PATHS = new Set(['/healthz', '/livez', '/readyz']);
 /** nodelet's own: the etcd members as the server sees them (docs/ha.md "Etcd cluster"). */
 export const ETCD_STATUS_PATH = '/debug/nodelet/etcd';
-/** Pod subresources that open a stream into the pod: authorized as `create` (as upstream does for WebSocket upgrades). */
-const STREAM_SUBRESOURCES = new Set(['exec', 'attach', 'portforward']);
 const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
+/**
+ * Pod Security labels a default namespace gets when this server creates it (never added later:
+ * an operator's change stays): `default` warns about baseline violations, `kube-system` is
+ * enforced privileged whatever the configured defaults (docs/security.md "Pod Security").
+ */
+const DEFAULT_NAMESPACE_LABELS: Readonly<Record<string, Record<string, string>>> = {
+  default: { 'pod-security.kubernetes.io/warn': 'baseline' },
+  'kube-system': { 'pod-security.kubernetes.io/enforce': 'privileged' },
+};
 
 export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer> {
   const log = opts.logger ?? noopLogger;
   const limits: ApiServerLimits = { ...DEFAULT_API_SERVER_LIMITS, ...opts.limits };
-  const guard = new RequestGuard({ limits, logger: log });
   const stop = new AbortController();
   // Every watch and log stream listens for shutdown: one listener per long-running request.
   setMaxListeners(0, stop.signal);
@@ -168,6 +182,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     maxWatchBufferBytes: limits.maxWatchBufferBytes,
     watchEncoder: new WatchEventEncoder({ share: opts.watchEncodeCache ?? true }),
     ...(opts.tracer ? { journeys: new PodJourneys(opts.tracer) } : {}),
+    ...(opts.podSecurity ? { podSecurity: opts.podSecurity } : {}),
   };
   /** Service-account JWTs go to their verifier; every other token to the token authenticator. */
   async function authenticateBearer(token: string): Promise<UserInfo | undefined> {
@@ -183,92 +198,62 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   const lifecycle = startNamespaceLifecycle(ctx, [...resources.values()], log.child({ component: 'namespace-lifecycle' }));
 
   let serverAddress = '127.0.0.1:6443';
+  const inflight = new InflightLimiter(limits);
+  const isMetricsPath = (pathname: string): boolean => !!opts.metrics && !!parseMetricsPath(pathname);
+  // The request path (filters/chain.ts, docs/apiserver.md "The request path"). Upgrades (exec,
+  // attach, portforward) are long-running: no timeout, no in-flight slot, no public paths.
+  const recovery = recoveryFilter(log);
+  const requestInfo = requestInfoFilter();
+  const authentication = authenticationFilter({ clientCertificates: !!(opts.tls && opts.caPem), authenticateBearer });
+  const audit = auditFilter();
+  const impersonation = impersonationFilter(authorizer);
+  const authorization = authorizationFilter({ ctx, authorizer, logger: log, isMetricsPath });
+  const requestChain: Filter[] = [
+    recovery,
+    requestInfo,
+    timeoutFilter({ timeoutMs: limits.requestTimeoutMs, logger: log }),
+    publicPathsFilter({ ctx, serverJoinBundle: opts.serverJoinBundle }),
+    authentication,
+    audit,
+    impersonation,
+    maxInflightFilter(inflight),
+    authorization,
+  ];
+  const upgradeChain: Filter[] = [recovery, requestInfo, authentication, audit, impersonation, authorization];
 
-  /** Client certificate first, then bearer token (kube-apiserver's union authenticator order); 401 without either. */
-  async function authenticate(req: http.IncomingMessage): Promise<UserInfo> {
-    const fromCert = opts.tls && opts.caPem ? userFromClientCertificate(req.socket as TLSSocket) : undefined;
-    if (fromCert) return fromCert;
-    const header = req.headers.authorization ?? '';
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    const user = m ? await authenticateBearer(m[1]!) : undefined;
-    if (!user) throw unauthorized();
-    return user;
-  }
-
-  /** The caller, or the user it impersonates (each impersonated part authorized). */
-  async function requestUser(req: http.IncomingMessage): Promise<UserInfo> {
-    return impersonatedUser(req, await authenticate(req), authorizer);
-  }
-
-  async function authorizeOrThrow(user: UserInfo, a: RequestAttributes): Promise<void> {
-    const d = await authorizer.authorize(user, a);
-    if (!d.allowed) throw forbidden(forbiddenMessage(user, a, d.reason || undefined));
-  }
-
-  async function resourceScope(req: http.IncomingMessage, res: http.ServerResponse, url: URL, user: UserInfo, reqLog: Logger): Promise<RequestScope | undefined> {
-    const parsed = parsePath(ctx, url.pathname);
-    if (parsed.type !== 'resource') return undefined;
-    const p = parsed.path;
-    const watch = ['true', '1'].includes(url.searchParams.get('watch') ?? '');
-    let verb = verbOf(req.method ?? 'GET', !!p.name, watch);
-    // Streams into a pod need create, whatever the HTTP method (WebSocket upgrades are GETs).
-    if (p.served.def.kind === 'Pod' && p.subresource && STREAM_SUBRESOURCES.has(p.subresource)) verb = 'create';
-    // A list or watch of one object by metadata.name is authorized for that name (resourceNames rules).
-    const name = p.name ?? (verb === 'list' || verb === 'watch' ? nameFromFieldSelector(url.searchParams.get('fieldSelector')) : undefined);
-    await authorizeOrThrow(user, { verb, group: p.group, resource: p.served.def.plural, subresource: p.subresource, namespace: p.namespace, name });
-    return { ctx, req, res, url, user, log: reqLog, served: p.served, namespace: p.namespace, name: p.name, subresource: p.subresource, ...(p.proxyPath !== undefined ? { proxyPath: p.proxyPath } : {}) };
-  }
-
-  async function handle(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {
-    const started = performance.now();
-    let userName = '';
-    let release: (() => void) | undefined;
-    try {
-      if (HEALTH_PATHS.has(url.pathname) || url.pathname.startsWith('/healthz/') || url.pathname.startsWith('/readyz/') || url.pathname.startsWith('/livez/')) {
-        res.writeHead(stop.signal.aborted ? 503 : 200, { 'Content-Type': 'text/plain; charset=utf-8' });
-        res.end(stop.signal.aborted ? 'shutting down' : 'ok');
-        return;
+  /** The end of the request chain: non-resource paths, metrics.k8s.io, then the REST handlers. */
+  async function serveRequest(r: ApiRequest): Promise<void> {
+    const { req, res } = r;
+    const url = r.url!;
+    const user = r.user!;
+    if (r.scope) return dispatch(r.scope);
+    const method = req.method ?? 'GET';
+    if (method === 'GET' || method === 'HEAD') {
+      const allowed = r.nonResourceAllowed === true;
+      if (serveOidcIfAllowed(allowed, user, res, url) || serveNonResourceIfAllowed(allowed, user, req, res, url)) return;
+      if (isTracesPath(url.pathname)) {
+        if (!allowed) throw forbidden(forbiddenMessage(user, { verb: 'get', path: url.pathname }));
+        return serveTraces(ctx.journeys, url.pathname, res);
       }
-      if (url.pathname === SERVER_JOIN_PATH) {
-        await serveServerJoinBundle(ctx, req, res, opts.serverJoinBundle);
-        return;
-      }
-      const user = await requestUser(req);
-      userName = user.name;
-      release = guard.admit(req, user);
-      const method = req.method ?? 'GET';
-      if (method === 'GET' || method === 'HEAD') {
-        const decision = await authorizer.authorize(user, { verb: 'get', path: url.pathname });
-        if (serveOidcIfAllowed(decision.allowed, user, res, url) || serveNonResourceIfAllowed(decision.allowed, user, req, res, url)) return;
-        if (isTracesPath(url.pathname)) {
-          if (!decision.allowed) throw forbidden(forbiddenMessage(user, { verb: 'get', path: url.pathname }));
-          return serveTraces(ctx.journeys, url.pathname, res);
-        }
-        if (url.pathname === ETCD_STATUS_PATH && opts.etcdStatus) {
-          if (!decision.allowed) throw forbidden(forbiddenMessage(user, { verb: 'get', path: url.pathname }));
-          const body = JSON.stringify(await opts.etcdStatus(AbortSignal.timeout(10_000)));
+      if (url.pathname === ETCD_STATUS_PATH && opts.etcdStatus) {
+        if (!allowed) throw forbidden(forbiddenMessage(user, { verb: 'get', path: url.pathname }));
+        const link = linkAbort(r.signal, 10_000);
+        try {
+          const body = JSON.stringify(await opts.etcdStatus(link.signal));
           res.writeHead(200, { 'Content-Type': 'application/json' });
           res.end(body);
-          return;
+        } finally {
+          link.dispose();
         }
-      }
-      const metricsRequest = opts.metrics ? parseMetricsPath(url.pathname) : undefined;
-      if (metricsRequest) {
-        await serveMetrics(ctx, opts.metrics!, metricsRequest, { method, url, user }, authorizeOrThrow, res);
         return;
       }
-      const scope = await resourceScope(req, res, url, user, log);
-      if (!scope) throw notFoundPath();
-      await dispatch(scope);
-    } catch (err) {
-      const status = toStatusError(err);
-      if (status.code >= 500) log.error({ err, method: req.method, path: url.pathname }, 'Request failed');
-      if (res.headersSent) res.end();
-      else sendError(res, status);
-    } finally {
-      release?.();
-      log.debug({ method: req.method, path: url.pathname, code: res.statusCode, user: userName, ms: Math.round(performance.now() - started) }, 'Request');
     }
+    const metricsRequest = opts.metrics ? parseMetricsPath(url.pathname) : undefined;
+    if (metricsRequest) {
+      await serveMetrics(ctx, opts.metrics!, metricsRequest, { method, url, user }, (u, a) => authorizeOrThrow(authorizer, u, a), res);
+      return;
+    }
+    throw notFoundPath();
   }
 
   function serveOidcIfAllowed(allowed: boolean, user: UserInfo, res: http.ServerResponse, url: URL): boolean {
@@ -286,29 +271,18 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     return served;
   }
 
-  async function handleUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
-    // Node drops its own error listener from an upgraded socket: a reset while we authenticate
-    // would otherwise be an uncaught 'error' event.
-    socket.on('error', () => socket.destroy());
-    try {
-      const url = parseRequestTarget(req.url);
-      if (!url) throw new StatusError(400, 'BadRequest', 'malformed request target');
-      const user = await requestUser(req);
-      const res = new http.ServerResponse(req);
-      const scope = await resourceScope(req, res, url, user, log);
-      if (!scope || scope.served.def.kind !== 'Pod' || !scope.subresource || !STREAM_SUBRESOURCES.has(scope.subresource) || !scope.name) throw notFoundPath();
-      const upgrade = String(req.headers.upgrade ?? '').toLowerCase();
-      if (upgrade !== 'websocket' && upgrade !== 'spdy/3.1') {
-        throw new StatusError(400, 'BadRequest', `${scope.subresource} needs an upgrade to a WebSocket or to SPDY/3.1, not "${upgrade}"`);
-      }
-      // kubectl's port-forward tunnels SPDY in a WebSocket: unwrapped here; everything else is spliced to the agent.
-      if (scope.subresource === 'portforward' && upgrade === 'websocket' && tunnelledProtocols(req).length > 0) await proxyPortForwardTunnel(scope, socket, head);
-      else await proxyStreamUpgrade(scope, socket, head);
-    } catch (err) {
-      const status = toStatusError(err);
-      if (status.code >= 500) log.error({ err, path: req.url?.split('?')[0] }, 'Upgrade request failed');
-      writeRawStatus(socket, failureStatus(status.code, status.reason, status.message, status.details));
+  /** The end of the upgrade chain: a pod stream, spliced to the node's agent. */
+  async function serveUpgrade(r: ApiRequest): Promise<void> {
+    const scope = r.scope;
+    const { socket, head } = r.upgrade!;
+    if (!scope || scope.served.def.kind !== 'Pod' || !scope.subresource || !STREAM_SUBRESOURCES.has(scope.subresource) || !scope.name) throw notFoundPath();
+    const upgrade = String(r.req.headers.upgrade ?? '').toLowerCase();
+    if (upgrade !== 'websocket' && upgrade !== 'spdy/3.1') {
+      throw new StatusError(400, 'BadRequest', `${scope.subresource} needs an upgrade to a WebSocket or to SPDY/3.1, not "${upgrade}"`);
     }
+    // kubectl's port-forward tunnels SPDY in a WebSocket: unwrapped here; everything else is spliced to the agent.
+    if (scope.subresource === 'portforward' && upgrade === 'websocket' && tunnelledProtocols(r.req).length > 0) await proxyPortForwardTunnel(scope, socket, head);
+    else await proxyStreamUpgrade(scope, socket, head);
   }
 
   // Node's requestTimeout bounds receiving a request, not the reply, so watches are unaffected.
@@ -319,8 +293,13 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     ? https.createServer({ cert: opts.tls.cert, key: opts.tls.key, ...(opts.caPem ? { ca: opts.caPem, requestCert: true, rejectUnauthorized: false } : {}), ...edge })
     : http.createServer(edge);
   hardenHttpServer(server);
-  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => void guard.serve(req, res, (url) => handle(req, res, url)));
-  server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void handleUpgrade(req, socket, head));
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => void runChain(requestChain, serveRequest, new ApiRequest(req, res)));
+  server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    // Node drops its own error listener from an upgraded socket: a reset while we authenticate
+    // would otherwise be an uncaught 'error' event.
+    socket.on('error', () => socket.destroy());
+    void runChain(upgradeChain, serveUpgrade, new ApiRequest(req, new http.ServerResponse(req), { socket, head }));
+  });
   const sockets = new Set<Socket>();
   server.on(opts.tls ? 'secureConnection' : 'connection', (s: Socket) => {
     sockets.add(s);
@@ -345,6 +324,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
       log.info({ address: serverAddress, tls: !!opts.tls }, 'API server listening');
       return { port: addr.port, url: `${opts.tls ? 'https' : 'http'}://${h === '0.0.0.0' ? '127.0.0.1' : h}:${addr.port}` };
     },
+    inflight: () => inflight.inUse(),
     close() {
       closing ??= (async () => {
         stop.abort();
@@ -368,7 +348,8 @@ async function ensureDefaultNamespaces(ctx: ServerContext): Promise<void> {
   const ns = ctx.resource('', 'v1', 'namespaces')!;
   for (const name of DEFAULT_NAMESPACES) {
     if (await ns.registry.find(undefined, name)) continue;
-    const obj = admitCreate(ctx, ns.def, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    const labels = DEFAULT_NAMESPACE_LABELS[name];
+    const obj = admitCreate(ctx, ns.def, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, ...(labels ? { labels: { ...labels } } : {}) } });
     await ns.registry.create(obj).catch((err: unknown) => {
       if (!(err instanceof StatusError && err.reason === 'AlreadyExists')) throw err;
     });

@@ -1,7 +1,8 @@
 // Certificate rotation in a running `nodelet server`: it starts with a serving certificate and an
 // apiserver-kubelet-client certificate that expire in seconds, re-issues both while serving, and
 // (1) an open watch keeps streaming on the connection that negotiated the old certificate,
-// (2) a new TLS connection gets the new one, (3) the node proxy presents the new client pair.
+// (2) a new TLS connection gets the new one, (3) the node proxy presents the new client pair, also
+// to an agent whose keep-alive connection from before the rotation is still open.
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -18,9 +19,17 @@ import { issueCertificate, loadCa, type LoadedCa } from '../../src/pki/certs.js'
 import { writePairAtomic } from '../../src/pki/pair-files.js';
 import { ensurePki, hostAddresses } from '../../src/pki/pki.js';
 
-/** Certificates issued by the test live this long; the server renews when less than RENEW_BEFORE is left. */
-const VALIDITY_MS = 20_000;
-const RENEW_BEFORE_MS = 14_000;
+/**
+ * Certificates issued by the test live VALIDITY_MS; the server renews when less than
+ * RENEW_BEFORE_MS is left by its clock. The test moves that clock JUMP_MS ahead when it wants the
+ * rotation, so nothing depends on how long the steps before it take (with expiry by the real
+ * clock, the server start and steps 1-2 had to fit in the seconds before renewal came due, however
+ * loaded the machine). JUMP_MS stays under the minute issueCertificate
+ * back-dates notBefore by, so what the server issues after the jump is valid by the real clock.
+ */
+const VALIDITY_MS = 50_000;
+const RENEW_BEFORE_MS = 20_000;
+const JUMP_MS = 40_000;
 
 /** The certificate a fresh, fully verified TLS connection to the server gets. */
 async function servedCertificate(port: number, ca: string): Promise<X509Certificate> {
@@ -43,6 +52,9 @@ async function startFakeAgent(ca: LoadedCa): Promise<{ port: number; serials: st
     res.writeHead(200, { 'Content-Type': 'text/plain' });
     res.end('log line\n');
   });
+  // Idle connections stay open as long as the server's keep-alive pool would keep them (kubelet's
+  // server idles out after minutes): a connection dialled before rotation is still there after it.
+  server.keepAliveTimeout = 120_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
   return {
@@ -61,7 +73,8 @@ test('serving and agent-client certificates rotate in a running server without d
   t.after(() => rm(dir, { recursive: true, force: true }));
   const pkiDir = join(dir, 'pki');
 
-  // 1. A PKI whose two leaf pairs expire in VALIDITY_MS (same SANs the server wants, so only expiry triggers).
+  // 1. A PKI whose two leaf pairs expire in VALIDITY_MS (same SANs the server wants, so only expiry
+  //    triggers), and a server whose clock the test can move.
   const pki = await ensurePki({ dir: pkiDir });
   const ca = await loadCa({ certPem: pki.caPem, keyPem: await readFile(join(pkiDir, 'ca.key'), 'utf8') });
   const days = VALIDITY_MS / 86_400_000;
@@ -70,6 +83,7 @@ test('serving and agent-client certificates rotate in a running server without d
   const shortClient = await issueCertificate(ca, { commonName: 'nodelet-apiserver', organization: 'system:masters', usage: 'client', days });
   await writePairAtomic(pkiDir, 'apiserver', shortServing);
   await writePairAtomic(pkiDir, 'apiserver-kubelet-client', shortClient);
+  let skewMs = 0;
 
   const cp = await startControlPlane({
     dataDir: dir,
@@ -78,6 +92,7 @@ test('serving and agent-client certificates rotate in a running server without d
     registryAddress: '',
     controllers: false,
     logger: noopLogger,
+    now: () => Date.now() + skewMs,
     certRotation: { intervalMs: 200, renewBeforeMs: RENEW_BEFORE_MS },
   });
   t.after(() => cp.close());
@@ -117,7 +132,9 @@ test('serving and agent-client certificates rotate in a running server without d
   const oldClientSerial = new X509Certificate(shortClient.certPem).serialNumber;
   assert.deepEqual(agent.serials, [oldClientSerial]);
 
-  // 3. Rotation: a new connection gets a new, CA-verified certificate valid far longer.
+  // 3. Rotation, once the server's clock says both pairs are due: a new connection gets a new,
+  //    CA-verified certificate valid far longer.
+  skewMs = JUMP_MS;
   const renewed = await pollUntil(
     'the server to serve a rotated certificate',
     async () => {

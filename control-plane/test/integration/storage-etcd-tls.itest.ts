@@ -4,6 +4,7 @@
 // is lost returns, with a TCP proxy on loopback that holds back or drops bytes.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +16,7 @@ import { createCa, issueCertificate, loadCa } from '../../src/pki/certs.js';
 import { createEtcdStore, openStore, type Store } from '../../src/storage/index.js';
 import { runStoreConformance } from '../../src/storage/testing/conformance.js';
 import { etcdUnavailableReason, startTestEtcd, type TestEtcd } from '../../src/storage/testing/etcd.js';
-import { dec, enc, rejectsWithCode } from '../../src/storage/testing/helpers.js';
+import { dec, enc } from '../../src/storage/testing/helpers.js';
 import { startTcpProxy, type TcpProxy } from '../../src/storage/testing/tcp-proxy.js';
 
 const skip = etcdUnavailableReason() ?? false;
@@ -69,24 +70,44 @@ describe('nodelet server on etcd over TLS', { skip }, () => {
 });
 
 describe('etcd over TLS: who is refused', { skip }, () => {
-  const refused = async (t: TestContext, store: Store): Promise<void> => {
+  /**
+   * The store refuses to read, and the error chain says why: `why` tells a TLS refusal (the etcd
+   * server's alert, or the client's verification error) from an etcd that simply is not there.
+   */
+  const refused = async (t: TestContext, store: Store, why: RegExp): Promise<void> => {
     t.after(() => store.close());
-    await rejectsWithCode(store.get('/registry/x'), 'ERR_UNAVAILABLE');
+    await assert.rejects(store.get('/registry/x'), (err: unknown) => {
+      assert.equal((err as { code?: unknown }).code, 'ERR_UNAVAILABLE', String(err));
+      const chain: string[] = [];
+      for (let e: unknown = err; e; e = (e as { cause?: unknown }).cause) chain.push(String((e as Error).message));
+      assert.match(chain.join(' <- '), why);
+      return true;
+    });
   };
+  /** etcd's answer to a client certificate it does not accept: TLS alert 42, bad_certificate. */
+  const BAD_CERTIFICATE_ALERT = /alert bad certificate.*SSL alert number 42/;
 
-  it('a plaintext client is refused', async (t) => {
-    await refused(t, createEtcdStore({ endpoints: [`http://${hostPort()}`], requestTimeoutMs: 3000 }));
+  it('a plaintext client is refused (etcd is up and listening: the refusal is not unreachability)', async (t) => {
+    const { hostname, port } = new URL(etcd!.endpoint);
+    await new Promise<void>((resolve, reject) => {
+      const s = connect({ host: hostname, port: Number(port) }, () => {
+        s.destroy();
+        resolve();
+      });
+      s.on('error', reject);
+    });
+    await refused(t, createEtcdStore({ endpoints: [`http://${hostPort()}`], requestTimeoutMs: 3000 }), /Failed to connect/);
   });
 
   it('a TLS client without a client certificate is refused (--client-cert-auth)', async (t) => {
-    await refused(t, createEtcdStore({ endpoints: [etcd!.endpoint], tls: { ca: etcd!.tls!.ca }, requestTimeoutMs: 3000 }));
+    await refused(t, createEtcdStore({ endpoints: [etcd!.endpoint], tls: { ca: etcd!.tls!.ca }, requestTimeoutMs: 3000 }), BAD_CERTIFICATE_ALERT);
   });
 
   it('a client certificate from another CA is refused, and so is a server the client does not trust', async (t) => {
     const otherCaPair = await createCa('not-the-etcd-ca');
     const other = await issueCertificate(await loadCa(otherCaPair), { commonName: 'intruder', usage: 'client' });
-    await refused(t, createEtcdStore({ endpoints: [etcd!.endpoint], tls: { ca: etcd!.tls!.ca, cert: Buffer.from(other.certPem), key: Buffer.from(other.keyPem) }, requestTimeoutMs: 3000 }));
-    await refused(t, createEtcdStore({ endpoints: [etcd!.endpoint], tls: { ca: Buffer.from(otherCaPair.certPem), cert: etcd!.tls!.cert, key: etcd!.tls!.key }, requestTimeoutMs: 3000 }));
+    await refused(t, createEtcdStore({ endpoints: [etcd!.endpoint], tls: { ca: etcd!.tls!.ca, cert: Buffer.from(other.certPem), key: Buffer.from(other.keyPem) }, requestTimeoutMs: 3000 }), BAD_CERTIFICATE_ALERT);
+    await refused(t, createEtcdStore({ endpoints: [etcd!.endpoint], tls: { ca: Buffer.from(otherCaPair.certPem), cert: etcd!.tls!.cert, key: etcd!.tls!.key }, requestTimeoutMs: 3000 }), /unable to verify the first certificate/);
   });
 
   it('the same client with the right certificate is served', async (t) => {

@@ -6,13 +6,17 @@ import { certificateAdmission } from './certificates.js';
 import { serviceAccountAdmission } from './service-account.js';
 import { defaultStorageClassAdmission } from './default-storage-class.js';
 import { runtimeClassAdmission } from './runtime-class.js';
+import { podSecurityAdmission } from './pod-security/admission.js';
 import type { AdmissionPlugin, AdmissionRequest } from './types.js';
 
-export type { AdmissionOperation, AdmissionRequest } from './types.js';
+export type { AdmissionOperation, AdmissionRecorder, AdmissionRequest } from './types.js';
 
 // Mutating plugins first (they change the object the validating ones judge), as kube-apiserver orders them.
-const PLUGINS: readonly AdmissionPlugin[] = [serviceAccountAdmission, runtimeClassAdmission, defaultStorageClassAdmission, nodeRestriction, rbacEscalation, certificateAdmission];
+const PLUGINS: readonly AdmissionPlugin[] = [serviceAccountAdmission, runtimeClassAdmission, defaultStorageClassAdmission, nodeRestriction, podSecurityAdmission, rbacEscalation, certificateAdmission];
 
 export async function admit(ctx: ServerContext, r: AdmissionRequest): Promise<void> {
-  for (const p of PLUGINS) await p(ctx, r);
+  for (const p of PLUGINS) {
+    r.signal?.throwIfAborted();
+    await p(ctx, r);
+  }
 }

@@ -22,6 +22,19 @@ export interface AdmissionRequest {
   object?: ApiObject;
   /** UPDATE/DELETE: the stored object. */
   oldObject?: ApiObject;
+  /** Where a plugin leaves warnings for the client and annotations for the audit log (recorder.ts); absent: dropped. */
+  recorder?: AdmissionRecorder;
+  /** The request's signal (filters/chain.ts): admission stops with its reason once it aborts. */
+  signal?: AbortSignal;
+}
+
+/**
+ * What admission says besides allow or refuse: `Warning` headers (kubectl prints them) and audit
+ * annotations (upstream's `audit.AddAuditAnnotations`), both kept even when the request fails.
+ */
+export interface AdmissionRecorder {
+  warn(text: string): void;
+  annotate(key: string, value: string): void;
 }
 
 export type AdmissionPlugin = (ctx: ServerContext, r: AdmissionRequest) => Promise<void> | void;

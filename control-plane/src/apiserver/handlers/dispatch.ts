@@ -79,7 +79,7 @@ async function readDeleteBody(s: RequestScope): Promise<unknown> {
 
 /** The admission hook of a delete by the request's user. */
 function admitDeleteBy(s: RequestScope, name: string): (current: ApiObject) => Promise<void> {
-  return (current) => admit(s.ctx, { operation: 'DELETE', user: s.user, def: s.served.def, namespace: current.metadata.namespace, name, oldObject: current });
+  return (current) => admit(s.ctx, { operation: 'DELETE', user: s.user, def: s.served.def, namespace: current.metadata.namespace, name, oldObject: current, signal: s.signal });
 }
 
 async function handleDelete(s: RequestScope): Promise<void> {

@@ -15,7 +15,7 @@ import { negotiateWireMedia, notAcceptable, protobufBytes, PROTOBUF_CONTENT_TYPE
 export async function handleGet(s: RequestScope): Promise<void> {
   const { def } = s.served;
   const wire = wireOf(s, def);
-  const obj = await s.served.registry.get(s.namespace, s.name!);
+  const obj = await s.served.registry.get(s.namespace, s.name!, { signal: s.signal });
   if (wire.media === 'protobuf') {
     const bytes = protobufBytes(withTypeMeta(def, obj));
     if (bytes) return sendBytes(s.res, 200, bytes, PROTOBUF_CONTENT_TYPE);
@@ -53,7 +53,7 @@ export async function handleList(s: RequestScope): Promise<void> {
     if (match === 'Exact' || (match !== 'NotOlderThan' && limit > 0)) revision = n;
   }
   const wire = wireOf(s, def);
-  const page = await registry.list({ namespace: s.namespace, filter, limit, continueToken: cont, revision });
+  const page = await registry.list({ namespace: s.namespace, filter, limit, continueToken: cont, revision, signal: s.signal });
   const meta: Record<string, unknown> = { resourceVersion: page.resourceVersion };
   if (page.continueToken) meta.continue = page.continueToken;
   if (page.remainingItemCount !== undefined) meta.remainingItemCount = page.remainingItemCount;

@@ -11,6 +11,7 @@ import { enforceApplySchema, enforceFieldValidation, fieldValidationOf } from '.
 import { finishDeletionIfReady } from './delete.js';
 import { withClusterIp } from './service-ip.js';
 import { admit } from '../admission/index.js';
+import { scopeRecorder } from '../admission/recorder.js';
 import { awaitVisible } from './visibility.js';
 
 const isDryRun = (url: URL): boolean => url.searchParams.getAll('dryRun').includes('All');
@@ -36,9 +37,9 @@ async function createAdmitted(s: RequestScope, obj: ApiObject, dryRun: boolean, 
   const { def, registry } = s.served;
   await checkNamespace(s.ctx, def, obj.metadata.namespace);
   admitCreate(s.ctx, def, obj);
-  await admit(s.ctx, { operation: 'CREATE', user: s.user, def, namespace: obj.metadata.namespace, name: obj.metadata.name, object: obj });
+  await admit(s.ctx, { operation: 'CREATE', user: s.user, def, namespace: obj.metadata.namespace, name: obj.metadata.name, object: obj, recorder: scopeRecorder(s), signal: s.signal });
   if (managed) recordManagedFields(obj, managed.body, managed.manager, managed.operation, apiVersionOf(def), s.ctx.now());
-  const persist = (): Promise<ApiObject> => (dryRun ? Promise.resolve(obj) : registry.create(obj));
+  const persist = (): Promise<ApiObject> => (dryRun ? Promise.resolve(obj) : registry.create(obj, { signal: s.signal }));
   return def.kind === 'Service' ? withClusterIp(s.ctx, obj, persist, s.ctx.serviceCidr) : persist();
 }
 
@@ -50,7 +51,7 @@ async function admitUpdateOf(s: RequestScope, current: ApiObject, next: ApiObjec
   const { def } = s.served;
   const admitted = admitUpdate(def, next, current, status);
   if (unchanged(admitted, current)) return undefined;
-  await admit(s.ctx, { operation: 'UPDATE', user: s.user, def, subresource: s.subresource, namespace: s.namespace, name: s.name!, object: admitted, oldObject: current });
+  await admit(s.ctx, { operation: 'UPDATE', user: s.user, def, subresource: s.subresource, namespace: s.namespace, name: s.name!, object: admitted, oldObject: current, recorder: scopeRecorder(s), signal: s.signal });
   if (dry.run) {
     dry.result = admitted;
     return undefined;
@@ -91,7 +92,7 @@ export async function handleUpdate(s: RequestScope): Promise<void> {
   next.metadata.name = name;
   const precondition = next.metadata.resourceVersion || undefined;
   const dry: DryRun = { run: isDryRun(s.url) };
-  const result = await registry.guaranteedUpdate(s.namespace, name, (current) => admitUpdateOf(s, current, structuredClone(next), status, dry), { preconditionRV: precondition });
+  const result = await registry.guaranteedUpdate(s.namespace, name, (current) => admitUpdateOf(s, current, structuredClone(next), status, dry), { preconditionRV: precondition, signal: s.signal });
   let out = dry.result ?? result.object;
   if (result.changed) out = (await finishDeletionIfReady(s.served, out)) ?? out;
   if (result.changed) await awaitVisible(s.ctx, def, out);
@@ -150,7 +151,7 @@ export async function handlePatch(s: RequestScope): Promise<void> {
       next.metadata.resourceVersion = current.metadata.resourceVersion;
       return admitUpdateOf(s, current, next, status, dry);
     },
-    { preconditionRV: precondition, ...(ifMissing ? { ifMissing } : {}) },
+    { preconditionRV: precondition, signal: s.signal, ...(ifMissing ? { ifMissing } : {}) },
   ).catch((err: unknown) => {
     if (err && typeof err === 'object' && (err as { reason?: string }).reason === 'NotFound' && !ifMissing) throw notFound(def.plural, def.group, name);
     throw err;
