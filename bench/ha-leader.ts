@@ -47,8 +47,8 @@ export async function measureLeaderFailover(o: { etcd: string; root: string; sou
   const clients = new Map<ServerProcess, ApiClient>();
   const out: LeaderFailover = { takeoverMs: [], firstActionMs: [] };
   try {
-    const { token, ca } = await startServerPair(c, d);
-    for (const s of servers) clients.set(s, new ApiClient({ server: s.url, token, ca, timeoutMs: 5_000 }));
+    const admin = await startServerPair(c, d);
+    for (const s of servers) clients.set(s, new ApiClient({ server: s.url, ...admin, timeoutMs: 5_000 }));
     await benchNode(clients.get(c)!).catch((err: unknown) => {
       if (!String(err).includes('already exists')) throw err; // the other mode's run made it
     });

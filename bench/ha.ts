@@ -1,5 +1,5 @@
 // Agent fail-over time (issue #17): two `nodelet server` processes on one etcd (shared PKI and
-// admin token), an ApiClient given both URLs, as the agent is with --api-servers. Each round
+// admin certificate), an ApiClient given both URLs, as the agent is with --api-servers. Each round
 // SIGKILLs the server the client is using and measures kill → the client's next successful
 // write (writes are retried at once on failure, as a status loop would). The killed server is
 // then restarted so that both are up for the next round. Baseline, same run: the same client
@@ -65,12 +65,12 @@ async function main(): Promise<void> {
     const a = new ServerProcess({ dataDir: join(root, 'a'), port: pa, etcd: etcd.endpoint, source: args.source });
     const b = new ServerProcess({ dataDir: join(root, 'b'), port: pb, etcd: etcd.endpoint, source: args.source });
     servers.push(a, b);
-    const { token, ca } = await startServerPair(a, b);
+    const admin = await startServerPair(a, b);
     const byUrl = new Map(servers.map((s) => [`${s.url}/`, s]));
 
     // 1. Fail-over: kill the server in use, time the next write, bring it back.
     const failover: number[] = [];
-    const ha = new ApiClient({ server: a.url, servers: [b.url], token, ca, timeoutMs: 5_000, probeIntervalMs: 1_000 });
+    const ha = new ApiClient({ server: a.url, servers: [b.url], ...admin, timeoutMs: 5_000, probeIntervalMs: 1_000 });
     clients.push(ha);
     for (let i = 0; i < KILLS; i++) {
       await nextWrite(ha);
@@ -84,7 +84,7 @@ async function main(): Promise<void> {
 
     // 2. Baseline: one server, killed and restarted at once.
     const restart: number[] = [];
-    const single = new ApiClient({ server: a.url, token, ca, timeoutMs: 5_000 });
+    const single = new ApiClient({ server: a.url, ...admin, timeoutMs: 5_000 });
     clients.push(single);
     for (let i = 0; i < KILLS; i++) {
       await nextWrite(single);

@@ -94,15 +94,16 @@ function readyz(url: string): Promise<boolean> {
 
 /**
  * Starts `second` as a second server of `first`'s control plane: `first` starts and makes the
- * PKI and admin token, `second` gets copies of them (what `nodelet install server --join` fetches,
- * docs/ha.md) and starts. Returns the admin credentials both accept.
+ * PKI, `second` gets a copy of it (what `nodelet install server --join` fetches, docs/ha.md) and
+ * starts. Returns the admin credential both accept: `first`'s admin client certificate (the one
+ * in its admin.kubeconfig, signed by the shared CA).
  */
-export async function startServerPair(first: ServerProcess, second: ServerProcess): Promise<{ token: string; ca: Buffer }> {
+export async function startServerPair(first: ServerProcess, second: ServerProcess): Promise<{ cert: string; key: string; ca: Buffer }> {
   await first.start();
-  await pollUntil('admin token', () => readFile(join(first.dataDir, 'admin.token')).then(() => true, () => false), { timeoutMs: 30_000 });
+  await pollUntil('admin kubeconfig', () => readFile(join(first.dataDir, 'admin.kubeconfig')).then(() => true, () => false), { timeoutMs: 30_000 });
   await mkdir(second.dataDir, { recursive: true });
   await copy(join(first.dataDir, 'pki'), join(second.dataDir, 'pki'), { recursive: true });
-  await copy(join(first.dataDir, 'admin.token'), join(second.dataDir, 'admin.token'));
   await second.start();
-  return { token: (await readFile(join(first.dataDir, 'admin.token'), 'utf8')).trim(), ca: await readFile(join(first.dataDir, 'pki', 'ca.crt')) };
+  const pki = join(first.dataDir, 'pki');
+  return { cert: await readFile(join(pki, 'admin.crt'), 'utf8'), key: await readFile(join(pki, 'admin.key'), 'utf8'), ca: await readFile(join(pki, 'ca.crt')) };
 }

@@ -3,14 +3,14 @@
  * the store, the API server, the read-only OCI registry, and the scheduler and controllers —
  * API clients like any other, each with its own least-privilege identity (in-process-identities.ts).
  *
- *   startControlPlane ─▶ ensurePki ─▶ ensureToken ─▶ openStore ─▶ createApiServer.listen
+ *   startControlPlane ─▶ ensurePki ─▶ [ensureToken] ─▶ openStore ─▶ createApiServer.listen
  *                     ─▶ certificate rotation ─▶ admin.kubeconfig ─▶ registry ─▶ metrics scraper ─▶ scheduler + controllers
  *                        (each while this server holds its kube-system Lease, with --leader-elect: leaderelection/)
  *   close()           ◀─ controllers, scheduler ◀─ metrics scraper ◀─ registry ◀─ rotation ◀─ API server (ends watches) ◀─ store
  */
 import { X509Certificate } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ApiClient, type ServerJoinBundle } from '@nodelet/api';
 import { AgentError, noopLogger, systemClock, type Logger } from '@nodelet/base';
@@ -25,6 +25,11 @@ import { runElected } from './leaderelection/elected-component.js';
 import { leaderIdentity as newLeaderIdentity, type LeaderElectorOptions } from './leaderelection/leader-elector.js';
 import { etcdAlarms, etcdMemberStatuses, loadEtcdTls, openStore, parseDatastoreEndpoint, type EtcdTlsFiles } from './storage/index.js';
 import type { Store } from './storage/types.js';
+import { loadEncryptionConfig, transformersByPrefix } from './storage/encryption/config.js';
+import { createEncryptingStore } from './storage/encryption/encrypting-store.js';
+import type { ValueTransformer } from './storage/encryption/providers.js';
+import { RESOURCE_DEFS } from './apiserver/resources.js';
+import { storagePrefix } from './apiserver/resource.js';
 import { createTokenAuthenticator } from './apiserver/auth/authenticator.js';
 import { ADMIN_GROUP } from './apiserver/auth/types.js';
 import { createInProcessIdentities, type InProcessIdentities } from './apiserver/auth/in-process-identities.js';
@@ -46,6 +51,8 @@ export interface ControlPlaneOptions {
   datastoreEndpoint?: string;
   /** `--etcd-cafile`, `--etcd-certfile`, `--etcd-keyfile`: TLS to etcd (storage/etcd/etcd-tls.ts). */
   etcdTls?: EtcdTlsFiles;
+  /** `--encryption-provider-config`: an EncryptionConfiguration file; the resources it names are encrypted at rest (storage/encryption/). */
+  encryptionProviderConfig?: string;
   /** `--etcd-defrag-interval`: defragment the etcd members (one at a time) this often; default off. */
   etcdDefragIntervalMs?: number;
   bindAddress?: string;
@@ -118,6 +125,13 @@ export interface ControlPlaneOptions {
   audit?: AuditLogConfig;
   /** Leader election timings (tests); default kube's 15 s lease, 10 s renew deadline, 2 s retry. */
   leaderElection?: Pick<LeaderElectorOptions, 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs'>;
+  /**
+   * Also accept a static admin bearer token kept in `<data-dir>/admin.token` (default true), for
+   * callers that embed the control plane in their process — tests and benches, which share it
+   * between the servers they start. `nodelet server` turns it off: its admin credential is the
+   * client certificate in admin.kubeconfig (docs/security.md), and a leftover admin.token is removed.
+   */
+  staticAdminToken?: boolean;
   /** PodSecurity admission defaults and exemptions (`--admission-control-config-file`, loadAdmissionConfiguration); unset: privileged everywhere. */
   podSecurity?: PodSecurityConfig;
   now?: () => number;
@@ -132,6 +146,7 @@ export const DEFAULT_SERVICE_ACCOUNT_ISSUER = 'https://kubernetes.default.svc.cl
 export interface ControlPlane {
   url: string;
   port: number;
+  /** The static admin token ('' with `staticAdminToken: false`). */
   adminToken: string;
   kubeconfigPath: string;
   caPem: string;
@@ -180,9 +195,19 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
     // The node proxy reads these fields on every connection to an agent; rotation replaces both
     // in one synchronous step, so no connection sees a new certificate with the old key.
     const nodeProxy = { clientCert: pki.agentClient.certPem, clientKey: pki.agentClient.keyPem, ca: await kubeletCa(o.kubeletCertificateAuthority, pki.caPem) };
-    const adminToken = await ensureToken(join(o.dataDir, 'admin.token'));
-    const store = o.store ?? openStore(o.datastoreEndpoint, { dataDir: o.dataDir, logger: log.child({ component: 'storage' }), etcdTls: o.etcdTls, etcdDefragIntervalMs: o.etcdDefragIntervalMs });
-    if (!o.store) cleanups.push(() => store.close());
+    const adminTokenFile = join(o.dataDir, 'admin.token');
+    let adminToken = '';
+    if (o.staticAdminToken !== false) adminToken = await ensureToken(adminTokenFile);
+    else if (existsSync(adminTokenFile)) {
+      // The admin kubeconfig of earlier versions held this token: removing it revokes it.
+      await rm(adminTokenFile, { force: true });
+      log.info({ file: adminTokenFile }, 'Removed the static admin token; admin.kubeconfig now holds a client certificate');
+    }
+    // Read before the store opens: a bad file stops the start before anything is written.
+    const encryption = o.encryptionProviderConfig ? await loadEncryptionAtRest(o.encryptionProviderConfig, log.child({ component: 'storage' })) : undefined;
+    const rawStore = o.store ?? openStore(o.datastoreEndpoint, { dataDir: o.dataDir, logger: log.child({ component: 'storage' }), etcdTls: o.etcdTls, etcdDefragIntervalMs: o.etcdDefragIntervalMs });
+    if (!o.store) cleanups.push(() => rawStore.close());
+    const store = encryption ? createEncryptingStore(rawStore, encryption) : rawStore;
     const now = o.now ?? Date.now;
     const onEtcd = parseDatastoreEndpoint(o.datastoreEndpoint, o.dataDir, o.etcdTls).kind === 'etcd';
     const leaderElect = o.leaderElect ?? (!o.store && onEtcd);
@@ -190,7 +215,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
     const ref: { server?: ApiServer } = {};
     const identities = createInProcessIdentities();
     const authenticator = createTokenAuthenticator({
-      staticTokens: new Map([[adminToken, { name: 'system:admin', groups: [ADMIN_GROUP, 'system:authenticated'] }], ...identities.tokens]),
+      staticTokens: new Map([...(adminToken ? [[adminToken, { name: 'system:admin', groups: [ADMIN_GROUP, 'system:authenticated'] }] as const] : []), ...identities.tokens]),
       getSecret: (name) => ref.server!.context.resource('', 'v1', 'secrets')!.registry.find('kube-system', name),
       now,
     });
@@ -234,6 +259,9 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       stopKubernetesService.abort();
       await kubernetesService;
     });
+    const host = bind === '0.0.0.0' || bind === '::' ? '127.0.0.1' : bind.includes(':') ? `[${bind}]` : bind;
+    const url = `https://${host}:${port}`;
+    const kubeconfigPath = join(o.dataDir, 'admin.kubeconfig');
     const rotation = startCertRotation({
       pki: pkiOptions,
       current: pki,
@@ -242,12 +270,11 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       logger: log.child({ component: 'pki' }),
       onServing: (pair) => apiServer.setServingCertificate(servingTls(pair)),
       onAgentClient: (pair) => Object.assign(nodeProxy, { clientCert: pair.certPem, clientKey: pair.keyPem }),
+      onAdmin: (pair) => writeKubeconfig(kubeconfigPath, renderKubeconfig({ server: url, caPem: pki.caPem, client: pair })),
     });
     cleanups.push(() => rotation.close());
-    const host = bind === '0.0.0.0' || bind === '::' ? '127.0.0.1' : bind.includes(':') ? `[${bind}]` : bind;
-    const url = `https://${host}:${port}`;
-    const kubeconfigPath = join(o.dataDir, 'admin.kubeconfig');
-    await writeKubeconfig(kubeconfigPath, renderKubeconfig({ server: url, caPem: pki.caPem, token: adminToken }));
+    // A client certificate of the cluster CA: every server sharing the CA accepts it (docs/ha.md).
+    await writeKubeconfig(kubeconfigPath, renderKubeconfig({ server: url, caPem: pki.caPem, client: pki.admin }));
 
     let registry: OciRegistry | undefined;
     const regAddr = o.registryAddress ?? '127.0.0.1:5000';
@@ -348,6 +375,15 @@ async function serverJoinBundle(pkiDir: string, datastoreEndpoint: string, etcdT
     datastoreEndpoint,
     ...(Object.keys(etcd).length ? { etcd } : {}),
   };
+}
+
+/** The transformer of each stored resource's key prefix, from an EncryptionConfiguration file. */
+async function loadEncryptionAtRest(path: string, log: Logger): Promise<Map<string, ValueTransformer>> {
+  const rules = await loadEncryptionConfig(path, log);
+  const stored = RESOURCE_DEFS.filter((d) => !d.ephemeral).map((d) => ({ group: d.group, plural: d.plural, prefix: storagePrefix(d) }));
+  const byPrefix = transformersByPrefix(rules, stored, path);
+  log.info({ path, prefixes: [...byPrefix.keys()], providers: rules.map((r) => r.providers) }, 'Encryption at rest configured');
+  return byPrefix;
 }
 
 /** The CA bundle agents are verified against: the --kubelet-certificate-authority file, else the cluster CA. */

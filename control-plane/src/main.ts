@@ -25,6 +25,9 @@ const USAGE = `Usage: nodelet server [flags]
   --etcd-cafile <file>           CA that signed etcd's serving certificate (default: system roots)
   --etcd-certfile <file>         client certificate for etcd's --client-cert-auth
   --etcd-keyfile <file>          its key
+  --encryption-provider-config <file>
+                                 EncryptionConfiguration (apiserver.config.k8s.io/v1): encrypt the resources
+                                 it names (e.g. secrets) at rest with aesgcm, aescbc or secretbox (docs/security.md)
   --etcd-defrag-interval <d>     defragment every etcd member, one at a time, this often, e.g. 24h
                                  (default 0 = off; enable it on one server of several)
   --bind-address <ip>            address to listen on (default 0.0.0.0)
@@ -105,6 +108,7 @@ export async function main(argv: string[]): Promise<void> {
         'etcd-certfile': { type: 'string' },
         'etcd-keyfile': { type: 'string' },
         'etcd-defrag-interval': { type: 'string', default: '0' },
+        'encryption-provider-config': { type: 'string' },
         'bind-address': { type: 'string', default: '0.0.0.0' },
         port: { type: 'string', default: '6443' },
         'tls-cert-file': { type: 'string' },
@@ -266,6 +270,7 @@ export async function main(argv: string[]): Promise<void> {
     datastoreEndpoint: values['datastore-endpoint'] as string | undefined,
     etcdTls,
     ...(etcdDefragIntervalMs ? { etcdDefragIntervalMs } : {}),
+    ...(values['encryption-provider-config'] ? { encryptionProviderConfig: String(values['encryption-provider-config']) } : {}),
     bindAddress: String(values['bind-address']),
     port,
     tlsCertFile: values['tls-cert-file'] as string | undefined,
@@ -285,6 +290,7 @@ export async function main(argv: string[]): Promise<void> {
     limits,
     ...(values['tracing-endpoint'] ? { tracingEndpoint: String(values['tracing-endpoint']) } : {}),
     ...(leaderElect !== undefined ? { leaderElect } : {}),
+    staticAdminToken: false,
     ...(podSecurity ? { podSecurity } : {}),
     ...(audit ? { audit } : {}),
     logger: log,

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { rawExchange, stalledUpload, type RawTarget } from '@nodelet/api/testing';
 import { pollUntil } from '@nodelet/base';
-import { startServer, type ServerProcess } from '../../api/test/integration/processes.js';
+import { adminBearerToken, startServer, type ServerProcess } from '../../api/test/integration/processes.js';
 import { commonCorpus, req, runCorpus, type FuzzCase } from './fuzz-corpus.js';
 import { freePort } from '@nodelet/base/testing';
 
@@ -63,7 +63,7 @@ describe('fuzzing nodelet server', () => {
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'nodelet-fuzz-server-'));
     srv = await startServer({ dataDir: dir, port: await freePort(), args: ['--max-mutating-requests-inflight', String(MUTATING_INFLIGHT), '--request-timeout', `${REQUEST_TIMEOUT_S}s`] });
-    token = (await readFile(join(dir, 'admin.token'), 'utf8')).trim();
+    token = await adminBearerToken(srv.kubeconfig);
     const url = new URL(srv.url);
     target = { host: url.hostname, port: Number(url.port), tls: { ca: await readFile(join(dir, 'pki', 'ca.crt'), 'utf8') } };
   });

@@ -14,12 +14,12 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { test } from 'node:test';
-import { ApiClient, CONFIGMAPS, DEPLOYMENTS, LEASES, NAMESPACES, NODES, PODS, type Deployment, type Lease, type Node, type Pod } from '@nodelet/api';
+import { ApiClient, loadKubeconfig, CONFIGMAPS, DEPLOYMENTS, LEASES, NAMESPACES, NODES, PODS, type Deployment, type Lease, type Node, type Pod } from '@nodelet/api';
 import { hasCode, noopLogger, pollUntil } from '@nodelet/base';
 import { freePort, terminateChild } from '@nodelet/base/testing';
 import { labDown, labPaths, labUp, runningPid } from '@nodelet/cli';
@@ -107,21 +107,20 @@ test('HA control plane: server kill -9 → agent fail-over and leader take-over;
   await labUp(lab);
   const pidA = await runningPid(p.serverProc, labDir);
   assert.ok(pidA, 'server A runs');
-  const ca = await readFile(join(p.server, 'pki', 'ca.crt'), 'utf8');
-  const token = (await readFile(join(p.server, 'admin.token'), 'utf8')).trim();
-  const clientA = new ApiClient({ server: urlA, token, ca, timeoutMs: 10_000 });
+  // A's admin.kubeconfig (a client certificate of the shared CA) is the admin on both servers.
+  const admin = await loadKubeconfig(p.adminKubeconfig);
+  const clientA = new ApiClient({ ...admin, server: urlA, servers: [], timeoutMs: 10_000 });
   cleanups.push(['client A', async () => clientA.close()]);
   await pollUntil('A leads both leases', async () => (await holders(clientA)).every((h) => h !== undefined), { timeoutMs: 30_000 });
   const leadersA = await holders(clientA);
 
-  // What `nodelet install server --join` copies: the CA, its key, the service-account key (and the admin token).
+  // What `nodelet install server --join` copies: the CA, its key, the service-account key.
   const dirB = join(dir, 'server-b');
   await mkdir(join(dirB, 'pki'), { recursive: true, mode: 0o700 });
   for (const f of ['ca.crt', 'ca.key', 'sa.key']) await copyFile(join(p.server, 'pki', f), join(dirB, 'pki', f));
-  await copyFile(join(p.server, 'admin.token'), join(dirB, 'admin.token'));
   const b: ServerProcess = await startServerProcess({ dataDir: dirB, args: [...etcdArgs, '--bind-address', '127.0.0.2', '--port', String(apiPort), '--cluster-cidr', CLUSTER_CIDR, '--log-level', 'info'] });
   cleanups.push(['server B', () => b.stop()]);
-  const clientB = new ApiClient({ server: urlB, token, ca, timeoutMs: 10_000 });
+  const clientB = new ApiClient({ ...admin, server: urlB, servers: [], timeoutMs: 10_000 });
   cleanups.push(['client B', async () => clientB.close()]);
   assert.deepEqual(await holders(clientB), leadersA, 'B stands by: A still leads both');
   assert.ok(!leadersA.includes(b.leaderIdentity));

@@ -136,5 +136,5 @@ test('README journey: kubectl create deployment → running pods on the pod netw
 
   // 6. Who deleted it (`nodelet audit --verb delete --resource deployments.apps`): the lab's audit log.
   const { events } = await queryAuditLog(auditLogFiles(p.auditLog), { verb: 'delete', resource: 'deployments.apps', name: 'hello' });
-  assert.deepEqual(events.map((e) => [e.user?.username, e.objectRef?.namespace, e.responseStatus?.code]), [['system:admin', 'default', 200]]);
+  assert.deepEqual(events.map((e) => [e.user?.username, e.objectRef?.namespace, e.responseStatus?.code]), [['kubernetes-admin', 'default', 200]]);
 });

@@ -5,7 +5,7 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,8 +47,12 @@ export interface ApiReply {
 export interface KubectlEnv {
   cp: ControlPlane;
   dir: string;
-  /** A kubectl bound to the admin kubeconfig with its own fresh cache dir. */
-  newKubectl(): Promise<Kubectl>;
+  /**
+   * A kubectl with its own fresh cache dir, bound to the admin kubeconfig, or with `token` to a
+   * kubeconfig holding only that bearer token (the admin's is a client certificate, which the
+   * server would believe before any `--token`, as kube-apiserver does).
+   */
+  newKubectl(o?: { token?: string }): Promise<Kubectl>;
   /** Raw request to the server (CA-verified TLS); token defaults to the admin token, `null` = none. */
   api(method: string, path: string, o?: { body?: string | Buffer; contentType?: string; token?: string | null; accept?: string }): Promise<ApiReply>;
   close(): Promise<void>;
@@ -82,9 +86,17 @@ export async function startKubectlEnv(extra: Partial<ControlPlaneOptions> = {}):
     throw err;
   }
   let caches = 0;
-  const newKubectl = async (): Promise<Kubectl> => {
-    const cacheDir = join(dir, `cache-${++caches}`);
-    const base = ['--kubeconfig', cp.kubeconfigPath, '--cache-dir', cacheDir];
+  const newKubectl = async (o: { token?: string } = {}): Promise<Kubectl> => {
+    const n = ++caches;
+    const cacheDir = join(dir, `cache-${n}`);
+    let kubeconfig = cp.kubeconfigPath;
+    if (o.token !== undefined) {
+      kubeconfig = join(dir, `token-${n}.kubeconfig`);
+      const cluster = { server: cp.url, 'certificate-authority-data': Buffer.from(cp.caPem).toString('base64') };
+      const doc = { apiVersion: 'v1', kind: 'Config', clusters: [{ name: 'c', cluster }], users: [{ name: 'u', user: { token: o.token } }], contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }], 'current-context': 'c' };
+      await writeFile(kubeconfig, JSON.stringify(doc), { mode: 0o600 });
+    }
+    const base = ['--kubeconfig', kubeconfig, '--cache-dir', cacheDir];
     const run = ((args, opts = {}) =>
       new Promise<RunResult>((resolve) => {
         const child = execFile(KUBECTL, [...base, ...args], { env: { ...process.env, ...opts.env }, timeout: opts.timeoutMs ?? 30_000, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {

@@ -79,15 +79,16 @@ describe('node credentials and NodeRestriction', () => {
     assert.deepEqual(review.json().status.user, { username: 'system:admin', groups: ['system:masters', 'system:authenticated'] });
     if (!kubectlUnavailableReason()) {
       // kubectl auth can-i sends a protobuf SelfSubjectAccessReview.
-      const k = await env.newKubectl();
-      const can = async (...args: string[]) => (await k(['--token', token, 'auth', 'can-i', ...args])).stdout.trim();
+      const k = await env.newKubectl({ token });
+      const can = async (...args: string[]) => (await k(['auth', 'can-i', ...args])).stdout.trim();
       assert.equal(await can('patch', 'nodes/node-b'), 'yes');
       // As upstream: the Node authorizer lets a node patch nodes; which node is NodeRestriction's
       // call, at admission (the patch of node-c above was 403) — can-i only asks the authorizer.
       assert.equal(await can('patch', 'nodes/node-c'), 'yes');
       assert.match(await can('get', 'secrets/anything', '-n', 'default'), /^no - no relationship found between node 'node-b' and this object/);
       assert.match(await can('create', 'configmaps'), /^no\b/);
-      assert.equal((await k(['auth', 'can-i', 'delete', 'nodes'])).stdout.trim(), 'yes');
+      const admin = await env.newKubectl();
+      assert.equal((await admin(['auth', 'can-i', 'delete', 'nodes'])).stdout.trim(), 'yes');
     }
     const forbidden = (await as('DELETE', '/api/v1/nodes/node-c')).json();
     assert.equal(forbidden.reason, 'Forbidden');

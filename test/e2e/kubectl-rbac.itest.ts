@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { ApiClient } from '@nodelet/api';
 import { noopLogger, pollUntil } from '@nodelet/base';
 import { startControllerManager } from '../../control-plane/src/controllers/index.js';
+import { renderKubeconfig } from '../../control-plane/src/pki/kubeconfig.js';
 import { kubectlUnavailableReason, startKubectlEnv, type Kubectl, type KubectlEnv } from './kubectl-harness.js';
 
 describe('kubectl and RBAC', { skip: kubectlUnavailableReason() }, () => {
@@ -103,8 +104,14 @@ describe('kubectl and RBAC', { skip: kubectlUnavailableReason() }, () => {
     await ok('create', 'clusterrolebinding', 'ops-node-reader', '--clusterrole=node-reader', '--group=ops');
     assert.equal(await canI('list', 'nodes', '--as', 'erin', '--as-group', 'ops'), 'yes');
     assert.equal(await canI('list', 'nodes', '--as', 'erin'), 'no');
-    const imp = await k(['get', 'pods', '-n', 'team', '--as', 'alice', '--token', 'x']);
+    // Impersonation needs a valid credential first. (The admin kubeconfig holds a client
+    // certificate, which would authenticate before a bad --token is looked at, as upstream: so a
+    // kubeconfig with only the bad token.)
+    const badToken = join(env.dir, 'bad-token.kubeconfig');
+    await writeFile(badToken, renderKubeconfig({ server: env.cp.url, caPem: env.cp.caPem, token: 'x' }), { mode: 0o600 });
+    const imp = await k(['--kubeconfig', badToken, 'get', 'pods', '-n', 'team', '--as', 'alice']);
     assert.notEqual(imp.code, 0);
+    assert.match(imp.stderr, /Unauthorized|must be logged in/);
   });
 
   it('nodelet kubeconfig create: a client-certificate user that has exactly what its group is bound to', async () => {
@@ -120,7 +127,7 @@ describe('kubectl and RBAC', { skip: kubectlUnavailableReason() }, () => {
     assert.equal((await gina('get', 'pods', '-n', 'team')).code, 0);
     assert.notEqual((await gina('create', 'configmap', 'x', '-n', 'team')).code, 0);
     const csrs = await ok('get', 'csr');
-    assert.match(csrs, /user-gina-\S+\s+\S+\s+kubernetes.io\/kube-apiserver-client\s+system:admin\s+30d\s+Approved,Issued/);
+    assert.match(csrs, /user-gina-\S+\s+\S+\s+kubernetes.io\/kube-apiserver-client\s+kubernetes-admin\s+30d\s+Approved,Issued/);
   });
 
   it('auth reconcile creates, then leaves a role and binding unchanged', async () => {

@@ -8,6 +8,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { httpsRequest, KUBECTL } from './kubectl-harness.js';
+import { adminBearerToken } from '../../api/test/integration/processes.js';
 import { pollUntil } from '@nodelet/base';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -29,7 +30,7 @@ async function startServer(dataDir: string): Promise<Running> {
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   const url = await pollUntil(`server start (output: ${out.slice(-500)})`, () => /"url":"(https:\/\/[^"]+)".*"msg":"Server ready"/.exec(out)?.[1], { timeoutMs: 30_000, intervalMs: 25 });
-  return { child, url, token: (await readFile(join(dataDir, 'admin.token'), 'utf8')).trim(), ca: await readFile(join(dataDir, 'pki', 'ca.crt'), 'utf8') };
+  return { child, url, token: await adminBearerToken(join(dataDir, 'admin.kubeconfig')), ca: await readFile(join(dataDir, 'pki', 'ca.crt'), 'utf8') };
 }
 
 const cm = (name: string): string => JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { v: name } });

@@ -9,7 +9,7 @@ import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import tls from 'node:tls';
-import { startServer, type ServerProcess } from '../../api/test/integration/processes.js';
+import { adminBearerToken, startServer, type ServerProcess } from '../../api/test/integration/processes.js';
 import { freePort } from '@nodelet/base/testing';
 
 const NS = '/api/v1/namespaces/slow';
@@ -52,7 +52,7 @@ describe('a watcher that does not read', () => {
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'nodelet-slow-watcher-'));
     srv = await startServer({ dataDir: dir, port: await freePort(), env: { NODE_OPTIONS: '--max-old-space-size=160' } });
-    token = (await readFile(join(dir, 'admin.token'), 'utf8')).trim();
+    token = await adminBearerToken(srv.kubeconfig);
     ca = await readFile(join(dir, 'pki', 'ca.crt'), 'utf8');
     agent = new https.Agent({ keepAlive: true, maxSockets: 8, ca });
   });

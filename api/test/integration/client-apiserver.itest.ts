@@ -55,7 +55,7 @@ test('client against nodelet server: kubeconfig, CRUD, patch types, errors, watc
   t.after(() => server.stop());
   const cfg = await loadKubeconfig(server.kubeconfig);
   assert.match(cfg.server, /^https:\/\/127\.0\.0\.1:\d+$/);
-  assert.ok(cfg.ca && cfg.token, 'kubeconfig carries the CA and the admin token');
+  assert.ok(cfg.ca && cfg.cert && cfg.key && !cfg.token, 'kubeconfig carries the CA and the admin client certificate');
   const client = new ApiClient(cfg);
   t.after(() => client.close());
 
@@ -114,7 +114,8 @@ test('client against nodelet server: kubeconfig, CRUD, patch types, errors, watc
   assert.deepEqual(types.slice(-1), ['DELETED']);
   assert.ok(types.includes('MODIFIED'));
 
-  const intruder = new ApiClient({ ...cfg, token: 'not-the-token' });
+  // Without the admin's client certificate (which would authenticate first), a wrong token is a 401.
+  const intruder = new ApiClient({ server: cfg.server, ca: cfg.ca, token: 'not-the-token' });
   t.after(() => intruder.close());
   await assert.rejects(intruder.list(PODS), (e) => hasCode(e, 'ERR_UNAUTHENTICATED') && statusOf(e)?.code === 401);
 });

@@ -8,6 +8,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, terminateChild } from '@nodelet/base/testing';
+import { hasCode, pollUntil } from '@nodelet/base';
+import { ApiClient, CLUSTERROLEBINDINGS, CONFIGMAPS, loadKubeconfig, SERVICEACCOUNTS, type KubeObject } from '../../src/index.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 export const ETCD = '/usr/bin/etcd';
@@ -62,6 +64,41 @@ export async function startServer(o: { dataDir: string; port: number; datastore?
   } catch (err) {
     await terminate(child);
     throw err;
+  }
+}
+
+/**
+ * A bearer token with cluster-admin rights on a `nodelet server` process, for tests that write
+ * raw requests with an Authorization header. The server keeps no static admin token (its admin
+ * credential is admin.kubeconfig's client certificate, docs/security.md), so this is what an
+ * operator would do: a service account bound to cluster-admin, and a TokenRequest for it (an hour;
+ * the account, the binding and the service-account key survive restarts).
+ */
+export async function adminBearerToken(kubeconfig: string): Promise<string> {
+  const cfg = await loadKubeconfig(kubeconfig);
+  const admin = new ApiClient(cfg);
+  try {
+    const ignoreExisting = (err: unknown): void => {
+      if (!hasCode(err, 'ERR_ALREADY_EXISTS')) throw err;
+    };
+    await admin.create(SERVICEACCOUNTS, { metadata: { name: 'test-admin', namespace: 'kube-system' } }).catch(ignoreExisting);
+    await admin.create(CLUSTERROLEBINDINGS, {
+      metadata: { name: 'test-admin' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+      subjects: [{ kind: 'ServiceAccount', name: 'test-admin', namespace: 'kube-system' }],
+    }).catch(ignoreExisting);
+    const review = await admin.create<KubeObject, KubeObject & { status: { token: string } }>(SERVICEACCOUNTS, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', metadata: {}, spec: { expirationSeconds: 3600 } } as KubeObject, { namespace: 'kube-system', name: 'test-admin', subresource: 'token' });
+    const token = review.status.token;
+    // The RBAC cache takes the new binding in shortly after the write.
+    const probe = new ApiClient({ server: cfg.server, ...(cfg.ca ? { ca: cfg.ca } : {}), token });
+    try {
+      await pollUntil('the test-admin binding to take effect', () => probe.list(CONFIGMAPS, { namespace: 'kube-system', limit: 1 }).then(() => true, () => false), { timeoutMs: 10_000, intervalMs: 50 });
+    } finally {
+      probe.close();
+    }
+    return token;
+  } finally {
+    admin.close();
   }
 }
 

@@ -168,7 +168,9 @@ export class Registry {
       }
       const current = this.decode(kv);
       if (opts.preconditionRV && opts.preconditionRV !== current.metadata.resourceVersion) throw conflict(this.def.plural, this.def.group, name);
-      const next = await mutate(structuredClone(current));
+      // A value read with an old encryption key is written even unchanged (kube's "stale"):
+      // that is how rewriting every Secret moves them to a new key.
+      const next = (await mutate(structuredClone(current))) ?? (kv.stale ? structuredClone(current) : undefined);
       if (!next) return { object: current, changed: false };
       opts.signal?.throwIfAborted();
       try {

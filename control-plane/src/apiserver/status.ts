@@ -8,6 +8,7 @@ import { errCode, type ErrorCode } from '@nodelet/base';
 // The Status cause/details shapes are the client's too: one definition in @nodelet/api.
 export type { StatusCause, StatusDetails } from '@nodelet/api';
 import type { StatusCause, StatusDetails } from '@nodelet/api';
+import { TransformError } from '../storage/encryption/encrypting-store.js';
 
 export interface StatusBody {
   kind: 'Status';
@@ -102,6 +103,8 @@ const BY_CODE: Partial<Record<ErrorCode, [number, string]>> = {
 /** Any thrown value → StatusError (internal errors keep their message out of the reply). */
 export function toStatusError(err: unknown): StatusError {
   if (err instanceof StatusError) return err;
+  // A stored value no encryption provider reads: kube-apiserver names the key (and not the cause's secrets).
+  if (err instanceof TransformError) return new StatusError(500, 'InternalError', `Internal error occurred: ${err.message}`);
   const code = errCode(err);
   const mapped = code ? BY_CODE[code] : undefined;
   if (mapped) return new StatusError(mapped[0], mapped[1], (err as Error).message);

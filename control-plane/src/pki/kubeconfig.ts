@@ -1,4 +1,4 @@
-/** Admin token and kubeconfig files under the data dir (both 0600). */
+/** Admin kubeconfig (and the in-process admin token) files under the data dir (both 0600). */
 import { readFile, writeFile, chmod } from 'node:fs/promises';
 import YAML from 'yaml';
 import { randomTokenPart } from '@nodelet/api';
@@ -17,14 +17,18 @@ export async function ensureToken(path: string): Promise<string> {
   return token;
 }
 
-export function renderKubeconfig(o: { server: string; caPem: string; token: string; user?: string; cluster?: string }): string {
+/** A kubeconfig for one server whose user logs in with a bearer token or a client certificate. */
+export function renderKubeconfig(o: { server: string; caPem: string; token?: string; client?: { certPem: string; keyPem: string }; user?: string; cluster?: string }): string {
   const cluster = o.cluster ?? 'nodelet';
   const user = o.user ?? 'admin';
+  const credential = o.client
+    ? { 'client-certificate-data': Buffer.from(o.client.certPem).toString('base64'), 'client-key-data': Buffer.from(o.client.keyPem).toString('base64') }
+    : { token: o.token };
   return YAML.stringify({
     apiVersion: 'v1',
     kind: 'Config',
     clusters: [{ name: cluster, cluster: { server: o.server, 'certificate-authority-data': Buffer.from(o.caPem).toString('base64') } }],
-    users: [{ name: user, user: { token: o.token } }],
+    users: [{ name: user, user: credential }],
     contexts: [{ name: `${user}@${cluster}`, context: { cluster, user } }],
     'current-context': `${user}@${cluster}`,
     preferences: {},

@@ -6,6 +6,8 @@
  *   apiserver-kubelet-client.crt, .key          client cert the server shows agents (CN=system:kube-apiserver-kubelet-client,
  *                                               no group: bound to system:kubelet-api-admin only, so an agent
  *                                               address that leads back to a server gives nothing more)
+ *   admin.crt, admin.key                        the admin kubeconfig's client cert (CN=kubernetes-admin, O=system:masters):
+ *                                               signed by the cluster CA, so every server sharing the CA accepts it
  *
  * A leaf pair is (re-)issued, same CA, when it is missing, its key is not its certificate's (a
  * crash between the two renames of pair-files.ts), it is not signed by the CA, it expires within
@@ -33,6 +35,8 @@ export interface Pki {
   caPem: string;
   serving: KeyPairPem;
   agentClient: KeyPairPem;
+  /** The admin.kubeconfig credential (docs/security.md "The admin credential"). */
+  admin: KeyPairPem;
 }
 
 export interface EnsurePkiOptions {
@@ -94,7 +98,9 @@ export async function ensurePki(opts: EnsurePkiOptions): Promise<Pki> {
   // A certificate from before (CN=nodelet-apiserver, O=system:masters) is replaced at the next start.
   const agentClient = await ensureLeaf(leaf, 'apiserver-kubelet-client', { commonName: AGENT_CLIENT_USER, usage: 'client' }, (d) =>
     d.subject === `CN=${AGENT_CLIENT_USER}` ? undefined : `subject is "${d.subject}", wanted CN=${AGENT_CLIENT_USER} without groups`);
-  return { dir, caPem: caPair.certPem, serving, agentClient };
+  // kubeadm's admin.conf subject before 1.29 (and its super-admin.conf's today): see docs/security.md.
+  const admin = await ensureLeaf(leaf, 'admin', { commonName: 'kubernetes-admin', organization: 'system:masters', usage: 'client' });
+  return { dir, caPem: caPair.certPem, serving, agentClient, admin };
 }
 
 interface LeafContext {

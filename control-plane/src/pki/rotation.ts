@@ -37,6 +37,8 @@ export interface CertRotationOptions {
   onServing(pair: KeyPairPem): void;
   /** Installs a new client pair for new connections to agents. */
   onAgentClient(pair: KeyPairPem): void;
+  /** A re-issued admin pair: rewrite the admin kubeconfig (the old certificate stays valid until it expires). */
+  onAdmin?(pair: KeyPairPem): Promise<void>;
 }
 
 export interface CertRotation {
@@ -54,6 +56,7 @@ export function startCertRotation(o: CertRotationOptions): CertRotation {
   let serving = o.servingFiles ? undefined : o.current.serving;
   let servingFromFiles = o.servingFiles?.loaded;
   let agentClient = o.current.agentClient;
+  let admin = o.current.admin;
   let queue: Promise<void> = Promise.resolve();
   let closed = false;
   let cancelTimer: () => void = () => undefined;
@@ -68,6 +71,11 @@ export function startCertRotation(o: CertRotationOptions): CertRotation {
     if (!samePair(agentClient, pki.agentClient)) {
       install('apiserver-kubelet-client', () => o.onAgentClient(pki.agentClient), pki.agentClient);
       agentClient = pki.agentClient;
+    }
+    if (!samePair(admin, pki.admin)) {
+      await o.onAdmin?.(pki.admin);
+      install('admin', () => undefined, pki.admin);
+      admin = pki.admin;
     }
   }
 

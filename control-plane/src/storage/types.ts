@@ -20,6 +20,11 @@ export interface KeyValue {
   createRevision: number;
   /** Revision of the last write to this key (etcd mod_revision) = resourceVersion. */
   modRevision: number;
+  /**
+   * Read with an encryption provider or key other than the first (storage/encryption/): an
+   * update writes it even when nothing changed, so rewriting re-encrypts it with the first.
+   */
+  stale?: boolean;
 }
 
 export interface ListOptions {

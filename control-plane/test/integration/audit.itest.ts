@@ -59,8 +59,9 @@ describe('audit log of nodelet server', () => {
     call = (method, path, body, headers = {}) => new Promise((resolve, reject) => {
       const text = body === undefined ? undefined : JSON.stringify(body);
       const req = https.request(`${server!.url}${path}`, {
-        method, ca: kc.ca, agent: false,
-        headers: { Authorization: `Bearer ${String(kc.token)}`, ...(text ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) } : {}), ...headers },
+        // The admin kubeconfig's client certificate (CN kubernetes-admin, O system:masters).
+        method, ca: kc.ca, cert: kc.cert, key: kc.key, agent: false,
+        headers: { ...(text ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) } : {}), ...headers },
       }, (res) => {
         res.resume();
         res.on('end', () => resolve({ status: res.statusCode ?? 0, auditId: String(res.headers['audit-id'] ?? '') }));
@@ -85,7 +86,7 @@ describe('audit log of nodelet server', () => {
     const ev = await pollUntil('the delete event', () => events().find((e) => e.auditID === del.auditId && e.stage === 'ResponseComplete'), { timeoutMs: 10_000, intervalMs: 50 });
     assert.equal(ev.level, 'Metadata');
     assert.equal(ev.verb, 'delete');
-    assert.equal(ev.user.username, 'system:admin');
+    assert.equal(ev.user.username, 'kubernetes-admin');
     assert.equal(ev.impersonatedUser.username, 'mallory');
     assert.deepEqual(ev.objectRef, { resource: 'pods', namespace: 'default', name: 'victim', apiVersion: 'v1' });
     assert.equal(statSync(logPath).mode & 0o777, 0o600);
@@ -118,7 +119,7 @@ describe('audit log of nodelet server', () => {
     assert.equal(out.code, 0, out.stderr);
     const rows = out.stdout.trim().split('\n');
     assert.equal(rows.length, 2, out.stdout);
-    assert.match(rows[1]!, /system:admin \(as mallory\) +delete +pods +default +victim +200 +127\.0\.0\.1 +[0-9a-f-]{36}$/);
+    assert.match(rows[1]!, /kubernetes-admin \(as mallory\) +delete +pods +default +victim +200 +127\.0\.0\.1 +[0-9a-f-]{36}$/);
     assert.ok(rows[1]!.endsWith(del.auditId), 'the Audit-ID header of the delete');
   });
 

@@ -3,11 +3,11 @@
 // resourceVersion see exactly the later changes; SIGKILL of the leader → the other server takes
 // both Leases within 20 s (kube's defaults: 15 s lease) and schedules a new Deployment's pods.
 import assert from 'node:assert/strict';
-import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ApiClient, CONFIGMAPS, DEPLOYMENTS, ENDPOINTS, LEASES, NAMESPACES, NODES, PODS, type Lease } from '@nodelet/api';
+import { ApiClient, loadKubeconfig, CONFIGMAPS, DEPLOYMENTS, ENDPOINTS, LEASES, NAMESPACES, NODES, PODS, type Lease } from '@nodelet/api';
 import { pollUntil } from '@nodelet/base';
 import { freePort } from '@nodelet/base/testing';
 import { fakeNode } from '../../src/controllers/testing/fake-agents.js';
@@ -20,7 +20,6 @@ const skip = etcdUnavailableReason() ?? false;
 async function shareClusterSecrets(from: string, to: string): Promise<void> {
   await mkdir(join(to, 'pki'), { recursive: true, mode: 0o700 });
   for (const f of ['ca.crt', 'ca.key', 'sa.key']) await copyFile(join(from, 'pki', f), join(to, 'pki', f));
-  await copyFile(join(from, 'admin.token'), join(to, 'admin.token'));
 }
 
 test('two servers on one etcd: one leader per lease, cross-server watch, fail-over after SIGKILL', { skip, timeout: 240_000 }, async (t) => {
@@ -36,9 +35,9 @@ test('two servers on one etcd: one leader per lease, cross-server watch, fail-ov
   ];
   const a = await startServerProcess({ dataDir: join(dir, 'a'), args: args('127.0.0.1') });
   t.after(() => a.stop());
-  const ca = await readFile(join(dir, 'a', 'pki', 'ca.crt'), 'utf8');
-  const token = (await readFile(join(dir, 'a', 'admin.token'), 'utf8')).trim();
-  const clientA = new ApiClient({ server: a.url, token, ca });
+  // a's admin.kubeconfig (a client certificate of the shared CA) is the admin on both servers.
+  const admin = await loadKubeconfig(join(dir, 'a', 'admin.kubeconfig'));
+  const clientA = new ApiClient({ ...admin, server: a.url, servers: [] });
   t.after(() => clientA.close());
   const holders = async (client: ApiClient): Promise<Record<string, Lease['spec']>> => {
     const out: Record<string, Lease['spec']> = {};
@@ -52,7 +51,7 @@ test('two servers on one etcd: one leader per lease, cross-server watch, fail-ov
   await shareClusterSecrets(join(dir, 'a'), join(dir, 'b'));
   const b: ServerProcess = await startServerProcess({ dataDir: join(dir, 'b'), args: args('127.0.0.2') });
   t.after(() => b.stop());
-  const clientB = new ApiClient({ server: b.url, token, ca });
+  const clientB = new ApiClient({ ...admin, server: b.url, servers: [] });
   t.after(() => clientB.close());
 
   // 1. One leader per lease: b stands by (it never logs an acquisition) while a renews.

@@ -28,6 +28,7 @@ import { ensureLabImages, DEFAULT_LAB_IMAGE_DIR, LAB_IMAGES } from '@nodelet/oci
 import { labRuntimeDown, labRuntimeUp, unmountUnder } from '@nodelet/lab-runtime';
 import { connectCriClient } from '@nodelet/cri-client';
 import { createToken } from '../ops/token.js';
+import { ensureLabEncryptionConfig } from './encryption.js';
 import { agentAuthentication, join as joinCluster } from '../ops/join.js';
 import { logTail, managed, runningPid, startDetached, stopProcess } from './processes.js';
 import { labAuditArgs } from './audit-policy.js';
@@ -196,6 +197,7 @@ export async function startLabServer(o: LabOptions): Promise<ApiClient> {
       'server', '--data-dir', p.server, '--port', String(o.apiPort), '--bind-address', bind,
       '--registry-address', o.registry, '--registry-root', o.imagesDir, '--cluster-cidr', o.clusterCidr,
       ...labAuditArgs(p, o.serverArgs ?? []),
+      ...(o.serverArgs?.some((a) => a.startsWith('--encryption-provider-config')) ? [] : ['--encryption-provider-config', ensureLabEncryptionConfig(p.server)]),
       ...(o.serverArgs ?? []),
     ]);
   }
