@@ -82,3 +82,41 @@ test('patch content types: four are known, others are 415; bodies must have the 
   assert.throws(() => parsePatchBody('json', Buffer.from('{}')), (e: unknown) => e instanceof StatusError && e.code === 400);
   assert.deepEqual(parsePatchBody('apply', Buffer.from('metadata:\n  name: x\n')), { metadata: { name: 'x' } });
 });
+
+test('JSON patch bounds: 10,000 operations (413), 3 MiB of copies (422), and no result nested past the body limit (422)', () => {
+  const cm = (): ApiObject => ({ metadata: { name: 'c' }, data: { a: 'x'.repeat(100 * 1024) } });
+  const code = (f: () => unknown): number | undefined => {
+    try {
+      f();
+    } catch (e) {
+      return e instanceof StatusError ? e.code : -1;
+    }
+    return undefined;
+  };
+  assert.equal(code(() => applyPatch('json', cm(), Array.from({ length: 10_001 }, () => ({ op: 'test', path: '/metadata/name', value: 'c' })), 'ConfigMap')), 413);
+  assert.equal(code(() => applyPatch('json', cm(), Array.from({ length: 10_000 }, () => ({ op: 'test', path: '/metadata/name', value: 'c' })), 'ConfigMap')), undefined);
+  // 31 copies of 100 KiB pass 3 MiB; 30 do not.
+  const copies = (n: number): unknown[] => Array.from({ length: n }, (_, i) => ({ op: 'copy', from: '/data/a', path: `/data/c${i}` }));
+  assert.equal(code(() => applyPatch('json', cm(), copies(31), 'ConfigMap')), 422);
+  assert.equal(Object.keys(applyPatch('json', cm(), copies(30), 'ConfigMap').data as object).length, 31);
+  // Copying a 600-deep subtree under its own leaf makes it 1,200 deep.
+  let extra: unknown = 1;
+  for (let i = 0; i < 600; i++) extra = { a: extra };
+  const deep: ApiObject = { metadata: { name: 'd' }, extra };
+  assert.equal(code(() => applyPatch('json', deep, [{ op: 'copy', from: '/extra', path: `/extra${'/a'.repeat(599)}` }], 'ConfigMap')), 422);
+});
+
+test('strategic merge patch is linear in list sizes: 100,000 merge-keyed items and deletions', { timeout: 20_000 }, () => {
+  const n = 100_000;
+  const env = Array.from({ length: n }, (_, i) => ({ name: `E${i}`, value: String(i) }));
+  const pod: ApiObject = { metadata: { name: 'p', finalizers: env.map((e) => e.name) }, spec: { containers: [{ name: 'c', env }] } };
+  const patch = {
+    metadata: { '$deleteFromPrimitiveList/finalizers': env.map((e) => e.name).slice(1), finalizers: env.map((e) => `${e.name}-new`) },
+    spec: { containers: [{ name: 'c', env: env.map((e, i) => (i % 2 ? { name: e.name, $patch: 'delete' } : { name: e.name, value: 'v' })), '$setElementOrder/env': [...env].reverse().map((e) => ({ name: e.name })) }] },
+  };
+  const out = strategicMergePatch(pod, patch, 'Pod') as any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  assert.equal(out.metadata.finalizers.length, 1 + n);
+  const merged = out.spec.containers[0].env;
+  assert.equal(merged.length, n / 2);
+  assert.deepEqual(merged[0], { name: `E${n - 2}`, value: 'v' });
+});
