@@ -207,6 +207,8 @@ async function phase(withAbuse: boolean, seconds: number, o: { watches: number; 
   const s = await startServer();
   try {
     await must('create namespace abuse', request(s.url, ADMIN, 'POST', '/api/v1/namespaces', { metadata: { name: 'abuse' } }), [201]);
+    // No controllers run: the pods' ServiceAccount is made here (admission wants it).
+    await must('create the default ServiceAccount', request(s.url, ADMIN, 'POST', '/api/v1/namespaces/abuse/serviceaccounts', { metadata: { name: 'default' } }), [201]);
     const rbac = '/apis/rbac.authorization.k8s.io/v1/namespaces/abuse';
     const role = { metadata: { name: 'writer' }, rules: [{ apiGroups: [''], resources: ['configmaps', 'pods'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] }] };
     await must('create the writer Role', request(s.url, ADMIN, 'POST', `${rbac}/roles`, role), [201]);

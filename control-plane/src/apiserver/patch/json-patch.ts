@@ -4,7 +4,9 @@
  * json-patch's AccumulatedCopySizeLimit, which kube-apiserver sets from its JSONPatchMaxCopyBytes
  * of 3 MiB). Without the second bound a small body of `copy` operations that each copy a subtree
  * into itself doubles the object per operation: forty of them froze the server for seconds and
- * took gigabytes (docs/security.md, "Request and object bounds").
+ * took gigabytes (docs/security.md, "Request and object bounds"). Negative array indices count
+ * from the end (`/spec/containers/-1`), as json-patch's SupportNegativeIndices, which
+ * kube-apiserver leaves on.
  */
 import jsonpatch from 'fast-json-patch';
 import { isPlainObject } from '../object.js';
@@ -40,7 +42,7 @@ export function applyJsonPatch(doc: unknown, ops: readonly unknown[]): unknown {
       }
     }
     try {
-      document = jsonpatch.applyOperation(document, op as jsonpatch.Operation, true, true, true, index).newDocument;
+      document = jsonpatch.applyOperation(document, withPositiveIndices(document, op) as jsonpatch.Operation, true, true, true, index).newDocument;
     } catch (err) {
       const name = (err as { name?: string }).name ?? '';
       if (name === 'TEST_OPERATION_FAILED') throw new StatusError(422, 'Invalid', `the server rejected our request due to an error in our request: json patch test operation failed`);
@@ -67,4 +69,37 @@ function copySize(document: unknown, from: string): number {
     if (err instanceof RangeError) throw new StatusError(422, 'Invalid', `the server rejected our request due to an error in our request: the copied value is nested too deeply`);
     throw err;
   }
+}
+
+/** `op` with negative array indices in `path` and `from` counted from the end of their arrays. */
+function withPositiveIndices(document: unknown, op: unknown): unknown {
+  if (!isPlainObject(op)) return op;
+  // add, copy and move insert at `path`: there -1 is the end of the array, as json-patch reads it.
+  const inserts = op.op === 'add' || op.op === 'copy' || op.op === 'move';
+  const path = typeof op.path === 'string' ? positivePointer(document, op.path, inserts) : op.path;
+  const from = typeof op.from === 'string' ? positivePointer(document, op.from, false) : op.from;
+  return path === op.path && from === op.from ? op : { ...op, path, ...(from === undefined ? {} : { from }) };
+}
+
+/**
+ * `pointer` with each `-N` token that indexes an array of length L replaced by L-N (L+1-N for
+ * the last token of an insertion); tokens out of range stay as they are for the operation to
+ * reject. Returns `pointer` itself when nothing changed.
+ */
+function positivePointer(document: unknown, pointer: string, insert: boolean): string {
+  if (!pointer.includes('/-')) return pointer;
+  const tokens = pointer.split('/');
+  let node: unknown = document;
+  let changed = false;
+  for (let i = 1; i < tokens.length; i++) {
+    const raw = tokens[i]!;
+    const length = Array.isArray(node) ? node.length + (insert && i === tokens.length - 1 ? 1 : 0) : 0;
+    if (Array.isArray(node) && /^-[1-9][0-9]*$/.test(raw) && Number(raw.slice(1)) <= length) {
+      tokens[i] = String(length + Number(raw));
+      changed = true;
+    }
+    const key = tokens[i]!.replace(/~1/g, '/').replace(/~0/g, '~');
+    node = isPlainObject(node) ? node[key] : Array.isArray(node) ? node[Number(key)] : undefined;
+  }
+  return changed ? tokens.join('/') : pointer;
 }

@@ -120,3 +120,16 @@ test('strategic merge patch is linear in list sizes: 100,000 merge-keyed items a
   assert.equal(merged.length, n / 2);
   assert.deepEqual(merged[0], { name: `E${n - 2}`, value: 'v' });
 });
+
+test('JSON patch negative indices count from the end of the array (json-patch SupportNegativeIndices)', () => {
+  const d = (): ApiObject => ({ metadata: { name: 'd', finalizers: ['a', 'b', 'c'] } });
+  assert.deepEqual(applyPatch('json', d(), [{ op: 'remove', path: '/metadata/finalizers/-1' }], 'ConfigMap').metadata.finalizers, ['a', 'b']);
+  assert.deepEqual(applyPatch('json', d(), [{ op: 'replace', path: '/metadata/finalizers/-3', value: 'z' }], 'ConfigMap').metadata.finalizers, ['z', 'b', 'c']);
+  // An insertion counts from one past the end: -1 appends, -4 inserts first.
+  assert.deepEqual(applyPatch('json', d(), [{ op: 'add', path: '/metadata/finalizers/-1', value: 'x' }], 'ConfigMap').metadata.finalizers, ['a', 'b', 'c', 'x']);
+  assert.deepEqual(applyPatch('json', d(), [{ op: 'add', path: '/metadata/finalizers/-4', value: 'x' }], 'ConfigMap').metadata.finalizers, ['x', 'a', 'b', 'c']);
+  assert.deepEqual(applyPatch('json', d(), [{ op: 'copy', from: '/metadata/finalizers/-1', path: '/metadata/finalizers/0' }], 'ConfigMap').metadata.finalizers, ['c', 'a', 'b', 'c']);
+  // Out of range, and `-` (append) keeps its RFC 6902 meaning.
+  assert.throws(() => applyPatch('json', d(), [{ op: 'remove', path: '/metadata/finalizers/-4' }], 'ConfigMap'), StatusError);
+  assert.deepEqual(applyPatch('json', d(), [{ op: 'add', path: '/metadata/finalizers/-', value: 'x' }], 'ConfigMap').metadata.finalizers, ['a', 'b', 'c', 'x']);
+});
