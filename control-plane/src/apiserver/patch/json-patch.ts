@@ -42,7 +42,7 @@ export function applyJsonPatch(doc: unknown, ops: readonly unknown[]): unknown {
       }
     }
     try {
-      document = jsonpatch.applyOperation(document, withPositiveIndices(document, op) as jsonpatch.Operation, true, true, true, index).newDocument;
+      document = jsonpatch.applyOperation(document, withPositiveIndices(document, op) as jsonpatch.Operation, validate, true, true, index).newDocument;
     } catch (err) {
       const name = (err as { name?: string }).name ?? '';
       if (name === 'TEST_OPERATION_FAILED') throw new StatusError(422, 'Invalid', `the server rejected our request due to an error in our request: json patch test operation failed`);
@@ -52,15 +52,32 @@ export function applyJsonPatch(doc: unknown, ops: readonly unknown[]): unknown {
   return document;
 }
 
+/**
+ * fast-json-patch's own validation, except that `move` and `copy` check their `from` by reading
+ * it: the library's check applies a copy of the operation to a deep copy of the whole document,
+ * so 10,000 moves on a 1 MiB object cloned it 10,000 times.
+ */
+const validate: jsonpatch.Validator<unknown> = (op, index, document, existingPath) => {
+  if (op.op !== 'move' && op.op !== 'copy') return jsonpatch.validator(op, index, document, existingPath);
+  jsonpatch.validator(op, index);
+  if (document !== undefined && valueAt(document, op.from) === undefined) {
+    throw new jsonpatch.JsonPatchError('Cannot perform the operation from a path that does not exist', 'OPERATION_FROM_UNRESOLVABLE', index, op, document);
+  }
+};
+
+/** The value `pointer` names in `document`, or undefined. */
+function valueAt(document: unknown, pointer: string): unknown {
+  try {
+    return jsonpatch.getValueByPointer(document, pointer);
+  } catch {
+    return undefined; // a pointer through a value that is not a container names nothing
+  }
+}
+
 /** Encoded size of the value at `from`; 0 when there is none (the operation itself then fails). */
 function copySize(document: unknown, from: string): number {
-  let value: unknown;
-  try {
-    value = jsonpatch.getValueByPointer(document, from);
-  } catch {
-    // A pointer that does not resolve copies nothing; applyOperation reports it.
-    return 0;
-  }
+  // A pointer that does not resolve copies nothing; applyOperation reports it.
+  const value = valueAt(document, from);
   if (value === undefined) return 0;
   try {
     return Buffer.byteLength(JSON.stringify(value));
