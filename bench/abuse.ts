@@ -3,7 +3,8 @@
 //
 //   node --conditions=source --import tsx bench/abuse.ts [--seconds 30] [--watches 200] [--slow 50] [--svg]
 //
-// The API server runs in a child process over a temp SQLite store (its RSS is its own), twice:
+// The API server runs in a child process over a temp SQLite store (its RSS is its own), and the
+// node's renewals in another (so the abusers' client work does not delay them), twice:
 //
 //   baseline  the node renews its Lease every 100 ms (PUT, as the kubelet does every 10 s)
 //   abuse     the same renewals, while user `mallory` (may write ConfigMaps and Pods in namespace
@@ -35,6 +36,7 @@ const { values: args } = parseArgs({
     watches: { type: 'string', default: '200' },
     slow: { type: 'string', default: '50' },
     serve: { type: 'boolean', default: false },
+    renew: { type: 'string' },
     svg: { type: 'boolean', default: false },
   },
 });
@@ -113,13 +115,14 @@ const percentile = (xs: number[], p: number): number => {
 };
 
 /** The node's Lease renewals every 100 ms until `stop`; one latency sample per renewal (ms). */
-async function renewLease(base: string, stop: AbortSignal): Promise<{ samples: number[]; failures: number }> {
+async function renewLease(base: string, stop: AbortSignal, onReady: () => void): Promise<{ samples: number[]; failures: number }> {
   const path = '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases';
   let lease = JSON.parse(
     await must('create the Lease', request(base, NODE, 'POST', path, { metadata: { name: 'n1' }, spec: { holderIdentity: 'n1', leaseDurationSeconds: 40 } }), [201]),
   ) as { metadata: Record<string, unknown>; spec: Record<string, unknown> };
   const samples: number[] = [];
   let failures = 0;
+  onReady();
   while (!stop.aborted) {
     const t0 = performance.now();
     const r = await request(base, NODE, 'PUT', `${path}/n1`, { ...lease, spec: { ...lease.spec, renewTime: new Date().toISOString().replace('Z', '000Z') } });
@@ -129,6 +132,36 @@ async function renewLease(base: string, stop: AbortSignal): Promise<{ samples: n
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return { samples, failures };
+}
+
+/** Child: renews the Lease on the server at `base` until told to stop, then reports. */
+async function renewer(base: string): Promise<void> {
+  const stop = new AbortController();
+  process.once('message', () => stop.abort());
+  const result = await renewLease(base, stop.signal, () => process.send!('ready'));
+  process.send!(result, () => process.exit(0));
+}
+
+/** Starts the renewer child, resolved once it renews; `finish()` stops it and returns its samples. */
+async function startRenewer(base: string): Promise<{ finish(): Promise<{ samples: number[]; failures: number }> }> {
+  const child = fork(fileURLToPath(import.meta.url), ['--renew', base], { execArgv: process.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const kill = (): void => void child.kill('SIGKILL');
+  process.once('exit', kill);
+  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`the Lease renewer exited with ${code}`))));
+  exited.catch(() => undefined); // raced with each message below
+  const message = (): Promise<unknown> => Promise.race([new Promise((resolve) => child.once('message', resolve)), exited]);
+  await message(); // 'ready': the Lease exists and renewals begin
+  return {
+    finish: async () => {
+      const result = message();
+      child.send('stop');
+      try {
+        return (await result) as { samples: number[]; failures: number };
+      } finally {
+        process.off('exit', kill);
+      }
+    },
+  };
 }
 
 /** Runs `fn` in a loop until `stop`, counting the answers' statuses. */
@@ -216,8 +249,8 @@ async function phase(withAbuse: boolean, seconds: number, o: { watches: number; 
     await must('bind mallory to it', request(s.url, ADMIN, 'POST', `${rbac}/rolebindings`, binding), [201]);
     const stop = new AbortController();
     const ms = seconds * 1000;
+    const lease = await startRenewer(s.url);
     const rss = sampleProcess(s.child.pid!, ms);
-    const lease = renewLease(s.url, stop.signal);
     let failure: unknown;
     const attack = withAbuse
       ? abuse(s.url, stop.signal, o).catch((err: unknown) => {
@@ -228,7 +261,7 @@ async function phase(withAbuse: boolean, seconds: number, o: { watches: number; 
       : undefined;
     const { rssMaxMiB } = await rss;
     stop.abort();
-    const { samples, failures } = await lease;
+    const { samples, failures } = await lease.finish();
     const attacked = await attack;
     if (failure) throw failure;
     return {
@@ -265,4 +298,5 @@ async function main(): Promise<void> {
 
 // Last, so every const above is initialised before either side runs.
 if (args.serve) await serve();
+else if (args.renew !== undefined) await renewer(args.renew);
 else await main();
