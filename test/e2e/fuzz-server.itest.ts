@@ -25,6 +25,10 @@ function bodyCorpus(token: string): FuzzCase[] {
   const jsonPatch = (ops: unknown[] | string): Array<string | Buffer> =>
     req(`PATCH ${CMS}/fuzz-target HTTP/1.1`, [auth, 'Content-Type: application/json-patch+json'], typeof ops === 'string' ? ops : JSON.stringify(ops));
   const configMap = (name: string, data: Record<string, string>): string => JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data });
+  // "Billion laughs": nine levels of anchors, each a list of nine aliases of the one before.
+  const aliasBomb = ['apiVersion: v1', 'kind: ConfigMap', 'metadata: {name: laughs}', 'a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]']
+    .concat(Array.from({ length: 8 }, (_, i) => `a${i + 1}: &a${i + 1} [${Array.from({ length: 9 }, () => `*a${i}`).join(', ')}]`))
+    .join('\n');
   const status = true;
   return [
     { name: 'invalid JSON', parts: post('application/json', '{"apiVersion":"v1",'), expect: 400, status },
@@ -43,6 +47,8 @@ function bodyCorpus(token: string): FuzzCase[] {
     { name: 'JSON patch: 40 copies of 100 KiB', parts: jsonPatch(Array.from({ length: 40 }, (_, i) => ({ op: 'copy', from: '/data/a', path: `/data/c${i}` }))), expect: 422, status },
     { name: 'JSON patch: a map copied into itself 40 times', parts: jsonPatch(Array.from({ length: 40 }, (_, i) => ({ op: 'copy', from: '/data', path: `/data/x${i}` }))), expect: 422, status },
     { name: 'JSON patch of 10,001 operations', parts: jsonPatch(Array.from({ length: 10_001 }, () => ({ op: 'test', path: '/metadata/name', value: 'fuzz-target' }))), expect: 413, status },
+    { name: 'YAML alias bomb (9^9 expansions)', parts: post('application/yaml', aliasBomb), expect: 400, status },
+    { name: 'server-side apply nested 5,000 levels', parts: req(`PATCH ${CMS}/fuzz-target?fieldManager=fuzz HTTP/1.1`, [auth, 'Content-Type: application/apply-patch+yaml'], `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fuzz-target}\ndata: ${nested(5_000)}\n`), expect: 400, status },
     { name: 'JSON patch nested 5,000 levels', parts: jsonPatch(`[{"op":"add","path":"/metadata/labels","value":${nested(5_000)}}]`), expect: 400, status },
     // Objects past the size limits.
     { name: 'a 2 MiB ConfigMap', parts: post('application/json', configMap('big', { a: 'x'.repeat(2 * 1024 * 1024) })), expect: 422, status },
