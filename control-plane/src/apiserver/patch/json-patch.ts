@@ -30,7 +30,8 @@ export function applyJsonPatch(doc: unknown, ops: readonly unknown[]): unknown {
   }
   let document = structuredClone(doc);
   let copied = 0;
-  for (const [index, op] of ops.entries()) {
+  for (const [index, given] of ops.entries()) {
+    const op = withPositiveIndices(document, given);
     if (isPlainObject(op) && op.op === 'copy' && typeof op.from === 'string') {
       copied += copySize(document, op.from);
       if (copied > MAX_JSON_PATCH_COPY_BYTES) {
@@ -42,7 +43,7 @@ export function applyJsonPatch(doc: unknown, ops: readonly unknown[]): unknown {
       }
     }
     try {
-      document = jsonpatch.applyOperation(document, withPositiveIndices(document, op) as jsonpatch.Operation, validate, true, true, index).newDocument;
+      document = jsonpatch.applyOperation(document, op as jsonpatch.Operation, validate, true, true, index).newDocument;
     } catch (err) {
       const name = (err as { name?: string }).name ?? '';
       if (name === 'TEST_OPERATION_FAILED') throw new StatusError(422, 'Invalid', `the server rejected our request due to an error in our request: json patch test operation failed`);

@@ -98,6 +98,10 @@ test('JSON patch bounds: 10,000 operations (413), 3 MiB of copies (422), and no 
   // 31 copies of 100 KiB pass 3 MiB; 30 do not.
   const copies = (n: number): unknown[] => Array.from({ length: n }, (_, i) => ({ op: 'copy', from: '/data/a', path: `/data/c${i}` }));
   assert.equal(code(() => applyPatch('json', cm(), copies(31), 'ConfigMap')), 422);
+  // Counted also when `from` names the value with a negative index.
+  const listed: ApiObject = { metadata: { name: 'c', finalizers: ['x'.repeat(100 * 1024)] } };
+  const fromEnd = Array.from({ length: 31 }, () => ({ op: 'copy', from: '/metadata/finalizers/-1', path: '/metadata/finalizers/0' }));
+  assert.equal(code(() => applyPatch('json', listed, fromEnd, 'ConfigMap')), 422);
   assert.equal(Object.keys(applyPatch('json', cm(), copies(30), 'ConfigMap').data as object).length, 31);
   // Copying a 600-deep subtree under its own leaf makes it 1,200 deep.
   let extra: unknown = 1;
