@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { StatusError } from './status.js';
+import { encodeProtobufObject } from '@nodelet/api';
 import { decodeObjectBody, MAX_NESTING_DEPTH, parseJson, parseMediaTypes, wantsAggregatedDiscovery, wantsTable } from './media.js';
 
 test('Accept parameters are matched exactly (v2 is not v2beta1)', () => {
@@ -43,4 +44,14 @@ test('decoded bodies nested deeper than 1000 levels are 400, in JSON and YAML', 
   assert.throws(() => decodeObjectBody('application/yaml', deepYaml), (err: { code?: number }) => err.code === 400);
   const fine = Buffer.from(`{"a":${'['.repeat(100)}${']'.repeat(100)}}`);
   assert.deepEqual(Object.keys(decodeObjectBody('application/json', fine)), ['a']);
+});
+
+test('a protobuf body whose embedded JSON (managedFields) nests past the bound is 400', () => {
+  let deep: unknown = {};
+  for (let i = 0; i < 2_000; i++) deep = { 'f:a': deep };
+  const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', managedFields: [{ manager: 'm', operation: 'Apply', fieldsType: 'FieldsV1', fieldsV1: deep }] } };
+  const body = Buffer.from(encodeProtobufObject(cm)!);
+  assert.throws(() => decodeObjectBody('application/vnd.kubernetes.protobuf', body), (err: { code?: number; message?: string }) => err.code === 400 && /max depth/.test(err.message ?? ''));
+  const shallow = Buffer.from(encodeProtobufObject({ ...cm, metadata: { ...cm.metadata, managedFields: [{ ...cm.metadata.managedFields[0], fieldsV1: { 'f:data': {} } }] } })!);
+  assert.equal(decodeObjectBody('application/vnd.kubernetes.protobuf', shallow).kind, 'ConfigMap');
 });
