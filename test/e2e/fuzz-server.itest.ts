@@ -1,9 +1,10 @@
 // Fuzzing a real `nodelet server` process: a corpus of malformed requests over its TLS port
-// (fuzz-corpus.ts plus bodies only the API server reads). Every HTTP reply must be a 4xx with a
-// Kubernetes Status, the process must stay up, log no unhandled rejection or uncaught
-// exception, and still answer a normal request at the end. Request bodies that stall must not
-// lock writes out (docs/security.md, "Request limits"): the server runs with a small mutating
-// in-flight pool and a short request timeout so the slow-body case fits in a test.
+// (fuzz-corpus.ts plus bodies only the API server reads: deep nesting, patch bombs, objects past
+// the size limits). Every HTTP reply must be a 4xx with a Kubernetes Status (but the one that
+// creates the patch bombs' target), the process must stay up, log no unhandled rejection or
+// uncaught exception, and still answer a normal request at the end. Request bodies that stall
+// must not lock writes out (docs/security.md, "Request limits"): the server runs with a small
+// mutating in-flight pool and a short request timeout so the slow-body case fits in a test.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -27,6 +28,14 @@ function bodyCorpus(token: string): FuzzCase[] {
   const post = (type: string, body: string | Buffer, path = CMS): Array<string | Buffer> => req(`POST ${path} HTTP/1.1`, [auth, `Content-Type: ${type}`], body);
   const deepJson = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"deep"},"data":${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}}`;
   const tenMiB = Buffer.alloc(10 * 1024 * 1024, 0x20);
+  const nested = (levels: number): string => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
+  const jsonPatch = (ops: unknown[] | string): Array<string | Buffer> =>
+    req(`PATCH ${CMS}/fuzz-target HTTP/1.1`, [auth, 'Content-Type: application/json-patch+json'], typeof ops === 'string' ? ops : JSON.stringify(ops));
+  const configMap = (name: string, data: Record<string, string>): string => JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data });
+  // "Billion laughs": nine levels of anchors, each a list of nine aliases of the one before.
+  const aliasBomb = ['apiVersion: v1', 'kind: ConfigMap', 'metadata: {name: laughs}', 'a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]']
+    .concat(Array.from({ length: 8 }, (_, i) => `a${i + 1}: &a${i + 1} [${Array.from({ length: 9 }, () => `*a${i}`).join(', ')}]`))
+    .join('\n');
   const status = true;
   return [
     { name: 'invalid JSON', parts: post('application/json', '{"apiVersion":"v1",'), expect: 400, status },
@@ -38,6 +47,19 @@ function bodyCorpus(token: string): FuzzCase[] {
     { name: 'JSON nested 100k levels', parts: post('application/json', deepJson), expect: 400, status },
     { name: 'YAML nested 50k levels', parts: post('application/yaml', `metadata: {name: deep}\ndata: ${'['.repeat(50_000)}${']'.repeat(50_000)}\n`), expect: 400, status },
     { name: 'JSON patch nested 100k levels', parts: req(`PATCH ${CMS}/x HTTP/1.1`, [auth, 'Content-Type: application/merge-patch+json'], `{"data":${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}}`), expect: 400, status },
+    { name: 'JSON nested 5,000 levels', parts: post('application/json', `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"deep","annotations":${nested(5_000)}}}`), expect: 400, status },
+    { name: 'YAML nested 5,000 levels', parts: post('application/yaml', `metadata: {name: deep}\ndata: ${nested(5_000)}\n`), expect: 400, status },
+    // Patch bombs against a ConfigMap the caller may patch (created by the first case).
+    { name: 'the patch bombs\' target', parts: post('application/json', configMap('fuzz-target', { a: 'x'.repeat(100 * 1024) })), expect: 201, status: false },
+    { name: 'JSON patch: 40 copies of 100 KiB', parts: jsonPatch(Array.from({ length: 40 }, (_, i) => ({ op: 'copy', from: '/data/a', path: `/data/c${i}` }))), expect: 422, status },
+    { name: 'JSON patch: a map copied into itself 40 times', parts: jsonPatch(Array.from({ length: 40 }, (_, i) => ({ op: 'copy', from: '/data', path: `/data/x${i}` }))), expect: 422, status },
+    { name: 'JSON patch of 10,001 operations', parts: jsonPatch(Array.from({ length: 10_001 }, () => ({ op: 'test', path: '/metadata/name', value: 'fuzz-target' }))), expect: 413, status },
+    { name: 'YAML alias bomb (9^9 expansions)', parts: post('application/yaml', aliasBomb), expect: 400, status },
+    { name: 'server-side apply nested 5,000 levels', parts: req(`PATCH ${CMS}/fuzz-target?fieldManager=fuzz HTTP/1.1`, [auth, 'Content-Type: application/apply-patch+yaml'], `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fuzz-target}\ndata: ${nested(5_000)}\n`), expect: 400, status },
+    { name: 'JSON patch nested 5,000 levels', parts: jsonPatch(`[{"op":"add","path":"/metadata/labels","value":${nested(5_000)}}]`), expect: 400, status },
+    // Objects past the size limits.
+    { name: 'a 2 MiB ConfigMap', parts: post('application/json', configMap('big', { a: 'x'.repeat(2 * 1024 * 1024) })), expect: 422, status },
+    { name: 'a pod of 10,000 containers (4 MB stored)', parts: post('application/json', JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'wide' }, spec: { containers: Array.from({ length: 10_000 }, (_, i) => ({ name: `c${i}`, image: 'busybox:1' })) } }), PODS), expect: 413, status },
     { name: 'a 10 MiB body', parts: post('application/json', tenMiB), expect: 413, status },
     { name: 'a 10 MiB chunked body', parts: [`POST ${CMS} HTTP/1.1\r\nHost: fuzz\r\n${auth}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n`, ...Array.from({ length: 10 }, () => `100000\r\n${' '.repeat(0x100000)}\r\n`), '0\r\n\r\n'], expect: 413, status },
     { name: 'a chunk size that is not hex', parts: [`POST ${CMS} HTTP/1.1\r\nHost: fuzz\r\n${auth}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`], expect: 400, status },

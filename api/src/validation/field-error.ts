@@ -31,4 +31,6 @@ export const notSupported = (field: string, value: unknown, allowed: readonly st
   field,
   message: `Unsupported value: ${JSON.stringify(value)}: supported values: ${allowed.map((a) => `"${a}"`).join(', ')}`,
 });
+/** field.TooLong for a size in bytes; the value itself is never echoed. */
+export const tooLong = (field: string, maxBytes: number): FieldError => ({ type: 'FieldValueTooLong', field, message: `Too long: must have at most ${maxBytes} bytes` });
 export const forbiddenField = (field: string, why: string): FieldError => ({ type: 'FieldValueForbidden', field, message: `Forbidden: ${why}` });

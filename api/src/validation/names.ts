@@ -2,7 +2,7 @@
  * Name and label syntax checks of k8s.io/apimachinery/pkg/util/validation (DNS-1123 label and
  * subdomain, qualified names for label keys, label values) and ObjectMeta validation.
  */
-import { invalidValue, required, type FieldError } from './field-error.js';
+import { invalidValue, required, tooLong, type FieldError } from './field-error.js';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -106,7 +106,7 @@ export function validateObjectMeta(meta: MetaForValidation | undefined, opts: { 
   errs.push(...validateStringMap(meta.annotations, 'metadata.annotations', false));
   if (meta.annotations && typeof meta.annotations === 'object') {
     const size = Object.entries(meta.annotations).reduce((n, [k, v]) => n + k.length + String(v).length, 0);
-    if (size > 256 * 1024) errs.push({ type: 'FieldValueTooLong', field: 'metadata.annotations', message: 'Too long: must have at most 262144 bytes' });
+    if (size > 256 * 1024) errs.push(tooLong('metadata.annotations', 256 * 1024));
   }
   if (meta.finalizers !== undefined && !Array.isArray(meta.finalizers)) errs.push(invalidValue('metadata.finalizers', meta.finalizers, 'must be a list of strings'));
   return errs;

@@ -1,12 +1,14 @@
 /**
  * The API server's bounds on what clients may hold (kube-apiserver's --max-requests-inflight,
- * --max-mutating-requests-inflight and --request-timeout, plus the slow-watcher cut-off), and
+ * --max-mutating-requests-inflight and --request-timeout, plus the slow-watcher cut-off and the
+ * watch cache's byte bound), and
  * the long-running check that exempts watches, log streams and exec sessions from the first
  * three. docs/apiserver.md ("Limits") describes them for operators.
  */
 import { decodePathSegments, DEFAULT_EDGE_LIMITS, queryBool, type EdgeLimits } from '@nodelet/api';
 import { ADMIN_GROUP, type UserInfo } from './auth/types.js';
 import { StatusError } from './status.js';
+import { DEFAULT_WATCH_CACHE_BYTES } from './watch-cache.js';
 
 export interface ApiServerLimits extends EdgeLimits {
   /** Read-only requests (GET/HEAD) served at once; 0 = no limit. */
@@ -23,6 +25,11 @@ export interface ApiServerLimits extends EdgeLimits {
    * read, and the server would otherwise buffer every event for it.
    */
   maxWatchBufferBytes: number;
+  /**
+   * Stored bytes of recent events one resource's watch cache keeps for replay (besides its
+   * 1,000 events); a watch from a resourceVersion evicted before it goes to the store.
+   */
+  watchCacheBytes: number;
 }
 
 export const DEFAULT_API_SERVER_LIMITS: ApiServerLimits = {
@@ -31,6 +38,7 @@ export const DEFAULT_API_SERVER_LIMITS: ApiServerLimits = {
   maxMutatingRequestsInflight: 200,
   requestTimeoutMs: 60_000,
   maxWatchBufferBytes: 8 * 1024 * 1024,
+  watchCacheBytes: DEFAULT_WATCH_CACHE_BYTES,
 };
 
 /** Verbs and subresources kube-apiserver's BasicLongRunningRequestCheck treats as long-running. */

@@ -11,11 +11,13 @@ import { auditRequestBody } from './audit/hooks.js';
 
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 /**
- * Deepest nesting a decoded body may have (Go's encoding/json limit). `JSON.parse` accepts far
- * deeper input, but every recursive step after it (stringify, clone, merge) would overflow the
- * stack on it.
+ * Deepest nesting a decoded body may have. Go's encoding/json (and so kube-apiserver) stops at
+ * 10,000, but here `JSON.parse` is the only step that survives that: `structuredClone` overflows
+ * V8's stack near 1,900 levels and `JSON.stringify` near 4,000, and every write clones and
+ * encodes the object (a 5,000-deep body was a 500). 1,000 leaves room for the frames below
+ * them; real objects (even CRD schemas) are far shallower.
  */
-export const MAX_NESTING_DEPTH = 10_000;
+export const MAX_NESTING_DEPTH = 1_000;
 
 export interface MediaType {
   type: string;
@@ -118,17 +120,17 @@ export function decodeObjectBody(contentType: string | undefined, body: Buffer):
     }
   } else throw unsupportedMediaType(type, OBJECT_MEDIA_TYPES);
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw badRequest('the request body must be a single JSON object');
-  if (tooDeep(value)) throw badRequest(`unable to decode the request body: exceeded max depth of ${MAX_NESTING_DEPTH}`);
+  if (nestedDeeperThan(value, MAX_NESTING_DEPTH)) throw badRequest(`unable to decode the request body: exceeded max depth of ${MAX_NESTING_DEPTH}`);
   return value as Record<string, unknown>;
 }
 
-/** True when `value` nests objects/arrays deeper than MAX_NESTING_DEPTH (checked without recursion). */
-function tooDeep(value: unknown): boolean {
+/** True when `value` nests objects/arrays deeper than `max` levels (checked without recursion). */
+export function nestedDeeperThan(value: unknown, max: number): boolean {
   const stack: Array<[unknown, number]> = [[value, 1]];
   while (stack.length > 0) {
     const [v, depth] = stack.pop()!;
     if (typeof v !== 'object' || v === null) continue;
-    if (depth > MAX_NESTING_DEPTH) return true;
+    if (depth > max) return true;
     for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
   }
   return false;
@@ -142,7 +144,7 @@ export function parseJson(body: Buffer): unknown {
   } catch (err) {
     throw badRequest(`json parse error: ${(err as Error).message}`);
   }
-  if (tooDeep(value)) throw badRequest(`json parse error: exceeded max depth of ${MAX_NESTING_DEPTH}`);
+  if (nestedDeeperThan(value, MAX_NESTING_DEPTH)) throw badRequest(`json parse error: exceeded max depth of ${MAX_NESTING_DEPTH}`);
   return value;
 }
 
@@ -158,6 +160,6 @@ export function parseYaml(body: Buffer): unknown {
   } catch (err) {
     throw badRequest(`yaml parse error: ${(err as Error).message}`);
   }
-  if (tooDeep(value)) throw badRequest(`yaml parse error: exceeded max depth of ${MAX_NESTING_DEPTH}`);
+  if (nestedDeeperThan(value, MAX_NESTING_DEPTH)) throw badRequest(`yaml parse error: exceeded max depth of ${MAX_NESTING_DEPTH}`);
   return value;
 }

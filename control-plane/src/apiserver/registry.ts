@@ -14,6 +14,15 @@ import { alreadyExists, badRequest, conflict, expired, notFound, StatusError } f
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+/**
+ * etcd's default --max-request-bytes (1.5 MiB): etcd refuses a write request larger than this.
+ * Checked here, above every store, so SQLite holds no object etcd could not, and the watch
+ * cache and every watcher never see one.
+ */
+export const MAX_STORED_OBJECT_BYTES = 1.5 * 1024 * 1024;
+/** Room for the rest of an etcd write request (the compare, the key twice, protobuf framing). */
+const WRITE_REQUEST_OVERHEAD = 1024;
+
 export interface ListRequest {
   namespace?: string;
   filter: ObjectFilter;
@@ -65,6 +74,15 @@ export class Registry {
   encode(obj: ApiObject): Uint8Array {
     const { resourceVersion: _rv, ...meta } = obj.metadata;
     return encoder.encode(JSON.stringify({ ...obj, metadata: meta }));
+  }
+
+  /** The stored form of `obj` under `key`; 413 as etcd answers when the write would be too large. */
+  #encodeForWrite(key: string, obj: ApiObject): Uint8Array {
+    const value = this.encode(obj);
+    if (value.length + 2 * Buffer.byteLength(key) + WRITE_REQUEST_OVERHEAD > MAX_STORED_OBJECT_BYTES) {
+      throw new StatusError(413, 'RequestEntityTooLarge', 'etcdserver: request is too large');
+    }
+    return value;
   }
 
   async find(namespace: string | undefined, name: string, opts: { signal?: AbortSignal } = {}): Promise<ApiObject | undefined> {
@@ -139,7 +157,8 @@ export class Registry {
     const name = obj.metadata.name!;
     opts.signal?.throwIfAborted();
     try {
-      const rev = await this.#store.create(this.key(obj.metadata.namespace, name), this.encode(obj));
+      const key = this.key(obj.metadata.namespace, name);
+      const rev = await this.#store.create(key, this.#encodeForWrite(key, obj));
       obj.metadata.resourceVersion = String(rev);
       return obj;
     } catch (err) {
@@ -174,7 +193,7 @@ export class Registry {
       if (!next) return { object: current, changed: false };
       opts.signal?.throwIfAborted();
       try {
-        const rev = await this.#store.update(key, this.encode(next), kv.modRevision);
+        const rev = await this.#store.update(key, this.#encodeForWrite(key, next), kv.modRevision);
         next.metadata.resourceVersion = String(rev);
         return { object: next, changed: true };
       } catch (err) {

@@ -141,7 +141,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   const resources = new Map<string, ServedResource>();
   for (const def of RESOURCE_DEFS) {
     const registry = new Registry(def, opts.store);
-    const cache = new WatchCache({ store: opts.store, registry, logger: log, capacity: opts.watchCacheCapacity });
+    const cache = new WatchCache({ store: opts.store, registry, logger: log, capacity: opts.watchCacheCapacity, capacityBytes: limits.watchCacheBytes });
     resources.set(`${def.group}/${def.version}/${def.plural}`, { def, registry, cache });
   }
   const servedDefs = opts.metrics ? [...RESOURCE_DEFS, ...METRICS_DEFS] : RESOURCE_DEFS;

@@ -1,10 +1,15 @@
-// One store watch per resource however many API watchers there are, and close() ends them.
+// One store watch per resource however many API watchers there are, and close() ends them; the
+// replay buffer is bounded in bytes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTempSqliteStore } from '../storage/testing/sqlite.js';
 import type { Store } from '../storage/types.js';
 import { createTokenAuthenticator } from './auth/authenticator.js';
 import { createApiServer } from './server.js';
+import { noopLogger, pollUntil } from '@nodelet/base';
+import { Registry } from './registry.js';
+import { findResource } from './resources.js';
+import { WatchCache } from './watch-cache.js';
 
 const TOKEN = 't';
 
@@ -42,4 +47,35 @@ test('N watchers of a resource share one store watch; server close ends every wa
     let done = false;
     while (!done) ({ done } = await g.reader.read());
   }
+});
+
+test('the cache is bounded by stored bytes as well as events: rewriting a large object evicts the oldest events', async (t) => {
+  const store = createTempSqliteStore();
+  t.after(() => store.close());
+  const registry = new Registry(findResource('', 'v1', 'configmaps')!, store);
+  const cache = new WatchCache({ store, registry, logger: noopLogger, capacityBytes: 1024 * 1024 });
+  t.after(() => cache.close());
+  const seen: number[] = [];
+  const sub = await cache.subscribe(await store.currentRevision(), { onEvent: (e) => void seen.push(e.revision), onEnd: () => undefined });
+  assert.ok(sub);
+  const big = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'big', namespace: 'default' }, data: { v: 'x'.repeat(100 * 1024) } };
+  const first = Number((await registry.create(structuredClone(big))).metadata.resourceVersion);
+  let last = first;
+  for (let i = 0; i < 20; i++) {
+    const r = await registry.guaranteedUpdate('default', 'big', (cur) => ({ ...cur, metadata: { ...cur.metadata, labels: { i: String(i) } } }));
+    last = Number(r.object.metadata.resourceVersion);
+  }
+  await pollUntil('the cache to deliver the last update', () => seen.includes(last), { timeoutMs: 10_000, intervalMs: 10 });
+  // 21 events of ~100 KiB (each update also holds the previous object) would be ~4 MiB.
+  assert.ok(cache.bufferedBytes <= 1024 * 1024, `cache holds ${cache.bufferedBytes} bytes`);
+  assert.ok(cache.bufferedBytes > 0);
+  // A watcher from the first revision is no longer served from memory (the server watches the store)...
+  assert.equal(await cache.subscribe(first, { onEvent: () => undefined, onEnd: () => undefined }), undefined);
+  // ...while a recent one still is, and replays what followed it.
+  const replayed: number[] = [];
+  const recent = await cache.subscribe(last - 1, { onEvent: (e) => void replayed.push(e.revision), onEnd: () => undefined });
+  assert.ok(recent);
+  assert.deepEqual(replayed, [last]);
+  sub.close();
+  recent.close();
 });

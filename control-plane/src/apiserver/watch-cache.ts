@@ -1,8 +1,10 @@
 /**
  * One store watch per resource, fanned out to every API watcher of that resource (kube's
- * cacher). Keeps the last `capacity` events so a watcher resuming from a recent resourceVersion
- * replays from memory; older resourceVersions fall back to a direct store watch (which yields
- * ERR_GONE → 410 when compacted).
+ * cacher). Keeps the last `capacity` events, and no more than `capacityBytes` of them counted
+ * by their stored size (object and previous object), so a watcher resuming from a recent
+ * resourceVersion replays from memory; older resourceVersions fall back to a direct store watch
+ * (which yields ERR_GONE → 410 when compacted). The byte bound is what keeps a client that
+ * rewrites one large object from pinning a thousand copies of it in memory.
  *
  *   store.watch(prefix) ──▶ WatchCache ──▶ subscriber 1..N (each with its own filter and queue)
  *
@@ -23,6 +25,9 @@ export interface CacheEvent {
   kind: 'create' | 'update' | 'delete';
 }
 
+/** Default bound of one resource's cache, in stored bytes (limits.ts `watchCacheBytes`). */
+export const DEFAULT_WATCH_CACHE_BYTES = 32 * 1024 * 1024;
+
 export interface Subscription {
   /** Ends delivery; idempotent. */
   close(): void;
@@ -39,7 +44,11 @@ export class WatchCache {
   readonly #registry: Registry;
   readonly #log: Logger;
   readonly #capacity: number;
+  readonly #capacityBytes: number;
   #buffer: CacheEvent[] = [];
+  /** Stored size of each buffered event, parallel to #buffer. */
+  #sizes: number[] = [];
+  #bytes = 0;
   /** Events with revision <= this are not (or no longer) in the buffer. */
   #floor = Number.POSITIVE_INFINITY;
   #running?: AbortController;
@@ -47,11 +56,17 @@ export class WatchCache {
   #subscribers = new Set<Subscriber>();
   #closed = false;
 
-  constructor(opts: { store: Store; registry: Registry; logger: Logger; capacity?: number }) {
+  constructor(opts: { store: Store; registry: Registry; logger: Logger; capacity?: number; capacityBytes?: number }) {
     this.#store = opts.store;
     this.#registry = opts.registry;
     this.#log = opts.logger;
     this.#capacity = opts.capacity ?? 1000;
+    this.#capacityBytes = opts.capacityBytes ?? DEFAULT_WATCH_CACHE_BYTES;
+  }
+
+  /** Stored bytes the buffered events stand for (tests, metrics). */
+  get bufferedBytes(): number {
+    return this.#bytes;
   }
 
   /** Newest revision the cache has delivered (0 before start). */
@@ -93,7 +108,7 @@ export class WatchCache {
     this.#ready = (async () => {
       const rev = await this.#store.currentRevision();
       this.#floor = rev;
-      this.#buffer = [];
+      this.#clearBuffer();
       void this.#pump(rev, ac);
     })();
     this.#ready.catch(() => {
@@ -115,8 +130,7 @@ export class WatchCache {
                 object: this.#registry.decode(e.kv),
                 ...(e.prevKv ? { prev: this.#registry.decode(e.prevKv) } : {}),
               };
-        this.#buffer.push(ev);
-        if (this.#buffer.length > this.#capacity) this.#floor = this.#buffer.shift()!.revision;
+        this.#append(ev, e.kv.value.length + (e.type === 'DELETE' ? e.kv.value.length : (e.prevKv?.value.length ?? 0)));
         for (const s of this.#subscribers) s.deliver(ev);
       }
     } catch (err) {
@@ -127,12 +141,37 @@ export class WatchCache {
     this.#stop(failure);
   }
 
+  /**
+   * Buffers `ev` and evicts the oldest events past either bound. The newest event always stays
+   * (a single event larger than the byte bound is still delivered live; only its replay is lost).
+   */
+  #append(ev: CacheEvent, size: number): void {
+    this.#buffer.push(ev);
+    this.#sizes.push(size);
+    this.#bytes += size;
+    let drop = 0;
+    while (this.#buffer.length - drop > 1 && (this.#buffer.length - drop > this.#capacity || this.#bytes > this.#capacityBytes)) {
+      this.#bytes -= this.#sizes[drop]!;
+      drop++;
+    }
+    if (drop === 0) return;
+    this.#floor = this.#buffer[drop - 1]!.revision;
+    this.#buffer.splice(0, drop);
+    this.#sizes.splice(0, drop);
+  }
+
+  #clearBuffer(): void {
+    this.#buffer = [];
+    this.#sizes = [];
+    this.#bytes = 0;
+  }
+
   #stop(err?: unknown): void {
     this.#running?.abort();
     this.#running = undefined;
     this.#ready = undefined;
     this.#floor = Number.POSITIVE_INFINITY;
-    this.#buffer = [];
+    this.#clearBuffer();
     const subs = [...this.#subscribers];
     this.#subscribers.clear();
     for (const s of subs) s.end(err);

@@ -82,3 +82,75 @@ test('patch content types: four are known, others are 415; bodies must have the 
   assert.throws(() => parsePatchBody('json', Buffer.from('{}')), (e: unknown) => e instanceof StatusError && e.code === 400);
   assert.deepEqual(parsePatchBody('apply', Buffer.from('metadata:\n  name: x\n')), { metadata: { name: 'x' } });
 });
+
+test('JSON patch bounds: 10,000 operations (413), 3 MiB of copies (422), and no result nested past the body limit (422)', () => {
+  const cm = (): ApiObject => ({ metadata: { name: 'c' }, data: { a: 'x'.repeat(100 * 1024) } });
+  const code = (f: () => unknown): number | undefined => {
+    try {
+      f();
+    } catch (e) {
+      return e instanceof StatusError ? e.code : -1;
+    }
+    return undefined;
+  };
+  assert.equal(code(() => applyPatch('json', cm(), Array.from({ length: 10_001 }, () => ({ op: 'test', path: '/metadata/name', value: 'c' })), 'ConfigMap')), 413);
+  assert.equal(code(() => applyPatch('json', cm(), Array.from({ length: 10_000 }, () => ({ op: 'test', path: '/metadata/name', value: 'c' })), 'ConfigMap')), undefined);
+  // 31 copies of 100 KiB pass 3 MiB; 30 do not.
+  const copies = (n: number): unknown[] => Array.from({ length: n }, (_, i) => ({ op: 'copy', from: '/data/a', path: `/data/c${i}` }));
+  assert.equal(code(() => applyPatch('json', cm(), copies(31), 'ConfigMap')), 422);
+  // Counted also when `from` names the value with a negative index.
+  const listed: ApiObject = { metadata: { name: 'c', finalizers: ['x'.repeat(100 * 1024)] } };
+  const fromEnd = Array.from({ length: 31 }, () => ({ op: 'copy', from: '/metadata/finalizers/-1', path: '/metadata/finalizers/0' }));
+  assert.equal(code(() => applyPatch('json', listed, fromEnd, 'ConfigMap')), 422);
+  assert.equal(Object.keys(applyPatch('json', cm(), copies(30), 'ConfigMap').data as object).length, 31);
+  // Copying a 600-deep subtree under its own leaf makes it 1,200 deep.
+  let extra: unknown = 1;
+  for (let i = 0; i < 600; i++) extra = { a: extra };
+  const deep: ApiObject = { metadata: { name: 'd' }, extra };
+  assert.equal(code(() => applyPatch('json', deep, [{ op: 'copy', from: '/extra', path: `/extra${'/a'.repeat(599)}` }], 'ConfigMap')), 422);
+});
+
+// Linear, it takes a second or two; matched item by item (the old code) it ran past the test
+// runner's 60 s limit for the file.
+test('strategic merge patch is linear in list sizes: 100,000 merge-keyed items and deletions', () => {
+  const n = 100_000;
+  const env = Array.from({ length: n }, (_, i) => ({ name: `E${i}`, value: String(i) }));
+  const pod: ApiObject = { metadata: { name: 'p', finalizers: env.map((e) => e.name) }, spec: { containers: [{ name: 'c', env }] } };
+  const patch = {
+    metadata: { '$deleteFromPrimitiveList/finalizers': env.map((e) => e.name).slice(1), finalizers: env.map((e) => `${e.name}-new`) },
+    spec: { containers: [{ name: 'c', env: env.map((e, i) => (i % 2 ? { name: e.name, $patch: 'delete' } : { name: e.name, value: 'v' })), '$setElementOrder/env': [...env].reverse().map((e) => ({ name: e.name })) }] },
+  };
+  const out = strategicMergePatch(pod, patch, 'Pod') as any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  assert.equal(out.metadata.finalizers.length, 1 + n);
+  const merged = out.spec.containers[0].env;
+  assert.equal(merged.length, n / 2);
+  assert.deepEqual(merged[0], { name: `E${n - 2}`, value: 'v' });
+});
+
+test('JSON patch negative indices count from the end of the array (json-patch SupportNegativeIndices)', () => {
+  const d = (): ApiObject => ({ metadata: { name: 'd', finalizers: ['a', 'b', 'c'] } });
+  assert.deepEqual(applyPatch('json', d(), [{ op: 'remove', path: '/metadata/finalizers/-1' }], 'ConfigMap').metadata.finalizers, ['a', 'b']);
+  assert.deepEqual(applyPatch('json', d(), [{ op: 'replace', path: '/metadata/finalizers/-3', value: 'z' }], 'ConfigMap').metadata.finalizers, ['z', 'b', 'c']);
+  // An insertion counts from one past the end: -1 appends, -4 inserts first.
+  assert.deepEqual(applyPatch('json', d(), [{ op: 'add', path: '/metadata/finalizers/-1', value: 'x' }], 'ConfigMap').metadata.finalizers, ['a', 'b', 'c', 'x']);
+  assert.deepEqual(applyPatch('json', d(), [{ op: 'add', path: '/metadata/finalizers/-4', value: 'x' }], 'ConfigMap').metadata.finalizers, ['x', 'a', 'b', 'c']);
+  assert.deepEqual(applyPatch('json', d(), [{ op: 'copy', from: '/metadata/finalizers/-1', path: '/metadata/finalizers/0' }], 'ConfigMap').metadata.finalizers, ['c', 'a', 'b', 'c']);
+  // Out of range, and `-` (append) keeps its RFC 6902 meaning.
+  assert.throws(() => applyPatch('json', d(), [{ op: 'remove', path: '/metadata/finalizers/-4' }], 'ConfigMap'), StatusError);
+  assert.deepEqual(applyPatch('json', d(), [{ op: 'add', path: '/metadata/finalizers/-', value: 'x' }], 'ConfigMap').metadata.finalizers, ['a', 'b', 'c', 'x']);
+});
+
+test('JSON patch moves do not copy the document: 2,000 moves on an object of 20,000 keys', (t) => {
+  const entries = Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`k${i}`, 'v'.repeat(40)]));
+  const cm: ApiObject = { metadata: { name: 'm' }, data: { ...entries, b: 'y' } };
+  const moves = Array.from({ length: 2_000 }, (_, i) => (i % 2 ? { op: 'move', from: '/data/c', path: '/data/b' } : { op: 'move', from: '/data/b', path: '/data/c' }));
+  // fast-json-patch's own check of `from` encodes the whole document (1 MiB) per move.
+  const stringify = t.mock.method(JSON, 'stringify');
+  const out = applyPatch('json', cm, moves, 'ConfigMap');
+  const encoded = stringify.mock.calls.reduce((n, c) => n + (typeof c.result === 'string' ? c.result.length : 0), 0);
+  stringify.mock.restore();
+  assert.ok(encoded < 1024 * 1024, `${encoded} bytes encoded for 2,000 moves`);
+  assert.equal(Object.keys(out.data as object).length, 20_001);
+  assert.throws(() => applyPatch('json', cm, [{ op: 'move', from: '/data/nope', path: '/data/c' }], 'ConfigMap'), (e: unknown) => e instanceof StatusError && e.code === 400);
+  assert.throws(() => applyPatch('json', cm, [{ op: 'copy', path: '/data/c' }], 'ConfigMap'), (e: unknown) => e instanceof StatusError && e.code === 400);
+});

@@ -5,6 +5,7 @@ import {
   defaultReplicaSetSpec,
   defaultServiceSpec,
   invalidValue,
+  tooLong,
   validateReplicatedSpec,
   validateServiceSpec,
   type FieldError,
@@ -112,13 +113,29 @@ export const secretStrategy: Strategy = {
   validate(obj) {
     const errs: FieldError[] = [];
     if (obj.data !== undefined && !isPlainObject(obj.data)) errs.push(invalidValue('data', obj.data, 'must be a map'));
+    let size = 0;
     for (const [k, v] of Object.entries((obj.data ?? {}) as Json)) {
       errs.push(...keyErrors('data', k));
       if (typeof v !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(v)) errs.push(invalidValue(`data[${k}]`, '<value>', 'must be base64 encoded'));
+      else size += base64Bytes(v);
     }
+    if (size > MAX_SECRET_SIZE) errs.push(tooLong('data', MAX_SECRET_SIZE));
     return errs;
   },
 };
+
+/**
+ * core.MaxSecretSize: what a Secret's data, or a ConfigMap's data and binaryData together, may
+ * hold (decoded bytes). Upstream's reason is etcd's request limit; here it also bounds what a
+ * pod's volume and every watcher of the kind receive.
+ */
+export const MAX_SECRET_SIZE = 1024 * 1024;
+
+/** Decoded length of a (valid) base64 string, without decoding it. */
+function base64Bytes(v: string): number {
+  const padding = v.endsWith('==') ? 2 : v.endsWith('=') ? 1 : 0;
+  return Math.floor((v.length * 3) / 4) - padding;
+}
 
 /** Data keys become file names in secret/configMap volumes (validation.IsConfigMapKey). */
 function keyErrors(map: string, key: string): FieldError[] {
@@ -128,14 +145,19 @@ function keyErrors(map: string, key: string): FieldError[] {
 export const configMapStrategy: Strategy = {
   validate(obj) {
     const errs: FieldError[] = [];
+    let size = 0;
     for (const [k, v] of Object.entries((obj.data ?? {}) as Json)) {
       errs.push(...keyErrors('data', k));
       if (typeof v !== 'string') errs.push(invalidValue(`data[${k}]`, v, 'must be a string'));
+      else size += Buffer.byteLength(v, 'utf8');
     }
-    for (const k of Object.keys((obj.binaryData ?? {}) as Json)) {
+    for (const [k, v] of Object.entries((obj.binaryData ?? {}) as Json)) {
       errs.push(...keyErrors('binaryData', k));
       if (isPlainObject(obj.data) && k in obj.data) errs.push(invalidValue(`binaryData[${k}]`, k, 'duplicate of key present in data'));
+      if (typeof v === 'string') size += base64Bytes(v);
     }
+    // Upstream reports the whole object (an empty field path).
+    if (size > MAX_SECRET_SIZE) errs.push(tooLong('', MAX_SECRET_SIZE));
     return errs;
   },
 };
