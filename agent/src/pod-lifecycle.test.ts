@@ -22,6 +22,7 @@ import { StatusManager } from './status/status-manager.js';
 import { PodWorkers } from './podworkers/pod-workers.js';
 import { PodLifecycle } from './pod-lifecycle.js';
 import type { EventType } from './runtime/pod-runtime.js';
+import type { PodSyncer } from './podworkers/pod-worker.js';
 
 const IMAGE = 'registry.test/busybox:1.36';
 
@@ -73,7 +74,20 @@ async function world(
     hostIP: () => '192.0.2.10', runtimeName: () => 'containerd', nodeUid: () => undefined,
     inApi: (uid) => apiPods.has(uid), staticDesired: () => false,
   });
-  const workers = new PodWorkers({ syncer: lifecycle, cache: pleg, clock: systemClock, log: noopLogger, resyncMs: 5000, signal: stop.signal });
+  // The lifecycle as is, counting the pod syncs that ran to their end: an observable point for "nothing happened".
+  const syncs = { done: 0 };
+  const syncer: PodSyncer = {
+    syncPod: async (...a) => {
+      try {
+        return await lifecycle.syncPod(...a);
+      } finally {
+        syncs.done++;
+      }
+    },
+    syncTerminatingPod: (...a) => lifecycle.syncTerminatingPod(...a),
+    syncTerminatedPod: (...a) => lifecycle.syncTerminatedPod(...a),
+  };
+  const workers = new PodWorkers({ syncer, cache: pleg, clock: systemClock, log: noopLogger, resyncMs: 5000, signal: stop.signal });
   holder.workers = workers;
   await pleg.relist(stop.signal);
   const loops = [pleg.run(stop.signal), status.run(stop.signal)];
@@ -88,7 +102,7 @@ async function world(
     apiPods.add(pod.metadata.uid!);
     workers.update({ pod, terminationRequested: !!pod.metadata.deletionTimestamp, gracePeriodS: pod.metadata.deletionGracePeriodSeconds });
   };
-  return { fake, api, dir, client, events, forgotten, workers, submit, close, apiPods };
+  return { fake, api, dir, client, events, forgotten, workers, submit, close, apiPods, pleg, status, syncs, signal: stop.signal };
 }
 
 function podObj(name: string, command: string[], restartPolicy: 'Always' | 'Never' = 'Always'): Pod {
@@ -120,7 +134,8 @@ test('a pod is created through CRI with kubelet labels, reported Running, and re
   await w.close();
   const w2 = await world(t, w);
   w2.submit(await w.client.get(PODS, 'p1', { namespace: 'default' }));
-  await new Promise((r) => setTimeout(r, 500));
+  // The new worker's first sync, which sees the runtime's sandbox and container, has run to its end.
+  await pollUntil('a sync of p1 after the restart', () => w2.syncs.done >= 1, { timeoutMs: 10_000, intervalMs: 20 });
   assert.equal(w.fake.runtime.callsOf('RunPodSandbox').length, 1, 'no new sandbox');
   assert.equal(w.fake.runtime.callsOf('CreateContainer').length, 1, 'no new container');
   assert.equal(w.fake.runtime.callsOf('StopContainer').length, 0);
@@ -224,8 +239,10 @@ test('the container is not reported running until its postStart hook returns', a
   spec.spec!.containers[0]!.lifecycle = { postStart: { httpGet: { host: '127.0.0.1', port: (server.address() as AddressInfo).port, path: '/' } } };
   w.submit(w.api.seed(PODS, spec));
   await pollUntil('the hook was called', () => asked, { timeoutMs: 10_000, intervalMs: 20 });
-  await w.client.list(PODS); // let in-flight status writes land
-  await new Promise((r) => setTimeout(r, 300)); // several PLEG periods (50 ms) see the container running meanwhile
+  // A relist that started after the hook was called has seen the container running, and every
+  // status set since has been written.
+  await w.pleg.waitNewerThan(Date.now(), w.signal);
+  await w.status.flushed(w.signal);
   const during = await w.client.get(PODS, 'slowhook', { namespace: 'default' });
   assert.equal(during.status?.containerStatuses?.[0]?.state?.running, undefined, 'not running while postStart runs');
   release();

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { pollUntil } from './poll.js';
+import { isAssertionError, pollUntil } from './poll.js';
 
 test('returns the first truthy value; undefined, null, false, 0 and "" are "not yet"; a throw is "not yet"', async () => {
   const answers: unknown[] = [undefined, null, false, 0, '', new Error('boom'), 'done'];
@@ -32,4 +32,21 @@ test('an aborted signal ends the wait with its reason', async () => {
   const ac = new AbortController();
   setTimeout(() => ac.abort(new Error('shutting down')), 20);
   await assert.rejects(pollUntil('never', () => false, { timeoutMs: 10_000, intervalMs: 5, signal: ac.signal }), /shutting down|aborted/);
+});
+
+test('fatal: an error it names ends the wait at once with that error; other errors stay "not yet"', async () => {
+  let checks = 0;
+  const started = Date.now();
+  await assert.rejects(
+    pollUntil('the claim', () => {
+      checks++;
+      if (checks === 1) throw new Error('connection refused');
+      assert.equal(1 + 1, 3, 'arithmetic');
+      return true;
+    }, { timeoutMs: 10_000, intervalMs: 0, fatal: isAssertionError }),
+    (err: Error & { code?: string }) => err.code === 'ERR_ASSERTION' && /arithmetic/.test(err.message),
+  );
+  assert.equal(checks, 2, 'the plain error was retried, the assertion was not');
+  assert.ok(Date.now() - started < 5_000, 'not at the deadline');
+  assert.equal(isAssertionError(new Error('x')), false);
 });

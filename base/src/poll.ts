@@ -9,13 +9,25 @@ export interface PollOptions {
   signal?: AbortSignal;
   /** Appended to the timeout message (e.g. a log tail), computed only on failure. */
   detail?: () => string | Promise<string>;
+  /**
+   * A check error for which this returns true is not "not yet": the wait ends at once with that
+   * error, not at the deadline (e.g. {@link isAssertionError}: an assert inside a check is a claim).
+   * Unset: every error counts as "not yet".
+   */
+  fatal?: (err: unknown) => boolean;
+}
+
+/** An `assert` failure (node:assert's AssertionError, code ERR_ASSERTION). */
+export function isAssertionError(err: unknown): boolean {
+  return err instanceof Error && (err as { code?: unknown }).code === 'ERR_ASSERTION';
 }
 
 /**
  * Calls `check` every `intervalMs` until it returns a truthy value, and returns that: the one
  * way nodelet's code and tests wait for a condition owned by someone else (a socket, a Ready
  * node, a controller's write) where there is no event to await; code that can await an event
- * should await it instead. A throwing `check` counts as "not yet". At the deadline it throws
+ * should await it instead. A throwing `check` counts as "not yet" unless `o.fatal` says the error
+ * is final, which ends the wait with it at once. At the deadline it throws
  * ERR_DEADLINE_EXCEEDED naming `what`, how many checks ran, the last check's error if it threw,
  * and `detail()`; an abort of `signal` ends it at once with the signal's reason.
  */
@@ -30,6 +42,7 @@ export async function pollUntil<T>(what: string, check: () => Promise<T | undefi
       const v = await check();
       if (v) return v;
     } catch (err) {
+      if (o.fatal?.(err)) throw err;
       failed = err;
     }
     if (Date.now() > until) {

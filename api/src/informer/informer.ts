@@ -136,6 +136,12 @@ export class Informer<T extends KubeObject> {
     return [...this.#store.values()];
   }
 
+  /** What this informer lists and watches (to compare its cache with the server's, as tests do). */
+  get scope(): { resource: ResourceType<T>; namespace?: string; labelSelector?: string; fieldSelector?: string } {
+    const { resource, namespace, labelSelector, fieldSelector } = this.#o;
+    return { resource, namespace, labelSelector, fieldSelector };
+  }
+
   /** The resourceVersion of the last list or event processed. */
   get lastSyncResourceVersion(): string | undefined {
     return this.#lastRV;

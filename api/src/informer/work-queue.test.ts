@@ -100,3 +100,22 @@ test('get() rejects with AbortError when its signal aborts', async () => {
   q.add('a');
   assert.equal(q.length, 1, 'the aborted waiter did not swallow the item');
 });
+
+test('active counts waiting and processing items, not delayed ones; handedOut counts every get()', async () => {
+  const clock = new FakeClock();
+  const q = new WorkQueue({ clock });
+  q.addAfter('later', 100);
+  assert.deepEqual([q.active, q.handedOut], [0, 0], 'a delayed item is work for later');
+  q.add('a');
+  assert.equal(q.active, 1);
+  assert.equal(await q.get(), 'a');
+  assert.deepEqual([q.active, q.handedOut], [1, 1], 'processing is still active');
+  const waiting = q.get();
+  q.done('a');
+  assert.equal(q.active, 0);
+  clock.advance(100);
+  assert.equal(await waiting, 'later');
+  assert.deepEqual([q.active, q.handedOut], [1, 2], 'handed straight to a waiting get()');
+  q.done('later');
+  assert.equal(q.active, 0);
+});

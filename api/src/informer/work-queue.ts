@@ -27,6 +27,7 @@ export class WorkQueue<T extends string = string> {
   readonly #delayed = new Map<T, { at: number; cancel: () => void }>();
   readonly #waiters: Array<(item: T | undefined) => void> = [];
   #shuttingDown = false;
+  #handedOut = 0;
 
   constructor(o: WorkQueueOptions = {}) {
     this.#clock = o.clock ?? systemClock;
@@ -48,6 +49,19 @@ export class WorkQueue<T extends string = string> {
     return this.#shuttingDown;
   }
 
+  /**
+   * Items waiting or being processed now; 0 means no work until something is added (items
+   * delayed by addAfter/addRateLimited are not counted: they are work for later).
+   */
+  get active(): number {
+    return this.#queue.length + this.#processing.size;
+  }
+
+  /** How many items get() has handed out so far: when it has not changed, no processing started. */
+  get handedOut(): number {
+    return this.#handedOut;
+  }
+
   add(item: T): void {
     if (this.#shuttingDown || this.#dirty.has(item)) return;
     this.#dirty.add(item);
@@ -56,6 +70,7 @@ export class WorkQueue<T extends string = string> {
     if (waiter) {
       this.#dirty.delete(item);
       this.#processing.add(item);
+      this.#handedOut++;
       waiter(item);
     } else {
       this.#queue.push(item);
@@ -107,6 +122,7 @@ export class WorkQueue<T extends string = string> {
     if (item !== undefined) {
       this.#dirty.delete(item);
       this.#processing.add(item);
+      this.#handedOut++;
       return Promise.resolve(item);
     }
     if (this.#shuttingDown) return Promise.resolve(undefined);

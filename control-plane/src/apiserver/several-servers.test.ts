@@ -24,6 +24,25 @@ async function serverOn(store: Store): Promise<{ server: ApiServer; call: Call }
   return { server, call };
 }
 
+/**
+ * Resolves once the lease of each of `ips` has been renewed at least `n` times since the call.
+ * A loop renews and then reconciles, so between two renewals a whole reconcile ran: with n = 3,
+ * each loop has reconciled in full at least twice after the call.
+ */
+async function renewals(store: Store, ips: readonly string[], n: number): Promise<void> {
+  const rev = async (ip: string): Promise<number | undefined> => (await store.get(ENDPOINT_LEASE_PREFIX + ip))?.modRevision;
+  const last = new Map(await Promise.all(ips.map(async (ip) => [ip, await rev(ip)] as const)));
+  const count = new Map(ips.map((ip) => [ip, 0]));
+  await pollUntil(`${n} renewals of each lease`, async () => {
+    for (const ip of ips) {
+      const now = await rev(ip);
+      if (now !== last.get(ip)) count.set(ip, count.get(ip)! + 1);
+      last.set(ip, now);
+    }
+    return ips.every((ip) => count.get(ip)! >= n);
+  }, { timeoutMs: 5000, intervalMs: 5 });
+}
+
 describe('two API servers on one store', () => {
   it('Services created at the same time through both get distinct ClusterIPs and NodePorts', async (t) => {
     const store = createTempSqliteStore();
@@ -65,9 +84,9 @@ describe('two API servers on one store', () => {
       return `${(ep.json.subsets?.[0]?.addresses ?? []).map((x: { ip: string }) => x.ip).join(',')} | ${(slice.json.endpoints ?? []).flatMap((e: { addresses: string[] }) => e.addresses).join(',')}`;
     };
     await pollUntil('both servers listed', async () => (await addresses()) === '192.0.2.10,192.0.2.11 | 192.0.2.10,192.0.2.11', { timeoutMs: 5000 });
-    // Ten more rounds of both loops: the Endpoints object is not rewritten.
+    // More rounds of both loops: the Endpoints object is not rewritten.
     const rv = (await a.call('GET', '/api/v1/namespaces/default/endpoints/kubernetes')).json.metadata.resourceVersion;
-    await new Promise((r) => setTimeout(r, 500));
+    await renewals(store, ['192.0.2.10', '192.0.2.11'], 3);
     assert.equal((await a.call('GET', '/api/v1/namespaces/default/endpoints/kubernetes')).json.metadata.resourceVersion, rv, 'no fight between the servers');
 
     // A server that died long ago (its lease not renewed) is dropped and its lease deleted.

@@ -6,6 +6,7 @@ import { InMemoryApiServer } from '@nodelet/api/testing';
 import { noopLogger, pollUntil } from '@nodelet/base';
 import { FakeClock } from '@nodelet/base/testing';
 import { startControllerManager } from './index.js';
+import { quiesce } from './testing/quiesce.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -39,7 +40,7 @@ test('node lifecycle: silent lease → Unknown + unreachable taints → eviction
 
   // 40 s of silence is within the 50 s grace period.
   clock.advance(40_000);
-  await new Promise((r) => setTimeout(r, 100));
+  await quiesce(cm, client);
   assert.equal((await nodes.get('n1')).status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True');
 
   clock.advance(15_000);
@@ -55,7 +56,7 @@ test('node lifecycle: silent lease → Unknown + unreachable taints → eviction
   // 300 s after the taint: the pod without tolerations (default 300 s) goes, the tolerant one stays.
   const deleting = async (): Promise<string[]> => (await client.resource(PODS, 'default').list()).items.filter((p) => p.metadata.deletionTimestamp).map((p) => p.metadata.name!);
   clock.advance(290_000);
-  await new Promise((r) => setTimeout(r, 100));
+  await quiesce(cm, client);
   assert.deepEqual(await deleting(), []);
   clock.advance(15_000);
   await pollUntil('plain evicted', async () => ((await deleting()).join() === 'plain' ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
@@ -79,7 +80,7 @@ test('IPAM releases the CIDR of a deleted node; namespaces get a default Service
   await nodes.create(readyNode('b'));
   assert.equal(await pollUntil('b cidr', async () => (await nodes.get('b')).spec?.podCIDR, { timeoutMs: 8000, intervalMs: 25 }), '10.244.1.0/24');
   await nodes.delete('a');
-  await new Promise((r) => setTimeout(r, 100));
+  await quiesce(cm, client); // IPAM has seen the deletion and released a's range
   await nodes.create(readyNode('c'));
   assert.equal(await pollUntil('c cidr', async () => (await nodes.get('c')).spec?.podCIDR, { timeoutMs: 8000, intervalMs: 25 }), '10.244.0.0/24');
 
@@ -132,7 +133,7 @@ test('pod GC force-deletes pods of a vanished node after the quarantine', async 
   t.after(() => cm.close());
   await pollUntil('pod GC started (its timer is armed after the informers synced)', () => (clock.pendingTimers > 0 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
   clock.advance(20_000); // first check: suspect, quarantined
-  await new Promise((r) => setTimeout(r, 100));
+  await quiesce(cm, client);
   assert.equal((await client.resource(PODS, 'default').list()).items.length, 2);
   clock.advance(40_000);
   await pollUntil('orphan removed', async () => ((await client.resource(PODS, 'default').list()).items.map((p) => p.metadata.name).join() === 'on-alive' ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });

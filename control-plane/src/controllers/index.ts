@@ -36,6 +36,9 @@ export { ControllerBase, type ControllerDeps } from './controller-base.js';
 export const NAMESPACE_SETUP_CONTROLLERS: readonly ControllerName[] = ['serviceaccount', 'rootcacertpublisher'];
 
 export interface ControllerManagerHandle {
+  /** The controllers running and the informers they share: to observe (e.g. testing/quiesce.ts), not to drive. */
+  readonly controllers: readonly Controller[];
+  readonly informers: SharedInformers;
   /** Stops every controller and closes the informers. Idempotent. */
   close(): Promise<void>;
 }
@@ -173,6 +176,8 @@ export async function startControllerManager(opts: StartControllerManagerOptions
 
   let closed: Promise<void> | undefined;
   return {
+    controllers,
+    informers,
     close() {
       closed ??= (async () => {
         stop.dispose();

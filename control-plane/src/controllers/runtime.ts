@@ -29,6 +29,11 @@ export class SharedInformers {
     return inf as unknown as Informer<T>;
   }
 
+  /** Every informer created so far (a snapshot, to observe; they belong to this set). */
+  list(): Array<Informer<KubeObject>> {
+    return [...this.#m.values()];
+  }
+
   start(): void {
     this.#started = true;
     for (const i of this.#m.values()) i.start();

@@ -9,6 +9,7 @@ import { InMemoryApiServer } from '@nodelet/api/testing';
 import { noopLogger, pollUntil } from '@nodelet/base';
 import { FakeClock } from '@nodelet/base/testing';
 import { runController, SharedInformers } from '../runtime.js';
+import { quiesce } from '../testing/quiesce.js';
 import { KubeletServingCsrApprover } from './approver.js';
 import type { ServedCertificate } from './serving-names.js';
 
@@ -51,11 +52,13 @@ async function start(t: TestContext, served: Record<string, ServedCertificate> =
     return name;
   };
   const isApproved = async (name: string): Promise<boolean> => approved(await client.resource(CERTIFICATESIGNINGREQUESTS).get(name));
-  return { client, request, isApproved, dialled };
+  /** The approver has seen every request so far and decided on each. */
+  const settled = (): Promise<void> => quiesce({ controllers: [approver], informers }, client);
+  return { client, request, isApproved, dialled, settled };
 }
 
 test('unasked, a node gets its Node name only: the addresses it reports, Service names and IPs, loopback stay with the admin', async (t) => {
-  const { client, request, isApproved } = await start(t);
+  const { client, request, isApproved, settled } = await start(t);
   await client.resource(SERVICES, 'default').create({ metadata: { name: 'kubernetes', namespace: 'default' }, spec: { clusterIP: '10.96.0.1', clusterIPs: ['10.96.0.1'], ports: [{ port: 443 }] } });
   await client.resource(NODES).create({ metadata: { name: 'n1' }, status: { addresses: [{ type: 'InternalIP', address: '192.0.2.10' }, { type: 'Hostname', address: 'n1.lab' }] } });
   await client.resource(NODES).patchStatus('n1', { status: { addresses: [{ type: 'InternalIP', address: '192.0.2.10' }, { type: 'Hostname', address: 'n1.lab' }, { type: 'InternalIP', address: '10.96.0.1' }, { type: 'InternalIP', address: '127.0.0.1' }, { type: 'Hostname', address: 'kubernetes.default.svc' }] } }, { type: 'merge' });
@@ -65,13 +68,13 @@ test('unasked, a node gets its Node name only: the addresses it reports, Service
   const serviceIp = await request({ dnsNames: ['n1'], ips: ['10.96.0.1'] });
   const loopback = await request({ ips: ['127.0.0.1'] });
   await pollUntil('the Node-name-only request approved', async () => ((await isApproved(ownName)) ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
-  // The others had the same turn (one worker, in order of creation) and are still pending.
-  await new Promise((r) => setTimeout(r, 300));
+  // The others had their turn too and are still pending.
+  await settled();
   for (const name of [reported, apiServer, serviceIp, loopback]) assert.equal(await isApproved(name), false, name);
 });
 
 test('a renewal is approved when the agent at each requested address serves this node a cluster-CA certificate with every name', async (t) => {
-  const { client, request, isApproved, dialled } = await start(t, {
+  const { client, request, isApproved, dialled, settled } = await start(t, {
     '192.0.2.10': { commonName: 'system:node:n1', dnsNames: ['n1'], ips: ['192.0.2.10'] },
     // Another node's agent, which n2 points its own status at.
     '192.0.2.20': { commonName: 'system:node:n1', dnsNames: ['n1'], ips: ['192.0.2.20'] },
@@ -82,7 +85,7 @@ test('a renewal is approved when the agent at each requested address serves this
   const widened = await request({ dnsNames: ['n1'], ips: ['192.0.2.10', '192.0.2.11'] });
   const borrowed = await request({ node: 'n2', dnsNames: ['n2'], ips: ['192.0.2.20'] });
   await pollUntil('the renewal approved', async () => ((await isApproved(renewal)) ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
-  await new Promise((r) => setTimeout(r, 300));
+  await settled();
   assert.equal(await isApproved(widened), false, 'an address the current certificate does not have');
   assert.equal(await isApproved(borrowed), false, 'a certificate served for another node');
   assert.ok(dialled.includes('192.0.2.10:10260'), 'the node API port from the Node status');

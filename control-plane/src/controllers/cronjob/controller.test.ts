@@ -4,6 +4,8 @@ import assert from 'node:assert/strict';
 import { CRONJOBS, EVENTS, JOBS, type ApiClient, type CronJob, type Job } from '@nodelet/api';
 import { startRealCluster, type RealCluster } from '../testing/real-cluster.js';
 import { JumpClock } from '../testing/jump-clock.js';
+import { quiesce } from '../testing/quiesce.js';
+import type { ControllerManagerHandle } from '../index.js';
 import { pollUntil } from '@nodelet/base';
 
 function cronJob(name: string, spec: Partial<NonNullable<CronJob['spec']>> = {}): CronJob {
@@ -31,10 +33,11 @@ async function finishJob(client: ApiClient, j: Job, type: 'Complete' | 'Failed',
 
 describe('cronjob controller on the real API server', () => {
   let c: RealCluster;
+  let cm: ControllerManagerHandle;
   const clock = new JumpClock();
   before(async () => {
     c = await startRealCluster();
-    await c.controllers(['cronjob'], { clock });
+    cm = await c.controllers(['cronjob'], { clock });
   });
   after(() => c.close());
 
@@ -88,7 +91,7 @@ describe('cronjob controller on the real API server', () => {
     await finishJob(c.admin, first, 'Complete', clock.now());
     await pollUntil('active cleared', async () => (!(await cjs.get('forbid')).status?.active?.length ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
     clock.jump(120_000);
-    await new Promise((r) => setTimeout(r, 300));
+    await quiesce(cm, c.admin);
     assert.equal((await owned(c.admin, 'forbid')).length, 1, 'suspended: no new Job');
   });
 

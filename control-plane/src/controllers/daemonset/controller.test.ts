@@ -5,6 +5,8 @@ import { CONTROLLERREVISIONS, DAEMONSETS, NODES, PODS, type DaemonSet, type Pod 
 import { startRealCluster, type RealCluster } from '../testing/real-cluster.js';
 import { createNodes, fakeNode, startFakeAgents, type FakeAgents } from '../testing/fake-agents.js';
 import { pollUntil } from '@nodelet/base';
+import { quiesce } from '../testing/quiesce.js';
+import type { ControllerManagerHandle } from '../index.js';
 
 function daemonSet(name: string, image: string, spec: Partial<NonNullable<DaemonSet['spec']>> = {}): DaemonSet {
   return {
@@ -21,6 +23,7 @@ const live = (ps: Pod[]): Pod[] => ps.filter((p) => !p.metadata.deletionTimestam
 
 describe('daemonset controller on the real API server', () => {
   let c: RealCluster;
+  let cm: ControllerManagerHandle;
   let agents: FakeAgents;
   before(async () => {
     c = await startRealCluster();
@@ -32,7 +35,7 @@ describe('daemonset controller on the real API server', () => {
       fakeNode('not-ready', { spec: { taints: [{ key: 'node.kubernetes.io/not-ready', effect: 'NoExecute' }] } }),
     ]);
     await c.scheduler();
-    await c.controllers(['daemonset', 'garbagecollector']);
+    cm = await c.controllers(['daemonset', 'garbagecollector']);
     agents = startFakeAgents(c.admin);
   });
   after(async () => {
@@ -129,7 +132,7 @@ describe('daemonset controller on the real API server', () => {
     await dss.create(daemonSet('manual', 'busybox:1', { updateStrategy: { type: 'OnDelete' }, template: { metadata: { labels: { app: 'manual' } }, spec: { containers: [{ name: 'c', image: 'busybox:1' }], nodeSelector: { 'kubernetes.io/hostname': 'b' } } } }));
     const first = await pollUntil('pod on b', async () => (await podsOf('manual')).find((p) => p.status?.phase === 'Running'), { timeoutMs: 8000, intervalMs: 25 });
     await dss.patch('manual', { spec: { template: { spec: { containers: [{ name: 'c', image: 'busybox:2' }] } } } }, { type: 'strategic' });
-    await new Promise((r) => setTimeout(r, 300));
+    await quiesce(cm, c.admin);
     assert.equal((await podsOf('manual'))[0]?.metadata.uid, first.metadata.uid, 'OnDelete keeps the old pod');
     await c.admin.resource(PODS, 'default').delete(first.metadata.name!);
     await pollUntil('replaced with busybox:2', async () => ((await podsOf('manual')).find((p) => p.spec?.containers[0]?.image === 'busybox:2') ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });

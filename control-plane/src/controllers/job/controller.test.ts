@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import { JOBS, PODS, type ApiClient, type Job, type Pod } from '@nodelet/api';
 import { startRealCluster, type RealCluster } from '../testing/real-cluster.js';
 import { JumpClock } from '../testing/jump-clock.js';
+import { quiesce } from '../testing/quiesce.js';
+import type { ControllerManagerHandle } from '../index.js';
 import { pollUntil } from '@nodelet/base';
 
 function job(name: string, spec: Partial<NonNullable<Job['spec']>> = {}, command = ['true']): Job {
@@ -37,10 +39,11 @@ const cond = (j: Job, type: string): [string | undefined, string | undefined] =>
 
 describe('job controller on the real API server', () => {
   let c: RealCluster;
+  let cm: ControllerManagerHandle;
   const clock = new JumpClock();
   before(async () => {
     c = await startRealCluster();
-    await c.controllers(['job', 'ttl-after-finished', 'garbagecollector'], { clock });
+    cm = await c.controllers(['job', 'ttl-after-finished', 'garbagecollector'], { clock });
   });
   after(() => c.close());
 
@@ -88,7 +91,7 @@ describe('job controller on the real API server', () => {
     const first = await pollUntil('first pod', async () => active(await podsOf(c.admin, 'fails'))[0], { timeoutMs: 8000, intervalMs: 25 });
     await finish(c.admin, first, 1, new Date(clock.now()));
     await pollUntil('failed 1', async () => ((await jobs.get('fails')).status?.failed === 1 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
-    await new Promise((r) => setTimeout(r, 300));
+    await quiesce(cm, c.admin);
     assert.equal(active(await podsOf(c.admin, 'fails')).length, 0, 'no replacement inside the backoff');
     clock.jump(10_000);
     const second = await pollUntil('replacement after the backoff', async () => active(await podsOf(c.admin, 'fails'))[0], { timeoutMs: 8000, intervalMs: 25 });

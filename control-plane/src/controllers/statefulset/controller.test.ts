@@ -5,6 +5,8 @@ import { CONTROLLERREVISIONS, PODS, STATEFULSETS, type Pod, type StatefulSet } f
 import { startRealCluster, type RealCluster } from '../testing/real-cluster.js';
 import { createNodes, fakeNode, startFakeAgents, type FakeAgents } from '../testing/fake-agents.js';
 import { pollUntil } from '@nodelet/base';
+import { quiesce } from '../testing/quiesce.js';
+import type { ControllerManagerHandle } from '../index.js';
 
 function statefulSet(name: string, replicas: number, spec: Partial<NonNullable<StatefulSet['spec']>> = {}): StatefulSet {
   return {
@@ -21,13 +23,14 @@ function statefulSet(name: string, replicas: number, spec: Partial<NonNullable<S
 
 describe('statefulset controller on the real API server', () => {
   let c: RealCluster;
+  let cm: ControllerManagerHandle;
   let agents: FakeAgents;
   /** Pod creations in order (names), as the informer-less test sees them appear. */
   before(async () => {
     c = await startRealCluster();
     await createNodes(c.admin, [fakeNode('a')]);
     await c.scheduler();
-    await c.controllers(['statefulset', 'garbagecollector']);
+    cm = await c.controllers(['statefulset', 'garbagecollector']);
     agents = startFakeAgents(c.admin);
   });
   after(async () => {
@@ -43,8 +46,9 @@ describe('statefulset controller on the real API server', () => {
     const created = await sets.create(statefulSet('web', 3));
     assert.deepEqual([created.spec?.podManagementPolicy, created.spec?.updateStrategy?.type, created.spec?.updateStrategy?.rollingUpdate?.partition], ['OrderedReady', 'RollingUpdate', 0]);
     agents.holdBack.add('web-0');
-    const first = await pollUntil('web-0', async () => (await podsOf('web'))[0], { timeoutMs: 8000, intervalMs: 25 });
-    await new Promise((r) => setTimeout(r, 300));
+    // Bound by the scheduler, web-0 changes no more (its agent holds it back): the controller's last word on it.
+    const first = await pollUntil('web-0 scheduled', async () => (await podsOf('web')).find((p) => p.spec?.nodeName), { timeoutMs: 8000, intervalMs: 25 });
+    await quiesce(cm, c.admin);
     assert.deepEqual(names(await podsOf('web')), ['web-0'], 'web-1 waits for web-0 to be ready');
     assert.deepEqual([first.spec?.hostname, first.spec?.subdomain], ['web-0', 'nginx']);
     assert.equal(first.metadata.labels?.['statefulset.kubernetes.io/pod-name'], 'web-0');
