@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { aggregatedDiscovery, legacyApiVersions, legacyGroup, legacyGroupList, resourceList, SERVER_VERSION } from './discovery.js';
 import { AGGREGATED_DISCOVERY_CONTENT_TYPE, wantsAggregatedDiscovery } from './media.js';
 import { openApiDocument, openApiIndex } from './openapi.js';
+import { serveOpenApiV2 } from './openapi-v2.js';
 import type { ResourceDef } from './resource.js';
 import { RESOURCE_DEFS } from './resources.js';
 import { sendJson } from './respond.js';
@@ -40,6 +41,6 @@ export function serveNonResource(req: IncomingMessage, res: ServerResponse, url:
     if (!doc) throw notFound();
     return sendJson(res, 200, doc), true;
   }
-  if (p === '/openapi/v2' || p === '/swagger.json') throw notFound();
+  if (p === '/openapi/v2') return serveOpenApiV2(req, res), true;
   return false;
 }
