@@ -52,10 +52,7 @@ async function lastLineNumber(path: string): Promise<number> {
   }
 }
 
-/**
- * One `kubectl apply` per object: kubectl validates a `List` against /openapi/v2, which the
- * server does not serve (it serves /openapi/v3, which kubectl uses for single objects).
- */
+/** One `kubectl apply` per object, all at once. */
 async function apply(lab: LogsLab, items: object[]): Promise<{ code: number; stderr: string }> {
   const rs = await Promise.all(items.map((i) => lab.run(['apply', '-f', '-'], { stdin: JSON.stringify(i) })));
   return rs.find((r) => r.code !== 0) ?? { code: 0, stderr: '' };

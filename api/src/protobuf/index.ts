@@ -17,3 +17,4 @@ export {
   protobufEnvelope,
   type ListMetaJson,
 } from './encode.js';
+export { encodeOpenApiV2Document, GNOSTIC_OPENAPI_V2_PROTO } from './openapi-v2.js';

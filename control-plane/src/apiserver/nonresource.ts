@@ -3,16 +3,33 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { aggregatedDiscovery, legacyApiVersions, legacyGroup, legacyGroupList, resourceList, SERVER_VERSION } from './discovery.js';
 import { AGGREGATED_DISCOVERY_CONTENT_TYPE, wantsAggregatedDiscovery } from './media.js';
 import { openApiDocument, openApiIndex } from './openapi.js';
+import { serveOpenApiV2 } from './openapi-v2.js';
 import type { ResourceDef } from './resource.js';
 import { RESOURCE_DEFS } from './resources.js';
 import { sendJson } from './respond.js';
 import { StatusError } from './status.js';
 
+/** The paths answered below (some with 404 for a group or version not served). */
+const NON_RESOURCE_PATHS = [/^\/version$/, /^\/apis?$/, /^\/api\/v1$/, /^\/apis\/[^/]+(\/[^/]+)?$/, /^\/openapi\/v[23]$/, /^\/openapi\/v3\/(api\/v1|apis\/[^/]+\/[^/]+)$/];
+
 const notFound = (): StatusError => new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
 
-/** Answers a GET of a non-resource path; false when the path is not one of them. Discovery lists `defs`. */
-export function serveNonResource(req: IncomingMessage, res: ServerResponse, url: URL, serverAddress: string, defs: readonly ResourceDef[] = RESOURCE_DEFS): boolean {
+/**
+ * Answers a GET of a non-resource path; false when the path is not one of them. Discovery lists
+ * `defs`. `authorize` runs once the path is known to be one of them and before anything is
+ * written (it throws to refuse), so a caller not allowed the path gets its 403, not the document.
+ */
+export function serveNonResource(
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  serverAddress: string,
+  defs: readonly ResourceDef[] = RESOURCE_DEFS,
+  authorize: () => void = () => {},
+): boolean {
   const p = url.pathname.replace(/\/+$/, '') || '/';
+  if (!NON_RESOURCE_PATHS.some((re) => re.test(p))) return false;
+  authorize();
   const accept = req.headers.accept;
   if (p === '/version') return sendJson(res, 200, SERVER_VERSION), true;
   if (p === '/api' || p === '/apis') {
@@ -40,6 +57,6 @@ export function serveNonResource(req: IncomingMessage, res: ServerResponse, url:
     if (!doc) throw notFound();
     return sendJson(res, 200, doc), true;
   }
-  if (p === '/openapi/v2' || p === '/swagger.json') throw notFound();
+  if (p === '/openapi/v2') return serveOpenApiV2(req, res), true;
   return false;
 }

@@ -276,9 +276,9 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   }
 
   function serveNonResourceIfAllowed(allowed: boolean, user: UserInfo, req: http.IncomingMessage, res: http.ServerResponse, url: URL): boolean {
-    const served = serveNonResource(req, res, url, serverAddress, servedDefs);
-    if (served && !allowed) throw forbidden(forbiddenMessage(user, { verb: 'get', path: url.pathname }));
-    return served;
+    return serveNonResource(req, res, url, serverAddress, servedDefs, () => {
+      if (!allowed) throw forbidden(forbiddenMessage(user, { verb: 'get', path: url.pathname }));
+    });
   }
 
   /** The end of the upgrade chain: a pod stream, spliced to the node's agent. */
