@@ -118,7 +118,11 @@ test('HA control plane: server kill -9 → agent fail-over and leader take-over;
   const dirB = join(dir, 'server-b');
   await mkdir(join(dirB, 'pki'), { recursive: true, mode: 0o700 });
   for (const f of ['ca.crt', 'ca.key', 'sa.key']) await copyFile(join(p.server, 'pki', f), join(dirB, 'pki', f));
-  const b: ServerProcess = await startServerProcess({ dataDir: dirB, args: [...etcdArgs, '--bind-address', '127.0.0.2', '--port', String(apiPort), '--cluster-cidr', CLUSTER_CIDR, '--log-level', 'info'] });
+  // The lab encrypts Secrets at rest: every server on the etcd needs the same keys (docs/ha.md),
+  // or B cannot read the node's credential, nor any other Secret.
+  const encryption = join(dirB, 'encryption-config.yaml');
+  await copyFile(join(p.server, 'encryption-config.yaml'), encryption);
+  const b: ServerProcess = await startServerProcess({ dataDir: dirB, args: [...etcdArgs, '--bind-address', '127.0.0.2', '--port', String(apiPort), '--cluster-cidr', CLUSTER_CIDR, '--encryption-provider-config', encryption, '--log-level', 'info'] });
   cleanups.push(['server B', () => b.stop()]);
   const clientB = new ApiClient({ ...admin, server: urlB, servers: [], timeoutMs: 10_000 });
   cleanups.push(['client B', async () => clientB.close()]);
