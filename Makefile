@@ -59,6 +59,7 @@ test: deps build lint typecheck gen-check test-unit test-integration
 # Everything `test` runs plus the integration files marked `// nodelet-test: long` (see README, Testing).
 test-integration-long: build
 	node scripts/run-tests.mjs integration --long
+	NODELET_TEST_DATASTORE=etcd node scripts/run-tests.mjs integration test/e2e/kubectl
 
 test-long: deps build lint typecheck gen-check test-unit test-integration-long
 
