@@ -1,10 +1,11 @@
-// Deployment → ReplicaSet → Pods and the garbage collector, against the in-memory API server.
-import { test } from 'node:test';
+// Deployment → ReplicaSet → Pods and the garbage collector against the real API server
+// (controllers/testing/real-cluster.ts), each controller with its own identity and role. One
+// server for the file: each test uses its own names.
+import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEPLOYMENTS, PODS, REPLICASETS, type ApiClient, type Deployment, type Pod } from '@nodelet/api';
-import { InMemoryApiServer } from '@nodelet/api/testing';
-import { noopLogger, pollUntil } from '@nodelet/base';
-import { startControllerManager } from './index.js';
+import { pollUntil } from '@nodelet/base';
+import { startRealCluster, type RealCluster } from './testing/real-cluster.js';
 
 function deployment(name: string, replicas: number, image = 'busybox:1'): Deployment {
   return {
@@ -30,156 +31,160 @@ async function activePods(client: ApiClient, app: string): Promise<Pod[]> {
   return (await client.resource(PODS, 'default').list({ labelSelector: `app=${app}` })).items.filter((p) => !p.metadata.deletionTimestamp);
 }
 
-test('deployment: create → RS and pods, scale, rolling update with revisions, status, delete → GC', async (t) => {
-  const server = await InMemoryApiServer.start();
-  t.after(() => server.close());
-  const client = server.client();
-  const cm = await startControllerManager({ client, logger: noopLogger, signal: new AbortController().signal, controllers: ['deployment', 'replicaset', 'garbagecollector'] });
-  t.after(() => cm.close());
-  const deploys = client.resource(DEPLOYMENTS, 'default');
-
-  await deploys.create(deployment('web', 3));
-  const pods = await pollUntil('3 pods', async () => ((await activePods(client, 'web')).length === 3 ? activePods(client, 'web') : undefined), { timeoutMs: 8000, intervalMs: 25 });
-  const rs = (await client.resource(REPLICASETS, 'default').list()).items;
-  assert.equal(rs.length, 1);
-  const rsName = rs[0]!.metadata.name!;
-  assert.match(rsName, /^web-[bcdfghjklmnpqrstvwxz2456789]+$/);
-  assert.equal(rs[0]!.metadata.annotations?.['deployment.kubernetes.io/revision'], '1');
-  for (const p of pods) {
-    assert.match(p.metadata.name!, new RegExp(`^${rsName}-[bcdfghjklmnpqrstvwxz2456789]{5}$`));
-    assert.deepEqual(p.metadata.ownerReferences?.map((r) => [r.kind, r.name, r.controller, r.blockOwnerDeletion]), [['ReplicaSet', rsName, true, true]]);
-    assert.equal(p.metadata.labels?.['pod-template-hash'], rsName.slice(4));
-  }
-
-  await markReady(client, 'web');
-  const settled = await pollUntil('available status', async () => {
-    const d = await deploys.get('web');
-    return d.status?.availableReplicas === 3 && d.status.observedGeneration === d.metadata.generation ? d : undefined;
-  }, { timeoutMs: 8000, intervalMs: 25 });
-  assert.equal(settled.metadata.annotations?.['deployment.kubernetes.io/revision'], '1');
-  assert.deepEqual(settled.status?.conditions?.map((c) => [c.type, c.status, c.reason]).sort(), [
-    ['Available', 'True', 'MinimumReplicasAvailable'],
-    ['Progressing', 'True', 'NewReplicaSetAvailable'],
-  ]);
-
-  // Scale through the deployment: 3 → 5 → 2.
-  await deploys.patch('web', { spec: { replicas: 5 } }, { type: 'merge' });
-  await pollUntil('5 pods', async () => ((await activePods(client, 'web')).length === 5 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
-  await deploys.patch('web', { spec: { replicas: 2 } }, { type: 'merge' });
-  await pollUntil('2 pods', async () => ((await activePods(client, 'web')).length === 2 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
-  await markReady(client, 'web');
-
-  // Rolling update to a new image: a second RS at revision 2; never more than 2 + 1 pods alive.
-  let maxAlive = 0;
-  let sampling = true;
-  const sampler = (async () => {
-    while (sampling) maxAlive = Math.max(maxAlive, (await activePods(client, 'web')).length);
-  })();
-  await deploys.patch('web', { spec: { template: { spec: { containers: [{ name: 'main', image: 'busybox:2' }] } } } }, { type: 'merge' });
-  await pollUntil('rollout done', async () => {
-    await markReady(client, 'web');
-    const d = await deploys.get('web');
-    const ok = d.status?.updatedReplicas === 2 && d.status.replicas === 2 && d.status.availableReplicas === 2 && d.status.observedGeneration === d.metadata.generation;
-    return ok ? d : undefined;
-  }, { timeoutMs: 8000, intervalMs: 25 });
-  sampling = false;
-  await sampler;
-  assert.ok(maxAlive <= 3, `saw ${maxAlive} pods alive, more than replicas + maxSurge`);
-  const sets = (await client.resource(REPLICASETS, 'default').list()).items;
-  assert.deepEqual(sets.map((s) => [s.metadata.annotations?.['deployment.kubernetes.io/revision'], s.spec?.replicas]).sort(), [['1', 0], ['2', 2]]);
-  assert.equal((await deploys.get('web')).metadata.annotations?.['deployment.kubernetes.io/revision'], '2');
-
-  // Delete the deployment: the garbage collector removes its ReplicaSets, then their pods.
-  await deploys.delete('web', { propagationPolicy: 'Background' });
-  await pollUntil('ReplicaSets gone', async () => ((await client.resource(REPLICASETS, 'default').list()).items.length === 0 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
-  await pollUntil('pods deleting', async () => ((await activePods(client, 'web')).length === 0 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
-});
-
-test('garbage collector: foreground waits for blocking dependents, orphan strips references', async (t) => {
-  const server = await InMemoryApiServer.start();
-  t.after(() => server.close());
-  const client = server.client();
-  const cm = await startControllerManager({ client, logger: noopLogger, signal: new AbortController().signal, controllers: ['garbagecollector'] });
-  t.after(() => cm.close());
-  const rsClient = client.resource(REPLICASETS, 'default');
-  const pods = client.resource(PODS, 'default');
-  const owner = await rsClient.create({ metadata: { name: 'owner', namespace: 'default', finalizers: ['foregroundDeletion'] }, spec: { replicas: 0, selector: { matchLabels: { a: 'b' } } } });
-  const ref = { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'owner', uid: owner.metadata.uid!, controller: true, blockOwnerDeletion: true };
-  await pods.create({ metadata: { name: 'dep', namespace: 'default', ownerReferences: [ref] }, spec: { containers: [{ name: 'c' }] } });
-  await rsClient.delete('owner', { propagationPolicy: 'Foreground' });
-  await pollUntil('dependent deleted', async () => (await pods.list()).items.length === 0 || undefined, { timeoutMs: 8000, intervalMs: 25 });
-  await pollUntil('owner finalized', async () => (await rsClient.list()).items.length === 0 || undefined, { timeoutMs: 8000, intervalMs: 25 });
-
-  const o2 = await rsClient.create({ metadata: { name: 'o2', namespace: 'default', finalizers: ['orphan'] }, spec: { replicas: 0, selector: { matchLabels: { a: 'b' } } } });
-  const keepRef = { ...ref, name: 'o2', uid: o2.metadata.uid! };
-  await pods.create({ metadata: { name: 'kept', namespace: 'default', ownerReferences: [keepRef] }, spec: { containers: [{ name: 'c' }] } });
-  await rsClient.delete('o2', { propagationPolicy: 'Orphan' });
-  await pollUntil('orphan finalized', async () => (await rsClient.list()).items.length === 0 || undefined, { timeoutMs: 8000, intervalMs: 25 });
-  const kept = await pods.get('kept');
-  assert.equal(kept.metadata.ownerReferences?.length ?? 0, 0);
-
-  // Background: a pod whose owner never existed is collected; one with a live second owner only loses the dead ref.
-  const live = await rsClient.create({ metadata: { name: 'live', namespace: 'default' }, spec: { replicas: 0, selector: { matchLabels: { a: 'b' } } } });
-  const liveRef = { ...ref, name: 'live', uid: live.metadata.uid!, controller: false };
-  const deadRef = { ...ref, name: 'ghost', uid: 'no-such-uid' };
-  await pods.create({ metadata: { name: 'orphaned', namespace: 'default', ownerReferences: [deadRef] }, spec: { containers: [{ name: 'c' }] } });
-  await pods.create({ metadata: { name: 'shared', namespace: 'default', ownerReferences: [deadRef, liveRef] }, spec: { containers: [{ name: 'c' }] } });
-  await pollUntil('orphaned collected', async () => ((await pods.list()).items.some((p) => p.metadata.name === 'orphaned') ? undefined : true), { timeoutMs: 8000, intervalMs: 25 });
-  await pollUntil('dead ref dropped', async () => ((await pods.get('shared')).metadata.ownerReferences?.length === 1 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
-});
-
-test('replicaset adopts a matching orphan pod and releases a pod it no longer selects', async (t) => {
-  const server = await InMemoryApiServer.start();
-  t.after(() => server.close());
-  const client = server.client();
-  const pods = client.resource(PODS, 'default');
-  await pods.create({ metadata: { name: 'stray', namespace: 'default', labels: { app: 'adopt' } }, spec: { containers: [{ name: 'c' }] } });
-  const cm = await startControllerManager({ client, logger: noopLogger, signal: new AbortController().signal, controllers: ['replicaset'] });
-  t.after(() => cm.close());
-  const rs = await client.resource(REPLICASETS, 'default').create({
-    metadata: { name: 'adopt', namespace: 'default' },
-    spec: { replicas: 2, selector: { matchLabels: { app: 'adopt' } }, template: { metadata: { labels: { app: 'adopt' } }, spec: { containers: [{ name: 'c' }] } } },
+describe('workload controllers on the real API server', () => {
+  let c: RealCluster;
+  before(async () => {
+    c = await startRealCluster();
   });
-  await pollUntil('2 pods owned', async () => {
-    const l = (await pods.list()).items;
-    return l.length === 2 && l.every((p) => p.metadata.ownerReferences?.[0]?.uid === rs.metadata.uid) ? true : undefined;
-  }, { timeoutMs: 8000, intervalMs: 25 });
-  assert.equal((await pods.get('stray')).metadata.ownerReferences?.[0]?.controller, true);
+  after(() => c.close());
 
-  await pods.patch('stray', { metadata: { labels: { app: 'elsewhere' } } }, { type: 'merge' });
-  await pollUntil('stray released and replaced', async () => {
-    const stray = await pods.get('stray');
-    const owned = (await pods.list()).items.filter((p) => p.metadata.ownerReferences?.some((r) => r.uid === rs.metadata.uid));
-    return !stray.metadata.ownerReferences?.length && owned.length === 2 ? true : undefined;
-  }, { timeoutMs: 8000, intervalMs: 25 });
-});
+  it('deployment: create → RS and pods, scale, rolling update with revisions, status, delete → GC', async (t) => {
+    const client = c.admin;
+    const cm = await c.controllers(['deployment', 'replicaset', 'garbagecollector']);
+    t.after(() => cm.close());
+    const deploys = client.resource(DEPLOYMENTS, 'default');
 
-test('Recreate: all old pods go before the new ReplicaSet gets any', async (t) => {
-  const server = await InMemoryApiServer.start();
-  t.after(() => server.close());
-  const client = server.client();
-  const cm = await startControllerManager({ client, logger: noopLogger, signal: new AbortController().signal, controllers: ['deployment', 'replicaset'] });
-  t.after(() => cm.close());
-  const deploys = client.resource(DEPLOYMENTS, 'default');
-  const d = deployment('rec', 2);
-  d.spec!.strategy = { type: 'Recreate' };
-  await deploys.create(d);
-  await pollUntil('2 pods', async () => ((await activePods(client, 'rec')).length === 2 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
-  // Sample continuously: no new-template pod may exist while an old one does.
-  const seen: Array<{ old: number; new: number }> = [];
-  let sampling = true;
-  const sampler = (async () => {
-    while (sampling) {
-      const ps = await activePods(client, 'rec');
-      seen.push({ old: ps.filter((p) => p.spec?.containers[0]?.image === 'busybox:1').length, new: ps.filter((p) => p.spec?.containers[0]?.image === 'busybox:2').length });
+    await deploys.create(deployment('web', 3));
+    const pods = await pollUntil('3 pods', async () => ((await activePods(client, 'web')).length === 3 ? activePods(client, 'web') : undefined), { timeoutMs: 8000, intervalMs: 25 });
+    const rs = (await client.resource(REPLICASETS, 'default').list()).items;
+    assert.equal(rs.length, 1);
+    const rsName = rs[0]!.metadata.name!;
+    assert.match(rsName, /^web-[bcdfghjklmnpqrstvwxz2456789]+$/);
+    assert.equal(rs[0]!.metadata.annotations?.['deployment.kubernetes.io/revision'], '1');
+    for (const p of pods) {
+      assert.match(p.metadata.name!, new RegExp(`^${rsName}-[bcdfghjklmnpqrstvwxz2456789]{5}$`));
+      assert.deepEqual(p.metadata.ownerReferences?.map((r) => [r.kind, r.name, r.controller, r.blockOwnerDeletion]), [['ReplicaSet', rsName, true, true]]);
+      assert.equal(p.metadata.labels?.['pod-template-hash'], rsName.slice(4));
     }
-  })();
-  await deploys.patch('rec', { spec: { template: { spec: { containers: [{ name: 'main', image: 'busybox:2' }] } } } }, { type: 'merge' });
-  await pollUntil('2 new pods', async () => {
-    const ps = await activePods(client, 'rec');
-    return ps.length === 2 && ps.every((p) => p.spec?.containers[0]?.image === 'busybox:2') ? true : undefined;
-  }, { timeoutMs: 8000, intervalMs: 25 });
-  sampling = false;
-  await sampler;
-  assert.ok(seen.every((s) => s.old === 0 || s.new === 0), `old and new pods overlapped: ${JSON.stringify(seen.filter((s) => s.old && s.new))}`);
+
+    await markReady(client, 'web');
+    const settled = await pollUntil('available status', async () => {
+      const d = await deploys.get('web');
+      return d.status?.availableReplicas === 3 && d.status.observedGeneration === d.metadata.generation ? d : undefined;
+    }, { timeoutMs: 8000, intervalMs: 25 });
+    assert.equal(settled.metadata.annotations?.['deployment.kubernetes.io/revision'], '1');
+    assert.deepEqual(settled.status?.conditions?.map((c) => [c.type, c.status, c.reason]).sort(), [
+      ['Available', 'True', 'MinimumReplicasAvailable'],
+      ['Progressing', 'True', 'NewReplicaSetAvailable'],
+    ]);
+
+    // Scale through the deployment: 3 → 5 → 2.
+    await deploys.patch('web', { spec: { replicas: 5 } }, { type: 'merge' });
+    await pollUntil('5 pods', async () => ((await activePods(client, 'web')).length === 5 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
+    await deploys.patch('web', { spec: { replicas: 2 } }, { type: 'merge' });
+    await pollUntil('2 pods', async () => ((await activePods(client, 'web')).length === 2 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
+    await markReady(client, 'web');
+
+    // Rolling update to a new image: a second RS at revision 2; never more than 2 + 1 pods alive.
+    let maxAlive = 0;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) maxAlive = Math.max(maxAlive, (await activePods(client, 'web')).length);
+    })();
+    await deploys.patch('web', { spec: { template: { spec: { containers: [{ name: 'main', image: 'busybox:2' }] } } } }, { type: 'merge' });
+    await pollUntil('rollout done', async () => {
+      await markReady(client, 'web');
+      const d = await deploys.get('web');
+      const ok = d.status?.updatedReplicas === 2 && d.status.replicas === 2 && d.status.availableReplicas === 2 && d.status.observedGeneration === d.metadata.generation;
+      return ok ? d : undefined;
+    }, { timeoutMs: 8000, intervalMs: 25 });
+    sampling = false;
+    await sampler;
+    assert.ok(maxAlive <= 3, `saw ${maxAlive} pods alive, more than replicas + maxSurge`);
+    const sets = (await client.resource(REPLICASETS, 'default').list()).items;
+    assert.deepEqual(sets.map((s) => [s.metadata.annotations?.['deployment.kubernetes.io/revision'], s.spec?.replicas]).sort(), [['1', 0], ['2', 2]]);
+    assert.equal((await deploys.get('web')).metadata.annotations?.['deployment.kubernetes.io/revision'], '2');
+
+    // Delete the deployment: the garbage collector removes its ReplicaSets, then their pods.
+    await deploys.delete('web', { propagationPolicy: 'Background' });
+    await pollUntil('ReplicaSets gone', async () => ((await client.resource(REPLICASETS, 'default').list()).items.length === 0 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
+    await pollUntil('pods deleting', async () => ((await activePods(client, 'web')).length === 0 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
+  });
+
+  it('garbage collector: foreground waits for blocking dependents, orphan strips references', async (t) => {
+    const client = c.admin;
+    const cm = await c.controllers(['garbagecollector']);
+    t.after(() => cm.close());
+    const rsClient = client.resource(REPLICASETS, 'default');
+    const pods = client.resource(PODS, 'default');
+    t.after(async () => {
+      for (const p of ['kept', 'shared']) await pods.delete(p, { gracePeriodSeconds: 0 }).catch(() => undefined);
+      await rsClient.delete('live').catch(() => undefined);
+    });
+    const owner = await rsClient.create({ metadata: { name: 'owner', namespace: 'default', finalizers: ['foregroundDeletion'] }, spec: { replicas: 0, selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'x' }] } } } });
+    const ref = { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'owner', uid: owner.metadata.uid!, controller: true, blockOwnerDeletion: true };
+    await pods.create({ metadata: { name: 'dep', namespace: 'default', ownerReferences: [ref] }, spec: { containers: [{ name: 'c', image: 'x' }] } });
+    await rsClient.delete('owner', { propagationPolicy: 'Foreground' });
+    await pollUntil('dependent deleted', async () => (await pods.list()).items.length === 0 || undefined, { timeoutMs: 8000, intervalMs: 25 });
+    await pollUntil('owner finalized', async () => (await rsClient.list()).items.length === 0 || undefined, { timeoutMs: 8000, intervalMs: 25 });
+
+    const o2 = await rsClient.create({ metadata: { name: 'o2', namespace: 'default', finalizers: ['orphan'] }, spec: { replicas: 0, selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'x' }] } } } });
+    const keepRef = { ...ref, name: 'o2', uid: o2.metadata.uid! };
+    await pods.create({ metadata: { name: 'kept', namespace: 'default', ownerReferences: [keepRef] }, spec: { containers: [{ name: 'c', image: 'x' }] } });
+    await rsClient.delete('o2', { propagationPolicy: 'Orphan' });
+    await pollUntil('orphan finalized', async () => (await rsClient.list()).items.length === 0 || undefined, { timeoutMs: 8000, intervalMs: 25 });
+    const kept = await pods.get('kept');
+    assert.equal(kept.metadata.ownerReferences?.length ?? 0, 0);
+
+    // Background: a pod whose owner never existed is collected; one with a live second owner only loses the dead ref.
+    const live = await rsClient.create({ metadata: { name: 'live', namespace: 'default' }, spec: { replicas: 0, selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'x' }] } } } });
+    const liveRef = { ...ref, name: 'live', uid: live.metadata.uid!, controller: false };
+    const deadRef = { ...ref, name: 'ghost', uid: 'no-such-uid' };
+    await pods.create({ metadata: { name: 'orphaned', namespace: 'default', ownerReferences: [deadRef] }, spec: { containers: [{ name: 'c', image: 'x' }] } });
+    await pods.create({ metadata: { name: 'shared', namespace: 'default', ownerReferences: [deadRef, liveRef] }, spec: { containers: [{ name: 'c', image: 'x' }] } });
+    await pollUntil('orphaned collected', async () => ((await pods.list()).items.some((p) => p.metadata.name === 'orphaned') ? undefined : true), { timeoutMs: 8000, intervalMs: 25 });
+    await pollUntil('dead ref dropped', async () => ((await pods.get('shared')).metadata.ownerReferences?.length === 1 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
+  });
+
+  it('replicaset adopts a matching orphan pod and releases a pod it no longer selects', async (t) => {
+    const client = c.admin;
+    const pods = client.resource(PODS, 'default');
+    await pods.create({ metadata: { name: 'stray', namespace: 'default', labels: { app: 'adopt' } }, spec: { containers: [{ name: 'c', image: 'x' }] } });
+    const cm = await c.controllers(['replicaset']);
+    t.after(() => cm.close());
+    const rs = await client.resource(REPLICASETS, 'default').create({
+      metadata: { name: 'adopt', namespace: 'default' },
+      spec: { replicas: 2, selector: { matchLabels: { app: 'adopt' } }, template: { metadata: { labels: { app: 'adopt' } }, spec: { containers: [{ name: 'c', image: 'x' }] } } },
+    });
+    await pollUntil('2 pods owned', async () => {
+      const l = (await pods.list()).items;
+      return l.length === 2 && l.every((p) => p.metadata.ownerReferences?.[0]?.uid === rs.metadata.uid) ? true : undefined;
+    }, { timeoutMs: 8000, intervalMs: 25 });
+    assert.equal((await pods.get('stray')).metadata.ownerReferences?.[0]?.controller, true);
+
+    await pods.patch('stray', { metadata: { labels: { app: 'elsewhere' } } }, { type: 'merge' });
+    await pollUntil('stray released and replaced', async () => {
+      const stray = await pods.get('stray');
+      const owned = (await pods.list()).items.filter((p) => p.metadata.ownerReferences?.some((r) => r.uid === rs.metadata.uid));
+      return !stray.metadata.ownerReferences?.length && owned.length === 2 ? true : undefined;
+    }, { timeoutMs: 8000, intervalMs: 25 });
+  });
+
+  it('Recreate: all old pods go before the new ReplicaSet gets any', async (t) => {
+    const client = c.admin;
+    const cm = await c.controllers(['deployment', 'replicaset']);
+    t.after(() => cm.close());
+    const deploys = client.resource(DEPLOYMENTS, 'default');
+    const d = deployment('rec', 2);
+    d.spec!.strategy = { type: 'Recreate' };
+    await deploys.create(d);
+    await pollUntil('2 pods', async () => ((await activePods(client, 'rec')).length === 2 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
+    // Sample continuously: no new-template pod may exist while an old one does.
+    const seen: Array<{ old: number; new: number }> = [];
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const ps = await activePods(client, 'rec');
+        seen.push({ old: ps.filter((p) => p.spec?.containers[0]?.image === 'busybox:1').length, new: ps.filter((p) => p.spec?.containers[0]?.image === 'busybox:2').length });
+      }
+    })();
+    await deploys.patch('rec', { spec: { template: { spec: { containers: [{ name: 'main', image: 'busybox:2' }] } } } }, { type: 'merge' });
+    await pollUntil('2 new pods', async () => {
+      const ps = await activePods(client, 'rec');
+      return ps.length === 2 && ps.every((p) => p.spec?.containers[0]?.image === 'busybox:2') ? true : undefined;
+    }, { timeoutMs: 8000, intervalMs: 25 });
+    sampling = false;
+    await sampler;
+    assert.ok(seen.every((s) => s.old === 0 || s.new === 0), `old and new pods overlapped: ${JSON.stringify(seen.filter((s) => s.old && s.new))}`);
+  });
 });

@@ -1,30 +1,33 @@
-// The kubelet-serving approver against the in-memory API server. A node writes its own Node
+// The kubelet-serving approver against the real API server (controllers/testing/real-cluster.ts),
+// as kube-system/kubelet-serving-cert-approver with its own role; each node asks with its own
+// client certificate, so the server sets spec.username and groups. A node writes its own Node
 // status, so what it reports there vouches for nothing: unasked, a node gets only its Node name,
 // or a renewal of what the cluster-CA certificate its agent serves already has. Service names
 // and IPs, loopback and link-local are never approved; the rest waits for an admin.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { CERTIFICATESIGNINGREQUESTS, generateKeyAndCsr, NODES, SERVICES, SIGNER_KUBELET_SERVING, type CertificateSigningRequest } from '@nodelet/api';
-import { InMemoryApiServer } from '@nodelet/api/testing';
+import { CERTIFICATESIGNINGREQUESTS, generateKeyAndCsr, NODES, SERVICES, SIGNER_KUBELET_SERVING, type ApiClient, type CertificateSigningRequest } from '@nodelet/api';
 import { noopLogger, pollUntil } from '@nodelet/base';
 import { FakeClock } from '@nodelet/base/testing';
 import { runController, SharedInformers } from '../runtime.js';
 import { quiesce } from '../testing/quiesce.js';
+import { startRealCluster } from '../testing/real-cluster.js';
 import { KubeletServingCsrApprover } from './approver.js';
 import type { ServedCertificate } from './serving-names.js';
 
 const approved = (c: CertificateSigningRequest): boolean => !!c.status?.conditions?.some((x) => x.type === 'Approved' && x.status === 'True');
 
 async function start(t: TestContext, served: Record<string, ServedCertificate> = {}) {
-  const server = await InMemoryApiServer.start();
-  t.after(() => server.close());
-  const client = server.client();
+  const c = await startRealCluster();
+  t.after(() => c.close());
+  const client = c.admin;
+  const approverClient = c.as('kubelet-serving-cert-approver');
   const clock = new FakeClock();
-  const informers = new SharedInformers({ client, clock, logger: noopLogger });
+  const informers = new SharedInformers({ client: c.as(), clock, logger: noopLogger });
   const dialled: string[] = [];
   const approver = new KubeletServingCsrApprover({
-    client, informers, clock, random: Math.random, logger: noopLogger,
-    options: { client, logger: noopLogger, signal: new AbortController().signal, rootCaPem: 'the cluster CA' },
+    client: approverClient, informers, clock, random: Math.random, logger: noopLogger,
+    options: { client: approverClient, logger: noopLogger, signal: new AbortController().signal, rootCaPem: 'the cluster CA' },
     servedCertificate: async (ip, port, ca) => {
       assert.equal(ca, 'the cluster CA');
       dialled.push(`${ip}:${port}`);
@@ -41,13 +44,15 @@ async function start(t: TestContext, served: Record<string, ServedCertificate> =
     await informers.close();
   });
   let n = 0;
+  const nodes: Record<string, ApiClient> = {};
   const request = async (o: { dnsNames?: string[]; ips?: string[]; node?: string }): Promise<string> => {
-    const cn = `system:node:${o.node ?? 'n1'}`;
+    const node = o.node ?? 'n1';
+    const cn = `system:node:${node}`;
     const { csrPem } = await generateKeyAndCsr({ commonName: cn, organizations: ['system:nodes'], dnsNames: o.dnsNames ?? [], ips: o.ips ?? [] });
     const name = `csr-${++n}`;
-    await client.resource(CERTIFICATESIGNINGREQUESTS).create({
+    await (nodes[node] ??= await c.node(node)).resource(CERTIFICATESIGNINGREQUESTS).create({
       metadata: { name },
-      spec: { request: Buffer.from(csrPem).toString('base64'), signerName: SIGNER_KUBELET_SERVING, usages: ['digital signature', 'server auth'], username: cn, groups: ['system:nodes', 'system:authenticated'] },
+      spec: { request: Buffer.from(csrPem).toString('base64'), signerName: SIGNER_KUBELET_SERVING, usages: ['digital signature', 'server auth'] },
     });
     return name;
   };
@@ -59,7 +64,7 @@ async function start(t: TestContext, served: Record<string, ServedCertificate> =
 
 test('unasked, a node gets its Node name only: the addresses it reports, Service names and IPs, loopback stay with the admin', async (t) => {
   const { client, request, isApproved, settled } = await start(t);
-  await client.resource(SERVICES, 'default').create({ metadata: { name: 'kubernetes', namespace: 'default' }, spec: { clusterIP: '10.96.0.1', clusterIPs: ['10.96.0.1'], ports: [{ port: 443 }] } });
+  assert.equal((await client.resource(SERVICES, 'default').get('kubernetes')).spec?.clusterIP, '10.96.0.1', 'the server\'s own Service');
   await client.resource(NODES).create({ metadata: { name: 'n1' }, status: { addresses: [{ type: 'InternalIP', address: '192.0.2.10' }, { type: 'Hostname', address: 'n1.lab' }] } });
   await client.resource(NODES).patchStatus('n1', { status: { addresses: [{ type: 'InternalIP', address: '192.0.2.10' }, { type: 'Hostname', address: 'n1.lab' }, { type: 'InternalIP', address: '10.96.0.1' }, { type: 'InternalIP', address: '127.0.0.1' }, { type: 'Hostname', address: 'kubernetes.default.svc' }] } }, { type: 'merge' });
   const ownName = await request({ dnsNames: ['n1'] });

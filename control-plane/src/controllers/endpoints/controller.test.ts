@@ -1,17 +1,17 @@
+// The EndpointSlice controller against the real API server (controllers/testing/real-cluster.ts),
+// as endpointslice-controller with its own role; the test plays the agent (pod status).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ENDPOINTSLICES, PODS, SERVICES } from '@nodelet/api';
-import { InMemoryApiServer } from '@nodelet/api/testing';
-import { noopLogger, pollUntil } from '@nodelet/base';
-import { startControllerManager } from '../index.js';
+import { pollUntil } from '@nodelet/base';
+import { startRealCluster } from '../testing/real-cluster.js';
 import { LAST_CHANGE_TRIGGER_TIME } from './controller.js';
 
 test('endpointslice: slices carry endpoints.kubernetes.io/last-change-trigger-time of the change they were written for', async (t) => {
-  const server = await InMemoryApiServer.start();
-  t.after(() => server.close());
-  const client = server.client();
-  const cm = await startControllerManager({ client, logger: noopLogger, signal: new AbortController().signal, controllers: ['endpointslice'] });
-  t.after(() => cm.close());
+  const c = await startRealCluster();
+  t.after(() => c.close());
+  const client = c.admin;
+  await c.controllers(['endpointslice']);
   await client.resource(SERVICES, 'default').create({ metadata: { name: 'web', namespace: 'default' }, spec: { selector: { app: 'web' }, ports: [{ port: 80, protocol: 'TCP' }] } });
   const before = Date.now();
   await client.resource(PODS, 'default').create({ metadata: { name: 'web-1', namespace: 'default', labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'x' }] } });

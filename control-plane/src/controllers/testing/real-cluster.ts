@@ -5,7 +5,7 @@
  * that needs more than its role fails its test. Not a fake: every write goes through admission,
  * validation, RBAC and the store.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiClient } from '@nodelet/api';
@@ -13,6 +13,7 @@ import { noopLogger, type Clock } from '@nodelet/base';
 import { startControlPlane, type ControlPlane } from '../../control-plane.js';
 import { startControllerManager, type ControllerManagerHandle, type ControllerName, type StartControllerManagerOptions } from '../index.js';
 import { startScheduler, type SchedulerHandle } from '../../scheduler/index.js';
+import { issueCertificate, loadCa } from '../../pki/certs.js';
 
 export interface RealCluster {
   cp: ControlPlane;
@@ -20,6 +21,13 @@ export interface RealCluster {
   admin: ApiClient;
   /** Starts `names` with their own identities; stopped by close(). */
   controllers(names: readonly ControllerName[], extra?: Partial<StartControllerManagerOptions> & { clock?: Clock }): Promise<ControllerManagerHandle>;
+  /**
+   * A client acting as controller service account kube-system/`account`, or without one as the
+   * controller manager (what its shared informers read with): for a test that runs a controller itself.
+   */
+  as(account?: string): ApiClient;
+  /** A client authenticated as node `name` (a cluster-CA client certificate for system:node:<name> in system:nodes). */
+  node(name: string): Promise<ApiClient>;
   /** Starts the scheduler as system:kube-scheduler. */
   scheduler(): Promise<SchedulerHandle>;
   close(): Promise<void>;
@@ -29,8 +37,8 @@ export async function startRealCluster(): Promise<RealCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'nodelet-ctrl-'));
   const cp = await startControlPlane({ dataDir: dir, bindAddress: '127.0.0.1', port: 0, registryAddress: '', controllers: false, logger: noopLogger });
   const clients: ApiClient[] = [];
-  const client = (token: string): ApiClient => {
-    const c = new ApiClient({ server: cp.url, token, ca: cp.caPem, timeoutMs: 15_000 });
+  const client = (token: string | { cert: string; key: string }): ApiClient => {
+    const c = new ApiClient({ server: cp.url, ...(typeof token === 'string' ? { token } : token), ca: cp.caPem, timeoutMs: 15_000 });
     clients.push(c);
     return c;
   };
@@ -52,6 +60,14 @@ export async function startRealCluster(): Promise<RealCluster> {
       });
       handles.push(h);
       return h;
+    },
+    as(account) {
+      return client(account === undefined ? ids.controllerManager : ids.controller(account));
+    },
+    async node(name) {
+      const ca = await loadCa({ certPem: readFileSync(join(dir, 'pki', 'ca.crt'), 'utf8'), keyPem: readFileSync(join(dir, 'pki', 'ca.key'), 'utf8') });
+      const pair = await issueCertificate(ca, { commonName: `system:node:${name}`, organization: 'system:nodes', usage: 'client' });
+      return client({ cert: pair.certPem, key: pair.keyPem });
     },
     async scheduler() {
       const h = await startScheduler({ client: client(ids.scheduler), logger: noopLogger, signal: stop.signal });
