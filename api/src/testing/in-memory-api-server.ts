@@ -52,6 +52,9 @@ interface Failure {
   remaining: number;
 }
 
+/** The patch media types kube-apiserver accepts, in the order its 415 lists them. */
+const PATCH_TYPES: readonly string[] = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml', 'application/strategic-merge-patch+json'];
+
 export class InMemoryApiServer {
   readonly store = new MemoryStore();
   readonly requests: RecordedRequest[] = [];
@@ -336,7 +339,12 @@ export class InMemoryApiServer {
   }
 
   #patch(r: ResourceType, ns: string | undefined, name: string, subresource: string | undefined, contentType: string, body: string): KubeObject {
-    const type = contentType.split(';')[0]?.trim();
+    const type = contentType.split(';')[0]?.trim() ?? '';
+    // The media type is checked first, as kube-apiserver's patch handler does: an unknown one is
+    // 415 whether or not the object exists.
+    if (!PATCH_TYPES.includes(type)) {
+      throw new StatusFailure(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.join(', ')}`);
+    }
     let patch: unknown;
     try {
       patch = JSON.parse(body);
@@ -361,7 +369,8 @@ export class InMemoryApiServer {
         // HACK(test fixture): strategic merge and apply are treated as merge patches here.
         next = mergePatch(cur, patch) as KubeObject;
       } else {
-        throw new StatusFailure(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json`);
+        // Unreachable: PATCH_TYPES was checked above.
+        throw new StatusFailure(415, 'UnsupportedMediaType', type);
       }
     } catch (err) {
       if (err instanceof StatusFailure) throw err;
