@@ -49,7 +49,7 @@ export interface TestApiServerOptions extends Partial<ApiServerOptions> {
 /**
  * Starts the server. A store passed in stays open on `close()` (its owner closes it); without
  * one a temp SQLite store is created and removed with the server. Other options go to
- * createApiServer as they are.
+ * createApiServer as they are; an `authenticator` there replaces the static-token one.
  */
 export async function startTestApiServer(o: TestApiServerOptions = {}): Promise<TestApiServer> {
   const { tokens, store: given, ...rest } = o;
