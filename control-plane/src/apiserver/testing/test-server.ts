@@ -29,7 +29,7 @@ export interface TestCallOptions {
 }
 
 export interface TestApiServer {
-  /** `http://127.0.0.1:<port>`. */
+  /** `http://127.0.0.1:<port>` (`https://` with the `tls` option, where call() does not trust the CA). */
   readonly url: string;
   readonly server: ApiServer;
   readonly store: Store;
