@@ -2,26 +2,11 @@
 // disruption controller by writing the budget's status itself, so each rule is checked alone.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTempSqliteStore } from '../storage/testing/sqlite.js';
-import type { Store } from '../storage/types.js';
-import { createTokenAuthenticator } from './auth/authenticator.js';
-import { createApiServer, type ApiServer } from './server.js';
-
-const TOKEN = 'test-admin-token';
-type Reply = { status: number; headers: Headers; json: any }; // eslint-disable-line @typescript-eslint/no-explicit-any
+import { startTestApiServer, type TestApiServer, type TestReply } from './testing/test-server.js';
 
 describe('pods/eviction honours PodDisruptionBudgets', () => {
-  let store: Store;
-  let server: ApiServer;
-  let base: string;
-  const call = async (method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<Reply> => {
-    const r = await fetch(base + path, {
-      method,
-      headers: { Authorization: `Bearer ${TOKEN}`, ...(body !== undefined ? { 'Content-Type': contentType } : {}) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: r.status, headers: r.headers, json: await r.json() };
-  };
+  let srv: TestApiServer;
+  const call = (method: string, path: string, body?: unknown, contentType?: string): Promise<TestReply> => srv.call(method, path, body, { contentType });
   const NS = '/api/v1/namespaces/evict';
   const PDBS = '/apis/policy/v1/namespaces/evict/poddisruptionbudgets';
   /** A pod bound to a node (so a delete only marks it), in `phase`, Ready or not. */
@@ -31,7 +16,7 @@ describe('pods/eviction honours PodDisruptionBudgets', () => {
     const status = { phase, conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] };
     assert.equal((await call('PATCH', `${NS}/pods/${name}/status`, { status }, 'application/merge-patch+json')).status, 200);
   };
-  const evict = (name: string, extra: Record<string, unknown> = {}, query = ''): Promise<Reply> =>
+  const evict = (name: string, extra: Record<string, unknown> = {}, query = ''): Promise<TestReply> =>
     call('POST', `${NS}/pods/${name}/eviction${query}`, { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace: 'evict' }, ...extra });
   const getPod = async (name: string): Promise<any> => (await call('GET', `${NS}/pods/${name}`)).json; // eslint-disable-line @typescript-eslint/no-explicit-any
   const getPdb = async (name: string): Promise<any> => (await call('GET', `${PDBS}/${name}`)).json; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -44,12 +29,7 @@ describe('pods/eviction honours PodDisruptionBudgets', () => {
   };
 
   before(async () => {
-    store = createTempSqliteStore();
-    server = await createApiServer({
-      store,
-      authenticator: createTokenAuthenticator({ staticTokens: new Map([[TOKEN, { name: 'admin', groups: ['system:masters'] }]]), getSecret: async () => undefined, now: Date.now }),
-    });
-    base = (await server.listen({ port: 0, host: '127.0.0.1' })).url;
+    srv = await startTestApiServer();
     assert.equal((await call('POST', '/api/v1/namespaces', { metadata: { name: 'evict' } })).status, 201);
     assert.equal((await call('POST', `${NS}/serviceaccounts`, { metadata: { name: 'default' } })).status, 201);
     const pdb = await call('POST', PDBS, { metadata: { name: 'web' }, spec: { minAvailable: 2, selector: { matchLabels: { app: 'web' } } } });
@@ -57,10 +37,7 @@ describe('pods/eviction honours PodDisruptionBudgets', () => {
     assert.deepEqual(pdb.json.status, { disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 0, expectedPods: 0 });
     for (const n of ['w1', 'w2', 'w3']) await makePod(n, 'Running', true);
   });
-  after(async () => {
-    await server?.close();
-    await store?.close();
-  });
+  after(() => srv?.close());
 
   it('takes the one allowed disruption, records it and marks the pod; the next one gets 429 without Retry-After', async () => {
     await setBudget('web', { allowed: 1, current: 3, desired: 2, expected: 3 });

@@ -1,21 +1,15 @@
 // fieldValidation against the schemas, at every depth, over real HTTP (SQLite in a temp dir).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTempSqliteStore } from '../storage/testing/sqlite.js';
-import type { Store } from '../storage/types.js';
-import { createTokenAuthenticator } from './auth/authenticator.js';
-import { createApiServer, type ApiServer } from './server.js';
+import { startTestApiServer, TEST_ADMIN_TOKEN as TOKEN, type TestApiServer, type TestReply } from './testing/test-server.js';
 
-const TOKEN = 'test-admin-token';
 const DEPLOYS = '/apis/apps/v1/namespaces/default/deployments';
 
 describe('field validation with the API schemas', () => {
-  let store: Store;
-  let server: ApiServer;
-  let base: string;
-  const call = async (method: string, path: string, body: unknown, contentType = 'application/json'): Promise<{ status: number; warning: string | null; json: any }> => { // eslint-disable-line @typescript-eslint/no-explicit-any
-    const r = await fetch(base + path, { method, headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': contentType }, body: typeof body === 'string' ? body : JSON.stringify(body) });
-    return { status: r.status, warning: r.headers.get('warning'), json: await r.json() };
+  let srv: TestApiServer;
+  const call = async (method: string, path: string, body: unknown, contentType?: string): Promise<TestReply & { warning: string | null }> => {
+    const r = await srv.call(method, path, body, { contentType });
+    return { ...r, warning: r.headers.get('warning') };
   };
   const deployment = (name: string, container: Record<string, unknown> = {}, spec: Record<string, unknown> = {}) => ({
     apiVersion: 'apps/v1',
@@ -25,24 +19,16 @@ describe('field validation with the API schemas', () => {
   });
 
   before(async () => {
-    store = createTempSqliteStore();
-    server = await createApiServer({
-      store,
-      authenticator: createTokenAuthenticator({ staticTokens: new Map([[TOKEN, { name: 'admin', groups: ['system:masters'] }]]), getSecret: async () => undefined, now: Date.now }),
-    });
-    base = (await server.listen({ port: 0, host: '127.0.0.1' })).url;
+    srv = await startTestApiServer();
   });
-  after(async () => {
-    await server?.close();
-    await store?.close();
-  });
+  after(() => srv?.close());
 
   it('Strict refuses a nested unknown field with kube-apiserver’s message; nothing is stored', async () => {
     const r = await call('POST', `${DEPLOYS}?fieldValidation=Strict`, deployment('typo', { imagePullPolice: 'Always' }, { foo: 1 }));
     assert.equal(r.status, 400);
     assert.equal(r.json.reason, 'BadRequest');
     assert.equal(r.json.message, 'Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: unknown field "spec.template.spec.containers[0].imagePullPolice", unknown field "spec.foo"');
-    assert.equal((await fetch(`${base}${DEPLOYS}/typo`, { headers: { Authorization: `Bearer ${TOKEN}` } })).status, 404);
+    assert.equal((await fetch(`${srv.url}${DEPLOYS}/typo`, { headers: { Authorization: `Bearer ${TOKEN}` } })).status, 404);
   });
 
   it('Warn stores the object and names each unknown field in a Warning header; Ignore says nothing', async () => {
@@ -98,7 +84,7 @@ describe('field validation with the API schemas', () => {
     assert.equal(stored.spec.extra, undefined);
     assert.equal(stored.spec.ports[0].portz, undefined);
     // A stored unknown field made every protobuf list/watch of the kind fail; the list is protobuf now.
-    const pb = await fetch(`${base}${svcs}`, { headers: { Authorization: `Bearer ${TOKEN}`, Accept: 'application/vnd.kubernetes.protobuf' } });
+    const pb = await fetch(`${srv.url}${svcs}`, { headers: { Authorization: `Bearer ${TOKEN}`, Accept: 'application/vnd.kubernetes.protobuf' } });
     assert.equal(pb.status, 200);
     assert.equal(pb.headers.get('content-type'), 'application/vnd.kubernetes.protobuf');
     await pb.arrayBuffer();

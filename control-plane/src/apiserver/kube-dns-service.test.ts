@@ -2,23 +2,17 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTempSqliteStore } from '../storage/testing/sqlite.js';
-import { createTokenAuthenticator } from './auth/authenticator.js';
 import { clusterDnsIpOf, inServiceCidr } from './kube-dns-service.js';
-import { createApiServer, type ApiServer, type ApiServerOptions } from './server.js';
+import type { ApiServerOptions } from './server.js';
+import { startTestApiServer, type TestApiServer } from './testing/test-server.js';
 
-const TOKEN = 'kube-dns-test-token';
-
-async function withServer(store: ApiServerOptions['store'], o: Partial<ApiServerOptions>, fn: (call: (method: string, path: string, body?: unknown) => Promise<{ status: number; json: any }>) => Promise<void>): Promise<void> { // eslint-disable-line @typescript-eslint/no-explicit-any
-  let server: ApiServer | undefined;
+/** Runs `fn` against a server on `store` that is closed afterwards; the store stays for the next start. */
+async function withServer(store: ApiServerOptions['store'], o: Partial<ApiServerOptions>, fn: (call: TestApiServer['call']) => Promise<void>): Promise<void> {
+  const srv = await startTestApiServer({ ...o, store });
   try {
-    server = await createApiServer({ store, authenticator: createTokenAuthenticator({ staticTokens: new Map([[TOKEN, { name: 'admin', groups: ['system:masters'] }]]), getSecret: async () => undefined, now: Date.now }), ...o });
-    const base = (await server.listen({ port: 0, host: '127.0.0.1' })).url;
-    await fn(async (method, path, body) => {
-      const r = await fetch(base + path, { method, headers: { Authorization: `Bearer ${TOKEN}`, ...(body ? { 'Content-Type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
-      return { status: r.status, json: await r.json() };
-    });
+    await fn(srv.call);
   } finally {
-    await server?.close();
+    await srv.close();
   }
 }
 

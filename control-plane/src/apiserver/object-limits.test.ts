@@ -3,10 +3,8 @@
 // server can clone and encode (docs/security.md, "Request and object bounds").
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTempSqliteStore } from '../storage/testing/sqlite.js';
-import type { Store } from '../storage/types.js';
 import type { Authenticator } from './auth/types.js';
-import { createApiServer, type ApiServer } from './server.js';
+import { startTestApiServer, type TestApiServer } from './testing/test-server.js';
 
 const authenticator: Authenticator = { authenticate: async () => ({ name: 'admin', groups: ['system:masters', 'system:authenticated'] }) };
 const NS = '/api/v1/namespaces/default';
@@ -17,18 +15,13 @@ interface Reply {
 }
 
 describe('request and object bounds', () => {
-  let store: Store;
-  let server: ApiServer;
+  let srv: TestApiServer;
   let url: string;
   before(async () => {
-    store = createTempSqliteStore();
-    server = await createApiServer({ store, authenticator });
-    ({ url } = await server.listen({ port: 0, host: '127.0.0.1' }));
+    srv = await startTestApiServer({ authenticator });
+    ({ url } = srv);
   });
-  after(async () => {
-    await server?.close();
-    await store?.close();
-  });
+  after(() => srv?.close());
 
   const send = async (method: string, path: string, body: unknown, contentType = 'application/json'): Promise<Reply> => {
     const r = await fetch(`${url}${path}`, {

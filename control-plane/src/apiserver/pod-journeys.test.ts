@@ -2,45 +2,25 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { JourneyTracer, parseTraceparent, TRACEPARENT_ANNOTATION, type TraceSpansResponse } from '@nodelet/api/tracing';
-import { createTempSqliteStore } from '../storage/testing/sqlite.js';
-import type { Store } from '../storage/types.js';
-import { createTokenAuthenticator } from './auth/authenticator.js';
-import { createApiServer, type ApiServer } from './server.js';
+import { startTestApiServer, TEST_ADMIN_TOKEN as ADMIN, type TestApiServer, type TestReply } from './testing/test-server.js';
 
-const ADMIN = 'admin-token';
 const USER = 'user-token';
 const CLIENT_TP = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 
 describe('pod journey tracing in the API server', () => {
-  let store: Store;
-  let server: ApiServer;
+  let srv: TestApiServer;
   let tracer: JourneyTracer;
-  let base: string;
-  const call = async (method: string, path: string, body?: unknown, token = ADMIN, contentType = 'application/json'): Promise<{ status: number; json: any }> => { // eslint-disable-line @typescript-eslint/no-explicit-any
-    const r = await fetch(base + path, { method, headers: { Authorization: `Bearer ${token}`, ...(body !== undefined ? { 'Content-Type': contentType } : {}) }, body: body === undefined ? undefined : JSON.stringify(body) });
-    return { status: r.status, json: await r.json() };
-  };
+  const call = (method: string, path: string, body?: unknown, token = ADMIN, contentType?: string): Promise<TestReply> => srv.call(method, path, body, { token, contentType });
   const pod = (name: string, annotations?: Record<string, string>) => ({ metadata: { name, ...(annotations ? { annotations } : {}) }, spec: { containers: [{ name: 'c', image: 'busybox:latest' }] } });
   const ready = { status: { conditions: [{ type: 'Ready', status: 'True' }] } };
 
   before(async () => {
-    store = createTempSqliteStore();
     tracer = new JourneyTracer({ service: 'nodelet-server' });
-    server = await createApiServer({
-      store,
-      authenticator: createTokenAuthenticator({
-        staticTokens: new Map([[ADMIN, { name: 'admin', groups: ['system:masters'] }], [USER, { name: 'alice', groups: ['system:authenticated'] }]]),
-        getSecret: async () => undefined,
-        now: Date.now,
-      }),
-      tracer,
-    });
-    base = (await server.listen({ port: 0, host: '127.0.0.1' })).url;
+    srv = await startTestApiServer({ tokens: new Map([[USER, { name: 'alice', groups: ['system:authenticated'] }]]), tracer });
   });
   after(async () => {
-    await server.close();
-    await tracer.close();
-    await store.close();
+    await srv?.close();
+    await tracer?.close();
   });
 
   it('a new pod gets a traceparent; api.create and the root span from create to the Ready status write are served', async () => {
@@ -64,7 +44,7 @@ describe('pod journey tracing in the API server', () => {
     const create = spans.spans.find((s) => s.name === 'api.create')!;
     assert.equal(create.startMs, root.startMs, 'the journey starts when the create request arrived');
     assert.ok(root.endMs >= create.endMs);
-    assert.equal(server.context.journeys!.openCount, 0);
+    assert.equal(srv.server.context.journeys!.openCount, 0);
   });
 
   it("a client's valid traceparent keeps its trace; an invalid one is replaced", async () => {

@@ -4,30 +4,18 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { hasCode } from '@nodelet/base';
 import { ApiClient, CONFIGMAPS, PODS, SECRETS, statusOf, type Pod } from '@nodelet/api';
-import { createTempSqliteStore } from '../storage/testing/sqlite.js';
-import type { Store } from '../storage/types.js';
-import { createTokenAuthenticator } from './auth/authenticator.js';
-import { createApiServer, type ApiServer } from './server.js';
-
-const TOKEN = 'test-admin-token';
+import { startTestApiServer, type TestApiServer } from './testing/test-server.js';
 
 describe('volume paths at the API server', () => {
-  let store: Store;
-  let server: ApiServer;
+  let srv: TestApiServer;
   let api: ApiClient;
   before(async () => {
-    store = createTempSqliteStore();
-    server = await createApiServer({
-      store,
-      authenticator: createTokenAuthenticator({ staticTokens: new Map([[TOKEN, { name: 'admin', groups: ['system:masters'] }]]), getSecret: async () => undefined, now: Date.now }),
-    });
-    const { url } = await server.listen({ port: 0, host: '127.0.0.1' });
-    api = new ApiClient({ server: url, token: TOKEN, timeoutMs: 10_000 });
+    srv = await startTestApiServer();
+    api = new ApiClient({ server: srv.url, token: srv.token, timeoutMs: 10_000 });
   });
   after(async () => {
     api?.close();
-    await server?.close();
-    await store?.close();
+    await srv?.close();
   });
 
   const pod = (name: string, spec: Partial<NonNullable<Pod['spec']>>): Pod => ({

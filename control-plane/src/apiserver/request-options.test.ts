@@ -4,45 +4,22 @@
 // A real server over SQLite on port 0.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTempSqliteStore } from '../storage/testing/sqlite.js';
-import type { Store } from '../storage/types.js';
-import { createTokenAuthenticator } from './auth/authenticator.js';
 import { ALLOCATION_LEDGER_KEY } from './handlers/allocation-ledger.js';
-import { createApiServer, type ApiServer } from './server.js';
+import { startTestApiServer, TEST_ADMIN_TOKEN as TOKEN, type TestApiServer, type TestReply } from './testing/test-server.js';
 
-const TOKEN = 'test-admin-token';
 const CMS = '/api/v1/namespaces/default/configmaps';
 const DEPLOYS = '/apis/apps/v1/namespaces/default/deployments';
 
 describe('request options', () => {
-  let store: Store;
-  let server: ApiServer;
-  let base: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  const call = async (method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; json: any; headers: Headers }> => {
-    const r = await fetch(base + path, {
-      method,
-      headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': contentType },
-      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-    });
-    const text = await r.text();
-    return { status: r.status, json: text.startsWith('{') ? JSON.parse(text) : text, headers: r.headers };
-  };
+  let srv: TestApiServer;
+  const call = (method: string, path: string, body?: unknown, contentType?: string): Promise<TestReply> => srv.call(method, path, body, { contentType });
   const cm = (name: string, data: Record<string, string> = { a: '1' }) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data });
   const exists = async (path: string): Promise<boolean> => (await call('GET', path)).status === 200;
 
   before(async () => {
-    store = createTempSqliteStore();
-    server = await createApiServer({
-      store,
-      authenticator: createTokenAuthenticator({ staticTokens: new Map([[TOKEN, { name: 'admin', groups: ['system:masters'] }]]), getSecret: async () => undefined, now: Date.now }),
-    });
-    base = (await server.listen({ port: 0, host: '127.0.0.1' })).url;
+    srv = await startTestApiServer();
   });
-  after(async () => {
-    await server?.close();
-    await store?.close();
-  });
+  after(() => srv?.close());
 
   it('dryRun other than All is refused with upstream\'s 422 on create, update, patch and delete; nothing is written', async () => {
     const create = await call('POST', `${CMS}?dryRun=all`, cm('lower'));
@@ -84,7 +61,7 @@ describe('request options', () => {
   it('dryRun=All runs every write in full and persists nothing, with no watch event', async () => {
     const list = await call('GET', CMS);
     const ac = new AbortController();
-    const watch = await fetch(`${base}${CMS}?watch=1&resourceVersion=${list.json.metadata.resourceVersion}`, { headers: { Authorization: `Bearer ${TOKEN}` }, signal: ac.signal });
+    const watch = await fetch(`${srv.url}${CMS}?watch=1&resourceVersion=${list.json.metadata.resourceVersion}`, { headers: { Authorization: `Bearer ${TOKEN}` }, signal: ac.signal });
     const created = await call('POST', `${CMS}?dryRun=All`, cm('dry'));
     assert.equal(created.status, 201);
     assert.equal(created.json.metadata.name, 'dry');
@@ -127,7 +104,7 @@ describe('request options', () => {
     const r = await call('POST', '/api/v1/namespaces/default/services?dryRun=All', svc);
     assert.equal(r.status, 201);
     assert.match(r.json.spec.clusterIP, /^10\.96\./);
-    assert.equal(await store.get(ALLOCATION_LEDGER_KEY), undefined);
+    assert.equal(await srv.store.get(ALLOCATION_LEDGER_KEY), undefined);
     const deploy = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' }, spec: { replicas: 1, selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } } };
     assert.equal((await call('POST', DEPLOYS, deploy)).status, 201);
     const scaled = await call('PATCH', `${DEPLOYS}/d/scale?dryRun=All`, { spec: { replicas: 5 } }, 'application/merge-patch+json');
@@ -172,7 +149,7 @@ describe('request options', () => {
 
   it('booleans read as upstream: watch=True watches, watch=0 and watch=FALSE list', async () => {
     const ac = new AbortController();
-    const r = await fetch(`${base}${CMS}?watch=True&timeoutSeconds=5`, { headers: { Authorization: `Bearer ${TOKEN}` }, signal: ac.signal });
+    const r = await fetch(`${srv.url}${CMS}?watch=True&timeoutSeconds=5`, { headers: { Authorization: `Bearer ${TOKEN}` }, signal: ac.signal });
     const reader = r.body!.getReader();
     const first = JSON.parse(new TextDecoder().decode((await reader.read()).value).split('\n')[0]!);
     ac.abort();

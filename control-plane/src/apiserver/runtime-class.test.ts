@@ -2,13 +2,9 @@
 import { after, before, describe, it, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Toleration } from '@nodelet/api';
-import { createTempSqliteStore } from '../storage/testing/sqlite.js';
-import type { Store } from '../storage/types.js';
-import { createTokenAuthenticator } from './auth/authenticator.js';
-import { createApiServer, type ApiServer } from './server.js';
+import { startTestApiServer, type TestApiServer, type TestReply } from './testing/test-server.js';
 import { mergeTolerations } from './admission/runtime-class.js';
 
-const TOKEN = 'test-admin-token';
 
 test('mergeTolerations keeps the wider of two overlapping tolerations, in order', () => {
   const exists: Toleration = { key: 'gpu', operator: 'Exists' };
@@ -27,32 +23,15 @@ test('mergeTolerations keeps the wider of two overlapping tolerations, in order'
 });
 
 describe('RuntimeClass (node.k8s.io/v1) and RuntimeClass admission', () => {
-  let store: Store;
-  let server: ApiServer;
-  let base: string;
-  const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> => { // eslint-disable-line @typescript-eslint/no-explicit-any
-    const r = await fetch(base + path, {
-      method,
-      headers: { Authorization: `Bearer ${TOKEN}`, ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}), ...headers },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: r.status, json: await r.json() };
-  };
+  let srv: TestApiServer;
+  const call = (method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<TestReply> => srv.call(method, path, body, { headers });
   const RC = '/apis/node.k8s.io/v1/runtimeclasses';
   const pod = (name: string, spec: Record<string, unknown> = {}) => ({ metadata: { name }, spec: { automountServiceAccountToken: false, containers: [{ name: 'c', image: 'busybox:1.36' }], ...spec } });
 
   before(async () => {
-    store = createTempSqliteStore();
-    server = await createApiServer({
-      store,
-      authenticator: createTokenAuthenticator({ staticTokens: new Map([[TOKEN, { name: 'admin', groups: ['system:masters'] }]]), getSecret: async () => undefined, now: Date.now }),
-    });
-    base = (await server.listen({ port: 0, host: '127.0.0.1' })).url;
+    srv = await startTestApiServer();
   });
-  after(async () => {
-    await server?.close();
-    await store?.close();
-  });
+  after(() => srv?.close());
 
   it('validates the handler, keeps it immutable and prints NAME HANDLER AGE', async () => {
     const bad = await call('POST', RC, { metadata: { name: 'bad' }, handler: 'Not_A_Label' });

@@ -3,28 +3,16 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { newServerJoinToken, SERVER_JOIN_PATH, type ServerJoinBundle } from '@nodelet/api';
-import { createTempSqliteStore } from '../storage/testing/sqlite.js';
-import { createTokenAuthenticator } from './auth/authenticator.js';
-import { createApiServer } from './server.js';
+import { startTestApiServer, TEST_ADMIN_TOKEN as ADMIN, type TestReply } from './testing/test-server.js';
 
-const ADMIN = 'server-join-admin-token';
 const BUNDLE: ServerJoinBundle = { caCert: 'ca', caKey: 'key', serviceAccountKey: 'sa', datastoreEndpoint: 'etcd://10.0.0.1:2379' };
 
-async function withServer(bundle: boolean, fn: (base: string, call: (method: string, path: string, token: string, body?: unknown) => Promise<{ status: number; json: any }>) => Promise<void>): Promise<void> { // eslint-disable-line @typescript-eslint/no-explicit-any
-  const store = createTempSqliteStore();
-  const server = await createApiServer({
-    store, ...(bundle ? { serverJoinBundle: async () => BUNDLE } : {}),
-    authenticator: createTokenAuthenticator({ staticTokens: new Map([[ADMIN, { name: 'admin', groups: ['system:masters'] }]]), getSecret: async () => undefined, now: Date.now }),
-  });
+async function withServer(bundle: boolean, fn: (base: string, call: (method: string, path: string, token: string, body?: unknown) => Promise<TestReply>) => Promise<void>): Promise<void> {
+  const srv = await startTestApiServer(bundle ? { serverJoinBundle: async () => BUNDLE } : {});
   try {
-    const base = (await server.listen({ port: 0, host: '127.0.0.1' })).url;
-    await fn(base, async (method, path, token, body) => {
-      const r = await fetch(base + path, { method, headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
-      return { status: r.status, json: await r.json() };
-    });
+    await fn(srv.url, (method, path, token, body) => srv.call(method, path, body, { token }));
   } finally {
-    await server.close();
-    await store.close();
+    await srv.close();
   }
 }
 

@@ -10,7 +10,8 @@ import { createTempSqliteStore } from '../storage/testing/sqlite.js';
 import type { Store } from '../storage/types.js';
 import type { Authenticator } from './auth/types.js';
 import type { ApiServerLimits } from './limits.js';
-import { createApiServer, type ApiServer } from './server.js';
+import type { ApiServer } from './server.js';
+import { startTestApiServer } from './testing/test-server.js';
 
 const USERS: Record<string, { name: string; groups: string[] }> = {
   admin: { name: 'admin', groups: ['system:masters', 'system:authenticated'] },
@@ -31,9 +32,8 @@ function recordingLogger(warnings: string[]): Logger {
 
 async function start(store: Store, limits: Partial<ApiServerLimits>): Promise<Env> {
   const warnings: string[] = [];
-  const server = await createApiServer({ store, authenticator, limits, logger: recordingLogger(warnings) });
-  const { port } = await server.listen({ port: 0, host: '127.0.0.1' });
-  return { server, port, warnings };
+  const { server, url } = await startTestApiServer({ store, authenticator, limits, logger: recordingLogger(warnings) });
+  return { server, port: Number(new URL(url).port), warnings };
 }
 
 const request = (method: string, path: string, o: { token?: string; body?: string; headers?: string[] } = {}): string =>

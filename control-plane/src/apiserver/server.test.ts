@@ -1,29 +1,16 @@
 // The API machinery over plain HTTP on port 0 with a real SQLite store in a temp dir.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTempSqliteStore } from '../storage/testing/sqlite.js';
-import type { Store } from '../storage/types.js';
-import { createTokenAuthenticator } from './auth/authenticator.js';
-import { createApiServer, type ApiServer } from './server.js';
+import { startTestApiServer, TEST_ADMIN_TOKEN as TOKEN, type TestApiServer, type TestReply } from './testing/test-server.js';
 
-const TOKEN = 'test-admin-token';
 
 describe('API server machinery', () => {
-  let store: Store;
-  let server: ApiServer;
-  let base: string;
-  const call = async (method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; json: any }> => { // eslint-disable-line @typescript-eslint/no-explicit-any
-    const r = await fetch(base + path, {
-      method,
-      headers: { Authorization: `Bearer ${TOKEN}`, ...(body !== undefined ? { 'Content-Type': contentType } : {}) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: r.status, json: await r.json() };
-  };
+  let srv: TestApiServer;
+  const call = (method: string, path: string, body?: unknown, contentType?: string): Promise<TestReply> => srv.call(method, path, body, { contentType });
   /** Reads watch events until `n` arrived or the stream ended. */
   async function watchEvents(path: string, n: number, during?: () => Promise<void>): Promise<Array<{ type: string; object: any }>> { // eslint-disable-line @typescript-eslint/no-explicit-any
     const ac = new AbortController();
-    const r = await fetch(base + path, { headers: { Authorization: `Bearer ${TOKEN}` }, signal: ac.signal });
+    const r = await fetch(srv.url + path, { headers: { Authorization: `Bearer ${TOKEN}` }, signal: ac.signal });
     assert.equal(r.status, 200);
     const reader = r.body!.getReader();
     const events: Array<{ type: string; object: any }> = []; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -49,18 +36,11 @@ describe('API server machinery', () => {
   const pod = (name: string, extra: Record<string, unknown> = {}) => ({ metadata: { name, ...((extra.metadata as object) ?? {}) }, spec: { containers: [{ name: 'c', image: 'busybox:latest' }], ...((extra.spec as object) ?? {}) } });
 
   before(async () => {
-    store = createTempSqliteStore();
-    server = await createApiServer({
-      store,
-      authenticator: createTokenAuthenticator({ staticTokens: new Map([[TOKEN, { name: 'admin', groups: ['system:masters'] }]]), getSecret: async () => undefined, now: Date.now }),
+    srv = await startTestApiServer({
       bookmarkIntervalMs: 200,
     });
-    base = (await server.listen({ port: 0, host: '127.0.0.1' })).url;
   });
-  after(async () => {
-    await server?.close();
-    await store?.close();
-  });
+  after(() => srv?.close());
 
   it('creates pods with Kubernetes defaults and an initial status', async () => {
     const r = await call('POST', '/api/v1/namespaces/default/pods', pod('d1', { spec: { containers: [{ name: 'c', image: 'busybox:latest', ports: [{ containerPort: 80 }] }] } }));
@@ -146,7 +126,7 @@ describe('API server machinery', () => {
     const before = Number((await call('GET', '/api/v1/namespaces/default/configmaps')).json.metadata.resourceVersion);
     await call('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'c1' } });
     await call('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'c2' } });
-    await store.compact(await store.currentRevision());
+    await srv.store.compact(await srv.store.currentRevision());
     const events = await watchEvents(`/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=${before}`, 1);
     assert.equal(events[0]!.type, 'ERROR');
     assert.deepEqual([events[0]!.object.code, events[0]!.object.reason], [410, 'Expired']);
@@ -155,7 +135,7 @@ describe('API server machinery', () => {
     const page = await call('GET', '/api/v1/namespaces/default/configmaps?limit=1');
     assert.ok(page.json.metadata.continue);
     await call('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'c3' } });
-    await store.compact(await store.currentRevision());
+    await srv.store.compact(await srv.store.currentRevision());
     const stale = await call('GET', `/api/v1/namespaces/default/configmaps?limit=1&continue=${page.json.metadata.continue}`);
     assert.deepEqual([stale.status, stale.json.reason], [410, 'Expired']);
   });
@@ -179,7 +159,7 @@ describe('API server machinery', () => {
   });
 
   it('serves discovery: aggregated v2 with the exact content type, legacy lists with subresources', async () => {
-    const r = await fetch(`${base}/apis`, { headers: { Authorization: `Bearer ${TOKEN}`, Accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json' } });
+    const r = await fetch(`${srv.url}/apis`, { headers: { Authorization: `Bearer ${TOKEN}`, Accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json' } });
     assert.equal(r.headers.get('content-type'), 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList');
     const doc = (await r.json()) as { items: Array<{ metadata: { name: string } }> };
     assert.deepEqual(doc.items.map((i) => i.metadata.name), ['coordination.k8s.io', 'apps', 'batch', 'storage.k8s.io', 'policy', 'node.k8s.io', 'authorization.k8s.io', 'authentication.k8s.io', 'rbac.authorization.k8s.io', 'certificates.k8s.io', 'nodelet.io', 'discovery.k8s.io']);

@@ -6,23 +6,9 @@ import assert from 'node:assert/strict';
 import { noopLogger, pollUntil } from '@nodelet/base';
 import { createTempSqliteStore } from '../storage/testing/sqlite.js';
 import type { Store } from '../storage/types.js';
-import { createTokenAuthenticator } from './auth/authenticator.js';
 import { ENDPOINT_LEASE_PREFIX } from './endpoint-leases.js';
 import { keepKubernetesService } from './kubernetes-service.js';
-import { createApiServer, type ApiServer } from './server.js';
-
-const TOKEN = 'several-servers-token';
-type Call = (method: string, path: string, body?: unknown) => Promise<{ status: number; json: any }>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-async function serverOn(store: Store): Promise<{ server: ApiServer; call: Call }> {
-  const server = await createApiServer({ store, authenticator: createTokenAuthenticator({ staticTokens: new Map([[TOKEN, { name: 'admin', groups: ['system:masters'] }]]), getSecret: async () => undefined, now: Date.now }) });
-  const base = (await server.listen({ port: 0, host: '127.0.0.1' })).url;
-  const call: Call = async (method, path, body) => {
-    const r = await fetch(base + path, { method, headers: { Authorization: `Bearer ${TOKEN}`, ...(body ? { 'Content-Type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
-    return { status: r.status, json: await r.json() };
-  };
-  return { server, call };
-}
+import { startTestApiServer } from './testing/test-server.js';
 
 /**
  * Resolves once the lease of each of `ips` has been renewed at least `n` times since the call.
@@ -47,10 +33,10 @@ describe('two API servers on one store', () => {
   it('Services created at the same time through both get distinct ClusterIPs and NodePorts', async (t) => {
     const store = createTempSqliteStore();
     t.after(() => store.close());
-    const a = await serverOn(store);
-    t.after(() => a.server.close());
-    const b = await serverOn(store);
-    t.after(() => b.server.close());
+    const a = await startTestApiServer({ store });
+    t.after(() => a.close());
+    const b = await startTestApiServer({ store });
+    t.after(() => b.close());
     const created = await Promise.all(Array.from({ length: 24 }, (_, i) => (i % 2 ? a : b).call('POST', '/api/v1/namespaces/default/services', {
       metadata: { name: `s${i}` }, spec: { type: 'NodePort', ports: [{ port: 80 }] },
     })));
@@ -64,10 +50,10 @@ describe('two API servers on one store', () => {
   it('default/kubernetes lists every live server; a stopped or expired one is removed; the servers do not fight', async (t) => {
     const store = createTempSqliteStore();
     t.after(() => store.close());
-    const a = await serverOn(store);
-    t.after(() => a.server.close());
-    const b = await serverOn(store);
-    t.after(() => b.server.close());
+    const a = await startTestApiServer({ store });
+    t.after(() => a.close());
+    const b = await startTestApiServer({ store });
+    t.after(() => b.close());
     const opts = { port: 6443, serviceIp: '10.96.0.1', intervalMs: 50, log: noopLogger };
     const stopA = new AbortController();
     const stopB = new AbortController();

@@ -10,12 +10,10 @@ import { join } from 'node:path';
 import { pollUntil } from '@nodelet/base';
 import { rawExchange, stalledUpload, type RawTarget, type StalledUpload } from '@nodelet/api/testing';
 import { createCa, issueCertificate, loadCa, type KeyPairPem } from '../pki/certs.js';
-import { createTempSqliteStore } from '../storage/testing/sqlite.js';
-import type { Store } from '../storage/types.js';
-import { createTokenAuthenticator } from './auth/authenticator.js';
 import { ensureServiceAccountKey } from './auth/serviceaccount/signing-key.js';
 import { ServiceAccountTokens } from './auth/serviceaccount/tokens.js';
-import { createApiServer, type ApiServer } from './server.js';
+import type { ApiServer } from './server.js';
+import { startTestApiServer, type TestApiServer } from './testing/test-server.js';
 
 const ADMIN = 'slow-body-admin-token';
 const ISSUER = 'https://kubernetes.default.svc.cluster.local';
@@ -39,7 +37,7 @@ const slowReview = (target: RawTarget, token: string): StalledUpload =>
   stalledUpload(target, `POST ${SSAR} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`, '{"kind":');
 
 describe('a request body that stalls', () => {
-  let store: Store;
+  let srv: TestApiServer;
   let server: ApiServer;
   let dir: string;
   let ca: KeyPairPem;
@@ -48,26 +46,24 @@ describe('a request body that stalls', () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'nodelet-slow-body-'));
-    store = createTempSqliteStore();
     ca = await createCa('slow-body-ca');
     const loaded = await loadCa(ca);
     const serving = await issueCertificate(loaded, { commonName: 'apiserver', usage: 'server', ips: ['127.0.0.1'] });
     const nodeCert = await issueCertificate(loaded, { commonName: 'system:node:n1', organization: 'system:nodes', usage: 'client' });
-    server = await createApiServer({
-      store,
-      authenticator: createTokenAuthenticator({ staticTokens: new Map([[ADMIN, { name: 'admin', groups: ['system:masters', 'system:authenticated'] }]]), getSecret: async () => undefined, now: Date.now }),
+    srv = await startTestApiServer({
+      tokens: new Map([[ADMIN, { name: 'admin', groups: ['system:masters', 'system:authenticated'] }]]),
       tls: { cert: serving.certPem, key: serving.keyPem },
       caPem: ca.certPem,
       serviceAccountTokens: new ServiceAccountTokens({ issuer: ISSUER, audiences: [ISSUER], key: await ensureServiceAccountKey(dir) }),
       limits: { maxMutatingRequestsInflight: 2, requestTimeoutMs: TIMEOUT_MS },
     });
-    const { port } = await server.listen({ port: 0, host: '127.0.0.1' });
+    server = srv.server;
+    const port = Number(new URL(srv.url).port);
     admin = { host: '127.0.0.1', port, tls: { ca: ca.certPem } };
     node = { host: '127.0.0.1', port, tls: { ca: ca.certPem, cert: nodeCert.certPem, key: nodeCert.keyPem } };
   });
   after(async () => {
-    await server?.close();
-    await store?.close();
+    await srv?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 

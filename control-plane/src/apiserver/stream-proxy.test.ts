@@ -8,24 +8,14 @@ import type { IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { createCa, issueCertificate, loadCa } from '../pki/certs.js';
-import { createTempSqliteStore } from '../storage/testing/sqlite.js';
-import type { Store } from '../storage/types.js';
-import { createTokenAuthenticator } from './auth/authenticator.js';
-import { createApiServer, type ApiServer } from './server.js';
-
-const TOKEN = 'stream-admin-token';
+import { startTestApiServer, TEST_ADMIN_TOKEN as TOKEN, type TestApiServer, type TestReply } from './testing/test-server.js';
 
 describe('stream subresources through the node proxy', () => {
-  let store: Store;
-  let server: ApiServer;
-  let base: string;
+  let srv: TestApiServer;
   let agent: https.Server;
   const seen: Array<{ method: string; url: string; headers: IncomingMessage['headersDistinct'] }> = [];
 
-  const call = async (method: string, path: string, body?: unknown): Promise<{ status: number; json: { message?: string } }> => {
-    const r = await fetch(base + path, { method, headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-    return { status: r.status, json: (await r.json()) as { message?: string } };
-  };
+  const call = (method: string, path: string, body?: unknown): Promise<TestReply> => srv.call(method, path, body);
 
   before(async () => {
     const ca = await loadCa(await createCa('test-ca'));
@@ -43,12 +33,7 @@ describe('stream subresources through the node proxy', () => {
       socket.pipe(socket); // "SPDY" frames echoed
     });
     await new Promise<void>((r) => agent.listen(0, '127.0.0.1', () => r()));
-    store = createTempSqliteStore();
-    server = await createApiServer({
-      store,
-      authenticator: createTokenAuthenticator({ staticTokens: new Map([[TOKEN, { name: 'admin', groups: ['system:masters'] }]]), getSecret: async () => undefined, now: Date.now }),
-    });
-    base = (await server.listen({ port: 0, host: '127.0.0.1' })).url;
+    srv = await startTestApiServer();
     const port = (agent.address() as AddressInfo).port;
     const node = { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-1' }, status: { addresses: [{ type: 'InternalIP', address: '127.0.0.1' }], daemonEndpoints: { kubeletEndpoint: { Port: port } } } };
     assert.equal((await call('POST', '/api/v1/nodes', node)).status, 201);
@@ -60,12 +45,11 @@ describe('stream subresources through the node proxy', () => {
   after(async () => {
     agent.closeAllConnections();
     await new Promise((r) => agent.close(r));
-    await server.close();
-    store.close();
+    await srv.close();
   });
 
   it('SPDY exec is spliced with its method and every offered protocol', async () => {
-    const sock = connect(Number(new URL(base).port), '127.0.0.1');
+    const sock = connect(Number(new URL(srv.url).port), '127.0.0.1');
     const head = [
       'POST /api/v1/namespaces/default/pods/p/exec?command=ls&stdout=true HTTP/1.1',
       'Host: x',
@@ -96,7 +80,7 @@ describe('stream subresources through the node proxy', () => {
    * server) only takes RFC 7230 tokens, and `SPDY/3.1+portforward.k8s.io` has a '/'.
    */
   async function tunnel(path: string): Promise<{ sock: Socket; head: string }> {
-    const sock = connect(Number(new URL(base).port), '127.0.0.1');
+    const sock = connect(Number(new URL(srv.url).port), '127.0.0.1');
     const lines = [
       `GET ${path} HTTP/1.1`, 'Host: x', `Authorization: Bearer ${TOKEN}`, 'Connection: Upgrade', 'Upgrade: websocket',
       'Sec-WebSocket-Version: 13', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==', 'Sec-WebSocket-Protocol: SPDY/3.1+portforward.k8s.io',

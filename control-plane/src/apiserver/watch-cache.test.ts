@@ -4,25 +4,20 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTempSqliteStore } from '../storage/testing/sqlite.js';
 import type { Store } from '../storage/types.js';
-import { createTokenAuthenticator } from './auth/authenticator.js';
-import { createApiServer } from './server.js';
 import { noopLogger, pollUntil } from '@nodelet/base';
 import { Registry } from './registry.js';
 import { findResource } from './resources.js';
 import { WatchCache } from './watch-cache.js';
-
-const TOKEN = 't';
+import { startTestApiServer, TEST_ADMIN_TOKEN as TOKEN } from './testing/test-server.js';
 
 test('N watchers of a resource share one store watch; server close ends every watch', async (t) => {
   const inner = createTempSqliteStore();
   t.after(() => inner.close());
   const watchedPrefixes: string[] = [];
   const store: Store = { ...inner, watch: (prefix, opts) => (watchedPrefixes.push(prefix), inner.watch(prefix, opts)) };
-  const server = await createApiServer({
-    store,
-    authenticator: createTokenAuthenticator({ staticTokens: new Map([[TOKEN, { name: 'admin', groups: ['system:masters'] }]]), getSecret: async () => undefined, now: Date.now }),
-  });
-  const { url } = await server.listen({ port: 0, host: '127.0.0.1' });
+  const srv = await startTestApiServer({ store });
+  t.after(() => srv.close());
+  const { url } = srv;
   const headers = { Authorization: `Bearer ${TOKEN}` };
   const rv = ((await (await fetch(`${url}/api/v1/pods`, { headers })).json()) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
   const streams = await Promise.all(Array.from({ length: 20 }, () => fetch(`${url}/api/v1/pods?watch=true&resourceVersion=${rv}`, { headers })));
@@ -42,7 +37,7 @@ test('N watchers of a resource share one store watch; server close ends every wa
   const got = await Promise.all(firstLines);
   for (const g of got) assert.equal(JSON.parse(g.line).type, 'ADDED');
   assert.deepEqual(watchedPrefixes.filter((p) => p === '/registry/pods/'), ['/registry/pods/'], 'expected exactly one store watch for pods');
-  await server.close();
+  await srv.close();
   for (const g of got) {
     let done = false;
     while (!done) ({ done } = await g.reader.read());

@@ -5,28 +5,13 @@ import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { decodeProtobufList, decodeProtobufObject, parseWatchFrames } from '@nodelet/api';
 import { pollUntil } from '@nodelet/base';
-import { createTempSqliteStore } from '../storage/testing/sqlite.js';
-import type { Store } from '../storage/types.js';
-import { createTokenAuthenticator } from './auth/authenticator.js';
-import { createApiServer, type ApiServer } from './server.js';
+import { startTestApiServer, TEST_ADMIN_TOKEN as TOKEN, type TestApiServer } from './testing/test-server.js';
 
-const TOKEN = 'test-admin-token';
 const PROTOBUF = 'application/vnd.kubernetes.protobuf, application/json';
 
 interface Seen {
   type: string;
   object: { metadata: { name: string; resourceVersion: string; labels?: Record<string, string> } };
-}
-
-async function startServer(share: boolean): Promise<{ server: ApiServer; store: Store; base: string }> {
-  const store = createTempSqliteStore();
-  const server = await createApiServer({
-    store,
-    authenticator: createTokenAuthenticator({ staticTokens: new Map([[TOKEN, { name: 'admin', groups: ['system:masters'] }]]), getSecret: async () => undefined, now: Date.now }),
-    watchEncodeCache: share,
-  });
-  const base = (await server.listen({ port: 0, host: '127.0.0.1' })).url;
-  return { server, store, base };
 }
 
 async function* jsonLines(body: AsyncIterable<Buffer>): AsyncGenerator<unknown> {
@@ -59,18 +44,15 @@ async function openWatch(base: string, path: string, accept: string | undefined,
   return { events, contentType };
 }
 
-const call = async (base: string, method: string, path: string, body: unknown): Promise<Response> =>
-  fetch(base + path, { method, headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-
 describe('watch event encoding', () => {
   for (const share of [true, false]) {
     it(`one event to 20 JSON and 10 protobuf watchers is encoded ${share ? 'once per media type' : 'per watcher without the cache'}`, async (t) => {
-      const { server, store, base } = await startServer(share);
+      const srv = await startTestApiServer({ watchEncodeCache: share });
+      const { server, url: base } = srv;
       const ac = new AbortController();
       t.after(async () => {
         ac.abort();
-        await server.close();
-        await store.close();
+        await srv.close();
       });
       const rv = (await (await fetch(`${base}/api/v1/namespaces/default/configmaps`, { headers: { Authorization: `Bearer ${TOKEN}` } })).json()) as { metadata: { resourceVersion: string } };
       const from = `resourceVersion=${rv.metadata.resourceVersion}`;
@@ -83,7 +65,7 @@ describe('watch event encoding', () => {
       const encoder = server.context.watchEncoder!;
       const before = encoder.encodes;
 
-      assert.equal((await call(base, 'POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'c1', labels: { tier: 'web' } }, data: { k: 'v' } })).status, 201);
+      assert.equal((await srv.call('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'c1', labels: { tier: 'web' } }, data: { k: 'v' } })).status, 201);
       await pollUntil('every watcher to see the ADDED event', () => [...json, ...selected, ...proto].every((w) => w.events.length === 1), { timeoutMs: 10_000 });
       assert.equal(encoder.encodes - before, share ? 2 : 30);
 
@@ -106,18 +88,15 @@ describe('watch event encoding', () => {
 });
 
 describe('protobuf get and list', () => {
-  let env: { server: ApiServer; store: Store; base: string };
+  let env: TestApiServer;
   before(async () => {
-    env = await startServer(true);
+    env = await startTestApiServer({ watchEncodeCache: true });
   });
-  after(async () => {
-    await env?.server.close();
-    await env?.store.close();
-  });
-  const get = (path: string, accept?: string): Promise<Response> => fetch(env.base + path, { headers: { Authorization: `Bearer ${TOKEN}`, ...(accept ? { Accept: accept } : {}) } });
+  after(() => env?.close());
+  const get = (path: string, accept?: string): Promise<Response> => fetch(env.url + path, { headers: { Authorization: `Bearer ${TOKEN}`, ...(accept ? { Accept: accept } : {}) } });
 
   it('answers protobuf to a client that prefers it, JSON to everyone else', async () => {
-    assert.equal((await call(env.base, 'POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'p1' }, data: { a: 'b' } })).status, 201);
+    assert.equal((await env.call('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'p1' }, data: { a: 'b' } })).status, 201);
     const one = await get('/api/v1/namespaces/default/configmaps/p1', PROTOBUF);
     assert.equal(one.headers.get('content-type'), 'application/vnd.kubernetes.protobuf');
     const decoded = decodeProtobufObject(new Uint8Array(await one.arrayBuffer())).object;
@@ -132,7 +111,7 @@ describe('protobuf get and list', () => {
     assert.deepEqual(decodedList.items, jsonList.items);
     assert.deepEqual(decodedList.metadata, jsonList.metadata);
     // A Pod as the server stores it (defaults, service-account volume, status) travels as protobuf too.
-    assert.equal((await call(env.base, 'POST', '/api/v1/namespaces/default/pods', { metadata: { name: 'plain' }, spec: { containers: [{ name: 'c', image: 'busybox:1', ports: [{ containerPort: 80 }] }] } })).status, 201);
+    assert.equal((await env.call('POST', '/api/v1/namespaces/default/pods', { metadata: { name: 'plain' }, spec: { containers: [{ name: 'c', image: 'busybox:1', ports: [{ containerPort: 80 }] }] } })).status, 201);
     const pod = await get('/api/v1/namespaces/default/pods/plain', PROTOBUF);
     assert.equal(pod.headers.get('content-type'), 'application/vnd.kubernetes.protobuf');
     assert.deepEqual(decodeProtobufObject(new Uint8Array(await pod.arrayBuffer())).object, await (await get('/api/v1/namespaces/default/pods/plain')).json());
@@ -149,7 +128,7 @@ describe('protobuf get and list', () => {
     assert.equal((await get('/api/v1/namespaces/default/events', 'application/vnd.kubernetes.protobuf')).status, 406);
     // A Pod holding a field the Pod table lacks (spec.os) is answered in JSON, alone and in a list.
     const pod = { metadata: { name: 'p-os' }, spec: { os: { name: 'linux' }, containers: [{ name: 'c', image: 'busybox:1' }] } };
-    assert.equal((await call(env.base, 'POST', '/api/v1/namespaces/default/pods', pod)).status, 201);
+    assert.equal((await env.call('POST', '/api/v1/namespaces/default/pods', pod)).status, 201);
     assert.equal((await get('/api/v1/namespaces/default/pods/p-os', PROTOBUF)).headers.get('content-type'), 'application/json');
     assert.equal((await get('/api/v1/namespaces/default/pods', PROTOBUF)).headers.get('content-type'), 'application/json');
     assert.equal((await get('/api/v1/namespaces/default/pods/p-os', 'application/vnd.kubernetes.protobuf')).status, 406);
@@ -157,8 +136,8 @@ describe('protobuf get and list', () => {
     const listed = (await (await get('/api/v1/namespaces/default/pods')).json()) as { metadata: { resourceVersion: string } };
     const ac = new AbortController();
     try {
-      const w = await openWatch(env.base, `/api/v1/namespaces/default/pods?watch=true&resourceVersion=${listed.metadata.resourceVersion}`, PROTOBUF, ac);
-      assert.equal((await call(env.base, 'POST', '/api/v1/namespaces/default/pods', { ...pod, metadata: { name: 'p-os-2' } })).status, 201);
+      const w = await openWatch(env.url, `/api/v1/namespaces/default/pods?watch=true&resourceVersion=${listed.metadata.resourceVersion}`, PROTOBUF, ac);
+      assert.equal((await env.call('POST', '/api/v1/namespaces/default/pods', { ...pod, metadata: { name: 'p-os-2' } })).status, 201);
       await pollUntil('the watch to end with an error', () => w.events.length > 0, { timeoutMs: 10_000 });
       const e = w.events[0] as unknown as { type: string; object: { kind: string; code: number; reason: string } };
       assert.deepEqual([e.type, e.object.kind, e.object.code, e.object.reason], ['ERROR', 'Status', 410, 'Expired']);

@@ -5,12 +5,8 @@
 import { spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTempSqliteStore } from '../../src/storage/testing/sqlite.js';
-import type { Store } from '../../src/storage/types.js';
-import { createTokenAuthenticator } from '../../src/apiserver/auth/authenticator.js';
-import { createApiServer, type ApiServer } from '../../src/apiserver/server.js';
+import { startTestApiServer, TEST_ADMIN_TOKEN as TOKEN, type TestApiServer } from '../../src/apiserver/testing/test-server.js';
 
-const TOKEN = 'python-client-token';
 // Debian's interpreter, where python3-kubernetes lives (a `python3` earlier on PATH may be another).
 const PYTHON = '/usr/bin/python3';
 const hasClient = spawnSync(PYTHON, ['-c', 'import kubernetes'], { stdio: 'ignore' }).status === 0;
@@ -35,27 +31,17 @@ print('kept', api.read_namespaced_config_map('from-python', 'default').data['a']
 `;
 
 describe('the official Python client', { skip: hasClient ? false : 'python3-kubernetes is not installed (make deps)' }, () => {
-  let store: Store;
-  let server: ApiServer;
-  let base: string;
+  let srv: TestApiServer;
 
   before(async () => {
-    store = createTempSqliteStore();
-    server = await createApiServer({
-      store,
-      authenticator: createTokenAuthenticator({ staticTokens: new Map([[TOKEN, { name: 'admin', groups: ['system:masters'] }]]), getSecret: async () => undefined, now: Date.now }),
-    });
-    base = (await server.listen({ port: 0, host: '127.0.0.1' })).url;
+    srv = await startTestApiServer();
   });
-  after(async () => {
-    await server?.close();
-    await store?.close();
-  });
+  after(() => srv?.close());
 
   it('watches with ?watch=True and gets an ADDED event; a dryRun=All delete keeps the object', async () => {
     // Async spawn: the server answers from this process's event loop while the script runs.
     const { spawn } = await import('node:child_process');
-    const child = spawn(PYTHON, ['-c', SCRIPT, base, TOKEN], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(PYTHON, ['-c', SCRIPT, srv.url, TOKEN], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));

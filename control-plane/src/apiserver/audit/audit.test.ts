@@ -6,10 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pollUntil } from '@nodelet/base';
-import { createTempSqliteStore } from '../../storage/testing/sqlite.js';
-import type { Store } from '../../storage/types.js';
-import { createTokenAuthenticator } from '../auth/authenticator.js';
-import { createApiServer, type ApiServer } from '../server.js';
+import { startTestApiServer, type TestApiServer, type TestReply } from '../testing/test-server.js';
 import { parseAuditPolicy } from './policy.js';
 import type { AuditEvent } from './event.js';
 
@@ -40,30 +37,21 @@ rules:
 `;
 
 describe('audit logging in the API server', () => {
-  let store: Store;
-  let server: ApiServer;
-  let base: string;
+  let srv: TestApiServer;
   let dir: string;
   let logPath: string;
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'nodelet-audit-'));
     logPath = join(dir, 'audit.log');
-    store = createTempSqliteStore();
-    server = await createApiServer({
-      store,
-      authenticator: createTokenAuthenticator({
-        staticTokens: new Map([
-          [ADMIN, { name: 'system:admin', groups: ['system:masters', 'system:authenticated'] }],
-          [ALICE, { name: 'alice', groups: ['system:masters', 'system:authenticated'] }],
-          [EVE, { name: 'eve', groups: ['system:authenticated'] }],
-        ]),
-        getSecret: async () => undefined,
-        now: Date.now,
-      }),
+    srv = await startTestApiServer({
+      tokens: new Map([
+        [ADMIN, { name: 'system:admin', groups: ['system:masters', 'system:authenticated'] }],
+        [ALICE, { name: 'alice', groups: ['system:masters', 'system:authenticated'] }],
+        [EVE, { name: 'eve', groups: ['system:authenticated'] }],
+      ]),
       audit: { policy: parseAuditPolicy(POLICY), path: logPath, rotation: { maxSizeMB: 0, maxAgeDays: 0, maxBackups: 0 } },
     });
-    base = (await server.listen({ port: 0, host: '127.0.0.1' })).url;
     for (const ns of ['full', 'req', 'quiet']) {
       assert.equal((await call(ADMIN, 'POST', '/api/v1/namespaces', { metadata: { name: ns } })).status, 201);
       // ServiceAccount admission wants the namespace's default account (no controllers run here).
@@ -71,18 +59,13 @@ describe('audit logging in the API server', () => {
     }
   });
   after(async () => {
-    await server?.close();
-    await store?.close();
+    await srv?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function call(token: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; auditId: string | null; json: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any
-    const r = await fetch(base + path, {
-      method,
-      headers: { Authorization: `Bearer ${token}`, 'User-Agent': 'audit-test/1.0', ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}), ...headers },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: r.status, auditId: r.headers.get('audit-id'), json: await r.json() };
+  async function call(token: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<TestReply & { auditId: string | null }> {
+    const r = await srv.call(method, path, body, { token, headers: { 'User-Agent': 'audit-test/1.0', ...headers } });
+    return { ...r, auditId: r.headers.get('audit-id') };
   }
   const events = (): AuditEvent[] => readFileSync(logPath, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as AuditEvent);
   /** The events of one request, once its last stage is written (the server writes it as the response closes). */
@@ -213,7 +196,7 @@ describe('audit logging in the API server', () => {
 
   it('a watch has ResponseStarted when its head goes out and ResponseComplete when it ends; omitStages drops stages', async () => {
     const ac = new AbortController();
-    const r = await fetch(`${base}/api/v1/namespaces/quiet/pods?watch=true`, { headers: { Authorization: `Bearer ${ALICE}` }, signal: ac.signal });
+    const r = await fetch(`${srv.url}/api/v1/namespaces/quiet/pods?watch=true`, { headers: { Authorization: `Bearer ${ALICE}` }, signal: ac.signal });
     assert.equal(r.status, 200);
     const id = r.headers.get('audit-id')!;
     const started = await eventsOf(id, 'ResponseStarted');

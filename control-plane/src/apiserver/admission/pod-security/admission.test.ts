@@ -2,15 +2,11 @@
 // refusals, Warning headers, workloads, namespace label changes, exemptions, audit annotations.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTempSqliteStore } from '../../../storage/testing/sqlite.js';
-import type { Store } from '../../../storage/types.js';
-import { createTokenAuthenticator } from '../../auth/authenticator.js';
-import { createApiServer, type ApiServer } from '../../server.js';
+import { startTestApiServer, TEST_ADMIN_TOKEN as ADMIN, type TestApiServer } from '../../testing/test-server.js';
 import type { AdmissionRequest } from '../types.js';
 import { podSecurityAdmission } from './admission.js';
 import { podSecurityConfigFrom } from './config.js';
 
-const ADMIN = 'admin-token';
 const EXEMPT_USER = 'exempt-user-token';
 const P = 'pod-security.kubernetes.io/';
 
@@ -28,12 +24,10 @@ function warningsOf(h: Headers): string[] {
 }
 
 describe('PodSecurity admission', () => {
-  let store: Store;
-  let server: ApiServer;
-  let base: string;
-  const call = async (method: string, path: string, body?: unknown, token = ADMIN, contentType = 'application/json'): Promise<Reply> => {
-    const r = await fetch(base + path, { method, headers: { Authorization: `Bearer ${token}`, ...(body !== undefined ? { 'Content-Type': contentType } : {}) }, body: body === undefined ? undefined : JSON.stringify(body) });
-    return { status: r.status, json: await r.json(), warnings: warningsOf(r.headers) };
+  let srv: TestApiServer;
+  const call = async (method: string, path: string, body?: unknown, token = ADMIN, contentType?: string): Promise<Reply> => {
+    const r = await srv.call(method, path, body, { token, contentType });
+    return { status: r.status, json: r.json, warnings: warningsOf(r.headers) };
   };
   const pod = (name: string, spec: Record<string, unknown> = {}, container: Record<string, unknown> = {}) => ({
     metadata: { name },
@@ -45,26 +39,19 @@ describe('PodSecurity admission', () => {
   };
 
   before(async () => {
-    store = createTempSqliteStore();
-    const masters = (name: string) => ({ name, groups: ['system:masters'] });
-    server = await createApiServer({
-      store,
-      authenticator: createTokenAuthenticator({ staticTokens: new Map([[ADMIN, masters('admin')], [EXEMPT_USER, masters('exempt-user')]]), getSecret: async () => undefined, now: Date.now }),
+    srv = await startTestApiServer({
+      tokens: new Map([[EXEMPT_USER, { name: 'exempt-user', groups: ['system:masters'] }]]),
       podSecurity: podSecurityConfigFrom({
         apiVersion: 'pod-security.admission.config.k8s.io/v1',
         kind: 'PodSecurityConfiguration',
         exemptions: { usernames: ['exempt-user'], namespaces: ['exempt-ns'], runtimeClasses: ['kata'] },
       }),
     });
-    base = (await server.listen({ port: 0, host: '127.0.0.1' })).url;
     await namespace('strict', { [`${P}enforce`]: 'restricted' });
     await namespace('warned', { [`${P}warn`]: 'baseline' });
     await namespace('exempt-ns', {});
   });
-  after(async () => {
-    await server?.close();
-    await store?.close();
-  });
+  after(() => srv?.close());
 
   it('enforce=restricted refuses a plain pod with upstream\'s message', async () => {
     const r = await call('POST', '/api/v1/namespaces/strict/pods', pod('x'));
@@ -141,7 +128,7 @@ describe('PodSecurity admission', () => {
   });
 
   it('records audit annotations: the enforced policy, audit violations, exemptions', async () => {
-    const ctx = server.context;
+    const ctx = srv.server.context;
     const run = async (r: Omit<AdmissionRequest, 'recorder' | 'def'>): Promise<{ annotations: Record<string, string>; warnings: string[]; error?: string }> => {
       const annotations: Record<string, string> = {};
       const warnings: string[] = [];

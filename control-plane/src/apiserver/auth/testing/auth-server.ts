@@ -5,9 +5,9 @@
  * `nodelet server` does).
  */
 import http from 'node:http';
-import { createTempSqliteStore } from '../../../storage/testing/sqlite.js';
 import type { Store } from '../../../storage/types.js';
-import { createApiServer, type ApiServer } from '../../server.js';
+import type { ApiServer } from '../../server.js';
+import { startTestApiServer } from '../../testing/test-server.js';
 import { createTokenAuthenticator } from '../authenticator.js';
 import type { UserInfo } from '../types.js';
 import type { ServiceAccountTokens } from '../serviceaccount/tokens.js';
@@ -40,10 +40,8 @@ export interface AuthTestServer {
 }
 
 export async function startAuthTestServer(o: { now?: () => number; nodeCredentialTtlMs?: number; serviceAccountTokens?: ServiceAccountTokens; metrics?: MetricsSource } = {}): Promise<AuthTestServer> {
-  const store = createTempSqliteStore();
   const ref: { server?: ApiServer } = {};
-  const server = await createApiServer({
-    store,
+  const started = await startTestApiServer({
     authenticator: createTokenAuthenticator({
       staticTokens: new Map(Object.values(USERS).map((u) => [u.token, u.user])),
       getSecret: (name) => ref.server!.context.resource('', 'v1', 'secrets')!.registry.find('kube-system', name),
@@ -56,8 +54,8 @@ export async function startAuthTestServer(o: { now?: () => number; nodeCredentia
     ...(o.metrics ? { metrics: o.metrics } : {}),
     caPem: TEST_CA_PEM,
   });
+  const { server, store, url: base } = started;
   ref.server = server;
-  const base = (await server.listen({ port: 0, host: '127.0.0.1' })).url;
   return {
     server,
     store,
@@ -88,9 +86,6 @@ export async function startAuthTestServer(o: { now?: () => number; nodeCredentia
         req.end(payload);
       });
     },
-    async close() {
-      await server.close();
-      await store.close();
-    },
+    close: started.close,
   };
 }
