@@ -224,6 +224,8 @@ export class Agent {
       periodMs: this.#o.relistPeriodMs,
       onPodChanged: (uid) => this.workers?.wake(uid),
       observeRelist: (s) => this.metrics.plegRelistDuration.observe(s),
+      // The runtime is back: Ready again now, not at the next status period (up to 10 s later).
+      onRecovered: () => this.node?.poke(),
     }));
     const node = (this.node = new NodeReporter({
       api,

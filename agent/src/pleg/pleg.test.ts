@@ -223,3 +223,44 @@ test('pod worker: a sync that changed the runtime but asked for a wait (a start 
   clock.advance(5000);
   await pollUntil('second sync after the wait', () => syncs === 2, { timeoutMs: 2000, intervalMs: 0 });
 });
+
+test('pleg: the first relist that succeeds after failed ones reports the recovery, once (the agent then reports node status at once)', async (t) => {
+  const clock = new FakeClock();
+  const rt = fakeRuntime();
+  let recovered = 0;
+  let relists = 0;
+  const pleg = new Pleg({ runtime: rt.runtime, clock, log: noopLogger, onPodChanged: () => {}, onRecovered: () => recovered++, observeRelist: () => relists++ });
+  const list = rt.runtime.listContainers.bind(rt.runtime);
+  let failing = false;
+  let failures = 0;
+  rt.runtime.listContainers = (async (req: Parameters<RuntimeService['listContainers']>[0], o?: Parameters<RuntimeService['listContainers']>[1]) => {
+    if (failing) {
+      failures++;
+      throw new Error('runtime away');
+    }
+    return list(req, o);
+  }) as RuntimeService['listContainers'];
+  const stop = new AbortController();
+  const running = pleg.run(stop.signal);
+  t.after(async () => {
+    stop.abort();
+    await running;
+  });
+  const tick = async (until: () => boolean): Promise<void> => {
+    await pollUntil('the next relist', () => {
+      clock.advance(1000);
+      return until();
+    }, { timeoutMs: 5000, intervalMs: 5 });
+  };
+  await tick(() => relists >= 2);
+  assert.equal(recovered, 0, 'relists that never failed recover nothing');
+  failing = true;
+  await tick(() => failures >= 2);
+  assert.equal(recovered, 0);
+  failing = false;
+  const before = relists;
+  await tick(() => relists > before);
+  assert.equal(recovered, 1, 'the first good relist after the failures');
+  await tick(() => relists > before + 2);
+  assert.equal(recovered, 1, 'and only that one');
+});

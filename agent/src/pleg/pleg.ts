@@ -37,6 +37,11 @@ export interface PlegOptions {
   onPodChanged(uid: string): void;
   /** Seconds one relist took (kubelet_pleg_relist_duration_seconds). */
   observeRelist?(seconds: number): void;
+  /**
+   * A relist succeeded after one or more failed: the runtime answers again (containerd came
+   * back). The agent reports node status at once instead of at its next period.
+   */
+  onRecovered?(): void;
 }
 
 /** kubelet `genericPlegRelistThreshold`: a relist older than this makes the node unhealthy. */
@@ -54,6 +59,8 @@ export class Pleg {
   /** Clock time at which the last completed relist started (0 = none yet). */
   #stamp = 0;
   #lastOk = 0;
+  /** The last relist failed (onRecovered fires on the next success). */
+  #failing = false;
   #waiters: Array<{ after: number; resolve: () => void }> = [];
   /** Pods refreshed alone since the last relist started: the start time of that refresh. */
   readonly #podStamps = new Map<string, number>();
@@ -71,7 +78,10 @@ export class Pleg {
     const job = this.#o.clock.every(this.#o.periodMs ?? 1000, (s) => this.relist(s), {
       signal,
       immediate: true,
-      onError: (err) => this.#o.log.warn({ err: describeError(err) }, 'PLEG relist failed'),
+      onError: (err) => {
+        this.#failing = true;
+        this.#o.log.warn({ err: describeError(err) }, 'PLEG relist failed');
+      },
     });
     this.#job = job;
     return job.stopped;
@@ -192,6 +202,10 @@ export class Pleg {
     this.#waiters = this.#waiters.filter((w) => started <= w.after);
     for (const w of ready) w.resolve();
     for (const uid of changed) this.#o.onPodChanged(uid);
+    if (this.#failing) {
+      this.#failing = false;
+      this.#o.onRecovered?.();
+    }
   }
 
   /** Groups listed sandboxes and containers by pod UID, with the statuses the listing lacks. */

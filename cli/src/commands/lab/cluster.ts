@@ -22,7 +22,7 @@ import { join, resolve } from 'node:path';
 import { hostname, networkInterfaces } from 'node:os';
 import { execFileSync } from 'node:child_process';
 import { stringify as toYaml } from 'yaml';
-import { AgentError, describeError, pollUntil } from '@nodelet/base';
+import { AgentError, describeError, hasCode, pollUntil } from '@nodelet/base';
 import { ApiClient, approveNodeServingCsrs, loadKubeconfig, NODES, type Node } from '@nodelet/api';
 import { ensureLabImages, DEFAULT_LAB_IMAGE_DIR, LAB_IMAGES } from '@nodelet/oci';
 import { labRuntimeDown, labRuntimeUp, unmountUnder } from '@nodelet/lab-runtime';
@@ -329,6 +329,9 @@ export async function labDown(opts: Partial<LabOptions> & { keepState?: boolean 
             await client.runtime.removePodSandbox({ podSandboxId: s.id }, { timeoutMs: 60_000 });
             removedSandboxes++;
           } catch (err) {
+            // Gone between the listing and the stop (the agent's garbage collection removes dead
+            // sandboxes meanwhile): what down wants, not a problem.
+            if (hasCode(err, 'ERR_NOT_FOUND')) continue;
             problems.push(`sandbox ${s.id.slice(0, 13)}: ${describeError(err)}`);
           }
         }
