@@ -41,7 +41,9 @@ test('readiness probes (exec, httpGet to the pod IP) gate Ready; a failing liven
   assert.equal(cond(running, 'Ready'), 'False');
   assert.equal(cond(running, 'ContainersReady'), 'False');
   assert.match(running.status!.conditions!.find((c) => c.type === 'Ready')!.message ?? '', /containers with unready status: \[main\]/);
-  assert.ok(h.agent.events.recent.some((e) => e.pod === 'default/ready' && e.reason === 'Unhealthy' && e.message.startsWith('Readiness probe failed')), 'Unhealthy event for the readiness probe');
+  // main's exec probe and web's httpGet probe run on their own timers: web may be ready before
+  // main's first failure has been recorded (CI saw it under load), so the event is awaited.
+  await pollUntil('Unhealthy event for the readiness probe', () => h.agent.events.recent.some((e) => e.pod === 'default/ready' && e.reason === 'Unhealthy' && e.message.startsWith('Readiness probe failed')), { timeoutMs: 10_000, intervalMs: 100 });
 
   await exec(h, ctr(running, 'main')!.containerID!.replace('containerd://', ''), ['touch', '/tmp/ready']);
   const ready = await pollUntil('pod "ready" Ready after touch /tmp/ready', async () => {
