@@ -50,3 +50,12 @@ export {
 } from './logs.js';
 // The generated CRI message types, so that packages which may not import @nodelet/proto (agent, cli) can name them.
 export * from '@nodelet/proto';
+export {
+  checkGrpcHealth,
+  decodeHealthCheckRequest,
+  encodeHealthCheckResponse,
+  GRPC_SERVING_STATUS,
+  HEALTH_CHECK_METHOD,
+  type GrpcHealthCheckOptions,
+  type GrpcHealthResult,
+} from './grpc-health.js';

@@ -4,6 +4,7 @@ import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { Container } from '@nodelet/api';
+import { FakeHealthServer } from '@nodelet/cri-client/testing';
 import { resolvePort, runProbe, type ExecRunner } from './handlers.js';
 
 const noExec: ExecRunner = { execSync: () => Promise.reject(new Error('no exec expected')) };
@@ -148,4 +149,43 @@ test('resolvePort: numbers, numeric strings and named ports', () => {
   assert.equal(resolvePort('81', container), 81);
   assert.equal(resolvePort('http', container), 8080);
   assert.throws(() => resolvePort('nope', container), /couldn't find port/);
+});
+
+test('grpc: SERVING succeeds, other statuses, unknown services and a closed port fail with kubelet messages', async (t) => {
+  const hs = await FakeHealthServer.start();
+  t.after(() => hs.close());
+  const probe = (service?: string) => runProbe({ grpc: { port: hs.port, service }, timeoutSeconds: 2 }, { container, containerId: 'x', podIP: '127.0.0.1' }, noExec, AbortSignal.timeout(5000));
+  assert.deepEqual(await probe(), { outcome: 'success', output: 'service healthy' });
+  hs.set('', 'NOT_SERVING');
+  assert.deepEqual(await probe(), { outcome: 'failure', output: 'service unhealthy (responded with "NOT_SERVING")' });
+  hs.set('', 'UNKNOWN');
+  assert.deepEqual(await probe(), { outcome: 'failure', output: 'service unhealthy (responded with "UNKNOWN")' });
+  hs.set('db', 'SERVING');
+  assert.equal((await probe('db')).outcome, 'success');
+  assert.deepEqual(hs.requests.slice(-1), ['db']);
+  const unknown = await probe('nope');
+  assert.equal(unknown.outcome, 'failure');
+  assert.match(unknown.output, /^error: health rpc probe failed: rpc error: code = NotFound desc = unknown service$/);
+  await hs.close();
+  const closed = await probe();
+  assert.equal(closed.outcome, 'failure');
+  assert.match(closed.output, /^error: health rpc probe failed: rpc error: code = Unavailable/);
+});
+
+test('grpc: timeoutSeconds bounds a server that never answers', async (t) => {
+  const hs = await FakeHealthServer.start();
+  t.after(() => hs.close());
+  hs.hang = true;
+  const started = Date.now();
+  const r = await runProbe({ grpc: { port: hs.port }, timeoutSeconds: 1 }, { container, containerId: 'x', podIP: '127.0.0.1' }, noExec, AbortSignal.timeout(5000));
+  assert.deepEqual(r, { outcome: 'failure', output: 'timeout: health rpc did not complete within 1s' });
+  assert.ok(Date.now() - started < 3000);
+});
+
+test('grpc: a server without the health service fails as not implementing the protocol', async (t) => {
+  const srv = await FakeHealthServer.start({ serveHealth: false });
+  t.after(() => srv.close());
+  const r = await runProbe({ grpc: { port: srv.port } }, { container, containerId: 'x', podIP: '127.0.0.1' }, noExec, AbortSignal.timeout(5000));
+  assert.equal(r.outcome, 'failure');
+  assert.match(r.output, /^error: this server does not implement the grpc health protocol \(grpc\.health\.v1\.Health\): /);
 });

@@ -1,12 +1,13 @@
 /**
- * The three probe handlers (kubelet pkg/probe exec/http/tcp). Each returns a result, never throws
+ * The four probe handlers (kubelet pkg/probe exec/http/tcp/grpc). Each returns a result, never throws
  * for a failing target: a refused connection, a timeout or a non-zero exit is a probe failure.
- * The exec handler goes through CRI ExecSync; http and tcp dial the pod IP from the agent.
+ * The exec handler goes through CRI ExecSync; http, tcp and grpc dial the pod IP from the agent.
  */
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import { describeError, isAbortError, linkAbort } from '@nodelet/base';
+import { checkGrpcHealth } from '@nodelet/cri-client';
 import type { Container, HTTPGetAction, Probe } from '@nodelet/api';
 
 export type ProbeType = 'liveness' | 'readiness' | 'startup';
@@ -28,6 +29,9 @@ export interface ProbeTarget {
   containerId: string;
   podIP?: string;
 }
+
+/** What probes send as their user agent (kubelet's `kube-probe/<major>.<minor>`). */
+const KUBE_PROBE_USER_AGENT = 'kube-probe/1.32';
 
 /** A port given by name resolves through the container's ports (kubelet findPortByName). */
 export function resolvePort(port: number | string, c: Container): number {
@@ -52,7 +56,13 @@ export async function runProbe(probe: Probe, t: ProbeTarget, exec: ExecRunner, s
       if (!host) return { outcome: 'failure', output: 'pod has no IP yet' };
       return await tcpProbe(host, resolvePort(probe.tcpSocket.port, t.container), timeoutS * 1000, signal);
     }
-    return { outcome: 'failure', output: 'probe has no supported handler (exec, httpGet, tcpSocket)' };
+    if (probe.grpc) {
+      // kubelet dials the pod IP only: GRPCAction has no host field.
+      if (!t.podIP) return { outcome: 'failure', output: 'pod has no IP yet' };
+      const r = await checkGrpcHealth({ host: t.podIP, port: probe.grpc.port, service: probe.grpc.service ?? '', timeoutMs: timeoutS * 1000, userAgent: KUBE_PROBE_USER_AGENT, signal });
+      return { outcome: r.healthy ? 'success' : 'failure', output: r.output };
+    }
+    return { outcome: 'failure', output: 'probe has no supported handler (exec, httpGet, tcpSocket, grpc)' };
   } catch (err) {
     if (isAbortError(err) && signal.aborted) throw err;
     return { outcome: 'failure', output: describeError(err) };
@@ -74,7 +84,7 @@ async function httpProbe(a: HTTPGetAction, t: ProbeTarget, timeoutMs: number, si
   const port = resolvePort(a.port, t.container);
   const path = a.path || '/';
   const scheme = (a.scheme ?? 'HTTP').toLowerCase();
-  const headers: Record<string, string> = { 'User-Agent': 'kube-probe/1.32', Accept: '*/*' };
+  const headers: Record<string, string> = { 'User-Agent': KUBE_PROBE_USER_AGENT, Accept: '*/*' };
   for (const h of a.httpHeaders ?? []) headers[h.name] = h.value;
   const url = `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}${path.startsWith('/') ? path : `/${path}`}`;
   const deadline = linkAbort(signal, timeoutMs);

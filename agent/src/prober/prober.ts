@@ -18,7 +18,7 @@ export interface ProbeManagerOptions {
   clock: Clock;
   log: Logger;
   onResultChanged(uid: string): void;
-  /** The node IP: httpGet/tcpSocket target of host-network pods (their pod IP). */
+  /** The node IP: httpGet/tcpSocket/grpc target of host-network pods (their pod IP). */
   hostIP?: () => string;
 }
 

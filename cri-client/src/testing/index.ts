@@ -14,3 +14,4 @@ export {
   type RecordedCall,
 } from './fake-runtime-service.js';
 export { FakeStreamingServer, type FakePortForwardHandler, type FakeStreamHandler, type FakeStreamSession } from './fake-streaming.js';
+export { FakeHealthServer, type ServingStatusName } from './health-server.js';
