@@ -16,6 +16,7 @@ import { isDns1123Label, type Container, type Pod, type Volume } from '@nodelet/
 import { milliCpu, parseQuantity } from '../util/quantity.js';
 import type { ContainerConfig, LinuxContainerResources, Mount, PodSandboxConfig, PortMapping } from './cri.js';
 import type { EnvVarValue } from './env.js';
+import { volumeKindOf } from './volume-kinds.js';
 import { expandVars } from './env.js';
 import {
   CONTAINER_HASH,
@@ -57,19 +58,7 @@ export function podDir(rootDir: string, uid: string): string {
  * Throws ERR_INVALID_ARGUMENT for a volume name that is not a DNS-1123 label.
  */
 export function volumeDir(rootDir: string, uid: string, volume: Volume): string | undefined {
-  const plugin = volume.emptyDir
-    ? 'kubernetes.io~empty-dir'
-    : volume.configMap
-      ? 'kubernetes.io~configmap'
-      : volume.secret
-        ? 'kubernetes.io~secret'
-        : volume.projected
-          ? 'kubernetes.io~projected'
-          : volume.downwardAPI
-            ? 'kubernetes.io~downward-api'
-            : volume.persistentVolumeClaim
-              ? 'kubernetes.io~local-volume'
-              : undefined;
+  const plugin = volumeKindOf(volume)?.pluginDir;
   if (!plugin) return undefined;
   if (typeof volume.name !== 'string' || !isDns1123Label(volume.name)) {
     throw new AgentError('ERR_INVALID_ARGUMENT', `volume name ${JSON.stringify(volume.name)} is not a DNS-1123 label`);
@@ -177,7 +166,8 @@ function mountsFor({ pod, container, paths, subPaths }: ContainerConfigInput): M
     const v = volumes.get(vm.name);
     if (!v) return;
     let host = v.hostPath?.path ?? volumeDir(paths.rootDir, pod.metadata.uid!, v);
-    if (!host) return;
+    // Only a volume the node refuses has no host path, and such a pod never gets this far (volumes.ts).
+    if (!host) throw new AgentError('ERR_FAILED_PRECONDITION', `volume "${v.name}" of volumeMount "${vm.name}" cannot be provided on this node`);
     if (vm.subPath || vm.subPathExpr) {
       // Never join a subPath here: only a path prepareSubPath verified and bind-mounted is used.
       host = subPaths?.get(i);

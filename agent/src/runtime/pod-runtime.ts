@@ -197,7 +197,13 @@ export class PodRuntime {
     if (actions.createSandbox) {
       const steps = this.#o.steps;
       let t0 = steps?.now() ?? 0;
-      await preparePodVolumes(pod, this.#volumes, signal);
+      try {
+        await preparePodVolumes(pod, this.#volumes, signal);
+      } catch (err) {
+        // The pod waits in ContainerCreating and says why, as kubelet's volume manager does.
+        if (!signal.aborted) this.#o.events.event(pod, 'Warning', 'FailedMount', describeError(err));
+        throw err;
+      }
       steps?.step(uid, SPAN.agentVolumes, t0);
       this.#volumesReady.add(uid);
       t0 = steps?.now() ?? 0;

@@ -13,7 +13,8 @@
  *   <root-dir>/pods/<uid>/volumes/kubernetes.io~local-volume/<name> a bind mount of the claim's
  *                                                                   PersistentVolume directory
  *
- * hostPath is mounted as given. Every name joined into these paths is checked first with the API
+ * hostPath is mounted as given after its `type` is checked (host-path.ts). A source this node cannot
+ * provide (volume-kinds.ts) fails the whole pod before anything is created. Every name joined into these paths is checked first with the API
  * server's own validation (static pods never pass the API server): a pod that fails it gets no
  * directory at all. Removal unmounts everything below the pod directory before deleting it, and
  * housekeeping removes pod directories nobody wants any more (after an agent restart, or a crash
@@ -29,6 +30,8 @@ import { isSafePodUid, podDir, volumeDir } from './container-config.js';
 import { unmountAllUnder, type Mounter } from './mount.js';
 import { resourceFieldValue } from './env.js';
 import type { TokenSource } from './token-manager.js';
+import { checkHostPath } from './host-path.js';
+import { unsupportedVolumeProblems } from './volume-kinds.js';
 
 /** ConfigMap/Secret contents as bytes (binaryData and Secret data stay binary). Undefined when absent. */
 export interface VolumeSourceReader {
@@ -204,6 +207,8 @@ async function projectedPayload(pod: Pod, v: Volume, ctx: VolumeContext, signal:
 export async function preparePodVolumes(pod: Pod, ctx: VolumeContext, signal: AbortSignal): Promise<void> {
   const problems = podPathProblems(pod);
   if (problems.length) throw new AgentError('ERR_INVALID_ARGUMENT', `invalid pod spec: ${problems.join('; ')}`);
+  const unsupported = unsupportedVolumeProblems(pod.spec?.volumes);
+  if (unsupported.length) throw new AgentError('ERR_FAILED_PRECONDITION', unsupported.join('; '));
   // Each volume has its own directory and sources: they are prepared at once, and the first
   // failure in spec order is the one reported.
   await allSettledOrThrow((pod.spec?.volumes ?? []).map((v) => prepareVolume(pod, v, ctx, signal)));
@@ -212,6 +217,17 @@ export async function preparePodVolumes(pod: Pod, ctx: VolumeContext, signal: Ab
 /** One volume of the pod, created or refreshed (the steps of {@link preparePodVolumes}). */
 async function prepareVolume(pod: Pod, v: Volume, ctx: VolumeContext, signal: AbortSignal): Promise<void> {
   signal.throwIfAborted();
+  try {
+    await setUpVolume(pod, v, ctx, signal);
+  } catch (err) {
+    if (signal.aborted || !(err instanceof AgentError)) throw err;
+    // kubelet's operation executor words every volume's failure this way in its FailedMount events.
+    throw new AgentError(err.code, `MountVolume.SetUp failed for volume "${v.name}" : ${err.message}`, { cause: err, retryable: err.retryable });
+  }
+}
+
+async function setUpVolume(pod: Pod, v: Volume, ctx: VolumeContext, signal: AbortSignal): Promise<void> {
+  if (v.hostPath) return checkHostPath(v.hostPath);
   const dir = volumeDir(ctx.rootDir, pod.metadata.uid!, v);
   if (!dir) return;
   if (v.emptyDir?.medium === 'Memory') {
