@@ -16,7 +16,7 @@ export const LAYERS = {
   cni: ['base'],
   'cri-client': ['base', 'proto'],
   'lab-runtime': ['base', 'oci'],
-  agent: ['base', 'api', 'cni', 'cri-client', 'systemd'],
+  agent: ['base', 'api', 'oci', 'cni', 'cri-client', 'systemd'],
   'control-plane': ['base', 'api', 'oci', 'systemd'],
   cli: ['base', 'api', 'oci', 'cni', 'cri-client', 'lab-runtime', 'systemd'],
 };

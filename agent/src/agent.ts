@@ -63,7 +63,7 @@ import { SharedInformers } from './source/informers.js';
 import { PodConfig } from './source/pod-config.js';
 import { ServiceLister } from './source/service-lister.js';
 import { RuntimeClassManager } from './source/runtime-classes.js';
-import { apiVolumeSources } from './source/volume-sources.js';
+import { apiPullSecrets, apiVolumeSources } from './source/volume-sources.js';
 import { StatsCollector } from './stats/collector.js';
 import { EventRecorder } from './status/event-recorder.js';
 import { StatusManager } from './status/status-manager.js';
@@ -255,6 +255,7 @@ export class Agent {
       images: new ImageManager({ images: cri.image, clock, maxParallelPulls: c.maxParallelImagePulls }),
       env: apiEnvSources(api),
       volumeSources: apiVolumeSources(api),
+      pullSecrets: apiPullSecrets(api),
       mounter: host.mounter,
       tokens: new TokenManager({ api, clock }),
       services: new ServiceLister(informers.services()),

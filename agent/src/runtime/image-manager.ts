@@ -12,10 +12,15 @@
  *   ERR_IMAGE_PULL_BACKOFF   → "ImagePullBackOff" (still inside the backoff window; no pull made)
  *   other                    → "ErrImagePull" (this pull failed)
  *   ERR_FAILED_PRECONDITION  → "ErrImageNeverPull" (policy Never, image absent)
+ *
+ * Credentials (kubelet kuberuntime_image.go): the pod's pull secrets are read only when a pull is
+ * due; every credential the keyring matches is tried in turn (the first success wins, the errors
+ * of all are reported together); only an image no credential matches is pulled anonymously.
  */
 import { AgentError, Backoff, Semaphore, describeError, type Clock } from '@nodelet/base';
 import type { Container } from '@nodelet/api';
 import type { ImageService } from './cri.js';
+import { DockerKeyring, repositoryToPull, type RegistryAuth } from './keyring.js';
 
 export interface ImageEvents {
   pulling(image: string): void;
@@ -40,6 +45,18 @@ export function effectivePullPolicy(c: Container): 'Always' | 'IfNotPresent' | '
   return 'IfNotPresent';
 }
 
+/** The credentials to try for `image`; none for a reference the keyring cannot read (the pull reports it). */
+function credentialsFor(image: string, keyring: DockerKeyring | undefined): RegistryAuth[] {
+  if (!keyring) return [];
+  let repo: string;
+  try {
+    repo = repositoryToPull(image);
+  } catch {
+    return [];
+  }
+  return keyring.lookup(repo);
+}
+
 export class ImageManager {
   readonly #o: ImageManagerOptions;
   readonly #backoff: Backoff;
@@ -51,8 +68,11 @@ export class ImageManager {
     this.#pulls = new Semaphore(o.maxParallelPulls);
   }
 
-  /** Returns the image reference (ID) to create container `c` of pod `podUid` with. */
-  async ensureImage(podUid: string, c: Container, events: ImageEvents, signal: AbortSignal): Promise<string> {
+  /**
+   * Returns the image reference (ID) to create container `c` of pod `podUid` with. `keyring`
+   * gives the pod's pull credentials; it is called only when the image is to be pulled.
+   */
+  async ensureImage(podUid: string, c: Container, events: ImageEvents, signal: AbortSignal, keyring?: () => Promise<DockerKeyring>): Promise<string> {
     const image = c.image;
     if (!image) throw new AgentError('ERR_INVALID_ARGUMENT', `container "${c.name}" has no image`);
     const key = `${podUid}_${image}`;
@@ -74,7 +94,8 @@ export class ImageManager {
     const started = this.#o.clock.monotonic();
     try {
       // Queued behind other pulls (serializeImagePulls) until a permit is free or the pod goes.
-      const pull = () => this.#o.images.pullImage({ image: { image } }, { signal, timeoutMs: this.#o.pullTimeoutMs });
+      const creds = credentialsFor(image, keyring ? await keyring() : undefined);
+      const pull = () => this.#pullWith(image, creds, signal);
       const res = await this.#pulls.use(pull, signal);
       this.#backoff.reset(key);
       const took = ((this.#o.clock.monotonic() - started) / 1000).toFixed(3);
@@ -87,6 +108,22 @@ export class ImageManager {
       events.failed(image, 'Failed', msg);
       throw new AgentError('ERR_UNAVAILABLE', msg, { cause: err, retryable: true });
     }
+  }
+
+  /** One pull per credential until one succeeds; anonymous when there are none. */
+  async #pullWith(image: string, creds: RegistryAuth[], signal: AbortSignal): Promise<{ imageRef: string }> {
+    if (creds.length === 0) return this.#o.images.pullImage({ image: { image } }, { signal, timeoutMs: this.#o.pullTimeoutMs });
+    const errors: string[] = [];
+    for (const auth of creds) {
+      try {
+        return await this.#o.images.pullImage({ image: { image }, auth: { username: auth.username, password: auth.password } }, { signal, timeoutMs: this.#o.pullTimeoutMs });
+      } catch (err) {
+        if (signal.aborted) throw err;
+        errors.push(describeError(err));
+      }
+    }
+    // Go's aggregate error: one error as it is, several in brackets.
+    throw new AgentError('ERR_UNAVAILABLE', errors.length === 1 ? errors[0]! : `[${errors.join(', ')}]`);
   }
 
   /** Drops the pull backoff of a pod that is gone. */

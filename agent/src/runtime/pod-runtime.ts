@@ -12,6 +12,7 @@ import type { PodSandboxConfig, RuntimeService } from './cri.js';
 import { buildContainerConfig, buildSandboxConfig, isSafePodUid, podLogDir, type PodPaths } from './container-config.js';
 import { resolveEnv, type EnvSourceReader } from './env.js';
 import type { ImageManager } from './image-manager.js';
+import { podKeyring, type PullSecretReader } from './keyring.js';
 import { containerHash, type ContainerType } from './labels.js';
 import { latestContainer, type ObservedPod } from './observed.js';
 import { computePodActions, type ProbeFailed } from './pod-actions.js';
@@ -73,6 +74,8 @@ export interface PodRuntimeOptions {
   podDns?(pod: Pod, signal: AbortSignal): Promise<PodSandboxConfig['dnsConfig']>;
   /** The CRI runtime handler of the pod's RuntimeClass (source/runtime-classes.ts); unset or `''`: the runtime's default. */
   runtimeHandler?(pod: Pod, signal: AbortSignal): Promise<string>;
+  /** The pods' image pull secrets (source/volume-sources.ts); unset: images are pulled anonymously. */
+  pullSecrets?: PullSecretReader;
   /** Where the steps of a pod's first start go as journey spans (tracing/pod-journeys.ts). */
   steps?: PodStepRecorder;
 }
@@ -291,7 +294,9 @@ export class PodRuntime {
     let imageRef: string;
     try {
       const events = this.#imageEvents(pod, fieldPath);
-      imageRef = await this.#o.images.ensureImage(uid, c, { ...events, pulling: (image) => ((pulled = true), events.pulling(image)) }, signal);
+      const read = this.#o.pullSecrets;
+      const keyring = read && (() => podKeyring(pod, read, signal, (names) => this.#o.events.event(pod, 'Warning', 'FailedToRetrieveImagePullSecret', `Unable to retrieve some image pull secrets (${names.join(', ')}); attempting to pull the image may not succeed.`)));
+      imageRef = await this.#o.images.ensureImage(uid, c, { ...events, pulling: (image) => ((pulled = true), events.pulling(image)) }, signal, keyring);
       steps?.step(uid, pulled ? SPAN.agentImagePull : SPAN.agentImagePresent, t0, { ...traced, [ATTR_IMAGE]: c.image ?? '' });
     } catch (err) {
       if (signal.aborted) throw err;

@@ -7,6 +7,7 @@
 import { AgentError, unlessNotFound } from '@nodelet/base';
 import { CONFIGMAPS, PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, SECRETS, type ApiClient } from '@nodelet/api';
 import type { VolumeSourceReader } from '../runtime/volumes.js';
+import type { PullSecretReader } from '../runtime/keyring.js';
 import { SharedReads } from './shared-reads.js';
 
 /** A shared GET has no caller's signal (any may leave): this bounds it, so a hung one is not joined forever. */
@@ -39,5 +40,13 @@ export function apiVolumeSources(api: ApiClient): VolumeSourceReader {
       if (pv.spec?.local) return { path: pv.spec.local.path, create: false };
       throw new AgentError('ERR_FAILED_PRECONDITION', `persistentvolume "${pvName}": only hostPath and local volumes can be mounted by this node`);
     },
+  };
+}
+
+/** Image pull secrets over `api`: type and decoded data; absent secrets are undefined. */
+export function apiPullSecrets(api: ApiClient): PullSecretReader {
+  return async (namespace, name, signal) => {
+    const s = await unlessNotFound(api.get(SECRETS, name, { namespace, signal }));
+    return s && { name, type: s.type, data: Object.fromEntries([...utf8(s.stringData), ...base64(s.data)]) };
   };
 }

@@ -158,6 +158,15 @@ describe('API server machinery', () => {
     assert.equal(without.json.spec.volumes, undefined, 'the account no longer automounts: no token volume');
   });
 
+  it('a pod without imagePullSecrets gets its service account\'s; one that names its own keeps them', async () => {
+    assert.equal((await call('POST', '/api/v1/namespaces/default/serviceaccounts', { metadata: { name: 'puller' }, imagePullSecrets: [{ name: 'reg-a' }, { name: 'reg-b' }] })).status, 201);
+    const inherited = await call('POST', '/api/v1/namespaces/default/pods', pod('puller-1', { spec: { serviceAccountName: 'puller' } }));
+    assert.equal(inherited.status, 201);
+    assert.deepEqual(inherited.json.spec.imagePullSecrets, [{ name: 'reg-a' }, { name: 'reg-b' }]);
+    const own = await call('POST', '/api/v1/namespaces/default/pods', pod('puller-2', { spec: { serviceAccountName: 'puller', imagePullSecrets: [{ name: 'mine' }] } }));
+    assert.deepEqual(own.json.spec.imagePullSecrets, [{ name: 'mine' }]);
+  });
+
   it('serves discovery: aggregated v2 with the exact content type, legacy lists with subresources', async () => {
     const r = await fetch(`${srv.url}/apis`, { headers: { Authorization: `Bearer ${TOKEN}`, Accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json' } });
     assert.equal(r.headers.get('content-type'), 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList');

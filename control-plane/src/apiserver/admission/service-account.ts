@@ -7,7 +7,8 @@
  *     volume `kube-api-access-<5 chars>` — a 3607-second bound token, the cluster CA from the
  *     `kube-root-ca.crt` ConfigMap, the namespace from the downward API — is added and mounted
  *     read-only at /var/run/secrets/kubernetes.io/serviceaccount in every container, where
- *     client libraries (`loadFromCluster()`) look for it.
+ *     client libraries (`loadFromCluster()`) look for it;
+ *   - a pod that names no `imagePullSecrets` gets the account's (the agent pulls with the pod's only).
  *
  * Mutating: it changes the pod before it is stored.
  */
@@ -46,6 +47,11 @@ export const serviceAccountAdmission: AdmissionPlugin = async (ctx, r) => {
   const sa = await findServiceAccount(ctx, r.namespace, name);
   if (!sa) {
     throw forbidden(`pods "${pod.metadata.name ?? ''}" is forbidden: error looking up service account ${r.namespace ?? ''}/${name}: serviceaccount "${name}" not found`);
+  }
+  const saPullSecrets = Array.isArray(sa.imagePullSecrets) ? (sa.imagePullSecrets as Json[]) : [];
+  if ((!Array.isArray(spec.imagePullSecrets) || spec.imagePullSecrets.length === 0) && saPullSecrets.length > 0) {
+    spec.imagePullSecrets = saPullSecrets.map((s) => ({ name: s.name }));
+    pod.spec = spec;
   }
   const automount = (spec.automountServiceAccountToken as boolean | undefined) ?? (sa.automountServiceAccountToken as boolean | undefined) ?? true;
   if (!automount) return;
