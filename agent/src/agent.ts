@@ -256,6 +256,7 @@ export class Agent {
       env: apiEnvSources(api),
       volumeSources: apiVolumeSources(api),
       pullSecrets: apiPullSecrets(api),
+      clusterDomain: c.clusterDomain,
       mounter: host.mounter,
       tokens: new TokenManager({ api, clock }),
       services: new ServiceLister(informers.services()),

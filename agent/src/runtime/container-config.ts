@@ -89,6 +89,11 @@ export function portMappings(pod: Pod): PortMapping[] {
   return out;
 }
 
+/** The pod's PID namespace mode: the node's (hostPID), one for the pod (shareProcessNamespace), or one per container. */
+function pidNamespace(spec: NonNullable<Pod['spec']>): 'NODE' | 'POD' | 'CONTAINER' {
+  return spec.hostPID ? 'NODE' : spec.shareProcessNamespace ? 'POD' : 'CONTAINER';
+}
+
 /**
  * The CRI sandbox config of a pod. A pod on the host network shares the node's UTS namespace
  * too, so its hostname stays empty as kubelet leaves it: runc refuses to set a hostname without
@@ -108,7 +113,7 @@ export function buildSandboxConfig(pod: Pod, attempt: number, paths: PodPaths, d
       securityContext: {
         namespaceOptions: {
           network: spec.hostNetwork ? 'NODE' : 'POD',
-          pid: spec.hostPID ? 'NODE' : 'CONTAINER',
+          pid: pidNamespace(spec),
           ipc: spec.hostIPC ? 'NODE' : 'POD',
         },
       },
@@ -230,7 +235,7 @@ export function buildContainerConfig(input: ContainerConfigInput): ContainerConf
         ...(sc?.capabilities ? { capabilities: { addCapabilities: sc.capabilities.add ?? [], dropCapabilities: sc.capabilities.drop ?? [] } } : {}),
         namespaceOptions: {
           network: spec.hostNetwork ? 'NODE' : 'POD',
-          pid: spec.hostPID ? 'NODE' : 'CONTAINER',
+          pid: pidNamespace(spec),
           ipc: spec.hostIPC ? 'NODE' : 'POD',
         },
       },

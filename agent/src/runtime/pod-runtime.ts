@@ -13,6 +13,7 @@ import { buildContainerConfig, buildSandboxConfig, isSafePodUid, podLogDir, type
 import { resolveEnv, type EnvSourceReader } from './env.js';
 import type { ImageManager } from './image-manager.js';
 import { podKeyring, type PullSecretReader } from './keyring.js';
+import { ensureHostsFile } from './etc-hosts.js';
 import { containerHash, type ContainerType } from './labels.js';
 import { latestContainer, type ObservedPod } from './observed.js';
 import { computePodActions, type ProbeFailed } from './pod-actions.js';
@@ -74,6 +75,10 @@ export interface PodRuntimeOptions {
   podDns?(pod: Pod, signal: AbortSignal): Promise<PodSandboxConfig['dnsConfig']>;
   /** The CRI runtime handler of the pod's RuntimeClass (source/runtime-classes.ts); unset or `''`: the runtime's default. */
   runtimeHandler?(pod: Pod, signal: AbortSignal): Promise<string>;
+  /** The cluster's DNS domain, for the FQDN line of a pod with a subdomain in its /etc/hosts (default cluster.local). */
+  clusterDomain?: string;
+  /** The node's hosts file, copied for host-network pods (default /etc/hosts). */
+  nodeHostsFile?: string;
   /** The pods' image pull secrets (source/volume-sources.ts); unset: images are pulled anonymously. */
   pullSecrets?: PullSecretReader;
   /** Where the steps of a pod's first start go as journey spans (tracing/pod-journeys.ts). */
@@ -314,6 +319,9 @@ export class PodRuntime {
       // Verified and bind-mounted now, right before CreateContainer (subpath.ts).
       const subPaths = await prepareContainerSubPaths(pod, c, env, this.#o.paths.rootDir, this.#volumes.mounter, signal);
       config = buildContainerConfig({ pod, container: c, type, restartCount, imageRef, env, paths: this.#o.paths, nodeMemoryBytes: this.#o.nodeMemoryBytes, subPaths });
+      const podIPs = pod.spec?.hostNetwork ? [this.#o.hostIP()] : ctx.podIPs;
+      const hosts = await ensureHostsFile(pod, c, podIPs, { rootDir: this.#o.paths.rootDir, clusterDomain: this.#o.clusterDomain ?? 'cluster.local', nodeHostsFile: this.#o.nodeHostsFile });
+      if (hosts) config.mounts = [...(config.mounts ?? []), hosts];
     } catch (err) {
       if (signal.aborted) throw err;
       this.#fail(uid, c.name, { reason: 'CreateContainerConfigError', message: describeError(err) });

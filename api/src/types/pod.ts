@@ -296,6 +296,19 @@ export interface PodSpec {
   runtimeClassName?: string;
   /** Resources the pod's sandbox takes beyond its containers; set by RuntimeClass admission. */
   overhead?: Record<string, Quantity>;
+  /** Extra lines of the pod's agent-managed /etc/hosts. */
+  hostAliases?: HostAlias[];
+  /** One PID namespace for all the pod's containers. */
+  shareProcessNamespace?: boolean;
+  /** Conditions that must be True, besides the containers' readiness, for the pod to be Ready. */
+  readinessGates?: Array<{ conditionType: string }>;
+  /** false asks for a user namespace. */
+  hostUsers?: boolean;
+}
+
+export interface HostAlias {
+  ip: string;
+  hostnames?: string[];
 }
 
 export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
