@@ -144,3 +144,20 @@ test('conditions the agent does not own (an eviction’s DisruptionTarget) are c
   assert.equal(cond(s, 'Ready'), 'True');
   assert.equal(s.conditions!.filter((x) => x.type === 'Ready').length, 1);
 });
+
+test('readinessGates: Ready needs each gate\'s condition True besides ready containers (ReadinessGatesNotReady)', () => {
+  const gated: Pod = { ...pod(), spec: { ...pod().spec!, readinessGates: [{ conditionType: 'example.com/lb' }, { conditionType: 'example.com/dns' }] } };
+  const running = obs([c('app', 'running', { id: 'abc' })]);
+  const none = status(gated, running);
+  assert.equal(cond(none, 'ContainersReady'), 'True');
+  const ready = none.conditions!.find((x) => x.type === 'Ready')!;
+  assert.deepEqual([ready.status, ready.reason, ready.message], ['False', 'ReadinessGatesNotReady', 'corresponding condition of pod readiness gate "example.com/lb" does not exist., corresponding condition of pod readiness gate "example.com/dns" does not exist.']);
+  const withConditions = (lb: 'True' | 'False', dns: 'True' | 'False'): Pod => ({ ...gated, status: { conditions: [{ type: 'example.com/lb', status: lb }, { type: 'example.com/dns', status: dns }] } });
+  const half = status(withConditions('True', 'False'), running).conditions!.find((x) => x.type === 'Ready')!;
+  assert.deepEqual([half.status, half.message], ['False', 'the status of pod readiness gate "example.com/dns" is not "True", but False']);
+  const all = status(withConditions('True', 'True'), running);
+  assert.equal(cond(all, 'Ready'), 'True');
+  assert.deepEqual(all.conditions!.filter((x) => x.type.startsWith('example.com/')).map((x) => x.status), ['True', 'True'], 'the gates\' conditions are kept');
+  const notRunning = status(withConditions('True', 'True'), obs([c('app', 'exited', { exitCode: 1 })]));
+  assert.equal(notRunning.conditions!.find((x) => x.type === 'Ready')!.reason, 'ContainersNotReady');
+});

@@ -140,6 +140,21 @@ function condition(prev: PodStatus | undefined, type: string, ok: boolean, now: 
   return c;
 }
 
+/**
+ * Ready (kubelet GeneratePodReadyCondition): as ContainersReady while that is not True; then
+ * every readiness gate's condition, set by others in the pod's status, must be True as well.
+ */
+function readyCondition(pod: Pod, prev: PodStatus | undefined, containersReady: boolean, now: number, reason: string, message: string | undefined): PodCondition {
+  if (!containersReady) return condition(prev, 'Ready', false, now, reason, message);
+  const unready: string[] = [];
+  for (const g of pod.spec?.readinessGates ?? []) {
+    const c = prev?.conditions?.find((x) => x.type === g.conditionType);
+    if (!c) unready.push(`corresponding condition of pod readiness gate "${g.conditionType}" does not exist.`);
+    else if (c.status !== 'True') unready.push(`the status of pod readiness gate "${g.conditionType}" is not "True", but ${c.status}`);
+  }
+  return unready.length ? condition(prev, 'Ready', false, now, 'ReadinessGatesNotReady', unready.join(', ')) : condition(prev, 'Ready', true, now);
+}
+
 /** The pod conditions the agent computes on every sync (kubelet PodConditionByKubelet). */
 const KUBELET_CONDITIONS: ReadonlySet<string> = new Set(['PodScheduled', 'Ready', 'Initialized', 'ContainersReady', 'PodReadyToStartContainers']);
 
@@ -167,7 +182,7 @@ export function computePodStatus(input: PodStatusInput): PodStatus {
   const conditions: PodCondition[] = [
     condition(prev, 'PodReadyToStartContainers', sandboxReady, now),
     condition(prev, 'Initialized', initDone || completed, now, 'ContainersNotInitialized', `containers with incomplete status: [${incompleteInit.join(' ')}]`),
-    condition(prev, 'Ready', !completed && unready.length === 0, now, readyReason, readyMessage),
+    readyCondition(pod, prev, !completed && unready.length === 0, now, readyReason, readyMessage),
     condition(prev, 'ContainersReady', !completed && unready.length === 0, now, readyReason, readyMessage),
     prev?.conditions?.find((c) => c.type === 'PodScheduled') ?? condition(prev, 'PodScheduled', true, now),
     // Conditions others own (an eviction's DisruptionTarget, readiness gates) or the agent set once
