@@ -14,7 +14,7 @@ import type { Pleg } from './pleg/pleg.js';
 import type { PodRuntime } from './runtime/pod-runtime.js';
 import type { ObservedPod } from './runtime/observed.js';
 import type { PodStatusFn, PodSyncResult, PodSyncer } from './podworkers/pod-worker.js';
-import { computePodStatus, isTerminalPhase } from './status/pod-status.js';
+import { computePodStatus, isTerminalPhase, withApiConditions } from './status/pod-status.js';
 import type { StatusManager } from './status/status-manager.js';
 import { deleteMirrorPod, ensureMirrorPod, isStaticPod } from './source/static-pods.js';
 import type { ProbeManager } from './prober/prober.js';
@@ -52,7 +52,7 @@ export class PodLifecycle implements PodSyncer {
   /** `statusFn` edits the computed status of a pod the agent stopped on its own (node shutdown). */
   #status(pod: Pod, observed: ObservedPod, terminating = false, statusFn?: PodStatusFn) {
     const uid = pod.metadata.uid!;
-    const prev = this.#o.status.getStatus(uid) ?? pod.status;
+    const prev = withApiConditions(this.#o.status.getStatus(uid), pod.status);
     const status = computePodStatus({
       pod: { ...pod, status: prev },
       observed,

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod, PodCondition } from '@nodelet/api';
-import { computePodStatus } from './pod-status.js';
+import { computePodStatus, withApiConditions } from './pod-status.js';
 import type { ObservedContainer, ObservedPod } from '../runtime/observed.js';
 import type { StartFailure } from './pod-status.js';
 import { ProbeResults, probeView } from '../prober/results.js';
@@ -160,4 +160,12 @@ test('readinessGates: Ready needs each gate\'s condition True besides ready cont
   assert.deepEqual(all.conditions!.filter((x) => x.type.startsWith('example.com/')).map((x) => x.status), ['True', 'True'], 'the gates\' conditions are kept');
   const notRunning = status(withConditions('True', 'True'), obs([c('app', 'exited', { exitCode: 1 })]));
   assert.equal(notRunning.conditions!.find((x) => x.type === 'Ready')!.reason, 'ContainersNotReady');
+});
+
+test('withApiConditions: conditions others set in the API replace the cached ones; the agent\'s own stay', () => {
+  const cached = { phase: 'Running' as const, conditions: [{ type: 'Ready', status: 'False' as const }, { type: 'DisruptionTarget', status: 'True' as const }, { type: 'example.com/lb', status: 'False' as const }] };
+  const api = { conditions: [{ type: 'Ready', status: 'True' as const }, { type: 'example.com/lb', status: 'True' as const }] };
+  assert.deepEqual(withApiConditions(cached, api)!.conditions, [{ type: 'Ready', status: 'False' }, { type: 'DisruptionTarget', status: 'True' }, { type: 'example.com/lb', status: 'True' }]);
+  assert.equal(withApiConditions(undefined, api), api);
+  assert.equal(withApiConditions(cached, undefined), cached);
 });

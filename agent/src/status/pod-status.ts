@@ -158,6 +158,19 @@ function readyCondition(pod: Pod, prev: PodStatus | undefined, containersReady: 
 /** The pod conditions the agent computes on every sync (kubelet PodConditionByKubelet). */
 const KUBELET_CONDITIONS: ReadonlySet<string> = new Set(['PodScheduled', 'Ready', 'Initialized', 'ContainersReady', 'PodReadyToStartContainers']);
 
+/**
+ * The status to compute from: the agent's latest (`cached`), with the conditions others own
+ * (readiness gates, an eviction's DisruptionTarget) as the API has them now, as kubelet's status
+ * manager merges them; a condition only the agent has is kept.
+ */
+export function withApiConditions(cached: PodStatus | undefined, api: PodStatus | undefined): PodStatus | undefined {
+  if (!cached) return api;
+  const foreign = (api?.conditions ?? []).filter((c) => !KUBELET_CONDITIONS.has(c.type));
+  if (foreign.length === 0) return cached;
+  const types = new Set(foreign.map((c) => c.type));
+  return { ...cached, conditions: [...(cached.conditions ?? []).filter((c) => !types.has(c.type)), ...foreign] };
+}
+
 export function computePodStatus(input: PodStatusInput): PodStatus {
   const { pod, observed, now } = input;
   const prev = pod.status;
