@@ -298,6 +298,7 @@ export class Agent {
       },
     }));
     const lifecycle = new PodLifecycle({
+      events,
       api,
       runtime,
       pleg,

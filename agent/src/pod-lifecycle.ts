@@ -11,10 +11,10 @@
 import { AgentError, describeError, type Clock, type Logger } from '@nodelet/base';
 import type { ApiClient, Pod } from '@nodelet/api';
 import type { Pleg } from './pleg/pleg.js';
-import type { PodRuntime } from './runtime/pod-runtime.js';
+import type { PodEventSink, PodRuntime } from './runtime/pod-runtime.js';
 import type { ObservedPod } from './runtime/observed.js';
 import type { PodStatusFn, PodSyncResult, PodSyncer } from './podworkers/pod-worker.js';
-import { computePodStatus, isTerminalPhase, withApiConditions } from './status/pod-status.js';
+import { activeDeadlineRemainingMs, computePodStatus, DEADLINE_EXCEEDED_MESSAGE, DEADLINE_EXCEEDED_REASON, isTerminalPhase, withApiConditions } from './status/pod-status.js';
 import type { StatusManager } from './status/status-manager.js';
 import { deleteMirrorPod, ensureMirrorPod, isStaticPod } from './source/static-pods.js';
 import type { ProbeManager } from './prober/prober.js';
@@ -39,6 +39,8 @@ export interface PodLifecycleOptions {
   prober?: ProbeManager;
   /** Pod journey spans (docs/tracing.md): each starting sync, and when the pod runs and is Ready. */
   journeys?: AgentPodJourneys;
+  /** Pod events the lifecycle itself records (DeadlineExceeded). */
+  events?: PodEventSink;
 }
 
 export class PodLifecycle implements PodSyncer {
@@ -83,6 +85,7 @@ export class PodLifecycle implements PodSyncer {
     this.#o.prober?.sync(pod, observed);
     const status = this.#status(pod, observed);
     if (isTerminalPhase(status.phase)) {
+      if (status.reason === DEADLINE_EXCEEDED_REASON) this.#o.events?.event(pod, 'Normal', DEADLINE_EXCEEDED_REASON, DEADLINE_EXCEEDED_MESSAGE);
       this.#o.prober?.removePod(uid);
       return { terminal: true };
     }
@@ -97,7 +100,11 @@ export class PodLifecycle implements PodSyncer {
     // A new start failure (ErrImagePull, CrashLoopBackOff, …) is reported now, not a sync later.
     if (JSON.stringify([...this.#o.runtime.failures(uid)]) !== failuresBefore) this.#status(pod, observed);
     // changed: the worker syncs again at once on this pod's refreshed state (no wait for a relist).
-    return { terminal: false, requeueAfterMs: r.requeueAfterMs, changed: r.changed };
+    // A pod with an active deadline is looked at again when it passes (not at the next resync).
+    const left = activeDeadlineRemainingMs(pod, status.startTime, this.#o.clock.now());
+    // (A changed pod is synced again at once anyway: requeueAfterMs stays unset for it.)
+    const requeueAfterMs = left === undefined || (r.changed && r.requeueAfterMs === undefined) ? r.requeueAfterMs : Math.min(r.requeueAfterMs ?? Infinity, Math.max(left, 0) + 50);
+    return { terminal: false, requeueAfterMs, changed: r.changed };
   }
 
   /** The pod's state read from CRI from now on (a refresh of that pod, not the next relist). */

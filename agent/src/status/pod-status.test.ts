@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod, PodCondition } from '@nodelet/api';
-import { computePodStatus, withApiConditions } from './pod-status.js';
+import { activeDeadlineRemainingMs, computePodStatus, withApiConditions } from './pod-status.js';
 import type { ObservedContainer, ObservedPod } from '../runtime/observed.js';
 import type { StartFailure } from './pod-status.js';
 import { ProbeResults, probeView } from '../prober/results.js';
@@ -168,4 +168,16 @@ test('withApiConditions: conditions others set in the API replace the cached one
   assert.deepEqual(withApiConditions(cached, api)!.conditions, [{ type: 'Ready', status: 'False' }, { type: 'DisruptionTarget', status: 'True' }, { type: 'example.com/lb', status: 'True' }]);
   assert.equal(withApiConditions(undefined, api), api);
   assert.equal(withApiConditions(cached, undefined), cached);
+});
+
+test('activeDeadlineSeconds: past the deadline from startTime the pod is Failed with DeadlineExceeded', () => {
+  const p: Pod = { ...pod(), spec: { ...pod().spec!, activeDeadlineSeconds: 30 }, status: { startTime: new Date(NOW - 31_000).toISOString() } };
+  const running = obs([c('app', 'running', { id: 'abc' })]);
+  const s = status(p, running);
+  assert.deepEqual([s.phase, s.reason, s.message], ['Failed', 'DeadlineExceeded', 'Pod was active on the node longer than the specified deadline']);
+  assert.equal(activeDeadlineRemainingMs(p, p.status!.startTime, NOW), -1000);
+  const early: Pod = { ...p, status: { startTime: new Date(NOW - 10_000).toISOString() } };
+  assert.equal(status(early, running).phase, 'Running');
+  assert.equal(activeDeadlineRemainingMs(early, early.status!.startTime, NOW), 20_000);
+  assert.equal(activeDeadlineRemainingMs(pod(), new Date(NOW).toISOString(), NOW), undefined);
 });

@@ -171,6 +171,21 @@ export function withApiConditions(cached: PodStatus | undefined, api: PodStatus 
   return { ...cached, conditions: [...(cached.conditions ?? []).filter((c) => !types.has(c.type)), ...foreign] };
 }
 
+export const DEADLINE_EXCEEDED_REASON = 'DeadlineExceeded';
+export const DEADLINE_EXCEEDED_MESSAGE = 'Pod was active on the node longer than the specified deadline';
+
+/**
+ * Milliseconds left of the pod's `activeDeadlineSeconds`, counted from its status startTime as
+ * kubelet counts it (≤ 0: past it); undefined when the pod has no deadline or no start time.
+ */
+export function activeDeadlineRemainingMs(pod: Pod, startTime: string | undefined, now: number): number | undefined {
+  const limit = pod.spec?.activeDeadlineSeconds;
+  if (limit === undefined || limit === null || !startTime) return undefined;
+  const started = Date.parse(startTime);
+  if (!Number.isFinite(started)) return undefined;
+  return started + limit * 1000 - now;
+}
+
 export function computePodStatus(input: PodStatusInput): PodStatus {
   const { pod, observed, now } = input;
   const prev = pod.status;
@@ -213,6 +228,17 @@ export function computePodStatus(input: PodStatusInput): PodStatus {
     containerStatuses: statuses,
     qosClass: podQOSClass(spec),
   };
+  // Past activeDeadlineSeconds the pod fails (kubelet's active deadline handler); its containers
+  // are then killed because the phase is terminal.
+  const left = activeDeadlineRemainingMs(pod, status.startTime, now);
+  if (left !== undefined && left <= 0 && phase !== 'Succeeded') {
+    status.phase = 'Failed';
+    status.reason = DEADLINE_EXCEEDED_REASON;
+    status.message = DEADLINE_EXCEEDED_MESSAGE;
+  } else if (phase === 'Failed' && prev?.reason) {
+    status.reason = prev.reason;
+    if (prev.message) status.message = prev.message;
+  }
   if (ips.length > 0) {
     status.podIP = ips[0];
     status.podIPs = ips.map((ip) => ({ ip }));
