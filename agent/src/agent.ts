@@ -33,6 +33,7 @@ import { admitPod, type PodAdmitResult } from './admission/admit.js';
 import { pressureAdmitHandler } from './admission/pressure.js';
 import { resourceFitAdmitHandler } from './admission/resource-fit.js';
 import { shutdownAdmitHandler } from './admission/shutdown.js';
+import { userNamespacesAdmitHandler } from './admission/user-namespaces.js';
 import { EvictionManager } from './eviction/eviction-manager.js';
 import { nodeHost, type AgentHost } from './host.js';
 import { gcPasses } from './housekeeping/gc.js';
@@ -318,6 +319,7 @@ export class Agent {
       pressureAdmitHandler(() => this.eviction?.conditions() ?? new Set()),
       shutdownAdmitHandler(() => this.shutdown?.shuttingDown ?? false),
       resourceFitAdmitHandler(() => node.node?.status?.allocatable ?? undefined),
+      userNamespacesAdmitHandler(),
     ];
     const admitLog = child('admission');
     const admit = (pod: Pod, admitted: readonly Pod[]): PodAdmitResult => {

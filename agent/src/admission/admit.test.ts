@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod } from '@nodelet/api';
 import type { PressureCondition } from '../eviction/signals.js';
-import { admitPod } from './admit.js';
+import { admitPod, rejectedStatus } from './admit.js';
+import { userNamespacesAdmitHandler } from './user-namespaces.js';
 import { pressureAdmitHandler } from './pressure.js';
 import { resourceFitAdmitHandler } from './resource-fit.js';
 import { shutdownAdmitHandler } from './shutdown.js';
@@ -60,4 +61,14 @@ test('admitPod: the first refusal wins, in handler order', () => {
   const r = admitPod([shutdownAdmitHandler(() => true), under('DiskPressure')], pod('a'), []);
   assert.equal(r.admit === false && r.reason, 'NodeShutdown');
   assert.deepEqual(admitPod([under(), shutdownAdmitHandler(() => false)], pod('a'), []), { admit: true });
+});
+
+test('hostUsers: false is refused on this node (no user namespaces), loudly; true or unset is admitted', () => {
+  const h = userNamespacesAdmitHandler();
+  assert.deepEqual(h(pod('u', undefined, { hostUsers: false }), []), { admit: false, reason: 'UserNamespacesNotSupported', message: 'the pod asks for a user namespace (hostUsers: false), which the container runtime of this node does not support' });
+  assert.deepEqual(h(pod('t', undefined, { hostUsers: true }), []), { admit: true });
+  assert.deepEqual(h(pod('n'), []), { admit: true });
+  const status = { phase: 'Pending' as const };
+  rejectedStatus('UserNamespacesNotSupported', 'x')(status);
+  assert.deepEqual(status, { phase: 'Failed', reason: 'UserNamespacesNotSupported', message: 'Pod was rejected: x' });
 });
