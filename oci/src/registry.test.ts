@@ -19,7 +19,7 @@ interface Fixture {
   manifestBody: string;
 }
 
-async function fixture(t: { after(fn: () => Promise<void>): void }): Promise<Fixture> {
+async function fixture(t: { after(fn: () => Promise<void>): void }, basicAuth?: { username: string; password: string }): Promise<Fixture> {
   const root = await mkdtemp(join(tmpdir(), 'nodelet-registry-test-'));
   t.after(() => rm(root, { recursive: true, force: true }));
   await initStore(root);
@@ -35,7 +35,7 @@ async function fixture(t: { after(fn: () => Promise<void>): void }): Promise<Fix
   const m = await putBlob(root, manifestBody);
   await tagImage(root, 'lab/app', 'v1', { mediaType: MediaType.ociManifest, ...m });
   await tagImage(root, 'lab/app', 'v2', { mediaType: MediaType.ociManifest, ...m });
-  const reg = await startRegistry({ root });
+  const reg = await startRegistry({ root, basicAuth });
   t.after(() => reg.close());
   return { reg, layer, layerDigest: l.digest, manifestDigest: m.digest, manifestBody };
 }
@@ -201,4 +201,19 @@ test('a manifest without a mediaType field is served with the OCI type its shape
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), type);
   }
+});
+
+test('basicAuth: requests without the credentials get 401 UNAUTHORIZED with a Basic challenge', async (t) => {
+  const { reg, manifestDigest } = await fixture(t, { username: 'puller', password: 's3cret' });
+  const anonymous = await fetch(`${reg.url}/v2/lab/app/manifests/v1`);
+  assert.equal(anonymous.status, 401);
+  assert.equal(anonymous.headers.get('www-authenticate'), 'Basic realm="nodelet registry"');
+  assert.equal(await errorCode(anonymous), 'UNAUTHORIZED');
+  const wrong = await fetch(`${reg.url}/v2/`, { headers: { Authorization: `Basic ${Buffer.from('puller:nope').toString('base64')}` } });
+  assert.equal(wrong.status, 401);
+  await wrong.body?.cancel();
+  const ok = await fetch(`${reg.url}/v2/lab/app/manifests/v1`, { headers: { Authorization: `Basic ${Buffer.from('puller:s3cret').toString('base64')}` } });
+  assert.equal(ok.status, 200);
+  assert.equal(ok.headers.get('docker-content-digest'), manifestDigest);
+  await ok.body?.cancel();
 });

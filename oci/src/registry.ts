@@ -12,8 +12,10 @@
  * Every success carries `Docker-Content-Digest` and `Content-Length` (containerd takes the digest
  * from a HEAD only when the length is known). Errors are the spec's JSON
  * `{"errors":[{"code","message","detail"}]}`. `index.json` is re-read per request, so images
- * built into the store while the registry runs are served at once. No auth, plain HTTP: bind it
- * to loopback or a lab network only.
+ * built into the store while the registry runs are served at once. Plain HTTP: bind it to
+ * loopback or a lab network only. Optionally every request must carry HTTP Basic credentials
+ * (`basicAuth`, for tests of image pull secrets): without them the answer is 401 UNAUTHORIZED
+ * with a `WWW-Authenticate: Basic` challenge, as the distribution spec's token-less registries do.
  */
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
@@ -34,6 +36,8 @@ export interface RegistryOptions {
   port?: number;
   logger?: Logger;
   signal?: AbortSignal;
+  /** Require these credentials (HTTP Basic) on every request. */
+  basicAuth?: { username: string; password: string };
 }
 
 export interface Registry {
@@ -46,7 +50,7 @@ export interface Registry {
   close(): Promise<void>;
 }
 
-type ErrorCodeName = 'MANIFEST_UNKNOWN' | 'BLOB_UNKNOWN' | 'NAME_UNKNOWN' | 'NAME_INVALID' | 'DIGEST_INVALID' | 'TAG_INVALID' | 'UNSUPPORTED' | 'RANGE_INVALID';
+type ErrorCodeName = 'UNAUTHORIZED' | 'MANIFEST_UNKNOWN' | 'BLOB_UNKNOWN' | 'NAME_UNKNOWN' | 'NAME_INVALID' | 'DIGEST_INVALID' | 'TAG_INVALID' | 'UNSUPPORTED' | 'RANGE_INVALID';
 
 class RegistryHttpError extends Error {
   constructor(
@@ -64,7 +68,13 @@ const TAGS_ROUTE = /^\/v2\/(.+)\/tags\/list$/;
 
 export async function startRegistry(opts: RegistryOptions): Promise<Registry> {
   const log = (opts.logger ?? noopLogger).child({ component: 'registry' });
+  const expected = opts.basicAuth && `Basic ${Buffer.from(`${opts.basicAuth.username}:${opts.basicAuth.password}`).toString('base64')}`;
   const server = createServer((req, res) => {
+    if (expected && req.headers.authorization !== expected) {
+      res.setHeader('WWW-Authenticate', 'Basic realm="nodelet registry"');
+      sendError(res, new RegistryHttpError(401, 'UNAUTHORIZED', 'authentication required'));
+      return;
+    }
     handle(opts.root, req, res).catch((err: unknown) => {
       if (err instanceof RegistryHttpError) {
         log.debug({ method: req.method, url: req.url, status: err.status, code: err.regCode }, 'Registry request failed');
