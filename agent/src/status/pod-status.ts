@@ -235,9 +235,6 @@ export function computePodStatus(input: PodStatusInput): PodStatus {
     status.phase = 'Failed';
     status.reason = DEADLINE_EXCEEDED_REASON;
     status.message = DEADLINE_EXCEEDED_MESSAGE;
-  } else if (phase === 'Failed' && prev?.reason) {
-    status.reason = prev.reason;
-    if (prev.message) status.message = prev.message;
   }
   if (ips.length > 0) {
     status.podIP = ips[0];
