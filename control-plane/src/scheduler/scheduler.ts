@@ -22,15 +22,24 @@
  * and no deletionTimestamp are scheduled. All API access goes through `@nodelet/api`.
  */
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { EventRecorder, Informer, NODES, PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, PODS, STORAGECLASSES, type ApiClient, type Node, type PersistentVolume, type PersistentVolumeClaim, type Pod, type StorageClass } from '@nodelet/api';
+import {
+  EventRecorder, Informer, NAMESPACES, NODES, PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, PODS, REPLICASETS, SERVICES, STATEFULSETS, STORAGECLASSES,
+  type ApiClient, type Namespace, type Node, type PersistentVolume, type PersistentVolumeClaim, type Pod, type ReplicaSet, type Service, type StatefulSet, type StorageClass,
+} from '@nodelet/api';
 import { errCode, isAbortError, systemClock, type Clock, type DisposableStore, type Logger, type PeriodicJob } from '@nodelet/base';
 import { schedulePod } from './algorithm.js';
 import { BindingCycle, type BindTiming } from './binding-cycle.js';
 import { SchedulerCache } from './cache.js';
+import type { NamespaceLookup } from './cluster-view.js';
 import { DEFAULT_FILTERS, type FilterPlugin } from './filters.js';
+import { imageLocalityScore } from './image-locality.js';
+import { interPodAffinityFilter, interPodAffinityScore } from './inter-pod-affinity.js';
 import { isTerminal } from './node-info.js';
 import { newPodInfo, podKey } from './pod-info.js';
 import { SchedulingQueue } from './queue.js';
+import type { ScorePlugin } from './scores.js';
+import { podTopologySpreadFilter, podTopologySpreadScore } from './topology-spread.js';
+import { WorkloadSelectors } from './workload-selectors.js';
 import { volumeBindingFilter, type VolumeLookup } from './volume-binding.js';
 import type { JourneyTracer } from '@nodelet/api/tracing';
 import { SchedulerJourneySpans } from './journey-spans.js';
@@ -85,7 +94,13 @@ export class Scheduler {
   readonly #claims: Informer<PersistentVolumeClaim>;
   readonly #volumes: Informer<PersistentVolume>;
   readonly #classes: Informer<StorageClass>;
+  readonly #namespaces: Informer<Namespace>;
+  readonly #services: Informer<Service>;
+  readonly #replicaSets: Informer<ReplicaSet>;
+  readonly #statefulSets: Informer<StatefulSet>;
+  readonly #workloads = new WorkloadSelectors();
   readonly #filters: readonly FilterPlugin[];
+  readonly #scorers: readonly ScorePlugin[];
   readonly #binding: BindingCycle;
   /** Where the next cycle's filtering starts in the node list (upstream nextStartNodeIndex). */
   #nextStartNodeIndex = 0;
@@ -111,7 +126,17 @@ export class Scheduler {
       volume: (name) => this.#volumes.get(name),
       storageClass: (name) => this.#classes.get(name),
     };
-    this.#filters = [...DEFAULT_FILTERS, volumeBindingFilter(volumes)];
+    this.#namespaces = new Informer({ ...common, resource: NAMESPACES });
+    this.#services = new Informer({ ...common, resource: SERVICES });
+    this.#replicaSets = new Informer({ ...common, resource: REPLICASETS });
+    this.#statefulSets = new Informer({ ...common, resource: STATEFULSETS });
+    const namespaces: NamespaceLookup = {
+      labels: (ns) => this.#namespaces.get(ns)?.metadata.labels,
+      all: () => this.#namespaces.list().map((n) => [n.metadata.name ?? '', n.metadata.labels ?? {}] as const),
+    };
+    // Default profile order: ..., VolumeBinding, PodTopologySpread, InterPodAffinity.
+    this.#filters = [...DEFAULT_FILTERS, volumeBindingFilter(volumes), podTopologySpreadFilter(this.#cache), interPodAffinityFilter(this.#cache, namespaces)];
+    this.#scorers = [interPodAffinityScore(this.#cache, namespaces), podTopologySpreadScore(this.#cache, this.#workloads), imageLocalityScore(this.#cache)];
     this.#spans = o.tracer ? new SchedulerJourneySpans(o.tracer, this.#clock) : undefined;
     this.#binding = new BindingCycle({
       client: o.client,
@@ -151,7 +176,19 @@ export class Scheduler {
 
   #onPod(p: Pod, old?: Pod): void {
     const key = podKey(p);
+    const wasCounted = this.#cache.nodeOf(key) !== undefined;
     this.#updateCache(key, p);
+    // A pod that lands (bound by someone else: our own were counted when assumed), or a bound pod
+    // whose labels change, can satisfy a waiting pod's affinity or spread, or stop blocking it.
+    if (p.spec?.nodeName && !isTerminal(p) && (!wasCounted || JSON.stringify(old?.metadata.labels) !== JSON.stringify(p.metadata.labels))) {
+      this.#queue.moveAllToActiveOrBackoff();
+    }
+    if (this.#responsible(p) && !isTerminal(p) && isGated(p)) {
+      // Upstream's SchedulingGates PreEnqueue: never attempted until the gates are removed (an update re-enqueues it).
+      this.#queue.delete(key);
+      this.#firstSeen.delete(key);
+      return;
+    }
     if (this.#responsible(p) && !isTerminal(p)) {
       if (!this.#firstSeen.has(key)) this.#firstSeen.set(key, this.#clock.monotonic());
       // Our own status write (PodScheduled=False) must not re-activate the pod.
@@ -206,7 +243,16 @@ export class Scheduler {
     const wake = (): void => this.#queue.moveAllToActiveOrBackoff();
     store.add(this.#claims.on({ onAdd: wake, onUpdate: wake }));
     store.add(this.#volumes.on({ onAdd: wake, onUpdate: wake }));
-    const informers = [this.#nodes, this.#pods, this.#claims, this.#volumes, this.#classes];
+    store.add(this.#namespaces.on({ onAdd: wake, onUpdate: (o, n) => JSON.stringify(o.metadata.labels) !== JSON.stringify(n.metadata.labels) && wake() }));
+    const workloads = (kind: 'svc' | 'rs' | 'sts') => ({
+      onAdd: (o: Service | ReplicaSet | StatefulSet) => this.#workloads.set(kind, o),
+      onUpdate: (_: unknown, o: Service | ReplicaSet | StatefulSet) => this.#workloads.set(kind, o),
+      onDelete: (o: Service | ReplicaSet | StatefulSet) => this.#workloads.delete(kind, o),
+    });
+    store.add(this.#services.on(workloads('svc')));
+    store.add(this.#replicaSets.on(workloads('rs')));
+    store.add(this.#statefulSets.on(workloads('sts')));
+    const informers = [this.#nodes, this.#pods, this.#claims, this.#volumes, this.#classes, this.#namespaces, this.#services, this.#replicaSets, this.#statefulSets];
     for (const i of informers) i.start();
     const cleanup = this.#startAssumedPodCleanup(signal);
     try {
@@ -233,7 +279,7 @@ export class Scheduler {
   /** The scheduling cycle: synchronous from reading the cache to assuming the pod in it. */
   #scheduleOne(key: string): void {
     const pod = this.#pods.get(key);
-    if (!pod || !this.#responsible(pod) || this.#cache.isAssumed(key)) {
+    if (!pod || !this.#responsible(pod) || isGated(pod) || this.#cache.isAssumed(key)) {
       this.#queue.done(key);
       return;
     }
@@ -244,6 +290,7 @@ export class Scheduler {
       result = schedulePod(info, this.#cache, {
         random: this.#o.random,
         filters: this.#filters,
+        scorers: this.#scorers,
         percentageOfNodesToScore: this.#o.percentageOfNodesToScore,
         startIndex: this.#nextStartNodeIndex,
       });
@@ -281,4 +328,9 @@ export class Scheduler {
     );
   }
 
+}
+
+/** The pod has scheduling gates: it is not scheduled until they are all removed. */
+export function isGated(p: Pod): boolean {
+  return (p.spec?.schedulingGates?.length ?? 0) > 0;
 }
