@@ -90,6 +90,20 @@ describe('scheduler: topology spread and scheduling gates on two nodes', () => {
     assert.deepEqual(Object.fromEntries(per), { big: 2, small: 2 });
   });
 
+  it('a pod waiting for required affinity is retried when a matching pod lands, and joins it', async () => {
+    const pods = c.admin.resource(PODS, 'default');
+    const follow = { affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { app: 'leader' } }, topologyKey: 'kubernetes.io/hostname' }] } } };
+    await pods.create(pod('follower', { app: 'follower' }, follow));
+    const ev = await pollUntil('FailedScheduling', async () =>
+      (await c.admin.resource(EVENTS, 'default').list()).items.find((e) => e.reason === 'FailedScheduling' && e.involvedObject.name === 'follower'), POLL);
+    assert.equal(ev.message, "0/2 nodes are available: 2 node(s) didn't match pod affinity rules. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.");
+    await pods.create(pod('leader', { app: 'leader' }));
+    const leaderNode = await pollUntil('leader bound', async () => (await pods.get('leader')).spec?.nodeName || undefined, POLL);
+    // Well before the 5-minute flush of unschedulable pods: the leader's binding re-queued it.
+    const followerNode = await pollUntil('follower bound', async () => (await pods.get('follower')).spec?.nodeName || undefined, POLL);
+    assert.equal(followerNode, leaderNode);
+  });
+
   it('a gated pod is not scheduled until its gates are removed', async () => {
     const pods = c.admin.resource(PODS, 'default');
     await pods.create(pod('gated', { app: 'gated' }, { schedulingGates: [{ name: 'example.com/hold' }] }));

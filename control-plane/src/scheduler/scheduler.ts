@@ -35,7 +35,8 @@ import { DEFAULT_FILTERS, type FilterPlugin } from './filters.js';
 import { imageLocalityScore } from './image-locality.js';
 import { interPodAffinityFilter, interPodAffinityScore } from './inter-pod-affinity.js';
 import { isTerminal } from './node-info.js';
-import { newPodInfo, podKey } from './pod-info.js';
+import { termMatches } from './pod-affinity.js';
+import { newPodInfo, podKey, type PodInfo } from './pod-info.js';
 import { SchedulingQueue } from './queue.js';
 import type { ScorePlugin } from './scores.js';
 import { podTopologySpreadFilter, podTopologySpreadScore } from './topology-spread.js';
@@ -176,12 +177,11 @@ export class Scheduler {
 
   #onPod(p: Pod, old?: Pod): void {
     const key = podKey(p);
-    const wasCounted = this.#cache.nodeOf(key) !== undefined;
     this.#updateCache(key, p);
-    // A pod that lands (bound by someone else: our own were counted when assumed), or a bound pod
-    // whose labels change, can satisfy a waiting pod's affinity or spread, or stop blocking it.
-    if (p.spec?.nodeName && !isTerminal(p) && (!wasCounted || JSON.stringify(old?.metadata.labels) !== JSON.stringify(p.metadata.labels))) {
-      this.#queue.moveAllToActiveOrBackoff();
+    // A pod that lands, or a bound pod whose labels change, can satisfy a waiting pod's required
+    // affinity or lift its spread's global minimum: those pods are retried (upstream AssignedPodAdd).
+    if (p.spec?.nodeName && !isTerminal(p) && (!old?.spec?.nodeName || JSON.stringify(old.metadata.labels) !== JSON.stringify(p.metadata.labels))) {
+      this.#wakeFor(p);
     }
     if (this.#responsible(p) && !isTerminal(p) && isGated(p)) {
       // Upstream's SchedulingGates PreEnqueue: never attempted until the gates are removed (an update re-enqueues it).
@@ -217,6 +217,29 @@ export class Scheduler {
       // The API server validates quantities, so this is a pod we cannot account for; say so once per update.
       this.#log.warn({ err, code: errCode(err), pod: key }, 'Bound pod not counted');
     }
+  }
+
+  #wakeFor(bound: Pod): void {
+    let landed: PodInfo | undefined;
+    try {
+      landed = newPodInfo(bound);
+    } catch {
+      return;
+    }
+    const nsLabels = this.#namespaces.get(landed.namespace)?.metadata.labels;
+    this.#queue.moveToActiveOrBackoff((key) => {
+      const waiting = this.#pods.get(key);
+      if (!waiting) return false;
+      const spread = waiting.spec?.topologySpreadConstraints?.some((c) => c.whenUnsatisfiable === 'DoNotSchedule');
+      if (spread && (waiting.metadata.namespace ?? 'default') === landed.namespace) return true;
+      const terms = waiting.spec?.affinity?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
+      if (!terms?.length) return false;
+      try {
+        return newPodInfo(waiting).affinity?.requiredAffinity.some((t) => termMatches(t, landed, nsLabels)) ?? false;
+      } catch {
+        return false;
+      }
+    });
   }
 
   #onPodDeleted(p: Pod): void {
