@@ -22,15 +22,10 @@
 import type { Node } from '@nodelet/api';
 import { AgentError, type Clock } from '@nodelet/base';
 import type { NodeSnapshot } from './algorithm.js';
-import { MatchIndex } from './match-counts.js';
+import { MatchIndex, TermIndex } from './match-counts.js';
 import { NodeInfo } from './node-info.js';
 import type { PodInfo } from './pod-info.js';
 
-/** A counted pod and the node it counts on. */
-export interface PlacedPod {
-  readonly info: PodInfo;
-  readonly node: string;
-}
 
 interface PodState {
   info: PodInfo;
@@ -60,10 +55,8 @@ export class SchedulerCache implements NodeSnapshot {
   readonly #pods = new Map<string, PodState>();
   /** Keys of the assumed pods (a subset of #pods), so expiry does not walk every pod. */
   readonly #assumed = new Set<string>();
-  /** Counted pods that have pod (anti-)affinity terms (upstream HavePodsWithAffinity), for symmetry and scoring. */
-  readonly #withAffinity = new Map<string, PlacedPod>();
-  /** The subset with required anti-affinity terms (upstream HavePodsWithRequiredAntiAffinity). */
-  readonly #withRequiredAnti = new Map<string, PlacedPod>();
+  /** The counted pods' own affinity terms, grouped, for symmetry and scoring (upstream HavePodsWithAffinity). */
+  readonly terms = new TermIndex();
   /** Image name → number of existing nodes that report it (ImageLocality's spread). */
   readonly #imageNodes = new Map<string, number>();
   /** Per-node counts of pods matching the selectors pods asked about (match-counts.ts). */
@@ -98,16 +91,6 @@ export class SchedulerCache implements NodeSnapshot {
   /** The node a bound or assumed pod counts on. */
   nodeOf(key: string): string | undefined {
     return this.#pods.get(key)?.node;
-  }
-
-  /** Pods with pod (anti-)affinity terms and their nodes. */
-  podsWithAffinity(): IterableIterator<PlacedPod> {
-    return this.#withAffinity.values();
-  }
-
-  /** Pods with required pod anti-affinity terms and their nodes. */
-  podsWithRequiredAntiAffinity(): IterableIterator<PlacedPod> {
-    return this.#withRequiredAnti.values();
   }
 
   /** How many existing nodes report `image` (by any of its names) in `status.images`. */
@@ -161,17 +144,13 @@ export class SchedulerCache implements NodeSnapshot {
   #place(info: PodInfo, node: string): void {
     this.#nodeInfoFor(node).addPod(info);
     this.matches.added(info, node);
-    if (info.affinity) {
-      this.#withAffinity.set(info.key, { info, node });
-      if (info.affinity.requiredAntiAffinity.length > 0) this.#withRequiredAnti.set(info.key, { info, node });
-    }
+    this.terms.added(info, node);
   }
 
   #unplace(st: PodState): void {
     this.#removeFromNode(st.node, st.info.key);
     this.matches.removed(st.info, st.node);
-    this.#withAffinity.delete(st.info.key);
-    this.#withRequiredAnti.delete(st.info.key);
+    this.terms.removed(st.info, st.node);
   }
 
   /**

@@ -1,12 +1,11 @@
 /**
  * What the cluster-wide plugins (InterPodAffinity, PodTopologySpread, ImageLocality) read
- * besides one NodeInfo: every node, the per-node match counts, the pods with affinity terms
- * (all kept by the scheduler cache) and the namespaces' labels (from the scheduler's informer).
+ * besides one NodeInfo: every node, the per-node match counts, the counted pods' affinity terms
+ * grouped (all kept by the scheduler cache) and the namespaces' labels (from the scheduler's informer).
  */
 import { matchLabels, type ParsedLabelSelector } from '@nodelet/api';
 import type { NodeSnapshot } from './algorithm.js';
-import type { PlacedPod } from './cache.js';
-import type { MatchIndex, PodPredicate } from './match-counts.js';
+import type { MatchIndex, PodPredicate, TermIndex } from './match-counts.js';
 import type { NodeInfo } from './node-info.js';
 import { selectorKey } from './pod-affinity.js';
 
@@ -18,8 +17,7 @@ export interface NamespaceLookup {
 
 export interface ClusterView extends NodeSnapshot {
   readonly matches: MatchIndex;
-  podsWithAffinity(): Iterable<PlacedPod>;
-  podsWithRequiredAntiAffinity(): Iterable<PlacedPod>;
+  readonly terms: TermIndex;
   imageNodeCount(image: string): number;
 }
 

@@ -16,13 +16,14 @@
  * weights when their term matches this pod, and 1 (hardPodAffinityWeight) per required affinity
  * term; a node scores the sum over its labels, normalised min..max to 0..100.
  *
- * The pod's own terms are counted through the cache's incremental MatchIndex (no walk of all
- * pods); the existing pods' terms are read from the cache's list of pods with affinity terms.
+ * The pod's own terms are counted through the cache's incremental MatchIndex, the existing pods'
+ * terms read from its TermIndex (one entry per distinct term, with per-node counts): no walk of
+ * the pods in either case.
  */
 import { matchLabels } from '@nodelet/api';
 import { allOf, nodeLabels, selectorPredicate, sumByDomain, type ClusterView, type NamespaceLookup } from './cluster-view.js';
 import type { FilterPlugin, FilterStatus, PodContext } from './filters.js';
-import type { PodPredicate } from './match-counts.js';
+import type { PodPredicate, TermKind } from './match-counts.js';
 import type { NodeInfo } from './node-info.js';
 import { termMatches, type AffinityTerm } from './pod-affinity.js';
 import { MAX_NODE_SCORE, type ScorePlugin } from './scores.js';
@@ -82,15 +83,8 @@ export function interPodAffinityFilter(view: ClusterView, namespaces: NamespaceL
       const { info } = ctx;
       const nsLabels = namespaces.labels(info.namespace);
       const existingAnti: PairCounts = new Map();
-      for (const { info: ep, node } of view.podsWithRequiredAntiAffinity()) {
-        const labels = view.get(node)?.node.metadata.labels;
-        if (!labels) continue;
-        for (const t of ep.affinity!.requiredAntiAffinity) {
-          const v = labels[t.topologyKey];
-          if (v === undefined || !termMatches(t, info, nsLabels)) continue;
-          const d = domainMap(existingAnti, t.topologyKey);
-          d.set(v, (d.get(v) ?? 0) + 1);
-        }
+      for (const { term, perNode } of view.terms.groups('requiredAntiAffinity')) {
+        if (termMatches(term, info, nsLabels)) sumByDomain(view, perNode, term.topologyKey, domainMap(existingAnti, term.topologyKey));
       }
       const affinity = info.affinity?.requiredAffinity ?? [];
       const anti = info.affinity?.requiredAntiAffinity ?? [];
@@ -149,19 +143,16 @@ export function interPodAffinityTopologyScores(ctx: PodContext, view: ClusterVie
   ];
   for (const [t, w] of own) sumByDomain(view, view.matches.counts(termPredicate(t, namespaces)), t.topologyKey, domainMap(scores, t.topologyKey), w);
   const nsLabels = namespaces.labels(info.namespace);
-  const add = (t: AffinityTerm, w: number, labels: Readonly<Record<string, string>>): void => {
-    const v = labels[t.topologyKey];
-    if (v === undefined || !termMatches(t, info, nsLabels)) return;
-    const d = domainMap(scores, t.topologyKey);
-    d.set(v, (d.get(v) ?? 0) + w);
-  };
-  for (const { info: ep, node } of view.podsWithAffinity()) {
-    const labels = view.get(node)?.node.metadata.labels;
-    if (!labels) continue;
-    const a = ep.affinity!;
-    for (const t of a.requiredAffinity) add(t, HARD_POD_AFFINITY_WEIGHT, labels);
-    for (const t of a.preferredAffinity) add(t, t.weight, labels);
-    for (const t of a.preferredAntiAffinity) add(t, -t.weight, labels);
+  // Existing pods' terms, one group per distinct term: each pod carrying it adds its weight.
+  const existing: Array<[TermKind, (t: AffinityTerm) => number]> = [
+    ['requiredAffinity', () => HARD_POD_AFFINITY_WEIGHT],
+    ['preferredAffinity', (t) => t.weight],
+    ['preferredAntiAffinity', (t) => -t.weight],
+  ];
+  for (const [kind, weight] of existing) {
+    for (const { term, perNode } of view.terms.groups(kind)) {
+      if (termMatches(term, info, nsLabels)) sumByDomain(view, perNode, term.topologyKey, domainMap(scores, term.topologyKey), weight(term));
+    }
   }
   return scores;
 }

@@ -12,6 +12,7 @@
  *   pod added/removed (cache) ──▶ for each predicate: matches? ──▶ perNode[node] ± 1
  *   scheduling cycle ──counts(pred)──▶ existing: perNode  │  new: one walk, then kept
  */
+import { selectorKey, type AffinityTerm } from './pod-affinity.js';
 import type { PodInfo } from './pod-info.js';
 
 /** Upper bound on the predicates tracked at once (each costs one test per pod event). */
@@ -72,4 +73,56 @@ function bump(m: Map<string, number>, node: string, d: number): void {
   const n = (m.get(node) ?? 0) + d;
   if (n > 0) m.set(node, n);
   else m.delete(node);
+}
+
+/** Which list of a pod's affinity terms a term came from. */
+export type TermKind = 'requiredAffinity' | 'requiredAntiAffinity' | 'preferredAffinity' | 'preferredAntiAffinity';
+const TERM_KINDS: readonly TermKind[] = ['requiredAffinity', 'requiredAntiAffinity', 'preferredAffinity', 'preferredAntiAffinity'];
+
+/** Identical terms of the counted pods (replicas share theirs) and how many pods per node carry each. */
+export interface TermGroup {
+  readonly term: AffinityTerm;
+  readonly perNode: ReadonlyMap<string, number>;
+}
+
+/**
+ * The counted pods' own (anti-)affinity terms, grouped: what InterPodAffinity checks the
+ * incoming pod against (symmetry, and existing pods' preferences in the score). A cycle reads
+ * one entry per distinct term instead of every pod that has terms.
+ */
+export class TermIndex {
+  readonly #groups = new Map<TermKind, Map<string, { term: AffinityTerm; perNode: Map<string, number> }>>(TERM_KINDS.map((k) => [k, new Map()]));
+
+  groups(kind: TermKind): IterableIterator<TermGroup> {
+    return this.#groups.get(kind)!.values();
+  }
+
+  added(p: PodInfo, node: string): void {
+    this.#update(p, node, 1);
+  }
+
+  removed(p: PodInfo, node: string): void {
+    this.#update(p, node, -1);
+  }
+
+  #update(p: PodInfo, node: string, d: 1 | -1): void {
+    if (!p.affinity) return;
+    for (const kind of TERM_KINDS) {
+      const m = this.#groups.get(kind)!;
+      for (const t of p.affinity[kind]) {
+        const key = termKey(t);
+        let g = m.get(key);
+        if (!g) {
+          if (d < 0) continue;
+          m.set(key, (g = { term: t, perNode: new Map() }));
+        }
+        bump(g.perNode, node, d);
+        if (g.perNode.size === 0) m.delete(key);
+      }
+    }
+  }
+}
+
+function termKey(t: AffinityTerm): string {
+  return JSON.stringify([t.topologyKey, t.weight, [...t.namespaces].sort(), selectorKey(t.selector), selectorKey(t.nsSelector)]);
 }
