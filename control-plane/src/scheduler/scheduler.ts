@@ -35,8 +35,8 @@ import { DEFAULT_FILTERS, type FilterPlugin } from './filters.js';
 import { imageLocalityScore } from './image-locality.js';
 import { interPodAffinityFilter, interPodAffinityScore } from './inter-pod-affinity.js';
 import { isTerminal } from './node-info.js';
-import { termMatches } from './pod-affinity.js';
-import { newPodInfo, podKey, type PodInfo } from './pod-info.js';
+import { podAffinityInfo, termMatches } from './pod-affinity.js';
+import { newPodInfo, podKey } from './pod-info.js';
 import { SchedulingQueue } from './queue.js';
 import type { ScorePlugin } from './scores.js';
 import { podTopologySpreadFilter, podTopologySpreadScore } from './topology-spread.js';
@@ -220,12 +220,8 @@ export class Scheduler {
   }
 
   #wakeFor(bound: Pod): void {
-    let landed: PodInfo | undefined;
-    try {
-      landed = newPodInfo(bound);
-    } catch {
-      return;
-    }
+    if (this.#queue.sizes.unschedulable === 0) return;
+    const landed = { namespace: bound.metadata.namespace ?? 'default', labels: bound.metadata.labels ?? {} };
     const nsLabels = this.#namespaces.get(landed.namespace)?.metadata.labels;
     this.#queue.moveToActiveOrBackoff((key) => {
       const waiting = this.#pods.get(key);
@@ -235,9 +231,9 @@ export class Scheduler {
       const terms = waiting.spec?.affinity?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
       if (!terms?.length) return false;
       try {
-        return newPodInfo(waiting).affinity?.requiredAffinity.some((t) => termMatches(t, landed, nsLabels)) ?? false;
+        return podAffinityInfo(waiting)?.requiredAffinity.some((t) => termMatches(t, landed, nsLabels)) ?? false;
       } catch {
-        return false;
+        return false; // a selector that does not parse never matches
       }
     });
   }
