@@ -96,8 +96,9 @@ export function interPodAffinityFilter(view: ClusterView, namespaces: NamespaceL
         const preds = affinity.map((t) => termPredicate(t, namespaces));
         const all = allOf(preds);
         const perNode = view.matches.counts(all);
-        affinityEmpty = perNode.size === 0;
         for (const t of affinity) sumByDomain(view, perNode, t.topologyKey, domainMap(affinityCounts, t.topologyKey));
+        // Matching pods on nodes without the topology keys do not count (upstream's counts hold pairs only).
+        affinityEmpty = [...affinityCounts.values()].every((d) => d.size === 0);
         selfMatchesAll = all.matches(info);
       }
       const antiCounts: PairCounts = new Map();
