@@ -8,6 +8,12 @@
 //   mode floor   no scheduler: POST pods/binding for every pod, round robin over the nodes, with
 //                the same concurrency — what the API server allows, the ceiling for any scheduler
 //
+//   --workload plain     pods with requests and an owner (the default)
+//   --workload affinity  the same mix with affinity and spread: zones on the nodes; of ten
+//                        deployments, four spread over zones (DoNotSchedule, maxSkew 1) and hosts
+//                        (ScheduleAnyway), three have a Service (system default spreading) and
+//                        preferred host anti-affinity, two required host anti-affinity, one
+//                        required zone affinity to another deployment
 //   --cpu-prof <file>  writes a V8 CPU profile of the scheduling phase alone (not the setup)
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -15,7 +21,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ApiClient, EVENTS, NODES, PODS, type Node, type Pod } from '@nodelet/api';
+import { ApiClient, EVENTS, NODES, PODS, SERVICES, type Node, type Pod, type PodSpec } from '@nodelet/api';
 import { Semaphore, noopLogger, type Logger } from '@nodelet/base';
 import { startControlPlane } from '../control-plane/src/control-plane.js';
 
@@ -26,9 +32,13 @@ const { values: args } = parseArgs({
     pods: { type: 'string', default: '1000' },
     nodes: { type: 'string', default: '100' },
     'bind-concurrency': { type: 'string', default: '16' },
+    workload: { type: 'string', default: 'plain' },
     'cpu-prof': { type: 'string' },
   },
 });
+const WORKLOAD = args.workload as 'plain' | 'affinity';
+if (WORKLOAD !== 'plain' && WORKLOAD !== 'affinity') throw new Error(`--workload: plain or affinity, not ${String(args.workload)}`);
+const ZONES = 10;
 const MODE = args.mode as 'new' | 'legacy' | 'floor';
 const PODS_N = Number(args.pods);
 const NODES_N = Number(args.nodes);
@@ -51,6 +61,7 @@ type StartScheduler = (o: {
 
 export interface RunResult {
   mode: string;
+  workload?: string;
   pods: number;
   nodes: number;
   bound: number;
@@ -85,7 +96,10 @@ const round1 = (n: number): number => Math.round(n * 10) / 10;
 function node(i: number): Node {
   const now = new Date().toISOString();
   return {
-    metadata: { name: `bench-node-${String(i).padStart(4, '0')}`, labels: { 'kubernetes.io/hostname': `bench-node-${i}` } },
+    metadata: {
+      name: `bench-node-${String(i).padStart(4, '0')}`,
+      labels: { 'kubernetes.io/hostname': `bench-node-${i}`, ...(WORKLOAD === 'affinity' ? { 'topology.kubernetes.io/zone': `bench-zone-${i % ZONES}` } : {}) },
+    },
     spec: {},
     status: {
       allocatable: { cpu: '16', memory: '64Gi', pods: '110', 'ephemeral-storage': '100Gi' },
@@ -104,8 +118,28 @@ function pod(i: number): Pod {
       labels: { app: owner },
       ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: owner, uid: `00000000-0000-0000-0000-00000000000${i % 10}`, controller: true }],
     },
-    spec: { containers: [{ name: 'main', image: 'busybox', resources: { requests: { cpu: '100m', memory: '128Mi' } } }] },
+    spec: { containers: [{ name: 'main', image: 'busybox', resources: { requests: { cpu: '100m', memory: '128Mi' } } }], ...(WORKLOAD === 'affinity' ? affinitySpec(i % 10) : {}) },
   };
+}
+
+const sel = (app: string) => ({ matchLabels: { app } });
+const HOST = 'kubernetes.io/hostname';
+const ZONE = 'topology.kubernetes.io/zone';
+
+/** The affinity workload's scheduling constraints for deployment `k` (see the header). */
+function affinitySpec(k: number): Partial<PodSpec> {
+  const app = `bench-rs-${k}`;
+  if (k <= 3) {
+    return {
+      topologySpreadConstraints: [
+        { maxSkew: 1, topologyKey: ZONE, whenUnsatisfiable: 'DoNotSchedule', labelSelector: sel(app) },
+        { maxSkew: 1, topologyKey: HOST, whenUnsatisfiable: 'ScheduleAnyway', labelSelector: sel(app) },
+      ],
+    };
+  }
+  if (k <= 6) return { affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { labelSelector: sel(app), topologyKey: HOST } }] } } };
+  if (k <= 8) return { affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: sel(app), topologyKey: HOST }] } } };
+  return { affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: sel('bench-rs-0'), topologyKey: ZONE }] } } };
 }
 
 async function loadScheduler(): Promise<StartScheduler> {
@@ -142,6 +176,10 @@ async function main(): Promise<RunResult> {
   try {
     const sem = new Semaphore(16);
     const nodes = await Promise.all(Array.from({ length: NODES_N }, (_, i) => sem.use(() => client.resource(NODES).create(node(i)))));
+    if (WORKLOAD === 'affinity') {
+      // Services for deployments 4–6, so their pods get the system default spread constraints.
+      for (const k of [4, 5, 6]) await client.resource(SERVICES, 'default').create({ metadata: { name: `bench-svc-${k}` }, spec: { selector: { app: `bench-rs-${k}` }, ports: [{ port: 80 }] } });
+    }
     const pods = await Promise.all(Array.from({ length: PODS_N }, (_, i) => sem.use(() => client.resource(PODS, 'default').create(pod(i)))));
 
     const timings: Timing[] = [];
@@ -211,6 +249,7 @@ async function main(): Promise<RunResult> {
     const schedule = timings.map((t) => t.scheduleMs).filter((x): x is number => x !== undefined);
     return {
       mode: MODE,
+      workload: WORKLOAD,
       pods: PODS_N,
       nodes: NODES_N,
       bound,

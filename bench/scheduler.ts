@@ -5,7 +5,11 @@
 // change in the machine's load hits every mode alike; the table shows medians.
 //
 //   node --conditions=source --import tsx bench/scheduler.ts [--nodes 100,1000] [--pods 1000] [--runs 3]
-//        [--modes legacy,new,floor] [--baseline-ref <commit>] [--bind-concurrency 16] [--svg] [--json]
+//        [--modes legacy,new,floor] [--workloads plain,affinity] [--baseline-ref <commit>] [--bind-concurrency 16] [--svg] [--json]
+//
+// --workloads affinity adds a column "new+aff": the current scheduler on the same nodes and pods
+// with zones, topology spread and pod (anti-)affinity in the mix (bench/scheduler-run.ts), run in
+// the same interleaving as the plain workload so both see the same load.
 //
 // Writes bench/results/scheduler.json (bench/lib/results.ts; with --svg also scheduler.svg).
 //
@@ -29,6 +33,7 @@ const { values: args } = parseArgs({
     pods: { type: 'string', default: '1000' },
     runs: { type: 'string', default: '3' },
     modes: { type: 'string', default: 'legacy,new,floor' },
+    workloads: { type: 'string', default: 'plain,affinity' },
     'baseline-ref': { type: 'string', default: BASELINE_REF },
     'bind-concurrency': { type: 'string', default: '16' },
     svg: { type: 'boolean', default: false },
@@ -38,6 +43,10 @@ const { values: args } = parseArgs({
 const SIZES = args.nodes.split(',').map(Number);
 const RUNS = Number(args.runs);
 let modes = args.modes.split(',') as Array<'legacy' | 'new' | 'floor'>;
+const WORKLOADS = args.workloads.split(',') as Array<'plain' | 'affinity'>;
+for (const w of WORKLOADS) if (w !== 'plain' && w !== 'affinity') throw new Error(`--workloads: plain and/or affinity, not ${w}`);
+/** The affinity workload only means something to the current scheduler. */
+const AFFINITY_COLUMN = 'new+aff';
 
 /** Issue 16's targets. */
 const TARGETS: Record<number, { podsPerSec: number; bindCallP99Ms?: number }> = { 100: { podsPerSec: 1000, bindCallP99Ms: 50 }, 1000: { podsPerSec: 500 } };
@@ -52,11 +61,12 @@ function median(xs: number[]): number {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
-function runOnce(mode: string, nodes: number, baseline?: Baseline): RunResult {
+function runOnce(mode: string, nodes: number, baseline?: Baseline, workload: 'plain' | 'affinity' = 'plain'): RunResult {
   const argv = [
     ...process.execArgv,
     join(ROOT, 'bench/scheduler-run.ts'),
     '--mode', mode,
+    '--workload', workload,
     '--nodes', String(nodes),
     '--pods', args.pods,
     '--bind-concurrency', args['bind-concurrency'],
@@ -82,10 +92,14 @@ async function main(): Promise<void> {
   try {
     for (let r = 0; r < RUNS; r++) {
       for (const n of SIZES) {
-        for (const m of modes) {
-          const res = runOnce(m, n, baseline);
+        const cells: Array<[string, 'plain' | 'affinity']> = [];
+        if (WORKLOADS.includes('plain')) for (const m of modes) cells.push([m, 'plain']);
+        if (WORKLOADS.includes('affinity')) cells.push(['new', 'affinity']);
+        for (const [m, w] of cells) {
+          const res = runOnce(m, n, baseline, w);
           runs.push(res);
-          if (!args.json) console.error(`  run ${r + 1}/${RUNS} ${String(n).padStart(4)} nodes ${m.padEnd(6)} ${res.podsPerSec} pods/s, binding p99 ${res.bindCallP99Ms} ms, load ${res.loadavg1}`);
+          const label = w === 'affinity' ? AFFINITY_COLUMN : m;
+          if (!args.json) console.error(`  run ${r + 1}/${RUNS} ${String(n).padStart(4)} nodes ${label.padEnd(7)} ${res.podsPerSec} pods/s, binding p99 ${res.bindCallP99Ms} ms, load ${res.loadavg1}`);
         }
       }
     }
@@ -100,8 +114,9 @@ async function main(): Promise<void> {
   const summary: Record<string, Record<string, Partial<Record<Metric, number>>>> = {};
   for (const n of SIZES) {
     summary[n] = {};
-    for (const m of modes) {
-      const mine = runs.filter((x) => x.nodes === n && x.mode === m);
+    const columns = [...(WORKLOADS.includes('plain') ? modes : []), ...(WORKLOADS.includes('affinity') ? [AFFINITY_COLUMN] : [])];
+    for (const m of columns) {
+      const mine = runs.filter((x) => x.nodes === n && (m === AFFINITY_COLUMN ? x.workload === 'affinity' : x.mode === m && (x.workload ?? 'plain') === 'plain'));
       const med: Partial<Record<Metric, number>> = {};
       for (const k of metrics) {
         const xs = mine.map((x) => x[k]).filter((v): v is number => typeof v === 'number');
@@ -146,6 +161,12 @@ function schedulerFigures(summary: Summary): BenchFigure[] {
     ['CPU per pod', 'cpuMsPerPod', 'ms', undefined],
   ];
   for (const [n, modesAt] of Object.entries(summary)) {
+    // Issue 23: the same throughput target with affinity and spread in the mix.
+    const aff = modesAt[AFFINITY_COLUMN]?.podsPerSec;
+    const affTarget = TARGETS[Number(n)]?.podsPerSec;
+    if (aff !== undefined) {
+      out.push({ group: `${n} nodes`, name: 'pods/s with affinity and spread', unit: 'pods/s', value: aff, ...(affTarget === undefined ? {} : { target: { op: '>=', value: affTarget } }) });
+    }
     for (const [name, k, unit, targetKey] of rows) {
       const value = modesAt.new?.[k];
       if (value === undefined) continue;

@@ -238,12 +238,36 @@ export interface PodAffinityTerm {
   labelSelector?: LabelSelector;
   namespaces?: string[];
   topologyKey: string;
+  namespaceSelector?: LabelSelector;
+  matchLabelKeys?: string[];
+  mismatchLabelKeys?: string[];
+}
+
+export interface WeightedPodAffinityTerm {
+  weight: number;
+  podAffinityTerm: PodAffinityTerm;
+}
+
+export interface PodAffinity {
+  requiredDuringSchedulingIgnoredDuringExecution?: PodAffinityTerm[];
+  preferredDuringSchedulingIgnoredDuringExecution?: WeightedPodAffinityTerm[];
 }
 
 export interface Affinity {
   nodeAffinity?: NodeAffinity;
-  podAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: PodAffinityTerm[] };
-  podAntiAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: PodAffinityTerm[] };
+  podAffinity?: PodAffinity;
+  podAntiAffinity?: PodAffinity;
+}
+
+export interface TopologySpreadConstraint {
+  maxSkew: number;
+  topologyKey: string;
+  whenUnsatisfiable: 'DoNotSchedule' | 'ScheduleAnyway';
+  labelSelector?: LabelSelector;
+  minDomains?: number;
+  nodeAffinityPolicy?: 'Honor' | 'Ignore';
+  nodeTaintsPolicy?: 'Honor' | 'Ignore';
+  matchLabelKeys?: string[];
 }
 
 export type TaintEffect = 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
@@ -286,6 +310,8 @@ export interface PodSpec {
   securityContext?: PodSecurityContext;
   imagePullSecrets?: Array<{ name?: string }>;
   affinity?: Affinity;
+  topologySpreadConstraints?: TopologySpreadConstraint[];
+  schedulingGates?: Array<{ name: string }>;
   schedulerName?: string;
   tolerations?: Toleration[];
   priorityClassName?: string;

@@ -7,6 +7,7 @@ import { duplicate, invalidValue, notSupported, required, type FieldError } from
 import { dns1123LabelProblem } from './names.js';
 import { validateVolumeMounts, validateVolumes } from './volumes.js';
 import { validateLifecycle } from './lifecycle.js';
+import { validatePodScheduling } from './pod-scheduling.js';
 
 type Obj = Record<string, unknown>;
 const RESTART_POLICIES = ['Always', 'OnFailure', 'Never'];
@@ -36,6 +37,7 @@ export function validatePodSpec(spec: unknown, path: string): FieldError[] {
     errs.push(invalidValue(`${path}.terminationGracePeriodSeconds`, grace, 'must be a non-negative integer'));
   }
   if (s.nodeName !== undefined && typeof s.nodeName !== 'string') errs.push(invalidValue(`${path}.nodeName`, s.nodeName, 'must be a string'));
+  errs.push(...validatePodScheduling(s, path));
   return errs;
 }
 

@@ -15,11 +15,11 @@
  *          FitError message + "preemption:" dry run (no victims evicted)
  */
 import type { Pod } from '@nodelet/api';
-import { DEFAULT_FILTERS, newPodContext, nodeAffinityPreFilter, REASON_AFFINITY_TERMS_CONFLICT, runFilters, type FilterPlugin, type FilterStatus } from './filters.js';
+import { DEFAULT_FILTERS, newPodContext, nodeAffinityPreFilter, REASON_AFFINITY_TERMS_CONFLICT, runFilters, type FilterPlugin, type FilterStatus, type PodContext } from './filters.js';
 import { formatFailedScheduling, formatFitError, NO_PREEMPTION_VICTIMS, PREEMPTION_NOT_HELPFUL } from './fit-error.js';
 import { newNodeInfo, type NodeInfo } from './node-info.js';
 import type { PodInfo } from './pod-info.js';
-import { scoreNodes, selectHost } from './scores.js';
+import { scoreNodes, selectHost, type ScorePlugin } from './scores.js';
 
 export type ScheduleResult =
   | { ok: true; node: string; feasible: number; processed: number }
@@ -33,6 +33,8 @@ export interface NodeSnapshot {
 
 export interface ScheduleOptions {
   filters?: readonly FilterPlugin[];
+  /** Score plugins beyond the built-in ones (scores.ts). */
+  scorers?: readonly ScorePlugin[];
   random?: () => number;
   /**
    * kube-scheduler's `percentageOfNodesToScore`: stop filtering once this share of the nodes
@@ -88,6 +90,8 @@ export function schedulePod(pod: Pod | PodInfo, nodes: readonly NodeInfo[] | Nod
     absentReason = reasonPreFilterRejected(['NodeAffinity']);
   }
 
+  for (const f of filters) f.preFilter?.(ctx);
+
   // 2. Filter from the rotating start until enough nodes fit.
   const want = numFeasibleNodesToFind(candidates.length, opts.percentageOfNodesToScore);
   const start = candidates.length > 0 ? (opts.startIndex ?? 0) % candidates.length : 0;
@@ -103,12 +107,12 @@ export function schedulePod(pod: Pod | PodInfo, nodes: readonly NodeInfo[] | Nod
 
   // 3. No fit: explain, with the preemption dry run over the nodes that were looked at.
   if (feasible.length === 0) {
-    const preemption = preemptionMessage(ctx.pod, candidates, statuses, filters, all.length);
+    const preemption = preemptionMessage(ctx, candidates, statuses, filters, all.length);
     return { ok: false, message: formatFailedScheduling(all.length, statuses.values(), preemption, undefined, absentReason), statuses, processed };
   }
   // 4. Score and pick.
   if (feasible.length === 1) return { ok: true, node: feasible[0]!.name, feasible: 1, processed };
-  const node = selectHost(scoreNodes(ctx, feasible), opts.random ?? Math.random);
+  const node = selectHost(scoreNodes(ctx, feasible, opts.scorers), opts.random ?? Math.random);
   return { ok: true, node: node!, feasible: feasible.length, processed };
 }
 
@@ -119,16 +123,17 @@ export function schedulePod(pod: Pod | PodInfo, nodes: readonly NodeInfo[] | Nod
  * `numAllNodes` counts the nodes a PreFilter left out too (they are "not helpful").
  */
 export function preemptionMessage(
-  pod: Pod,
+  podOrCtx: Pod | PodContext,
   nodes: readonly NodeInfo[],
   statuses: Map<string, FilterStatus>,
   filters: readonly FilterPlugin[],
   numAllNodes: number = nodes.length,
 ): string {
-  if ((pod.spec as { preemptionPolicy?: string } | undefined)?.preemptionPolicy === 'Never') {
+  // The cycle's context carries its PreFilter state (affinity and spread counts); a bare pod gets a fresh one.
+  const ctx = 'state' in podOrCtx ? podOrCtx : newPodContext(podOrCtx);
+  if ((ctx.pod.spec as { preemptionPolicy?: string } | undefined)?.preemptionPolicy === 'Never') {
     return 'preemption: not eligible due to preemptionPolicy=Never.';
   }
-  const ctx = newPodContext(pod);
   const prio = ctx.info.priority;
   const candidateStatuses: FilterStatus[] = [];
   for (const n of nodes) {

@@ -103,3 +103,25 @@ test('a node update keeps its pods and takes the new allocatable', () => {
   const n1 = c.get('n1')!;
   assert.deepEqual([n1.allocatable.milliCPU, n1.requested.milliCPU, n1.podCount], [8000, 1000, 1]);
 });
+
+test('affinity terms of counted pods are grouped per distinct term with per-node counts; match counts follow pods', () => {
+  const { c } = cache();
+  c.addOrUpdateNode(makeNode('n1'));
+  c.addOrUpdateNode(makeNode('n2'));
+  const anti = { affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { app: 'web' } }, topologyKey: 'kubernetes.io/hostname' }] } } };
+  const web = (name: string, node: string) => info(name, { node, labels: { app: 'web' }, spec: anti });
+  c.addOrUpdatePod(web('a', 'n1'));
+  c.addOrUpdatePod(web('b', 'n1'));
+  c.assume(info('c', { labels: { app: 'web' }, spec: anti }), 'n2');
+  const groups = () => [...c.terms.groups('requiredAntiAffinity')].map((g) => Object.fromEntries(g.perNode));
+  assert.deepEqual(groups(), [{ n1: 2, n2: 1 }], 'three replicas, one group');
+  const pred = { key: 'web', matches: (p: { labels: Readonly<Record<string, string>> }) => p.labels['app'] === 'web' };
+  assert.deepEqual(Object.fromEntries(c.matches.counts(pred)), { n1: 2, n2: 1 }, 'first ask walks the cached pods');
+  c.removePod('default/a');
+  c.forget('default/c');
+  assert.deepEqual(groups(), [{ n1: 1 }]);
+  assert.deepEqual(Object.fromEntries(c.matches.counts(pred)), { n1: 1 }, 'kept up to date without another walk');
+  c.removePod('default/b');
+  assert.deepEqual(groups(), []);
+  assert.deepEqual(Object.fromEntries(c.matches.counts(pred)), {});
+});

@@ -22,8 +22,10 @@
 import type { Node } from '@nodelet/api';
 import { AgentError, type Clock } from '@nodelet/base';
 import type { NodeSnapshot } from './algorithm.js';
+import { MatchIndex, TermIndex } from './match-counts.js';
 import { NodeInfo } from './node-info.js';
 import type { PodInfo } from './pod-info.js';
+
 
 interface PodState {
   info: PodInfo;
@@ -53,6 +55,12 @@ export class SchedulerCache implements NodeSnapshot {
   readonly #pods = new Map<string, PodState>();
   /** Keys of the assumed pods (a subset of #pods), so expiry does not walk every pod. */
   readonly #assumed = new Set<string>();
+  /** The counted pods' own affinity terms, grouped, for symmetry and scoring (upstream HavePodsWithAffinity). */
+  readonly terms = new TermIndex();
+  /** Image name → number of existing nodes that report it (ImageLocality's spread). */
+  readonly #imageNodes = new Map<string, number>();
+  /** Per-node counts of pods matching the selectors pods asked about (match-counts.ts). */
+  readonly matches = new MatchIndex(() => this.#placedPods());
 
   constructor(o: SchedulerCacheOptions) {
     this.#clock = o.clock;
@@ -85,9 +93,16 @@ export class SchedulerCache implements NodeSnapshot {
     return this.#pods.get(key)?.node;
   }
 
+  /** How many existing nodes report `image` (by any of its names) in `status.images`. */
+  imageNodeCount(image: string): number {
+    return this.#imageNodes.get(image) ?? 0;
+  }
+
   addOrUpdateNode(node: Node): void {
     const name = node.metadata.name ?? '';
     const info = this.#infos.get(name);
+    if (this.#position.has(name) && info) this.#countImages(info.node, -1);
+    this.#countImages(node, 1);
     if (info) info.setNode(node);
     else this.#infos.set(name, new NodeInfo(node));
     if (!this.#position.has(name)) {
@@ -106,7 +121,36 @@ export class SchedulerCache implements NodeSnapshot {
       this.#position.set(last.name, i);
     }
     this.#position.delete(name);
-    if (this.#infos.get(name)?.podCount === 0) this.#infos.delete(name);
+    const info = this.#infos.get(name);
+    if (info) this.#countImages(info.node, -1);
+    if (info?.podCount === 0) this.#infos.delete(name);
+  }
+
+  #countImages(node: Node, d: 1 | -1): void {
+    for (const img of node.status?.images ?? []) {
+      for (const n of new Set(img.names ?? [])) {
+        const c = (this.#imageNodes.get(n) ?? 0) + d;
+        if (c > 0) this.#imageNodes.set(n, c);
+        else this.#imageNodes.delete(n);
+      }
+    }
+  }
+
+  *#placedPods(): Generator<readonly [PodInfo, string]> {
+    for (const st of this.#pods.values()) yield [st.info, st.node];
+  }
+
+  /** Every place a pod is counted goes through here and {@link #unplace}, so the indexes stay in step. */
+  #place(info: PodInfo, node: string): void {
+    this.#nodeInfoFor(node).addPod(info);
+    this.matches.added(info, node);
+    this.terms.added(info, node);
+  }
+
+  #unplace(st: PodState): void {
+    this.#removeFromNode(st.node, st.info.key);
+    this.matches.removed(st.info, st.node);
+    this.terms.removed(st.info, st.node);
   }
 
   /**
@@ -118,9 +162,9 @@ export class SchedulerCache implements NodeSnapshot {
     if (!node) throw new AgentError('ERR_INVALID_ARGUMENT', `pod "${info.key}" is not bound to a node`);
     const prev = this.#pods.get(info.key);
     this.#assumed.delete(info.key);
-    if (prev && prev.node !== node) this.#removeFromNode(prev.node, info.key);
+    if (prev) this.#unplace(prev);
     this.#pods.set(info.key, { info, node, assumed: false });
-    this.#nodeInfoFor(node).addPod(info);
+    this.#place(info, node);
   }
 
   /** The pod was deleted, finished, or unbound: it no longer holds anything. */
@@ -129,7 +173,7 @@ export class SchedulerCache implements NodeSnapshot {
     if (!st) return;
     this.#assumed.delete(key);
     this.#pods.delete(key);
-    this.#removeFromNode(st.node, key);
+    this.#unplace(st);
   }
 
   /**
@@ -141,7 +185,7 @@ export class SchedulerCache implements NodeSnapshot {
     const assumed: PodInfo = { ...info, pod: { ...info.pod, spec: { ...info.pod.spec!, nodeName: node } } };
     this.#pods.set(info.key, { info: assumed, node, assumed: true });
     this.#assumed.add(info.key);
-    this.#nodeInfoFor(node).addPod(assumed);
+    this.#place(assumed, node);
   }
 
   /** The binding call returned: from now on the assumed pod may expire (after the TTL). */

@@ -29,15 +29,19 @@ export interface PodContext {
   requests: Readonly<Resources>;
   /** `spec.nodeSelector` as entries, so NodeAffinity does not rebuild them per node. */
   nodeSelector: ReadonlyArray<readonly [string, string]>;
+  /** What PreFilter/PreScore steps computed for this cycle, by plugin name (upstream CycleState). */
+  state: Map<string, unknown>;
 }
 
 export function newPodContext(pod: Pod | PodInfo): PodContext {
   const info = 'nonZeroRequests' in pod ? pod : newPodInfo(pod);
-  return { pod: info.pod, info, requests: info.requests, nodeSelector: Object.entries(info.pod.spec?.nodeSelector ?? {}) };
+  return { pod: info.pod, info, requests: info.requests, nodeSelector: Object.entries(info.pod.spec?.nodeSelector ?? {}), state: new Map() };
 }
 
 export interface FilterPlugin {
   name: string;
+  /** Once per cycle before any filter: precompute into `ctx.state` (upstream PreFilter). */
+  preFilter?(ctx: PodContext): void;
   filter(ctx: PodContext, node: NodeInfo): FilterStatus | undefined;
 }
 

@@ -65,6 +65,7 @@ export class NodeInfo {
   readonly #owners = new Map<string, number>();
   /** Bumped on every change, so callers can tell a NodeInfo changed since they last looked. */
   generation = 0;
+  #imageSizes: Map<string, number> | undefined;
 
   constructor(node: Node) {
     this.name = node.metadata.name ?? '';
@@ -97,9 +98,19 @@ export class NodeInfo {
     return this.#owners.get(ownerKey) ?? 0;
   }
 
+  /** Image name → size from `status.images` (every name of an image), built once per node version. */
+  get imageSizes(): ReadonlyMap<string, number> {
+    if (!this.#imageSizes) {
+      this.#imageSizes = new Map();
+      for (const img of this.#node.status?.images ?? []) for (const n of img.names ?? []) this.#imageSizes.set(n, img.sizeBytes ?? 0);
+    }
+    return this.#imageSizes;
+  }
+
   /** A new version of the same node (labels, taints, allocatable…); the pods stay. */
   setNode(node: Node): void {
     this.#node = node;
+    this.#imageSizes = undefined;
     this.#allocatable = nodeAllocatable(node);
     this.generation++;
   }

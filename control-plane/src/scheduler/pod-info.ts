@@ -4,6 +4,7 @@
  * spreading owner and priority. NodeInfos add and subtract these instead of re-reading pod specs.
  */
 import type { Pod } from '@nodelet/api';
+import { podAffinityInfo, type PodAffinityInfo } from './pod-affinity.js';
 import { podRequests, type Resources } from './resources.js';
 
 export interface HostPort {
@@ -24,6 +25,12 @@ export interface PodInfo {
   /** `namespace/controller uid` for owner spreading; undefined without a controller reference. */
   readonly ownerKey: string | undefined;
   readonly priority: number;
+  readonly namespace: string;
+  readonly labels: Readonly<Record<string, string>>;
+  /** deletionTimestamp is set: topology spread does not count it (upstream #87621). */
+  readonly terminating: boolean;
+  /** Parsed pod (anti-)affinity terms; undefined when the pod has none. */
+  readonly affinity: PodAffinityInfo | undefined;
 }
 
 export function podKey(pod: Pod): string {
@@ -51,7 +58,7 @@ export function podPriority(pod: Pod): number {
   return (pod.spec as { priority?: number } | undefined)?.priority ?? 0;
 }
 
-/** Builds the PodInfo; throws ERR_INVALID_ARGUMENT when a request is not a valid quantity. */
+/** Builds the PodInfo; throws ERR_INVALID_ARGUMENT when a request is not a valid quantity or a selector is invalid. */
 export function newPodInfo(pod: Pod, key: string = podKey(pod)): PodInfo {
   const owner = controllerUid(pod);
   return {
@@ -62,5 +69,9 @@ export function newPodInfo(pod: Pod, key: string = podKey(pod)): PodInfo {
     hostPorts: podHostPorts(pod),
     ownerKey: owner === undefined ? undefined : `${pod.metadata.namespace ?? 'default'}/${owner}`,
     priority: podPriority(pod),
+    namespace: pod.metadata.namespace ?? 'default',
+    labels: pod.metadata.labels ?? {},
+    terminating: pod.metadata.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null,
+    affinity: podAffinityInfo(pod),
   };
 }

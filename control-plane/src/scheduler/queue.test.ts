@@ -65,3 +65,17 @@ test('pop rejects when the signal aborts', async () => {
   ac.abort();
   await assert.rejects(p, { name: 'AbortError' });
 });
+
+test('a targeted move takes only the unschedulable pods it picks', async () => {
+  const clock = new FakeClock();
+  const q = new SchedulingQueue(clock);
+  const signal = new AbortController().signal;
+  for (const k of ['ns/a', 'ns/b', 'ns/c']) q.addOrUpdate(k);
+  for (let i = 0; i < 3; i++) q.failed((await q.pop(signal))!, true);
+  assert.equal(q.sizes.unschedulable, 3);
+  q.moveToActiveOrBackoff((k) => k === 'ns/b');
+  assert.deepEqual(q.sizes, { active: 0, backoff: 1, unschedulable: 2, inFlight: 0 });
+  const popped = q.pop(signal);
+  clock.advance(1000);
+  assert.equal(await popped, 'ns/b');
+});

@@ -146,6 +146,22 @@ export class SchedulingQueue {
     this.#wake.notify();
   }
 
+  /**
+   * Like {@link moveAllToActiveOrBackoff} for the unschedulable pods `wants` picks (upstream's
+   * AssignedPodAdd moves only pods whose affinity the new pod may satisfy). O(unschedulable).
+   */
+  moveToActiveOrBackoff(wants: (key: string) => boolean): void {
+    this.#moveRequestSeq++;
+    let moved = false;
+    for (const [key, e] of this.#unschedulable) {
+      if (!wants(key)) continue;
+      this.#unschedulable.delete(key);
+      this.#requeue(e);
+      moved = true;
+    }
+    if (moved) this.#wake.notify();
+  }
+
   /** Moves pods whose backoff elapsed to activeQ and long-parked pods back into play. */
   flushBackoff(): void {
     const now = this.#clock.now();

@@ -22,15 +22,25 @@
  * and no deletionTimestamp are scheduled. All API access goes through `@nodelet/api`.
  */
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { EventRecorder, Informer, NODES, PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, PODS, STORAGECLASSES, type ApiClient, type Node, type PersistentVolume, type PersistentVolumeClaim, type Pod, type StorageClass } from '@nodelet/api';
+import {
+  EventRecorder, Informer, NAMESPACES, NODES, PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, PODS, REPLICASETS, SERVICES, STATEFULSETS, STORAGECLASSES,
+  type ApiClient, type Namespace, type Node, type PersistentVolume, type PersistentVolumeClaim, type Pod, type ReplicaSet, type Service, type StatefulSet, type StorageClass,
+} from '@nodelet/api';
 import { errCode, isAbortError, systemClock, type Clock, type DisposableStore, type Logger, type PeriodicJob } from '@nodelet/base';
 import { schedulePod } from './algorithm.js';
 import { BindingCycle, type BindTiming } from './binding-cycle.js';
 import { SchedulerCache } from './cache.js';
+import type { NamespaceLookup } from './cluster-view.js';
 import { DEFAULT_FILTERS, type FilterPlugin } from './filters.js';
+import { imageLocalityScore } from './image-locality.js';
+import { interPodAffinityFilter, interPodAffinityScore } from './inter-pod-affinity.js';
 import { isTerminal } from './node-info.js';
+import { podAffinityInfo, termMatches } from './pod-affinity.js';
 import { newPodInfo, podKey } from './pod-info.js';
 import { SchedulingQueue } from './queue.js';
+import type { ScorePlugin } from './scores.js';
+import { podTopologySpreadFilter, podTopologySpreadScore } from './topology-spread.js';
+import { WorkloadSelectors } from './workload-selectors.js';
 import { volumeBindingFilter, type VolumeLookup } from './volume-binding.js';
 import type { JourneyTracer } from '@nodelet/api/tracing';
 import { SchedulerJourneySpans } from './journey-spans.js';
@@ -85,7 +95,13 @@ export class Scheduler {
   readonly #claims: Informer<PersistentVolumeClaim>;
   readonly #volumes: Informer<PersistentVolume>;
   readonly #classes: Informer<StorageClass>;
+  readonly #namespaces: Informer<Namespace>;
+  readonly #services: Informer<Service>;
+  readonly #replicaSets: Informer<ReplicaSet>;
+  readonly #statefulSets: Informer<StatefulSet>;
+  readonly #workloads = new WorkloadSelectors();
   readonly #filters: readonly FilterPlugin[];
+  readonly #scorers: readonly ScorePlugin[];
   readonly #binding: BindingCycle;
   /** Where the next cycle's filtering starts in the node list (upstream nextStartNodeIndex). */
   #nextStartNodeIndex = 0;
@@ -111,7 +127,17 @@ export class Scheduler {
       volume: (name) => this.#volumes.get(name),
       storageClass: (name) => this.#classes.get(name),
     };
-    this.#filters = [...DEFAULT_FILTERS, volumeBindingFilter(volumes)];
+    this.#namespaces = new Informer({ ...common, resource: NAMESPACES });
+    this.#services = new Informer({ ...common, resource: SERVICES });
+    this.#replicaSets = new Informer({ ...common, resource: REPLICASETS });
+    this.#statefulSets = new Informer({ ...common, resource: STATEFULSETS });
+    const namespaces: NamespaceLookup = {
+      labels: (ns) => this.#namespaces.get(ns)?.metadata.labels,
+      all: () => this.#namespaces.list().map((n) => [n.metadata.name ?? '', n.metadata.labels ?? {}] as const),
+    };
+    // Default profile order: ..., VolumeBinding, PodTopologySpread, InterPodAffinity.
+    this.#filters = [...DEFAULT_FILTERS, volumeBindingFilter(volumes), podTopologySpreadFilter(this.#cache), interPodAffinityFilter(this.#cache, namespaces)];
+    this.#scorers = [interPodAffinityScore(this.#cache, namespaces), podTopologySpreadScore(this.#cache, this.#workloads), imageLocalityScore(this.#cache)];
     this.#spans = o.tracer ? new SchedulerJourneySpans(o.tracer, this.#clock) : undefined;
     this.#binding = new BindingCycle({
       client: o.client,
@@ -152,6 +178,17 @@ export class Scheduler {
   #onPod(p: Pod, old?: Pod): void {
     const key = podKey(p);
     this.#updateCache(key, p);
+    // A pod that lands, or a bound pod whose labels change, can satisfy a waiting pod's required
+    // affinity or lift its spread's global minimum: those pods are retried (upstream AssignedPodAdd).
+    if (p.spec?.nodeName && !isTerminal(p) && (!old?.spec?.nodeName || JSON.stringify(old.metadata.labels) !== JSON.stringify(p.metadata.labels))) {
+      this.#wakeFor(p);
+    }
+    if (this.#responsible(p) && !isTerminal(p) && isGated(p)) {
+      // Upstream's SchedulingGates PreEnqueue: never attempted until the gates are removed (an update re-enqueues it).
+      this.#queue.delete(key);
+      this.#firstSeen.delete(key);
+      return;
+    }
     if (this.#responsible(p) && !isTerminal(p)) {
       if (!this.#firstSeen.has(key)) this.#firstSeen.set(key, this.#clock.monotonic());
       // Our own status write (PodScheduled=False) must not re-activate the pod.
@@ -182,6 +219,25 @@ export class Scheduler {
     }
   }
 
+  #wakeFor(bound: Pod): void {
+    if (this.#queue.sizes.unschedulable === 0) return;
+    const landed = { namespace: bound.metadata.namespace ?? 'default', labels: bound.metadata.labels ?? {} };
+    const nsLabels = this.#namespaces.get(landed.namespace)?.metadata.labels;
+    this.#queue.moveToActiveOrBackoff((key) => {
+      const waiting = this.#pods.get(key);
+      if (!waiting) return false;
+      const spread = waiting.spec?.topologySpreadConstraints?.some((c) => c.whenUnsatisfiable === 'DoNotSchedule');
+      if (spread && (waiting.metadata.namespace ?? 'default') === landed.namespace) return true;
+      const terms = waiting.spec?.affinity?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
+      if (!terms?.length) return false;
+      try {
+        return podAffinityInfo(waiting)?.requiredAffinity.some((t) => termMatches(t, landed, nsLabels)) ?? false;
+      } catch {
+        return false; // a selector that does not parse never matches
+      }
+    });
+  }
+
   #onPodDeleted(p: Pod): void {
     const key = podKey(p);
     this.#cache.removePod(key);
@@ -206,7 +262,16 @@ export class Scheduler {
     const wake = (): void => this.#queue.moveAllToActiveOrBackoff();
     store.add(this.#claims.on({ onAdd: wake, onUpdate: wake }));
     store.add(this.#volumes.on({ onAdd: wake, onUpdate: wake }));
-    const informers = [this.#nodes, this.#pods, this.#claims, this.#volumes, this.#classes];
+    store.add(this.#namespaces.on({ onAdd: wake, onUpdate: (o, n) => JSON.stringify(o.metadata.labels) !== JSON.stringify(n.metadata.labels) && wake() }));
+    const workloads = (kind: 'svc' | 'rs' | 'sts') => ({
+      onAdd: (o: Service | ReplicaSet | StatefulSet) => this.#workloads.set(kind, o),
+      onUpdate: (_: unknown, o: Service | ReplicaSet | StatefulSet) => this.#workloads.set(kind, o),
+      onDelete: (o: Service | ReplicaSet | StatefulSet) => this.#workloads.delete(kind, o),
+    });
+    store.add(this.#services.on(workloads('svc')));
+    store.add(this.#replicaSets.on(workloads('rs')));
+    store.add(this.#statefulSets.on(workloads('sts')));
+    const informers = [this.#nodes, this.#pods, this.#claims, this.#volumes, this.#classes, this.#namespaces, this.#services, this.#replicaSets, this.#statefulSets];
     for (const i of informers) i.start();
     const cleanup = this.#startAssumedPodCleanup(signal);
     try {
@@ -233,7 +298,7 @@ export class Scheduler {
   /** The scheduling cycle: synchronous from reading the cache to assuming the pod in it. */
   #scheduleOne(key: string): void {
     const pod = this.#pods.get(key);
-    if (!pod || !this.#responsible(pod) || this.#cache.isAssumed(key)) {
+    if (!pod || !this.#responsible(pod) || isGated(pod) || this.#cache.isAssumed(key)) {
       this.#queue.done(key);
       return;
     }
@@ -244,6 +309,7 @@ export class Scheduler {
       result = schedulePod(info, this.#cache, {
         random: this.#o.random,
         filters: this.#filters,
+        scorers: this.#scorers,
         percentageOfNodesToScore: this.#o.percentageOfNodesToScore,
         startIndex: this.#nextStartNodeIndex,
       });
@@ -281,4 +347,9 @@ export class Scheduler {
     );
   }
 
+}
+
+/** The pod has scheduling gates: it is not scheduled until they are all removed. */
+export function isGated(p: Pod): boolean {
+  return (p.spec?.schedulingGates?.length ?? 0) > 0;
 }

@@ -129,10 +129,27 @@ export interface NodeScore {
   score: number;
 }
 
+/**
+ * A score plugin that needs more than the pod and the NodeInfo (the cluster-wide counts of
+ * InterPodAffinity and PodTopologySpread, ImageLocality's image spread): normalised 0..100 scores
+ * indexed like `feasible`, or undefined when it has nothing to say for this pod (upstream Skip).
+ */
+export interface ScorePlugin {
+  name: string;
+  weight: number;
+  score(ctx: PodContext, feasible: readonly NodeInfo[]): number[] | undefined;
+}
+
 /** Weighted sum of every score plugin for each feasible node. */
-export function scoreNodes(ctx: PodContext | Pod, feasible: readonly NodeInfo[]): NodeScore[] {
+export function scoreNodes(ctx: PodContext | Pod, feasible: readonly NodeInfo[], plugins: readonly ScorePlugin[] = []): NodeScore[] {
   const c = 'info' in ctx ? ctx : newPodContext(ctx);
-  const spread = selectorSpread(c.info.ownerKey, feasible);
+  const extra: Array<[number, number[]]> = [];
+  for (const p of plugins) {
+    const s = p.score(c, feasible);
+    if (s) extra.push([p.weight, s]);
+  }
+  // PodTopologySpread's default constraints supersede the owner spread when the scheduler runs it.
+  const spread = plugins.some((p) => p.name === 'PodTopologySpread') ? feasible.map(() => 0) : selectorSpread(c.info.ownerKey, feasible);
   const taints = taintToleration(preferNoScheduleTolerations(c.pod), feasible);
   const affinity = nodeAffinity(c.pod.spec?.affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? [], feasible);
   const req = c.info.nonZeroRequests;
@@ -148,6 +165,7 @@ export function scoreNodes(ctx: PodContext | Pod, feasible: readonly NodeInfo[])
         LEAST_ALLOCATED_WEIGHT * leastAllocated(req, n) +
         BALANCED_ALLOCATION_WEIGHT * balancedAllocation(req, n),
     };
+    for (const [w, s] of extra) out[i]!.score += w * s[i]!;
   }
   return out;
 }

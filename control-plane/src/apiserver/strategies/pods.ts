@@ -1,5 +1,5 @@
 /** Pod strategy: defaulting, initial status, spec validation and update immutability. */
-import { admitNewPodSpec, defaultPodSpec, forbiddenField, podQOSClass, validatePodSpec, type FieldError, type PodSpec } from '@nodelet/api';
+import { admitNewPodSpec, defaultPodSpec, forbiddenField, podQOSClass, rfc3339, validatePodSpec, type FieldError, type PodSpec } from '@nodelet/api';
 import { deepClone, isPlainObject, jsonEqual, type ApiObject, type Json } from '../object.js';
 import type { Strategy } from '../resource.js';
 
@@ -12,8 +12,26 @@ function mutableView(spec: Json): Json {
   delete copy.activeDeadlineSeconds;
   delete copy.tolerations;
   delete copy.terminationGracePeriodSeconds;
+  // Checked on its own: gates may only be removed (schedulingGatesUpdateErrors).
+  delete copy.schedulingGates;
   return copy;
 }
+
+function gateNames(spec: Json | undefined): string[] {
+  const gates = spec?.schedulingGates;
+  return Array.isArray(gates) ? gates.map((g) => String((g as Json)?.name ?? '')) : [];
+}
+
+/** Upstream: after creation scheduling gates can only be removed, never added. */
+function schedulingGatesUpdateErrors(spec: Json, old: Json): FieldError[] {
+  const before = new Set(gateNames(old));
+  return gateNames(spec).flatMap((name, i) =>
+    before.has(name) ? [] : [forbiddenField(`spec.schedulingGates[${i}].name`, `only deletion is allowed, but found new scheduling gate '${name}'`)],
+  );
+}
+
+/** The condition a gated pod is created with (upstream applySchedulingGatedCondition). */
+export const SCHEDULING_GATED_MESSAGE = 'Scheduling is blocked due to non-empty scheduling gates';
 
 export const podStrategy: Strategy = {
   defaults(obj) {
@@ -22,7 +40,13 @@ export const podStrategy: Strategy = {
   prepareForCreate(obj) {
     const spec = (obj.spec ?? {}) as Json;
     if (isPlainObject(obj.spec)) admitNewPodSpec(obj.spec, { mirror: obj.metadata.annotations?.['kubernetes.io/config.mirror'] !== undefined });
-    obj.status = { phase: 'Pending', qosClass: podQOSClass(spec as unknown as PodSpec) };
+    const status: Json = { phase: 'Pending', qosClass: podQOSClass(spec as unknown as PodSpec) };
+    if (gateNames(spec).length > 0) {
+      status.conditions = [
+        { type: 'PodScheduled', status: 'False', lastProbeTime: null, lastTransitionTime: rfc3339(Date.now()), reason: 'SchedulingGated', message: SCHEDULING_GATED_MESSAGE },
+      ];
+    }
+    obj.status = status;
   },
   validate(obj: ApiObject, old?: ApiObject): FieldError[] {
     let errs = validatePodSpec(obj.spec, 'spec');
@@ -33,7 +57,11 @@ export const podStrategy: Strategy = {
       const before = new Set(validatePodSpec(old.spec, 'spec').map(key));
       errs = errs.filter((e) => !before.has(key(e)));
     }
+    if (!old && isPlainObject(obj.spec) && obj.spec.nodeName && gateNames(obj.spec).length > 0) {
+      errs.push(forbiddenField('spec.nodeName', 'cannot be set until all schedulingGates have been cleared'));
+    }
     if (old && errs.length === 0 && isPlainObject(obj.spec) && isPlainObject(old.spec)) {
+      errs.push(...schedulingGatesUpdateErrors(obj.spec, old.spec));
       if (!jsonEqual(mutableView(obj.spec), mutableView(old.spec))) {
         errs.push(
           forbiddenField(

@@ -1,9 +1,9 @@
 // Small builders of Node and Pod objects for scheduler and controller tests.
-import type { Container, Node, Pod, PodSpec, Taint } from '@nodelet/api';
+import type { ContainerImage, Container, Node, Pod, PodSpec, Taint } from '@nodelet/api';
 
 export function makeNode(
   name: string,
-  opts: { cpu?: string; memory?: string; pods?: string; ephemeral?: string; labels?: Record<string, string>; taints?: Taint[]; unschedulable?: boolean } = {},
+  opts: { cpu?: string; memory?: string; pods?: string; ephemeral?: string; labels?: Record<string, string>; taints?: Taint[]; unschedulable?: boolean; images?: ContainerImage[] } = {},
 ): Node {
   return {
     apiVersion: 'v1',
@@ -18,13 +18,14 @@ export function makeNode(
         'ephemeral-storage': opts.ephemeral ?? '100Gi',
       },
       conditions: [{ type: 'Ready', status: 'True' }],
+      ...(opts.images ? { images: opts.images } : {}),
     },
   };
 }
 
 export function makePod(
   name: string,
-  opts: { cpu?: string; memory?: string; node?: string; owner?: string; namespace?: string; spec?: Partial<PodSpec>; containers?: Container[] } = {},
+  opts: { cpu?: string; memory?: string; node?: string; owner?: string; namespace?: string; labels?: Record<string, string>; spec?: Partial<PodSpec>; containers?: Container[] } = {},
 ): Pod {
   const requests: Record<string, string> = {};
   if (opts.cpu) requests['cpu'] = opts.cpu;
@@ -35,6 +36,7 @@ export function makePod(
     metadata: {
       name,
       namespace: opts.namespace ?? 'default',
+      ...(opts.labels ? { labels: opts.labels } : {}),
       uid: `uid-${name}`,
       ownerReferences: opts.owner ? [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: opts.owner, uid: `uid-${opts.owner}`, controller: true }] : undefined,
     },
