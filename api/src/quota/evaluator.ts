@@ -53,7 +53,8 @@ function maxLists(a: ResourceList, b: ResourceList): ResourceList {
 
 /**
  * A pod's effective requests or limits (upstream resourcehelper.PodRequests/PodLimits): the sum of
- * its containers and sidecars, at least each plain init container's, plus the overhead.
+ * its containers and sidecars, at least each plain init container's, plus the overhead (on limits:
+ * only those set).
  */
 export function podResources(spec: PodSpec | undefined, which: 'requests' | 'limits'): ResourceList {
   let sum: ResourceList = {};
@@ -70,7 +71,10 @@ export function podResources(spec: PodSpec | undefined, which: 'requests' | 'lim
     }
   }
   const total = maxLists(sum, initMax);
-  return spec?.overhead ? addLists(total, spec.overhead as ResourceList) : total;
+  if (!spec?.overhead) return total;
+  // Overhead adds to every request, but only to limits the containers set (no limit stays unlimited).
+  const overhead = spec.overhead as ResourceList;
+  return addLists(total, which === 'requests' ? overhead : maskList(overhead, Object.keys(total)));
 }
 
 /** The usage a pod counts (upstream PodUsageFunc). */

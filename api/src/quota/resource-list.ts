@@ -1,7 +1,7 @@
 /**
  * Arithmetic on resource lists (name → quantity string), as upstream's quota helpers
- * (pkg/quota/v1: Add, Subtract, Mask, LessThanOrEqual). Sums keep the first operand's format, so
- * `128Mi` + `128Mi` prints `256Mi`.
+ * (pkg/quota/v1: Add, Subtract, Mask, LessThanOrEqual). Sums keep the first non-zero operand's
+ * format, so `128Mi` + `128Mi` prints `256Mi`.
  */
 import { formatQuantity, parseQuantityMilli, quantityFormat } from '../quantity.js';
 
@@ -14,7 +14,8 @@ const fmt = (m: number, like: string | undefined): string => formatQuantity(m / 
 /** a + b, key by key. */
 export function addLists(a: ResourceList, b: ResourceList): ResourceList {
   const out: ResourceList = { ...a };
-  for (const [k, v] of Object.entries(b)) out[k] = k in a ? fmt(milli(a[k]) + milli(v), a[k]) : v;
+  // A zero first operand (a fresh `used`) takes the format of what is added: 0 + 60Mi = 60Mi.
+  for (const [k, v] of Object.entries(b)) out[k] = k in a ? fmt(milli(a[k]) + milli(v), milli(a[k]) === 0 ? v : a[k]) : v;
   return out;
 }
 
