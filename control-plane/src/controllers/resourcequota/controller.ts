@@ -79,7 +79,7 @@ export class ResourceQuotaController extends ControllerBase {
     // charge admission made since (or a stale cache) is a conflict, and the key is counted again.
     const q = this.#quotas.get(key);
     if (!q) return;
-    const { namespace, name } = splitKey(key);
+    const { namespace } = splitKey(key);
     const quotas = this.client.resource(RESOURCEQUOTAS, namespace);
     const status = await computeQuotaStatus(q, async (group, plural) => {
       const r = findResourceByPlural(group, plural);
