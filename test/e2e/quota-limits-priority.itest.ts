@@ -44,6 +44,9 @@ describe('quota, limits and priority with kubectl', { skip }, () => {
     const described = await k(['-n', 'q1', 'describe', 'quota', 'pods-2']);
     assert.equal(described.code, 0, described.stderr);
     assert.match(described.stdout, /pods\s+2\s+2/);
+    const table = await k(['-n', 'q1', 'get', 'quota']);
+    assert.match(table.stdout, /^NAME\s+AGE\s+REQUEST\s+LIMIT$/m);
+    assert.match(table.stdout, /^pods-2\s+\S+\s+pods: 2\/2\s*$/m);
     assert.equal((await k(['-n', 'q1', 'delete', 'pod', 'a', '--grace-period=0', '--force'])).code, 0);
     await counted(k, 'q1', 'pods-2', '1');
     assert.equal((await k(['-n', 'q1', 'create', '-f', '-'], { stdin: pod('c') })).code, 0);
@@ -63,7 +66,7 @@ describe('quota, limits and priority with kubectl', { skip }, () => {
 
   it('two creates racing for the last slot admit exactly one, every round', async () => {
     assert.equal((await k(['create', 'ns', 'race'])).code, 0);
-    const rounds = 15;
+    const rounds = 25;
     for (let i = 0; i < rounds; i++) {
       // Each round's quota allows the pods already there plus one.
       const name = `last-${i}`;
@@ -109,6 +112,8 @@ spec:
     const classes = await k(['get', 'priorityclasses', '-o', 'name']);
     assert.match(classes.stdout, /priorityclass\.scheduling\.k8s\.io\/system-cluster-critical/);
     assert.match(classes.stdout, /priorityclass\.scheduling\.k8s\.io\/system-node-critical/);
+    const pcTable = await k(['get', 'pc', 'system-node-critical']);
+    assert.match(pcTable.stdout, /^system-node-critical\s+2000001000\s+false\s+\S+\s+PreemptLowerPriority$/m);
     const high = await k(['create', 'priorityclass', 'high', '--value=1000', '--description=test', '--preemption-policy=Never']);
     assert.equal(high.code, 0, high.stderr);
     assert.equal((await k(['create', 'priorityclass', 'low', '--value=10', '--global-default'])).code, 0);

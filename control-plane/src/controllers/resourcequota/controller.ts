@@ -2,8 +2,8 @@
  * The resource quota controller (upstream pkg/controller/resourcequota): keeps each
  * ResourceQuota's status — `hard` as the spec says, `used` counted from the namespace's objects
  * with the same evaluator admission charges with (@nodelet/api quota/). It recounts a quota when
- * the quota changes (a new quota has no status, and admission refuses what it would charge until
- * it has one), when a counted object goes away or a pod ends (admission charges but never gives
+ * it is created or its limits change (a new quota has no status, and admission refuses what it
+ * would charge until it has one), when a counted object goes away or a pod ends (admission charges but never gives
  * back), and every {@link QUOTA_RESYNC_MS} (what it has no informer for: `count/<kind>` of other
  * kinds, a write that failed after admission charged it). The status write is a compare-and-swap
  * on the quota's resourceVersion: a conflict with an admission charge recounts.
@@ -58,7 +58,15 @@ export class ResourceQuotaController extends ControllerBase {
 
   constructor(d: ControllerDeps) {
     super(d, { name: 'resourcequota' });
-    this.#quotas = this.watch(RESOURCEQUOTAS, keyOf, ['add', 'update']);
+    this.#quotas = this.watch(RESOURCEQUOTAS, keyOf, ['add']);
+    // Not on every update: admission's charges are updates too, and a recount started between a
+    // charge and the create it charged for would give the slot back (upstream recounts only when
+    // the limits changed).
+    this.handle(this.#quotas, {
+      onUpdate: (old, cur) => {
+        if (!equalLists(old.spec?.hard ?? {}, cur.spec?.hard ?? {}) || !equalLists(cur.spec?.hard ?? {}, cur.status?.hard ?? {})) this.enqueue(keyOf(cur));
+      },
+    });
     const recountNamespace = (o: KubeObject): void => {
       for (const q of this.#quotas.list()) if (q.metadata.namespace === o.metadata.namespace) this.enqueue(keyOf(q));
     };
