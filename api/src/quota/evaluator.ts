@@ -119,7 +119,7 @@ export function objectUsage(group: string, plural: string, obj: Obj, nowMs: numb
 }
 
 /** Whether quota resource `name` is one a pod's usage can have (upstream podResources/isExtendedResource). */
-function isPodResource(name: string): boolean {
+export function isPodResource(name: string): boolean {
   return name === 'pods' || name === 'count/pods' || COMPUTE.includes(name) || name.startsWith('requests.') || name.startsWith('limits.') || name.startsWith('hugepages-');
 }
 

@@ -6,6 +6,7 @@
 import { forbiddenField, invalidValue, notSupported, required, type FieldError } from './field-error.js';
 import { qualifiedNameProblem } from './names.js';
 import { parseQuantityMilli } from '../quantity.js';
+import { isPodResource } from '../quota/evaluator.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => !!v && typeof v === 'object' && !Array.isArray(v);
@@ -67,9 +68,11 @@ export function validateResourceQuota(q: Obj): FieldError[] {
   if ((named.has('Terminating') && named.has('NotTerminating')) || (named.has('BestEffort') && named.has('NotBestEffort'))) {
     errs.push(invalidValue('spec.scopes', [...named].sort(), 'conflicting scopes'));
   }
-  if (named.has('BestEffort')) {
+  // Scoped quotas count pods only; a resource no pod uses would never be counted.
+  if (named.size) {
+    const fits = named.has('BestEffort') ? (k: string) => k === 'pods' || k === 'count/pods' : isPodResource;
     for (const k of Object.keys(isObj(spec.hard) ? spec.hard : {})) {
-      if (k !== 'pods' && k !== 'count/pods') errs.push(invalidValue('spec.hard', k, 'unsupported scope applied to resource'));
+      if (!fits(k)) errs.push(invalidValue('spec.hard', k, 'unsupported scope applied to resource'));
     }
   }
   const status = isObj(q.status) ? q.status : {};
