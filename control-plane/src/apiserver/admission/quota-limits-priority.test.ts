@@ -70,6 +70,12 @@ describe('quota, limit and priority admission', () => {
     assert.equal((await createPod('lr', 'small', {}, { requests: { cpu: '10m' } })).json.message, 'pods "small" is forbidden: minimum cpu usage per Container is 50m, but request is 10m');
     const two = await t.call('POST', '/api/v1/namespaces/lr/pods', { metadata: { name: 'two' }, spec: { containers: ['a', 'b'].map((n) => ({ name: n, image: 'x', resources: { limits: { cpu: '600m' } } })) } });
     assert.equal(two.json.message, 'pods "two" is forbidden: maximum cpu usage per Pod is 1, but limit is 1200m');
+    const claims = { metadata: { name: 'claims' }, spec: { limits: [{ type: 'PersistentVolumeClaim', min: { storage: '1Gi' }, max: { storage: '2Gi' } }] } };
+    assert.equal((await t.call('POST', '/api/v1/namespaces/lr/limitranges', claims)).status, 201);
+    const pvc = (name: string, storage: string) => t.call('POST', '/api/v1/namespaces/lr/persistentvolumeclaims', { metadata: { name }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage } } } });
+    assert.equal((await pvc('small', '500Mi')).json.message, 'persistentvolumeclaims "small" is forbidden: minimum storage usage per PersistentVolumeClaim is 1Gi, but request is 500Mi');
+    assert.equal((await pvc('large', '3Gi')).json.message, 'persistentvolumeclaims "large" is forbidden: maximum storage usage per PersistentVolumeClaim is 2Gi, but request is 3Gi');
+    assert.equal((await pvc('fits', '1Gi')).status, 201);
   });
 
   it('LimitRanger messages, as upstream’s', () => {
