@@ -26,6 +26,8 @@ import { PERSISTENTVOLUMECLAIM_TABLE, PERSISTENTVOLUME_TABLE, STORAGECLASS_TABLE
 import { podDisruptionBudgetStrategy } from './strategies/policy.js';
 import { runtimeClassStrategy } from './strategies/node-k8s.js';
 import { PODDISRUPTIONBUDGET_TABLE, RUNTIMECLASS_TABLE } from './table/policy-node.js';
+import { limitRangeStrategy, priorityClassStrategy, resourceQuotaStrategy } from './strategies/quota.js';
+import { LIMITRANGE_TABLE, PRIORITYCLASS_TABLE, RESOURCEQUOTA_TABLE } from './table/quota.js';
 import { clusterRoleBindingStrategy, clusterRoleStrategy, roleBindingStrategy, roleStrategy } from './strategies/rbac.js';
 import {
   CONFIGMAP_TABLE,
@@ -163,6 +165,18 @@ export const RESOURCE_DEFS: readonly ResourceDef[] = [
   {
     group: 'node.k8s.io', version: 'v1', kind: 'RuntimeClass', plural: 'runtimeclasses', singular: 'runtimeclass', namespaced: false,
     statusSubresource: false, subresources: [], table: RUNTIMECLASS_TABLE, strategy: runtimeClassStrategy,
+  },
+  {
+    group: '', version: 'v1', kind: 'ResourceQuota', plural: 'resourcequotas', singular: 'resourcequota', namespaced: true,
+    shortNames: ['quota'], statusSubresource: true, subresources: [STATUS], table: RESOURCEQUOTA_TABLE, strategy: resourceQuotaStrategy,
+  },
+  {
+    group: '', version: 'v1', kind: 'LimitRange', plural: 'limitranges', singular: 'limitrange', namespaced: true,
+    shortNames: ['limits'], statusSubresource: false, subresources: [], table: LIMITRANGE_TABLE, strategy: limitRangeStrategy,
+  },
+  {
+    group: 'scheduling.k8s.io', version: 'v1', kind: 'PriorityClass', plural: 'priorityclasses', singular: 'priorityclass', namespaced: false,
+    shortNames: ['pc'], statusSubresource: false, subresources: [], table: PRIORITYCLASS_TABLE, strategy: priorityClassStrategy,
   },
   {
     group: 'authorization.k8s.io', version: 'v1', kind: 'SelfSubjectAccessReview', plural: 'selfsubjectaccessreviews',

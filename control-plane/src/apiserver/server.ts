@@ -29,7 +29,7 @@ import { dispatch } from './handlers/dispatch.js';
 import { proxyStreamUpgrade } from './handlers/node-proxy.js';
 import { proxyPortForwardTunnel, tunnelledProtocols } from './handlers/portforward-tunnel.js';
 import { ResourceMirror } from './mirror.js';
-import { ensureDefaultStorageClass, ensureNamespaceDefaults } from './default-objects.js';
+import { ensureDefaultStorageClass, ensureNamespaceDefaults, ensureSystemPriorityClasses } from './default-objects.js';
 import { startNamespaceLifecycle } from './namespace-lifecycle.js';
 import { clusterDnsIpOf, ensureKubeDnsService } from './kube-dns-service.js';
 import { DEFAULT_SERVICE_CIDR } from './handlers/service-ip.js';
@@ -200,6 +200,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   await ensureNamespaceDefaults(ctx, DEFAULT_NAMESPACES, opts.caPem, log);
   if (opts.clusterDnsIP !== null) await ensureKubeDnsService(ctx, opts.clusterDnsIP ?? clusterDnsIpOf(opts.serviceCidr ?? DEFAULT_SERVICE_CIDR), log);
   await ensureDefaultStorageClass(ctx);
+  await ensureSystemPriorityClasses(ctx);
   await reconcileBootstrapPolicy(ctx, log.child({ component: 'rbac-bootstrap' }));
   await Promise.all([...mirrorByPlural.values(), ...lookupMirrors.values(), podMirror].map((m) => m.start()));
   const lifecycle = startNamespaceLifecycle(ctx, [...resources.values()], log.child({ component: 'namespace-lifecycle' }));

@@ -7,12 +7,19 @@ import { serviceAccountAdmission } from './service-account.js';
 import { defaultStorageClassAdmission } from './default-storage-class.js';
 import { runtimeClassAdmission } from './runtime-class.js';
 import { podSecurityAdmission } from './pod-security/admission.js';
+import { priorityAdmission } from './priority.js';
+import { limitRangerAdmission } from './limit-ranger.js';
+import { resourceQuotaAdmission } from './resource-quota.js';
 import type { AdmissionPlugin, AdmissionRequest } from './types.js';
 
 export type { AdmissionOperation, AdmissionRecorder, AdmissionRequest } from './types.js';
 
-// Mutating plugins first (they change the object the validating ones judge), as kube-apiserver orders them.
-const PLUGINS: readonly AdmissionPlugin[] = [serviceAccountAdmission, runtimeClassAdmission, defaultStorageClassAdmission, nodeRestriction, podSecurityAdmission, rbacEscalation, certificateAdmission];
+// Mutating plugins first (they change the object the validating ones judge), as kube-apiserver orders them;
+// ResourceQuota last, so it charges only what every other plugin let through.
+const PLUGINS: readonly AdmissionPlugin[] = [
+  serviceAccountAdmission, runtimeClassAdmission, defaultStorageClassAdmission, priorityAdmission, limitRangerAdmission,
+  nodeRestriction, podSecurityAdmission, rbacEscalation, certificateAdmission, resourceQuotaAdmission,
+];
 
 export async function admit(ctx: ServerContext, r: AdmissionRequest): Promise<void> {
   for (const p of PLUGINS) {

@@ -38,7 +38,8 @@ function toCauses(errs: FieldError[]): Array<{ reason: string; message: string; 
   return errs.map((e) => ({ reason: e.type, message: e.message, field: e.field }));
 }
 
-function validateOrThrow(def: ResourceDef, obj: ApiObject, old?: ApiObject): void {
+/** The strategy's and the metadata's field errors as a 422 Invalid (admission re-checks what a mutating plugin changed). */
+export function validateOrThrow(def: ResourceDef, obj: ApiObject, old?: ApiObject): void {
   const errs = [
     ...validateObjectMeta(obj.metadata, {
       namespaced: def.namespaced,
