@@ -17,6 +17,7 @@ import { milliCpu, parseQuantity } from '../util/quantity.js';
 import type { ContainerConfig, LinuxContainerResources, Mount, PodSandboxConfig, PortMapping } from './cri.js';
 import type { EnvVarValue } from './env.js';
 import { expandVars } from './env.js';
+import { containerSecurityContext, sandboxSecurityContext, type ImageUser } from './security-context.js';
 import {
   CONTAINER_HASH,
   CONTAINER_NAME,
@@ -116,7 +117,9 @@ export function buildSandboxConfig(pod: Pod, attempt: number, paths: PodPaths, d
     labels: sandboxLabels(pod),
     annotations: { ...(pod.metadata.annotations ?? {}) },
     linux: {
+      // Privileged when any container is (security-context.ts), with the pod's user, groups and seccomp.
       securityContext: {
+        ...sandboxSecurityContext(pod, paths.rootDir),
         namespaceOptions: {
           network: spec.hostNetwork ? 'NODE' : 'POD',
           pid: spec.hostPID ? 'NODE' : 'CONTAINER',
@@ -168,6 +171,8 @@ export interface ContainerConfigInput {
   nodeMemoryBytes: number;
   /** Host path per volumeMount index with a subPath/subPathExpr, verified and bind-mounted (subpath.ts). */
   subPaths?: ReadonlyMap<number, string>;
+  /** The image's USER (CRI ImageStatus): runAsUser's default and what runAsNonRoot checks; none is root. */
+  imageUser: ImageUser;
 }
 
 function mountsFor({ pod, container, paths, subPaths }: ContainerConfigInput): Mount[] {
@@ -195,11 +200,15 @@ function mountsFor({ pod, container, paths, subPaths }: ContainerConfigInput): M
   return out;
 }
 
+/**
+ * The CRI config of one container. Throws ERR_FAILED_PRECONDITION when it must not start as asked
+ * (runAsNonRoot with a root image, an unprepared subPath): the caller reports CreateContainerConfigError.
+ */
 export function buildContainerConfig(input: ContainerConfigInput): ContainerConfig {
   const { pod, container: c, restartCount, type } = input;
   const vars = new Map(input.env.map((e) => [e.key, e.value]));
-  const sc = c.securityContext;
   const spec = pod.spec!;
+  const securityContext = containerSecurityContext(pod, c, input.imageUser, { rootDir: input.paths.rootDir });
   return {
     metadata: { name: c.name, attempt: restartCount },
     image: { image: input.imageRef, userSpecifiedImage: c.image },
@@ -228,16 +237,7 @@ export function buildContainerConfig(input: ContainerConfigInput): ContainerConf
     linux: {
       resources: linuxResources(c, input.nodeMemoryBytes),
       securityContext: {
-        privileged: sc?.privileged ?? false,
-        readonlyRootfs: sc?.readOnlyRootFilesystem ?? false,
-        noNewPrivs: sc?.allowPrivilegeEscalation === false,
-        ...(sc?.runAsUser !== undefined || spec.securityContext?.runAsUser !== undefined
-          ? { runAsUser: { value: String(sc?.runAsUser ?? spec.securityContext?.runAsUser) } }
-          : {}),
-        ...(sc?.runAsGroup !== undefined || spec.securityContext?.runAsGroup !== undefined
-          ? { runAsGroup: { value: String(sc?.runAsGroup ?? spec.securityContext?.runAsGroup) } }
-          : {}),
-        ...(sc?.capabilities ? { capabilities: { addCapabilities: sc.capabilities.add ?? [], dropCapabilities: sc.capabilities.drop ?? [] } } : {}),
+        ...securityContext,
         namespaceOptions: {
           network: spec.hostNetwork ? 'NODE' : 'POD',
           pid: spec.hostPID ? 'NODE' : 'CONTAINER',

@@ -18,6 +18,7 @@ import { computePodActions, type ProbeFailed } from './pod-actions.js';
 import { RestartBackoff } from './restart-backoff.js';
 import { hostMounter, type Mounter } from './mount.js';
 import { prepareContainerSubPaths } from './subpath.js';
+import { applyFsGroup } from './fs-group.js';
 import { podPathProblems, preparePodVolumes, removePodDir, type VolumeContext, type VolumeSourceReader } from './volumes.js';
 import type { TokenSource } from './token-manager.js';
 import { serviceEnvVars } from './service-env.js';
@@ -198,6 +199,8 @@ export class PodRuntime {
       const steps = this.#o.steps;
       let t0 = steps?.now() ?? 0;
       await preparePodVolumes(pod, this.#volumes, signal);
+      // Ownership for fsGroup once per sandbox, before any container (kubelet does it at volume setup).
+      await applyFsGroup(pod, this.#o.paths.rootDir, signal);
       steps?.step(uid, SPAN.agentVolumes, t0);
       this.#volumesReady.add(uid);
       t0 = steps?.now() ?? 0;
@@ -299,10 +302,11 @@ export class PodRuntime {
     t0 = steps?.now() ?? 0;
     let config;
     try {
+      const imageUser = await this.#o.images.imageUser(imageRef, signal);
       const env = await resolveEnv(pod, c, { podIPs: ctx.podIPs, hostIP: this.#o.hostIP(), nodeName: this.#o.nodeName }, this.#o.env, signal, this.#serviceEnv(pod));
       // Verified and bind-mounted now, right before CreateContainer (subpath.ts).
       const subPaths = await prepareContainerSubPaths(pod, c, env, this.#o.paths.rootDir, this.#volumes.mounter, signal);
-      config = buildContainerConfig({ pod, container: c, type, restartCount, imageRef, env, paths: this.#o.paths, nodeMemoryBytes: this.#o.nodeMemoryBytes, subPaths });
+      config = buildContainerConfig({ pod, container: c, type, restartCount, imageRef, env, paths: this.#o.paths, nodeMemoryBytes: this.#o.nodeMemoryBytes, subPaths, imageUser });
     } catch (err) {
       if (signal.aborted) throw err;
       this.#fail(uid, c.name, { reason: 'CreateContainerConfigError', message: describeError(err) });

@@ -130,6 +130,12 @@ export interface Capabilities {
   drop?: string[];
 }
 
+/** A seccomp or AppArmor profile (`localhostProfile` only with `Localhost`). */
+export interface SecurityProfile {
+  type: 'RuntimeDefault' | 'Unconfined' | 'Localhost';
+  localhostProfile?: string;
+}
+
 export interface SecurityContext {
   privileged?: boolean;
   runAsUser?: number;
@@ -138,6 +144,9 @@ export interface SecurityContext {
   readOnlyRootFilesystem?: boolean;
   allowPrivilegeEscalation?: boolean;
   capabilities?: Capabilities;
+  procMount?: 'Default' | 'Unmasked';
+  seccompProfile?: SecurityProfile;
+  appArmorProfile?: SecurityProfile;
 }
 
 export interface PodSecurityContext {
@@ -145,8 +154,11 @@ export interface PodSecurityContext {
   runAsGroup?: number;
   runAsNonRoot?: boolean;
   fsGroup?: number;
+  fsGroupChangePolicy?: 'Always' | 'OnRootMismatch';
   supplementalGroups?: number[];
   sysctls?: Array<{ name: string; value: string }>;
+  seccompProfile?: SecurityProfile;
+  appArmorProfile?: SecurityProfile;
 }
 
 export interface Container {
