@@ -14,7 +14,7 @@ import { resolveEnv, type EnvSourceReader } from './env.js';
 import type { ImageManager } from './image-manager.js';
 import { containerHash, type ContainerType } from './labels.js';
 import { latestContainer, type ObservedPod } from './observed.js';
-import { computePodActions, type ProbeFailed } from './pod-actions.js';
+import { computePodActions, isSidecar, type ProbeFailed, type ProbeStarted } from './pod-actions.js';
 import { RestartBackoff } from './restart-backoff.js';
 import { hostMounter, type Mounter } from './mount.js';
 import { prepareContainerSubPaths } from './subpath.js';
@@ -168,9 +168,9 @@ export class PodRuntime {
   }
 
   /** Brings the runtime to the desired pod: steps of kubelet SyncPod. */
-  async syncPod(pod: Pod, observed: ObservedPod, signal: AbortSignal, probeFailed?: ProbeFailed): Promise<SyncResult> {
+  async syncPod(pod: Pod, observed: ObservedPod, signal: AbortSignal, probeFailed?: ProbeFailed, probeStarted?: ProbeStarted): Promise<SyncResult> {
     if (this.#refuseInvalid(pod)) return { changed: false, requeueAfterMs: INVALID_POD_RETRY_MS };
-    const actions = computePodActions(pod, observed, probeFailed);
+    const actions = computePodActions(pod, observed, probeFailed, probeStarted);
     const result: SyncResult = { changed: false };
     const grace = pod.spec?.terminationGracePeriodSeconds ?? 30;
 
@@ -186,8 +186,9 @@ export class PodRuntime {
     // 2. Kill containers whose spec changed.
     // kubelet kills them one by one, each with its preStop hook and at least 2 s after SIGTERM.
     for (const k of actions.containersToKill) {
-      const spec = pod.spec?.containers.find((c) => c.name === k.name);
-      const target: ContainerToStop = { id: k.id, name: k.name, running: true, spec, fieldPath: `spec.containers{${k.name}}`, ...(k.probe ? { message: k.reason } : {}) };
+      const spec = (k.type === 'init' ? pod.spec?.initContainers : pod.spec?.containers)?.find((c) => c.name === k.name);
+      const fieldPath = `spec.${k.type === 'init' ? 'initContainers' : 'containers'}{${k.name}}`;
+      const target: ContainerToStop = { id: k.id, name: k.name, running: true, spec, fieldPath, ...(k.probe ? { message: k.reason } : {}) };
       await this.#stop(pod, target, grace, observed.sandboxes[0]?.ips[0], signal);
       result.changed = true;
     }
@@ -244,7 +245,10 @@ export class PodRuntime {
       await this.#startContainer(ctx, pod.spec!.initContainers![actions.nextInitContainer]!, 'init');
       return result;
     }
-    // 5. App containers. A failure of one does not stop the others.
+    // 5. Sidecars that exited, then app containers. A failure of one does not stop the others.
+    for (const i of actions.sidecarsToStart) {
+      await this.#startContainer(ctx, pod.spec!.initContainers![i]!, 'init');
+    }
     for (const i of actions.containersToStart) {
       await this.#startContainer(ctx, pod.spec!.containers[i]!, 'regular');
     }
@@ -385,10 +389,11 @@ export class PodRuntime {
 
   /**
    * Stops every running container and then every sandbox (the runtime runs CNI DEL). Idempotent.
-   * Containers stop concurrently, each after its preStop hook, within `gracePeriodS` counted from
-   * now (container-stop.ts); there are no sidecar init containers to stop last, since the agent
-   * runs init containers to completion only. `pod` may be a stand-in built from CRI labels for
-   * orphans (no spec, so no hooks).
+   * App containers stop concurrently, each after its preStop hook, within `gracePeriodS` counted
+   * from now (container-stop.ts); then the sidecars (init containers with restartPolicy Always)
+   * one at a time in reverse spec order, with what is left of the grace period, so they serve the
+   * app containers to their end as kubelet does. `pod` may be a stand-in built from CRI labels for
+   * orphans (no spec, so no hooks, and nothing is a sidecar).
    */
   killPod(pod: Pod, observed: ObservedPod, gracePeriodS: number, signal: AbortSignal): Promise<void> {
     return this.#killPod(pod, observed, gracePeriodS, signal, true);
@@ -397,16 +402,24 @@ export class PodRuntime {
   /** `zeroMeansNow`: a grace period of 0 is a forced deletion (pod termination), not a minimum. */
   async #killPod(pod: Pod, observed: ObservedPod, gracePeriodS: number, signal: AbortSignal, zeroMeansNow: boolean): Promise<void> {
     const grace = Math.max(0, Math.floor(gracePeriodS));
+    const started = this.#o.clock.monotonic();
     const live = observed.containers.filter((c) => c.state === 'running' || c.state === 'created' || c.state === 'unknown');
     const podIP = observed.sandboxes[0]?.ips[0];
-    await Promise.all(
-      live.map((c) => {
-        const list = c.type === 'init' ? pod.spec?.initContainers : pod.spec?.containers;
-        const spec = list?.find((x) => x.name === c.name);
-        const fieldPath = `spec.${c.type === 'init' ? 'initContainers' : 'containers'}{${c.name}}`;
-        return this.#stop(pod, { id: c.id, name: c.name, running: c.state === 'running', spec, fieldPath }, grace, podIP, signal, zeroMeansNow);
-      }),
-    );
+    const inits = pod.spec?.initContainers ?? [];
+    const sidecarIndex = (c: (typeof live)[number]): number => (c.type === 'init' ? inits.findIndex((x) => x.name === c.name && isSidecar(x)) : -1);
+    const stop = (c: (typeof live)[number], graceS: number): Promise<void> => {
+      const list = c.type === 'init' ? inits : pod.spec?.containers;
+      const spec = list?.find((x) => x.name === c.name);
+      const fieldPath = `spec.${c.type === 'init' ? 'initContainers' : 'containers'}{${c.name}}`;
+      return this.#stop(pod, { id: c.id, name: c.name, running: c.state === 'running', spec, fieldPath }, graceS, podIP, signal, zeroMeansNow);
+    };
+    await Promise.all(live.filter((c) => sidecarIndex(c) < 0).map((c) => stop(c, grace)));
+    const sidecars = live.filter((c) => sidecarIndex(c) >= 0).sort((a, b) => sidecarIndex(b) - sidecarIndex(a));
+    for (const c of sidecars) {
+      const left = grace - Math.floor((this.#o.clock.monotonic() - started) / 1000);
+      // A forced deletion stays immediate; otherwise kubelet's minimum applies (container-stop.ts).
+      await stop(c, Math.max(0, left));
+    }
     for (const s of observed.sandboxes) {
       try {
         await this.#o.runtime.stopPodSandbox({ podSandboxId: s.id }, { signal });
