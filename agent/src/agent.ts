@@ -266,6 +266,7 @@ export class Agent {
       nodeName: c.nodeName,
       hostIP: () => this.#internalIP,
       nodeMemoryBytes: machine.memoryBytes,
+      seccompDefault: c.seccompDefault,
       runtimeRequestTimeoutMs: c.runtimeRequestTimeoutMs,
       crashLoopInitialMs: c.crashLoopInitialMs,
       crashLoopMaxMs: c.crashLoopMaxMs,

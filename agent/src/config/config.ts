@@ -47,6 +47,8 @@ export interface KubeletConfigurationFile extends ClusterDnsConfigFile, Eviction
   podPidsLimit?: number;
   /** Sysctl names or `prefix*` patterns pods may set beyond the safe set (namespaced ones only). */
   allowedUnsafeSysctls?: string[];
+  /** RuntimeDefault instead of Unconfined for containers whose pod names no seccomp profile. */
+  seccompDefault?: boolean;
   systemReserved?: Record<string, string>;
   kubeReserved?: Record<string, string>;
   imageGCHighThresholdPercent?: number;
@@ -146,6 +148,7 @@ export interface AgentConfig extends ClusterDnsConfig, EvictionConfig {
   maxPods: number;
   podPidsLimit: number;
   allowedUnsafeSysctls: string[];
+  seccompDefault: boolean;
   systemReserved: Record<string, number>;
   kubeReserved: Record<string, number>;
   imageGCHighThresholdPercent: number;
@@ -372,6 +375,7 @@ export function resolveConfig(file: KubeletConfigurationFile, flags: AgentFlags,
     maxPods: int('maxPods', file.maxPods, 110, 1),
     podPidsLimit: pidsLimit,
     allowedUnsafeSysctls: unsafeSysctls(file.allowedUnsafeSysctls),
+    seccompDefault: bool('seccompDefault', file.seccompDefault, false),
     systemReserved: reserved('systemReserved', file.systemReserved),
     kubeReserved: reserved('kubeReserved', file.kubeReserved),
     ...resolveEvictionConfig(file),

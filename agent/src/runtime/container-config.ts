@@ -106,7 +106,7 @@ export function portMappings(pod: Pod): PortMapping[] {
  * too, so its hostname stays empty as kubelet leaves it: runc refuses to set a hostname without
  * a private UTS namespace, and the runtime fills /etc/hostname from the node's own name.
  */
-export function buildSandboxConfig(pod: Pod, attempt: number, paths: PodPaths, dnsConfig?: PodSandboxConfig['dnsConfig']): PodSandboxConfig {
+export function buildSandboxConfig(pod: Pod, attempt: number, paths: PodPaths, dnsConfig?: PodSandboxConfig['dnsConfig'], seccompDefault = false): PodSandboxConfig {
   const spec = pod.spec!;
   const hostname = spec.hostNetwork ? '' : (spec.hostname ?? pod.metadata.name ?? '').slice(0, 63);
   const config: PodSandboxConfig = {
@@ -119,7 +119,7 @@ export function buildSandboxConfig(pod: Pod, attempt: number, paths: PodPaths, d
     linux: {
       // Privileged when any container is (security-context.ts), with the pod's user, groups and seccomp.
       securityContext: {
-        ...sandboxSecurityContext(pod, paths.rootDir),
+        ...sandboxSecurityContext(pod, paths.rootDir, seccompDefault),
         namespaceOptions: {
           network: spec.hostNetwork ? 'NODE' : 'POD',
           pid: spec.hostPID ? 'NODE' : 'CONTAINER',
@@ -173,6 +173,8 @@ export interface ContainerConfigInput {
   subPaths?: ReadonlyMap<number, string>;
   /** The image's USER (CRI ImageStatus): runAsUser's default and what runAsNonRoot checks; none is root. */
   imageUser: ImageUser;
+  /** kubelet `seccompDefault`: RuntimeDefault when neither the container nor the pod names a profile. */
+  seccompDefault?: boolean;
 }
 
 function mountsFor({ pod, container, paths, subPaths }: ContainerConfigInput): Mount[] {
@@ -208,7 +210,7 @@ export function buildContainerConfig(input: ContainerConfigInput): ContainerConf
   const { pod, container: c, restartCount, type } = input;
   const vars = new Map(input.env.map((e) => [e.key, e.value]));
   const spec = pod.spec!;
-  const securityContext = containerSecurityContext(pod, c, input.imageUser, { rootDir: input.paths.rootDir });
+  const securityContext = containerSecurityContext(pod, c, input.imageUser, { rootDir: input.paths.rootDir, seccompDefault: input.seccompDefault ?? false });
   return {
     metadata: { name: c.name, attempt: restartCount },
     image: { image: input.imageRef, userSpecifiedImage: c.image },

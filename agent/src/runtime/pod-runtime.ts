@@ -64,6 +64,8 @@ export interface PodRuntimeOptions {
   nodeName: string;
   hostIP: () => string;
   nodeMemoryBytes: number;
+  /** kubelet `seccompDefault`: RuntimeDefault for containers without a seccomp profile (default Unconfined). */
+  seccompDefault?: boolean;
   runtimeRequestTimeoutMs: number;
   /** CrashLoopBackOff: 10 s doubling to 300 s unless configured. */
   crashLoopInitialMs?: number;
@@ -207,7 +209,7 @@ export class PodRuntime {
       t0 = steps?.now() ?? 0;
       try {
         const runtimeHandler = (await this.#o.runtimeHandler?.(pod, signal)) ?? '';
-        const config = buildSandboxConfig(pod, actions.attempt, this.#o.paths, await this.#o.podDns?.(pod, signal));
+        const config = buildSandboxConfig(pod, actions.attempt, this.#o.paths, await this.#o.podDns?.(pod, signal), this.#o.seccompDefault);
         const res = await this.#o.runtime.runPodSandbox({ config, runtimeHandler }, { signal });
         sandboxId = res.podSandboxId;
         steps?.sandbox(uid, t0);
@@ -237,7 +239,7 @@ export class PodRuntime {
         this.#o.log.warn({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUID: uid, err: describeError(err) }, 'Volume refresh failed');
       }
     }
-    const sandboxConfig = buildSandboxConfig(pod, actions.attempt, this.#o.paths);
+    const sandboxConfig = buildSandboxConfig(pod, actions.attempt, this.#o.paths, undefined, this.#o.seccompDefault);
     const ctx = { pod, observed, sandboxId, sandboxConfig, podIPs, result, signal };
 
     // 4. Init containers, one at a time.
@@ -310,7 +312,7 @@ export class PodRuntime {
       const env = await resolveEnv(pod, c, { podIPs: ctx.podIPs, hostIP: this.#o.hostIP(), nodeName: this.#o.nodeName }, this.#o.env, signal, this.#serviceEnv(pod));
       // Verified and bind-mounted now, right before CreateContainer (subpath.ts).
       const subPaths = await prepareContainerSubPaths(pod, c, env, this.#o.paths.rootDir, this.#volumes.mounter, signal);
-      config = buildContainerConfig({ pod, container: c, type, restartCount, imageRef, env, paths: this.#o.paths, nodeMemoryBytes: this.#o.nodeMemoryBytes, subPaths, imageUser });
+      config = buildContainerConfig({ pod, container: c, type, restartCount, imageRef, env, paths: this.#o.paths, nodeMemoryBytes: this.#o.nodeMemoryBytes, subPaths, imageUser, seccompDefault: this.#o.seccompDefault });
     } catch (err) {
       if (signal.aborted) throw err;
       this.#fail(uid, c.name, { reason: 'CreateContainerConfigError', message: describeError(err) });

@@ -49,6 +49,10 @@ test('container: container fields override the pod, groups and seccomp/AppArmor 
   // The pod's seccomp when the container names none; Unconfined when neither does.
   assert.deepEqual(cfg(podWith({ securityContext: { seccompProfile: { type: 'RuntimeDefault' } } })).seccomp, { profileType: 'RuntimeDefault' });
   assert.deepEqual(cfg(podWith({})).seccomp, { profileType: 'Unconfined' });
+  // kubelet's seccompDefault makes RuntimeDefault the default, for the sandbox too.
+  const dflt = buildContainerConfig({ pod: podWith({}), container: { name: 'c' }, type: 'regular', restartCount: 0, imageRef: 'i', env: [], paths, nodeMemoryBytes: 0, imageUser: {}, seccompDefault: true });
+  assert.deepEqual(dflt.linux!.securityContext!.seccomp, { profileType: 'RuntimeDefault' });
+  assert.deepEqual(buildSandboxConfig(podWith({}), 0, paths, undefined, true).linux!.securityContext!.seccomp, { profileType: 'RuntimeDefault' });
   // A privileged container never gets no_new_privs.
   assert.equal(cfg(podWith({}, [{ name: 'c', securityContext: { privileged: true, allowPrivilegeEscalation: false } }])).noNewPrivs, false);
 });

@@ -3,17 +3,22 @@
  * network interface (its sandbox is privileged too, else containerd refuses it) and an
  * unprivileged one may not; runAsNonRoot with a root image is CreateContainerConfigError;
  * fsGroup owns an emptyDir for a non-root user; seccomp RuntimeDefault, capabilities drop ALL,
- * readOnlyRootFilesystem and allowPrivilegeEscalation false take effect in the process; safe
- * sysctls are set and unsafe ones refused at admission unless allowed.
+ * readOnlyRootFilesystem and allowPrivilegeEscalation false take effect in the process, as does a
+ * Localhost seccomp profile from the agent's seccomp directory; safe sysctls are set and unsafe
+ * ones refused at admission unless allowed; AppArmor profiles are refused on this host (no AppArmor).
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { pollUntil } from '@nodelet/base';
 import { EVENTS, PODS, type Container, type Pod } from '@nodelet/api';
+import { appArmorEnabled } from '../../src/admission/security.js';
 import { skipUnlessRoot, startHarness, podSpec, getPod, type Harness } from './harness.js';
 
 let h: Harness | undefined;
 let skip = false;
+const appArmorHost = appArmorEnabled();
 
 before(async (t) => {
   if (!skipUnlessRoot(t as never)) {
@@ -156,4 +161,33 @@ test('sysctls: a safe one and an allowed unsafe one are set in the pod; an unsaf
   const sandboxes = (await h!.cri.runtime.listPodSandbox({})).items.filter((s) => s.metadata?.name === 'unsafe');
   assert.equal(sandboxes.length, 0);
   await Promise.all([remove('sysctl'), remove('unsafe')]);
+});
+
+test('a Localhost seccomp profile from <root-dir>/seccomp is applied: the syscalls it denies fail', { timeout: 120_000 }, async (t) => {
+  if (skip) return t.skip('needs root');
+  const dir = join(h!.dir, 'root', 'seccomp', 'profiles');
+  await mkdir(dir, { recursive: true });
+  const profile = { defaultAction: 'SCMP_ACT_ALLOW', syscalls: [{ names: ['mkdir', 'mkdirat'], action: 'SCMP_ACT_ERRNO' }] };
+  await writeFile(join(dir, 'no-mkdir.json'), JSON.stringify(profile));
+  await h!.api.create(PODS, podSpec(h!, 'localhost', {
+    containers: [box('c', { securityContext: { seccompProfile: { type: 'Localhost', localhostProfile: 'profiles/no-mkdir.json' } } }), box('plain')],
+  }));
+  const p = await running('localhost');
+  const denied = await run(p, 'c', ['mkdir', '/tmp/x']);
+  assert.notEqual(denied.code, 0);
+  assert.match(denied.out, /Operation not permitted/);
+  assert.equal((await run(p, 'plain', ['mkdir', '/tmp/x'])).code, 0);
+  await remove('localhost');
+});
+
+test('an AppArmor profile on a host without AppArmor: the pod fails at admission with reason AppArmor', { timeout: 60_000 }, async (t) => {
+  if (skip) return t.skip('needs root');
+  if (appArmorHost) return t.skip('this host has AppArmor');
+  await h!.api.create(PODS, podSpec(h!, 'apparmor', { containers: [box('c', { securityContext: { appArmorProfile: { type: 'RuntimeDefault' } } })] }));
+  const refused = await pollUntil('apparmor Failed', async () => {
+    const pod = await getPod(h!, 'apparmor');
+    return pod.status?.phase === 'Failed' ? pod : undefined;
+  }, { timeoutMs: 30_000 });
+  assert.deepEqual([refused.status!.reason, refused.status!.message], ['AppArmor', 'Pod was rejected: Cannot enforce AppArmor: AppArmor is not enabled on the host']);
+  await remove('apparmor');
 });
