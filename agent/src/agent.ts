@@ -33,7 +33,7 @@ import { admitPod, type PodAdmitResult } from './admission/admit.js';
 import { pressureAdmitHandler } from './admission/pressure.js';
 import { resourceFitAdmitHandler } from './admission/resource-fit.js';
 import { shutdownAdmitHandler } from './admission/shutdown.js';
-import { appArmorAdmitHandler, appArmorEnabled, sysctlAdmitHandler } from './admission/security.js';
+import { appArmorAdmitHandler, appArmorEnabled, supplementalGroupsPolicyAdmitHandler, sysctlAdmitHandler } from './admission/security.js';
 import { EvictionManager } from './eviction/eviction-manager.js';
 import { nodeHost, type AgentHost } from './host.js';
 import { gcPasses } from './housekeeping/gc.js';
@@ -317,6 +317,7 @@ export class Agent {
       pressureAdmitHandler(() => this.eviction?.conditions() ?? new Set()),
       sysctlAdmitHandler(c.allowedUnsafeSysctls),
       appArmorAdmitHandler(appArmorEnabled()),
+      supplementalGroupsPolicyAdmitHandler,
       shutdownAdmitHandler(() => this.shutdown?.shuttingDown ?? false),
       resourceFitAdmitHandler(() => node.node?.status?.allocatable ?? undefined),
     ];

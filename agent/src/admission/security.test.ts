@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod } from '@nodelet/api';
 import { hasCode } from '@nodelet/base';
-import { appArmorAdmitHandler, sysctlAdmitHandler, validateUnsafeSysctls } from './security.js';
+import { appArmorAdmitHandler, supplementalGroupsPolicyAdmitHandler, sysctlAdmitHandler, validateUnsafeSysctls } from './security.js';
 
 const pod = (sysctls: Array<{ name: string; value: string }>, extra: Partial<NonNullable<Pod['spec']>> = {}): Pod => ({
   metadata: { name: 'p', namespace: 'ns', uid: 'u' },
@@ -34,4 +34,10 @@ test('AppArmor: a profile other than Unconfined is refused on a host without App
   const p: Pod = { metadata: { name: 'p' }, spec: { containers: [{ name: 'c', securityContext: { appArmorProfile: { type: 'Localhost', localhostProfile: 'x' } } }] } };
   assert.deepEqual(appArmorAdmitHandler(false)(p, []), { admit: false, reason: 'AppArmor', message: 'Cannot enforce AppArmor: AppArmor is not enabled on the host' });
   assert.deepEqual(appArmorAdmitHandler(true)(p, []), { admit: true });
+});
+
+test('supplementalGroupsPolicy Strict is refused (the runtime always merges the image groups); Merge is admitted', () => {
+  const p = (policy: 'Merge' | 'Strict'): Pod => ({ metadata: { name: 'p' }, spec: { containers: [{ name: 'c' }], securityContext: { supplementalGroupsPolicy: policy } } });
+  assert.deepEqual(supplementalGroupsPolicyAdmitHandler(p('Strict'), []), { admit: false, reason: 'SupplementalGroupsPolicyNotSupported', message: 'SupplementalGroupsPolicy=Strict is not supported in this node' });
+  assert.deepEqual(supplementalGroupsPolicyAdmitHandler(p('Merge'), []), { admit: true });
 });

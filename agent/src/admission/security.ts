@@ -8,6 +8,8 @@
  *                                                              ones with hostIPC)
  *   anything else                                          ─▶ SysctlForbidden
  *   an AppArmor profile other than Unconfined on a host without AppArmor ─▶ AppArmor
+ *   supplementalGroupsPolicy Strict (containerd 1.6 always merges the image's groups)
+ *                                                          ─▶ SupplementalGroupsPolicyNotSupported
  */
 import { readFileSync } from 'node:fs';
 import { AgentError } from '@nodelet/base';
@@ -99,3 +101,9 @@ export function appArmorEnabled(path = '/sys/module/apparmor/parameters/enabled'
     return false;
   }
 }
+
+/** Refuses `supplementalGroupsPolicy: Strict`: this node's runtime cannot leave out the image's groups. */
+export const supplementalGroupsPolicyAdmitHandler: PodAdmitHandler = (pod: Pod) =>
+  pod.spec?.securityContext?.supplementalGroupsPolicy === 'Strict'
+    ? { admit: false, reason: 'SupplementalGroupsPolicyNotSupported', message: 'SupplementalGroupsPolicy=Strict is not supported in this node' }
+    : ADMIT;

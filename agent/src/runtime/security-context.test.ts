@@ -45,6 +45,7 @@ test('container: container fields override the pod, groups and seccomp/AppArmor 
   assert.deepEqual(sc.capabilities, { addCapabilities: ['NET_ADMIN'], dropCapabilities: ['ALL'] });
   assert.deepEqual(sc.seccomp, { profileType: 'Localhost', localhostRef: '/var/lib/nodelet/seccomp/profiles/audit.json' });
   assert.deepEqual(sc.apparmor, { profileType: 'Unconfined' });
+  assert.deepEqual(cfg(podWith({ securityContext: { seLinuxOptions: { level: 's0:c1,c2' } } })).selinuxOptions, { level: 's0:c1,c2' });
   assert.ok(sc.maskedPaths!.includes('/proc/kcore') && sc.readonlyPaths!.includes('/proc/sys'));
   // The pod's seccomp when the container names none; Unconfined when neither does.
   assert.deepEqual(cfg(podWith({ securityContext: { seccompProfile: { type: 'RuntimeDefault' } } })).seccomp, { profileType: 'RuntimeDefault' });

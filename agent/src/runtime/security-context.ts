@@ -104,6 +104,7 @@ export function sandboxSecurityContext(pod: Pod, rootDir: string, seccompDefault
   };
   if (sc?.runAsUser !== undefined) out.runAsUser = { value: String(sc.runAsUser) };
   if (sc?.runAsGroup !== undefined) out.runAsGroup = { value: String(sc.runAsGroup) };
+  if (sc?.seLinuxOptions) out.selinuxOptions = { ...sc.seLinuxOptions };
   return out;
 }
 
@@ -115,6 +116,7 @@ function effective(pod: Pod, c: Container): SecurityContext {
   if (out.runAsUser === undefined && p?.runAsUser !== undefined) out.runAsUser = p.runAsUser;
   if (out.runAsGroup === undefined && p?.runAsGroup !== undefined) out.runAsGroup = p.runAsGroup;
   if (out.runAsNonRoot === undefined && p?.runAsNonRoot !== undefined) out.runAsNonRoot = p.runAsNonRoot;
+  if (out.seLinuxOptions === undefined && p?.seLinuxOptions !== undefined) out.seLinuxOptions = p.seLinuxOptions;
   return out;
 }
 
@@ -182,6 +184,8 @@ export function containerSecurityContext(pod: Pod, c: Container, image: ImageUse
   else if (image.uid !== undefined) out.runAsUser = { value: String(image.uid) };
   else if (image.username) out.runAsUsername = image.username;
   if (sc.runAsGroup !== undefined) out.runAsGroup = { value: String(sc.runAsGroup) };
+  // Labels for the runtime; on a host without SELinux the runtime leaves them unused, as with kubelet.
+  if (sc.seLinuxOptions) out.selinuxOptions = { ...sc.seLinuxOptions };
   if (sc.capabilities) out.capabilities = { addCapabilities: sc.capabilities.add ?? [], dropCapabilities: sc.capabilities.drop ?? [] };
   // The node's admission refused pods asking for AppArmor where the host has none (admission/security.ts).
   const aa = appArmorProfile(pod, c);

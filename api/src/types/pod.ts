@@ -136,8 +136,16 @@ export interface SecurityProfile {
   localhostProfile?: string;
 }
 
+export interface SELinuxOptions {
+  user?: string;
+  role?: string;
+  type?: string;
+  level?: string;
+}
+
 export interface SecurityContext {
   privileged?: boolean;
+  seLinuxOptions?: SELinuxOptions;
   runAsUser?: number;
   runAsGroup?: number;
   runAsNonRoot?: boolean;
@@ -150,12 +158,14 @@ export interface SecurityContext {
 }
 
 export interface PodSecurityContext {
+  seLinuxOptions?: SELinuxOptions;
   runAsUser?: number;
   runAsGroup?: number;
   runAsNonRoot?: boolean;
   fsGroup?: number;
   fsGroupChangePolicy?: 'Always' | 'OnRootMismatch';
   supplementalGroups?: number[];
+  supplementalGroupsPolicy?: 'Merge' | 'Strict';
   sysctls?: Array<{ name: string; value: string }>;
   seccompProfile?: SecurityProfile;
   appArmorProfile?: SecurityProfile;
