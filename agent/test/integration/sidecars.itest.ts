@@ -3,7 +3,8 @@
  * in-process agent: the sidecar starts first and the next init container waits for its startup
  * probe, it serves the app container through a shared emptyDir while the pod is Running (not
  * Init:0/2), and it is stopped after the app container: when the app completes under
- * restartPolicy Never (the pod Succeeds), and when the pod is deleted.
+ * restartPolicy Never (the pod Succeeds), and when the pod is deleted. A sidecar that exits beside
+ * a running app container is started again.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,7 +22,8 @@ before(async (t) => {
     skip = true;
     return;
   }
-  h = await startHarness('sidecar', {}, 42);
+  // A short CrashLoopBackOff so a sidecar's restart is seen in seconds (kubelet: 10 s, unit-tested).
+  h = await startHarness('sidecar', { crashLoopBackOff: { initialContainerRestartPeriod: '1s', maxContainerRestartPeriod: '2s' } }, 42);
 });
 after(async () => {
   await h?.stop();
@@ -100,4 +102,30 @@ test('on deletion the sidecar is stopped only after the app container has stoppe
   await h!.api.delete(PODS, 'del', { namespace: 'default' });
   await pollUntil('del gone', () => getPod(h!, 'del').then(() => false, () => true), { timeoutMs: 60_000 });
   assert.deepEqual((await readFile(join(dir, 'order'), 'utf8')).trim().split('\n'), ['setup-saw-sidecar', 'app-stopped', 'side-stopped']);
+});
+
+test('a sidecar that exits while its app container runs is started again; the app is not touched', { timeout: 120_000 }, async (t) => {
+  if (skip) return t.skip('needs root');
+  const img = h!.rt.images.busybox;
+  await h!.api.create(PODS, podSpec(h!, 'flaky', {
+    restartPolicy: 'Never',
+    volumes: [{ name: 'shared', emptyDir: {} }],
+    initContainers: [{
+      name: 'side', image: img, imagePullPolicy: 'IfNotPresent', restartPolicy: 'Always',
+      // The first run exits after a while; the next ones serve.
+      command: ['sh', '-c', 'if [ -f /shared/once ]; then trap "exit 0" TERM; while true; do sleep 0.2; done; fi; touch /shared/once; sleep 2; exit 1'],
+      volumeMounts: [{ name: 'shared', mountPath: '/shared' }],
+    }],
+    containers: [{ name: 'app', image: img, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', 'trap "exit 0" TERM; while true; do sleep 0.2; done'] }],
+  }));
+  const p = await pollUntil('flaky sidecar restarted and running beside the app', async () => {
+    const pod = await getPod(h!, 'flaky');
+    const side = pod.status?.initContainerStatuses?.[0];
+    return side && side.restartCount >= 1 && side.state?.running && pod.status?.containerStatuses?.[0]?.state?.running ? pod : undefined;
+  }, { timeoutMs: 60_000 });
+  assert.equal(p.status!.phase, 'Running');
+  assert.equal(p.status!.initContainerStatuses![0]!.lastState?.terminated?.exitCode, 1);
+  assert.equal(p.status!.containerStatuses![0]!.restartCount, 0);
+  await h!.api.delete(PODS, 'flaky', { namespace: 'default', gracePeriodSeconds: 0 });
+  await pollUntil('flaky gone', () => getPod(h!, 'flaky').then(() => false, () => true), { timeoutMs: 60_000 });
 });
