@@ -49,6 +49,7 @@ const PREFIXES: Readonly<Record<string, string>> = {
   certificates: 'io.k8s.api.certificates.v1',
   authorization: 'io.k8s.api.authorization.v1',
   authentication: 'io.k8s.api.authentication.v1',
+  admissionregistration: 'io.k8s.api.admissionregistration.v1',
   nodelet: 'io.nodelet.api.v1',
 };
 

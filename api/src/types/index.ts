@@ -11,3 +11,4 @@ export * from './node-k8s.js';
 export * from './rbac.js';
 export * from './certificates.js';
 export * from './resources.js';
+export * from './admissionregistration.js';
