@@ -1,5 +1,10 @@
-/** The admission chain every write passes (handlers call {@link admit}); plugins in upstream's order. */
+/**
+ * The admission chain every write passes (handlers call {@link admit}), in kube-apiserver's order:
+ * mutating admission (built-in plugins, then mutating webhooks), the object validated again when
+ * a webhook changed it, then validating admission (built-in plugins, then validating webhooks).
+ */
 import type { ServerContext } from '../context.js';
+import { revalidateAdmitted } from '../handlers/admit.js';
 import { nodeRestriction } from './node-restriction.js';
 import { rbacEscalation } from './rbac-escalation.js';
 import { certificateAdmission } from './certificates.js';
@@ -7,16 +12,27 @@ import { serviceAccountAdmission } from './service-account.js';
 import { defaultStorageClassAdmission } from './default-storage-class.js';
 import { runtimeClassAdmission } from './runtime-class.js';
 import { podSecurityAdmission } from './pod-security/admission.js';
+import { runMutatingWebhooks, runValidatingWebhooks } from './webhook/dispatch.js';
 import type { AdmissionPlugin, AdmissionRequest } from './types.js';
 
 export type { AdmissionOperation, AdmissionRecorder, AdmissionRequest } from './types.js';
 
-// Mutating plugins first (they change the object the validating ones judge), as kube-apiserver orders them.
-const PLUGINS: readonly AdmissionPlugin[] = [serviceAccountAdmission, runtimeClassAdmission, defaultStorageClassAdmission, nodeRestriction, podSecurityAdmission, rbacEscalation, certificateAdmission];
+// The plugins that change objects (and check what they add); they run before the webhooks.
+const MUTATING: readonly AdmissionPlugin[] = [serviceAccountAdmission, runtimeClassAdmission, defaultStorageClassAdmission];
+// The plugins that only judge: after the webhooks, so a webhook's change is judged too (PodSecurity above all).
+const VALIDATING: readonly AdmissionPlugin[] = [nodeRestriction, podSecurityAdmission, rbacEscalation, certificateAdmission];
 
-export async function admit(ctx: ServerContext, r: AdmissionRequest): Promise<void> {
-  for (const p of PLUGINS) {
+async function runPlugins(ctx: ServerContext, r: AdmissionRequest, plugins: readonly AdmissionPlugin[]): Promise<void> {
+  for (const p of plugins) {
     r.signal?.throwIfAborted();
     await p(ctx, r);
   }
+}
+
+export async function admit(ctx: ServerContext, r: AdmissionRequest): Promise<void> {
+  await runPlugins(ctx, r, MUTATING);
+  if ((await runMutatingWebhooks(ctx, r)) && r.object) revalidateAdmitted(r.def, r.object, r.oldObject);
+  await runPlugins(ctx, r, VALIDATING);
+  r.signal?.throwIfAborted();
+  await runValidatingWebhooks(ctx, r);
 }

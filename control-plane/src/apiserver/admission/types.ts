@@ -24,6 +24,8 @@ export interface AdmissionRequest {
   oldObject?: ApiObject;
   /** Where a plugin leaves warnings for the client and annotations for the audit log (recorder.ts); absent: dropped. */
   recorder?: AdmissionRecorder;
+  /** `?dryRun=All`: nothing will be written (webhooks are told, and those with side effects refuse). */
+  dryRun?: boolean;
   /** The request's signal (filters/chain.ts): admission stops with its reason once it aborts. */
   signal?: AbortSignal;
 }

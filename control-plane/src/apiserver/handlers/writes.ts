@@ -38,7 +38,7 @@ async function createAdmitted(s: RequestScope, obj: ApiObject, dryRun: boolean, 
   const { def, registry } = s.served;
   await checkNamespace(s.ctx, def, obj.metadata.namespace);
   admitCreate(s.ctx, def, obj);
-  await admit(s.ctx, { operation: 'CREATE', user: s.user, def, namespace: obj.metadata.namespace, name: obj.metadata.name, object: obj, recorder: scopeRecorder(s), signal: s.signal });
+  await admit(s.ctx, { operation: 'CREATE', user: s.user, def, namespace: obj.metadata.namespace, name: obj.metadata.name, object: obj, recorder: scopeRecorder(s), dryRun, signal: s.signal });
   if (managed) recordManagedFields(obj, managed.body, managed.manager, managed.operation, apiVersionOf(def), s.ctx.now());
   const persist = (): Promise<ApiObject> => (dryRun ? Promise.resolve(obj) : registry.create(obj, { signal: s.signal }));
   return def.kind === 'Service' ? withClusterIp(s.ctx, obj, persist, s.ctx.serviceCidr, dryRun) : persist();
@@ -52,7 +52,7 @@ async function admitUpdateOf(s: RequestScope, current: ApiObject, next: ApiObjec
   const { def } = s.served;
   const admitted = admitUpdate(def, next, current, status);
   if (unchanged(admitted, current)) return undefined;
-  await admit(s.ctx, { operation: 'UPDATE', user: s.user, def, subresource: s.subresource, namespace: s.namespace, name: s.name!, object: admitted, oldObject: current, recorder: scopeRecorder(s), signal: s.signal });
+  await admit(s.ctx, { operation: 'UPDATE', user: s.user, def, subresource: s.subresource, namespace: s.namespace, name: s.name!, object: admitted, oldObject: current, recorder: scopeRecorder(s), dryRun: dry.run, signal: s.signal });
   if (dry.run) {
     dry.result = admitted;
     return undefined;

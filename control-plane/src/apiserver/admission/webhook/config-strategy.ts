@@ -31,7 +31,7 @@ function stringList(v: unknown): string[] {
   return Array.isArray(v) ? v.map((x) => (typeof x === 'string' ? x : String(x))) : [];
 }
 
-/** Upstream validateResources: `*` and `*​/*` stand alone, subresources follow their resource. */
+// Upstream validateResources: the wildcards `*` and `*/*` stand alone; subresources follow their resource.
 function resourceErrors(resources: string[], path: string): FieldError[] {
   if (!resources.length) return [required(path)];
   const errs: FieldError[] = [];
