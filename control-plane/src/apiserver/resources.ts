@@ -26,6 +26,7 @@ import { PERSISTENTVOLUMECLAIM_TABLE, PERSISTENTVOLUME_TABLE, STORAGECLASS_TABLE
 import { podDisruptionBudgetStrategy } from './strategies/policy.js';
 import { runtimeClassStrategy } from './strategies/node-k8s.js';
 import { mutatingWebhookConfigurationStrategy, validatingWebhookConfigurationStrategy } from './admission/webhook/config-strategy.js';
+import { WEBHOOK_CONFIGURATION_TABLE } from './admission/webhook/table.js';
 import { PODDISRUPTIONBUDGET_TABLE, RUNTIMECLASS_TABLE } from './table/policy-node.js';
 import { clusterRoleBindingStrategy, clusterRoleStrategy, roleBindingStrategy, roleStrategy } from './strategies/rbac.js';
 import {
@@ -230,12 +231,12 @@ export const RESOURCE_DEFS: readonly ResourceDef[] = [
   {
     group: 'admissionregistration.k8s.io', version: 'v1', kind: 'MutatingWebhookConfiguration', plural: 'mutatingwebhookconfigurations',
     singular: 'mutatingwebhookconfiguration', namespaced: false, categories: ['api-extensions'], statusSubresource: false, subresources: [],
-    strategy: mutatingWebhookConfigurationStrategy,
+    table: WEBHOOK_CONFIGURATION_TABLE, strategy: mutatingWebhookConfigurationStrategy,
   },
   {
     group: 'admissionregistration.k8s.io', version: 'v1', kind: 'ValidatingWebhookConfiguration', plural: 'validatingwebhookconfigurations',
     singular: 'validatingwebhookconfiguration', namespaced: false, categories: ['api-extensions'], statusSubresource: false, subresources: [],
-    strategy: validatingWebhookConfigurationStrategy,
+    table: WEBHOOK_CONFIGURATION_TABLE, strategy: validatingWebhookConfigurationStrategy,
   },
 ];
 

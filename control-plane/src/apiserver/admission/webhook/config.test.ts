@@ -41,6 +41,9 @@ describe('admissionregistration.k8s.io/v1 webhook configurations', () => {
     const v = await srv.call('POST', VWC, { metadata: { name: 'v' }, webhooks: [hook()] });
     assert.equal(v.status, 201, JSON.stringify(v.json));
     assert.equal(v.json.webhooks[0].reinvocationPolicy, undefined);
+    const table = await srv.call('GET', VWC, undefined, { headers: { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } });
+    assert.deepEqual(table.json.columnDefinitions.map((c: { name: string }) => c.name), ['Name', 'Webhooks', 'Age']);
+    assert.deepEqual(table.json.rows[0].cells.slice(0, 2), ['v', 1]);
   });
 
   it('refuses what upstream refuses, naming each field', async () => {
