@@ -31,7 +31,9 @@ async function runPlugins(ctx: ServerContext, r: AdmissionRequest, plugins: read
 
 export async function admit(ctx: ServerContext, r: AdmissionRequest): Promise<void> {
   await runPlugins(ctx, r, MUTATING);
-  if ((await runMutatingWebhooks(ctx, r)) && r.object) revalidateAdmitted(r.def, r.object, r.oldObject);
+  // A subresource with a kind of its own (eviction, token) carries no object of the resource's kind to validate.
+  const ownKind = r.subresource !== undefined && r.def.subresources.some((s) => s.name === r.subresource && s.kind);
+  if ((await runMutatingWebhooks(ctx, r)) && r.object && !ownKind) revalidateAdmitted(r.def, r.object, r.oldObject);
   await runPlugins(ctx, r, VALIDATING);
   r.signal?.throwIfAborted();
   await runValidatingWebhooks(ctx, r);

@@ -180,6 +180,24 @@ describe('admission webhooks', () => {
     assert.deepEqual(reviewsOf('wrong-cert'), []);
   });
 
+  it('matches a subresource rule (pods/status) and not the main resource', async () => {
+    handle('/status', (req) => ({ allowed: false, status: { message: `no ${req.subResource} writes` } }));
+    const pod = { metadata: { name: 'p', labels: { case: 'status' } }, spec: { automountServiceAccountToken: false, containers: [{ name: 'c', image: 'busybox:1.36' }] } };
+    assert.equal((await srv.call('POST', '/api/v1/namespaces/default/pods', pod)).status, 201);
+    const r = await srv.call('POST', `${ADM}/validatingwebhookconfigurations`, {
+      metadata: { name: 'status' },
+      webhooks: [webhook('status', '/status', { rules: [{ operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods/status'] }] })],
+    });
+    assert.equal(r.status, 201);
+    const patch = (sub: string, body: unknown): Promise<{ status: number; json: any }> => srv.call('PATCH', `/api/v1/namespaces/default/pods/p${sub}`, body, { contentType: 'application/merge-patch+json' }); // eslint-disable-line @typescript-eslint/no-explicit-any
+    const refused = await pollUntil('the pods/status webhook in force', async () => {
+      const x = await patch('/status', { status: { message: `try ${Date.now()}` } });
+      return x.status === 400 ? x : undefined;
+    }, { timeoutMs: 10_000, intervalMs: 50 });
+    assert.equal(refused.json.message, 'admission webhook "status.hooks.example.com" denied the request: no status writes');
+    assert.equal((await patch('', { metadata: { annotations: { a: 'b' } } })).status, 200);
+  });
+
   it('never calls webhooks for webhook configurations', async () => {
     handle('/all', () => ({ allowed: false, status: { message: 'everything refused' } }));
     await install('validating', 'everything', [webhook('everything', '/all', { rules: [{ operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*/*'] }], objectSelector: {} })]);
