@@ -93,13 +93,15 @@ describe('admission webhooks', () => {
     handle('/mutate', (req) =>
       req.name === 'broken'
         ? { allowed: true, patchType: 'JSONPatch', patch: patchOf([{ op: 'add', path: '/metadata/labels/bad key!', value: 'x' }]) }
-        : { allowed: true, patchType: 'JSONPatch', patch: patchOf([{ op: 'add', path: '/data/injected', value: 'yes' }, { op: 'add', path: '/metadata/labels/mutated', value: 'true' }]) });
+        : { allowed: true, patchType: 'JSONPatch', patch: patchOf([{ op: 'add', path: '/data/injected', value: 'yes' }, { op: 'add', path: '/metadata/labels/mutated', value: 'true' }, { op: 'replace', path: '/metadata/uid', value: 'chosen-by-webhook' }]) });
     await install('mutating', 'mutate', [webhook('mutate', '/mutate')]);
     const r = await srv.call('POST', CM('default'), cm('mutate', 'changed', { own: 'v' }));
     assert.equal(r.status, 201, JSON.stringify(r.json));
     const stored = (await srv.call('GET', `${CM('default')}/changed`)).json;
     assert.deepEqual(stored.data, { own: 'v', injected: 'yes' });
     assert.equal(stored.metadata.labels.mutated, 'true');
+    assert.notEqual(stored.metadata.uid, 'chosen-by-webhook', 'server-owned metadata stays the server’s');
+    assert.equal(stored.metadata.uid, r.json.metadata.uid);
     const bad = await srv.call('POST', CM('default'), cm('mutate', 'broken'));
     assert.equal(bad.status, 422, JSON.stringify(bad.json));
     assert.match(bad.json.details.causes[0].field, /metadata\.labels/);
