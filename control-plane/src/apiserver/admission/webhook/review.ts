@@ -29,7 +29,8 @@ export function reviewOf(r: AdmissionRequest, object: ApiObject | undefined): { 
     ...(r.namespace ? { namespace: r.namespace } : {}),
     operation: r.operation,
     userInfo: { username: r.user.name, ...(r.user.uid ? { uid: r.user.uid } : {}), groups: [...r.user.groups], ...(r.user.extra ? { extra: r.user.extra } : {}) },
-    object: object ? withTypeMeta(def, object) : null,
+    // A subresource with a kind of its own (Eviction, TokenRequest) sends that kind's object.
+    object: object ? (subKind ? { apiVersion: subKind.group ? `${subKind.group}/${subKind.version}` : subKind.version, kind: subKind.kind, ...object } : withTypeMeta(def, object)) : null,
     oldObject: r.oldObject ? withTypeMeta(def, r.oldObject) : null,
     dryRun: !!r.dryRun,
     options: { apiVersion: 'meta.k8s.io/v1', kind: OPTIONS_KIND[r.operation], ...(r.dryRun ? { dryRun: ['All'] } : {}) },

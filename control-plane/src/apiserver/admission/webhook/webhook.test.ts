@@ -200,6 +200,27 @@ describe('admission webhooks', () => {
     assert.equal((await patch('', { metadata: { annotations: { a: 'b' } } })).status, 200);
   });
 
+  it('sends a subresource’s own kind (pods/eviction: policy/v1 Eviction)', async () => {
+    handle('/evict', () => ({ allowed: false, status: { message: 'stay' } }));
+    const pod = { metadata: { name: 'e' }, spec: { automountServiceAccountToken: false, containers: [{ name: 'c', image: 'busybox:1.36' }] } };
+    assert.equal((await srv.call('POST', '/api/v1/namespaces/default/pods', pod)).status, 201);
+    const r = await srv.call('POST', `${ADM}/validatingwebhookconfigurations`, {
+      metadata: { name: 'evict' },
+      webhooks: [webhook('evict', '/evict', { rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods/eviction'] }], objectSelector: {} })],
+    });
+    assert.equal(r.status, 201);
+    const refused = await pollUntil('the eviction webhook in force', async () => {
+      const x = await srv.call('POST', '/api/v1/namespaces/default/pods/e/eviction', { metadata: { name: 'e', namespace: 'default' } });
+      return x.status === 400 ? x : undefined;
+    }, { timeoutMs: 10_000, intervalMs: 50 });
+    assert.equal(refused.json.message, 'admission webhook "evict.hooks.example.com" denied the request: stay');
+    const req = wh.received.find((x) => x.path === '/evict')!.request;
+    assert.deepEqual(req.kind, { group: 'policy', version: 'v1', kind: 'Eviction' });
+    assert.equal(req.subResource, 'eviction');
+    assert.equal(req.object.kind, 'Eviction');
+    assert.equal(req.object.apiVersion, 'policy/v1');
+  });
+
   it('never calls webhooks for webhook configurations', async () => {
     handle('/all', () => ({ allowed: false, status: { message: 'everything refused' } }));
     await install('validating', 'everything', [webhook('everything', '/all', { rules: [{ operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*/*'] }], objectSelector: {} })]);
