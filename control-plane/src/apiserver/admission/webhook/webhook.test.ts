@@ -1,7 +1,11 @@
 // Admission webhooks end to end: a real API server calls a real HTTPS webhook (test CA) in this process.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { pollUntil } from '@nodelet/base';
+import { parseAuditPolicy } from '../../audit/policy.js';
 import { startTestApiServer, type TestApiServer } from '../../testing/test-server.js';
 import { startTestWebhookServer, type ReviewRequest, type TestWebhookServer, type WebhookAnswer } from '../../testing/webhook-server.js';
 
@@ -12,14 +16,26 @@ const patchOf = (ops: unknown[]): string => Buffer.from(JSON.stringify(ops)).toS
 describe('admission webhooks', () => {
   let srv: TestApiServer;
   let wh: TestWebhookServer;
+  const dir = mkdtempSync(join(tmpdir(), 'nodelet-webhook-test-'));
+  const auditLog = join(dir, 'audit.log');
   before(async () => {
-    srv = await startTestApiServer();
+    const policy = parseAuditPolicy('apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n  - level: Metadata\n');
+    srv = await startTestApiServer({ audit: { policy, path: auditLog, rotation: { maxSizeMB: 0, maxAgeDays: 0, maxBackups: 0 } } });
     wh = await startTestWebhookServer(['hooks.default.svc']);
   });
   after(async () => {
     await srv?.close();
     await wh?.close();
+    rmSync(dir, { recursive: true, force: true });
   });
+
+  /** The audit annotations of the request whose reply carried `Audit-ID: id`. */
+  const auditAnnotationsOf = (id: string | null): Promise<Record<string, string>> =>
+    pollUntil(`the audit event of ${id}`, () => {
+      const events = readFileSync(auditLog, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { auditID: string; stage: string; annotations?: Record<string, string> });
+      const done = events.find((e) => e.auditID === id && e.stage === 'ResponseComplete');
+      return done && (done.annotations ?? {});
+    }, { timeoutMs: 5000, intervalMs: 20 });
 
   /** A webhook on configmap writes labelled `case: <c>` (each test its own, so they do not meet). */
   const webhook = (c: string, path: string, over: Record<string, unknown> = {}): Record<string, unknown> => ({
@@ -53,11 +69,12 @@ describe('admission webhooks', () => {
   const cm = (c: string, name: string, data: Record<string, string> = {}): Record<string, unknown> => ({ metadata: { name, labels: { case: c } }, data });
 
   it('sends an AdmissionReview v1 and lets an allowed write through, with the webhook’s warnings', async () => {
-    handle('/allow', () => ({ allowed: true, warnings: ['careful now'] }));
+    handle('/allow', () => ({ allowed: true, warnings: ['careful now'], auditAnnotations: { verdict: 'fine' } }));
     await install('validating', 'allow', [webhook('allow', '/allow')]);
     const r = await srv.call('POST', CM('default'), cm('allow', 'ok', { a: '1' }));
     assert.equal(r.status, 201, JSON.stringify(r.json));
     assert.match(r.headers.get('warning') ?? '', /299 - "careful now"/);
+    assert.equal((await auditAnnotationsOf(r.headers.get('audit-id')))['allow.hooks.example.com/verdict'], 'fine');
     const [req] = reviewsOf('ok');
     assert.ok(req);
     assert.equal(req.operation, 'CREATE');
@@ -100,6 +117,9 @@ describe('admission webhooks', () => {
     const stored = (await srv.call('GET', `${CM('default')}/changed`)).json;
     assert.deepEqual(stored.data, { own: 'v', injected: 'yes' });
     assert.equal(stored.metadata.labels.mutated, 'true');
+    const notes = await auditAnnotationsOf(r.headers.get('audit-id'));
+    const mutation = Object.entries(notes).find(([k]) => k.startsWith('mutation.webhook.admission.k8s.io/round_0_index_'));
+    assert.deepEqual(JSON.parse(mutation?.[1] ?? '{}'), { configuration: 'mutate', webhook: 'mutate.hooks.example.com', mutated: true });
     assert.notEqual(stored.metadata.uid, 'chosen-by-webhook', 'server-owned metadata stays the server’s');
     assert.equal(stored.metadata.uid, r.json.metadata.uid);
     const bad = await srv.call('POST', CM('default'), cm('mutate', 'broken'));
@@ -129,6 +149,8 @@ describe('admission webhooks', () => {
     await install('validating', 'lenient', [webhook('lenient', '/hang', { timeoutSeconds: 1, failurePolicy: 'Ignore' })]);
     const ignored = await srv.call('POST', CM('default'), cm('lenient', 'let-through'));
     assert.equal(ignored.status, 201, JSON.stringify(ignored.json));
+    const notes = await auditAnnotationsOf(ignored.headers.get('audit-id'));
+    assert.ok(Object.entries(notes).some(([k, v]) => k.startsWith('failed-open.validating.webhook.admission.k8s.io/round_0_index_') && v === 'lenient.hooks.example.com'), JSON.stringify(notes));
   });
 
   it('calls a webhook only for the namespaces and objects its selectors pick', async () => {
