@@ -38,3 +38,14 @@ export async function admit(ctx: ServerContext, r: AdmissionRequest): Promise<vo
   r.signal?.throwIfAborted();
   await runValidatingWebhooks(ctx, r);
 }
+
+/**
+ * Admission of a CONNECT (pods/exec, pods/attach, pods/portforward): the mutating and validating
+ * webhooks whose rules name CONNECT, with the connect options as the object. None of the built-in
+ * plugins here judges CONNECT requests.
+ */
+export async function admitConnect(ctx: ServerContext, r: AdmissionRequest): Promise<void> {
+  await runMutatingWebhooks(ctx, r);
+  r.signal?.throwIfAborted();
+  await runValidatingWebhooks(ctx, r);
+}

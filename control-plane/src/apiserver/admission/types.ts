@@ -8,7 +8,8 @@ import type { ServerContext } from '../context.js';
 import type { ApiObject } from '../object.js';
 import type { ResourceDef } from '../resource.js';
 
-export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE';
+/** CONNECT (exec, attach, port-forward) goes to the webhooks only ({@link admitConnect} in index.ts). */
+export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
 
 export interface AdmissionRequest {
   operation: AdmissionOperation;

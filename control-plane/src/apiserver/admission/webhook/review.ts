@@ -33,7 +33,8 @@ export function reviewOf(r: AdmissionRequest, object: ApiObject | undefined): { 
     object: object ? (subKind ? { apiVersion: subKind.group ? `${subKind.group}/${subKind.version}` : subKind.version, kind: subKind.kind, ...object } : withTypeMeta(def, object)) : null,
     oldObject: r.oldObject ? withTypeMeta(def, r.oldObject) : null,
     dryRun: !!r.dryRun,
-    options: { apiVersion: 'meta.k8s.io/v1', kind: OPTIONS_KIND[r.operation], ...(r.dryRun ? { dryRun: ['All'] } : {}) },
+    // CONNECT has no operation options (its object is the connect options): null, as upstream sends.
+    options: r.operation === 'CONNECT' ? null : { apiVersion: 'meta.k8s.io/v1', kind: OPTIONS_KIND[r.operation], ...(r.dryRun ? { dryRun: ['All'] } : {}) },
   };
   return { uid, review: { apiVersion: REVIEW_API_VERSION, kind: 'AdmissionReview', request } };
 }

@@ -2,6 +2,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pollUntil } from '@nodelet/base';
@@ -241,6 +242,47 @@ describe('admission webhooks', () => {
     assert.equal(req.subResource, 'eviction');
     assert.equal(req.object.kind, 'Eviction');
     assert.equal(req.object.apiVersion, 'policy/v1');
+  });
+
+  it('admits CONNECT (pods/exec) with the PodExecOptions as the object', async () => {
+    handle('/connect', () => ({ allowed: false, status: { message: 'no shells here' } }));
+    const r = await srv.call('POST', `${ADM}/validatingwebhookconfigurations`, {
+      metadata: { name: 'connect' },
+      webhooks: [webhook('connect', '/connect', { rules: [{ operations: ['CONNECT'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods/exec'] }], objectSelector: {} })],
+    });
+    assert.equal(r.status, 201);
+    /** A WebSocket exec upgrade as kubectl sends it; the answer when it is not a 101. */
+    const exec = (): Promise<{ status: number; body: any }> => // eslint-disable-line @typescript-eslint/no-explicit-any
+      new Promise((resolve, reject) => {
+        const req = request(`${srv.url}/api/v1/namespaces/default/pods/x/exec?command=sh&command=-c&command=id&stdout=true&container=c`, {
+          headers: { Authorization: `Bearer ${srv.token}`, Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==', 'Sec-WebSocket-Protocol': 'v5.channel.k8s.io' },
+        });
+        req.on('upgrade', (_res, socket) => {
+          socket.destroy();
+          reject(new Error('upgraded'));
+        });
+        req.on('response', (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    const refused = await pollUntil('the CONNECT webhook in force', async () => {
+      const x = await exec();
+      return x.status === 400 ? x : undefined;
+    }, { timeoutMs: 10_000, intervalMs: 50 });
+    assert.equal(refused.body.message, 'admission webhook "connect.hooks.example.com" denied the request: no shells here');
+    const req = wh.received.find((x) => x.path === '/connect')!.request;
+    assert.equal(req.operation, 'CONNECT');
+    assert.deepEqual(req.kind, { group: '', version: 'v1', kind: 'PodExecOptions' });
+    assert.equal(req.subResource, 'exec');
+    assert.equal(req.options, null);
+    assert.deepEqual(req.object.command, ['sh', '-c', 'id']);
+    assert.equal(req.object.stdout, true);
+    assert.equal(req.object.stdin, false);
+    assert.equal(req.object.container, 'c');
   });
 
   it('never calls webhooks for webhook configurations', async () => {
