@@ -16,6 +16,7 @@ import { POLICY_NODE_STORAGE_SCHEMAS } from './policy-node-storage.js';
 import { RBAC_AUTH_SCHEMAS } from './rbac-auth.js';
 import { LEASE_SLICE_SCHEMAS } from './lease-slice.js';
 import { QUOTA_SCHEDULING_SCHEMAS } from './quota-scheduling.js';
+import { ADMISSIONREGISTRATION_SCHEMAS } from './admissionregistration.js';
 import { REF_PREFIX } from './dsl.js';
 import { applyFieldErrors, unknownFields, type UnknownFieldsOptions } from './unknown-fields.js';
 
@@ -35,6 +36,7 @@ export const API_SCHEMAS: Readonly<Record<string, JsonSchema>> = Object.freeze({
   ...RBAC_AUTH_SCHEMAS,
   ...LEASE_SLICE_SCHEMAS,
   ...QUOTA_SCHEDULING_SCHEMAS,
+  ...ADMISSIONREGISTRATION_SCHEMAS,
 });
 
 const byGvk = new Map<string, string>();

@@ -12,3 +12,4 @@ export * from './rbac.js';
 export * from './certificates.js';
 export * from './quota.js';
 export * from './resources.js';
+export * from './admissionregistration.js';

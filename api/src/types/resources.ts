@@ -15,6 +15,7 @@ import type { RuntimeClass } from './node-k8s.js';
 import type { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from './rbac.js';
 import type { CertificateSigningRequest } from './certificates.js';
 import type { LimitRange, PriorityClass, ResourceQuota } from './quota.js';
+import type { MutatingWebhookConfiguration, ValidatingWebhookConfiguration } from './admissionregistration.js';
 
 /**
  * Describes one REST resource. `T` is a phantom type so that `client.resource(PODS)` is typed as
@@ -69,13 +70,15 @@ export const CLUSTERROLES = define<ClusterRole>({ group: 'rbac.authorization.k8s
 export const ROLEBINDINGS = define<RoleBinding>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'RoleBinding', plural: 'rolebindings', singular: 'rolebinding', namespaced: true });
 export const CERTIFICATESIGNINGREQUESTS = define<CertificateSigningRequest>({ group: 'certificates.k8s.io', version: 'v1', kind: 'CertificateSigningRequest', plural: 'certificatesigningrequests', singular: 'certificatesigningrequest', namespaced: false, shortNames: ['csr'], subresources: ['status', 'approval'] });
 export const CLUSTERROLEBINDINGS = define<ClusterRoleBinding>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'ClusterRoleBinding', plural: 'clusterrolebindings', singular: 'clusterrolebinding', namespaced: false });
+export const MUTATINGWEBHOOKCONFIGURATIONS = define<MutatingWebhookConfiguration>({ group: 'admissionregistration.k8s.io', version: 'v1', kind: 'MutatingWebhookConfiguration', plural: 'mutatingwebhookconfigurations', singular: 'mutatingwebhookconfiguration', namespaced: false });
+export const VALIDATINGWEBHOOKCONFIGURATIONS = define<ValidatingWebhookConfiguration>({ group: 'admissionregistration.k8s.io', version: 'v1', kind: 'ValidatingWebhookConfiguration', plural: 'validatingwebhookconfigurations', singular: 'validatingwebhookconfiguration', namespaced: false });
 
 /** Every resource above, in discovery order. */
 export const RESOURCES: readonly ResourceType[] = Object.freeze([
   NAMESPACES, NODES, PODS, EVENTS, CONFIGMAPS, SECRETS, SERVICES, ENDPOINTS, SERVICEACCOUNTS,
   ENDPOINTSLICES, LEASES, DEPLOYMENTS, REPLICASETS, DAEMONSETS, STATEFULSETS, CONTROLLERREVISIONS, JOBS, CRONJOBS,
   PERSISTENTVOLUMES, PERSISTENTVOLUMECLAIMS, STORAGECLASSES, PODDISRUPTIONBUDGETS, RUNTIMECLASSES, ROLES, CLUSTERROLES, ROLEBINDINGS, CLUSTERROLEBINDINGS,
-  CERTIFICATESIGNINGREQUESTS, RESOURCEQUOTAS, LIMITRANGES, PRIORITYCLASSES,
+  CERTIFICATESIGNINGREQUESTS, RESOURCEQUOTAS, LIMITRANGES, PRIORITYCLASSES, MUTATINGWEBHOOKCONFIGURATIONS, VALIDATINGWEBHOOKCONFIGURATIONS,
 ] as ResourceType[]);
 
 /** `v1` for the core group, `<group>/<version>` otherwise (the `apiVersion` field). */

@@ -25,6 +25,8 @@ import { CONTROLLERREVISION_TABLE, CRONJOB_TABLE, DAEMONSET_TABLE, JOB_TABLE, ST
 import { PERSISTENTVOLUMECLAIM_TABLE, PERSISTENTVOLUME_TABLE, STORAGECLASS_TABLE } from './table/storage.js';
 import { podDisruptionBudgetStrategy } from './strategies/policy.js';
 import { runtimeClassStrategy } from './strategies/node-k8s.js';
+import { mutatingWebhookConfigurationStrategy, validatingWebhookConfigurationStrategy } from './admission/webhook/config-strategy.js';
+import { WEBHOOK_CONFIGURATION_TABLE } from './admission/webhook/table.js';
 import { PODDISRUPTIONBUDGET_TABLE, RUNTIMECLASS_TABLE } from './table/policy-node.js';
 import { limitRangeStrategy, priorityClassStrategy, resourceQuotaStrategy } from './strategies/quota.js';
 import { LIMITRANGE_TABLE, PRIORITYCLASS_TABLE, RESOURCEQUOTA_TABLE } from './table/quota.js';
@@ -239,6 +241,16 @@ export const RESOURCE_DEFS: readonly ResourceDef[] = [
   {
     group: 'discovery.k8s.io', version: 'v1', kind: 'EndpointSlice', plural: 'endpointslices', singular: 'endpointslice',
     namespaced: true, statusSubresource: false, subresources: [], table: ENDPOINTSLICE_TABLE, strategy: plainStrategy,
+  },
+  {
+    group: 'admissionregistration.k8s.io', version: 'v1', kind: 'MutatingWebhookConfiguration', plural: 'mutatingwebhookconfigurations',
+    singular: 'mutatingwebhookconfiguration', namespaced: false, categories: ['api-extensions'], statusSubresource: false, subresources: [],
+    table: WEBHOOK_CONFIGURATION_TABLE, strategy: mutatingWebhookConfigurationStrategy,
+  },
+  {
+    group: 'admissionregistration.k8s.io', version: 'v1', kind: 'ValidatingWebhookConfiguration', plural: 'validatingwebhookconfigurations',
+    singular: 'validatingwebhookconfiguration', namespaced: false, categories: ['api-extensions'], statusSubresource: false, subresources: [],
+    table: WEBHOOK_CONFIGURATION_TABLE, strategy: validatingWebhookConfigurationStrategy,
   },
 ];
 

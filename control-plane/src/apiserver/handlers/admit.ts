@@ -51,6 +51,12 @@ export function validateOrThrow(def: ResourceDef, obj: ApiObject, old?: ApiObjec
   if (errs.length) throw invalid(def.kind, def.group, obj.metadata.name ?? obj.metadata.generateName ?? '', toCauses(errs));
 }
 
+/** Defaults and validates an object a mutating admission webhook changed (upstream validates after mutating admission). */
+export function revalidateAdmitted(def: ResourceDef, obj: ApiObject, old?: ApiObject): void {
+  def.strategy.defaults?.(obj);
+  validateOrThrow(def, obj, old);
+}
+
 /** Rejects creates in a missing (404) or terminating (403) namespace (NamespaceLifecycle). */
 export async function checkNamespace(ctx: ServerContext, def: ResourceDef, namespace: string | undefined): Promise<void> {
   if (!def.namespaced || !namespace) return;
