@@ -4,6 +4,7 @@ import type { ApiObject, Json } from '../object.js';
 import { StatusError } from '../status.js';
 import { FieldSet, pathString } from './fieldset.js';
 import { applyManagedFields, managerOf, updateManagedFields, type WriteContext } from './manager.js';
+import { applyWithLastApplied, LAST_APPLIED } from './last-applied.js';
 import { DEDUCED, compare, merge, toFieldSet, typesOfKind } from './typed.js';
 
 const deploy = typesOfKind('Deployment');
@@ -141,4 +142,17 @@ test('a no-op apply keeps the entry’s time; the manager comes from fieldManage
   assert.equal(managerOf(undefined, 'kubectl/v1.32.0 (linux/amd64) kubernetes/abc'), 'kubectl');
   assert.equal(managerOf('mine', 'kubectl/v1.32.0'), 'mine');
   assert.equal(managerOf(undefined, 'x'.repeat(200)).length, 128);
+});
+
+test('kubectl’s upgrade from client-side apply: fields the annotation holds at their live values are no conflict; the annotation follows the apply', () => {
+  const cm = (data: Json, annotation?: Json): ApiObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', ...(annotation ? { annotations: { [LAST_APPLIED]: JSON.stringify(annotation) } } : {}) }, data });
+  const c = ctx({ types: typesOfKind('ConfigMap'), apiVersion: 'v1', statusSubresource: false });
+  const live = cm({ a: '1', b: '2' }, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: { a: '1' } });
+  live.metadata.managedFields = updateManagedFields(c, undefined, live, 'kubectl-client-side-apply');
+  const out = applyWithLastApplied(c, live, cm({ a: '3' }), 'kubectl', false);
+  assert.equal((out.data as Json).a, '3');
+  assert.equal(out.metadata.annotations?.[LAST_APPLIED], '{"apiVersion":"v1","data":{"a":"3"},"kind":"ConfigMap","metadata":{"name":"c"}}');
+  // b was changed by hand since (not in the annotation): a conflict still; another manager gets no upgrade at all.
+  assert.throws(() => applyWithLastApplied(c, live, cm({ a: '3', b: '9' }), 'kubectl', false), /^StatusError: Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" using v1: \.data\.b$/);
+  assert.throws(() => applyWithLastApplied(c, live, cm({ a: '3' }), 'ci', false), /conflict with "kubectl-client-side-apply" using v1: \.data\.a/);
 });

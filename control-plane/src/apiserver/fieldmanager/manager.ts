@@ -106,7 +106,7 @@ export function encodeManagedFields(entries: readonly Managed[]): ManagedFieldsE
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The object without the fields no comparison looks at (managedFields themselves). */
-function content(obj: ApiObject | undefined): Json {
+export function content(obj: ApiObject | undefined): Json {
   if (!obj) return {};
   const { managedFields: _m, ...metadata } = obj.metadata;
   return { ...obj, metadata };
@@ -197,8 +197,19 @@ function managerName(e: Managed): string {
   return s;
 }
 
+/** An Apply's conflicts: the 409 and, for the client-side apply upgrade, the fields by manager. */
+export class ApplyConflictError extends StatusError {
+  constructor(
+    message: string,
+    causes: Array<{ reason: string; message: string; field: string }>,
+    readonly conflicts: ReadonlyMap<Managed, FieldSet>,
+  ) {
+    super(409, 'Conflict', message, { causes });
+  }
+}
+
 /** 409 Conflict with upstream's message and one FieldManagerConflict cause per field. */
-export function conflictError(conflicts: Map<Managed, FieldSet>): StatusError {
+export function conflictError(conflicts: ReadonlyMap<Managed, FieldSet>): ApplyConflictError {
   const all: Array<{ who: string; path: FieldPath }> = [];
   for (const [e, set] of conflicts) for (const path of set.paths()) all.push({ who: managerName(e), path });
   const causes = all.map((c) => ({ reason: 'FieldManagerConflict', message: `conflict with ${c.who}`, field: pathString(c.path) }));
@@ -211,7 +222,7 @@ export function conflictError(conflicts: Map<Managed, FieldSet>): StatusError {
     const lines = [...byWho.keys()].sort().flatMap((who) => [`conflict with ${who}:`, ...byWho.get(who)!.map((p) => `- ${p}`)]);
     message = `Apply failed with ${all.length} conflicts: ${lines.join('\n')}`;
   }
-  return new StatusError(409, 'Conflict', message, { causes });
+  return new ApplyConflictError(message, causes, conflicts);
 }
 
 /**

@@ -3,7 +3,8 @@ import type { RequestScope } from '../context.js';
 import { bodyOf, decodeObjectBody } from '../media.js';
 import type { ApiObject } from '../object.js';
 import { applyPatch, parsePatchBody, patchTypeOf } from '../patch/apply.js';
-import { applyManagedFields, managerOf, updateManagedFields, type WriteContext } from '../fieldmanager/manager.js';
+import { managerOf, updateManagedFields, type WriteContext } from '../fieldmanager/manager.js';
+import { applyWithLastApplied } from '../fieldmanager/last-applied.js';
 import { typesOfKind } from '../fieldmanager/typed.js';
 import { apiVersionOf } from '../resource.js';
 import { sendObject } from '../respond.js';
@@ -168,7 +169,7 @@ export async function handlePatch(s: RequestScope): Promise<void> {
   const ifMissing =
     type === 'apply' && !status
       ? async (): Promise<ApiObject> => {
-          const obj = applyManagedFields(writeContext(s), undefined, asObject(def, structuredClone(patch) as Record<string, unknown>), manager, force);
+          const obj = applyWithLastApplied(writeContext(s), undefined, asObject(def, structuredClone(patch) as Record<string, unknown>), manager, force);
           reconcileNamespace(def, obj, s.namespace);
           if (obj.metadata.name && obj.metadata.name !== name) throw badRequest('the name of the object does not match the name on the URL');
           obj.metadata.name = name;
@@ -186,7 +187,7 @@ export async function handlePatch(s: RequestScope): Promise<void> {
       let managed: (admitted: ApiObject) => void;
       if (type === 'apply') {
         const applied = asObject(def, structuredClone(patch) as Record<string, unknown>);
-        next = applyManagedFields(writeContext(s, status), current, applied, manager, force);
+        next = applyWithLastApplied(writeContext(s, status), current, applied, manager, force);
         const fields = next.metadata.managedFields;
         managed = (admitted) => {
           admitted.metadata.managedFields = fields;
