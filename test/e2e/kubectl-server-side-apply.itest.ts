@@ -1,9 +1,11 @@
 // The real kubectl 1.32's server-side apply against the in-process server: managed fields,
 // removal of a field dropped from the file, conflicts with another manager and
-// --force-conflicts, and the upgrade of an object kubectl applied client-side.
+// --force-conflicts, and the upgrade of an object kubectl applied client-side; and a controller's
+// apply through @kubernetes/client-node.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import YAML from 'yaml';
+import * as k8s from '@kubernetes/client-node';
 import { kubectlUnavailableReason, startKubectlEnv, type KubectlEnv } from './kubectl-harness.js';
 
 const skip = kubectlUnavailableReason();
@@ -96,5 +98,31 @@ describe('kubectl apply --server-side', { skip }, () => {
     const up = JSON.parse((await k(['get', 'cm', 'csa', '-o', 'json', '--show-managed-fields'])).stdout);
     assert.deepEqual(up.data, { a: '3' });
     assert.equal((up.metadata.managedFields as Entry[]).some((e) => e.manager === 'kubectl-client-side-apply'), false, JSON.stringify(up.metadata.managedFields));
+  });
+
+  it('@kubernetes/client-node: apply with a fieldManager, 409 conflict with its causes, force', async () => {
+    const kc = new k8s.KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: `https://127.0.0.1:${env.cp.port}`, caData: Buffer.from(env.cp.caPem).toString('base64'), skipTLSVerify: false }],
+      users: [{ name: 'admin', token: env.cp.adminToken }],
+      contexts: [{ name: 'c', cluster: 'c', user: 'admin' }],
+      currentContext: 'c',
+    });
+    const api = k8s.KubernetesObjectApi.makeApiClient(kc);
+    const cm = (manager: string, v: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ctrl', namespace: 'default' }, data: { [manager]: v, shared: v } });
+    const one = await api.patch(cm('one', '1'), undefined, undefined, 'one', false, k8s.PatchStrategy.ServerSideApply);
+    assert.deepEqual((one as k8s.V1ConfigMap).data, { one: '1', shared: '1' });
+    const err = await api.patch(cm('two', '2'), undefined, undefined, 'two', false, k8s.PatchStrategy.ServerSideApply).then(
+      () => assert.fail('no conflict'),
+      (e: k8s.ApiException<string>) => e,
+    );
+    assert.equal(err.code, 409);
+    const status = JSON.parse(err.body);
+    assert.equal(status.message, 'Apply failed with 1 conflict: conflict with "one": .data.shared');
+    assert.deepEqual(status.details.causes, [{ reason: 'FieldManagerConflict', message: 'conflict with "one"', field: '.data.shared' }]);
+    const forced = await api.patch(cm('two', '2'), undefined, undefined, 'two', true, k8s.PatchStrategy.ServerSideApply);
+    assert.deepEqual((forced as k8s.V1ConfigMap).data, { one: '1', two: '2', shared: '2' });
+    const owners = (forced.metadata?.managedFields ?? []).map((e) => [e.manager, Object.keys((e.fieldsV1 as { 'f:data': object })['f:data'])]);
+    assert.deepEqual(owners, [['one', ['f:one']], ['two', ['f:shared', 'f:two']]]);
   });
 });

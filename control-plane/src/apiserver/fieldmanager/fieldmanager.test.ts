@@ -156,3 +156,27 @@ test('kubectl’s upgrade from client-side apply: fields the annotation holds at
   assert.throws(() => applyWithLastApplied(c, live, cm({ a: '3', b: '9' }), 'kubectl', false), /^StatusError: Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" using v1: \.data\.b$/);
   assert.throws(() => applyWithLastApplied(c, live, cm({ a: '3' }), 'ci', false), /conflict with "kubectl-client-side-apply" using v1: \.data\.a/);
 });
+
+test('managedFields a request carries: unreadable ones are ignored, [{}] clears them, more than 10 Update managers merge into ancient-changes', () => {
+  const c = ctx({ types: typesOfKind('ConfigMap'), apiVersion: 'v1', statusSubresource: false });
+  let live: ApiObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: { a: '1' } };
+  live.metadata.managedFields = updateManagedFields(c, undefined, live, 'creator');
+  const bad = structuredClone(live);
+  bad.metadata.managedFields = [{ manager: 'x', operation: 'Nope' as 'Update', fieldsType: 'FieldsV1', fieldsV1: { 'f:data': {} } }];
+  assert.deepEqual(updateManagedFields(c, live, bad, 'creator'), live.metadata.managedFields);
+  const cleared = structuredClone(live);
+  cleared.metadata.managedFields = [{}];
+  assert.deepEqual(updateManagedFields(c, live, cleared, 'creator'), []);
+  for (let i = 0; i < 12; i++) {
+    const next = structuredClone(live);
+    (next.data as Json)[`k${i}`] = 'v';
+    next.metadata.managedFields = updateManagedFields({ ...c, now: c.now + i * 1000 }, live, next, `writer-${i}`);
+    live = next;
+  }
+  const managers = (live.metadata.managedFields ?? []).map((e) => e.manager);
+  assert.equal(managers.length, 10);
+  assert.deepEqual(managers.slice(0, 2), ['ancient-changes', 'writer-3']);
+  const ancient = live.metadata.managedFields![0]!;
+  assert.deepEqual(Object.keys((ancient.fieldsV1 as { 'f:data': object })['f:data']), ['.', 'f:a', 'f:k0', 'f:k1', 'f:k2']);
+  assert.equal(ancient.time, '2026-01-02T03:04:07Z', 'the newest time of what it merged');
+});

@@ -12,7 +12,7 @@
 import { rfc3339 } from '@nodelet/api';
 import type { ManagedFieldsEntry } from '@nodelet/api';
 import { isPlainObject, type ApiObject, type Json } from '../object.js';
-import { badRequest, StatusError } from '../status.js';
+import { StatusError } from '../status.js';
 import { FieldSet, pathString, type FieldPath } from './fieldset.js';
 import { compare, merge, removePaths, toFieldSet, type TypeInfo } from './typed.js';
 
@@ -60,33 +60,41 @@ function ownable(c: WriteContext, set: FieldSet): FieldSet {
 const identity = (m: Pick<Managed, 'manager' | 'operation' | 'apiVersion' | 'subresource'>): string =>
   JSON.stringify([m.manager, m.operation, m.operation === 'Apply' ? '' : m.apiVersion, m.subresource]);
 
-/** The entries of `obj`; 400 when they are malformed, as upstream refuses undecodable ones. */
-export function decodeManagedFields(obj: ApiObject): Managed[] {
+/**
+ * The entries of `obj`, or undefined when they cannot be read (not a list, an operation other
+ * than Apply or Update on an entry that owns fields, malformed FieldsV1). An entry owning
+ * nothing (`{}`) reads as an empty one, which is dropped when written back: `[{}]` clears them.
+ */
+export function decodeManagedFields(obj: ApiObject): Managed[] | undefined {
   const raw: unknown = obj.metadata.managedFields;
   if (raw === undefined || raw === null) return [];
-  if (!Array.isArray(raw)) throw badRequest('metadata.managedFields must be a list');
-  return raw.map((e: unknown, i) => {
-    if (!isPlainObject(e)) throw badRequest(`metadata.managedFields[${i}] must be an object`);
-    const fail = (what: string): never => {
-      throw badRequest(`error decoding metadata.managedFields[${i}]: ${what}`);
-    };
-    if (e.operation !== 'Apply' && e.operation !== 'Update') fail(`operation must be Apply or Update, not ${JSON.stringify(e.operation)}`);
-    if (e.fieldsType !== undefined && e.fieldsType !== 'FieldsV1') fail(`fieldsType must be FieldsV1, not ${JSON.stringify(e.fieldsType)}`);
-    let set = new FieldSet();
+  if (!Array.isArray(raw)) return undefined;
+  const out: Managed[] = [];
+  for (const e of raw as unknown[]) {
+    if (!isPlainObject(e)) return undefined;
+    let set: FieldSet;
     try {
-      if (e.fieldsV1 !== undefined) set = FieldSet.fromFieldsV1(e.fieldsV1);
-    } catch (err) {
-      fail((err as Error).message);
+      set = FieldSet.fromFieldsV1(e.fieldsV1 ?? {});
+    } catch {
+      return undefined;
     }
-    return {
-      manager: typeof e.manager === 'string' ? e.manager : '',
-      operation: e.operation as Operation,
-      apiVersion: typeof e.apiVersion === 'string' ? e.apiVersion : '',
-      subresource: typeof e.subresource === 'string' ? e.subresource : '',
-      time: typeof e.time === 'string' ? e.time : undefined,
-      set,
-    };
-  });
+    if (set.empty()) continue;
+    if ((e.operation !== 'Apply' && e.operation !== 'Update') || (e.fieldsType !== undefined && e.fieldsType !== 'FieldsV1')) return undefined;
+    const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+    out.push({ manager: str(e.manager), operation: e.operation, apiVersion: str(e.apiVersion), subresource: str(e.subresource), time: str(e.time) || undefined, set });
+  }
+  return out;
+}
+
+/**
+ * The entries a write starts from: those the request carries when it carries a readable,
+ * non-empty list (a client rewriting managedFields, as kubectl's upgrade from client-side apply
+ * does; never through a subresource), else the live object's (none if unreadable), as upstream.
+ */
+function startingEntries(c: WriteContext, live: ApiObject | undefined, next: ApiObject | undefined): Managed[] {
+  const raw = next?.metadata.managedFields;
+  const given = !c.subresource && Array.isArray(raw) && raw.length > 0 ? decodeManagedFields(next!) : undefined;
+  return given ?? (live ? decodeManagedFields(live) : undefined) ?? [];
 }
 
 /** The wire entries: Apply before Update, then by time, manager, version and subresource (upstream's order). */
@@ -143,8 +151,7 @@ function withoutOwnership(entries: Managed[], selfId: string, take: Map<Managed,
  * from client-side apply does) replace the live ones, as upstream honours them.
  */
 export function updateManagedFields(c: WriteContext, live: ApiObject | undefined, next: ApiObject, manager: string): ManagedFieldsEntry[] {
-  const given = c.subresource ? [] : decodeManagedFields(next);
-  const entries = given.length ? given : live ? decodeManagedFields(live) : [];
+  const entries = startingEntries(c, live, next);
   const diff = compare(c.types, content(live), content(next));
   const changed = ownable(c, diff.added.union(diff.modified));
   const removed = ownable(c, diff.removed);
@@ -157,7 +164,40 @@ export function updateManagedFields(c: WriteContext, live: ApiObject | undefined
   const entry: Managed = { ...self, set, time: prev && set.equals(prev.set) ? prev.time : rfc3339(c.now) };
   if (i >= 0) out.splice(i, 1);
   if (!set.empty()) out.push(entry);
-  return encodeManagedFields(out);
+  return encodeManagedFields(capUpdateManagers(out));
+}
+
+/** Upstream's DefaultMaxUpdateManagers and the manager its oldest Update entries merge into. */
+export const MAX_UPDATE_MANAGERS = 10;
+const ANCIENT = 'ancient-changes';
+
+/**
+ * At most MAX_UPDATE_MANAGERS Update entries: the oldest merge into one `ancient-changes` entry
+ * per API version (keeping the newest time), as upstream caps them so that many one-off writers
+ * (scripts with their own User-Agent) do not grow every object without bound.
+ */
+function capUpdateManagers(entries: Managed[]): Managed[] {
+  const updates = entries.filter((e) => e.operation === 'Update');
+  if (updates.length <= MAX_UPDATE_MANAGERS) return entries;
+  const oldest = [...updates].sort((p, q) => cmp(p.time ?? '', q.time ?? '') || cmp(identity(p), identity(q)));
+  const out = new Set(entries);
+  const buckets = new Map<string, Managed>();
+  for (const e of out) if (e.operation === 'Update' && e.manager === ANCIENT && !e.subresource) buckets.set(e.apiVersion, e);
+  let count = updates.length;
+  for (const e of oldest) {
+    if (count <= MAX_UPDATE_MANAGERS) break;
+    if (e.manager === ANCIENT && !e.subresource) continue;
+    const prev = buckets.get(e.apiVersion);
+    const merged: Managed = { manager: ANCIENT, operation: 'Update', apiVersion: e.apiVersion, subresource: '', time: prev && cmp(prev.time ?? '', e.time ?? '') > 0 ? prev.time : e.time, set: prev ? prev.set.union(e.set) : e.set };
+    out.delete(e);
+    if (prev) {
+      out.delete(prev);
+      count--;
+    }
+    out.add(merged);
+    buckets.set(e.apiVersion, merged);
+  }
+  return [...out];
 }
 
 /**
@@ -165,7 +205,7 @@ export function updateManagedFields(c: WriteContext, live: ApiObject | undefined
  * the merged object, its managedFields set. Throws 409 on conflicts unless `force`.
  */
 export function applyManagedFields(c: WriteContext, live: ApiObject | undefined, config: ApiObject, manager: string, force: boolean): ApiObject {
-  const entries = live ? decodeManagedFields(live) : [];
+  const entries = startingEntries(c, live, undefined);
   const self: Managed = { manager, operation: 'Apply', apiVersion: c.apiVersion, subresource: c.subresource, time: undefined, set: new FieldSet() };
   const selfId = identity(self);
   const prev = entries.find((e) => identity(e) === selfId);
