@@ -109,7 +109,7 @@ describe('kubectl apply --server-side', { skip }, () => {
       currentContext: 'c',
     });
     const api = k8s.KubernetesObjectApi.makeApiClient(kc);
-    const cm = (manager: string, v: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ctrl', namespace: 'default' }, data: { [manager]: v, shared: v } });
+    const cm = (manager: string, v: string): k8s.V1ConfigMap => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ctrl', namespace: 'default' }, data: { [manager]: v, shared: v } });
     const one = await api.patch(cm('one', '1'), undefined, undefined, 'one', false, k8s.PatchStrategy.ServerSideApply);
     assert.deepEqual((one as k8s.V1ConfigMap).data, { one: '1', shared: '1' });
     const err = await api.patch(cm('two', '2'), undefined, undefined, 'two', false, k8s.PatchStrategy.ServerSideApply).then(
@@ -122,7 +122,7 @@ describe('kubectl apply --server-side', { skip }, () => {
     assert.deepEqual(status.details.causes, [{ reason: 'FieldManagerConflict', message: 'conflict with "one"', field: '.data.shared' }]);
     const forced = await api.patch(cm('two', '2'), undefined, undefined, 'two', true, k8s.PatchStrategy.ServerSideApply);
     assert.deepEqual((forced as k8s.V1ConfigMap).data, { one: '1', two: '2', shared: '2' });
-    const owners = (forced.metadata?.managedFields ?? []).map((e) => [e.manager, Object.keys((e.fieldsV1 as { 'f:data': object })['f:data'])]);
+    const owners = (forced.metadata?.managedFields ?? []).map((e: k8s.V1ManagedFieldsEntry) => [e.manager, Object.keys((e.fieldsV1 as { 'f:data': object })['f:data'])]);
     assert.deepEqual(owners, [['one', ['f:one']], ['two', ['f:shared', 'f:two']]]);
   });
 });

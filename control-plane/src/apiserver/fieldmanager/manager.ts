@@ -161,7 +161,8 @@ export function updateManagedFields(c: WriteContext, live: ApiObject | undefined
   const i = out.findIndex((e) => identity(e) === selfId);
   const prev = i >= 0 ? out[i]! : undefined;
   const set = (prev?.set ?? new FieldSet()).difference(removed).union(changed);
-  const entry: Managed = { ...self, set, time: prev && set.equals(prev.set) ? prev.time : rfc3339(c.now) };
+  // Any field this write set (even one it owned already) dates the entry; otherwise it keeps its time.
+  const entry: Managed = { ...self, set, time: prev && changed.empty() ? prev.time : rfc3339(c.now) };
   if (i >= 0) out.splice(i, 1);
   if (!set.empty()) out.push(entry);
   return encodeManagedFields(capUpdateManagers(out));
