@@ -5,7 +5,7 @@ import { StatusError } from '../status.js';
 import { FieldSet, pathString } from './fieldset.js';
 import { applyManagedFields, managerOf, updateManagedFields, type WriteContext } from './manager.js';
 import { applyWithLastApplied, LAST_APPLIED } from './last-applied.js';
-import { DEDUCED, compare, merge, toFieldSet, typesOfKind } from './typed.js';
+import { DEDUCED, applyConfigErrors, compare, merge, toFieldSet, typesOfKind } from './typed.js';
 
 const deploy = typesOfKind('Deployment');
 const ctx = (over: Partial<WriteContext> = {}): WriteContext => ({ types: deploy, apiVersion: 'apps/v1', subresource: '', statusSubresource: true, now: Date.UTC(2026, 0, 2, 3, 4, 5), ...over });
@@ -179,4 +179,14 @@ test('managedFields a request carries: unreadable ones are ignored, [{}] clears 
   const ancient = live.metadata.managedFields![0]!;
   assert.deepEqual(Object.keys((ancient.fieldsV1 as { 'f:data': object })['f:data']), ['.', 'f:a', 'f:k0', 'f:k1', 'f:k2']);
   assert.equal(ancient.time, '2026-01-02T03:04:07Z', 'the newest time of what it merged');
+});
+
+test('an applied keyed list item without a key (and no default) or twice the same key is refused', () => {
+  const svc = { spec: { ports: [{ port: 80 }, { name: 'x', protocol: 'UDP' }] } };
+  assert.deepEqual(applyConfigErrors(typesOfKind('Service'), svc), ['.spec.ports: element 1: associative list with keys has an element that omits key field "port" (and doesn\'t have default value)']);
+  const pod = { spec: { containers: [{ name: 'c', ports: [{ containerPort: 1 }, { containerPort: 1, protocol: 'TCP' }] }, { name: 'c' }] } };
+  assert.deepEqual(applyConfigErrors(typesOfKind('Pod'), pod), [
+    '.spec.containers[name="c"].ports: duplicate entries for key [containerPort=1,protocol="TCP"]',
+    '.spec.containers: duplicate entries for key [name="c"]',
+  ]);
 });

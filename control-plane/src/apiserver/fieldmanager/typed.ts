@@ -8,7 +8,7 @@
  */
 import { isPlainObject, jsonEqual, type Json } from '../object.js';
 import { fieldSchemaAt, kindHasSchema, listStrategy, resolve } from '../patch/merge-keys.js';
-import { FieldSet, type FieldPath, type PathElement } from './fieldset.js';
+import { FieldSet, pathString, type FieldPath, type PathElement } from './fieldset.js';
 
 export type ListType = { kind: 'atomic' } | { kind: 'set' } | { kind: 'map'; keys: readonly string[]; defaults: Readonly<Json> };
 
@@ -245,3 +245,34 @@ function removeOne(t: TypeInfo, v: unknown, sp: readonly string[], p: FieldPath)
 }
 
 const isEmptyContainer = (v: unknown): boolean => (Array.isArray(v) && v.length === 0) || (isPlainObject(v) && Object.keys(v).length === 0);
+
+/**
+ * What upstream refuses in an applied configuration's keyed lists, in structured-merge-diff's
+ * words: an item without one of the keys (and no schema default for it), two items with the same
+ * keys.
+ */
+export function applyConfigErrors(t: TypeInfo, config: Json): string[] {
+  const out: string[] = [];
+  const walk = (v: unknown, sp: readonly string[], fp: FieldPath): void => {
+    if (Array.isArray(v)) {
+      const list = t.list(sp);
+      if (list.kind !== 'map') return;
+      const seen = new Set<PathElement>();
+      v.forEach((item, i) => {
+        const pe = elementOf(list, item, i);
+        if (pe === undefined) {
+          const missing = isPlainObject(item) ? list.keys.find((k) => (item[k] ?? list.defaults[k]) == null) : undefined;
+          out.push(missing ? `${pathString(fp)}: element ${i}: associative list with keys has an element that omits key field ${JSON.stringify(missing)} (and doesn't have default value)` : `${pathString(fp)}: element ${i}: expected an object in an associative list`);
+          return;
+        }
+        if (seen.has(pe)) out.push(`${pathString(fp)}: duplicate entries for key ${pathString([pe])}`);
+        seen.add(pe);
+        walk(item, [...sp, '[]'], [...fp, pe]);
+      });
+    } else if (isPlainObject(v) && !t.atomicMap(sp)) {
+      for (const [k, x] of Object.entries(v)) walk(x, [...sp, k], [...fp, `f:${k}`]);
+    }
+  };
+  walk(config, [], []);
+  return out;
+}

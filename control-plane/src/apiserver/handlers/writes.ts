@@ -5,7 +5,7 @@ import type { ApiObject } from '../object.js';
 import { applyPatch, parsePatchBody, patchTypeOf } from '../patch/apply.js';
 import { managerOf, updateManagedFields, type WriteContext } from '../fieldmanager/manager.js';
 import { applyWithLastApplied } from '../fieldmanager/last-applied.js';
-import { typesOfKind } from '../fieldmanager/typed.js';
+import { applyConfigErrors, typesOfKind } from '../fieldmanager/typed.js';
 import { apiVersionOf } from '../resource.js';
 import { sendObject } from '../respond.js';
 import { badRequest, conflict, methodNotAllowed, notFound } from '../status.js';
@@ -159,7 +159,8 @@ export async function handlePatch(s: RequestScope): Promise<void> {
   if (type === 'apply') {
     const meta = (patch as { metadata?: { managedFields?: unknown } }).metadata;
     if (isPlainObject(meta) && meta.managedFields !== undefined && meta.managedFields !== null) throw badRequest('metadata.managedFields must be nil');
-    enforceApplySchema(def, patch, { namespace: s.namespace, name });
+    // Keyed list items without their keys, or twice the same keys, are refused as upstream's typed conversion does.
+    enforceApplySchema(def, patch, { namespace: s.namespace, name }, applyConfigErrors(typesOfKind(def.kind), patch as Record<string, unknown>));
   }
   const dry: DryRun = { run: dryRun };
   let created = false;
