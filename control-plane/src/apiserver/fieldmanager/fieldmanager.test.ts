@@ -61,6 +61,9 @@ test('set operations: union, difference, recursive difference, intersection', ()
   assert.deepEqual([...a.intersection(b).paths()], [['f:b', 'f:c']]);
   assert.deepEqual([...a.recursiveDifference(FieldSet.of([['f:b']])).paths()], [['f:a']]);
   assert.ok(a.hasPrefix(['f:b']) && !a.has(['f:b']));
+  for (const bad of [{ 'k:notjson': {} }, { 'k:[1]': {} }, { 'i:x': {} }, { 'v:{': {} }, { 'x:y': {} }, { 'f:a': 1 }, []]) {
+    assert.throws(() => FieldSet.fromFieldsV1(bad), /FieldsV1/, JSON.stringify(bad));
+  }
 });
 
 test('unstructured objects are deduced: lists atomic, maps granular', () => {

@@ -162,11 +162,32 @@ function readInto(s: FieldSet, v: unknown, depth: number): void {
   if (depth > 64) throw new Error('FieldsV1 is nested too deeply');
   for (const [pe, sub] of Object.entries(v)) {
     if (pe === '.') continue;
-    if (!/^[fkvi]:/.test(pe)) throw new Error(`unknown path element ${JSON.stringify(pe)} in FieldsV1`);
+    if (!validElement(pe)) throw new Error(`invalid path element ${JSON.stringify(pe)} in FieldsV1`);
     if (!isPlainObject(sub)) throw new Error(`the value of ${pe} in FieldsV1 must be an object`);
     const keys = Object.keys(sub);
     if (keys.length === 0 || keys.includes('.')) s.members.add(pe);
     if (keys.some((k) => k !== '.')) readInto(s.child(pe), sub, depth + 1);
+  }
+}
+
+/** A FieldsV1 key: `f:` any name, `k:` a JSON object, `v:` a JSON value, `i:` an index. */
+function validElement(pe: string): boolean {
+  const body = pe.slice(2);
+  switch (pe.slice(0, 2)) {
+    case 'f:':
+      return true;
+    case 'i:':
+      return /^(0|[1-9][0-9]*)$/.test(body);
+    case 'k:':
+    case 'v:':
+      try {
+        const v: unknown = JSON.parse(body);
+        return pe[0] === 'v' || isPlainObject(v);
+      } catch {
+        return false;
+      }
+    default:
+      return false;
   }
 }
 
