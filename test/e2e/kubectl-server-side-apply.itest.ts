@@ -100,6 +100,20 @@ describe('kubectl apply --server-side', { skip }, () => {
     assert.equal((up.metadata.managedFields as Entry[]).some((e) => e.manager === 'kubectl-client-side-apply'), false, JSON.stringify(up.metadata.managedFields));
   });
 
+  it('ports key by port and the defaulted protocol: applying the same Service twice writes nothing the second time', async () => {
+    const k = await env.newKubectl();
+    const svc = YAML.stringify({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'default' }, spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 8080 }] } });
+    assert.equal((await k(['apply', '--server-side', '-f', '-'], { stdin: svc })).code, 0);
+    const first = JSON.parse((await k(['get', 'svc', 'web', '-o', 'json', '--show-managed-fields'])).stdout);
+    const applied = (first.metadata.managedFields as Entry[]).find((e) => e.manager === 'kubectl')!;
+    assert.deepEqual(Object.keys((applied.fieldsV1['f:spec'] as Record<string, Record<string, unknown>>)['f:ports']!), ['k:{"port":80,"protocol":"TCP"}']);
+    const again = await k(['apply', '--server-side', '-f', '-'], { stdin: svc });
+    assert.equal(again.code, 0, again.stderr);
+    const second = JSON.parse((await k(['get', 'svc', 'web', '-o', 'json', '--show-managed-fields'])).stdout);
+    assert.equal(second.metadata.resourceVersion, first.metadata.resourceVersion);
+    assert.deepEqual(second.spec.ports, first.spec.ports);
+  });
+
   it('@kubernetes/client-node: apply with a fieldManager, 409 conflict with its causes, force', async () => {
     const kc = new k8s.KubeConfig();
     kc.loadFromOptions({
