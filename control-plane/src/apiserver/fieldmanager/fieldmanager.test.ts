@@ -193,3 +193,16 @@ test('an applied keyed list item without a key (and no default) or twice the sam
     '.spec.containers: duplicate entries for key [name="c"]',
   ]);
 });
+
+test('ownership by subresource: the main resource never owns status, /status owns only status, labels and annotations', () => {
+  const live = applyManagedFields(ctx(), undefined, { ...config(1), status: { replicas: 1 } }, 'ssa', false);
+  assert.equal((entry(live, 'ssa')!.fieldsV1 as Json)['f:status'], undefined);
+  const next = structuredClone(live);
+  next.status = { replicas: 2 };
+  next.metadata.labels = { ...next.metadata.labels, seen: 'yes' };
+  (next.spec as Json).paused = true;
+  next.metadata.managedFields = updateManagedFields(ctx({ subresource: 'status' }), live, next, 'controller');
+  const e = next.metadata.managedFields.find((m) => m.manager === 'controller')!;
+  assert.equal(e.subresource, 'status');
+  assert.deepEqual(e.fieldsV1, { 'f:metadata': { 'f:labels': { 'f:seen': {} } }, 'f:status': { 'f:replicas': {} } });
+});
