@@ -1,7 +1,8 @@
 /**
  * The official Kubernetes Python client (Debian's python3-kubernetes, with python3-pytest; both
  * installed by `make deps`) for tests that drive a nodelet API server with a client nobody here
- * wrote. A pytest file reads the server from NODELET_API_URL / NODELET_API_TOKEN.
+ * wrote. A pytest file reads where the server is from environment variables the test sets
+ * (NODELET_API_URL and NODELET_API_TOKEN, or NODELET_KUBECONFIG).
  */
 import { spawn, spawnSync } from 'node:child_process';
 
@@ -23,14 +24,14 @@ export interface PytestRun {
 }
 
 /**
- * Runs one pytest file against `server`, without writing caches or bytecode beside it. Spawned
- * asynchronously: an in-process server answers from this process's event loop meanwhile.
- * `env` adds variables the file reads.
+ * Runs one pytest file, without writing caches or bytecode beside it, with `env` (the variables
+ * the file reads) added to ours. Spawned asynchronously: an in-process server answers from this
+ * process's event loop meanwhile.
  */
-export function runPytest(file: string, server: { url: string; token: string }, env: Record<string, string> = {}): Promise<PytestRun> {
+export function runPytest(file: string, env: Record<string, string>): Promise<PytestRun> {
   const child = spawn(PYTHON, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', '-rA', file], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...env, PYTHONDONTWRITEBYTECODE: '1', NODELET_API_URL: server.url, NODELET_API_TOKEN: server.token },
+    env: { ...process.env, ...env, PYTHONDONTWRITEBYTECODE: '1' },
   });
   let output = '';
   child.stdout.on('data', (c: Buffer) => (output += c.toString()));
