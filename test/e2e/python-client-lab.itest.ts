@@ -1,7 +1,8 @@
 // The official Python client (Debian's python3-kubernetes, run by pytest) against a lab cluster
 // (`nodelet lab up` on private ports, state dir and bridge), through API server → agent →
-// containerd: kubernetes.stream exec (stdout, stderr, stdin, exit code over v4.channel.k8s.io),
-// kubernetes.stream.portforward to a pod's port, and namespace deletion awaited until the
+// containerd: kubernetes.stream exec (stdout, stderr, stdin, exit code, tty over
+// v4.channel.k8s.io), pod logs (tail, timestamps, follow), kubernetes.stream.portforward to a
+// pod's ports (an open and a closed one), and namespace deletion awaited until the
 // namespace is gone. The API-only cases (create_from_yaml, patches, watch) run against an
 // in-process server: control-plane/test/integration/python-client.itest.ts.
 import { after, before, describe, it } from 'node:test';
@@ -32,7 +33,8 @@ describe('the official Python client against a lab: exec, port-forward, namespac
     const img = up.images.busybox;
     await k('run', 'tools', `--image=${img}`, '--restart=Never', '--', 'sleep', '3600');
     await k('run', 'web', `--image=${img}`, '--restart=Never', '--', 'sh', '-c', 'mkdir -p /www && echo hello-8080 > /www/index.html && exec httpd -f -p 8080 -h /www');
-    await k('wait', '--for=condition=Ready', 'pod/tools', 'pod/web', '--timeout=120s');
+    await k('run', 'talker', `--image=${img}`, '--restart=Never', '--', 'sh', '-c', 'echo line1; echo line2; exec sleep 3600');
+    await k('wait', '--for=condition=Ready', 'pod/tools', 'pod/web', 'pod/talker', '--timeout=120s');
   });
 
   after(async () => {
@@ -41,9 +43,9 @@ describe('the official Python client against a lab: exec, port-forward, namespac
     rmSync(stateDir, { recursive: true, force: true });
   });
 
-  it('pytest: exec (stdout/stderr/exit code, stdin, preloaded), port-forward, namespace deletion', { timeout: 300_000 }, async () => {
+  it('pytest: exec (stdout/stderr/exit code, stdin, preloaded, tty), logs, port-forward (also to a closed port), namespace deletion', { timeout: 300_000 }, async () => {
     const r = await runPytest(fileURLToPath(new URL('./python/test_lab.py', import.meta.url)), { NODELET_KUBECONFIG: up.kubeconfig, NODELET_NS: 'default' });
     assert.equal(r.code, 0, r.output);
-    assert.match(r.output, /\b5 passed\b/, r.output); // none skipped or left uncollected
+    assert.match(r.output, /\b8 passed\b/, r.output); // none skipped or left uncollected
   });
 });

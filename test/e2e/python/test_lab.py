@@ -1,7 +1,8 @@
 # The official Python client (Debian's python3-kubernetes) against a lab node, run by pytest from
 # python-client-lab.itest.ts with NODELET_KUBECONFIG set: exec through kubernetes.stream (WebSocket v4.channel.k8s.io),
-# port-forward through kubernetes.stream.portforward, and namespace deletion. The itest created
-# pod "tools" (a shell) and pod "web" (httpd on 8080) in NODELET_NS and waited for them.
+# port-forward through kubernetes.stream.portforward, pod logs, and namespace deletion. The itest
+# created pod "tools" (a shell), pod "web" (httpd on 8080) and pod "talker" (prints two lines,
+# then sleeps) in NODELET_NS and waited for them.
 import os
 import time
 import uuid
@@ -46,6 +47,30 @@ def test_exec_preloaded_output(core):
     assert out == 'a b\n'
 
 
+def test_exec_with_a_tty(core):
+    out = stream(core.connect_get_namespaced_pod_exec, 'tools', NS, command=['sh', '-c', 'tty; echo done'],
+                 stdout=True, stderr=False, stdin=False, tty=True)
+    # A terminal: the pts device, and the line discipline's CR LF.
+    assert out.startswith('/dev/pts/'), out
+    assert out.endswith('done\r\n'), out
+
+
+def test_pod_logs(core):
+    assert core.read_namespaced_pod_log('talker', NS) == 'line1\nline2\n'
+    assert core.read_namespaced_pod_log('talker', NS, tail_lines=1) == 'line2\n'
+    stamped = core.read_namespaced_pod_log('talker', NS, timestamps=True).splitlines()
+    assert [line.split(' ', 1)[1] for line in stamped] == ['line1', 'line2']
+    # follow=True streams; the first lines arrive while the container still runs.
+    r = core.read_namespaced_pod_log('talker', NS, follow=True, _preload_content=False)
+    got = b''
+    for chunk in r.stream(64):
+        got += chunk
+        if got.count(b'\n') >= 2:
+            break
+    r.release_conn()
+    assert got == b'line1\nline2\n'
+
+
 def test_port_forward(core):
     pf = portforward(core.connect_get_namespaced_pod_portforward, 'web', NS, ports='8080')
     sock = pf.socket(8080)
@@ -61,6 +86,28 @@ def test_port_forward(core):
     assert data.startswith(b'HTTP/1.') and b' 200 ' in data.split(b'\r\n', 1)[0]
     assert data.endswith(b'hello-8080\n')
     assert pf.error(8080) is None
+
+
+def test_port_forward_to_a_closed_port_reports_on_its_error_channel(core):
+    pf = portforward(core.connect_get_namespaced_pod_portforward, 'web', NS, ports='8080,9999')
+    closed = pf.socket(9999)
+    closed.setblocking(True)
+    closed.sendall(b'x')
+    assert closed.recv(1) == b''
+    closed.close()
+    assert '9999' in (pf.error(9999) or ''), pf.error(9999)
+    # The other port of the same connection still works.
+    ok = pf.socket(8080)
+    ok.setblocking(True)
+    ok.sendall(b'GET /index.html HTTP/1.0\r\n\r\n')
+    data = b''
+    while True:
+        chunk = ok.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    ok.close()
+    assert data.endswith(b'hello-8080\n')
 
 
 def test_namespace_deletion_waits_until_gone(core):

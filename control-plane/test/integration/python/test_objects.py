@@ -6,7 +6,7 @@ import tempfile
 import uuid
 
 import pytest
-from kubernetes import client, utils
+from kubernetes import client, utils, watch
 
 
 @pytest.fixture(scope='session')
@@ -179,3 +179,41 @@ def test_patch_of_the_status_subresource(api_client, ns):
     # The main resource ignores status: a spec-only patch there leaves it as it was.
     apps.patch_namespaced_deployment('web', ns, {'status': {'observedGeneration': 9}})
     assert apps.read_namespaced_deployment_status('web', ns).status.observed_generation == 7
+
+
+def test_list_pages_and_label_selector(api_client, ns):
+    core = client.CoreV1Api(api_client)
+    for i in range(5):
+        core.create_namespaced_config_map(ns, client.V1ConfigMap(metadata=client.V1ObjectMeta(name='c%d' % i, labels={'odd': str(i % 2 == 1).lower()})))
+    names, token = [], None
+    while True:
+        page = core.list_namespaced_config_map(ns, limit=2, _continue=token)
+        assert len(page.items) <= 2
+        names += [c.metadata.name for c in page.items]
+        token = page.metadata._continue
+        if not token:
+            break
+    assert names == ['c0', 'c1', 'c2', 'c3', 'c4']
+    assert [c.metadata.name for c in core.list_namespaced_config_map(ns, label_selector='odd=true').items] == ['c1', 'c3']
+    assert [c.metadata.name for c in core.list_namespaced_config_map(ns, field_selector='metadata.name=c2').items] == ['c2']
+
+
+def test_watch_ends_after_timeout_seconds(api_client, ns):
+    # The server closes the watch after timeoutSeconds; the client's loop then returns.
+    core = client.CoreV1Api(api_client)
+    events = list(watch.Watch().stream(core.list_namespaced_config_map, ns, timeout_seconds=1, allow_watch_bookmarks=True))
+    assert [e['type'] for e in events if e['type'] != 'BOOKMARK'] == []
+
+
+def test_delete_options_in_the_body(api_client, ns):
+    # The client sends V1DeleteOptions as the DELETE body: a precondition that does not hold refuses.
+    core = client.CoreV1Api(api_client)
+    core.create_namespaced_config_map(ns, client.V1ConfigMap(metadata=client.V1ObjectMeta(name='guarded')))
+    with pytest.raises(client.ApiException) as err:
+        core.delete_namespaced_config_map('guarded', ns, body=client.V1DeleteOptions(preconditions=client.V1Preconditions(uid='not-the-uid')))
+    assert err.value.status == 409
+    status = core.delete_namespaced_config_map('guarded', ns, body=client.V1DeleteOptions(propagation_policy='Background', grace_period_seconds=0))
+    assert status.status == 'Success'
+    with pytest.raises(client.ApiException) as err:
+        core.read_namespaced_config_map('guarded', ns)
+    assert err.value.status == 404
