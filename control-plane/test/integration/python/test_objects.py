@@ -217,3 +217,27 @@ def test_delete_options_in_the_body(api_client, ns):
     with pytest.raises(client.ApiException) as err:
         core.read_namespaced_config_map('guarded', ns)
     assert err.value.status == 404
+
+
+def test_scale_subresource(api_client, ns):
+    apps = two_container_deployment(api_client, ns)
+    scale = apps.read_namespaced_deployment_scale('web', ns)
+    assert (scale.kind, scale.spec.replicas) == ('Scale', 1)
+    # A dict body: strategic merge on the autoscaling/v1 Scale.
+    patched = apps.patch_namespaced_deployment_scale('web', ns, {'spec': {'replicas': 3}})
+    assert patched.spec.replicas == 3
+    scale = apps.read_namespaced_deployment_scale('web', ns)
+    scale.spec.replicas = 4
+    assert apps.replace_namespaced_deployment_scale('web', ns, scale).spec.replicas == 4
+    assert apps.read_namespaced_deployment('web', ns).spec.replicas == 4
+
+
+def test_eviction_of_an_unscheduled_pod(api_client, ns):
+    core = client.CoreV1Api(api_client)
+    # No controllers run here: the service account admission wants the namespace's default one.
+    core.create_namespaced_service_account(ns, client.V1ServiceAccount(metadata=client.V1ObjectMeta(name='default')))
+    core.create_namespaced_pod(ns, client.V1Pod(metadata=client.V1ObjectMeta(name='p'), spec=client.V1PodSpec(containers=[client.V1Container(name='c', image='busybox')])))
+    core.create_namespaced_pod_eviction('p', ns, client.V1Eviction(metadata=client.V1ObjectMeta(name='p', namespace=ns)))
+    with pytest.raises(client.ApiException) as err:
+        core.read_namespaced_pod('p', ns)
+    assert err.value.status == 404
