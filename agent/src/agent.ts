@@ -18,6 +18,7 @@
  * pair and the renewed node token, each written atomically); a restarted agent rebuilds its view
  * from CRI labels and the API, and does not restart running containers.
  */
+import { setMaxListeners } from 'node:events';
 import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describeError, systemClock, type Clock, type Logger } from '@nodelet/base';
@@ -97,6 +98,9 @@ export interface AgentOptions {
   host?: AgentHost;
 }
 
+/** Listeners the agent's loops (not its pod workers) may hold on its signal at once, with room to spare. */
+const AGENT_LOOP_LISTENERS = 32;
+
 export class Agent {
   readonly config: AgentConfig;
   readonly metrics: AgentMetrics;
@@ -138,6 +142,10 @@ export class Agent {
     this.#clock = o.clock ?? systemClock;
     this.metrics = new AgentMetrics(o.config.nodeName);
     this.#internalIP = pickInternalIP(o.config.nodeIP);
+    // Every loop links to this signal once (about 15 with the host parts) and every pod worker
+    // once while it waits or syncs, each removed as its owner ends: past node's leak warning
+    // (10 listeners) by design. Beyond this bound it is a leak, and node still says so.
+    setMaxListeners(AGENT_LOOP_LISTENERS + 2 * o.config.maxPods, this.#stop.signal);
   }
 
   static async start(o: AgentOptions): Promise<Agent> {

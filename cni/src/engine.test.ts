@@ -184,8 +184,14 @@ test('GC waits for running operations on the network and holds off new ones', as
   while (order.length === 0) await new Promise((r) => setImmediate(r));
   const gc = engine.gc(net, { validAttachments: [] });
   const after = engine.add(net, { ...rt, containerID: 'after' });
-  await new Promise((r) => setTimeout(r, 20)); // a negative check: give them time to (wrongly) start
-  assert.deepEqual(order, ['ADD:slow:start'], 'GC and the later ADD wait');
+  // The barrier for the negative check: an ADD on another network, started after them, takes the
+  // same path (gate, plugin lookup, exec) and is not held by the gate; once it has ended, GC and
+  // the later ADD would have started by now if the gate let them.
+  const other = parseNetworkConfig(JSON.stringify({ cniVersion: '1.0.0', name: 'nlc-g2', plugins: [{ type: 'main' }] }));
+  await engine.add(other, { ...rt, containerID: 'probe' });
+  await engine.del(other, { ...rt, containerID: 'probe' });
+  assert.deepEqual(order, ['ADD:slow:start', 'ADD:probe:start', 'ADD:probe:end', 'DEL:probe:start', 'DEL:probe:end'], 'GC and the later ADD wait');
+  order.length = 1;
   release();
   await Promise.all([slow, gc, after]);
   assert.deepEqual(order, ['ADD:slow:start', 'ADD:slow:end', 'DEL:slow:start', 'DEL:slow:end', 'ADD:after:start', 'ADD:after:end']);

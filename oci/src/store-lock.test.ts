@@ -29,7 +29,9 @@ test('writers of one store run one at a time; the lock file goes when they finis
   });
   await firstIn; // started together, either writer may win the race for the file: let the first win it
   const second = withStoreLock(root, async () => void trace.push('second'));
-  await new Promise((r) => setTimeout(r, 150)); // the second writer has polled a few times by now
+  // The negative, proven rather than waited for: a writer that gives up at once finds the lock
+  // held (by this process) and never runs; it polled at least once after the waiting writer did.
+  await assert.rejects(withStoreLock(root, async () => void trace.push('refused'), { timeoutMs: 0 }), (err: Error) => hasCode(err, 'ERR_UNAVAILABLE') && err.message.includes(`locked by process ${process.pid}`));
   assert.deepEqual(trace, ['first in']);
   release();
   await Promise.all([first, second]);

@@ -33,8 +33,8 @@ export interface RunResult {
 
 export interface Kubectl {
   (args: readonly string[], opts?: { stdin?: string; env?: Record<string, string>; timeoutMs?: number }): Promise<RunResult>;
-  /** Starts kubectl and returns the child (for `get -w`, `delete` that waits). */
-  spawn(args: readonly string[]): { done: Promise<RunResult>; output: () => string; errors: () => string; kill: () => void };
+  /** Starts kubectl and returns the child (for `get -w`, `delete` that waits); `env` is added to ours. */
+  spawn(args: readonly string[], opts?: { env?: Record<string, string> }): { done: Promise<RunResult>; output: () => string; errors: () => string; kill: () => void };
 }
 
 export interface ApiReply {
@@ -104,10 +104,10 @@ export async function startKubectlEnv(extra: Partial<ControlPlaneOptions> = {}):
         });
         if (opts.stdin !== undefined) child.stdin!.end(opts.stdin);
       })) as Kubectl;
-    run.spawn = (args) => {
+    run.spawn = (args, opts = {}) => {
       let out = '';
       let err = '';
-      const child = execFile(KUBECTL, [...base, ...args], { timeout: 60_000 });
+      const child = execFile(KUBECTL, [...base, ...args], { timeout: 60_000, env: { ...process.env, ...opts.env } });
       child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
       child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
       const done = new Promise<RunResult>((resolve) => child.on('exit', (code) => resolve({ code: code ?? 1, stdout: out, stderr: err })));

@@ -252,12 +252,14 @@ describe('kubectl against nodelet server', { skip }, () => {
     const k = await env.newKubectl();
     assert.equal((await k(['run', 'waiter', '--image=busybox:1.36'])).code, 0);
     for (const featureEnv of [{}, { KUBE_FEATURE_WatchListClient: 'true' }] as Array<Record<string, string>>) {
-      const w = k(['wait', '--for=condition=Ready', 'pod/waiter', '--timeout=20s'], { env: featureEnv });
-      await new Promise((r) => setTimeout(r, 300));
+      // -v=6 logs each response as its headers arrive: the watch's line means kubectl is watching
+      // (it saw the pod not Ready), so the condition it reports comes from the patch below.
+      const w = k.spawn(['wait', '-v=6', '--for=condition=Ready', 'pod/waiter', '--timeout=20s'], { env: featureEnv });
+      await pollUntil('kubectl wait to be watching', async () => /GET \S+\/pods\?\S*watch=true\S* 200 OK/.test(w.errors()), { timeoutMs: 20_000, intervalMs: 25 });
       const ready = JSON.stringify({ status: { conditions: [{ type: 'Ready', status: 'True' }] } });
       const p = await env.api('PATCH', '/api/v1/namespaces/default/pods/waiter/status', { body: ready, contentType: 'application/merge-patch+json' });
       assert.equal(p.status, 200, p.body);
-      const r = await w;
+      const r = await w.done;
       assert.equal(r.code, 0, r.stderr);
       assert.match(r.stdout, /pod\/waiter condition met/);
       await env.api('PATCH', '/api/v1/namespaces/default/pods/waiter/status', { body: JSON.stringify({ status: { conditions: null } }), contentType: 'application/merge-patch+json' });

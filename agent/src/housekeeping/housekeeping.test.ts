@@ -3,6 +3,7 @@
  * are logged, and what the pod passes remove. Pod sources are a real PodConfig over a real HTTP
  * API (InMemoryApiServer); pod directories are real, in a temp dir; only mount(8) is faked.
  */
+import { getEventListeners } from 'node:events';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
@@ -73,6 +74,18 @@ test('schedule: pods and pod-dirs every 2 s, container GC every 10 s, image and 
   stop.abort();
   await running;
   assert.equal(clock.pendingTimers, 0, 'nothing left scheduled after the stop');
+});
+
+test('the jobs hold one abort listener on the caller\'s signal, whatever the number of runs, and none once stopped', async () => {
+  const { clock, stop, running } = setup();
+  const listeners = (): number => getEventListeners(stop.signal, 'abort').length;
+  // One, not one per job: the agent's signal is shared by every loop (node warns past 10).
+  assert.equal(listeners(), 1);
+  await clock.advanceAsync(PERIODS.images * 2);
+  assert.equal(listeners(), 1, 'runs add none that stay');
+  stop.abort();
+  await running;
+  assert.equal(listeners(), 0);
 });
 
 test('a slow job is not started again while it runs; a stuck run is aborted after its deadline and the failure logged; the schedule goes on', async () => {

@@ -15,7 +15,7 @@
  * `pods` and `pod-dirs` do nothing until every pod source has been seen (PodConfig.sourcesReady):
  * before its first list a restarted agent cannot tell an orphan from a pod the API still has.
  */
-import { describeError, type Clock, type Logger, type PeriodicJob } from '@nodelet/base';
+import { describeError, linkAbort, type Clock, type Logger, type PeriodicJob } from '@nodelet/base';
 import type { Pod } from '@nodelet/api';
 import type { PodUpdate } from '../podworkers/pod-worker.js';
 import type { ObservedPod } from '../runtime/observed.js';
@@ -66,10 +66,13 @@ export class Housekeeping {
   /** Schedules every job until `signal` aborts; resolves once each has stopped (no run in flight). */
   async run(signal: AbortSignal): Promise<void> {
     const hk = this.#o.housekeepingMs ?? 2000;
+    // The jobs share one link to the caller's signal: the agent's signal is the parent of every
+    // loop, and each listener on it counts towards node's leak warning (agent.ts).
+    const link = linkAbort(signal);
     const every = (name: string, periodMs: number, job: (s: AbortSignal) => unknown): void => {
       this.#jobs.push(
         this.#o.clock.every(periodMs, job, {
-          signal,
+          signal: link.signal,
           timeoutMs: JOB_TIMEOUT_MS,
           onError: (err) => this.#o.log.warn({ job: name, err: describeError(err) }, 'Housekeeping job failed'),
         }),
@@ -81,6 +84,7 @@ export class Housekeeping {
     every('image-gc', PERIODS.images, (s) => this.#o.gc.images(s));
     every('cni-gc', PERIODS.cni, (s) => this.#o.gc.cni(s));
     await Promise.all(this.#jobs.map((j) => j.stopped));
+    link.dispose();
   }
 
   /** One `pods` pass (kubelet HandlePodCleanups). Public for tests. */

@@ -19,6 +19,11 @@ function inCidr(ip: string, cidr: string): boolean {
 }
 
 test('3 hollow nodes run a Deployment of 6: pods Running with IPs from their pod CIDRs, nodes Ready with leases, own node identities', { timeout: 120_000 }, async (t) => {
+  // Three agents in this process: node's listener-leak warning on any of their signals is a failure.
+  const leaks: string[] = [];
+  const onWarning = (w: Error): void => void (w.name === 'MaxListenersExceededWarning' && leaks.push(w.message));
+  process.on('warning', onWarning);
+  t.after(() => void process.off('warning', onWarning));
   const dir = await mkdtemp(join(tmpdir(), 'nodelet-hollow-it-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const cp = await startControlPlane({ dataDir: join(dir, 'cp'), bindAddress: '127.0.0.1', port: 0, registryAddress: '', metrics: false, logger: noopLogger });
@@ -86,4 +91,5 @@ test('3 hollow nodes run a Deployment of 6: pods Running with IPs from their pod
   // so the test file ends by itself.
   await nodes.close();
   assert.equal(nodes.agents.length, 0);
+  assert.deepEqual(leaks, [], 'no MaxListenersExceededWarning');
 });

@@ -62,6 +62,12 @@ export interface ResourceDef {
   strategy: Strategy;
   /** Verbs served (default: all of RESOURCE_VERBS). */
   verbs?: readonly string[];
+  /**
+   * A DELETE that removes the object at once answers with the object, as kube's
+   * `ReturnDeletedObject` stores do (pods, services, namespaces, …); otherwise with a Success
+   * Status naming it. A delete that only marks the object (grace, finalizers) answers with it.
+   */
+  returnDeletedObject?: boolean;
   /** Never stored: a create computes a reply (e.g. SelfSubjectAccessReview); see handlers/dispatch.ts. */
   ephemeral?: boolean;
   /** How metadata.name is validated (default a DNS-1123 subdomain; RBAC objects allow any path segment). */

@@ -50,7 +50,7 @@ const SCALE: SubresourceDef = { name: 'scale', kind: { group: 'autoscaling', ver
 
 export const RESOURCE_DEFS: readonly ResourceDef[] = [
   {
-    group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', singular: 'namespace', namespaced: false,
+    group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', singular: 'namespace', namespaced: false, returnDeletedObject: true,
     shortNames: ['ns'], statusSubresource: true, subresources: [STATUS, { name: 'finalize', verbs: ['update'] }],
     selectableFields: ['status.phase'], table: NAMESPACE_TABLE, strategy: namespaceStrategy,
   },
@@ -60,7 +60,7 @@ export const RESOURCE_DEFS: readonly ResourceDef[] = [
     table: NODE_TABLE, strategy: nodeStrategy,
   },
   {
-    group: '', version: 'v1', kind: 'Pod', plural: 'pods', singular: 'pod', namespaced: true, shortNames: ['po'],
+    group: '', version: 'v1', kind: 'Pod', plural: 'pods', singular: 'pod', namespaced: true, shortNames: ['po'], returnDeletedObject: true,
     categories: ['all'], statusSubresource: true,
     subresources: [
       STATUS,
@@ -96,7 +96,7 @@ export const RESOURCE_DEFS: readonly ResourceDef[] = [
     statusSubresource: false, subresources: [], selectableFields: ['type'], table: SECRET_TABLE, strategy: secretStrategy,
   },
   {
-    group: '', version: 'v1', kind: 'Service', plural: 'services', singular: 'service', namespaced: true,
+    group: '', version: 'v1', kind: 'Service', plural: 'services', singular: 'service', namespaced: true, returnDeletedObject: true,
     storagePrefix: 'services/specs', shortNames: ['svc'], categories: ['all'], statusSubresource: true,
     subresources: [STATUS], table: SERVICE_TABLE, strategy: serviceStrategy,
   },
@@ -106,18 +106,18 @@ export const RESOURCE_DEFS: readonly ResourceDef[] = [
     table: ENDPOINTS_TABLE, strategy: plainStrategy,
   },
   {
-    group: '', version: 'v1', kind: 'ServiceAccount', plural: 'serviceaccounts', singular: 'serviceaccount',
+    group: '', version: 'v1', kind: 'ServiceAccount', plural: 'serviceaccounts', singular: 'serviceaccount', returnDeletedObject: true,
     namespaced: true, shortNames: ['sa'], statusSubresource: false,
     subresources: [{ name: 'token', kind: { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' }, verbs: ['create'] }], table: SERVICEACCOUNT_TABLE,
     strategy: plainStrategy,
   },
   {
-    group: '', version: 'v1', kind: 'PersistentVolumeClaim', plural: 'persistentvolumeclaims', singular: 'persistentvolumeclaim',
+    group: '', version: 'v1', kind: 'PersistentVolumeClaim', plural: 'persistentvolumeclaims', singular: 'persistentvolumeclaim', returnDeletedObject: true,
     namespaced: true, shortNames: ['pvc'], statusSubresource: true, subresources: [STATUS], table: PERSISTENTVOLUMECLAIM_TABLE,
     strategy: persistentVolumeClaimStrategy,
   },
   {
-    group: '', version: 'v1', kind: 'PersistentVolume', plural: 'persistentvolumes', singular: 'persistentvolume', namespaced: false,
+    group: '', version: 'v1', kind: 'PersistentVolume', plural: 'persistentvolumes', singular: 'persistentvolume', namespaced: false, returnDeletedObject: true,
     shortNames: ['pv'], statusSubresource: true, subresources: [STATUS], table: PERSISTENTVOLUME_TABLE, strategy: persistentVolumeStrategy,
   },
   {
@@ -156,7 +156,7 @@ export const RESOURCE_DEFS: readonly ResourceDef[] = [
     categories: ['all'], statusSubresource: true, subresources: [STATUS], table: CRONJOB_TABLE, strategy: cronJobStrategy,
   },
   {
-    group: 'storage.k8s.io', version: 'v1', kind: 'StorageClass', plural: 'storageclasses', singular: 'storageclass',
+    group: 'storage.k8s.io', version: 'v1', kind: 'StorageClass', plural: 'storageclasses', singular: 'storageclass', returnDeletedObject: true,
     namespaced: false, shortNames: ['sc'], statusSubresource: false, subresources: [], table: STORAGECLASS_TABLE, strategy: storageClassStrategy,
   },
   {

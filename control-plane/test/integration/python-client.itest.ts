@@ -1,15 +1,16 @@
-// The official Python client (Debian's python3-kubernetes, `make deps`) against a real API server:
-// it spells booleans `True`/`False` (`?watch=True`), which the server must read as upstream's
-// parameter codec does, so its Watch gets a stream of events, not a list. Also a dry-run delete
-// through it (`dryRun=All`) that leaves the object in place.
-import { spawnSync } from 'node:child_process';
+// The official Python client (Debian's python3-kubernetes, with python3-pytest; both from
+// `make deps`) against a real API server. It spells booleans `True`/`False` (`?watch=True`),
+// which the server must read as upstream's parameter codec does, so its Watch gets a stream of
+// events, not a list; a dry-run delete (`dryRun=All`) leaves the object in place. The pytest file
+// beside this one drives utils.create_from_yaml (several documents, a kind: List) and every kind
+// of patch the client sends. Exec, port-forward and namespace deletion need a node and the
+// controllers: test/e2e/python-client-lab.itest.ts.
+import { spawn } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
 import { startTestApiServer, TEST_ADMIN_TOKEN as TOKEN, type TestApiServer } from '../../src/apiserver/testing/test-server.js';
-
-// Debian's interpreter, where python3-kubernetes lives (a `python3` earlier on PATH may be another).
-const PYTHON = '/usr/bin/python3';
-const hasClient = spawnSync(PYTHON, ['-c', 'import kubernetes'], { stdio: 'ignore' }).status === 0;
+import { PYTHON, pythonClientUnavailableReason, runPytest } from '@nodelet/base/testing';
 
 // Watches config maps from the list's resourceVersion, creates one, and prints the first event;
 // then deletes it with dryRun=All and prints whether it is still there.
@@ -30,7 +31,7 @@ api.delete_namespaced_config_map('from-python', 'default', dry_run='All')
 print('kept', api.read_namespaced_config_map('from-python', 'default').data['a'], flush=True)
 `;
 
-describe('the official Python client', { skip: hasClient ? false : 'python3-kubernetes is not installed (make deps)' }, () => {
+describe('the official Python client', { skip: pythonClientUnavailableReason() }, () => {
   let srv: TestApiServer;
 
   before(async () => {
@@ -40,7 +41,6 @@ describe('the official Python client', { skip: hasClient ? false : 'python3-kube
 
   it('watches with ?watch=True and gets an ADDED event; a dryRun=All delete keeps the object', async () => {
     // Async spawn: the server answers from this process's event loop while the script runs.
-    const { spawn } = await import('node:child_process');
     const child = spawn(PYTHON, ['-c', SCRIPT, srv.url, TOKEN], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
@@ -49,5 +49,11 @@ describe('the official Python client', { skip: hasClient ? false : 'python3-kube
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     assert.equal(code, 0, err);
     assert.deepEqual(out.trim().split('\n'), ['ADDED from-python', 'kept 1']);
+  });
+
+  it('pytest: create_from_yaml of several documents and of a List, strategic/JSON/merge patches, status patch', async () => {
+    const r = await runPytest(fileURLToPath(new URL('./python/test_objects.py', import.meta.url)), { NODELET_API_URL: srv.url, NODELET_API_TOKEN: TOKEN });
+    assert.equal(r.code, 0, r.output);
+    assert.match(r.output, /\b12 passed\b/, r.output); // none skipped or left uncollected
   });
 });

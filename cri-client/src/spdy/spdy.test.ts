@@ -175,22 +175,39 @@ test('a PING from the peer is answered with the same id; our own parity is not e
 });
 
 test('flowControl: the receiver grants window as its consumer reads, the sender waits for it', async (t) => {
-  const { client, accepted } = await pair(t, { flowControl: true });
+  const { client, accepted, clientSocket } = await pair(t, { flowControl: true });
+  // Every DATA byte the sender puts on the wire, counted as it is written.
+  let onWire = 0;
+  const tap = new FrameReader(new HeaderCodec());
+  const write = clientSocket.write.bind(clientSocket) as (b: Buffer) => boolean;
+  clientSocket.write = ((b: Buffer) => {
+    for (const f of tap.push(Buffer.from(b))) if (f.type === 'data') onWire += f.data.length;
+    return write(b);
+  }) as typeof clientSocket.write;
   const s = await client.createStream({ n: 'w' });
   const peer = accepted[0]!;
   peer.pause();
   const total = 512 * 1024;
   let written = 0;
+  let waiting = false;
   const writing = (async () => {
     while (written < total) {
       const ok = s.write(Buffer.alloc(16 * 1024, 1));
       written += 16 * 1024;
-      if (!ok) await new Promise((r) => s.once('drain', r));
+      if (!ok) {
+        waiting = true;
+        await new Promise((r) => s.once('drain', r));
+        waiting = false;
+      }
     }
     s.end();
   })();
-  // Nobody reads: the sender stops near the 64 KiB window (plus the writable buffer), far below 512 KiB.
-  await new Promise((r) => setTimeout(r, 200));
+  // Nobody reads: the receiver buffers up to its high-water mark (64 KiB), granting window only
+  // while it fills, then grants none. So whatever the sender ever sends before the consumer reads
+  // is bounded by the initial window plus that buffer (128 KiB), however long one waits: once the
+  // receiver is full and the sender waits, the check below does not depend on timing.
+  await pollUntil('the receiver full and the sender waiting', () => waiting && peer.readableLength >= 64 * 1024, { timeoutMs: 2000, intervalMs: 5 });
+  assert.ok(onWire <= 128 * 1024, `the sender put ${onWire} bytes of DATA on the wire without window`);
   assert.ok(written < 200 * 1024, `sender went on to ${written} bytes without window`);
   peer.resume();
   assert.equal((await readAll(peer)).length, total);

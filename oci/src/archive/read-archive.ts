@@ -44,8 +44,19 @@ export async function readArchive(archive: string, staging: string, signal?: Abo
   let n = 0;
   let failure: unknown;
   const pending: Promise<void>[] = [];
-  // Stops the copies of entries the parser will never finish once anything has failed.
+  // Stops the copies of entries the parser will never finish once anything has failed: one
+  // listener for the archive destroys every entry still being read (which rejects its copy), not
+  // one listener per entry, however many small entries are in flight at once.
   const stop = linkAbort(signal);
+  const reading = new Set<ReadEntry>();
+  const destroyReading = (): void => {
+    for (const e of reading) e.destroy();
+  };
+  stop.signal.addEventListener('abort', destroyReading, { once: true });
+  const track = <T>(entry: ReadEntry, p: () => Promise<T>): Promise<T> => {
+    reading.add(entry);
+    return p().finally(() => reading.delete(entry));
+  };
   const fail = (err: unknown): void => {
     if (failure !== undefined) return;
     failure = err;
@@ -54,7 +65,7 @@ export async function readArchive(archive: string, staging: string, signal?: Abo
   };
 
   const onEntry = (entry: ReadEntry): void => {
-    if (failure !== undefined) return void entry.resume();
+    if (failure !== undefined || stop.signal.aborted) return void entry.resume();
     const path = normalise(entry.path);
     switch (entry.type) {
       case 'File':
@@ -71,18 +82,18 @@ export async function readArchive(archive: string, staging: string, signal?: Abo
         return void entry.resume(); // directories and anything else carry no image content
     }
     if (TOP_LEVEL_DOCS.has(path)) {
-      pending.push(readDoc(entry, path, stop.signal).then((b) => void out.docs.set(path, b)).catch(fail));
+      pending.push(track(entry, () => readDoc(entry, path)).then((b) => void out.docs.set(path, b)).catch((err: unknown) => fail(stop.signal.aborted ? stop.signal.reason : err)));
       return;
     }
     const file = `${staging}/${n++}`;
     pending.push(
-      abortable(hashToFile(entry, file, stop.signal), stop.signal).then((staged) => {
+      track(entry, () => hashToFile(entry, file)).then((staged) => {
         const named = BLOB_PATH.exec(path);
         if (named && staged.digest !== `sha256:${named[1]}`) {
           throw new AgentError('ERR_INVALID_ARGUMENT', `corrupt archive: member "${path}" hashes to ${staged.digest}, not to its name`);
         }
         out.files.set(path, { file, ...staged });
-      }).catch(fail),
+      }).catch((err: unknown) => fail(stop.signal.aborted ? stop.signal.reason : err)),
     );
   };
 
@@ -103,6 +114,7 @@ export async function readArchive(archive: string, staging: string, signal?: Abo
     fail(err);
   }
   await Promise.allSettled(pending);
+  stop.signal.removeEventListener('abort', destroyReading);
   stop.dispose();
   if (failure !== undefined) throw describe(archive, failure);
   return out;
@@ -114,22 +126,12 @@ function normalise(p: string): string {
   return n.endsWith('/') ? n.slice(0, -1) : n;
 }
 
-async function readDoc(entry: ReadEntry, path: string, signal: AbortSignal): Promise<Buffer> {
+async function readDoc(entry: ReadEntry, path: string): Promise<Buffer> {
   if (entry.size > DOC_MAX) {
     entry.resume();
     throw new AgentError('ERR_INVALID_ARGUMENT', `"${path}" in the archive is ${entry.size} bytes, more than the ${DOC_MAX} a ${path} may have`);
   }
-  return abortable(entry.concat(), signal);
-}
-
-/** `p`, or a rejection as soon as `signal` aborts (an entry the parser gave up on never ends). */
-function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
+  return entry.concat();
 }
 
 function describe(archive: string, err: unknown): unknown {

@@ -86,9 +86,22 @@ function admitDeleteBy(s: RequestScope, name: string, dryRun: boolean | undefine
 
 async function handleDelete(s: RequestScope): Promise<void> {
   const opts = parseDeleteOptions(await readDeleteBody(s), s.url.searchParams);
-  const { object } = await deleteObject(s.ctx, s.served, s.namespace, s.name!, opts, admitDeleteBy(s, s.name!, opts.dryRun));
+  const { object, removed } = await deleteObject(s.ctx, s.served, s.namespace, s.name!, opts, admitDeleteBy(s, s.name!, opts.dryRun));
   await awaitVisible(s.ctx, s.served.def, object);
+  if (removed && !s.served.def.returnDeletedObject) return sendJson(s.res, 200, deletedStatus(s.served.def, object));
   sendObject(s.res, 200, s.served.def, object, s.req.headers.accept, s.url, s.ctx.now());
+}
+
+/** What kube-apiserver answers for an object removed at once by a store without ReturnDeletedObject. */
+function deletedStatus(def: RequestScope['served']['def'], obj: ApiObject): Record<string, unknown> {
+  return {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Success',
+    // `kind` holds the resource (plural), as upstream's finalizeDelete sets it.
+    details: { name: obj.metadata.name, ...(def.group ? { group: def.group } : {}), kind: def.plural, uid: obj.metadata.uid },
+  };
 }
 
 async function handleDeleteCollection(s: RequestScope): Promise<void> {

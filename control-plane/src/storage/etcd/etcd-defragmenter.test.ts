@@ -4,7 +4,10 @@ import { pollUntil } from '@nodelet/base';
 import { RecordingLogger } from '@nodelet/base/testing';
 import { startDefragmenter } from './etcd-defragmenter.js';
 
-test('runs on its interval, never two runs at once, logs a failure and stops when disposed', async () => {
+test('runs on its interval, never two runs at once, logs a failure and stops when disposed', async (t) => {
+  // The interval is a mocked one: each tick() is one period, fired synchronously, so "no run"
+  // after a tick is a fact, not a matter of having waited long enough.
+  t.mock.timers.enable({ apis: ['setInterval'] });
   let runs = 0;
   let inFlight = 0;
   let maxInFlight = 0;
@@ -26,17 +29,25 @@ test('runs on its interval, never two runs at once, logs a failure and stops whe
     },
   });
   try {
-    await pollUntil('first run started', () => runs === 1, { timeoutMs: 2_000, intervalMs: 2 });
-    await new Promise((r) => setTimeout(r, 30)); // several intervals pass while it runs
+    t.mock.timers.tick(5);
+    assert.equal(runs, 1, 'the first period starts a run');
+    for (let i = 0; i < 5; i++) t.mock.timers.tick(5); // several periods pass while it runs
     assert.equal(runs, 1, 'no second run while the first is in flight');
     release();
-    await pollUntil('third run', () => runs >= 3, { timeoutMs: 2_000, intervalMs: 2 });
+    await pollUntil('third run', () => {
+      t.mock.timers.tick(5);
+      return runs >= 3;
+    }, { timeoutMs: 2_000, intervalMs: 2 });
     assert.equal(maxInFlight, 1);
+    // Run 3 settled (its "done" line is logged) and its bookkeeping after that has run (a macrotask
+    // runs after every pending microtask): the next period would start a run, unless disposed.
+    await pollUntil('the third run to finish', () => log.entries.some((r) => r.msg === 'Scheduled etcd defragmentation done'), { timeoutMs: 2_000, intervalMs: 2 });
+    await new Promise((r) => setImmediate(r));
     assert.ok(log.entries.some((r) => r.msg === 'Scheduled etcd defragmentation failed'));
   } finally {
     d.dispose();
   }
   const after = runs;
-  await new Promise((r) => setTimeout(r, 30));
+  for (let i = 0; i < 5; i++) t.mock.timers.tick(5);
   assert.equal(runs, after, 'no runs after dispose');
 });
