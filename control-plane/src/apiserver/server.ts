@@ -38,6 +38,9 @@ import { serveNonResource } from './nonresource.js';
 import { DEFAULT_API_SERVER_LIMITS, InflightLimiter, type ApiServerLimits } from './limits.js';
 import { Registry } from './registry.js';
 import { RESOURCE_DEFS } from './resources.js';
+import type { ResourceDef } from './resource.js';
+import { ResourceCatalog } from './catalog.js';
+import { startCrdController } from './apiextensions/controller.js';
 import { sendJson } from './respond.js';
 import { JWKS_PATH, jwks, OIDC_CONFIGURATION_PATH, openIdConfiguration } from './auth/serviceaccount/oidc.js';
 import { looksLikeJwt, type ServiceAccountTokens } from './auth/serviceaccount/tokens.js';
@@ -138,13 +141,13 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   const stop = new AbortController();
   // Every watch and log stream listens for shutdown: one listener per long-running request.
   setMaxListeners(0, stop.signal);
-  const resources = new Map<string, ServedResource>();
-  for (const def of RESOURCE_DEFS) {
+  const catalog = new ResourceCatalog(RESOURCE_DEFS, (def) => {
     const registry = new Registry(def, opts.store);
     const cache = new WatchCache({ store: opts.store, registry, logger: log, capacity: opts.watchCacheCapacity, capacityBytes: limits.watchCacheBytes });
-    resources.set(`${def.group}/${def.version}/${def.plural}`, { def, registry, cache });
-  }
-  const servedDefs = opts.metrics ? [...RESOURCE_DEFS, ...METRICS_DEFS] : RESOURCE_DEFS;
+    return { def, registry, cache };
+  });
+  const resources = { get: (key: string): ServedResource | undefined => { const [g, v, p] = key.split('/'); return catalog.get(g!, v!, p!); } };
+  const servedDefs = (): ResourceDef[] => (opts.metrics ? [...catalog.defs(), ...METRICS_DEFS] : catalog.defs());
   const rbacResource = (plural: string): ServedResource => resources.get(`rbac.authorization.k8s.io/v1/${plural}`)!;
   const mirror = (plural: string): ResourceMirror => new ResourceMirror({ served: rbacResource(plural), logger: log, stop: stop.signal });
   const mirrors: RbacMirrors = { roles: mirror('roles'), clusterRoles: mirror('clusterroles'), roleBindings: mirror('rolebindings'), clusterRoleBindings: mirror('clusterrolebindings') };
@@ -171,9 +174,10 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     store: opts.store,
     logger: log,
     now: opts.now ?? Date.now,
-    resource: (g, v, p) => resources.get(`${g}/${v}/${p}`),
-    resourceByKind: (apiVersion, kind) => [...resources.values()].find((r) => (r.def.group ? `${r.def.group}/${r.def.version}` : r.def.version) === apiVersion && r.def.kind === kind),
-    resourceByGroup: (g, p) => [...resources.values()].find((r) => r.def.group === g && r.def.plural === p),
+    resource: (g, v, p) => catalog.get(g, v, p),
+    resourceByKind: (apiVersion, kind) => catalog.byKind(apiVersion, kind),
+    resourceByGroup: (g, p) => catalog.byGroup(g, p),
+    catalog,
     shutdown: stop.signal,
     authenticateToken: (token) => authenticateBearer(token),
     nodeProxy: opts.nodeProxy ?? {},
@@ -202,7 +206,9 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   await ensureDefaultStorageClass(ctx);
   await reconcileBootstrapPolicy(ctx, log.child({ component: 'rbac-bootstrap' }));
   await Promise.all([...mirrorByPlural.values(), ...lookupMirrors.values(), podMirror].map((m) => m.start()));
-  const lifecycle = startNamespaceLifecycle(ctx, [...resources.values()], log.child({ component: 'namespace-lifecycle' }));
+  const lifecycle = startNamespaceLifecycle(ctx, () => catalog.all(), log.child({ component: 'namespace-lifecycle' }));
+  const crds = startCrdController(ctx, catalog, log.child({ component: 'apiextensions' }));
+  await crds.ready;
 
   let serverAddress = '127.0.0.1:6443';
   const inflight = new InflightLimiter(limits);
@@ -276,7 +282,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   }
 
   function serveNonResourceIfAllowed(allowed: boolean, user: UserInfo, req: http.IncomingMessage, res: http.ServerResponse, url: URL): boolean {
-    return serveNonResource(req, res, url, serverAddress, servedDefs, () => {
+    return serveNonResource(req, res, url, serverAddress, servedDefs(), () => {
       if (!allowed) throw forbidden(forbiddenMessage(user, { verb: 'get', path: url.pathname }));
     });
   }
@@ -340,7 +346,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
         stop.abort();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
-        for (const r of resources.values()) r.cache.close();
+        catalog.close();
         // Give in-flight requests a moment, then cut what is left (watch sockets end on abort).
         const deadline = setTimeout(() => {
           for (const s of sockets) s.destroy();
@@ -349,6 +355,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
         clearTimeout(deadline);
         auditor?.close();
         await lifecycle.catch(() => undefined);
+        await crds.done.catch(() => undefined);
       })();
       return closing;
     },

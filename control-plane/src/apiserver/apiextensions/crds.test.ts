@@ -1,0 +1,141 @@
+// CustomResourceDefinitions against the real API machinery (SQLite in a temp dir): a CRD is
+// Established and its versions served; objects are pruned, defaulted and validated by the
+// schema; status and scale subresources, printer columns, discovery; deleting the CRD deletes
+// its objects.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { pollUntil } from '@nodelet/base';
+import { startTestApiServer, type TestApiServer } from '../testing/test-server.js';
+import { widgetCrd, WIDGET_GROUP } from './testing/fixtures.js';
+
+const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+const W1 = `/apis/${WIDGET_GROUP}/v1/namespaces/default/widgets`;
+const W1B = `/apis/${WIDGET_GROUP}/v1beta1/namespaces/default/widgets`;
+const TABLE = 'application/json;as=Table;v=v1;g=meta.k8s.io';
+
+describe('CustomResourceDefinitions', () => {
+  let srv: TestApiServer;
+  const established = async (name: string): Promise<any> => // eslint-disable-line @typescript-eslint/no-explicit-any
+    pollUntil(`CRD ${name} established`, async () => {
+      const r = await srv.call('GET', `${CRDS}/${name}`);
+      return r.json.status?.conditions?.some((c: { type: string; status: string }) => c.type === 'Established' && c.status === 'True') ? r.json : undefined;
+    }, { timeoutMs: 10_000 });
+
+  before(async () => {
+    srv = await startTestApiServer();
+    const r = await srv.call('POST', CRDS, widgetCrd());
+    assert.equal(r.status, 201, JSON.stringify(r.json));
+    assert.deepEqual(r.json.metadata.finalizers, ['customresourcecleanup.apiextensions.k8s.io']);
+    await established(`widgets.${WIDGET_GROUP}`);
+  });
+  after(() => srv?.close());
+
+  it('sets NamesAccepted and Established, and lists the kind in discovery', async () => {
+    const crd = await established(`widgets.${WIDGET_GROUP}`);
+    const names = crd.status.conditions.find((c: { type: string }) => c.type === 'NamesAccepted');
+    assert.equal(names.status, 'True');
+    assert.equal(crd.status.acceptedNames.kind, 'Widget');
+    assert.deepEqual(crd.status.storedVersions, ['v1']);
+    const list = await srv.call('GET', `/apis/${WIDGET_GROUP}/v1`);
+    assert.equal(list.status, 200);
+    const names2 = list.json.resources.map((r: { name: string }) => r.name).sort();
+    assert.deepEqual(names2, ['widgets', 'widgets/scale', 'widgets/status']);
+    const w = list.json.resources.find((r: { name: string }) => r.name === 'widgets');
+    assert.deepEqual([w.kind, w.namespaced, w.shortNames, w.categories], ['Widget', true, ['wd'], ['all']]);
+    const agg = await srv.call('GET', '/apis', undefined, { headers: { Accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' } });
+    const group = agg.json.items.find((g: { metadata: { name: string } }) => g.metadata.name === WIDGET_GROUP);
+    assert.deepEqual(group.versions.map((v: { version: string }) => v.version), ['v1', 'v1beta1']);
+  });
+
+  it('refuses a second CRD whose kind clashes: NamesAccepted False', async () => {
+    const other = widgetCrd() as any; // eslint-disable-line @typescript-eslint/no-explicit-any
+    other.metadata.name = `gadgets.${WIDGET_GROUP}`;
+    other.spec.names = { plural: 'gadgets', kind: 'Widget' };
+    assert.equal((await srv.call('POST', CRDS, other)).status, 201);
+    const crd = await pollUntil('gadgets conditions', async () => {
+      const r = await srv.call('GET', `${CRDS}/gadgets.${WIDGET_GROUP}`);
+      return r.json.status?.conditions?.length ? r.json : undefined;
+    }, { timeoutMs: 10_000 });
+    const byType = Object.fromEntries(crd.status.conditions.map((c: { type: string }) => [c.type, c]));
+    assert.equal(byType.NamesAccepted.status, 'False');
+    assert.equal(byType.NamesAccepted.reason, 'NameConflict');
+    assert.equal(byType.Established.status, 'False');
+    assert.equal((await srv.call('GET', `/apis/${WIDGET_GROUP}/v1/gadgets`)).status, 404);
+  });
+
+  it('refuses x-kubernetes-validations (CEL) when the CRD is written', async () => {
+    const cel = widgetCrd() as any; // eslint-disable-line @typescript-eslint/no-explicit-any
+    cel.metadata.name = `cels.${WIDGET_GROUP}`;
+    cel.spec.names = { plural: 'cels', kind: 'Cel' };
+    cel.spec.versions[0].schema.openAPIV3Schema.properties.spec['x-kubernetes-validations'] = [{ rule: 'self.replicas < 5' }];
+    const r = await srv.call('POST', CRDS, cel);
+    assert.equal(r.status, 422);
+    const cause = r.json.details.causes[0];
+    assert.equal(cause.field, 'spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations');
+    assert.match(cause.message, /not supported by this server/);
+  });
+
+  it('prunes unknown fields, applies defaults, and validates with field paths', async () => {
+    const c = await srv.call('POST', W1, { apiVersion: `${WIDGET_GROUP}/v1`, kind: 'Widget', metadata: { name: 'a' }, spec: { image: 'nginx:1.27', bogus: 1, extra: { kept: true } }, junk: 'x' });
+    assert.equal(c.status, 201, JSON.stringify(c.json));
+    assert.deepEqual(c.json.spec, { image: 'nginx:1.27', replicas: 1, mode: 'safe', extra: { kept: true } });
+    assert.equal(c.json.junk, undefined);
+    const bad = await srv.call('POST', W1, { metadata: { name: 'b' }, spec: { image: 'Not An Image', replicas: 11, mode: 'slow', port: 1.5 } });
+    assert.equal(bad.status, 422, JSON.stringify(bad.json));
+    const byField = Object.fromEntries(bad.json.details.causes.map((x: { field: string; message: string }) => [x.field, x.message]));
+    assert.equal(byField['spec.image'], 'Invalid value: "Not An Image": spec.image in body should match \'^[a-z0-9./-]+(:[A-Za-z0-9._-]+)?$\'');
+    assert.equal(byField['spec.replicas'], 'Invalid value: 11: spec.replicas in body should be less than or equal to 10');
+    assert.equal(byField['spec.mode'], 'Unsupported value: "slow": supported values: "fast", "safe"');
+    assert.equal(byField['spec.port'], 'Invalid value: "number": spec.port in body must be of type integer,string: "number"');
+    const missing = await srv.call('POST', W1, { metadata: { name: 'c' }, spec: {} });
+    assert.equal(missing.status, 422);
+    assert.equal(missing.json.details.causes[0].field, 'spec.image');
+    assert.equal(missing.json.details.causes[0].message, 'Required value');
+  });
+
+  it('serves every version from one storage (conversion None rewrites apiVersion)', async () => {
+    const r = await srv.call('GET', `${W1B}/a`);
+    assert.equal(r.status, 200);
+    assert.equal(r.json.apiVersion, `${WIDGET_GROUP}/v1beta1`);
+    const c = await srv.call('POST', W1B, { metadata: { name: 'beta', labels: { tier: 'x' } }, spec: { image: 'busybox' } });
+    assert.equal(c.status, 201, JSON.stringify(c.json));
+    const v1 = await srv.call('GET', `${W1}?labelSelector=tier%3Dx`);
+    assert.deepEqual(v1.json.items.map((o: { metadata: { name: string } }) => o.metadata.name), ['beta']);
+    assert.equal(v1.json.items[0].apiVersion, `${WIDGET_GROUP}/v1`);
+    assert.equal(v1.json.kind, 'WidgetList');
+    const byName = await srv.call('GET', `${W1}?fieldSelector=metadata.name%3Da`);
+    assert.deepEqual(byName.json.items.map((o: { metadata: { name: string } }) => o.metadata.name), ['a']);
+  });
+
+  it('splits status from spec and scales through /scale', async () => {
+    const cur = (await srv.call('GET', `${W1}/a`)).json;
+    const s = await srv.call('PUT', `${W1}/a/status`, { ...cur, spec: { ...cur.spec, replicas: 7 }, status: { replicas: 1, phase: 'Running' } });
+    assert.equal(s.status, 200, JSON.stringify(s.json));
+    assert.equal(s.json.spec.replicas, 1, 'the status subresource ignores spec');
+    assert.equal(s.json.status.phase, 'Running');
+    const m = await srv.call('PUT', `${W1}/a`, { ...s.json, spec: { ...s.json.spec, replicas: 2 }, status: { phase: 'Ignored' } });
+    assert.equal(m.json.status.phase, 'Running', 'the main resource ignores status');
+    assert.equal(m.json.metadata.generation, 2);
+    await srv.call('PATCH', `${W1}/a`, { spec: { selector: 'app=a' } }, { contentType: 'application/merge-patch+json' });
+    const scale = await srv.call('GET', `${W1}/a/scale`);
+    assert.deepEqual([scale.json.kind, scale.json.spec, scale.json.status], ['Scale', { replicas: 2 }, { replicas: 1, selector: 'app=a' }]);
+    const up = await srv.call('PATCH', `${W1}/a/scale`, { spec: { replicas: 4 } }, { contentType: 'application/merge-patch+json' });
+    assert.equal(up.status, 200, JSON.stringify(up.json));
+    assert.equal((await srv.call('GET', `${W1}/a`)).json.spec.replicas, 4);
+  });
+
+  it('prints the additionalPrinterColumns in Table output', async () => {
+    const t = await srv.call('GET', W1, undefined, { headers: { Accept: TABLE } });
+    assert.deepEqual(t.json.columnDefinitions.map((c: { name: string }) => c.name), ['Name', 'Image', 'Replicas', 'Phase', 'Age']);
+    const row = t.json.rows.find((r: { cells: unknown[] }) => r.cells[0] === 'a');
+    assert.deepEqual(row.cells.slice(0, 4), ['a', 'nginx:1.27', 4, 'Running']);
+  });
+
+  it('deleting the CRD deletes its objects, then the CRD, and stops serving it', async () => {
+    assert.equal((await srv.call('DELETE', `${CRDS}/widgets.${WIDGET_GROUP}`)).status, 200);
+    await pollUntil('CRD gone', async () => (await srv.call('GET', `${CRDS}/widgets.${WIDGET_GROUP}`)).status === 404, { timeoutMs: 15_000 });
+    assert.equal((await srv.call('GET', W1)).status, 404);
+    const keys = await srv.store.list(`/registry/${WIDGET_GROUP}/widgets/`);
+    assert.equal(keys.items.length, 0, "no stored widget is left");
+  });
+});
