@@ -50,6 +50,7 @@ const PREFIXES: Readonly<Record<string, string>> = {
   authorization: 'io.k8s.api.authorization.v1',
   authentication: 'io.k8s.api.authentication.v1',
   nodelet: 'io.nodelet.api.v1',
+  apiextensions: 'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1',
 };
 
 /** `core.PodSpec` → `io.k8s.api.core.v1.PodSpec`. */

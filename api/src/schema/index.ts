@@ -15,6 +15,7 @@ import { BATCH_SCHEMAS } from './batch.js';
 import { POLICY_NODE_STORAGE_SCHEMAS } from './policy-node-storage.js';
 import { RBAC_AUTH_SCHEMAS } from './rbac-auth.js';
 import { LEASE_SLICE_SCHEMAS } from './lease-slice.js';
+import { APIEXTENSIONS_SCHEMAS } from './apiextensions.js';
 import { REF_PREFIX } from './dsl.js';
 import { applyFieldErrors, unknownFields, type UnknownFieldsOptions } from './unknown-fields.js';
 
@@ -33,6 +34,7 @@ export const API_SCHEMAS: Readonly<Record<string, JsonSchema>> = Object.freeze({
   ...POLICY_NODE_STORAGE_SCHEMAS,
   ...RBAC_AUTH_SCHEMAS,
   ...LEASE_SLICE_SCHEMAS,
+  ...APIEXTENSIONS_SCHEMAS,
 });
 
 const byGvk = new Map<string, string>();

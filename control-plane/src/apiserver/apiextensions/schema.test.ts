@@ -1,0 +1,106 @@
+// Structural schema validation, pruning and defaulting, case by case, with upstream's field
+// paths and messages.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { applyDefaults, prune, validateValue, type StructuralSchema } from './schema.js';
+
+const S: StructuralSchema = {
+  type: 'object',
+  required: ['name'],
+  properties: {
+    name: { type: 'string', minLength: 2, maxLength: 5, pattern: '^[a-z]+$' },
+    count: { type: 'integer', minimum: 1, maximum: 3 },
+    ratio: { type: 'number', minimum: 0, exclusiveMinimum: true },
+    mode: { type: 'string', enum: ['a', 'b'] },
+    port: { 'x-kubernetes-int-or-string': true },
+    tags: { type: 'array', maxItems: 2, items: { type: 'string' } },
+    labels: { type: 'object', additionalProperties: { type: 'string' } },
+    free: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+    maybe: { type: 'string', nullable: true },
+    inner: { type: 'object', required: ['x'], properties: { x: { type: 'boolean' } } },
+    embedded: { type: 'object', 'x-kubernetes-embedded-resource': true, 'x-kubernetes-preserve-unknown-fields': true },
+  },
+};
+
+describe('structural schema validation', () => {
+  const cases: Array<[string, unknown, Array<[string, string]>]> = [
+    ['a valid object', { name: 'ab', count: 2, ratio: 0.5, mode: 'a', port: 'http', tags: ['x'], labels: { k: 'v' }, free: { any: [1] }, maybe: null, inner: { x: true } }, []],
+    ['a required field missing', {}, [['name', 'Required value']]],
+    ['the wrong type', { name: 'ab', count: 'two' }, [['count', 'Invalid value: "string": count in body must be of type integer: "string"']]],
+    ['a number where an integer is declared', { name: 'ab', count: 1.5 }, [['count', 'Invalid value: "number": count in body must be of type integer: "number"']]],
+    ['below minimum', { name: 'ab', count: 0 }, [['count', 'Invalid value: 0: count in body should be greater than or equal to 1']]],
+    ['above maximum', { name: 'ab', count: 4 }, [['count', 'Invalid value: 4: count in body should be less than or equal to 3']]],
+    ['an exclusive minimum', { name: 'ab', ratio: 0 }, [['ratio', 'Invalid value: 0: ratio in body should be greater than 0']]],
+    ['too short', { name: 'a' }, [['name', 'Invalid value: "a": name in body should be at least 2 chars long']]],
+    ['too long', { name: 'abcdef' }, [['name', 'Too long: must have at most 5 bytes']]],
+    ['a pattern mismatch', { name: 'AB' }, [['name', 'Invalid value: "AB": name in body should match \'^[a-z]+$\'']]],
+    ['a value outside the enum', { name: 'ab', mode: 'c' }, [['mode', 'Unsupported value: "c": supported values: "a", "b"']]],
+    ['int-or-string given a boolean', { name: 'ab', port: true }, [['port', 'Invalid value: "boolean": port in body must be of type integer,string: "boolean"']]],
+    ['too many items', { name: 'ab', tags: ['a', 'b', 'c'] }, [['tags', 'Too many: 3: must have at most 2 items']]],
+    ['an item of the wrong type', { name: 'ab', tags: ['a', 1] }, [['tags[1]', 'Invalid value: "integer": tags[1] in body must be of type string: "integer"']]],
+    ['a map value of the wrong type', { name: 'ab', labels: { k: 1 } }, [['labels.k', 'Invalid value: "integer": labels.k in body must be of type string: "integer"']]],
+    ['null where not nullable', { name: 'ab', count: null }, [['count', 'Invalid value: "null": count in body must be of type integer: "null"']]],
+    ['a nested required field', { name: 'ab', inner: {} }, [['inner.x', 'Required value']]],
+    ['an embedded resource without apiVersion and kind', { name: 'ab', embedded: { metadata: {} } }, [['embedded.apiVersion', 'Required value: must not be empty'], ['embedded.kind', 'Required value: must not be empty']]],
+  ];
+  for (const [what, value, want] of cases) {
+    it(what, () => {
+      assert.deepEqual(validateValue(S, value, '').map((e) => [e.field, e.message]), want);
+    });
+  }
+  it('prefixes paths under spec as the server validates them', () => {
+    const errs = validateValue({ type: 'object', properties: { spec: S } }, { spec: { name: 'ab', count: 9 } }, '');
+    assert.deepEqual(errs.map((e) => e.field), ['spec.count']);
+  });
+});
+
+describe('pruning', () => {
+  it('drops undeclared fields at every depth, keeps preserved and additionalProperties ones, and the root and embedded metadata', () => {
+    const obj = {
+      apiVersion: 'x/v1', kind: 'X', metadata: { name: 'n' }, name: 'ab', junk: 1,
+      inner: { x: true, junk: 2 }, labels: { a: 'b' }, free: { anything: { deep: 1 } },
+      embedded: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { any: 1 } },
+      tags: ['a'],
+    };
+    prune(S, obj, true);
+    assert.deepEqual(obj, {
+      apiVersion: 'x/v1', kind: 'X', metadata: { name: 'n' }, name: 'ab',
+      inner: { x: true }, labels: { a: 'b' }, free: { anything: { deep: 1 } },
+      embedded: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { any: 1 } },
+      tags: ['a'],
+    });
+  });
+  it('prunes inside array items', () => {
+    const v = [{ a: 1, b: 2 }];
+    prune({ type: 'array', items: { type: 'object', properties: { a: { type: 'integer' } } } }, v);
+    assert.deepEqual(v, [{ a: 1 }]);
+  });
+});
+
+describe('defaulting', () => {
+  const D: StructuralSchema = {
+    type: 'object',
+    properties: {
+      spec: {
+        type: 'object',
+        default: {},
+        properties: {
+          replicas: { type: 'integer', default: 1 },
+          mode: { type: 'string', default: 'safe' },
+          ports: { type: 'array', items: { type: 'object', properties: { protocol: { type: 'string', default: 'TCP' } } } },
+        },
+      },
+    },
+  };
+  it('fills absent fields, creating defaulted objects and defaulting inside them', () => {
+    assert.deepEqual(applyDefaults(D, {}), { spec: { replicas: 1, mode: 'safe' } });
+  });
+  it('keeps values given, defaults array items', () => {
+    assert.deepEqual(applyDefaults(D, { spec: { replicas: 3, ports: [{}, { protocol: 'UDP' }] } }), { spec: { replicas: 3, mode: 'safe', ports: [{ protocol: 'TCP' }, { protocol: 'UDP' }] } });
+  });
+  it('does not share the default value between objects', () => {
+    const a = applyDefaults(D, {}) as { spec: { replicas: number } };
+    a.spec.replicas = 9;
+    assert.deepEqual(applyDefaults(D, {}), { spec: { replicas: 1, mode: 'safe' } });
+  });
+});
