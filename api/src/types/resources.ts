@@ -14,6 +14,7 @@ import type { PodDisruptionBudget } from './policy.js';
 import type { RuntimeClass } from './node-k8s.js';
 import type { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from './rbac.js';
 import type { CertificateSigningRequest } from './certificates.js';
+import type { CustomResourceDefinition } from './apiextensions.js';
 
 /**
  * Describes one REST resource. `T` is a phantom type so that `client.resource(PODS)` is typed as
@@ -65,14 +66,28 @@ export const CLUSTERROLES = define<ClusterRole>({ group: 'rbac.authorization.k8s
 export const ROLEBINDINGS = define<RoleBinding>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'RoleBinding', plural: 'rolebindings', singular: 'rolebinding', namespaced: true });
 export const CERTIFICATESIGNINGREQUESTS = define<CertificateSigningRequest>({ group: 'certificates.k8s.io', version: 'v1', kind: 'CertificateSigningRequest', plural: 'certificatesigningrequests', singular: 'certificatesigningrequest', namespaced: false, shortNames: ['csr'], subresources: ['status', 'approval'] });
 export const CLUSTERROLEBINDINGS = define<ClusterRoleBinding>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'ClusterRoleBinding', plural: 'clusterrolebindings', singular: 'clusterrolebinding', namespaced: false });
+export const CUSTOMRESOURCEDEFINITIONS = define<CustomResourceDefinition>({ group: 'apiextensions.k8s.io', version: 'v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', singular: 'customresourcedefinition', namespaced: false, shortNames: ['crd', 'crds'], subresources: ['status'] });
 
 /** Every resource above, in discovery order. */
 export const RESOURCES: readonly ResourceType[] = Object.freeze([
   NAMESPACES, NODES, PODS, EVENTS, CONFIGMAPS, SECRETS, SERVICES, ENDPOINTS, SERVICEACCOUNTS,
   ENDPOINTSLICES, LEASES, DEPLOYMENTS, REPLICASETS, DAEMONSETS, STATEFULSETS, CONTROLLERREVISIONS, JOBS, CRONJOBS,
   PERSISTENTVOLUMES, PERSISTENTVOLUMECLAIMS, STORAGECLASSES, PODDISRUPTIONBUDGETS, RUNTIMECLASSES, ROLES, CLUSTERROLES, ROLEBINDINGS, CLUSTERROLEBINDINGS,
-  CERTIFICATESIGNINGREQUESTS,
+  CERTIFICATESIGNINGREQUESTS, CUSTOMRESOURCEDEFINITIONS,
 ] as ResourceType[]);
+
+/**
+ * The resource types of an Established CRD's served versions (custom resources are not in
+ * {@link RESOURCES}: they come and go while the cluster runs). Empty while it is not Established.
+ */
+export function customResourceTypes(crd: CustomResourceDefinition): ResourceType[] {
+  const established = crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
+  if (!established || crd.metadata.deletionTimestamp) return [];
+  const { group, names, scope } = crd.spec;
+  return crd.spec.versions
+    .filter((v) => v.served)
+    .map((v) => define({ group, version: v.name, kind: names.kind, plural: names.plural, singular: names.singular ?? names.kind.toLowerCase(), namespaced: scope === 'Namespaced', ...(names.shortNames?.length ? { shortNames: names.shortNames } : {}) }));
+}
 
 /** `v1` for the core group, `<group>/<version>` otherwise (the `apiVersion` field). */
 export function apiVersionOf(r: Pick<ResourceType, 'group' | 'version'>): string {

@@ -135,11 +135,14 @@ function validateObject(schema: StructuralSchema, value: Json, path: string): Fi
   return errs;
 }
 
-/** Removes, in place, fields `schema` does not declare (upstream's pruning); returns `value`. */
-export function prune(schema: StructuralSchema | undefined, value: unknown, isRoot = false): unknown {
+/**
+ * Removes, in place, fields `schema` does not declare (upstream's pruning); returns `value`.
+ * `pruned` collects the removed fields' paths (`spec.bogus`), for field validation.
+ */
+export function prune(schema: StructuralSchema | undefined, value: unknown, isRoot = false, pruned?: string[], path = ''): unknown {
   if (!schema) return value;
   if (Array.isArray(value)) {
-    if (schema.items) value.forEach((v) => prune(schema.items, v));
+    if (schema.items) value.forEach((v, i) => prune(schema.items, v, false, pruned, `${path}[${i}]`));
     return value;
   }
   if (!isPlainObject(value)) return value;
@@ -148,9 +151,12 @@ export function prune(schema: StructuralSchema | undefined, value: unknown, isRo
   for (const k of Object.keys(value)) {
     if (keepMeta && (k === 'apiVersion' || k === 'kind' || k === 'metadata')) continue;
     const prop = schema.properties?.[k];
-    if (prop) prune(prop, value[k]);
-    else if (isPlainObject(schema.additionalProperties)) prune(schema.additionalProperties, value[k]);
-    else if (!preserve && schema.additionalProperties !== true) delete value[k];
+    if (prop) prune(prop, value[k], false, pruned, child(path, k));
+    else if (isPlainObject(schema.additionalProperties)) prune(schema.additionalProperties, value[k], false, pruned, child(path, k));
+    else if (!preserve && schema.additionalProperties !== true) {
+      delete value[k];
+      pruned?.push(child(path, k));
+    }
   }
   return value;
 }
