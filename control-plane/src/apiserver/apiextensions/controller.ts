@@ -51,7 +51,10 @@ function setCondition(conds: CrdCondition[], c: CrdCondition, now: string): CrdC
  */
 export function startCrdController(ctx: ServerContext, catalog: ResourceCatalog, log: Logger, intervalMs = 5000): { ready: Promise<void>; done: Promise<void> } {
   const crds = catalog.get(CRD_GVR.group, CRD_GVR.version, CRD_GVR.plural)!;
-  /** CRD name → the resourceVersion its served definitions were built from. */
+  /**
+   * CRD name → the spec its served definitions were built from: rebuilding ends the kind's open
+   * watches, so a status or metadata change of the CRD must not.
+   */
   const builtFrom = new Map<string, string>();
   let wake: (() => void) | undefined;
   let dirty = true;
@@ -114,9 +117,10 @@ export function startCrdController(ctx: ServerContext, catalog: ResourceCatalog,
     if (crd.metadata.deletionTimestamp) return cleanup(crd);
     const conflict = namesConflict(spec, name, catalog);
     const now = rfc3339(ctx.now());
-    if (!conflict && builtFrom.get(name) !== crd.metadata.resourceVersion) {
+    const specJson = JSON.stringify(spec);
+    if (!conflict && builtFrom.get(name) !== specJson) {
       catalog.setCustom(name, customResourceDefs(spec));
-      builtFrom.set(name, crd.metadata.resourceVersion!);
+      builtFrom.set(name, specJson);
       log.info({ crd: name, versions: spec.versions.filter((v) => v.served).map((v) => v.name) }, 'Serving custom resource');
     }
     await crds.registry.guaranteedUpdate(undefined, name, (current) => {

@@ -131,6 +131,58 @@ describe('CustomResourceDefinitions', () => {
     assert.deepEqual(row.cells.slice(0, 4), ['a', 'nginx:1.27', 4, 'Running']);
   });
 
+  it('a watch outlives a change to the CRD that leaves its spec alone', async () => {
+    const rv = (await srv.call('GET', W1)).json.metadata.resourceVersion;
+    const ac = new AbortController();
+    const res = await fetch(`${srv.url}${W1}?watch=true&resourceVersion=${rv}`, { headers: { Authorization: `Bearer ${srv.token}` }, signal: ac.signal });
+    const reader = res.body!.getReader();
+    let text = '';
+    const read = (async () => {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        text += Buffer.from(value).toString();
+      }
+    })().catch(() => undefined);
+    try {
+      const label = await srv.call('PATCH', `${CRDS}/widgets.${WIDGET_GROUP}`, { metadata: { labels: { touched: 'yes' } } }, { contentType: 'application/merge-patch+json' });
+      assert.equal(label.status, 200);
+      await srv.call('POST', W1, { metadata: { name: 'watched' }, spec: { image: 'busybox' } });
+      await pollUntil('the ADDED event', () => text.includes('"type":"ADDED"') && text.includes('"watched"'), { timeoutMs: 5000 });
+    } finally {
+      ac.abort();
+      await read;
+    }
+  });
+
+  it('a namespace being deleted is emptied of custom objects', async () => {
+    assert.equal((await srv.call('POST', '/api/v1/namespaces', { metadata: { name: 'doomed' } })).status, 201);
+    const c = await srv.call('POST', `/apis/${WIDGET_GROUP}/v1/namespaces/doomed/widgets`, { metadata: { name: 'w' }, spec: { image: 'busybox' } });
+    assert.equal(c.status, 201, JSON.stringify(c.json));
+    assert.equal((await srv.call('DELETE', '/api/v1/namespaces/doomed')).status, 200);
+    await pollUntil('namespace gone', async () => (await srv.call('GET', '/api/v1/namespaces/doomed')).status === 404, { timeoutMs: 15_000 });
+    assert.equal((await srv.store.list(`/registry/${WIDGET_GROUP}/widgets/doomed/`)).items.length, 0);
+  });
+
+  it('serves cluster-scoped kinds, and server-side apply of custom objects', async () => {
+    const crd = widgetCrd() as any; // eslint-disable-line @typescript-eslint/no-explicit-any
+    crd.metadata.name = `realms.${WIDGET_GROUP}`;
+    crd.spec.scope = 'Cluster';
+    crd.spec.names = { plural: 'realms', kind: 'Realm' };
+    assert.equal((await srv.call('POST', CRDS, crd)).status, 201);
+    await established(`realms.${WIDGET_GROUP}`);
+    const path = `/apis/${WIDGET_GROUP}/v1/realms`;
+    const applied = await srv.call('PATCH', `${path}/r1?fieldManager=test`, { apiVersion: `${WIDGET_GROUP}/v1`, kind: 'Realm', metadata: { name: 'r1' }, spec: { image: 'busybox' } }, { contentType: 'application/apply-patch+yaml' });
+    assert.equal(applied.status, 201, JSON.stringify(applied.json));
+    assert.equal(applied.json.metadata.namespace, undefined);
+    assert.equal(applied.json.spec.replicas, 1);
+    const undeclared = await srv.call('PATCH', `${path}/r1?fieldManager=test`, { apiVersion: `${WIDGET_GROUP}/v1`, kind: 'Realm', metadata: { name: 'r1' }, spec: { image: 'busybox', nope: 1 } }, { contentType: 'application/apply-patch+yaml' });
+    assert.equal(undeclared.status, 400);
+    assert.match(undeclared.json.message, /\.spec\.nope: field not declared in schema/);
+    assert.equal((await srv.call('GET', `/apis/${WIDGET_GROUP}/v1/namespaces/default/realms`)).status, 404);
+    assert.deepEqual((await srv.call('GET', path)).json.items.map((o: { metadata: { name: string } }) => o.metadata.name), ['r1']);
+  });
+
   it('deleting the CRD deletes its objects, then the CRD, and stops serving it', async () => {
     assert.equal((await srv.call('DELETE', `${CRDS}/widgets.${WIDGET_GROUP}`)).status, 200);
     await pollUntil('CRD gone', async () => (await srv.call('GET', `${CRDS}/widgets.${WIDGET_GROUP}`)).status === 404, { timeoutMs: 15_000 });
