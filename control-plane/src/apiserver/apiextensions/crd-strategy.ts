@@ -35,11 +35,18 @@ function validateSchema(s: unknown, path: string, errs: FieldError[]): void {
     errs.push(required(`${path}.type`, 'Required value: must not be empty for specified object fields'));
   }
   if (typeof s.pattern === 'string') {
-    try {
-      compilePattern(s.pattern);
-    } catch {
-      errs.push(invalidValue(`${path}.pattern`, s.pattern, 'must be a valid regular expression'));
+    // Upstream compiles patterns with Go's RE2: no lookaround, no backreferences. Refusing them
+    // here keeps to what upstream accepts and out of JavaScript's backtracking-only features.
+    const re2Problem = /\(\?<?[=!]|\\[1-9]|\\k</.test(s.pattern) ? 'lookaround and backreferences are not supported' : undefined;
+    let problem = re2Problem;
+    if (!problem) {
+      try {
+        compilePattern(s.pattern);
+      } catch (err) {
+        problem = (err as Error).message;
+      }
     }
+    if (problem) errs.push(invalidValue(`${path}.pattern`, s.pattern, `must be a valid regular expression, but isn't: ${problem}`));
   }
   if (isPlainObject(s.properties)) for (const [k, v] of Object.entries(s.properties)) validateSchema(v, `${path}.properties[${k}]`, errs);
   if (s.items !== undefined) validateSchema(s.items, `${path}.items`, errs);

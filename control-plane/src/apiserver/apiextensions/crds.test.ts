@@ -75,6 +75,19 @@ describe('CustomResourceDefinitions', () => {
     assert.match(cause.message, /not supported by this server/);
   });
 
+  it('refuses patterns RE2 (upstream) would not compile', async () => {
+    for (const pattern of ['^(?=a)', '(a)\\1', '[']) {
+      const crd = widgetCrd() as any; // eslint-disable-line @typescript-eslint/no-explicit-any
+      crd.metadata.name = `res.${WIDGET_GROUP}`;
+      crd.spec.names = { plural: 'res', kind: 'Re' };
+      crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.image.pattern = pattern;
+      const r = await srv.call('POST', CRDS, crd);
+      assert.equal(r.status, 422, pattern);
+      assert.equal(r.json.details.causes[0].field, 'spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[image].pattern');
+      assert.match(r.json.details.causes[0].message, /must be a valid regular expression, but isn't/);
+    }
+  });
+
   it('prunes unknown fields, applies defaults, and validates with field paths', async () => {
     const c = await srv.call('POST', W1, { apiVersion: `${WIDGET_GROUP}/v1`, kind: 'Widget', metadata: { name: 'a' }, spec: { image: 'nginx:1.27', bogus: 1, extra: { kept: true } }, junk: 'x' });
     assert.equal(c.status, 201, JSON.stringify(c.json));
