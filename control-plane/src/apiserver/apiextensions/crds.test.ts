@@ -118,6 +118,10 @@ describe('CustomResourceDefinitions', () => {
     assert.equal(v1.json.kind, 'WidgetList');
     const byName = await srv.call('GET', `${W1}?fieldSelector=metadata.name%3Da`);
     assert.deepEqual(byName.json.items.map((o: { metadata: { name: string } }) => o.metadata.name), ['a']);
+    const byMode = await srv.call('GET', `${W1}?fieldSelector=spec.mode%3Dsafe`);
+    assert.equal(byMode.status, 200, JSON.stringify(byMode.json));
+    assert.deepEqual(byMode.json.items.map((o: { metadata: { name: string } }) => o.metadata.name).sort(), ['a', 'beta']);
+    assert.equal((await srv.call('GET', `${W1}?fieldSelector=spec.image%3Dx`)).status, 400);
   });
 
   it('splits status from spec and scales through /scale', async () => {

@@ -37,6 +37,7 @@ export function widgetCrd(): Record<string, unknown> {
     storage,
     schema: { openAPIV3Schema: schema },
     subresources: { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.spec.selector' } },
+    selectableFields: [{ jsonPath: '.spec.mode' }],
     additionalPrinterColumns: [
       { name: 'Image', type: 'string', jsonPath: '.spec.image' },
       { name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas' },
