@@ -53,6 +53,12 @@ function validateSchema(s: unknown, path: string, errs: FieldError[]): void {
   if (isPlainObject(s.additionalProperties)) validateSchema(s.additionalProperties, `${path}.additionalProperties`, errs);
 }
 
+/** Groups kube reserves for its own APIs: a CRD there needs an approval annotation (KEP 1111). */
+const APPROVAL_ANNOTATION = 'api-approved.kubernetes.io';
+function isProtectedGroup(group: string): boolean {
+  return group === 'k8s.io' || group === 'kubernetes.io' || group.endsWith('.k8s.io') || group.endsWith('.kubernetes.io');
+}
+
 /** Field errors of a CRD (`old` on update: the group, names.plural and scope may not change there). */
 export function validateCrd(obj: ApiObject, old?: ApiObject): FieldError[] {
   const errs: FieldError[] = [];
@@ -91,10 +97,14 @@ export function validateCrd(obj: ApiObject, old?: ApiObject): FieldError[] {
       errs.push(invalidValue(`${p}.subresources.scale`, scale, 'specReplicasPath must start with .spec. and statusReplicasPath with .status.'));
     }
   });
+  if (group && isProtectedGroup(group) && !obj.metadata.annotations?.[APPROVAL_ANNOTATION]) {
+    errs.push(required(`metadata.annotations[${APPROVAL_ANNOTATION}]`, `Required value: protected groups must have approval annotation "${APPROVAL_ANNOTATION}", see https://github.com/kubernetes/enhancements/pull/1111`));
+  }
   if (old) {
     const o = old.spec as CrdSpec;
     if (o.group !== spec.group) errs.push(invalidValue('spec.group', spec.group, 'field is immutable'));
     if (o.names.plural !== names.plural) errs.push(invalidValue('spec.names.plural', names.plural, 'field is immutable'));
+    if (o.scope !== spec.scope) errs.push(invalidValue('spec.scope', spec.scope, 'field is immutable'));
   }
   return errs;
 }

@@ -75,6 +75,19 @@ describe('CustomResourceDefinitions', () => {
     assert.match(cause.message, /not supported by this server/);
   });
 
+  it('needs the approval annotation in kube\'s own groups, and keeps group, plural and scope', async () => {
+    const crd = widgetCrd() as any; // eslint-disable-line @typescript-eslint/no-explicit-any
+    crd.spec.group = 'things.k8s.io';
+    crd.metadata.name = 'widgets.things.k8s.io';
+    const r = await srv.call('POST', CRDS, crd);
+    assert.equal(r.status, 422);
+    assert.equal(r.json.details.causes[0].field, 'metadata.annotations[api-approved.kubernetes.io]');
+    const cur = (await srv.call('GET', `${CRDS}/widgets.${WIDGET_GROUP}`)).json;
+    const u = await srv.call('PUT', `${CRDS}/widgets.${WIDGET_GROUP}`, { ...cur, spec: { ...cur.spec, scope: 'Cluster' } });
+    assert.equal(u.status, 422);
+    assert.deepEqual(u.json.details.causes.map((c: { field: string; message: string }) => `${c.field}: ${c.message}`), ['spec.scope: Invalid value: "Cluster": field is immutable']);
+  });
+
   it('refuses patterns RE2 (upstream) would not compile', async () => {
     for (const pattern of ['^(?=a)', '(a)\\1', '[']) {
       const crd = widgetCrd() as any; // eslint-disable-line @typescript-eslint/no-explicit-any

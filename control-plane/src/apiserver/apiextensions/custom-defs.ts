@@ -83,11 +83,27 @@ function strategyOf(schema: StructuralSchema | undefined, hasStatus: boolean): S
   };
 }
 
+/**
+ * Kube's version priority (discovery lists versions in it; the first is preferred): GA before
+ * beta before alpha, higher numbers first, then names that are not kube versions, alphabetically.
+ */
+export function compareKubeVersions(a: string, b: string): number {
+  const rank = (v: string): [number, number, number] | undefined => {
+    const m = /^v(\d+)(?:(alpha|beta)(\d+))?$/.exec(v);
+    return m ? [m[2] === 'alpha' ? 1 : m[2] === 'beta' ? 2 : 3, Number(m[1]), m[3] ? Number(m[3]) : 0] : undefined;
+  };
+  const ra = rank(a);
+  const rb = rank(b);
+  if (!ra || !rb) return ra ? -1 : rb ? 1 : a.localeCompare(b);
+  return rb[0] - ra[0] || rb[1] - ra[1] || rb[2] - ra[2];
+}
+
 /** One ResourceDef per served version of `spec` (storage is shared: every version keys into `<group>/<plural>`). */
 export function customResourceDefs(spec: CrdSpec): ResourceDef[] {
   const storageVersion = spec.versions.find((v) => v.storage)?.name ?? spec.versions[0]!.name;
   return spec.versions
     .filter((v) => v.served)
+    .sort((a, b) => compareKubeVersions(a.name, b.name))
     .map((v) => {
       const subs: SubresourceDef[] = [];
       const hasStatus = !!v.subresources?.status;
