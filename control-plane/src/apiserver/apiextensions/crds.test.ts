@@ -194,6 +194,24 @@ describe('CustomResourceDefinitions', () => {
     assert.equal((await srv.store.list(`/registry/${WIDGET_GROUP}/widgets/doomed/`)).items.length, 0);
   });
 
+  it('counts generations of custom objects without a status subresource too', async () => {
+    const crd = widgetCrd() as any; // eslint-disable-line @typescript-eslint/no-explicit-any
+    crd.metadata.name = `plains.${WIDGET_GROUP}`;
+    crd.spec.names = { plural: 'plains', kind: 'Plain' };
+    for (const v of crd.spec.versions) v.subresources = {};
+    assert.equal((await srv.call('POST', CRDS, crd)).status, 201);
+    await established(`plains.${WIDGET_GROUP}`);
+    const path = `/apis/${WIDGET_GROUP}/v1/namespaces/default/plains`;
+    const c = await srv.call('POST', path, { metadata: { name: 'p' }, spec: { image: 'busybox' }, status: { phase: 'kept' } });
+    assert.equal(c.status, 201, JSON.stringify(c.json));
+    assert.deepEqual([c.json.metadata.generation, c.json.status], [1, { phase: 'kept' }]);
+    const label = await srv.call('PATCH', `${path}/p`, { metadata: { labels: { a: 'b' } } }, { contentType: 'application/merge-patch+json' });
+    assert.equal(label.json.metadata.generation, 1, 'a metadata change is not a new generation');
+    const st = await srv.call('PATCH', `${path}/p`, { status: { phase: 'changed' } }, { contentType: 'application/merge-patch+json' });
+    assert.equal(st.json.metadata.generation, 2);
+    assert.equal((await srv.call('GET', `${path}/p/status`)).status, 404);
+  });
+
   it('serves cluster-scoped kinds, and server-side apply of custom objects', async () => {
     const crd = widgetCrd() as any; // eslint-disable-line @typescript-eslint/no-explicit-any
     crd.metadata.name = `realms.${WIDGET_GROUP}`;
