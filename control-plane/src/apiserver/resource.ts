@@ -81,6 +81,8 @@ export interface CustomResourceInfo {
   /** The version's scale subresource paths, when it has one. */
   scale?: CrdScale;
   listKind: string;
+  /** Sent as a `Warning` with every request to this version when it is deprecated. */
+  deprecationWarning?: string;
 }
 
 export const RESOURCE_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'] as const;

@@ -75,6 +75,8 @@ export function validateCrd(obj: ApiObject, old?: ApiObject): FieldError[] {
     errs.push(invalidValue('metadata.name', obj.metadata.name, 'must be spec.names.plural+"."+spec.group'));
   }
   if (spec.scope !== 'Namespaced' && spec.scope !== 'Cluster') errs.push(notSupported('spec.scope', spec.scope, ['Cluster', 'Namespaced']));
+  if (spec.preserveUnknownFields === true) errs.push(invalidValue('spec.preserveUnknownFields', true, 'must be false in order to use defaults in the schema'));
+  if (names.kind && !/^[A-Z][A-Za-z0-9]*$/.test(names.kind)) errs.push(invalidValue('spec.names.kind', names.kind, 'must be an UpperCamelCase name (letters and digits, starting with a capital)'));
   const strategy = spec.conversion?.strategy ?? 'None';
   if (strategy !== 'None') errs.push(notSupported('spec.conversion.strategy', strategy, ['None']));
   const versions = Array.isArray(spec.versions) ? spec.versions : [];
@@ -84,6 +86,7 @@ export function validateCrd(obj: ApiObject, old?: ApiObject): FieldError[] {
   versions.forEach((v, i) => {
     const p = `spec.versions[${i}]`;
     if (!v?.name) errs.push(required(`${p}.name`));
+    else if (!/^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/.test(v.name)) errs.push(invalidValue(`${p}.name`, v.name, 'a DNS-1035 label must consist of lower case alphanumeric characters or \'-\', start with an alphabetic character, and end with an alphanumeric character'));
     else if (seen.has(v.name)) errs.push({ type: 'FieldValueDuplicate', field: `${p}.name`, message: `Duplicate value: ${JSON.stringify(v.name)}` });
     else seen.add(v.name);
     const schema = v?.schema?.openAPIV3Schema as StructuralSchema | undefined;

@@ -88,6 +88,29 @@ describe('CustomResourceDefinitions', () => {
     assert.deepEqual(u.json.details.causes.map((c: { field: string; message: string }) => `${c.field}: ${c.message}`), ['spec.scope: Invalid value: "Cluster": field is immutable']);
   });
 
+  it('refuses preserveUnknownFields, bad kind and version names', async () => {
+    const crd = widgetCrd() as any; // eslint-disable-line @typescript-eslint/no-explicit-any
+    crd.metadata.name = `bads.${WIDGET_GROUP}`;
+    crd.spec.names = { plural: 'bads', kind: 'bad' };
+    crd.spec.preserveUnknownFields = true;
+    crd.spec.versions[1].name = 'V2';
+    const r = await srv.call('POST', CRDS, crd);
+    assert.equal(r.status, 422);
+    assert.deepEqual(r.json.details.causes.map((c: { field: string }) => c.field), ['spec.preserveUnknownFields', 'spec.names.kind', 'spec.versions[1].name']);
+  });
+
+  it('warns on every request to a deprecated version', async () => {
+    const crd = widgetCrd() as any; // eslint-disable-line @typescript-eslint/no-explicit-any
+    crd.metadata.name = `olds.${WIDGET_GROUP}`;
+    crd.spec.names = { plural: 'olds', kind: 'Old' };
+    crd.spec.versions[1].deprecated = true;
+    assert.equal((await srv.call('POST', CRDS, crd)).status, 201);
+    await established(`olds.${WIDGET_GROUP}`);
+    const beta = await srv.call('GET', `/apis/${WIDGET_GROUP}/v1beta1/olds`);
+    assert.equal(beta.headers.get('warning'), `299 - "${WIDGET_GROUP}/v1beta1 Old is deprecated; use ${WIDGET_GROUP}/v1 Old"`);
+    assert.equal((await srv.call('GET', `/apis/${WIDGET_GROUP}/v1/olds`)).headers.get('warning'), null);
+  });
+
   it('refuses patterns RE2 (upstream) would not compile', async () => {
     for (const pattern of ['^(?=a)', '(a)\\1', '[']) {
       const crd = widgetCrd() as any; // eslint-disable-line @typescript-eslint/no-explicit-any

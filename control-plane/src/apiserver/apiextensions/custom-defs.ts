@@ -98,6 +98,13 @@ export function compareKubeVersions(a: string, b: string): number {
   return rb[0] - ra[0] || rb[1] - ra[1] || rb[2] - ra[2];
 }
 
+/** Upstream's warning for a deprecated version without its own: names the preferred version that is not deprecated. */
+function defaultDeprecationWarning(spec: CrdSpec, version: string): string {
+  const msg = `${spec.group}/${version} ${spec.names.kind} is deprecated`;
+  const better = spec.versions.filter((v) => v.served && !v.deprecated).map((v) => v.name).sort(compareKubeVersions)[0];
+  return better ? `${msg}; use ${spec.group}/${better} ${spec.names.kind}` : msg;
+}
+
 /** One ResourceDef per served version of `spec` (storage is shared: every version keys into `<group>/<plural>`). */
 export function customResourceDefs(spec: CrdSpec): ResourceDef[] {
   const storageVersion = spec.versions.find((v) => v.storage)?.name ?? spec.versions[0]!.name;
@@ -130,6 +137,7 @@ export function customResourceDefs(spec: CrdSpec): ResourceDef[] {
           schema: v.schema?.openAPIV3Schema,
           ...(scale ? { scale } : {}),
           listKind: spec.names.listKind ?? `${spec.names.kind}List`,
+          ...(v.deprecated ? { deprecationWarning: v.deprecationWarning ?? defaultDeprecationWarning(spec, v.name) } : {}),
         },
       };
       return def;

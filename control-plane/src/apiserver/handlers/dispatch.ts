@@ -18,6 +18,8 @@ import { EPHEMERAL_HANDLERS } from './access-review.js';
 import { handleNodeCredentialRequest } from '../auth/node-credentials.js';
 import { admit } from '../admission/index.js';
 import { awaitVisible } from './visibility.js';
+import { addWarnings } from '../field-validation.js';
+import { warningHeaderValue } from '../admission/recorder.js';
 import type { ApiObject } from '../object.js';
 import { handleWatch } from './watch.js';
 import { handleCreate, handlePatch, handleUpdate } from './writes.js';
@@ -28,6 +30,7 @@ export async function dispatch(s: RequestScope): Promise<void> {
   const method = s.req.method ?? 'GET';
   const { def } = s.served;
   const sub = s.subresource;
+  if (def.custom?.deprecationWarning) addWarnings(s.res, [warningHeaderValue(def.custom.deprecationWarning)]);
   if (def.ephemeral) {
     if (method !== 'POST' || s.name || sub) throw methodNotAllowed();
     const handler = def.kind === 'NodeCredentialRequest' ? handleNodeCredentialRequest : EPHEMERAL_HANDLERS[def.kind];
