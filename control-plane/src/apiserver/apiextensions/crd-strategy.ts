@@ -29,6 +29,11 @@ function validateSchema(s: unknown, path: string, errs: FieldError[]): void {
     if (k === 'x-kubernetes-validations') errs.push(forbiddenField(`${path}.x-kubernetes-validations`, 'CEL validation rules (x-kubernetes-validations) are not supported by this server (nodelet); see docs/apiserver.md "Custom resources"'));
     else if (!SCHEMA_KEYS.has(k)) errs.push(forbiddenField(`${path}.${k}`, `${k} is not supported in the schemas of this server (nodelet)`));
   }
+  if (s.uniqueItems === true) errs.push(forbiddenField(`${path}.uniqueItems`, 'uniqueItems cannot be set to true since the runtime complexity becomes quadratic'));
+  const listType = s['x-kubernetes-list-type'];
+  if (listType === 'map' && !(Array.isArray(s['x-kubernetes-list-map-keys']) && s['x-kubernetes-list-map-keys'].length)) {
+    errs.push(required(`${path}.x-kubernetes-list-map-keys`, 'Required value: must not be empty if x-kubernetes-list-type is map'));
+  }
   const type = s.type;
   if (type !== undefined && !SCHEMA_TYPES.includes(type as string)) errs.push(notSupported(`${path}.type`, type, SCHEMA_TYPES));
   if (type === undefined && !s['x-kubernetes-preserve-unknown-fields'] && !s['x-kubernetes-int-or-string'] && !s['x-kubernetes-embedded-resource']) {

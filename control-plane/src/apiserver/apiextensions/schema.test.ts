@@ -19,6 +19,10 @@ const S: StructuralSchema = {
     maybe: { type: 'string', nullable: true },
     inner: { type: 'object', required: ['x'], properties: { x: { type: 'boolean' } } },
     embedded: { type: 'object', 'x-kubernetes-embedded-resource': true, 'x-kubernetes-preserve-unknown-fields': true },
+    step: { type: 'integer', multipleOf: 5 },
+    small: { type: 'object', maxProperties: 1, additionalProperties: { type: 'string' } },
+    set: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'string' } },
+    ports: { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['port'], items: { type: 'object', properties: { port: { type: 'integer' }, name: { type: 'string' } } } },
   },
 };
 
@@ -42,6 +46,10 @@ describe('structural schema validation', () => {
     ['null where not nullable', { name: 'ab', count: null }, [['count', 'Invalid value: "null": count in body must be of type integer: "null"']]],
     ['a nested required field', { name: 'ab', inner: {} }, [['inner.x', 'Required value']]],
     ['an embedded resource without apiVersion and kind', { name: 'ab', embedded: { metadata: {} } }, [['embedded.apiVersion', 'Required value: must not be empty'], ['embedded.kind', 'Required value: must not be empty']]],
+    ['not a multiple', { name: 'ab', step: 7 }, [['step', 'Invalid value: 7: step in body should be a multiple of 5']]],
+    ['too many properties', { name: 'ab', small: { a: 'x', b: 'y' } }, [['small', 'Too many: 2: must have at most 1 items']]],
+    ['a duplicate in a set', { name: 'ab', set: ['a', 'b', 'a'] }, [['set[2]', 'Duplicate value: "a"']]],
+    ['a duplicate map key', { name: 'ab', ports: [{ port: 80, name: 'a' }, { port: 80, name: 'b' }] }, [['ports[1]', 'Duplicate value: {"port":80}']]],
   ];
   for (const [what, value, want] of cases) {
     it(what, () => {

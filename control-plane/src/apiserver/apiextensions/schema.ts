@@ -5,7 +5,7 @@
  * "Custom resources"; `x-kubernetes-validations` (CEL) is refused when the CRD is written
  * (crd-validation.ts), so it never reaches here.
  */
-import { invalidValue, notSupported, required, tooLong, type FieldError } from '@nodelet/api';
+import { duplicate, invalidValue, notSupported, required, tooLong, type FieldError } from '@nodelet/api';
 import { isPlainObject, type Json } from '../object.js';
 
 /** One node of a structural schema (JSONSchemaProps as a CRD carries it). */
@@ -27,6 +27,11 @@ export interface StructuralSchema {
   maxLength?: number;
   minItems?: number;
   maxItems?: number;
+  minProperties?: number;
+  maxProperties?: number;
+  multipleOf?: number;
+  'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
+  'x-kubernetes-list-map-keys'?: string[];
   nullable?: boolean;
   default?: unknown;
   'x-kubernetes-preserve-unknown-fields'?: boolean;
@@ -101,6 +106,10 @@ export function validateValue(schema: StructuralSchema, value: unknown, path: st
     if (schema.minLength !== undefined && len < schema.minLength) errs.push(invalidValue(path, value, `${path} in body should be at least ${schema.minLength} chars long`));
     if (schema.pattern !== undefined && !compilePattern(schema.pattern).test(value)) errs.push(invalidValue(path, value, `${path} in body should match '${schema.pattern}'`));
   }
+  if (typeof value === 'number' && schema.multipleOf !== undefined && schema.multipleOf > 0) {
+    const q = value / schema.multipleOf;
+    if (Math.abs(q - Math.round(q)) > 1e-9) errs.push(invalidValue(path, value, `${path} in body should be a multiple of ${schema.multipleOf}`));
+  }
   if (typeof value === 'number') {
     if (schema.minimum !== undefined && (schema.exclusiveMinimum ? value <= schema.minimum : value < schema.minimum)) {
       errs.push(invalidValue(path, value, `${path} in body should be greater than ${schema.exclusiveMinimum ? '' : 'or equal to '}${schema.minimum}`));
@@ -113,13 +122,33 @@ export function validateValue(schema: StructuralSchema, value: unknown, path: st
     if (schema.maxItems !== undefined && value.length > schema.maxItems) errs.push({ type: 'FieldValueTooMany', field: path, message: `Too many: ${value.length}: must have at most ${schema.maxItems} items` });
     if (schema.minItems !== undefined && value.length < schema.minItems) errs.push(invalidValue(path, value.length, `${path} in body should have at least ${schema.minItems} items`));
     if (schema.items) value.forEach((v, i) => errs.push(...validateValue(schema.items!, v, `${path}[${i}]`)));
+    errs.push(...listTypeErrors(schema, value, path));
   }
   if (isPlainObject(value)) errs.push(...validateObject(schema, value, path));
   return errs;
 }
 
+/** `x-kubernetes-list-type: set` items and `map` keys must be unique (upstream's Duplicate value). */
+function listTypeErrors(schema: StructuralSchema, value: unknown[], path: string): FieldError[] {
+  const type = schema['x-kubernetes-list-type'];
+  if (type !== 'set' && type !== 'map') return [];
+  const keys = schema['x-kubernetes-list-map-keys'] ?? [];
+  const seen = new Set<string>();
+  const errs: FieldError[] = [];
+  value.forEach((v, i) => {
+    const id = type === 'set' ? v : Object.fromEntries(keys.map((k) => [k, isPlainObject(v) ? v[k] : undefined]));
+    const key = JSON.stringify(id);
+    if (seen.has(key)) errs.push(duplicate(`${path}[${i}]`, id));
+    seen.add(key);
+  });
+  return errs;
+}
+
 function validateObject(schema: StructuralSchema, value: Json, path: string): FieldError[] {
   const errs: FieldError[] = [];
+  const n = Object.keys(value).length;
+  if (schema.maxProperties !== undefined && n > schema.maxProperties) errs.push({ type: 'FieldValueTooMany', field: path, message: `Too many: ${n}: must have at most ${schema.maxProperties} items` });
+  if (schema.minProperties !== undefined && n < schema.minProperties) errs.push(invalidValue(path, n, `${path} in body should have at least ${schema.minProperties} properties`));
   for (const r of schema.required ?? []) if (value[r] === undefined) errs.push(required(child(path, r)));
   const embedded = schema['x-kubernetes-embedded-resource'];
   if (embedded) {
