@@ -7,6 +7,7 @@
  */
 import { duplicate, invalidValue, notSupported, required, tooLong, type FieldError } from '@nodelet/api';
 import { isPlainObject, type Json } from '../object.js';
+import { matchesFormat } from './formats.js';
 
 /** One node of a structural schema (JSONSchemaProps as a CRD carries it). */
 export interface StructuralSchema {
@@ -105,6 +106,7 @@ export function validateValue(schema: StructuralSchema, value: unknown, path: st
     if (schema.maxLength !== undefined && len > schema.maxLength) errs.push(tooLong(path, schema.maxLength));
     if (schema.minLength !== undefined && len < schema.minLength) errs.push(invalidValue(path, value, `${path} in body should be at least ${schema.minLength} chars long`));
     if (schema.pattern !== undefined && !compilePattern(schema.pattern).test(value)) errs.push(invalidValue(path, value, `${path} in body should match '${schema.pattern}'`));
+    if (schema.format !== undefined && !matchesFormat(schema.format, value)) errs.push(invalidValue(path, value, `${path} in body must be of type ${schema.format}: ${JSON.stringify(value)}`));
   }
   if (typeof value === 'number' && schema.multipleOf !== undefined && schema.multipleOf > 0) {
     const q = value / schema.multipleOf;
