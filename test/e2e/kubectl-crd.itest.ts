@@ -43,6 +43,8 @@ for (const datastore of ['sqlite', 'etcd'] as const) {
     it('applies the CRD and waits for Established; discovery, short name and explain see it', async () => {
       assert.match(await ok(['apply', '-f', '-'], JSON.stringify(widgetCrd())), /customresourcedefinition.apiextensions.k8s.io\/widgets.demo.nodelet.io created/);
       await ok(['wait', '--for', 'condition=established', '--timeout=30s', `crd/${CRD_NAME}`]);
+      // Large CRDs are usually applied server-side (the last-applied annotation would be too big).
+      assert.match(await ok(['apply', '--server-side', '-f', '-'], JSON.stringify(widgetCrd())), /serverside-applied/);
       const resources = await ok(['api-resources', '--api-group', WIDGET_GROUP]);
       assert.match(resources, /^widgets\s+wd\s+demo\.nodelet\.io\/v1\s+true\s+Widget$/m);
       const explain = await ok(['explain', 'widgets.spec']);
@@ -53,6 +55,9 @@ for (const datastore of ['sqlite', 'etcd'] as const) {
     it('defaults, validates (422 with the field path) and prunes', async () => {
       await ok(['apply', '-f', '-'], widget('a', '  image: nginx:1.27\n'));
       assert.equal(await ok(['get', 'widget', 'a', '-o', 'jsonpath={.spec.replicas}/{.spec.mode}']), '1/safe');
+      assert.match(await ok(['apply', '--server-side', '-f', '-'], widget('ssa', '  image: busybox\n  mode: fast\n')), /serverside-applied/);
+      assert.equal(await ok(['get', 'widget', 'ssa', '-o', 'jsonpath={.spec.replicas}/{.spec.mode}']), '1/fast');
+      await ok(['delete', 'widget', 'ssa']);
       const bad = await k(['apply', '-f', '-'], { stdin: widget('bad', '  image: Not An Image\n  replicas: 11\n') });
       assert.notEqual(bad.code, 0);
       assert.match(bad.stderr, /The Widget "bad" is invalid: \n\* spec\.image: Invalid value: "Not An Image": spec\.image in body should match '\^\[a-z0-9\.\/-\]\+/);
