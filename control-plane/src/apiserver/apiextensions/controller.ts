@@ -150,6 +150,7 @@ export function startCrdController(ctx: ServerContext, catalog: ResourceCatalog,
   async function cleanup(crd: ApiObject): Promise<void> {
     const name = crd.metadata.name!;
     const served = catalog.custom(name)?.[0];
+    if (served) await markTerminating(name);
     if (served && (await deleteAll(served)) > 0) return;
     catalog.removeCustom(name);
     builtFrom.delete(name);
@@ -160,6 +161,18 @@ export function startCrdController(ctx: ServerContext, catalog: ResourceCatalog,
     });
     await finishDeletionIfReady(crds, object);
     log.info({ crd: name }, 'CustomResourceDefinition removed with its objects');
+  }
+
+  /** Upstream's Terminating condition while the objects are deleted. */
+  async function markTerminating(name: string): Promise<void> {
+    const now = rfc3339(ctx.now());
+    await crds.registry.guaranteedUpdate(undefined, name, (current) => {
+      const status = { ...((current.status ?? {}) as Record<string, unknown>) };
+      const conds = (status.conditions ?? []) as CrdCondition[];
+      if (conds.some((c) => c.type === 'Terminating' && c.status === 'True')) return undefined;
+      status.conditions = setCondition(conds, { type: 'Terminating', status: 'True', reason: 'InstanceDeletionInProgress', message: 'CustomResource deletion is in progress' }, now);
+      return { ...current, status };
+    });
   }
 
   /** Deletes every object of `served`; returns how many are left (those waiting for their own finalizers). */

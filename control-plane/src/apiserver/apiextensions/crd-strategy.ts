@@ -12,6 +12,7 @@ import { compilePattern, type StructuralSchema } from './schema.js';
 import { CLEANUP_FINALIZER, type CrdSpec } from './types.js';
 
 const SCHEMA_TYPES = ['array', 'boolean', 'integer', 'number', 'object', 'string'];
+const COLUMN_TYPES = ['boolean', 'date', 'integer', 'number', 'string'];
 /** Keywords a structural schema may use here; anything else is refused by name. */
 const SCHEMA_KEYS = new Set([
   'type', 'description', 'format', 'title', 'properties', 'required', 'items', 'additionalProperties', 'enum', 'pattern',
@@ -100,6 +101,17 @@ export function validateCrd(obj: ApiObject, old?: ApiObject): FieldError[] {
       validateSchema(schema, `${p}.schema.openAPIV3Schema`, errs);
       if (schema.type !== 'object') errs.push(invalidValue(`${p}.schema.openAPIV3Schema.type`, schema.type ?? '', 'must be object at the root'));
     }
+    (v?.additionalPrinterColumns ?? []).forEach((c, j) => {
+      const cp = `${p}.additionalPrinterColumns[${j}]`;
+      if (!c?.name) errs.push(required(`${cp}.name`));
+      if (!COLUMN_TYPES.includes(c?.type)) errs.push(notSupported(`${cp}.type`, c?.type, COLUMN_TYPES));
+      if (!c?.jsonPath) errs.push(required(`${cp}.jsonPath`));
+      else if (!c.jsonPath.startsWith('.')) errs.push(invalidValue(`${cp}.jsonPath`, c.jsonPath, 'must be a simple json path starting with .'));
+      if (c?.priority !== undefined && !(Number.isInteger(c.priority) && c.priority >= 0)) errs.push(invalidValue(`${cp}.priority`, c.priority, 'must be a non-negative integer'));
+    });
+    (v?.selectableFields ?? []).forEach((f, j) => {
+      if (!f?.jsonPath?.startsWith('.')) errs.push(invalidValue(`${p}.selectableFields[${j}].jsonPath`, f?.jsonPath, 'must be a simple json path starting with .'));
+    });
     const scale = v?.subresources?.scale;
     if (scale && (!scale.specReplicasPath?.startsWith('.spec.') || !scale.statusReplicasPath?.startsWith('.status.'))) {
       errs.push(invalidValue(`${p}.subresources.scale`, scale, 'specReplicasPath must start with .spec. and statusReplicasPath with .status.'));

@@ -88,6 +88,20 @@ describe('CustomResourceDefinitions', () => {
     assert.deepEqual(u.json.details.causes.map((c: { field: string; message: string }) => `${c.field}: ${c.message}`), ['spec.scope: Invalid value: "Cluster": field is immutable']);
   });
 
+  it('checks printer columns and selectable fields', async () => {
+    const crd = widgetCrd() as any; // eslint-disable-line @typescript-eslint/no-explicit-any
+    crd.metadata.name = `cols.${WIDGET_GROUP}`;
+    crd.spec.names = { plural: 'cols', kind: 'Col' };
+    crd.spec.versions[0].additionalPrinterColumns = [{ name: 'X', type: 'text', jsonPath: 'spec.x', priority: -1 }];
+    crd.spec.versions[0].selectableFields = [{ jsonPath: 'spec.mode' }];
+    const r = await srv.call('POST', CRDS, crd);
+    assert.equal(r.status, 422);
+    assert.deepEqual(r.json.details.causes.map((c: { field: string }) => c.field), [
+      'spec.versions[0].additionalPrinterColumns[0].type', 'spec.versions[0].additionalPrinterColumns[0].jsonPath',
+      'spec.versions[0].additionalPrinterColumns[0].priority', 'spec.versions[0].selectableFields[0].jsonPath',
+    ]);
+  });
+
   it('refuses preserveUnknownFields, bad kind and version names', async () => {
     const crd = widgetCrd() as any; // eslint-disable-line @typescript-eslint/no-explicit-any
     crd.metadata.name = `bads.${WIDGET_GROUP}`;
@@ -254,8 +268,19 @@ describe('CustomResourceDefinitions', () => {
     assert.deepEqual((await srv.call('GET', path)).json.items.map((o: { metadata: { name: string } }) => o.metadata.name), ['r1']);
   });
 
-  it('deleting the CRD deletes its objects, then the CRD, and stops serving it', async () => {
+  it('deleting the CRD deletes its objects (honouring their finalizers), then the CRD, and stops serving it', async () => {
+    await srv.call('PATCH', `${W1}/a`, { metadata: { finalizers: ['test.nodelet.io/hold'] } }, { contentType: 'application/merge-patch+json' });
     assert.equal((await srv.call('DELETE', `${CRDS}/widgets.${WIDGET_GROUP}`)).status, 200);
+    const terminating = await pollUntil('Terminating condition', async () => {
+      const crd = (await srv.call('GET', `${CRDS}/widgets.${WIDGET_GROUP}`)).json;
+      return crd.status?.conditions?.find((c: { type: string; status: string }) => c.type === 'Terminating' && c.status === 'True');
+    }, { timeoutMs: 10_000 });
+    assert.equal(terminating.reason, 'InstanceDeletionInProgress');
+    await pollUntil('only the held object is left', async () => (await srv.call('GET', W1)).json.items?.length === 1, { timeoutMs: 10_000 });
+    const held = (await srv.call('GET', `${W1}/a`)).json;
+    assert.ok(held.metadata.deletionTimestamp, 'the held object is marked for deletion');
+    assert.equal((await srv.call('GET', `${CRDS}/widgets.${WIDGET_GROUP}`)).status, 200, 'the CRD waits for it');
+    await srv.call('PATCH', `${W1}/a`, { metadata: { finalizers: null } }, { contentType: 'application/merge-patch+json' });
     await pollUntil('CRD gone', async () => (await srv.call('GET', `${CRDS}/widgets.${WIDGET_GROUP}`)).status === 404, { timeoutMs: 15_000 });
     assert.equal((await srv.call('GET', W1)).status, 404);
     const keys = await srv.store.list(`/registry/${WIDGET_GROUP}/widgets/`);
