@@ -12,6 +12,7 @@ export class ResourceCatalog {
   readonly #builtin = new Map<string, ServedResource>();
   /** CRD name → its served versions. */
   readonly #custom = new Map<string, ServedResource[]>();
+  readonly #terminating = new Set<string>();
   #generation = 0;
   #byPath = new Map<string, ServedResource>();
 
@@ -59,11 +60,23 @@ export class ResourceCatalog {
     this.#reindex();
   }
 
+  /** Marks the CRD `name` as being deleted (creates of its kind are refused) or not. */
+  setTerminating(name: string, terminating: boolean): void {
+    if (terminating) this.#terminating.add(name);
+    else this.#terminating.delete(name);
+  }
+
+  /** True when `def` is a custom resource whose CRD is being deleted. */
+  isTerminating(def: ResourceDef): boolean {
+    return !!def.custom && this.#terminating.has(`${def.plural}.${def.group}`);
+  }
+
   /** Stops serving the CRD `name`; its open watches end. */
   removeCustom(name: string): void {
     if (!this.#custom.has(name)) return;
     this.#closeCustom(name);
     this.#custom.delete(name);
+    this.#terminating.delete(name);
     this.#reindex();
   }
 

@@ -150,7 +150,10 @@ export function startCrdController(ctx: ServerContext, catalog: ResourceCatalog,
   async function cleanup(crd: ApiObject): Promise<void> {
     const name = crd.metadata.name!;
     const served = catalog.custom(name)?.[0];
-    if (served) await markTerminating(name);
+    if (served) {
+      catalog.setTerminating(name, true);
+      await markTerminating(name);
+    }
     if (served && (await deleteAll(served)) > 0) return;
     catalog.removeCustom(name);
     builtFrom.delete(name);

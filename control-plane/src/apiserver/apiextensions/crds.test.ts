@@ -280,6 +280,8 @@ describe('CustomResourceDefinitions', () => {
     const held = (await srv.call('GET', `${W1}/a`)).json;
     assert.ok(held.metadata.deletionTimestamp, 'the held object is marked for deletion');
     assert.equal((await srv.call('GET', `${CRDS}/widgets.${WIDGET_GROUP}`)).status, 200, 'the CRD waits for it');
+    const late = await srv.call('POST', W1, { metadata: { name: 'late' }, spec: { image: 'busybox' } });
+    assert.deepEqual([late.status, late.json.message], [405, 'create not allowed while custom resource definition is terminating']);
     await srv.call('PATCH', `${W1}/a`, { metadata: { finalizers: null } }, { contentType: 'application/merge-patch+json' });
     await pollUntil('CRD gone', async () => (await srv.call('GET', `${CRDS}/widgets.${WIDGET_GROUP}`)).status === 404, { timeoutMs: 15_000 });
     assert.equal((await srv.call('GET', W1)).status, 404);

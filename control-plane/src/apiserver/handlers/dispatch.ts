@@ -58,6 +58,7 @@ export async function dispatch(s: RequestScope): Promise<void> {
   }
   if (!s.name) {
     if (method === 'GET') return isWatch(s.url) ? handleWatch(s) : handleList(s);
+    if (method === 'POST' && s.ctx.catalog.isTerminating(def)) throw methodNotAllowed('create not allowed while custom resource definition is terminating');
     if (method === 'POST') return handleCreate(s);
     if (method === 'DELETE') return handleDeleteCollection(s);
     throw methodNotAllowed();
