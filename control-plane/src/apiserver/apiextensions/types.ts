@@ -1,14 +1,9 @@
 /** The apiextensions.k8s.io/v1 CustomResourceDefinition fields nodelet reads. */
+import type { CustomResourceDefinitionNames } from '@nodelet/api';
 import type { StructuralSchema } from './schema.js';
 
-export interface CrdNames {
-  plural: string;
-  singular?: string;
-  kind: string;
-  listKind?: string;
-  shortNames?: string[];
-  categories?: string[];
-}
+/** The CRD's names (the client's type: one definition). */
+export type CrdNames = CustomResourceDefinitionNames;
 
 export interface CrdPrinterColumn {
   name: string;
