@@ -146,9 +146,8 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     const cache = new WatchCache({ store: opts.store, registry, logger: log, capacity: opts.watchCacheCapacity, capacityBytes: limits.watchCacheBytes });
     return { def, registry, cache };
   });
-  const resources = { get: (key: string): ServedResource | undefined => { const [g, v, p] = key.split('/'); return catalog.get(g!, v!, p!); } };
   const servedDefs = (): ResourceDef[] => (opts.metrics ? [...catalog.defs(), ...METRICS_DEFS] : catalog.defs());
-  const rbacResource = (plural: string): ServedResource => resources.get(`rbac.authorization.k8s.io/v1/${plural}`)!;
+  const rbacResource = (plural: string): ServedResource => catalog.get('rbac.authorization.k8s.io', 'v1', plural)!;
   const mirror = (plural: string): ResourceMirror => new ResourceMirror({ served: rbacResource(plural), logger: log, stop: stop.signal });
   const mirrors: RbacMirrors = { roles: mirror('roles'), clusterRoles: mirror('clusterroles'), roleBindings: mirror('rolebindings'), clusterRoleBindings: mirror('clusterrolebindings') };
   const mirrorByPlural = new Map<string, ResourceMirror>([
@@ -157,16 +156,16 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   // Every pod create reads its namespace (NamespaceLifecycle) and service account (ServiceAccount
   // admission): from memory, as upstream's listers, with the store read kept for a miss.
   const lookupMirrors = new Map<string, ResourceMirror>(
-    ['namespaces', 'serviceaccounts'].map((plural) => [plural, new ResourceMirror({ served: resources.get(`/v1/${plural}`)!, logger: log, stop: stop.signal })]),
+    ['namespaces', 'serviceaccounts'].map((plural) => [plural, new ResourceMirror({ served: catalog.get('', 'v1', plural)!, logger: log, stop: stop.signal })]),
   );
   const rbac = new RbacAuthorizer(mirrors);
-  const listPods = async (ns: string) => (await resources.get('/v1/pods')!.registry.list({ namespace: ns, filter: () => true })).items;
+  const listPods = async (ns: string) => (await catalog.get('', 'v1', 'pods')!.registry.list({ namespace: ns, filter: () => true })).items;
   // The Node authorizer's view of which pods are bound where (auth/node-authorizer.ts): memory first.
-  const podMirror = new ResourceMirror({ served: resources.get('/v1/pods')!, logger: log, stop: stop.signal });
+  const podMirror = new ResourceMirror({ served: catalog.get('', 'v1', 'pods')!, logger: log, stop: stop.signal });
   const authorizer = createAuthorizerChain([
     createNodeAuthorizer({
       listPods, cachedPods: (ns) => podMirror.inNamespace(ns),
-      findObject: async (group, plural, ns, name) => resources.get(`${group}/v1/${plural}`)?.registry.find(ns, name),
+      findObject: async (group, plural, ns, name) => catalog.get(group, 'v1', plural)?.registry.find(ns, name),
     }),
     (user, a) => rbac.authorize(user, a),
   ]);
