@@ -60,14 +60,15 @@ export interface KubectlEnv {
 
 /**
  * Starts the server on SQLite, or on a private etcd when NODELET_TEST_DATASTORE=etcd (the same
- * suites then run against the etcd backend); `extra` adds control-plane options (e.g. `podSecurity`).
+ * suites then run against the etcd backend) or `o.datastore` says so (a suite that runs on both);
+ * `extra` adds control-plane options (e.g. `podSecurity`).
  */
-export async function startKubectlEnv(extra: Partial<ControlPlaneOptions> = {}): Promise<KubectlEnv> {
+export async function startKubectlEnv(extra: Partial<ControlPlaneOptions> = {}, o: { datastore?: 'sqlite' | 'etcd' } = {}): Promise<KubectlEnv> {
   const dir = await mkdtemp(join(tmpdir(), 'nodelet-kubectl-'));
   let cp: ControlPlane;
   let etcd: TestEtcd | undefined;
   try {
-    if (process.env.NODELET_TEST_DATASTORE === 'etcd') etcd = await startTestEtcd();
+    if ((o.datastore ?? (process.env.NODELET_TEST_DATASTORE === 'etcd' ? 'etcd' : 'sqlite')) === 'etcd') etcd = await startTestEtcd();
     cp = await startControlPlane({
       dataDir: dir,
       bindAddress: '127.0.0.1',

@@ -52,6 +52,7 @@ const PREFIXES: Readonly<Record<string, string>> = {
   scheduling: 'io.k8s.api.scheduling.v1',
   admissionregistration: 'io.k8s.api.admissionregistration.v1',
   nodelet: 'io.nodelet.api.v1',
+  apiextensions: 'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1',
 };
 
 /** `core.PodSpec` → `io.k8s.api.core.v1.PodSpec`. */

@@ -35,9 +35,9 @@ const cap = (s: string): string => s[0]!.toUpperCase() + s.slice(1);
 
 /** The generated model of an upstream definition: `V1PodSpec`, or `CoreV1EndpointPort` where names collide across groups. */
 function modelOf(name: string): Model | undefined {
-  const m = /^io\.k8s\.(?:api\.([a-z0-9]+)|apimachinery\.pkg\.apis\.(meta))\.(v\d+)\.(\w+)$/.exec(name);
+  const m = /^io\.k8s\.(?:api\.([a-z0-9]+)|apimachinery\.pkg\.apis\.(meta)|apiextensions-apiserver\.pkg\.apis\.(apiextensions))\.(v\d+)\.(\w+)$/.exec(name);
   if (!m) return undefined;
-  const [group, version, kind] = [m[1] ?? m[2]!, cap(m[3]!), m[4]!];
+  const [group, version, kind] = [m[1] ?? m[2] ?? m[3]!, cap(m[4]!), m[5]!];
   return models[`${cap(group)}${version}${kind}`] ?? models[`${version}${kind}`];
 }
 
@@ -49,7 +49,8 @@ function ourType(s: JsonSchema, format = s.format): string {
     if (short === 'Time' || short === 'MicroTime') return 'Date';
     if (short === 'Quantity') return 'string';
     if (short === 'IntOrString') return 'IntOrString';
-    if (short === 'RawExtension' || short === 'FieldsV1') return 'any';
+    // Empty structs upstream: the model generator types them `any`.
+    if (short === 'RawExtension' || short === 'FieldsV1' || short === 'CustomResourceSubresourceStatus') return 'any';
     return `ref:${short}`;
   }
   if (s.type === 'integer' || s.type === 'number') return `number:${format ?? ''}`;

@@ -6,6 +6,7 @@ export * from './apps.js';
 export * from './batch.js';
 export * from './storage.js';
 export * from './misc.js';
+export * from './apiextensions.js';
 export * from './policy.js';
 export * from './node-k8s.js';
 export * from './rbac.js';

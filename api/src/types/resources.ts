@@ -16,6 +16,7 @@ import type { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from './rbac.
 import type { CertificateSigningRequest } from './certificates.js';
 import type { LimitRange, PriorityClass, ResourceQuota } from './quota.js';
 import type { MutatingWebhookConfiguration, ValidatingWebhookConfiguration } from './admissionregistration.js';
+import type { CustomResourceDefinition } from './apiextensions.js';
 
 /**
  * Describes one REST resource. `T` is a phantom type so that `client.resource(PODS)` is typed as
@@ -72,6 +73,7 @@ export const CERTIFICATESIGNINGREQUESTS = define<CertificateSigningRequest>({ gr
 export const CLUSTERROLEBINDINGS = define<ClusterRoleBinding>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'ClusterRoleBinding', plural: 'clusterrolebindings', singular: 'clusterrolebinding', namespaced: false });
 export const MUTATINGWEBHOOKCONFIGURATIONS = define<MutatingWebhookConfiguration>({ group: 'admissionregistration.k8s.io', version: 'v1', kind: 'MutatingWebhookConfiguration', plural: 'mutatingwebhookconfigurations', singular: 'mutatingwebhookconfiguration', namespaced: false });
 export const VALIDATINGWEBHOOKCONFIGURATIONS = define<ValidatingWebhookConfiguration>({ group: 'admissionregistration.k8s.io', version: 'v1', kind: 'ValidatingWebhookConfiguration', plural: 'validatingwebhookconfigurations', singular: 'validatingwebhookconfiguration', namespaced: false });
+export const CUSTOMRESOURCEDEFINITIONS = define<CustomResourceDefinition>({ group: 'apiextensions.k8s.io', version: 'v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', singular: 'customresourcedefinition', namespaced: false, shortNames: ['crd', 'crds'], subresources: ['status'] });
 
 /** Every resource above, in discovery order. */
 export const RESOURCES: readonly ResourceType[] = Object.freeze([
@@ -79,7 +81,21 @@ export const RESOURCES: readonly ResourceType[] = Object.freeze([
   ENDPOINTSLICES, LEASES, DEPLOYMENTS, REPLICASETS, DAEMONSETS, STATEFULSETS, CONTROLLERREVISIONS, JOBS, CRONJOBS,
   PERSISTENTVOLUMES, PERSISTENTVOLUMECLAIMS, STORAGECLASSES, PODDISRUPTIONBUDGETS, RUNTIMECLASSES, ROLES, CLUSTERROLES, ROLEBINDINGS, CLUSTERROLEBINDINGS,
   CERTIFICATESIGNINGREQUESTS, RESOURCEQUOTAS, LIMITRANGES, PRIORITYCLASSES, MUTATINGWEBHOOKCONFIGURATIONS, VALIDATINGWEBHOOKCONFIGURATIONS,
+  CUSTOMRESOURCEDEFINITIONS,
 ] as ResourceType[]);
+
+/**
+ * The resource types of an Established CRD's served versions (custom resources are not in
+ * {@link RESOURCES}: they come and go while the cluster runs). Empty while it is not Established.
+ */
+export function customResourceTypes(crd: CustomResourceDefinition): ResourceType[] {
+  const established = crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
+  if (!established || crd.metadata.deletionTimestamp) return [];
+  const { group, names, scope } = crd.spec;
+  return crd.spec.versions
+    .filter((v) => v.served)
+    .map((v) => define({ group, version: v.name, kind: names.kind, plural: names.plural, singular: names.singular ?? names.kind.toLowerCase(), namespaced: scope === 'Namespaced', ...(names.shortNames?.length ? { shortNames: names.shortNames } : {}) }));
+}
 
 /** `v1` for the core group, `<group>/<version>` otherwise (the `apiVersion` field). */
 export function apiVersionOf(r: Pick<ResourceType, 'group' | 'version'>): string {

@@ -9,7 +9,8 @@ export type FieldErrorType =
   | 'FieldValueNotFound'
   | 'FieldValueNotSupported'
   | 'FieldValueForbidden'
-  | 'FieldValueTooLong';
+  | 'FieldValueTooLong'
+  | 'FieldValueTooMany';
 
 export interface FieldError {
   type: FieldErrorType;

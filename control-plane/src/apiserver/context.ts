@@ -8,6 +8,7 @@ import type { ResourceMirror } from './mirror.js';
 import type { ServiceAccountTokens } from './auth/serviceaccount/tokens.js';
 import type { ApiObject } from './object.js';
 import type { Registry } from './registry.js';
+import type { ResourceCatalog } from './catalog.js';
 import type { ResourceDef } from './resource.js';
 import type { WatchCache } from './watch-cache.js';
 import type { WatchEventEncoder } from './watch-encoding.js';
@@ -29,6 +30,8 @@ export interface ServerContext {
   resourceByKind(apiVersion: string, kind: string): ServedResource | undefined;
   /** The served resource of `group` named `plural`, in any version. */
   resourceByGroup(group: string, plural: string): ServedResource | undefined;
+  /** Everything served, built-in and custom (catalog.ts); the three lookups above read it. */
+  catalog: ResourceCatalog;
   /** Ends long-running requests (watches, log follows) on shutdown. */
   shutdown: AbortSignal;
   /** Opens the agent connection for pods/log and pods/exec (see handlers/node-proxy.ts). */

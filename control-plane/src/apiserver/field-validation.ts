@@ -15,12 +15,24 @@ import type { ServerResponse } from 'node:http';
 import { applyFieldErrorsOfKind, unknownFieldsOfKind } from '@nodelet/api';
 import type { FieldValidation } from './request-options.js';
 import { badRequest, invalid } from './status.js';
+import type { CustomResourceInfo } from './resource.js';
+import { prune } from './apiextensions/schema.js';
 
 /** The kind a body is checked as. */
 export interface BodyKind {
   group: string;
   version: string;
   kind: string;
+  /** A custom resource's: its fields are the CRD version's schema's. */
+  custom?: CustomResourceInfo;
+}
+
+/** The undeclared fields of `body` (dropped in place, when `drop`), from the API schemas or a CRD's. */
+function unknownFieldsOf(kind: BodyKind, body: unknown, drop: boolean): string[] {
+  if (!kind.custom) return drop ? unknownFieldsOfKind(kind.group, kind.version, kind.kind, body, { prune: true }) : [];
+  const found: string[] = [];
+  prune(kind.custom.schema, drop ? body : structuredClone(body), true, found);
+  return found;
 }
 
 /** Adds `Warning` header values to those already set on the reply (admission may have set some). */
@@ -37,7 +49,7 @@ export function addWarnings(res: ServerResponse, warnings: readonly string[]): v
  * `Warning` value per field (for {@link addWarnings}); Ignore → nothing more.
  */
 export function enforceFieldValidation(mode: FieldValidation, kind: BodyKind, body: unknown, form: 'object' | 'patch'): string[] {
-  const unknown = unknownFieldsOfKind(kind.group, kind.version, kind.kind, body, { prune: true });
+  const unknown = unknownFieldsOf(kind, body, true);
   if (!unknown.length || mode === 'Ignore') return [];
   if (mode === 'Strict') {
     const strict = `strict decoding error: ${unknown.map((f) => `unknown field "${f}"`).join(', ')}`;
@@ -48,7 +60,8 @@ export function enforceFieldValidation(mode: FieldValidation, kind: BodyKind, bo
 
 /** Server-side apply refuses undeclared fields whatever the mode, as structured-merge-diff does (with `more` errors of the body the caller found). */
 export function enforceApplySchema(kind: BodyKind, body: unknown, object: { namespace?: string; name: string }, more: readonly string[] = []): void {
-  const errors = [...applyFieldErrorsOfKind(kind.group, kind.version, kind.kind, body), ...more];
+  const undeclared = kind.custom ? unknownFieldsOf(kind, body, false).map((f) => `.${f}: field not declared in schema`) : applyFieldErrorsOfKind(kind.group, kind.version, kind.kind, body);
+  const errors = [...undeclared, ...more];
   if (!errors.length) return;
   const gv = kind.group ? `${kind.group}/${kind.version}` : `/${kind.version}`;
   const detail = errors.length === 1 ? errors[0]! : ['errors:', ...errors.map((e) => `  ${e}`)].join('\n');

@@ -9,9 +9,8 @@ import type { ServedResource, ServerContext } from './context.js';
 import { MATCH_ALL } from './filter.js';
 import { deleteObject } from './handlers/delete.js';
 
-export function startNamespaceLifecycle(ctx: ServerContext, resources: readonly ServedResource[], log: Logger, intervalMs = 1000): Promise<void> {
-  const namespaces = resources.find((r) => r.def.kind === 'Namespace')!;
-  const namespaced = resources.filter((r) => r.def.namespaced);
+export function startNamespaceLifecycle(ctx: ServerContext, resources: () => readonly ServedResource[], log: Logger, intervalMs = 1000): Promise<void> {
+  const namespaces = resources().find((r) => r.def.kind === 'Namespace')!;
   return (async () => {
     while (!ctx.shutdown.aborted) {
       try {
@@ -31,7 +30,12 @@ export function startNamespaceLifecycle(ctx: ServerContext, resources: readonly 
 
   async function finalize(name: string): Promise<void> {
     let remaining = 0;
-    for (const r of namespaced) {
+    // Read each pass: custom resources come and go (catalog.ts). Versions of one custom resource
+    // share storage, so only one of them is emptied.
+    const seen = new Set<string>();
+    for (const r of resources()) {
+      if (!r.def.namespaced || r.def.ephemeral || seen.has(r.registry.prefix())) continue;
+      seen.add(r.registry.prefix());
       const page = await r.registry.list({ namespace: name, filter: MATCH_ALL });
       remaining += page.items.length;
       for (const o of page.items) {

@@ -50,13 +50,13 @@ export function serveNonResource(
     if (!list) throw notFound();
     return sendJson(res, 200, list), true;
   }
-  if (p === '/openapi/v3') return sendJson(res, 200, openApiIndex()), true;
+  if (p === '/openapi/v3') return sendJson(res, 200, openApiIndex(defs)), true;
   m = /^\/openapi\/v3\/(?:api\/(v1)|apis\/([^/]+)\/([^/]+))$/.exec(p);
   if (m) {
-    const doc = m[1] ? openApiDocument('', m[1]) : openApiDocument(m[2]!, m[3]!);
+    const doc = m[1] ? openApiDocument('', m[1], defs) : openApiDocument(m[2]!, m[3]!, defs);
     if (!doc) throw notFound();
     return sendJson(res, 200, doc), true;
   }
-  if (p === '/openapi/v2') return serveOpenApiV2(req, res), true;
+  if (p === '/openapi/v2') return serveOpenApiV2(req, res, defs), true;
   return false;
 }

@@ -15,7 +15,8 @@ import { gzipSync } from 'node:zlib';
 import { encodeOpenApiV2Document, REF_PREFIX } from '@nodelet/api';
 import { parseMediaTypes } from './media.js';
 import { openApiDocument } from './openapi.js';
-import { groupVersions } from './resources.js';
+import { groupVersions, RESOURCE_DEFS } from './resources.js';
+import type { ResourceDef } from './resource.js';
 
 type Json = Record<string, unknown>;
 
@@ -83,15 +84,13 @@ function toV2Operation(op: Json): Json {
   return out;
 }
 
-let cached: Json | undefined;
-/** The Swagger 2.0 document: every served group-version's paths and definitions. */
-export function openApiV2Document(): Json {
-  if (cached) return cached;
+/** The Swagger 2.0 document: every served group-version's paths and definitions (of `defs`, default the built-in table). */
+export function openApiV2Document(defs: readonly ResourceDef[] = RESOURCE_DEFS): Json {
   const paths: Json = {};
   const definitions: Record<string, Json> = {};
   let info: Json | undefined;
-  for (const gv of groupVersions()) {
-    const v3 = openApiDocument(gv.group, gv.version) as { info: Json; paths: Record<string, Json>; components: { schemas: Record<string, Json> } } | undefined;
+  for (const gv of groupVersions(defs)) {
+    const v3 = openApiDocument(gv.group, gv.version, defs) as { info: Json; paths: Record<string, Json>; components: { schemas: Record<string, Json> } } | undefined;
     if (!v3) continue;
     info ??= v3.info;
     for (const [path, item] of Object.entries(v3.paths)) {
@@ -101,7 +100,7 @@ export function openApiV2Document(): Json {
     }
     for (const [name, s] of Object.entries(v3.components.schemas)) definitions[name] ??= toV2Schema(s);
   }
-  cached = {
+  return {
     swagger: '2.0',
     info: info ?? { title: 'Kubernetes', version: 'unversioned' },
     paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => (a < b ? -1 : 1))),
@@ -109,27 +108,39 @@ export function openApiV2Document(): Json {
     securityDefinitions: { BearerToken: { type: 'apiKey', name: 'authorization', in: 'header', description: 'Bearer Token authentication' } },
     security: [{ BearerToken: [] }],
   };
-  return cached;
 }
 
 interface Encoded {
   body: Buffer;
   gzipped: Buffer;
 }
-let served: { json: Encoded; proto: Encoded; etag: string; lastModified: string } | undefined;
-
-/** Both forms, encoded (and gzipped) once: the document never changes while the server runs. */
-function servedForms(): NonNullable<typeof served> {
-  if (served) return served;
-  const json = Buffer.from(JSON.stringify(openApiV2Document()));
-  const proto = Buffer.from(encodeOpenApiV2Document(openApiV2Document()));
-  served = {
+interface ServedForms {
+  json: Encoded;
+  proto: Encoded;
+  etag: string;
+  lastModified: string;
+}
+/**
+ * Both forms, encoded (and gzipped) once per set of served kinds: the built-in document never
+ * changes; CRDs coming and going make a new one (the last few are kept).
+ */
+const formsCache = new Map<string, ServedForms>();
+function servedForms(defs: readonly ResourceDef[]): ServedForms {
+  const key = JSON.stringify(defs.filter((d) => d.custom).map((d) => [d.group, d.version, d.kind, d.plural, d.namespaced, d.subresources, d.custom]));
+  const hit = formsCache.get(key);
+  if (hit) return hit;
+  const doc = openApiV2Document(defs);
+  const json = Buffer.from(JSON.stringify(doc));
+  const proto = Buffer.from(encodeOpenApiV2Document(doc));
+  const forms: ServedForms = {
     json: { body: json, gzipped: gzipSync(json) },
     proto: { body: proto, gzipped: gzipSync(proto) },
     etag: `"${createHash('sha512').update(json).digest('hex').toUpperCase()}"`,
     lastModified: new Date().toUTCString(),
   };
-  return served;
+  if (formsCache.size >= 4) formsCache.delete(formsCache.keys().next().value!);
+  formsCache.set(key, forms);
+  return forms;
 }
 
 /** Which form the Accept header asks for first (by q, then order), or undefined when neither. */
@@ -148,7 +159,7 @@ function negotiate(accept: string | undefined): 'json' | 'proto' | undefined {
 }
 
 /** Answers `GET /openapi/v2`. */
-export function serveOpenApiV2(req: IncomingMessage, res: ServerResponse): void {
+export function serveOpenApiV2(req: IncomingMessage, res: ServerResponse, defs: readonly ResourceDef[] = RESOURCE_DEFS): void {
   const form = negotiate(req.headers.accept);
   res.setHeader('Vary', 'Accept, Accept-Encoding');
   if (!form) {
@@ -156,7 +167,7 @@ export function serveOpenApiV2(req: IncomingMessage, res: ServerResponse): void 
     res.end();
     return;
   }
-  const s = servedForms();
+  const s = servedForms(defs);
   const headers: Record<string, string | number> = {
     'Content-Type': form === 'json' ? 'application/json' : OPENAPI_V2_PROTOBUF_CONTENT_TYPE,
     ETag: s.etag,

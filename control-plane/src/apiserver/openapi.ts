@@ -12,7 +12,8 @@
  */
 import { createHash } from 'node:crypto';
 import { API_SCHEMAS, REF_PREFIX, schemaClosure, schemaNameOfKind, type JsonSchema } from '@nodelet/api';
-import { groupVersions } from './resources.js';
+import { groupVersions, RESOURCE_DEFS } from './resources.js';
+import { customSchemaName, customSchemas } from './apiextensions/openapi.js';
 import { RESOURCE_VERBS, type ResourceDef, type SubresourceDef } from './resource.js';
 
 type Json = Record<string, unknown>;
@@ -66,7 +67,7 @@ function subresourceGvk(def: ResourceDef, sub: SubresourceDef): Gvk {
 /** Paths of one resource: its collection(s), its objects and their subresources. */
 function resourcePaths(def: ResourceDef, listName: string | undefined): Record<string, Json> {
   const gvk: Gvk = { group: def.group, version: def.version, kind: def.kind };
-  const schema = schemaNameOfKind(def.group, def.version, def.kind);
+  const schema = schemaNameOf(def);
   if (!schema) return {};
   const base = `/${gvPath(def.group, def.version)}`;
   const scope = def.namespaced ? 'Namespaced' : '';
@@ -101,7 +102,7 @@ function resourcePaths(def: ResourceDef, listName: string | undefined): Record<s
   };
   for (const sub of def.subresources) {
     const subGvk = subresourceGvk(def, sub);
-    const subSchema = schemaNameOfKind(subGvk.group, subGvk.version, subGvk.kind);
+    const subSchema = sub.kind ? schemaNameOfKind(subGvk.group, subGvk.version, subGvk.kind) : schema;
     const id = `${scope}${def.kind}${sub.name[0]!.toUpperCase()}${sub.name.slice(1)}`;
     const p: Json = { parameters: itemParams };
     if (sub.verbs.includes('get') && subSchema) p.get = operation('get', `read${id}`, subGvk, { responses: reply(['200'], subSchema) });
@@ -135,37 +136,58 @@ function listSchema(def: ResourceDef, itemSchema: string): JsonSchema {
   };
 }
 
+/** The definition name of a served kind: the API schemas' for built-ins, one derived from the group for custom ones. */
+function schemaNameOf(def: ResourceDef): string | undefined {
+  return def.custom ? customSchemaName(def) : schemaNameOfKind(def.group, def.version, def.kind);
+}
+
+/**
+ * What a group-version's document is built from, as a cache key: built-in documents never
+ * change; one with custom resources changes with their CRDs.
+ */
+function cacheKey(group: string, version: string, defs: readonly ResourceDef[]): string {
+  const custom = defs.filter((d) => d.custom && d.group === group && d.version === version);
+  return `${group}/${version}${custom.length ? JSON.stringify(custom.map((d) => [d.kind, d.plural, d.namespaced, d.subresources, d.custom])) : ''}`;
+}
+
 const docCache = new Map<string, Json | null>();
 
-/** The document of one group-version, or undefined when the server does not serve it. */
-export function openApiDocument(group: string, version: string): Json | undefined {
-  const key = `${group}/${version}`;
+/**
+ * The document of one group-version of `defs` (default: the built-in table), or undefined when
+ * the server does not serve it.
+ */
+export function openApiDocument(group: string, version: string, defs: readonly ResourceDef[] = RESOURCE_DEFS): Json | undefined {
+  const key = cacheKey(group, version, defs);
   if (docCache.has(key)) return docCache.get(key) ?? undefined;
-  const gv = groupVersions().find((g) => g.group === group && g.version === version);
+  // Documents of CRDs since changed or deleted are dropped, keeping the cache bounded.
+  if (key.length > group.length + version.length + 1) for (const k of docCache.keys()) if (k.startsWith(`${group}/${version}[`)) docCache.delete(k);
+  // A group-version without a described kind (metrics.k8s.io) has no document.
+  const gv = groupVersions(defs).find((g) => g.group === group && g.version === version && g.resources.some((d) => schemaNameOf(d)));
   if (!gv) {
-    docCache.set(key, null);
+    if (!defs.some((d) => d.custom)) docCache.set(key, null);
     return undefined;
   }
   const paths: Record<string, Json> = {};
   const lists: Record<string, JsonSchema> = {};
   const roots = new Set<string>(['io.k8s.apimachinery.pkg.apis.meta.v1.Patch', 'io.k8s.apimachinery.pkg.apis.meta.v1.Status']);
+  const custom = customSchemas(gv.resources);
+  if (Object.keys(custom).length) roots.add('io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta');
   for (const def of gv.resources) {
-    const schema = schemaNameOfKind(def.group, def.version, def.kind);
+    const schema = schemaNameOf(def);
     if (!schema) continue;
-    roots.add(schema);
+    if (!def.custom) roots.add(schema);
     let listName: string | undefined;
     if (!def.ephemeral) {
       listName = `${schema}List`;
       lists[listName] = listSchema(def, schema);
     }
     for (const sub of def.subresources) {
-      const g = subresourceGvk(def, sub);
-      const s = schemaNameOfKind(g.group, g.version, g.kind);
+      const s = sub.kind ? schemaNameOfKind(sub.kind.group, sub.kind.version, sub.kind.kind) : undefined;
       if (s) roots.add(s);
     }
     Object.assign(paths, resourcePaths(def, listName));
   }
-  const schemas: Record<string, JsonSchema> = { ...lists };
+  const schemas: Record<string, JsonSchema> = { ...lists, ...custom };
   for (const name of schemaClosure([...roots, 'io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta'])) schemas[name] = API_SCHEMAS[name]!;
   const doc: Json = {
     openapi: '3.0.0',
@@ -177,16 +199,21 @@ export function openApiDocument(group: string, version: string): Json | undefine
   return doc;
 }
 
-let indexCache: Json | undefined;
 /** `/openapi/v3`: every group-version's document URL, with a content hash for caching. */
-export function openApiIndex(): Json {
-  if (indexCache) return indexCache;
+export function openApiIndex(defs: readonly ResourceDef[] = RESOURCE_DEFS): Json {
   const paths: Record<string, unknown> = {};
-  for (const gv of groupVersions()) {
+  for (const gv of groupVersions(defs)) {
+    if (!openApiDocument(gv.group, gv.version, defs)) continue;
     const p = gvPath(gv.group, gv.version);
-    const hash = createHash('sha512').update(JSON.stringify(openApiDocument(gv.group, gv.version))).digest('hex').slice(0, 128).toUpperCase();
-    paths[p] = { serverRelativeURL: `/openapi/v3/${p}?hash=${hash}` };
+    paths[p] = { serverRelativeURL: `/openapi/v3/${p}?hash=${documentHash(gv.group, gv.version, defs)}` };
   }
-  indexCache = { paths };
-  return indexCache;
+  return { paths };
+}
+
+const hashCache = new WeakMap<Json, string>();
+function documentHash(group: string, version: string, defs: readonly ResourceDef[]): string {
+  const doc = openApiDocument(group, version, defs)!;
+  let h = hashCache.get(doc);
+  if (!h) hashCache.set(doc, (h = createHash('sha512').update(JSON.stringify(doc)).digest('hex').slice(0, 128).toUpperCase()));
+  return h;
 }

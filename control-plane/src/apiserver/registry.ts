@@ -8,6 +8,7 @@ import { hasCode } from '@nodelet/base';
 import type { KeyValue, Store } from '../storage/types.js';
 import { MATCH_ALL, type ObjectFilter } from './filter.js';
 import type { ApiObject } from './object.js';
+import { asServedVersion, asStorageVersion } from './apiextensions/custom-defs.js';
 import { storageKey, storagePrefix, type ResourceDef } from './resource.js';
 import { alreadyExists, badRequest, conflict, expired, notFound, StatusError } from './status.js';
 
@@ -68,12 +69,12 @@ export class Registry {
     const obj = JSON.parse(decoder.decode(kv.value)) as ApiObject;
     obj.metadata ??= {};
     obj.metadata.resourceVersion = String(revision);
-    return obj;
+    return asServedVersion(this.def, obj);
   }
 
   encode(obj: ApiObject): Uint8Array {
     const { resourceVersion: _rv, ...meta } = obj.metadata;
-    return encoder.encode(JSON.stringify({ ...obj, metadata: meta }));
+    return encoder.encode(JSON.stringify({ ...asStorageVersion(this.def, obj), metadata: meta }));
   }
 
   /** The stored form of `obj` under `key`; 413 as etcd answers when the write would be too large. */

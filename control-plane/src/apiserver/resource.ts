@@ -5,6 +5,8 @@
  */
 import type { FieldError } from '@nodelet/api';
 import type { ApiObject } from './object.js';
+import type { StructuralSchema } from './apiextensions/schema.js';
+import type { CrdScale } from './apiextensions/types.js';
 
 export interface TableColumn {
   name: string;
@@ -72,6 +74,21 @@ export interface ResourceDef {
   ephemeral?: boolean;
   /** How metadata.name is validated (default a DNS-1123 subdomain; RBAC objects allow any path segment). */
   nameValidation?: 'subdomain' | 'label' | 'pathSegment';
+  /** Set on a version of a CustomResourceDefinition (apiextensions/custom-defs.ts). */
+  custom?: CustomResourceInfo;
+}
+
+/** What serving a custom resource version needs beyond the generic fields. */
+export interface CustomResourceInfo {
+  /** The apiVersion objects are stored under (conversion strategy None rewrites only this). */
+  storageApiVersion: string;
+  /** The version's openAPIV3Schema (structural). */
+  schema?: StructuralSchema;
+  /** The version's scale subresource paths, when it has one. */
+  scale?: CrdScale;
+  listKind: string;
+  /** Sent as a `Warning` with every request to this version when it is deprecated. */
+  deprecationWarning?: string;
 }
 
 export const RESOURCE_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'] as const;

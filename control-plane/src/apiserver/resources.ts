@@ -24,6 +24,7 @@ import { persistentVolumeClaimStrategy, persistentVolumeStrategy, storageClassSt
 import { CONTROLLERREVISION_TABLE, CRONJOB_TABLE, DAEMONSET_TABLE, JOB_TABLE, STATEFULSET_TABLE } from './table/workloads.js';
 import { PERSISTENTVOLUMECLAIM_TABLE, PERSISTENTVOLUME_TABLE, STORAGECLASS_TABLE } from './table/storage.js';
 import { podDisruptionBudgetStrategy } from './strategies/policy.js';
+import { CRD_TABLE, crdStrategy } from './apiextensions/crd-strategy.js';
 import { runtimeClassStrategy } from './strategies/node-k8s.js';
 import { mutatingWebhookConfigurationStrategy, validatingWebhookConfigurationStrategy } from './admission/webhook/config-strategy.js';
 import { WEBHOOK_CONFIGURATION_TABLE } from './admission/webhook/table.js';
@@ -237,6 +238,12 @@ export const RESOURCE_DEFS: readonly ResourceDef[] = [
     // nodelet's credential exchange for `nodelet join` and credential rotation (auth/node-credentials.ts).
     group: 'nodelet.io', version: 'v1', kind: 'NodeCredentialRequest', plural: 'nodecredentials', singular: 'nodecredential',
     namespaced: false, statusSubresource: false, subresources: [], verbs: ['create'], ephemeral: true, strategy: plainStrategy,
+  },
+  {
+    // Custom resources (apiextensions/): the versions of each Established CRD join the catalog (catalog.ts).
+    group: 'apiextensions.k8s.io', version: 'v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions',
+    singular: 'customresourcedefinition', namespaced: false, shortNames: ['crd', 'crds'], categories: ['api-extensions'],
+    statusSubresource: true, subresources: [STATUS], table: CRD_TABLE, strategy: crdStrategy,
   },
   {
     group: 'discovery.k8s.io', version: 'v1', kind: 'EndpointSlice', plural: 'endpointslices', singular: 'endpointslice',

@@ -38,6 +38,9 @@ import { serveNonResource } from './nonresource.js';
 import { DEFAULT_API_SERVER_LIMITS, InflightLimiter, type ApiServerLimits } from './limits.js';
 import { Registry } from './registry.js';
 import { RESOURCE_DEFS } from './resources.js';
+import type { ResourceDef } from './resource.js';
+import { ResourceCatalog } from './catalog.js';
+import { startCrdController } from './apiextensions/controller.js';
 import { sendJson } from './respond.js';
 import { JWKS_PATH, jwks, OIDC_CONFIGURATION_PATH, openIdConfiguration } from './auth/serviceaccount/oidc.js';
 import { looksLikeJwt, type ServiceAccountTokens } from './auth/serviceaccount/tokens.js';
@@ -138,14 +141,13 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   const stop = new AbortController();
   // Every watch and log stream listens for shutdown: one listener per long-running request.
   setMaxListeners(0, stop.signal);
-  const resources = new Map<string, ServedResource>();
-  for (const def of RESOURCE_DEFS) {
+  const catalog = new ResourceCatalog(RESOURCE_DEFS, (def) => {
     const registry = new Registry(def, opts.store);
     const cache = new WatchCache({ store: opts.store, registry, logger: log, capacity: opts.watchCacheCapacity, capacityBytes: limits.watchCacheBytes });
-    resources.set(`${def.group}/${def.version}/${def.plural}`, { def, registry, cache });
-  }
-  const servedDefs = opts.metrics ? [...RESOURCE_DEFS, ...METRICS_DEFS] : RESOURCE_DEFS;
-  const rbacResource = (plural: string): ServedResource => resources.get(`rbac.authorization.k8s.io/v1/${plural}`)!;
+    return { def, registry, cache };
+  });
+  const servedDefs = (): ResourceDef[] => (opts.metrics ? [...catalog.defs(), ...METRICS_DEFS] : catalog.defs());
+  const rbacResource = (plural: string): ServedResource => catalog.get('rbac.authorization.k8s.io', 'v1', plural)!;
   const mirror = (plural: string): ResourceMirror => new ResourceMirror({ served: rbacResource(plural), logger: log, stop: stop.signal });
   const mirrors: RbacMirrors = { roles: mirror('roles'), clusterRoles: mirror('clusterroles'), roleBindings: mirror('rolebindings'), clusterRoleBindings: mirror('clusterrolebindings') };
   const mirrorByPlural = new Map<string, ResourceMirror>([
@@ -154,20 +156,20 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   // Every pod create reads its namespace (NamespaceLifecycle) and service account (ServiceAccount
   // admission): from memory, as upstream's listers, with the store read kept for a miss.
   const lookupMirrors = new Map<string, ResourceMirror>(
-    ['namespaces', 'serviceaccounts'].map((plural) => [plural, new ResourceMirror({ served: resources.get(`/v1/${plural}`)!, logger: log, stop: stop.signal })]),
+    ['namespaces', 'serviceaccounts'].map((plural) => [plural, new ResourceMirror({ served: catalog.get('', 'v1', plural)!, logger: log, stop: stop.signal })]),
   );
   // Every write reads the admission webhook configurations (admission/webhook/dispatch.ts): from memory.
   const webhookMirrors = new Map<string, ResourceMirror>(
-    ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'].map((plural) => [plural, new ResourceMirror({ served: resources.get(`admissionregistration.k8s.io/v1/${plural}`)!, logger: log, stop: stop.signal })]),
+    ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'].map((plural) => [plural, new ResourceMirror({ served: catalog.get('admissionregistration.k8s.io', 'v1', plural)!, logger: log, stop: stop.signal })]),
   );
   const rbac = new RbacAuthorizer(mirrors);
-  const listPods = async (ns: string) => (await resources.get('/v1/pods')!.registry.list({ namespace: ns, filter: () => true })).items;
+  const listPods = async (ns: string) => (await catalog.get('', 'v1', 'pods')!.registry.list({ namespace: ns, filter: () => true })).items;
   // The Node authorizer's view of which pods are bound where (auth/node-authorizer.ts): memory first.
-  const podMirror = new ResourceMirror({ served: resources.get('/v1/pods')!, logger: log, stop: stop.signal });
+  const podMirror = new ResourceMirror({ served: catalog.get('', 'v1', 'pods')!, logger: log, stop: stop.signal });
   const authorizer = createAuthorizerChain([
     createNodeAuthorizer({
       listPods, cachedPods: (ns) => podMirror.inNamespace(ns),
-      findObject: async (group, plural, ns, name) => resources.get(`${group}/v1/${plural}`)?.registry.find(ns, name),
+      findObject: async (group, plural, ns, name) => catalog.get(group, 'v1', plural)?.registry.find(ns, name),
     }),
     (user, a) => rbac.authorize(user, a),
   ]);
@@ -175,9 +177,10 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     store: opts.store,
     logger: log,
     now: opts.now ?? Date.now,
-    resource: (g, v, p) => resources.get(`${g}/${v}/${p}`),
-    resourceByKind: (apiVersion, kind) => [...resources.values()].find((r) => (r.def.group ? `${r.def.group}/${r.def.version}` : r.def.version) === apiVersion && r.def.kind === kind),
-    resourceByGroup: (g, p) => [...resources.values()].find((r) => r.def.group === g && r.def.plural === p),
+    resource: (g, v, p) => catalog.get(g, v, p),
+    resourceByKind: (apiVersion, kind) => catalog.byKind(apiVersion, kind),
+    resourceByGroup: (g, p) => catalog.byGroup(g, p),
+    catalog,
     shutdown: stop.signal,
     authenticateToken: (token) => authenticateBearer(token),
     nodeProxy: opts.nodeProxy ?? {},
@@ -208,7 +211,9 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   await ensureSystemPriorityClasses(ctx);
   await reconcileBootstrapPolicy(ctx, log.child({ component: 'rbac-bootstrap' }));
   await Promise.all([...mirrorByPlural.values(), ...lookupMirrors.values(), ...webhookMirrors.values(), podMirror].map((m) => m.start()));
-  const lifecycle = startNamespaceLifecycle(ctx, [...resources.values()], log.child({ component: 'namespace-lifecycle' }));
+  const lifecycle = startNamespaceLifecycle(ctx, () => catalog.all(), log.child({ component: 'namespace-lifecycle' }));
+  const crds = startCrdController(ctx, catalog, log.child({ component: 'apiextensions' }));
+  await crds.ready;
 
   let serverAddress = '127.0.0.1:6443';
   const inflight = new InflightLimiter(limits);
@@ -282,7 +287,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   }
 
   function serveNonResourceIfAllowed(allowed: boolean, user: UserInfo, req: http.IncomingMessage, res: http.ServerResponse, url: URL): boolean {
-    return serveNonResource(req, res, url, serverAddress, servedDefs, () => {
+    return serveNonResource(req, res, url, serverAddress, servedDefs(), () => {
       if (!allowed) throw forbidden(forbiddenMessage(user, { verb: 'get', path: url.pathname }));
     });
   }
@@ -346,7 +351,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
         stop.abort();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
-        for (const r of resources.values()) r.cache.close();
+        catalog.close();
         // Give in-flight requests a moment, then cut what is left (watch sockets end on abort).
         const deadline = setTimeout(() => {
           for (const s of sockets) s.destroy();
@@ -355,6 +360,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
         clearTimeout(deadline);
         auditor?.close();
         await lifecycle.catch(() => undefined);
+        await crds.done.catch(() => undefined);
       })();
       return closing;
     },

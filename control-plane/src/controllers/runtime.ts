@@ -29,6 +29,14 @@ export class SharedInformers {
     return inf as unknown as Informer<T>;
   }
 
+  /** Closes and forgets the informer of `r` (a custom resource whose CRD is gone); handlers on it go with it. */
+  async drop(r: ResourceType, namespace?: string): Promise<void> {
+    const key = `${r.group}/${r.plural}/${namespace ?? ''}`;
+    const inf = this.#m.get(key);
+    this.#m.delete(key);
+    await inf?.close();
+  }
+
   /** Every informer created so far (a snapshot, to observe; they belong to this set). */
   list(): Array<Informer<KubeObject>> {
     return [...this.#m.values()];

@@ -76,7 +76,8 @@ export function admitCreate(ctx: ServerContext, def: ResourceDef, obj: ApiObject
   delete meta.deletionTimestamp;
   delete meta.deletionGracePeriodSeconds;
   delete meta.selfLink;
-  if (def.statusSubresource) meta.generation = 1;
+  // Custom objects always count generations (upstream's CR strategy), with or without /status.
+  if (def.statusSubresource || def.custom) meta.generation = 1;
   else delete meta.generation;
   def.strategy.prepareForCreate?.(obj);
   def.strategy.defaults?.(obj);
@@ -131,6 +132,12 @@ export function admitUpdate(def: ResourceDef, next: ApiObject, old: ApiObject, s
   if (def.statusSubresource) {
     const oldGen = old.metadata.generation ?? 1;
     meta.generation = !subresource && !jsonEqual(specOf(obj), specOf(old)) ? oldGen + 1 : oldGen;
+  } else if (def.custom) {
+    // Without a status subresource every field but metadata is "spec" to a custom object.
+    const oldGen = old.metadata.generation ?? 1;
+    const { metadata: _a, ...next } = obj;
+    const { metadata: _b, ...prev } = old;
+    meta.generation = jsonEqual(next, prev) ? oldGen : oldGen + 1;
   } else {
     delete meta.generation;
   }

@@ -19,6 +19,8 @@ import { handleNodeCredentialRequest } from '../auth/node-credentials.js';
 import { admit } from '../admission/index.js';
 import { scopeRecorder } from '../admission/recorder.js';
 import { awaitVisible } from './visibility.js';
+import { addWarnings } from '../field-validation.js';
+import { warningHeaderValue } from '../admission/recorder.js';
 import type { ApiObject } from '../object.js';
 import { handleWatch } from './watch.js';
 import { handleCreate, handlePatch, handleUpdate } from './writes.js';
@@ -29,6 +31,7 @@ export async function dispatch(s: RequestScope): Promise<void> {
   const method = s.req.method ?? 'GET';
   const { def } = s.served;
   const sub = s.subresource;
+  if (def.custom?.deprecationWarning) addWarnings(s.res, [warningHeaderValue(def.custom.deprecationWarning)]);
   if (def.ephemeral) {
     if (method !== 'POST' || s.name || sub) throw methodNotAllowed();
     const handler = def.kind === 'NodeCredentialRequest' ? handleNodeCredentialRequest : EPHEMERAL_HANDLERS[def.kind];
@@ -56,6 +59,7 @@ export async function dispatch(s: RequestScope): Promise<void> {
   }
   if (!s.name) {
     if (method === 'GET') return isWatch(s.url) ? handleWatch(s) : handleList(s);
+    if (method === 'POST' && s.ctx.catalog.isTerminating(def)) throw methodNotAllowed('create not allowed while custom resource definition is terminating');
     if (method === 'POST') return handleCreate(s);
     if (method === 'DELETE') return handleDeleteCollection(s);
     throw methodNotAllowed();

@@ -1,4 +1,4 @@
-/** The autoscaling/v1 Scale subresource of deployments and replicasets (`kubectl scale`). */
+/** The autoscaling/v1 Scale subresource of deployments, replicasets, statefulsets and custom resources (`kubectl scale`). */
 import type { RequestScope } from '../context.js';
 import { bodyOf, decodeObjectBody } from '../media.js';
 import { isPlainObject, type ApiObject, type Json } from '../object.js';
@@ -11,6 +11,8 @@ import { managerOf, updateManagedFields } from '../fieldmanager/manager.js';
 import { typesOfKind } from '../fieldmanager/typed.js';
 import { apiVersionOf } from '../resource.js';
 import { addWarnings, enforceFieldValidation } from '../field-validation.js';
+import { readJsonPath, writeJsonPath } from '../apiextensions/custom-defs.js';
+import type { ResourceDef } from '../resource.js';
 
 const SCALE = { group: 'autoscaling', version: 'v1', kind: 'Scale' };
 
@@ -25,9 +27,15 @@ function selectorString(sel: unknown): string {
   return parts.join(',');
 }
 
-export function scaleOf(obj: ApiObject): ApiObject {
-  const spec = (obj.spec ?? {}) as Json;
-  const status = (obj.status ?? {}) as Json;
+/** Where a kind keeps its replica counts and selector: a CRD's scale subresource names them, built-ins use spec/status.replicas. */
+function scalePaths(def: ResourceDef): { spec: string; status: string; selector?: string } {
+  const c = def.custom?.scale;
+  return c ? { spec: c.specReplicasPath, status: c.statusReplicasPath, selector: c.labelSelectorPath } : { spec: '.spec.replicas', status: '.status.replicas' };
+}
+
+export function scaleOf(obj: ApiObject, def?: ResourceDef): ApiObject {
+  const paths = def ? scalePaths(def) : { spec: '.spec.replicas', status: '.status.replicas' };
+  const selector = def?.custom ? (paths.selector ? readJsonPath(obj, paths.selector) : undefined) : selectorString((obj.spec as Json | undefined)?.selector);
   return {
     kind: 'Scale',
     apiVersion: 'autoscaling/v1',
@@ -38,8 +46,8 @@ export function scaleOf(obj: ApiObject): ApiObject {
       resourceVersion: obj.metadata.resourceVersion,
       creationTimestamp: obj.metadata.creationTimestamp,
     },
-    spec: { replicas: spec.replicas ?? 0 },
-    status: { replicas: status.replicas ?? 0, selector: selectorString(spec.selector) },
+    spec: { replicas: readJsonPath(obj, paths.spec) ?? 0 },
+    status: { replicas: readJsonPath(obj, paths.status) ?? 0, ...(typeof selector === 'string' && (selector || !def?.custom) ? { selector } : {}) },
   };
 }
 
@@ -48,7 +56,7 @@ export async function handleScale(s: RequestScope): Promise<void> {
   const name = s.name!;
   const method = s.req.method ?? 'GET';
   if (method === 'GET') {
-    sendJson(s.res, 200, scaleOf(await registry.get(s.namespace, name)));
+    sendJson(s.res, 200, scaleOf(await registry.get(s.namespace, name), def));
     return;
   }
   const { dryRun, fieldValidation, fieldManager } = writeOptionsOf(s.url, method === 'PUT' ? 'UpdateOptions' : 'PatchOptions', s.req.headers['content-type']?.includes('apply-patch') ?? false);
@@ -71,16 +79,17 @@ export async function handleScale(s: RequestScope): Promise<void> {
     };
   }
   const result = await registry.guaranteedUpdate(s.namespace, name, (current) => {
-    const wanted = next(scaleOf(current));
+    const wanted = next(scaleOf(current, def));
     const rv = wanted.metadata?.resourceVersion;
     if (rv && rv !== current.metadata.resourceVersion) throw conflict(def.plural, def.group, name);
     const replicas = (wanted.spec as Json | undefined)?.replicas;
     if (!Number.isInteger(replicas) || (replicas as number) < 0) {
       throw invalid('Scale', 'autoscaling', name, [{ reason: 'FieldValueInvalid', field: 'spec.replicas', message: `Invalid value: ${JSON.stringify(replicas)}: must be greater than or equal to 0` }]);
     }
-    if ((current.spec as Json | undefined)?.replicas === replicas) return undefined;
+    const specPath = scalePaths(def).spec;
+    if (readJsonPath(current, specPath) === replicas) return undefined;
     const updated = structuredClone(current);
-    (updated.spec as Json).replicas = replicas;
+    writeJsonPath(updated, specPath, replicas);
     const admitted = admitUpdate(def, updated, current);
     // The manager owns .spec.replicas as a write through the `scale` subresource (a later apply of another value conflicts).
     const context = { types: typesOfKind(def.kind), apiVersion: apiVersionOf(def), subresource: 'scale', statusSubresource: def.statusSubresource, now: s.ctx.now() };
@@ -90,5 +99,5 @@ export async function handleScale(s: RequestScope): Promise<void> {
     return undefined;
   });
   addWarnings(s.res, warnings);
-  sendJson(s.res, 200, scaleOf(dryResult ?? result.object));
+  sendJson(s.res, 200, scaleOf(dryResult ?? result.object, def));
 }

@@ -10,10 +10,11 @@
  *               then the finalizer
  *
  * The graph (uid → object, owner uid → dependents) is built from shared informers of the kinds
- * that own or are owned in this cluster. An owner missing from the cache is confirmed with a
+ * that own or are owned in this cluster, and of every custom resource while its CRD is
+ * Established (one informer per CRD: its versions share one storage). An owner missing from the cache is confirmed with a
  * live GET before anything is deleted (the owner's watch may simply lag).
  */
-import { CONFIGMAPS, CONTROLLERREVISIONS, CRONJOBS, DAEMONSETS, DEPLOYMENTS, JOBS, PERSISTENTVOLUMECLAIMS, STATEFULSETS, ENDPOINTSLICES, LEASES, NODES, PODS, REPLICASETS, SECRETS, SERVICES, findResourceByKind, objectKey, type Informer, type KubeObject, type OwnerReference, type ResourceType } from '@nodelet/api';
+import { CONFIGMAPS, CONTROLLERREVISIONS, CRONJOBS, CUSTOMRESOURCEDEFINITIONS, DAEMONSETS, DEPLOYMENTS, JOBS, PERSISTENTVOLUMECLAIMS, STATEFULSETS, ENDPOINTSLICES, LEASES, NODES, PODS, REPLICASETS, SECRETS, SERVICES, apiVersionOf, customResourceTypes, findResourceByKind, objectKey, type CustomResourceDefinition, type Informer, type KubeObject, type OwnerReference, type ResourceType } from '@nodelet/api';
 import { hasCode } from '@nodelet/base';
 import { ControllerBase, type ControllerDeps } from '../controller-base.js';
 
@@ -38,17 +39,47 @@ export class GarbageCollector extends ControllerBase {
   readonly #byUid = new Map<string, Ref>();
   readonly #dependents = new Map<string, Set<string>>();
 
+  /** apiVersion/kind → resource type, of every served version of the custom resources watched. */
+  readonly #customKinds = new Map<string, ResourceType>();
+  readonly #informers: ControllerDeps['informers'];
+
   constructor(d: ControllerDeps) {
     super(d, { name: 'garbagecollector', workers: 4 });
-    for (const r of GC_RESOURCES) {
-      const informer = this.informer(r as ResourceType<KubeObject>);
-      this.#inf.set(`${r.group}/${r.plural}`, { r, informer });
-      this.handle(informer, {
-        onAdd: (o) => this.#observe(r, o),
-        onUpdate: (old, o) => this.#observe(r, o, old),
-        onDelete: (o) => this.#gone(r, o),
-      });
-    }
+    this.#informers = d.informers;
+    for (const r of GC_RESOURCES) this.#watchKind(r);
+    const crds = this.informer(CUSTOMRESOURCEDEFINITIONS);
+    this.handle(crds, {
+      onAdd: (c) => this.#crdChanged(c),
+      onUpdate: (_old, c) => this.#crdChanged(c),
+      onDelete: (c) => void this.#crdGone(c),
+    });
+  }
+
+  #watchKind(r: ResourceType): void {
+    const informer = this.informer(r as ResourceType<KubeObject>);
+    this.#inf.set(`${r.group}/${r.plural}`, { r, informer });
+    this.handle(informer, {
+      onAdd: (o) => this.#observe(r, o),
+      onUpdate: (old, o) => this.#observe(r, o, old),
+      onDelete: (o) => this.#gone(r, o),
+    });
+  }
+
+  /** An Established CRD: its objects join the graph; one no longer served leaves it. */
+  #crdChanged(crd: CustomResourceDefinition): void {
+    const types = customResourceTypes(crd);
+    if (!types.length) return void this.#crdGone(crd);
+    for (const t of types) this.#customKinds.set(`${apiVersionOf(t)}|${t.kind}`, t);
+    if (!this.#inf.has(`${crd.spec.group}/${crd.spec.names.plural}`)) this.#watchKind(types[0]!);
+  }
+
+  async #crdGone(crd: CustomResourceDefinition): Promise<void> {
+    const key = `${crd.spec.group}/${crd.spec.names.plural}`;
+    for (const [k, t] of this.#customKinds) if (`${t.group}/${t.plural}` === key) this.#customKinds.delete(k);
+    const entry = this.#inf.get(key);
+    if (!entry) return;
+    this.#inf.delete(key);
+    await this.#informers.drop(entry.r);
   }
 
   #observe(r: ResourceType, o: KubeObject, old?: KubeObject): void {
@@ -141,7 +172,7 @@ export class GarbageCollector extends ControllerBase {
 
   async #ownerState(ref: OwnerReference, dependent: KubeObject, signal: AbortSignal): Promise<'present' | 'absent' | 'deleting-foreground'> {
     const known = this.#byUid.get(ref.uid);
-    const ownerR = known?.r ?? findResourceByKind(ref.apiVersion, ref.kind);
+    const ownerR = known?.r ?? findResourceByKind(ref.apiVersion, ref.kind) ?? this.#customKinds.get(`${ref.apiVersion}|${ref.kind}`);
     if (!ownerR) return 'present'; // a kind we do not know: never collect on a guess
     const cached = known ? this.#inf.get(`${ownerR.group}/${ownerR.plural}`)?.informer.get(known.key) : undefined;
     let owner = cached;
