@@ -7,6 +7,7 @@
  *   3 create a sandbox if `createSandbox` (attempt = `attempt`)
  *   4 start init container `nextInitContainer` (one at a time, in order)
  *   5 start `containersToStart` (backoff is checked per container at start time)
+ *   6 start `ephemeralToStart`: ephemeral containers that never ran in the current sandbox (once each)
  *
  * No I/O, no clock: table-tested in pod-actions.test.ts.
  */
@@ -40,6 +41,8 @@ export interface PodActions {
   /** Indices into spec.containers. */
   containersToStart: number[];
   containersToKill: ContainerToKill[];
+  /** Indices into spec.ephemeralContainers: never started yet, to start in the running sandbox. */
+  ephemeralToStart: number[];
 }
 
 function restartPolicy(pod: Pod): 'Always' | 'OnFailure' | 'Never' {
@@ -97,6 +100,7 @@ export function computePodActions(pod: Pod, observed: ObservedPod, probeFailed: 
     initFailed: false,
     containersToStart: [],
     containersToKill: [],
+    ephemeralToStart: [],
   };
   if (!sb.changed && sb.sandbox) actions.sandboxId = sb.sandbox.id;
 
@@ -167,6 +171,14 @@ export function computePodActions(pod: Pod, observed: ObservedPod, probeFailed: 
       actions.containersToKill.push({ id: c.id, name: c.name, reason: `container "${c.name}" is not in the pod spec` });
     }
   }
-  if (keep === 0 && actions.containersToStart.length === 0) actions.killPod = true;
+  if (keep === 0 && actions.containersToStart.length === 0) {
+    actions.killPod = true;
+    return actions;
+  }
+  // kubelet: an ephemeral container starts once, in the running sandbox, after init is done; it is
+  // never restarted and a new sandbox does not run it again.
+  (spec?.ephemeralContainers ?? []).forEach((c, i) => {
+    if (!latestContainer(observed, c.name, 'ephemeral')) actions.ephemeralToStart.push(i);
+  });
   return actions;
 }
