@@ -13,6 +13,14 @@ type Obj = Record<string, unknown>;
 const FORBIDDEN = ['lifecycle', 'livenessProbe', 'ports', 'readinessProbe', 'resizePolicy', 'resources', 'restartPolicy', 'startupProbe'] as const;
 const FORBIDDEN_WHY = 'cannot be set for an Ephemeral Container';
 
+/** Set to something: kubectl sends `resources: {}` (a Go struct is never omitted), which is no value. */
+function isSet(v: unknown): boolean {
+  if (v === undefined || v === null) return false;
+  if (Array.isArray(v)) return v.length > 0;
+  if (typeof v === 'object') return Object.values(v as Obj).some(isSet);
+  return true;
+}
+
 /**
  * The ephemeral-only rules of each entry of `spec.ephemeralContainers` (the shared container rules
  * and the name's uniqueness across all three lists run in validatePodSpec). `targets`: the names
@@ -24,7 +32,7 @@ export function validateEphemeralFields(list: readonly unknown[], path: string, 
     if (!c || typeof c !== 'object') return;
     const ec = c as Obj;
     const at = `${path}[${i}]`;
-    for (const f of FORBIDDEN) if (ec[f] !== undefined && ec[f] !== null) errs.push(forbiddenField(`${at}.${f}`, FORBIDDEN_WHY));
+    for (const f of FORBIDDEN) if (isSet(ec[f])) errs.push(forbiddenField(`${at}.${f}`, FORBIDDEN_WHY));
     if (Array.isArray(ec.volumeMounts)) {
       ec.volumeMounts.forEach((m: Obj, j) => {
         if (m && (m.subPath || m.subPathExpr)) errs.push(forbiddenField(`${at}.volumeMounts[${j}].${m.subPath ? 'subPath' : 'subPathExpr'}`, FORBIDDEN_WHY));
