@@ -129,3 +129,14 @@ test('mounts: configMap/secret always read-only, subPath only from a prepared bi
   assert.throws(() => volumeDir('/r', 'uid-1', { name: '../../etc/cron.d', configMap: { name: 'x' } }), (e) => hasCode(e, 'ERR_INVALID_ARGUMENT'));
   assert.throws(() => podDir('/r', '../..'), (e) => hasCode(e, 'ERR_INVALID_ARGUMENT'));
 });
+
+test('buildContainerConfig: an ephemeral container with a running target joins its PID namespace (CRI TARGET) unless the pod shares one', () => {
+  const dbg = { name: 'dbg', image: 'busybox', targetContainerName: 'main' };
+  const input = { pod, container: dbg, type: 'ephemeral' as const, restartCount: 0, imageRef: 'sha256:img', env: [], paths: { rootDir: '/r', podLogsDir: '/var/log/pods' }, nodeMemoryBytes: 2 ** 30 };
+  const ns = (p: Pod, targetContainerId?: string) => buildContainerConfig({ ...input, pod: p, targetContainerId }).linux?.securityContext?.namespaceOptions;
+  assert.deepEqual(ns(pod, 'ctr-main'), { network: 'POD', pid: 'TARGET', targetId: 'ctr-main', ipc: 'POD' });
+  assert.equal(buildContainerConfig({ ...input, targetContainerId: 'ctr-main' }).annotations?.['io.kubernetes.container.type'], 'ephemeral');
+  assert.deepEqual(ns(pod), { network: 'POD', pid: 'CONTAINER', ipc: 'POD' });
+  assert.equal(ns({ ...pod, spec: { ...pod.spec!, shareProcessNamespace: true } }, 'ctr-main')?.pid, 'POD');
+  assert.equal(ns({ ...pod, spec: { ...pod.spec!, hostPID: true } }, 'ctr-main')?.pid, 'NODE');
+});

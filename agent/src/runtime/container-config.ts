@@ -169,6 +169,8 @@ export interface ContainerConfigInput {
   imageUser: ImageUser;
   /** kubelet `seccompDefault`: RuntimeDefault when neither the container nor the pod names a profile. */
   seccompDefault?: boolean;
+  /** An ephemeral container's running target (targetContainerName): its process namespace is joined. */
+  targetContainerId?: string;
 }
 
 function mountsFor({ pod, container, paths, subPaths }: ContainerConfigInput): Mount[] {
@@ -237,10 +239,20 @@ export function buildContainerConfig(input: ContainerConfigInput): ContainerConf
         ...securityContext,
         namespaceOptions: {
           network: spec.hostNetwork ? 'NODE' : 'POD',
-          pid: pidNamespace(spec),
+          ...containerPid(spec, input.targetContainerId),
           ipc: spec.hostIPC ? 'NODE' : 'POD',
         },
       },
     },
   };
+}
+
+/**
+ * A container's PID namespace: the pod's mode, except that an ephemeral container with a target
+ * joins the target's own namespace (CRI TARGET, containerd 1.6 supports it) when the pod gives each
+ * container its own; with hostPID or shareProcessNamespace it already sees the target's processes.
+ */
+function containerPid(spec: NonNullable<Pod['spec']>, targetId: string | undefined): { pid: 'NODE' | 'POD' | 'CONTAINER' | 'TARGET'; targetId?: string } {
+  const pid = pidNamespace(spec);
+  return pid === 'CONTAINER' && targetId ? { pid: 'TARGET', targetId } : { pid };
 }

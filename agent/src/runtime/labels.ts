@@ -19,7 +19,8 @@ export const CONTAINER_TYPE = 'io.kubernetes.container.type';
 /** kubelet marks its own objects with this label; listings filter on it so foreign sandboxes are left alone. */
 export const MANAGED_BY = 'io.kubernetes.nodelet.managed';
 
-export type ContainerType = 'init' | 'regular';
+/** `ephemeral`: a debugging container of spec.ephemeralContainers (never restarted, never probed). */
+export type ContainerType = 'init' | 'regular' | 'ephemeral';
 
 /** Stable JSON (sorted keys), so a hash does not depend on key order from the API server. */
 function stableJson(v: unknown): string {

@@ -101,6 +101,10 @@ function stateFromCri(s: string): ObservedContainerState {
   }
 }
 
+function typeOf(v: string | undefined): ContainerType {
+  return v === 'init' || v === 'ephemeral' ? v : 'regular';
+}
+
 /** From a ListContainers entry, refined by ContainerStatus when given (exit code, times, reason). */
 export function containerFromCri(c: Container__Output, st?: ContainerStatus__Output): ObservedContainer {
   const labels = c.labels ?? {};
@@ -109,7 +113,7 @@ export function containerFromCri(c: Container__Output, st?: ContainerStatus__Out
     id: c.id,
     sandboxId: c.podSandboxId,
     name: labels[CONTAINER_NAME] ?? c.metadata?.name ?? '',
-    type: ann[CONTAINER_TYPE] === 'init' || labels[CONTAINER_TYPE] === 'init' ? 'init' : 'regular',
+    type: typeOf(ann[CONTAINER_TYPE] ?? labels[CONTAINER_TYPE]),
     state: stateFromCri(st?.state ?? c.state),
     hash: ann[CONTAINER_HASH] ?? '',
     restartCount: Number(ann[CONTAINER_RESTART_COUNT] ?? c.metadata?.attempt ?? 0) || 0,

@@ -47,7 +47,7 @@ function observed(sandboxes: ObservedSandbox[], containers: ObservedContainer[])
   return { uid: 'u1', name: 'p', namespace: 'default', sandboxes: [...sandboxes].reverse(), containers: [...containers].reverse() };
 }
 
-const base: PodActions = { killPod: false, createSandbox: false, attempt: 0, initFailed: false, sidecarsToStart: [], containersToStart: [], containersToKill: [] };
+const base: PodActions = { killPod: false, createSandbox: false, attempt: 0, initFailed: false, sidecarsToStart: [], containersToStart: [], containersToKill: [], ephemeralToStart: [] };
 
 const cases: Array<{ name: string; pod: Pod; obs: ObservedPod; want: Partial<PodActions> }> = [
   {
@@ -211,4 +211,17 @@ test('computePodActions: under Never a failed startup probe kills without restar
   assert.deepEqual(a.containersToStart, []);
   assert.deepEqual(a.containersToKill.map((k) => k.reason), ['Container app failed startup probe, will be restarted']);
   assert.equal(a.killPod, true);
+});
+
+test('computePodActions: an ephemeral container starts once in the running sandbox, never again and never in a new one', () => {
+  const dbg = { name: 'dbg', image: 'busybox', targetContainerName: 'app' };
+  const p: Pod = { ...pod(), spec: { ...pod().spec!, ephemeralContainers: [dbg] } };
+  const running = [ctr('app', 'running'), ctr('side', 'running')];
+  assert.deepEqual(computePodActions(p, observed([sandbox(0)], running)).ephemeralToStart, [0]);
+  const ran: ObservedContainer = { ...ctr('app', 'exited', { exitCode: 1 }), id: 'dbg-0', name: 'dbg', type: 'ephemeral', hash: '' };
+  const after = computePodActions(p, observed([sandbox(0)], [...running, ran]));
+  assert.deepEqual(after.ephemeralToStart, [], 'an exited ephemeral container is not restarted');
+  assert.equal(after.killPod, false, 'nor does it change the pod');
+  const fresh = computePodActions(p, observed([sandbox(0, false)], [ctr('app', 'exited'), ctr('side', 'exited')]));
+  assert.deepEqual(fresh.ephemeralToStart, [], 'a new sandbox does not run it');
 });

@@ -13,6 +13,7 @@
  * init container waits until the sidecar is started (running, its startupProbe passed). They keep
  * running beside the app containers, are restarted whenever they exit whatever the pod's
  * restartPolicy, and count neither for the pod's completion nor its phase once it has run.
+ *   6 start `ephemeralToStart`: ephemeral containers that never ran in the current sandbox (once each)
  *
  * No I/O, no clock: table-tested in pod-actions.test.ts.
  */
@@ -58,6 +59,8 @@ export interface PodActions {
   /** Indices into spec.containers. */
   containersToStart: number[];
   containersToKill: ContainerToKill[];
+  /** Indices into spec.ephemeralContainers: never started yet, to start in the running sandbox. */
+  ephemeralToStart: number[];
 }
 
 function restartPolicy(pod: Pod): 'Always' | 'OnFailure' | 'Never' {
@@ -127,6 +130,7 @@ export function computePodActions(pod: Pod, observed: ObservedPod, probeFailed: 
     sidecarsToStart: [],
     containersToStart: [],
     containersToKill: [],
+    ephemeralToStart: [],
   };
   if (!sb.changed && sb.sandbox) actions.sandboxId = sb.sandbox.id;
 
@@ -227,6 +231,11 @@ export function computePodActions(pod: Pod, observed: ObservedPod, probeFailed: 
     }
     const probe = probeFailed(st.id);
     if (probe) actions.containersToKill.push({ id: st.id, name: c.name, type: 'init', reason: `Container ${c.name} failed ${probe} probe, will be restarted`, probe });
+  });
+  // kubelet: an ephemeral container starts once, in the running sandbox, after init is done; it is
+  // never restarted and a new sandbox does not run it again.
+  (spec?.ephemeralContainers ?? []).forEach((c, i) => {
+    if (!latestContainer(observed, c.name, 'ephemeral')) actions.ephemeralToStart.push(i);
   });
   return actions;
 }

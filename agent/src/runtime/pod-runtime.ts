@@ -7,7 +7,7 @@
  * The only importer of CRI in the pod lifecycle (docs/contributing.md, layers).
  */
 import { AgentError, describeError, hasCode, isAbortError, type Clock, type Logger } from '@nodelet/base';
-import type { Container, Pod, Service } from '@nodelet/api';
+import type { EphemeralContainer, Pod, Service } from '@nodelet/api';
 import type { PodSandboxConfig, RuntimeService } from './cri.js';
 import { buildContainerConfig, buildSandboxConfig, isSafePodUid, podLogDir, type PodPaths } from './container-config.js';
 import { resolveEnv, type EnvSourceReader } from './env.js';
@@ -107,6 +107,18 @@ function utf8Reader(env: EnvSourceReader): VolumeSourceReader {
     configMap: async (ns, name, signal) => bytes(await env.configMap(ns, name, signal)),
     secret: async (ns, name, signal) => bytes(await env.secret(ns, name, signal)),
   };
+}
+
+/** The pod spec list a container type comes from (for event field paths). */
+function listOf(type: ContainerType): string {
+  return type === 'init' ? 'initContainers' : type === 'ephemeral' ? 'ephemeralContainers' : 'containers';
+}
+
+/** The ID of the running container an ephemeral container targets; it must be running to be joined. */
+function runningTarget(observed: ObservedPod, name: string): string {
+  const t = observed.containers.find((c) => c.name === name && c.type !== 'ephemeral' && c.state === 'running');
+  if (!t) throw new AgentError('ERR_FAILED_PRECONDITION', `target container "${name}" is not running`);
+  return t.id;
 }
 
 export class PodRuntime {
@@ -268,19 +280,23 @@ export class PodRuntime {
     for (const i of actions.containersToStart) {
       await this.#startContainer(ctx, pod.spec!.containers[i]!, 'regular');
     }
+    // 6. Ephemeral containers, once each.
+    for (const i of actions.ephemeralToStart) {
+      await this.#startContainer(ctx, pod.spec!.ephemeralContainers![i]!, 'ephemeral');
+    }
     return result;
   }
 
   async #startContainer(
     ctx: { pod: Pod; observed: ObservedPod; sandboxId: string; sandboxConfig: PodSandboxConfig; podIPs: string[]; result: SyncResult; signal: AbortSignal },
-    c: Container,
+    c: EphemeralContainer,
     type: ContainerType,
   ): Promise<void> {
     const { pod, observed, signal, result } = ctx;
     const uid = pod.metadata.uid!;
     const previous = latestContainer(observed, c.name, type);
     const restartCount = previous ? previous.restartCount + 1 : 0;
-    const fieldPath = `spec.${type === 'init' ? 'initContainers' : 'containers'}{${c.name}}`;
+    const fieldPath = `spec.${listOf(type)}{${c.name}}`;
     const requeue = (ms: number): void => {
       result.requeueAfterMs = Math.min(result.requeueAfterMs ?? Infinity, Math.max(ms, 100));
     };
@@ -328,7 +344,8 @@ export class PodRuntime {
       const env = await resolveEnv(pod, c, { podIPs: ctx.podIPs, hostIP: this.#o.hostIP(), nodeName: this.#o.nodeName }, this.#o.env, signal, this.#serviceEnv(pod));
       // Verified and bind-mounted now, right before CreateContainer (subpath.ts).
       const subPaths = await prepareContainerSubPaths(pod, c, env, this.#o.paths.rootDir, this.#volumes.mounter, signal);
-      config = buildContainerConfig({ pod, container: c, type, restartCount, imageRef, env, paths: this.#o.paths, nodeMemoryBytes: this.#o.nodeMemoryBytes, subPaths, imageUser, seccompDefault: this.#o.seccompDefault });
+      const targetContainerId = type === 'ephemeral' && c.targetContainerName ? runningTarget(observed, c.targetContainerName) : undefined;
+      config = buildContainerConfig({ pod, container: c, type, restartCount, imageRef, env, paths: this.#o.paths, nodeMemoryBytes: this.#o.nodeMemoryBytes, subPaths, imageUser, seccompDefault: this.#o.seccompDefault, targetContainerId });
       const podIPs = pod.spec?.hostNetwork ? [this.#o.hostIP()] : ctx.podIPs;
       const hosts = await ensureHostsFile(pod, c, podIPs, { rootDir: this.#o.paths.rootDir, clusterDomain: this.#o.clusterDomain ?? 'cluster.local', nodeHostsFile: this.#o.nodeHostsFile });
       if (hosts) config.mounts = [...(config.mounts ?? []), hosts];
@@ -429,9 +446,9 @@ export class PodRuntime {
     const inits = pod.spec?.initContainers ?? [];
     const sidecarIndex = (c: (typeof live)[number]): number => (c.type === 'init' ? inits.findIndex((x) => x.name === c.name && isSidecar(x)) : -1);
     const stop = (c: (typeof live)[number], graceS: number): Promise<void> => {
-      const list = c.type === 'init' ? inits : pod.spec?.containers;
+      const list = c.type === 'init' ? inits : c.type === 'ephemeral' ? pod.spec?.ephemeralContainers : pod.spec?.containers;
       const spec = list?.find((x) => x.name === c.name);
-      const fieldPath = `spec.${c.type === 'init' ? 'initContainers' : 'containers'}{${c.name}}`;
+      const fieldPath = `spec.${listOf(c.type)}{${c.name}}`;
       return this.#stop(pod, { id: c.id, name: c.name, running: c.state === 'running', spec, fieldPath }, graceS, podIP, signal, zeroMeansNow);
     };
     await Promise.all(live.filter((c) => sidecarIndex(c) < 0).map((c) => stop(c, grace)));

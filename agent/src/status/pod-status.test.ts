@@ -181,3 +181,14 @@ test('activeDeadlineSeconds: past the deadline from startTime the pod is Failed 
   assert.equal(activeDeadlineRemainingMs(early, early.status!.startTime, NOW), 20_000);
   assert.equal(activeDeadlineRemainingMs(pod(), new Date(NOW).toISOString(), NOW), undefined);
 });
+
+test('ephemeral containers: their own status list, never ready, a start failure shown until created; the pod stays Ready', () => {
+  const p: Pod = { ...pod(), spec: { ...pod().spec!, ephemeralContainers: [{ name: 'dbg', image: 'busybox' }, { name: 'dbg2', image: 'nope' }] } };
+  const s = status(p, obs([c('app', 'running'), c('dbg', 'running', { type: 'ephemeral', id: 'e1' })]), [['dbg2', { reason: 'ErrImagePull', message: 'not found' }]]);
+  const [dbg, dbg2] = s.ephemeralContainerStatuses!;
+  assert.deepEqual([dbg!.name, dbg!.ready, dbg!.started, dbg!.containerID, dbg!.state!.running !== undefined], ['dbg', false, true, 'containerd://e1', true]);
+  assert.deepEqual(dbg2!.state, { waiting: { reason: 'ErrImagePull', message: 'not found' } });
+  assert.deepEqual(s.containerStatuses!.map((x) => x.name), ['app']);
+  assert.equal(cond(s, 'Ready'), 'True');
+  assert.equal(status(pod(), obs([c('app', 'running')])).ephemeralContainerStatuses, undefined);
+});

@@ -72,7 +72,8 @@ function containerStatus(
       // A container with a readiness (or startup) probe is not ready until the probe passed; sidecars are probed too.
       const probed = (type === 'regular' || isSidecar(spec)) && input.probes;
       status.started = probed ? input.probes!.started(latest.id, !!spec.startupProbe) : true;
-      status.ready = probed ? input.probes!.ready(latest.id, !!spec.readinessProbe, !!spec.startupProbe) : (type === 'init' && !isSidecar(spec)) || (!spec.readinessProbe && !spec.startupProbe);
+      // Ephemeral containers are never ready (kubelet): they do not serve the pod.
+      status.ready = probed ? input.probes!.ready(latest.id, !!spec.readinessProbe, !!spec.startupProbe) : (type === 'init' && !isSidecar(spec)) || (type !== 'ephemeral' && !spec.readinessProbe && !spec.startupProbe);
     } else if (latest.state === 'exited' || latest.state === 'unknown') {
       status.state = terminatedState(latest, input.runtimeName);
     } else {
@@ -82,7 +83,8 @@ function containerStatus(
   }
   // A container that will be started again shows why it is not running yet.
   const failure = input.failures.get(spec.name);
-  const restarts = isSidecar(spec) || (type === 'init' ? !(latest?.state === 'exited' && latest.exitCode === 0) && shouldContainerBeRestarted(input.pod, latest) : shouldContainerBeRestarted(input.pod, latest));
+  // An ephemeral container is started once: a failure shows only until it was created.
+  const restarts = type === 'ephemeral' ? !latest : isSidecar(spec) || (type === 'init' ? !(latest?.state === 'exited' && latest.exitCode === 0) && shouldContainerBeRestarted(input.pod, latest) : shouldContainerBeRestarted(input.pod, latest));
   if (failure && restarts) {
     if (status.state?.terminated) status.lastState = status.state;
     status.state = { waiting: { reason: failure.reason, message: failure.message } };
@@ -209,6 +211,7 @@ export function computePodStatus(input: PodStatusInput): PodStatus {
   const defaultWaiting = hasInit ? 'PodInitializing' : 'ContainerCreating';
   const initStatuses = (spec.initContainers ?? []).map((c) => containerStatus(input, c, 'init', defaultWaiting));
   const statuses = spec.containers.map((c) => containerStatus(input, c, 'regular', defaultWaiting));
+  const ephemeral = (spec.ephemeralContainers ?? []).map((c) => containerStatus(input, c, 'ephemeral', 'ContainerCreating'));
   let phase = podPhase(pod, initStatuses, statuses, input.terminating);
   // Terminal phases never go back (kubelet status manager).
   if (prev?.phase === 'Succeeded' || prev?.phase === 'Failed') phase = prev.phase;
@@ -243,6 +246,7 @@ export function computePodStatus(input: PodStatusInput): PodStatus {
     startTime: prev?.startTime ?? iso(now),
     initContainerStatuses: hasInit ? initStatuses : undefined,
     containerStatuses: statuses,
+    ...(ephemeral.length > 0 ? { ephemeralContainerStatuses: ephemeral } : {}),
     qosClass: podQOSClass(spec),
   };
   // Past activeDeadlineSeconds the pod fails (kubelet's active deadline handler); its containers

@@ -308,9 +308,16 @@ export interface PodDNSConfig {
   options?: Array<{ name: string; value?: string }>;
 }
 
+/** A debugging container added to a running pod (pods/ephemeralcontainers). */
+export interface EphemeralContainer extends Container {
+  /** The container whose process namespace this one joins. */
+  targetContainerName?: string;
+}
+
 export interface PodSpec {
   containers: Container[];
   initContainers?: Container[];
+  ephemeralContainers?: EphemeralContainer[];
   volumes?: Volume[];
   restartPolicy?: 'Always' | 'OnFailure' | 'Never';
   terminationGracePeriodSeconds?: number;
@@ -425,6 +432,7 @@ export interface PodStatus {
   podIPs?: PodIP[];
   startTime?: Time;
   initContainerStatuses?: ContainerStatus[];
+  ephemeralContainerStatuses?: ContainerStatus[];
   containerStatuses?: ContainerStatus[];
   qosClass?: 'Guaranteed' | 'Burstable' | 'BestEffort';
   nominatedNodeName?: string;

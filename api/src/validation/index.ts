@@ -1,6 +1,7 @@
 export * from './field-error.js';
 export * from './names.js';
 export { validatePodSpec } from './pod.js';
+export { validateEphemeralContainersUpdate } from './ephemeral.js';
 export * from './paths.js';
 export { validatePodVolumes, validateVolumeMounts, validateVolumes } from './volumes.js';
 export { selectorErrors, validateAlwaysRestartingSpec, validateReplicatedSpec, validateServiceSpec } from './workloads.js';

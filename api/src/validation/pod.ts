@@ -8,6 +8,7 @@ import { dns1123LabelProblem } from './names.js';
 import { validateVolumeMounts, validateVolumes } from './volumes.js';
 import { validateLifecycle } from './lifecycle.js';
 import { validatePodScheduling } from './pod-scheduling.js';
+import { validateEphemeralFields } from './ephemeral.js';
 
 type Obj = Record<string, unknown>;
 const RESTART_POLICIES = ['Always', 'OnFailure', 'Never'];
@@ -27,6 +28,16 @@ export function validatePodSpec(spec: unknown, path: string): FieldError[] {
   if (s.initContainers !== undefined) {
     if (!Array.isArray(s.initContainers)) errs.push(invalidValue(`${path}.initContainers`, s.initContainers, 'must be a list'));
     else s.initContainers.forEach((c, i) => errs.push(...validateContainer(c, `${path}.initContainers[${i}]`, names, volumes, graceS)));
+  }
+  if (s.ephemeralContainers !== undefined) {
+    const list = s.ephemeralContainers;
+    if (!Array.isArray(list)) errs.push(invalidValue(`${path}.ephemeralContainers`, list, 'must be a list'));
+    else {
+      // Targets are the regular and init containers only; names are unique across all three lists.
+      const targets = new Set(names);
+      list.forEach((c, i) => errs.push(...validateContainer(c, `${path}.ephemeralContainers[${i}]`, names, volumes, graceS)));
+      errs.push(...validateEphemeralFields(list, `${path}.ephemeralContainers`, targets));
+    }
   }
   if (s.restartPolicy !== undefined && !RESTART_POLICIES.includes(s.restartPolicy as string)) {
     errs.push(notSupported(`${path}.restartPolicy`, s.restartPolicy, RESTART_POLICIES));

@@ -33,8 +33,8 @@ export interface Strategy {
   prepareForUpdate?(obj: ApiObject, old: ApiObject): void;
   /** Carries fields over on a `/status` (or CSR `/approval`) update: what that subresource may not change. */
   prepareForSubresourceUpdate?(subresource: string, obj: ApiObject, old: ApiObject): void;
-  /** Field errors; `old` is set on update. */
-  validate?(obj: ApiObject, old?: ApiObject): FieldError[];
+  /** Field errors; `old` is set on update, `subresource` on a subresource update (e.g. pods/ephemeralcontainers). */
+  validate?(obj: ApiObject, old?: ApiObject, subresource?: string): FieldError[];
 }
 
 export interface SubresourceDef {

@@ -71,6 +71,7 @@ export const RESOURCE_DEFS: readonly ResourceDef[] = [
       { name: 'exec', kind: { group: '', version: 'v1', kind: 'PodExecOptions' }, verbs: ['create', 'get'] },
       { name: 'attach', kind: { group: '', version: 'v1', kind: 'PodAttachOptions' }, verbs: ['create', 'get'] },
       { name: 'portforward', kind: { group: '', version: 'v1', kind: 'PodPortForwardOptions' }, verbs: ['create', 'get'] },
+      { name: 'ephemeralcontainers', verbs: ['get', 'patch', 'update'] },
     ],
     selectableFields: [
       'spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'spec.hostNetwork',

@@ -39,14 +39,14 @@ function toCauses(errs: FieldError[]): Array<{ reason: string; message: string; 
 }
 
 /** The strategy's and the metadata's field errors as a 422 Invalid (admission re-checks what a mutating plugin changed). */
-export function validateOrThrow(def: ResourceDef, obj: ApiObject, old?: ApiObject): void {
+export function validateOrThrow(def: ResourceDef, obj: ApiObject, old?: ApiObject, subresource?: string): void {
   const errs = [
     ...validateObjectMeta(obj.metadata, {
       namespaced: def.namespaced,
       nameIsLabel: def.nameValidation === 'label' || def.kind === 'Namespace' || def.kind === 'Service',
       nameIsPathSegment: def.nameValidation === 'pathSegment',
     }),
-    ...(def.strategy.validate?.(obj, old) ?? []),
+    ...(def.strategy.validate?.(obj, old, subresource) ?? []),
   ];
   if (errs.length) throw invalid(def.kind, def.group, obj.metadata.name ?? obj.metadata.generateName ?? '', toCauses(errs));
 }
@@ -90,8 +90,11 @@ function specOf(obj: ApiObject): Json {
   return rest;
 }
 
-/** Subresources that write part of `.status` (CSR `approval` writes its Approved/Denied conditions). */
-export type StatusLikeSubresource = 'status' | 'approval';
+/**
+ * Subresources that write one part of the object: `.status`, a CSR's Approved/Denied conditions
+ * (`approval`), a pod's `spec.ephemeralContainers` (`ephemeralcontainers`).
+ */
+export type StatusLikeSubresource = 'status' | 'approval' | 'ephemeralcontainers';
 
 /**
  * Admits `next` as the successor of `old` for the main resource (`subresource` undefined) or
@@ -99,7 +102,14 @@ export type StatusLikeSubresource = 'status' | 'approval';
  */
 export function admitUpdate(def: ResourceDef, next: ApiObject, old: ApiObject, subresource?: StatusLikeSubresource): ApiObject {
   let obj: ApiObject;
-  if (subresource) {
+  if (subresource === 'ephemeralcontainers') {
+    // Only the list changes: metadata, the rest of the spec and the status are the stored ones (kube's dropNonEphemeralContainerUpdates).
+    const spec = { ...(old.spec as Json) };
+    const list = isPlainObject(next.spec) ? (next.spec as Json).ephemeralContainers : undefined;
+    if (list === undefined) delete spec.ephemeralContainers;
+    else spec.ephemeralContainers = list;
+    obj = { ...old, spec, metadata: { ...old.metadata } };
+  } else if (subresource) {
     obj = { ...old, status: next.status, metadata: { ...old.metadata } };
     // Labels and annotations may change through /status (kubelet does not rely on it, others do).
     if (next.metadata.labels) obj.metadata.labels = next.metadata.labels;
@@ -141,7 +151,7 @@ export function admitUpdate(def: ResourceDef, next: ApiObject, old: ApiObject, s
   } else {
     delete meta.generation;
   }
-  validateOrThrow(def, obj, old);
+  validateOrThrow(def, obj, old, subresource);
   return obj;
 }
 

@@ -42,7 +42,7 @@ export async function dispatch(s: RequestScope): Promise<void> {
     if (!def.subresources.some((d) => d.name === sub)) throw notFoundPathFor();
     if (!s.name) throw notFoundPathFor();
     if (sub === 'scale') return handleScale(s);
-    if (sub === 'status' || sub === 'approval') {
+    if (sub === 'status' || sub === 'approval' || sub === 'ephemeralcontainers') {
       if (method === 'GET') return handleGet(s);
       if (method === 'PUT') return handleUpdate(s);
       if (method === 'PATCH') return handlePatch(s);

@@ -106,7 +106,8 @@ export async function resolvePodTarget(ctx: ServerContext, namespace: string, na
   const pod = await ctx.resource('', 'v1', 'pods')!.registry.get(namespace, name);
   const spec = (pod.spec ?? {}) as Json;
   const containers = ((spec.containers ?? []) as Json[]).map((c) => String(c.name));
-  const inits = ((spec.initContainers ?? []) as Json[]).map((c) => String(c.name));
+  // Init and ephemeral containers are reached by name only (kubectl logs/attach -c <name>).
+  const inits = [...((spec.initContainers ?? []) as Json[]), ...((spec.ephemeralContainers ?? []) as Json[])].map((c) => String(c.name));
   let chosen = container ?? '';
   if (!chosen) {
     if (containers.length !== 1) throw badRequest(`a container name must be specified for pod ${name}, choose one of: [${containers.join(' ')}]`);

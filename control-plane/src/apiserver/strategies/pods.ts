@@ -1,11 +1,15 @@
 /** Pod strategy: defaulting, initial status, spec validation and update immutability. */
-import { admitNewPodSpec, defaultPodSpec, defaultRequestsFromLimits, forbiddenField, podQOSClass, rfc3339, validatePodSpec, type FieldError, type PodSpec } from '@nodelet/api';
+import { admitNewPodSpec, defaultPodSpec, defaultRequestsFromLimits, forbiddenField, podQOSClass, rfc3339, validateEphemeralContainersUpdate, validatePodSpec, type FieldError, type PodSpec } from '@nodelet/api';
 import { deepClone, isPlainObject, jsonEqual, type ApiObject, type Json } from '../object.js';
 import type { Strategy } from '../resource.js';
 
-/** Spec fields a pod update may change (kube: image, activeDeadlineSeconds, tolerations additions, grace). */
-function mutableView(spec: Json): Json {
+/**
+ * Spec fields a pod update may change (kube: image, activeDeadlineSeconds, tolerations additions,
+ * grace); `ephemeral`: the update is through pods/ephemeralcontainers, which changes only that list.
+ */
+function mutableView(spec: Json, ephemeral: boolean): Json {
   const copy = deepClone(spec);
+  if (ephemeral) delete copy.ephemeralContainers;
   for (const list of ['containers', 'initContainers']) {
     if (Array.isArray(copy[list])) for (const c of copy[list] as Json[]) delete c.image;
   }
@@ -51,8 +55,14 @@ export const podStrategy: Strategy = {
     }
     obj.status = status;
   },
-  validate(obj: ApiObject, old?: ApiObject): FieldError[] {
+  validate(obj: ApiObject, old?: ApiObject, subresource?: string): FieldError[] {
     let errs = validatePodSpec(obj.spec, 'spec');
+    const ephemeral = subresource === 'ephemeralcontainers';
+    const listOf = (o: ApiObject): unknown => (isPlainObject(o.spec) ? o.spec.ephemeralContainers : undefined);
+    const added = listOf(obj);
+    // Ephemeral containers come only through the subresource, into a pod that already exists.
+    if (!old && Array.isArray(added) && added.length > 0) errs.push(forbiddenField('spec.ephemeralContainers', 'cannot be set on create'));
+    if (old && ephemeral) errs.push(...validateEphemeralContainersUpdate(added, listOf(old), 'spec.ephemeralContainers', jsonEqual));
     if (old && errs.length) {
       // Ratchet: an update (a status write, a finalizer removal) is not refused for what the
       // stored spec already had, so pods stored before a rule existed stay updatable.
@@ -65,7 +75,7 @@ export const podStrategy: Strategy = {
     }
     if (old && errs.length === 0 && isPlainObject(obj.spec) && isPlainObject(old.spec)) {
       errs.push(...schedulingGatesUpdateErrors(obj.spec, old.spec));
-      if (!jsonEqual(mutableView(obj.spec), mutableView(old.spec))) {
+      if (!jsonEqual(mutableView(obj.spec, ephemeral), mutableView(old.spec, ephemeral))) {
         errs.push(
           forbiddenField(
             'spec',
