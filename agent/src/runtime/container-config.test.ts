@@ -132,7 +132,7 @@ test('mounts: configMap/secret always read-only, subPath only from a prepared bi
 
 test('buildContainerConfig: an ephemeral container with a running target joins its PID namespace (CRI TARGET) unless the pod shares one', () => {
   const dbg = { name: 'dbg', image: 'busybox', targetContainerName: 'main' };
-  const input = { pod, container: dbg, type: 'ephemeral' as const, restartCount: 0, imageRef: 'sha256:img', env: [], paths: { rootDir: '/r', podLogsDir: '/var/log/pods' }, nodeMemoryBytes: 2 ** 30 };
+  const input = { pod, container: dbg, type: 'ephemeral' as const, restartCount: 0, imageRef: 'sha256:img', env: [], paths: { rootDir: '/r', podLogsDir: '/var/log/pods' }, nodeMemoryBytes: 2 ** 30, imageUser: {} };
   const ns = (p: Pod, targetContainerId?: string) => buildContainerConfig({ ...input, pod: p, targetContainerId }).linux?.securityContext?.namespaceOptions;
   assert.deepEqual(ns(pod, 'ctr-main'), { network: 'POD', pid: 'TARGET', targetId: 'ctr-main', ipc: 'POD' });
   assert.equal(buildContainerConfig({ ...input, targetContainerId: 'ctr-main' }).annotations?.['io.kubernetes.container.type'], 'ephemeral');
