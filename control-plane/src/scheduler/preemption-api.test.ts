@@ -1,0 +1,119 @@
+// Preemption against the real API server (startControlPlane on a loopback port, SQLite in a temp
+// dir), the scheduler as system:kube-scheduler, agent-less nodes played by fake agents (bound pods
+// run; a deleted pod goes once its finalizers are gone): what a user sees on the victim and the preemptor.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { EVENTS, PODDISRUPTIONBUDGETS, PODS, type Node, type Pod } from '@nodelet/api';
+import { pollUntil } from '@nodelet/base';
+import { createNodes, fakeNode, startFakeAgents, type FakeAgents } from '../controllers/testing/fake-agents.js';
+import { startRealCluster, type RealCluster } from '../controllers/testing/real-cluster.js';
+
+const POLL = { timeoutMs: 15_000, intervalMs: 25 };
+const HOLD = 'example.com/hold';
+
+function oneCpuNode(name: string): Node {
+  const n = fakeNode(name);
+  const r = { cpu: '1', memory: '8Gi', pods: '110', 'ephemeral-storage': '50Gi' };
+  return { ...n, status: { ...n.status, allocatable: r, capacity: r } };
+}
+
+function pod(name: string, priority: number, o: { labels?: Record<string, string>; spec?: Partial<NonNullable<Pod['spec']>>; finalizers?: string[] } = {}): Pod {
+  return {
+    metadata: { name, namespace: 'default', labels: o.labels ?? { app: name }, ...(o.finalizers ? { finalizers: o.finalizers } : {}) },
+    spec: { priority, containers: [{ name: 'c', image: 'busybox:1', resources: { requests: { cpu: '1' } } }], ...o.spec },
+  };
+}
+
+describe('scheduler: preemption on the real API server', () => {
+  let c: RealCluster;
+  let agents: FakeAgents;
+  before(async () => {
+    c = await startRealCluster();
+    agents = startFakeAgents(c.admin);
+  });
+  after(async () => {
+    await agents.stop();
+    await c.close();
+  });
+
+  it('a high-priority pod preempts the low-priority pod of a full node: DisruptionTarget, graceful deletion, nomination, binding', async () => {
+    await createNodes(c.admin, [oneCpuNode('full')]);
+    await c.scheduler();
+    const pods = c.admin.resource(PODS, 'default');
+    // The finalizer keeps the victim visible while it terminates, so its condition can be read.
+    await pods.create(pod('low', 0, { finalizers: [HOLD] }));
+    // Running first: the fake agent's one status write replaces the whole condition list.
+    await pollUntil('low running', async () => ((await pods.get('low')).status?.phase === 'Running' ? true : undefined), POLL);
+
+    const high = await pods.create(pod('high', 1000));
+    const victim = await pollUntil('victim terminating', async () => {
+      const p = await pods.get('low');
+      return p.metadata.deletionTimestamp ? p : undefined;
+    }, POLL);
+    const cond = victim.status?.conditions?.find((x) => x.type === 'DisruptionTarget');
+    assert.deepEqual(
+      [cond?.status, cond?.reason, cond?.message],
+      ['True', 'PreemptionByScheduler', 'default-scheduler: preempting to accommodate a higher priority pod'],
+    );
+    const nominated = await pollUntil('preemptor nominated', async () => {
+      const p = await pods.get('high');
+      return p.status?.nominatedNodeName ? p : undefined;
+    }, POLL);
+    assert.equal(nominated.status?.nominatedNodeName, 'full');
+    assert.equal(nominated.spec?.nodeName, undefined, 'not bound while the victim terminates');
+    const preempted = await pollUntil('Preempted event', async () =>
+      (await c.admin.resource(EVENTS, 'default').list()).items.find((e) => e.reason === 'Preempted' && e.involvedObject.name === 'low'), POLL);
+    assert.equal(preempted.type, 'Normal');
+    assert.equal(preempted.message, `Preempted by pod ${high.metadata.uid} on node full`);
+
+    // The victim's containers stopped: it goes, and the preemptor takes the node.
+    await pods.patch('low', { metadata: { finalizers: null } }, { type: 'merge' });
+    const node = await pollUntil('high bound', async () => (await pods.get('high')).spec?.nodeName || undefined, POLL);
+    assert.equal(node, 'full');
+    await pollUntil('low gone', async () => ((await pods.list()).items.some((p) => p.metadata.name === 'low') ? undefined : true), POLL);
+  });
+
+  it('a pod with preemptionPolicy Never waits and evicts nobody', async () => {
+    const pods = c.admin.resource(PODS, 'default');
+    await pods.create(pod('polite', 2000, { spec: { preemptionPolicy: 'Never' } }));
+    const ev = await pollUntil('FailedScheduling', async () =>
+      (await c.admin.resource(EVENTS, 'default').list()).items.find((e) => e.reason === 'FailedScheduling' && e.involvedObject.name === 'polite'), POLL);
+    assert.equal(ev.message, '0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never.');
+    const still = await pods.get('high');
+    assert.equal(still.metadata.deletionTimestamp, undefined);
+    assert.equal((await pods.get('polite')).status?.nominatedNodeName, undefined);
+    await pods.delete('polite', { gracePeriodSeconds: 0 });
+  });
+});
+
+describe('scheduler: preemption avoids a PodDisruptionBudget when another node has an unprotected victim', () => {
+  let c: RealCluster;
+  let agents: FakeAgents;
+  before(async () => {
+    c = await startRealCluster();
+    agents = startFakeAgents(c.admin);
+  });
+  after(async () => {
+    await agents.stop();
+    await c.close();
+  });
+
+  it('the victim is the unprotected pod, even though the protected one has the same priority', async () => {
+    // No disruption controller runs: the budget's status allows no disruption, as a fresh budget does upstream.
+    await c.admin.resource(PODDISRUPTIONBUDGETS, 'default').create({ metadata: { name: 'db', namespace: 'default' }, spec: { minAvailable: 1, selector: { matchLabels: { app: 'db' } } } });
+    await createNodes(c.admin, [oneCpuNode('n1'), oneCpuNode('n2')]);
+    await c.scheduler();
+    const pods = c.admin.resource(PODS, 'default');
+    // Pin each low pod to its node, so which victim sits where does not depend on scoring.
+    const on = (node: string) => ({ affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In' as const, values: [node] }] }] } } } });
+    await pods.create(pod('db', 0, { labels: { app: 'db' }, spec: on('n1') }));
+    await pods.create(pod('web', 0, { labels: { app: 'web' }, spec: on('n2') }));
+    await pollUntil('both bound', async () => ((await pods.list()).items.filter((p) => p.spec?.nodeName).length === 2 ? true : undefined), POLL);
+
+    await pods.create(pod('high', 1000));
+    const node = await pollUntil('high bound', async () => (await pods.get('high')).spec?.nodeName || undefined, POLL);
+    assert.equal(node, 'n2');
+    const left = (await pods.list()).items.map((p) => p.metadata.name).sort();
+    assert.deepEqual(left, ['db', 'high']);
+  });
+});
