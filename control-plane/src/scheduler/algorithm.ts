@@ -26,8 +26,11 @@ import { scoreNodes, selectHost, type ScorePlugin } from './scores.js';
 
 export type ScheduleResult =
   | { ok: true; node: string; feasible: number; processed: number }
-  /** `preemption`: the PostFilter's choice (the message then has no "preemption:" part, as upstream). */
-  | { ok: false; message: string; statuses: Map<string, FilterStatus>; processed: number; preemption?: Candidate };
+  /**
+   * `preemption`: the PostFilter's choice (the message then has no "preemption:" part, as
+   * upstream); `clearNomination`: preemption can help nowhere, the pod's nomination is void.
+   */
+  | { ok: false; message: string; statuses: Map<string, FilterStatus>; processed: number; preemption?: Candidate; clearNomination?: boolean };
 
 /** The nodes a cycle sees: a list in a stable order, and lookup by name. */
 export interface NodeSnapshot {
@@ -119,7 +122,7 @@ export function schedulePod(pod: Pod | PodInfo, nodes: readonly NodeInfo[] | Nod
   if (feasible.length === 0) {
     const p = preempt(ctx, snapshot, statuses, { filters, pdbs: opts.pdbs, nominated: opts.nominated, nominatedNode: opts.nominatedNode, random: opts.random, numAllNodes: all.length });
     const message = formatFailedScheduling(all.length, statuses.values(), p.ok ? '' : p.message, undefined, absentReason);
-    return { ok: false, message, statuses, processed, ...(p.ok ? { preemption: p.candidate } : {}) };
+    return { ok: false, message, statuses, processed, ...(p.ok ? { preemption: p.candidate } : p.clearNomination ? { clearNomination: true } : {}) };
   }
   // 4. Score and pick.
   if (feasible.length === 1) return { ok: true, node: feasible[0]!.name, feasible: 1, processed };

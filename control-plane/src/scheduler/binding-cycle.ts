@@ -80,9 +80,9 @@ export class BindingCycle {
 
   /**
    * FailedScheduling event and the PodScheduled=False condition, in the background; with
-   * `nominatedNode` (a preemption made room there) `status.nominatedNodeName` too.
+   * `nominatedNode` (a preemption made room there) `status.nominatedNodeName` too, null clears it.
    */
-  reportUnschedulable(pod: Pod, message: string, nominatedNode?: string): void {
+  reportUnschedulable(pod: Pod, message: string, nominatedNode?: string | null): void {
     this.#event(pod, 'Warning', 'FailedScheduling', message);
     this.#track(this.#setUnschedulableCondition(pod, message, nominatedNode));
   }
@@ -174,9 +174,9 @@ export class BindingCycle {
     );
   }
 
-  async #setUnschedulableCondition(pod: Pod, message: string, nominatedNode?: string): Promise<void> {
+  async #setUnschedulableCondition(pod: Pod, message: string, nominatedNode?: string | null): Promise<void> {
     const cur = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
-    const nominationDone = nominatedNode === undefined || pod.status?.nominatedNodeName === nominatedNode;
+    const nominationDone = nominatedNode === undefined || (pod.status?.nominatedNodeName ?? null) === nominatedNode;
     if (cur?.status === 'False' && cur.message === message && nominationDone) return;
     const now = rfc3339(this.#d.clock.now());
     const cond: PodCondition = { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message, lastProbeTime: null, lastTransitionTime: now };

@@ -12,6 +12,8 @@ import type { PodInfo } from './pod-info.js';
 /** The pods nominated to a node (empty when none). */
 export type NominatedLookup = (node: string) => readonly PodInfo[];
 
+const NONE: readonly PodInfo[] = [];
+
 export class Nominator {
   readonly #byNode = new Map<string, Map<string, PodInfo>>();
   readonly #nodeOf = new Map<string, string>();
@@ -40,7 +42,7 @@ export class Nominator {
 
   readonly forNode: NominatedLookup = (node) => {
     const m = this.#byNode.get(node);
-    return m ? [...m.values()] : [];
+    return m ? [...m.values()] : NONE;
   };
 }
 
@@ -51,7 +53,8 @@ export class Nominator {
  * to a nominated pod must not be what makes the node fit).
  */
 export function runFiltersWithNominated(ctx: PodContext, node: NodeInfo, filters: readonly FilterPlugin[], nominated?: NominatedLookup): FilterStatus | undefined {
-  const add = nominated?.(node.name).filter((p) => p.key !== ctx.info.key && p.priority >= ctx.info.priority && !node.hasPod(p.key)) ?? [];
+  const all = nominated?.(node.name);
+  const add = all?.length ? all.filter((p) => p.key !== ctx.info.key && p.priority >= ctx.info.priority && !node.hasPod(p.key)) : NONE;
   if (add.length > 0) {
     const withThem = newNodeInfo(node.node, [...node.pods(), ...add]);
     const c: PodContext = { ...ctx, state: new Map(ctx.state) };

@@ -84,6 +84,20 @@ describe('scheduler: preemption on the real API server', () => {
     assert.equal((await pods.get('polite')).status?.nominatedNodeName, undefined);
     await pods.delete('polite', { gracePeriodSeconds: 0 });
   });
+
+  it('a nominated pod that binds to another node has its nominatedNodeName cleared', async () => {
+    const pods = c.admin.resource(PODS, 'default');
+    // Gated while the nomination is written, so the scheduler sees it nominated from its first attempt.
+    await pods.create(pod('wanderer', 0, { spec: { schedulingGates: [{ name: HOLD }] } }));
+    await pods.patchStatus('wanderer', { status: { nominatedNodeName: 'full' } }, { type: 'merge' });
+    await createNodes(c.admin, [oneCpuNode('spare')]);
+    await pods.patch('wanderer', { spec: { schedulingGates: null } }, { type: 'merge' });
+    const bound = await pollUntil('wanderer bound, nomination cleared', async () => {
+      const p = await pods.get('wanderer');
+      return p.spec?.nodeName && !p.status?.nominatedNodeName ? p : undefined;
+    }, POLL);
+    assert.equal(bound.spec?.nodeName, 'spare');
+  });
 });
 
 describe('scheduler: preemption avoids a PodDisruptionBudget when another node has an unprotected victim', () => {
@@ -98,7 +112,7 @@ describe('scheduler: preemption avoids a PodDisruptionBudget when another node h
     await c.close();
   });
 
-  it('the victim is the unprotected pod, even though the protected one has the same priority', async () => {
+  it('the victim is the unprotected pod, though the protected one has the lower priority', async () => {
     // No disruption controller runs: the budget's status allows no disruption, as a fresh budget does upstream.
     await c.admin.resource(PODDISRUPTIONBUDGETS, 'default').create({ metadata: { name: 'db', namespace: 'default' }, spec: { minAvailable: 1, selector: { matchLabels: { app: 'db' } } } });
     await createNodes(c.admin, [oneCpuNode('n1'), oneCpuNode('n2')]);
@@ -107,7 +121,8 @@ describe('scheduler: preemption avoids a PodDisruptionBudget when another node h
     // Pin each low pod to its node, so which victim sits where does not depend on scoring.
     const on = (node: string) => ({ affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In' as const, values: [node] }] }] } } } });
     await pods.create(pod('db', 0, { labels: { app: 'db' }, spec: on('n1') }));
-    await pods.create(pod('web', 0, { labels: { app: 'web' }, spec: on('n2') }));
+    // Without the budget, the lower-priority db would be the victim (lowest highest-victim priority).
+    await pods.create(pod('web', 5, { labels: { app: 'web' }, spec: on('n2') }));
     await pollUntil('both bound', async () => ((await pods.list()).items.filter((p) => p.spec?.nodeName).length === 2 ? true : undefined), POLL);
 
     await pods.create(pod('high', 1000));

@@ -184,3 +184,15 @@ test('pickOneNodeForPreemption: the first candidate wins a full tie', () => {
   assert.equal(pickOneNodeForPreemption([c('a', v('1', 1)), c('b', v('2', 1))])?.node, 'a');
   assert.equal(pickOneNodeForPreemption([]), undefined);
 });
+
+test('preemption that can help nowhere voids the pod’s nomination; one that finds no victims does not', () => {
+  const cl = testCluster([makeNode('n1', { cpu: '1', unschedulable: true }), makeNode('n2', { cpu: '1' })], [pod('high', 200, '1', { node: 'n2' })]);
+  const p = pod('p', 100, '1');
+  p.status = { phase: 'Pending', nominatedNodeName: 'n1' };
+  const nowhere = schedulePod(p, cl.cache, { filters: cl.filters, percentageOfNodesToScore: 100 });
+  assert.equal(!nowhere.ok && nowhere.clearNomination, undefined, 'n2 is a potential node, its dry run found no victims');
+  cl.cache.addOrUpdateNode(makeNode('n2', { cpu: '1', unschedulable: true }));
+  const r = schedulePod(p, cl.cache, { filters: cl.filters, percentageOfNodesToScore: 100 });
+  assert.equal(!r.ok && r.clearNomination, true);
+  assert.equal(!r.ok && r.message, '0/2 nodes are available: 2 node(s) were unschedulable. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.');
+});

@@ -41,8 +41,11 @@ export interface Candidate {
 
 export type PreemptionResult =
   | { ok: true; candidate: Candidate }
-  /** `message` is the PostFilter's part of FailedScheduling ("preemption: …"). */
-  | { ok: false; message: string };
+  /**
+   * `message` is the PostFilter's part of FailedScheduling ("preemption: …"); `clearNomination`:
+   * preemption cannot help on any node, so a nomination the pod holds is void (upstream clears it).
+   */
+  | { ok: false; message: string; clearNomination?: boolean };
 
 export interface PreemptionOptions {
   filters: readonly FilterPlugin[];
@@ -225,5 +228,6 @@ export function preempt(ctx: PodContext, snapshot: NodeSnapshot, statuses: Reado
   }
   const best = pickOneNodeForPreemption(candidates, now);
   if (best) return { ok: true, candidate: best };
-  return { ok: false, message: `preemption: ${formatFitError(o.numAllNodes, dryRun.values(), PREEMPTION_NOT_HELPFUL)}` };
+  const message = `preemption: ${formatFitError(o.numAllNodes, dryRun.values(), PREEMPTION_NOT_HELPFUL)}`;
+  return potential.length === 0 ? { ok: false, message, clearNomination: true } : { ok: false, message };
 }

@@ -358,7 +358,12 @@ export class Scheduler {
       this.#log.debug({ pod: key, message: result.message }, 'Pod is unschedulable');
       this.#queue.failed(key, true);
       if (result.preemption) this.#preempt(pod, result.preemption);
-      this.#binding.reportUnschedulable(pod, result.message, result.preemption?.node);
+      let nomination: string | null | undefined = result.preemption?.node;
+      if (result.clearNomination && (pod.status?.nominatedNodeName || this.#nominator.nodeOf(key) !== undefined)) {
+        this.#nominator.remove(key);
+        nomination = null;
+      }
+      this.#binding.reportUnschedulable(pod, result.message, nomination);
       return;
     }
     const scheduleMs = this.#clock.monotonic() - started;
