@@ -115,7 +115,7 @@ async function floorBurst(h: Harness, N: number): Promise<number[]> {
       const paths = { rootDir: join(h.dir, 'floor'), podLogsDir: join(h.dir, 'floor-logs') };
       const sandboxConfig = buildSandboxConfig(pod, 0, paths);
       delete sandboxConfig.labels![MANAGED_BY];
-      const config = buildContainerConfig({ pod, container: pod.spec!.containers[0]!, type: 'regular', restartCount: 0, imageRef: img, env: [], paths, nodeMemoryBytes: 0 });
+      const config = buildContainerConfig({ pod, container: pod.spec!.containers[0]!, type: 'regular', restartCount: 0, imageRef: img, env: [], paths, nodeMemoryBytes: 0, imageUser: {} });
       delete config.labels![MANAGED_BY];
       const t0 = performance.now();
       const { podSandboxId } = await rt.runPodSandbox({ config: sandboxConfig });

@@ -34,6 +34,7 @@ import { pressureAdmitHandler } from './admission/pressure.js';
 import { resourceFitAdmitHandler } from './admission/resource-fit.js';
 import { shutdownAdmitHandler } from './admission/shutdown.js';
 import { userNamespacesAdmitHandler } from './admission/user-namespaces.js';
+import { appArmorAdmitHandler, appArmorEnabled, supplementalGroupsPolicyAdmitHandler, sysctlAdmitHandler } from './admission/security.js';
 import { EvictionManager } from './eviction/eviction-manager.js';
 import { nodeHost, type AgentHost } from './host.js';
 import { gcPasses } from './housekeeping/gc.js';
@@ -268,6 +269,7 @@ export class Agent {
       nodeName: c.nodeName,
       hostIP: () => this.#internalIP,
       nodeMemoryBytes: machine.memoryBytes,
+      seccompDefault: c.seccompDefault,
       runtimeRequestTimeoutMs: c.runtimeRequestTimeoutMs,
       crashLoopInitialMs: c.crashLoopInitialMs,
       crashLoopMaxMs: c.crashLoopMaxMs,
@@ -317,6 +319,9 @@ export class Agent {
     });
     const admission = [
       pressureAdmitHandler(() => this.eviction?.conditions() ?? new Set()),
+      sysctlAdmitHandler(c.allowedUnsafeSysctls),
+      appArmorAdmitHandler(appArmorEnabled()),
+      supplementalGroupsPolicyAdmitHandler,
       shutdownAdmitHandler(() => this.shutdown?.shuttingDown ?? false),
       resourceFitAdmitHandler(() => node.node?.status?.allocatable ?? undefined),
       userNamespacesAdmitHandler(),

@@ -95,7 +95,8 @@ export class PodLifecycle implements PodSyncer {
       if (Number.isFinite(created)) this.#o.onPodStarted?.(pod, Math.max(0, (this.#o.clock.now() - created) / 1000));
     }
     const failuresBefore = JSON.stringify([...this.#o.runtime.failures(uid)]);
-    const sync = () => this.#o.runtime.syncPod(pod, observed, signal, this.#o.prober ? (id) => this.#o.prober!.view.failed(id) : undefined);
+    const view = this.#o.prober?.view;
+    const sync = () => this.#o.runtime.syncPod(pod, observed, signal, view ? (id) => view.failed(id) : undefined, view ? (id, hasStartup) => view.started(id, hasStartup) : undefined);
     const r = await (this.#o.journeys ? this.#o.journeys.sync(uid, sync) : sync());
     // A new start failure (ErrImagePull, CrashLoopBackOff, …) is reported now, not a sync later.
     if (JSON.stringify([...this.#o.runtime.failures(uid)]) !== failuresBefore) this.#status(pod, observed);

@@ -24,6 +24,10 @@ test('defaults follow the kubelet', () => {
   assert.equal(c.rotateCertificates, true);
   assert.equal(c.shutdownGracePeriodMs, 0, 'graceful node shutdown is off unless configured');
   assert.equal(c.shutdownGracePeriodCriticalPodsMs, 0);
+  assert.equal(c.seccompDefault, false, 'Unconfined unless seccompDefault');
+  assert.deepEqual(c.allowedUnsafeSysctls, []);
+  const set = resolveConfig(parseConfigFile('seccompDefault: true\nallowedUnsafeSysctls: ["kernel.msg*", net.core.somaxconn]'), {}, 'h');
+  assert.deepEqual([set.seccompDefault, set.allowedUnsafeSysctls], [true, ['kernel.msg*', 'net.core.somaxconn']]);
 });
 
 test('graceful node shutdown periods are Go durations; the critical share fits in the whole', () => {
@@ -80,6 +84,9 @@ const bad: Array<[string, string, RegExp]> = [
   ['containerRuntimeEndpoint: tcp://x', 'containerRuntimeEndpoint', /unix socket/],
   ['serializeImagePulls: "yes"', 'serializeImagePulls', /true or false/],
   ['podPidsLimit: 0', 'podPidsLimit', /unlimited/],
+  ['allowedUnsafeSysctls: [vm.swappiness]', 'allowedUnsafeSysctls', /not known to be namespaced/],
+  ['allowedUnsafeSysctls: net.core.*', 'allowedUnsafeSysctls', /list/],
+  ['seccompDefault: "yes"', 'seccompDefault', /true or false/],
   ['kind: Pod', 'kind', /KubeletConfiguration/],
   ['shutdownGracePeriod: 30 s', 'shutdownGracePeriod', /duration/],
   ['shutdownGracePeriod: -5', 'shutdownGracePeriod', /zero or positive/],

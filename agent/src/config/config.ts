@@ -12,6 +12,7 @@ import { otlpTracesUrl } from '@nodelet/api/tracing';
 import { parseQuantity } from '../util/quantity.js';
 import { resolveProxyConfig, type ProxyConfig, type ProxyConfigFile, type ProxyFlags } from '../proxy/config.js';
 import { resolveDnsConfig, type ClusterDnsConfig, type ClusterDnsConfigFile, type ClusterDnsFlags } from '../dns/config.js';
+import { validateUnsafeSysctls } from '../admission/security.js';
 import { resolveEvictionConfig, type EvictionConfig, type EvictionConfigFile } from '../eviction/thresholds.js';
 
 /** What the file may contain (all optional; durations as Go strings). */
@@ -44,6 +45,10 @@ export interface KubeletConfigurationFile extends ClusterDnsConfigFile, Eviction
   podCIDR?: string;
   maxPods?: number;
   podPidsLimit?: number;
+  /** Sysctl names or `prefix*` patterns pods may set beyond the safe set (namespaced ones only). */
+  allowedUnsafeSysctls?: string[];
+  /** RuntimeDefault instead of Unconfined for containers whose pod names no seccomp profile. */
+  seccompDefault?: boolean;
   systemReserved?: Record<string, string>;
   kubeReserved?: Record<string, string>;
   imageGCHighThresholdPercent?: number;
@@ -142,6 +147,8 @@ export interface AgentConfig extends ClusterDnsConfig, EvictionConfig {
   podCIDR?: string;
   maxPods: number;
   podPidsLimit: number;
+  allowedUnsafeSysctls: string[];
+  seccompDefault: boolean;
   systemReserved: Record<string, number>;
   kubeReserved: Record<string, number>;
   imageGCHighThresholdPercent: number;
@@ -306,6 +313,14 @@ export function parseConfigFile(text: string, source = 'config'): KubeletConfigu
   return doc as KubeletConfigurationFile;
 }
 
+/** `allowedUnsafeSysctls`: a list of namespaced sysctl names or prefixes (admission/security.ts). */
+function unsafeSysctls(v: unknown): string[] {
+  if (v === undefined) return [];
+  if (!Array.isArray(v)) throw invalid('allowedUnsafeSysctls', `must be a list of sysctl names, got ${JSON.stringify(v)}`);
+  validateUnsafeSysctls(v as string[]);
+  return [...(v as string[])];
+}
+
 /**
  * Merges file and flags, applies defaults, validates. `hostname` is the default node name.
  * Pure: no I/O, so every rule is unit-tested.
@@ -359,6 +374,8 @@ export function resolveConfig(file: KubeletConfigurationFile, flags: AgentFlags,
     podCIDR: cidr(flags.podCidr !== undefined ? '--pod-cidr' : 'podCIDR', flags.podCidr ?? str('podCIDR', file.podCIDR)),
     maxPods: int('maxPods', file.maxPods, 110, 1),
     podPidsLimit: pidsLimit,
+    allowedUnsafeSysctls: unsafeSysctls(file.allowedUnsafeSysctls),
+    seccompDefault: bool('seccompDefault', file.seccompDefault, false),
     systemReserved: reserved('systemReserved', file.systemReserved),
     kubeReserved: reserved('kubeReserved', file.kubeReserved),
     ...resolveEvictionConfig(file),

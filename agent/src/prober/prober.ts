@@ -8,6 +8,7 @@ import type { Clock, Logger } from '@nodelet/base';
 import type { Pod } from '@nodelet/api';
 import type { PodEventSink } from '../runtime/pod-runtime.js';
 import { latestContainer, type ObservedPod } from '../runtime/observed.js';
+import { isSidecar } from '../runtime/pod-actions.js';
 import type { ExecRunner, ProbeType } from './handlers.js';
 import { ProbeResults, probeView, type ProbeView } from './results.js';
 import { ProbeWorker } from './worker.js';
@@ -48,8 +49,10 @@ export class ProbeManager {
     this.#podIPs.set(uid, pod.spec?.hostNetwork ? this.#o.hostIP?.() : observed.sandboxes[0]?.ips[0]);
     const workers = this.#pods.get(uid) ?? new Map<string, ProbeWorker>();
     const want = new Set<string>();
-    for (const c of pod.spec?.containers ?? []) {
-      const st = latestContainer(observed, c.name, 'regular');
+    // Sidecars (init containers with restartPolicy Always) are probed like app containers.
+    const probed = [...(pod.spec?.initContainers ?? []).filter(isSidecar).map((c) => [c, 'init'] as const), ...(pod.spec?.containers ?? []).map((c) => [c, 'regular'] as const)];
+    for (const [c, kind] of probed) {
+      const st = latestContainer(observed, c.name, kind);
       if (!st || st.state !== 'running') continue;
       for (const type of ['startup', 'liveness', 'readiness'] as const) {
         const probe = c[FIELD[type]];

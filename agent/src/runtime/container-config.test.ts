@@ -81,7 +81,7 @@ test('sandbox config: a hostNetwork pod shares the node UTS namespace and gets n
 test('container config: command/args expanded, env, emptyDir mount, labels, hash, restartCount, log path', async () => {
   const c = pod.spec!.containers[0]!;
   const env = await resolveEnv(pod, c, facts, reader, signal);
-  const cfg = buildContainerConfig({ pod, container: c, type: 'regular', restartCount: 3, imageRef: 'sha256:img', env, paths: { rootDir: '/r', podLogsDir: '/var/log/pods' }, nodeMemoryBytes: 2 ** 30 });
+  const cfg = buildContainerConfig({ pod, container: c, type: 'regular', restartCount: 3, imageRef: 'sha256:img', env, paths: { rootDir: '/r', podLogsDir: '/var/log/pods' }, nodeMemoryBytes: 2 ** 30, imageUser: {} });
   assert.deepEqual(cfg.command, ['sh', '-c']);
   assert.deepEqual(cfg.args, ['echo hello $(HOME)']);
   assert.equal(cfg.workingDir, '/tmp');
@@ -117,7 +117,7 @@ test('mounts: configMap/secret always read-only, subPath only from a prepared bi
       ] }],
     },
   };
-  const input = { pod: p, container: p.spec!.containers[0]!, type: 'regular' as const, restartCount: 0, imageRef: 'i', env: [], paths: { rootDir: '/r', podLogsDir: '/l' }, nodeMemoryBytes: 0 };
+  const input = { pod: p, container: p.spec!.containers[0]!, type: 'regular' as const, restartCount: 0, imageRef: 'i', env: [], paths: { rootDir: '/r', podLogsDir: '/l' }, nodeMemoryBytes: 0, imageUser: {} };
   // Before, the subPath was joined as written: hostPath "/r/pods/etc".
   assert.throws(() => buildContainerConfig(input), (e) => hasCode(e, 'ERR_FAILED_PRECONDITION') && /subPath of volumeMount "data" of container "c" was not prepared/.test((e as Error).message));
   const cfg = buildContainerConfig({ ...input, subPaths: new Map([[2, '/r/pods/uid-1/volume-subpaths/data/c/2']]) });

@@ -18,6 +18,7 @@ import type { ContainerConfig, LinuxContainerResources, Mount, PodSandboxConfig,
 import type { EnvVarValue } from './env.js';
 import { volumeKindOf } from './volume-kinds.js';
 import { expandVars } from './env.js';
+import { containerSecurityContext, sandboxSecurityContext, type ImageUser } from './security-context.js';
 import {
   CONTAINER_HASH,
   CONTAINER_NAME,
@@ -99,7 +100,7 @@ function pidNamespace(spec: NonNullable<Pod['spec']>): 'NODE' | 'POD' | 'CONTAIN
  * too, so its hostname stays empty as kubelet leaves it: runc refuses to set a hostname without
  * a private UTS namespace, and the runtime fills /etc/hostname from the node's own name.
  */
-export function buildSandboxConfig(pod: Pod, attempt: number, paths: PodPaths, dnsConfig?: PodSandboxConfig['dnsConfig']): PodSandboxConfig {
+export function buildSandboxConfig(pod: Pod, attempt: number, paths: PodPaths, dnsConfig?: PodSandboxConfig['dnsConfig'], seccompDefault = false): PodSandboxConfig {
   const spec = pod.spec!;
   const hostname = spec.hostNetwork ? '' : (spec.hostname ?? pod.metadata.name ?? '').slice(0, 63);
   const config: PodSandboxConfig = {
@@ -110,7 +111,9 @@ export function buildSandboxConfig(pod: Pod, attempt: number, paths: PodPaths, d
     labels: sandboxLabels(pod),
     annotations: { ...(pod.metadata.annotations ?? {}) },
     linux: {
+      // Privileged when any container is (security-context.ts), with the pod's user, groups and seccomp.
       securityContext: {
+        ...sandboxSecurityContext(pod, paths.rootDir, seccompDefault),
         namespaceOptions: {
           network: spec.hostNetwork ? 'NODE' : 'POD',
           pid: pidNamespace(spec),
@@ -162,6 +165,10 @@ export interface ContainerConfigInput {
   nodeMemoryBytes: number;
   /** Host path per volumeMount index with a subPath/subPathExpr, verified and bind-mounted (subpath.ts). */
   subPaths?: ReadonlyMap<number, string>;
+  /** The image's USER (CRI ImageStatus): runAsUser's default and what runAsNonRoot checks; none is root. */
+  imageUser: ImageUser;
+  /** kubelet `seccompDefault`: RuntimeDefault when neither the container nor the pod names a profile. */
+  seccompDefault?: boolean;
 }
 
 function mountsFor({ pod, container, paths, subPaths }: ContainerConfigInput): Mount[] {
@@ -190,11 +197,15 @@ function mountsFor({ pod, container, paths, subPaths }: ContainerConfigInput): M
   return out;
 }
 
+/**
+ * The CRI config of one container. Throws ERR_FAILED_PRECONDITION when it must not start as asked
+ * (runAsNonRoot with a root image, an unprepared subPath): the caller reports CreateContainerConfigError.
+ */
 export function buildContainerConfig(input: ContainerConfigInput): ContainerConfig {
   const { pod, container: c, restartCount, type } = input;
   const vars = new Map(input.env.map((e) => [e.key, e.value]));
-  const sc = c.securityContext;
   const spec = pod.spec!;
+  const securityContext = containerSecurityContext(pod, c, input.imageUser, { rootDir: input.paths.rootDir, seccompDefault: input.seccompDefault ?? false });
   return {
     metadata: { name: c.name, attempt: restartCount },
     image: { image: input.imageRef, userSpecifiedImage: c.image },
@@ -223,16 +234,7 @@ export function buildContainerConfig(input: ContainerConfigInput): ContainerConf
     linux: {
       resources: linuxResources(c, input.nodeMemoryBytes),
       securityContext: {
-        privileged: sc?.privileged ?? false,
-        readonlyRootfs: sc?.readOnlyRootFilesystem ?? false,
-        noNewPrivs: sc?.allowPrivilegeEscalation === false,
-        ...(sc?.runAsUser !== undefined || spec.securityContext?.runAsUser !== undefined
-          ? { runAsUser: { value: String(sc?.runAsUser ?? spec.securityContext?.runAsUser) } }
-          : {}),
-        ...(sc?.runAsGroup !== undefined || spec.securityContext?.runAsGroup !== undefined
-          ? { runAsGroup: { value: String(sc?.runAsGroup ?? spec.securityContext?.runAsGroup) } }
-          : {}),
-        ...(sc?.capabilities ? { capabilities: { addCapabilities: sc.capabilities.add ?? [], dropCapabilities: sc.capabilities.drop ?? [] } } : {}),
+        ...securityContext,
         namespaceOptions: {
           network: spec.hostNetwork ? 'NODE' : 'POD',
           pid: pidNamespace(spec),

@@ -131,6 +131,17 @@ export class ImageManager {
     this.#backoff.forgetPrefix(`${podUid}_`);
   }
 
+  /**
+   * The user image `imageRef` runs as (kubelet getImageUser): a numeric uid, a name, or neither
+   * (no USER: root). Throws ERR_NOT_FOUND when the image is gone.
+   */
+  async imageUser(imageRef: string, signal: AbortSignal): Promise<{ uid?: number; username?: string }> {
+    const st = await this.#o.images.imageStatus({ image: { image: imageRef } }, { signal });
+    if (!st.image) throw new AgentError('ERR_NOT_FOUND', `image ${imageRef} is not present`);
+    if (st.image.uid) return { uid: Number(st.image.uid.value) };
+    return st.image.username ? { username: st.image.username } : {};
+  }
+
   /** The image ID when present, else undefined. */
   async #status(image: string, signal: AbortSignal): Promise<string | undefined> {
     const st = await this.#o.images.imageStatus({ image: { image } }, { signal });

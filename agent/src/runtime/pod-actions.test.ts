@@ -47,7 +47,7 @@ function observed(sandboxes: ObservedSandbox[], containers: ObservedContainer[])
   return { uid: 'u1', name: 'p', namespace: 'default', sandboxes: [...sandboxes].reverse(), containers: [...containers].reverse() };
 }
 
-const base: PodActions = { killPod: false, createSandbox: false, attempt: 0, initFailed: false, containersToStart: [], containersToKill: [] };
+const base: PodActions = { killPod: false, createSandbox: false, attempt: 0, initFailed: false, sidecarsToStart: [], containersToStart: [], containersToKill: [] };
 
 const cases: Array<{ name: string; pod: Pod; obs: ObservedPod; want: Partial<PodActions> }> = [
   {

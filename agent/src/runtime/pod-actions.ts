@@ -6,7 +6,13 @@
  *   2 kill `containersToKill`
  *   3 create a sandbox if `createSandbox` (attempt = `attempt`)
  *   4 start init container `nextInitContainer` (one at a time, in order)
- *   5 start `containersToStart` (backoff is checked per container at start time)
+ *   5 restart `sidecarsToStart`, then start `containersToStart` (backoff is checked per container
+ *     at start time)
+ *
+ * Native sidecars (init containers with `restartPolicy: Always`) start in init order; the next
+ * init container waits until the sidecar is started (running, its startupProbe passed). They keep
+ * running beside the app containers, are restarted whenever they exit whatever the pod's
+ * restartPolicy, and count neither for the pod's completion nor its phase once it has run.
  *
  * No I/O, no clock: table-tested in pod-actions.test.ts.
  */
@@ -20,10 +26,20 @@ export interface ContainerToKill {
   reason: string;
   /** Set when a liveness or startup probe asked for the kill (the Killing event says so). */
   probe?: 'liveness' | 'startup';
+  /** `init` for a sidecar; regular otherwise. */
+  type?: 'init';
 }
 
 /** Which probe wants a running container (by ID) killed (the prober's results; none by default). */
 export type ProbeFailed = (containerId: string) => 'liveness' | 'startup' | undefined;
+
+/** Whether a running container has started (its startupProbe passed; true without one). */
+export type ProbeStarted = (containerId: string, hasStartupProbe: boolean) => boolean;
+
+/** An init container with `restartPolicy: Always`: a native sidecar. */
+export function isSidecar(c: Container): boolean {
+  return c.restartPolicy === 'Always';
+}
 
 export interface PodActions {
   /** Stop every container and the sandbox(es) before anything else. */
@@ -37,6 +53,8 @@ export interface PodActions {
   nextInitContainer?: number;
   /** An init container failed and restartPolicy is Never: the pod has failed. */
   initFailed: boolean;
+  /** Indices into spec.initContainers of sidecars that exited after initialization: started again. */
+  sidecarsToStart: number[];
   /** Indices into spec.containers. */
   containersToStart: number[];
   containersToKill: ContainerToKill[];
@@ -76,15 +94,26 @@ export function podSandboxChanged(pod: Pod, observed: ObservedPod): { changed: b
   return { changed: false, attempt: newest.attempt, sandbox: newest };
 }
 
-/** True once every init container has succeeded, or a regular container has already run. */
-export function initContainersDone(pod: Pod, observed: ObservedPod): boolean {
+/** A sidecar counts as initialized once it runs and has started. */
+function sidecarStarted(c: Container, st: ObservedContainer | undefined, started: ProbeStarted): boolean {
+  return st?.state === 'running' && started(st.id, !!c.startupProbe);
+}
+
+/**
+ * True once every init container has succeeded (a sidecar: runs and has started), or a regular
+ * container has already run.
+ */
+export function initContainersDone(pod: Pod, observed: ObservedPod, started: ProbeStarted = () => true): boolean {
   const inits = pod.spec?.initContainers ?? [];
   if (inits.length === 0) return true;
   if (observed.containers.some((c) => c.type === 'regular')) return true;
-  return inits.every((c) => succeeded(latestContainer(observed, c.name, 'init')));
+  return inits.every((c) => {
+    const st = latestContainer(observed, c.name, 'init');
+    return isSidecar(c) ? sidecarStarted(c, st, started) : succeeded(st);
+  });
 }
 
-export function computePodActions(pod: Pod, observed: ObservedPod, probeFailed: ProbeFailed = () => undefined): PodActions {
+export function computePodActions(pod: Pod, observed: ObservedPod, probeFailed: ProbeFailed = () => undefined, started: ProbeStarted = () => true): PodActions {
   const spec = pod.spec;
   const containers: Container[] = spec?.containers ?? [];
   const inits: Container[] = spec?.initContainers ?? [];
@@ -95,6 +124,7 @@ export function computePodActions(pod: Pod, observed: ObservedPod, probeFailed: 
     createSandbox: sb.changed,
     attempt: sb.attempt,
     initFailed: false,
+    sidecarsToStart: [],
     containersToStart: [],
     containersToKill: [],
   };
@@ -124,9 +154,24 @@ export function computePodActions(pod: Pod, observed: ObservedPod, probeFailed: 
   }
 
   // Init containers run one at a time, in order; app containers wait for all of them.
-  if (!initContainersDone(pod, observed)) {
+  if (!initContainersDone(pod, observed, started)) {
     for (let i = 0; i < inits.length; i++) {
-      const st = latestContainer(observed, inits[i]!.name, 'init');
+      const c = inits[i]!;
+      const st = latestContainer(observed, c.name, 'init');
+      if (isSidecar(c)) {
+        if (st?.state !== 'running') {
+          actions.nextInitContainer = i;
+          return actions;
+        }
+        const probe = probeFailed(st.id);
+        if (probe) {
+          actions.containersToKill.push({ id: st.id, name: c.name, type: 'init', reason: `Container ${c.name} failed ${probe} probe, will be restarted`, probe });
+          return actions;
+        }
+        // The next init container waits until this sidecar has started.
+        if (!started(st.id, !!c.startupProbe)) return actions;
+        continue;
+      }
       if (succeeded(st)) continue;
       if (st?.state === 'running') return actions;
       if (st && st.state === 'exited' && policy === 'Never') {
@@ -167,6 +212,21 @@ export function computePodActions(pod: Pod, observed: ObservedPod, probeFailed: 
       actions.containersToKill.push({ id: c.id, name: c.name, reason: `container "${c.name}" is not in the pod spec` });
     }
   }
-  if (keep === 0 && actions.containersToStart.length === 0) actions.killPod = true;
+  // Nothing left to run: the pod is done, its sidecars are stopped with it (killPod stops them last).
+  if (keep === 0 && actions.containersToStart.length === 0) {
+    actions.killPod = true;
+    return actions;
+  }
+  // Sidecars beside the app containers: restarted whenever they exit, killed when a probe asks.
+  inits.forEach((c, i) => {
+    if (!isSidecar(c)) return;
+    const st = latestContainer(observed, c.name, 'init');
+    if (st?.state !== 'running') {
+      actions.sidecarsToStart.push(i);
+      return;
+    }
+    const probe = probeFailed(st.id);
+    if (probe) actions.containersToKill.push({ id: st.id, name: c.name, type: 'init', reason: `Container ${c.name} failed ${probe} probe, will be restarted`, probe });
+  });
   return actions;
 }

@@ -16,10 +16,11 @@ import { podKeyring, type PullSecretReader } from './keyring.js';
 import { ensureHostsFile } from './etc-hosts.js';
 import { containerHash, type ContainerType } from './labels.js';
 import { latestContainer, type ObservedPod } from './observed.js';
-import { computePodActions, type ProbeFailed } from './pod-actions.js';
+import { computePodActions, isSidecar, type ProbeFailed, type ProbeStarted } from './pod-actions.js';
 import { RestartBackoff } from './restart-backoff.js';
 import { hostMounter, type Mounter } from './mount.js';
 import { prepareContainerSubPaths } from './subpath.js';
+import { applyFsGroup } from './fs-group.js';
 import { podPathProblems, preparePodVolumes, removePodDir, type VolumeContext, type VolumeSourceReader } from './volumes.js';
 import type { TokenSource } from './token-manager.js';
 import { serviceEnvVars } from './service-env.js';
@@ -65,6 +66,8 @@ export interface PodRuntimeOptions {
   nodeName: string;
   hostIP: () => string;
   nodeMemoryBytes: number;
+  /** kubelet `seccompDefault`: RuntimeDefault for containers without a seccomp profile (default Unconfined). */
+  seccompDefault?: boolean;
   runtimeRequestTimeoutMs: number;
   /** CrashLoopBackOff: 10 s doubling to 300 s unless configured. */
   crashLoopInitialMs?: number;
@@ -175,9 +178,9 @@ export class PodRuntime {
   }
 
   /** Brings the runtime to the desired pod: steps of kubelet SyncPod. */
-  async syncPod(pod: Pod, observed: ObservedPod, signal: AbortSignal, probeFailed?: ProbeFailed): Promise<SyncResult> {
+  async syncPod(pod: Pod, observed: ObservedPod, signal: AbortSignal, probeFailed?: ProbeFailed, probeStarted?: ProbeStarted): Promise<SyncResult> {
     if (this.#refuseInvalid(pod)) return { changed: false, requeueAfterMs: INVALID_POD_RETRY_MS };
-    const actions = computePodActions(pod, observed, probeFailed);
+    const actions = computePodActions(pod, observed, probeFailed, probeStarted);
     const result: SyncResult = { changed: false };
     const grace = pod.spec?.terminationGracePeriodSeconds ?? 30;
 
@@ -193,8 +196,9 @@ export class PodRuntime {
     // 2. Kill containers whose spec changed.
     // kubelet kills them one by one, each with its preStop hook and at least 2 s after SIGTERM.
     for (const k of actions.containersToKill) {
-      const spec = pod.spec?.containers.find((c) => c.name === k.name);
-      const target: ContainerToStop = { id: k.id, name: k.name, running: true, spec, fieldPath: `spec.containers{${k.name}}`, ...(k.probe ? { message: k.reason } : {}) };
+      const spec = (k.type === 'init' ? pod.spec?.initContainers : pod.spec?.containers)?.find((c) => c.name === k.name);
+      const fieldPath = `spec.${k.type === 'init' ? 'initContainers' : 'containers'}{${k.name}}`;
+      const target: ContainerToStop = { id: k.id, name: k.name, running: true, spec, fieldPath, ...(k.probe ? { message: k.reason } : {}) };
       await this.#stop(pod, target, grace, observed.sandboxes[0]?.ips[0], signal);
       result.changed = true;
     }
@@ -212,12 +216,14 @@ export class PodRuntime {
         if (!signal.aborted) this.#o.events.event(pod, 'Warning', 'FailedMount', describeError(err));
         throw err;
       }
+      // Ownership for fsGroup once per sandbox, before any container (kubelet does it at volume setup).
+      await applyFsGroup(pod, this.#o.paths.rootDir, signal);
       steps?.step(uid, SPAN.agentVolumes, t0);
       this.#volumesReady.add(uid);
       t0 = steps?.now() ?? 0;
       try {
         const runtimeHandler = (await this.#o.runtimeHandler?.(pod, signal)) ?? '';
-        const config = buildSandboxConfig(pod, actions.attempt, this.#o.paths, await this.#o.podDns?.(pod, signal));
+        const config = buildSandboxConfig(pod, actions.attempt, this.#o.paths, await this.#o.podDns?.(pod, signal), this.#o.seccompDefault);
         const res = await this.#o.runtime.runPodSandbox({ config, runtimeHandler }, { signal });
         sandboxId = res.podSandboxId;
         steps?.sandbox(uid, t0);
@@ -247,7 +253,7 @@ export class PodRuntime {
         this.#o.log.warn({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUID: uid, err: describeError(err) }, 'Volume refresh failed');
       }
     }
-    const sandboxConfig = buildSandboxConfig(pod, actions.attempt, this.#o.paths);
+    const sandboxConfig = buildSandboxConfig(pod, actions.attempt, this.#o.paths, undefined, this.#o.seccompDefault);
     const ctx = { pod, observed, sandboxId, sandboxConfig, podIPs, result, signal };
 
     // 4. Init containers, one at a time.
@@ -255,7 +261,10 @@ export class PodRuntime {
       await this.#startContainer(ctx, pod.spec!.initContainers![actions.nextInitContainer]!, 'init');
       return result;
     }
-    // 5. App containers. A failure of one does not stop the others.
+    // 5. Sidecars that exited, then app containers. A failure of one does not stop the others.
+    for (const i of actions.sidecarsToStart) {
+      await this.#startContainer(ctx, pod.spec!.initContainers![i]!, 'init');
+    }
     for (const i of actions.containersToStart) {
       await this.#startContainer(ctx, pod.spec!.containers[i]!, 'regular');
     }
@@ -315,10 +324,11 @@ export class PodRuntime {
     t0 = steps?.now() ?? 0;
     let config;
     try {
+      const imageUser = await this.#o.images.imageUser(imageRef, signal);
       const env = await resolveEnv(pod, c, { podIPs: ctx.podIPs, hostIP: this.#o.hostIP(), nodeName: this.#o.nodeName }, this.#o.env, signal, this.#serviceEnv(pod));
       // Verified and bind-mounted now, right before CreateContainer (subpath.ts).
       const subPaths = await prepareContainerSubPaths(pod, c, env, this.#o.paths.rootDir, this.#volumes.mounter, signal);
-      config = buildContainerConfig({ pod, container: c, type, restartCount, imageRef, env, paths: this.#o.paths, nodeMemoryBytes: this.#o.nodeMemoryBytes, subPaths });
+      config = buildContainerConfig({ pod, container: c, type, restartCount, imageRef, env, paths: this.#o.paths, nodeMemoryBytes: this.#o.nodeMemoryBytes, subPaths, imageUser, seccompDefault: this.#o.seccompDefault });
       const podIPs = pod.spec?.hostNetwork ? [this.#o.hostIP()] : ctx.podIPs;
       const hosts = await ensureHostsFile(pod, c, podIPs, { rootDir: this.#o.paths.rootDir, clusterDomain: this.#o.clusterDomain ?? 'cluster.local', nodeHostsFile: this.#o.nodeHostsFile });
       if (hosts) config.mounts = [...(config.mounts ?? []), hosts];
@@ -400,10 +410,11 @@ export class PodRuntime {
 
   /**
    * Stops every running container and then every sandbox (the runtime runs CNI DEL). Idempotent.
-   * Containers stop concurrently, each after its preStop hook, within `gracePeriodS` counted from
-   * now (container-stop.ts); there are no sidecar init containers to stop last, since the agent
-   * runs init containers to completion only. `pod` may be a stand-in built from CRI labels for
-   * orphans (no spec, so no hooks).
+   * App containers stop concurrently, each after its preStop hook, within `gracePeriodS` counted
+   * from now (container-stop.ts); then the sidecars (init containers with restartPolicy Always)
+   * one at a time in reverse spec order, with what is left of the grace period, so they serve the
+   * app containers to their end as kubelet does. `pod` may be a stand-in built from CRI labels for
+   * orphans (no spec, so no hooks, and nothing is a sidecar).
    */
   killPod(pod: Pod, observed: ObservedPod, gracePeriodS: number, signal: AbortSignal): Promise<void> {
     return this.#killPod(pod, observed, gracePeriodS, signal, true);
@@ -412,16 +423,24 @@ export class PodRuntime {
   /** `zeroMeansNow`: a grace period of 0 is a forced deletion (pod termination), not a minimum. */
   async #killPod(pod: Pod, observed: ObservedPod, gracePeriodS: number, signal: AbortSignal, zeroMeansNow: boolean): Promise<void> {
     const grace = Math.max(0, Math.floor(gracePeriodS));
+    const started = this.#o.clock.monotonic();
     const live = observed.containers.filter((c) => c.state === 'running' || c.state === 'created' || c.state === 'unknown');
     const podIP = observed.sandboxes[0]?.ips[0];
-    await Promise.all(
-      live.map((c) => {
-        const list = c.type === 'init' ? pod.spec?.initContainers : pod.spec?.containers;
-        const spec = list?.find((x) => x.name === c.name);
-        const fieldPath = `spec.${c.type === 'init' ? 'initContainers' : 'containers'}{${c.name}}`;
-        return this.#stop(pod, { id: c.id, name: c.name, running: c.state === 'running', spec, fieldPath }, grace, podIP, signal, zeroMeansNow);
-      }),
-    );
+    const inits = pod.spec?.initContainers ?? [];
+    const sidecarIndex = (c: (typeof live)[number]): number => (c.type === 'init' ? inits.findIndex((x) => x.name === c.name && isSidecar(x)) : -1);
+    const stop = (c: (typeof live)[number], graceS: number): Promise<void> => {
+      const list = c.type === 'init' ? inits : pod.spec?.containers;
+      const spec = list?.find((x) => x.name === c.name);
+      const fieldPath = `spec.${c.type === 'init' ? 'initContainers' : 'containers'}{${c.name}}`;
+      return this.#stop(pod, { id: c.id, name: c.name, running: c.state === 'running', spec, fieldPath }, graceS, podIP, signal, zeroMeansNow);
+    };
+    await Promise.all(live.filter((c) => sidecarIndex(c) < 0).map((c) => stop(c, grace)));
+    const sidecars = live.filter((c) => sidecarIndex(c) >= 0).sort((a, b) => sidecarIndex(b) - sidecarIndex(a));
+    for (const c of sidecars) {
+      const left = grace - Math.floor((this.#o.clock.monotonic() - started) / 1000);
+      // A forced deletion stays immediate; otherwise kubelet's minimum applies (container-stop.ts).
+      await stop(c, Math.max(0, left));
+    }
     for (const s of observed.sandboxes) {
       try {
         await this.#o.runtime.stopPodSandbox({ podSandboxId: s.id }, { signal });

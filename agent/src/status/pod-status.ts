@@ -4,7 +4,7 @@
  * Pure: the clock reading is an argument. Table-tested in pod-status.test.ts.
  */
 import { podQOSClass, rfc3339, type Container, type ContainerState, type ContainerStatus, type Pod, type PodCondition, type PodPhase, type PodStatus } from '@nodelet/api';
-import { initContainersDone, podSandboxChanged, shouldContainerBeRestarted } from '../runtime/pod-actions.js';
+import { initContainersDone, isSidecar, podSandboxChanged, shouldContainerBeRestarted } from '../runtime/pod-actions.js';
 import type { ObservedContainer, ObservedPod } from '../runtime/observed.js';
 import type { ContainerType } from '../runtime/labels.js';
 import type { ProbeView } from '../prober/results.js';
@@ -69,10 +69,10 @@ function containerStatus(
     status.containerID = `${input.runtimeName}://${latest.id}`;
     if (latest.state === 'running') {
       status.state = { running: { startedAt: iso(latest.startedAt) } };
-      // A container with a readiness (or startup) probe is not ready until the probe passed.
-      const probed = type === 'regular' && input.probes;
+      // A container with a readiness (or startup) probe is not ready until the probe passed; sidecars are probed too.
+      const probed = (type === 'regular' || isSidecar(spec)) && input.probes;
       status.started = probed ? input.probes!.started(latest.id, !!spec.startupProbe) : true;
-      status.ready = probed ? input.probes!.ready(latest.id, !!spec.readinessProbe, !!spec.startupProbe) : type === 'init' || (!spec.readinessProbe && !spec.startupProbe);
+      status.ready = probed ? input.probes!.ready(latest.id, !!spec.readinessProbe, !!spec.startupProbe) : (type === 'init' && !isSidecar(spec)) || (!spec.readinessProbe && !spec.startupProbe);
     } else if (latest.state === 'exited' || latest.state === 'unknown') {
       status.state = terminatedState(latest, input.runtimeName);
     } else {
@@ -82,7 +82,7 @@ function containerStatus(
   }
   // A container that will be started again shows why it is not running yet.
   const failure = input.failures.get(spec.name);
-  const restarts = type === 'init' ? !(latest?.state === 'exited' && latest.exitCode === 0) && shouldContainerBeRestarted(input.pod, latest) : shouldContainerBeRestarted(input.pod, latest);
+  const restarts = isSidecar(spec) || (type === 'init' ? !(latest?.state === 'exited' && latest.exitCode === 0) && shouldContainerBeRestarted(input.pod, latest) : shouldContainerBeRestarted(input.pod, latest));
   if (failure && restarts) {
     if (status.state?.terminated) status.lastState = status.state;
     status.state = { waiting: { reason: failure.reason, message: failure.message } };
@@ -90,12 +90,25 @@ function containerStatus(
   return status;
 }
 
-/** kubelet `getPhase`. */
+/**
+ * kubelet `getPhase`. Sidecars (restartable init containers) keep the pod Pending only until they
+ * have started, and only before any app container ran; a running one counts as running, an exited
+ * one not at all: the app containers alone decide completion.
+ */
 export function podPhase(pod: Pod, init: ContainerStatus[], regular: ContainerStatus[], podIsTerminal = false): PodPhase {
   const policy = pod.spec?.restartPolicy ?? 'Always';
+  const sidecars = new Set((pod.spec?.initContainers ?? []).filter(isSidecar).map((c) => c.name));
+  const appStarted = regular.some((s) => s.containerID !== undefined);
   let pendingInit = 0;
   let failedInit = 0;
+  let sidecarsRunning = 0;
   for (const s of init) {
+    if (sidecars.has(s.name)) {
+      if (s.state?.running) sidecarsRunning++;
+      const pending = s.state?.running ? !s.started : !s.state?.terminated && !s.lastState?.terminated;
+      if (pending && !appStarted) pendingInit++;
+      continue;
+    }
     if (s.state?.terminated) {
       if (s.state.terminated.exitCode === 0) continue;
       failedInit++;
@@ -104,7 +117,7 @@ export function podPhase(pod: Pod, init: ContainerStatus[], regular: ContainerSt
     else pendingInit++;
   }
   if (failedInit > 0 && policy === 'Never') return 'Failed';
-  let running = 0;
+  let running = sidecarsRunning;
   let waiting = 0;
   let stopped = 0;
   let succeeded = 0;
@@ -191,7 +204,8 @@ export function computePodStatus(input: PodStatusInput): PodStatus {
   const prev = pod.status;
   const spec = pod.spec!;
   const hasInit = (spec.initContainers ?? []).length > 0;
-  const initDone = initContainersDone(pod, observed);
+  const probes = input.probes;
+  const initDone = initContainersDone(pod, observed, probes ? (id, hasStartup) => probes.started(id, hasStartup) : undefined);
   const defaultWaiting = hasInit ? 'PodInitializing' : 'ContainerCreating';
   const initStatuses = (spec.initContainers ?? []).map((c) => containerStatus(input, c, 'init', defaultWaiting));
   const statuses = spec.containers.map((c) => containerStatus(input, c, 'regular', defaultWaiting));
@@ -202,8 +216,11 @@ export function computePodStatus(input: PodStatusInput): PodStatus {
   const sb = podSandboxChanged(pod, observed);
   const sandboxReady = !sb.changed;
   const ips = spec.hostNetwork ? [input.hostIP] : sandboxReady ? (observed.sandboxes[0]?.ips ?? []) : [];
-  const unready = statuses.filter((s) => !s.ready).map((s) => s.name);
-  const incompleteInit = initStatuses.filter((s) => s.state?.terminated?.exitCode !== 0).map((s) => s.name);
+  // Sidecars count for readiness (kubelet's ContainersReady includes restartable init containers).
+  const sidecarNames = new Set((spec.initContainers ?? []).filter(isSidecar).map((c) => c.name));
+  const sidecarStatuses = initStatuses.filter((s) => sidecarNames.has(s.name));
+  const unready = [...sidecarStatuses, ...statuses].filter((s) => !s.ready).map((s) => s.name);
+  const incompleteInit = initStatuses.filter((s) => (sidecarNames.has(s.name) ? !(s.state?.running && s.started) : s.state?.terminated?.exitCode !== 0)).map((s) => s.name);
   const completed = phase === 'Succeeded';
   const readyReason = completed ? 'PodCompleted' : 'ContainersNotReady';
   const readyMessage = completed ? undefined : `containers with unready status: [${unready.join(' ')}]`;

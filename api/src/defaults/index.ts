@@ -1,4 +1,4 @@
-export { admitNewPodSpec, defaultPodSpec, defaultContainer, pullPolicyFor } from './pod.js';
+export { admitNewPodSpec, defaultRequestsFromLimits, defaultPodSpec, defaultContainer, pullPolicyFor } from './pod.js';
 export {
   defaultDaemonSetSpec,
   defaultDeploymentSpec,

@@ -31,16 +31,34 @@ export function defaultPodSpec(spec: Obj): void {
 /**
  * What kube-apiserver's admission adds to a new Pod (not to pod templates): the ServiceAccount
  * plugin's `default` account (not for mirror pods, which the plugin leaves alone: a node may not
- * create pods that reference a service account) and the Priority plugin's priority and
- * preemption policy.
+ * create pods that reference a service account). The Priority plugin's priority and preemption
+ * policy are the server's Priority admission (control-plane admission/priority.ts): it must see
+ * what the client set.
  */
 export function admitNewPodSpec(spec: Obj, o: { mirror?: boolean } = {}): void {
   if (!o.mirror) {
     spec.serviceAccountName ??= 'default';
     spec.serviceAccount ??= spec.serviceAccountName;
   }
-  spec.priority ??= 0;
-  spec.preemptionPolicy ??= 'PreemptLowerPriority';
+}
+
+/**
+ * Upstream SetDefaults_Pod (for Pods, not templates): a container (or init container) that sets
+ * a limit and no request for a resource requests its limit.
+ */
+export function defaultRequestsFromLimits(spec: Obj): void {
+  for (const list of ['containers', 'initContainers']) {
+    const cs = Array.isArray(spec[list]) ? (spec[list] as Obj[]) : [];
+    for (const c of cs) {
+      const res = (c.resources ?? {}) as Obj;
+      const limits = (res.limits ?? {}) as Record<string, unknown>;
+      if (!Object.keys(limits).length) continue;
+      const requests = (res.requests ?? {}) as Record<string, unknown>;
+      for (const [k, v] of Object.entries(limits)) if (!(k in requests)) requests[k] = v;
+      res.requests = requests;
+      c.resources = res;
+    }
+  }
 }
 
 export function defaultContainer(c: Obj): void {

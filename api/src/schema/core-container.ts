@@ -40,7 +40,7 @@ export const CORE_CONTAINER_SCHEMAS: Record<string, JsonSchema> = definitions('c
     name: str('IANA service name of the port (a DNS label), unique in the pod; Services can refer to it.'),
     hostPort: int32('Port on the node mapped to this one; rarely needed.'),
     containerPort: int32('Port number on the pod’s IP (1–65535).'),
-    protocol: str('`TCP` (default), `UDP` or `SCTP`.', { enum: PROTOCOLS }),
+    protocol: { ...str('`TCP` (default), `UDP` or `SCTP`.', { enum: PROTOCOLS }), default: 'TCP' },
     hostIP: str('Node address the hostPort binds to.'),
   }, { required: ['containerPort'] }),
   EnvVar: obj('An environment variable.', {

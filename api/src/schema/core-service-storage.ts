@@ -35,7 +35,7 @@ export const CORE_SERVICE_STORAGE_SCHEMAS: Record<string, JsonSchema> = definiti
   }),
   ServicePort: obj('A port of a Service.', {
     name: str('Port name; required when the Service has several ports.'),
-    protocol: str('`TCP` (default), `UDP` or `SCTP`.', { enum: ['SCTP', 'TCP', 'UDP'] }),
+    protocol: { ...str('`TCP` (default), `UDP` or `SCTP`.', { enum: ['SCTP', 'TCP', 'UDP'] }), default: 'TCP' },
     appProtocol: str('Application protocol, as a hint.'),
     port: int32('Port the Service listens on.'),
     targetPort: ref('intstr.IntOrString', 'Port number or name on the pods (default: port).'),

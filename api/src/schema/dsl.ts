@@ -49,6 +49,8 @@ const PREFIXES: Readonly<Record<string, string>> = {
   certificates: 'io.k8s.api.certificates.v1',
   authorization: 'io.k8s.api.authorization.v1',
   authentication: 'io.k8s.api.authentication.v1',
+  scheduling: 'io.k8s.api.scheduling.v1',
+  admissionregistration: 'io.k8s.api.admissionregistration.v1',
   nodelet: 'io.nodelet.api.v1',
 };
 

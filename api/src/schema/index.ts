@@ -15,6 +15,8 @@ import { BATCH_SCHEMAS } from './batch.js';
 import { POLICY_NODE_STORAGE_SCHEMAS } from './policy-node-storage.js';
 import { RBAC_AUTH_SCHEMAS } from './rbac-auth.js';
 import { LEASE_SLICE_SCHEMAS } from './lease-slice.js';
+import { QUOTA_SCHEDULING_SCHEMAS } from './quota-scheduling.js';
+import { ADMISSIONREGISTRATION_SCHEMAS } from './admissionregistration.js';
 import { REF_PREFIX } from './dsl.js';
 import { applyFieldErrors, unknownFields, type UnknownFieldsOptions } from './unknown-fields.js';
 
@@ -33,6 +35,8 @@ export const API_SCHEMAS: Readonly<Record<string, JsonSchema>> = Object.freeze({
   ...POLICY_NODE_STORAGE_SCHEMAS,
   ...RBAC_AUTH_SCHEMAS,
   ...LEASE_SLICE_SCHEMAS,
+  ...QUOTA_SCHEDULING_SCHEMAS,
+  ...ADMISSIONREGISTRATION_SCHEMAS,
 });
 
 const byGvk = new Map<string, string>();

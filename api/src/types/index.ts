@@ -10,4 +10,6 @@ export * from './policy.js';
 export * from './node-k8s.js';
 export * from './rbac.js';
 export * from './certificates.js';
+export * from './quota.js';
 export * from './resources.js';
+export * from './admissionregistration.js';

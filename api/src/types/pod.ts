@@ -130,23 +130,45 @@ export interface Capabilities {
   drop?: string[];
 }
 
+/** A seccomp or AppArmor profile (`localhostProfile` only with `Localhost`). */
+export interface SecurityProfile {
+  type: 'RuntimeDefault' | 'Unconfined' | 'Localhost';
+  localhostProfile?: string;
+}
+
+export interface SELinuxOptions {
+  user?: string;
+  role?: string;
+  type?: string;
+  level?: string;
+}
+
 export interface SecurityContext {
   privileged?: boolean;
+  seLinuxOptions?: SELinuxOptions;
   runAsUser?: number;
   runAsGroup?: number;
   runAsNonRoot?: boolean;
   readOnlyRootFilesystem?: boolean;
   allowPrivilegeEscalation?: boolean;
   capabilities?: Capabilities;
+  procMount?: 'Default' | 'Unmasked';
+  seccompProfile?: SecurityProfile;
+  appArmorProfile?: SecurityProfile;
 }
 
 export interface PodSecurityContext {
+  seLinuxOptions?: SELinuxOptions;
   runAsUser?: number;
   runAsGroup?: number;
   runAsNonRoot?: boolean;
   fsGroup?: number;
+  fsGroupChangePolicy?: 'Always' | 'OnRootMismatch';
   supplementalGroups?: number[];
+  supplementalGroupsPolicy?: 'Merge' | 'Strict';
   sysctls?: Array<{ name: string; value: string }>;
+  seccompProfile?: SecurityProfile;
+  appArmorProfile?: SecurityProfile;
 }
 
 export interface Container {

@@ -14,6 +14,8 @@ import type { PodDisruptionBudget } from './policy.js';
 import type { RuntimeClass } from './node-k8s.js';
 import type { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from './rbac.js';
 import type { CertificateSigningRequest } from './certificates.js';
+import type { LimitRange, PriorityClass, ResourceQuota } from './quota.js';
+import type { MutatingWebhookConfiguration, ValidatingWebhookConfiguration } from './admissionregistration.js';
 
 /**
  * Describes one REST resource. `T` is a phantom type so that `client.resource(PODS)` is typed as
@@ -60,18 +62,23 @@ export const PERSISTENTVOLUMECLAIMS = define<PersistentVolumeClaim>({ group: '',
 export const STORAGECLASSES = define<StorageClass>({ group: 'storage.k8s.io', version: 'v1', kind: 'StorageClass', plural: 'storageclasses', singular: 'storageclass', namespaced: false, shortNames: ['sc'] });
 export const PODDISRUPTIONBUDGETS = define<PodDisruptionBudget>({ group: 'policy', version: 'v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets', singular: 'poddisruptionbudget', namespaced: true, shortNames: ['pdb'], subresources: ['status'] });
 export const RUNTIMECLASSES = define<RuntimeClass>({ group: 'node.k8s.io', version: 'v1', kind: 'RuntimeClass', plural: 'runtimeclasses', singular: 'runtimeclass', namespaced: false });
+export const RESOURCEQUOTAS = define<ResourceQuota>({ group: '', version: 'v1', kind: 'ResourceQuota', plural: 'resourcequotas', singular: 'resourcequota', namespaced: true, shortNames: ['quota'], subresources: ['status'] });
+export const LIMITRANGES = define<LimitRange>({ group: '', version: 'v1', kind: 'LimitRange', plural: 'limitranges', singular: 'limitrange', namespaced: true, shortNames: ['limits'] });
+export const PRIORITYCLASSES = define<PriorityClass>({ group: 'scheduling.k8s.io', version: 'v1', kind: 'PriorityClass', plural: 'priorityclasses', singular: 'priorityclass', namespaced: false, shortNames: ['pc'] });
 export const ROLES = define<Role>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'Role', plural: 'roles', singular: 'role', namespaced: true });
 export const CLUSTERROLES = define<ClusterRole>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'ClusterRole', plural: 'clusterroles', singular: 'clusterrole', namespaced: false });
 export const ROLEBINDINGS = define<RoleBinding>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'RoleBinding', plural: 'rolebindings', singular: 'rolebinding', namespaced: true });
 export const CERTIFICATESIGNINGREQUESTS = define<CertificateSigningRequest>({ group: 'certificates.k8s.io', version: 'v1', kind: 'CertificateSigningRequest', plural: 'certificatesigningrequests', singular: 'certificatesigningrequest', namespaced: false, shortNames: ['csr'], subresources: ['status', 'approval'] });
 export const CLUSTERROLEBINDINGS = define<ClusterRoleBinding>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'ClusterRoleBinding', plural: 'clusterrolebindings', singular: 'clusterrolebinding', namespaced: false });
+export const MUTATINGWEBHOOKCONFIGURATIONS = define<MutatingWebhookConfiguration>({ group: 'admissionregistration.k8s.io', version: 'v1', kind: 'MutatingWebhookConfiguration', plural: 'mutatingwebhookconfigurations', singular: 'mutatingwebhookconfiguration', namespaced: false });
+export const VALIDATINGWEBHOOKCONFIGURATIONS = define<ValidatingWebhookConfiguration>({ group: 'admissionregistration.k8s.io', version: 'v1', kind: 'ValidatingWebhookConfiguration', plural: 'validatingwebhookconfigurations', singular: 'validatingwebhookconfiguration', namespaced: false });
 
 /** Every resource above, in discovery order. */
 export const RESOURCES: readonly ResourceType[] = Object.freeze([
   NAMESPACES, NODES, PODS, EVENTS, CONFIGMAPS, SECRETS, SERVICES, ENDPOINTS, SERVICEACCOUNTS,
   ENDPOINTSLICES, LEASES, DEPLOYMENTS, REPLICASETS, DAEMONSETS, STATEFULSETS, CONTROLLERREVISIONS, JOBS, CRONJOBS,
   PERSISTENTVOLUMES, PERSISTENTVOLUMECLAIMS, STORAGECLASSES, PODDISRUPTIONBUDGETS, RUNTIMECLASSES, ROLES, CLUSTERROLES, ROLEBINDINGS, CLUSTERROLEBINDINGS,
-  CERTIFICATESIGNINGREQUESTS,
+  CERTIFICATESIGNINGREQUESTS, RESOURCEQUOTAS, LIMITRANGES, PRIORITYCLASSES, MUTATINGWEBHOOKCONFIGURATIONS, VALIDATINGWEBHOOKCONFIGURATIONS,
 ] as ResourceType[]);
 
 /** `v1` for the core group, `<group>/<version>` otherwise (the `apiVersion` field). */

@@ -8,3 +8,4 @@ export { isKnownTimeZone, jobSpecUpdateErrors, validateCronJobSpec, validateJobS
 export { validatePersistentVolume, validatePersistentVolumeClaimSpec, validateStorageClass } from './storage.js';
 export * from './rbac.js';
 export { labelSelectorErrors, validatePodDisruptionBudgetSpec, validatePodDisruptionBudgetStatus, validateRuntimeClass } from './policy.js';
+export { defaultLimitRange, HIGHEST_USER_DEFINABLE_PRIORITY, SYSTEM_PRIORITY_CLASSES, validateLimitRange, validatePriorityClass, validateResourceQuota } from './quota.js';

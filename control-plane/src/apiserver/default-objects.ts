@@ -8,6 +8,7 @@
  * Idempotent; an existing object is left as it is (an admin may have changed the account).
  */
 import type { Logger } from '@nodelet/base';
+import { SYSTEM_PRIORITY_CLASSES } from '@nodelet/api';
 import type { ServedResource, ServerContext } from './context.js';
 import { admitCreate } from './handlers/admit.js';
 import type { ApiObject } from './object.js';
@@ -64,4 +65,16 @@ export async function ensureNamespaceDefaults(ctx: ServerContext, namespaces: re
     if (caPem) await createIfMissing(ctx, cms, rootCaConfigMap(ns, caPem));
   }
   log.debug({ namespaces }, 'Namespace defaults in place');
+}
+
+/**
+ * The built-in PriorityClasses system-node-critical and system-cluster-critical (kube-apiserver's
+ * scheduling bootstrap); created when missing at every start, so a deleted one comes back.
+ */
+export async function ensureSystemPriorityClasses(ctx: ServerContext): Promise<void> {
+  const classes = ctx.resource('scheduling.k8s.io', 'v1', 'priorityclasses');
+  if (!classes) return;
+  for (const c of SYSTEM_PRIORITY_CLASSES) {
+    await createIfMissing(ctx, classes, { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: c.name }, value: c.value, description: c.description });
+  }
 }

@@ -46,9 +46,9 @@ export function enforceFieldValidation(mode: FieldValidation, kind: BodyKind, bo
   return unknown.map((f) => `299 - "unknown field \\"${f}\\""`);
 }
 
-/** Server-side apply refuses undeclared fields whatever the mode, as structured-merge-diff does. */
-export function enforceApplySchema(kind: BodyKind, body: unknown, object: { namespace?: string; name: string }): void {
-  const errors = applyFieldErrorsOfKind(kind.group, kind.version, kind.kind, body);
+/** Server-side apply refuses undeclared fields whatever the mode, as structured-merge-diff does (with `more` errors of the body the caller found). */
+export function enforceApplySchema(kind: BodyKind, body: unknown, object: { namespace?: string; name: string }, more: readonly string[] = []): void {
+  const errors = [...applyFieldErrorsOfKind(kind.group, kind.version, kind.kind, body), ...more];
   if (!errors.length) return;
   const gv = kind.group ? `${kind.group}/${kind.version}` : `/${kind.version}`;
   const detail = errors.length === 1 ? errors[0]! : ['errors:', ...errors.map((e) => `  ${e}`)].join('\n');

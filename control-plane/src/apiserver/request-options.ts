@@ -20,6 +20,8 @@ export interface WriteOptions {
   dryRun: boolean;
   fieldManager: string | undefined;
   fieldValidation: FieldValidation;
+  /** Server-side apply's `force`: take fields other managers own instead of a 409 conflict. */
+  force: boolean;
 }
 
 /** 422 for options the server refuses, as upstream names them (`CreateOptions.meta.k8s.io ""`). */
@@ -79,7 +81,7 @@ export function writeOptionsOf(url: URL, kind: 'CreateOptions' | 'UpdateOptions'
   const validation = q.get('fieldValidation') ?? '';
   if (validation !== '' && !FIELD_VALIDATIONS.includes(validation)) errs.push(notSupported('fieldValidation', validation, ['', ...FIELD_VALIDATIONS]));
   if (errs.length) throw optionsInvalid(kind, errs);
-  return { dryRun: dryRun.length > 0, fieldManager: manager || undefined, fieldValidation: (validation || 'Warn') as FieldValidation };
+  return { dryRun: dryRun.length > 0, fieldManager: manager || undefined, fieldValidation: (validation || 'Warn') as FieldValidation, force: force ?? false };
 }
 
 /**

@@ -25,7 +25,11 @@ import { CONTROLLERREVISION_TABLE, CRONJOB_TABLE, DAEMONSET_TABLE, JOB_TABLE, ST
 import { PERSISTENTVOLUMECLAIM_TABLE, PERSISTENTVOLUME_TABLE, STORAGECLASS_TABLE } from './table/storage.js';
 import { podDisruptionBudgetStrategy } from './strategies/policy.js';
 import { runtimeClassStrategy } from './strategies/node-k8s.js';
+import { mutatingWebhookConfigurationStrategy, validatingWebhookConfigurationStrategy } from './admission/webhook/config-strategy.js';
+import { WEBHOOK_CONFIGURATION_TABLE } from './admission/webhook/table.js';
 import { PODDISRUPTIONBUDGET_TABLE, RUNTIMECLASS_TABLE } from './table/policy-node.js';
+import { limitRangeStrategy, priorityClassStrategy, resourceQuotaStrategy } from './strategies/quota.js';
+import { LIMITRANGE_TABLE, PRIORITYCLASS_TABLE, RESOURCEQUOTA_TABLE } from './table/quota.js';
 import { clusterRoleBindingStrategy, clusterRoleStrategy, roleBindingStrategy, roleStrategy } from './strategies/rbac.js';
 import {
   CONFIGMAP_TABLE,
@@ -165,6 +169,18 @@ export const RESOURCE_DEFS: readonly ResourceDef[] = [
     statusSubresource: false, subresources: [], table: RUNTIMECLASS_TABLE, strategy: runtimeClassStrategy,
   },
   {
+    group: '', version: 'v1', kind: 'ResourceQuota', plural: 'resourcequotas', singular: 'resourcequota', namespaced: true,
+    shortNames: ['quota'], statusSubresource: true, subresources: [STATUS], table: RESOURCEQUOTA_TABLE, strategy: resourceQuotaStrategy,
+  },
+  {
+    group: '', version: 'v1', kind: 'LimitRange', plural: 'limitranges', singular: 'limitrange', namespaced: true,
+    shortNames: ['limits'], statusSubresource: false, subresources: [], table: LIMITRANGE_TABLE, strategy: limitRangeStrategy,
+  },
+  {
+    group: 'scheduling.k8s.io', version: 'v1', kind: 'PriorityClass', plural: 'priorityclasses', singular: 'priorityclass', namespaced: false,
+    shortNames: ['pc'], statusSubresource: false, subresources: [], table: PRIORITYCLASS_TABLE, strategy: priorityClassStrategy,
+  },
+  {
     group: 'authorization.k8s.io', version: 'v1', kind: 'SelfSubjectAccessReview', plural: 'selfsubjectaccessreviews',
     singular: 'selfsubjectaccessreview', namespaced: false, statusSubresource: false, subresources: [], verbs: ['create'],
     ephemeral: true, strategy: plainStrategy,
@@ -225,6 +241,16 @@ export const RESOURCE_DEFS: readonly ResourceDef[] = [
   {
     group: 'discovery.k8s.io', version: 'v1', kind: 'EndpointSlice', plural: 'endpointslices', singular: 'endpointslice',
     namespaced: true, statusSubresource: false, subresources: [], table: ENDPOINTSLICE_TABLE, strategy: plainStrategy,
+  },
+  {
+    group: 'admissionregistration.k8s.io', version: 'v1', kind: 'MutatingWebhookConfiguration', plural: 'mutatingwebhookconfigurations',
+    singular: 'mutatingwebhookconfiguration', namespaced: false, categories: ['api-extensions'], statusSubresource: false, subresources: [],
+    table: WEBHOOK_CONFIGURATION_TABLE, strategy: mutatingWebhookConfigurationStrategy,
+  },
+  {
+    group: 'admissionregistration.k8s.io', version: 'v1', kind: 'ValidatingWebhookConfiguration', plural: 'validatingwebhookconfigurations',
+    singular: 'validatingwebhookconfiguration', namespaced: false, categories: ['api-extensions'], statusSubresource: false, subresources: [],
+    table: WEBHOOK_CONFIGURATION_TABLE, strategy: validatingWebhookConfigurationStrategy,
   },
 ];
 

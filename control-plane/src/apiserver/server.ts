@@ -29,7 +29,7 @@ import { dispatch } from './handlers/dispatch.js';
 import { proxyStreamUpgrade } from './handlers/node-proxy.js';
 import { proxyPortForwardTunnel, tunnelledProtocols } from './handlers/portforward-tunnel.js';
 import { ResourceMirror } from './mirror.js';
-import { ensureDefaultStorageClass, ensureNamespaceDefaults } from './default-objects.js';
+import { ensureDefaultStorageClass, ensureNamespaceDefaults, ensureSystemPriorityClasses } from './default-objects.js';
 import { startNamespaceLifecycle } from './namespace-lifecycle.js';
 import { clusterDnsIpOf, ensureKubeDnsService } from './kube-dns-service.js';
 import { DEFAULT_SERVICE_CIDR } from './handlers/service-ip.js';
@@ -156,6 +156,10 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   const lookupMirrors = new Map<string, ResourceMirror>(
     ['namespaces', 'serviceaccounts'].map((plural) => [plural, new ResourceMirror({ served: resources.get(`/v1/${plural}`)!, logger: log, stop: stop.signal })]),
   );
+  // Every write reads the admission webhook configurations (admission/webhook/dispatch.ts): from memory.
+  const webhookMirrors = new Map<string, ResourceMirror>(
+    ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'].map((plural) => [plural, new ResourceMirror({ served: resources.get(`admissionregistration.k8s.io/v1/${plural}`)!, logger: log, stop: stop.signal })]),
+  );
   const rbac = new RbacAuthorizer(mirrors);
   const listPods = async (ns: string) => (await resources.get('/v1/pods')!.registry.list({ namespace: ns, filter: () => true })).items;
   // The Node authorizer's view of which pods are bound where (auth/node-authorizer.ts): memory first.
@@ -181,7 +185,8 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
     authorizer,
     rbac,
-    mirrorOf: (def) => (def.group === 'rbac.authorization.k8s.io' ? mirrorByPlural.get(def.plural) : def.group === '' ? lookupMirrors.get(def.plural) : undefined),
+    mirrorOf: (def) =>
+      def.group === 'rbac.authorization.k8s.io' ? mirrorByPlural.get(def.plural) : def.group === '' ? lookupMirrors.get(def.plural) : def.group === 'admissionregistration.k8s.io' ? webhookMirrors.get(def.plural) : undefined,
     caPem: opts.caPem,
     nodeCredentialTtlMs: opts.nodeCredentialTtlMs,
     serviceAccountTokens: opts.serviceAccountTokens,
@@ -200,8 +205,9 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   await ensureNamespaceDefaults(ctx, DEFAULT_NAMESPACES, opts.caPem, log);
   if (opts.clusterDnsIP !== null) await ensureKubeDnsService(ctx, opts.clusterDnsIP ?? clusterDnsIpOf(opts.serviceCidr ?? DEFAULT_SERVICE_CIDR), log);
   await ensureDefaultStorageClass(ctx);
+  await ensureSystemPriorityClasses(ctx);
   await reconcileBootstrapPolicy(ctx, log.child({ component: 'rbac-bootstrap' }));
-  await Promise.all([...mirrorByPlural.values(), ...lookupMirrors.values(), podMirror].map((m) => m.start()));
+  await Promise.all([...mirrorByPlural.values(), ...lookupMirrors.values(), ...webhookMirrors.values(), podMirror].map((m) => m.start()));
   const lifecycle = startNamespaceLifecycle(ctx, [...resources.values()], log.child({ component: 'namespace-lifecycle' }));
 
   let serverAddress = '127.0.0.1:6443';

@@ -27,6 +27,7 @@ import { PersistentVolumeBinder } from './volume/binder.js';
 import { LocalPathProvisioner } from './volume/local-path-provisioner.js';
 import { TtlAfterFinishedController } from './ttlafterfinished/controller.js';
 import { DisruptionController } from './disruption/controller.js';
+import { ResourceQuotaController } from './resourcequota/controller.js';
 import { loadCa, type LoadedCa } from '../pki/certs.js';
 
 export { SharedInformers, runController, type Controller } from './runtime.js';
@@ -66,7 +67,8 @@ export type ControllerName =
   | 'persistentvolume-binder'
   | 'local-path-provisioner'
   | 'ttl-after-finished'
-  | 'disruption';
+  | 'disruption'
+  | 'resourcequota';
 
 export interface StartControllerManagerOptions {
   /** An `ApiClient` of `@nodelet/api` (typed `unknown` for the composition root): the shared informers read with it. */
@@ -121,6 +123,7 @@ const FACTORIES: Record<string, { account: string; make: Factory }> = {
   'local-path-provisioner': { account: 'local-path-provisioner', make: (d) => new LocalPathProvisioner(d) },
   'ttl-after-finished': { account: 'ttl-after-finished-controller', make: (d) => new TtlAfterFinishedController(d) },
   disruption: { account: 'disruption-controller', make: (d) => new DisruptionController(d) },
+  resourcequota: { account: 'resourcequota-controller', make: (d) => new ResourceQuotaController(d) },
   csrsigning: { account: 'certificate-controller', make: (d) => new CsrSigner({ ...d, ca: caLoader(d.options.csrSigning), signingDurationMs: d.options.csrSigning?.durationMs }) },
 };
 

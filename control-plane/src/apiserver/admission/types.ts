@@ -8,7 +8,8 @@ import type { ServerContext } from '../context.js';
 import type { ApiObject } from '../object.js';
 import type { ResourceDef } from '../resource.js';
 
-export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE';
+/** CONNECT (exec, attach, port-forward) goes to the webhooks only ({@link admitConnect} in index.ts). */
+export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
 
 export interface AdmissionRequest {
   operation: AdmissionOperation;
@@ -24,6 +25,8 @@ export interface AdmissionRequest {
   oldObject?: ApiObject;
   /** Where a plugin leaves warnings for the client and annotations for the audit log (recorder.ts); absent: dropped. */
   recorder?: AdmissionRecorder;
+  /** `?dryRun=All`: judge as usual, but nothing will be written (no quota is charged; webhooks are told, and those with side effects refuse). */
+  dryRun?: boolean;
   /** The request's signal (filters/chain.ts): admission stops with its reason once it aborts. */
   signal?: AbortSignal;
 }

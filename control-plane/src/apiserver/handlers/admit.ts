@@ -38,7 +38,8 @@ function toCauses(errs: FieldError[]): Array<{ reason: string; message: string; 
   return errs.map((e) => ({ reason: e.type, message: e.message, field: e.field }));
 }
 
-function validateOrThrow(def: ResourceDef, obj: ApiObject, old?: ApiObject): void {
+/** The strategy's and the metadata's field errors as a 422 Invalid (admission re-checks what a mutating plugin changed). */
+export function validateOrThrow(def: ResourceDef, obj: ApiObject, old?: ApiObject): void {
   const errs = [
     ...validateObjectMeta(obj.metadata, {
       namespaced: def.namespaced,
@@ -48,6 +49,12 @@ function validateOrThrow(def: ResourceDef, obj: ApiObject, old?: ApiObject): voi
     ...(def.strategy.validate?.(obj, old) ?? []),
   ];
   if (errs.length) throw invalid(def.kind, def.group, obj.metadata.name ?? obj.metadata.generateName ?? '', toCauses(errs));
+}
+
+/** Defaults and validates an object a mutating admission webhook changed (upstream validates after mutating admission). */
+export function revalidateAdmitted(def: ResourceDef, obj: ApiObject, old?: ApiObject): void {
+  def.strategy.defaults?.(obj);
+  validateOrThrow(def, obj, old);
 }
 
 /** Rejects creates in a missing (404) or terminating (403) namespace (NamespaceLifecycle). */

@@ -17,6 +17,7 @@ import { handleScale } from './scale.js';
 import { EPHEMERAL_HANDLERS } from './access-review.js';
 import { handleNodeCredentialRequest } from '../auth/node-credentials.js';
 import { admit } from '../admission/index.js';
+import { scopeRecorder } from '../admission/recorder.js';
 import { awaitVisible } from './visibility.js';
 import type { ApiObject } from '../object.js';
 import { handleWatch } from './watch.js';
@@ -79,13 +80,13 @@ async function readDeleteBody(s: RequestScope): Promise<unknown> {
 }
 
 /** The admission hook of a delete by the request's user. */
-function admitDeleteBy(s: RequestScope, name: string): (current: ApiObject) => Promise<void> {
-  return (current) => admit(s.ctx, { operation: 'DELETE', user: s.user, def: s.served.def, namespace: current.metadata.namespace, name, oldObject: current, signal: s.signal });
+function admitDeleteBy(s: RequestScope, name: string, dryRun: boolean | undefined): (current: ApiObject) => Promise<void> {
+  return (current) => admit(s.ctx, { operation: 'DELETE', user: s.user, def: s.served.def, namespace: current.metadata.namespace, name, oldObject: current, recorder: scopeRecorder(s), dryRun: !!dryRun, signal: s.signal });
 }
 
 async function handleDelete(s: RequestScope): Promise<void> {
   const opts = parseDeleteOptions(await readDeleteBody(s), s.url.searchParams);
-  const { object } = await deleteObject(s.ctx, s.served, s.namespace, s.name!, opts, admitDeleteBy(s, s.name!));
+  const { object } = await deleteObject(s.ctx, s.served, s.namespace, s.name!, opts, admitDeleteBy(s, s.name!, opts.dryRun));
   await awaitVisible(s.ctx, s.served.def, object);
   sendObject(s.res, 200, s.served.def, object, s.req.headers.accept, s.url, s.ctx.now());
 }
@@ -98,7 +99,7 @@ async function handleDeleteCollection(s: RequestScope): Promise<void> {
   const items = [];
   for (const o of page.items) {
     try {
-      items.push((await deleteObject(s.ctx, s.served, o.metadata.namespace, o.metadata.name!, opts, admitDeleteBy(s, o.metadata.name!))).object);
+      items.push((await deleteObject(s.ctx, s.served, o.metadata.namespace, o.metadata.name!, opts, admitDeleteBy(s, o.metadata.name!, opts.dryRun))).object);
     } catch (err) {
       if ((err as { reason?: string }).reason !== 'NotFound') throw err;
     }

@@ -25,6 +25,7 @@ import { agentDispatcher, agentOrigin } from './agent-dispatcher.js';
 import tls from 'node:tls';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { admitStreamConnect } from '../admission/webhook/connect.js';
 import type { RequestScope, ServerContext } from '../context.js';
 import type { ApiObject, Json } from '../object.js';
 import { badRequest, StatusError } from '../status.js';
@@ -217,6 +218,7 @@ export async function agentStreamPath(s: RequestScope): Promise<{ target: PodNod
   const ns = encodeURIComponent(s.namespace!);
   const name = encodeURIComponent(s.name!);
   const query = new URLSearchParams(s.url.searchParams);
+  await admitStreamConnect(s, query);
   if (s.subresource === 'portforward') {
     // PodPortForwardOptions' `ports` is kubelet's `port`.
     for (const p of query.getAll('ports')) query.append('port', p);

@@ -7,6 +7,9 @@ import { sendJson } from '../respond.js';
 import { badRequest, conflict, invalid } from '../status.js';
 import { admitUpdate } from './admit.js';
 import { writeOptionsOf } from '../request-options.js';
+import { managerOf, updateManagedFields } from '../fieldmanager/manager.js';
+import { typesOfKind } from '../fieldmanager/typed.js';
+import { apiVersionOf } from '../resource.js';
 import { addWarnings, enforceFieldValidation } from '../field-validation.js';
 
 const SCALE = { group: 'autoscaling', version: 'v1', kind: 'Scale' };
@@ -48,7 +51,7 @@ export async function handleScale(s: RequestScope): Promise<void> {
     sendJson(s.res, 200, scaleOf(await registry.get(s.namespace, name)));
     return;
   }
-  const { dryRun, fieldValidation } = writeOptionsOf(s.url, method === 'PUT' ? 'UpdateOptions' : 'PatchOptions', s.req.headers['content-type']?.includes('apply-patch') ?? false);
+  const { dryRun, fieldValidation, fieldManager } = writeOptionsOf(s.url, method === 'PUT' ? 'UpdateOptions' : 'PatchOptions', s.req.headers['content-type']?.includes('apply-patch') ?? false);
   let warnings: string[] = [];
   const raw = await bodyOf(s);
   let next: (current: ApiObject) => ApiObject;
@@ -79,6 +82,9 @@ export async function handleScale(s: RequestScope): Promise<void> {
     const updated = structuredClone(current);
     (updated.spec as Json).replicas = replicas;
     const admitted = admitUpdate(def, updated, current);
+    // The manager owns .spec.replicas as a write through the `scale` subresource (a later apply of another value conflicts).
+    const context = { types: typesOfKind(def.kind), apiVersion: apiVersionOf(def), subresource: 'scale', statusSubresource: def.statusSubresource, now: s.ctx.now() };
+    admitted.metadata.managedFields = updateManagedFields(context, current, admitted, managerOf(fieldManager, s.req.headers['user-agent']));
     if (!dryRun) return admitted;
     dryResult = admitted;
     return undefined;

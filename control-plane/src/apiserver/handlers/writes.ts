@@ -2,7 +2,10 @@
 import type { RequestScope } from '../context.js';
 import { bodyOf, decodeObjectBody } from '../media.js';
 import type { ApiObject } from '../object.js';
-import { applyConfiguration, applyPatch, parsePatchBody, patchTypeOf, recordManagedFields } from '../patch/apply.js';
+import { applyPatch, parsePatchBody, patchTypeOf } from '../patch/apply.js';
+import { managerOf, updateManagedFields, type WriteContext } from '../fieldmanager/manager.js';
+import { applyWithLastApplied } from '../fieldmanager/last-applied.js';
+import { applyConfigErrors, typesOfKind } from '../fieldmanager/typed.js';
 import { apiVersionOf } from '../resource.js';
 import { sendObject } from '../respond.js';
 import { badRequest, conflict, methodNotAllowed, notFound } from '../status.js';
@@ -30,29 +33,42 @@ function writableSubresource(s: RequestScope): StatusLikeSubresource | undefined
   throw methodNotAllowed('the server does not allow this method on the requested resource');
 }
 
+/** What the field manager needs of this request (`subresource`: the one written, '' for the object). */
+function writeContext(s: RequestScope, subresource = ''): WriteContext {
+  const { def } = s.served;
+  return { types: typesOfKind(def.kind), apiVersion: apiVersionOf(def), subresource, statusSubresource: def.statusSubresource, now: s.ctx.now() };
+}
+
+/** The manager of this write: `?fieldManager`, else from the User-Agent. */
+const managerOfRequest = (s: RequestScope, fieldManager: string | undefined): string => managerOf(fieldManager, s.req.headers['user-agent']);
+
 /**
  * Admits a new object (namespace, defaults, admission plugins), records its manager and stores it
- * unless this is a dry run; a Service gets its ClusterIP. For POST and for an apply that creates.
+ * unless this is a dry run; a Service gets its ClusterIP. For POST and for an apply that creates
+ * (whose managedFields the apply already set: `manager` undefined).
  */
-async function createAdmitted(s: RequestScope, obj: ApiObject, dryRun: boolean, managed?: { manager: string; operation: 'Apply' | 'Update'; body: Record<string, unknown> }): Promise<ApiObject> {
+async function createAdmitted(s: RequestScope, obj: ApiObject, dryRun: boolean, manager?: string): Promise<ApiObject> {
   const { def, registry } = s.served;
   await checkNamespace(s.ctx, def, obj.metadata.namespace);
   admitCreate(s.ctx, def, obj);
-  await admit(s.ctx, { operation: 'CREATE', user: s.user, def, namespace: obj.metadata.namespace, name: obj.metadata.name, object: obj, recorder: scopeRecorder(s), signal: s.signal });
-  if (managed) recordManagedFields(obj, managed.body, managed.manager, managed.operation, apiVersionOf(def), s.ctx.now());
+  // Defaults count as the creator's fields (upstream decodes them in before the field manager runs).
+  if (manager !== undefined) obj.metadata.managedFields = updateManagedFields(writeContext(s), undefined, obj, manager);
+  await admit(s.ctx, { operation: 'CREATE', user: s.user, def, namespace: obj.metadata.namespace, name: obj.metadata.name, object: obj, recorder: scopeRecorder(s), dryRun, signal: s.signal });
   const persist = (): Promise<ApiObject> => (dryRun ? Promise.resolve(obj) : registry.create(obj, { signal: s.signal }));
   return def.kind === 'Service' ? withClusterIp(s.ctx, obj, persist, s.ctx.serviceCidr, dryRun) : persist();
 }
 
 /**
  * The update to write for `next` over `current` (guaranteedUpdate's step): admitted, or
- * undefined when it changes nothing or is a dry run (whose result is kept in `dry`).
+ * undefined when it changes nothing or is a dry run (whose result is kept in `dry`). `managed`
+ * sets the admitted object's managedFields.
  */
-async function admitUpdateOf(s: RequestScope, current: ApiObject, next: ApiObject, status: StatusLikeSubresource | undefined, dry: DryRun): Promise<ApiObject | undefined> {
+async function admitUpdateOf(s: RequestScope, current: ApiObject, next: ApiObject, status: StatusLikeSubresource | undefined, dry: DryRun, managed: (admitted: ApiObject) => void): Promise<ApiObject | undefined> {
   const { def } = s.served;
   const admitted = admitUpdate(def, next, current, status);
+  managed(admitted);
   if (unchanged(admitted, current)) return undefined;
-  await admit(s.ctx, { operation: 'UPDATE', user: s.user, def, subresource: s.subresource, namespace: s.namespace, name: s.name!, object: admitted, oldObject: current, recorder: scopeRecorder(s), signal: s.signal });
+  await admit(s.ctx, { operation: 'UPDATE', user: s.user, def, subresource: s.subresource, namespace: s.namespace, name: s.name!, object: admitted, oldObject: current, recorder: scopeRecorder(s), dryRun: dry.run, signal: s.signal });
   if (dry.run) {
     dry.result = admitted;
     return undefined;
@@ -73,7 +89,7 @@ export async function handleCreate(s: RequestScope): Promise<void> {
   if (def.namespaced && !obj.metadata.namespace) throw badRequest('the namespace of the object is missing');
   // The annotation must be on the pod before admission validates and the store writes it.
   const journey = def.kind === 'Pod' && !dryRun && receivedAt !== undefined ? s.ctx.journeys?.begin(obj, receivedAt) : undefined;
-  const created = await createAdmitted(s, obj, dryRun, manager ? { manager, operation: 'Update', body } : undefined);
+  const created = await createAdmitted(s, obj, dryRun, managerOfRequest(s, manager));
   if (!dryRun) await awaitVisible(s.ctx, def, created);
   journey?.created(created);
   addWarnings(s.res, warnings);
@@ -94,7 +110,11 @@ export async function handleUpdate(s: RequestScope): Promise<void> {
   next.metadata.name = name;
   const precondition = preconditionOf(next);
   const dry: DryRun = { run: options.dryRun };
-  const result = await registry.guaranteedUpdate(s.namespace, name, (current) => admitUpdateOf(s, current, structuredClone(next), status, dry), { preconditionRV: precondition, signal: s.signal });
+  const manager = managerOfRequest(s, options.fieldManager);
+  const tracked = (current: ApiObject) => (admitted: ApiObject) => {
+    admitted.metadata.managedFields = updateManagedFields(writeContext(s, status), current, admitted, manager);
+  };
+  const result = await registry.guaranteedUpdate(s.namespace, name, (current) => admitUpdateOf(s, current, structuredClone(next), status, dry, tracked(current)), { preconditionRV: precondition, signal: s.signal });
   let out = dry.result ?? result.object;
   if (result.changed) out = (await finishDeletionIfReady(s.served, out)) ?? out;
   if (result.changed) await awaitVisible(s.ctx, def, out);
@@ -133,12 +153,14 @@ export async function handlePatch(s: RequestScope): Promise<void> {
   const name = s.name!;
   const status = writableSubresource(s);
   const type = patchTypeOf(s.req.headers['content-type']);
-  const { dryRun, fieldManager: manager, fieldValidation } = writeOptionsOf(s.url, 'PatchOptions', type === 'apply');
+  const { dryRun, fieldManager, fieldValidation, force } = writeOptionsOf(s.url, 'PatchOptions', type === 'apply');
+  const manager = managerOfRequest(s, fieldManager);
   const patch = parsePatchBody(type, await bodyOf(s));
   if (type === 'apply') {
     const meta = (patch as { metadata?: { managedFields?: unknown } }).metadata;
     if (isPlainObject(meta) && meta.managedFields !== undefined && meta.managedFields !== null) throw badRequest('metadata.managedFields must be nil');
-    enforceApplySchema(def, patch, { namespace: s.namespace, name });
+    // Keyed list items without their keys, or twice the same keys, are refused as upstream's typed conversion does.
+    enforceApplySchema(def, patch, { namespace: s.namespace, name }, applyConfigErrors(typesOfKind(def.kind), patch as Record<string, unknown>));
   }
   const dry: DryRun = { run: dryRun };
   let created = false;
@@ -148,13 +170,13 @@ export async function handlePatch(s: RequestScope): Promise<void> {
   const ifMissing =
     type === 'apply' && !status
       ? async (): Promise<ApiObject> => {
-          const obj = asObject(def, structuredClone(patch) as Record<string, unknown>);
+          const obj = applyWithLastApplied(writeContext(s), undefined, asObject(def, structuredClone(patch) as Record<string, unknown>), manager, force);
           reconcileNamespace(def, obj, s.namespace);
           if (obj.metadata.name && obj.metadata.name !== name) throw badRequest('the name of the object does not match the name on the URL');
           obj.metadata.name = name;
           enforceByteFields(def, obj, 'patch');
           created = true;
-          return createAdmitted(s, obj, dry.run, { manager: manager!, operation: 'Apply', body: patch as Record<string, unknown> });
+          return createAdmitted(s, obj, dry.run);
         }
       : undefined;
 
@@ -163,11 +185,18 @@ export async function handlePatch(s: RequestScope): Promise<void> {
     name,
     async (current) => {
       let next: ApiObject;
+      let managed: (admitted: ApiObject) => void;
       if (type === 'apply') {
         const applied = asObject(def, structuredClone(patch) as Record<string, unknown>);
-        next = applyConfiguration(current, applied, def.kind);
-        recordManagedFields(next, patch as Record<string, unknown>, manager!, 'Apply', apiVersionOf(def), s.ctx.now(), status);
+        next = applyWithLastApplied(writeContext(s, status), current, applied, manager, force);
+        const fields = next.metadata.managedFields;
+        managed = (admitted) => {
+          admitted.metadata.managedFields = fields;
+        };
       } else {
+        managed = (admitted) => {
+          admitted.metadata.managedFields = updateManagedFields(writeContext(s, status), current, admitted, manager);
+        };
         next = applyPatch(type, current, patch, def.kind);
         if (type === 'json') {
           const rv = next.metadata.resourceVersion;
@@ -179,7 +208,7 @@ export async function handlePatch(s: RequestScope): Promise<void> {
       enforceByteFields(def, next, 'patch');
       if (next.metadata.name !== undefined && next.metadata.name !== name) throw badRequest('metadata.name cannot be changed by a patch');
       next.metadata.resourceVersion = current.metadata.resourceVersion;
-      return admitUpdateOf(s, current, next, status, dry);
+      return admitUpdateOf(s, current, next, status, dry, managed);
     },
     { preconditionRV: precondition, signal: s.signal, ...(ifMissing ? { ifMissing } : {}) },
   ).catch((err: unknown) => {

@@ -42,8 +42,17 @@ function deref(s: JsonSchema | undefined): JsonSchema | undefined {
   return s;
 }
 
-/** The list schema at `path` of `kind`, when the schemas describe that path. */
-function listSchemaAt(kind: string, path: readonly string[]): JsonSchema | undefined {
+/** True when the served schemas describe `kind` (else its objects are unstructured). */
+export function kindHasSchema(kind: string): boolean {
+  return SCHEMA_OF_KIND.has(kind);
+}
+
+/**
+ * The schema of the field at `path` of `kind` (field names from the root, `[]` for a list's
+ * items, any name for a map's values), with its own extensions; undefined where the schemas do
+ * not describe it. `resolve` gives the definition a `$ref`/`allOf` wrapper stands for.
+ */
+export function fieldSchemaAt(kind: string, path: readonly string[]): JsonSchema | undefined {
   const root = SCHEMA_OF_KIND.get(kind);
   let s: JsonSchema | undefined = root ? API_SCHEMAS[root] : undefined;
   for (const step of path) {
@@ -53,6 +62,15 @@ function listSchemaAt(kind: string, path: readonly string[]): JsonSchema | undef
     // The field's own schema keeps its extensions (`allOf` wrappers carry them beside the $ref).
     s = step === '[]' ? r.items : (r.properties?.[step] ?? (r.additionalProperties && typeof r.additionalProperties === 'object' ? r.additionalProperties : undefined));
   }
+  return s;
+}
+
+/** The definition a field schema stands for (through `$ref` and single `allOf` wrappers). */
+export const resolve = deref;
+
+/** The list schema at `path` of `kind`, when the schemas describe that path. */
+function listSchemaAt(kind: string, path: readonly string[]): JsonSchema | undefined {
+  const s = fieldSchemaAt(kind, path);
   return s?.type === 'array' ? s : undefined;
 }
 

@@ -1,5 +1,5 @@
 /** Pod strategy: defaulting, initial status, spec validation and update immutability. */
-import { admitNewPodSpec, defaultPodSpec, forbiddenField, podQOSClass, rfc3339, validatePodSpec, type FieldError, type PodSpec } from '@nodelet/api';
+import { admitNewPodSpec, defaultPodSpec, defaultRequestsFromLimits, forbiddenField, podQOSClass, rfc3339, validatePodSpec, type FieldError, type PodSpec } from '@nodelet/api';
 import { deepClone, isPlainObject, jsonEqual, type ApiObject, type Json } from '../object.js';
 import type { Strategy } from '../resource.js';
 
@@ -39,7 +39,10 @@ export const podStrategy: Strategy = {
   },
   prepareForCreate(obj) {
     const spec = (obj.spec ?? {}) as Json;
-    if (isPlainObject(obj.spec)) admitNewPodSpec(obj.spec, { mirror: obj.metadata.annotations?.['kubernetes.io/config.mirror'] !== undefined });
+    if (isPlainObject(obj.spec)) {
+      admitNewPodSpec(obj.spec, { mirror: obj.metadata.annotations?.['kubernetes.io/config.mirror'] !== undefined });
+      defaultRequestsFromLimits(obj.spec);
+    }
     const status: Json = { phase: 'Pending', qosClass: podQOSClass(spec as unknown as PodSpec) };
     if (gateNames(spec).length > 0) {
       status.conditions = [

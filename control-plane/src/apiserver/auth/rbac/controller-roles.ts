@@ -115,6 +115,8 @@ const ROLES: ReadonlyArray<[name: string, rules: ReturnType<typeof rule>[]]> = [
     rule(['get', 'create'], [''], ['persistentvolumeclaims']),
     EVENTS_RULE,
   ]],
+  // Counts any kind a quota names (count/<resource>.<group>), so it may list and watch everything.
+  ['resourcequota-controller', [rule(['list', 'watch'], ['*'], ['*']), rule(['update'], [''], ['resourcequotas/status']), EVENTS_RULE]],
   ['ttl-after-finished-controller', [rule(['get', 'list', 'watch', 'delete'], ['batch'], ['jobs']), EVENTS_RULE]],
   ['certificate-controller', [
     rule(['get', 'list', 'watch', 'delete'], ['certificates.k8s.io'], ['certificatesigningrequests']),

@@ -1,0 +1,2 @@
+export * from './resource-list.js';
+export * from './evaluator.js';

@@ -1,0 +1,208 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ApiObject, Json } from '../object.js';
+import { StatusError } from '../status.js';
+import { FieldSet, pathString } from './fieldset.js';
+import { applyManagedFields, managerOf, updateManagedFields, type WriteContext } from './manager.js';
+import { applyWithLastApplied, LAST_APPLIED } from './last-applied.js';
+import { DEDUCED, applyConfigErrors, compare, merge, toFieldSet, typesOfKind } from './typed.js';
+
+const deploy = typesOfKind('Deployment');
+const ctx = (over: Partial<WriteContext> = {}): WriteContext => ({ types: deploy, apiVersion: 'apps/v1', subresource: '', statusSubresource: true, now: Date.UTC(2026, 0, 2, 3, 4, 5), ...over });
+
+const config = (replicas?: number, extra: Json = {}): ApiObject => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name: 'web', labels: { app: 'web' } },
+  spec: {
+    ...(replicas === undefined ? {} : { replicas }),
+    selector: { matchLabels: { app: 'web' } },
+    template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'nginx', args: ['a', 'b'], ports: [{ containerPort: 80 }], ...extra }] } },
+  },
+});
+
+test('FieldsV1 of an applied Deployment: keyed containers and ports (protocol from its schema default), atomic lists and selector', () => {
+  const fields = toFieldSet(deploy, config(2) as Json).toFieldsV1();
+  assert.deepEqual(fields, {
+    'f:apiVersion': {},
+    'f:kind': {},
+    'f:metadata': { 'f:labels': { 'f:app': {} }, 'f:name': {} },
+    'f:spec': {
+      'f:replicas': {},
+      'f:selector': {},
+      'f:template': {
+        'f:metadata': { 'f:labels': { 'f:app': {} } },
+        'f:spec': { 'f:containers': { 'k:{"name":"c"}': { '.': {}, 'f:args': {}, 'f:image': {}, 'f:name': {}, 'f:ports': { 'k:{"containerPort":80,"protocol":"TCP"}': { '.': {}, 'f:containerPort': {} } } } } },
+      },
+    },
+  });
+  assert.ok(FieldSet.fromFieldsV1(fields).equals(toFieldSet(deploy, config(2) as Json)), 'FieldsV1 round-trips');
+});
+
+test('path elements: sets by value, lists without keys by index, printed as upstream', () => {
+  const pod = typesOfKind('Pod');
+  const set = toFieldSet(pod, { metadata: { finalizers: ['x'] } });
+  assert.deepEqual(set.toFieldsV1(), { 'f:metadata': { 'f:finalizers': { 'v:"x"': {} } } });
+  const cases: Array<[string[], string]> = [
+    [['f:spec', 'f:replicas'], '.spec.replicas'],
+    [['f:spec', 'f:containers', 'k:{"name":"c"}', 'f:image'], '.spec.containers[name="c"].image'],
+    [['f:spec', 'f:ports', 'k:{"port":80,"protocol":"TCP"}'], '.spec.ports[port=80,protocol="TCP"]'],
+    [['f:metadata', 'f:finalizers', 'v:"x"'], '.metadata.finalizers[="x"]'],
+    [['f:spec', 'f:args', 'i:0'], '.spec.args[0]'],
+  ];
+  for (const [path, want] of cases) assert.equal(pathString(path), want);
+});
+
+test('set operations: union, difference, recursive difference, intersection', () => {
+  const a = FieldSet.of([['f:a'], ['f:b', 'f:c'], ['f:b', 'f:d']]);
+  const b = FieldSet.of([['f:b', 'f:c'], ['f:e']]);
+  assert.deepEqual([...a.union(b).paths()], [['f:a'], ['f:b', 'f:c'], ['f:b', 'f:d'], ['f:e']]);
+  assert.deepEqual([...a.difference(b).paths()], [['f:a'], ['f:b', 'f:d']]);
+  assert.deepEqual([...a.intersection(b).paths()], [['f:b', 'f:c']]);
+  assert.deepEqual([...a.recursiveDifference(FieldSet.of([['f:b']])).paths()], [['f:a']]);
+  assert.ok(a.hasPrefix(['f:b']) && !a.has(['f:b']));
+  for (const bad of [{ 'k:notjson': {} }, { 'k:[1]': {} }, { 'i:x': {} }, { 'v:{': {} }, { 'x:y': {} }, { 'f:a': 1 }, []]) {
+    assert.throws(() => FieldSet.fromFieldsV1(bad), /FieldsV1/, JSON.stringify(bad));
+  }
+});
+
+test('unstructured objects are deduced: lists atomic, maps granular', () => {
+  assert.deepEqual(toFieldSet(DEDUCED, { spec: { items: [{ a: 1 }], m: { k: 'v' } } }).toFieldsV1(), { 'f:spec': { 'f:items': {}, 'f:m': { 'f:k': {} } } });
+  assert.deepEqual(merge(DEDUCED, { l: [1, 2], m: { a: 1 } }, { l: [3], m: { b: 2 } }), { l: [3], m: { a: 1, b: 2 } });
+});
+
+test('compare: added maps count themselves, removed items everything in them', () => {
+  const d = compare(deploy, { metadata: { labels: { a: '1' } }, spec: { template: { spec: { containers: [{ name: 'c', image: 'x' }] } } } }, { metadata: { labels: { a: '2' }, annotations: { n: 'v' } }, spec: { template: { spec: { containers: [] } } } });
+  assert.deepEqual(d.modified.toFieldsV1(), { 'f:metadata': { 'f:labels': { 'f:a': {} } } });
+  assert.deepEqual(d.added.toFieldsV1(), { 'f:metadata': { 'f:annotations': { '.': {}, 'f:n': {} } } });
+  assert.deepEqual(d.removed.toFieldsV1(), { 'f:spec': { 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"c"}': { '.': {}, 'f:image': {}, 'f:name': {} } } } } } });
+});
+
+const entry = (o: ApiObject, manager: string, operation = 'Apply') => o.metadata.managedFields?.find((e) => e.manager === manager && e.operation === operation);
+
+test('create (Update) records what the creator set; another Update takes the fields it changes', () => {
+  const created = config(1) as ApiObject;
+  created.metadata.managedFields = updateManagedFields(ctx(), undefined, created, 'kubectl-create');
+  const e = entry(created, 'kubectl-create', 'Update')!;
+  assert.deepEqual([e.apiVersion, e.fieldsType, e.time], ['apps/v1', 'FieldsV1', '2026-01-02T03:04:05Z']);
+  assert.deepEqual((e.fieldsV1 as Json)['f:metadata'], { 'f:labels': { '.': {}, 'f:app': {} } });
+  const edited = structuredClone(created);
+  (edited.spec as Json).replicas = 3;
+  edited.metadata.managedFields = updateManagedFields(ctx(), created, edited, 'kubectl-edit');
+  assert.deepEqual(entry(edited, 'kubectl-edit', 'Update')!.fieldsV1, { 'f:spec': { 'f:replicas': {} } });
+  assert.equal(((entry(edited, 'kubectl-create', 'Update')!.fieldsV1 as Json)['f:spec'] as Json)['f:replicas'], undefined);
+});
+
+test('apply: a field the manager stops applying is removed unless another manager owns it', () => {
+  let live = applyManagedFields(ctx(), undefined, config(2, { env: [{ name: 'A', value: '1' }] }), 'ssa', false);
+  live = applyManagedFields(ctx(), live, config(2), 'ssa', false);
+  assert.equal(((live.spec as Json).template as any).spec.containers[0].env, undefined); // eslint-disable-line @typescript-eslint/no-explicit-any
+  // Both appliers set replicas to 2: shared ownership, no conflict; dropping it from one keeps it.
+  live = applyManagedFields(ctx(), live, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' }, spec: { replicas: 2 } }, 'other', false);
+  live = applyManagedFields(ctx(), live, config(), 'ssa', false);
+  assert.equal((live.spec as Json).replicas, 2);
+  assert.deepEqual(entry(live, 'other')!.fieldsV1, { 'f:spec': { 'f:replicas': {} } });
+  // Once its last applier drops it, it goes.
+  live = applyManagedFields(ctx(), live, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' } }, 'other', false);
+  assert.equal((live.spec as Json).replicas, undefined);
+  assert.equal(entry(live, 'other'), undefined);
+});
+
+test('apply conflicts: 409 with upstream’s message and causes; force moves ownership', () => {
+  let live = applyManagedFields(ctx(), undefined, config(2), 'ssa', false);
+  const scaled = structuredClone(live);
+  (scaled.spec as Json).replicas = 5;
+  scaled.metadata.managedFields = updateManagedFields(ctx({ subresource: 'scale' }), live, scaled, 'kubectl');
+  live = scaled;
+  const err = (() => {
+    try {
+      applyManagedFields(ctx(), live, config(3), 'ssa', false);
+    } catch (e) {
+      return e as StatusError;
+    }
+    assert.fail('no conflict');
+  })();
+  assert.equal(err.code, 409);
+  assert.equal(err.reason, 'Conflict');
+  assert.equal(err.message, 'Apply failed with 1 conflict: conflict with "kubectl" with subresource "scale" using apps/v1: .spec.replicas');
+  assert.deepEqual(err.details?.causes, [{ reason: 'FieldManagerConflict', message: 'conflict with "kubectl" with subresource "scale" using apps/v1', field: '.spec.replicas' }]);
+  const forced = applyManagedFields(ctx(), live, config(3), 'ssa', true);
+  assert.equal((forced.spec as Json).replicas, 3);
+  assert.equal(entry(forced, 'kubectl', 'Update'), undefined, 'the scaler lost its only field');
+});
+
+test('several conflicts are listed by manager', () => {
+  let live = applyManagedFields(ctx(), undefined, config(2), 'a', false);
+  live = applyManagedFields(ctx(), live, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', labels: { x: '1' } } }, 'b', false);
+  const next = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', labels: { x: '2' } }, spec: { replicas: 9 } };
+  assert.throws(() => applyManagedFields(ctx(), live, next, 'c', false), (e: StatusError) => e.message === 'Apply failed with 2 conflicts: conflict with "a":\n- .spec.replicas\nconflict with "b":\n- .metadata.labels.x');
+});
+
+test('a no-op apply keeps the entry’s time; the manager comes from fieldManager or the User-Agent', () => {
+  const first = applyManagedFields(ctx(), undefined, config(2), 'ssa', false);
+  const again = applyManagedFields(ctx({ now: Date.UTC(2027, 0, 1) }), first, config(2), 'ssa', false);
+  assert.deepEqual(again.metadata.managedFields, first.metadata.managedFields);
+  assert.equal(managerOf(undefined, 'kubectl/v1.32.0 (linux/amd64) kubernetes/abc'), 'kubectl');
+  assert.equal(managerOf('mine', 'kubectl/v1.32.0'), 'mine');
+  assert.equal(managerOf(undefined, 'x'.repeat(200)).length, 128);
+});
+
+test('kubectl’s upgrade from client-side apply: fields the annotation holds at their live values are no conflict; the annotation follows the apply', () => {
+  const cm = (data: Json, annotation?: Json): ApiObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', ...(annotation ? { annotations: { [LAST_APPLIED]: JSON.stringify(annotation) } } : {}) }, data });
+  const c = ctx({ types: typesOfKind('ConfigMap'), apiVersion: 'v1', statusSubresource: false });
+  const live = cm({ a: '1', b: '2' }, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: { a: '1' } });
+  live.metadata.managedFields = updateManagedFields(c, undefined, live, 'kubectl-client-side-apply');
+  const out = applyWithLastApplied(c, live, cm({ a: '3' }), 'kubectl', false);
+  assert.equal((out.data as Json).a, '3');
+  assert.equal(out.metadata.annotations?.[LAST_APPLIED], '{"apiVersion":"v1","data":{"a":"3"},"kind":"ConfigMap","metadata":{"name":"c"}}');
+  // b was changed by hand since (not in the annotation): a conflict still; another manager gets no upgrade at all.
+  assert.throws(() => applyWithLastApplied(c, live, cm({ a: '3', b: '9' }), 'kubectl', false), /^StatusError: Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" using v1: \.data\.b$/);
+  assert.throws(() => applyWithLastApplied(c, live, cm({ a: '3' }), 'ci', false), /conflict with "kubectl-client-side-apply" using v1: \.data\.a/);
+});
+
+test('managedFields a request carries: unreadable ones are ignored, [{}] clears them, more than 10 Update managers merge into ancient-changes', () => {
+  const c = ctx({ types: typesOfKind('ConfigMap'), apiVersion: 'v1', statusSubresource: false });
+  let live: ApiObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: { a: '1' } };
+  live.metadata.managedFields = updateManagedFields(c, undefined, live, 'creator');
+  const bad = structuredClone(live);
+  bad.metadata.managedFields = [{ manager: 'x', operation: 'Nope' as 'Update', fieldsType: 'FieldsV1', fieldsV1: { 'f:data': {} } }];
+  assert.deepEqual(updateManagedFields(c, live, bad, 'creator'), live.metadata.managedFields);
+  const cleared = structuredClone(live);
+  cleared.metadata.managedFields = [{}];
+  assert.deepEqual(updateManagedFields(c, live, cleared, 'creator'), []);
+  for (let i = 0; i < 12; i++) {
+    const next = structuredClone(live);
+    (next.data as Json)[`k${i}`] = 'v';
+    next.metadata.managedFields = updateManagedFields({ ...c, now: c.now + i * 1000 }, live, next, `writer-${i}`);
+    live = next;
+  }
+  const managers = (live.metadata.managedFields ?? []).map((e) => e.manager);
+  assert.equal(managers.length, 10);
+  assert.deepEqual(managers.slice(0, 2), ['ancient-changes', 'writer-3']);
+  const ancient = live.metadata.managedFields![0]!;
+  assert.deepEqual(Object.keys((ancient.fieldsV1 as { 'f:data': object })['f:data']), ['.', 'f:a', 'f:k0', 'f:k1', 'f:k2']);
+  assert.equal(ancient.time, '2026-01-02T03:04:07Z', 'the newest time of what it merged');
+});
+
+test('an applied keyed list item without a key (and no default) or twice the same key is refused', () => {
+  const svc = { spec: { ports: [{ port: 80 }, { name: 'x', protocol: 'UDP' }] } };
+  assert.deepEqual(applyConfigErrors(typesOfKind('Service'), svc), ['.spec.ports: element 1: associative list with keys has an element that omits key field "port" (and doesn\'t have default value)']);
+  const pod = { spec: { containers: [{ name: 'c', ports: [{ containerPort: 1 }, { containerPort: 1, protocol: 'TCP' }] }, { name: 'c' }] } };
+  assert.deepEqual(applyConfigErrors(typesOfKind('Pod'), pod), [
+    '.spec.containers[name="c"].ports: duplicate entries for key [containerPort=1,protocol="TCP"]',
+    '.spec.containers: duplicate entries for key [name="c"]',
+  ]);
+});
+
+test('ownership by subresource: the main resource never owns status, /status owns only status, labels and annotations', () => {
+  const live = applyManagedFields(ctx(), undefined, { ...config(1), status: { replicas: 1 } }, 'ssa', false);
+  assert.equal((entry(live, 'ssa')!.fieldsV1 as Json)['f:status'], undefined);
+  const next = structuredClone(live);
+  next.status = { replicas: 2 };
+  next.metadata.labels = { ...next.metadata.labels, seen: 'yes' };
+  (next.spec as Json).paused = true;
+  next.metadata.managedFields = updateManagedFields(ctx({ subresource: 'status' }), live, next, 'controller');
+  const e = next.metadata.managedFields.find((m) => m.manager === 'controller')!;
+  assert.equal(e.subresource, 'status');
+  assert.deepEqual(e.fieldsV1, { 'f:metadata': { 'f:labels': { 'f:seen': {} } }, 'f:status': { 'f:replicas': {} } });
+});
