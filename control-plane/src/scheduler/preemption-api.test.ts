@@ -3,7 +3,7 @@
 // run; a deleted pod goes once its finalizers are gone): what a user sees on the victim and the preemptor.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { EVENTS, PODDISRUPTIONBUDGETS, PODS, type Node, type Pod } from '@nodelet/api';
+import { EVENTS, PODDISRUPTIONBUDGETS, PODS, PRIORITYCLASSES, type ApiClient, type Node, type Pod } from '@nodelet/api';
 import { pollUntil } from '@nodelet/base';
 import { createNodes, fakeNode, startFakeAgents, type FakeAgents } from '../controllers/testing/fake-agents.js';
 import { startRealCluster, type RealCluster } from '../controllers/testing/real-cluster.js';
@@ -17,10 +17,19 @@ function oneCpuNode(name: string): Node {
   return { ...n, status: { ...n.status, allocatable: r, capacity: r } };
 }
 
-function pod(name: string, priority: number, o: { labels?: Record<string, string>; spec?: Partial<NonNullable<Pod['spec']>>; finalizers?: string[] } = {}): Pod {
+/** The classes the tests use; Priority admission turns `priorityClassName` into spec.priority and preemptionPolicy. */
+async function createClasses(client: ApiClient): Promise<void> {
+  const classes = client.resource(PRIORITYCLASSES);
+  await classes.create({ apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: 'mid' }, value: 5 });
+  await classes.create({ apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: 'high' }, value: 1000 });
+  await classes.create({ apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: 'polite' }, value: 2000, preemptionPolicy: 'Never' });
+}
+
+/** A pod asking for one cpu; without a class its priority is 0. */
+function pod(name: string, priorityClassName?: string, o: { labels?: Record<string, string>; spec?: Partial<NonNullable<Pod['spec']>>; finalizers?: string[] } = {}): Pod {
   return {
     metadata: { name, namespace: 'default', labels: o.labels ?? { app: name }, ...(o.finalizers ? { finalizers: o.finalizers } : {}) },
-    spec: { priority, containers: [{ name: 'c', image: 'busybox:1', resources: { requests: { cpu: '1' } } }], ...o.spec },
+    spec: { ...(priorityClassName ? { priorityClassName } : {}), containers: [{ name: 'c', image: 'busybox:1', resources: { requests: { cpu: '1' } } }], ...o.spec },
   };
 }
 
@@ -29,6 +38,7 @@ describe('scheduler: preemption on the real API server', () => {
   let agents: FakeAgents;
   before(async () => {
     c = await startRealCluster();
+    await createClasses(c.admin);
     agents = startFakeAgents(c.admin);
   });
   after(async () => {
@@ -41,11 +51,11 @@ describe('scheduler: preemption on the real API server', () => {
     await c.scheduler();
     const pods = c.admin.resource(PODS, 'default');
     // The finalizer keeps the victim visible while it terminates, so its condition can be read.
-    await pods.create(pod('low', 0, { finalizers: [HOLD] }));
+    await pods.create(pod('low', undefined, { finalizers: [HOLD] }));
     // Running first: the fake agent's one status write replaces the whole condition list.
     await pollUntil('low running', async () => ((await pods.get('low')).status?.phase === 'Running' ? true : undefined), POLL);
 
-    const high = await pods.create(pod('high', 1000));
+    const high = await pods.create(pod('high', 'high'));
     const victim = await pollUntil('victim terminating', async () => {
       const p = await pods.get('low');
       return p.metadata.deletionTimestamp ? p : undefined;
@@ -75,7 +85,7 @@ describe('scheduler: preemption on the real API server', () => {
 
   it('a pod with preemptionPolicy Never waits and evicts nobody', async () => {
     const pods = c.admin.resource(PODS, 'default');
-    await pods.create(pod('polite', 2000, { spec: { preemptionPolicy: 'Never' } }));
+    await pods.create(pod('polite', 'polite'));
     const ev = await pollUntil('FailedScheduling', async () =>
       (await c.admin.resource(EVENTS, 'default').list()).items.find((e) => e.reason === 'FailedScheduling' && e.involvedObject.name === 'polite'), POLL);
     assert.equal(ev.message, '0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never.');
@@ -88,7 +98,7 @@ describe('scheduler: preemption on the real API server', () => {
   it('a nominated pod that binds to another node has its nominatedNodeName cleared', async () => {
     const pods = c.admin.resource(PODS, 'default');
     // Gated while the nomination is written, so the scheduler sees it nominated from its first attempt.
-    await pods.create(pod('wanderer', 0, { spec: { schedulingGates: [{ name: HOLD }] } }));
+    await pods.create(pod('wanderer', undefined, { spec: { schedulingGates: [{ name: HOLD }] } }));
     await pods.patchStatus('wanderer', { status: { nominatedNodeName: 'full' } }, { type: 'merge' });
     await createNodes(c.admin, [oneCpuNode('spare')]);
     await pods.patch('wanderer', { spec: { schedulingGates: null } }, { type: 'merge' });
@@ -105,6 +115,7 @@ describe('scheduler: preemption avoids a PodDisruptionBudget when another node h
   let agents: FakeAgents;
   before(async () => {
     c = await startRealCluster();
+    await createClasses(c.admin);
     agents = startFakeAgents(c.admin);
   });
   after(async () => {
@@ -120,12 +131,12 @@ describe('scheduler: preemption avoids a PodDisruptionBudget when another node h
     const pods = c.admin.resource(PODS, 'default');
     // Pin each low pod to its node, so which victim sits where does not depend on scoring.
     const on = (node: string) => ({ affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In' as const, values: [node] }] }] } } } });
-    await pods.create(pod('db', 0, { labels: { app: 'db' }, spec: on('n1') }));
+    await pods.create(pod('db', undefined, { labels: { app: 'db' }, spec: on('n1') }));
     // Without the budget, the lower-priority db would be the victim (lowest highest-victim priority).
-    await pods.create(pod('web', 5, { labels: { app: 'web' }, spec: on('n2') }));
+    await pods.create(pod('web', 'mid', { labels: { app: 'web' }, spec: on('n2') }));
     await pollUntil('both bound', async () => ((await pods.list()).items.filter((p) => p.spec?.nodeName).length === 2 ? true : undefined), POLL);
 
-    await pods.create(pod('high', 1000));
+    await pods.create(pod('high', 'high'));
     const node = await pollUntil('high bound', async () => (await pods.get('high')).spec?.nodeName || undefined, POLL);
     assert.equal(node, 'n2');
     const left = (await pods.list()).items.map((p) => p.metadata.name).sort();
