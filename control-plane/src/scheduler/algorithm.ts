@@ -5,6 +5,7 @@
  *
  *   pod ─▶ PreFilter (DaemonSet pods: their named node only)
  *            │
+ *            ├─ nominated node (an earlier preemption's) fits? ──yes──▶ node
  *            ▼
  *          filters over candidates[start], candidates[start+1], …  (first rejection per node)
  *            │ stop once numFeasibleNodesToFind nodes fit (percentageOfNodesToScore)
@@ -53,7 +54,10 @@ export interface ScheduleOptions {
   startIndex?: number;
   /** Pods nominated to each node (they count for pods of lower or equal priority). */
   nominated?: NominatedLookup;
-  /** Where the pod is nominated (our record, ahead of `status.nominatedNodeName` reaching the informer). */
+  /**
+   * Where the pod is nominated (our record, ahead of `status.nominatedNodeName` reaching the
+   * informer): tried first, and taken when it fits.
+   */
   nominatedNode?: string;
   /** The budgets preemption weighs its victims against. */
   pdbs?: readonly PodDisruptionBudget[];
@@ -104,6 +108,11 @@ export function schedulePod(pod: Pod | PodInfo, nodes: readonly NodeInfo[] | Nod
   }
 
   for (const f of filters) f.preFilter?.(ctx);
+
+  // The node a preemption made room on is tried first and taken when it fits (upstream evaluateNominatedNode).
+  const nominatedNode = opts.nominatedNode ?? ctx.pod.status?.nominatedNodeName;
+  const nominated = nominatedNode === undefined ? undefined : candidates.find((n) => n.name === nominatedNode);
+  if (nominated && !runFiltersWithNominated(ctx, nominated, filters, opts.nominated)) return { ok: true, node: nominated.name, feasible: 1, processed: 0 };
 
   // 2. Filter from the rotating start until enough nodes fit.
   const want = numFeasibleNodesToFind(candidates.length, opts.percentageOfNodesToScore);

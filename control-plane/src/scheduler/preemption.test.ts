@@ -196,3 +196,19 @@ test('preemption that can help nowhere voids the pod’s nomination; one that fi
   assert.equal(!r.ok && r.clearNomination, true);
   assert.equal(!r.ok && r.message, '0/2 nodes are available: 2 node(s) were unschedulable. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.');
 });
+
+test('the nominated node is tried first and taken when it fits, though scoring prefers another', () => {
+  const cl = testCluster([makeNode('empty'), makeNode('busy')], [pod('bound', 0, '2', { node: 'busy' })]);
+  const opts = { filters: cl.filters, scorers: cl.scorers, percentageOfNodesToScore: 100, random: () => 0 };
+  const free = schedulePod(pod('p', 100, '1'), cl.cache, opts);
+  assert.equal(free.ok && free.node, 'empty');
+  const p = pod('p', 100, '1');
+  p.status = { phase: 'Pending', nominatedNodeName: 'busy' };
+  const r = schedulePod(p, cl.cache, opts);
+  assert.equal(r.ok && r.node, 'busy');
+  // A nominated node that no longer fits is passed over.
+  const big = pod('big', 100, '3');
+  big.status = { phase: 'Pending', nominatedNodeName: 'busy' };
+  const r2 = schedulePod(big, cl.cache, opts);
+  assert.equal(r2.ok && r2.node, 'empty');
+});
