@@ -88,14 +88,6 @@ test('fit error histogram sorts as strings, like Go sort.Strings', () => {
   assert.equal(formatFitError(1, [{ reasons: ['Insufficient cpu', 'Insufficient memory'] }]), '0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient memory.');
 });
 
-test('a lower-priority victim that would make room is reported, not preempted', () => {
-  const node = makeNode('n', { cpu: '1' });
-  const low = makePod('low', { cpu: '1', node: 'n', spec: { priority: -1 } as never });
-  const r = schedulePod(makePod('p', { cpu: '1' }), [newNodeInfo(node, [low])]);
-  assert.equal(r.ok, false);
-  assert.match(!r.ok ? r.message : '', /^0\/1 nodes are available: 1 Insufficient cpu\. preemption: 0\/1 nodes are available: 1 preemption of lower-priority pods would help/);
-});
-
 test('TaintToleration score: untolerated PreferNoSchedule taints lower a node, tolerated ones do not', () => {
   const clean = newNodeInfo(makeNode('clean'), []);
   const one = newNodeInfo(makeNode('one', { taints: [{ key: 'a', effect: 'PreferNoSchedule' }] }), []);

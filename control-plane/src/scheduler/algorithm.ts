@@ -5,6 +5,7 @@
  *
  *   pod ─▶ PreFilter (DaemonSet pods: their named node only)
  *            │
+ *            ├─ nominated node (an earlier preemption's) fits? ──yes──▶ node
  *            ▼
  *          filters over candidates[start], candidates[start+1], …  (first rejection per node)
  *            │ stop once numFeasibleNodesToFind nodes fit (percentageOfNodesToScore)
@@ -12,18 +13,25 @@
  *          feasible? ──yes──▶ scores ──▶ selectHost ──▶ node      (+ processed, to advance start)
  *            │no
  *            ▼
- *          FitError message + "preemption:" dry run (no victims evicted)
+ *          FitError message + PostFilter (preemption.ts): a candidate node and its victims,
+ *          or the "preemption: …" part saying why none
  */
-import type { Pod } from '@nodelet/api';
-import { DEFAULT_FILTERS, newPodContext, nodeAffinityPreFilter, REASON_AFFINITY_TERMS_CONFLICT, runFilters, type FilterPlugin, type FilterStatus, type PodContext } from './filters.js';
-import { formatFailedScheduling, formatFitError, NO_PREEMPTION_VICTIMS, PREEMPTION_NOT_HELPFUL } from './fit-error.js';
-import { newNodeInfo, type NodeInfo } from './node-info.js';
+import type { Pod, PodDisruptionBudget } from '@nodelet/api';
+import { DEFAULT_FILTERS, newPodContext, nodeAffinityPreFilter, REASON_AFFINITY_TERMS_CONFLICT, type FilterPlugin, type FilterStatus } from './filters.js';
+import { formatFailedScheduling, formatFitError, PREEMPTION_NOT_HELPFUL } from './fit-error.js';
+import type { NodeInfo } from './node-info.js';
+import { runFiltersWithNominated, type NominatedLookup } from './nominator.js';
 import type { PodInfo } from './pod-info.js';
+import { preempt, type Candidate } from './preemption.js';
 import { scoreNodes, selectHost, type ScorePlugin } from './scores.js';
 
 export type ScheduleResult =
   | { ok: true; node: string; feasible: number; processed: number }
-  | { ok: false; message: string; statuses: Map<string, FilterStatus>; processed: number };
+  /**
+   * `preemption`: the PostFilter's choice (the message then has no "preemption:" part, as
+   * upstream); `clearNomination`: preemption can help nowhere, the pod's nomination is void.
+   */
+  | { ok: false; message: string; statuses: Map<string, FilterStatus>; processed: number; preemption?: Candidate; clearNomination?: boolean };
 
 /** The nodes a cycle sees: a list in a stable order, and lookup by name. */
 export interface NodeSnapshot {
@@ -44,6 +52,15 @@ export interface ScheduleOptions {
   percentageOfNodesToScore?: number;
   /** Index in the node list where filtering starts (round robin across cycles). */
   startIndex?: number;
+  /** Pods nominated to each node (they count for pods of lower or equal priority). */
+  nominated?: NominatedLookup;
+  /**
+   * Where the pod is nominated (our record, ahead of `status.nominatedNodeName` reaching the
+   * informer): tried first, and taken when it fits.
+   */
+  nominatedNode?: string;
+  /** The budgets preemption weighs its victims against. */
+  pdbs?: readonly PodDisruptionBudget[];
 }
 
 /** Upstream minFeasibleNodesToFind and minFeasibleNodesPercentageToFind. */
@@ -92,6 +109,11 @@ export function schedulePod(pod: Pod | PodInfo, nodes: readonly NodeInfo[] | Nod
 
   for (const f of filters) f.preFilter?.(ctx);
 
+  // The node a preemption made room on is tried first and taken when it fits (upstream evaluateNominatedNode).
+  const nominatedNode = opts.nominatedNode ?? ctx.pod.status?.nominatedNodeName;
+  const nominated = nominatedNode === undefined ? undefined : candidates.find((n) => n.name === nominatedNode);
+  if (nominated && !runFiltersWithNominated(ctx, nominated, filters, opts.nominated)) return { ok: true, node: nominated.name, feasible: 1, processed: 0 };
+
   // 2. Filter from the rotating start until enough nodes fit.
   const want = numFeasibleNodesToFind(candidates.length, opts.percentageOfNodesToScore);
   const start = candidates.length > 0 ? (opts.startIndex ?? 0) % candidates.length : 0;
@@ -100,54 +122,19 @@ export function schedulePod(pod: Pod | PodInfo, nodes: readonly NodeInfo[] | Nod
   for (let i = 0; i < candidates.length && feasible.length < want; i++) {
     const n = candidates[(start + i) % candidates.length]!;
     processed++;
-    const s = runFilters(ctx, n, filters);
+    const s = runFiltersWithNominated(ctx, n, filters, opts.nominated);
     if (s) statuses.set(n.name, s);
     else feasible.push(n);
   }
 
-  // 3. No fit: explain, with the preemption dry run over the nodes that were looked at.
+  // 3. No fit: PostFilter (preemption), and the explanation.
   if (feasible.length === 0) {
-    const preemption = preemptionMessage(ctx, candidates, statuses, filters, all.length);
-    return { ok: false, message: formatFailedScheduling(all.length, statuses.values(), preemption, undefined, absentReason), statuses, processed };
+    const p = preempt(ctx, snapshot, statuses, { filters, pdbs: opts.pdbs, nominated: opts.nominated, nominatedNode: opts.nominatedNode, random: opts.random, numAllNodes: all.length });
+    const message = formatFailedScheduling(all.length, statuses.values(), p.ok ? '' : p.message, undefined, absentReason);
+    return { ok: false, message, statuses, processed, ...(p.ok ? { preemption: p.candidate } : p.clearNomination ? { clearNomination: true } : {}) };
   }
   // 4. Score and pick.
   if (feasible.length === 1) return { ok: true, node: feasible[0]!.name, feasible: 1, processed };
   const node = selectHost(scoreNodes(ctx, feasible, opts.scorers), opts.random ?? Math.random);
   return { ok: true, node: node!, feasible: feasible.length, processed };
-}
-
-/**
- * The DefaultPreemption PostFilter's message. Only nodes rejected as `Unschedulable` are
- * candidates; a candidate needs pods of lower priority whose removal makes the pod fit. This
- * scheduler does not evict anyone: when preemption would help it says so instead of preempting.
- * `numAllNodes` counts the nodes a PreFilter left out too (they are "not helpful").
- */
-export function preemptionMessage(
-  podOrCtx: Pod | PodContext,
-  nodes: readonly NodeInfo[],
-  statuses: Map<string, FilterStatus>,
-  filters: readonly FilterPlugin[],
-  numAllNodes: number = nodes.length,
-): string {
-  // The cycle's context carries its PreFilter state (affinity and spread counts); a bare pod gets a fresh one.
-  const ctx = 'state' in podOrCtx ? podOrCtx : newPodContext(podOrCtx);
-  if ((ctx.pod.spec as { preemptionPolicy?: string } | undefined)?.preemptionPolicy === 'Never') {
-    return 'preemption: not eligible due to preemptionPolicy=Never.';
-  }
-  const prio = ctx.info.priority;
-  const candidateStatuses: FilterStatus[] = [];
-  for (const n of nodes) {
-    if (statuses.get(n.name)?.code !== 'Unschedulable') continue;
-    const all = [...n.pods()];
-    const remaining = all.filter((p) => p.priority >= prio);
-    if (remaining.length === all.length) {
-      candidateStatuses.push({ plugin: 'DefaultPreemption', code: 'UnschedulableAndUnresolvable', reasons: [NO_PREEMPTION_VICTIMS] });
-      continue;
-    }
-    const after = runFilters(ctx, newNodeInfo(n.node, remaining), filters);
-    candidateStatuses.push(
-      after ?? { plugin: 'DefaultPreemption', code: 'Unschedulable', reasons: ['preemption of lower-priority pods would help, but this scheduler does not preempt'] },
-    );
-  }
-  return `preemption: ${formatFitError(numAllNodes, candidateStatuses, PREEMPTION_NOT_HELPFUL)}`;
 }

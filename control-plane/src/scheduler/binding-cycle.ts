@@ -78,10 +78,23 @@ export class BindingCycle {
     this.#track(this.#bind(key, pod, node, t));
   }
 
-  /** FailedScheduling event and the PodScheduled=False condition, in the background. */
-  reportUnschedulable(pod: Pod, message: string): void {
+  /**
+   * FailedScheduling event and the PodScheduled=False condition, in the background; with
+   * `nominatedNode` (a preemption made room there) `status.nominatedNodeName` too, null clears it.
+   */
+  reportUnschedulable(pod: Pod, message: string, nominatedNode?: string | null): void {
     this.#event(pod, 'Warning', 'FailedScheduling', message);
-    this.#track(this.#setUnschedulableCondition(pod, message));
+    this.#track(this.#setUnschedulableCondition(pod, message, nominatedNode));
+  }
+
+  /** Runs `work` in the background (a preemption's API calls); drain() waits for it. */
+  background(work: Promise<void>): void {
+    this.#track(work);
+  }
+
+  /** Records an event unless the scheduler is stopping. */
+  event(obj: KubeObject, type: EventType, reason: string, message: string): void {
+    this.#event(obj, type, reason, message);
   }
 
   /** Waits for in-flight bindings and status writes, then stops the event recorder (what it still queues is dropped). */
@@ -126,6 +139,12 @@ export class BindingCycle {
     this.#d.outcome.bound(key, pod, node, { queuedToBoundMs, bindCallMs, scheduleMs: t.scheduleMs });
     this.#d.logger.debug({ pod: key, node }, 'Pod bound');
     this.#event(pod, 'Normal', 'Scheduled', `Successfully assigned ${ns}/${name} to ${node}`);
+    // Nominated elsewhere by an earlier preemption: that claim is void now.
+    const nominated = pod.status?.nominatedNodeName;
+    if (nominated && nominated !== node) {
+      await this.#d.client.resource(PODS, ns).patchStatus(name, { status: { nominatedNodeName: null } }, { type: 'merge', signal: AbortSignal.timeout(BIND_CALL_TIMEOUT_MS) })
+        .catch((err: unknown) => this.#d.logger.debug({ err, pod: key }, 'Could not clear nominatedNodeName'));
+    }
   }
 
   /**
@@ -155,14 +174,15 @@ export class BindingCycle {
     );
   }
 
-  async #setUnschedulableCondition(pod: Pod, message: string): Promise<void> {
+  async #setUnschedulableCondition(pod: Pod, message: string, nominatedNode?: string | null): Promise<void> {
     const cur = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
-    if (cur?.status === 'False' && cur.message === message) return;
+    const nominationDone = nominatedNode === undefined || (pod.status?.nominatedNodeName ?? null) === nominatedNode;
+    if (cur?.status === 'False' && cur.message === message && nominationDone) return;
     const now = rfc3339(this.#d.clock.now());
     const cond: PodCondition = { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message, lastProbeTime: null, lastTransitionTime: now };
     const conditions = [...(pod.status?.conditions ?? []).filter((c) => c.type !== 'PodScheduled'), cond];
     try {
-      await this.#d.client.resource(PODS, pod.metadata.namespace).patchStatus(pod.metadata.name ?? '', { status: { conditions } }, { type: 'merge', signal: AbortSignal.timeout(BIND_CALL_TIMEOUT_MS) });
+      await this.#d.client.resource(PODS, pod.metadata.namespace).patchStatus(pod.metadata.name ?? '', { status: { conditions, ...(nominatedNode !== undefined ? { nominatedNodeName: nominatedNode } : {}) } }, { type: 'merge', signal: AbortSignal.timeout(BIND_CALL_TIMEOUT_MS) });
     } catch (err) {
       if (!hasCode(err, 'ERR_NOT_FOUND')) this.#d.logger.debug({ err, pod: `${pod.metadata.namespace}/${pod.metadata.name}` }, 'Could not set PodScheduled condition');
     }

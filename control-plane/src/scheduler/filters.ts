@@ -43,6 +43,13 @@ export interface FilterPlugin {
   /** Once per cycle before any filter: precompute into `ctx.state` (upstream PreFilter). */
   preFilter?(ctx: PodContext): void;
   filter(ctx: PodContext, node: NodeInfo): FilterStatus | undefined;
+  /**
+   * Upstream PreFilterExtensions: `pod` (bound, nominated or a preemption victim) is added to or
+   * removed from `node`, so the PreFilter state must count it or stop counting it. The plugin
+   * replaces its entry in `ctx.state` instead of mutating it, so a shallow copy of the state
+   * map is a private copy (each preemption candidate node gets one).
+   */
+  updatePod?(ctx: PodContext, pod: PodInfo, node: NodeInfo, delta: 1 | -1): void;
 }
 
 export const REASON_UNSCHEDULABLE = 'node(s) were unschedulable';

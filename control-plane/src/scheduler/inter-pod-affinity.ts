@@ -42,12 +42,33 @@ type PairCounts = Map<string, Map<string, number>>;
 
 interface FilterState {
   affinity: readonly AffinityTerm[];
+  /** Pods matching every required affinity term (undefined without such terms). */
+  affinityAll: PodPredicate | undefined;
   affinityCounts: PairCounts;
   affinityEmpty: boolean;
   selfMatchesAll: boolean;
   anti: readonly AffinityTerm[];
+  antiPreds: readonly PodPredicate[];
   antiCounts: PairCounts;
   existingAnti: PairCounts;
+}
+
+const EMPTY_STATE: FilterState = {
+  affinity: [], affinityAll: undefined, affinityCounts: new Map(), affinityEmpty: true, selfMatchesAll: false, anti: [], antiPreds: [], antiCounts: new Map(), existingAnti: new Map(),
+};
+
+/** A copy of `m` with `delta` added at (key, node's value of key); zero counts are dropped, as upstream's pair counts. */
+function withDelta(m: PairCounts, keys: Iterable<string>, labels: Readonly<Record<string, string>>, delta: number): PairCounts {
+  const out: PairCounts = new Map([...m].map(([k, d]) => [k, new Map(d)]));
+  for (const key of keys) {
+    const v = labels[key];
+    if (v === undefined) continue;
+    const d = domainMap(out, key);
+    const n = (d.get(v) ?? 0) + delta;
+    if (n > 0) d.set(v, n);
+    else d.delete(v);
+  }
+  return out;
 }
 
 function domainMap(m: PairCounts, key: string): Map<string, number> {
@@ -92,9 +113,10 @@ export function interPodAffinityFilter(view: ClusterView, namespaces: NamespaceL
       const affinityCounts: PairCounts = new Map();
       let affinityEmpty = true;
       let selfMatchesAll = false;
+      let affinityAll: PodPredicate | undefined;
       if (affinity.length > 0) {
         const preds = affinity.map((t) => termPredicate(t, namespaces));
-        const all = allOf(preds);
+        const all = (affinityAll = allOf(preds));
         const perNode = view.matches.counts(all);
         for (const t of affinity) sumByDomain(view, perNode, t.topologyKey, domainMap(affinityCounts, t.topologyKey));
         // Matching pods on nodes without the topology keys do not count (upstream's counts hold pairs only).
@@ -102,9 +124,27 @@ export function interPodAffinityFilter(view: ClusterView, namespaces: NamespaceL
         selfMatchesAll = all.matches(info);
       }
       const antiCounts: PairCounts = new Map();
-      for (const t of anti) sumByDomain(view, view.matches.counts(termPredicate(t, namespaces)), t.topologyKey, domainMap(antiCounts, t.topologyKey));
-      const s: FilterState = { affinity, affinityCounts, affinityEmpty, selfMatchesAll, anti, antiCounts, existingAnti };
+      const antiPreds = anti.map((t) => termPredicate(t, namespaces));
+      anti.forEach((t, i) => sumByDomain(view, view.matches.counts(antiPreds[i]!), t.topologyKey, domainMap(antiCounts, t.topologyKey)));
+      const s: FilterState = { affinity, affinityAll, affinityCounts, affinityEmpty, selfMatchesAll, anti, antiPreds, antiCounts, existingAnti };
       ctx.state.set(INTER_POD_AFFINITY, s);
+    },
+    updatePod(ctx, p, node, delta) {
+      const cur = ctx.state.get(INTER_POD_AFFINITY) as FilterState | undefined;
+      const labels = nodeLabels(node);
+      const nsLabels = namespaces.labels(ctx.info.namespace);
+      const theirAnti = (p.affinity?.requiredAntiAffinity ?? []).filter((t) => termMatches(t, ctx.info, nsLabels));
+      if (!cur && theirAnti.length === 0) return;
+      const s = cur ?? EMPTY_STATE;
+      const next: FilterState = { ...s };
+      if (s.affinityAll?.matches(p)) {
+        next.affinityCounts = withDelta(s.affinityCounts, s.affinity.map((t) => t.topologyKey), labels, delta);
+        next.affinityEmpty = [...next.affinityCounts.values()].every((d) => d.size === 0);
+      }
+      const antiKeys = s.anti.filter((_, i) => s.antiPreds[i]!.matches(p)).map((t) => t.topologyKey);
+      if (antiKeys.length > 0) next.antiCounts = withDelta(s.antiCounts, antiKeys, labels, delta);
+      if (theirAnti.length > 0) next.existingAnti = withDelta(s.existingAnti, theirAnti.map((t) => t.topologyKey), labels, delta);
+      ctx.state.set(INTER_POD_AFFINITY, next);
     },
     filter(ctx, node) {
       const s = ctx.state.get(INTER_POD_AFFINITY) as FilterState | undefined;

@@ -79,3 +79,15 @@ test('a targeted move takes only the unschedulable pods it picks', async () => {
   clock.advance(1000);
   assert.equal(await popped, 'ns/b');
 });
+
+test('activeQ serves higher priority first, then arrival order (upstream PrioritySort)', () => {
+  const q = new SchedulingQueue(new FakeClock());
+  q.addOrUpdate('ns/low-1', 0);
+  q.addOrUpdate('ns/high', 1000);
+  q.addOrUpdate('ns/low-2', 0);
+  q.addOrUpdate('ns/negative', -5);
+  q.addOrUpdate('ns/mid', 10);
+  const order: string[] = [];
+  for (let k = q.tryPop(); k !== undefined; k = q.tryPop()) order.push(k);
+  assert.deepEqual(order, ['ns/high', 'ns/mid', 'ns/low-1', 'ns/low-2', 'ns/negative']);
+});

@@ -1,5 +1,6 @@
 /**
- * The scheduling queue (upstream `PriorityQueue`, simplified to one priority):
+ * The scheduling queue (upstream `PriorityQueue`; activeQ is ordered by pod priority, higher
+ * first, then by arrival, as upstream's PrioritySort):
  *
  *            add/update                      pop
  *   pending ─────────────▶  activeQ  ─────────────────▶ scheduling cycle
@@ -31,14 +32,16 @@ interface Entry {
   attempts: number;
   /** When the last failed attempt ended (for backoff) or the pod was added. */
   lastAttemptAt: number;
-  /** Queue order: first added first served. */
+  /** `spec.priority`: higher is served first. */
+  priority: number;
+  /** Queue order among equal priorities: first added first served. */
   seq: number;
 }
 
 export class SchedulingQueue {
   readonly #clock: Clock;
   readonly #active = new Map<string, Entry>();
-  readonly #activeHeap = new Heap<Entry>((a, b) => a.seq < b.seq);
+  readonly #activeHeap = new Heap<Entry>((a, b) => (a.priority !== b.priority ? a.priority > b.priority : a.seq < b.seq));
   readonly #backoff = new Map<string, Entry>();
   readonly #backoffHeap = new Heap<Entry>((a, b) => this.#backoffExpiry(a) < this.#backoffExpiry(b));
   /** In the order pods failed (so in lastAttemptAt order). */
@@ -63,8 +66,8 @@ export class SchedulingQueue {
     return this.#active.has(key) || this.#backoff.has(key) || this.#unschedulable.has(key) || this.#inFlight.has(key);
   }
 
-  /** A new pending pod, or an update of one: (re)activate it unless it is backing off. */
-  addOrUpdate(key: string): void {
+  /** A new pending pod, or an update of one: (re)activate it unless it is backing off. `priority` orders activeQ. */
+  addOrUpdate(key: string, priority = 0): void {
     if (this.#inFlight.has(key) || this.#active.has(key) || this.#backoff.has(key)) return;
     const u = this.#unschedulable.get(key);
     if (u) {
@@ -73,7 +76,7 @@ export class SchedulingQueue {
       this.#requeue(u);
       return;
     }
-    this.#toActive({ key, attempts: 0, lastAttemptAt: this.#clock.now(), seq: this.#seq++ });
+    this.#toActive({ key, attempts: 0, lastAttemptAt: this.#clock.now(), priority, seq: this.#seq++ });
     this.#wake.notify();
   }
 
@@ -202,7 +205,7 @@ export class SchedulingQueue {
     this.#backoffHeap.push(e);
   }
 
-  /** The earliest-added active entry, removed from activeQ; stale heap items are dropped. */
+  /** The highest-priority, then earliest-added active entry, removed from activeQ; stale heap items are dropped. */
   #popActive(): Entry | undefined {
     for (let e = this.#activeHeap.pop(); e; e = this.#activeHeap.pop()) {
       if (this.#active.get(e.key) === e) {

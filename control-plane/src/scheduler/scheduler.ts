@@ -23,8 +23,8 @@
  */
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import {
-  EventRecorder, Informer, NAMESPACES, NODES, PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, PODS, REPLICASETS, SERVICES, STATEFULSETS, STORAGECLASSES,
-  type ApiClient, type Namespace, type Node, type PersistentVolume, type PersistentVolumeClaim, type Pod, type ReplicaSet, type Service, type StatefulSet, type StorageClass,
+  EventRecorder, Informer, NAMESPACES, NODES, PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, PODDISRUPTIONBUDGETS, PODS, REPLICASETS, SERVICES, STATEFULSETS, STORAGECLASSES,
+  type ApiClient, type Namespace, type Node, type PersistentVolume, type PersistentVolumeClaim, type Pod, type PodDisruptionBudget, type ReplicaSet, type Service, type StatefulSet, type StorageClass,
 } from '@nodelet/api';
 import { errCode, isAbortError, systemClock, type Clock, type DisposableStore, type Logger, type PeriodicJob } from '@nodelet/base';
 import { schedulePod } from './algorithm.js';
@@ -36,7 +36,10 @@ import { imageLocalityScore } from './image-locality.js';
 import { interPodAffinityFilter, interPodAffinityScore } from './inter-pod-affinity.js';
 import { isTerminal } from './node-info.js';
 import { podAffinityInfo, termMatches } from './pod-affinity.js';
-import { newPodInfo, podKey } from './pod-info.js';
+import { Nominator } from './nominator.js';
+import { newPodInfo, podKey, podPriority } from './pod-info.js';
+import { carryOutPreemption } from './preemption-actions.js';
+import type { Candidate } from './preemption.js';
 import { SchedulingQueue } from './queue.js';
 import type { ScorePlugin } from './scores.js';
 import { podTopologySpreadFilter, podTopologySpreadScore } from './topology-spread.js';
@@ -99,6 +102,9 @@ export class Scheduler {
   readonly #services: Informer<Service>;
   readonly #replicaSets: Informer<ReplicaSet>;
   readonly #statefulSets: Informer<StatefulSet>;
+  readonly #pdbs: Informer<PodDisruptionBudget>;
+  /** Pending pods with a nominatedNodeName: their claim counts when others are filtered. */
+  readonly #nominator = new Nominator();
   readonly #workloads = new WorkloadSelectors();
   readonly #filters: readonly FilterPlugin[];
   readonly #scorers: readonly ScorePlugin[];
@@ -131,6 +137,7 @@ export class Scheduler {
     this.#services = new Informer({ ...common, resource: SERVICES });
     this.#replicaSets = new Informer({ ...common, resource: REPLICASETS });
     this.#statefulSets = new Informer({ ...common, resource: STATEFULSETS });
+    this.#pdbs = new Informer({ ...common, resource: PODDISRUPTIONBUDGETS });
     const namespaces: NamespaceLookup = {
       labels: (ns) => this.#namespaces.get(ns)?.metadata.labels,
       all: () => this.#namespaces.list().map((n) => [n.metadata.name ?? '', n.metadata.labels ?? {}] as const),
@@ -178,6 +185,7 @@ export class Scheduler {
   #onPod(p: Pod, old?: Pod): void {
     const key = podKey(p);
     this.#updateCache(key, p);
+    this.#updateNomination(key, p, old);
     // A pod that lands, or a bound pod whose labels change, can satisfy a waiting pod's required
     // affinity or lift its spread's global minimum: those pods are retried (upstream AssignedPodAdd).
     if (p.spec?.nodeName && !isTerminal(p) && (!old?.spec?.nodeName || JSON.stringify(old.metadata.labels) !== JSON.stringify(p.metadata.labels))) {
@@ -193,7 +201,7 @@ export class Scheduler {
       if (!this.#firstSeen.has(key)) this.#firstSeen.set(key, this.#clock.monotonic());
       // Our own status write (PodScheduled=False) must not re-activate the pod.
       if (!old || JSON.stringify(old.spec) !== JSON.stringify(p.spec) || JSON.stringify(old.metadata.labels) !== JSON.stringify(p.metadata.labels)) {
-        this.#queue.addOrUpdate(key);
+        this.#queue.addOrUpdate(key, podPriority(p));
       }
       return;
     }
@@ -219,6 +227,20 @@ export class Scheduler {
     }
   }
 
+  /** A pending pod of ours with status.nominatedNodeName holds its claim (upstream's nominator follows the queue's pods). */
+  #updateNomination(key: string, p: Pod, old?: Pod): void {
+    const node = p.status?.nominatedNodeName;
+    if (!this.#responsible(p) || isTerminal(p) || this.#cache.isAssumed(key)) return this.#nominator.remove(key);
+    // An update that neither sets nor clears the field keeps our own nomination (its write may still be in flight).
+    if (!node) return old?.status?.nominatedNodeName ? this.#nominator.remove(key) : undefined;
+    if (this.#nominator.nodeOf(key) === node) return;
+    try {
+      this.#nominator.add(newPodInfo(p, key), node);
+    } catch {
+      this.#nominator.remove(key); // a pod we cannot account for claims nothing
+    }
+  }
+
   #wakeFor(bound: Pod): void {
     if (this.#queue.sizes.unschedulable === 0) return;
     const landed = { namespace: bound.metadata.namespace ?? 'default', labels: bound.metadata.labels ?? {} };
@@ -241,6 +263,7 @@ export class Scheduler {
   #onPodDeleted(p: Pod): void {
     const key = podKey(p);
     this.#cache.removePod(key);
+    this.#nominator.remove(key);
     this.#queue.delete(key);
     this.#firstSeen.delete(key);
     if (p.spec?.nodeName) this.#queue.moveAllToActiveOrBackoff();
@@ -271,7 +294,7 @@ export class Scheduler {
     store.add(this.#services.on(workloads('svc')));
     store.add(this.#replicaSets.on(workloads('rs')));
     store.add(this.#statefulSets.on(workloads('sts')));
-    const informers = [this.#nodes, this.#pods, this.#claims, this.#volumes, this.#classes, this.#namespaces, this.#services, this.#replicaSets, this.#statefulSets];
+    const informers = [this.#nodes, this.#pods, this.#claims, this.#volumes, this.#classes, this.#namespaces, this.#services, this.#replicaSets, this.#statefulSets, this.#pdbs];
     for (const i of informers) i.start();
     const cleanup = this.#startAssumedPodCleanup(signal);
     try {
@@ -312,8 +335,17 @@ export class Scheduler {
         scorers: this.#scorers,
         percentageOfNodesToScore: this.#o.percentageOfNodesToScore,
         startIndex: this.#nextStartNodeIndex,
+        nominated: this.#nominator.forNode,
+        nominatedNode: this.#nominator.nodeOf(key),
+        pdbs: this.#pdbs.list(),
       });
-      if (result.ok) this.#cache.assume(info, result.node);
+      if (result.ok) {
+        this.#cache.assume(info, result.node);
+        this.#nominator.remove(key);
+      } else if (result.preemption) {
+        // Claimed at once, so the pods scheduled before the victims are gone cannot take the room.
+        this.#nominator.add(info, result.preemption.node);
+      }
     } catch (err) {
       // An error, not a verdict: retry after backoff (upstream's Error status).
       this.#log.warn({ err, code: errCode(err), pod: key }, 'Scheduling attempt failed');
@@ -325,12 +357,28 @@ export class Scheduler {
     if (!result.ok) {
       this.#log.debug({ pod: key, message: result.message }, 'Pod is unschedulable');
       this.#queue.failed(key, true);
-      this.#binding.reportUnschedulable(pod, result.message);
+      if (result.preemption) this.#preempt(pod, result.preemption);
+      let nomination: string | null | undefined = result.preemption?.node;
+      if (result.clearNomination && (pod.status?.nominatedNodeName || this.#nominator.nodeOf(key) !== undefined)) {
+        this.#nominator.remove(key);
+        nomination = null;
+      }
+      this.#binding.reportUnschedulable(pod, result.message, nomination);
       return;
     }
     const scheduleMs = this.#clock.monotonic() - started;
     const tracedAt = this.#spans?.scheduled(pod, result.node, this.#firstSeen.get(key) ?? started, started);
     this.#binding.start(key, pod, result.node, { queuedAt: this.#firstSeen.get(key) ?? started, scheduleMs, ...(tracedAt !== undefined ? { tracedAt } : {}) });
+  }
+
+  /** Evicts the victims in the background; pods of lower priority nominated to the node lose the claim. */
+  #preempt(pod: Pod, c: Candidate): void {
+    const prio = podPriority(pod);
+    const lower = this.#nominator.forNode(c.node).filter((p) => p.priority < prio);
+    for (const p of lower) this.#nominator.remove(p.key);
+    this.#log.info({ pod: podKey(pod), node: c.node, victims: c.victims.map((v) => v.key), pdbViolations: c.numPDBViolations }, 'Preempting');
+    const deps = { client: this.#o.client, clock: this.#clock, logger: this.#log, schedulerName: this.#name, event: this.#binding.event.bind(this.#binding) };
+    this.#binding.background(carryOutPreemption(deps, pod, c, lower.map((p) => p.pod)));
   }
 
   /** Upstream's cleanupAssumedPods loop: drops assumed pods the informer never confirmed. */

@@ -106,6 +106,17 @@ function perNodeCounts(view: ClusterView, info: PodInfo, c: Constraint): Readonl
   return view.matches.counts(selectorPredicate(new Set([info.namespace]), c.selector, true));
 }
 
+/** The global minimum of each constraint: 0 when fewer than minDomains domains are eligible. */
+function minMatches(constraints: readonly Constraint[], domains: ReadonlyArray<ReadonlyMap<string, number>>): number[] {
+  return constraints.map((c, i) => {
+    const d = domains[i]!;
+    if (d.size < c.minDomains) return 0;
+    let min = Infinity;
+    for (const v of d.values()) if (v < min) min = v;
+    return min;
+  });
+}
+
 interface FilterState {
   constraints: Constraint[];
   domains: Array<Map<string, number>>;
@@ -131,15 +142,26 @@ export function podTopologySpreadFilter(view: ClusterView): FilterPlugin {
           domains[i]!.set(v, (domains[i]!.get(v) ?? 0) + (counts[i]!.get(n.name) ?? 0));
         });
       }
-      const minMatch = constraints.map((c, i) => {
-        const d = domains[i]!;
-        if (d.size < c.minDomains) return 0;
-        let min = Infinity;
-        for (const v of d.values()) if (v < min) min = v;
-        return min;
-      });
+      const minMatch = minMatches(constraints, domains);
       const s: FilterState = { constraints, domains, minMatch };
       ctx.state.set(POD_TOPOLOGY_SPREAD, s);
+    },
+    updatePod(ctx, p, node, delta) {
+      const s = ctx.state.get(POD_TOPOLOGY_SPREAD) as FilterState | undefined;
+      if (!s || p.namespace !== ctx.info.namespace || p.terminating) return;
+      const labels = nodeLabels(node);
+      if (!hasAllKeys(labels, s.constraints)) return;
+      const affinityOk = affinityCheck(ctx.pod, node);
+      const domains = s.domains.map((d, i) => {
+        const c = s.constraints[i]!;
+        if (c.selector === null || !matchLabels(c.selector, p.labels) || !included(c, ctx.pod, node, affinityOk)) return d;
+        const v = labels[c.topologyKey]!;
+        const copy = new Map(d);
+        copy.set(v, (copy.get(v) ?? 0) + delta);
+        return copy;
+      });
+      const next: FilterState = { constraints: s.constraints, domains, minMatch: minMatches(s.constraints, domains) };
+      ctx.state.set(POD_TOPOLOGY_SPREAD, next);
     },
     filter(ctx, node) {
       const s = ctx.state.get(POD_TOPOLOGY_SPREAD) as FilterState | undefined;
