@@ -39,6 +39,7 @@ import { EvictionManager } from './eviction/eviction-manager.js';
 import { nodeHost, type AgentHost } from './host.js';
 import { gcPasses } from './housekeeping/gc.js';
 import { Housekeeping } from './housekeeping/housekeeping.js';
+import { PodCgroups, hostCgroupMounts } from './cm/pod-cgroups.js';
 import { ContainerLogManager } from './logs/container-log-manager.js';
 import { NodeLease } from './node/lease.js';
 import { NodeShutdownManager } from './nodeshutdown/shutdown-manager.js';
@@ -252,6 +253,9 @@ export class Agent {
     const events = (this.events = new EventRecorder({ api, clock, log: child('events'), nodeName: c.nodeName }));
     const dnsConfigurer = podDnsConfigurer({ config: c, nodeIP: this.#internalIP, events, log: child('dns') });
     const runtimeClasses = new RuntimeClassManager({ api, informer: informers.runtimeClasses() });
+    // Pod and QoS-class cgroups (kubelet cgroupsPerQOS), made before any sandbox needs its parent.
+    const podCgroups = c.cgroupsPerQOS ? new PodCgroups({ cgroupRoot: c.cgroupRoot, podPidsLimit: c.podPidsLimit, log: child('cgroups'), mounts: await hostCgroupMounts() }) : undefined;
+    await podCgroups?.init();
     const runtime = new PodRuntime({
       runtime: cri.runtime,
       images: new ImageManager({ images: cri.image, clock, maxParallelPulls: c.maxParallelImagePulls }),
@@ -277,6 +281,7 @@ export class Agent {
       podDns: (pod, s) => dnsConfigurer.forPod(pod, s),
       runtimeHandler: (pod, s) => runtimeClasses.handlerFor(pod, s),
       steps: journeys,
+      podCgroups,
     });
     this.status = new StatusManager({ api, clock, log: child('status'), onWritten: (uid, st) => journeys.statusWritten(uid, st), apiStatus: (uid) => this.pods?.get(uid)?.status });
     const prober = new ProbeManager({
@@ -369,6 +374,7 @@ export class Agent {
       runtimePods: () => pleg.all(),
       workers,
       cleanupPodDirs: (keep, s) => cleanupOrphanedPodDirs(c.rootDir, keep, host.mounter, s),
+      ...(podCgroups ? { cleanupPodCgroups: (keep: (uid: string) => boolean) => podCgroups.cleanup(keep) } : {}),
       gc,
       afterPodCleanup: () => this.metrics.observeRuntime(pleg.all().values()),
       housekeepingMs: this.#o.housekeepingMs,

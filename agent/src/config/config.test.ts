@@ -87,6 +87,11 @@ const bad: Array<[string, string, RegExp]> = [
   ['allowedUnsafeSysctls: [vm.swappiness]', 'allowedUnsafeSysctls', /not known to be namespaced/],
   ['allowedUnsafeSysctls: net.core.*', 'allowedUnsafeSysctls', /list/],
   ['seccompDefault: "yes"', 'seccompDefault', /true or false/],
+  ['cgroupDriver: systemd', 'cgroupDriver', /systemd cgroup driver is not supported/],
+  ['cgroupDriver: lxc', 'cgroupDriver', /must be cgroupfs/],
+  ['{ cgroupsPerQOS: false, podPidsLimit: 100 }', 'podPidsLimit', /needs cgroupsPerQOS/],
+  ['cgroupRoot: kubepods', 'cgroupRoot', /absolute/],
+  ['cgroupsPerQOS: "no"', 'cgroupsPerQOS', /true or false/],
   ['kind: Pod', 'kind', /KubeletConfiguration/],
   ['shutdownGracePeriod: 30 s', 'shutdownGracePeriod', /duration/],
   ['shutdownGracePeriod: -5', 'shutdownGracePeriod', /zero or positive/],
@@ -132,4 +137,13 @@ test('apiServers: --api-servers wins over the file; URLs are checked', () => {
   assert.deepEqual(resolveConfig({ apiServers: ['https://a:6443'] }, {}, 'h').apiServers, ['https://a:6443']);
   assert.deepEqual(resolveConfig({ apiServers: ['https://a:6443'] }, { apiServers: 'https://b:6443,https://c:6443,' }, 'h').apiServers, ['https://b:6443', 'https://c:6443']);
   assert.throws(() => resolveConfig({}, { apiServers: 'b:6443' }, 'h'), (e: unknown) => hasCode(e, 'ERR_INVALID_ARGUMENT') && /apiServers: "b:6443" is not an http\(s\):\/\/ URL/.test(String(e)));
+});
+
+test('cgroups: kubelet defaults (cgroupsPerQOS on, root "/", cgroupfs) and file values', () => {
+  const d = resolveConfig({}, {}, 'h');
+  assert.equal(d.cgroupsPerQOS, true);
+  assert.equal(d.cgroupRoot, '/');
+  const f = resolveConfig(parseConfigFile('{ cgroupsPerQOS: false, cgroupRoot: /nodelet, cgroupDriver: cgroupfs }'), {}, 'h');
+  assert.equal(f.cgroupsPerQOS, false);
+  assert.equal(f.cgroupRoot, '/nodelet');
 });

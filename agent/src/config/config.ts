@@ -45,6 +45,12 @@ export interface KubeletConfigurationFile extends ClusterDnsConfigFile, Eviction
   podCIDR?: string;
   maxPods?: number;
   podPidsLimit?: number;
+  /** Pod and QoS-class cgroups under `kubepods` (docs/agent.md, cgroup layout); default true. */
+  cgroupsPerQOS?: boolean;
+  /** The cgroup `kubepods` is made in (default "/"). */
+  cgroupRoot?: string;
+  /** Only `cgroupfs` (the default); `systemd` is refused at start. */
+  cgroupDriver?: string;
   /** Sysctl names or `prefix*` patterns pods may set beyond the safe set (namespaced ones only). */
   allowedUnsafeSysctls?: string[];
   /** RuntimeDefault instead of Unconfined for containers whose pod names no seccomp profile. */
@@ -147,6 +153,8 @@ export interface AgentConfig extends ClusterDnsConfig, EvictionConfig {
   podCIDR?: string;
   maxPods: number;
   podPidsLimit: number;
+  cgroupsPerQOS: boolean;
+  cgroupRoot: string;
   allowedUnsafeSysctls: string[];
   seccompDefault: boolean;
   systemReserved: Record<string, number>;
@@ -340,6 +348,14 @@ export function resolveConfig(file: KubeletConfigurationFile, flags: AgentFlags,
   const tlsPrivateKeyFile = str('tlsPrivateKeyFile', file.tlsPrivateKeyFile);
   if (!tlsCertFile !== !tlsPrivateKeyFile) throw invalid(tlsCertFile ? 'tlsPrivateKeyFile' : 'tlsCertFile', 'tlsCertFile and tlsPrivateKeyFile must be given together');
   if (pidsLimit === 0) throw invalid('podPidsLimit', 'must be -1 (unlimited) or positive, got 0');
+  const cgroupDriver = str('cgroupDriver', file.cgroupDriver) ?? 'cgroupfs';
+  if (cgroupDriver === 'systemd') throw invalid('cgroupDriver', 'the systemd cgroup driver is not supported: use cgroupfs (and SystemdCgroup = false in containerd\'s runc options)');
+  if (cgroupDriver !== 'cgroupfs') throw invalid('cgroupDriver', `must be cgroupfs, got ${JSON.stringify(cgroupDriver)}`);
+  const cgroupRoot = str('cgroupRoot', file.cgroupRoot) ?? '/';
+  if (!cgroupRoot.startsWith('/') || cgroupRoot.split('/').includes('..')) throw invalid('cgroupRoot', `must be an absolute cgroup path, got ${JSON.stringify(cgroupRoot)}`);
+  const cgroupsPerQOS = bool('cgroupsPerQOS', file.cgroupsPerQOS, true);
+  // The pids limit lives on the pod cgroup: without one it would be accepted and ignored.
+  if (pidsLimit > 0 && !cgroupsPerQOS) throw invalid('podPidsLimit', 'needs cgroupsPerQOS: true (it is set on the pod cgroup)');
   const apiServers = serverList(flags.apiServers !== undefined ? flags.apiServers.split(',') : file.apiServers);
   return {
     kubeconfig: flags.kubeconfig,
@@ -374,6 +390,8 @@ export function resolveConfig(file: KubeletConfigurationFile, flags: AgentFlags,
     podCIDR: cidr(flags.podCidr !== undefined ? '--pod-cidr' : 'podCIDR', flags.podCidr ?? str('podCIDR', file.podCIDR)),
     maxPods: int('maxPods', file.maxPods, 110, 1),
     podPidsLimit: pidsLimit,
+    cgroupsPerQOS,
+    cgroupRoot,
     allowedUnsafeSysctls: unsafeSysctls(file.allowedUnsafeSysctls),
     seccompDefault: bool('seccompDefault', file.seccompDefault, false),
     systemReserved: reserved('systemReserved', file.systemReserved),

@@ -100,7 +100,7 @@ function pidNamespace(spec: NonNullable<Pod['spec']>): 'NODE' | 'POD' | 'CONTAIN
  * too, so its hostname stays empty as kubelet leaves it: runc refuses to set a hostname without
  * a private UTS namespace, and the runtime fills /etc/hostname from the node's own name.
  */
-export function buildSandboxConfig(pod: Pod, attempt: number, paths: PodPaths, dnsConfig?: PodSandboxConfig['dnsConfig'], seccompDefault = false): PodSandboxConfig {
+export function buildSandboxConfig(pod: Pod, attempt: number, paths: PodPaths, dnsConfig?: PodSandboxConfig['dnsConfig'], seccompDefault = false, cgroupParent?: string): PodSandboxConfig {
   const spec = pod.spec!;
   const hostname = spec.hostNetwork ? '' : (spec.hostname ?? pod.metadata.name ?? '').slice(0, 63);
   const config: PodSandboxConfig = {
@@ -121,6 +121,8 @@ export function buildSandboxConfig(pod: Pod, attempt: number, paths: PodPaths, d
         },
       },
       sysctls: Object.fromEntries((spec.securityContext?.sysctls ?? []).map((s) => [s.name, s.value])),
+      // The pod cgroup (cm/pod-cgroups.ts): the runtime makes every container's cgroup beneath it.
+      ...(cgroupParent ? { cgroupParent } : {}),
     },
   };
   // The pod's resolv.conf by the kubelet's dnsPolicy rules (agent/src/dns/pod-dns-config.ts).
