@@ -165,6 +165,8 @@ export interface AgentConfig extends ClusterDnsConfig, EvictionConfig {
   serializeImagePulls: boolean;
   maxParallelImagePulls: number;
   registerNode: boolean;
+  /** Set as the Node's spec.providerID when the agent creates it. */
+  providerID?: string;
   podLogsDir: string;
   containerLogMaxSizeBytes: number;
   containerLogMaxFiles: number;
@@ -304,6 +306,36 @@ function endpoint(field: string, v: string): string {
   throw invalid(field, `must be a unix socket like "unix:///run/containerd/containerd.sock", got ${JSON.stringify(v)}`);
 }
 
+/**
+ * Every top-level key the file may hold; the type makes the compiler keep it in step with
+ * KubeletConfigurationFile (a key added there and not here, or the reverse, fails the build).
+ */
+const KNOWN_KEYS: Record<keyof KubeletConfigurationFile, true> = {
+  apiVersion: true, kind: true, address: true, port: true, healthzBindAddress: true, healthzPort: true, tlsCertFile: true,
+  tlsPrivateKeyFile: true, serverTLSBootstrap: true, rotateCertificates: true, tracing: true, authentication: true,
+  authorization: true, containerRuntimeEndpoint: true, imageServiceEndpoint: true, runtimeRequestTimeout: true,
+  nodeStatusUpdateFrequency: true, nodeStatusReportFrequency: true, nodeLeaseDurationSeconds: true, syncFrequency: true,
+  fileCheckFrequency: true, staticPodPath: true, podCIDR: true, maxPods: true, podPidsLimit: true, cgroupsPerQOS: true,
+  cgroupRoot: true, cgroupDriver: true, allowedUnsafeSysctls: true, seccompDefault: true, systemReserved: true,
+  kubeReserved: true, imageGCHighThresholdPercent: true, imageGCLowThresholdPercent: true, imageMinimumGCAge: true,
+  serializeImagePulls: true, maxParallelImagePulls: true, registerNode: true, podLogsDir: true, containerLogMaxSize: true,
+  containerLogMaxFiles: true, containerLogMonitorInterval: true, crashLoopBackOff: true, providerID: true, nodeLabels: true,
+  shutdownGracePeriod: true, shutdownGracePeriodCriticalPods: true, apiServers: true, cniBinDir: true, cniConfDir: true,
+  cniPluginDirs: true, cniSocketPath: true, cniBridgeName: true, cniCacheDir: true, cniIpamDataDir: true, nodeIP: true,
+  rootDir: true, proxy: true, clusterDNS: true, clusterDomain: true, resolvConf: true, clusterDNSResolver: true,
+  clusterDNSBindAddress: true, clusterDNSPodRecords: true, evictionHard: true, evictionSoft: true,
+  evictionSoftGracePeriod: true, evictionPressureTransitionPeriod: true, evictionMinimumReclaim: true,
+  evictionMaxPodGracePeriod: true,
+};
+
+/**
+ * The file's top-level keys this agent does not know. kubelet's strict decoding reports such a key
+ * and goes on with lenient decoding, so the caller warns rather than refusing (a typo stays visible).
+ */
+export function unknownConfigKeys(file: KubeletConfigurationFile): string[] {
+  return Object.keys(file).filter((k) => !Object.hasOwn(KNOWN_KEYS, k));
+}
+
 /** Parses the YAML text of a config file. Throws ERR_INVALID_ARGUMENT with the YAML error. */
 export function parseConfigFile(text: string, source = 'config'): KubeletConfigurationFile {
   let doc: unknown;
@@ -327,6 +359,15 @@ function unsafeSysctls(v: unknown): string[] {
   if (!Array.isArray(v)) throw invalid('allowedUnsafeSysctls', `must be a list of sysctl names, got ${JSON.stringify(v)}`);
   validateUnsafeSysctls(v as string[]);
   return [...(v as string[])];
+}
+
+/** The image service is the runtime's own: one CRI client serves both, so another endpoint is refused. */
+function imageEndpoint(file: KubeletConfigurationFile, runtimeEp: string): string {
+  const ep = str('imageServiceEndpoint', file.imageServiceEndpoint);
+  if (ep === undefined || ep === '') return runtimeEp;
+  const parsed = endpoint('imageServiceEndpoint', ep);
+  if (parsed !== runtimeEp) throw invalid('imageServiceEndpoint', `a separate image service is not supported: leave it unset or equal to containerRuntimeEndpoint (${runtimeEp})`);
+  return parsed;
 }
 
 /**
@@ -379,7 +420,7 @@ export function resolveConfig(file: KubeletConfigurationFile, flags: AgentFlags,
     authorizationCacheAuthorizedTTLMs: duration('authorization.webhook.cacheAuthorizedTTL', file.authorization?.webhook?.cacheAuthorizedTTL, '5m'),
     authorizationCacheUnauthorizedTTLMs: duration('authorization.webhook.cacheUnauthorizedTTL', file.authorization?.webhook?.cacheUnauthorizedTTL, '30s'),
     containerRuntimeEndpoint: runtimeEp,
-    imageServiceEndpoint: endpoint('imageServiceEndpoint', str('imageServiceEndpoint', file.imageServiceEndpoint) ?? runtimeEp),
+    imageServiceEndpoint: imageEndpoint(file, runtimeEp),
     runtimeRequestTimeoutMs: duration('runtimeRequestTimeout', file.runtimeRequestTimeout, '2m'),
     nodeStatusUpdateFrequencyMs: duration('nodeStatusUpdateFrequency', file.nodeStatusUpdateFrequency, '10s'),
     nodeStatusReportFrequencyMs: duration('nodeStatusReportFrequency', file.nodeStatusReportFrequency, '5m'),
@@ -403,6 +444,7 @@ export function resolveConfig(file: KubeletConfigurationFile, flags: AgentFlags,
     serializeImagePulls: serialize,
     maxParallelImagePulls: serialize ? 1 : int('maxParallelImagePulls', file.maxParallelImagePulls, 5, 1),
     registerNode: bool('registerNode', file.registerNode, true),
+    ...(str('providerID', file.providerID) ? { providerID: str('providerID', file.providerID) } : {}),
     podLogsDir: str('podLogsDir', file.podLogsDir) ?? '/var/log/pods',
     containerLogMaxSizeBytes: logSize(flags.containerLogMaxSize !== undefined ? '--container-log-max-size' : 'containerLogMaxSize', flags.containerLogMaxSize ?? file.containerLogMaxSize),
     containerLogMaxFiles: int(flags.containerLogMaxFiles !== undefined ? '--container-log-max-files' : 'containerLogMaxFiles', flags.containerLogMaxFiles ?? file.containerLogMaxFiles, 5, 2),
