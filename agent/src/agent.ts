@@ -68,6 +68,7 @@ import { ServiceLister } from './source/service-lister.js';
 import { RuntimeClassManager } from './source/runtime-classes.js';
 import { apiPullSecrets, apiVolumeSources } from './source/volume-sources.js';
 import { StatsCollector } from './stats/collector.js';
+import { runtimeIdsFrom } from './stats/cadvisor-metrics.js';
 import { EventRecorder } from './status/event-recorder.js';
 import { StatusManager } from './status/status-manager.js';
 import { JourneyTracer } from '@nodelet/api/tracing';
@@ -385,7 +386,7 @@ export class Agent {
     };
 
     // 10. The host parts (host.ts): node API, resource stats and eviction, log rotation.
-    const hostLoops = host.hostParts ? await this.#startHostParts({ cri, pods, workers, pleg, gc, node, events, certs, tracer }) : [];
+    const hostLoops = host.hostParts ? await this.#startHostParts({ cri, pods, workers, pleg, gc, node, events, certs, tracer, podCgroups }) : [];
 
     // 11. Loops, on the agent's signal. close() waits for them, then for the pod workers.
     this.#closing('pod workers', () => workers.drain());
@@ -415,7 +416,7 @@ export class Agent {
    */
   async #startHostParts(p: {
     cri: CriClient; pods: PodConfig; workers: PodWorkers; pleg: Pleg; gc: ReturnType<typeof gcPasses>;
-    node: NodeReporter; events: EventRecorder; certs: NodeCertificatesOptions; tracer: JourneyTracer;
+    node: NodeReporter; events: EventRecorder; certs: NodeCertificatesOptions; tracer: JourneyTracer; podCgroups?: PodCgroups;
   }): Promise<Array<Promise<unknown>>> {
     const { cri, pods, workers, pleg, gc, node, events, tracer } = p;
     const c = this.config;
@@ -439,7 +440,7 @@ export class Agent {
         cacheAuthorizedTTLMs: c.authorizationCacheAuthorizedTTLMs, cacheUnauthorizedTTLMs: c.authorizationCacheUnauthorizedTTLMs,
       }),
       backend: nodeApiBackend({ pods, workers, pleg, runtime: cri.runtime, metrics: this.metrics, podLogsDir: c.podLogsDir }),
-      stats,
+      stats: { summary: (s) => stats.summary(s), runtimeIds: runtimeIdsFrom(() => pleg.all(), p.podCgroups ? (uid) => p.podCgroups?.pathOf(uid) : undefined) },
       traces: (traceId) => tracer.spans(traceId),
       log: child('node-api'),
     }));

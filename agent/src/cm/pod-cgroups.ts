@@ -66,6 +66,12 @@ export class PodCgroups {
     return join(this.#o.cgroupRoot, podCgroupPath(pod));
   }
 
+  /** The cgroup path of a pod this agent made a cgroup for. */
+  pathOf(uid: string): string | undefined {
+    const pod = this.#pods.get(uid);
+    return pod ? this.parent(pod) : undefined;
+  }
+
   /** Creates kubepods and the QoS-class cgroups (agent start). */
   async init(): Promise<void> {
     for (const rel of ['kubepods', 'kubepods/burstable', 'kubepods/besteffort']) await this.#make(rel);
