@@ -69,6 +69,8 @@ import { RuntimeClassManager } from './source/runtime-classes.js';
 import { apiPullSecrets, apiVolumeSources } from './source/volume-sources.js';
 import { StatsCollector } from './stats/collector.js';
 import { runtimeIdsFrom } from './stats/cadvisor-metrics.js';
+import { PROBE_METRICS_CONTENT_TYPE, ProbeMetrics } from './prober/metrics.js';
+import { configz } from './config/configz.js';
 import { EventRecorder } from './status/event-recorder.js';
 import { StatusManager } from './status/status-manager.js';
 import { JourneyTracer } from '@nodelet/api/tracing';
@@ -102,6 +104,8 @@ export interface AgentOptions {
 export class Agent {
   readonly config: AgentConfig;
   readonly metrics: AgentMetrics;
+  /** prober_probe_total (/metrics/probes). */
+  readonly probeMetrics = new ProbeMetrics();
   readonly #o: AgentOptions;
   readonly #log: Logger;
   readonly #clock: Clock;
@@ -286,6 +290,7 @@ export class Agent {
     });
     this.status = new StatusManager({ api, clock, log: child('status'), onWritten: (uid, st) => journeys.statusWritten(uid, st), apiStatus: (uid) => this.pods?.get(uid)?.status });
     const prober = new ProbeManager({
+      metrics: this.probeMetrics,
       exec: criProbeExec(cri.runtime, c.runtimeRequestTimeoutMs),
       events,
       clock,
@@ -441,6 +446,10 @@ export class Agent {
       }),
       backend: nodeApiBackend({ pods, workers, pleg, runtime: cri.runtime, metrics: this.metrics, podLogsDir: c.podLogsDir }),
       stats: { summary: (s) => stats.summary(s), runtimeIds: runtimeIdsFrom(() => pleg.all(), p.podCgroups ? (uid) => p.podCgroups?.pathOf(uid) : undefined) },
+      routes: {
+        '/metrics/probes': () => ({ contentType: PROBE_METRICS_CONTENT_TYPE, body: this.probeMetrics.render() }),
+        '/configz': () => ({ contentType: 'application/json', body: JSON.stringify(configz(c)) }),
+      },
       traces: (traceId) => tracer.spans(traceId),
       log: child('node-api'),
     }));

@@ -5,12 +5,24 @@
 // it apart from other agents on the host; it removes that tree when done.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import https from 'node:https';
 import { readdir, readFile, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PODS } from '@nodelet/api';
 import { pollUntil } from '@nodelet/base';
 import { parseMountinfo } from '../../src/stats/cgroup.js';
-import { getPod, podSpec, skipUnlessRoot, startHarness } from './harness.js';
+import type { Summary } from '../../src/stats/types.js';
+import { getPod, podSpec, skipUnlessRoot, startHarness, type Harness } from './harness.js';
+
+function get(h: Harness, path: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    https.get({ host: '127.0.0.1', port: h.agent.nodeApiPort!, path, rejectUnauthorized: false, headers: { Authorization: `Bearer ${h.cp.adminToken}` } }, (res) => {
+      let body = '';
+      res.on('data', (d: Buffer) => (body += d.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    }).on('error', reject);
+  });
+}
 
 const MiB = 1024 * 1024;
 const PIDS = 321;
@@ -64,6 +76,27 @@ test('pod cgroups: kubepods/burstable/pod<uid> holds the containers, summed memo
   }, { timeoutMs: 30_000 });
   const own = await readFile(`/proc/${procs[0]}/cgroup`, 'utf8');
   assert.match(own, new RegExp(`${root}/${rel}/`), own);
+
+  // The node API: /metrics/cadvisor agrees with /stats/summary (what kubectl top reads through
+  // metrics-server's /metrics/resource) for the container, at the same measurement time.
+  await pollUntil('summary and cadvisor agree on container a', async () => {
+    const sum = JSON.parse((await get(h, '/stats/summary')).body) as Summary;
+    const cad = await get(h, '/metrics/cadvisor');
+    assert.equal(cad.status, 200, cad.body);
+    const c = sum.pods.find((p) => p.podRef.uid === pod.metadata.uid)?.containers.find((x) => x.name === 'a');
+    const line = cad.body.split('\n').find((l) => l.startsWith('container_memory_working_set_bytes{container="a",') && l.includes(`pod="limited"`));
+    if (!c?.memory?.workingSetBytes || !line) return false;
+    assert.match(line, new RegExp(`id="${root}/${rel}/[0-9a-f]{64}"`), line);
+    const [, value, ts] = line.split(' ');
+    // Equal once both answers come from the same stats round (the summary's time is whole seconds).
+    return Math.floor(Number(ts) / 1000) === Math.floor(Date.parse(c.memory.time) / 1000) && Number(value) === c.memory.workingSetBytes;
+  }, { timeoutMs: 60_000 });
+  const cfg = JSON.parse((await get(h, '/configz')).body) as { kubeletconfig: Record<string, unknown> };
+  assert.equal(cfg.kubeletconfig.podPidsLimit, PIDS);
+  assert.equal(cfg.kubeletconfig.cgroupRoot, root);
+  const probes = await get(h, '/metrics/probes');
+  assert.equal(probes.status, 200);
+  assert.match(probes.body, /# TYPE prober_probe_total counter/);
 
   await h.api.delete(PODS, 'limited', { namespace: 'default', gracePeriodSeconds: 0 });
   await pollUntil('pod cgroup removed', async () => readdir(memDir).then(() => false, () => true), { timeoutMs: 90_000 });
