@@ -259,7 +259,11 @@ export class Agent {
     const dnsConfigurer = podDnsConfigurer({ config: c, nodeIP: this.#internalIP, events, log: child('dns') });
     const runtimeClasses = new RuntimeClassManager({ api, informer: informers.runtimeClasses() });
     // Pod and QoS-class cgroups (kubelet cgroupsPerQOS), made before any sandbox needs its parent.
-    const podCgroups = c.cgroupsPerQOS ? new PodCgroups({ cgroupRoot: c.cgroupRoot, podPidsLimit: c.podPidsLimit, log: child('cgroups'), mounts: await hostCgroupMounts() }) : undefined;
+    const reserved = (k: 'cpu' | 'memory'): number => (c.systemReserved[k] ?? 0) + (c.kubeReserved[k] ?? 0);
+    const podCgroups = c.cgroupsPerQOS ? new PodCgroups({
+      cgroupRoot: c.cgroupRoot, podPidsLimit: c.podPidsLimit, log: child('cgroups'), mounts: await hostCgroupMounts(),
+      allocatable: { cpuMilli: Math.max(0, (machine.cpuCores - reserved('cpu')) * 1000), memoryBytes: machine.memoryBytes - reserved('memory') },
+    }) : undefined;
     await podCgroups?.init();
     const runtime = new PodRuntime({
       runtime: cri.runtime,

@@ -31,8 +31,10 @@ const exists = (p: string): Promise<boolean> => stat(p).then(() => true, () => f
 test('cgroup v1: QoS tree, pod limits per controller, QoS shares, removal in every hierarchy', async (t) => {
   const { dir, mounts } = await fakeMounts('v1');
   t.after(() => rm(dir, { recursive: true, force: true }));
-  const cg = new PodCgroups({ cgroupRoot: '/test', podPidsLimit: 100, log: noopLogger, mounts, removeDir });
+  const cg = new PodCgroups({ cgroupRoot: '/test', podPidsLimit: 100, log: noopLogger, mounts, removeDir, allocatable: { cpuMilli: 1900, memoryBytes: 3 * 1024 ** 3 } });
   await cg.init();
+  assert.equal(await read(join(dir, 'cpu/test/kubepods/cpu.shares')), '1945', 'node allocatable: 1.9 cores');
+  assert.equal(await read(join(dir, 'memory/test/kubepods/memory.limit_in_bytes')), String(3 * 1024 ** 3));
   assert.equal(await read(join(dir, 'cpu/test/kubepods/besteffort/cpu.shares')), '2');
   assert.equal(await cg.ensure(guaranteed), '/test/kubepods/pod1111');
   assert.equal(await read(join(dir, 'memory/test/kubepods/pod1111/memory.limit_in_bytes')), String(64 * 1024 * 1024));

@@ -1,7 +1,8 @@
 /**
  * kubelet's cgroup layout with the cgroupfs driver (cgroupsPerQOS), below `cgroupRoot`:
  *
- *   <root>/kubepods                     Guaranteed pods' cgroups sit here directly
+ *   <root>/kubepods                     node allocatable: cpu shares and memory limit;
+ *                                       Guaranteed pods' cgroups sit here directly
  *   <root>/kubepods/burstable           cpu shares = the Burstable pods' CPU requests
  *   <root>/kubepods/besteffort          cpu shares 2 (cgroup v2: weight 1)
  *   <root>/kubepods/<qos>/pod<uid>      one per pod, with pod-resources.ts's limits; it is the
@@ -21,7 +22,7 @@ import { join } from 'node:path';
 import { AgentError, describeError, type Logger } from '@nodelet/base';
 import type { Pod } from '@nodelet/api';
 import { parseMountinfo, readText, type CgroupMounts } from '../stats/cgroup.js';
-import { MIN_SHARES, podCgroupPath, podCgroupResources, qosCgroupShares, sharesToWeight, type CgroupResources } from './pod-resources.js';
+import { MIN_SHARES, milliCpuToShares, podCgroupPath, podCgroupResources, qosCgroupShares, sharesToWeight, type CgroupResources } from './pod-resources.js';
 
 export interface PodCgroupsOptions {
   /** kubelet `cgroupRoot`: where `kubepods` goes, as a cgroup path ("/" by default). */
@@ -31,6 +32,11 @@ export interface PodCgroupsOptions {
   log: Logger;
   /** The cgroup mounts (tests pass a directory tree that looks like one). */
   mounts: CgroupMounts;
+  /**
+   * Node allocatable for pods (capacity − systemReserved − kubeReserved): kubepods' cpu shares and
+   * memory limit, as kubelet enforces it with `enforceNodeAllocatable: [pods]`.
+   */
+  allocatable?: { cpuMilli: number; memoryBytes: number };
   /** rmdir of one cgroup (tests, whose stand-in files a real rmdir would refuse). */
   removeDir?: (dir: string) => Promise<void>;
 }
@@ -75,6 +81,8 @@ export class PodCgroups {
   /** Creates kubepods and the QoS-class cgroups (agent start). */
   async init(): Promise<void> {
     for (const rel of ['kubepods', 'kubepods/burstable', 'kubepods/besteffort']) await this.#make(rel);
+    const a = this.#o.allocatable;
+    if (a) await this.#apply('kubepods', { cpuShares: milliCpuToShares(a.cpuMilli), memoryLimitBytes: Math.max(0, Math.floor(a.memoryBytes)) });
     await this.#updateQos();
   }
 
