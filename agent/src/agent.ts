@@ -40,6 +40,7 @@ import { EvictionManager } from './eviction/eviction-manager.js';
 import { nodeHost, type AgentHost } from './host.js';
 import { gcPasses } from './housekeeping/gc.js';
 import { Housekeeping } from './housekeeping/housekeeping.js';
+import { PodCgroups, hostCgroupMounts } from './cm/pod-cgroups.js';
 import { ContainerLogManager } from './logs/container-log-manager.js';
 import { NodeLease } from './node/lease.js';
 import { NodeShutdownManager } from './nodeshutdown/shutdown-manager.js';
@@ -68,6 +69,9 @@ import { ServiceLister } from './source/service-lister.js';
 import { RuntimeClassManager } from './source/runtime-classes.js';
 import { apiPullSecrets, apiVolumeSources } from './source/volume-sources.js';
 import { StatsCollector } from './stats/collector.js';
+import { runtimeIdsFrom } from './stats/cadvisor-metrics.js';
+import { PROBE_METRICS_CONTENT_TYPE, ProbeMetrics } from './prober/metrics.js';
+import { configz } from './config/configz.js';
 import { EventRecorder } from './status/event-recorder.js';
 import { StatusManager } from './status/status-manager.js';
 import { JourneyTracer } from '@nodelet/api/tracing';
@@ -104,6 +108,8 @@ const AGENT_LOOP_LISTENERS = 32;
 export class Agent {
   readonly config: AgentConfig;
   readonly metrics: AgentMetrics;
+  /** prober_probe_total (/metrics/probes). */
+  readonly probeMetrics = new ProbeMetrics();
   readonly #o: AgentOptions;
   readonly #log: Logger;
   readonly #clock: Clock;
@@ -260,6 +266,13 @@ export class Agent {
     const events = (this.events = new EventRecorder({ api, clock, log: child('events'), nodeName: c.nodeName }));
     const dnsConfigurer = podDnsConfigurer({ config: c, nodeIP: this.#internalIP, events, log: child('dns') });
     const runtimeClasses = new RuntimeClassManager({ api, informer: informers.runtimeClasses() });
+    // Pod and QoS-class cgroups (kubelet cgroupsPerQOS), made before any sandbox needs its parent.
+    const reserved = (k: 'cpu' | 'memory'): number => (c.systemReserved[k] ?? 0) + (c.kubeReserved[k] ?? 0);
+    const podCgroups = c.cgroupsPerQOS ? new PodCgroups({
+      cgroupRoot: c.cgroupRoot, podPidsLimit: c.podPidsLimit, log: child('cgroups'), mounts: await hostCgroupMounts(),
+      allocatable: { cpuMilli: Math.max(0, (machine.cpuCores - reserved('cpu')) * 1000), memoryBytes: machine.memoryBytes - reserved('memory') },
+    }) : undefined;
+    await podCgroups?.init();
     const runtime = new PodRuntime({
       runtime: cri.runtime,
       images: new ImageManager({ images: cri.image, clock, maxParallelPulls: c.maxParallelImagePulls }),
@@ -285,9 +298,11 @@ export class Agent {
       podDns: (pod, s) => dnsConfigurer.forPod(pod, s),
       runtimeHandler: (pod, s) => runtimeClasses.handlerFor(pod, s),
       steps: journeys,
+      podCgroups,
     });
     this.status = new StatusManager({ api, clock, log: child('status'), onWritten: (uid, st) => journeys.statusWritten(uid, st), apiStatus: (uid) => this.pods?.get(uid)?.status });
     const prober = new ProbeManager({
+      metrics: this.probeMetrics,
       exec: criProbeExec(cri.runtime, c.runtimeRequestTimeoutMs),
       events,
       clock,
@@ -377,6 +392,7 @@ export class Agent {
       runtimePods: () => pleg.all(),
       workers,
       cleanupPodDirs: (keep, s) => cleanupOrphanedPodDirs(c.rootDir, keep, host.mounter, s),
+      ...(podCgroups ? { cleanupPodCgroups: (keep: (uid: string) => boolean) => podCgroups.cleanup(keep) } : {}),
       gc,
       afterPodCleanup: () => this.metrics.observeRuntime(pleg.all().values()),
       housekeepingMs: this.#o.housekeepingMs,
@@ -387,7 +403,7 @@ export class Agent {
     };
 
     // 10. The host parts (host.ts): node API, resource stats and eviction, log rotation.
-    const hostLoops = host.hostParts ? await this.#startHostParts({ cri, pods, workers, pleg, gc, node, events, certs, tracer }) : [];
+    const hostLoops = host.hostParts ? await this.#startHostParts({ cri, pods, workers, pleg, gc, node, events, certs, tracer, podCgroups }) : [];
 
     // 11. Loops, on the agent's signal. close() waits for them, then for the pod workers.
     this.#closing('pod workers', () => workers.drain());
@@ -417,7 +433,7 @@ export class Agent {
    */
   async #startHostParts(p: {
     cri: CriClient; pods: PodConfig; workers: PodWorkers; pleg: Pleg; gc: ReturnType<typeof gcPasses>;
-    node: NodeReporter; events: EventRecorder; certs: NodeCertificatesOptions; tracer: JourneyTracer;
+    node: NodeReporter; events: EventRecorder; certs: NodeCertificatesOptions; tracer: JourneyTracer; podCgroups?: PodCgroups;
   }): Promise<Array<Promise<unknown>>> {
     const { cri, pods, workers, pleg, gc, node, events, tracer } = p;
     const c = this.config;
@@ -441,7 +457,11 @@ export class Agent {
         cacheAuthorizedTTLMs: c.authorizationCacheAuthorizedTTLMs, cacheUnauthorizedTTLMs: c.authorizationCacheUnauthorizedTTLMs,
       }),
       backend: nodeApiBackend({ pods, workers, pleg, runtime: cri.runtime, metrics: this.metrics, podLogsDir: c.podLogsDir }),
-      stats,
+      stats: { summary: (s) => stats.summary(s), runtimeIds: runtimeIdsFrom(() => pleg.all(), p.podCgroups ? (uid) => p.podCgroups?.pathOf(uid) : undefined) },
+      routes: {
+        '/metrics/probes': () => ({ contentType: PROBE_METRICS_CONTENT_TYPE, body: this.probeMetrics.render() }),
+        '/configz': () => ({ contentType: 'application/json', body: JSON.stringify(configz(c)) }),
+      },
       traces: (traceId) => tracer.spans(traceId),
       log: child('node-api'),
     }));

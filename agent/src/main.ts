@@ -12,7 +12,7 @@ import { pino } from 'pino';
 import { describeError, hasCode, type Logger } from '@nodelet/base';
 import { ApiClient, defaultKubeconfigPath, loadKubeconfig } from '@nodelet/api';
 import { createNotifier, untilTerminated } from '@nodelet/systemd';
-import { parseConfigFile, resolveConfig, type AgentConfig, type AgentFlags, type KubeletConfigurationFile } from './config/config.js';
+import { parseConfigFile, resolveConfig, unknownConfigKeys, type AgentConfig, type AgentFlags, type KubeletConfigurationFile } from './config/config.js';
 import { Agent } from './agent.js';
 
 function port(v: string): number {
@@ -57,7 +57,7 @@ function command(): Command {
 }
 
 /** Reads and validates everything; throws ERR_INVALID_ARGUMENT naming the field. */
-export async function loadAgentConfig(flags: AgentFlags): Promise<AgentConfig> {
+export async function loadAgentConfig(flags: AgentFlags, log?: Logger): Promise<AgentConfig> {
   let file: KubeletConfigurationFile = {};
   if (flags.config) {
     let text: string;
@@ -67,6 +67,8 @@ export async function loadAgentConfig(flags: AgentFlags): Promise<AgentConfig> {
       throw new Error(`cannot read --config ${flags.config}: ${describeError(err)}`);
     }
     file = parseConfigFile(text, flags.config);
+    const unknown = unknownConfigKeys(file);
+    if (unknown.length) log?.warn({ config: flags.config, unknownFields: unknown }, 'Config file has unknown fields; they are ignored (strict decoding failed, lenient decoding used)');
   }
   return resolveConfig(file, flags, os.hostname());
 }
@@ -79,7 +81,7 @@ export async function main(argv: string[]): Promise<void> {
   const log = root as unknown as Logger;
   let config: AgentConfig;
   try {
-    config = await loadAgentConfig(opts);
+    config = await loadAgentConfig(opts, log);
   } catch (err) {
     process.stderr.write(`nodelet agent: ${describeError(err)}\n`);
     process.exitCode = 2;

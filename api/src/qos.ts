@@ -6,6 +6,7 @@
  * (defaulted to the limits) equal to them.
  */
 import type { PodSpec } from './types/index.js';
+import { parseQuantityMilli } from './quantity.js';
 
 export type QOSClass = 'Guaranteed' | 'Burstable' | 'BestEffort';
 
@@ -18,7 +19,21 @@ export function podQOSClass(spec: Pick<PodSpec, 'containers' | 'initContainers'>
   const guaranteed = cs.every((c) => {
     const l = c.resources?.limits ?? {};
     const r = c.resources?.requests ?? {};
-    return l.cpu !== undefined && l.memory !== undefined && (r.cpu ?? l.cpu) === l.cpu && (r.memory ?? l.memory) === l.memory;
+    return l.cpu !== undefined && l.memory !== undefined && sameQuantity(r.cpu ?? l.cpu, l.cpu) && sameQuantity(r.memory ?? l.memory, l.memory);
   });
   return guaranteed ? 'Guaranteed' : 'Burstable';
+}
+
+/**
+ * Equal as amounts, as upstream's Quantity.Cmp compares them: `"1"` and `"1000m"`, `"1Gi"` and
+ * `"1073741824"` are the same. A malformed value (validation refuses those before a pod is stored)
+ * falls back to comparing the text so this never throws.
+ */
+function sameQuantity(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  try {
+    return parseQuantityMilli(String(a)) === parseQuantityMilli(String(b));
+  } catch {
+    return false;
+  }
 }

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hasCode } from '@nodelet/base';
-import { parseConfigFile, resolveConfig } from './config.js';
+import { parseConfigFile, resolveConfig, unknownConfigKeys } from './config.js';
 
 test('defaults follow the kubelet', () => {
   const c = resolveConfig({}, {}, 'Node-A');
@@ -87,6 +87,12 @@ const bad: Array<[string, string, RegExp]> = [
   ['allowedUnsafeSysctls: [vm.swappiness]', 'allowedUnsafeSysctls', /not known to be namespaced/],
   ['allowedUnsafeSysctls: net.core.*', 'allowedUnsafeSysctls', /list/],
   ['seccompDefault: "yes"', 'seccompDefault', /true or false/],
+  ['cgroupDriver: systemd', 'cgroupDriver', /systemd cgroup driver is not supported/],
+  ['cgroupDriver: lxc', 'cgroupDriver', /must be cgroupfs/],
+  ['{ cgroupsPerQOS: false, podPidsLimit: 100 }', 'podPidsLimit', /needs cgroupsPerQOS/],
+  ['imageServiceEndpoint: unix:///run/other.sock', 'imageServiceEndpoint', /separate image service is not supported/],
+  ['cgroupRoot: kubepods', 'cgroupRoot', /absolute/],
+  ['cgroupsPerQOS: "no"', 'cgroupsPerQOS', /true or false/],
   ['kind: Pod', 'kind', /KubeletConfiguration/],
   ['shutdownGracePeriod: 30 s', 'shutdownGracePeriod', /duration/],
   ['shutdownGracePeriod: -5', 'shutdownGracePeriod', /zero or positive/],
@@ -132,4 +138,30 @@ test('apiServers: --api-servers wins over the file; URLs are checked', () => {
   assert.deepEqual(resolveConfig({ apiServers: ['https://a:6443'] }, {}, 'h').apiServers, ['https://a:6443']);
   assert.deepEqual(resolveConfig({ apiServers: ['https://a:6443'] }, { apiServers: 'https://b:6443,https://c:6443,' }, 'h').apiServers, ['https://b:6443', 'https://c:6443']);
   assert.throws(() => resolveConfig({}, { apiServers: 'b:6443' }, 'h'), (e: unknown) => hasCode(e, 'ERR_INVALID_ARGUMENT') && /apiServers: "b:6443" is not an http\(s\):\/\/ URL/.test(String(e)));
+});
+
+test('cgroups: kubelet defaults (cgroupsPerQOS on, root "/", cgroupfs) and file values', () => {
+  const d = resolveConfig({}, {}, 'h');
+  assert.equal(d.cgroupsPerQOS, true);
+  assert.equal(d.cgroupRoot, '/');
+  const f = resolveConfig(parseConfigFile('{ cgroupsPerQOS: false, cgroupRoot: /nodelet, cgroupDriver: cgroupfs }'), {}, 'h');
+  assert.equal(f.cgroupsPerQOS, false);
+  assert.equal(f.cgroupRoot, '/nodelet');
+});
+
+test('imageServiceEndpoint: unset or the runtime endpoint (one CRI client serves both)', () => {
+  assert.equal(resolveConfig({}, {}, 'h').imageServiceEndpoint, 'unix:///run/containerd/containerd.sock');
+  assert.equal(resolveConfig(parseConfigFile('{ containerRuntimeEndpoint: /run/x.sock, imageServiceEndpoint: unix:///run/x.sock }'), {}, 'h').imageServiceEndpoint, 'unix:///run/x.sock');
+});
+
+test('providerID and registerNode are carried to the node reporter', () => {
+  const c = resolveConfig(parseConfigFile('{ providerID: "nodelet://x", registerNode: false }'), {}, 'h');
+  assert.equal(c.providerID, 'nodelet://x');
+  assert.equal(c.registerNode, false);
+  assert.equal(resolveConfig({}, {}, 'h').providerID, undefined);
+});
+
+test('unknown config keys are reported (kubelet strict decoding), known ones are not', () => {
+  assert.deepEqual(unknownConfigKeys(parseConfigFile('{ maxPods: 10, cgroupsPerQos: true, evictionHard: {}, featureGates: {} }')), ['cgroupsPerQos', 'featureGates']);
+  assert.deepEqual(unknownConfigKeys(parseConfigFile('{ kind: KubeletConfiguration, apiVersion: kubelet.config.k8s.io/v1beta1, proxy: { mode: none } }')), []);
 });

@@ -45,6 +45,12 @@ export interface KubeletConfigurationFile extends ClusterDnsConfigFile, Eviction
   podCIDR?: string;
   maxPods?: number;
   podPidsLimit?: number;
+  /** Pod and QoS-class cgroups under `kubepods` (docs/agent.md, cgroup layout); default true. */
+  cgroupsPerQOS?: boolean;
+  /** The cgroup `kubepods` is made in (default "/"). */
+  cgroupRoot?: string;
+  /** Only `cgroupfs` (the default); `systemd` is refused at start. */
+  cgroupDriver?: string;
   /** Sysctl names or `prefix*` patterns pods may set beyond the safe set (namespaced ones only). */
   allowedUnsafeSysctls?: string[];
   /** RuntimeDefault instead of Unconfined for containers whose pod names no seccomp profile. */
@@ -147,6 +153,8 @@ export interface AgentConfig extends ClusterDnsConfig, EvictionConfig {
   podCIDR?: string;
   maxPods: number;
   podPidsLimit: number;
+  cgroupsPerQOS: boolean;
+  cgroupRoot: string;
   allowedUnsafeSysctls: string[];
   seccompDefault: boolean;
   systemReserved: Record<string, number>;
@@ -157,6 +165,8 @@ export interface AgentConfig extends ClusterDnsConfig, EvictionConfig {
   serializeImagePulls: boolean;
   maxParallelImagePulls: number;
   registerNode: boolean;
+  /** Set as the Node's spec.providerID when the agent creates it. */
+  providerID?: string;
   podLogsDir: string;
   containerLogMaxSizeBytes: number;
   containerLogMaxFiles: number;
@@ -296,6 +306,36 @@ function endpoint(field: string, v: string): string {
   throw invalid(field, `must be a unix socket like "unix:///run/containerd/containerd.sock", got ${JSON.stringify(v)}`);
 }
 
+/**
+ * Every top-level key the file may hold; the type makes the compiler keep it in step with
+ * KubeletConfigurationFile (a key added there and not here, or the reverse, fails the build).
+ */
+const KNOWN_KEYS: Record<keyof KubeletConfigurationFile, true> = {
+  apiVersion: true, kind: true, address: true, port: true, healthzBindAddress: true, healthzPort: true, tlsCertFile: true,
+  tlsPrivateKeyFile: true, serverTLSBootstrap: true, rotateCertificates: true, tracing: true, authentication: true,
+  authorization: true, containerRuntimeEndpoint: true, imageServiceEndpoint: true, runtimeRequestTimeout: true,
+  nodeStatusUpdateFrequency: true, nodeStatusReportFrequency: true, nodeLeaseDurationSeconds: true, syncFrequency: true,
+  fileCheckFrequency: true, staticPodPath: true, podCIDR: true, maxPods: true, podPidsLimit: true, cgroupsPerQOS: true,
+  cgroupRoot: true, cgroupDriver: true, allowedUnsafeSysctls: true, seccompDefault: true, systemReserved: true,
+  kubeReserved: true, imageGCHighThresholdPercent: true, imageGCLowThresholdPercent: true, imageMinimumGCAge: true,
+  serializeImagePulls: true, maxParallelImagePulls: true, registerNode: true, podLogsDir: true, containerLogMaxSize: true,
+  containerLogMaxFiles: true, containerLogMonitorInterval: true, crashLoopBackOff: true, providerID: true, nodeLabels: true,
+  shutdownGracePeriod: true, shutdownGracePeriodCriticalPods: true, apiServers: true, cniBinDir: true, cniConfDir: true,
+  cniPluginDirs: true, cniSocketPath: true, cniBridgeName: true, cniCacheDir: true, cniIpamDataDir: true, nodeIP: true,
+  rootDir: true, proxy: true, clusterDNS: true, clusterDomain: true, resolvConf: true, clusterDNSResolver: true,
+  clusterDNSBindAddress: true, clusterDNSPodRecords: true, evictionHard: true, evictionSoft: true,
+  evictionSoftGracePeriod: true, evictionPressureTransitionPeriod: true, evictionMinimumReclaim: true,
+  evictionMaxPodGracePeriod: true,
+};
+
+/**
+ * The file's top-level keys this agent does not know. kubelet's strict decoding reports such a key
+ * and goes on with lenient decoding, so the caller warns rather than refusing (a typo stays visible).
+ */
+export function unknownConfigKeys(file: KubeletConfigurationFile): string[] {
+  return Object.keys(file).filter((k) => !Object.hasOwn(KNOWN_KEYS, k));
+}
+
 /** Parses the YAML text of a config file. Throws ERR_INVALID_ARGUMENT with the YAML error. */
 export function parseConfigFile(text: string, source = 'config'): KubeletConfigurationFile {
   let doc: unknown;
@@ -321,6 +361,15 @@ function unsafeSysctls(v: unknown): string[] {
   return [...(v as string[])];
 }
 
+/** The image service is the runtime's own: one CRI client serves both, so another endpoint is refused. */
+function imageEndpoint(file: KubeletConfigurationFile, runtimeEp: string): string {
+  const ep = str('imageServiceEndpoint', file.imageServiceEndpoint);
+  if (ep === undefined || ep === '') return runtimeEp;
+  const parsed = endpoint('imageServiceEndpoint', ep);
+  if (parsed !== runtimeEp) throw invalid('imageServiceEndpoint', `a separate image service is not supported: leave it unset or equal to containerRuntimeEndpoint (${runtimeEp})`);
+  return parsed;
+}
+
 /**
  * Merges file and flags, applies defaults, validates. `hostname` is the default node name.
  * Pure: no I/O, so every rule is unit-tested.
@@ -340,6 +389,14 @@ export function resolveConfig(file: KubeletConfigurationFile, flags: AgentFlags,
   const tlsPrivateKeyFile = str('tlsPrivateKeyFile', file.tlsPrivateKeyFile);
   if (!tlsCertFile !== !tlsPrivateKeyFile) throw invalid(tlsCertFile ? 'tlsPrivateKeyFile' : 'tlsCertFile', 'tlsCertFile and tlsPrivateKeyFile must be given together');
   if (pidsLimit === 0) throw invalid('podPidsLimit', 'must be -1 (unlimited) or positive, got 0');
+  const cgroupDriver = str('cgroupDriver', file.cgroupDriver) ?? 'cgroupfs';
+  if (cgroupDriver === 'systemd') throw invalid('cgroupDriver', 'the systemd cgroup driver is not supported: use cgroupfs (and SystemdCgroup = false in containerd\'s runc options)');
+  if (cgroupDriver !== 'cgroupfs') throw invalid('cgroupDriver', `must be cgroupfs, got ${JSON.stringify(cgroupDriver)}`);
+  const cgroupRoot = str('cgroupRoot', file.cgroupRoot) ?? '/';
+  if (!cgroupRoot.startsWith('/') || cgroupRoot.split('/').includes('..')) throw invalid('cgroupRoot', `must be an absolute cgroup path, got ${JSON.stringify(cgroupRoot)}`);
+  const cgroupsPerQOS = bool('cgroupsPerQOS', file.cgroupsPerQOS, true);
+  // The pids limit lives on the pod cgroup: without one it would be accepted and ignored.
+  if (pidsLimit > 0 && !cgroupsPerQOS) throw invalid('podPidsLimit', 'needs cgroupsPerQOS: true (it is set on the pod cgroup)');
   const apiServers = serverList(flags.apiServers !== undefined ? flags.apiServers.split(',') : file.apiServers);
   return {
     kubeconfig: flags.kubeconfig,
@@ -363,7 +420,7 @@ export function resolveConfig(file: KubeletConfigurationFile, flags: AgentFlags,
     authorizationCacheAuthorizedTTLMs: duration('authorization.webhook.cacheAuthorizedTTL', file.authorization?.webhook?.cacheAuthorizedTTL, '5m'),
     authorizationCacheUnauthorizedTTLMs: duration('authorization.webhook.cacheUnauthorizedTTL', file.authorization?.webhook?.cacheUnauthorizedTTL, '30s'),
     containerRuntimeEndpoint: runtimeEp,
-    imageServiceEndpoint: endpoint('imageServiceEndpoint', str('imageServiceEndpoint', file.imageServiceEndpoint) ?? runtimeEp),
+    imageServiceEndpoint: imageEndpoint(file, runtimeEp),
     runtimeRequestTimeoutMs: duration('runtimeRequestTimeout', file.runtimeRequestTimeout, '2m'),
     nodeStatusUpdateFrequencyMs: duration('nodeStatusUpdateFrequency', file.nodeStatusUpdateFrequency, '10s'),
     nodeStatusReportFrequencyMs: duration('nodeStatusReportFrequency', file.nodeStatusReportFrequency, '5m'),
@@ -374,6 +431,8 @@ export function resolveConfig(file: KubeletConfigurationFile, flags: AgentFlags,
     podCIDR: cidr(flags.podCidr !== undefined ? '--pod-cidr' : 'podCIDR', flags.podCidr ?? str('podCIDR', file.podCIDR)),
     maxPods: int('maxPods', file.maxPods, 110, 1),
     podPidsLimit: pidsLimit,
+    cgroupsPerQOS,
+    cgroupRoot,
     allowedUnsafeSysctls: unsafeSysctls(file.allowedUnsafeSysctls),
     seccompDefault: bool('seccompDefault', file.seccompDefault, false),
     systemReserved: reserved('systemReserved', file.systemReserved),
@@ -385,6 +444,7 @@ export function resolveConfig(file: KubeletConfigurationFile, flags: AgentFlags,
     serializeImagePulls: serialize,
     maxParallelImagePulls: serialize ? 1 : int('maxParallelImagePulls', file.maxParallelImagePulls, 5, 1),
     registerNode: bool('registerNode', file.registerNode, true),
+    ...(str('providerID', file.providerID) ? { providerID: str('providerID', file.providerID) } : {}),
     podLogsDir: str('podLogsDir', file.podLogsDir) ?? '/var/log/pods',
     containerLogMaxSizeBytes: logSize(flags.containerLogMaxSize !== undefined ? '--container-log-max-size' : 'containerLogMaxSize', flags.containerLogMaxSize ?? file.containerLogMaxSize),
     containerLogMaxFiles: int(flags.containerLogMaxFiles !== undefined ? '--container-log-max-files' : 'containerLogMaxFiles', flags.containerLogMaxFiles ?? file.containerLogMaxFiles, 5, 2),

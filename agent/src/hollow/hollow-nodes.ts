@@ -110,6 +110,8 @@ export class HollowNodes {
         shutdownGracePeriod: '0s',
         clusterDNSResolver: false,
         proxy: { mode: 'none' },
+        // The hollow runtime starts no processes, so there is nothing to put in pod cgroups.
+        cgroupsPerQOS: false,
         ...o.config,
         nodeLabels: { [HOLLOW_NODE_LABEL]: 'true', ...o.config?.nodeLabels },
       },

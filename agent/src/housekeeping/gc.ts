@@ -4,7 +4,8 @@
  *
  *   containers  dead containers and sandboxes (gc-plan.ts rules, carried out by runtime-gc.ts)
  *   images      above imageGCHighThresholdPercent of the image filesystem, remove unused images
- *               (oldest first, not the sandbox image) down to the low threshold
+ *               down to the low threshold: least recently used first (then first seen), never
+ *               one first seen less than imageMinimumGCAge ago, never the sandbox image
  *   cni         CNI GC of cached attachments whose sandbox no longer exists
  */
 import { statfs } from 'node:fs/promises';
@@ -28,10 +29,38 @@ export interface GcOptions {
 }
 
 /**
+ * When each image was first seen and last seen in use, as kubelet's image GC records them: on each
+ * pass (an image that went away is forgotten). This is what orders removal and holds back young images.
+ */
+export class ImageUsage {
+  readonly #seen = new Map<string, { firstSeenMs: number; lastUsedMs: number }>();
+
+  /** Records one pass's image list; `inUse(id, tags)` says whether a container uses the image. */
+  observe(images: ReadonlyArray<{ id: string; repoTags: string[] }>, inUse: (img: { id: string; repoTags: string[] }) => boolean, nowMs: number): void {
+    const present = new Set<string>();
+    for (const img of images) {
+      present.add(img.id);
+      let r = this.#seen.get(img.id);
+      if (!r) this.#seen.set(img.id, (r = { firstSeenMs: nowMs, lastUsedMs: 0 }));
+      if (inUse(img)) r.lastUsedMs = nowMs;
+    }
+    for (const id of this.#seen.keys()) if (!present.has(id)) this.#seen.delete(id);
+  }
+
+  /** `ids` old enough to remove (first seen at least `minAgeMs` ago), least recently used first. */
+  removable<T extends { id: string }>(imgs: T[], minAgeMs: number, nowMs: number): T[] {
+    const rec = (i: T) => this.#seen.get(i.id) ?? { firstSeenMs: nowMs, lastUsedMs: 0 };
+    return imgs
+      .filter((i) => nowMs - rec(i).firstSeenMs >= minAgeMs)
+      .sort((a, b) => rec(a).lastUsedMs - rec(b).lastUsedMs || rec(a).firstSeenMs - rec(b).firstSeenMs);
+  }
+}
+
+/**
  * Image GC at the thresholds. Returns bytes freed. With `all` (the eviction manager's node-level
  * reclaim, kubelet DeleteUnusedImages) every unused image goes, whatever the thresholds.
  */
-export async function collectImages(o: GcOptions, signal: AbortSignal, all = false): Promise<number> {
+export async function collectImages(o: GcOptions, usage: ImageUsage, signal: AbortSignal, all = false): Promise<number> {
   let target = Number.POSITIVE_INFINITY;
   if (!all) {
     const fs = await o.images.imageFsInfo({}, { signal });
@@ -47,7 +76,11 @@ export async function collectImages(o: GcOptions, signal: AbortSignal, all = fal
   for (const p of o.pleg.all().values()) for (const c of p.containers) inUse.add(c.imageRef).add(c.image);
   const pinned = new Set(o.pinnedImages());
   const list = await o.images.listImages({}, { signal });
-  const candidates = list.images.filter((img) => !inUse.has(img.id) && !img.repoTags.some((t) => pinned.has(t) || inUse.has(t)) && !img.pinned);
+  const used = (img: { id: string; repoTags: string[] }): boolean => inUse.has(img.id) || img.repoTags.some((t) => inUse.has(t));
+  const now = o.now();
+  usage.observe(list.images, used, now);
+  const unused = list.images.filter((img) => !used(img) && !img.repoTags.some((t) => pinned.has(t)) && !img.pinned);
+  const candidates = usage.removable(unused, o.imageMinimumGCAgeMs, now);
   let freed = 0;
   for (const img of candidates) {
     if (freed >= target) break;
@@ -82,11 +115,12 @@ export function gcPasses(
   unusedImages(signal: AbortSignal): Promise<number>;
   cni(signal: AbortSignal): Promise<number>;
 } {
+  const usage = new ImageUsage();
   const runtimeGc = new RuntimeGc({ runtime: o.runtime, pleg: o.pleg, log: o.log, events: o.events, pod: o.pod, podGone: o.podGone, now: o.now, ...(o.policy ? { policy: o.policy } : {}) });
   return {
     containers: (signal) => runtimeGc.collect(signal),
-    images: (signal) => collectImages(o, signal),
-    unusedImages: (signal) => collectImages(o, signal, true),
+    images: (signal) => collectImages(o, usage, signal),
+    unusedImages: (signal) => collectImages(o, usage, signal, true),
     cni: (signal) => collectCniAttachments(o, signal),
   };
 }

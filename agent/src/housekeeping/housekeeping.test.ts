@@ -151,10 +151,17 @@ test('pods: orphans are torn down and pod directories nobody claims removed, but
   const known: Array<Set<string>> = [];
   let gauges = 0;
   const log = new RecordingLogger();
+  const cgroups = new Set([WANTED, ORPHAN, WORKER, LEFTOVER_DIR]);
   const hk = new Housekeeping({
     clock, log, pods: config, runtimePods: () => runtime,
     workers: { has: (uid) => uid === WORKER, update: (u) => updates.push(u), syncKnownPods: (s) => known.push(new Set(s)) },
     cleanupPodDirs: (keep, s) => cleanupOrphanedPodDirs(root, keep, noMounts, s),
+    // Pod cgroups present (a restarted agent finds its predecessor's): the same claim decides.
+    cleanupPodCgroups: async (keep) => {
+      const gone = [...cgroups].filter((uid) => !keep(uid));
+      for (const uid of gone) cgroups.delete(uid);
+      return gone;
+    },
     gc: idleGc,
     afterPodCleanup: () => gauges++,
   });
@@ -166,6 +173,7 @@ test('pods: orphans are torn down and pod directories nobody claims removed, but
   assert.equal(known.length, 0);
   assert.equal(gauges, 0);
   assert.deepEqual((await readdir(join(root, 'pods'))).sort(), [WANTED, ORPHAN, WORKER, LEFTOVER_DIR, 'not a pod uid'].sort());
+  assert.equal(cgroups.size, 4, 'no cgroup removed before the sources are seen');
 
   // 2. Sources seen: the orphan gets a stand-in termination; finished workers are synced with the wanted set.
   const sources = config.run(stop.signal);
@@ -178,11 +186,14 @@ test('pods: orphans are torn down and pod directories nobody claims removed, but
   // Only the directory nobody claims goes: the orphan's stays while the runtime still holds the pod.
   assert.deepEqual((await readdir(join(root, 'pods'))).sort(), [WANTED, ORPHAN, WORKER, 'not a pod uid'].sort());
   assert.deepEqual(log.find(/Orphaned pod directories removed/)[0]!.fields.podUIDs, [LEFTOVER_DIR]);
+  await pollUntil('the pod cgroups pass', () => log.find(/Pod cgroups removed/).length > 0, { timeoutMs: 5000, intervalMs: 5 });
+  assert.deepEqual([...cgroups].sort(), [WANTED, ORPHAN, WORKER].sort(), 'the cgroup of a pod nothing holds goes; the others stay');
 
   // 3. Once the runtime has let go of the orphan, its directory goes at the next pass.
   runtime.delete(ORPHAN);
   await clock.advanceAsync(2000);
   await pollUntil('the orphan’s directory removed', async () => !(await readdir(join(root, 'pods'))).includes(ORPHAN), { timeoutMs: 5000, intervalMs: 5 });
+  await pollUntil('the orphan’s cgroup removed', () => !cgroups.has(ORPHAN), { timeoutMs: 5000, intervalMs: 5 });
   stop.abort();
   await Promise.all([running, sources]);
 });

@@ -6,7 +6,8 @@
  *                            pods deleted while the agent was down) are torn down through a pod
  *                            worker; finished workers of pods nobody wants are dropped; gauges
  *   pod-dirs    every 2 s    <root-dir>/pods/<uid> of pods nobody wants (volumes, tmpfs and
- *                            subPath mounts); a pod the runtime still has keeps its directory
+ *                            subPath mounts), and their pod cgroups; a pod the runtime still has
+ *                            keeps both
  *   containers  every 10 s   runtime GC: dead containers and sandboxes (gc-plan.ts, runtime-gc.ts)
  *   images      every 5 min  image GC at the thresholds (gc.ts)
  *   cni         every 5 min  CNI GC (gc.ts)
@@ -36,6 +37,8 @@ export interface HousekeepingOptions {
   workers: { has(uid: string): boolean; update(u: PodUpdate): void; syncKnownPods(wanted: ReadonlySet<string>): void };
   /** Removes the pod directories `keep` does not claim; returns the UIDs removed (runtime/volumes.ts). */
   cleanupPodDirs(keep: (uid: string) => boolean, signal: AbortSignal): Promise<string[]>;
+  /** Removes the pod cgroups `keep` does not claim; returns the UIDs removed (cm/pod-cgroups.ts). */
+  cleanupPodCgroups?(keep: (uid: string) => boolean): Promise<string[]>;
   /** The GC passes (gc.ts), bound to the runtime. */
   gc: { containers(signal: AbortSignal): Promise<unknown>; images(signal: AbortSignal): Promise<unknown>; cni(signal: AbortSignal): Promise<unknown> };
   /** Called after each `pods` pass (the running pods/containers gauges). */
@@ -104,6 +107,8 @@ export class Housekeeping {
     if (!this.#o.pods.sourcesReady) return;
     const removed = await this.#o.cleanupPodDirs((uid) => this.#wantsPodDir(uid), signal);
     if (removed.length) this.#o.log.info({ podUIDs: removed }, 'Orphaned pod directories removed');
+    const cgroups = (await this.#o.cleanupPodCgroups?.((uid) => this.#wantsPodDir(uid))) ?? [];
+    if (cgroups.length) this.#o.log.info({ podUIDs: cgroups }, 'Pod cgroups removed');
   }
 
   /** A pod directory is kept while a source wants the pod, a worker has it, or the runtime still holds any of it. */

@@ -12,7 +12,7 @@ import { pollUntil } from '@nodelet/base';
 import { FakeClock } from '@nodelet/base/testing';
 import { NODES, type Node } from '@nodelet/api';
 import { InMemoryApiServer } from '@nodelet/api/testing';
-import { resolveConfig } from '../config/config.js';
+import { resolveConfig, type KubeletConfigurationFile } from '../config/config.js';
 import { RecordingLogger } from '@nodelet/base/testing';
 import { NodeReporter } from './node-reporter.js';
 import type { RuntimeHealth } from './node-status.js';
@@ -20,7 +20,7 @@ import type { RuntimeHealth } from './node-status.js';
 const NODE = 'n1';
 const FREQUENCY_MS = 10_000;
 
-async function world(t: { after(fn: () => unknown): void }) {
+async function world(t: { after(fn: () => unknown): void }, file: KubeletConfigurationFile = { nodeStatusReportFrequency: '10s' }) {
   const server = await InMemoryApiServer.start();
   const dir = await mkdtemp(join(tmpdir(), 'nodelet-node-reporter-'));
   const clock = new FakeClock();
@@ -28,7 +28,7 @@ async function world(t: { after(fn: () => unknown): void }) {
   const stop = new AbortController();
   const health: RuntimeHealth = { runtimeReady: true, networkReady: true, cniReady: true, plegHealthy: true, runtimeName: 'containerd', runtimeVersion: '1.6.20' };
   const cidrs: string[] = [];
-  const config = resolveConfig({ nodeStatusUpdateFrequency: '10s', podCIDR: '10.244.1.0/24' }, { nodeName: NODE, rootDir: dir }, 'host');
+  const config = resolveConfig({ nodeStatusUpdateFrequency: '10s', podCIDR: '10.244.1.0/24', ...file }, { nodeName: NODE, rootDir: dir }, 'host');
   const reporter = new NodeReporter({
     api: server.client(), config, clock, log, internalIP: '192.0.2.10', agentVersion: 'v1.32.0-nodelet', nodeApiPort: () => 10250,
     health: async () => ({ ...health }),
@@ -110,4 +110,52 @@ test('node registration: an unavailable API is retried with backoff (200 ms doub
   assert.equal(w.log.find(/Node registration failed/, 'warn').length, 3);
   w.stop.abort();
   await pollUntil('every timer gone', () => w.clock.pendingTimers === 0, { timeoutMs: 10_000, intervalMs: 2 });
+});
+
+test('node status: an unchanged status is written again only after nodeStatusReportFrequency; a change at once', async (t) => {
+  const w = await world(t, { nodeStatusReportFrequency: '1m' });
+  const registered = w.reporter.registered(AbortSignal.timeout(10_000));
+  w.start();
+  await registered;
+  await w.armed();
+  const base = w.statusPatches();
+  for (let i = 0; i < 5; i++) {
+    await w.clock.advanceAsync(FREQUENCY_MS);
+    await w.armed();
+  }
+  assert.equal(w.statusPatches(), base, 'five updates in 50 s with nothing new: no write');
+  w.health.runtimeReady = false;
+  await w.clock.advanceAsync(FREQUENCY_MS);
+  await pollUntil('the change written at the next update', () => w.statusPatches() === base + 1, { timeoutMs: 10_000, intervalMs: 2 });
+  assert.equal(w.ready(), 'False');
+  await w.armed();
+  // 60 s after that write the unchanged status is written again (the heartbeat).
+  for (let i = 0; i < 5; i++) {
+    await w.clock.advanceAsync(FREQUENCY_MS);
+    await w.armed();
+  }
+  assert.equal(w.statusPatches(), base + 1);
+  await w.clock.advanceAsync(FREQUENCY_MS);
+  await pollUntil('the report after nodeStatusReportFrequency', () => w.statusPatches() === base + 2, { timeoutMs: 10_000, intervalMs: 2 });
+});
+
+test('node registration: providerID is set on the Node the agent creates', async (t) => {
+  const w = await world(t, { providerID: 'nodelet://lab/n1' });
+  const registered = w.reporter.registered(AbortSignal.timeout(10_000));
+  w.start();
+  await registered;
+  assert.equal((w.server.store.get(NODES, undefined, NODE) as Node).spec?.providerID, 'nodelet://lab/n1');
+});
+
+test('node registration: registerNode false creates no Node, waits for one and then reports its status', async (t) => {
+  const w = await world(t, { registerNode: false });
+  w.start();
+  await pollUntil('a lookup of the Node', () => w.server.requests.some((r) => r.method === 'GET' && r.path.endsWith(`/nodes/${NODE}`)), { timeoutMs: 10_000, intervalMs: 2 });
+  assert.equal(w.server.requests.some((r) => r.method === 'POST'), false, 'no Node created');
+  await w.server.client().create(NODES, { apiVersion: 'v1', kind: 'Node', metadata: { name: NODE }, spec: {} });
+  let done = false;
+  void w.reporter.registered(AbortSignal.timeout(10_000)).then(() => (done = true));
+  // Registration retries on the fake clock's backoff timers.
+  await pollUntil('registered once the Node exists', async () => done || (await w.clock.advanceAsync(7000), false), { timeoutMs: 10_000, intervalMs: 5 });
+  assert.equal(w.ready(), 'True');
 });

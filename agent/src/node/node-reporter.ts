@@ -38,6 +38,10 @@ export class NodeReporter {
   #poked = false;
   #node?: Node;
   #lastStatus?: NodeStatus;
+  /** When the status was last written (a skipped update does not count). */
+  #lastReportMs = 0;
+  /** A poke asks for a write even when the status looks the same (the change may be elsewhere, e.g. the pod CIDR). */
+  #pokedSinceReport = false;
   #podCIDR?: string;
 
   constructor(o: NodeReporterOptions) {
@@ -59,6 +63,7 @@ export class NodeReporter {
 
   /** Asks for a status update now (runtime health changed); before registration, right after it. */
   poke(): void {
+    this.#pokedSinceReport = true;
     if (this.#job) this.#job.trigger();
     else this.#poked = true;
   }
@@ -131,15 +136,22 @@ export class NodeReporter {
     // the Node has none (#seePodCIDR).
     // Where the server's local-path provisioner puts this node's PersistentVolumes (docs/workloads.md).
     const annotations = { [LOCAL_PATH_DIR_ANNOTATION]: join(c.rootDir, 'local-path') };
-    const want: Node = { apiVersion: 'v1', kind: 'Node', metadata: { name: c.nodeName, labels, annotations }, spec: {}, status };
-    try {
-      this.#node = await this.#o.api.create(NODES, want, { signal });
-    } catch (err) {
-      if (!hasCode(err, 'ERR_ALREADY_EXISTS')) throw err;
-      this.#node = await this.#o.api.patch(NODES, c.nodeName, { metadata: { labels, annotations } }, { type: 'merge', signal });
+    const want: Node = { apiVersion: 'v1', kind: 'Node', metadata: { name: c.nodeName, labels, annotations }, spec: c.providerID ? { providerID: c.providerID } : {}, status };
+    if (!c.registerNode) {
+      // registerNode: false — someone else creates the Node; the agent only reports its status
+      // (a NotFound here is retried by run()'s backoff until the Node appears).
+      this.#node = await this.#o.api.get(NODES, c.nodeName, { signal });
+    } else {
+      try {
+        this.#node = await this.#o.api.create(NODES, want, { signal });
+      } catch (err) {
+        if (!hasCode(err, 'ERR_ALREADY_EXISTS')) throw err;
+        this.#node = await this.#o.api.patch(NODES, c.nodeName, { metadata: { labels, annotations } }, { type: 'merge', signal });
+      }
     }
     this.#node = await this.#o.api.patch(NODES, c.nodeName, { status }, { type: 'merge', subresource: 'status', signal });
     this.#lastStatus = status;
+    this.#lastReportMs = this.#o.clock.now();
     this.#seePodCIDR(this.#node);
     this.#o.log.info({ node: c.nodeName }, 'Node registered');
     const node = this.#node;
@@ -148,9 +160,17 @@ export class NodeReporter {
     return node;
   }
 
-  /** One status update. */
+  /**
+   * One status update. As kubelet does next to a Lease, an unchanged status (heartbeat times aside)
+   * is only written again once `nodeStatusReportFrequency` has passed since the last write.
+   */
   async update(signal: AbortSignal): Promise<void> {
     const status = await this.#status(signal);
+    const now = this.#o.clock.now();
+    const due = this.#pokedSinceReport || now - this.#lastReportMs >= this.#o.config.nodeStatusReportFrequencyMs;
+    if (this.#lastStatus && !due && sameStatus(this.#lastStatus, status)) return;
+    this.#lastReportMs = now;
+    this.#pokedSinceReport = false;
     this.#node = await this.#o.api.patch(NODES, this.#o.config.nodeName, { status }, { type: 'merge', subresource: 'status', signal });
     const wasReady = this.#lastStatus?.conditions?.find((x) => x.type === 'Ready')?.status;
     const ready = status.conditions?.find((x) => x.type === 'Ready');
@@ -190,4 +210,10 @@ export class NodeReporter {
       await machine.stopped;
     }
   }
+}
+
+/** Equal but for the conditions' heartbeat times (kubelet nodeStatusHasChanged). */
+function sameStatus(a: NodeStatus, b: NodeStatus): boolean {
+  const strip = (s: NodeStatus): string => JSON.stringify({ ...s, conditions: (s.conditions ?? []).map(({ lastHeartbeatTime: _hb, ...rest }) => rest) });
+  return strip(a) === strip(b);
 }

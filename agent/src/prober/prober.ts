@@ -12,6 +12,7 @@ import { isSidecar } from '../runtime/pod-actions.js';
 import type { ExecRunner, ProbeType } from './handlers.js';
 import { ProbeResults, probeView, type ProbeView } from './results.js';
 import { ProbeWorker } from './worker.js';
+import type { ProbeMetrics } from './metrics.js';
 
 export interface ProbeManagerOptions {
   exec: ExecRunner;
@@ -19,6 +20,8 @@ export interface ProbeManagerOptions {
   clock: Clock;
   log: Logger;
   onResultChanged(uid: string): void;
+  /** prober_probe_total, served at /metrics/probes. */
+  metrics?: ProbeMetrics;
   /** The node IP: httpGet/tcpSocket/grpc target of host-network pods (their pod IP). */
   hostIP?: () => string;
 }
@@ -68,6 +71,7 @@ export class ProbeManager {
           results: this.results, exec: this.#o.exec, events: this.#o.events, clock: this.#o.clock,
           log: this.#o.log,
           onChange: () => this.#o.onResultChanged(uid),
+          ...(this.#o.metrics ? { metrics: this.#o.metrics } : {}),
         }));
       }
     }
@@ -83,6 +87,7 @@ export class ProbeManager {
     for (const w of this.#pods.get(uid)?.values() ?? []) w.dispose();
     this.#pods.delete(uid);
     this.#podIPs.delete(uid);
+    this.#o.metrics?.forgetPod(uid);
   }
 
   dispose(): void {

@@ -17,6 +17,7 @@ import type { Container, Pod, Probe } from '@nodelet/api';
 import type { PodEventSink } from '../runtime/pod-runtime.js';
 import { runProbe, type ExecRunner, type ProbeOutcome, type ProbeType } from './handlers.js';
 import type { ProbeResults } from './results.js';
+import type { ProbeMetrics } from './metrics.js';
 
 export interface ProbeWorkerOptions {
   pod: Pod;
@@ -34,6 +35,8 @@ export interface ProbeWorkerOptions {
   log: Logger;
   /** A settled result changed (the pod worker should sync). */
   onChange(): void;
+  /** prober_probe_total (metrics.ts). */
+  metrics?: ProbeMetrics;
 }
 
 const TITLE: Record<ProbeType, string> = { liveness: 'Liveness', readiness: 'Readiness', startup: 'Startup' };
@@ -88,13 +91,16 @@ export class ProbeWorker {
     if (o.clock.now() - o.startedAt < delayS * 1000) return true;
     if (o.type !== 'startup' && o.container.startupProbe && o.results.get(o.containerId, 'startup') !== 'success') return true;
     let outcome: ProbeOutcome;
+    const podRef = { namespace: o.pod.metadata.namespace ?? '', name: o.pod.metadata.name ?? '', uid: o.pod.metadata.uid ?? '' };
     try {
       const r = await runProbe(o.probe, { container: o.container, containerId: o.containerId, podIP: o.podIP() }, o.exec, this.#abort.signal);
       outcome = r.outcome;
+      o.metrics?.inc(podRef, o.container.name, o.type, outcome === 'success' ? 'successful' : 'failed');
       if (outcome === 'failure') o.events.event(o.pod, 'Warning', 'Unhealthy', `${TITLE[o.type]} probe failed: ${r.output}`, `spec.containers{${o.container.name}}`);
     } catch (err) {
       if (isAbortError(err) || this.#store.isDisposed) return false;
       o.log.warn({ container: o.container.name, probe: o.type, err: describeError(err) }, 'Probe errored');
+      o.metrics?.inc(podRef, o.container.name, o.type, 'unknown');
       outcome = 'failure';
     }
     if (this.#store.isDisposed) return false;

@@ -105,6 +105,14 @@ test('resources → CRI linux resources (shares, quota/period, memory limit, QoS
   assert.equal(linuxResources({ name: 'g', resources: { limits: { cpu: '1', memory: '1Gi' } } }, 2 ** 32).oomScoreAdj, '-997');
 });
 
+test('OOM score by the pod\'s QoS class, with requests and limits compared as amounts', () => {
+  const g = { name: 'g', resources: { requests: { cpu: '1000m', memory: '1024Mi' }, limits: { cpu: '1', memory: '1Gi' } } };
+  assert.equal(linuxResources(g, 2 ** 32).oomScoreAdj, '-997', '"1000m" is "1" and "1024Mi" is "1Gi": Guaranteed');
+  assert.equal(linuxResources({ name: 'side' }, 2 ** 32, 'Burstable').oomScoreAdj, '999', 'a container asking nothing in a Burstable pod');
+  assert.equal(linuxResources({ name: 'be' }, 2 ** 32, 'BestEffort').oomScoreAdj, '1000');
+  assert.equal(linuxResources(g, 2 ** 32, 'Guaranteed').oomScoreAdj, '-997');
+});
+
 test('mounts: configMap/secret always read-only, subPath only from a prepared bind mount, no unvalidated names in paths', () => {
   const p: Pod = {
     metadata: { name: 'v', namespace: 'ns1', uid: 'uid-1' },

@@ -12,7 +12,7 @@
  */
 import { join } from 'node:path';
 import { AgentError } from '@nodelet/base';
-import { isDns1123Label, type Container, type Pod, type Volume } from '@nodelet/api';
+import { isDns1123Label, podQOSClass, type Container, type Pod, type QOSClass, type Volume } from '@nodelet/api';
 import { milliCpu, parseQuantity } from '../util/quantity.js';
 import type { ContainerConfig, LinuxContainerResources, Mount, PodSandboxConfig, PortMapping } from './cri.js';
 import type { EnvVarValue } from './env.js';
@@ -100,7 +100,7 @@ function pidNamespace(spec: NonNullable<Pod['spec']>): 'NODE' | 'POD' | 'CONTAIN
  * too, so its hostname stays empty as kubelet leaves it: runc refuses to set a hostname without
  * a private UTS namespace, and the runtime fills /etc/hostname from the node's own name.
  */
-export function buildSandboxConfig(pod: Pod, attempt: number, paths: PodPaths, dnsConfig?: PodSandboxConfig['dnsConfig'], seccompDefault = false): PodSandboxConfig {
+export function buildSandboxConfig(pod: Pod, attempt: number, paths: PodPaths, dnsConfig?: PodSandboxConfig['dnsConfig'], seccompDefault = false, cgroupParent?: string): PodSandboxConfig {
   const spec = pod.spec!;
   const hostname = spec.hostNetwork ? '' : (spec.hostname ?? pod.metadata.name ?? '').slice(0, 63);
   const config: PodSandboxConfig = {
@@ -121,6 +121,8 @@ export function buildSandboxConfig(pod: Pod, attempt: number, paths: PodPaths, d
         },
       },
       sysctls: Object.fromEntries((spec.securityContext?.sysctls ?? []).map((s) => [s.name, s.value])),
+      // The pod cgroup (cm/pod-cgroups.ts): the runtime makes every container's cgroup beneath it.
+      ...(cgroupParent ? { cgroupParent } : {}),
     },
   };
   // The pod's resolv.conf by the kubelet's dnsPolicy rules (agent/src/dns/pod-dns-config.ts).
@@ -128,8 +130,11 @@ export function buildSandboxConfig(pod: Pod, attempt: number, paths: PodPaths, d
   return config;
 }
 
-/** requests/limits → CRI linux resources (kubelet MilliCPUToShares / MilliCPUToQuota). */
-export function linuxResources(c: Container, nodeMemoryBytes: number): LinuxContainerResources {
+/**
+ * requests/limits → CRI linux resources (kubelet MilliCPUToShares / MilliCPUToQuota). The OOM score
+ * follows the pod's QoS class (`qos`; a pod of this one container when not given), as kubelet's does.
+ */
+export function linuxResources(c: Container, nodeMemoryBytes: number, qos: QOSClass = podQOSClass({ containers: [c] })): LinuxContainerResources {
   const PERIOD = 100_000;
   const lim = c.resources?.limits ?? {};
   const req = c.resources?.requests ?? {};
@@ -144,11 +149,13 @@ export function linuxResources(c: Container, nodeMemoryBytes: number): LinuxCont
   }
   if (lim.memory !== undefined) out.memoryLimitInBytes = String(Math.floor(parseQuantity(lim.memory)));
   // QoS-based OOM score (kubelet qos/policy.go); containerd clamps it with restrict_oom_score_adj.
-  const guaranteed = lim.cpu !== undefined && lim.memory !== undefined && (req.cpu ?? lim.cpu) === lim.cpu && (req.memory ?? lim.memory) === lim.memory;
+  // Burstable: by the container's memory request, kept within [2, 999] (none asked: 999).
   let oom = 1000;
-  if (guaranteed) oom = -997;
-  else if (memReq !== undefined && nodeMemoryBytes > 0) oom = Math.min(999, Math.max(2, 1000 - Math.floor((1000 * parseQuantity(memReq)) / nodeMemoryBytes)));
-  else if (cpuReq !== undefined) oom = 999;
+  if (qos === 'Guaranteed') oom = -997;
+  else if (qos === 'Burstable') {
+    const share = memReq !== undefined && nodeMemoryBytes > 0 ? Math.floor((1000 * parseQuantity(memReq)) / nodeMemoryBytes) : 0;
+    oom = Math.min(999, Math.max(2, 1000 - share));
+  }
   out.oomScoreAdj = String(oom);
   return out;
 }
@@ -234,7 +241,7 @@ export function buildContainerConfig(input: ContainerConfigInput): ContainerConf
     stdinOnce: c.stdinOnce ?? false,
     tty: c.tty ?? false,
     linux: {
-      resources: linuxResources(c, input.nodeMemoryBytes),
+      resources: linuxResources(c, input.nodeMemoryBytes, podQOSClass(input.pod.spec)),
       securityContext: {
         ...securityContext,
         namespaceOptions: {

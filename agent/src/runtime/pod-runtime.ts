@@ -86,6 +86,8 @@ export interface PodRuntimeOptions {
   pullSecrets?: PullSecretReader;
   /** Where the steps of a pod's first start go as journey spans (tracing/pod-journeys.ts). */
   steps?: PodStepRecorder;
+  /** The pod cgroups (cm/pod-cgroups.ts); none with cgroupsPerQOS off. */
+  podCgroups?: { ensure(pod: Pod): Promise<string>; parent(pod: Pod): string };
 }
 
 export interface SyncResult {
@@ -235,7 +237,8 @@ export class PodRuntime {
       t0 = steps?.now() ?? 0;
       try {
         const runtimeHandler = (await this.#o.runtimeHandler?.(pod, signal)) ?? '';
-        const config = buildSandboxConfig(pod, actions.attempt, this.#o.paths, await this.#o.podDns?.(pod, signal), this.#o.seccompDefault);
+        const cgroupParent = await this.#o.podCgroups?.ensure(pod);
+        const config = buildSandboxConfig(pod, actions.attempt, this.#o.paths, await this.#o.podDns?.(pod, signal), this.#o.seccompDefault, cgroupParent);
         const res = await this.#o.runtime.runPodSandbox({ config, runtimeHandler }, { signal });
         sandboxId = res.podSandboxId;
         steps?.sandbox(uid, t0);
@@ -265,7 +268,7 @@ export class PodRuntime {
         this.#o.log.warn({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUID: uid, err: describeError(err) }, 'Volume refresh failed');
       }
     }
-    const sandboxConfig = buildSandboxConfig(pod, actions.attempt, this.#o.paths, undefined, this.#o.seccompDefault);
+    const sandboxConfig = buildSandboxConfig(pod, actions.attempt, this.#o.paths, undefined, this.#o.seccompDefault, this.#o.podCgroups?.parent(pod));
     const ctx = { pod, observed, sandboxId, sandboxConfig, podIPs, result, signal };
 
     // 4. Init containers, one at a time.

@@ -13,6 +13,8 @@
  *                                                   needs ?port): spliced to CRI PortForward (upgrade-splice.ts)
  *   GET /metrics                                    Prometheus text
  *   GET /stats/summary, GET /metrics/resource       resource stats (stats-routes.ts)
+ *   GET /metrics/cadvisor                            cadvisor's container series (stats-routes.ts)
+ *   GET /metrics/probes, GET /configz                 probe counter, effective config (routes)
  *   GET /debug/nodelet/traces/<traceId>             pod journey spans this agent kept (docs/tracing.md)
  *
  * and the unauthenticated `127.0.0.1:10248/healthz`. The API server reaches /containerLogs, /exec,
@@ -75,6 +77,8 @@ export interface NodeApiOptions {
   backend: NodeApiBackend;
   /** `/stats/summary` and `/metrics/resource`; 404 without. */
   stats?: StatsSource;
+  /** More GET paths answered from memory (`/metrics/probes`, `/configz`), authorized like the rest. */
+  routes?: Record<string, () => { contentType: string; body: string }>;
   /** `/debug/nodelet/traces/<traceId>`: the pod journey spans this agent kept (docs/tracing.md); 404 without. */
   traces?: (traceId: string) => SpanRecord[];
   log: Logger;
@@ -234,6 +238,11 @@ export async function startNodeApi(o: NodeApiOptions): Promise<NodeApiServer> {
       return send(res, 200, JSON.stringify({ kind: 'PodList', apiVersion: 'v1', metadata: {}, items: o.backend.pods() }), 'application/json');
     }
     if (o.stats && STATS_PATHS.has(url.pathname)) return serveStats(url, o.stats, res, o.log);
+    const route = o.routes && Object.hasOwn(o.routes, url.pathname) ? o.routes[url.pathname] : undefined;
+    if (route) {
+      const r = route();
+      return send(res, 200, r.body, r.contentType);
+    }
     if (url.pathname === '/metrics') {
       const m = await o.backend.metrics();
       return send(res, 200, m.body, m.contentType);

@@ -63,4 +63,12 @@ describe('node API stats routes', () => {
     assert.equal(res.status, 500);
     assert.match(await res.text(), /runtime down/);
   });
+  it('/metrics/cadvisor: 404 without runtime IDs, the cadvisor text with them', async () => {
+    source = { summary: async () => SUMMARY };
+    assert.equal((await fetch(`${base}/metrics/cadvisor`)).status, 404);
+    source = { summary: async () => SUMMARY, runtimeIds: { container: () => ({ id: 'cid', image: 'img' }), sandbox: () => undefined } };
+    const res = await fetch(`${base}/metrics/cadvisor`);
+    assert.equal(res.status, 200);
+    assert.match(await res.text(), /^container_cpu_usage_seconds_total\{container="c",cpu="total",id="cid",image="img",name="cid",namespace="ns",pod="p"\} 1 /m);
+  });
 });

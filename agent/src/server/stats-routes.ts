@@ -4,6 +4,7 @@
  *
  *   GET /stats/summary[?only_cpu_and_memory=true]   kubelet's Summary API JSON (stats/v1alpha1)
  *   GET /metrics/resource                           kubelet's resource metrics, Prometheus text
+ *   GET /metrics/cadvisor                           cadvisor's per-container series (cadvisor-metrics.ts)
  *
  * Both are authorized by node-api.ts like the rest (SubjectAccessReview for `nodes/stats` and
  * `nodes/metrics`). Summary times are written with whole seconds, as kubelet's metav1.Time is;
@@ -12,14 +13,17 @@
 import type http from 'node:http';
 import { describeError, type Logger } from '@nodelet/base';
 import { renderResourceMetrics, RESOURCE_METRICS_CONTENT_TYPE } from '../stats/resource-metrics.js';
+import { CADVISOR_METRICS_CONTENT_TYPE, renderCadvisorMetrics, type RuntimeIds } from '../stats/cadvisor-metrics.js';
 import type { ContainerStats, CpuStats, MemoryStats, Summary } from '../stats/types.js';
 
 /** Where the routes get their numbers (the collector). */
 export interface StatsSource {
   summary(signal?: AbortSignal): Promise<Summary>;
+  /** Container and sandbox IDs for /metrics/cadvisor's labels; without it that path is 404. */
+  runtimeIds?: RuntimeIds;
 }
 
-export const STATS_PATHS = new Set(['/stats/summary', '/stats/summary/', '/metrics/resource']);
+export const STATS_PATHS = new Set(['/stats/summary', '/stats/summary/', '/metrics/resource', '/metrics/cadvisor']);
 
 /** RFC 3339 with whole seconds (`2024-05-01T10:00:00Z`), as Go's time.RFC3339 layout writes UTC. */
 function toSeconds(t: string): string {
@@ -53,6 +57,10 @@ export async function serveStats(url: URL, source: StatsSource, res: http.Server
   } catch (err) {
     failure = err;
     log.warn({ err: describeError(err) }, 'Resource stats unavailable');
+  }
+  if (url.pathname === '/metrics/cadvisor') {
+    if (!source.runtimeIds) return write(res, 404, 'Not Found\n', 'text/plain; charset=utf-8');
+    return write(res, 200, renderCadvisorMetrics(summary, source.runtimeIds), CADVISOR_METRICS_CONTENT_TYPE);
   }
   if (url.pathname === '/metrics/resource') return write(res, 200, renderResourceMetrics(summary), RESOURCE_METRICS_CONTENT_TYPE);
   if (!summary) return write(res, 500, `Internal Error: failed to get summary stats: ${describeError(failure)}\n`, 'text/plain; charset=utf-8');

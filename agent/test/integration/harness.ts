@@ -172,6 +172,8 @@ export async function startHarness(name: string, file: KubeletConfigurationFile 
         ...tls,
         // The host's one service proxy table is not these tests' to touch (proxy tests: agent/test/integration/proxy-*.itest.ts).
         proxy: { mode: 'none' },
+        // Agents of concurrent tests share the host's cgroup tree: pod cgroups only where a test asks (cgroups.itest.ts).
+        cgroupsPerQOS: false,
         ...file,
         containerRuntimeEndpoint: rt.endpoint,
         cniBridgeName: BRIDGE,

@@ -246,6 +246,8 @@ export async function startLabAgent(o: LabOptions, adminKubeconfig: string, admi
     cniSocketPath: join(p.agentRoot, 'cni.sock'),
     podLogsDir: join(o.stateDir, 'pods-logs'),
     proxy: { mode: o.proxyMode ?? 'nftables', clusterCIDR: o.clusterCidr },
+    // Labs share the host's cgroup tree with other labs and tests: no kubepods tree unless asked (agentConfig).
+    cgroupsPerQOS: false,
     // Nothing routes off the node network, so a namespaced node has no upstream resolvers.
     ...(o.netns ? { resolvConf: '' } : {}),
     ...o.agentConfig,
