@@ -60,7 +60,7 @@ const node = (name: string, ip: string, podCIDR: string, annotations?: Record<st
 });
 
 test('peers from Nodes: self, nodes without a pod CIDR and bad annotations are left out', () => {
-  const nodes = [
+  const nodes: Node[] = [
     node('a', '192.168.5.2', '10.244.0.0/24'),
     node('b', '192.168.5.3', '10.244.1.0/24', { [VXLAN_ANNOTATION]: '{"vni":1,"vtepMAC":"0a:00:00:00:00:0b"}' }),
     node('c', '192.168.5.4', '10.244.2.0/24', { [VXLAN_ANNOTATION]: 'not json' }),
