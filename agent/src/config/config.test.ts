@@ -133,3 +133,13 @@ test('apiServers: --api-servers wins over the file; URLs are checked', () => {
   assert.deepEqual(resolveConfig({ apiServers: ['https://a:6443'] }, { apiServers: 'https://b:6443,https://c:6443,' }, 'h').apiServers, ['https://b:6443', 'https://c:6443']);
   assert.throws(() => resolveConfig({}, { apiServers: 'b:6443' }, 'h'), (e: unknown) => hasCode(e, 'ERR_INVALID_ARGUMENT') && /apiServers: "b:6443" is not an http\(s\):\/\/ URL/.test(String(e)));
 });
+
+test('podNetwork: host-gw by default with flannel\'s VXLAN numbers; --pod-network wins; bad values named', () => {
+  assert.deepEqual(resolveConfig({}, {}, 'n').podNetwork, { backend: 'host-gw', vxlan: { vni: 1, port: 8472, device: 'nodelet.1' } });
+  const c = resolveConfig({ podNetwork: { backend: 'none', vxlanVNI: 42, vxlanPort: 4789 } }, { podNetwork: 'vxlan' }, 'n');
+  assert.deepEqual(c.podNetwork, { backend: 'vxlan', vxlan: { vni: 42, port: 4789, device: 'nodelet.1' } });
+  assert.throws(() => resolveConfig({}, { podNetwork: 'flannel' }, 'n'), (err: unknown) => hasCode(err, 'ERR_INVALID_ARGUMENT') && /--pod-network/.test((err as Error).message));
+  assert.throws(() => resolveConfig({ podNetwork: { backend: 'udp' } }, {}, 'n'), /podNetwork\.backend/);
+  assert.throws(() => resolveConfig({ podNetwork: { vxlanVNI: 0 } }, {}, 'n'), /podNetwork\.vxlanVNI/);
+  assert.throws(() => resolveConfig({ podNetwork: { vxlanPort: 70000 } }, {}, 'n'), /podNetwork\.vxlanPort/);
+});

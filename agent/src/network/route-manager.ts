@@ -14,7 +14,7 @@
 import type { Disposable, Logger } from '@nodelet/base';
 import type { Informer, Node } from '@nodelet/api';
 import type { CommandRunner } from '../proxy/exec.js';
-import { ROUTE_PROTO, diffPlan, planPeers, podGateway, VXLAN_ANNOTATION, type Peer, type PodNetworkBackend, type RoutePlan } from './route-plan.js';
+import { ROUTE_PROTO, VXLAN_DEFAULTS, diffPlan, planPeers, podGateway, VXLAN_ANNOTATION, type Peer, type PodNetworkBackend, type RoutePlan } from './route-plan.js';
 
 export interface VxlanOptions {
   vni: number;
@@ -62,6 +62,17 @@ function vtepOf(n: Node): { vtepMAC?: string } {
   } catch {
     return {};
   }
+}
+
+/**
+ * The MTU left for pods behind VXLAN: the MTU of the link holding `nodeIP` minus `overhead`;
+ * undefined when no link holds it.
+ */
+export async function uplinkMtu(runner: CommandRunner, nodeIP: string, overhead: number, signal = AbortSignal.timeout(10_000)): Promise<number | undefined> {
+  const r = await runner.run(['ip', '-json', '-4', 'addr', 'show'], { signal });
+  if (r.code !== 0) throw new Error(`"ip -json -4 addr show" failed (exit ${r.code}): ${r.stderr.trim()}`);
+  const up = (JSON.parse(r.stdout || '[]') as AddrJson[]).find((l) => (l.addr_info ?? []).some((a) => a.local === nodeIP));
+  return up?.mtu ? up.mtu - overhead : undefined;
 }
 
 export class RouteManager {
@@ -165,13 +176,6 @@ export class RouteManager {
     return plan;
   }
 
-  /** The VXLAN device's MTU for pods: the uplink's (the link holding the node IP) minus the encapsulation. */
-  async podMtu(overhead: number): Promise<number | undefined> {
-    const links = JSON.parse((await this.#exec(['ip', '-json', '-4', 'addr', 'show'])) || '[]') as AddrJson[];
-    const up = links.find((l) => (l.addr_info ?? []).some((a) => a.local === this.#o.nodeIP));
-    return up?.mtu ? up.mtu - overhead : undefined;
-  }
-
   /** Stops syncing; what it programmed stays (a restart adopts it). */
   close(): void {
     this.#closed = true;
@@ -197,7 +201,7 @@ export class RouteManager {
     }
     if (!link) {
       await this.#exec(['ip', 'link', 'add', device, 'type', 'vxlan', 'id', String(vni), 'local', this.#o.nodeIP, 'dstport', String(port), 'nolearning']);
-      const mtu = await this.podMtu(50);
+      const mtu = await uplinkMtu(this.#o.runner, this.#o.nodeIP, VXLAN_DEFAULTS.overhead);
       if (mtu) await this.#exec(['ip', 'link', 'set', device, 'mtu', String(mtu)]);
       link = await this.#link();
     }

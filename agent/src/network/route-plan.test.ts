@@ -4,7 +4,7 @@ import { noopLogger } from '@nodelet/base';
 import type { Node } from '@nodelet/api';
 import type { CommandRunner } from '../proxy/exec.js';
 import { diffPlan, inCidr, planPeers, podGateway, VXLAN_ANNOTATION, type Peer, type RoutePlan } from './route-plan.js';
-import { RouteManager, peersFromNodes } from './route-manager.js';
+import { RouteManager, peersFromNodes, uplinkMtu } from './route-manager.js';
 
 const DEV = 'nodelet.1';
 const near: Peer = { name: 'b', ip: '192.168.5.3', podCIDR: '10.244.1.0/24', vtepMAC: '0A:00:00:00:00:0B' };
@@ -107,7 +107,7 @@ test('manager: creates the VXLAN device at the uplink MTU minus 50, publishes it
     'ip route replace 10.244.1.0/24 via 192.168.5.3 proto 150',
   ]);
   assert.deepEqual(published, ['{"vni":1,"vtepMAC":"0a:00:00:00:00:0a"}']);
-  assert.equal(await m.podMtu(50), 1450);
+  assert.equal(await uplinkMtu(host.runner, '192.168.5.2', 50), 1450);
   m.close();
 });
 

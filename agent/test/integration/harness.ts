@@ -172,6 +172,8 @@ export async function startHarness(name: string, file: KubeletConfigurationFile 
         ...tls,
         // The host's one service proxy table is not these tests' to touch (proxy tests: agent/test/integration/proxy-*.itest.ts).
         proxy: { mode: 'none' },
+        // Nor are the host's routes and VXLAN device (routing tests: agent/test/integration/pod-routes.itest.ts).
+        podNetwork: { backend: 'none' },
         ...file,
         containerRuntimeEndpoint: rt.endpoint,
         cniBridgeName: BRIDGE,

@@ -246,6 +246,8 @@ export async function startLabAgent(o: LabOptions, adminKubeconfig: string, admi
     cniSocketPath: join(p.agentRoot, 'cni.sock'),
     podLogsDir: join(o.stateDir, 'pods-logs'),
     proxy: { mode: o.proxyMode ?? 'nftables', clusterCIDR: o.clusterCidr },
+    // The lab's route step (pod-routes.ts) still routes between its nodes; two owners would fight.
+    podNetwork: { backend: 'none' },
     // Nothing routes off the node network, so a namespaced node has no upstream resolvers.
     ...(o.netns ? { resolvConf: '' } : {}),
     ...o.agentConfig,
