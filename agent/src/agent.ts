@@ -213,7 +213,7 @@ export class Agent {
     // 4b. Routes to the other nodes' pods (docs/network.md); a hollow node has no network to route.
     if (routed) {
       const routes = new RouteManager({
-        backend: c.podNetwork.backend, runner: commandRunner(), nodeName: c.nodeName, nodeIP: this.#internalIP, vxlan: c.podNetwork.vxlan, log: child('routes'),
+        backend: c.podNetwork.backend, runner: commandRunner(), nodeName: c.nodeName, nodeIP: this.#internalIP, vxlan: c.podNetwork.vxlan, clusterCIDR: c.proxy.clusterCIDR, log: child('routes'),
         publishVtep: async (value) => void (await api.patch(NODES, c.nodeName, { metadata: { annotations: { [VXLAN_ANNOTATION]: value } } }, { type: 'merge' })),
       });
       const sub = routes.watch(informers.nodes());

@@ -6,6 +6,9 @@
  *   ip -json addr (connected subnets) ──┼─▶ planPeers ─▶ diffPlan(actual) ─▶ ip / bridge
  *   ip -json route proto 150, bridge -json fdb, ip -json neigh (actual) ─┘
  *
+ * Pod traffic leaving the cluster CIDR is masqueraded from its own nftables table (MASQ_TABLE),
+ * written once per agent run in one atomic transaction.
+ *
  * Everything it writes is its own and recognisable after a restart: routes carry ROUTE_PROTO, FDB
  * and neighbour entries live on its own VXLAN device. A restarted agent adopts the device (its MAC,
  * and so every peer's FDB entry, stays valid) and deletes only what no node claims, so
@@ -14,7 +17,7 @@
 import type { Disposable, Logger } from '@nodelet/base';
 import type { Informer, Node } from '@nodelet/api';
 import type { CommandRunner } from '../proxy/exec.js';
-import { ROUTE_PROTO, VXLAN_DEFAULTS, diffPlan, planPeers, podGateway, VXLAN_ANNOTATION, type Peer, type PodNetworkBackend, type RoutePlan } from './route-plan.js';
+import { ROUTE_PROTO, VXLAN_DEFAULTS, diffPlan, masqueradeScript, planPeers, podGateway, VXLAN_ANNOTATION, type Peer, type PodNetworkBackend, type RoutePlan } from './route-plan.js';
 
 export interface VxlanOptions {
   vni: number;
@@ -32,6 +35,8 @@ export interface RouteManagerOptions {
   log: Logger;
   /** Publishes this node's VTEP on its Node object (the VXLAN_ANNOTATION value). */
   publishVtep?: (value: string) => Promise<void>;
+  /** The pods' range: their traffic to outside it is masqueraded (masqueradeScript); unset: no masquerade. */
+  clusterCIDR?: string;
   /** Retry delay after a failed sync. Default 5 s. */
   retryMs?: number;
 }
@@ -82,6 +87,8 @@ export class RouteManager {
   #nodes: readonly Node[] = [];
   #timer?: NodeJS.Timeout;
   #published?: string;
+  #masqueraded = false;
+  #passes = 0;
   #closed = false;
   readonly #abort = new AbortController();
 
@@ -91,9 +98,14 @@ export class RouteManager {
 
   /** Follows `informer` (all Nodes): every change re-syncs. Returns what to dispose. */
   watch(informer: Informer<Node>): Disposable {
-    const on = (): void => this.update(informer.list());
+    // Not before the first full list: a pass over the nodes listed so far would delete the
+    // routes of the rest (a restarted agent would cut connections it is meant to keep).
+    const on = (): void => {
+      if (informer.hasSynced()) this.update(informer.list());
+    };
     const sub = informer.on({ onAdd: on, onUpdate: on, onDelete: on });
     informer.start();
+    informer.waitForSync(this.#abort.signal).then(on, () => undefined);
     return sub;
   }
 
@@ -121,6 +133,11 @@ export class RouteManager {
       });
   }
 
+  /** Passes completed without error. */
+  get passes(): number {
+    return this.#passes;
+  }
+
   /** Whether a sync is neither running nor queued (tests wait on it). */
   idle(): boolean {
     return !this.#running && !this.#again;
@@ -142,11 +159,17 @@ export class RouteManager {
         this.#published = value;
       }
     }
+    if (backend !== 'none' && this.#o.clusterCIDR && !this.#masqueraded) {
+      const r = await this.#o.runner.run(['nft', '-f', '-'], { input: masqueradeScript(this.#o.clusterCIDR), signal: this.#abort.signal });
+      if (r.code !== 0) throw new Error(`writing the masquerade table failed (exit ${r.code}): ${r.stderr.trim()}`);
+      this.#masqueraded = true;
+    }
     const connected = await this.connectedSubnets();
     const desired = planPeers({ backend, peers: peersFromNodes(nodes, this.#o.nodeName), connected, vxlanDevice: vxlan.device });
     const actual = await this.actual(device);
     const cmds = diffPlan(desired, actual, vxlan.device);
     for (const c of cmds) await this.#exec(c);
+    this.#passes++;
     if (cmds.length) this.#o.log.info({ commands: cmds.length, routes: desired.routes.length }, 'Pod routes synced');
     return { commands: cmds.length };
   }

@@ -77,14 +77,15 @@ function fakeHost(state: { routes: unknown[]; link?: unknown }): { runner: Comma
   const writes: string[] = [];
   const addrs = [{ ifname: 'lo', addr_info: [{ local: '127.0.0.1', prefixlen: 8 }] }, { ifname: 'eth0', mtu: 1500, addr_info: [{ local: '192.168.5.2', prefixlen: 24 }] }];
   const runner: CommandRunner = {
-    async run(argv) {
-      const a = argv.join(' ');
+    async run(argv, o) {
+      const a = argv.join(' ') + (o.input ? ` <<${o.input.split('\n').find((l) => l.includes('masquerade')) ?? ''}` : '');
       const ok = (stdout: string) => ({ code: 0, stdout, stderr: '' });
       if (a === 'ip -json -4 addr show') return ok(JSON.stringify(addrs));
       if (a === 'ip -json -4 route show proto 150') return ok(JSON.stringify(state.routes));
       if (a.startsWith('ip -json -details link show')) return state.link ? ok(JSON.stringify([state.link])) : { code: 1, stdout: '', stderr: 'Device does not exist' };
       if (a.startsWith('bridge -json fdb show') || a.startsWith('ip -json -4 neigh show')) return ok('[]');
       writes.push(a);
+      if (argv[1] === 'route' && argv[2] === 'replace') state.routes.push({ dst: argv[3], gateway: argv[5], dev: argv[6] === 'dev' ? argv[7] : 'eth0' });
       if (a.startsWith('ip link add')) state.link = { ifname: DEV, address: '0a:00:00:00:00:0a', linkinfo: { info_kind: 'vxlan', info_data: { id: 1, port: 8472, local: '192.168.5.2' } } };
       return ok('');
     },
@@ -93,10 +94,10 @@ function fakeHost(state: { routes: unknown[]; link?: unknown }): { runner: Comma
   return { runner, writes };
 }
 
-test('manager: creates the VXLAN device at the uplink MTU minus 50, publishes its MAC, routes the peer', async () => {
+test('manager: creates the VXLAN device at the uplink MTU minus 50, publishes its MAC, masquerades once, routes the peer', async () => {
   const host = fakeHost({ routes: [] });
   const published: string[] = [];
-  const m = new RouteManager({ backend: 'host-gw', runner: host.runner, nodeName: 'a', nodeIP: '192.168.5.2', vxlan: { vni: 1, port: 8472, device: DEV }, log: noopLogger, publishVtep: async (v) => void published.push(v) });
+  const m = new RouteManager({ backend: 'host-gw', runner: host.runner, nodeName: 'a', nodeIP: '192.168.5.2', clusterCIDR: '10.244.0.0/16', vxlan: { vni: 1, port: 8472, device: DEV }, log: noopLogger, publishVtep: async (v) => void published.push(v) });
   const nodes = [node('a', '192.168.5.2', '10.244.0.0/24'), node('b', '192.168.5.3', '10.244.1.0/24')];
   await m.sync(nodes);
   assert.deepEqual(host.writes, [
@@ -104,8 +105,12 @@ test('manager: creates the VXLAN device at the uplink MTU minus 50, publishes it
     `ip link set ${DEV} mtu 1450`,
     `ip link set ${DEV} up`,
     `ip addr replace 10.244.0.0/32 dev ${DEV}`,
+    'nft -f - <<    ip saddr 10.244.0.0/16 ip daddr != 10.244.0.0/16 ip daddr != 224.0.0.0/4 masquerade fully-random',
     'ip route replace 10.244.1.0/24 via 192.168.5.3 proto 150',
   ]);
+  host.writes.length = 0;
+  await m.sync(nodes);
+  assert.deepEqual(host.writes, [`ip link set ${DEV} up`, `ip addr replace 10.244.0.0/32 dev ${DEV}`], 'a second pass only repeats the idempotent device steps');
   assert.deepEqual(published, ['{"vni":1,"vtepMAC":"0a:00:00:00:00:0a"}']);
   assert.equal(await uplinkMtu(host.runner, '192.168.5.2', 50), 1450);
   m.close();

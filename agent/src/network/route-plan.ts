@@ -150,3 +150,26 @@ export function diffPlan(desired: RoutePlan, actual: RoutePlan, vxlanDevice: str
   }
   return cmds;
 }
+
+/** The agent's nftables table for pod traffic leaving the cluster (masquerade). */
+export const MASQ_TABLE = 'nodelet-pod-network';
+
+/**
+ * One atomic `nft -f` script that (re)writes MASQ_TABLE: pod traffic (source in `clusterCIDR`)
+ * to anything outside it but multicast leaves with the node's address; pod → pod across nodes
+ * keeps its source. Adding the table first makes the delete valid when it does not exist yet.
+ */
+export function masqueradeScript(clusterCIDR: string): string {
+  const cidr = canonicalDst(clusterCIDR);
+  return [
+    `table ip ${MASQ_TABLE}`,
+    `delete table ip ${MASQ_TABLE}`,
+    `table ip ${MASQ_TABLE} {`,
+    '  chain postrouting {',
+    '    type nat hook postrouting priority srcnat; policy accept;',
+    `    ip saddr ${cidr} ip daddr != ${cidr} ip daddr != 224.0.0.0/4 masquerade fully-random`,
+    '  }',
+    '}',
+    '',
+  ].join('\n');
+}
