@@ -24,6 +24,15 @@ const CLIENT = `const s = require('net').connect(7000, process.argv[1]); s.setEn
 s.on('data', (d) => process.stdout.write(d)); s.on('error', (e) => { console.error(e.message); process.exit(1); });
 process.stdin.on('data', (d) => s.write(d)); setTimeout(() => {}, 1e9);`;
 
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 export interface Machine {
   name: string;
   ns: string;
@@ -40,6 +49,11 @@ export class RoutedMachines {
   readonly #procs: ChildProcess[] = [];
 
   setup(): void {
+    // A run killed before its cleanup leaves its namespaces (named after its PID): remove those.
+    for (const name of sh(['ip', 'netns', 'list'], true).split('\n').map((l) => l.split(' ')[0] ?? '')) {
+      const pid = /^nrt-(?:r|m\d|p\d)-(\d+)$/.exec(name)?.[1];
+      if (pid && !pidAlive(Number(pid))) sh(['ip', 'netns', 'del', name], true);
+    }
     this.#addNs(this.router);
     const r = ['ip', 'netns', 'exec', this.router];
     sh([...r, 'sysctl', '-qw', 'net.ipv4.ip_forward=1']);

@@ -92,6 +92,8 @@ test('a restarted manager adopts what it finds and an established cross-node con
   const conn = await net.connection(m1.pod.ns, m3.pod.ip);
   assert.equal(conn.first, m1.pod.ip);
   assert.equal(await conn.send('before'), 'before');
+  const mac = (): string | undefined => json<Array<{ address: string }>>(m1.ns, ['ip', '-json', 'link', 'show', 'nodelet.1'])[0]?.address;
+  const macBefore = mac();
   const fdbBefore = sh(['ip', 'netns', 'exec', m1.ns, 'bridge', '-json', 'fdb', 'show', 'dev', 'nodelet.1']);
   await stop(m1.name);
   const again = start(m1);
@@ -99,6 +101,7 @@ test('a restarted manager adopts what it finds and an established cross-node con
   // A direct pass over the current Nodes finds nothing to change: it adopted everything.
   assert.equal((await again.sync(await api.list(NODES).then((l) => l.items))).commands, 0);
   assert.equal(sh(['ip', 'netns', 'exec', m1.ns, 'bridge', '-json', 'fdb', 'show', 'dev', 'nodelet.1']), fdbBefore);
+  assert.equal(mac(), macBefore, 'the VXLAN device was adopted, not recreated');
   assert.equal(await conn.send('after'), 'after');
 });
 
