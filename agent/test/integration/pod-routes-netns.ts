@@ -9,8 +9,11 @@
  * the default routes towards the router are set here; pod routes are the route managers' job.
  * `destroy()` kills every process and deletes every namespace (their links go with them).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
 
 export function sh(args: string[], allowFail = false): string {
   const r = spawnSync(args[0]!, args.slice(1), { encoding: 'utf8' });
@@ -107,11 +110,12 @@ export class RoutedMachines {
     await once(child.stdout!, 'data');
   }
 
-  /** One connection from `podNs` to `ip`: the address the server saw, or the error. */
-  connectOnce(podNs: string, ip: string): string {
+  /** One connection from `podNs` to `ip`: the address the server saw, or the error (async: the managers run meanwhile). */
+  async connectOnce(podNs: string, ip: string): Promise<string> {
     const code = `const s = require('net').connect(7000, '${ip}'); s.setEncoding('utf8'); s.on('data', (d) => { process.stdout.write(d); process.exit(0); });
-s.on('error', (e) => { process.stdout.write('error ' + e.message); process.exit(0); }); setTimeout(() => { process.stdout.write('timeout'); process.exit(0); }, 1500);`;
-    return sh(['ip', 'netns', 'exec', podNs, process.execPath, '-e', code]).trim();
+s.on('error', (e) => { process.stdout.write('error ' + e.message); process.exit(0); }); setTimeout(() => { process.stdout.write('timeout'); process.exit(0); }, 5000);`;
+    const { stdout } = await run('ip', ['netns', 'exec', podNs, process.execPath, '-e', code]);
+    return stdout.trim();
   }
 
   /** A kept-open connection: `send(line)` resolves with the echoed line. */
@@ -120,7 +124,7 @@ s.on('error', (e) => { process.stdout.write('error ' + e.message); process.exit(
     this.#procs.push(child);
     child.stdout!.setEncoding('utf8');
     const nextLine = (): Promise<string> => new Promise((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error('no answer on the connection within 3 s')), 3000);
+      const t = setTimeout(() => reject(new Error('no answer on the connection within 10 s')), 10_000);
       child.stdout!.once('data', (d: string) => {
         clearTimeout(t);
         resolve(d.trim());

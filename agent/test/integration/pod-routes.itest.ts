@@ -70,24 +70,24 @@ after(async () => {
   }
 });
 
-test('host-gw to a LAN peer and VXLAN through the router: pods reach each other by IP with their own source address', { skip, timeout: 30_000 }, async () => {
+test('host-gw to a LAN peer and VXLAN through the router: pods reach each other by IP with their own source address', { skip, timeout: 60_000 }, async () => {
   const [m1, m2, m3] = net.machines as [Machine, Machine, Machine];
-  await pollUntil('pod 1 reaches pod 2 (host-gw)', () => net.connectOnce(m1.pod.ns, m2.pod.ip) === m1.pod.ip, { timeoutMs: 15_000, intervalMs: 200 });
-  await pollUntil('pod 1 reaches pod 3 (vxlan)', () => net.connectOnce(m1.pod.ns, m3.pod.ip) === m1.pod.ip, { timeoutMs: 15_000, intervalMs: 200 });
-  assert.equal(net.connectOnce(m3.pod.ns, m2.pod.ip), m3.pod.ip);
+  await pollUntil('pod 1 reaches pod 2 (host-gw)', async () => (await net.connectOnce(m1.pod.ns, m2.pod.ip)) === m1.pod.ip, { timeoutMs: 30_000, intervalMs: 200 });
+  await pollUntil('pod 1 reaches pod 3 (vxlan)', async () => (await net.connectOnce(m1.pod.ns, m3.pod.ip)) === m1.pod.ip, { timeoutMs: 30_000, intervalMs: 200 });
+  await pollUntil('pod 3 reaches pod 2 (vxlan)', async () => (await net.connectOnce(m3.pod.ns, m2.pod.ip)) === m3.pod.ip, { timeoutMs: 30_000, intervalMs: 200 });
   const routes = json<Array<{ dst: string; gateway: string; dev: string }>>(m1.ns, ['ip', '-json', '-4', 'route', 'show', 'proto', '150']);
   assert.deepEqual(routes.map((r) => [r.dst, r.gateway, r.dev]), [['10.244.2.0/24', '192.168.90.2', 'eth0'], ['10.244.3.0/24', '10.244.3.0', 'nodelet.1']]);
   const link = json<Array<{ mtu: number }>>(m1.ns, ['ip', '-json', 'link', 'show', 'nodelet.1']);
   assert.equal(link[0]?.mtu, 1450);
 });
 
-test('pod traffic leaving the cluster CIDR is masqueraded to the node address', { skip, timeout: 30_000 }, async () => {
+test('pod traffic leaving the cluster CIDR is masqueraded to the node address', { skip, timeout: 60_000 }, async () => {
   const [m1, , m3] = net.machines as [Machine, Machine, Machine];
-  assert.equal(net.connectOnce(m1.pod.ns, '192.168.90.254'), m1.ip);
-  assert.equal(net.connectOnce(m3.pod.ns, '192.168.91.254'), m3.ip);
+  assert.equal(await net.connectOnce(m1.pod.ns, '192.168.90.254'), m1.ip);
+  assert.equal(await net.connectOnce(m3.pod.ns, '192.168.91.254'), m3.ip);
 });
 
-test('a restarted manager adopts what it finds and an established cross-node connection lives on', { skip, timeout: 30_000 }, async () => {
+test('a restarted manager adopts what it finds and an established cross-node connection lives on', { skip, timeout: 60_000 }, async () => {
   const [m1, , m3] = net.machines as [Machine, Machine, Machine];
   const conn = await net.connection(m1.pod.ns, m3.pod.ip);
   assert.equal(conn.first, m1.pod.ip);
@@ -97,7 +97,7 @@ test('a restarted manager adopts what it finds and an established cross-node con
   const fdbBefore = sh(['ip', 'netns', 'exec', m1.ns, 'bridge', '-json', 'fdb', 'show', 'dev', 'nodelet.1']);
   await stop(m1.name);
   const again = start(m1);
-  await pollUntil('the restarted manager to finish a pass over the listed Nodes', () => again.passes > 0 && again.idle(), { timeoutMs: 10_000, intervalMs: 50 });
+  await pollUntil('the restarted manager to finish a pass over the listed Nodes', () => again.passes > 0 && again.idle(), { timeoutMs: 20_000, intervalMs: 50 });
   // A direct pass over the current Nodes finds nothing to change: it adopted everything.
   assert.equal((await again.sync(await api.list(NODES).then((l) => l.items))).commands, 0);
   assert.equal(sh(['ip', 'netns', 'exec', m1.ns, 'bridge', '-json', 'fdb', 'show', 'dev', 'nodelet.1']), fdbBefore);
@@ -105,12 +105,12 @@ test('a restarted manager adopts what it finds and an established cross-node con
   assert.equal(await conn.send('after'), 'after');
 });
 
-test('a node that leaves takes its route, FDB and neighbour entries with it', { skip, timeout: 30_000 }, async () => {
+test('a node that leaves takes its route, FDB and neighbour entries with it', { skip, timeout: 60_000 }, async () => {
   const [m1, m2, m3] = net.machines as [Machine, Machine, Machine];
   await api.delete(NODES, m3.name);
   await pollUntil('m1 and m2 to drop node 3', () => [m1, m2].every((m) =>
     json<Array<{ dst: string }>>(m.ns, ['ip', '-json', '-4', 'route', 'show', 'proto', '150']).every((r) => r.dst !== m3.podCIDR)
     && json<Array<{ dst?: string }>>(m.ns, ['bridge', '-json', 'fdb', 'show', 'dev', 'nodelet.1']).every((f) => f.dst !== m3.ip)
-    && json<Array<{ dst: string }>>(m.ns, ['ip', '-json', 'neigh', 'show', 'dev', 'nodelet.1', 'nud', 'permanent']).every((n) => n.dst !== '10.244.3.0')), { timeoutMs: 10_000, intervalMs: 100 });
-  assert.equal(net.connectOnce(m1.pod.ns, m2.pod.ip), m1.pod.ip, 'the remaining peer is still reached');
+    && json<Array<{ dst: string }>>(m.ns, ['ip', '-json', 'neigh', 'show', 'dev', 'nodelet.1', 'nud', 'permanent']).every((n) => n.dst !== '10.244.3.0')), { timeoutMs: 20_000, intervalMs: 100 });
+  assert.equal(await net.connectOnce(m1.pod.ns, m2.pod.ip), m1.pod.ip, 'the remaining peer is still reached');
 });
