@@ -159,16 +159,17 @@ export class RouteManager {
         this.#published = value;
       }
     }
-    if (backend !== 'none' && this.#o.clusterCIDR && !this.#masqueraded) {
-      const r = await this.#o.runner.run(['nft', '-f', '-'], { input: masqueradeScript(this.#o.clusterCIDR), signal: this.#abort.signal });
-      if (r.code !== 0) throw new Error(`writing the masquerade table failed (exit ${r.code}): ${r.stderr.trim()}`);
-      this.#masqueraded = true;
-    }
     const connected = await this.connectedSubnets();
     const desired = planPeers({ backend, peers: peersFromNodes(nodes, this.#o.nodeName), connected, vxlanDevice: vxlan.device });
     const actual = await this.actual(device);
     const cmds = diffPlan(desired, actual, vxlan.device);
     for (const c of cmds) await this.#exec(c);
+    // After the routes: a node without nft still gets them (the pass fails, and retries this).
+    if (backend !== 'none' && this.#o.clusterCIDR && !this.#masqueraded) {
+      const r = await this.#o.runner.run(['nft', '-f', '-'], { input: masqueradeScript(this.#o.clusterCIDR), signal: this.#abort.signal });
+      if (r.code !== 0) throw new Error(`writing the masquerade table failed (exit ${r.code}): ${r.stderr.trim()}`);
+      this.#masqueraded = true;
+    }
     this.#passes++;
     if (cmds.length) this.#o.log.info({ commands: cmds.length, routes: desired.routes.length }, 'Pod routes synced');
     return { commands: cmds.length };

@@ -105,8 +105,8 @@ test('manager: creates the VXLAN device at the uplink MTU minus 50, publishes it
     `ip link set ${DEV} mtu 1450`,
     `ip link set ${DEV} up`,
     `ip addr replace 10.244.0.0/32 dev ${DEV}`,
-    'nft -f - <<    ip saddr 10.244.0.0/16 ip daddr != 10.244.0.0/16 ip daddr != 224.0.0.0/4 masquerade fully-random',
     'ip route replace 10.244.1.0/24 via 192.168.5.3 proto 150',
+    'nft -f - <<    ip saddr 10.244.0.0/16 ip daddr != 10.244.0.0/16 ip daddr != 224.0.0.0/4 masquerade fully-random',
   ]);
   host.writes.length = 0;
   await m.sync(nodes);
