@@ -39,6 +39,8 @@ export interface RouteManagerOptions {
   clusterCIDR?: string;
   /** Retry delay after a failed sync. Default 5 s. */
   retryMs?: number;
+  /** Period of the full pass that repairs drift. Default 60 s. */
+  resyncMs?: number;
 }
 
 interface LinkJson { ifname: string; address?: string; mtu?: number; linkinfo?: { info_kind?: string; info_data?: { id?: number; port?: number; local?: string } } }
@@ -89,6 +91,7 @@ export class RouteManager {
   #published?: string;
   #masqueraded = false;
   #passes = 0;
+  #lastKey?: string;
   #closed = false;
   readonly #abort = new AbortController();
 
@@ -109,20 +112,30 @@ export class RouteManager {
     return sub;
   }
 
-  /** Takes a new set of Nodes; syncs now, or right after the sync under way. */
-  update(nodes: readonly Node[]): void {
+  /**
+   * Takes a new set of Nodes; syncs now, or right after the sync under way. A set that routes
+   * the same as the last synced one (a status heartbeat) waits for the periodic pass, which also
+   * repairs what someone else changed (`resyncMs`, default 60 s).
+   */
+  update(nodes: readonly Node[], force = false): void {
     this.#nodes = nodes;
     if (this.#closed) return;
+    if (!force && this.#lastKey !== undefined && this.#lastKey === this.#key(nodes)) return;
     if (this.#running) {
       this.#again = true;
       return;
     }
+    const key = this.#key(nodes);
+    clearTimeout(this.#timer);
     this.#running = this.sync(nodes)
-      .then(() => undefined, (e: unknown) => {
+      .then(() => {
+        this.#lastKey = key;
+        this.#schedule(this.#o.resyncMs ?? 60_000);
+      }, (e: unknown) => {
         if (this.#closed) return;
+        this.#lastKey = undefined;
         this.#o.log.warn({ err: e }, 'Pod route sync failed; retrying');
-        clearTimeout(this.#timer);
-        this.#timer = setTimeout(() => this.update(this.#nodes), this.#o.retryMs ?? 5000);
+        this.#schedule(this.#o.retryMs ?? 5000);
       })
       .finally(() => {
         this.#running = undefined;
@@ -131,6 +144,19 @@ export class RouteManager {
           this.update(this.#nodes);
         }
       });
+  }
+
+  #schedule(ms: number): void {
+    if (this.#closed) return;
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => this.update(this.#nodes, true), ms);
+    this.#timer.unref();
+  }
+
+  /** What a pass depends on: the peers, and this node's pod CIDR and published VTEP. */
+  #key(nodes: readonly Node[]): string {
+    const self = nodes.find((n) => n.metadata?.name === this.#o.nodeName);
+    return JSON.stringify([peersFromNodes(nodes, this.#o.nodeName), self?.spec?.podCIDR, self?.metadata?.annotations?.[VXLAN_ANNOTATION]]);
   }
 
   /** Passes completed without error. */

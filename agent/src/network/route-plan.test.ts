@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { noopLogger } from '@nodelet/base';
+import { noopLogger, pollUntil } from '@nodelet/base';
 import type { Node } from '@nodelet/api';
 import type { CommandRunner } from '../proxy/exec.js';
 import { diffPlan, inCidr, planPeers, podGateway, VXLAN_ANNOTATION, type Peer, type RoutePlan } from './route-plan.js';
@@ -132,5 +132,21 @@ test('manager: a device with another VNI is recreated', async () => {
   await m.sync([node('a', '192.168.5.2', '10.244.0.0/24')]);
   assert.equal(host.writes[0], `ip link delete ${DEV}`);
   assert.match(host.writes[1]!, /^ip link add nodelet\.1 type vxlan id 1 /);
+  m.close();
+});
+
+test('manager: Node updates that route the same (heartbeats) cause no pass; a changed peer does; the periodic pass repairs', async () => {
+  const host = fakeHost({ routes: [] });
+  const m = new RouteManager({ backend: 'host-gw', runner: host.runner, nodeName: 'a', nodeIP: '192.168.5.2', vxlan: { vni: 1, port: 8472, device: DEV }, log: noopLogger, resyncMs: 30 });
+  const nodes = [node('a', '192.168.5.2', '10.244.0.0/24'), node('b', '192.168.5.3', '10.244.1.0/24')];
+  m.update(nodes);
+  await pollUntil('the first pass', () => m.passes === 1 && m.idle(), { timeoutMs: 5000, intervalMs: 5 });
+  m.update([...nodes.map((n) => ({ ...n, status: { ...n.status, conditions: [{ type: 'Ready', status: 'True' as const }] } }))]);
+  assert.equal(m.passes, 1);
+  assert.ok(m.idle());
+  m.update([...nodes, node('c', '192.168.5.4', '10.244.2.0/24')]);
+  await pollUntil('a pass for the new peer', () => host.writes.includes('ip route replace 10.244.2.0/24 via 192.168.5.4 proto 150'), { timeoutMs: 5000, intervalMs: 5 });
+  const passes = m.passes;
+  await pollUntil('a periodic pass', () => m.passes > passes, { timeoutMs: 5000, intervalMs: 5 });
   m.close();
 });
