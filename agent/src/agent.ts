@@ -22,7 +22,7 @@ import { setMaxListeners } from 'node:events';
 import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describeError, systemClock, type Clock, type Logger } from '@nodelet/base';
-import type { ApiClient, Pod } from '@nodelet/api';
+import { NODES, type ApiClient, type Pod } from '@nodelet/api';
 import type { CriClient } from '@nodelet/cri-client';
 import type { ShutdownInhibitor } from '@nodelet/systemd';
 import type { AgentConfig } from './config/config.js';
@@ -76,6 +76,9 @@ import { EventRecorder } from './status/event-recorder.js';
 import { StatusManager } from './status/status-manager.js';
 import { JourneyTracer } from '@nodelet/api/tracing';
 import { AgentPodJourneys } from './tracing/pod-journeys.js';
+import { RouteManager, uplinkMtu } from './network/route-manager.js';
+import { commandRunner } from './proxy/exec.js';
+import { VXLAN_ANNOTATION, VXLAN_DEFAULTS } from './network/route-plan.js';
 
 export const AGENT_VERSION = 'v1.32.0-nodelet';
 
@@ -210,13 +213,29 @@ export class Agent {
     const journeys = new AgentPodJourneys(tracer, c.nodeName);
 
     // 3. Pod networking: on a node, the CNI service the runtime's nodelet-cni plugin forwards to.
-    const network = await host.startPodNetwork(c, log, { onAdd: (a) => a.podUid && journeys.cniAdd(a.podUid, a.startMs, a.endMs, a.error) });
+    //    Behind VXLAN every pod packet carries the tunnel's headers: the pods' MTU leaves room for them.
+    const routed = host.profile === 'node' && c.podNetwork.backend !== 'none';
+    const mtu = routed && c.podNetwork.backend === 'vxlan' ? await uplinkMtu(commandRunner(), this.#internalIP, VXLAN_DEFAULTS.overhead) : undefined;
+    const network = await host.startPodNetwork(c, log, { onAdd: (a) => a.podUid && journeys.cniAdd(a.podUid, a.startMs, a.endMs, a.error), ...(mtu ? { mtu } : {}) });
     this.#closing('pod network', () => network.close());
 
     // 4. One informer per resource, shared by the pod configuration, service env, proxy and DNS.
     const informers = new SharedInformers({ api, nodeName: c.nodeName, clock, log: child('informers') });
     informers.start();
     this.#closing('informers', () => informers.close());
+
+    // 4b. Routes to the other nodes' pods (docs/network.md); a hollow node has no network to route.
+    if (routed) {
+      const routes = new RouteManager({
+        backend: c.podNetwork.backend, runner: commandRunner(), nodeName: c.nodeName, nodeIP: this.#internalIP, vxlan: c.podNetwork.vxlan, clusterCIDR: c.proxy.clusterCIDR, log: child('routes'),
+        publishVtep: async (value) => void (await api.patch(NODES, c.nodeName, { metadata: { annotations: { [VXLAN_ANNOTATION]: value } } }, { type: 'merge' })),
+      });
+      const sub = routes.watch(informers.nodes());
+      this.#closing('pod routes', () => {
+        sub.dispose();
+        routes.close();
+      });
+    }
 
     // 5. Cluster DNS: the node-local resolver (docs/dns.md). It starts first so the proxy can send the
     //    kube-dns Service IP to it; a resolver that could not bind leaves kube-dns to its endpoints.

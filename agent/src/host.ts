@@ -32,9 +32,10 @@ export interface AgentHost {
   connectRuntime(c: AgentConfig, waitMs: number): Promise<{ client: CriClient; version: CriVersion }>;
   /**
    * Starts the pod network before any pod runs; closed by the agent. `onAdd` hears each CNI ADD
-   * with its timing (the pod journey's network span, docs/tracing.md) where pods are attached by CNI.
+   * with its timing (the pod journey's network span, docs/tracing.md) where pods are attached by CNI;
+   * `mtu` is the pods' (the pod bridge's) when the pod network's encapsulation needs a smaller one.
    */
-  startPodNetwork(c: AgentConfig, log: Logger, hooks?: { onAdd?: CniServiceOptions['onAdd'] }): Promise<PodNetwork>;
+  startPodNetwork(c: AgentConfig, log: Logger, hooks?: { onAdd?: CniServiceOptions['onAdd']; mtu?: number }): Promise<PodNetwork>;
   readonly mounter: Mounter;
   /** The graceful-shutdown lock (systemd-logind on a real node). */
   inhibitor(log: Logger): ShutdownInhibitor;
@@ -56,7 +57,7 @@ export const nodeHost: AgentHost = {
       socketPath: c.cniSocketPath,
       binDirs: c.cniPluginDirs,
       cacheDir: c.cniCacheDir,
-      chain: { podCIDR: c.podCIDR, bridgeName: c.cniBridgeName, ipamDataDir: c.cniIpamDataDir, hairpin: true },
+      chain: { podCIDR: c.podCIDR, bridgeName: c.cniBridgeName, ipamDataDir: c.cniIpamDataDir, hairpin: true, ...(hooks?.mtu ? { mtu: hooks.mtu } : {}) },
       runtimeConfDir: c.cniConfDir,
       logger: log,
       ...(hooks?.onAdd ? { onAdd: hooks.onAdd } : {}),

@@ -48,6 +48,7 @@ function command(): Command {
     .option('--proxy-mode <mode>', 'service proxy: nftables (default), iptables (not implemented) or none')
     .option('--service-cidr <cidr>', "the API server's service IP range (default 10.96.0.0/16)")
     .option('--cluster-cidr <cidr>', 'the pod network; Service traffic from outside it is masqueraded (default 10.244.0.0/16)')
+    .option('--pod-network <backend>', 'routes to other nodes\' pods: host-gw (default; VXLAN to a node on no connected subnet), vxlan or none')
     .option('--nodeport-addresses <cidrs>', 'comma-separated CIDRs whose node addresses accept NodePorts (default: all)')
     .option('--cluster-dns <ips>', 'comma-separated nameservers of ClusterFirst pods (default 10.96.0.10)')
     .option('--cluster-domain <domain>', 'cluster DNS domain (default cluster.local)')

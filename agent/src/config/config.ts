@@ -10,6 +10,7 @@ import { AgentError, parseDuration } from '@nodelet/base';
 import { parse as parseYaml } from 'yaml';
 import { otlpTracesUrl } from '@nodelet/api/tracing';
 import { parseQuantity } from '../util/quantity.js';
+import { VXLAN_DEFAULTS, type PodNetworkBackend } from '../network/route-plan.js';
 import { resolveProxyConfig, type ProxyConfig, type ProxyConfigFile, type ProxyFlags } from '../proxy/config.js';
 import { resolveDnsConfig, type ClusterDnsConfig, type ClusterDnsConfigFile, type ClusterDnsFlags } from '../dns/config.js';
 import { validateUnsafeSysctls } from '../admission/security.js';
@@ -92,6 +93,8 @@ export interface KubeletConfigurationFile extends ClusterDnsConfigFile, Eviction
   rootDir?: string;
   /** The service proxy (docs/services.md). */
   proxy?: ProxyConfigFile;
+  /** Inter-node pod routing (docs/network.md). */
+  podNetwork?: { backend?: string; vxlanVNI?: number; vxlanPort?: number };
 }
 
 /** Flags of `nodelet agent` (they win over the file). */
@@ -113,6 +116,8 @@ export interface AgentFlags extends ProxyFlags, ClusterDnsFlags {
   containerLogMaxSize?: string;
   containerLogMaxFiles?: number;
   tracingEndpoint?: string;
+  /** `--pod-network host-gw|vxlan|none`; wins over `podNetwork.backend`. */
+  podNetwork?: string;
 }
 
 /** The validated, fully defaulted configuration every component reads. Times in ms. */
@@ -187,6 +192,8 @@ export interface AgentConfig extends ClusterDnsConfig, EvictionConfig {
   nodeIP?: string;
   rootDir: string;
   proxy: ProxyConfig;
+  /** Inter-node pod routing (docs/network.md): backend host-gw (default, VXLAN per unreachable peer), vxlan or none. */
+  podNetwork: { backend: PodNetworkBackend; vxlan: { vni: number; port: number; device: string } };
 }
 
 /** An OTLP/HTTP endpoint, checked now so a typo stops the agent at start, not at the first export. */
@@ -326,6 +333,7 @@ const KNOWN_KEYS: Record<keyof KubeletConfigurationFile, true> = {
   clusterDNSBindAddress: true, clusterDNSPodRecords: true, evictionHard: true, evictionSoft: true,
   evictionSoftGracePeriod: true, evictionPressureTransitionPeriod: true, evictionMinimumReclaim: true,
   evictionMaxPodGracePeriod: true,
+  podNetwork: true,
 };
 
 /**
@@ -463,6 +471,14 @@ export function resolveConfig(file: KubeletConfigurationFile, flags: AgentFlags,
     nodeIP: flags.nodeIp ?? str('nodeIP', file.nodeIP),
     rootDir,
     proxy: resolveProxyConfig(file.proxy, flags),
+    podNetwork: {
+      backend: oneOf(flags.podNetwork !== undefined ? '--pod-network' : 'podNetwork.backend', flags.podNetwork ?? file.podNetwork?.backend, ['host-gw', 'vxlan', 'none'] as const, 'host-gw'),
+      vxlan: {
+        vni: int('podNetwork.vxlanVNI', file.podNetwork?.vxlanVNI, VXLAN_DEFAULTS.vni, 1, 16_777_215),
+        port: int('podNetwork.vxlanPort', file.podNetwork?.vxlanPort, VXLAN_DEFAULTS.port, 1, 65_535),
+        device: VXLAN_DEFAULTS.device,
+      },
+    },
     ...resolveDnsConfig(file, flags),
   };
 }

@@ -80,6 +80,11 @@ export class SharedInformers {
     return this.#get(NODES, `metadata.name=${this.#o.nodeName}`);
   }
 
+  /** Every Node: the pod route manager's peers (network/route-manager.ts). */
+  nodes(): Informer<Node> {
+    return this.#get(NODES);
+  }
+
   /** RuntimeClasses: the runtime handler of new sandboxes (source/runtime-classes.ts). */
   runtimeClasses(): Informer<RuntimeClass> {
     return this.#get(RUNTIMECLASSES);

@@ -174,6 +174,8 @@ export async function startHarness(name: string, file: KubeletConfigurationFile 
         proxy: { mode: 'none' },
         // Agents of concurrent tests share the host's cgroup tree: pod cgroups only where a test asks (cgroups.itest.ts).
         cgroupsPerQOS: false,
+        // Nor are the host's routes and VXLAN device (routing tests: agent/test/integration/pod-routes.itest.ts).
+        podNetwork: { backend: 'none' },
         ...file,
         containerRuntimeEndpoint: rt.endpoint,
         cniBridgeName: BRIDGE,

@@ -248,6 +248,8 @@ export async function startLabAgent(o: LabOptions, adminKubeconfig: string, admi
     proxy: { mode: o.proxyMode ?? 'nftables', clusterCIDR: o.clusterCidr },
     // Labs share the host's cgroup tree with other labs and tests: no kubepods tree unless asked (agentConfig).
     cgroupsPerQOS: false,
+    // The lab's route step (pod-routes.ts) still routes between its nodes; two owners would fight.
+    podNetwork: { backend: 'none' },
     // Nothing routes off the node network, so a namespaced node has no upstream resolvers.
     ...(o.netns ? { resolvConf: '' } : {}),
     ...o.agentConfig,

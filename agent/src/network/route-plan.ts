@@ -1,0 +1,175 @@
+/**
+ * The inter-node pod routes a node should hold, and the `ip`/`bridge` commands that take what it
+ * holds there. Pure: the route manager (route-manager.ts) reads the kernel's state and the Nodes,
+ * this module decides.
+ *
+ *   Nodes + this node's connected subnets ─▶ planPeers ─▶ desired {routes, fdb, neigh}
+ *   desired + actual (read with -json) ─────▶ diffPlan ─▶ argv lists (ip …, bridge …)
+ *
+ * host-gw: `<podCIDR> via <nodeIP>` — only when the peer's InternalIP is on a directly connected
+ * subnet, so the next hop is the peer itself. vxlan: `<podCIDR> via <peer gateway> dev <vtep>
+ * onlink`, where the peer gateway is the network address of its pod CIDR (held by its VXLAN
+ * device), a permanent neighbour entry maps that address to the peer's VTEP MAC and an FDB entry
+ * sends frames for that MAC to the peer's InternalIP.
+ */
+import { AgentError } from '@nodelet/base';
+
+/** The routing protocol number on the agent's pod routes: how it tells its own from others'. */
+export const ROUTE_PROTO = 150;
+/** The annotation a node publishes its VXLAN endpoint in (JSON `{"vni":1,"vtepMAC":"…"}`). */
+export const VXLAN_ANNOTATION = 'nodelet.io/vxlan-backend-data';
+/** Flannel's VXLAN numbers on Linux: VNI 1, UDP port 8472; IPv4 + UDP + VXLAN + inner Ethernet headers cost 50 bytes. */
+export const VXLAN_DEFAULTS = { vni: 1, port: 8472, overhead: 50, device: 'nodelet.1' } as const;
+
+export type PodNetworkBackend = 'host-gw' | 'vxlan' | 'none';
+
+/** One other node as read from its Node object. */
+export interface Peer {
+  name: string;
+  /** Its InternalIP (IPv4). */
+  ip: string;
+  podCIDR: string;
+  /** Its VXLAN device's MAC from the annotation, once it has published one. */
+  vtepMAC?: string;
+}
+
+export interface PodRoute {
+  dst: string;
+  via: string;
+  /** Set on VXLAN routes (`dev <vtep> onlink`). */
+  dev?: string;
+}
+export interface FdbEntry {
+  mac: string;
+  dst: string;
+}
+export interface NeighEntry {
+  ip: string;
+  mac: string;
+}
+export interface RoutePlan {
+  routes: PodRoute[];
+  fdb: FdbEntry[];
+  neigh: NeighEntry[];
+}
+
+export function parseIpv4(s: string): number {
+  const parts = s.split('.');
+  if (parts.length !== 4 || parts.some((p) => !/^\d{1,3}$/.test(p) || Number(p) > 255)) {
+    throw new AgentError('ERR_INVALID_ARGUMENT', `"${s}" is not an IPv4 address`);
+  }
+  return parts.reduce((a, p) => a * 256 + Number(p), 0);
+}
+
+function formatIpv4(n: number): string {
+  return [24, 16, 8, 0].map((s) => Math.floor(n / 2 ** s) % 256).join('.');
+}
+
+function splitCidr(cidr: string): { base: number; prefix: number } {
+  const [addr, bits] = cidr.split('/');
+  const prefix = Number(bits);
+  if (!Number.isInteger(prefix) || prefix < 0 || prefix > 32) throw new AgentError('ERR_INVALID_ARGUMENT', `"${cidr}" is not an IPv4 CIDR`);
+  const size = 2 ** (32 - prefix);
+  return { base: Math.floor(parseIpv4(addr ?? '') / size) * size, prefix };
+}
+
+/** Whether IPv4 `ip` lies in `cidr`. */
+export function inCidr(ip: string, cidr: string): boolean {
+  const { base, prefix } = splitCidr(cidr);
+  return Math.floor(parseIpv4(ip) / 2 ** (32 - prefix)) === Math.floor(base / 2 ** (32 - prefix));
+}
+
+/** The network address of a pod CIDR: the address a node's VXLAN device holds (as /32). */
+export function podGateway(podCIDR: string): string {
+  return formatIpv4(splitCidr(podCIDR).base);
+}
+
+/** The canonical form `ip -json route` prints a destination in (a /32 without its suffix). */
+export function canonicalDst(cidr: string): string {
+  const { base, prefix } = splitCidr(cidr);
+  return prefix === 32 ? formatIpv4(base) : `${formatIpv4(base)}/${prefix}`;
+}
+
+/**
+ * The state this node should hold for its peers. `connected` are the subnets of this node's own
+ * addresses (CIDR form). A peer without a pod CIDR or address, or one needing VXLAN that has not
+ * published its VTEP MAC yet, gets nothing (yet). IPv6 peers are skipped (IPv4 only for now).
+ */
+export function planPeers(o: { backend: PodNetworkBackend; peers: readonly Peer[]; connected: readonly string[]; vxlanDevice: string }): RoutePlan {
+  const plan: RoutePlan = { routes: [], fdb: [], neigh: [] };
+  if (o.backend === 'none') return plan;
+  for (const p of [...o.peers].sort((a, b) => a.name.localeCompare(b.name))) {
+    if (!p.ip || !p.podCIDR || p.ip.includes(':') || p.podCIDR.includes(':')) continue;
+    const dst = canonicalDst(p.podCIDR);
+    if (o.backend === 'host-gw' && o.connected.some((c) => inCidr(p.ip, c))) {
+      plan.routes.push({ dst, via: p.ip });
+      continue;
+    }
+    if (!p.vtepMAC) continue;
+    const gw = podGateway(p.podCIDR);
+    const mac = p.vtepMAC.toLowerCase();
+    plan.routes.push({ dst, via: gw, dev: o.vxlanDevice });
+    plan.fdb.push({ mac, dst: p.ip });
+    plan.neigh.push({ ip: gw, mac });
+  }
+  return plan;
+}
+
+/**
+ * The commands that take `actual` (the agent's own state: routes with ROUTE_PROTO, FDB and
+ * permanent neighbour entries on the VXLAN device) to `desired`: replace what differs or is
+ * missing, delete what no peer claims. Empty when they agree.
+ */
+export function diffPlan(desired: RoutePlan, actual: RoutePlan, vxlanDevice: string): string[][] {
+  const cmds: string[][] = [];
+  const routeKey = (r: PodRoute): string => `${r.dst} ${r.via} ${r.dev ?? ''}`;
+  const haveRoutes = new Set(actual.routes.map(routeKey));
+  const wantDst = new Set(desired.routes.map((r) => r.dst));
+  for (const r of desired.routes) {
+    if (haveRoutes.has(routeKey(r))) continue;
+    cmds.push(['ip', 'route', 'replace', r.dst, 'via', r.via, ...(r.dev ? ['dev', r.dev, 'onlink'] : []), 'proto', String(ROUTE_PROTO)]);
+  }
+  for (const r of actual.routes) {
+    if (!wantDst.has(r.dst)) cmds.push(['ip', 'route', 'delete', r.dst, 'proto', String(ROUTE_PROTO)]);
+  }
+  const haveFdb = new Set(actual.fdb.map((f) => `${f.mac} ${f.dst}`));
+  const wantFdb = new Set(desired.fdb.map((f) => `${f.mac} ${f.dst}`));
+  for (const f of desired.fdb) {
+    if (!haveFdb.has(`${f.mac} ${f.dst}`)) cmds.push(['bridge', 'fdb', 'replace', f.mac, 'dev', vxlanDevice, 'dst', f.dst, 'self', 'permanent']);
+  }
+  for (const f of actual.fdb) {
+    if (!wantFdb.has(`${f.mac} ${f.dst}`)) cmds.push(['bridge', 'fdb', 'delete', f.mac, 'dev', vxlanDevice, 'dst', f.dst, 'self']);
+  }
+  const haveNeigh = new Set(actual.neigh.map((n) => `${n.ip} ${n.mac}`));
+  const wantNeighIp = new Set(desired.neigh.map((n) => n.ip));
+  for (const n of desired.neigh) {
+    if (!haveNeigh.has(`${n.ip} ${n.mac}`)) cmds.push(['ip', 'neigh', 'replace', n.ip, 'lladdr', n.mac, 'dev', vxlanDevice, 'nud', 'permanent']);
+  }
+  for (const n of actual.neigh) {
+    if (!wantNeighIp.has(n.ip)) cmds.push(['ip', 'neigh', 'delete', n.ip, 'dev', vxlanDevice]);
+  }
+  return cmds;
+}
+
+/** The agent's nftables table for pod traffic leaving the cluster (masquerade). */
+export const MASQ_TABLE = 'nodelet-pod-network';
+
+/**
+ * One atomic `nft -f` script that (re)writes MASQ_TABLE: pod traffic (source in `clusterCIDR`)
+ * to anything outside it but multicast leaves with the node's address; pod → pod across nodes
+ * keeps its source. Adding the table first makes the delete valid when it does not exist yet.
+ */
+export function masqueradeScript(clusterCIDR: string): string {
+  const cidr = canonicalDst(clusterCIDR);
+  return [
+    `table ip ${MASQ_TABLE}`,
+    `delete table ip ${MASQ_TABLE}`,
+    `table ip ${MASQ_TABLE} {`,
+    '  chain postrouting {',
+    '    type nat hook postrouting priority srcnat; policy accept;',
+    `    ip saddr ${cidr} ip daddr != ${cidr} ip daddr != 224.0.0.0/4 masquerade fully-random`,
+    '  }',
+    '}',
+    '',
+  ].join('\n');
+}
