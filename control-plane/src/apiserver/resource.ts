@@ -33,6 +33,8 @@ export interface Strategy {
   prepareForSubresourceUpdate?(subresource: string, obj: ApiObject, old: ApiObject): void;
   /** Field errors; `old` is set on update. */
   validate?(obj: ApiObject, old?: ApiObject): FieldError[];
+  /** Warning header values (`299 - "…"`) of a create or update of the main resource (upstream's WarningsOnCreate/WarningsOnUpdate). */
+  warnings?(obj: ApiObject, old?: ApiObject): string[];
 }
 
 export interface SubresourceDef {

@@ -30,6 +30,8 @@ import { WEBHOOK_CONFIGURATION_TABLE } from './admission/webhook/table.js';
 import { PODDISRUPTIONBUDGET_TABLE, RUNTIMECLASS_TABLE } from './table/policy-node.js';
 import { limitRangeStrategy, priorityClassStrategy, resourceQuotaStrategy } from './strategies/quota.js';
 import { LIMITRANGE_TABLE, PRIORITYCLASS_TABLE, RESOURCEQUOTA_TABLE } from './table/quota.js';
+import { ingressClassStrategy, ingressStrategy, networkPolicyStrategy } from './strategies/networking.js';
+import { INGRESSCLASS_TABLE, INGRESS_TABLE, NETWORKPOLICY_TABLE } from './table/networking.js';
 import { clusterRoleBindingStrategy, clusterRoleStrategy, roleBindingStrategy, roleStrategy } from './strategies/rbac.js';
 import {
   CONFIGMAP_TABLE,
@@ -179,6 +181,18 @@ export const RESOURCE_DEFS: readonly ResourceDef[] = [
   {
     group: 'scheduling.k8s.io', version: 'v1', kind: 'PriorityClass', plural: 'priorityclasses', singular: 'priorityclass', namespaced: false,
     shortNames: ['pc'], statusSubresource: false, subresources: [], table: PRIORITYCLASS_TABLE, strategy: priorityClassStrategy,
+  },
+  {
+    group: 'networking.k8s.io', version: 'v1', kind: 'Ingress', plural: 'ingresses', singular: 'ingress', namespaced: true,
+    shortNames: ['ing'], statusSubresource: true, subresources: [STATUS], table: INGRESS_TABLE, strategy: ingressStrategy,
+  },
+  {
+    group: 'networking.k8s.io', version: 'v1', kind: 'IngressClass', plural: 'ingressclasses', singular: 'ingressclass', namespaced: false,
+    statusSubresource: false, subresources: [], table: INGRESSCLASS_TABLE, strategy: ingressClassStrategy,
+  },
+  {
+    group: 'networking.k8s.io', version: 'v1', kind: 'NetworkPolicy', plural: 'networkpolicies', singular: 'networkpolicy', namespaced: true,
+    shortNames: ['netpol'], statusSubresource: false, subresources: [], table: NETWORKPOLICY_TABLE, strategy: networkPolicyStrategy,
   },
   {
     group: 'authorization.k8s.io', version: 'v1', kind: 'SelfSubjectAccessReview', plural: 'selfsubjectaccessreviews',
