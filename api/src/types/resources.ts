@@ -6,7 +6,7 @@ import type { KubeObject } from './meta.js';
 import type { Pod } from './pod.js';
 import type { Node } from './node.js';
 import type { ConfigMap, Endpoints, Event, Namespace, Secret, Service, ServiceAccount } from './core.js';
-import type { ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet } from './apps.js';
+import type { ControllerRevision, DaemonSet, Deployment, PodTemplate, ReplicaSet, ReplicationController, StatefulSet } from './apps.js';
 import type { CronJob, Job } from './batch.js';
 import type { PersistentVolume, PersistentVolumeClaim, StorageClass } from './storage.js';
 import type { EndpointSlice, Lease } from './misc.js';
@@ -69,6 +69,8 @@ export const PRIORITYCLASSES = define<PriorityClass>({ group: 'scheduling.k8s.io
 export const INGRESSES = define<Ingress>({ group: 'networking.k8s.io', version: 'v1', kind: 'Ingress', plural: 'ingresses', singular: 'ingress', namespaced: true, shortNames: ['ing'], subresources: ['status'] });
 export const INGRESSCLASSES = define<IngressClass>({ group: 'networking.k8s.io', version: 'v1', kind: 'IngressClass', plural: 'ingressclasses', singular: 'ingressclass', namespaced: false });
 export const NETWORKPOLICIES = define<NetworkPolicy>({ group: 'networking.k8s.io', version: 'v1', kind: 'NetworkPolicy', plural: 'networkpolicies', singular: 'networkpolicy', namespaced: true, shortNames: ['netpol'] });
+export const REPLICATIONCONTROLLERS = define<ReplicationController>({ group: '', version: 'v1', kind: 'ReplicationController', plural: 'replicationcontrollers', singular: 'replicationcontroller', namespaced: true, shortNames: ['rc'], subresources: ['status', 'scale'] });
+export const PODTEMPLATES = define<PodTemplate>({ group: '', version: 'v1', kind: 'PodTemplate', plural: 'podtemplates', singular: 'podtemplate', namespaced: true });
 export const ROLES = define<Role>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'Role', plural: 'roles', singular: 'role', namespaced: true });
 export const CLUSTERROLES = define<ClusterRole>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'ClusterRole', plural: 'clusterroles', singular: 'clusterrole', namespaced: false });
 export const ROLEBINDINGS = define<RoleBinding>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'RoleBinding', plural: 'rolebindings', singular: 'rolebinding', namespaced: true });
@@ -83,7 +85,7 @@ export const RESOURCES: readonly ResourceType[] = Object.freeze([
   ENDPOINTSLICES, LEASES, DEPLOYMENTS, REPLICASETS, DAEMONSETS, STATEFULSETS, CONTROLLERREVISIONS, JOBS, CRONJOBS,
   PERSISTENTVOLUMES, PERSISTENTVOLUMECLAIMS, STORAGECLASSES, PODDISRUPTIONBUDGETS, RUNTIMECLASSES, ROLES, CLUSTERROLES, ROLEBINDINGS, CLUSTERROLEBINDINGS,
   CERTIFICATESIGNINGREQUESTS, RESOURCEQUOTAS, LIMITRANGES, PRIORITYCLASSES, MUTATINGWEBHOOKCONFIGURATIONS, VALIDATINGWEBHOOKCONFIGURATIONS,
-  INGRESSES, INGRESSCLASSES, NETWORKPOLICIES,
+  INGRESSES, INGRESSCLASSES, NETWORKPOLICIES, REPLICATIONCONTROLLERS, PODTEMPLATES,
 ] as ResourceType[]);
 
 /** `v1` for the core group, `<group>/<version>` otherwise (the `apiVersion` field). */

@@ -32,6 +32,8 @@ import { limitRangeStrategy, priorityClassStrategy, resourceQuotaStrategy } from
 import { LIMITRANGE_TABLE, PRIORITYCLASS_TABLE, RESOURCEQUOTA_TABLE } from './table/quota.js';
 import { ingressClassStrategy, ingressStrategy, networkPolicyStrategy } from './strategies/networking.js';
 import { INGRESSCLASS_TABLE, INGRESS_TABLE, NETWORKPOLICY_TABLE } from './table/networking.js';
+import { podTemplateStrategy, replicationControllerStrategy } from './strategies/replication.js';
+import { PODTEMPLATE_TABLE, REPLICATIONCONTROLLER_TABLE } from './table/replication.js';
 import { clusterRoleBindingStrategy, clusterRoleStrategy, roleBindingStrategy, roleStrategy } from './strategies/rbac.js';
 import {
   CONFIGMAP_TABLE,
@@ -181,6 +183,15 @@ export const RESOURCE_DEFS: readonly ResourceDef[] = [
   {
     group: 'scheduling.k8s.io', version: 'v1', kind: 'PriorityClass', plural: 'priorityclasses', singular: 'priorityclass', namespaced: false,
     shortNames: ['pc'], statusSubresource: false, subresources: [], table: PRIORITYCLASS_TABLE, strategy: priorityClassStrategy,
+  },
+  {
+    group: '', version: 'v1', kind: 'ReplicationController', plural: 'replicationcontrollers', singular: 'replicationcontroller', namespaced: true,
+    shortNames: ['rc'], categories: ['all'], statusSubresource: true, subresources: [STATUS, SCALE], selectableFields: ['status.replicas'],
+    table: REPLICATIONCONTROLLER_TABLE, strategy: replicationControllerStrategy,
+  },
+  {
+    group: '', version: 'v1', kind: 'PodTemplate', plural: 'podtemplates', singular: 'podtemplate', namespaced: true,
+    statusSubresource: false, subresources: [], table: PODTEMPLATE_TABLE, strategy: podTemplateStrategy,
   },
   {
     group: 'networking.k8s.io', version: 'v1', kind: 'Ingress', plural: 'ingresses', singular: 'ingress', namespaced: true,

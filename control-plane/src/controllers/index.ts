@@ -7,7 +7,7 @@ import { linkAbort, systemClock, type Clock, type Logger } from '@nodelet/base';
 import { runController, SharedInformers, type Controller } from './runtime.js';
 import type { ControllerDeps } from './controller-base.js';
 import { DeploymentController } from './deployment/controller.js';
-import { ReplicaSetController } from './replicaset/controller.js';
+import { REPLICATIONCONTROLLER_KIND, ReplicaSetController } from './replicaset/controller.js';
 import { GarbageCollector } from './gc/controller.js';
 import { NodeLifecycleController } from './nodelifecycle/controller.js';
 import { NodeIpamController } from './ipam/controller.js';
@@ -47,6 +47,7 @@ export interface ControllerManagerHandle {
 export type ControllerName =
   | 'deployment'
   | 'replicaset'
+  | 'replicationcontroller'
   | 'garbagecollector'
   | 'nodelifecycle'
   | 'nodeipam'
@@ -103,6 +104,7 @@ type Factory = (d: ControllerDeps) => Controller;
 const FACTORIES: Record<string, { account: string; make: Factory }> = {
   deployment: { account: 'deployment-controller', make: (d) => new DeploymentController(d) },
   replicaset: { account: 'replicaset-controller', make: (d) => new ReplicaSetController(d) },
+  replicationcontroller: { account: 'replication-controller', make: (d) => new ReplicaSetController(d, REPLICATIONCONTROLLER_KIND) },
   garbagecollector: { account: 'generic-garbage-collector', make: (d) => new GarbageCollector(d) },
   nodelifecycle: { account: 'node-controller', make: (d) => new NodeLifecycleController(d) },
   nodeipam: { account: 'node-controller', make: (d) => new NodeIpamController(d) },

@@ -39,7 +39,7 @@ export function scaleOf(obj: ApiObject): ApiObject {
       creationTimestamp: obj.metadata.creationTimestamp,
     },
     spec: { replicas: spec.replicas ?? 0 },
-    status: { replicas: status.replicas ?? 0, selector: selectorString(spec.selector) },
+    status: { replicas: status.replicas ?? 0, selector: selectorString(obj.kind === 'ReplicationController' ? { matchLabels: spec.selector } : spec.selector) },
   };
 }
 
