@@ -8,6 +8,7 @@ import { runController, SharedInformers, type Controller } from './runtime.js';
 import type { ControllerDeps } from './controller-base.js';
 import { DeploymentController } from './deployment/controller.js';
 import { REPLICATIONCONTROLLER_KIND, ReplicaSetController } from './replicaset/controller.js';
+import { TokensController, type LegacyTokenSigner } from './namespace/tokens-controller.js';
 import { GarbageCollector } from './gc/controller.js';
 import { NodeLifecycleController } from './nodelifecycle/controller.js';
 import { NodeIpamController } from './ipam/controller.js';
@@ -53,6 +54,7 @@ export type ControllerName =
   | 'nodeipam'
   | 'namespace'
   | 'serviceaccount'
+  | 'serviceaccount-token'
   | 'endpoints'
   | 'endpointslice'
   | 'podgc'
@@ -94,8 +96,10 @@ export interface StartControllerManagerOptions {
   nodeMonitorPeriodMs?: number;
   /** The cluster CA the CSR signer signs with (PEM files); without it, approved CSRs stay unsigned. */
   csrSigning?: { caCertFile: string; caKeyFile: string; durationMs?: number };
-  /** The cluster CA published in every namespace as ConfigMap kube-root-ca.crt. */
+  /** The cluster CA published in every namespace as ConfigMap kube-root-ca.crt (and put in legacy token Secrets). */
   rootCaPem?: string;
+  /** Signs legacy service-account tokens for the serviceaccount-token controller (the API server's key). */
+  legacyTokenSigner?: LegacyTokenSigner;
 }
 
 type Factory = (d: ControllerDeps) => Controller;
@@ -110,6 +114,7 @@ const FACTORIES: Record<string, { account: string; make: Factory }> = {
   nodeipam: { account: 'node-controller', make: (d) => new NodeIpamController(d) },
   namespace: { account: 'namespace-controller', make: (d) => new NamespaceController(d) },
   serviceaccount: { account: 'service-account-controller', make: (d) => new ServiceAccountController(d) },
+  'serviceaccount-token': { account: 'tokens-controller', make: (d) => new TokensController(d) },
   endpoints: { account: 'endpoint-controller', make: (d) => new EndpointsController(d) },
   endpointslice: { account: 'endpointslice-controller', make: (d) => new EndpointSliceController(d) },
   podgc: { account: 'pod-garbage-collector', make: (d) => new PodGarbageCollector(d) },
