@@ -52,6 +52,7 @@ const PREFIXES: Readonly<Record<string, string>> = {
   scheduling: 'io.k8s.api.scheduling.v1',
   admissionregistration: 'io.k8s.api.admissionregistration.v1',
   networking: 'io.k8s.api.networking.v1',
+  events: 'io.k8s.api.events.v1',
   nodelet: 'io.nodelet.api.v1',
 };
 

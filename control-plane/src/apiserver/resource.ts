@@ -66,6 +66,11 @@ export interface ResourceDef {
   verbs?: readonly string[];
   /** Never stored: a create computes a reply (e.g. SelfSubjectAccessReview); see handlers/dispatch.ts. */
   ephemeral?: boolean;
+  /**
+   * The object as stored is another version's form (events.k8s.io/v1 Events are stored as core
+   * v1 Events, one storage for both groups): `fromStored` on every read, `toStored` on every write.
+   */
+  storageCodec?: { fromStored(obj: ApiObject): ApiObject; toStored(obj: ApiObject): ApiObject };
   /** How metadata.name is validated (default a DNS-1123 subdomain; RBAC objects allow any path segment). */
   nameValidation?: 'subdomain' | 'label' | 'pathSegment';
 }

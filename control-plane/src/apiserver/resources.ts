@@ -34,6 +34,7 @@ import { ingressClassStrategy, ingressStrategy, networkPolicyStrategy } from './
 import { INGRESSCLASS_TABLE, INGRESS_TABLE, NETWORKPOLICY_TABLE } from './table/networking.js';
 import { podTemplateStrategy, replicationControllerStrategy } from './strategies/replication.js';
 import { PODTEMPLATE_TABLE, REPLICATIONCONTROLLER_TABLE } from './table/replication.js';
+import { EVENTS_V1_CODEC, EVENTS_V1_TABLE, eventsV1Strategy } from './strategies/events.js';
 import { clusterRoleBindingStrategy, clusterRoleStrategy, roleBindingStrategy, roleStrategy } from './strategies/rbac.js';
 import {
   CONFIGMAP_TABLE,
@@ -192,6 +193,11 @@ export const RESOURCE_DEFS: readonly ResourceDef[] = [
   {
     group: '', version: 'v1', kind: 'PodTemplate', plural: 'podtemplates', singular: 'podtemplate', namespaced: true,
     statusSubresource: false, subresources: [], table: PODTEMPLATE_TABLE, strategy: podTemplateStrategy,
+  },
+  {
+    // One storage with core v1 Events (the same keys), converted on every read and write.
+    group: 'events.k8s.io', version: 'v1', kind: 'Event', plural: 'events', singular: 'event', namespaced: true, shortNames: ['ev'],
+    storagePrefix: 'events', storageCodec: EVENTS_V1_CODEC, statusSubresource: false, subresources: [], table: EVENTS_V1_TABLE, strategy: eventsV1Strategy,
   },
   {
     group: 'networking.k8s.io', version: 'v1', kind: 'Ingress', plural: 'ingresses', singular: 'ingress', namespaced: true,
