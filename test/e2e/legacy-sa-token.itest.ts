@@ -64,6 +64,12 @@ describe('legacy service-account token Secrets', { skip }, () => {
     assert.match(refused.stderr, /Unauthorized|must be logged in/);
   });
 
+  it('a token Secret must name its account', async () => {
+    const bad = await k(['-n', 'tok', 'create', 'secret', 'generic', 'anon', '--type=kubernetes.io/service-account-token']);
+    assert.notEqual(bad.code, 0);
+    assert.match(bad.stderr, /metadata\.annotations\[kubernetes\.io\/service-account\.name\]: Required value/);
+  });
+
   it('a token Secret whose account does not exist is deleted', async () => {
     const created = await k(['-n', 'tok', 'create', '-f', '-'], { stdin: tokenSecret('ghost-token', 'ghost') });
     assert.equal(created.code, 0, created.stderr);
