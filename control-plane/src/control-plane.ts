@@ -35,6 +35,7 @@ import { ADMIN_GROUP } from './apiserver/auth/types.js';
 import { createInProcessIdentities, type InProcessIdentities } from './apiserver/auth/in-process-identities.js';
 import { ensureServiceAccountKey } from './apiserver/auth/serviceaccount/signing-key.js';
 import { ServiceAccountTokens } from './apiserver/auth/serviceaccount/tokens.js';
+import type { ApiObject } from './apiserver/object.js';
 import { DEFAULT_SERVICE_CIDR, firstServiceIp } from './apiserver/handlers/service-ip.js';
 import { keepKubernetesService } from './apiserver/kubernetes-service.js';
 import type { ApiServerLimits } from './apiserver/limits.js';
@@ -335,6 +336,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
           ...(o.clusterSigningDurationMs ? { durationMs: o.clusterSigningDurationMs } : {}),
         },
         rootCaPem: pki.caPem,
+        legacyTokenSigner: (t) => serviceAccountTokens.issueLegacy({ sa: t.sa as ApiObject, secretName: t.secretName }),
       });
       const running: Array<{ close(): Promise<void> }> = [];
       if (leaderElect) {

@@ -1,1 +1,2 @@
 export * from './recorder.js';
+export { eventFromEventsV1, eventToEventsV1 } from './conversion.js';

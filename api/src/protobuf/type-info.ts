@@ -19,7 +19,7 @@ export function fullNameOf(type: protobuf.Type): string {
  * Fields Go embeds (JSON inlines the struct's fields into the parent) but protobuf nests as a
  * message: the key selectors' and sources' LocalObjectReference, Probe's handler, Volume's source.
  */
-export const INLINE_FIELDS: ReadonlySet<string> = new Set(['localObjectReference', 'handler', 'volumeSource']);
+export const INLINE_FIELDS: ReadonlySet<string> = new Set(['localObjectReference', 'handler', 'volumeSource', 'ingressRuleValue']);
 
 /** Whether `field` is one of the {@link INLINE_FIELDS} (a message field of that name, not a string like RuntimeClass.handler). */
 export function isInlined(field: protobuf.Field): boolean {

@@ -51,6 +51,8 @@ const PREFIXES: Readonly<Record<string, string>> = {
   authentication: 'io.k8s.api.authentication.v1',
   scheduling: 'io.k8s.api.scheduling.v1',
   admissionregistration: 'io.k8s.api.admissionregistration.v1',
+  networking: 'io.k8s.api.networking.v1',
+  events: 'io.k8s.api.events.v1',
   nodelet: 'io.nodelet.api.v1',
   apiextensions: 'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1',
 };

@@ -18,6 +18,9 @@ import { LEASE_SLICE_SCHEMAS } from './lease-slice.js';
 import { QUOTA_SCHEDULING_SCHEMAS } from './quota-scheduling.js';
 import { ADMISSIONREGISTRATION_SCHEMAS } from './admissionregistration.js';
 import { APIEXTENSIONS_SCHEMAS } from './apiextensions.js';
+import { NETWORKING_SCHEMAS } from './networking.js';
+import { CORE_REPLICATION_SCHEMAS } from './core-replication.js';
+import { EVENTS_SCHEMAS } from './events.js';
 import { REF_PREFIX } from './dsl.js';
 import { applyFieldErrors, unknownFields, type UnknownFieldsOptions } from './unknown-fields.js';
 
@@ -39,6 +42,9 @@ export const API_SCHEMAS: Readonly<Record<string, JsonSchema>> = Object.freeze({
   ...QUOTA_SCHEDULING_SCHEMAS,
   ...ADMISSIONREGISTRATION_SCHEMAS,
   ...APIEXTENSIONS_SCHEMAS,
+  ...NETWORKING_SCHEMAS,
+  ...CORE_REPLICATION_SCHEMAS,
+  ...EVENTS_SCHEMAS,
 });
 
 const byGvk = new Map<string, string>();

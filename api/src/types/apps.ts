@@ -153,3 +153,21 @@ export interface ControllerRevision extends KubeObject {
   data?: unknown;
   revision: number;
 }
+
+/**
+ * v1 ReplicationController: a ReplicaSet whose selector is a plain label map (the one controller
+ * implementation serves both, see control-plane/src/controllers/replicaset).
+ */
+export interface ReplicationController extends KubeObject {
+  apiVersion?: 'v1';
+  kind?: 'ReplicationController';
+  spec?: { replicas?: number; minReadySeconds?: number; selector?: Record<string, string>; template?: PodTemplateSpec };
+  status?: ReplicaSetStatus;
+}
+
+/** v1 PodTemplate: a stored pod template. */
+export interface PodTemplate extends KubeObject {
+  apiVersion?: 'v1';
+  kind?: 'PodTemplate';
+  template?: PodTemplateSpec;
+}

@@ -12,5 +12,6 @@ export * from './node-k8s.js';
 export * from './rbac.js';
 export * from './certificates.js';
 export * from './quota.js';
+export * from './networking.js';
 export * from './resources.js';
 export * from './admissionregistration.js';

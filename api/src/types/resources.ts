@@ -6,7 +6,7 @@ import type { KubeObject } from './meta.js';
 import type { Pod } from './pod.js';
 import type { Node } from './node.js';
 import type { ConfigMap, Endpoints, Event, Namespace, Secret, Service, ServiceAccount } from './core.js';
-import type { ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet } from './apps.js';
+import type { ControllerRevision, DaemonSet, Deployment, PodTemplate, ReplicaSet, ReplicationController, StatefulSet } from './apps.js';
 import type { CronJob, Job } from './batch.js';
 import type { PersistentVolume, PersistentVolumeClaim, StorageClass } from './storage.js';
 import type { EndpointSlice, Lease } from './misc.js';
@@ -15,6 +15,7 @@ import type { RuntimeClass } from './node-k8s.js';
 import type { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from './rbac.js';
 import type { CertificateSigningRequest } from './certificates.js';
 import type { LimitRange, PriorityClass, ResourceQuota } from './quota.js';
+import type { Ingress, IngressClass, NetworkPolicy } from './networking.js';
 import type { MutatingWebhookConfiguration, ValidatingWebhookConfiguration } from './admissionregistration.js';
 import type { CustomResourceDefinition } from './apiextensions.js';
 
@@ -66,6 +67,11 @@ export const RUNTIMECLASSES = define<RuntimeClass>({ group: 'node.k8s.io', versi
 export const RESOURCEQUOTAS = define<ResourceQuota>({ group: '', version: 'v1', kind: 'ResourceQuota', plural: 'resourcequotas', singular: 'resourcequota', namespaced: true, shortNames: ['quota'], subresources: ['status'] });
 export const LIMITRANGES = define<LimitRange>({ group: '', version: 'v1', kind: 'LimitRange', plural: 'limitranges', singular: 'limitrange', namespaced: true, shortNames: ['limits'] });
 export const PRIORITYCLASSES = define<PriorityClass>({ group: 'scheduling.k8s.io', version: 'v1', kind: 'PriorityClass', plural: 'priorityclasses', singular: 'priorityclass', namespaced: false, shortNames: ['pc'] });
+export const INGRESSES = define<Ingress>({ group: 'networking.k8s.io', version: 'v1', kind: 'Ingress', plural: 'ingresses', singular: 'ingress', namespaced: true, shortNames: ['ing'], subresources: ['status'] });
+export const INGRESSCLASSES = define<IngressClass>({ group: 'networking.k8s.io', version: 'v1', kind: 'IngressClass', plural: 'ingressclasses', singular: 'ingressclass', namespaced: false });
+export const NETWORKPOLICIES = define<NetworkPolicy>({ group: 'networking.k8s.io', version: 'v1', kind: 'NetworkPolicy', plural: 'networkpolicies', singular: 'networkpolicy', namespaced: true, shortNames: ['netpol'] });
+export const REPLICATIONCONTROLLERS = define<ReplicationController>({ group: '', version: 'v1', kind: 'ReplicationController', plural: 'replicationcontrollers', singular: 'replicationcontroller', namespaced: true, shortNames: ['rc'], subresources: ['status', 'scale'] });
+export const PODTEMPLATES = define<PodTemplate>({ group: '', version: 'v1', kind: 'PodTemplate', plural: 'podtemplates', singular: 'podtemplate', namespaced: true });
 export const ROLES = define<Role>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'Role', plural: 'roles', singular: 'role', namespaced: true });
 export const CLUSTERROLES = define<ClusterRole>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'ClusterRole', plural: 'clusterroles', singular: 'clusterrole', namespaced: false });
 export const ROLEBINDINGS = define<RoleBinding>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'RoleBinding', plural: 'rolebindings', singular: 'rolebinding', namespaced: true });
@@ -82,6 +88,7 @@ export const RESOURCES: readonly ResourceType[] = Object.freeze([
   PERSISTENTVOLUMES, PERSISTENTVOLUMECLAIMS, STORAGECLASSES, PODDISRUPTIONBUDGETS, RUNTIMECLASSES, ROLES, CLUSTERROLES, ROLEBINDINGS, CLUSTERROLEBINDINGS,
   CERTIFICATESIGNINGREQUESTS, RESOURCEQUOTAS, LIMITRANGES, PRIORITYCLASSES, MUTATINGWEBHOOKCONFIGURATIONS, VALIDATINGWEBHOOKCONFIGURATIONS,
   CUSTOMRESOURCEDEFINITIONS,
+  INGRESSES, INGRESSCLASSES, NETWORKPOLICIES, REPLICATIONCONTROLLERS, PODTEMPLATES,
 ] as ResourceType[]);
 
 /**

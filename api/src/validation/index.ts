@@ -10,3 +10,6 @@ export { validatePersistentVolume, validatePersistentVolumeClaimSpec, validateSt
 export * from './rbac.js';
 export { labelSelectorErrors, validatePodDisruptionBudgetSpec, validatePodDisruptionBudgetStatus, validateRuntimeClass } from './policy.js';
 export { defaultLimitRange, HIGHEST_USER_DEFINABLE_PRIORITY, SYSTEM_PRIORITY_CLASSES, validateLimitRange, validatePriorityClass, validateResourceQuota } from './quota.js';
+export { defaultNetworkPolicy, validateIngress, validateIngressClass, validateIngressStatus, validateNetworkPolicy } from './networking.js';
+export { defaultPodTemplate, defaultReplicationController, validatePodTemplate, validateReplicationController } from './replication.js';
+export { validateEventsV1Create, validateEventsV1Update } from './events.js';

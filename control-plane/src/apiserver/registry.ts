@@ -66,15 +66,18 @@ export class Registry {
   }
 
   decode(kv: KeyValue, revision = kv.modRevision): ApiObject {
-    const obj = JSON.parse(decoder.decode(kv.value)) as ApiObject;
-    obj.metadata ??= {};
+    const stored = JSON.parse(decoder.decode(kv.value)) as ApiObject;
+    stored.metadata ??= {};
+    const obj = this.def.storageCodec ? this.def.storageCodec.fromStored(stored) : stored;
     obj.metadata.resourceVersion = String(revision);
     return asServedVersion(this.def, obj);
   }
 
   encode(obj: ApiObject): Uint8Array {
-    const { resourceVersion: _rv, ...meta } = obj.metadata;
-    return encoder.encode(JSON.stringify({ ...asStorageVersion(this.def, obj), metadata: meta }));
+    // events.k8s.io Events are stored as core Events (storageCodec); a custom kind in its storage version.
+    const stored = this.def.storageCodec ? this.def.storageCodec.toStored(obj) : asStorageVersion(this.def, obj);
+    const { resourceVersion: _rv, ...meta } = stored.metadata;
+    return encoder.encode(JSON.stringify({ ...stored, metadata: meta }));
   }
 
   /** The stored form of `obj` under `key`; 413 as etcd answers when the write would be too large. */

@@ -35,6 +35,8 @@ export interface Strategy {
   prepareForSubresourceUpdate?(subresource: string, obj: ApiObject, old: ApiObject): void;
   /** Field errors; `old` is set on update, `subresource` on a subresource update (e.g. pods/ephemeralcontainers). */
   validate?(obj: ApiObject, old?: ApiObject, subresource?: string): FieldError[];
+  /** Warning header values (`299 - "…"`) of a create or update of the main resource (upstream's WarningsOnCreate/WarningsOnUpdate). */
+  warnings?(obj: ApiObject, old?: ApiObject): string[];
 }
 
 export interface SubresourceDef {
@@ -72,6 +74,11 @@ export interface ResourceDef {
   returnDeletedObject?: boolean;
   /** Never stored: a create computes a reply (e.g. SelfSubjectAccessReview); see handlers/dispatch.ts. */
   ephemeral?: boolean;
+  /**
+   * The object as stored is another version's form (events.k8s.io/v1 Events are stored as core
+   * v1 Events, one storage for both groups): `fromStored` on every read, `toStored` on every write.
+   */
+  storageCodec?: { fromStored(obj: ApiObject): ApiObject; toStored(obj: ApiObject): ApiObject };
   /** How metadata.name is validated (default a DNS-1123 subdomain; RBAC objects allow any path segment). */
   nameValidation?: 'subdomain' | 'label' | 'pathSegment';
   /** Set on a version of a CustomResourceDefinition (apiextensions/custom-defs.ts). */

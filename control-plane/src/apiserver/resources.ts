@@ -31,6 +31,11 @@ import { WEBHOOK_CONFIGURATION_TABLE } from './admission/webhook/table.js';
 import { PODDISRUPTIONBUDGET_TABLE, RUNTIMECLASS_TABLE } from './table/policy-node.js';
 import { limitRangeStrategy, priorityClassStrategy, resourceQuotaStrategy } from './strategies/quota.js';
 import { LIMITRANGE_TABLE, PRIORITYCLASS_TABLE, RESOURCEQUOTA_TABLE } from './table/quota.js';
+import { ingressClassStrategy, ingressStrategy, networkPolicyStrategy } from './strategies/networking.js';
+import { INGRESSCLASS_TABLE, INGRESS_TABLE, NETWORKPOLICY_TABLE } from './table/networking.js';
+import { podTemplateStrategy, replicationControllerStrategy } from './strategies/replication.js';
+import { PODTEMPLATE_TABLE, REPLICATIONCONTROLLER_TABLE } from './table/replication.js';
+import { EVENTS_V1_CODEC, EVENTS_V1_TABLE, eventsV1Strategy } from './strategies/events.js';
 import { clusterRoleBindingStrategy, clusterRoleStrategy, roleBindingStrategy, roleStrategy } from './strategies/rbac.js';
 import {
   CONFIGMAP_TABLE,
@@ -181,6 +186,32 @@ export const RESOURCE_DEFS: readonly ResourceDef[] = [
   {
     group: 'scheduling.k8s.io', version: 'v1', kind: 'PriorityClass', plural: 'priorityclasses', singular: 'priorityclass', namespaced: false,
     shortNames: ['pc'], statusSubresource: false, subresources: [], table: PRIORITYCLASS_TABLE, strategy: priorityClassStrategy,
+  },
+  {
+    group: '', version: 'v1', kind: 'ReplicationController', plural: 'replicationcontrollers', singular: 'replicationcontroller', namespaced: true,
+    shortNames: ['rc'], categories: ['all'], statusSubresource: true, subresources: [STATUS, SCALE], selectableFields: ['status.replicas'],
+    table: REPLICATIONCONTROLLER_TABLE, strategy: replicationControllerStrategy,
+  },
+  {
+    group: '', version: 'v1', kind: 'PodTemplate', plural: 'podtemplates', singular: 'podtemplate', namespaced: true,
+    statusSubresource: false, subresources: [], table: PODTEMPLATE_TABLE, strategy: podTemplateStrategy,
+  },
+  {
+    // One storage with core v1 Events (the same keys), converted on every read and write.
+    group: 'events.k8s.io', version: 'v1', kind: 'Event', plural: 'events', singular: 'event', namespaced: true, shortNames: ['ev'],
+    storagePrefix: 'events', storageCodec: EVENTS_V1_CODEC, statusSubresource: false, subresources: [], table: EVENTS_V1_TABLE, strategy: eventsV1Strategy,
+  },
+  {
+    group: 'networking.k8s.io', version: 'v1', kind: 'Ingress', plural: 'ingresses', singular: 'ingress', namespaced: true,
+    shortNames: ['ing'], statusSubresource: true, subresources: [STATUS], table: INGRESS_TABLE, strategy: ingressStrategy,
+  },
+  {
+    group: 'networking.k8s.io', version: 'v1', kind: 'IngressClass', plural: 'ingressclasses', singular: 'ingressclass', namespaced: false,
+    statusSubresource: false, subresources: [], table: INGRESSCLASS_TABLE, strategy: ingressClassStrategy,
+  },
+  {
+    group: 'networking.k8s.io', version: 'v1', kind: 'NetworkPolicy', plural: 'networkpolicies', singular: 'networkpolicy', namespaced: true,
+    shortNames: ['netpol'], statusSubresource: false, subresources: [], table: NETWORKPOLICY_TABLE, strategy: networkPolicyStrategy,
   },
   {
     group: 'authorization.k8s.io', version: 'v1', kind: 'SelfSubjectAccessReview', plural: 'selfsubjectaccessreviews',

@@ -7,7 +7,8 @@ import { linkAbort, systemClock, type Clock, type Logger } from '@nodelet/base';
 import { runController, SharedInformers, type Controller } from './runtime.js';
 import type { ControllerDeps } from './controller-base.js';
 import { DeploymentController } from './deployment/controller.js';
-import { ReplicaSetController } from './replicaset/controller.js';
+import { REPLICATIONCONTROLLER_KIND, ReplicaSetController } from './replicaset/controller.js';
+import { TokensController, type LegacyTokenSigner } from './namespace/tokens-controller.js';
 import { GarbageCollector } from './gc/controller.js';
 import { NodeLifecycleController } from './nodelifecycle/controller.js';
 import { NodeIpamController } from './ipam/controller.js';
@@ -47,11 +48,13 @@ export interface ControllerManagerHandle {
 export type ControllerName =
   | 'deployment'
   | 'replicaset'
+  | 'replicationcontroller'
   | 'garbagecollector'
   | 'nodelifecycle'
   | 'nodeipam'
   | 'namespace'
   | 'serviceaccount'
+  | 'serviceaccount-token'
   | 'endpoints'
   | 'endpointslice'
   | 'podgc'
@@ -93,8 +96,10 @@ export interface StartControllerManagerOptions {
   nodeMonitorPeriodMs?: number;
   /** The cluster CA the CSR signer signs with (PEM files); without it, approved CSRs stay unsigned. */
   csrSigning?: { caCertFile: string; caKeyFile: string; durationMs?: number };
-  /** The cluster CA published in every namespace as ConfigMap kube-root-ca.crt. */
+  /** The cluster CA published in every namespace as ConfigMap kube-root-ca.crt (and put in legacy token Secrets). */
   rootCaPem?: string;
+  /** Signs legacy service-account tokens for the serviceaccount-token controller (the API server's key). */
+  legacyTokenSigner?: LegacyTokenSigner;
 }
 
 type Factory = (d: ControllerDeps) => Controller;
@@ -103,11 +108,13 @@ type Factory = (d: ControllerDeps) => Controller;
 const FACTORIES: Record<string, { account: string; make: Factory }> = {
   deployment: { account: 'deployment-controller', make: (d) => new DeploymentController(d) },
   replicaset: { account: 'replicaset-controller', make: (d) => new ReplicaSetController(d) },
+  replicationcontroller: { account: 'replication-controller', make: (d) => new ReplicaSetController(d, REPLICATIONCONTROLLER_KIND) },
   garbagecollector: { account: 'generic-garbage-collector', make: (d) => new GarbageCollector(d) },
   nodelifecycle: { account: 'node-controller', make: (d) => new NodeLifecycleController(d) },
   nodeipam: { account: 'node-controller', make: (d) => new NodeIpamController(d) },
   namespace: { account: 'namespace-controller', make: (d) => new NamespaceController(d) },
   serviceaccount: { account: 'service-account-controller', make: (d) => new ServiceAccountController(d) },
+  'serviceaccount-token': { account: 'tokens-controller', make: (d) => new TokensController(d) },
   endpoints: { account: 'endpoint-controller', make: (d) => new EndpointsController(d) },
   endpointslice: { account: 'endpointslice-controller', make: (d) => new EndpointSliceController(d) },
   podgc: { account: 'pod-garbage-collector', make: (d) => new PodGarbageCollector(d) },

@@ -10,6 +10,7 @@ import { rbacEscalation } from './rbac-escalation.js';
 import { certificateAdmission } from './certificates.js';
 import { serviceAccountAdmission } from './service-account.js';
 import { defaultStorageClassAdmission } from './default-storage-class.js';
+import { defaultIngressClassAdmission } from './default-ingress-class.js';
 import { runtimeClassAdmission } from './runtime-class.js';
 import { podSecurityAdmission } from './pod-security/admission.js';
 import { priorityAdmission } from './priority.js';
@@ -21,7 +22,7 @@ import type { AdmissionPlugin, AdmissionRequest } from './types.js';
 export type { AdmissionOperation, AdmissionRecorder, AdmissionRequest } from './types.js';
 
 // The plugins that change objects (and check what they add); they run before the webhooks, as kube-apiserver orders them.
-const MUTATING: readonly AdmissionPlugin[] = [serviceAccountAdmission, runtimeClassAdmission, defaultStorageClassAdmission, priorityAdmission, limitRangerAdmission];
+const MUTATING: readonly AdmissionPlugin[] = [serviceAccountAdmission, runtimeClassAdmission, defaultStorageClassAdmission, defaultIngressClassAdmission, priorityAdmission, limitRangerAdmission];
 // The plugins that only judge: after the webhooks, so a webhook's change is judged too (PodSecurity above all).
 const VALIDATING: readonly AdmissionPlugin[] = [nodeRestriction, podSecurityAdmission, rbacEscalation, certificateAdmission];
 

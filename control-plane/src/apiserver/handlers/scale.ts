@@ -35,7 +35,9 @@ function scalePaths(def: ResourceDef): { spec: string; status: string; selector?
 
 export function scaleOf(obj: ApiObject, def?: ResourceDef): ApiObject {
   const paths = def ? scalePaths(def) : { spec: '.spec.replicas', status: '.status.replicas' };
-  const selector = def?.custom ? (paths.selector ? readJsonPath(obj, paths.selector) : undefined) : selectorString((obj.spec as Json | undefined)?.selector);
+  const specSelector = (obj.spec as Json | undefined)?.selector;
+  // A ReplicationController's selector is a plain label map.
+  const selector = def?.custom ? (paths.selector ? readJsonPath(obj, paths.selector) : undefined) : selectorString(obj.kind === 'ReplicationController' ? { matchLabels: specSelector } : specSelector);
   return {
     kind: 'Scale',
     apiVersion: 'autoscaling/v1',

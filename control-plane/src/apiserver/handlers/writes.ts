@@ -92,7 +92,7 @@ export async function handleCreate(s: RequestScope): Promise<void> {
   const created = await createAdmitted(s, obj, dryRun, managerOfRequest(s, manager));
   if (!dryRun) await awaitVisible(s.ctx, def, created);
   journey?.created(created);
-  addWarnings(s.res, warnings);
+  addWarnings(s.res, [...warnings, ...(def.strategy.warnings?.(created) ?? [])]);
   sendObject(s.res, 201, def, created, s.req.headers.accept, s.url, s.ctx.now());
 }
 
@@ -119,7 +119,7 @@ export async function handleUpdate(s: RequestScope): Promise<void> {
   if (result.changed) out = (await finishDeletionIfReady(s.served, out)) ?? out;
   if (result.changed) await awaitVisible(s.ctx, def, out);
   if (result.changed && status === 'status' && def.kind === 'Pod') s.ctx.journeys?.statusWritten(out);
-  addWarnings(s.res, warnings);
+  addWarnings(s.res, [...warnings, ...(s.subresource ? [] : (def.strategy.warnings?.(out) ?? []))]);
   sendObject(s.res, 200, def, out, s.req.headers.accept, s.url, s.ctx.now());
 }
 
@@ -219,6 +219,6 @@ export async function handlePatch(s: RequestScope): Promise<void> {
   if (result.changed && !dry.run && !created) out = (await finishDeletionIfReady(s.served, out)) ?? out;
   if (result.changed && !dry.run) await awaitVisible(s.ctx, def, out);
   if (result.changed && !dry.run && status === 'status' && def.kind === 'Pod') s.ctx.journeys?.statusWritten(out);
-  addWarnings(s.res, warnings);
+  addWarnings(s.res, [...warnings, ...(s.subresource ? [] : (def.strategy.warnings?.(out) ?? []))]);
   sendObject(s.res, created ? 201 : 200, def, out, s.req.headers.accept, s.url, s.ctx.now());
 }

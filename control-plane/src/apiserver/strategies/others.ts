@@ -5,6 +5,7 @@ import {
   defaultReplicaSetSpec,
   defaultServiceSpec,
   invalidValue,
+  required,
   tooLong,
   validateReplicatedSpec,
   validateServiceSpec,
@@ -120,6 +121,10 @@ export const secretStrategy: Strategy = {
       else size += base64Bytes(v);
     }
     if (size > MAX_SECRET_SIZE) errs.push(tooLong('data', MAX_SECRET_SIZE));
+    // upstream ValidateSecret: a legacy token Secret must name its account (the token controller fills it from that).
+    if (obj.type === 'kubernetes.io/service-account-token' && !obj.metadata.annotations?.['kubernetes.io/service-account.name']) {
+      errs.push(required('metadata.annotations[kubernetes.io/service-account.name]'));
+    }
     return errs;
   },
 };

@@ -14,7 +14,7 @@
  * Established (one informer per CRD: its versions share one storage). An owner missing from the cache is confirmed with a
  * live GET before anything is deleted (the owner's watch may simply lag).
  */
-import { CONFIGMAPS, CONTROLLERREVISIONS, CRONJOBS, CUSTOMRESOURCEDEFINITIONS, DAEMONSETS, DEPLOYMENTS, JOBS, PERSISTENTVOLUMECLAIMS, STATEFULSETS, ENDPOINTSLICES, LEASES, NODES, PODS, REPLICASETS, SECRETS, SERVICES, apiVersionOf, customResourceTypes, findResourceByKind, objectKey, type CustomResourceDefinition, type Informer, type KubeObject, type OwnerReference, type ResourceType } from '@nodelet/api';
+import { CONFIGMAPS, CONTROLLERREVISIONS, CRONJOBS, CUSTOMRESOURCEDEFINITIONS, DAEMONSETS, DEPLOYMENTS, JOBS, PERSISTENTVOLUMECLAIMS, STATEFULSETS, ENDPOINTSLICES, LEASES, NODES, PODS, REPLICASETS, REPLICATIONCONTROLLERS, SECRETS, SERVICES, apiVersionOf, customResourceTypes, findResourceByKind, objectKey, type CustomResourceDefinition, type Informer, type KubeObject, type OwnerReference, type ResourceType } from '@nodelet/api';
 import { hasCode } from '@nodelet/base';
 import { ControllerBase, type ControllerDeps } from '../controller-base.js';
 
@@ -24,7 +24,7 @@ export const ORPHAN_FINALIZER = 'orphan';
 /** Kinds whose objects take part in ownership here. */
 export const GC_RESOURCES: readonly ResourceType[] = [
   DEPLOYMENTS, REPLICASETS, DAEMONSETS, STATEFULSETS, CONTROLLERREVISIONS, JOBS, CRONJOBS, PODS, PERSISTENTVOLUMECLAIMS,
-  SERVICES, ENDPOINTSLICES, CONFIGMAPS, SECRETS, NODES, LEASES,
+  SERVICES, ENDPOINTSLICES, CONFIGMAPS, SECRETS, NODES, LEASES, REPLICATIONCONTROLLERS,
 ];
 
 interface Ref {

@@ -1,9 +1,11 @@
 /**
  * ReplicaSet controller: keeps `spec.replicas` pods running for each ReplicaSet and reports
  * status. Pods are owned through a controller ownerReference (blockOwnerDeletion), named
- * `<rs>-<5 chars>`; expectations stop a stale cache from causing double creates.
+ * `<rs>-<5 chars>`; expectations stop a stale cache from causing double creates. The same
+ * implementation runs v1 ReplicationControllers (as upstream's replication controller wraps the
+ * ReplicaSet one): an RC is seen as a ReplicaSet whose selector is `{matchLabels: <its map>}`.
  */
-import { PODS, REPLICASETS, type Pod, type ReplicaSet } from '@nodelet/api';
+import { PODS, REPLICASETS, REPLICATIONCONTROLLERS, type KubeObject, type Pod, type ReplicaSet, type ReplicationController, type ResourceType } from '@nodelet/api';
 import { hasCode } from '@nodelet/base';
 import { ControllerBase, type ControllerDeps } from '../controller-base.js';
 import type { ReconcileResult } from '../runtime.js';
@@ -11,30 +13,55 @@ import { Expectations } from '../util/expectations.js';
 import { controllerRef, isPodActive, isPodAvailable, isPodReady, keyOf, newControllerRef, ownerKey, randomSuffix } from '../util/pods.js';
 import { planReplicaSet, podFromTemplate, replicaSetStatus, selectorMatches, statusEqual } from './plan.js';
 
-export class ReplicaSetController extends ControllerBase {
+/** The kind a {@link ReplicaSetController} keeps replicas of. */
+export interface ReplicatedKind<T extends KubeObject> {
+  resource: ResourceType<T>;
+  /** Controller name, and the events' reporting component. */
+  name: string;
+  eventComponent: string;
+  /** The object as a ReplicaSet (the selector as a LabelSelector). */
+  asReplicaSet(obj: T): ReplicaSet;
+}
+
+export const REPLICASET_KIND: ReplicatedKind<ReplicaSet> = { resource: REPLICASETS, name: 'replicaset', eventComponent: 'replicaset-controller', asReplicaSet: (rs) => rs };
+
+export const REPLICATIONCONTROLLER_KIND: ReplicatedKind<ReplicationController> = {
+  resource: REPLICATIONCONTROLLERS,
+  name: 'replicationcontroller',
+  eventComponent: 'replication-controller',
+  asReplicaSet: (rc) => ({ ...rc, apiVersion: 'apps/v1', kind: 'ReplicaSet', spec: { ...rc.spec, selector: { matchLabels: rc.spec?.selector ?? {} } } }) as ReplicaSet,
+};
+
+export class ReplicaSetController<T extends KubeObject = ReplicaSet> extends ControllerBase {
+  readonly #kind: ReplicatedKind<T>;
+  readonly #owner: { apiVersion: string; kind: string };
   readonly #rs;
   readonly #pods;
   readonly #expect: Expectations;
 
-  constructor(d: ControllerDeps) {
-    super(d, { name: 'replicaset', workers: 4, eventComponent: 'replicaset-controller' });
+  constructor(d: ControllerDeps, kind: ReplicatedKind<T> = REPLICASET_KIND as unknown as ReplicatedKind<T>) {
+    super(d, { name: kind.name, workers: 4, eventComponent: kind.eventComponent });
+    this.#kind = kind;
+    const r = kind.resource;
+    this.#owner = { apiVersion: r.group ? `${r.group}/${r.version}` : r.version, kind: r.kind };
     this.#expect = new Expectations(d.clock);
-    this.#rs = this.watch(REPLICASETS);
-    this.#pods = this.watchOwnedPods((p) => ownerKey(p, 'ReplicaSet'), this.#expect, (p) => this.#enqueueAdopters(p));
+    this.#rs = this.watch(kind.resource);
+    this.#pods = this.watchOwnedPods((p) => ownerKey(p, r.kind), this.#expect, (p) => this.#enqueueAdopters(p));
   }
 
   /** An orphan pod may be adopted by a ReplicaSet whose selector matches it. */
   #enqueueAdopters(p: Pod): void {
     if (!isPodActive(p)) return;
-    for (const rs of this.#rs.list()) if (rs.metadata.namespace === p.metadata.namespace && selectorMatches(rs, p)) this.queue.add(keyOf(rs));
+    for (const o of this.#rs.list()) if (o.metadata.namespace === p.metadata.namespace && selectorMatches(this.#kind.asReplicaSet(o), p)) this.queue.add(keyOf(o));
   }
 
   async reconcile(key: string, signal: AbortSignal): Promise<ReconcileResult | void> {
-    const rs = this.#rs.get(key);
-    if (!rs) {
+    const obj = this.#rs.get(key);
+    if (!obj) {
       this.#expect.forget(key);
       return;
     }
+    const rs = this.#kind.asReplicaSet(obj);
     const owned = await this.#claimPods(rs, signal);
     if (this.#expect.satisfied(key) && !rs.metadata.deletionTimestamp) {
       const plan = planReplicaSet(rs, owned);
@@ -42,7 +69,7 @@ export class ReplicaSetController extends ControllerBase {
         this.#expect.expect(key, plan.create, plan.delete.length);
         const pods = this.client.resource(PODS, rs.metadata.namespace);
         const names = Array.from({ length: plan.create }, () => `${rs.metadata.name}-${randomSuffix(this.random)}`);
-        await this.createPodsInBatches(rs, key, names, (name) => pods.create(podFromTemplate(rs, name), { signal }), this.#expect);
+        await this.createPodsInBatches(rs, key, names, (name) => pods.create(podFromTemplate(rs, name, this.#owner), { signal }), this.#expect);
         await this.deleteOwnedPods(rs, key, plan.delete, this.#expect, signal);
       }
     }
@@ -50,7 +77,7 @@ export class ReplicaSetController extends ControllerBase {
     const status = replicaSetStatus(rs, owned, now);
     if (!statusEqual(rs.status, status)) {
       try {
-        await this.client.resource(REPLICASETS, rs.metadata.namespace).updateStatus({ ...rs, status }, { signal });
+        await this.client.resource(this.#kind.resource, rs.metadata.namespace).updateStatus({ ...obj, status } as T, { signal });
       } catch (err) {
         if (!hasCode(err, 'ERR_NOT_FOUND')) throw err;
       }
@@ -77,7 +104,7 @@ export class ReplicaSetController extends ControllerBase {
           if (selectorMatches(rs, p)) owned.push(p);
           else await pods.patch(p.metadata.name ?? '', { metadata: { resourceVersion: p.metadata.resourceVersion, ownerReferences: refs.filter((r) => r.uid !== rs.metadata.uid) } }, { type: 'merge', signal });
         } else if (!ref && isPodActive(p) && !rs.metadata.deletionTimestamp && selectorMatches(rs, p)) {
-          const adopted = await pods.patch(p.metadata.name ?? '', { metadata: { resourceVersion: p.metadata.resourceVersion, ownerReferences: [...refs, newControllerRef(rs, 'apps/v1', 'ReplicaSet')] } }, { type: 'merge', signal });
+          const adopted = await pods.patch(p.metadata.name ?? '', { metadata: { resourceVersion: p.metadata.resourceVersion, ownerReferences: [...refs, newControllerRef(rs, this.#owner.apiVersion, this.#owner.kind)] } }, { type: 'merge', signal });
           owned.push(adopted);
         }
       } catch (err) {
@@ -87,4 +114,3 @@ export class ReplicaSetController extends ControllerBase {
     return owned;
   }
 }
-

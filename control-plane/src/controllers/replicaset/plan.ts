@@ -82,8 +82,8 @@ export function selectorMatches(rs: ReplicaSet, pod: Pod): boolean {
   return matchLabels(labelSelectorFromObject(sel), pod.metadata.labels);
 }
 
-/** The pod a ReplicaSet creates: template labels/annotations/spec, a controller ref, a generated name. */
-export function podFromTemplate(rs: ReplicaSet, name: string): Pod {
+/** The pod a ReplicaSet (or, with `owner`, a ReplicationController) creates: template labels/annotations/spec, a controller ref, a generated name. */
+export function podFromTemplate(rs: ReplicaSet, name: string, owner: { apiVersion: string; kind: string } = { apiVersion: 'apps/v1', kind: 'ReplicaSet' }): Pod {
   const t = rs.spec?.template;
   const rsName = rs.metadata.name ?? '';
   return {
@@ -95,7 +95,7 @@ export function podFromTemplate(rs: ReplicaSet, name: string): Pod {
       namespace: rs.metadata.namespace,
       labels: { ...(t?.metadata?.labels ?? {}) },
       annotations: t?.metadata?.annotations ? { ...t.metadata.annotations } : undefined,
-      ownerReferences: [newControllerRef(rs, 'apps/v1', 'ReplicaSet')],
+      ownerReferences: [newControllerRef(rs, owner.apiVersion, owner.kind)],
     },
     spec: structuredClone(t?.spec ?? { containers: [] }),
   };

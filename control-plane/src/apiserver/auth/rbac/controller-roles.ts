@@ -103,6 +103,18 @@ const ROLES: ReadonlyArray<[name: string, rules: ReturnType<typeof rule>[]]> = [
     rule(['list', 'watch', 'patch', 'create', 'delete'], [''], ['pods']),
     EVENTS_RULE,
   ]],
+  ['replication-controller', [
+    rule(['get', 'list', 'watch', 'update'], [''], ['replicationcontrollers']),
+    rule(['update'], [''], ['replicationcontrollers/status']),
+    rule(['update'], [''], ['replicationcontrollers/finalizers']),
+    rule(['list', 'watch', 'patch', 'create', 'delete'], [''], ['pods']),
+    EVENTS_RULE,
+  ]],
+  ['tokens-controller', [
+    rule(['get', 'list', 'watch', 'update', 'delete'], [''], ['secrets']),
+    rule(['get', 'list', 'watch'], [''], ['serviceaccounts']),
+    EVENTS_RULE,
+  ]],
   ['root-ca-cert-publisher', [rule(['create', 'update'], [''], ['configmaps']), EVENTS_RULE]],
   ['service-account-controller', [rule(['create'], [''], ['serviceaccounts']), EVENTS_RULE]],
   ['statefulset-controller', [

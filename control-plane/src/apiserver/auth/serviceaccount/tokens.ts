@@ -21,6 +21,9 @@ import { serviceAccountGroups, type UserInfo } from '../types.js';
 import type { ServiceAccountKey } from './signing-key.js';
 
 export const EXTENDED_EXPIRATION_SECONDS = 3607;
+/** The issuer of legacy Secret-based service-account tokens (upstream LegacyIssuer). */
+export const LEGACY_ISSUER = 'kubernetes/serviceaccount';
+const LEGACY_PREFIX = 'kubernetes.io/serviceaccount/';
 const EXTENDED_LIFETIME_SECONDS = 365 * 24 * 3600;
 
 export interface BoundRef {
@@ -98,6 +101,26 @@ export class ServiceAccountTokens {
   }
 
   /**
+   * A legacy token for a Secret of type kubernetes.io/service-account-token (upstream
+   * LegacyClaims): issuer `kubernetes/serviceaccount`, no audience, no expiry; valid while the
+   * Secret holds it and the account exists. Signed with the same key as bound tokens.
+   */
+  async issueLegacy(o: { sa: ApiObject; secretName: string }): Promise<string> {
+    const ns = o.sa.metadata.namespace!;
+    const claims: Record<string, string> = {
+      [`${LEGACY_PREFIX}namespace`]: ns,
+      [`${LEGACY_PREFIX}secret.name`]: o.secretName,
+      [`${LEGACY_PREFIX}service-account.name`]: o.sa.metadata.name!,
+      [`${LEGACY_PREFIX}service-account.uid`]: o.sa.metadata.uid!,
+    };
+    return new SignJWT(claims)
+      .setProtectedHeader({ alg: this.#o.key.alg, kid: this.#o.key.kid })
+      .setIssuer(LEGACY_ISSUER)
+      .setSubject(`system:serviceaccount:${ns}:${o.sa.metadata.name}`)
+      .sign(this.#o.key.privateKey);
+  }
+
+  /**
    * The user of a service-account token, or undefined when it is not one of ours or no longer
    * valid (bad signature, other issuer or audience, expired, bound object gone or replaced).
    */
@@ -111,7 +134,7 @@ export class ServiceAccountTokens {
         clockTolerance: 60,
       }));
     } catch {
-      return undefined;
+      return this.#authenticateLegacy(ctx, token);
     }
     const k8s = payload['kubernetes.io'] as KubernetesClaims | undefined;
     if (!k8s?.namespace || !k8s.serviceaccount?.name) return undefined;
@@ -139,6 +162,29 @@ export class ServiceAccountTokens {
       groups: serviceAccountGroups(k8s.namespace),
       ...(Object.keys(extra).length ? { extra } : {}),
     };
+  }
+
+  /**
+   * A legacy Secret-based token (upstream legacyValidator): our signature and issuer
+   * `kubernetes/serviceaccount`; the Secret it names must still exist, not be terminating, and
+   * hold this very token; the account must exist with the UID the token names.
+   */
+  async #authenticateLegacy(ctx: ServerContext, token: string): Promise<UserInfo | undefined> {
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, this.#getKey, { issuer: LEGACY_ISSUER, currentDate: new Date(ctx.now()) }));
+    } catch {
+      return undefined;
+    }
+    const claim = (k: string): string => (typeof payload[`${LEGACY_PREFIX}${k}`] === 'string' ? (payload[`${LEGACY_PREFIX}${k}`] as string) : '');
+    const [ns, secretName, saName, saUid] = [claim('namespace'), claim('secret.name'), claim('service-account.name'), claim('service-account.uid')];
+    if (!ns || !secretName || !saName || payload.sub !== `system:serviceaccount:${ns}:${saName}`) return undefined;
+    const secret = await ctx.resource('', 'v1', 'secrets')!.registry.find(ns, secretName);
+    const held = (secret?.data as Record<string, unknown> | undefined)?.token;
+    if (!secret || secret.metadata.deletionTimestamp || typeof held !== 'string' || Buffer.from(held, 'base64').toString('utf8') !== token) return undefined;
+    const sa = await ctx.resource('', 'v1', 'serviceaccounts')!.registry.find(ns, saName);
+    if (!sa || sa.metadata.deletionTimestamp || (saUid && sa.metadata.uid !== saUid)) return undefined;
+    return { name: `system:serviceaccount:${ns}:${saName}`, uid: sa.metadata.uid!, groups: serviceAccountGroups(ns) };
   }
 }
 
