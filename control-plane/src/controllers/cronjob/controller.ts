@@ -65,13 +65,26 @@ export class CronJobController extends ControllerBase {
   }
 
   async reconcile(key: string, signal: AbortSignal): Promise<ReconcileResult | void> {
-    const cached = this.#cronjobs.get(key);
+    let cached = this.#cronjobs.get(key);
     if (!cached) return;
+    const ns = cached.metadata.namespace;
+    const uid = cached.metadata.uid;
+    const jobs = this.#jobs.list().filter((j) => j.metadata.namespace === ns && controllerRef(j)?.uid === uid);
+    // A running Job the cached CronJob does not list may be one this controller listed a moment ago,
+    // in a status write the CronJob informer has not delivered yet: re-read the CronJob, as upstream
+    // does, or Forbid would start a second Job and lastScheduleTime would be stale.
+    if (jobs.some((j) => !finishedType(j) && !cached!.status?.active?.some((r) => r.uid === j.metadata.uid))) {
+      try {
+        cached = await this.client.resource(CRONJOBS, ns).get(cached.metadata.name ?? '', { signal });
+      } catch (err) {
+        if (hasCode(err, 'ERR_NOT_FOUND')) return;
+        throw err;
+      }
+      if (cached.metadata.uid !== uid) return;
+    }
     const cj: CronJob = structuredClone(cached);
     const status: CronJobStatus = (cj.status ??= {});
     const before = JSON.stringify(status);
-    const ns = cj.metadata.namespace;
-    const jobs = this.#jobs.list().filter((j) => j.metadata.namespace === ns && controllerRef(j)?.uid === cj.metadata.uid);
 
     // 1. History limits, oldest finished Jobs first.
     const deleted = await this.#cleanupFinished(cj, jobs, signal);

@@ -182,7 +182,12 @@ describe('job controller on the real API server', () => {
     assert.equal((await podsOf(c.admin, 'later')).length, 0);
     await jobs.patch('later', { spec: { suspend: false } }, { type: 'merge' });
     await pollUntil('a pod', async () => active(await podsOf(c.admin, 'later'))[0], { timeoutMs: 8000, intervalMs: 25 });
-    const resumed = await jobs.get('later');
+    // The pods are created before the status write that flips the condition (two writes, as upstream):
+    // the condition is awaited, not read the moment the first pod shows.
+    const resumed = await pollUntil('JobResumed', async () => {
+      const j = await jobs.get('later');
+      return cond(j, 'Suspended')[0] === 'False' ? j : undefined;
+    }, { timeoutMs: 8000, intervalMs: 25 });
     assert.deepEqual(cond(resumed, 'Suspended'), ['False', 'JobResumed']);
     assert.ok(resumed.status?.startTime);
   });
