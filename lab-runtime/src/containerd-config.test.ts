@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { renderBridgeConflist, renderContainerdConfig, renderHostsToml } from './containerd-config.js';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MIRRORED_REGISTRIES, renderBridgeConflist, renderContainerdConfig, renderHostsToml, renderMirrorHostsToml } from './containerd-config.js';
+import { writeMirrorHosts } from './containerd.js';
 
 const opts = {
   root: '/tmp/x/root',
@@ -76,4 +80,23 @@ test('a crun handler is configured beside runc when a crun binary is given, with
     '        Root = "/tmp/x/state/crun"',
   ]);
   assert.ok(toml.includes('    default_runtime_name = "runc"'), 'runc stays the default');
+});
+
+test('renderMirrorHostsToml: the lab registry first over plain HTTP, the upstream as server', () => {
+  const toml = renderMirrorHostsToml('docker.io', '127.0.0.1:5000');
+  assert.match(toml, /^server = "https:\/\/registry-1\.docker\.io"$/m);
+  assert.match(toml, /^\[host\."http:\/\/127\.0\.0\.1:5000"\]$/m);
+  assert.match(toml, /^ {2}capabilities = \["pull", "resolve"\]$/m);
+  assert.doesNotMatch(toml, /skip_verify/, 'plain HTTP needs no TLS setting');
+  assert.match(renderMirrorHostsToml('quay.io', '10.0.0.1:5000'), /^server = "https:\/\/quay\.io"$/m);
+  assert.match(renderMirrorHostsToml('quay.io', '10.0.0.1:5000', 'http://127.0.0.1:9'), /^server = "http:\/\/127\.0\.0\.1:9"$/m);
+});
+
+test('writeMirrorHosts writes one hosts.toml per mirrored registry', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'nodelet-mirrors-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  await writeMirrorHosts(dir, '127.0.0.1:5000');
+  assert.deepEqual((await readdir(dir)).sort(), [...MIRRORED_REGISTRIES].sort());
+  assert.deepEqual(['docker.io', 'registry.k8s.io', 'quay.io', 'ghcr.io', 'gcr.io'].sort(), [...MIRRORED_REGISTRIES].sort());
+  assert.equal(await readFile(join(dir, 'gcr.io', 'hosts.toml'), 'utf8'), renderMirrorHostsToml('gcr.io', '127.0.0.1:5000'));
 });

@@ -131,6 +131,32 @@ server = ${tomlString(url)}
 `;
 }
 
+/**
+ * The upstream registries a lab registry mirrors: manifests name their images there (`busybox` is
+ * `docker.io/library/busybox`), and the lab answers them from its image store first.
+ */
+export const MIRRORED_REGISTRIES = ['docker.io', 'registry.k8s.io', 'quay.io', 'ghcr.io', 'gcr.io'] as const;
+
+/** Where containerd pulls `upstream` from without hosts.toml (Docker Hub's API is not at docker.io). */
+export function upstreamServer(upstream: string): string {
+  return upstream === 'docker.io' ? 'https://registry-1.docker.io' : `https://${upstream}`;
+}
+
+/**
+ * `certs.d/<upstream>/hosts.toml` content sending pulls of `upstream` to the plain-HTTP registry
+ * `mirror` (`host:port`) first; containerd falls back to `server` (default: the upstream's own)
+ * only when the mirror fails. containerd asks the mirror for `/v2/<name>/…?ns=<upstream>`.
+ */
+export function renderMirrorHostsToml(upstream: string, mirror: string, server: string = upstreamServer(upstream)): string {
+  const url = `http://${mirror}`;
+  return `# Written by nodelet: pulls of ${upstream} try the lab registry ${mirror} first.
+server = ${tomlString(server)}
+
+[host.${tomlString(url)}]
+  capabilities = ["pull", "resolve"]
+`;
+}
+
 /** A bridge + host-local conflist (containerd adds loopback itself). No masquerade: lab traffic stays local. */
 export function renderBridgeConflist(o: { networkName: string; bridge: string; subnet: string; ipamDataDir: string }): string {
   return (

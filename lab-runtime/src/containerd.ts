@@ -9,7 +9,7 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AgentError, delay } from '@nodelet/base';
-import { type ContainerdConfigOptions, renderContainerdConfig, renderHostsToml } from './containerd-config.js';
+import { type ContainerdConfigOptions, MIRRORED_REGISTRIES, renderContainerdConfig, renderHostsToml, renderMirrorHostsToml } from './containerd-config.js';
 import { type CriVersion, probeCri } from './cri-probe.js';
 import { crunForLab } from './crun.js';
 import { connect as netConnect } from 'node:net';
@@ -47,6 +47,8 @@ export interface ContainerdFilesOptions {
   cniConfDir: string;
   /** `host:port` of every plain-HTTP registry to write a hosts.toml for. */
   plainHttpRegistries: string[];
+  /** `host:port` of the plain-HTTP registry that mirrors MIRRORED_REGISTRIES (the lab registry); none when unset. */
+  mirror?: string;
   systemdCgroup?: boolean;
   /** crun for a `crun` runtime handler; default: crunForLab (crun when installed), `''` for none. */
   crunBinary?: string;
@@ -72,6 +74,19 @@ export async function writeContainerdFiles(p: ContainerdPaths, o: ContainerdFile
   for (const host of o.plainHttpRegistries) {
     await mkdir(join(p.certsDir, host), { recursive: true });
     await writeFile(join(p.certsDir, host, 'hosts.toml'), renderHostsToml(host));
+  }
+  if (o.mirror) await writeMirrorHosts(p.certsDir, o.mirror);
+}
+
+/**
+ * Writes `<certsDir>/<upstream>/hosts.toml` for every MIRRORED_REGISTRIES entry, sending its pulls
+ * to `mirror` first. `upstreamServer` replaces the upstreams' own servers (tests point it at a
+ * closed loopback port so a pull the mirror cannot answer never leaves the machine).
+ */
+export async function writeMirrorHosts(certsDir: string, mirror: string, upstreamServer?: string): Promise<void> {
+  for (const upstream of MIRRORED_REGISTRIES) {
+    await mkdir(join(certsDir, upstream), { recursive: true });
+    await writeFile(join(certsDir, upstream, 'hosts.toml'), renderMirrorHostsToml(upstream, mirror, upstreamServer));
   }
 }
 

@@ -75,6 +75,7 @@ async function upLocked(paths: ContainerdPaths, o: LabRuntimeOptions): Promise<L
     cniBinDir: o.cniBinDir ?? DEFAULT_CNI_BIN_DIR,
     cniConfDir: o.cniConfDir ?? DEFAULT_CNI_CONF_DIR,
     plainHttpRegistries: [registry],
+    mirror: registry,
     systemdCgroup: o.systemdCgroup ?? false,
   });
   const running = await startContainerd(paths, { background: true, readyTimeoutMs: o.readyTimeoutMs, signal: o.signal, ...(o.netns ? { netns: o.netns } : {}) });

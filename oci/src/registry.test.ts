@@ -10,8 +10,10 @@ import { initStore, putBlob, tagImage } from './layout.js';
 import { MediaType } from './media-types.js';
 import { parseRange, type Registry, startRegistry } from './registry.js';
 import { listRegistryImages } from './registry-list.js';
+import { mirroredRepositoryOf, storeNameOf } from './store-name.js';
 
 interface Fixture {
+  root: string;
   reg: Registry;
   layer: Buffer;
   layerDigest: string;
@@ -37,7 +39,7 @@ async function fixture(t: { after(fn: () => Promise<void>): void }, basicAuth?: 
   await tagImage(root, 'lab/app', 'v2', { mediaType: MediaType.ociManifest, ...m });
   const reg = await startRegistry({ root, basicAuth });
   t.after(() => reg.close());
-  return { reg, layer, layerDigest: l.digest, manifestDigest: m.digest, manifestBody };
+  return { root, reg, layer, layerDigest: l.digest, manifestDigest: m.digest, manifestBody };
 }
 
 async function errorCode(res: Response): Promise<string> {
@@ -216,4 +218,56 @@ test('basicAuth: requests without the credentials get 401 UNAUTHORIZED with a Ba
   assert.equal(ok.status, 200);
   assert.equal(ok.headers.get('docker-content-digest'), manifestDigest);
   await ok.body?.cancel();
+});
+
+test('mirror naming: the ns of an upstream name maps to the store name it was imported under', () => {
+  const cases: [string, string, string][] = [
+    ['docker.io', 'library/busybox', 'busybox'],
+    ['docker.io', 'acme/web', 'acme/web'],
+    ['index.docker.io', 'library/busybox', 'busybox'],
+    ['quay.io', 'x/y', 'x/y'],
+    ['quay.io', 'library/busybox', 'library/busybox'], // only Docker Hub's official images drop library/
+    ['registry.k8s.io', 'pause', 'pause'],
+    ['ghcr.io', 'acme/tools/web', 'acme/tools/web'],
+    ['127.0.0.1:5000', 'lab/web', 'lab/web'],
+  ];
+  for (const [ns, name, want] of cases) {
+    assert.equal(mirroredRepositoryOf(ns, name), want, `${ns}/${name}`);
+    // The same mapping as an import of that reference: what is imported is what the mirror serves.
+    assert.equal(mirroredRepositoryOf(ns, name), storeNameOf(`${ns}/${name}:1`).name);
+  }
+  for (const [ns, name] of [['library', 'busybox'], ['docker.io', 'Busy/box'], ['docker.io', ''], ['', 'busybox']] as const) {
+    assert.throws(() => mirroredRepositoryOf(ns, name), (e: unknown) => hasCode(e, 'ERR_INVALID_ARGUMENT'), `${ns}/${name}`);
+  }
+});
+
+test('a mirror request (?ns=) is served from the store name: docker.io library/busybox is busybox, quay.io x/y is x/y', async (t) => {
+  const { root, reg, manifestDigest, manifestBody, layerDigest } = await fixture(t);
+  const desc = { mediaType: MediaType.ociManifest, digest: manifestDigest, size: Buffer.byteLength(manifestBody) };
+  await tagImage(root, 'busybox', 'latest', desc);
+  await tagImage(root, 'x/y', '1', desc);
+
+  for (const path of ['/v2/library/busybox/manifests/latest?ns=docker.io', '/v2/x/y/manifests/1?ns=quay.io', `/v2/library/busybox/manifests/${manifestDigest}?ns=docker.io`]) {
+    const res = await fetch(reg.url + path);
+    assert.equal(res.status, 200, path);
+    assert.equal(res.headers.get('docker-content-digest'), manifestDigest, path);
+    assert.equal(await res.text(), manifestBody, path);
+  }
+  const blob = await fetch(`${reg.url}/v2/library/busybox/blobs/${layerDigest}?ns=docker.io`);
+  assert.equal(blob.status, 200);
+  await blob.body?.cancel();
+  const tags = await fetch(`${reg.url}/v2/x/y/tags/list?ns=quay.io`);
+  assert.deepEqual(await tags.json(), { name: 'x/y', tags: ['1'] });
+
+  const cases: [string, number, string][] = [
+    ['/v2/library/busybox/manifests/latest', 404, 'NAME_UNKNOWN'], // no ns: the store's own names only
+    ['/v2/library/busybox/manifests/latest?ns=quay.io', 404, 'NAME_UNKNOWN'], // library/ is Docker Hub's alone
+    ['/v2/library/busybox/manifests/nope?ns=docker.io', 404, 'MANIFEST_UNKNOWN'],
+    ['/v2/busybox/manifests/latest?ns=library', 400, 'NAME_INVALID'], // ns must be a registry host
+  ];
+  for (const [path, status, code] of cases) {
+    const res = await fetch(reg.url + path);
+    assert.equal(res.status, status, path);
+    assert.equal(await errorCode(res), code, path);
+  }
 });

@@ -16,16 +16,21 @@
  * loopback or a lab network only. Optionally every request must carry HTTP Basic credentials
  * (`basicAuth`, for tests of image pull secrets): without them the answer is 401 UNAUTHORIZED
  * with a `WWW-Authenticate: Basic` challenge, as the distribution spec's token-less registries do.
+ *
+ * Mirror naming: containerd pulling `<host>/<name>` through a mirror (hosts.toml) asks for
+ * `/v2/<name>/…?ns=<host>`; the repository is then the store name of `<host>/<name>`
+ * (`library/busybox?ns=docker.io` → `busybox`, `x/y?ns=quay.io` → `x/y`; store-name.ts).
  */
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { AgentError, type Logger, noopLogger } from '@nodelet/base';
+import { AgentError, hasCode, type Logger, noopLogger } from '@nodelet/base';
 import { isDigest } from './digest.js';
 import { blobPath, listImages, type StoredImage } from './layout.js';
 import { MANIFEST_MEDIA_TYPES, MediaType } from './media-types.js';
 import { isRepositoryName, isTag } from './reference.js';
+import { mirroredRepositoryOf } from './store-name.js';
 
 export interface RegistryOptions {
   /** Image store (OCI layout) to serve. */
@@ -134,16 +139,18 @@ async function handle(root: string, req: IncomingMessage, res: ServerResponse): 
     return sendJson(res, method, 200, { repositories: names });
   }
 
+  const ns = url.searchParams.get('ns');
   const tags = TAGS_ROUTE.exec(path);
   if (tags) {
-    const name = tags[1]!;
+    const name = repositoryFor(tags[1]!, ns);
     const images = await imagesOf(root, name);
     return sendJson(res, method, 200, { name, tags: images.map((i) => i.tag) });
   }
 
   const m = ROUTE.exec(path);
   if (!m) throw new RegistryHttpError(404, 'UNSUPPORTED', `"${path}" is not a registry API path`);
-  const [, name, kind, ref] = m as unknown as [string, string, 'manifests' | 'blobs', string];
+  const [, requested, kind, ref] = m as unknown as [string, string, 'manifests' | 'blobs', string];
+  const name = repositoryFor(requested, ns);
   const images = await imagesOf(root, name);
 
   if (kind === 'manifests') {
@@ -201,6 +208,17 @@ async function handle(root: string, req: IncomingMessage, res: ServerResponse): 
   res.writeHead(200, { ...headers, 'Content-Length': size });
   if (method === 'HEAD' || size === 0) return void res.end();
   streamFile(file, res, 0, size - 1);
+}
+
+/** The store repository a request for `name` means: itself, or its mirror name when the request names its upstream `ns`. */
+function repositoryFor(name: string, ns: string | null): string {
+  if (ns === null) return name;
+  try {
+    return mirroredRepositoryOf(ns, name);
+  } catch (err) {
+    if (hasCode(err, 'ERR_INVALID_ARGUMENT')) throw new RegistryHttpError(400, 'NAME_INVALID', (err as Error).message, { name, ns });
+    throw err;
+  }
 }
 
 /** Images of repository `name`; NAME_INVALID / NAME_UNKNOWN otherwise. */

@@ -22,8 +22,40 @@ export interface StoreName {
 export function storeNameOf(reference: string): StoreName {
   const ref = parseImageReference(reference);
   if (ref.tag === undefined) throw new AgentError('ERR_INVALID_ARGUMENT', `image reference "${reference}" has a digest but no tag: a store names images by tag`);
-  const official = ref.domain === DEFAULT_DOMAIN && /^library\/[^/]+$/.test(ref.path);
-  return { name: official ? ref.path.slice('library/'.length) : ref.path, tag: ref.tag };
+  return { name: storeRepositoryOf(ref.domain, ref.path), tag: ref.tag };
+}
+
+/** The store repository of `domain/path` (a parsed reference's parts): the path, less Docker Hub's `library/`. */
+function storeRepositoryOf(domain: string, path: string): string {
+  const official = domain === DEFAULT_DOMAIN && /^library\/[^/]+$/.test(path);
+  return official ? path.slice('library/'.length) : path;
+}
+
+/**
+ * The store repository a registry mirror serves for repository `name` of upstream registry `ns`
+ * (containerd adds `?ns=<host>` when it pulls `<host>/<name>` through a mirror): the store name
+ * `ns/name` was imported under, so `library/busybox` of `docker.io` is `busybox`, `x/y` of
+ * `quay.io` is `x/y`. ERR_INVALID_ARGUMENT when `ns` is not a registry host or `name` is invalid.
+ */
+export function mirroredRepositoryOf(ns: string, name: string): string {
+  let ref;
+  try {
+    ref = parseImageReference(`${ns}/${name}`);
+  } catch (err) {
+    throw new AgentError('ERR_INVALID_ARGUMENT', `repository "${name}" of registry "${ns}" is invalid: ${(err as Error).message}`, { cause: err });
+  }
+  // A non-host `ns` ("library") would parse as the first path component, not as the domain.
+  if (!isRegistryHost(ns)) throw new AgentError('ERR_INVALID_ARGUMENT', `"${ns}" is not a registry host`);
+  return storeRepositoryOf(ref.domain, ref.path);
+}
+
+/** Whether `s` is taken as a registry host in front of a path (Docker's rule: `.`, `:`, `localhost`…). */
+function isRegistryHost(s: string): boolean {
+  try {
+    return parseImageReference(`${s}/a/b`).path === 'a/b';
+  } catch {
+    return false;
+  }
 }
 
 /** The fully qualified reference an exported image is named with (`busybox:latest` → `docker.io/library/busybox:latest`). */

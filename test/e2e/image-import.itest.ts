@@ -3,7 +3,8 @@
 // directory with `.wh..wh..opq`), as a docker save archive and as an OCI image-layout tar, into
 // the store the lab's registry serves; then a pod of each printed pull reference runs on the lab
 // cluster, and the container's filesystem is the layers merged with the whiteouts applied.
-// Finally containerd's own importer (`ctr images import`) reads what `nodelet image export` writes.
+// Then the same image imported as quay.io/x/y:1 and the lab busybox run by their unmodified names
+// through the registry mirror. Finally containerd's own importer (`ctr images import`) reads what `nodelet image export` writes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -74,6 +75,22 @@ test('nodelet image import: docker save and OCI archives with whiteouts run as p
     assert.equal(await exec('/bin/sh', '-c', 'test -e /etc/gone.txt && echo present || echo absent'), 'absent\n', 'deleted by .wh.gone.txt');
     assert.equal(await exec('/bin/busybox', 'ls', '-A', '/opq'), 'new.txt\n', 'emptied by .wh..wh..opq, then only the top layer\'s entry');
     assert.equal(await exec('/bin/busybox', 'cat', '/opq/new.txt'), 'from the top layer\n', 'a file of the zstd layer');
+    await k('delete', 'pod', pod, '--wait=false');
+  }
+
+  // 3b. Unmodified names through the lab registry mirror (certs.d/<upstream>/hosts.toml): an
+  //     archive imported as quay.io/x/y:1 runs by that name, and `busybox` is the store's busybox.
+  //     Only images the store holds are pulled, so containerd never falls back to the upstream.
+  const r = await run(NODELET, ['image', 'import', dockerTar, '--tag', 'quay.io/x/y:1', '--store', imagesDir, '--registry', registry]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, `imported x/y:1 ${img.manifestDigest}, pull it as ${registry}/x/y:1\n`);
+  for (const [pod, ref, args, probe, want] of [
+    ['mirrored-quay', 'quay.io/x/y:1', [], ['/bin/busybox', 'cat', '/base.txt'], 'from the lowest layer\n'],
+    ['mirrored-busybox', 'busybox', ['--', 'sleep', '3600'], ['cat', '/etc/group'], 'root:x:0:\nnogroup:x:65534:\n'],
+  ] as const) {
+    await k('run', pod, `--image=${ref}`, '--restart=Never', ...args);
+    await pollUntil(`pod ${pod} running ${ref}`, async () => ((await k('get', 'pod', pod, '-o', 'jsonpath={.status.phase}')).trim() === 'Running' ? true : undefined), { timeoutMs: 120_000, intervalMs: 250 });
+    assert.equal(await k('exec', pod, '--', ...probe), want, `${pod} runs the store's image`);
     await k('delete', 'pod', pod, '--wait=false');
   }
 

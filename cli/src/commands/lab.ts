@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { defaultLabOptions, labDown, labPaths, labUp, type LabOptions } from './lab/cluster.js';
 import { labAddNode, labRemoveNode, type LabNodeOptions } from './lab/add-node.js';
 import { runningPid } from './lab/processes.js';
+import { DEFAULT_IMAGE_STORE } from '@nodelet/oci';
 
 const DEFAULT_NODE_NETWORK_BRIDGE = 'nodelet-nodes';
 
@@ -61,9 +62,12 @@ function toNodeOptions(f: Record<string, unknown>): LabNodeOptions {
 export function register(program: Command): void {
   const lab = program.command('lab').description('a one-node lab cluster on this machine (make up / make down)');
 
-  labFlags(lab.command('up').description('start containerd, nodelet server and nodelet agent; wait until the node is Ready')).action(async (f) => {
-    const r = await labUp({ ...toOptions(f), log: (l) => process.stdout.write(`  ${l}\n`) });
-    process.stdout.write(`
+  labFlags(lab.command('up').description('start containerd, nodelet server and nodelet agent; wait until the node is Ready'))
+    // One default store: the lab registry serves the store `nodelet image import|build` write by default.
+    .option('--store <dir>', 'image store the lab registry serves (the lab images are built into it)', DEFAULT_IMAGE_STORE)
+    .action(async (f) => {
+      const r = await labUp({ ...toOptions(f), imagesDir: f.store as string, log: (l) => process.stdout.write(`  ${l}\n`) });
+      process.stdout.write(`
 nodelet lab cluster is up: node "${r.nodeName}" is Ready.
 
   kubeconfig:  ${r.kubeconfig}
@@ -83,7 +87,7 @@ Next:
   nodelet cri -r ${r.runtimeEndpoint} ps -a     # what the node runs, crictl-style
 Stop everything with: make down
 `);
-  });
+    });
 
   labFlags(lab.command('down').description('stop the lab cluster and remove everything it created'))
     .option('--keep-state', 'keep the state dir (server data, images pulled)')
