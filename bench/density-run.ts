@@ -20,6 +20,7 @@ import { createInterface } from 'node:readline';
 import { ApiClient, DEPLOYMENTS, LEASES, loadKubeconfig, NAMESPACES, NODES, PODS, SERVICEACCOUNTS, type Deployment, type Pod } from '@nodelet/api';
 import { hasCode, pollUntil } from '@nodelet/base';
 import { freePort, terminateChild } from '@nodelet/base/testing';
+import { placement, placementViolations, type Workload } from './lib/placement.js';
 import { startTestEtcd, type TestEtcd } from '../control-plane/src/storage/testing/etcd.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -42,8 +43,6 @@ export interface RunSpec {
    */
   workload: Workload;
 }
-
-export type Workload = 'plain' | 'spread';
 
 export interface RunResult extends RunSpec {
   pods: number;
@@ -115,31 +114,7 @@ function nodelet(spec: RunSpec, args: string[], log: string): ChildProcess {
   return child;
 }
 
-const HOSTNAME = 'kubernetes.io/hostname';
-
-/** The `spread` workload's placement rule of Deployment `index` (see RunSpec.workload). */
-function placement(workload: Workload, name: string, index: number): Pod['spec'] {
-  if (workload === 'plain') return undefined;
-  const labelSelector = { matchLabels: { app: name } };
-  return index % 2 === 0
-    ? { containers: [], topologySpreadConstraints: [{ maxSkew: 1, topologyKey: HOSTNAME, whenUnsatisfiable: 'DoNotSchedule', labelSelector }] }
-    : { containers: [], affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: HOSTNAME, labelSelector }] } } };
-}
-
-/** Deployments (of those created) whose Running pods break the rule `placement` gave them. */
-function placementViolations(workload: Workload, deployments: number, nodes: string[], running: Pod[]): number {
-  if (workload === 'plain') return 0;
-  let bad = 0;
-  for (let i = 0; i < deployments; i++) {
-    const perNode = new Map(nodes.map((n) => [n, 0]));
-    for (const p of running) if (p.metadata.labels?.app === `d${i}` && p.spec?.nodeName) perNode.set(p.spec.nodeName, (perNode.get(p.spec.nodeName) ?? 0) + 1);
-    const counts = [...perNode.values()];
-    if (i % 2 === 0 ? Math.max(...counts) - Math.min(...counts) > 1 : Math.max(...counts) > 1) bad++;
-  }
-  return bad;
-}
-
-function deployment(name: string, replicas: number, rule: Pod['spec']): Deployment {
+function deployment(name: string, replicas: number, rule: ReturnType<typeof placement>): Deployment {
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',

@@ -15,7 +15,8 @@
  */
 import { parseArgs } from 'node:util';
 import { writeBenchResults, type BenchFigure } from './lib/results.js';
-import { densityRun, type RunResult, type RunSpec, type Workload } from './density-run.js';
+import { densityRun, type RunResult, type RunSpec } from './density-run.js';
+import type { Workload } from './lib/placement.js';
 
 const { values: args } = parseArgs({
   options: {
