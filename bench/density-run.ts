@@ -20,6 +20,7 @@ import { createInterface } from 'node:readline';
 import { ApiClient, DEPLOYMENTS, LEASES, loadKubeconfig, NAMESPACES, NODES, PODS, SERVICEACCOUNTS, type Deployment, type Pod } from '@nodelet/api';
 import { hasCode, pollUntil } from '@nodelet/base';
 import { freePort, terminateChild } from '@nodelet/base/testing';
+import { placement, placementViolations, type Workload } from './lib/placement.js';
 import { startTestEtcd, type TestEtcd } from '../control-plane/src/storage/testing/etcd.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -35,6 +36,12 @@ export interface RunSpec {
   source: boolean;
   /** Deadline for every pod to be Running. */
   timeoutMs: number;
+  /**
+   * `plain`: bare pods. `spread`: even-numbered Deployments carry a topology spread constraint
+   * (maxSkew 1 on the hostname, DoNotSchedule), odd-numbered ones required pod anti-affinity on the
+   * hostname (at most one replica a node, so replicas ≤ nodes).
+   */
+  workload: Workload;
 }
 
 export interface RunResult extends RunSpec {
@@ -59,6 +66,8 @@ export interface RunResult extends RunSpec {
   hollowWatchesOpen: number;
   hollowWatchEvents: number;
   leaseRenewalsPerSec: number;
+  /** Deployments whose Running pods break their placement rule (spread skew > 1, two anti-affine on a node). */
+  placementViolations: number;
   wallS: number;
 }
 
@@ -105,7 +114,7 @@ function nodelet(spec: RunSpec, args: string[], log: string): ChildProcess {
   return child;
 }
 
-function deployment(name: string, replicas: number): Deployment {
+function deployment(name: string, replicas: number, rule: ReturnType<typeof placement>): Deployment {
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -113,7 +122,7 @@ function deployment(name: string, replicas: number): Deployment {
     spec: {
       replicas,
       selector: { matchLabels: { app: name } },
-      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10' }] } },
+      template: { metadata: { labels: { app: name } }, spec: { ...rule, containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10' }] } },
     },
   };
 }
@@ -207,7 +216,7 @@ export async function densityRun(spec: RunSpec, progress: (msg: string) => void,
     const tBurst = performance.now();
     const leases0 = leaseRenewals;
     try {
-      await Promise.all(Array.from({ length: spec.deployments }, (_v, i) => api.create(DEPLOYMENTS, deployment(`d${i}`, spec.replicas))));
+      await Promise.all(Array.from({ length: spec.deployments }, (_v, i) => api.create(DEPLOYMENTS, deployment(`d${i}`, spec.replicas, placement(spec.workload, `d${i}`, i)))));
       let last = -1;
       await pollUntil(`${pods} pods Running`, () => {
         const n = [...seen.values()].filter((s) => s.running !== undefined).length;
@@ -236,6 +245,8 @@ export async function densityRun(spec: RunSpec, progress: (msg: string) => void,
     const precise = [...all.map((s) => (s.running! - s.added) / 1000), ...never];
     const boundPods = [...seen.values()].filter((s) => s.bound !== undefined);
     const bound = [...boundPods.map((s) => (s.bound! - s.added) / 1000), ...Array<number>(Math.max(0, pods - boundPods.length)).fill(Infinity)];
+    const nodeNames = (await api.list(NODES)).items.map((n) => n.metadata.name!);
+    const runningPods = (await api.list(PODS, { namespace: NS, fieldSelector: 'status.phase=Running' })).items;
     const binds = boundPods.map((s) => s.bound!).sort((a, b) => a - b);
     const bindSpanS = binds.length > 1 ? (binds.at(-1)! - binds[0]!) / 1000 : NaN;
     return {
@@ -261,6 +272,7 @@ export async function densityRun(spec: RunSpec, progress: (msg: string) => void,
       hollowWatchesOpen: stat.watchesOpen,
       hollowWatchEvents: stat.watchEvents - events0,
       leaseRenewalsPerSec: renewals / burstS,
+      placementViolations: placementViolations(spec.workload, spec.deployments, nodeNames, runningPods),
       wallS: (performance.now() - t0) / 1000,
     };
   } finally {

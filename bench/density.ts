@@ -2,11 +2,13 @@
  * bench/density: the control plane at scale with hollow nodes (docs/hollow-nodes.md).
  *
  *   node --conditions=source --import tsx bench/density.ts [--nodes 100] [--deployments 30] [--replicas 100]
- *        [--store sqlite|etcd|both] [--svg] [--source] [--timeout 300]
+ *        [--store sqlite|etcd|both] [--workload plain|spread] [--svg] [--source] [--timeout 300]
  *
  * Per store, a baseline run (10 nodes, 3 Deployments of 100) then the measured size (default 100
  * nodes, 30 Deployments of 100 = 3,000 pods), each on a fresh `nodelet server` and a fresh
- * `nodelet hollow` (bench/density-run.ts). Prints create → Running p50/p99 with the pod-startup
+ * `nodelet hollow` (bench/density-run.ts). `--workload spread` gives half the Deployments a
+ * topology spread constraint and half required pod anti-affinity (both on the hostname; replicas
+ * ≤ nodes) and counts the Deployments whose placement breaks its rule. Prints create → Running p50/p99 with the pod-startup
  * SLO line, scheduler throughput, API server RSS and CPU, watch fan-out and lease renewals, each
  * beside the baseline, and the wall time. Runs the built dist (`npx tsc -b` first) unless
  * --source. Writes bench/results/density.json (and .svg with --svg).
@@ -14,6 +16,7 @@
 import { parseArgs } from 'node:util';
 import { writeBenchResults, type BenchFigure } from './lib/results.js';
 import { densityRun, type RunResult, type RunSpec } from './density-run.js';
+import type { Workload } from './lib/placement.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -21,6 +24,7 @@ const { values: args } = parseArgs({
     deployments: { type: 'string', default: '30' },
     replicas: { type: 'string', default: '100' },
     store: { type: 'string', default: 'both' },
+    workload: { type: 'string', default: 'plain' },
     svg: { type: 'boolean', default: false },
     source: { type: 'boolean', default: false },
     timeout: { type: 'string', default: '300' },
@@ -41,6 +45,11 @@ function stores(v: string): Array<'sqlite' | 'etcd'> {
   if (v === 'both') return ['sqlite', 'etcd'];
   if (v === 'sqlite' || v === 'etcd') return [v];
   throw new Error(`--store must be sqlite, etcd or both, got "${v}"`);
+}
+
+function workload(v: string): Workload {
+  if (v === 'plain' || v === 'spread') return v;
+  throw new Error(`--workload must be plain or spread, got "${v}"`);
 }
 
 const fmt = (n: number, d = 2): string => (n === Infinity ? 'never' : Number.isFinite(n) ? n.toFixed(d) : '-');
@@ -66,18 +75,19 @@ const ROWS: Array<[string, (r: RunResult) => string]> = [
   ['hollow watches open', (r) => String(r.hollowWatchesOpen)],
   ['watch events to hollow nodes (burst)', (r) => String(r.hollowWatchEvents)],
   ['lease renewals/s', (r) => fmt(r.leaseRenewalsPerSec, 1)],
+  ['placement rule violations (Deployments)', (r) => (r.workload === 'plain' ? '-' : String(r.placementViolations))],
   ['run wall time (s)', (r) => fmt(r.wallS, 0)],
 ];
 
 function table(runs: RunResult[]): string {
-  const head = ['', ...runs.map((r) => `${r.store} ${r.nodes}n×${r.pods}p`)];
+  const head = ['', ...runs.map((r) => `${r.store} ${r.workload} ${r.nodes}n×${r.pods}p`)];
   const rows = [head, ...ROWS.map(([label, f]) => [label, ...runs.map(f)])];
   const w = head.map((_h, i) => Math.max(...rows.map((r) => r[i]!.length)));
   return rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(w[i]!) : c.padStart(w[i]!))).join('  ')).join('\n');
 }
 
 function figures(main: RunResult, base: RunResult | undefined): BenchFigure[] {
-  const group = `${main.store}, ${main.nodes} nodes × ${main.pods} pods`;
+  const group = `${main.store}${main.workload === 'plain' ? '' : ` ${main.workload}`}, ${main.nodes} nodes × ${main.pods} pods`;
   const b = (v: (r: RunResult) => number) => (base ? { baseline: { label: `${base.nodes} nodes × ${base.pods} pods`, value: v(base) } } : {});
   // A pod that never ran (timed out) has no finite time: the figure shows the deadline, a lower bound.
   const finite = (v: (r: RunResult) => number) => (r: RunResult): number => (Number.isFinite(v(r)) ? v(r) : r.timeoutMs / 1000);
@@ -97,7 +107,8 @@ function figures(main: RunResult, base: RunResult | undefined): BenchFigure[] {
 
 /** One line per finished run, printed at once so a long bench shows its figures as it goes. */
 function runLine(r: RunResult): string {
-  return `${r.store} ${r.nodes} nodes × ${r.pods} pods: Running ${r.running}/${r.pods}, create → Running p50 ${fmt(r.startupP50S)} s p99 ${fmt(r.startupP99S)} s, ` +
+  const rule = r.workload === 'plain' ? '' : `, ${r.placementViolations} Deployments breaking their placement rule`;
+  return `${r.store} ${r.workload} ${r.nodes} nodes × ${r.pods} pods: Running ${r.running}/${r.pods}${rule}, create → Running p50 ${fmt(r.startupP50S)} s p99 ${fmt(r.startupP99S)} s, ` +
     `${fmt(r.podsBoundPerSec, 0)} pods bound/s, server RSS ${fmt(r.serverRssPeakMiB, 0)}/${fmt(r.serverRssEndMiB, 0)} MiB, CPU ${fmt(r.serverCpuBurstS, 1)} s, ` +
     `${r.hollowWatchesOpen} watches, ${r.hollowWatchEvents} events, ${fmt(r.leaseRenewalsPerSec, 1)} renewals/s; ${sloLine(r)}`;
 }
@@ -105,7 +116,10 @@ function runLine(r: RunResult): string {
 async function main(): Promise<void> {
   const t0 = performance.now();
   const size = { nodes: positive('nodes', args.nodes), deployments: positive('deployments', args.deployments), replicas: positive('replicas', args.replicas) };
-  const common = { source: args.source, timeoutMs: positive('timeout', args.timeout) * 1000 };
+  const common = { source: args.source, timeoutMs: positive('timeout', args.timeout) * 1000, workload: workload(args.workload) };
+  // Required anti-affinity on the hostname runs at most one replica a node.
+  if (common.workload === 'spread' && size.replicas > size.nodes) throw new Error(`--workload spread needs --replicas ≤ --nodes (anti-affinity: one replica a node), got ${size.replicas} > ${size.nodes}`);
+  const baseline = common.workload === 'spread' ? { ...BASELINE, replicas: Math.min(BASELINE.replicas, BASELINE.nodes) } : BASELINE;
   const log = (m: string): void => void process.stderr.write(`${((performance.now() - t0) / 1000).toFixed(0).padStart(4)} s  ${m}\n`);
   // Ctrl-C/SIGTERM ends the current run through its cleanup: servers, hollow nodes and etcd stopped by PID.
   const interrupted = new AbortController();
@@ -115,7 +129,7 @@ async function main(): Promise<void> {
   for (const store of stores(args.store)) {
     let base: RunResult | undefined;
     if (!args['no-baseline']) {
-      const spec: RunSpec = { store, ...BASELINE, ...common };
+      const spec: RunSpec = { store, ...baseline, ...common };
       log(`${store}: baseline ${spec.nodes} nodes, ${spec.deployments}×${spec.replicas} pods`);
       runs.push((base = await densityRun(spec, (m) => log(`${store} baseline: ${m}`), interrupted.signal)));
       log(runLine(base));
@@ -132,7 +146,7 @@ async function main(): Promise<void> {
   console.log(table(runs));
   console.log('');
   for (const r of runs) console.log(`${r.store} ${r.nodes} nodes × ${r.pods} pods: ${sloLine(r)}`);
-  const { json, svg } = writeBenchResults('density', pairs.flatMap((p) => figures(p.main, p.base)), { details: { runs, wallS }, svg: args.svg });
+  const { json, svg } = writeBenchResults(common.workload === 'plain' ? 'density' : `density-${common.workload}`, pairs.flatMap((p) => figures(p.main, p.base)), { details: { runs, wallS }, svg: args.svg });
   console.log(`\nwall time ${fmt(wallS, 0)} s (${(wallS / 60).toFixed(1)} min); results: ${json}${svg ? `, ${svg}` : ''}`);
 }
 
