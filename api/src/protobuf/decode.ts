@@ -16,6 +16,7 @@ import { AUTHENTICATION_V1_PROTO, AUTHORIZATION_V1_REVIEWS_PROTO, RBAC_V1_PROTO 
 import { BATCH_V1_PROTO } from './schema-batch.js';
 import { POLICY_V1_PROTO } from './schema-policy.js';
 import { CORE_V1_QUOTA_PROTO, SCHEDULING_V1_PROTO } from './schema-quota.js';
+import { AUTOSCALING_V2_PROTO } from './schema-autoscaling.js';
 import { readMessage, UnknownField } from './read-message.js';
 
 export const PROTOBUF_MAGIC = Uint8Array.of(0x6b, 0x38, 0x73, 0x00);
@@ -37,6 +38,7 @@ const MESSAGE_BY_GVK: Readonly<Record<string, string>> = {
   'v1/ResourceQuota': 'k8s.io.api.core.v1.ResourceQuota',
   'v1/LimitRange': 'k8s.io.api.core.v1.LimitRange',
   'scheduling.k8s.io/v1/PriorityClass': 'k8s.io.api.scheduling.v1.PriorityClass',
+  'autoscaling/v2/HorizontalPodAutoscaler': 'k8s.io.api.autoscaling.v2.HorizontalPodAutoscaler',
   'authorization.k8s.io/v1/SelfSubjectAccessReview': 'k8s.io.api.authorization.v1.SelfSubjectAccessReview',
   'authorization.k8s.io/v1/SelfSubjectRulesReview': 'k8s.io.api.authorization.v1.SelfSubjectRulesReview',
   'authorization.k8s.io/v1/SubjectAccessReview': 'k8s.io.api.authorization.v1.SubjectAccessReview',
@@ -64,7 +66,7 @@ export function protobufRoot(): protobuf.Root {
 function root(): protobuf.Root {
   if (rootCache) return rootCache;
   const r = new protobuf.Root();
-  for (const text of [META_PROTO, RUNTIME_PROTO, RESOURCE_PROTO, INTSTR_PROTO, CORE_V1_PROTO, CORE_V1_POD_PROTO, APPS_V1_PROTO, BATCH_V1_PROTO, POLICY_V1_PROTO, AUTHORIZATION_V1_PROTO, AUTHORIZATION_V1_REVIEWS_PROTO, AUTHENTICATION_V1_PROTO, RBAC_V1_PROTO, CORE_V1_QUOTA_PROTO, SCHEDULING_V1_PROTO]) {
+  for (const text of [META_PROTO, RUNTIME_PROTO, RESOURCE_PROTO, INTSTR_PROTO, CORE_V1_PROTO, CORE_V1_POD_PROTO, APPS_V1_PROTO, BATCH_V1_PROTO, POLICY_V1_PROTO, AUTHORIZATION_V1_PROTO, AUTHORIZATION_V1_REVIEWS_PROTO, AUTHENTICATION_V1_PROTO, RBAC_V1_PROTO, CORE_V1_QUOTA_PROTO, SCHEDULING_V1_PROTO, AUTOSCALING_V2_PROTO]) {
     protobuf.parse(text, r, { keepCase: true });
   }
   r.resolveAll();

@@ -17,6 +17,7 @@ import { RBAC_AUTH_SCHEMAS } from './rbac-auth.js';
 import { LEASE_SLICE_SCHEMAS } from './lease-slice.js';
 import { QUOTA_SCHEDULING_SCHEMAS } from './quota-scheduling.js';
 import { ADMISSIONREGISTRATION_SCHEMAS } from './admissionregistration.js';
+import { AUTOSCALING_SCHEMAS } from './autoscaling.js';
 import { REF_PREFIX } from './dsl.js';
 import { applyFieldErrors, unknownFields, type UnknownFieldsOptions } from './unknown-fields.js';
 
@@ -37,6 +38,7 @@ export const API_SCHEMAS: Readonly<Record<string, JsonSchema>> = Object.freeze({
   ...LEASE_SLICE_SCHEMAS,
   ...QUOTA_SCHEDULING_SCHEMAS,
   ...ADMISSIONREGISTRATION_SCHEMAS,
+  ...AUTOSCALING_SCHEMAS,
 });
 
 const byGvk = new Map<string, string>();

@@ -11,5 +11,6 @@ export * from './node-k8s.js';
 export * from './rbac.js';
 export * from './certificates.js';
 export * from './quota.js';
+export * from './autoscaling.js';
 export * from './resources.js';
 export * from './admissionregistration.js';

@@ -9,3 +9,4 @@ export { validatePersistentVolume, validatePersistentVolumeClaimSpec, validateSt
 export * from './rbac.js';
 export { labelSelectorErrors, validatePodDisruptionBudgetSpec, validatePodDisruptionBudgetStatus, validateRuntimeClass } from './policy.js';
 export { defaultLimitRange, HIGHEST_USER_DEFINABLE_PRIORITY, SYSTEM_PRIORITY_CLASSES, validateLimitRange, validatePriorityClass, validateResourceQuota } from './quota.js';
+export { defaultHorizontalPodAutoscaler, defaultScaleDownRules, defaultScaleUpRules, validateHorizontalPodAutoscaler, validateHorizontalPodAutoscalerStatus } from './autoscaling.js';

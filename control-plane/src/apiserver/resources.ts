@@ -30,6 +30,8 @@ import { WEBHOOK_CONFIGURATION_TABLE } from './admission/webhook/table.js';
 import { PODDISRUPTIONBUDGET_TABLE, RUNTIMECLASS_TABLE } from './table/policy-node.js';
 import { limitRangeStrategy, priorityClassStrategy, resourceQuotaStrategy } from './strategies/quota.js';
 import { LIMITRANGE_TABLE, PRIORITYCLASS_TABLE, RESOURCEQUOTA_TABLE } from './table/quota.js';
+import { horizontalPodAutoscalerStrategy } from './strategies/autoscaling.js';
+import { HORIZONTALPODAUTOSCALER_TABLE } from './table/autoscaling.js';
 import { clusterRoleBindingStrategy, clusterRoleStrategy, roleBindingStrategy, roleStrategy } from './strategies/rbac.js';
 import {
   CONFIGMAP_TABLE,
@@ -179,6 +181,11 @@ export const RESOURCE_DEFS: readonly ResourceDef[] = [
   {
     group: 'scheduling.k8s.io', version: 'v1', kind: 'PriorityClass', plural: 'priorityclasses', singular: 'priorityclass', namespaced: false,
     shortNames: ['pc'], statusSubresource: false, subresources: [], table: PRIORITYCLASS_TABLE, strategy: priorityClassStrategy,
+  },
+  {
+    group: 'autoscaling', version: 'v2', kind: 'HorizontalPodAutoscaler', plural: 'horizontalpodautoscalers', singular: 'horizontalpodautoscaler',
+    namespaced: true, shortNames: ['hpa'], categories: ['all'], statusSubresource: true, subresources: [STATUS], table: HORIZONTALPODAUTOSCALER_TABLE,
+    strategy: horizontalPodAutoscalerStrategy,
   },
   {
     group: 'authorization.k8s.io', version: 'v1', kind: 'SelfSubjectAccessReview', plural: 'selfsubjectaccessreviews',
