@@ -1,7 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
-import { decodeProtobufObject } from './decode.js';
+import protobuf from 'protobufjs';
+import { decodeProtobufMessage, decodeProtobufObject, protobufRoot } from './decode.js';
+import { writeMessage } from './write-message.js';
 import { decodeProtobufList, parseWatchFrames } from './decode-stream.js';
 import { encodeProtobufList, encodeProtobufMessage, encodeProtobufObject, encodeWatchFrame, protobufEncodable } from './encode.js';
 
@@ -151,4 +153,31 @@ test('a list round-trips with its metadata, and a watch stream split anywhere de
     { type: 'ADDED', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', resourceVersion: '1' } } },
     { type: 'ERROR', object: { apiVersion: 'v1', kind: 'Status', status: 'Failure', code: 410, reason: 'Expired', message: 'too old' } },
   ]);
+});
+
+test('an autoscaling/v2 HorizontalPodAutoscaler round-trips with metrics, behavior and status (upstream field numbers)', () => {
+  const hpa = {
+    apiVersion: 'autoscaling/v2',
+    kind: 'HorizontalPodAutoscaler',
+    metadata: { name: 'web', namespace: 'default' },
+    spec: {
+      scaleTargetRef: { kind: 'Deployment', name: 'web', apiVersion: 'apps/v1' },
+      minReplicas: 1,
+      maxReplicas: 5,
+      metrics: [
+        { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 50 } } },
+        { type: 'ContainerResource', containerResource: { name: 'memory', target: { type: 'AverageValue', averageValue: '100Mi' }, container: 'app' } },
+      ],
+      behavior: { scaleUp: { selectPolicy: 'Max', policies: [{ type: 'Pods', value: 4, periodSeconds: 15 }], stabilizationWindowSeconds: 0 }, scaleDown: { stabilizationWindowSeconds: 300 } },
+    },
+    status: {
+      observedGeneration: 1, lastScaleTime: '2026-12-03T07:50:00Z', currentReplicas: 2, desiredReplicas: 4,
+      currentMetrics: [{ type: 'Resource', resource: { name: 'cpu', current: { averageValue: '90m', averageUtilization: 90 } } }],
+      conditions: [{ type: 'AbleToScale', status: 'True', lastTransitionTime: '2026-12-03T07:50:00Z', reason: 'SucceededRescale', message: 'm' }],
+    },
+  };
+  // Served as JSON (not a response kind): written with the table's writer, read as a request body.
+  const w = protobuf.Writer.create();
+  writeMessage(w, protobufRoot().lookupType('k8s.io.api.autoscaling.v2.HorizontalPodAutoscaler'), hpa, true);
+  assert.deepEqual(decodeProtobufMessage(hpa.apiVersion, hpa.kind, w.finish()), hpa);
 });

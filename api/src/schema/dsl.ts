@@ -40,6 +40,7 @@ const PREFIXES: Readonly<Record<string, string>> = {
   apps: 'io.k8s.api.apps.v1',
   batch: 'io.k8s.api.batch.v1',
   autoscaling: 'io.k8s.api.autoscaling.v1',
+  autoscalingv2: 'io.k8s.api.autoscaling.v2',
   policy: 'io.k8s.api.policy.v1',
   node: 'io.k8s.api.node.v1',
   storage: 'io.k8s.api.storage.v1',

@@ -21,6 +21,7 @@ import { APIEXTENSIONS_SCHEMAS } from './apiextensions.js';
 import { NETWORKING_SCHEMAS } from './networking.js';
 import { CORE_REPLICATION_SCHEMAS } from './core-replication.js';
 import { EVENTS_SCHEMAS } from './events.js';
+import { AUTOSCALING_SCHEMAS } from './autoscaling.js';
 import { REF_PREFIX } from './dsl.js';
 import { applyFieldErrors, unknownFields, type UnknownFieldsOptions } from './unknown-fields.js';
 
@@ -45,6 +46,7 @@ export const API_SCHEMAS: Readonly<Record<string, JsonSchema>> = Object.freeze({
   ...NETWORKING_SCHEMAS,
   ...CORE_REPLICATION_SCHEMAS,
   ...EVENTS_SCHEMAS,
+  ...AUTOSCALING_SCHEMAS,
 });
 
 const byGvk = new Map<string, string>();

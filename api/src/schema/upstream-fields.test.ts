@@ -21,6 +21,7 @@ const AFTER_V1_32: Readonly<Record<string, readonly string[]>> = {
   'io.k8s.api.apps.v1.DeploymentStatus': ['terminatingReplicas'],
   'io.k8s.api.apps.v1.ReplicaSetStatus': ['terminatingReplicas'],
   'io.k8s.api.discovery.v1.EndpointHints': ['forNodes'],
+  'io.k8s.api.autoscaling.v2.HPAScalingRules': ['tolerance'],
 };
 
 interface Attribute {

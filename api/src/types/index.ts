@@ -13,5 +13,6 @@ export * from './rbac.js';
 export * from './certificates.js';
 export * from './quota.js';
 export * from './networking.js';
+export * from './autoscaling.js';
 export * from './resources.js';
 export * from './admissionregistration.js';

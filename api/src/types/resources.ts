@@ -16,6 +16,7 @@ import type { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from './rbac.
 import type { CertificateSigningRequest } from './certificates.js';
 import type { LimitRange, PriorityClass, ResourceQuota } from './quota.js';
 import type { Ingress, IngressClass, NetworkPolicy } from './networking.js';
+import type { HorizontalPodAutoscaler } from './autoscaling.js';
 import type { MutatingWebhookConfiguration, ValidatingWebhookConfiguration } from './admissionregistration.js';
 import type { CustomResourceDefinition } from './apiextensions.js';
 
@@ -66,6 +67,7 @@ export const PODDISRUPTIONBUDGETS = define<PodDisruptionBudget>({ group: 'policy
 export const RUNTIMECLASSES = define<RuntimeClass>({ group: 'node.k8s.io', version: 'v1', kind: 'RuntimeClass', plural: 'runtimeclasses', singular: 'runtimeclass', namespaced: false });
 export const RESOURCEQUOTAS = define<ResourceQuota>({ group: '', version: 'v1', kind: 'ResourceQuota', plural: 'resourcequotas', singular: 'resourcequota', namespaced: true, shortNames: ['quota'], subresources: ['status'] });
 export const LIMITRANGES = define<LimitRange>({ group: '', version: 'v1', kind: 'LimitRange', plural: 'limitranges', singular: 'limitrange', namespaced: true, shortNames: ['limits'] });
+export const HORIZONTALPODAUTOSCALERS = define<HorizontalPodAutoscaler>({ group: 'autoscaling', version: 'v2', kind: 'HorizontalPodAutoscaler', plural: 'horizontalpodautoscalers', singular: 'horizontalpodautoscaler', namespaced: true, shortNames: ['hpa'], subresources: ['status'] });
 export const PRIORITYCLASSES = define<PriorityClass>({ group: 'scheduling.k8s.io', version: 'v1', kind: 'PriorityClass', plural: 'priorityclasses', singular: 'priorityclass', namespaced: false, shortNames: ['pc'] });
 export const INGRESSES = define<Ingress>({ group: 'networking.k8s.io', version: 'v1', kind: 'Ingress', plural: 'ingresses', singular: 'ingress', namespaced: true, shortNames: ['ing'], subresources: ['status'] });
 export const INGRESSCLASSES = define<IngressClass>({ group: 'networking.k8s.io', version: 'v1', kind: 'IngressClass', plural: 'ingressclasses', singular: 'ingressclass', namespaced: false });
@@ -86,7 +88,7 @@ export const RESOURCES: readonly ResourceType[] = Object.freeze([
   NAMESPACES, NODES, PODS, EVENTS, CONFIGMAPS, SECRETS, SERVICES, ENDPOINTS, SERVICEACCOUNTS,
   ENDPOINTSLICES, LEASES, DEPLOYMENTS, REPLICASETS, DAEMONSETS, STATEFULSETS, CONTROLLERREVISIONS, JOBS, CRONJOBS,
   PERSISTENTVOLUMES, PERSISTENTVOLUMECLAIMS, STORAGECLASSES, PODDISRUPTIONBUDGETS, RUNTIMECLASSES, ROLES, CLUSTERROLES, ROLEBINDINGS, CLUSTERROLEBINDINGS,
-  CERTIFICATESIGNINGREQUESTS, RESOURCEQUOTAS, LIMITRANGES, PRIORITYCLASSES, MUTATINGWEBHOOKCONFIGURATIONS, VALIDATINGWEBHOOKCONFIGURATIONS,
+  CERTIFICATESIGNINGREQUESTS, RESOURCEQUOTAS, LIMITRANGES, PRIORITYCLASSES, HORIZONTALPODAUTOSCALERS, MUTATINGWEBHOOKCONFIGURATIONS, VALIDATINGWEBHOOKCONFIGURATIONS,
   CUSTOMRESOURCEDEFINITIONS,
   INGRESSES, INGRESSCLASSES, NETWORKPOLICIES, REPLICATIONCONTROLLERS, PODTEMPLATES,
 ] as ResourceType[]);

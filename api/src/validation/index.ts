@@ -13,3 +13,4 @@ export { defaultLimitRange, HIGHEST_USER_DEFINABLE_PRIORITY, SYSTEM_PRIORITY_CLA
 export { defaultNetworkPolicy, validateIngress, validateIngressClass, validateIngressStatus, validateNetworkPolicy } from './networking.js';
 export { defaultPodTemplate, defaultReplicationController, validatePodTemplate, validateReplicationController } from './replication.js';
 export { validateEventsV1Create, validateEventsV1Update } from './events.js';
+export { defaultHorizontalPodAutoscaler, defaultScaleDownRules, defaultScaleUpRules, validateHorizontalPodAutoscaler, validateHorizontalPodAutoscalerStatus } from './autoscaling.js';

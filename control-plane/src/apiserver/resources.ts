@@ -36,6 +36,8 @@ import { INGRESSCLASS_TABLE, INGRESS_TABLE, NETWORKPOLICY_TABLE } from './table/
 import { podTemplateStrategy, replicationControllerStrategy } from './strategies/replication.js';
 import { PODTEMPLATE_TABLE, REPLICATIONCONTROLLER_TABLE } from './table/replication.js';
 import { EVENTS_V1_CODEC, EVENTS_V1_TABLE, eventsV1Strategy } from './strategies/events.js';
+import { horizontalPodAutoscalerStrategy } from './strategies/autoscaling.js';
+import { HORIZONTALPODAUTOSCALER_TABLE } from './table/autoscaling.js';
 import { clusterRoleBindingStrategy, clusterRoleStrategy, roleBindingStrategy, roleStrategy } from './strategies/rbac.js';
 import {
   CONFIGMAP_TABLE,
@@ -212,6 +214,11 @@ export const RESOURCE_DEFS: readonly ResourceDef[] = [
   {
     group: 'networking.k8s.io', version: 'v1', kind: 'NetworkPolicy', plural: 'networkpolicies', singular: 'networkpolicy', namespaced: true,
     shortNames: ['netpol'], statusSubresource: false, subresources: [], table: NETWORKPOLICY_TABLE, strategy: networkPolicyStrategy,
+  },
+  {
+    group: 'autoscaling', version: 'v2', kind: 'HorizontalPodAutoscaler', plural: 'horizontalpodautoscalers', singular: 'horizontalpodautoscaler',
+    namespaced: true, shortNames: ['hpa'], categories: ['all'], statusSubresource: true, subresources: [STATUS], table: HORIZONTALPODAUTOSCALER_TABLE,
+    strategy: horizontalPodAutoscalerStrategy,
   },
   {
     group: 'authorization.k8s.io', version: 'v1', kind: 'SelfSubjectAccessReview', plural: 'selfsubjectaccessreviews',

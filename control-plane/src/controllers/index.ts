@@ -29,6 +29,7 @@ import { LocalPathProvisioner } from './volume/local-path-provisioner.js';
 import { TtlAfterFinishedController } from './ttlafterfinished/controller.js';
 import { DisruptionController } from './disruption/controller.js';
 import { ResourceQuotaController } from './resourcequota/controller.js';
+import { HorizontalPodAutoscalerController } from './podautoscaler/controller.js';
 import { loadCa, type LoadedCa } from '../pki/certs.js';
 
 export { SharedInformers, runController, type Controller } from './runtime.js';
@@ -71,7 +72,8 @@ export type ControllerName =
   | 'local-path-provisioner'
   | 'ttl-after-finished'
   | 'disruption'
-  | 'resourcequota';
+  | 'resourcequota'
+  | 'horizontalpodautoscaling';
 
 export interface StartControllerManagerOptions {
   /** An `ApiClient` of `@nodelet/api` (typed `unknown` for the composition root): the shared informers read with it. */
@@ -96,6 +98,10 @@ export interface StartControllerManagerOptions {
   nodeMonitorPeriodMs?: number;
   /** The cluster CA the CSR signer signs with (PEM files); without it, approved CSRs stay unsigned. */
   csrSigning?: { caCertFile: string; caKeyFile: string; durationMs?: number };
+  /** HPA: how often every autoscaler is evaluated (default 15 s; upstream --horizontal-pod-autoscaler-sync-period). */
+  hpaSyncPeriodMs?: number;
+  /** HPA: the ratio change below which nothing is scaled (default 0.1; upstream --horizontal-pod-autoscaler-tolerance). */
+  hpaTolerance?: number;
   /** The cluster CA published in every namespace as ConfigMap kube-root-ca.crt (and put in legacy token Secrets). */
   rootCaPem?: string;
   /** Signs legacy service-account tokens for the serviceaccount-token controller (the API server's key). */
@@ -131,6 +137,7 @@ const FACTORIES: Record<string, { account: string; make: Factory }> = {
   'ttl-after-finished': { account: 'ttl-after-finished-controller', make: (d) => new TtlAfterFinishedController(d) },
   disruption: { account: 'disruption-controller', make: (d) => new DisruptionController(d) },
   resourcequota: { account: 'resourcequota-controller', make: (d) => new ResourceQuotaController(d) },
+  horizontalpodautoscaling: { account: 'horizontal-pod-autoscaler', make: (d) => new HorizontalPodAutoscalerController(d) },
   csrsigning: { account: 'certificate-controller', make: (d) => new CsrSigner({ ...d, ca: caLoader(d.options.csrSigning), signingDurationMs: d.options.csrSigning?.durationMs }) },
 };
 

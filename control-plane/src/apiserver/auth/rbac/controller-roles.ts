@@ -127,6 +127,16 @@ const ROLES: ReadonlyArray<[name: string, rules: ReturnType<typeof rule>[]]> = [
     rule(['get', 'create'], [''], ['persistentvolumeclaims']),
     EVENTS_RULE,
   ]],
+  ['horizontal-pod-autoscaler', [
+    rule(['get', 'list', 'watch'], ['autoscaling'], ['horizontalpodautoscalers']),
+    rule(['update'], ['autoscaling'], ['horizontalpodautoscalers/status']),
+    rule(['get', 'update'], ['*'], ['*/scale']),
+    rule(['list'], [''], ['pods']),
+    rule(['list'], ['metrics.k8s.io'], ['pods']),
+    rule(['get', 'list'], ['custom.metrics.k8s.io'], ['*']),
+    rule(['get', 'list'], ['external.metrics.k8s.io'], ['*']),
+    EVENTS_RULE,
+  ]],
   // Counts any kind a quota names (count/<resource>.<group>), so it may list and watch everything.
   ['resourcequota-controller', [rule(['list', 'watch'], ['*'], ['*']), rule(['update'], [''], ['resourcequotas/status']), EVENTS_RULE]],
   ['ttl-after-finished-controller', [rule(['get', 'list', 'watch', 'delete'], ['batch'], ['jobs']), EVENTS_RULE]],
