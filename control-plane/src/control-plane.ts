@@ -25,7 +25,7 @@ import { runElected } from './leaderelection/elected-component.js';
 import { leaderIdentity as newLeaderIdentity, type LeaderElectorOptions } from './leaderelection/leader-elector.js';
 import { etcdAlarms, etcdMemberStatuses, loadEtcdTls, openStore, parseDatastoreEndpoint, type EtcdTlsFiles } from './storage/index.js';
 import type { Store } from './storage/types.js';
-import { loadEncryptionConfig, transformersByPrefix } from './storage/encryption/config.js';
+import { customTransformer, loadEncryptionConfig, transformersByPrefix, type EncryptionRule } from './storage/encryption/config.js';
 import { createEncryptingStore } from './storage/encryption/encrypting-store.js';
 import type { ValueTransformer } from './storage/encryption/providers.js';
 import { RESOURCE_DEFS } from './apiserver/resources.js';
@@ -208,7 +208,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
     const encryption = o.encryptionProviderConfig ? await loadEncryptionAtRest(o.encryptionProviderConfig, log.child({ component: 'storage' })) : undefined;
     const rawStore = o.store ?? openStore(o.datastoreEndpoint, { dataDir: o.dataDir, logger: log.child({ component: 'storage' }), etcdTls: o.etcdTls, etcdDefragIntervalMs: o.etcdDefragIntervalMs });
     if (!o.store) cleanups.push(() => rawStore.close());
-    const store = encryption ? createEncryptingStore(rawStore, encryption) : rawStore;
+    const store = encryption ? createEncryptingStore(rawStore, encryption.byPrefix, customTransformer(encryption.rules)) : rawStore;
     const now = o.now ?? Date.now;
     const onEtcd = parseDatastoreEndpoint(o.datastoreEndpoint, o.dataDir, o.etcdTls).kind === 'etcd';
     const leaderElect = o.leaderElect ?? (!o.store && onEtcd);
@@ -379,13 +379,13 @@ async function serverJoinBundle(pkiDir: string, datastoreEndpoint: string, etcdT
   };
 }
 
-/** The transformer of each stored resource's key prefix, from an EncryptionConfiguration file. */
-async function loadEncryptionAtRest(path: string, log: Logger): Promise<Map<string, ValueTransformer>> {
+/** The rules of an EncryptionConfiguration file and the transformer of each built-in resource's key prefix. */
+async function loadEncryptionAtRest(path: string, log: Logger): Promise<{ rules: EncryptionRule[]; byPrefix: Map<string, ValueTransformer> }> {
   const rules = await loadEncryptionConfig(path, log);
   const stored = RESOURCE_DEFS.filter((d) => !d.ephemeral).map((d) => ({ group: d.group, plural: d.plural, prefix: storagePrefix(d) }));
   const byPrefix = transformersByPrefix(rules, stored, path);
   log.info({ path, prefixes: [...byPrefix.keys()], providers: rules.map((r) => r.providers) }, 'Encryption at rest configured');
-  return byPrefix;
+  return { rules, byPrefix };
 }
 
 /** The CA bundle agents are verified against: the --kubelet-certificate-authority file, else the cluster CA. */

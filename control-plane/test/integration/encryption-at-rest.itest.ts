@@ -8,8 +8,9 @@ import { readFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
-import { ApiClient, SECRETS, statusOf, type Secret } from '@nodelet/api';
-import { noopLogger } from '@nodelet/base';
+import { ApiClient, SECRETS, statusOf, type KubeObject, type ResourceType, type Secret } from '@nodelet/api';
+import { noopLogger, pollUntil } from '@nodelet/base';
+import { widgetCrd, WIDGET_GROUP } from '../../src/apiserver/apiextensions/testing/fixtures.js';
 import { startControlPlane, type ControlPlane } from '../../src/control-plane.js';
 import { createEtcdStore, createSqliteStore, type Store } from '../../src/storage/index.js';
 import { etcdUnavailableReason, startTestEtcd, type TestEtcd } from '../../src/storage/testing/etcd.js';
@@ -132,7 +133,71 @@ async function scenario(t: TestContext, backend: Backend): Promise<void> {
   await stop(s);
 }
 
+const CRDS: ResourceType = { group: 'apiextensions.k8s.io', version: 'v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', singular: 'customresourcedefinition', namespaced: false };
+const WIDGETS: ResourceType<KubeObject & { spec?: { image?: string } }> = { group: WIDGET_GROUP, version: 'v1', kind: 'Widget', plural: 'widgets', singular: 'widget', namespaced: true };
+
+/**
+ * Custom resources: a `*.*` rule encrypts a CRD's objects (created after the server started); a
+ * config naming the custom resource (`widgets.<group>`) is accepted at start and its provider used.
+ */
+async function customScenario(t: TestContext, backend: Backend): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'nodelet-enc-crd-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const [key1, boxKey] = [key(), key()];
+  const image = `busybox:${randomUUID().replace(/-/g, '')}`;
+  let n = 0;
+  const server = async (entries: string): Promise<{ cp: ControlPlane; client: ApiClient }> => {
+    const file = join(dir, `enc-${n++}.yaml`);
+    await writeFile(file, `apiVersion: apiserver.config.k8s.io/v1\nkind: EncryptionConfiguration\nresources:\n${entries}`, { mode: 0o600 });
+    const cp = await startControlPlane({
+      dataDir: dir, ...(backend.endpoint ? { datastoreEndpoint: backend.endpoint } : {}), encryptionProviderConfig: file,
+      bindAddress: '127.0.0.1', port: 0, registryAddress: '', controllers: false, leaderElect: false, logger: noopLogger,
+    });
+    return { cp, client: new ApiClient({ server: cp.url, token: cp.adminToken, ca: cp.caPem }) };
+  };
+  const stop = async (s: { cp: ControlPlane; client: ApiClient }): Promise<void> => {
+    s.client.close();
+    await s.cp.close();
+  };
+  const raw = async (name: string): Promise<string> => {
+    const store = backend.raw(dir);
+    try {
+      const kv = await store.get(`/registry/${WIDGET_GROUP}/widgets/default/${name}`);
+      assert.ok(kv, `${name} is stored`);
+      return Buffer.from(kv.value).toString('latin1');
+    } finally {
+      await store.close();
+    }
+  };
+  const widget = (name: string): KubeObject => ({ apiVersion: `${WIDGET_GROUP}/v1`, kind: 'Widget', metadata: { name, namespace: 'default' }, spec: { image } }) as KubeObject;
+
+  // 1. `*.*` with aescbc: the CRD comes after the server started; its object is encrypted.
+  let s = await server(`  - resources: ["*.*"]\n    providers:\n${aescbc(['key1', key1])}${IDENTITY}`);
+  await s.client.create(CRDS, widgetCrd() as unknown as KubeObject);
+  await pollUntil('widgets served', async () => (await s.client.resource(WIDGETS, 'default').create(widget('w1')).then(() => true, () => false)), { timeoutMs: 15_000 });
+  assert.equal((await s.client.resource(WIDGETS, 'default').get('w1')).spec?.image, image);
+  await stop(s);
+  const w1 = await raw('w1');
+  assert.ok(w1.startsWith('k8s:enc:aescbc:v1:key1:'), w1.slice(0, 40));
+  assert.ok(!w1.includes(image) && !w1.includes('"kind":"Widget"'), 'no plaintext in the stored value');
+
+  // 2. A config naming the custom resource is accepted and its entry, first, wins over `*.*`: the
+  //    old value still reads (aescbc second), a new one takes secretbox.
+  s = await server(
+    `  - resources: [widgets.${WIDGET_GROUP}]\n    providers:\n      - secretbox:\n          keys:\n            - {name: box, secret: "${boxKey}"}\n${aescbc(['key1', key1])}` +
+      `  - resources: ["*.*"]\n    providers:\n${aescbc(['key1', key1])}${IDENTITY}`,
+  );
+  await pollUntil('widgets served', async () => s.client.resource(WIDGETS, 'default').get('w1').then((w) => w.spec?.image === image, () => false), { timeoutMs: 15_000 });
+  await s.client.resource(WIDGETS, 'default').create(widget('w2'));
+  await stop(s);
+  assert.ok((await raw('w2')).startsWith('k8s:enc:secretbox:v1:box:'));
+}
+
 describe('encryption at rest: SQLite', () => {
+  it('encrypts custom resources by *.* and by their own name', async (t) => {
+    await customScenario(t, { raw: (dir) => createSqliteStore({ path: join(dir, 'state.db') }) });
+  });
+
   it('encrypts Secrets in the SQLite file, reads them back, rotates keys by rewriting', async (t) => {
     await scenario(t, {
       raw: (dir) => createSqliteStore({ path: join(dir, 'state.db') }),
@@ -156,5 +221,10 @@ describe('encryption at rest: etcd', { skip }, () => {
       endpoint: `etcd://${new URL(etcd!.endpoint).host}`,
       raw: () => createEtcdStore({ endpoints: [etcd!.endpoint] }),
     });
+  });
+
+  // After the Secrets scenario: its identity-only server could not read objects this one encrypts by `*.*`.
+  it('encrypts custom resources by *.* and by their own name', async (t) => {
+    await customScenario(t, { endpoint: `etcd://${new URL(etcd!.endpoint).host}`, raw: () => createEtcdStore({ endpoints: [etcd!.endpoint] }) });
   });
 });

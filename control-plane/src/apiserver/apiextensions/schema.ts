@@ -33,6 +33,7 @@ export interface StructuralSchema {
   multipleOf?: number;
   'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
   'x-kubernetes-list-map-keys'?: string[];
+  'x-kubernetes-map-type'?: 'granular' | 'atomic';
   nullable?: boolean;
   default?: unknown;
   'x-kubernetes-preserve-unknown-fields'?: boolean;

@@ -5,7 +5,9 @@ import { StatusError } from '../status.js';
 import { FieldSet, pathString } from './fieldset.js';
 import { applyManagedFields, managerOf, updateManagedFields, type WriteContext } from './manager.js';
 import { applyWithLastApplied, LAST_APPLIED } from './last-applied.js';
-import { DEDUCED, applyConfigErrors, compare, merge, toFieldSet, typesOfKind } from './typed.js';
+import { DEDUCED, applyConfigErrors, compare, merge, toFieldSet, typesOfDef, typesOfKind } from './typed.js';
+import type { StructuralSchema } from '../apiextensions/schema.js';
+import type { ResourceDef } from '../resource.js';
 
 const deploy = typesOfKind('Deployment');
 const ctx = (over: Partial<WriteContext> = {}): WriteContext => ({ types: deploy, apiVersion: 'apps/v1', subresource: '', statusSubresource: true, now: Date.UTC(2026, 0, 2, 3, 4, 5), ...over });
@@ -205,4 +207,40 @@ test('ownership by subresource: the main resource never owns status, /status own
   const e = next.metadata.managedFields.find((m) => m.manager === 'controller')!;
   assert.equal(e.subresource, 'status');
   assert.deepEqual(e.fieldsV1, { 'f:metadata': { 'f:labels': { 'f:seen': {} } }, 'f:status': { 'f:replicas': {} } });
+});
+
+test('a custom resource takes list and map types from its structural schema: a map-list merged by key, items owned apart', () => {
+  const schema: StructuralSchema = {
+    type: 'object',
+    properties: {
+      metadata: { type: 'object' },
+      spec: {
+        type: 'object',
+        properties: {
+          ports: { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'], items: { type: 'object', properties: { name: { type: 'string' }, port: { type: 'integer' } } } },
+          tags: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'string' } },
+          args: { type: 'array', items: { type: 'string' } },
+          selector: { type: 'object', 'x-kubernetes-map-type': 'atomic', additionalProperties: { type: 'string' } },
+        },
+      },
+    },
+  };
+  const types = typesOfDef({ kind: 'Widget', custom: { storageApiVersion: 'example.com/v1', schema, listKind: 'WidgetList' } } as ResourceDef);
+  const c = ctx({ types, apiVersion: 'example.com/v1', statusSubresource: false });
+  const widget = (spec: Json): ApiObject => ({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', finalizers: ['f'] }, spec });
+  assert.deepEqual(toFieldSet(types, widget({ ports: [{ name: 'a', port: 1 }], tags: ['x'], args: ['1'], selector: { k: 'v' } }) as Json).toFieldsV1(), {
+    'f:apiVersion': {},
+    'f:kind': {},
+    'f:metadata': { 'f:finalizers': { 'v:"f"': {} }, 'f:name': {} },
+    'f:spec': { 'f:args': {}, 'f:ports': { 'k:{"name":"a"}': { '.': {}, 'f:name': {}, 'f:port': {} } }, 'f:selector': {}, 'f:tags': { 'v:"x"': {} } },
+  });
+  // Two managers own different items of the keyed list: no conflict, both items stay.
+  let live = applyManagedFields(c, undefined, widget({ ports: [{ name: 'a', port: 1 }] }), 'one', false);
+  live = applyManagedFields(c, live, widget({ ports: [{ name: 'b', port: 2 }] }), 'two', false);
+  assert.deepEqual((live.spec as Json).ports, [{ name: 'a', port: 1 }, { name: 'b', port: 2 }]);
+  // A manager dropping its item removes it; the other's stays.
+  live = applyManagedFields(c, live, widget({}), 'two', false);
+  assert.deepEqual((live.spec as Json).ports, [{ name: 'a', port: 1 }]);
+  // Changing another manager's item conflicts at the item's field.
+  assert.throws(() => applyManagedFields(c, live, widget({ ports: [{ name: 'a', port: 9 }] }), 'two', false), (e: StatusError) => e.code === 409 && e.message.includes('.spec.ports[name="a"].port'));
 });

@@ -9,6 +9,8 @@
 import { isPlainObject, jsonEqual, type Json } from '../object.js';
 import { fieldSchemaAt, kindHasSchema, listStrategy, resolve } from '../patch/merge-keys.js';
 import { FieldSet, pathString, type FieldPath, type PathElement } from './fieldset.js';
+import type { StructuralSchema } from '../apiextensions/schema.js';
+import type { ResourceDef } from '../resource.js';
 
 export type ListType = { kind: 'atomic' } | { kind: 'set' } | { kind: 'map'; keys: readonly string[]; defaults: Readonly<Json> };
 
@@ -59,10 +61,61 @@ export function typesOfKind(kind: string): TypeInfo {
 
 /** The schema defaults of an item's key fields (`protocol: TCP` of a port). */
 function keyDefaults(items: Parameters<typeof resolve>[0], keys: readonly string[]): Json {
-  const props = resolve(items)?.properties ?? {};
+  return defaultsOf(resolve(items)?.properties ?? {}, keys);
+}
+
+function defaultsOf(props: Readonly<Record<string, { default?: unknown }>>, keys: readonly string[]): Json {
   const out: Json = {};
   for (const k of keys) if (props[k]?.default !== undefined) out[k] = props[k]!.default;
   return out;
+}
+
+/** The node of a CRD's structural schema at `path`; undefined where it does not describe the path. */
+function structuralAt(root: StructuralSchema | undefined, path: readonly string[]): StructuralSchema | undefined {
+  let s = root;
+  for (const step of path) {
+    if (!s) return undefined;
+    s = step === '[]' ? s.items : (s.properties?.[step] ?? (typeof s.additionalProperties === 'object' ? s.additionalProperties : undefined));
+  }
+  return s;
+}
+
+/**
+ * The types of a custom resource version from its structural schema, as upstream builds a typed
+ * schema per CRD version: `x-kubernetes-list-type` (atomic when unset), `-list-map-keys`,
+ * `x-kubernetes-map-type`; `metadata` is ObjectMeta's (owner references keyed by uid, finalizers a
+ * set) whatever the CRD says of it; paths the schema does not describe (below
+ * `x-kubernetes-preserve-unknown-fields`) are deduced.
+ */
+export function typesOfSchema(root: StructuralSchema | undefined): TypeInfo {
+  const meta = typesOfKind('ConfigMap');
+  const isMeta = (path: readonly string[]): boolean => path[0] === 'metadata';
+  return {
+    list(path) {
+      if (isMeta(path)) return meta.list(path);
+      const s = structuralAt(root, path);
+      const keys = s?.['x-kubernetes-list-map-keys'];
+      switch (s?.['x-kubernetes-list-type']) {
+        case 'map':
+          return keys?.length ? { kind: 'map', keys: [...keys].sort(), defaults: defaultsOf(s.items?.properties ?? {}, keys) } : ATOMIC;
+        case 'set':
+          return { kind: 'set' };
+        default:
+          return ATOMIC;
+      }
+    },
+    atomicMap(path) {
+      return isMeta(path) ? meta.atomicMap(path) : structuralAt(root, path)?.['x-kubernetes-map-type'] === 'atomic';
+    },
+    struct(path) {
+      return isMeta(path) ? meta.struct(path) : !!structuralAt(root, path)?.properties;
+    },
+  };
+}
+
+/** The types of the objects `def` serves: a custom resource's from its version's schema, a built-in kind's from its served schema. */
+export function typesOfDef(def: ResourceDef): TypeInfo {
+  return def.custom ? typesOfSchema(def.custom.schema) : typesOfKind(def.kind);
 }
 
 /**

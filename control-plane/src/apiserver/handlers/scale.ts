@@ -8,7 +8,7 @@ import { badRequest, conflict, invalid } from '../status.js';
 import { admitUpdate } from './admit.js';
 import { writeOptionsOf } from '../request-options.js';
 import { managerOf, updateManagedFields } from '../fieldmanager/manager.js';
-import { typesOfKind } from '../fieldmanager/typed.js';
+import { typesOfDef } from '../fieldmanager/typed.js';
 import { apiVersionOf } from '../resource.js';
 import { addWarnings, enforceFieldValidation } from '../field-validation.js';
 import { readJsonPath, writeJsonPath } from '../apiextensions/custom-defs.js';
@@ -94,7 +94,7 @@ export async function handleScale(s: RequestScope): Promise<void> {
     writeJsonPath(updated, specPath, replicas);
     const admitted = admitUpdate(def, updated, current);
     // The manager owns .spec.replicas as a write through the `scale` subresource (a later apply of another value conflicts).
-    const context = { types: typesOfKind(def.kind), apiVersion: apiVersionOf(def), subresource: 'scale', statusSubresource: def.statusSubresource, now: s.ctx.now() };
+    const context = { types: typesOfDef(def), apiVersion: apiVersionOf(def), subresource: 'scale', statusSubresource: def.statusSubresource, now: s.ctx.now() };
     admitted.metadata.managedFields = updateManagedFields(context, current, admitted, managerOf(fieldManager, s.req.headers['user-agent']));
     if (!dryRun) return admitted;
     dryResult = admitted;

@@ -5,7 +5,7 @@ import type { ApiObject } from '../object.js';
 import { applyPatch, parsePatchBody, patchTypeOf } from '../patch/apply.js';
 import { managerOf, updateManagedFields, type WriteContext } from '../fieldmanager/manager.js';
 import { applyWithLastApplied } from '../fieldmanager/last-applied.js';
-import { applyConfigErrors, typesOfKind } from '../fieldmanager/typed.js';
+import { applyConfigErrors, typesOfDef } from '../fieldmanager/typed.js';
 import { apiVersionOf } from '../resource.js';
 import { sendObject } from '../respond.js';
 import { badRequest, conflict, methodNotAllowed, notFound } from '../status.js';
@@ -36,7 +36,7 @@ function writableSubresource(s: RequestScope): StatusLikeSubresource | undefined
 /** What the field manager needs of this request (`subresource`: the one written, '' for the object). */
 function writeContext(s: RequestScope, subresource = ''): WriteContext {
   const { def } = s.served;
-  return { types: typesOfKind(def.kind), apiVersion: apiVersionOf(def), subresource, statusSubresource: def.statusSubresource, now: s.ctx.now() };
+  return { types: typesOfDef(def), apiVersion: apiVersionOf(def), subresource, statusSubresource: def.statusSubresource, now: s.ctx.now() };
 }
 
 /** The manager of this write: `?fieldManager`, else from the User-Agent. */
@@ -160,7 +160,7 @@ export async function handlePatch(s: RequestScope): Promise<void> {
     const meta = (patch as { metadata?: { managedFields?: unknown } }).metadata;
     if (isPlainObject(meta) && meta.managedFields !== undefined && meta.managedFields !== null) throw badRequest('metadata.managedFields must be nil');
     // Keyed list items without their keys, or twice the same keys, are refused as upstream's typed conversion does.
-    enforceApplySchema(def, patch, { namespace: s.namespace, name }, applyConfigErrors(typesOfKind(def.kind), patch as Record<string, unknown>));
+    enforceApplySchema(def, patch, { namespace: s.namespace, name }, applyConfigErrors(typesOfDef(def), patch as Record<string, unknown>));
   }
   const dry: DryRun = { run: dryRun };
   let created = false;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { hasCode, type Logger } from '@nodelet/base';
-import { loadEncryptionConfig, parseEncryptionConfig, transformersByPrefix } from './config.js';
+import { customTransformer, loadEncryptionConfig, parseEncryptionConfig, transformersByPrefix } from './config.js';
 
 const KEY32 = Buffer.alloc(32, 7).toString('base64');
 const HEAD = 'apiVersion: apiserver.config.k8s.io/v1\nkind: EncryptionConfiguration\n';
@@ -68,7 +68,22 @@ describe('EncryptionConfiguration', () => {
     assert.equal(byPrefix.get('/registry/secrets/'), rules[0]!.transformer);
     assert.equal(byPrefix.get('/registry/configmaps/'), rules[1]!.transformer);
     assert.equal(byPrefix.get('/registry/deployments/'), rules[2]!.transformer);
-    assert.throws(() => transformersByPrefix(parseEncryptionConfig(one('      - identity: {}\n').replace('[secrets]', '[widgets.example.com]'), 'x'), STORED, 'x'), /"widgets.example.com" is not one this server stores/);
+    const named = (resource: string) => parseEncryptionConfig(one('      - identity: {}\n').replace('[secrets]', `[${JSON.stringify(resource)}]`), 'x');
+    // Names no built-in resource: refused unless it may name custom resources (a dotted group no built-in one has).
+    for (const typo of ['secret', 'widgets.apps', 'widgets.events.k8s.io']) assert.throws(() => transformersByPrefix(named(typo), STORED, 'x'), new RegExp(`"${typo.replace(/\./g, '\\.')}" is not one this server stores`));
+    for (const custom of ['widgets.example.com', '*.example.com']) assert.equal(transformersByPrefix(named(custom), STORED, 'x').size, 0);
+  });
+
+  it('covers custom resources by *.*, *.<group> and <plural>.<group>, the first rule naming them winning', () => {
+    const rules = parseEncryptionConfig(
+      `${HEAD}resources:\n  - resources: [widgets.example.com]\n    providers: [{aescbc: {keys: [{name: k, secret: ${KEY32}}]}}]\n  - resources: ["*.example.com"]\n    providers: [{identity: {}}]\n  - resources: ["*.*"]\n    providers: [{secretbox: {keys: [{name: b, secret: ${KEY32}}]}}]\n`,
+      'x',
+    );
+    const of = customTransformer(rules);
+    assert.equal(of('example.com', 'widgets'), rules[0]!.transformer);
+    assert.equal(of('example.com', 'gadgets'), rules[1]!.transformer);
+    assert.equal(of('other.io', 'widgets'), rules[2]!.transformer);
+    assert.equal(customTransformer(parseEncryptionConfig(one('      - identity: {}\n'), 'x'))('example.com', 'widgets'), undefined, 'a config naming only secrets leaves them as they are');
   });
 
   it('loads a file, warning when group or others may read the keys', async (t) => {

@@ -105,15 +105,21 @@ export function parseEncryptionConfig(text: string, path: string): EncryptionRul
 }
 
 /**
- * The transformer of each storage prefix: a resource takes the first rule that names it (exactly
- * or by a wildcard). A pattern that matches no served resource is refused: it would protect nothing.
+ * The transformer of each built-in resource's storage prefix: a resource takes the first rule that
+ * names it (exactly or by a wildcard). A pattern that matches no built-in resource is refused (it
+ * would protect nothing) unless it may name custom resources: `<resource>.<group>` or `*.<group>`
+ * of a group with a dot that no built-in resource has, matched when their objects are stored
+ * ({@link customTransformer}).
  */
 export function transformersByPrefix(rules: readonly EncryptionRule[], resources: readonly StoredResource[], path: string): Map<string, ValueTransformer> {
   const out = new Map<string, { transformer: ValueTransformer; by: string }>();
+  const builtinGroups = new Set(resources.map((r) => r.group));
   for (const rule of rules) {
     for (const pattern of rule.resources) {
       const matched = resources.filter((r) => matches(pattern, r));
-      if (matched.length === 0) throw configError(path, `resource "${pattern}" is not one this server stores (its resources: ${resources.map(name).join(', ')})`);
+      const group = pattern.slice(pattern.indexOf('.') + 1);
+      const mayBeCustom = pattern.includes('.') && group !== '*' && group.includes('.') && !builtinGroups.has(group);
+      if (matched.length === 0 && !mayBeCustom) throw configError(path, `resource "${pattern}" is not one this server stores (its resources: ${resources.map(name).join(', ')}; a custom resource is named <plural>.<group>)`);
       for (const r of matched) {
         const had = out.get(r.prefix);
         if (!had) out.set(r.prefix, { transformer: rule.transformer, by: pattern });
@@ -125,6 +131,16 @@ export function transformersByPrefix(rules: readonly EncryptionRule[], resources
     }
   }
   return new Map([...out].map(([prefix, v]) => [prefix, v.transformer]));
+}
+
+/**
+ * The transformer of a custom resource's objects (`group` and `plural` from its CRD): the first
+ * rule whose pattern names it (`*.*`, `*.<group>`, `<plural>.<group>`), as for a built-in one;
+ * undefined when none does. CRDs come and go at run time, so the encrypting store asks this for
+ * each custom storage prefix when it first sees a key under it.
+ */
+export function customTransformer(rules: readonly EncryptionRule[]): (group: string, plural: string) => ValueTransformer | undefined {
+  return (group, plural) => rules.find((rule) => rule.resources.some((p) => matches(p, { group, plural, prefix: '' })))?.transformer;
 }
 
 function provider(p: unknown, at: string, errors: string[]): { entry: PrefixedTransformer; kind: string } | undefined {

@@ -35,6 +35,27 @@ describe('encrypting store', () => {
     ]);
   });
 
+  it('encrypts a custom resource\'s values under /registry/<group>/<plural>/ by the rule naming it, known only when first stored', async (t) => {
+    const raw = createTempSqliteStore();
+    t.after(() => raw.close());
+    const transformer = rules('k1', randomBytes(32).toString('base64'))[0]!.transformer;
+    const asked: string[] = [];
+    const store = createEncryptingStore(raw, new Map(), (group, plural) => {
+      asked.push(`${plural}.${group}`);
+      return plural === 'widgets' ? transformer : undefined;
+    });
+    const key = '/registry/example.com/widgets/ns/w';
+    await store.create(key, enc('{"kind":"Widget"}'));
+    await store.create('/registry/example.com/gadgets/ns/g', enc('plain'));
+    await store.create('/registry/configmaps/ns/c', enc('plain'));
+    assert.ok(dec((await raw.get(key))!.value)!.startsWith('k8s:enc:aesgcm:v1:k1:'));
+    assert.equal(dec((await raw.get('/registry/example.com/gadgets/ns/g'))!.value), 'plain', 'a custom resource no rule names');
+    assert.equal(dec((await raw.get('/registry/configmaps/ns/c'))!.value), 'plain', 'a built-in resource no prefix names');
+    assert.equal(dec((await store.get(key))!.value), '{"kind":"Widget"}');
+    assert.deepEqual((await store.list('/registry/example.com/widgets/')).items.map((kv) => dec(kv.value)), ['{"kind":"Widget"}']);
+    assert.deepEqual(asked, ['widgets.example.com', 'gadgets.example.com'], 'asked once per custom prefix');
+  });
+
   it('a value no configured key reads is an internal error naming the storage key', async (t) => {
     const raw = createTempSqliteStore();
     t.after(() => raw.close());

@@ -22,12 +22,27 @@ export class TransformError extends AgentError {
   }
 }
 
-/** Wraps `store`; `byPrefix` maps a key prefix (`/registry/secrets/`) to its transformer. */
-export function createEncryptingStore(store: Store, byPrefix: ReadonlyMap<string, ValueTransformer>): Store {
+/**
+ * A custom resource's key: `/registry/<group>/<plural>/…`, its group with a dot (a CRD's group
+ * always has one; built-in resources are stored under their plural alone).
+ */
+const CUSTOM_KEY = /^(\/registry\/([^/]*\.[^/]*)\/([^/]+)\/)/;
+
+/**
+ * Wraps `store`; `byPrefix` maps a built-in resource's key prefix (`/registry/secrets/`) to its
+ * transformer, `custom` gives a custom resource's by its group and plural (asked once per prefix:
+ * custom resources are known only at run time).
+ */
+export function createEncryptingStore(store: Store, byPrefix: ReadonlyMap<string, ValueTransformer>, custom?: (group: string, plural: string) => ValueTransformer | undefined): Store {
   const prefixes = [...byPrefix.keys()];
+  const customByPrefix = new Map<string, ValueTransformer | undefined>();
   const transformerOf = (key: string): ValueTransformer | undefined => {
     const p = prefixes.find((x) => key.startsWith(x));
-    return p === undefined ? undefined : byPrefix.get(p);
+    if (p !== undefined) return byPrefix.get(p);
+    const m = custom && CUSTOM_KEY.exec(key);
+    if (!m) return undefined;
+    if (!customByPrefix.has(m[1]!)) customByPrefix.set(m[1]!, custom!(m[2]!, m[3]!));
+    return customByPrefix.get(m[1]!);
   };
   const out = (kv: KeyValue): KeyValue => {
     const t = transformerOf(kv.key);
