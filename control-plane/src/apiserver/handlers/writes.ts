@@ -50,9 +50,15 @@ const managerOfRequest = (s: RequestScope, fieldManager: string | undefined): st
 async function createAdmitted(s: RequestScope, obj: ApiObject, dryRun: boolean, manager?: string): Promise<ApiObject> {
   const { def, registry } = s.served;
   await checkNamespace(s.ctx, def, obj.metadata.namespace);
+  // Defaults count as the creator's fields (upstream decodes them in before the field manager runs);
+  // what the strategy's prepareForCreate adds (a CRD's cleanup finalizer, a reset status) does not,
+  // as upstream's strategy runs after it: else an apply that omits such a field would remove it.
+  const declared = manager !== undefined ? structuredClone(obj) : undefined;
   admitCreate(s.ctx, def, obj);
-  // Defaults count as the creator's fields (upstream decodes them in before the field manager runs).
-  if (manager !== undefined) obj.metadata.managedFields = updateManagedFields(writeContext(s), undefined, obj, manager);
+  if (declared) {
+    def.strategy.defaults?.(declared);
+    obj.metadata.managedFields = updateManagedFields(writeContext(s), undefined, declared, manager!);
+  }
   await admit(s.ctx, { operation: 'CREATE', user: s.user, def, namespace: obj.metadata.namespace, name: obj.metadata.name, object: obj, recorder: scopeRecorder(s), dryRun, signal: s.signal });
   const persist = (): Promise<ApiObject> => (dryRun ? Promise.resolve(obj) : registry.create(obj, { signal: s.signal }));
   return def.kind === 'Service' ? withClusterIp(s.ctx, obj, persist, s.ctx.serviceCidr, dryRun) : persist();
