@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer } from 'ws';
 import { noopLogger, pollUntil } from '@nodelet/base';
@@ -17,6 +17,8 @@ const FRAME = 64 * 1024;
 const FLOOD = 96 * 1024 * 1024;
 
 interface Rig {
+  /** The agent's listening port (for a raw client). */
+  port: number;
   /** The agent's side of the client connection (what the bridge writes to). */
   agentSide: WebSocket;
   /** kubectl's end. */
@@ -35,7 +37,7 @@ async function rig(t: import('node:test').TestContext, flags = { stdin: true, st
     srv.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) =>
       agentWss.handleUpgrade(req, socket, head, (ws) => {
         resolve(ws);
-        void bridgeRemoteCommand({ client: ws, start: async () => `${streaming.baseUrl}/exec/x?${q}`, flags, log: noopLogger });
+        void bridgeRemoteCommand({ client: ws, socket, start: async () => `${streaming.baseUrl}/exec/x?${q}`, flags, log: noopLogger });
       }),
     ),
   );
@@ -52,7 +54,7 @@ async function rig(t: import('node:test').TestContext, flags = { stdin: true, st
     await streaming.close();
   });
   await new Promise((r) => client.once('open', r));
-  return { agentSide: await agentSide, client, streaming, frames, closed };
+  return { port: (srv.address() as AddressInfo).port, agentSide: await agentSide, client, streaming, frames, closed };
 }
 
 const text = (frames: Buffer[], ch: number): string => Buffer.concat(frames.filter((f) => f[0] === ch).map((f) => f.subarray(1))).toString();
@@ -75,6 +77,29 @@ test('v5 close-stdin reaches the process as EOF; output, then the exit status, t
   assert.equal(status.details.causes[0]?.message, '3');
   assert.equal(r.frames.at(-1)?.[0], 3, 'the status is the last frame');
   assert.equal(r.streaming.sessions[0]?.protocol, 'v4.channel.k8s.io');
+});
+
+test('the connection ends right after the close frame; a client that has not answered it is not left waiting', async (t) => {
+  const r = await rig(t);
+  r.streaming.handler = (s) => {
+    s.write(1, 'out\n');
+    s.exit(0);
+  };
+  // A second session on a raw socket: like python-kubernetes 22.6 with the last frames stuck in its
+  // TLS buffer, it never replies to the close frame; only the connection's end wakes it.
+  const raw = net.connect(r.port, '127.0.0.1');
+  t.after(() => raw.destroy());
+  let got = Buffer.alloc(0);
+  let ended = false;
+  raw.on('data', (d: Buffer) => (got = Buffer.concat([got, d])));
+  raw.on('end', () => (ended = true));
+  raw.write(['GET /exec HTTP/1.1', 'Host: x', 'Upgrade: websocket', 'Connection: Upgrade', 'Sec-WebSocket-Version: 13', `Sec-WebSocket-Key: ${Buffer.alloc(16, 7).toString('base64')}`, 'Sec-WebSocket-Protocol: v5.channel.k8s.io', '', ''].join('\r\n'));
+  // Before: ws waited its 30 s close timeout for a reply that never came.
+  await pollUntil('the connection to end after the close frame', () => ended, { timeoutMs: 5000, intervalMs: 10 });
+  const body = got.subarray(got.indexOf('\r\n\r\n') + 4);
+  // The last frame is a close (opcode 8) with code 1000.
+  assert.deepEqual([...body.subarray(-4)], [0x88, 2, 0x03, 0xe8]);
+  assert.ok(body.includes(Buffer.from('\x01out\n')));
 });
 
 test('tty: resize frames go to the resize stream; no stderr stream is opened', async (t) => {

@@ -20,7 +20,7 @@
  * pauses the SPDY streams, which pause the runtime's socket. Nothing is buffered without bound.
  */
 import type WebSocket from 'ws';
-import type { Readable } from 'node:stream';
+import type { Duplex, Readable } from 'node:stream';
 import { describeError, type Logger } from '@nodelet/base';
 import { openRemoteCommand, type RemoteCommand, type StreamFlags } from '@nodelet/cri-client';
 
@@ -43,6 +43,14 @@ export function spdyProtocolFor(wsProtocol: string): string {
 
 export interface BridgeOptions {
   client: WebSocket;
+  /**
+   * The upgraded connection under `client`. Once our close frame is written its write side is
+   * ended (as upstream's Go WebSocket servers close the connection with the close frame) instead
+   * of waiting up to ws's 30 s close timeout for the peer's reply: a client that has not seen the
+   * close frame yet, such as python-kubernetes 22.6 polling its socket while the last frames sit
+   * in its TLS buffer, only wakes up when the connection ends.
+   */
+  socket: Duplex;
   /** The CRI Exec or Attach call; resolves to the runtime's streaming URL. */
   start: () => Promise<string>;
   flags: StreamFlags;
@@ -54,12 +62,18 @@ export async function bridgeRemoteCommand(o: BridgeOptions): Promise<void> {
   // A malformed frame from the client is an 'error' event; without a listener it would be thrown.
   client.on('error', (err) => o.log.debug({ err: describeError(err) }, 'Exec client stream failed'));
   const v4Status = client.protocol === 'v5.channel.k8s.io' || client.protocol === 'v4.channel.k8s.io';
+  const closeNormally = (): void => {
+    client.close(1000);
+    // ws wrote the close frame to the socket synchronously (no compression is negotiated here);
+    // end() sends it before the FIN.
+    o.socket.end();
+  };
   const fail = (message: string): void => {
     if (client.readyState !== client.OPEN) return;
     const status = v4Status ? JSON.stringify({ metadata: {}, status: 'Failure', message, reason: 'InternalError', code: 500 }) : message;
     client.resume(); // read the peer's close frame
     client.send(Buffer.concat([Buffer.of(CH_STATUS), Buffer.from(status)]));
-    client.close(1000);
+    closeNormally();
   };
   // Until the runtime session is open, client frames wait here; past the high-water mark the
   // client is paused until it opens.
@@ -131,5 +145,5 @@ export async function bridgeRemoteCommand(o: BridgeOptions): Promise<void> {
   rc.conn.destroy();
   if (client.readyState !== client.OPEN) return;
   if (status) client.send(Buffer.concat([Buffer.of(CH_STATUS), Buffer.from(status)]));
-  client.close(1000);
+  closeNormally();
 }

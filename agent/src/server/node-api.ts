@@ -313,7 +313,7 @@ export async function startNodeApi(o: NodeApiOptions): Promise<NodeApiServer> {
     // SPDY to SPDY is a splice; a WebSocket is translated (exec-bridge.ts).
     if (up.type === 'spdy') return spliceUpgrade({ req, socket, head, url: await start() });
     (await webSockets()).handleUpgrade(req, socket, head, (ws) => {
-      bridgeRemoteCommand({ client: ws, start, flags, log: o.log }).catch((err: unknown) => {
+      bridgeRemoteCommand({ client: ws, socket, start, flags, log: o.log }).catch((err: unknown) => {
         o.log.warn({ err: describeError(err) }, 'Exec bridge failed');
       });
     });

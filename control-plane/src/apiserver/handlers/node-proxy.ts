@@ -22,6 +22,7 @@ import { queryBool, queryInt } from '@nodelet/api';
 import { linkAbort } from '@nodelet/base';
 import type { Dispatcher } from 'undici';
 import { agentDispatcher, agentOrigin } from './agent-dispatcher.js';
+import { webSocketFrameWriter } from './ws-frame-writer.js';
 import tls from 'node:tls';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -193,6 +194,8 @@ function authHeaders(ctx: ServerContext): Record<string, string> {
   return ctx.nodeProxy.token ? { Authorization: `Bearer ${ctx.nodeProxy.token}` } : {};
 }
 
+/** How long frames may still flush to a client after the agent's side closed. */
+const FLUSH_AFTER_CLOSE_MS = 10_000;
 const FORWARDED_UPGRADE_HEADERS = ['upgrade', 'connection', 'x-stream-protocol-version', 'sec-websocket-key', 'sec-websocket-version', 'sec-websocket-protocol', 'sec-websocket-extensions'];
 
 /** A TLS connection to the agent of the pod's node. */
@@ -250,15 +253,23 @@ export async function proxyStreamUpgrade(s: RequestScope, socket: Duplex, head: 
   if (head.length) upstream.write(head);
   if ('setNoDelay' in socket && typeof socket.setNoDelay === 'function') (socket as Socket).setNoDelay(true);
   socket.pipe(upstream);
-  upstream.pipe(socket);
   const close = (): void => {
     socket.destroy();
     upstream.destroy();
   };
+  // A WebSocket's frames go out one per TLS record (ws-frame-writer.ts); SPDY is plain bytes.
+  const frames = String(s.req.headers.upgrade ?? '').toLowerCase() === 'websocket' ? webSocketFrameWriter(socket) : undefined;
+  if (frames) upstream.pipe(frames).on('error', close);
+  else upstream.pipe(socket);
   socket.on('error', close);
   upstream.on('error', close);
   socket.on('close', close);
-  upstream.on('close', close);
+  upstream.on('close', () => {
+    // The agent's last frames (the status, the close frame) may still be on their way out.
+    if (!frames || frames.writableFinished) return close();
+    frames.once('finish', close);
+    setTimeout(close, FLUSH_AFTER_CLOSE_MS).unref();
+  });
   s.ctx.shutdown.addEventListener('abort', close, { once: true });
   upstream.once('close', () => s.ctx.shutdown.removeEventListener('abort', close));
 }
