@@ -77,6 +77,9 @@ spec:
     const versions = await k(['api-versions']);
     assert.match(versions.stdout, /^autoscaling\/v1$/m);
     assert.match(versions.stdout, /^autoscaling\/v2$/m);
+    const group = JSON.parse((await k(['get', '--raw', '/apis/autoscaling'])).stdout) as { versions: { version: string }[]; preferredVersion: { version: string } };
+    assert.deepEqual(group.versions.map((v) => v.version), ['v2', 'v1']);
+    assert.equal(group.preferredVersion.version, 'v2');
   });
 
   it('a v2 HPA with behavior read and written back through autoscaling/v1 keeps its behavior', async () => {

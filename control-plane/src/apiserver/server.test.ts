@@ -171,7 +171,7 @@ describe('API server machinery', () => {
     const r = await fetch(`${srv.url}/apis`, { headers: { Authorization: `Bearer ${TOKEN}`, Accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json' } });
     assert.equal(r.headers.get('content-type'), 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList');
     const doc = (await r.json()) as { items: Array<{ metadata: { name: string } }> };
-    assert.deepEqual(doc.items.map((i) => i.metadata.name), ['coordination.k8s.io', 'apps', 'batch', 'storage.k8s.io', 'policy', 'node.k8s.io', 'scheduling.k8s.io', 'autoscaling', 'events.k8s.io', 'networking.k8s.io', 'authorization.k8s.io', 'authentication.k8s.io', 'rbac.authorization.k8s.io', 'certificates.k8s.io', 'nodelet.io', 'apiextensions.k8s.io', 'discovery.k8s.io', 'admissionregistration.k8s.io']);
+    assert.deepEqual(doc.items.map((i) => i.metadata.name), ['coordination.k8s.io', 'apps', 'batch', 'storage.k8s.io', 'policy', 'node.k8s.io', 'scheduling.k8s.io', 'events.k8s.io', 'networking.k8s.io', 'autoscaling', 'authorization.k8s.io', 'authentication.k8s.io', 'rbac.authorization.k8s.io', 'certificates.k8s.io', 'nodelet.io', 'apiextensions.k8s.io', 'discovery.k8s.io', 'admissionregistration.k8s.io']);
     const legacy = (await call('GET', '/api/v1')).json;
     const names = legacy.resources.map((x: { name: string }) => x.name);
     for (const n of ['pods', 'pods/eviction', 'pods/log', 'pods/exec', 'nodes/status', 'namespaces']) assert.ok(names.includes(n), n);
