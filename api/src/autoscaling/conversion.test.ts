@@ -36,9 +36,9 @@ test('v2-only metrics, behavior, conditions and current metrics ride in annotati
   assert.deepEqual(v1.status, { desiredReplicas: 1 });
   assert.deepEqual((v1.metadata as { annotations: unknown }).annotations, {
     keep: 'me',
-    [HPA_V1_ANNOTATIONS.metrics]: JSON.stringify([mem]),
+    [HPA_V1_ANNOTATIONS.metrics]: JSON.stringify([{ type: 'Resource', resource: { name: 'memory', targetAverageValue: '100Mi' } }]),
     [HPA_V1_ANNOTATIONS.behavior]: JSON.stringify(behavior),
-    [HPA_V1_ANNOTATIONS.currentMetrics]: JSON.stringify([memNow]),
+    [HPA_V1_ANNOTATIONS.currentMetrics]: JSON.stringify([{ type: 'Resource', resource: { name: 'memory', currentAverageValue: '50Mi' } }]),
     [HPA_V1_ANNOTATIONS.conditions]: JSON.stringify(conditions),
   });
   const back = hpaFromV1(v1);
@@ -46,6 +46,36 @@ test('v2-only metrics, behavior, conditions and current metrics ride in annotati
   assert.deepEqual((back.spec as { behavior: unknown }).behavior, behavior);
   assert.deepEqual((back.spec as { metrics: unknown }).metrics, [cpu(70), mem]);
   assert.deepEqual((back.status as { conditions: unknown }).conditions, conditions);
+  assert.deepEqual((back.status as { currentMetrics: unknown }).currentMetrics, [memNow]);
+});
+
+test('each metric source keeps its fields through v1’s older annotation shape', () => {
+  const sel = { matchLabels: { app: 'web' } };
+  const metrics = [
+    { type: 'ContainerResource', containerResource: { name: 'memory', container: 'c', target: { type: 'Utilization', averageUtilization: 60 } } },
+    { type: 'Pods', pods: { metric: { name: 'qps', selector: sel }, target: { type: 'AverageValue', averageValue: '10' } } },
+    { type: 'Object', object: { describedObject: ref, metric: { name: 'hits' }, target: { type: 'Value', value: '5' } } },
+    { type: 'External', external: { metric: { name: 'queue', selector: sel }, target: { type: 'AverageValue', averageValue: '3' } } },
+  ];
+  const current = [
+    { type: 'Pods', pods: { metric: { name: 'qps' }, current: { averageValue: '7' } } },
+    { type: 'External', external: { metric: { name: 'queue' }, current: { value: '9' } } },
+  ];
+  const v1 = hpaToV1({ metadata: {}, spec: { scaleTargetRef: ref, maxReplicas: 2, metrics }, status: { desiredReplicas: 0, currentMetrics: current } });
+  const ann = (v1.metadata as { annotations: Record<string, string> }).annotations;
+  assert.deepEqual(JSON.parse(String(ann[HPA_V1_ANNOTATIONS.metrics])), [
+    { type: 'ContainerResource', containerResource: { name: 'memory', container: 'c', targetAverageUtilization: 60 } },
+    { type: 'Pods', pods: { metricName: 'qps', selector: sel, targetAverageValue: '10' } },
+    { type: 'Object', object: { target: ref, metricName: 'hits', targetValue: '5' } },
+    { type: 'External', external: { metricName: 'queue', metricSelector: sel, targetAverageValue: '3' } },
+  ]);
+  assert.deepEqual(JSON.parse(String(ann[HPA_V1_ANNOTATIONS.currentMetrics])), [
+    { type: 'Pods', pods: { metricName: 'qps', currentAverageValue: '7' } },
+    { type: 'External', external: { metricName: 'queue', currentValue: '9' } },
+  ]);
+  const back = hpaFromV1(v1);
+  assert.deepEqual((back.spec as { metrics: unknown }).metrics, metrics);
+  assert.deepEqual((back.status as { currentMetrics: unknown }).currentMetrics, current);
 });
 
 test('an annotation that is not JSON of the right shape is dropped, not an error', () => {

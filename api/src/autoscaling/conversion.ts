@@ -3,9 +3,11 @@
  * type (pkg/apis/autoscaling/v1/conversion.go): v1 `spec.targetCPUUtilizationPercentage` is the v2
  * Resource cpu metric with a Utilization target, v1 `status.currentCPUUtilizationPercentage` the
  * matching current metric. What v1 cannot hold (other metrics, behavior, conditions, other current
- * metrics) rides in annotations of the v1 form so a v1 read-modify-write keeps it. Both versions are
- * served from one storage, which holds the v2 form.
+ * metrics) rides in annotations of the v1 form (metrics in v1's older shape, v1-metrics.ts) so a
+ * v1 read-modify-write keeps it. Both versions are served from one storage, which holds the v2 form.
  */
+import { metricSpecsFromV1, metricSpecsToV1, metricStatusesFromV1, metricStatusesToV1 } from './v1-metrics.js';
+
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => !!v && typeof v === 'object' && !Array.isArray(v);
 
@@ -61,14 +63,14 @@ export function hpaFromV1(v1: Obj): Obj {
     const { targetCPUUtilizationPercentage: cpu, ...rest } = v1.spec;
     const metrics: unknown[] = [];
     if (typeof cpu === 'number') metrics.push({ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: cpu } } });
-    if (otherMetrics) metrics.push(...otherMetrics);
+    if (otherMetrics) metrics.push(...metricSpecsFromV1(otherMetrics));
     out.spec = { ...rest, ...(metrics.length > 0 ? { metrics } : {}), ...(behavior ? { behavior } : {}) };
   }
   if (isObj(v1.status)) {
     const { currentCPUUtilizationPercentage: cpu, ...rest } = v1.status;
     const current: unknown[] = [];
     if (typeof cpu === 'number') current.push({ type: 'Resource', resource: { name: 'cpu', current: { averageUtilization: cpu } } });
-    if (otherCurrent) current.push(...otherCurrent);
+    if (otherCurrent) current.push(...metricStatusesFromV1(otherCurrent));
     out.status = { ...rest, ...(current.length > 0 ? { currentMetrics: current } : {}), ...(conditions ? { conditions } : {}) };
   }
   return out;
@@ -83,7 +85,7 @@ export function hpaToV1(v2: Obj): Obj {
     const list = Array.isArray(metrics) ? metrics : [];
     const cpuAt = list.findIndex((m) => isCpuUtilization(m, 'target'));
     const others = list.filter((_, i) => i !== cpuAt);
-    if (others.length > 0) annotations[HPA_V1_ANNOTATIONS.metrics] = JSON.stringify(others);
+    if (others.length > 0) annotations[HPA_V1_ANNOTATIONS.metrics] = JSON.stringify(metricSpecsToV1(others));
     if (behavior !== undefined) annotations[HPA_V1_ANNOTATIONS.behavior] = JSON.stringify(behavior);
     out.spec = { ...rest, ...(cpuAt >= 0 ? { targetCPUUtilizationPercentage: cpuUtilization(list[cpuAt], 'target') } : {}) };
   }
@@ -92,7 +94,7 @@ export function hpaToV1(v2: Obj): Obj {
     const list = Array.isArray(currentMetrics) ? currentMetrics : [];
     const cpuAt = list.findIndex((m) => isCpuUtilization(m, 'current'));
     const others = list.filter((_, i) => i !== cpuAt);
-    if (others.length > 0) annotations[HPA_V1_ANNOTATIONS.currentMetrics] = JSON.stringify(others);
+    if (others.length > 0) annotations[HPA_V1_ANNOTATIONS.currentMetrics] = JSON.stringify(metricStatusesToV1(others));
     if (Array.isArray(conditions) && conditions.length > 0) annotations[HPA_V1_ANNOTATIONS.conditions] = JSON.stringify(conditions);
     out.status = { ...rest, ...(cpuAt >= 0 ? { currentCPUUtilizationPercentage: cpuUtilization(list[cpuAt], 'current') } : {}) };
   }
