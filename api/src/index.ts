@@ -14,6 +14,7 @@ export * from './time.js';
 export * from './kubeconfig.js';
 export * from './informer/index.js';
 export * from './events/index.js';
+export { HPA_V1_ANNOTATIONS, hpaFromV1, hpaToV1 } from './autoscaling/conversion.js';
 export * from './auth/bootstrap-token.js';
 export * from './auth/server-join.js';
 export * from './auth/node-credential.js';

@@ -18,7 +18,7 @@ import { POLICY_V1_PROTO } from './schema-policy.js';
 import { CORE_V1_QUOTA_PROTO, SCHEDULING_V1_PROTO } from './schema-quota.js';
 import { NETWORKING_V1_PROTO } from './schema-networking.js';
 import { CORE_V1_REPLICATION_PROTO } from './schema-replication.js';
-import { AUTOSCALING_V2_PROTO } from './schema-autoscaling.js';
+import { AUTOSCALING_V1_PROTO, AUTOSCALING_V2_PROTO } from './schema-autoscaling.js';
 import { readMessage, UnknownField } from './read-message.js';
 
 export const PROTOBUF_MAGIC = Uint8Array.of(0x6b, 0x38, 0x73, 0x00);
@@ -46,6 +46,7 @@ const MESSAGE_BY_GVK: Readonly<Record<string, string>> = {
   'networking.k8s.io/v1/IngressClass': 'k8s.io.api.networking.v1.IngressClass',
   'networking.k8s.io/v1/NetworkPolicy': 'k8s.io.api.networking.v1.NetworkPolicy',
   'autoscaling/v2/HorizontalPodAutoscaler': 'k8s.io.api.autoscaling.v2.HorizontalPodAutoscaler',
+  'autoscaling/v1/HorizontalPodAutoscaler': 'k8s.io.api.autoscaling.v1.HorizontalPodAutoscaler',
   'authorization.k8s.io/v1/SelfSubjectAccessReview': 'k8s.io.api.authorization.v1.SelfSubjectAccessReview',
   'authorization.k8s.io/v1/SelfSubjectRulesReview': 'k8s.io.api.authorization.v1.SelfSubjectRulesReview',
   'authorization.k8s.io/v1/SubjectAccessReview': 'k8s.io.api.authorization.v1.SubjectAccessReview',
@@ -73,7 +74,7 @@ export function protobufRoot(): protobuf.Root {
 function root(): protobuf.Root {
   if (rootCache) return rootCache;
   const r = new protobuf.Root();
-  for (const text of [META_PROTO, RUNTIME_PROTO, RESOURCE_PROTO, INTSTR_PROTO, CORE_V1_PROTO, CORE_V1_POD_PROTO, APPS_V1_PROTO, BATCH_V1_PROTO, POLICY_V1_PROTO, AUTHORIZATION_V1_PROTO, AUTHORIZATION_V1_REVIEWS_PROTO, AUTHENTICATION_V1_PROTO, RBAC_V1_PROTO, CORE_V1_QUOTA_PROTO, SCHEDULING_V1_PROTO, NETWORKING_V1_PROTO, CORE_V1_REPLICATION_PROTO, AUTOSCALING_V2_PROTO]) {
+  for (const text of [META_PROTO, RUNTIME_PROTO, RESOURCE_PROTO, INTSTR_PROTO, CORE_V1_PROTO, CORE_V1_POD_PROTO, APPS_V1_PROTO, BATCH_V1_PROTO, POLICY_V1_PROTO, AUTHORIZATION_V1_PROTO, AUTHORIZATION_V1_REVIEWS_PROTO, AUTHENTICATION_V1_PROTO, RBAC_V1_PROTO, CORE_V1_QUOTA_PROTO, SCHEDULING_V1_PROTO, NETWORKING_V1_PROTO, CORE_V1_REPLICATION_PROTO, AUTOSCALING_V2_PROTO, AUTOSCALING_V1_PROTO]) {
     protobuf.parse(text, r, { keepCase: true });
   }
   r.resolveAll();

@@ -1,4 +1,4 @@
-// k8s.io/api autoscaling/v2 generated.proto: HorizontalPodAutoscaler (kubectl sends protobuf on
+// k8s.io/api autoscaling/v2 and v1 generated.proto: HorizontalPodAutoscaler (kubectl sends protobuf on
 // create and apply). Names and field numbers are upstream's.
 export const AUTOSCALING_V2_PROTO = `
 syntax = "proto2";
@@ -119,6 +119,35 @@ message HorizontalPodAutoscalerStatus {
   optional int32 desiredReplicas = 4;
   repeated MetricStatus currentMetrics = 5;
   repeated HorizontalPodAutoscalerCondition conditions = 6;
+}
+message HorizontalPodAutoscaler {
+  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  optional HorizontalPodAutoscalerSpec spec = 2;
+  optional HorizontalPodAutoscalerStatus status = 3;
+}
+`;
+
+export const AUTOSCALING_V1_PROTO = `
+syntax = "proto2";
+package k8s.io.api.autoscaling.v1;
+
+message CrossVersionObjectReference {
+  optional string kind = 1;
+  optional string name = 2;
+  optional string apiVersion = 3;
+}
+message HorizontalPodAutoscalerSpec {
+  optional CrossVersionObjectReference scaleTargetRef = 1;
+  optional int32 minReplicas = 2;
+  optional int32 maxReplicas = 3;
+  optional int32 targetCPUUtilizationPercentage = 4;
+}
+message HorizontalPodAutoscalerStatus {
+  optional int64 observedGeneration = 1;
+  optional k8s.io.apimachinery.pkg.apis.meta.v1.Time lastScaleTime = 2;
+  optional int32 currentReplicas = 3;
+  optional int32 desiredReplicas = 4;
+  optional int32 currentCPUUtilizationPercentage = 5;
 }
 message HorizontalPodAutoscaler {
   optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;

@@ -1,4 +1,4 @@
-/** Schemas of autoscaling/v2 HorizontalPodAutoscaler. */
+/** Schemas of autoscaling/v2 and autoscaling/v1 HorizontalPodAutoscaler. */
 import { definitions, int32, int64, kind, listOf, obj, ref, str, time, type JsonSchema } from './dsl.js';
 
 const quantity = (description: string): JsonSchema => ref('resource.Quantity', description);
@@ -126,5 +126,29 @@ export const AUTOSCALING_SCHEMAS: Record<string, JsonSchema> = {
       reason: str('Why, in CamelCase.'),
       message: str('Why, for people.'),
     }, { required: ['type', 'status'] }),
+  }),
+  ...definitions('autoscalingv1', {
+    HorizontalPodAutoscaler: kind('autoscaling/v1:HorizontalPodAutoscaler', 'The v1 form of an autoscaler: CPU utilization only; v2-only fields ride in annotations.', {
+      spec: ref('autoscalingv1.HorizontalPodAutoscalerSpec', 'What to scale, within which bounds, at which CPU utilization.'),
+      status: ref('autoscalingv1.HorizontalPodAutoscalerStatus', 'What the autoscaler last saw and decided. Read-only.'),
+    }),
+    HorizontalPodAutoscalerSpec: obj('The target, bounds and CPU target of an autoscaler.', {
+      scaleTargetRef: ref('autoscalingv1.CrossVersionObjectReference', 'The object scaled (its /scale subresource) and whose pods are measured.'),
+      minReplicas: int32('The fewest replicas the autoscaler sets; defaults to 1.'),
+      maxReplicas: int32('The most replicas the autoscaler sets; not below minReplicas.'),
+      targetCPUUtilizationPercentage: int32('The target average CPU utilization in percent of the requests; unset means 80%.'),
+    }, { required: ['scaleTargetRef', 'maxReplicas'] }),
+    CrossVersionObjectReference: obj('The kind, name and apiVersion of an object in the same namespace.', {
+      kind: str('Kind of the referent.'),
+      name: str('Name of the referent.'),
+      apiVersion: str('API version of the referent.'),
+    }, { required: ['kind', 'name'], mapType: 'atomic' }),
+    HorizontalPodAutoscalerStatus: obj('What the autoscaler last saw and decided.', {
+      observedGeneration: int64('The generation the autoscaler last acted on.'),
+      lastScaleTime: time('When the autoscaler last changed the replica count.'),
+      currentReplicas: int32('The replicas the target had when last read.'),
+      desiredReplicas: int32('The replicas last asked for.'),
+      currentCPUUtilizationPercentage: int32('The average CPU utilization last read, in percent of the requests.'),
+    }, { required: ['currentReplicas', 'desiredReplicas'] }),
   }),
 };

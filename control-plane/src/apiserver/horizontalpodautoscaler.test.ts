@@ -1,5 +1,6 @@
 // autoscaling/v2 HorizontalPodAutoscalers against the real API machinery: defaults, validation
-// with upstream's messages, the status subresource and kubectl's Table columns.
+// with upstream's messages, the status subresource and kubectl's Table columns; autoscaling/v1
+// list and watch over the same storage.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApiServer, type TestApiServer } from './testing/test-server.js';
@@ -71,5 +72,24 @@ describe('HorizontalPodAutoscaler (autoscaling/v2)', () => {
     assert.deepEqual(table.json.rows[0].cells.slice(0, 6), ['t', 'Deployment/web', 'cpu: 40%/50%', '1', 3, 2]);
     const fresh = await srv.call('GET', `${HPA}/a`, undefined, { headers: { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } });
     assert.equal(fresh.json.rows[0].cells[2], 'cpu: <unknown>/80%');
+  });
+
+  it('autoscaling/v1 lists and watches the v2 storage: a v2 create arrives in the v1 watch in v1 form', async () => {
+    const V1 = '/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers';
+    const list = await srv.call('GET', V1);
+    assert.equal(list.status, 200, JSON.stringify(list.json));
+    assert.equal(list.json.kind, 'HorizontalPodAutoscalerList');
+    assert.ok(list.json.items.length > 0 && list.json.items.every((i: { apiVersion: string }) => i.apiVersion === 'autoscaling/v1'));
+    const ac = new AbortController();
+    const watch = await fetch(`${srv.url}${V1}?watch=1&resourceVersion=${list.json.metadata.resourceVersion}`, { headers: { Authorization: `Bearer ${srv.token}` }, signal: ac.signal });
+    const reader = watch.body!.getReader();
+    const made = await srv.call('POST', HPA, hpa('seen-by-v1', { metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 65 } } }] }));
+    assert.equal(made.status, 201, JSON.stringify(made.json));
+    const event = JSON.parse(new TextDecoder().decode((await reader.read()).value).split('\n')[0]!);
+    ac.abort();
+    assert.equal(event.type, 'ADDED');
+    assert.equal(event.object.apiVersion, 'autoscaling/v1');
+    assert.equal(event.object.metadata.name, 'seen-by-v1');
+    assert.equal(event.object.spec.targetCPUUtilizationPercentage, 65);
   });
 });

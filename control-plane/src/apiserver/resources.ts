@@ -36,7 +36,7 @@ import { INGRESSCLASS_TABLE, INGRESS_TABLE, NETWORKPOLICY_TABLE } from './table/
 import { podTemplateStrategy, replicationControllerStrategy } from './strategies/replication.js';
 import { PODTEMPLATE_TABLE, REPLICATIONCONTROLLER_TABLE } from './table/replication.js';
 import { EVENTS_V1_CODEC, EVENTS_V1_TABLE, eventsV1Strategy } from './strategies/events.js';
-import { horizontalPodAutoscalerStrategy } from './strategies/autoscaling.js';
+import { HORIZONTALPODAUTOSCALER_V1_TABLE, HPA_V1_CODEC, horizontalPodAutoscalerStrategy, horizontalPodAutoscalerV1Strategy } from './strategies/autoscaling.js';
 import { HORIZONTALPODAUTOSCALER_TABLE } from './table/autoscaling.js';
 import { clusterRoleBindingStrategy, clusterRoleStrategy, roleBindingStrategy, roleStrategy } from './strategies/rbac.js';
 import {
@@ -219,6 +219,12 @@ export const RESOURCE_DEFS: readonly ResourceDef[] = [
     group: 'autoscaling', version: 'v2', kind: 'HorizontalPodAutoscaler', plural: 'horizontalpodautoscalers', singular: 'horizontalpodautoscaler',
     namespaced: true, shortNames: ['hpa'], categories: ['all'], statusSubresource: true, subresources: [STATUS], table: HORIZONTALPODAUTOSCALER_TABLE,
     strategy: horizontalPodAutoscalerStrategy,
+  },
+  {
+    // One storage with autoscaling/v2 (listed first, so v2 is the preferred version), converted on every read and write.
+    group: 'autoscaling', version: 'v1', kind: 'HorizontalPodAutoscaler', plural: 'horizontalpodautoscalers', singular: 'horizontalpodautoscaler',
+    namespaced: true, shortNames: ['hpa'], categories: ['all'], storagePrefix: 'horizontalpodautoscalers', storageCodec: HPA_V1_CODEC,
+    statusSubresource: true, subresources: [STATUS], table: HORIZONTALPODAUTOSCALER_V1_TABLE, strategy: horizontalPodAutoscalerV1Strategy,
   },
   {
     group: 'authorization.k8s.io', version: 'v1', kind: 'SelfSubjectAccessReview', plural: 'selfsubjectaccessreviews',
