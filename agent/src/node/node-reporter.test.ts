@@ -159,3 +159,16 @@ test('node registration: registerNode false creates no Node, waits for one and t
   await pollUntil('registered once the Node exists', async () => done || (await w.clock.advanceAsync(7000), false), { timeoutMs: 10_000, intervalMs: 5 });
   assert.equal(w.ready(), 'True');
 });
+
+test('node status: a pod CIDR the IPAM controller assigns after registration is seen at the next period, though no status is written', async (t) => {
+  const w = await world(t, { nodeStatusReportFrequency: '5m', podCIDR: undefined });
+  const registered = w.reporter.registered(AbortSignal.timeout(10_000));
+  w.start();
+  await registered;
+  await w.armed();
+  assert.deepEqual(w.cidrs, []);
+  await w.server.client().patch(NODES, NODE, { spec: { podCIDR: '10.244.7.0/24' } }, { type: 'merge' });
+  await w.clock.advanceAsync(FREQUENCY_MS);
+  // Nothing in the status changed, so nothing is written; the CIDR is read from the Node all the same.
+  await pollUntil('the pod CIDR seen', () => w.cidrs.includes('10.244.7.0/24'), { timeoutMs: 10_000, intervalMs: 2 });
+});

@@ -43,6 +43,8 @@ export class NodeReporter {
   /** A poke asks for a write even when the status looks the same (the change may be elsewhere, e.g. the pod CIDR). */
   #pokedSinceReport = false;
   #podCIDR?: string;
+  /** The Node's own spec.podCIDR has been seen (a configured --pod-cidr stands in until then). */
+  #nodeHasPodCIDR = false;
 
   constructor(o: NodeReporterOptions) {
     this.#o = o;
@@ -111,6 +113,7 @@ export class NodeReporter {
   }
 
   #seePodCIDR(n: Node): void {
+    if (n.spec?.podCIDR) this.#nodeHasPodCIDR = true;
     const cidr = n.spec?.podCIDR ?? this.#o.config.podCIDR;
     if (cidr && cidr !== this.#podCIDR) {
       this.#podCIDR = cidr;
@@ -168,7 +171,13 @@ export class NodeReporter {
     const status = await this.#status(signal);
     const now = this.#o.clock.now();
     const due = this.#pokedSinceReport || now - this.#lastReportMs >= this.#o.config.nodeStatusReportFrequencyMs;
-    if (this.#lastStatus && !due && sameStatus(this.#lastStatus, status)) return;
+    if (this.#lastStatus && !due && sameStatus(this.#lastStatus, status)) {
+      // No write, so no Node read back: until the IPAM controller's spec.podCIDR has been seen, read
+      // the Node for it (kubelet reads its Node from the lister at every status period), else a node
+      // registered before its CIDR was assigned would wait NotReady for nodeStatusReportFrequency.
+      if (!this.#nodeHasPodCIDR) this.#seePodCIDR(await this.#o.api.get(NODES, this.#o.config.nodeName, { signal }));
+      return;
+    }
     this.#lastReportMs = now;
     this.#pokedSinceReport = false;
     this.#node = await this.#o.api.patch(NODES, this.#o.config.nodeName, { status }, { type: 'merge', subresource: 'status', signal });
