@@ -298,7 +298,9 @@ export class Scheduler {
     for (const i of informers) i.start();
     const cleanup = this.#startAssumedPodCleanup(signal);
     try {
-      await Promise.all(informers.map((i) => i.waitForSync(signal)));
+      // One at a time: each wait holds a listener on `signal` until its informer syncs, and ten at
+      // once beside the scheduler's own passed Node's listener limit (a false leak warning).
+      for (const i of informers) await i.waitForSync(signal);
       this.#log.info({ nodes: this.#cache.nodeCount }, 'Scheduler started');
       for (;;) {
         // Cycles back to back for one time slice, then binding replies and watch events get their turn.
