@@ -257,8 +257,11 @@ export async function proxyStreamUpgrade(s: RequestScope, socket: Duplex, head: 
     socket.destroy();
     upstream.destroy();
   };
-  // A WebSocket's frames go out one per TLS record (ws-frame-writer.ts); SPDY is plain bytes.
-  const frames = String(s.req.headers.upgrade ?? '').toLowerCase() === 'websocket' ? webSocketFrameWriter(socket) : undefined;
+  // A port-forward WebSocket's frames go out one per TLS record (ws-frame-writer.ts); SPDY, exec
+  // and attach are plain bytes (with the writer, `kubectl debug -i`'s attach lost its output —
+  // kubectl-debug.itest.ts; not yet understood, so the writer stays where the Python client needs it).
+  const websocket = String(s.req.headers.upgrade ?? '').toLowerCase() === 'websocket';
+  const frames = websocket && s.subresource === 'portforward' ? webSocketFrameWriter(socket) : undefined;
   if (frames) upstream.pipe(frames).on('error', close);
   else upstream.pipe(socket);
   socket.on('error', close);
