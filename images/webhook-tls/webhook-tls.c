@@ -1,8 +1,9 @@
 /*
  * A minimal admission webhook for integration tests, linked statically so it runs in the lab's
- * busybox image: HTTPS on the given port with the given certificate and key; every POST is
- * answered with an AdmissionReview v1 that refuses the request and names this host (the pod),
- * so a test can tell the API server reached the pod. One connection at a time; never exits by itself.
+ * busybox image: HTTPS on the given port with the given certificate and key. A POST to /mutate is
+ * allowed with a JSONPatch that adds the label `mutated-by: <this host>`; every other POST is
+ * answered with an AdmissionReview v1 that refuses the request and names this host (the pod), so
+ * a test can tell the API server reached the pod. One connection at a time; never exits by itself.
  *
  *   webhook-tls <port> <cert.pem> <key.pem>
  */
@@ -10,6 +11,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
 #include <openssl/ssl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -86,11 +88,23 @@ int main(int argc, char **argv) {
     if (SSL_accept(ssl) == 1 && read_request(ssl) > 0) {
       char uid[128];
       review_uid(buf, uid, sizeof uid);
-      char body[1024];
-      int n = snprintf(body, sizeof body,
-                       "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"response\":{\"uid\":\"%s\",\"allowed\":false,"
-                       "\"status\":{\"code\":403,\"reason\":\"Forbidden\",\"message\":\"refused by pod %s\"}}}",
-                       uid, host);
+      char body[2048];
+      int n;
+      if (strncmp(buf, "POST /mutate", 12) == 0) {
+        char patch[512];
+        unsigned char b64[1024];
+        int p = snprintf(patch, sizeof patch, "[{\"op\":\"add\",\"path\":\"/metadata/labels/mutated-by\",\"value\":\"%s\"}]", host);
+        EVP_EncodeBlock(b64, (const unsigned char *)patch, p);
+        n = snprintf(body, sizeof body,
+                     "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"response\":{\"uid\":\"%s\",\"allowed\":true,"
+                     "\"patchType\":\"JSONPatch\",\"patch\":\"%s\"}}",
+                     uid, b64);
+      } else {
+        n = snprintf(body, sizeof body,
+                     "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"response\":{\"uid\":\"%s\",\"allowed\":false,"
+                     "\"status\":{\"code\":403,\"reason\":\"Forbidden\",\"message\":\"refused by pod %s\"}}}",
+                     uid, host);
+      }
       char head[256];
       int h = snprintf(head, sizeof head, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n", n);
       SSL_write(ssl, head, h);

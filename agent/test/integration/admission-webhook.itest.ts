@@ -2,7 +2,8 @@
  * An admission webhook running as a pod, reached through its Service as kube-apiserver reaches
  * one: the real API server resolves the Service's EndpointSlice (kept by the endpointslice
  * controller) to the pod's IP, verifies the pod's certificate for `hooks.default.svc` with the
- * configuration's caBundle, and returns the pod's refusal. The webhook is a small static TLS
+ * configuration's caBundle, and returns the pod's refusal; the same pod's /mutate path is a
+ * mutating webhook whose JSONPatch lands in the stored object. The webhook is a small static TLS
  * server (images/webhook-tls/webhook-tls.c, compiled here) run from a hostPath in the lab's
  * busybox image.
  */
@@ -13,7 +14,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pollUntil } from '@nodelet/base';
-import { ApiClient, CONFIGMAPS, ENDPOINTSLICES, PODS, SERVICES, VALIDATINGWEBHOOKCONFIGURATIONS, type EndpointSlice } from '@nodelet/api';
+import { ApiClient, CONFIGMAPS, ENDPOINTSLICES, MUTATINGWEBHOOKCONFIGURATIONS, PODS, SERVICES, VALIDATINGWEBHOOKCONFIGURATIONS, type EndpointSlice } from '@nodelet/api';
 import { createCa, issueCertificate, loadCa } from '@nodelet/control-plane';
 import { skipUnlessRoot, startHarness, podSpec, type Harness } from './harness.js';
 
@@ -34,7 +35,7 @@ after(async () => {
   await h?.stop();
 });
 
-test('a validating webhook in a pod, called through its Service', { timeout: 240_000 }, async (t) => {
+test('a validating and a mutating webhook in a pod, called through its Service', { timeout: 240_000 }, async (t) => {
   if (skip) return t.skip('needs root');
   const dir = join(h!.dir, 'webhook');
   await mkdir(dir, { recursive: true });
@@ -85,6 +86,25 @@ test('a validating webhook in a pod, called through its Service', { timeout: 240
     assert.match(String(err.message), /admission webhook "pod\.hooks\.example\.com" denied the request: refused by pod hook-pod/);
     // Unlabelled objects are not the webhook's.
     await api.create(CONFIGMAPS, { metadata: { name: 'free', namespace: 'default' } } as never);
+
+    await api.create(MUTATINGWEBHOOKCONFIGURATIONS, {
+      metadata: { name: 'pod-mutator' },
+      webhooks: [{
+        name: 'mutate.hooks.example.com',
+        clientConfig: { service: { namespace: 'default', name: 'hooks', path: '/mutate' }, caBundle: Buffer.from(caPair.certPem).toString('base64') },
+        rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }],
+        objectSelector: { matchLabels: { mutate: 'yes' } },
+        sideEffects: 'None',
+        admissionReviewVersions: ['v1'],
+      }],
+    } as never);
+    let m = 0;
+    const mutated = await pollUntil('the pod\'s JSONPatch in a stored ConfigMap', async () => {
+      const cm = (await api.create(CONFIGMAPS, { metadata: { name: `mut-${m++}`, namespace: 'default', labels: { mutate: 'yes' } } } as never)) as { metadata: { name: string } };
+      const stored = (await api.get(CONFIGMAPS, cm.metadata.name, { namespace: 'default' })) as { metadata: { labels?: Record<string, string> } };
+      return stored.metadata.labels?.['mutated-by'] ? stored : undefined;
+    }, { timeoutMs: 30_000, intervalMs: 250 });
+    assert.equal(mutated.metadata.labels?.['mutated-by'], 'hook-pod');
   } finally {
     api.close();
   }
