@@ -97,9 +97,11 @@ describe('kubectl debug: ephemeral containers and node debugging on real contain
     assert.equal((await ephemeralStatus('target', 'dbg'))?.restartCount, 0);
   });
 
-  // `kubectl debug -i` (attach to the ephemeral container with stdin) is left out: after the
-  // merge of the stream and agent branches it prints nothing (the attach ends cleanly with no
-  // output) — an open defect of issue 24, see docs/agent.md "ephemeralContainers".
+  // Piped stdin (`echo hello | kubectl debug -i …`) is not tested: kubectl creates the ephemeral
+  // container without stdinOnce, and containerd's attach then detaches stdout the moment the
+  // client closes stdin, so whether the output after `read` arrives is a race (it passed under
+  // load and failed on a quiet machine; with the stdin close withheld it passed). An
+  // interactive session (-it, stdin kept open) is still to be tested: docs/agent.md.
 
   it('kubectl debug node/<node>: host PID namespace and the node\'s root at /host', async () => {
     const marker = join(stateDir, 'node-debug-marker');
