@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isAssertionError, pollUntil } from './poll.js';
+import { isAssertionError, isCheckDefect, pollUntil } from './poll.js';
 
 test('returns the first truthy value; undefined, null, false, 0 and "" are "not yet"; a throw is "not yet"', async () => {
   const answers: unknown[] = [undefined, null, false, 0, '', new Error('boom'), 'done'];
@@ -49,4 +49,31 @@ test('fatal: an error it names ends the wait at once with that error; other erro
   assert.equal(checks, 2, 'the plain error was retried, the assertion was not');
   assert.ok(Date.now() - started < 5_000, 'not at the deadline');
   assert.equal(isAssertionError(new Error('x')), false);
+});
+
+test('by default a failed assert or a bug in the check ends the wait at once; a network failure stays "not yet"', async () => {
+  const defects: [string, () => never][] = [
+    ['assert', () => assert.fail('the claim')],
+    ['property of undefined', () => (undefined as unknown as { status: { phase: string } }).status.phase as never],
+    ['not a function', () => (null as unknown as () => never)()],
+    ['reference', () => { throw new ReferenceError('x is not defined'); }],
+  ];
+  for (const [name, check] of defects) {
+    let checks = 0;
+    await assert.rejects(
+      pollUntil(name, () => { checks++; return check(); }, { timeoutMs: 10_000, intervalMs: 0 }),
+      (err: Error) => !/timed out/.test(err.message),
+    );
+    assert.equal(checks, 1, `${name}: one check, not a retry until the deadline`);
+  }
+  // fetch's own failure: a TypeError whose cause is the socket's error.
+  const refused = new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }) });
+  const answers: unknown[] = [refused, new SyntaxError('Unexpected end of JSON input'), new Error('404'), 'up'];
+  let i = 0;
+  assert.equal(await pollUntil('the server', () => { const a = answers[i++]; if (a instanceof Error) throw a; return a as string; }, { timeoutMs: 5_000, intervalMs: 0 }), 'up');
+  assert.equal(isCheckDefect(refused), false);
+  assert.equal(isCheckDefect(new TypeError('Cannot read properties of undefined')), true);
+  // A caller that expects such an error while it waits says so.
+  let n = 0;
+  assert.equal(await pollUntil('tolerant', () => { if (n++ < 2) throw new TypeError('expected here'); return true; }, { timeoutMs: 5_000, intervalMs: 0, fatal: () => false }), true);
 });

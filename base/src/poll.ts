@@ -11,8 +11,10 @@ export interface PollOptions {
   detail?: () => string | Promise<string>;
   /**
    * A check error for which this returns true is not "not yet": the wait ends at once with that
-   * error, not at the deadline (e.g. {@link isAssertionError}: an assert inside a check is a claim).
-   * Unset: every error counts as "not yet".
+   * error, not at the deadline. Default {@link isCheckDefect}: a failed assert or a bug in the check
+   * ends the wait; every other error (not found, refused, a TLS handshake with a server still
+   * starting) is "not yet". A caller that really expects one of the defect kinds while it waits
+   * says so with its own predicate.
    */
   fatal?: (err: unknown) => boolean;
 }
@@ -23,11 +25,24 @@ export function isAssertionError(err: unknown): boolean {
 }
 
 /**
+ * True for errors no amount of waiting changes: a failed assert (a claim), a ReferenceError or
+ * RangeError, or a TypeError that is not a network failure (`fetch` reports those as a TypeError
+ * whose `cause` is the socket's error; a TypeError of its own, such as reading a property of
+ * undefined, is the check's bug and would otherwise hide until the deadline as "not yet").
+ * A SyntaxError stays "not yet": a check may read a file or a stream still being written.
+ */
+export function isCheckDefect(err: unknown): boolean {
+  if (isAssertionError(err)) return true;
+  if (err instanceof ReferenceError || err instanceof RangeError) return true;
+  return err instanceof TypeError && (err as { cause?: unknown }).cause === undefined;
+}
+
+/**
  * Calls `check` every `intervalMs` until it returns a truthy value, and returns that: the one
  * way nodelet's code and tests wait for a condition owned by someone else (a socket, a Ready
  * node, a controller's write) where there is no event to await; code that can await an event
- * should await it instead. A throwing `check` counts as "not yet" unless `o.fatal` says the error
- * is final, which ends the wait with it at once. At the deadline it throws
+ * should await it instead. A throwing `check` counts as "not yet" unless `o.fatal` (by default
+ * {@link isCheckDefect}) says the error is final, which ends the wait with it at once. At the deadline it throws
  * ERR_DEADLINE_EXCEEDED naming `what`, how many checks ran, the last check's error if it threw,
  * and `detail()`; an abort of `signal` ends it at once with the signal's reason.
  */
@@ -42,7 +57,7 @@ export async function pollUntil<T>(what: string, check: () => Promise<T | undefi
       const v = await check();
       if (v) return v;
     } catch (err) {
-      if (o.fatal?.(err)) throw err;
+      if ((o.fatal ?? isCheckDefect)(err)) throw err;
       failed = err;
     }
     if (Date.now() > until) {
