@@ -117,6 +117,32 @@ export function removeOurPodCgroups(containerdRoot: string): void {
   }
 }
 
+/** The v1/v2 hierarchies under /sys/fs/cgroup that hold a kubelet-layout `kubepods` cgroup now. */
+export function hierarchiesWithKubepods(): Set<string> {
+  return new Set(readdirSync('/sys/fs/cgroup').filter((c) => existsSync(join('/sys/fs/cgroup', c, 'kubepods'))));
+}
+
+/**
+ * The installed agent keeps kubelet's default (cgroupsPerQOS, cgroupRoot "/"), and on this v1 host
+ * nspawn shares the controller hierarchies with the box: its kubepods tree is made at the HOST's
+ * hierarchy roots and outlives the box (kubelet leaves kubepods behind when it stops, so uninstall
+ * does too). After the box is gone, remove the (empty) tree from every hierarchy where it did not
+ * exist before the test, deepest first; a cgroup still holding processes is left and named.
+ */
+export function removeBoxKubepods(existedBefore: Set<string>): string[] {
+  const left: string[] = [];
+  const removeTree = (dir: string): void => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) removeTree(join(dir, e.name));
+    try {
+      rmdirSync(dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') left.push(`${dir}: ${(err as Error).message}`);
+    }
+  };
+  for (const c of hierarchiesWithKubepods()) if (!existedBefore.has(c)) removeTree(join('/sys/fs/cgroup', c, 'kubepods'));
+  return left;
+}
+
 /** The agent's last "Pod sync failed" error, to say why a pod does not start. */
 export async function lastPodSyncError(box: SystemdBox): Promise<string> {
   const j = await box.exec(['journalctl', '-u', 'nodelet-agent', '--no-pager', '-o', 'cat'], { allowFail: true });

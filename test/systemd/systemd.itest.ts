@@ -18,8 +18,8 @@ import { tmpdir } from 'node:os';
 import { TEST_HANG_FILE_ENV, TEST_HANG_MS_ENV } from '@nodelet/systemd';
 import { bootSystemd, nspawnUnavailable, REPO_ROOT, type SystemdBox } from './nspawn.js';
 import {
-  kubectlIn, kubectlJson, lastPodSyncError, listInstallDirs, makeCgroupControllersWritable, nodeletIn, readyCondition, removeOurPodCgroups,
-  RUNTIME_BINDS, runtimeUnavailable, unitState,
+  hierarchiesWithKubepods, kubectlIn, kubectlJson, lastPodSyncError, listInstallDirs, makeCgroupControllersWritable, nodeletIn, readyCondition,
+  removeBoxKubepods, removeOurPodCgroups, RUNTIME_BINDS, runtimeUnavailable, unitState,
 } from './box-tools.js';
 
 // The tree mounted at /opt/nodelet; NODELET_SYSTEMD_ITEST_TREE lets a developer point at a private built copy.
@@ -51,8 +51,11 @@ test('nodelet as systemd services under a real systemd (nspawn)', { skip: reason
   // overlayfs snapshots cannot sit on the container's tmpfs overlay: give containerd a host dir.
   const containerdRoot = mkdtempSync(join(tmpdir(), 'nodelet-sd-containerd-'));
   const hostTmp = mkdtempSync(join(tmpdir(), 'nodelet-sd-'));
+  const kubepodsBefore = hierarchiesWithKubepods();
   const removeHostDirs = (): void => {
     removeOurPodCgroups(containerdRoot); // only once the container (and its pods) are gone
+    const left = removeBoxKubepods(kubepodsBefore);
+    if (left.length) t.diagnostic(`kubepods cgroups still in use, left in place:\n${left.join('\n')}`);
     rmSync(containerdRoot, { recursive: true, force: true });
     rmSync(hostTmp, { recursive: true, force: true });
   };
