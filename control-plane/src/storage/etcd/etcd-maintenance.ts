@@ -201,3 +201,12 @@ async function firstAnswer<T>(t: EtcdTarget, what: string, fn: (endpoint: string
   }
   throw new AgentError('ERR_UNAVAILABLE', `${what}: no etcd member answered (${reasons.join('; ')})`);
 }
+
+/** Live keys under `prefix` at `revision` (0: now), from the first member that answers. */
+export async function countEtcdKeys(t: EtcdTarget, prefix: string, revision = 0, o: { timeoutMs?: number } = {}): Promise<number> {
+  const key = Buffer.from(prefix);
+  const end = Buffer.from(key);
+  end[end.length - 1]!++;
+  return firstAnswer(t, 'count keys', (endpoint) =>
+    withMember(endpoint, t.tls, async (c) => Number((await c.kv.range({ key, range_end: end, revision, count_only: true }, deadline(o.timeoutMs ?? 10_000))).count)));
+}
