@@ -33,6 +33,7 @@ import { podDnsConfigurer, startClusterDns, type NodeDns } from './dns/index.js'
 import { admitPod, type PodAdmitResult } from './admission/admit.js';
 import { pressureAdmitHandler } from './admission/pressure.js';
 import { criticalPodAdmissionHandler } from './admission/critical-preemption.js';
+import { osAdmitHandler } from './admission/os.js';
 import { resourceFitAdmitHandler } from './admission/resource-fit.js';
 import { shutdownAdmitHandler } from './admission/shutdown.js';
 import { userNamespacesAdmitHandler } from './admission/user-namespaces.js';
@@ -366,6 +367,7 @@ export class Agent {
       appArmorAdmitHandler(appArmorEnabled()),
       supplementalGroupsPolicyAdmitHandler,
       shutdownAdmitHandler(() => this.shutdown?.shuttingDown ?? false),
+      osAdmitHandler,
       resourceFitAdmitHandler(
         () => node.node?.status?.allocatable ?? undefined,
         criticalPodAdmissionHandler({
