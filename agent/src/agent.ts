@@ -32,6 +32,8 @@ import type { ServingCertManager } from './certificates/serving-cert-manager.js'
 import { podDnsConfigurer, startClusterDns, type NodeDns } from './dns/index.js';
 import { admitPod, type PodAdmitResult } from './admission/admit.js';
 import { pressureAdmitHandler } from './admission/pressure.js';
+import { criticalPodAdmissionHandler } from './admission/critical-preemption.js';
+import { osAdmitHandler } from './admission/os.js';
 import { resourceFitAdmitHandler } from './admission/resource-fit.js';
 import { shutdownAdmitHandler } from './admission/shutdown.js';
 import { userNamespacesAdmitHandler } from './admission/user-namespaces.js';
@@ -365,7 +367,18 @@ export class Agent {
       appArmorAdmitHandler(appArmorEnabled()),
       supplementalGroupsPolicyAdmitHandler,
       shutdownAdmitHandler(() => this.shutdown?.shuttingDown ?? false),
-      resourceFitAdmitHandler(() => node.node?.status?.allocatable ?? undefined),
+      osAdmitHandler,
+      resourceFitAdmitHandler(
+        () => node.node?.status?.allocatable ?? undefined,
+        criticalPodAdmissionHandler({
+          // Built before the workers exist: read them when a critical pod is judged.
+          activePods: () => this.workers.pods().filter((p) => this.workers.phase(p.metadata.uid!) === 'sync'),
+          killPod: (pod, gracePeriodS, statusFn) => this.workers.kill(pod, { gracePeriodS, statusFn }),
+          podEvent: (pod, type, reason, message) => events.event(pod, type, reason, message),
+          now: () => clock.now(),
+          log: child('preemption'),
+        }),
+      ),
       userNamespacesAdmitHandler(),
     ];
     const admitLog = child('admission');
