@@ -34,6 +34,8 @@ export class NetworkPolicyEnforcer implements TableExtension {
   /** Pods whose IPs the runtime knows before the API does, by UID. */
   readonly #admitted = new Map<string, { pod: Pod; ips: string[] }>();
   #live: NetpolContribution | undefined;
+  /** The last contribution built, reused while nothing it depends on changed (Service-only syncs). */
+  #last: NetpolContribution | undefined;
   readonly #waiters = new Set<() => void>();
 
   constructor(o: NetpolEnforcerOptions) {
@@ -42,7 +44,10 @@ export class NetworkPolicyEnforcer implements TableExtension {
 
   subscribe(requestSync: () => void): () => void {
     this.#requestSync = requestSync;
-    const change = (): void => requestSync();
+    const change = (): void => {
+      this.#last = undefined;
+      requestSync();
+    };
     const { policies, namespaces, pods } = this.#o.informers;
     const subs = [
       policies.on({ onAdd: change, onUpdate: change, onDelete: change }),
@@ -70,8 +75,10 @@ export class NetworkPolicyEnforcer implements TableExtension {
   }
 
   contribution(): TableContribution {
+    if (this.#last) return this.#last;
     const { policies, namespaces } = this.#o.informers;
-    return buildNetpolContribution({ policies: policies.list(), namespaces: namespaces.list(), pods: this.#pods(), nodeName: this.#o.nodeName, version: ++this.#version });
+    this.#last = buildNetpolContribution({ policies: policies.list(), namespaces: namespaces.list(), pods: this.#pods(), nodeName: this.#o.nodeName, version: ++this.#version });
+    return this.#last;
   }
 
   written(c: TableContribution): void {
@@ -93,6 +100,7 @@ export class NetworkPolicyEnforcer implements TableExtension {
     const had = this.#admitted.get(uid);
     if (had?.ips.join() !== v4.join()) {
       this.#admitted.set(uid, { pod, ips: v4 });
+      this.#last = undefined;
       this.#requestSync?.();
     }
     const done = (): boolean => {
