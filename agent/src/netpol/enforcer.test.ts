@@ -62,19 +62,20 @@ test('admit waits until a sync holding the pod IP is live, and that sync isolate
   assert.ok(c.sets.get('netpol-ingress-pods')!.elements.has('10.244.0.50'), 'isolated by the deny policy of its namespace');
 });
 
-test('admit returns at once for a namespace without policies, and for host-network pods', async (t) => {
+test('admit returns at once for a namespace without policies (even before the first sync), and for host-network pods', async (t) => {
   const w = await world(t);
-  w.sync();
   await w.e.admit(fresh('open'), ['10.244.0.51'], AbortSignal.timeout(1000));
+  w.sync();
+  await w.e.admit(fresh('open'), ['10.244.0.53'], AbortSignal.timeout(1000));
   const host = fresh('app');
   host.spec!.hostNetwork = true;
   await w.e.admit(host, ['192.168.1.5'], AbortSignal.timeout(1000));
 });
 
-test('admit before the first sync waits (nothing is known to be live yet); it fails retryable after its timeout', async (t) => {
+test('admit of a pod a policy may isolate waits for a live sync (none yet here); it fails retryable after its timeout', async (t) => {
   const clock = new FakeClock();
   const w = await world(t, clock);
-  const p = w.e.admit(fresh('open'), ['10.244.0.52'], AbortSignal.timeout(5000));
+  const p = w.e.admit(fresh('app'), ['10.244.0.52'], AbortSignal.timeout(5000));
   await pollUntil('the admission timer is set', () => clock.pendingTimers > 0, { timeoutMs: 5000, intervalMs: 5 });
   clock.advance(5000);
   await assert.rejects(p, (err: unknown) => hasCode(err, 'ERR_UNAVAILABLE') && (err as { retryable: boolean }).retryable);

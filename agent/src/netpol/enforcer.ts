@@ -103,12 +103,13 @@ export class NetworkPolicyEnforcer implements TableExtension {
       this.#last = undefined;
       this.#requestSync?.();
     }
+    const nsPrefix = `${ns}/`;
     const done = (): boolean => {
       const live = this.#live;
-      if (!live) return false;
-      if (v4.every((ip) => live.localIPs.has(ip))) return true;
-      const nsPrefix = `${ns}/`;
-      return !this.#o.informers.policies.list().some((p) => (p.metadata.namespace ?? 'default') === ns) && ![...live.policyKeys].some((k) => k.startsWith(nsPrefix));
+      if (live && v4.every((ip) => live.localIPs.has(ip))) return true;
+      // No policy of the namespace is known or live: none can isolate the pod.
+      const policies = this.#o.informers.policies;
+      return policies.hasSynced() && !policies.list().some((p) => (p.metadata.namespace ?? 'default') === ns) && ![...(live?.policyKeys ?? [])].some((k) => k.startsWith(nsPrefix));
     };
     if (done()) return;
     const timeoutMs = this.#o.admitTimeoutMs ?? 30_000;
