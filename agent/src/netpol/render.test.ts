@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import type { NetworkPolicy, Pod } from '@nodelet/api';
 import { addContribution } from '../proxy/contribution.js';
-import { renderPartial } from '../proxy/partial.js';
+import { renderPartial, renderStaleChainDeletes } from '../proxy/partial.js';
 import { buildTableState, renderFull, type RenderOptions } from '../proxy/render.js';
 import { EGRESS_MAP, INGRESS_MAP, buildNetpolContribution, type NetpolContribution } from './render.js';
 import { namespace, pod, policy } from './testing/fixtures.js';
@@ -169,4 +169,30 @@ test('netpol: pods sharing the same policies share one dispatch chain, so rules 
   const c = build([policy('deny', 'a', { podSelector: {} })], many);
   assert.equal(c.sets.get(INGRESS_MAP)!.elements.size, 50);
   assert.equal([...c.chains.keys()].length, 2, 'one policy chain and one dispatch chain');
+});
+
+test('netpol in a netns: policies added, changed and removed by partial transactions end equal to a full write of each state', { skip: canCheck ? false : 'needs root and nft' }, (t) => {
+  const ns = `npt-${process.pid}`;
+  const sh = (args: string[], input?: string) => spawnSync('ip', ['netns', 'exec', ns, ...args], { input, encoding: 'utf8' });
+  assert.equal(spawnSync('ip', ['netns', 'add', ns]).status, 0);
+  t.after(() => spawnSync('ip', ['netns', 'del', ns]));
+  const apply = (script: string): void => {
+    const r = sh(['nft', '-f', '-'], script);
+    assert.equal(r.status, 0, `nft -f failed:\n${script}\n${r.stderr}`);
+  };
+  const listed = (): string[] => sh(['nft', 'list', 'table', 'ip', opts.table!]).stdout.split('\n').map((l) => l.trim()).filter(Boolean).sort();
+  const state = (policies: NetworkPolicy[], p: Pod[] = pods) => addContribution(buildTableState([], opts), build(policies, p));
+  const deny = policy('deny', 'a', { podSelector: {}, policyTypes: ['Ingress', 'Egress'] });
+  const allow = policy('allow', 'a', { podSelector: servers, ingress: [{ from: [{ namespaceSelector: {} }], ports: [{ port: 'http' }] }] });
+  const moved = pods.map((p) => (p.metadata.name === 'server2' ? { ...p, metadata: { ...p.metadata, labels: { app: 'gone' } } } : p));
+  const steps = [state([]), state([deny, allow]), state([deny, allow], moved), state([allow]), state([])];
+  apply(renderFull(steps[0]!, opts));
+  for (let i = 1; i < steps.length; i++) {
+    const tx = renderPartial(steps[i - 1]!, steps[i]!, opts.table);
+    apply(tx.script);
+    if (tx.staleChains.length) apply(renderStaleChainDeletes(tx.staleChains, opts.table));
+    const live = listed();
+    apply(renderFull(steps[i]!, opts));
+    assert.deepEqual(live, listed(), `after step ${i} the table equals a full write of the same state`);
+  }
 });
