@@ -11,6 +11,7 @@ const B32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 /** nft names may be 256 bytes long (NFT_NAME_MAXLEN); stay well under it. */
 const MAX_BASE = 240;
 
+/** The first 8 base32 characters of the SHA-256 of `s`. */
 export function hash8(s: string): string {
   const d = createHash('sha256').update(s).digest();
   let bits = 0;
@@ -28,6 +29,7 @@ export function hash8(s: string): string {
   return out;
 }
 
+/** `<hash8(name)>-<name>`, cut to stay under nft's name limit (also the NetworkPolicy names). */
 export function hashedName(name: string): string {
   const n = `${hash8(name)}-${name}`;
   return n.length > MAX_BASE ? `${n.slice(0, MAX_BASE - 3)}...` : n;
