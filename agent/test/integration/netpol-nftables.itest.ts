@@ -124,6 +124,17 @@ test('an allow policy (named port, pods of a labelled namespace) lets exactly th
   assert.equal(await reaches(client.ns, webURL()), false, 'app/client is still denied');
 });
 
+test('a pod on another node (the external host stands in for it) is a peer by its labels: in while it matches, out once it is gone', { skip }, async () => {
+  assert.equal(await reaches(net.ext, webURL()), false, 'not a pod of the tools namespace yet');
+  await api.create(PODS, pod('remote', 'tools', { app: 'client' }, net.extIP, 'n2'));
+  await pollUntil('the remote pod is a peer in the live table', () => live?.sets.get('netpol-ingress-pods') !== undefined && [...(live?.sets.values() ?? [])].some((x) => x.elements.has(net.extIP)), { timeoutMs: 10_000, intervalMs: 20 });
+  assert.equal(await reaches(net.ext, webURL()), true);
+  assert.equal(live?.localIPs.has(net.extIP), false, 'never isolated here: its own node enforces its egress');
+  await api.delete(PODS, 'remote', { namespace: 'tools', gracePeriodSeconds: 0 });
+  await pollUntil('the remote pod is gone from the live table', () => ![...(live?.sets.values() ?? [])].some((x) => x.elements.has(net.extIP)), { timeoutMs: 10_000, intervalMs: 20 });
+  assert.equal(await reaches(net.ext, webURL()), false);
+});
+
 test('egress rules hold: only the allowed destination, and replies to the pod pass its ingress deny', { skip }, async () => {
   await change(() => api.create(NETWORKPOLICIES, policy('client-egress', 'tools', {
     podSelector: {}, policyTypes: ['Egress', 'Ingress'],
