@@ -60,6 +60,9 @@ test('admit waits until a sync holding the pod IP is live, and that sync isolate
   await admitted;
   assert.ok(c.localIPs.has('10.244.0.50'));
   assert.ok(c.sets.get('netpol-ingress-pods')!.elements.has('10.244.0.50'), 'isolated by the deny policy of its namespace');
+  const syncs = w.syncs();
+  await w.e.admit(fresh('app'), ['10.244.0.50'], AbortSignal.timeout(1000));
+  assert.equal(w.syncs(), syncs, 'again (a container restart): live already, no sync asked for');
 });
 
 test('admit returns at once for a namespace without policies (even before the first sync), and for host-network pods', async (t) => {

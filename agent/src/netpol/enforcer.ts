@@ -97,6 +97,9 @@ export class NetworkPolicyEnforcer implements TableExtension {
     if (pod.spec?.hostNetwork || !v4.length) return;
     const uid = pod.metadata.uid ?? '';
     const ns = pod.metadata.namespace ?? 'default';
+    // Already live (a container restart, a later sync of a running pod): nothing to hand over.
+    const current = this.#live;
+    if (current && v4.every((ip) => current.localIPs.has(ip))) return;
     const had = this.#admitted.get(uid);
     if (had?.ips.join() !== v4.join()) {
       this.#admitted.set(uid, { pod, ips: v4 });
