@@ -66,6 +66,7 @@ import { AgentMetrics } from './server/metrics.js';
 import { startNodeApi, type NodeApiServer } from './server/node-api.js';
 import { nodeApiBackend } from './server/node-api-backend.js';
 import { SharedInformers } from './source/informers.js';
+import { NetworkPolicyEnforcer } from './netpol/enforcer.js';
 import { PodConfig } from './source/pod-config.js';
 import { ServiceLister } from './source/service-lister.js';
 import { RuntimeClassManager } from './source/runtime-classes.js';
@@ -250,7 +251,12 @@ export class Agent {
     // 6. Service proxy: its table (rejecting the whole service CIDR) is in place before any pod runs.
     const proxyInformers = c.proxy.mode === 'none' ? undefined : { services: informers.services(), endpointSlices: informers.endpointSlices(), node: informers.node() };
     const proxyConfig = { ...c.proxy, localDNS: c.proxy.localDNS ?? this.#dns?.address };
-    this.proxy = await startServiceProxy({ api, nodeName: c.nodeName, config: proxyConfig, log: child('proxy'), registry: this.metrics.registry, clock, informers: proxyInformers });
+    //    NetworkPolicy rules live in the same table (docs/network.md); without the proxy nothing enforces them.
+    const netpol = proxyInformers
+      ? new NetworkPolicyEnforcer({ nodeName: c.nodeName, log: child('netpol'), clock, informers: { policies: informers.networkPolicies(), namespaces: informers.namespaces(), pods: informers.pods() } })
+      : undefined;
+    if (!netpol) log.info({}, 'Proxy mode none: NetworkPolicies are not enforced on this node');
+    this.proxy = await startServiceProxy({ api, nodeName: c.nodeName, config: proxyConfig, log: child('proxy'), registry: this.metrics.registry, clock, informers: proxyInformers, extension: netpol });
     this.#closing('proxy', () => this.proxy?.close());
 
     // 7. Core: PLEG cache, node status, runtime, status, events, probes, pod configuration, workers.
@@ -316,6 +322,7 @@ export class Agent {
       crashLoopInitialMs: c.crashLoopInitialMs,
       crashLoopMaxMs: c.crashLoopMaxMs,
       onSandboxIps: (id, ips) => pleg.noteSandboxIps(id, ips),
+      beforeContainers: netpol ? (pod, ips, s) => netpol.admit(pod, ips, s) : undefined,
       podDns: (pod, s) => dnsConfigurer.forPod(pod, s),
       runtimeHandler: (pod, s) => runtimeClasses.handlerFor(pod, s),
       steps: journeys,

@@ -23,6 +23,7 @@ import type { Registry } from 'prom-client';
 import { AgentError, Backoff, DisposableStore, Wakeup, abortError, describeError, hasCode, isAbortError, systemClock, type Clock, type Logger } from '@nodelet/base';
 import { ENDPOINTSLICES, Informer, NODES, SERVICES, type ApiClient, type EndpointSlice, type Node, type Service } from '@nodelet/api';
 import type { ProxyConfig } from './config.js';
+import type { TableExtension } from './contribution.js';
 import { ConntrackCleaner, staleUdpEntries } from './conntrack.js';
 import { commandRunner, type CommandRunner } from './exec.js';
 import { inAnyCidr } from './ipv4.js';
@@ -60,6 +61,8 @@ export interface ServiceProxyOptions {
    * `nodelet proxy`) are created and owned by the proxy.
    */
   informers?: { services?: Informer<Service>; endpointSlices?: Informer<EndpointSlice>; node?: Informer<Node> };
+  /** Rules another part of the agent keeps in this table (NetworkPolicy enforcement; contribution.ts). */
+  extension?: TableExtension;
 }
 
 export interface SyncInfo {
@@ -233,7 +236,7 @@ export class ServiceProxy {
   async #run(stop: AbortSignal): Promise<void> {
     try {
       this.#watch();
-      await Promise.all([this.#services.waitForSync(stop), this.#slices.waitForSync(stop), this.#node.waitForSync(stop)]);
+      await Promise.all([this.#services.waitForSync(stop), this.#slices.waitForSync(stop), this.#node.waitForSync(stop), this.#o.extension?.waitForSync(stop)]);
       this.#informersSynced = true;
       // The timers only flag work for the loop below, so they cannot fail; onError is for form.
       const onError = (err: unknown): void => this.#log.error({ err: describeError(err) }, 'Service proxy timer failed');
@@ -278,6 +281,8 @@ export class ServiceProxy {
     this.#store.add(this.#slices.on({ onAdd: onSlice, onUpdate: (_o, n) => onSlice(n), onDelete: onSlice }));
     this.#store.add(this.#node.on({ onAdd: () => this.#change(), onUpdate: () => this.#change(), onDelete: () => this.#change() }));
     for (const i of [this.#services, this.#slices, this.#node]) i.start();
+    const ext = this.#o.extension;
+    if (ext) this.#store.add({ dispose: ext.subscribe(() => this.#change()) });
   }
 
   #change(): void {
@@ -331,7 +336,9 @@ export class ServiceProxy {
     const start = this.#clock.monotonic();
     const ports = buildModel({ services: this.#services.list(), slices: this.#slices.list(), nodeName: this.#o.nodeName, sctp: this.#sctp, localDNS: this.#o.config.localDNS });
     const full = forced ?? (this.#o.syncMode === 'full' ? 'full sync mode' : undefined);
-    const w = await this.#writer.write(ports, this.#renderOptions(), full, signal);
+    const extra = this.#o.extension?.contribution();
+    const w = await this.#writer.write(ports, this.#renderOptions(), full, signal, extra);
+    if (extra) this.#o.extension!.written(extra);
     if (w.cleanupFailed) this.metrics.cleanupFailures.inc();
     this.metrics.tableServices.set(w.state.services);
     this.metrics.tableEndpoints.set(w.state.endpoints);

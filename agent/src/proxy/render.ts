@@ -16,6 +16,7 @@
  */
 import type { ServicePortModel } from './model.js';
 import { categorize, portKey } from './model.js';
+import { setBlock, type NamedSet } from './contribution.js';
 import { affinitySetName, clusterChainName, endpointChainName, externalChainName, localChainName } from './names.js';
 
 export const TABLE = 'nodelet-proxy';
@@ -72,6 +73,8 @@ export interface TableState {
   affinitySets: Map<string, number>;
   /** Elements of the verdict maps and the cluster-ips set, by key. */
   elements: Record<ElementContainer, Map<string, TableElement>>;
+  /** Named sets and maps contributed by others (contribution.ts: NetworkPolicy), by name. */
+  sets: ReadonlyMap<string, NamedSet>;
   services: number;
   endpoints: number;
   noLocalEndpoints: { internal: number; external: number };
@@ -220,7 +223,7 @@ export function buildTableState(ports: readonly ServicePortModel[], o: RenderOpt
     if (f.externalMissing) noLocal.external++;
   }
   if (cache) cache.fragments = next;
-  return { base: baseChains(o), chains: b.chains, affinitySets: b.affinitySets, elements: b.elements, services: ports.length, endpoints, noLocalEndpoints: noLocal };
+  return { base: baseChains(o), chains: b.chains, affinitySets: b.affinitySets, elements: b.elements, sets: new Map(), services: ports.length, endpoints, noLocalEndpoints: noLocal };
 }
 
 function baseChains(o: RenderOptions): Array<[string, string[]]> {
@@ -267,6 +270,7 @@ export function renderFull(state: TableState, o: Pick<RenderOptions, 'table'>, c
     if (live.length) lines.push(`\t\telements = { ${live.map((x) => `${x.ip} expires ${x.expiresS}s`).join(', ')} }`);
     out.push(...lines, '\t}');
   }
+  for (const [name, s] of state.sets) out.push(...setBlock(name, s, elementText));
   for (const [name, rules] of [...state.base, ...state.chains]) out.push(`\tchain ${name} {`, ...rules.map((r) => `\t\t${r}`), '\t}');
   out.push('}', '');
   return out.join('\n');
