@@ -296,6 +296,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   async function serveUpgrade(r: ApiRequest): Promise<void> {
     const scope = r.scope;
     const { socket, head } = r.upgrade!;
+    if (scope?.subresource === 'proxy') throw new StatusError(400, 'BadRequest', 'upgrade requests (WebSockets) through the proxy subresources are not supported by this server');
     if (!scope || scope.served.def.kind !== 'Pod' || !scope.subresource || !STREAM_SUBRESOURCES.has(scope.subresource) || !scope.name) throw notFoundPath();
     const upgrade = String(r.req.headers.upgrade ?? '').toLowerCase();
     if (upgrade !== 'websocket' && upgrade !== 'spdy/3.1') {

@@ -8,7 +8,8 @@ import { sendJson, sendObject } from '../respond.js';
 import { methodNotAllowed, notFoundPathFor } from './errors.js';
 import { badRequest } from '../status.js';
 import { deleteObject, parseDeleteOptions } from './delete.js';
-import { handleLog, handleNodeProxyGet } from './node-proxy.js';
+import { handleLog } from './node-proxy.js';
+import { handleProxy } from './proxy.js';
 import { handleBinding } from './pod-subresources.js';
 import { handleEviction } from './eviction.js';
 import { handleTokenRequest } from './token-request.js';
@@ -52,7 +53,7 @@ export async function dispatch(s: RequestScope): Promise<void> {
     if (sub === 'token' && method === 'POST') return handleTokenRequest(s);
     if (sub === 'eviction' && method === 'POST') return handleEviction(s);
     if (sub === 'log' && method === 'GET') return handleLog(s);
-    if (sub === 'proxy' && def.kind === 'Node' && method === 'GET') return handleNodeProxyGet(s);
+    if (sub === 'proxy' && def.group === '') return handleProxy(s);
     if (sub === 'exec' || sub === 'attach' || sub === 'portforward') throw badRequest('Upgrade request required');
     if (sub === 'finalize' && method === 'PUT') return handleUpdate({ ...s, subresource: undefined });
     throw methodNotAllowed();

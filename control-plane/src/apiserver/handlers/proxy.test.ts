@@ -1,0 +1,131 @@
+// pods/proxy and services/proxy through the real API server (plain HTTP on port 0, SQLite), to a
+// small HTTP server on this machine's own non-loopback address standing in for a pod.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { hostAddresses } from '../../pki/pki.js';
+import { startTestApiServer, type TestApiServer, type TestReply } from '../testing/test-server.js';
+import { isGlobalUnicast } from './proxy-target.js';
+import { splitSchemeNamePort } from './proxy-location.js';
+
+const USER = 'user-token';
+const HOST_IP = hostAddresses().find((a) => a.includes('.') && isGlobalUnicast(a));
+
+describe('splitSchemeNamePort', () => {
+  it('splits name, name:port and scheme:name:port as upstream; refuses the rest', () => {
+    assert.deepEqual(splitSchemeNamePort('web'), { scheme: '', name: 'web', port: '' });
+    assert.deepEqual(splitSchemeNamePort('web:80'), { scheme: '', name: 'web', port: '80' });
+    assert.deepEqual(splitSchemeNamePort('web:http'), { scheme: '', name: 'web', port: 'http' });
+    assert.deepEqual(splitSchemeNamePort('https:web:443'), { scheme: 'https', name: 'web', port: '443' });
+    assert.deepEqual(splitSchemeNamePort(':web:'), { scheme: '', name: 'web', port: '' });
+    assert.equal(splitSchemeNamePort('ftp:web:21'), undefined);
+    assert.equal(splitSchemeNamePort(':80'), undefined);
+    assert.equal(splitSchemeNamePort('a:b:c:d'), undefined);
+  });
+});
+
+describe('pods/proxy and services/proxy', { skip: HOST_IP ? false : 'no global unicast IPv4 address on this machine' }, () => {
+  let srv: TestApiServer;
+  let target: http.Server;
+  let port = 0;
+  const seen: Array<{ method: string; url: string; headers: http.IncomingHttpHeaders; body: string }> = [];
+  const call = (method: string, path: string, body?: unknown, token?: string): Promise<TestReply> => srv.call(method, path, body, { token });
+
+  before(async () => {
+    target = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        seen.push({ method: req.method!, url: req.url!, headers: req.headers, body });
+        if (req.url === '/go') {
+          res.writeHead(302, { Location: '/landed' });
+          return res.end();
+        }
+        res.writeHead(201, { 'Content-Type': 'text/plain', 'X-Target': 'yes' });
+        res.end(`${req.method} ${req.url} ${body}`);
+      });
+    });
+    await new Promise<void>((resolve) => target.listen(0, HOST_IP, resolve));
+    port = (target.address() as AddressInfo).port;
+    srv = await startTestApiServer({ tokens: new Map([[USER, { name: 'alice', groups: ['system:authenticated'] }]]) });
+    const pod = (name: string, ip?: string) => ({ metadata: { name }, spec: { containers: [{ name: 'c', image: 'busybox', ports: [{ containerPort: port }] }] }, ...(ip ? { status: { podIP: ip, podIPs: [{ ip }] } } : {}) });
+    for (const [name, ip] of [['web', HOST_IP], ['noip', undefined]] as const) {
+      assert.equal((await call('POST', '/api/v1/namespaces/default/pods', pod(name))).status, 201);
+      if (ip) assert.equal((await srv.call('PATCH', `/api/v1/namespaces/default/pods/${name}/status`, { status: { podIP: ip, podIPs: [{ ip }] } }, { contentType: 'application/merge-patch+json' })).status, 200);
+    }
+    const svc = (name: string, portName: string) => ({ metadata: { name }, spec: { ports: [{ name: portName, port: 80, targetPort: port }] } });
+    for (const name of ['websvc', 'empty', 'stale']) assert.equal((await call('POST', '/api/v1/namespaces/default/services', svc(name, name === 'websvc' ? 'http' : ''))).status, 201);
+    const slice = (svcName: string, ip: string, podName: string, ready = true) => ({
+      metadata: { name: `${svcName}-x`, labels: { 'kubernetes.io/service-name': svcName } }, addressType: 'IPv4',
+      ports: [{ name: svcName === 'websvc' ? 'http' : '', port, protocol: 'TCP' }],
+      endpoints: [{ addresses: [ip], conditions: { ready }, targetRef: { kind: 'Pod', namespace: 'default', name: podName } }],
+    });
+    assert.equal((await call('POST', '/apis/discovery.k8s.io/v1/namespaces/default/endpointslices', slice('websvc', HOST_IP!, 'web'))).status, 201);
+    // An endpoint whose pod does not hold the IP is never dialled (upstream's isValidAddress).
+    assert.equal((await call('POST', '/apis/discovery.k8s.io/v1/namespaces/default/endpointslices', slice('stale', '192.0.2.250', 'web'))).status, 201);
+  });
+  after(async () => {
+    await srv?.close();
+    await new Promise((resolve) => target?.close(resolve));
+  });
+
+  it('a pod proxy keeps method, path, trailing slash, query and body; credentials are not passed on', async () => {
+    const r = await call('POST', `/api/v1/namespaces/default/pods/web:${port}/proxy/a/b/?x=1&y=2`, 'hello');
+    assert.equal(r.status, 201);
+    assert.equal(r.json, `POST /a/b/?x=1&y=2 hello`);
+    assert.equal(r.headers.get('x-target'), 'yes');
+    const last = seen.at(-1)!;
+    assert.equal(last.headers.authorization, undefined);
+    assert.ok(last.headers['x-forwarded-for']);
+    // No port: the first declared container port.
+    assert.equal((await call('GET', '/api/v1/namespaces/default/pods/web/proxy')).json, 'GET / ');
+  });
+
+  it('a redirect to a path on the pod stays behind the proxy', async () => {
+    const res = await fetch(`${srv.url}/api/v1/namespaces/default/pods/web:${port}/proxy/go`, { headers: { Authorization: `Bearer ${srv.token}` }, redirect: 'manual' });
+    assert.equal(res.status, 302);
+    assert.equal(res.headers.get('location'), `/api/v1/namespaces/default/pods/web:${port}/proxy/landed`);
+  });
+
+  it('pod errors: malformed name 400, no pod 404, no IP 400 address not allowed, nothing listening 503', async () => {
+    const bad = await call('GET', '/api/v1/namespaces/default/pods/a:b:c:d/proxy/');
+    assert.deepEqual([bad.status, bad.json.message], [400, 'invalid pod request "a:b:c:d"']);
+    const missing = await call('GET', '/api/v1/namespaces/default/pods/nope/proxy/');
+    assert.deepEqual([missing.status, missing.json.message], [404, 'pods "nope" not found']);
+    const noIp = await call('GET', '/api/v1/namespaces/default/pods/noip/proxy/');
+    assert.deepEqual([noIp.status, noIp.json.message], [400, 'address not allowed']);
+    const closed = await call('GET', `/api/v1/namespaces/default/pods/web:1/proxy/`);
+    assert.equal(closed.status, 503);
+    assert.match(closed.json.message, /^error trying to reach service: /);
+    assert.equal(closed.headers.get('retry-after'), null);
+  });
+
+  it('a service proxy picks a ready endpoint by the numbered or named port', async () => {
+    for (const id of ['websvc:80', 'websvc:http', 'http:websvc:http']) {
+      const r = await call('GET', `/api/v1/namespaces/default/services/${id}/proxy/p?q=1`);
+      assert.deepEqual([r.status, r.json], [201, 'GET /p?q=1 '], id);
+    }
+  });
+
+  it('service errors: unknown port 503, no endpoint 503, stale endpoint skipped, no service 404', async () => {
+    const port81 = await call('GET', '/api/v1/namespaces/default/services/websvc:81/proxy/');
+    assert.deepEqual([port81.status, port81.json.message], [503, 'no service port 81 found for service "websvc"']);
+    const unnamed = await call('GET', '/api/v1/namespaces/default/services/websvc/proxy/');
+    assert.deepEqual([unnamed.status, unnamed.json.message], [503, 'no endpoints available for service "websvc"']);
+    const empty = await call('GET', '/api/v1/namespaces/default/services/empty:80/proxy/');
+    assert.deepEqual([empty.status, empty.json.message], [503, 'no endpoints available for service "empty:80"']);
+    assert.equal((await call('GET', '/api/v1/namespaces/default/services/stale:80/proxy/')).status, 503);
+    assert.equal((await call('GET', '/api/v1/namespaces/default/services/nope/proxy/')).status, 404);
+  });
+
+  it('RBAC: a caller without the proxy subresource gets 403 and the target sees nothing', async () => {
+    const before = seen.length;
+    const denied = await call('GET', `/api/v1/namespaces/default/services/websvc:80/proxy/`, undefined, USER);
+    assert.equal(denied.status, 403);
+    assert.match(denied.json.message, /cannot get resource "services\/proxy"/);
+    const post = await call('POST', `/api/v1/namespaces/default/pods/web/proxy/`, 'x', USER);
+    assert.match(post.json.message, /cannot create resource "pods\/proxy"/);
+    assert.equal(seen.length, before);
+  });
+});

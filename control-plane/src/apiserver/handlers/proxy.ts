@@ -1,0 +1,122 @@
+/**
+ * `pods/proxy`, `services/proxy` and `nodes/proxy` (kube-apiserver's proxy REST of each): the
+ * request, with its method, query, headers and body, is sent to the location proxy-location.ts
+ * finds, and the answer (status, headers, body) streamed back.
+ *
+ *   kubectl get --raw /api/v1/namespaces/<ns>/services/web:80/proxy/<path>?q → GET http://<endpoint>:<targetPort>/<path>?q
+ *   kubectl proxy → /api/v1/namespaces/<ns>/pods/<p>:8080/proxy/<path>       → http://<podIP>:8080/<path>
+ *   /api/v1/nodes/<n>/proxy/<path>                                            → https://<node>:<agent port>/<path> (agent client cert)
+ *
+ * Methods GET, HEAD, POST, PUT, PATCH, DELETE and OPTIONS (upstream's ProxyMethods); RBAC checked
+ * `get`/`create`/`update`/`patch`/`delete` on the `proxy` subresource (filters/authorization.ts).
+ * The caller's credentials (Authorization, Impersonate-*) and hop-by-hop headers are not passed
+ * on; X-Forwarded-For is added. A redirect to an absolute path on the target is rewritten under
+ * the proxy path, as upstream's proxy transport does; HTML bodies are not rewritten (upstream
+ * rewrites their links) and upgrades (WebSockets) through these proxies are refused (server.ts).
+ * A target that cannot be reached is a 503 `error trying to reach service: …`.
+ */
+import { pipeline } from 'node:stream/promises';
+import { isIP } from 'node:net';
+import { Agent, type Dispatcher } from 'undici';
+import type { RequestScope } from '../context.js';
+import { methodNotAllowed } from '../status.js';
+import { agentDispatcher } from './agent-dispatcher.js';
+import { agentAuthHeaders, agentTlsOptions } from './node-proxy.js';
+import { nodeProxyLocation, podProxyLocation, serviceProxyLocation, unavailable, type ProxyLocation } from './proxy-location.js';
+
+/** The methods the proxy subresources connect (upstream's proxyMethods). */
+export const PROXY_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/** Request headers never forwarded: hop-by-hop ones and the caller's own credentials. */
+const DROPPED_REQUEST = new Set([
+  'host', 'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer',
+  'transfer-encoding', 'upgrade', 'authorization',
+]);
+const DROPPED_RESPONSE = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+
+/** Dispatchers for plain targets (pods, services, other node ports); https ones do not verify, as upstream's proxy transport. */
+const plainDispatchers = new WeakMap<AbortSignal, { http: Agent; https: Agent }>();
+
+function plainDispatcher(shutdown: AbortSignal, scheme: 'http' | 'https'): Agent {
+  let d = plainDispatchers.get(shutdown);
+  if (!d) {
+    const made = { http: new Agent({ keepAliveTimeout: 30_000 }), https: new Agent({ keepAliveTimeout: 30_000, connect: { rejectUnauthorized: false } }) };
+    shutdown.addEventListener('abort', () => {
+      void made.http.destroy().catch(() => undefined);
+      void made.https.destroy().catch(() => undefined);
+    }, { once: true });
+    plainDispatchers.set(shutdown, made);
+    d = made;
+  }
+  return d[scheme];
+}
+
+/** Serves a `proxy` subresource request of a pod, a service or a node. */
+export async function handleProxy(s: RequestScope): Promise<void> {
+  const method = s.req.method ?? 'GET';
+  if (!PROXY_METHODS.has(method)) throw methodNotAllowed(`the server does not allow this method on the requested resource`);
+  const kind = s.served.def.kind;
+  const loc = kind === 'Node'
+    ? await nodeProxyLocation(s.ctx, s.name!)
+    : kind === 'Service'
+      ? await serviceProxyLocation(s.ctx, s.namespace!, s.name!)
+      : await podProxyLocation(s.ctx, s.namespace!, s.name!);
+  const dispatcher = loc.agent ? agentDispatcher(s.ctx.shutdown, () => agentTlsOptions(s.ctx)) : plainDispatcher(s.ctx.shutdown, loc.scheme);
+  const headers = forwardedHeaders(s);
+  if (loc.agent) Object.assign(headers, agentAuthHeaders(s.ctx));
+  const stop = new AbortController();
+  const abort = (): void => stop.abort();
+  s.res.on('close', abort);
+  s.ctx.shutdown.addEventListener('abort', abort, { once: true });
+  try {
+    const hasBody = method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS';
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await dispatcher.request({
+        origin: origin(loc), path: `${s.proxyPath ?? '/'}${s.url.search}`, method: method as Dispatcher.HttpMethod, headers, signal: stop.signal,
+        ...(hasBody ? { body: s.req } : {}),
+      });
+    } catch (err) {
+      throw unavailable(`error trying to reach service: ${(err as Error).message}`);
+    }
+    const out: Record<string, string | string[]> = {};
+    for (const [k, v] of Object.entries(res.headers)) {
+      if (v === undefined || DROPPED_RESPONSE.has(k)) continue;
+      out[k] = k === 'location' && typeof v === 'string' ? rewriteLocation(v, s) : v;
+    }
+    s.res.writeHead(res.statusCode, out);
+    // An aborted or broken stream is not an error to report once the status line went out.
+    await pipeline(res.body, s.res).catch(() => undefined);
+  } finally {
+    s.res.off('close', abort);
+    s.ctx.shutdown.removeEventListener('abort', abort);
+  }
+}
+
+function origin(loc: ProxyLocation): string {
+  const host = isIP(loc.host) === 6 ? `[${loc.host}]` : loc.host;
+  return `${loc.scheme}://${host}${loc.port !== undefined ? `:${loc.port}` : ''}`;
+}
+
+function forwardedHeaders(s: RequestScope): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(s.req.headersDistinct)) {
+    if (!v || DROPPED_REQUEST.has(k) || k.startsWith('impersonate-')) continue;
+    out[k] = v.length === 1 ? v[0]! : v;
+  }
+  const client = s.req.socket.remoteAddress;
+  if (client) out['x-forwarded-for'] = out['x-forwarded-for'] ? `${String(out['x-forwarded-for'])}, ${client}` : client;
+  return out;
+}
+
+/** A redirect to `/x` on the target becomes `<proxy prefix>/x`, so the client stays behind the proxy. */
+function rewriteLocation(location: string, s: RequestScope): string {
+  if (!location.startsWith('/') || location.startsWith('//')) return location;
+  return `${proxyPrefix(s)}${location}`;
+}
+
+/** The API path of the proxy itself: `/api/v1[/namespaces/<ns>]/<plural>/<name>/proxy`. */
+export function proxyPrefix(s: Pick<RequestScope, 'namespace' | 'name' | 'served'>): string {
+  const ns = s.namespace !== undefined ? `/namespaces/${encodeURIComponent(s.namespace)}` : '';
+  return `/api/v1${ns}/${s.served.def.plural}/${encodeURIComponent(s.name!).replace(/%3A/g, ':')}/proxy`;
+}
