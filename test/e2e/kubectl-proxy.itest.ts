@@ -5,6 +5,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
@@ -91,7 +92,10 @@ describe('kubectl through pods/proxy, services/proxy and nodes/proxy on a lab cl
     const res = await fetch(`http://127.0.0.1:${port}/api/v1/namespaces/default/services/web:80/proxy/?x=1`);
     assert.equal(res.status, 200);
     assert.equal((await res.text()).trim(), 'hello-proxy');
+    const exited = once(proxy, 'exit');
     process.kill(proxy.pid!, 'SIGTERM');
+    await exited;
+    proxy = undefined;
   });
 
   it('nodes/<node>/proxy reaches the agent as the API server', async () => {
