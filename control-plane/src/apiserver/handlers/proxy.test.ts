@@ -3,7 +3,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { once } from 'node:events';
+import net, { type AddressInfo } from 'node:net';
 import { hostAddresses } from '../../pki/pki.js';
 import { startTestApiServer, type TestApiServer, type TestReply } from '../testing/test-server.js';
 import { isGlobalUnicast } from './proxy-target.js';
@@ -45,6 +46,10 @@ describe('pods/proxy and services/proxy', { skip: HOST_IP ? false : 'no global u
         res.writeHead(201, { 'Content-Type': 'text/plain', 'X-Target': 'yes' });
         res.end(`${req.method} ${req.url} ${body}`);
       });
+    });
+    target.on('upgrade', (req: http.IncomingMessage, socket: net.Socket) => {
+      socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo\r\nConnection: Upgrade\r\nX-Path: ${req.url}\r\nX-Auth: ${req.headers.authorization ?? 'none'}\r\n\r\n`);
+      socket.pipe(socket);
     });
     await new Promise<void>((resolve) => target.listen(0, HOST_IP, resolve));
     port = (target.address() as AddressInfo).port;
@@ -117,6 +122,43 @@ describe('pods/proxy and services/proxy', { skip: HOST_IP ? false : 'no global u
     assert.deepEqual([empty.status, empty.json.message], [503, 'no endpoints available for service "empty:80"']);
     assert.equal((await call('GET', '/api/v1/namespaces/default/services/stale:80/proxy/')).status, 503);
     assert.equal((await call('GET', '/api/v1/namespaces/default/services/nope/proxy/')).status, 404);
+  });
+
+  /** A raw upgrade request to the API server; resolves with the answer's head and a socket past it. */
+  async function upgrade(path: string): Promise<{ head: string; socket: net.Socket }> {
+    const url = new URL(srv.url);
+    const socket = net.connect({ host: url.hostname, port: Number(url.port) });
+    socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${srv.token}\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n`);
+    let got = '';
+    await new Promise<void>((resolve, reject) => {
+      const onData = (c: Buffer): void => {
+        got += c.toString();
+        if (got.includes('\r\n\r\n')) {
+          socket.off('data', onData);
+          resolve();
+        }
+      };
+      socket.on('data', onData);
+      socket.once('error', reject);
+    });
+    return { head: got.slice(0, got.indexOf('\r\n\r\n')), socket };
+  }
+
+  it('an upgrade through pods/proxy is spliced to the pod without the caller\'s credentials; nodes/proxy refuses one', async () => {
+    const { head, socket } = await upgrade(`/api/v1/namespaces/default/pods/web:${port}/proxy/ws?x=1`);
+    try {
+      assert.match(head, /^HTTP\/1.1 101 /);
+      assert.match(head, /X-Path: \/ws\?x=1/);
+      assert.match(head, /X-Auth: none/);
+      socket.write('ping');
+      const [echo] = (await once(socket, 'data')) as [Buffer];
+      assert.equal(echo.toString(), 'ping');
+    } finally {
+      socket.destroy();
+    }
+    const node = await upgrade('/api/v1/nodes/n1/proxy/exec/default/web/c');
+    node.socket.destroy();
+    assert.match(node.head, /^HTTP\/1.1 400 /);
   });
 
   it('RBAC: a caller without the proxy subresource gets 403 and the target sees nothing', async () => {

@@ -12,14 +12,19 @@
  * The caller's credentials (Authorization, Impersonate-*) and hop-by-hop headers are not passed
  * on; X-Forwarded-For is added. A redirect to an absolute path on the target is rewritten under
  * the proxy path, as upstream's proxy transport does; HTML bodies are not rewritten (upstream
- * rewrites their links) and upgrades (WebSockets) through these proxies are refused (server.ts).
+ * rewrites their links). An upgrade (a WebSocket) through pods/proxy or services/proxy is spliced
+ * to the target (`proxyUpgrade`); through nodes/proxy to the agent it is refused, since the agent
+ * would see the server's own credentials on a stream (exec, attach) the caller's RBAC
+ * (`get nodes/proxy`) did not grant as `create pods/exec`.
  * A target that cannot be reached is a 503 `error trying to reach service: …`.
  */
 import { pipeline } from 'node:stream/promises';
-import { isIP } from 'node:net';
+import net, { isIP } from 'node:net';
+import tls from 'node:tls';
+import type { Duplex } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import type { RequestScope } from '../context.js';
-import { methodNotAllowed } from '../status.js';
+import { badRequest, methodNotAllowed } from '../status.js';
 import { agentDispatcher } from './agent-dispatcher.js';
 import { agentAuthHeaders, agentTlsOptions } from './node-proxy.js';
 import { nodeProxyLocation, podProxyLocation, serviceProxyLocation, unavailable, type ProxyLocation } from './proxy-location.js';
@@ -51,16 +56,18 @@ function plainDispatcher(shutdown: AbortSignal, scheme: 'http' | 'https'): Agent
   return d[scheme];
 }
 
+function locate(s: RequestScope): Promise<ProxyLocation> {
+  const kind = s.served.def.kind;
+  if (kind === 'Node') return nodeProxyLocation(s.ctx, s.name!);
+  if (kind === 'Service') return serviceProxyLocation(s.ctx, s.namespace!, s.name!);
+  return podProxyLocation(s.ctx, s.namespace!, s.name!);
+}
+
 /** Serves a `proxy` subresource request of a pod, a service or a node. */
 export async function handleProxy(s: RequestScope): Promise<void> {
   const method = s.req.method ?? 'GET';
   if (!PROXY_METHODS.has(method)) throw methodNotAllowed(`the server does not allow this method on the requested resource`);
-  const kind = s.served.def.kind;
-  const loc = kind === 'Node'
-    ? await nodeProxyLocation(s.ctx, s.name!)
-    : kind === 'Service'
-      ? await serviceProxyLocation(s.ctx, s.namespace!, s.name!)
-      : await podProxyLocation(s.ctx, s.namespace!, s.name!);
+  const loc = await locate(s);
   const dispatcher = loc.agent ? agentDispatcher(s.ctx.shutdown, () => agentTlsOptions(s.ctx)) : plainDispatcher(s.ctx.shutdown, loc.scheme);
   const headers = forwardedHeaders(s);
   if (loc.agent) Object.assign(headers, agentAuthHeaders(s.ctx));
@@ -93,15 +100,52 @@ export async function handleProxy(s: RequestScope): Promise<void> {
   }
 }
 
+/**
+ * An upgrade request through pods/proxy or services/proxy: the request head (the caller's
+ * credentials taken out) goes to the target, then bytes flow both ways, the target's `101` and
+ * frames included, until either side closes.
+ */
+export async function proxyUpgrade(s: RequestScope, socket: Duplex, head: Buffer): Promise<void> {
+  if (s.served.def.kind === 'Node') throw badRequest('upgrade requests through nodes/proxy are not served: use the pods/exec, attach and portforward subresources');
+  if (!PROXY_METHODS.has(s.req.method ?? 'GET')) throw methodNotAllowed(`the server does not allow this method on the requested resource`);
+  const loc = await locate(s);
+  const port = loc.port ?? (loc.scheme === 'https' ? 443 : 80);
+  const upstream: net.Socket = loc.scheme === 'https'
+    ? tls.connect({ host: loc.host, port, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] })
+    : net.connect({ host: loc.host, port });
+  await new Promise<void>((resolve, reject) => {
+    upstream.once(loc.scheme === 'https' ? 'secureConnect' : 'connect', resolve);
+    upstream.once('error', (err) => reject(unavailable(`error trying to reach service: ${err.message}`)));
+  });
+  const lines = [`${s.req.method ?? 'GET'} ${s.proxyPath ?? '/'}${s.url.search} HTTP/1.1`, `Host: ${origin(loc).replace(/^https?:\/\//, '')}`];
+  for (const [k, v] of Object.entries(forwardedHeaders(s, true))) for (const one of Array.isArray(v) ? v : [v]) lines.push(`${k}: ${one}`);
+  upstream.write(lines.join('\r\n') + '\r\n\r\n');
+  if (head.length) upstream.write(head);
+  socket.pipe(upstream);
+  upstream.pipe(socket);
+  const close = (): void => {
+    socket.destroy();
+    upstream.destroy();
+  };
+  socket.on('error', close);
+  upstream.on('error', close);
+  socket.on('close', close);
+  upstream.on('close', close);
+  s.ctx.shutdown.addEventListener('abort', close, { once: true });
+  upstream.once('close', () => s.ctx.shutdown.removeEventListener('abort', close));
+}
+
 function origin(loc: ProxyLocation): string {
   const host = isIP(loc.host) === 6 ? `[${loc.host}]` : loc.host;
   return `${loc.scheme}://${host}${loc.port !== undefined ? `:${loc.port}` : ''}`;
 }
 
-function forwardedHeaders(s: RequestScope): Record<string, string | string[]> {
+/** The caller's headers for the target; an upgrade keeps its `Upgrade` and `Connection`. */
+function forwardedHeaders(s: RequestScope, upgrade = false): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(s.req.headersDistinct)) {
-    if (!v || DROPPED_REQUEST.has(k) || k.startsWith('impersonate-')) continue;
+    if (!v || k.startsWith('impersonate-')) continue;
+    if (DROPPED_REQUEST.has(k) && !(upgrade && (k === 'upgrade' || k === 'connection'))) continue;
     out[k] = v.length === 1 ? v[0]! : v;
   }
   const client = s.req.socket.remoteAddress;
