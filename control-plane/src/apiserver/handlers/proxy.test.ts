@@ -9,6 +9,10 @@ import { hostAddresses } from '../../pki/pki.js';
 import { startTestApiServer, type TestApiServer, type TestReply } from '../testing/test-server.js';
 import { isGlobalUnicast } from './proxy-target.js';
 import { splitSchemeNamePort } from './proxy-location.js';
+import { rewriteHtml, rewriteProxyUrl } from './proxy-rewrite.js';
+import { gzipSync } from 'node:zlib';
+
+const PAGE = '<html><body><a href="/docs/?a=1#top">d</a> <img src=/i.png> <a href=\'rel\'>r</a> <a title="/x" href="http://elsewhere/x">e</a></body></html>';
 
 const USER = 'user-token';
 const HOST_IP = hostAddresses().find((a) => a.includes('.') && isGlobalUnicast(a));
@@ -26,6 +30,23 @@ describe('splitSchemeNamePort', () => {
   });
 });
 
+describe('rewriteProxyUrl and rewriteHtml', () => {
+  const P = '/api/v1/namespaces/ns/services/web:80/proxy';
+  it('puts paths on the target under the proxy path; leaves relative links, other hosts and prefixed paths', () => {
+    assert.equal(rewriteProxyUrl('/x/?q=1#f', P, '10.0.0.5:8080'), `${P}/x/?q=1#f`);
+    assert.equal(rewriteProxyUrl('http://10.0.0.5:8080/x', P, '10.0.0.5:8080'), `${P}/x`);
+    assert.equal(rewriteProxyUrl('//10.0.0.5:8080', P, '10.0.0.5:8080'), `${P}/`);
+    assert.equal(rewriteProxyUrl('http://other:8080/x', P, '10.0.0.5:8080'), 'http://other:8080/x');
+    assert.equal(rewriteProxyUrl('x/y', P, '10.0.0.5:8080'), 'x/y');
+    assert.equal(rewriteProxyUrl(`${P}/already`, P, '10.0.0.5:8080'), `${P}/already`);
+  });
+  it('rewrites the URL attributes of the tags that carry them, quoted or bare, and nothing else', () => {
+    assert.equal(rewriteHtml(PAGE, P, 'h:1'),
+      `<html><body><a href="${P}/docs/?a=1#top">d</a> <img src=${P}/i.png> <a href='rel'>r</a> <a title="/x" href="http://elsewhere/x">e</a></body></html>`);
+    assert.equal(rewriteHtml('<p src="/x"><IMG SRC="/y">', P, 'h:1'), `<p src="/x"><IMG SRC="${P}/y">`);
+  });
+});
+
 describe('pods/proxy and services/proxy', { skip: HOST_IP ? false : 'no global unicast IPv4 address on this machine' }, () => {
   let srv: TestApiServer;
   let target: http.Server;
@@ -39,6 +60,11 @@ describe('pods/proxy and services/proxy', { skip: HOST_IP ? false : 'no global u
       req.on('data', (c: Buffer) => (body += c.toString()));
       req.on('end', () => {
         seen.push({ method: req.method!, url: req.url!, headers: req.headers, body });
+        if (req.url === '/page' || req.url === '/gz') {
+          const gz = req.url === '/gz';
+          res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', ...(gz ? { 'Content-Encoding': 'gzip' } : {}) });
+          return res.end(gz ? gzipSync(PAGE) : PAGE);
+        }
         if (req.url === '/go') {
           res.writeHead(302, { Location: '/landed' });
           return res.end();
@@ -91,6 +117,18 @@ describe('pods/proxy and services/proxy', { skip: HOST_IP ? false : 'no global u
     const res = await fetch(`${srv.url}/api/v1/namespaces/default/pods/web:${port}/proxy/go`, { headers: { Authorization: `Bearer ${srv.token}` }, redirect: 'manual' });
     assert.equal(res.status, 302);
     assert.equal(res.headers.get('location'), `/api/v1/namespaces/default/pods/web:${port}/proxy/landed`);
+  });
+
+  it('HTML links to the pod (plain or gzip) come back under the proxy path, decoded', async () => {
+    const prefix = `/api/v1/namespaces/default/pods/web:${port}/proxy`;
+    for (const path of ['page', 'gz']) {
+      const r = await call('GET', `${prefix}/${path}`);
+      assert.equal(r.status, 200);
+      assert.equal(r.headers.get('content-encoding'), null);
+      assert.match(r.json, new RegExp(`<a href="${prefix}/docs/\\?a=1#top">`), path);
+      assert.match(r.json, new RegExp(`<img src=${prefix}/i.png>`), path);
+    }
+    assert.equal(seen.at(-1)!.headers['x-forwarded-uri'], `${prefix}/gz`);
   });
 
   it('pod errors: malformed name 400, no pod 404, no IP 400 address not allowed, nothing listening 503', async () => {

@@ -10,9 +10,8 @@
  * Methods GET, HEAD, POST, PUT, PATCH, DELETE and OPTIONS (upstream's ProxyMethods); RBAC checked
  * `get`/`create`/`update`/`patch`/`delete` on the `proxy` subresource (filters/authorization.ts).
  * The caller's credentials (Authorization, Impersonate-*) and hop-by-hop headers are not passed
- * on; X-Forwarded-For is added. A redirect to an absolute path on the target is rewritten under
- * the proxy path, as upstream's proxy transport does; HTML bodies are not rewritten (upstream
- * rewrites their links). An upgrade (a WebSocket) through pods/proxy or services/proxy is spliced
+ * on; X-Forwarded-For and X-Forwarded-Uri are added. Redirects and HTML links to the target's own
+ * paths are put under the proxy path (proxy-rewrite.ts), as upstream's proxy transport does. An upgrade (a WebSocket) through pods/proxy or services/proxy is spliced
  * to the target (`proxyUpgrade`); through nodes/proxy to the agent it is refused, since the agent
  * would see the server's own credentials on a stream (exec, attach) the caller's RBAC
  * (`get nodes/proxy`) did not grant as `create pods/exec`.
@@ -24,7 +23,8 @@ import tls from 'node:tls';
 import type { Duplex } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import type { RequestScope } from '../context.js';
-import { badRequest, methodNotAllowed } from '../status.js';
+import { badRequest, methodNotAllowed, StatusError } from '../status.js';
+import { decodeBody, isHtml, MAX_REWRITTEN_BYTES, rewriteHtml, rewriteProxyUrl } from './proxy-rewrite.js';
 import { agentDispatcher } from './agent-dispatcher.js';
 import { agentAuthHeaders, agentTlsOptions } from './node-proxy.js';
 import { nodeProxyLocation, podProxyLocation, serviceProxyLocation, unavailable, type ProxyLocation } from './proxy-location.js';
@@ -86,10 +86,23 @@ export async function handleProxy(s: RequestScope): Promise<void> {
     } catch (err) {
       throw unavailable(`error trying to reach service: ${(err as Error).message}`);
     }
+    const prefix = proxyPrefix(s);
+    const targetHost = origin(loc).replace(/^https?:\/\//, '');
     const out: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(res.headers)) {
       if (v === undefined || DROPPED_RESPONSE.has(k)) continue;
-      out[k] = k === 'location' && typeof v === 'string' ? rewriteLocation(v, s) : v;
+      out[k] = k === 'location' && typeof v === 'string' ? rewriteProxyUrl(v, prefix, targetHost) : v;
+    }
+    if (method !== 'HEAD' && isHtml(res.headers['content-type'])) {
+      const raw = await readCapped(res.body);
+      const encoding = res.headers['content-encoding'];
+      const decoded = decodeBody(raw, typeof encoding === 'string' ? encoding : undefined);
+      const body = decoded ? Buffer.from(rewriteHtml(decoded.toString('utf8'), prefix, targetHost)) : raw;
+      if (decoded) delete out['content-encoding'];
+      out['content-length'] = String(body.length);
+      s.res.writeHead(res.statusCode, out);
+      s.res.end(body);
+      return;
     }
     s.res.writeHead(res.statusCode, out);
     // An aborted or broken stream is not an error to report once the status line went out.
@@ -148,15 +161,23 @@ function forwardedHeaders(s: RequestScope, upgrade = false): Record<string, stri
     if (DROPPED_REQUEST.has(k) && !(upgrade && (k === 'upgrade' || k === 'connection'))) continue;
     out[k] = v.length === 1 ? v[0]! : v;
   }
+  // Where the client reached the target, as upstream's proxy transport says it.
+  out['x-forwarded-uri'] = `${proxyPrefix(s)}${s.proxyPath ?? '/'}`;
   const client = s.req.socket.remoteAddress;
   if (client) out['x-forwarded-for'] = out['x-forwarded-for'] ? `${String(out['x-forwarded-for'])}, ${client}` : client;
   return out;
 }
 
-/** A redirect to `/x` on the target becomes `<proxy prefix>/x`, so the client stays behind the proxy. */
-function rewriteLocation(location: string, s: RequestScope): string {
-  if (!location.startsWith('/') || location.startsWith('//')) return location;
-  return `${proxyPrefix(s)}${location}`;
+/** A body read whole, refused past {@link MAX_REWRITTEN_BYTES}. */
+async function readCapped(body: AsyncIterable<Buffer>): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of body) {
+    size += c.length;
+    if (size > MAX_REWRITTEN_BYTES) throw new StatusError(502, 'InternalError', `the proxied HTML answer is larger than ${MAX_REWRITTEN_BYTES} bytes`);
+    chunks.push(c);
+  }
+  return Buffer.concat(chunks);
 }
 
 /** The API path of the proxy itself: `/api/v1[/namespaces/<ns>]/<plural>/<name>/proxy`. */
