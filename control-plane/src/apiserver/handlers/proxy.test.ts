@@ -7,6 +7,8 @@ import { once } from 'node:events';
 import net, { type AddressInfo } from 'node:net';
 import { hostAddresses } from '../../pki/pki.js';
 import { startTestApiServer, type TestApiServer, type TestReply } from '../testing/test-server.js';
+import { startTestWebhookServer } from '../testing/webhook-server.js';
+import { pollUntil } from '@nodelet/base';
 import { isGlobalUnicast } from './proxy-target.js';
 import { splitSchemeNamePort } from './proxy-location.js';
 import { rewriteHtml, rewriteProxyUrl } from './proxy-rewrite.js';
@@ -197,6 +199,35 @@ describe('pods/proxy and services/proxy', { skip: HOST_IP ? false : 'no global u
     const node = await upgrade('/api/v1/nodes/n1/proxy/exec/default/web/c');
     node.socket.destroy();
     assert.match(node.head, /^HTTP\/1.1 400 /);
+  });
+
+  it('CONNECT admission: webhooks see the PodProxyOptions path; a denial is kept, a mutated path is followed', async () => {
+    const wh = await startTestWebhookServer();
+    try {
+      wh.handle('/deny', (req) => (String(req.object.path).includes('secret') ? { allowed: false, status: { message: 'not that path' } } : { allowed: true }));
+      wh.handle('/mutate', (req) => (req.object.path === 'old' ? { allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify([{ op: 'replace', path: '/path', value: 'new/' }])).toString('base64') } : { allowed: true }));
+      const hook = (kind: string, path: string) => ({
+        metadata: { name: `proxy-${kind}` },
+        webhooks: [{
+          name: `${kind}.hooks.example.com`, clientConfig: { url: `https://127.0.0.1:${wh.port}${path}`, caBundle: wh.caBundle },
+          rules: [{ operations: ['CONNECT'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods/proxy'] }], sideEffects: 'None', admissionReviewVersions: ['v1'],
+        }],
+      });
+      assert.equal((await call('POST', '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', hook('deny', '/deny'))).status, 201);
+      assert.equal((await call('POST', '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', hook('mutate', '/mutate'))).status, 201);
+      const denied = await pollUntil('the CONNECT webhook in force', async () => {
+        const r = await call('GET', `/api/v1/namespaces/default/pods/web:${port}/proxy/secret/x`);
+        return r.status === 400 ? r : undefined;
+      }, { timeoutMs: 10_000, intervalMs: 50 });
+      assert.equal(denied.json.message, 'admission webhook "deny.hooks.example.com" denied the request: not that path');
+      const review = wh.received.find((x) => x.path === '/deny')!.request;
+      assert.deepEqual([review.operation, review.kind, review.subResource, review.object.path], ['CONNECT', { group: '', version: 'v1', kind: 'PodProxyOptions' }, 'proxy', 'secret/x']);
+      const mutated = await call('GET', `/api/v1/namespaces/default/pods/web:${port}/proxy/old?q=1`);
+      assert.deepEqual([mutated.status, mutated.json], [201, 'GET /new/?q=1 ']);
+    } finally {
+      for (const [kind, type] of [['deny', 'validating'], ['mutate', 'mutating']]) await call('DELETE', `/apis/admissionregistration.k8s.io/v1/${type}webhookconfigurations/proxy-${kind}`);
+      await wh.close();
+    }
   });
 
   it('RBAC: a caller without the proxy subresource gets 403 and the target sees nothing', async () => {

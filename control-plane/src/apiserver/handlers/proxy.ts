@@ -8,7 +8,8 @@
  *   /api/v1/nodes/<n>/proxy/<path>                                            → https://<node>:<agent port>/<path> (agent client cert)
  *
  * Methods GET, HEAD, POST, PUT, PATCH, DELETE and OPTIONS (upstream's ProxyMethods); RBAC checked
- * `get`/`create`/`update`/`patch`/`delete` on the `proxy` subresource (filters/authorization.ts).
+ * `get`/`create`/`update`/`patch`/`delete` on the `proxy` subresource (filters/authorization.ts),
+ * then CONNECT admission webhooks with the `{Pod,Service,Node}ProxyOptions` (`admitProxy`).
  * The caller's credentials (Authorization, Impersonate-*) and hop-by-hop headers are not passed
  * on; X-Forwarded-For and X-Forwarded-Uri are added. Redirects and HTML links to the target's own
  * paths are put under the proxy path (proxy-rewrite.ts), as upstream's proxy transport does. An upgrade (a WebSocket) through pods/proxy or services/proxy is spliced
@@ -22,7 +23,9 @@ import net, { isIP } from 'node:net';
 import tls from 'node:tls';
 import type { Duplex } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
+import { admitConnect } from '../admission/index.js';
 import type { RequestScope } from '../context.js';
+import type { ApiObject } from '../object.js';
 import { badRequest, methodNotAllowed, StatusError } from '../status.js';
 import { decodeBody, isHtml, MAX_REWRITTEN_BYTES, rewriteHtml, rewriteProxyUrl } from './proxy-rewrite.js';
 import { agentDispatcher } from './agent-dispatcher.js';
@@ -56,6 +59,18 @@ function plainDispatcher(shutdown: AbortSignal, scheme: 'http' | 'https'): Agent
   return d[scheme];
 }
 
+/**
+ * CONNECT admission (webhooks) of the proxy request, its object the PodProxyOptions,
+ * ServiceProxyOptions or NodeProxyOptions `{path}` (the path after `proxy/`, as upstream); a
+ * mutating webhook's new `path` is where the request then goes.
+ */
+async function admitProxy(s: RequestScope): Promise<string> {
+  const path = s.proxyPath ?? '/';
+  const object: ApiObject = { metadata: {}, path: path.slice(1) };
+  await admitConnect(s.ctx, { operation: 'CONNECT', user: s.user, def: s.served.def, subresource: 'proxy', namespace: s.namespace, name: s.name, object, signal: s.signal });
+  return typeof object.path === 'string' && object.path !== path.slice(1) ? `/${object.path.replace(/^\/+/, '')}` : path;
+}
+
 function locate(s: RequestScope): Promise<ProxyLocation> {
   const kind = s.served.def.kind;
   if (kind === 'Node') return nodeProxyLocation(s.ctx, s.name!);
@@ -67,6 +82,7 @@ function locate(s: RequestScope): Promise<ProxyLocation> {
 export async function handleProxy(s: RequestScope): Promise<void> {
   const method = s.req.method ?? 'GET';
   if (!PROXY_METHODS.has(method)) throw methodNotAllowed(`the server does not allow this method on the requested resource`);
+  const path = await admitProxy(s);
   const loc = await locate(s);
   const dispatcher = loc.agent ? agentDispatcher(s.ctx.shutdown, () => agentTlsOptions(s.ctx)) : plainDispatcher(s.ctx.shutdown, loc.scheme);
   const headers = forwardedHeaders(s);
@@ -80,7 +96,7 @@ export async function handleProxy(s: RequestScope): Promise<void> {
     let res: Dispatcher.ResponseData;
     try {
       res = await dispatcher.request({
-        origin: origin(loc), path: `${s.proxyPath ?? '/'}${s.url.search}`, method: method as Dispatcher.HttpMethod, headers, signal: stop.signal,
+        origin: origin(loc), path: `${path}${s.url.search}`, method: method as Dispatcher.HttpMethod, headers, signal: stop.signal,
         ...(hasBody ? { body: s.req } : {}),
       });
     } catch (err) {
@@ -121,6 +137,7 @@ export async function handleProxy(s: RequestScope): Promise<void> {
 export async function proxyUpgrade(s: RequestScope, socket: Duplex, head: Buffer): Promise<void> {
   if (s.served.def.kind === 'Node') throw badRequest('upgrade requests through nodes/proxy are not served: use the pods/exec, attach and portforward subresources');
   if (!PROXY_METHODS.has(s.req.method ?? 'GET')) throw methodNotAllowed(`the server does not allow this method on the requested resource`);
+  const path = await admitProxy(s);
   const loc = await locate(s);
   const port = loc.port ?? (loc.scheme === 'https' ? 443 : 80);
   const upstream: net.Socket = loc.scheme === 'https'
@@ -130,7 +147,7 @@ export async function proxyUpgrade(s: RequestScope, socket: Duplex, head: Buffer
     upstream.once(loc.scheme === 'https' ? 'secureConnect' : 'connect', resolve);
     upstream.once('error', (err) => reject(unavailable(`error trying to reach service: ${err.message}`)));
   });
-  const lines = [`${s.req.method ?? 'GET'} ${s.proxyPath ?? '/'}${s.url.search} HTTP/1.1`, `Host: ${origin(loc).replace(/^https?:\/\//, '')}`];
+  const lines = [`${s.req.method ?? 'GET'} ${path}${s.url.search} HTTP/1.1`, `Host: ${origin(loc).replace(/^https?:\/\//, '')}`];
   for (const [k, v] of Object.entries(forwardedHeaders(s, true))) for (const one of Array.isArray(v) ? v : [v]) lines.push(`${k}: ${one}`);
   upstream.write(lines.join('\r\n') + '\r\n\r\n');
   if (head.length) upstream.write(head);
