@@ -27,6 +27,7 @@ import type { NodeProxyConfig, ServedResource, ServerContext } from './context.j
 import { admitCreate } from './handlers/admit.js';
 import { dispatch } from './handlers/dispatch.js';
 import { proxyStreamUpgrade } from './handlers/node-proxy.js';
+import { proxyUpgrade } from './handlers/proxy.js';
 import { proxyPortForwardTunnel, tunnelledProtocols } from './handlers/portforward-tunnel.js';
 import { ResourceMirror } from './mirror.js';
 import { ensureDefaultStorageClass, ensureNamespaceDefaults, ensureSystemPriorityClasses } from './default-objects.js';
@@ -296,6 +297,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   async function serveUpgrade(r: ApiRequest): Promise<void> {
     const scope = r.scope;
     const { socket, head } = r.upgrade!;
+    if (scope?.subresource === 'proxy' && scope.name) return proxyUpgrade(scope, r.upgrade!.socket, r.upgrade!.head);
     if (!scope || scope.served.def.kind !== 'Pod' || !scope.subresource || !STREAM_SUBRESOURCES.has(scope.subresource) || !scope.name) throw notFoundPath();
     const upgrade = String(r.req.headers.upgrade ?? '').toLowerCase();
     if (upgrade !== 'websocket' && upgrade !== 'spdy/3.1') {
