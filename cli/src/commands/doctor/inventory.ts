@@ -9,6 +9,7 @@ import { humanSize as formatBytes } from '../cri/format.js';
 
 export interface NodeInventory {
   os: { platform: string; distro: string; release: string; kernel: string; arch: string; hostname: string };
+  /** speedGHz is 0 where the machine does not report it (many VMs). */
   cpu: { brand: string; cores: number; physicalCores: number; speedGHz: number; hardwareVirtualization: boolean };
   memory: { totalBytes: number; availableBytes: number; swapTotalBytes: number };
   disks: Array<{ mount: string; fs: string; type: string; sizeBytes: number; usedBytes: number; availableBytes: number }>;
@@ -55,7 +56,7 @@ async function loadSi(): Promise<Si> {
 export function formatInventory(inv: NodeInventory): string {
   const lines = [
     `os:       ${inv.os.distro} ${inv.os.release} (${inv.os.platform}/${inv.os.arch}, kernel ${inv.os.kernel}), host ${inv.os.hostname}`,
-    `cpu:      ${inv.cpu.brand}, ${inv.cpu.cores} logical / ${inv.cpu.physicalCores} physical cores at ${inv.cpu.speedGHz} GHz${inv.cpu.hardwareVirtualization ? ', hardware virtualisation' : ''}`,
+    `cpu:      ${inv.cpu.brand}, ${inv.cpu.cores} logical / ${inv.cpu.physicalCores} physical cores${inv.cpu.speedGHz > 0 ? ` at ${inv.cpu.speedGHz} GHz` : ''}${inv.cpu.hardwareVirtualization ? ', hardware virtualisation' : ''}`,
     `memory:   ${formatBytes(inv.memory.totalBytes)} total, ${formatBytes(inv.memory.availableBytes)} available, swap ${inv.memory.swapTotalBytes ? formatBytes(inv.memory.swapTotalBytes) : 'off'}`,
     `virtual:  ${inv.virtualization.virtual ? `yes${inv.virtualization.host ? ` (${inv.virtualization.host})` : ''}` : 'no'}; ${[inv.virtualization.manufacturer, inv.virtualization.model].filter(Boolean).join(' ') || 'unknown hardware'}`,
     ...inv.disks.map((d) => `disk:     ${d.mount} ${d.type} ${formatBytes(d.sizeBytes)}, ${formatBytes(d.availableBytes)} free (${d.fs})`),
