@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { run, setup } from './testing/run.js';
+import { pollUntil } from '@nodelet/base';
 import { resolveEndpoints } from './context.js';
 
 test('update: crictl flags become LinuxContainerResources; the IDs are printed; bad values are refused', async (t) => {
@@ -84,4 +85,23 @@ test('config file: debug: true is honoured like -D', async () => {
   const r = resolveEndpoints({}, {}, { read: () => 'runtime-endpoint: unix:///r.sock\ndebug: true\n', exists: () => true });
   assert.equal(r.debug, true);
   assert.equal(resolveEndpoints({ debug: true }, {}, { read: () => '', exists: () => true }).debug, true);
+});
+
+test('events: one JSON document per event as they come, until interrupted (exit 0)', async (t) => {
+  const { fake } = await setup(t);
+  fake.runtime.containerEvents = [
+    { containerId: 'c1', containerEventType: 'CONTAINER_CREATED_EVENT', createdAt: '1764936000000000000' },
+    { containerId: 'c1', containerEventType: 'CONTAINER_STARTED_EVENT', createdAt: '1764936001000000000' },
+  ];
+  // The command stops on SIGINT; nothing else in this test process listens for it.
+  assert.equal(process.listenerCount('SIGINT'), 0);
+  const watch = { stdout: '' };
+  const running = run(fake, ['events'], [], watch);
+  await pollUntil('both events printed', () => watch.stdout.includes('CONTAINER_STARTED_EVENT') || undefined, { timeoutMs: 10_000, intervalMs: 10 });
+  process.emit('SIGINT');
+  const r = await running;
+  assert.equal(r.code, 0, r.stderr);
+  const docs = r.stdout.trim().split(/\n(?=\{)/).map((d) => JSON.parse(d) as { containerId: string; containerEventType: string });
+  assert.deepEqual(docs.map((d) => [d.containerId, d.containerEventType]), [['c1', 'CONTAINER_CREATED_EVENT'], ['c1', 'CONTAINER_STARTED_EVENT']]);
+  assert.equal(process.listenerCount('SIGINT'), 0, 'the handler is removed');
 });

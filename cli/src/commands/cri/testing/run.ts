@@ -16,15 +16,19 @@ export interface Run {
   stderr: string;
 }
 
-/** Runs `nodelet cri -r <fake> …args` like bin/nodelet would (errors → one line, exit 1). */
-export async function run(fake: FakeCriServer, args: string[], globals: string[] = []): Promise<Run> {
+/** Runs `nodelet cri -r <fake> …globals …args` like bin/nodelet would (errors → one line, exit 1); `watch.stdout` follows the output. */
+export async function run(fake: FakeCriServer, args: string[], globals: string[] = [], watch?: { stdout: string }): Promise<Run> {
   const program = new Command('nodelet').exitOverride().enablePositionalOptions();
   register(program);
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   let o = '';
   let e = '';
-  stdout.on('data', (d: Buffer) => (o += d.toString()));
+  stdout.on('data', (d: Buffer) => {
+    o += d.toString();
+    // For commands that run until interrupted: the test sees the output so far.
+    if (watch) watch.stdout = o;
+  });
   stderr.on('data', (d: Buffer) => (e += d.toString()));
   const saved = { ...io };
   io.stdout = stdout;
