@@ -45,3 +45,31 @@ test('zsh gets the same function through bashcompinit', () => {
   assert.match(z, /autoload -U \+X bashcompinit && bashcompinit\n/);
   assert.match(z, /complete -o default -F _nodelet nodelet\n$/);
 });
+
+test('zsh completes through the script in an interactive shell (skipped without zsh)', (t) => {
+  try {
+    execFileSync('zsh', ['-f', '-c', 'true']);
+  } catch {
+    return t.skip('zsh is not installed');
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'nodelet-completion-zsh-'));
+  try {
+    writeFileSync(join(dir, '_nodelet'), zshCompletion(buildProgram()));
+    // A terminal (zpty) running an interactive zsh: source the script, type `nodelet cri upd<TAB>`
+    // and read until the line shows the completion. `${:-LOA}DED` keeps the echo of the typed
+    // command from matching what it prints.
+    const script = [
+      'zmodload zsh/zpty',
+      'zpty z "zsh -f -i"',
+      `zpty -w z 'PS1="> "; source ${join(dir, '_nodelet')}; print -r -- \${:-LOA}DED'`,
+      "zpty -r z out '*LOADED*'",
+      "zpty -w -n z $'nodelet cri upd\\t'",
+      "zpty -r z out '*cri update*' && print -r -- COMPLETED",
+      'zpty -d z',
+    ].join('\n');
+    const out = execFileSync('zsh', ['-f', '-c', script], { encoding: 'utf8', timeout: 20_000 });
+    assert.match(out, /COMPLETED/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -3,7 +3,7 @@
  * commander tree at run time, so a new command or flag is completed without touching this file.
  * The script carries three tables keyed by command path ("nodelet cri ps"): subcommands, flags, and
  * the flags that take a value (their value is not a subcommand). zsh runs the same function
- * through bashcompinit.
+ * through bashcompinit (zsh itself then filters the candidates by what was typed).
  */
 import type { Command, Option } from 'commander';
 import { AgentError } from '@nodelet/base';
@@ -77,6 +77,7 @@ complete -o default -F ${fn} ${name}
 export function zshCompletion(root: Command): string {
   return `#compdef ${root.name()}
 # Load it with:  source <(${root.name()} completion zsh)   (or save it as _${root.name()} on $fpath)
+(( $+functions[compdef] )) || { autoload -U +X compinit && compinit; }
 autoload -U +X bashcompinit && bashcompinit
 ${bashCompletion(root)}`;
 }
