@@ -58,7 +58,7 @@ test('nodelet node info reads this machine; nodelet doctor prints it and ends wi
   assert.ok(inv.cpu.cores >= 1 && inv.memory.totalBytes > 0);
   assert.ok(inv.network.some((n) => n.name === 'lo'), 'the loopback interface is listed');
   const text = await nodelet(['node', 'info']);
-  assert.match(text.stdout, /^os: {7}.*\ncpu: {6}.* cores .*\nmemory: {3}.* total, .* available, swap .*\nvirtual: {2}.*\n/);
+  assert.match(text.stdout, /^os: {7}.*\ncpu: {6}.* cores.*\nmemory: {3}.* total, .* available, swap .*\nvirtual: {2}.*\n/);
 
   // Nothing to check against here (no runtime on this endpoint): failures are expected; what is
   // checked is the inventory first and the summary line last, matching the result lines.
@@ -69,4 +69,14 @@ test('nodelet node info reads this machine; nodelet doctor prints it and ends wi
   const count = (tag: string): number => lines.filter((l) => l.startsWith(tag)).length;
   assert.equal(lines.at(-1), `${count('[pass]')} passed, ${count('[warn]')} ${count('[warn]') === 1 ? 'warning' : 'warnings'}, ${count('[FAIL]')} failed${count('[skip]') ? `, ${count('[skip]')} skipped` : ''}`);
   assert.ok(count('[FAIL]') > 0);
+
+  const args = ['doctor', '--container-runtime-endpoint', 'unix:///nonexistent/cri.sock', '--cni-conf-dir', '/nonexistent', '--kubeconfig', '/nonexistent'];
+  const json = JSON.parse((await nodelet([...args, '-o', 'json'])).stdout) as { inventory: { os: { platform: string } }; results: Array<{ level: string }>; summary: string; exitCode: number };
+  assert.equal(json.inventory.os.platform, 'linux');
+  assert.equal(json.exitCode, 2);
+  assert.match(json.summary, new RegExp(`^${json.results.filter((r) => r.level === 'pass').length} passed, `));
+  const bare = await nodelet([...args, '--no-inventory']);
+  assert.match(bare.stdout, /^\[(pass|warn|FAIL|skip)\] /, '--no-inventory starts with the checks');
+  const badFormat = await nodelet(['doctor', '-o', 'yaml']);
+  assert.deepEqual([badFormat.code, badFormat.stderr], [1, 'nodelet: unsupported output format "yaml": use text or json\n']);
 });
