@@ -35,6 +35,13 @@ const layerRules = Object.entries(LAYERS).map(([pkg, allowed]) => ({
           },
           { group: ['../../*/src/*', '../../../*/src/*'], message: 'import other packages by name, not by relative path' },
           ...(pkg === 'cri-client' ? [] : [{ group: ['@grpc/grpc-js'], message: 'only cri-client talks gRPC' }]),
+          // Only `nodelet doctor` and `nodelet node info` read the machine inventory, through a
+          // dynamic import in cli/src/commands/doctor/inventory.ts: a static import would load it
+          // for every command, and the agent must never carry it (its memory, docs/agent.md).
+          {
+            group: ['systeminformation', 'systeminformation/*'],
+            message: pkg === 'cli' ? 'load systeminformation with await import() in the command that needs it (doctor/inventory.ts)' : 'only the cli reads the machine inventory (systeminformation)',
+          },
         ],
       },
     ],
