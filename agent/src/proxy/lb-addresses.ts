@@ -63,9 +63,16 @@ export class LbAddresses {
       return;
     }
     if (!dev) {
-      await this.#ip(['link', 'add', this.#device, 'type', 'dummy'], signal);
+      // A kernel without the dummy module (some container hosts) gets a bridge without ports,
+      // which holds local addresses the same way and forwards nothing.
+      let kind = 'dummy';
+      const made = await this.#runner.run(['ip', 'link', 'add', this.#device, 'type', 'dummy'], { signal, timeoutMs: 10_000 });
+      if (made.code !== 0) {
+        kind = 'bridge';
+        await this.#ip(['link', 'add', this.#device, 'type', 'bridge'], signal);
+      }
       await this.#ip(['link', 'set', this.#device, 'up'], signal);
-      this.#log.info({ device: this.#device }, 'Created the load-balancer address device');
+      this.#log.info({ device: this.#device, kind }, 'Created the load-balancer address device');
     }
     const have = new Set((dev?.addr_info ?? []).filter((a) => a.family === 'inet' && a.local).map((a) => `${a.local}/${a.prefixlen}`));
     const want = new Set(wanted.map((ip) => `${ip}/32`));
