@@ -288,6 +288,7 @@ export class ServiceProxy {
     this.#store.add(this.#services.on({ onAdd: onService, onUpdate: onService, onDelete: onService }));
     this.#store.add(this.#slices.on({ onAdd: onSlice, onUpdate: (_o, n) => onSlice(n), onDelete: onSlice }));
     this.#store.add(this.#node.on({ onAdd: () => this.#change(), onUpdate: () => this.#change(), onDelete: () => this.#change() }));
+    // Not on update: every heartbeat of every node is one; a changed address waits for the periodic sync.
     this.#store.add(this.#nodes.on({ onAdd: () => this.#change(), onDelete: () => this.#change() }));
     for (const i of [this.#services, this.#slices, this.#node, this.#nodes]) i.start();
   }
