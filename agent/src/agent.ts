@@ -249,7 +249,7 @@ export class Agent {
     this.#closing('dns', () => this.#dns?.close());
 
     // 6. Service proxy: its table (rejecting the whole service CIDR) is in place before any pod runs.
-    const proxyInformers = c.proxy.mode === 'none' ? undefined : { services: informers.services(), endpointSlices: informers.endpointSlices(), node: informers.node() };
+    const proxyInformers = c.proxy.mode === 'none' ? undefined : { services: informers.services(), endpointSlices: informers.endpointSlices(), node: informers.node(), nodes: informers.nodes() };
     const proxyConfig = { ...c.proxy, localDNS: c.proxy.localDNS ?? this.#dns?.address };
     //    NetworkPolicy rules live in the same table (docs/network.md); without the proxy nothing enforces them.
     const netpol = proxyInformers

@@ -86,6 +86,8 @@ export interface ControlPlaneOptions {
   disableControllers?: readonly ControllerName[];
   /** Node lifecycle: silence before a node goes Unknown (default 50 s). */
   nodeMonitorGracePeriodMs?: number;
+  /** Addresses for LoadBalancer Services (`--service-lb-pool`); default: the nodes' InternalIPs. */
+  serviceLbPool?: string;
   /** Lifetime of node credentials (default one year); agents renew at 70–90 % of it. */
   nodeCredentialTtlMs?: number;
   /** Service ClusterIP range (default 10.96.0.0/16); its first address is the `kubernetes` Service. */
@@ -331,6 +333,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
         ...(enabled ? { controllers: enabled } : {}),
         ...(o.clusterCidr ? { clusterCidr: o.clusterCidr } : {}),
         ...(o.nodeMonitorGracePeriodMs ? { nodeMonitorGracePeriodMs: o.nodeMonitorGracePeriodMs } : {}),
+        ...(o.serviceLbPool ? { serviceLbPool: o.serviceLbPool } : {}),
         csrSigning: {
           caCertFile: join(pkiOptions.dir, 'ca.crt'), caKeyFile: join(pkiOptions.dir, 'ca.key'),
           ...(o.clusterSigningDurationMs ? { durationMs: o.clusterSigningDurationMs } : {}),
