@@ -30,6 +30,13 @@ export async function apiErrorOf(res: Response): Promise<ApiError> {
 export interface Api {
   /** A raw request to `path` (same origin) with the user's token. */
   fetch(path: string, init?: RequestInit): Promise<Response>;
+  /**
+   * A watch: a response that stays open. Browsers hold at most six HTTP/1.1 connections per
+   * origin, and the overview keeps five watches open; they are sent without credentials mode
+   * (there are no cookies either way: the token is a header), which Chromium and Firefox pool
+   * apart from credentialed requests, so watches never take the sockets the user's actions need.
+   */
+  watch(path: string, signal: AbortSignal): Promise<Response>;
   get(path: string, signal?: AbortSignal): Promise<unknown>;
   /** Sends `body` as JSON (or as `contentType`, e.g. a merge patch) and returns the reply's JSON. */
   send(method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown, contentType?: string): Promise<unknown>;
@@ -37,11 +44,11 @@ export interface Api {
 
 /** An {@link Api} calling `base` (the page's origin) as the holder of `token`. */
 export function createApi(token: string, base = '', fetchFn: typeof fetch = (...a) => fetch(...a)): Api {
-  const doFetch = (path: string, init: RequestInit = {}): Promise<Response> => {
+  const doFetch = (path: string, init: RequestInit = {}, credentials: RequestCredentials = 'same-origin'): Promise<Response> => {
     const headers = new Headers(init.headers);
     headers.set('Authorization', `Bearer ${token}`);
     headers.set('Accept', 'application/json');
-    return fetchFn(`${base}${path}`, { ...init, headers, credentials: 'omit', cache: 'no-store' });
+    return fetchFn(`${base}${path}`, { ...init, headers, credentials, cache: 'no-store' });
   };
   const json = async (res: Response): Promise<unknown> => {
     if (!res.ok) throw await apiErrorOf(res);
@@ -49,7 +56,8 @@ export function createApi(token: string, base = '', fetchFn: typeof fetch = (...
     return text ? JSON.parse(text) : undefined;
   };
   return {
-    fetch: doFetch,
+    fetch: (path, init) => doFetch(path, init),
+    watch: (path, signal) => doFetch(path, { signal }, 'omit'),
     get: async (path, signal) => json(await doFetch(path, signal ? { signal } : {})),
     send: async (method, path, body, contentType = 'application/json') =>
       json(await doFetch(path, { method, ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'Content-Type': contentType } }) })),

@@ -1,6 +1,6 @@
 /** The cluster at a glance, kept live by watches: nodes, namespaces, Deployments and their pods, Services, Events. */
 import type { ComponentChildren } from 'preact';
-import { useState } from 'preact/hooks';
+import { useCallback, useEffect, useState } from 'preact/hooks';
 import type { Api } from './api.js';
 import { useCan, useWatch } from './hooks.js';
 import { byName, eventTime, matches, nodeProblems, nodeReady, podPhase, type Deployment, type Event, type Node, type Pod, type Service } from './k8s.js';
@@ -155,11 +155,28 @@ function Events(props: { api: Api; namespace: string }) {
   );
 }
 
+/**
+ * The namespaces' names, listed at start and again each time the selector takes focus: the one
+ * collection read without a watch, to keep the page's open watches at five (api.ts, watch()).
+ */
+function useNamespaces(api: Api): { names: string[]; refresh(): void } {
+  const [names, setNames] = useState<string[]>([]);
+  const refresh = useCallback(() => {
+    api.get('/api/v1/namespaces').then(
+      (l) => setNames(((l as { items?: { metadata: { name?: string } }[] }).items ?? []).map((n) => n.metadata.name!).sort()),
+      // Not allowed to list namespaces (a namespaced user): the selector keeps the current one.
+      () => setNames([]),
+    );
+  }, [api]);
+  useEffect(refresh, [refresh]);
+  return { names, refresh };
+}
+
 /** The signed-in page. */
 export function Overview(props: { api: Api; user: string; onSignOut(): void }) {
   const [namespace, setNamespace] = useState('default');
   const [logsOf, setLogsOf] = useState<Pod | undefined>(undefined);
-  const namespaces = useWatch(props.api, '/api/v1/namespaces');
+  const namespaces = useNamespaces(props.api);
   // One cluster-wide pod watch feeds both the node pod counts and the Deployments' pods.
   const pods = useWatch<Pod>(props.api, '/api/v1/pods');
   return (
@@ -167,8 +184,8 @@ export function Overview(props: { api: Api; user: string; onSignOut(): void }) {
       <header>
         <h1>nodelet console</h1>
         <label for="namespace">Namespace</label>
-        <select id="namespace" value={namespace} onChange={(e) => setNamespace((e.target as HTMLSelectElement).value)}>
-          {(namespaces.items.length ? namespaces.items.map((n) => n.metadata.name!).sort() : [namespace]).map((n) => (
+        <select id="namespace" value={namespace} onFocus={namespaces.refresh} onChange={(e) => setNamespace((e.target as HTMLSelectElement).value)}>
+          {(namespaces.names.includes(namespace) ? namespaces.names : [namespace, ...namespaces.names]).map((n) => (
             <option key={n} value={n}>
               {n}
             </option>

@@ -76,7 +76,7 @@ export async function listAndWatch<T extends KObject>(o: WatchOptions<T>): Promi
 /** One watch request from `rv`; returns the version to resume from, undefined to list again. */
 async function watchOnce<T extends KObject>(o: WatchOptions<T>, items: Map<string, T>, rv: string): Promise<string | undefined> {
   const query = `watch=1&allowWatchBookmarks=true&resourceVersion=${encodeURIComponent(rv)}`;
-  const res = await o.api.fetch(`${o.path}?${query}`, { signal: o.signal });
+  const res = await o.api.watch(`${o.path}?${query}`, o.signal);
   if (!res.ok) throw await apiErrorOf(res);
   o.onError(undefined);
   if (!res.body) return rv;
