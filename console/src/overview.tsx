@@ -4,6 +4,7 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import type { Api } from './api.js';
 import { useCan, useWatch } from './hooks.js';
 import { byName, eventTime, matches, nodeProblems, nodeReady, podPhase, type Deployment, type Event, type Node, type Pod, type Service } from './k8s.js';
+import { JourneyView } from './journey.js';
 import { CreateDeployment, DeploymentActions, LogViewer } from './operate.js';
 
 function Panel(props: { id: string; title: string; error?: string; children: ComponentChildren; actions?: ComponentChildren }) {
@@ -68,7 +69,7 @@ function Nodes(props: { api: Api; pods: Pod[] }) {
   );
 }
 
-function Deployments(props: { api: Api; namespace: string; pods: Pod[]; onLogs(p: Pod): void }) {
+function Deployments(props: { api: Api; namespace: string; pods: Pod[]; onLogs(p: Pod): void; onJourney(p: Pod): void }) {
   const deployments = useWatch<Deployment>(props.api, `/apis/apps/v1/namespaces/${props.namespace}/deployments`);
   const canCreate = useCan(props.api, 'create', 'apps', 'deployments', props.namespace);
   const [creating, setCreating] = useState(false);
@@ -99,6 +100,9 @@ function Deployments(props: { api: Api; namespace: string; pods: Pod[]; onLogs(p
                   <span class={`phase ${podPhase(p)}`}>{podPhase(p)}</span> {p.metadata.name} <span class="hint">{p.spec?.nodeName ?? 'unscheduled'} {p.status?.podIP ?? ''}</span>{' '}
                   <button type="button" class="small" onClick={() => props.onLogs(p)} aria-label={`Logs of ${p.metadata.name}`}>
                     Logs
+                  </button>{' '}
+                  <button type="button" class="small" onClick={() => props.onJourney(p)} aria-label={`Journey of ${p.metadata.name}`}>
+                    Journey
                   </button>
                 </li>
               ))}
@@ -176,9 +180,12 @@ function useNamespaces(api: Api): { names: string[]; refresh(): void } {
 export function Overview(props: { api: Api; user: string; onSignOut(): void }) {
   const [namespace, setNamespace] = useState('default');
   const [logsOf, setLogsOf] = useState<Pod | undefined>(undefined);
+  // The journey follows the pod's latest version from the pod watch, so it lights up as the pod moves.
+  const [journeyOf, setJourneyOf] = useState<string | undefined>(undefined);
   const namespaces = useNamespaces(props.api);
   // One cluster-wide pod watch feeds both the node pod counts and the Deployments' pods.
   const pods = useWatch<Pod>(props.api, '/api/v1/pods');
+  const journeyPod = journeyOf ? pods.items.find((p) => p.metadata.uid === journeyOf) : undefined;
   return (
     <>
       <header>
@@ -205,7 +212,8 @@ export function Overview(props: { api: Api; user: string; onSignOut(): void }) {
           </p>
         )}
         <Nodes api={props.api} pods={pods.items} />
-        <Deployments api={props.api} namespace={namespace} pods={pods.items} onLogs={setLogsOf} />
+        <Deployments api={props.api} namespace={namespace} pods={pods.items} onLogs={setLogsOf} onJourney={(p) => setJourneyOf(p.metadata.uid)} />
+        {journeyPod && <JourneyView api={props.api} pod={journeyPod} onClose={() => setJourneyOf(undefined)} />}
         {logsOf && <LogViewer api={props.api} pod={logsOf} onClose={() => setLogsOf(undefined)} />}
         <Services api={props.api} namespace={namespace} />
         <Events api={props.api} namespace={namespace} />

@@ -82,6 +82,22 @@ test('web console: sign in, node Ready, create from the form, pods Running, scal
   await page.locator('[data-service="web"]').waitFor();
   const stored = await admin.get(DEPLOYMENTS, 'web', { namespace: 'default' });
   assert.equal(stored.spec?.template?.spec?.containers?.[0]?.ports?.[0]?.containerPort, 8080);
+
+  // The journey of one pod: the stages its trace's spans reach are lit, the waterfall lists them.
+  const first = web.locator('li[data-phase="Running"]').first();
+  const podName = await first.getAttribute('data-pod');
+  await first.getByRole('button', { name: `Journey of ${podName}` }).click();
+  const journey = page.locator('#journey');
+  // The hollow node serves its node API with a self-signed certificate (it sends no serving CSR), so
+  // the proxy refuses it: the agent's spans are missing and the page says why, as the server wrote it.
+  for (const stage of ['API server', 'etcd / SQLite', 'controller manager', 'scheduler', 'Ready']) await journey.locator(`[data-stage="${stage}"][data-lit="true"]`).waitFor({ timeout: 10_000 });
+  for (const span of ['api.create', 'scheduler.queue', 'scheduler.schedule', 'scheduler.bind', 'pod journey']) await journey.locator(`tr[data-span="${span}"]`).waitFor();
+  if (shots) {
+    await page.screenshot({ path: join(shots, 'console-journey.png'), fullPage: true });
+  }
+  await journey.locator('[role="alert"]').filter({ hasText: `node ${node}: error dialing the agent of node "${node}"` }).waitFor();
+  assert.equal(await journey.locator('[data-stage="agent"]').getAttribute('data-lit'), 'false');
+  await journey.getByRole('button', { name: 'Close' }).click();
   if (shots) {
     await page.screenshot({ path: join(shots, 'console-overview.png'), fullPage: true });
     await page.emulateMedia({ colorScheme: 'dark' });
