@@ -106,6 +106,11 @@ export function DeploymentActions(props: { api: Api; deployment: Deployment }) {
     }
   };
   const scale = (): Promise<void> => run(() => props.api.send('PATCH', `${path}/scale`, { spec: { replicas: Number(replicas) } }, 'application/merge-patch+json'));
+  // `kubectl rollout restart`: a new template annotation makes a new ReplicaSet that replaces every pod.
+  const restart = (): Promise<void> =>
+    run(() =>
+      props.api.send('PATCH', path, { spec: { template: { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') } } } } }, 'application/merge-patch+json'),
+    );
   const remove = (): Promise<void> => run(() => props.api.send('DELETE', path, { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background' }));
   return (
     <div class="actions">
@@ -113,6 +118,9 @@ export function DeploymentActions(props: { api: Api; deployment: Deployment }) {
       <input id={`scale-${name}`} class="narrow" type="number" min={0} value={replicas} onInput={(e) => setReplicas((e.target as HTMLInputElement).value)} />
       <button type="button" data-action="scale" onClick={() => void scale()}>
         Scale
+      </button>
+      <button type="button" data-action="restart" onClick={() => void restart()}>
+        Restart
       </button>
       {confirm ? (
         <>

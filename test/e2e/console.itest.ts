@@ -110,6 +110,21 @@ test('web console: sign in, node Ready, create from the form, pods Running, scal
   await web.locator('li[data-phase="Running"]').nth(2).waitFor({ timeout: 60_000 });
   await web.locator('[data-ready-count="3/3"]').waitFor({ timeout: 30_000 });
 
+  // Restart (kubectl rollout restart): every pod replaced, 3/3 ready again.
+  const before = new Set(await web.locator('li[data-pod]').evaluateAll((els) => els.map((e) => e.getAttribute('data-pod'))));
+  await web.locator('[data-action="restart"]').click();
+  await pollUntil('every pod of web replaced and Running', async () => {
+    const now = await web.locator('li[data-phase="Running"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-pod')));
+    return now.length === 3 && now.every((n) => !before.has(n)) && (await web.locator('li[data-pod]').count()) === 3 ? true : undefined;
+  }, { timeoutMs: 60_000, intervalMs: 200 });
+  assert.match(String((await admin.get(DEPLOYMENTS, 'web', { namespace: 'default' })).spec?.template?.metadata?.annotations?.['kubectl.kubernetes.io/restartedAt']), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+
+  // Logs: the hollow node's node API is self-signed, so the proxy refuses and the panel shows its message.
+  const aPod = await web.locator('li[data-pod]').first().getAttribute('data-pod');
+  await web.getByRole('button', { name: `Logs of ${aPod}` }).click();
+  await page.locator('#logs [role="alert"]').filter({ hasText: `error dialing the agent of node "${node}"` }).waitFor();
+  await page.locator('#logs').getByRole('button', { name: 'Close' }).click();
+
   // The view user: a service account bound to the aggregated `view` ClusterRole.
   await admin.create(SERVICEACCOUNTS, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'viewer', namespace: 'default' } });
   await admin.create(CLUSTERROLEBINDINGS, {
@@ -145,6 +160,6 @@ test('web console: sign in, node Ready, create from the form, pods Running, scal
 
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.getByLabel('Bearer token').waitFor();
-  assert.equal(await page.evaluate(() => sessionStorage.length), 0, 'sign-out forgets the token');
+  assert.equal(await page.evaluate('sessionStorage.length'), 0, 'sign-out forgets the token');
   assert.deepEqual(violations, []);
 });
