@@ -4,7 +4,7 @@
  * (gone when the tab closes), never in a URL; sign-out forgets it.
  */
 import { render } from 'preact';
-import { useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import { createApi, type Api } from './api.js';
 import { Overview } from './overview.js';
 import './style.css';
@@ -28,7 +28,7 @@ function SignIn(props: { onSignIn(s: Session): void; initialError?: string }) {
   const [token, setToken] = useState('');
   const [error, setError] = useState(props.initialError);
   const [busy, setBusy] = useState(false);
-  const submit = async (e: SubmitEvent): Promise<void> => {
+  const submit = async (e: Event): Promise<void> => {
     e.preventDefault();
     const t = token.trim();
     if (!t) return setError('Enter a bearer token.');
@@ -44,7 +44,7 @@ function SignIn(props: { onSignIn(s: Session): void; initialError?: string }) {
   return (
     <main class="signin">
       <h1>nodelet console</h1>
-      <form onSubmit={(e) => void submit(e as unknown as SubmitEvent)} aria-describedby="signin-help">
+      <form onSubmit={(e) => void submit(e)} aria-describedby="signin-help">
         <label for="token">Bearer token</label>
         <input id="token" name="token" type="password" autocomplete="off" spellcheck={false} value={token} onInput={(e) => setToken((e.target as HTMLInputElement).value)} required />
         <p id="signin-help" class="hint">
@@ -67,6 +67,15 @@ function App() {
     return token ? { token, user: '' } : undefined;
   });
   const api = useMemo(() => (session ? createApi(session.token) : undefined), [session?.token]);
+  const signOut = (): void => {
+    sessionStorage.removeItem(TOKEN_KEY);
+    setSession(undefined);
+  };
+  // A token restored from sessionStorage (a reload): ask again who holds it; refused, sign out.
+  useEffect(() => {
+    if (!session || session.user || !api) return;
+    whoAmI(api).then((user) => setSession({ ...session, user }), signOut);
+  }, [api, session?.user]);
   if (!session || !api) {
     return (
       <SignIn
@@ -77,11 +86,6 @@ function App() {
       />
     );
   }
-  const signOut = (): void => {
-    sessionStorage.removeItem(TOKEN_KEY);
-    setSession(undefined);
-  };
-  if (!session.user) void whoAmI(api).then((user) => setSession({ ...session, user }), signOut);
   return <Overview api={api} user={session.user} onSignOut={signOut} />;
 }
 

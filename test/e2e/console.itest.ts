@@ -69,6 +69,10 @@ test('web console: sign in, node Ready, create from the form, pods Running, scal
   const page = await signIn(cp.adminToken);
   assert.equal(await page.locator('#user strong').textContent(), 'system:admin');
   await page.locator(`[data-node="${node}"] [data-ready="True"]`).waitFor({ timeout: 30_000 });
+  // A reload keeps the tab's session (sessionStorage) and asks the server again who it is.
+  await page.reload();
+  await page.locator('#user strong').filter({ hasText: 'system:admin' }).waitFor();
+  await page.locator(`[data-node="${node}"] [data-ready="True"]`).waitFor();
 
   await page.getByRole('button', { name: 'Create Deployment' }).click();
   await page.getByLabel('Name', { exact: true }).fill('web');
