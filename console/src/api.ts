@@ -33,8 +33,9 @@ export interface Api {
   /**
    * A watch: a response that stays open. Browsers hold at most six HTTP/1.1 connections per
    * origin, and the overview keeps five watches open; they are sent without credentials mode
-   * (there are no cookies either way: the token is a header), which Chromium and Firefox pool
-   * apart from credentialed requests, so watches never take the sockets the user's actions need.
+   * (there are no cookies either way: the token is a header), which Chromium pools apart from
+   * credentialed requests (test/e2e/console.itest.ts depends on it), so watches never take the
+   * sockets the user's actions need.
    */
   watch(path: string, signal: AbortSignal): Promise<Response>;
   get(path: string, signal?: AbortSignal): Promise<unknown>;
