@@ -24,7 +24,8 @@ export interface Deployment extends KObject {
 }
 
 export interface Service extends KObject {
-  spec?: { type?: string; clusterIP?: string; ports?: { port: number; protocol?: string; targetPort?: number | string; nodePort?: number }[] };
+  spec?: {
+    selector?: Record<string, string>; type?: string; clusterIP?: string; ports?: { port: number; protocol?: string; targetPort?: number | string; nodePort?: number }[] };
 }
 
 export interface Event extends KObject {
@@ -54,6 +55,11 @@ export function nodeProblems(n: Node): string[] {
 export function matches(selector: Record<string, string> | undefined, pod: Pod): boolean {
   if (!selector || !Object.keys(selector).length) return false;
   return Object.entries(selector).every(([k, v]) => pod.metadata.labels?.[k] === v);
+}
+
+/** Whether the pod is Ready (its Ready condition True), as the endpoints controller counts a backend. */
+export function podReady(p: Pod): boolean {
+  return !p.metadata.deletionTimestamp && !!(p.status as { conditions?: Condition[] } | undefined)?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
 }
 
 /** A pod's phase as kubectl shows it: Terminating once deletion started. */

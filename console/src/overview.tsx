@@ -3,7 +3,7 @@ import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import type { Api } from './api.js';
 import { useCan, useWatch } from './hooks.js';
-import { byName, eventTime, matches, nodeProblems, nodeReady, podPhase, type Deployment, type Event, type Node, type Pod, type Service } from './k8s.js';
+import { byName, eventTime, matches, nodeProblems, nodeReady, podPhase, podReady, type Deployment, type Event, type Node, type Pod, type Service } from './k8s.js';
 import { JourneyView } from './journey.js';
 import { CreateDeployment, DeploymentActions, LogViewer } from './operate.js';
 
@@ -114,8 +114,11 @@ function Deployments(props: { api: Api; namespace: string; pods: Pod[]; onLogs(p
   );
 }
 
-function Services(props: { api: Api; namespace: string }) {
+function Services(props: { api: Api; namespace: string; pods: Pod[] }) {
   const services = useWatch<Service>(props.api, `/api/v1/namespaces/${props.namespace}/services`);
+  // From the pod watch, not an Endpoints watch (the page keeps its open watches at five, api.ts).
+  const backends = (s: Service): string[] =>
+    props.pods.filter((p) => p.metadata.namespace === props.namespace && matches(s.spec?.selector, p) && podReady(p) && p.status?.podIP).map((p) => p.status!.podIP!).sort();
   return (
     <Panel id="services" title="Services" error={services.error}>
       <table>
@@ -125,6 +128,7 @@ function Services(props: { api: Api; namespace: string }) {
             <th scope="col">Type</th>
             <th scope="col">Cluster IP</th>
             <th scope="col">Ports</th>
+            <th scope="col">Ready backends (pods matching the selector)</th>
           </tr>
         </thead>
         <tbody>
@@ -134,6 +138,7 @@ function Services(props: { api: Api; namespace: string }) {
               <td>{s.spec?.type ?? 'ClusterIP'}</td>
               <td>{s.spec?.clusterIP}</td>
               <td>{(s.spec?.ports ?? []).map((p) => `${p.port}${p.nodePort ? ':' + p.nodePort : ''}/${p.protocol ?? 'TCP'}`).join(', ')}</td>
+              <td data-backends={backends(s).length}>{s.spec?.selector ? backends(s).join(', ') || 'none' : '(no selector)'}</td>
             </tr>
           ))}
         </tbody>
@@ -215,7 +220,7 @@ export function Overview(props: { api: Api; user: string; onSignOut(): void }) {
         <Deployments api={props.api} namespace={namespace} pods={pods.items} onLogs={setLogsOf} onJourney={(p) => setJourneyOf(p.metadata.uid)} />
         {journeyPod && <JourneyView api={props.api} pod={journeyPod} onClose={() => setJourneyOf(undefined)} />}
         {logsOf && <LogViewer api={props.api} pod={logsOf} onClose={() => setLogsOf(undefined)} />}
-        <Services api={props.api} namespace={namespace} />
+        <Services api={props.api} namespace={namespace} pods={pods.items} />
         <Events api={props.api} namespace={namespace} />
       </main>
     </>

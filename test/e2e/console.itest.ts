@@ -83,7 +83,7 @@ test('web console: sign in, node Ready, create from the form, pods Running, scal
   const web = page.locator('[data-deployment="web"]');
   await web.locator('li[data-phase="Running"]').nth(1).waitFor({ timeout: 60_000 });
   await web.locator('[data-ready-count="2/2"]').waitFor({ timeout: 30_000 });
-  await page.locator('[data-service="web"]').waitFor();
+  await page.locator('[data-service="web"] [data-backends="2"]').waitFor();
   const stored = await admin.get(DEPLOYMENTS, 'web', { namespace: 'default' });
   assert.equal(stored.spec?.template?.spec?.containers?.[0]?.ports?.[0]?.containerPort, 8080);
 
