@@ -62,4 +62,14 @@ export default tseslint.config(
     },
   },
   ...layerRules,
+  // The web console's page (console/, docs/console.md): browser code bundled by esbuild, served by the
+  // API server as static files. It talks to the cluster only over HTTP, so it imports nothing of ours,
+  // and no package imports it (the relative-path rule above keeps it out of the agent and the rest).
+  {
+    files: ['console/src/**/*.{ts,tsx}'],
+    languageOptions: { globals: { window: 'readonly', document: 'readonly', sessionStorage: 'readonly', Headers: 'readonly', Response: 'readonly', TextDecoderStream: 'readonly' } },
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['@nodelet/*', 'node:*'], message: 'the console page runs in the browser: it imports nothing of ours and no Node module' }] }],
+    },
+  },
 );

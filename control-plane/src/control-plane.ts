@@ -40,6 +40,7 @@ import { DEFAULT_SERVICE_CIDR, firstServiceIp } from './apiserver/handlers/servi
 import { keepKubernetesService } from './apiserver/kubernetes-service.js';
 import type { ApiServerLimits } from './apiserver/limits.js';
 import { createApiServer, type ApiServer } from './apiserver/server.js';
+import { defaultConsoleDir } from './apiserver/console.js';
 import type { PodSecurityConfig } from './apiserver/admission/pod-security/config.js';
 import type { AuditLogConfig } from './apiserver/audit/index.js';
 import { JourneyTracer } from '@nodelet/api/tracing';
@@ -137,6 +138,8 @@ export interface ControlPlaneOptions {
   staticAdminToken?: boolean;
   /** PodSecurity admission defaults and exemptions (`--admission-control-config-file`, loadAdmissionConfiguration); unset: privileged everywhere. */
   podSecurity?: PodSecurityConfig;
+  /** Serve the web console at /ui/ (`--ui`, docs/console.md) from `dir` (default: build/console of this checkout); unset: none. */
+  console?: { dir?: string };
   now?: () => number;
 }
 
@@ -248,6 +251,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       ...(metricsStore ? { metrics: metricsStore } : {}),
       tracer,
       ...(o.podSecurity ? { podSecurity: o.podSecurity } : {}),
+      ...(o.console ? { console: { dir: o.console.dir ?? defaultConsoleDir() } } : {}),
       ...(o.audit ? { audit: o.audit } : {}),
     });
     ref.server = apiServer;

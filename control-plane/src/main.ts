@@ -79,6 +79,8 @@ const USAGE = `Usage: nodelet server [flags]
   --audit-log-maxsize <MB>       rotate the audit log before it grows past this (default 0 = 100)
   --audit-log-maxage <days>      delete rotated audit logs older than this (default 0 = keep)
   --audit-log-maxbackup <n>      keep at most this many rotated audit logs (default 0 = all)
+  --ui[=true|false]              serve the web console at /ui/ on this port (default true; the page holds
+                                 no data: it calls the API with the signed-in user's token; docs/console.md)
   --log-level <level>            pino level (default info)
 `;
 
@@ -86,19 +88,21 @@ export async function main(argv: string[]): Promise<void> {
   const all = argv[0] === 'server' ? argv.slice(1) : argv;
   // Go-style boolean flags take `=false`; parseArgs booleans do not, so this one is read here.
   let leaderElect: boolean | undefined;
+  let ui = true;
   const args: string[] = [];
   for (const a of all) {
-    const m = /^--leader-elect(?:=(.*))?$/.exec(a);
+    const m = /^--(leader-elect|ui)(?:=(.*))?$/.exec(a);
     if (!m) {
       args.push(a);
       continue;
     }
-    if (m[1] !== undefined && m[1] !== 'true' && m[1] !== 'false') {
-      process.stderr.write(`--leader-elect takes true or false, got "${m[1]}"\n`);
+    if (m[2] !== undefined && m[2] !== 'true' && m[2] !== 'false') {
+      process.stderr.write(`--${m[1]} takes true or false, got "${m[2]}"\n`);
       process.exitCode = 2;
       return;
     }
-    leaderElect = m[1] !== 'false';
+    if (m[1] === 'ui') ui = m[2] !== 'false';
+    else leaderElect = m[2] !== 'false';
   }
   let values: Record<string, string | boolean | undefined>;
   try {
@@ -307,6 +311,7 @@ export async function main(argv: string[]): Promise<void> {
     staticAdminToken: false,
     ...(podSecurity ? { podSecurity } : {}),
     ...(audit ? { audit } : {}),
+    ...(ui ? { console: {} } : {}),
     logger: log,
   });
   log.info({ url: cp.url, kubeconfig: cp.kubeconfigPath, registry: cp.registry?.hostPort, leaderIdentity: cp.leaderIdentity }, 'Server ready');

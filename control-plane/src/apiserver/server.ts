@@ -3,7 +3,7 @@
  * machinery over a {@link Store}. Every request goes through one chain of filters
  * (filters/chain.ts), then to the handler at its end:
  *
- *   recovery ─▶ request info ─▶ timeout ─▶ public paths ─▶ authentication ─▶ audit ─▶ impersonation
+ *   recovery ─▶ request info ─▶ (console's static files at /ui/) ─▶ timeout ─▶ public paths ─▶ authentication ─▶ audit ─▶ impersonation
  *            ─▶ max in flight ─▶ authorization ─▶ serveRequest: non-resource │ metrics.k8s.io │ dispatch(verb)
  *                                                                             (writes: admission, see admission/)
  *
@@ -36,6 +36,7 @@ import { clusterDnsIpOf, ensureKubeDnsService } from './kube-dns-service.js';
 import { DEFAULT_SERVICE_CIDR } from './handlers/service-ip.js';
 import { METRICS_DEFS, parseMetricsPath, serveMetrics, type MetricsSource } from './metrics-api.js';
 import { serveNonResource } from './nonresource.js';
+import { consoleFilter, loadConsoleBundle } from './console.js';
 import { DEFAULT_API_SERVER_LIMITS, InflightLimiter, type ApiServerLimits } from './limits.js';
 import { Registry } from './registry.js';
 import { RESOURCE_DEFS } from './resources.js';
@@ -107,6 +108,8 @@ export interface ApiServerOptions {
   audit?: AuditLogConfig;
   /** PodSecurity admission defaults and exemptions (`--admission-control-config-file`); unset: privileged everywhere. */
   podSecurity?: PodSecurityConfig;
+  /** Serves the web console's built files from `dir` at /ui/ (console.ts, docs/console.md); unset: no /ui/. */
+  console?: { dir: string };
 }
 
 export interface ApiServer {
@@ -232,6 +235,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   const requestChain: Filter[] = [
     recovery,
     requestInfo,
+    ...(opts.console ? [consoleFilter(loadConsoleBundle(opts.console.dir), log)] : []),
     timeoutFilter({ timeoutMs: limits.requestTimeoutMs, logger: log }),
     publicPathsFilter({ ctx, serverJoinBundle: opts.serverJoinBundle }),
     auditBegin,
