@@ -35,6 +35,13 @@ const layerRules = Object.entries(LAYERS).map(([pkg, allowed]) => ({
           },
           { group: ['../../*/src/*', '../../../*/src/*'], message: 'import other packages by name, not by relative path' },
           ...(pkg === 'cri-client' ? [] : [{ group: ['@grpc/grpc-js'], message: 'only cri-client talks gRPC' }]),
+          // Only `nodelet doctor` and `nodelet node info` read the machine inventory, through a
+          // dynamic import in cli/src/commands/doctor/inventory.ts: a static import would load it
+          // for every command, and the agent must never carry it (its memory, docs/agent.md).
+          {
+            group: ['systeminformation', 'systeminformation/*'],
+            message: pkg === 'cli' ? 'load systeminformation with await import() in the command that needs it (doctor/inventory.ts)' : 'only the cli reads the machine inventory (systeminformation)',
+          },
         ],
       },
     ],
@@ -55,4 +62,14 @@ export default tseslint.config(
     },
   },
   ...layerRules,
+  // The web console's page (console/, docs/console.md): browser code bundled by esbuild, served by the
+  // API server as static files. It talks to the cluster only over HTTP, so it imports nothing of ours,
+  // and no package imports it (the relative-path rule above keeps it out of the agent and the rest).
+  {
+    files: ['console/src/**/*.{ts,tsx}'],
+    languageOptions: { globals: { window: 'readonly', document: 'readonly', sessionStorage: 'readonly', Headers: 'readonly', Response: 'readonly', TextDecoderStream: 'readonly' } },
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['@nodelet/*', 'node:*'], message: 'the console page runs in the browser: it imports nothing of ours and no Node module' }] }],
+    },
+  },
 );

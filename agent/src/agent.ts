@@ -32,6 +32,8 @@ import type { ServingCertManager } from './certificates/serving-cert-manager.js'
 import { podDnsConfigurer, startClusterDns, type NodeDns } from './dns/index.js';
 import { admitPod, type PodAdmitResult } from './admission/admit.js';
 import { pressureAdmitHandler } from './admission/pressure.js';
+import { criticalPodAdmissionHandler } from './admission/critical-preemption.js';
+import { osAdmitHandler } from './admission/os.js';
 import { resourceFitAdmitHandler } from './admission/resource-fit.js';
 import { shutdownAdmitHandler } from './admission/shutdown.js';
 import { userNamespacesAdmitHandler } from './admission/user-namespaces.js';
@@ -64,6 +66,7 @@ import { AgentMetrics } from './server/metrics.js';
 import { startNodeApi, type NodeApiServer } from './server/node-api.js';
 import { nodeApiBackend } from './server/node-api-backend.js';
 import { SharedInformers } from './source/informers.js';
+import { NetworkPolicyEnforcer } from './netpol/enforcer.js';
 import { PodConfig } from './source/pod-config.js';
 import { ServiceLister } from './source/service-lister.js';
 import { RuntimeClassManager } from './source/runtime-classes.js';
@@ -246,9 +249,14 @@ export class Agent {
     this.#closing('dns', () => this.#dns?.close());
 
     // 6. Service proxy: its table (rejecting the whole service CIDR) is in place before any pod runs.
-    const proxyInformers = c.proxy.mode === 'none' ? undefined : { services: informers.services(), endpointSlices: informers.endpointSlices(), node: informers.node() };
+    const proxyInformers = c.proxy.mode === 'none' ? undefined : { services: informers.services(), endpointSlices: informers.endpointSlices(), node: informers.node(), nodes: informers.nodes() };
     const proxyConfig = { ...c.proxy, localDNS: c.proxy.localDNS ?? this.#dns?.address };
-    this.proxy = await startServiceProxy({ api, nodeName: c.nodeName, config: proxyConfig, log: child('proxy'), registry: this.metrics.registry, clock, informers: proxyInformers });
+    //    NetworkPolicy rules live in the same table (docs/network.md); without the proxy nothing enforces them.
+    const netpol = proxyInformers
+      ? new NetworkPolicyEnforcer({ nodeName: c.nodeName, log: child('netpol'), clock, informers: { policies: informers.networkPolicies(), namespaces: informers.namespaces(), pods: informers.pods() } })
+      : undefined;
+    if (!netpol) log.info({}, 'Proxy mode none: NetworkPolicies are not enforced on this node');
+    this.proxy = await startServiceProxy({ api, nodeName: c.nodeName, config: proxyConfig, log: child('proxy'), registry: this.metrics.registry, clock, informers: proxyInformers, extension: netpol });
     this.#closing('proxy', () => this.proxy?.close());
 
     // 7. Core: PLEG cache, node status, runtime, status, events, probes, pod configuration, workers.
@@ -314,6 +322,7 @@ export class Agent {
       crashLoopInitialMs: c.crashLoopInitialMs,
       crashLoopMaxMs: c.crashLoopMaxMs,
       onSandboxIps: (id, ips) => pleg.noteSandboxIps(id, ips),
+      beforeContainers: netpol ? (pod, ips, s) => netpol.admit(pod, ips, s) : undefined,
       podDns: (pod, s) => dnsConfigurer.forPod(pod, s),
       runtimeHandler: (pod, s) => runtimeClasses.handlerFor(pod, s),
       steps: journeys,
@@ -365,7 +374,18 @@ export class Agent {
       appArmorAdmitHandler(appArmorEnabled()),
       supplementalGroupsPolicyAdmitHandler,
       shutdownAdmitHandler(() => this.shutdown?.shuttingDown ?? false),
-      resourceFitAdmitHandler(() => node.node?.status?.allocatable ?? undefined),
+      osAdmitHandler,
+      resourceFitAdmitHandler(
+        () => node.node?.status?.allocatable ?? undefined,
+        criticalPodAdmissionHandler({
+          // Built before the workers exist: read them when a critical pod is judged.
+          activePods: () => this.workers.pods().filter((p) => this.workers.phase(p.metadata.uid!) === 'sync'),
+          killPod: (pod, gracePeriodS, statusFn) => this.workers.kill(pod, { gracePeriodS, statusFn }),
+          podEvent: (pod, type, reason, message) => events.event(pod, type, reason, message),
+          now: () => clock.now(),
+          log: child('preemption'),
+        }),
+      ),
       userNamespacesAdmitHandler(),
     ];
     const admitLog = child('admission');

@@ -8,7 +8,7 @@ import { setMaxListeners } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, Help, InvalidArgumentError } from 'commander';
 import { pino } from 'pino';
 import { describeError, type Logger } from '@nodelet/base';
 import { defaultKubeconfigPath, loadKubeconfig, type ResolvedKubeconfig } from '@nodelet/api';
@@ -22,6 +22,8 @@ function positive(v: string): number {
 
 function command(): Command {
   return new Command('hollow')
+    // bin/nodelet routes `nodelet <this>` here: the help's usage line names the whole command.
+    .configureHelp({ commandUsage: (c) => `nodelet ${new Help().commandUsage(c)}` })
     .description('run N hollow nodes in one process: the real agent above an in-process fake container runtime (docs/hollow-nodes.md)')
     .requiredOption('--nodes <n>', 'number of hollow nodes', positive)
     .option('--kubeconfig <file>', 'admin kubeconfig: issues each node its own system:node:<name> certificate')

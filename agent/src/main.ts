@@ -7,7 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, Help, InvalidArgumentError } from 'commander';
 import { pino } from 'pino';
 import { describeError, hasCode, type Logger } from '@nodelet/base';
 import { ApiClient, defaultKubeconfigPath, loadKubeconfig } from '@nodelet/api';
@@ -29,6 +29,8 @@ function count(v: string): number {
 
 function command(): Command {
   return new Command('agent')
+    // bin/nodelet routes `nodelet <this>` here: the help's usage line names the whole command.
+    .configureHelp({ commandUsage: (c) => `nodelet ${new Help().commandUsage(c)}` })
     .description('run the node agent: register this node, run its pods through CRI and CNI, report status')
     .option('--config <file>', 'KubeletConfiguration-style YAML file')
     .option('--kubeconfig <file>', 'kubeconfig to reach the API server')

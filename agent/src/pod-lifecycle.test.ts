@@ -30,7 +30,7 @@ const IMAGE = 'registry.test/busybox:1.36';
 async function world(
   t: { after(fn: () => unknown): void },
   shared?: { fake: FakeCriServer; api: InMemoryApiServer; dir: string },
-  o: { runtimeHandler?: (pod: Pod, signal: AbortSignal) => Promise<string> } = {},
+  o: { runtimeHandler?: (pod: Pod, signal: AbortSignal) => Promise<string>; beforeContainers?: (pod: Pod, ips: readonly string[], signal: AbortSignal) => Promise<void> } = {},
 ) {
   const fake = shared?.fake ?? (await FakeCriServer.start());
   const api = shared?.api ?? (await InMemoryApiServer.start());
@@ -67,6 +67,7 @@ async function world(
     crashLoopMaxMs: 800,
     onSandboxIps: (id, ips) => pleg.noteSandboxIps(id, ips),
     ...(o.runtimeHandler ? { runtimeHandler: o.runtimeHandler } : {}),
+    ...(o.beforeContainers ? { beforeContainers: o.beforeContainers } : {}),
   });
   const status = new StatusManager({ api: client, clock: systemClock, log: noopLogger, resyncMs: 1000 });
   const lifecycle = new PodLifecycle({
@@ -139,6 +140,26 @@ test('a pod is created through CRI with kubelet labels, reported Running, and re
   assert.equal(w.fake.runtime.callsOf('RunPodSandbox').length, 1, 'no new sandbox');
   assert.equal(w.fake.runtime.callsOf('CreateContainer').length, 1, 'no new container');
   assert.equal(w.fake.runtime.callsOf('StopContainer').length, 0);
+});
+
+test('beforeContainers (NetworkPolicy admission) is awaited with the sandbox IP before any container is created', async (t) => {
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  const calls: Array<{ name: string; ips: readonly string[] }> = [];
+  const w = await world(t, undefined, {
+    beforeContainers: async (pod, ips) => {
+      calls.push({ name: pod.metadata.name!, ips });
+      await held;
+    },
+  });
+  w.submit(w.api.seed(PODS, podObj('gated', ['sleep', '1000'])));
+  await pollUntil('the hook is called', () => calls.length > 0, { timeoutMs: 10_000, intervalMs: 20 });
+  assert.equal(calls[0]!.name, 'gated');
+  assert.equal(calls[0]!.ips.length, 1, 'the sandbox IP from CNI ADD');
+  assert.equal(w.fake.runtime.callsOf('RunPodSandbox').length, 1);
+  assert.equal(w.fake.runtime.callsOf('CreateContainer').length, 0, 'no container while the hook holds');
+  release();
+  await pollUntil('the container runs', () => [...w.fake.runtime.containers.values()].some((c) => c.state === 'CONTAINER_RUNNING'), { timeoutMs: 10_000, intervalMs: 20 });
 });
 
 test('an exited container is restarted with restartCount+1, then backs off (CrashLoopBackOff)', async (t) => {

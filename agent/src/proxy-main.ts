@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
-import { Command } from 'commander';
+import { Command, Help } from 'commander';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { describeError, hasCode, type Logger } from '@nodelet/base';
@@ -103,6 +103,8 @@ function splitHostPort(v: string): [string, number] {
 
 export async function main(argv: string[]): Promise<void> {
   const cmd = new Command('proxy')
+    // bin/nodelet routes `nodelet <this>` here: the help's usage line names the whole command.
+    .configureHelp({ commandUsage: (c) => `nodelet ${new Help().commandUsage(c)}` })
     .description('run the service proxy alone (nftables table "ip nodelet-proxy"; see docs/services.md)')
     .option('--kubeconfig <file>', 'kubeconfig to reach the API server')
     .option('--node-name <name>', 'this node (for Local traffic policies and node addresses; default: hostname)')

@@ -14,6 +14,8 @@ import { register as registerProxy } from './commands/proxy.js';
 import { register as registerSoak } from './commands/soak.js';
 import { register as registerTrace } from './commands/trace.js';
 import { register as registerAudit } from './commands/audit.js';
+import { register as registerNode } from './commands/node.js';
+import { register as registerCompletion } from './commands/completion.js';
 
 export const VERSION = '0.1.0';
 
@@ -26,6 +28,8 @@ export function buildProgram(): Command {
   program.command('server').description('run the API server, store, scheduler, controllers and registry (see `nodelet server --help`)');
   program.command('agent').description('run the node agent (see `nodelet agent --help`)');
   program.command('etcd').description("the server's etcd: status, snapshot save|restore, defrag (see `nodelet etcd --help`)");
+  // bin/nodelet routes these to their packages; listed here so `nodelet --help` and completion show them.
+  program.command('hollow').description('run N hollow nodes in one process against an API server (see `nodelet hollow --help`)');
   registerCri(program);
   registerCni(program);
   registerImage(program);
@@ -36,6 +40,8 @@ export function buildProgram(): Command {
   registerSoak(program);
   registerTrace(program);
   registerAudit(program);
+  registerNode(program);
+  registerCompletion(program);
   return program;
 }
 

@@ -40,6 +40,7 @@ import { DEFAULT_SERVICE_CIDR, firstServiceIp } from './apiserver/handlers/servi
 import { keepKubernetesService } from './apiserver/kubernetes-service.js';
 import type { ApiServerLimits } from './apiserver/limits.js';
 import { createApiServer, type ApiServer } from './apiserver/server.js';
+import { defaultConsoleDir } from './apiserver/console.js';
 import type { PodSecurityConfig } from './apiserver/admission/pod-security/config.js';
 import type { AuditLogConfig } from './apiserver/audit/index.js';
 import { JourneyTracer } from '@nodelet/api/tracing';
@@ -86,6 +87,8 @@ export interface ControlPlaneOptions {
   disableControllers?: readonly ControllerName[];
   /** Node lifecycle: silence before a node goes Unknown (default 50 s). */
   nodeMonitorGracePeriodMs?: number;
+  /** Addresses for LoadBalancer Services (`--service-lb-pool`); default: the nodes' InternalIPs. */
+  serviceLbPool?: string;
   /** Lifetime of node credentials (default one year); agents renew at 70–90 % of it. */
   nodeCredentialTtlMs?: number;
   /** Service ClusterIP range (default 10.96.0.0/16); its first address is the `kubernetes` Service. */
@@ -135,6 +138,8 @@ export interface ControlPlaneOptions {
   staticAdminToken?: boolean;
   /** PodSecurity admission defaults and exemptions (`--admission-control-config-file`, loadAdmissionConfiguration); unset: privileged everywhere. */
   podSecurity?: PodSecurityConfig;
+  /** Serve the web console at /ui/ (`--ui`, docs/console.md) from `dir` (default: build/console of this checkout); unset: none. */
+  console?: { dir?: string };
   now?: () => number;
 }
 
@@ -246,6 +251,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       ...(metricsStore ? { metrics: metricsStore } : {}),
       tracer,
       ...(o.podSecurity ? { podSecurity: o.podSecurity } : {}),
+      ...(o.console ? { console: { dir: o.console.dir ?? defaultConsoleDir() } } : {}),
       ...(o.audit ? { audit: o.audit } : {}),
     });
     ref.server = apiServer;
@@ -331,6 +337,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
         ...(enabled ? { controllers: enabled } : {}),
         ...(o.clusterCidr ? { clusterCidr: o.clusterCidr } : {}),
         ...(o.nodeMonitorGracePeriodMs ? { nodeMonitorGracePeriodMs: o.nodeMonitorGracePeriodMs } : {}),
+        ...(o.serviceLbPool ? { serviceLbPool: o.serviceLbPool } : {}),
         csrSigning: {
           caCertFile: join(pkiOptions.dir, 'ca.crt'), caKeyFile: join(pkiOptions.dir, 'ca.key'),
           ...(o.clusterSigningDurationMs ? { durationMs: o.clusterSigningDurationMs } : {}),

@@ -13,6 +13,7 @@ import { parseDatastoreEndpoint, type DatastoreEndpoint } from './storage/endpoi
 import { inServiceCidr } from './apiserver/kube-dns-service.js';
 import { DEFAULT_SERVICE_CIDR } from './apiserver/handlers/service-ip.js';
 import { CONTROLLER_NAMES, type ControllerName } from './controllers/index.js';
+import { parsePool } from './controllers/servicelb/pool.js';
 import { otlpTracesUrl } from '@nodelet/api/tracing';
 import { loadAdmissionConfiguration, type PodSecurityConfig } from './apiserver/admission/pod-security/config.js';
 import { auditLogConfigFromFlags, type AuditFlags, type AuditLogConfig } from './apiserver/audit/audit-log.js';
@@ -51,6 +52,8 @@ const USAGE = `Usage: nodelet server [flags]
   --disable-controllers          run only the API server (no scheduler, no controllers)
   --controllers <list>           controllers to run, kube-controller-manager style: '*' is every one,
                                  '-name' leaves one out (default '*'; e.g. '*,-cronjob')
+  --service-lb-pool <cidr>       IPv4 addresses LoadBalancer Services get, one each, e.g. 192.168.1.240/28
+                                 (default: none, they get the ready nodes' InternalIPs; docs/network.md)
   --node-monitor-grace-period <d> silence (no Lease renewal, no status) before a node goes Unknown,
                                  e.g. 50s, 1m, 500ms (default 50s)
   --max-requests-inflight <n>    read-only requests served at once, 0 = no limit (default 400);
@@ -76,6 +79,8 @@ const USAGE = `Usage: nodelet server [flags]
   --audit-log-maxsize <MB>       rotate the audit log before it grows past this (default 0 = 100)
   --audit-log-maxage <days>      delete rotated audit logs older than this (default 0 = keep)
   --audit-log-maxbackup <n>      keep at most this many rotated audit logs (default 0 = all)
+  --ui[=true|false]              serve the web console at /ui/ on this port (default true; the page holds
+                                 no data: it calls the API with the signed-in user's token; docs/console.md)
   --log-level <level>            pino level (default info)
 `;
 
@@ -83,19 +88,21 @@ export async function main(argv: string[]): Promise<void> {
   const all = argv[0] === 'server' ? argv.slice(1) : argv;
   // Go-style boolean flags take `=false`; parseArgs booleans do not, so this one is read here.
   let leaderElect: boolean | undefined;
+  let ui = true;
   const args: string[] = [];
   for (const a of all) {
-    const m = /^--leader-elect(?:=(.*))?$/.exec(a);
+    const m = /^--(leader-elect|ui)(?:=(.*))?$/.exec(a);
     if (!m) {
       args.push(a);
       continue;
     }
-    if (m[1] !== undefined && m[1] !== 'true' && m[1] !== 'false') {
-      process.stderr.write(`--leader-elect takes true or false, got "${m[1]}"\n`);
+    if (m[2] !== undefined && m[2] !== 'true' && m[2] !== 'false') {
+      process.stderr.write(`--${m[1]} takes true or false, got "${m[2]}"\n`);
       process.exitCode = 2;
       return;
     }
-    leaderElect = m[1] !== 'false';
+    if (m[1] === 'ui') ui = m[2] !== 'false';
+    else leaderElect = m[2] !== 'false';
   }
   let values: Record<string, string | boolean | undefined>;
   try {
@@ -125,6 +132,7 @@ export async function main(argv: string[]): Promise<void> {
         'service-account-issuer': { type: 'string' },
         'api-audiences': { type: 'string' },
         'node-monitor-grace-period': { type: 'string' },
+        'service-lb-pool': { type: 'string' },
         'max-requests-inflight': { type: 'string', default: '400' },
         'max-mutating-requests-inflight': { type: 'string', default: '200' },
         'request-timeout': { type: 'string', default: '1m0s' },
@@ -179,6 +187,15 @@ export async function main(argv: string[]): Promise<void> {
     process.stderr.write(`--cluster-dns must be an IPv4 address in the service range ${serviceRange}, got "${String(values['cluster-dns'])}"\n`);
     process.exitCode = 2;
     return;
+  }
+  if (values['service-lb-pool'] !== undefined) {
+    try {
+      parsePool(String(values['service-lb-pool']));
+    } catch (err) {
+      process.stderr.write(`--service-lb-pool must be an IPv4 CIDR like 192.168.1.240/28: ${(err as Error).message}\n`);
+      process.exitCode = 2;
+      return;
+    }
   }
   let nodeMonitorGracePeriodMs: number | undefined;
   if (values['node-monitor-grace-period'] !== undefined) {
@@ -283,6 +300,7 @@ export async function main(argv: string[]): Promise<void> {
     controllers: values['disable-controllers'] ? false : (selection.only ?? true),
     ...(selection.disabled.length ? { disableControllers: selection.disabled } : {}),
     ...(nodeMonitorGracePeriodMs !== undefined ? { nodeMonitorGracePeriodMs } : {}),
+    ...(values['service-lb-pool'] !== undefined ? { serviceLbPool: String(values['service-lb-pool']) } : {}),
     ...(values['service-cluster-ip-range'] ? { serviceCidr: String(values['service-cluster-ip-range']) } : {}),
     ...(values['advertise-address'] ? { advertiseAddress: String(values['advertise-address']) } : {}),
     ...(values['service-account-issuer'] ? { serviceAccountIssuer: String(values['service-account-issuer']) } : {}),
@@ -293,6 +311,7 @@ export async function main(argv: string[]): Promise<void> {
     staticAdminToken: false,
     ...(podSecurity ? { podSecurity } : {}),
     ...(audit ? { audit } : {}),
+    ...(ui ? { console: {} } : {}),
     logger: log,
   });
   log.info({ url: cp.url, kubeconfig: cp.kubeconfigPath, registry: cp.registry?.hostPort, leaderIdentity: cp.leaderIdentity }, 'Server ready');

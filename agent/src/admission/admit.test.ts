@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import type { Pod } from '@nodelet/api';
 import type { PressureCondition } from '../eviction/signals.js';
 import { admitPod, rejectedStatus } from './admit.js';
+import { osAdmitHandler } from './os.js';
 import { userNamespacesAdmitHandler } from './user-namespaces.js';
 import { pressureAdmitHandler } from './pressure.js';
 import { resourceFitAdmitHandler } from './resource-fit.js';
@@ -71,4 +72,16 @@ test('hostUsers: false is refused on this node (no user namespaces), loudly; tru
   const status = { phase: 'Pending' as const };
   rejectedStatus('UserNamespacesNotSupported', 'x')(status);
   assert.deepEqual(status, { phase: 'Failed', reason: 'UserNamespacesNotSupported', message: 'Pod was rejected: x' });
+});
+
+test('OS: a pod naming another OS in spec.os or its kubernetes.io/os label is refused with kubelet reasons', () => {
+  assert.deepEqual(osAdmitHandler(pod('plain'), []), { admit: true });
+  assert.deepEqual(osAdmitHandler(pod('linux', undefined, { os: { name: 'linux' } } as Partial<NonNullable<Pod['spec']>>), []), { admit: true });
+  assert.deepEqual(osAdmitHandler(pod('win', undefined, { os: { name: 'windows' } } as Partial<NonNullable<Pod['spec']>>), []), {
+    admit: false, reason: 'PodOSNotSupported', message: "Failed to admit pod as the OS field doesn't match node OS",
+  });
+  const labelled: Pod = { ...pod('lbl'), metadata: { name: 'lbl', namespace: 'd', uid: 'lbl', labels: { 'kubernetes.io/os': 'windows' } } };
+  assert.deepEqual(osAdmitHandler(labelled, []), {
+    admit: false, reason: 'PodOSSelectorNodeLabelDoesNotMatch', message: "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label",
+  });
 });

@@ -6,6 +6,7 @@
  */
 import { isIPv4 } from 'node:net';
 import type { EndpointSlice, Service } from '@nodelet/api';
+import { externalAddresses, hasExternalAddresses, type ExternalAddresses } from './model-external.js';
 
 export type L4Protocol = 'tcp' | 'udp' | 'sctp';
 
@@ -18,7 +19,7 @@ export interface ProxyEndpoint {
   terminating: boolean;
 }
 
-export interface ServicePortModel {
+export interface ServicePortModel extends ExternalAddresses {
   namespace: string;
   name: string;
   /** The ServicePort's name ('' when unnamed). */
@@ -106,7 +107,8 @@ export function buildModel(input: ModelInput): ServicePortModel[] {
     if (!clusterIP || !isIPv4(clusterIP)) continue;
     const slices = bySvc.get(`${ns}/${name}`) ?? [];
     const affinity = spec.sessionAffinity === 'ClientIP' ? (spec.sessionAffinityConfig?.clientIP?.timeoutSeconds ?? DEFAULT_AFFINITY_S) : undefined;
-    const external = spec.type === 'NodePort' || spec.type === 'LoadBalancer';
+    const ext = externalAddresses(svc);
+    const external = spec.type === 'NodePort' || spec.type === 'LoadBalancer' || hasExternalAddresses(ext);
     for (const p of spec.ports ?? []) {
       const protocol = (p.protocol ?? 'TCP').toLowerCase() as L4Protocol;
       if (protocol === 'sctp' && !input.sctp) continue;
@@ -120,6 +122,7 @@ export function buildModel(input: ModelInput): ServicePortModel[] {
         externalLocal: external && spec.externalTrafficPolicy === 'Local',
         internalLocal: spec.internalTrafficPolicy === 'Local',
         endpoints: endpointsFor(slices, p.name ?? '', p.protocol ?? 'TCP'),
+        ...ext,
       };
       if (external && p.nodePort) m.nodePort = p.nodePort;
       if (affinity !== undefined) m.affinityTimeoutS = affinity;
@@ -160,7 +163,7 @@ export interface Categorized {
 export function categorize(p: ServicePortModel, nodeName: string): Categorized {
   const cluster = usableEndpoints(p.endpoints);
   const local = usableEndpoints(p.endpoints.filter((e) => e.nodeName === nodeName));
-  const external = p.nodePort !== undefined;
+  const external = p.nodePort !== undefined || hasExternalAddresses(p);
   // The cluster chain also serves eTP=Local short-circuits (pods and the node itself).
   const usesClusterChain = cluster.length > 0 && (!p.internalLocal || external);
   const usesLocalChain = local.length > 0 && (p.internalLocal || (external && p.externalLocal));

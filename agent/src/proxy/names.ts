@@ -11,7 +11,8 @@ const B32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 /** nft names may be 256 bytes long (NFT_NAME_MAXLEN); stay well under it. */
 const MAX_BASE = 240;
 
-function hash8(s: string): string {
+/** The first 8 base32 characters of the SHA-256 of `s`. */
+export function hash8(s: string): string {
   const d = createHash('sha256').update(s).digest();
   let bits = 0;
   let value = 0;
@@ -28,13 +29,14 @@ function hash8(s: string): string {
   return out;
 }
 
-function base(name: string): string {
+/** `<hash8(name)>-<name>`, cut to stay under nft's name limit (also the NetworkPolicy names). */
+export function hashedName(name: string): string {
   const n = `${hash8(name)}-${name}`;
   return n.length > MAX_BASE ? `${n.slice(0, MAX_BASE - 3)}...` : n;
 }
 
-const svcBase = (p: ServicePortModel): string => base(`${p.namespace}/${p.name}/${p.protocol}/${p.portName}`);
-const epBase = (p: ServicePortModel, e: ProxyEndpoint): string => base(`${p.namespace}/${p.name}/${p.protocol}/${p.portName}__${e.ip}/${e.port}`);
+const svcBase = (p: ServicePortModel): string => hashedName(`${p.namespace}/${p.name}/${p.protocol}/${p.portName}`);
+const epBase = (p: ServicePortModel, e: ProxyEndpoint): string => hashedName(`${p.namespace}/${p.name}/${p.protocol}/${p.portName}__${e.ip}/${e.port}`);
 
 export const clusterChainName = (p: ServicePortModel): string => `service-${svcBase(p)}`;
 export const localChainName = (p: ServicePortModel): string => `local-${svcBase(p)}`;

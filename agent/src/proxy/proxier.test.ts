@@ -235,6 +235,7 @@ test('shared informers: the proxy reads the ones it is given, makes no watches o
     services: new Informer({ client: api, resource: SERVICES }),
     endpointSlices: new Informer({ client: api, resource: ENDPOINTSLICES }),
     node: new Informer({ client: api, resource: NODES, fieldSelector: 'metadata.name=n1' }),
+    nodes: new Informer({ client: api, resource: NODES }),
   };
   t.after(() => Promise.all(Object.values(informers).map((i) => i.close())));
   const fake = new FakeNft();
@@ -242,7 +243,7 @@ test('shared informers: the proxy reads the ones it is given, makes no watches o
   await proxy.synced;
   assert.match(fake.applied.at(-1)!, /10\.96\.0\.5/);
   const lists = (path: string) => server.requests.filter((r) => r.method === 'GET' && r.path.endsWith(path) && r.query.get('watch') !== 'true').length;
-  assert.deepEqual([lists('/services'), lists('/endpointslices'), lists('/nodes')], [1, 1, 1], 'one list per shared informer, none of the proxy’s own');
+  assert.deepEqual([lists('/services'), lists('/endpointslices'), lists('/nodes')], [1, 1, 2], 'one list per shared informer, none of the proxy’s own');
   await proxy.close();
   await api.resource(SERVICES, 'default').create(service('db', '10.96.0.6'));
   await pollUntil('the shared Services informer still watching after the proxy closed', () => informers.services.get('default/db'), { timeoutMs: 2000, intervalMs: 5 });

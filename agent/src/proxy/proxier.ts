@@ -23,6 +23,7 @@ import type { Registry } from 'prom-client';
 import { AgentError, Backoff, DisposableStore, Wakeup, abortError, describeError, hasCode, isAbortError, systemClock, type Clock, type Logger } from '@nodelet/base';
 import { ENDPOINTSLICES, Informer, NODES, SERVICES, type ApiClient, type EndpointSlice, type Node, type Service } from '@nodelet/api';
 import type { ProxyConfig } from './config.js';
+import type { TableExtension } from './contribution.js';
 import { ConntrackCleaner, staleUdpEntries } from './conntrack.js';
 import { commandRunner, type CommandRunner } from './exec.js';
 import { inAnyCidr } from './ipv4.js';
@@ -32,6 +33,8 @@ import { TableMonitor } from './monitor.js';
 import { Nft } from './nft.js';
 import { TABLE, renderDelete, renderTable, type RenderOptions } from './render.js';
 import { TableWriter, type WriteMode } from './table-writer.js';
+import { LbAddresses, wantedLbAddresses } from './lb-addresses.js';
+import { HealthCheckServers, healthChecks } from './health-check.js';
 
 /** The annotation the endpoint controllers set to when the change that caused a write happened. */
 export const LAST_CHANGE_TRIGGER_TIME = 'endpoints.kubernetes.io/last-change-trigger-time';
@@ -59,7 +62,11 @@ export interface ServiceProxyOptions {
    * subscribed to and started if needed, never closed here. Missing ones (all of them under
    * `nodelet proxy`) are created and owned by the proxy.
    */
-  informers?: { services?: Informer<Service>; endpointSlices?: Informer<EndpointSlice>; node?: Informer<Node> };
+  informers?: { services?: Informer<Service>; endpointSlices?: Informer<EndpointSlice>; node?: Informer<Node>; nodes?: Informer<Node> };
+  /** Rules another part of the agent keeps in this table (NetworkPolicy enforcement; contribution.ts). */
+  extension?: TableExtension;
+  /** Where the eTP Local health-check node ports listen (default 0.0.0.0; tests: 127.0.0.1). */
+  healthCheckBindAddress?: string;
 }
 
 export interface SyncInfo {
@@ -101,6 +108,10 @@ export class ServiceProxy {
   readonly #services: Informer<Service>;
   readonly #slices: Informer<EndpointSlice>;
   readonly #node: Informer<Node>;
+  /** Every Node: their addresses are never put on the load-balancer device. */
+  readonly #nodes: Informer<Node>;
+  readonly #lbAddresses: LbAddresses;
+  readonly #healthChecks: HealthCheckServers;
   /** The informers this proxy made itself and closes. */
   readonly #owned: Array<{ close(): Promise<void> }> = [];
   readonly #monitor: TableMonitor;
@@ -157,6 +168,9 @@ export class ServiceProxy {
     this.#services = shared.services ?? own(new Informer({ ...informer, resource: SERVICES }));
     this.#slices = shared.endpointSlices ?? own(new Informer({ ...informer, resource: ENDPOINTSLICES }));
     this.#node = shared.node ?? own(new Informer({ ...informer, resource: NODES, fieldSelector: `metadata.name=${o.nodeName}` }));
+    this.#nodes = shared.nodes ?? own(new Informer({ ...informer, resource: NODES }));
+    this.#lbAddresses = new LbAddresses({ runner: this.#runner, log: o.log });
+    this.#healthChecks = new HealthCheckServers({ bindAddress: o.healthCheckBindAddress, log: o.log });
     this.synced = new Promise<void>((resolve, reject) => {
       this.#resolveSynced = resolve;
       this.#rejectSynced = reject;
@@ -233,7 +247,7 @@ export class ServiceProxy {
   async #run(stop: AbortSignal): Promise<void> {
     try {
       this.#watch();
-      await Promise.all([this.#services.waitForSync(stop), this.#slices.waitForSync(stop), this.#node.waitForSync(stop)]);
+      await Promise.all([this.#services.waitForSync(stop), this.#slices.waitForSync(stop), this.#node.waitForSync(stop), this.#nodes.waitForSync(stop), this.#o.extension?.waitForSync(stop)]);
       this.#informersSynced = true;
       // The timers only flag work for the loop below, so they cannot fail; onError is for form.
       const onError = (err: unknown): void => this.#log.error({ err: describeError(err) }, 'Service proxy timer failed');
@@ -277,7 +291,11 @@ export class ServiceProxy {
     this.#store.add(this.#services.on({ onAdd: onService, onUpdate: onService, onDelete: onService }));
     this.#store.add(this.#slices.on({ onAdd: onSlice, onUpdate: (_o, n) => onSlice(n), onDelete: onSlice }));
     this.#store.add(this.#node.on({ onAdd: () => this.#change(), onUpdate: () => this.#change(), onDelete: () => this.#change() }));
-    for (const i of [this.#services, this.#slices, this.#node]) i.start();
+    // Not on update: every heartbeat of every node is one; a changed address waits for the periodic sync.
+    this.#store.add(this.#nodes.on({ onAdd: () => this.#change(), onDelete: () => this.#change() }));
+    for (const i of [this.#services, this.#slices, this.#node, this.#nodes]) i.start();
+    const ext = this.#o.extension;
+    if (ext) this.#store.add({ dispose: ext.subscribe(() => this.#change()) });
   }
 
   #change(): void {
@@ -331,12 +349,15 @@ export class ServiceProxy {
     const start = this.#clock.monotonic();
     const ports = buildModel({ services: this.#services.list(), slices: this.#slices.list(), nodeName: this.#o.nodeName, sctp: this.#sctp, localDNS: this.#o.config.localDNS });
     const full = forced ?? (this.#o.syncMode === 'full' ? 'full sync mode' : undefined);
-    const w = await this.#writer.write(ports, this.#renderOptions(), full, signal);
+    const extra = this.#o.extension?.contribution();
+    const w = await this.#writer.write(ports, this.#renderOptions(), full, signal, extra);
+    if (extra) this.#o.extension!.written(extra);
     if (w.cleanupFailed) this.metrics.cleanupFailures.inc();
     this.metrics.tableServices.set(w.state.services);
     this.metrics.tableEndpoints.set(w.state.endpoints);
     this.metrics.noLocalEndpoints.set({ traffic_policy: 'internal' }, w.state.noLocalEndpoints.internal);
     this.metrics.noLocalEndpoints.set({ traffic_policy: 'external' }, w.state.noLocalEndpoints.external);
+    await this.#syncExternal(ports, signal);
     const stale = staleUdpEntries(this.#lastPorts, ports, this.#o.nodeName);
     this.#lastPorts = ports;
     if (stale.length) this.metrics.conntrackFailures.inc(await this.#conntrack.clean(stale, signal));
@@ -355,6 +376,22 @@ export class ServiceProxy {
     else this.#log.debug(info, 'Service proxy rules synced');
     this.#o.onSync?.(info);
     this.#scheduleCleanup();
+  }
+
+  /**
+   * After the rules are live: the load-balancer addresses this node serves go on the node
+   * (lb-addresses.ts) and the eTP Local health checks follow the local endpoints (health-check.ts).
+   * An `ip` failure is logged; the next sync (at the latest the periodic one) tries again.
+   */
+  async #syncExternal(ports: readonly ServicePortModel[], signal: AbortSignal): Promise<void> {
+    this.#healthChecks.update(healthChecks(this.#services.list(), ports, this.#o.nodeName));
+    const nodeAddrs = new Set(this.#nodes.list().flatMap((n) => (n.status?.addresses ?? []).map((a) => a.address)));
+    try {
+      await this.#lbAddresses.sync(wantedLbAddresses(ports, this.#o.nodeName, nodeAddrs), signal);
+    } catch (err) {
+      if (signal.aborted) throw err;
+      this.#log.warn({ err: describeError(err) }, 'Putting load-balancer addresses on the node failed; retried at the next sync');
+    }
   }
 
   /** Stale chains are deleted by a sync at least a grace period after they went stale. */
@@ -393,12 +430,14 @@ export class ServiceProxy {
       this.#retryCancel?.();
       this.#cleanupCancel?.();
       this.#monitor.close();
+      this.#healthChecks.close();
       this.#store.dispose();
       await Promise.all(this.#owned.map((i) => i.close()));
       if (this.#o.config.cleanupOnShutdown) {
         await this.#nft.apply(renderDelete(this.table), AbortSignal.timeout(10_000)).catch((err: unknown) => {
           this.#log.warn({ err: describeError(err) }, 'Deleting the service proxy table failed');
         });
+        await this.#lbAddresses.remove(AbortSignal.timeout(10_000)).catch(() => undefined);
       }
       this.#log.info({ table: this.table, kept: !this.#o.config.cleanupOnShutdown }, 'Service proxy stopped');
     })();

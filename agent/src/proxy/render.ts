@@ -16,7 +16,10 @@
  */
 import type { ServicePortModel } from './model.js';
 import { categorize, portKey } from './model.js';
+import { setBlock, type NamedSet } from './contribution.js';
 import { affinitySetName, clusterChainName, endpointChainName, externalChainName, localChainName } from './names.js';
+import { hasExternalAddresses } from './model-external.js';
+import { firewallBaseChains, renderExternalAddresses } from './render-external.js';
 
 export const TABLE = 'nodelet-proxy';
 /** kube-proxy's default masquerade bit 14. */
@@ -49,7 +52,7 @@ export interface RenderedTable {
 }
 
 /** The verdict maps and sets whose elements are per service port. */
-export const ELEMENT_CONTAINERS = ['cluster-ips', 'service-ips', 'service-nodeports', 'no-endpoint-services', 'no-endpoint-nodeports'] as const;
+export const ELEMENT_CONTAINERS = ['cluster-ips', 'service-ips', 'service-nodeports', 'no-endpoint-services', 'no-endpoint-nodeports', 'firewall-ips'] as const;
 export type ElementContainer = (typeof ELEMENT_CONTAINERS)[number];
 
 /** One element of a map or set: its key (`10.96.0.5 . tcp . 80`), verdict and comment. */
@@ -72,6 +75,8 @@ export interface TableState {
   affinitySets: Map<string, number>;
   /** Elements of the verdict maps and the cluster-ips set, by key. */
   elements: Record<ElementContainer, Map<string, TableElement>>;
+  /** Named sets and maps contributed by others (contribution.ts: NetworkPolicy), by name. */
+  sets: ReadonlyMap<string, NamedSet>;
   services: number;
   endpoints: number;
   noLocalEndpoints: { internal: number; external: number };
@@ -111,7 +116,8 @@ function renderPort(b: Builder, p: ServicePortModel, o: RenderOptions): { intern
   const hasExternal = p.externalLocal ? c.local.length > 0 : c.hasEndpoints;
   const internalChain = p.internalLocal ? localChain : clusterChain;
   const externalPolicyChain = p.externalLocal ? localChain : clusterChain;
-  const usesExtChain = c.hasEndpoints && p.nodePort !== undefined;
+  const external = p.nodePort !== undefined || hasExternalAddresses(p);
+  const usesExtChain = c.hasEndpoints && external;
   // No endpoints at all: reject (ICMP port unreachable). Endpoints only elsewhere while the
   // policy is Local: drop, as kube-proxy does.
   const internalVerdict = c.hasEndpoints ? 'drop' : 'goto reject-chain';
@@ -126,6 +132,7 @@ function renderPort(b: Builder, p: ServicePortModel, o: RenderOptions): { intern
     if (c.hasEndpoints) b.element('service-nodeports', npKey, { value: `goto ${extChain}` });
     if (!hasExternal) b.element('no-endpoint-nodeports', npKey, { comment: svcName, value: externalVerdict });
   }
+  renderExternalAddresses(b, p, { hasEndpoints: c.hasEndpoints, hasExternal, svcName });
   // Masquerade what reaches the ClusterIP from outside the pod network (the node itself, other
   // hosts routing the service CIDR here), so replies come back through this node.
   if (hasInternal) b.chain(internalChain).push(`ip daddr ${p.clusterIP} ${proto} dport ${p.port} ip saddr != ${o.clusterCIDR} jump mark-for-masquerade`);
@@ -155,7 +162,7 @@ function renderPort(b: Builder, p: ServicePortModel, o: RenderOptions): { intern
     if (p.affinityTimeoutS !== undefined) rules.push(`update @${affinitySetName(p, e)} { ip saddr }`);
     rules.push(`meta l4proto ${proto} dnat to ${e.ip}:${e.port}`);
   }
-  return { internalMissing: c.hasEndpoints && !hasInternal, externalMissing: c.hasEndpoints && p.nodePort !== undefined && !hasExternal, endpoints: c.reachable.length };
+  return { internalMissing: c.hasEndpoints && !hasInternal, externalMissing: c.hasEndpoints && external && !hasExternal, endpoints: c.reachable.length };
 }
 
 function nodePortMatch(o: RenderOptions): string[] {
@@ -220,7 +227,7 @@ export function buildTableState(ports: readonly ServicePortModel[], o: RenderOpt
     if (f.externalMissing) noLocal.external++;
   }
   if (cache) cache.fragments = next;
-  return { base: baseChains(o), chains: b.chains, affinitySets: b.affinitySets, elements: b.elements, services: ports.length, endpoints, noLocalEndpoints: noLocal };
+  return { base: baseChains(o), chains: b.chains, affinitySets: b.affinitySets, elements: b.elements, sets: new Map(), services: ports.length, endpoints, noLocalEndpoints: noLocal };
 }
 
 function baseChains(o: RenderOptions): Array<[string, string[]]> {
@@ -239,6 +246,7 @@ function baseChains(o: RenderOptions): Array<[string, string[]]> {
     ['service-endpoints-check', ['ip daddr . meta l4proto . th dport vmap @no-endpoint-services']],
     ['nodeport-endpoints-check', np.map((m) => `${m} meta l4proto . th dport vmap @no-endpoint-nodeports`)],
     ['cluster-ips-check', [`ip daddr @cluster-ips reject ${comment('reject traffic to invalid ports of ClusterIPs')}`, `ip daddr ${o.serviceCIDR} reject ${comment('reject traffic to unallocated ClusterIPs')}`]],
+    ...firewallBaseChains(),
     ['reject-chain', ['reject']],
     ['mark-for-masquerade', [`meta mark set meta mark | ${MASQ_MARK}`]],
     ['masquerading', [`meta mark & ${MASQ_MARK} == 0 return`, `meta mark set meta mark ^ ${MASQ_MARK}`, 'masquerade fully-random']],
@@ -261,12 +269,14 @@ export function renderFull(state: TableState, o: Pick<RenderOptions, 'table'>, c
   vmap('service-nodeports', 'inet_proto . inet_service', 'NodePort traffic');
   vmap('no-endpoint-services', 'ipv4_addr . inet_proto . inet_service', 'reject or drop packets to services with no endpoints');
   vmap('no-endpoint-nodeports', 'inet_proto . inet_service', 'reject or drop packets to service nodeports with no endpoints');
+  vmap('firewall-ips', 'ipv4_addr . inet_proto . inet_service', 'load balancer source ranges');
   for (const [name, timeoutS] of state.affinitySets) {
     const lines = [`\tset ${name} {`, '\t\ttype ipv4_addr', '\t\tflags dynamic,timeout', `\t\ttimeout ${timeoutS}s`];
     const live = (carry.get(name) ?? []).filter((x) => x.expiresS > 0 && x.expiresS <= timeoutS);
     if (live.length) lines.push(`\t\telements = { ${live.map((x) => `${x.ip} expires ${x.expiresS}s`).join(', ')} }`);
     out.push(...lines, '\t}');
   }
+  for (const [name, s] of state.sets) out.push(...setBlock(name, s, elementText));
   for (const [name, rules] of [...state.base, ...state.chains]) out.push(`\tchain ${name} {`, ...rules.map((r) => `\t\t${r}`), '\t}');
   out.push('}', '');
   return out.join('\n');

@@ -17,6 +17,7 @@ import type { ServicePortModel } from './model.js';
 import type { TableMonitor } from './monitor.js';
 import { affinityEntries, type Nft } from './nft.js';
 import { STALE_CHAIN_GRACE_MS, needsFullSync, renderPartial, renderStaleChainDeletes } from './partial.js';
+import { addContribution, type TableContribution } from './contribution.js';
 import { TableStateCache, buildTableState, renderFull, type RenderOptions, type TableState } from './render.js';
 
 export type WriteMode = 'full' | 'partial';
@@ -69,9 +70,9 @@ export class TableWriter {
     return Math.max(0, oldest + STALE_CHAIN_GRACE_MS - this.#o.clock.monotonic());
   }
 
-  /** Brings the live table to `ports`; `full` forces a whole-table write. */
-  async write(ports: readonly ServicePortModel[], opts: RenderOptions, full: string | undefined, signal: AbortSignal): Promise<WriteResult> {
-    const next = buildTableState(ports, opts, this.#cache);
+  /** Brings the live table to `ports` (and `extra`'s rules); `full` forces a whole-table write. */
+  async write(ports: readonly ServicePortModel[], opts: RenderOptions, full: string | undefined, signal: AbortSignal, extra?: TableContribution): Promise<WriteResult> {
+    const next = addContribution(buildTableState(ports, opts, this.#cache), extra);
     const prev = this.#state;
     const fullReason = full ?? (prev ? needsFullSync(prev, next) : 'no known live state');
     this.#state = undefined;

@@ -74,6 +74,11 @@ export interface PodRuntimeOptions {
   crashLoopMaxMs?: number;
   /** Told the IPs of a sandbox it just created (the PLEG cache keeps them). */
   onSandboxIps?(sandboxId: string, ips: string[]): void;
+  /**
+   * Awaited before containers start, once the sandbox has its IPs (NetworkPolicy: the pod's
+   * rules are live before its first packet; netpol/enforcer.ts `admit`).
+   */
+  beforeContainers?(pod: Pod, podIPs: readonly string[], signal: AbortSignal): Promise<void>;
   /** The sandbox's DNSConfig (dnsPolicy rules, agent/src/dns/); unset: the runtime's default. */
   podDns?(pod: Pod, signal: AbortSignal): Promise<PodSandboxConfig['dnsConfig']>;
   /** The CRI runtime handler of the pod's RuntimeClass (source/runtime-classes.ts); unset or `''`: the runtime's default. */
@@ -270,6 +275,8 @@ export class PodRuntime {
     }
     const sandboxConfig = buildSandboxConfig(pod, actions.attempt, this.#o.paths, undefined, this.#o.seccompDefault, this.#o.podCgroups?.parent(pod));
     const ctx = { pod, observed, sandboxId, sandboxConfig, podIPs, result, signal };
+    const starts = actions.nextInitContainer !== undefined || actions.sidecarsToStart.length > 0 || actions.containersToStart.length > 0 || actions.ephemeralToStart.length > 0;
+    if (starts && podIPs.length && this.#o.beforeContainers) await this.#o.beforeContainers(pod, podIPs, signal);
 
     // 4. Init containers, one at a time.
     if (actions.nextInitContainer !== undefined) {

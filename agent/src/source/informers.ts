@@ -18,6 +18,7 @@ import {
   ENDPOINTSLICES,
   Informer,
   NAMESPACES,
+  NETWORKPOLICIES,
   NODES,
   PODS,
   RUNTIMECLASSES,
@@ -26,6 +27,7 @@ import {
   type EndpointSlice,
   type KubeObject,
   type Namespace,
+  type NetworkPolicy,
   type Node,
   type Pod,
   type ResourceType,
@@ -83,6 +85,11 @@ export class SharedInformers {
   /** Every Node: the pod route manager's peers (network/route-manager.ts). */
   nodes(): Informer<Node> {
     return this.#get(NODES);
+  }
+
+  /** NetworkPolicies of all namespaces (netpol/enforcer.ts). */
+  networkPolicies(): Informer<NetworkPolicy> {
+    return this.#get(NETWORKPOLICIES);
   }
 
   /** RuntimeClasses: the runtime handler of new sandboxes (source/runtime-classes.ts). */

@@ -8,10 +8,11 @@ import { rfc3339, type PodCondition, type PodStatus } from '@nodelet/api';
 
 /**
  * Sets phase (unless `keepSucceeded` and the pod already succeeded), reason and message, and
- * replaces any DisruptionTarget condition; a condition that was already True keeps its
+ * replaces any DisruptionTarget condition (its message `conditionMessage` when the kubelet words it
+ * differently from the status message); a condition that was already True keeps its
  * transition time, so a status re-written on every sync does not look like a new disruption.
  */
-export function markDisruptedByKubelet(status: PodStatus, o: { reason: string; message: string; now: number; keepSucceeded?: boolean }): void {
+export function markDisruptedByKubelet(status: PodStatus, o: { reason: string; message: string; now: number; keepSucceeded?: boolean; conditionMessage?: string }): void {
   if (!(o.keepSucceeded && status.phase === 'Succeeded')) status.phase = 'Failed';
   status.reason = o.reason;
   status.message = o.message;
@@ -21,7 +22,7 @@ export function markDisruptedByKubelet(status: PodStatus, o: { reason: string; m
     type: 'DisruptionTarget',
     status: 'True',
     reason: 'TerminationByKubelet',
-    message: o.message,
+    message: o.conditionMessage ?? o.message,
     lastProbeTime: null,
     lastTransitionTime: old?.status === 'True' && old.lastTransitionTime ? old.lastTransitionTime : rfc3339(o.now),
   };

@@ -36,6 +36,7 @@ export function defaultServiceSpec(spec: Obj): void {
     clientIP.timeoutSeconds ??= 10800;
   }
   if (spec.type === 'NodePort' || spec.type === 'LoadBalancer') spec.externalTrafficPolicy ??= 'Cluster';
+  if (spec.type === 'LoadBalancer') spec.allocateLoadBalancerNodePorts ??= true;
   if (spec.type !== 'ExternalName') {
     spec.internalTrafficPolicy ??= 'Cluster';
     spec.ipFamilyPolicy ??= 'SingleStack';

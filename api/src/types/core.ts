@@ -53,13 +53,22 @@ export interface ServiceSpec {
   externalTrafficPolicy?: 'Cluster' | 'Local';
   internalTrafficPolicy?: 'Cluster' | 'Local';
   externalIPs?: string[];
+  /** Deprecated upstream; refused by this API server (no implementation honours a requested address). */
+  loadBalancerIP?: string;
+  /** CIDRs allowed to reach the load balancer addresses (kube-proxy filters, as here). */
+  loadBalancerSourceRanges?: string[];
+  /** A Service naming a class is left to that class's controller. */
+  loadBalancerClass?: string;
+  /** Allocated by the API server for `LoadBalancer` + `externalTrafficPolicy: Local`. */
+  healthCheckNodePort?: number;
+  allocateLoadBalancerNodePorts?: boolean;
 }
 
 export interface Service extends KubeObject {
   apiVersion?: 'v1';
   kind?: 'Service';
   spec?: ServiceSpec;
-  status?: { loadBalancer?: { ingress?: Array<{ ip?: string; hostname?: string }> } };
+  status?: { loadBalancer?: { ingress?: Array<{ ip?: string; hostname?: string; ipMode?: 'VIP' | 'Proxy' }> } };
 }
 
 export interface ObjectReference {

@@ -2,7 +2,7 @@
  * batch/v1 Job and CronJob validation (k8s.io/kubernetes/pkg/apis/batch/validation), minus the
  * schedule syntax, which the server checks with the same parser its CronJob controller uses.
  */
-import { invalidValue, notSupported, required, type FieldError } from './field-error.js';
+import { forbiddenField, invalidValue, notSupported, required, type FieldError } from './field-error.js';
 import { validatePodSpec } from './pod.js';
 import { selectorErrors } from './workloads.js';
 
@@ -16,6 +16,24 @@ function nonNegative(errs: FieldError[], v: unknown, field: string): void {
 
 const JOB_RESTART_POLICIES = ['OnFailure', 'Never'];
 const FAILURE_ACTIONS = ['Count', 'FailIndex', 'FailJob', 'Ignore'];
+
+/** The one controller that runs Jobs here: a Job naming another is left for that one upstream. */
+export const JOB_CONTROLLER_NAME = 'kubernetes.io/job-controller';
+
+/**
+ * Job fields no part of this server acts on are refused rather than stored and ignored: the
+ * per-index backoff (backoffLimitPerIndex, maxFailedIndexes), successPolicy, and managedBy naming
+ * another controller (the built-in controller would run the Job anyway).
+ */
+function unsupportedJobFields(errs: FieldError[], spec: Obj, path: string): void {
+  const set = (f: string): boolean => spec[f] !== undefined && spec[f] !== null;
+  for (const f of ['backoffLimitPerIndex', 'maxFailedIndexes', 'successPolicy']) {
+    if (set(f)) errs.push(forbiddenField(`${path}.${f}`, 'not supported by this server'));
+  }
+  if (set('managedBy') && spec.managedBy !== JOB_CONTROLLER_NAME) {
+    errs.push(forbiddenField(`${path}.managedBy`, `not supported by this server: only ${JSON.stringify(JOB_CONTROLLER_NAME)} runs Jobs here`));
+  }
+}
 
 /** The spec of a Job, or of a CronJob's job template (`isTemplate`: no selector generated yet). */
 export function validateJobSpec(spec: unknown, path = 'spec', o: { isTemplate?: boolean } = {}): FieldError[] {
@@ -33,6 +51,7 @@ export function validateJobSpec(spec: unknown, path = 'spec', o: { isTemplate?: 
     if (spec.completions === undefined || spec.completions === null) errs.push(required(`${path}.completions`, 'Required value: when completion mode is Indexed'));
     else if ((spec.completions as number) > 100_000) errs.push(invalidValue(`${path}.completions`, spec.completions, 'must be less than or equal to 100000 when completion mode is Indexed'));
   }
+  unsupportedJobFields(errs, spec, path);
   const template = spec.template;
   if (!isObj(template)) return [...errs, required(`${path}.template`)];
   const podSpec = template.spec as Obj | undefined;

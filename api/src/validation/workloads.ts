@@ -1,5 +1,5 @@
 /** Deployment/ReplicaSet and Service validation (selector ↔ template labels, replicas, ports). */
-import { invalidValue, notSupported, required, type FieldError } from './field-error.js';
+import { forbiddenField, invalidValue, notSupported, required, type FieldError } from './field-error.js';
 import { validatePodSpec } from './pod.js';
 
 type Obj = Record<string, unknown>;
@@ -62,6 +62,22 @@ export function validateServiceSpec(spec: unknown): FieldError[] {
   const s = spec as Obj;
   const errs: FieldError[] = [];
   if (s.type !== undefined && !SERVICE_TYPES.includes(s.type as string)) errs.push(notSupported('spec.type', s.type, SERVICE_TYPES));
+  // No load balancer here honours a requested address (the servicelb controller picks from its
+  // pool), and a field accepted and ignored would promise one: refused instead.
+  if (typeof s.loadBalancerIP === 'string' && s.loadBalancerIP !== '') errs.push(forbiddenField('spec.loadBalancerIP', 'requesting a load balancer address is not supported by this server (the servicelb controller assigns one from its pool)'));
+  const ipv4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
+  if (Array.isArray(s.externalIPs)) {
+    s.externalIPs.forEach((ip, i) => {
+      if (typeof ip !== 'string' || !ipv4.test(ip)) errs.push(invalidValue(`spec.externalIPs[${i}]`, ip, 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)'));
+    });
+  }
+  if (Array.isArray(s.loadBalancerSourceRanges)) {
+    if (s.type !== 'LoadBalancer') errs.push(forbiddenField('spec.loadBalancerSourceRanges', "may only be used when `type` is 'LoadBalancer'"));
+    s.loadBalancerSourceRanges.forEach((r, i) => {
+      const [ip, bits] = typeof r === 'string' ? r.trim().split('/') : [];
+      if (!ip || !ipv4.test(ip) || !/^\d{1,2}$/.test(bits ?? '') || Number(bits) > 32) errs.push(invalidValue(`spec.loadBalancerSourceRanges[${i}]`, r, 'must be a valid IP address or CIDR'));
+    });
+  }
   const ports = s.ports;
   if (s.type !== 'ExternalName' && s.clusterIP !== 'None' && (!Array.isArray(ports) || ports.length === 0)) errs.push(required('spec.ports'));
   if (Array.isArray(ports)) {

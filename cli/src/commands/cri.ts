@@ -9,6 +9,9 @@ import { registerImages } from './cri/images.js';
 import { registerPods } from './cri/pods.js';
 import { registerStats } from './cri/stats.js';
 import { registerStreams } from './cri/streams.js';
+import { registerUpdateRun } from './cri/update-run.js';
+import { registerEventsMetrics } from './cri/events-metrics.js';
+import { registerConfig } from './cri/config-cmd.js';
 
 export function register(program: Command): void {
   const cri = program
@@ -26,4 +29,7 @@ export function register(program: Command): void {
   registerContainers(cri);
   registerStreams(cri);
   registerImages(cri);
+  registerUpdateRun(cri);
+  registerEventsMetrics(cri);
+  registerConfig(cri);
 }

@@ -4,7 +4,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -142,4 +143,50 @@ test('errors are one clear line: unknown ID, malformed config, runtime down', as
   assert.equal(down.code, 1);
   assert.match(down.stderr, /^nodelet: container runtime at unix:\/\/\/.*nothing-here\.sock is not reachable: .*ENOENT.*\n$/);
   assert.ok(Date.now() - started < 15_000, 'no hang');
+});
+
+test('crictl\'s other verbs against containerd: run, update, events/metricsp/metricdescs, config', async (t) => {
+  if (!rt) return t.skip(skip);
+  const pod = join(dir, 'run-pod.yaml');
+  const ctr = join(dir, 'run-ctr.yaml');
+  await writeFile(pod, `metadata: {name: cli-run, namespace: default, uid: cli-run-${process.pid}}\nlog_directory: ${dir}/run-logs\nlinux: {}\n`);
+  await writeFile(ctr, `metadata: {name: sleeper}\nimage: {image: ${rt.images.busybox}}\ncommand: [sleep, '3600']\nlog_path: sleeper.log\nlinux: {}\n`);
+  const ctrId = (await ok(['run', ctr, pod])).trim();
+  assert.match(ctrId, /^[0-9a-f]{64}$/);
+  const podId = (JSON.parse(await ok(['inspect', ctrId])) as { info: { info: { sandboxID: string } } }).info.info.sandboxID;
+  t.after(() => cri(['rmp', '-f', podId]).then(() => undefined));
+  assert.match((await ok(['ps', '--id', ctrId])).split('\n')[1]!, / Running +sleeper +0 /);
+
+  // update: containerd applies the limits to the running container and keeps them in its spec; where
+  // the container's cgroup is visible from here (cgroup v2), the kernel has them too.
+  assert.equal(await ok(['update', '--memory', '67108864', '--cpu-quota', '50000', '--cpu-period', '100000', ctrId]), `${ctrId}\n`);
+  const info = (JSON.parse(await ok(['inspect', ctrId])) as { info: { info: { pid: number; runtimeSpec: { linux: { resources: { memory: { limit: number }; cpu: { quota: number; period: number } } } } } } }).info.info;
+  const res = info.runtimeSpec.linux.resources;
+  assert.deepEqual([res.memory.limit, res.cpu.quota, res.cpu.period], [67108864, 50000, 100000]);
+  const cg = /^0::(\/.*)$/m.exec(await readFile(`/proc/${info.pid}/cgroup`, 'utf8'))?.[1];
+  if (cg && existsSync(`/sys/fs/cgroup${cg}/memory.max`)) {
+    assert.equal(await readFile(`/sys/fs/cgroup${cg}/memory.max`, 'utf8'), '67108864\n');
+    assert.equal(await readFile(`/sys/fs/cgroup${cg}/cpu.max`, 'utf8'), '50000 100000\n');
+  }
+
+  // containerd 1.6 has neither the event stream nor CRI metrics: one line each, exit 1.
+  for (const [verb, rpc] of [['events', 'GetContainerEvents'], ['metricsp', 'ListPodSandboxMetrics'], ['metricdescs', 'ListMetricDescriptors']] as const) {
+    const r = await cri([verb]);
+    if (r.code === 0) continue; // a newer containerd implements it
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, new RegExp(`^nodelet: the runtime at \\S+ does not implement ${rpc}, so ${verb} has nothing to show .*\\n$`));
+  }
+
+  // config: the endpoint written by `config` is the one the next command uses.
+  const cfg = join(dir, 'crictl.yaml');
+  const withCfg = { CRI_CONFIG_FILE: cfg, CONTAINER_RUNTIME_ENDPOINT: '' };
+  const set = await cri(['config', '--set', `runtime-endpoint=${rt.endpoint},timeout=10`], withCfg);
+  assert.equal(set.code, 0, set.stderr);
+  const { CONTAINER_RUNTIME_ENDPOINT: _drop, ...env } = process.env;
+  const version = await new Promise<Result>((resolve) =>
+    execFile(NODELET, ['cri', '-D', 'version'], { cwd: ROOT, env: { ...env, CRI_CONFIG_FILE: cfg } }, (err, stdout, stderr) => resolve({ code: err ? 1 : 0, stdout, stderr })),
+  );
+  assert.equal(version.code, 0, version.stderr);
+  assert.match(version.stderr, new RegExp(`using runtime endpoint ${rt.endpoint.replace(/[/.]/g, '\\$&')} \\(from ${cfg.replace(/[/.]/g, '\\$&')}\\)`));
+  assert.match(version.stdout, /RuntimeName: {2}containerd/);
 });

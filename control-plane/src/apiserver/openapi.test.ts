@@ -21,7 +21,7 @@ function refs(v: unknown, out: string[] = []): string[] {
 }
 
 /** Connect subresources take their options as query parameters; upstream's documents have no schema for them either. */
-const CONNECT = new Set(['exec', 'attach', 'portforward']);
+const CONNECT = new Set(['exec', 'attach', 'portforward', 'proxy']);
 
 test('every served kind, and every subresource kind, has a schema', () => {
   for (const d of RESOURCE_DEFS) {

@@ -70,13 +70,14 @@ describe('pod journey tracing in the API server', () => {
     assert.deepEqual((await call('GET', `/debug/nodelet/traces/${'b'.repeat(32)}`)).json.spans, []);
   });
 
-  it('nodes/<name>/proxy/<path> is routed as the nodes/proxy subresource, authorized by RBAC, GET only', async () => {
+  it('nodes/<name>/proxy/<path> is routed as the nodes/proxy subresource, authorized by RBAC, every proxied method', async () => {
     const denied = await call('GET', '/api/v1/nodes/n1/proxy/debug/nodelet/traces/x', undefined, USER);
     assert.equal(denied.status, 403);
     assert.match(denied.json.message, /nodes\/proxy/);
     const missing = await call('GET', '/api/v1/nodes/n1/proxy/debug/nodelet/traces/x');
     assert.equal(missing.status, 404);
     assert.equal(missing.json.details?.kind, 'nodes');
-    assert.equal((await call('POST', '/api/v1/nodes/n1/proxy/x', {})).status, 405);
+    assert.equal((await call('POST', '/api/v1/nodes/n1/proxy/x', {})).status, 404);
+    assert.equal((await call('PROPFIND', '/api/v1/nodes/n1/proxy/x')).status, 405);
   });
 });

@@ -1,7 +1,7 @@
 /**
  * Every resource the server serves. One entry each: this is the only place to add a kind.
  * Subresources list what discovery advertises; handlers implement status/scale generically and
- * the pod-specific ones in handlers/ (pod-subresources.ts: binding; eviction.ts; node-proxy.ts: log, exec, attach, portforward).
+ * the pod-specific ones in handlers/ (pod-subresources.ts: binding; eviction.ts; node-proxy.ts: log, exec, attach, portforward; proxy.ts: pods, services and nodes proxy).
  */
 import type { ResourceDef, SubresourceDef } from './resource.js';
 import { podStrategy } from './strategies/pods.js';
@@ -54,6 +54,8 @@ import {
 } from './table/others.js';
 
 const STATUS: SubresourceDef = { name: 'status', verbs: ['get', 'patch', 'update'] };
+/** pods, services and nodes `proxy` (handlers/proxy.ts): every verb a proxied method maps to; `kind` is the CONNECT options kind. */
+const proxyOf = (kind: string): SubresourceDef => ({ name: 'proxy', kind: { group: '', version: 'v1', kind }, verbs: ['create', 'delete', 'get', 'patch', 'update'] });
 const SCALE: SubresourceDef = { name: 'scale', kind: { group: 'autoscaling', version: 'v1', kind: 'Scale' }, verbs: ['get', 'patch', 'update'] };
 
 export const RESOURCE_DEFS: readonly ResourceDef[] = [
@@ -64,7 +66,7 @@ export const RESOURCE_DEFS: readonly ResourceDef[] = [
   },
   {
     group: '', version: 'v1', kind: 'Node', plural: 'nodes', singular: 'node', namespaced: false, storagePrefix: 'minions',
-    shortNames: ['no'], statusSubresource: true, subresources: [STATUS, { name: 'proxy', verbs: ['get'] }], selectableFields: ['spec.unschedulable'],
+    shortNames: ['no'], statusSubresource: true, subresources: [STATUS, proxyOf('NodeProxyOptions')], selectableFields: ['spec.unschedulable'],
     table: NODE_TABLE, strategy: nodeStrategy,
   },
   {
@@ -79,6 +81,7 @@ export const RESOURCE_DEFS: readonly ResourceDef[] = [
       { name: 'attach', kind: { group: '', version: 'v1', kind: 'PodAttachOptions' }, verbs: ['create', 'get'] },
       { name: 'portforward', kind: { group: '', version: 'v1', kind: 'PodPortForwardOptions' }, verbs: ['create', 'get'] },
       { name: 'ephemeralcontainers', verbs: ['get', 'patch', 'update'] },
+      proxyOf('PodProxyOptions'),
     ],
     selectableFields: [
       'spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'spec.hostNetwork',
@@ -107,7 +110,7 @@ export const RESOURCE_DEFS: readonly ResourceDef[] = [
   {
     group: '', version: 'v1', kind: 'Service', plural: 'services', singular: 'service', namespaced: true, returnDeletedObject: true,
     storagePrefix: 'services/specs', shortNames: ['svc'], categories: ['all'], statusSubresource: true,
-    subresources: [STATUS], table: SERVICE_TABLE, strategy: serviceStrategy,
+    subresources: [STATUS, proxyOf('ServiceProxyOptions')], table: SERVICE_TABLE, strategy: serviceStrategy,
   },
   {
     group: '', version: 'v1', kind: 'Endpoints', plural: 'endpoints', singular: 'endpoints', namespaced: true,

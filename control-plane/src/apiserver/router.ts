@@ -10,7 +10,7 @@ export interface ResourcePath {
   namespace?: string;
   name?: string;
   subresource?: string;
-  /** `nodes/<name>/proxy/<path>`: the path on the node's agent (segments re-encoded), `/` when none. */
+  /** `{pods,services,nodes}/<name>/proxy/<path>`: the path on the target (segments re-encoded, a trailing slash kept), `/` when none. */
   proxyPath?: string;
 }
 
@@ -41,6 +41,9 @@ export function parsePath(ctx: ServerContext, pathname: string): ParsedPath {
   if (rest[0] === 'namespaces' && rest.length >= 3) {
     const inner = lookup(rest[2]!);
     if (inner?.def.namespaced) {
+      if (group === '' && rest[4] === 'proxy' && rest[3] && (inner.def.plural === 'pods' || inner.def.plural === 'services')) {
+        return { type: 'resource', path: { group, version, served: inner, namespace: rest[1], name: rest[3], subresource: 'proxy', proxyPath: proxyPathOf(rest.slice(5), pathname) } };
+      }
       if (rest.length > 5) throw notFoundPath();
       return { type: 'resource', path: { group, version, served: inner, namespace: rest[1], name: rest[3], subresource: rest[4] } };
     }
@@ -54,12 +57,17 @@ export function parsePath(ctx: ServerContext, pathname: string): ParsedPath {
   }
   const served = lookup(rest[0]!);
   if (served && group === '' && served.def.plural === 'nodes' && rest[2] === 'proxy' && rest[1]) {
-    const proxyPath = '/' + rest.slice(3).map(encodeURIComponent).join('/');
-    return { type: 'resource', path: { group, version, served, name: rest[1], subresource: 'proxy', proxyPath } };
+    return { type: 'resource', path: { group, version, served, name: rest[1], subresource: 'proxy', proxyPath: proxyPathOf(rest.slice(3), pathname) } };
   }
   if (!served || rest.length > 3) throw notFoundPath();
   if (served.def.namespaced && rest.length > 1) throw notFoundPath();
   return { type: 'resource', path: { group, version, served, name: rest[1], subresource: rest[2] } };
+}
+
+/** The target path of a proxy request: the segments after `proxy`, re-encoded, with the request's trailing slash (upstream JoinPreservingTrailingSlash). */
+function proxyPathOf(tail: string[], pathname: string): string {
+  if (!tail.length) return '/';
+  return '/' + tail.map(encodeURIComponent).join('/') + (pathname.endsWith('/') ? '/' : '');
 }
 
 /** The authorizer verb of a resource request. */

@@ -3,7 +3,7 @@
  * machinery over a {@link Store}. Every request goes through one chain of filters
  * (filters/chain.ts), then to the handler at its end:
  *
- *   recovery ─▶ request info ─▶ timeout ─▶ public paths ─▶ authentication ─▶ audit ─▶ impersonation
+ *   recovery ─▶ request info ─▶ (console's static files at /ui/) ─▶ timeout ─▶ public paths ─▶ authentication ─▶ audit ─▶ impersonation
  *            ─▶ max in flight ─▶ authorization ─▶ serveRequest: non-resource │ metrics.k8s.io │ dispatch(verb)
  *                                                                             (writes: admission, see admission/)
  *
@@ -27,6 +27,7 @@ import type { NodeProxyConfig, ServedResource, ServerContext } from './context.j
 import { admitCreate } from './handlers/admit.js';
 import { dispatch } from './handlers/dispatch.js';
 import { proxyStreamUpgrade } from './handlers/node-proxy.js';
+import { proxyUpgrade } from './handlers/proxy.js';
 import { proxyPortForwardTunnel, tunnelledProtocols } from './handlers/portforward-tunnel.js';
 import { ResourceMirror } from './mirror.js';
 import { ensureDefaultStorageClass, ensureNamespaceDefaults, ensureSystemPriorityClasses } from './default-objects.js';
@@ -35,6 +36,7 @@ import { clusterDnsIpOf, ensureKubeDnsService } from './kube-dns-service.js';
 import { DEFAULT_SERVICE_CIDR } from './handlers/service-ip.js';
 import { METRICS_DEFS, parseMetricsPath, serveMetrics, type MetricsSource } from './metrics-api.js';
 import { serveNonResource } from './nonresource.js';
+import { consoleFilter, loadConsoleBundle } from './console.js';
 import { DEFAULT_API_SERVER_LIMITS, InflightLimiter, type ApiServerLimits } from './limits.js';
 import { Registry } from './registry.js';
 import { RESOURCE_DEFS } from './resources.js';
@@ -106,6 +108,8 @@ export interface ApiServerOptions {
   audit?: AuditLogConfig;
   /** PodSecurity admission defaults and exemptions (`--admission-control-config-file`); unset: privileged everywhere. */
   podSecurity?: PodSecurityConfig;
+  /** Serves the web console's built files from `dir` at /ui/ (console.ts, docs/console.md); unset: no /ui/. */
+  console?: { dir: string };
 }
 
 export interface ApiServer {
@@ -231,6 +235,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   const requestChain: Filter[] = [
     recovery,
     requestInfo,
+    ...(opts.console ? [consoleFilter(loadConsoleBundle(opts.console.dir), log)] : []),
     timeoutFilter({ timeoutMs: limits.requestTimeoutMs, logger: log }),
     publicPathsFilter({ ctx, serverJoinBundle: opts.serverJoinBundle }),
     auditBegin,
@@ -296,6 +301,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   async function serveUpgrade(r: ApiRequest): Promise<void> {
     const scope = r.scope;
     const { socket, head } = r.upgrade!;
+    if (scope?.subresource === 'proxy' && scope.name) return proxyUpgrade(scope, r.upgrade!.socket, r.upgrade!.head);
     if (!scope || scope.served.def.kind !== 'Pod' || !scope.subresource || !STREAM_SUBRESOURCES.has(scope.subresource) || !scope.name) throw notFoundPath();
     const upgrade = String(r.req.headers.upgrade ?? '').toLowerCase();
     if (upgrade !== 'websocket' && upgrade !== 'spdy/3.1') {

@@ -30,6 +30,7 @@ import { TtlAfterFinishedController } from './ttlafterfinished/controller.js';
 import { DisruptionController } from './disruption/controller.js';
 import { ResourceQuotaController } from './resourcequota/controller.js';
 import { HorizontalPodAutoscalerController } from './podautoscaler/controller.js';
+import { ServiceLoadBalancerController } from './servicelb/controller.js';
 import { loadCa, type LoadedCa } from '../pki/certs.js';
 
 export { SharedInformers, runController, type Controller } from './runtime.js';
@@ -73,7 +74,8 @@ export type ControllerName =
   | 'ttl-after-finished'
   | 'disruption'
   | 'resourcequota'
-  | 'horizontalpodautoscaling';
+  | 'horizontalpodautoscaling'
+  | 'servicelb';
 
 export interface StartControllerManagerOptions {
   /** An `ApiClient` of `@nodelet/api` (typed `unknown` for the composition root): the shared informers read with it. */
@@ -104,6 +106,11 @@ export interface StartControllerManagerOptions {
   hpaTolerance?: number;
   /** The cluster CA published in every namespace as ConfigMap kube-root-ca.crt (and put in legacy token Secrets). */
   rootCaPem?: string;
+  /**
+   * Addresses for LoadBalancer Services (`--service-lb-pool`, an IPv4 CIDR); without it they get
+   * the InternalIPs of the ready nodes (servicelb/controller.ts).
+   */
+  serviceLbPool?: string;
   /** Signs legacy service-account tokens for the serviceaccount-token controller (the API server's key). */
   legacyTokenSigner?: LegacyTokenSigner;
 }
@@ -138,6 +145,7 @@ const FACTORIES: Record<string, { account: string; make: Factory }> = {
   disruption: { account: 'disruption-controller', make: (d) => new DisruptionController(d) },
   resourcequota: { account: 'resourcequota-controller', make: (d) => new ResourceQuotaController(d) },
   horizontalpodautoscaling: { account: 'horizontal-pod-autoscaler', make: (d) => new HorizontalPodAutoscalerController(d) },
+  servicelb: { account: 'service-controller', make: (d) => new ServiceLoadBalancerController(d) },
   csrsigning: { account: 'certificate-controller', make: (d) => new CsrSigner({ ...d, ca: caLoader(d.options.csrSigning), signingDurationMs: d.options.csrSigning?.durationMs }) },
 };
 

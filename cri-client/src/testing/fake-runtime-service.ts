@@ -130,6 +130,11 @@ export class FakeRuntimeService {
   version: p.VersionResponse = { version: '0.1.0', runtimeName: 'fake-cri', runtimeVersion: 'v0.0.0-fake', runtimeApiVersion: 'v1' };
   /** URL returned by Exec/Attach/PortForward (set by FakeStreamingServer). */
   streamingBaseUrl = 'http://127.0.0.1:1';
+  /**
+   * When set, GetContainerEvents streams these and then stays open until the client cancels, as a
+   * runtime with evented PLEG does; unset, it answers Unimplemented as containerd 1.6 does.
+   */
+  containerEvents: p.ContainerEventResponse[] | undefined = undefined;
   /** ExecSync behaviour; the default prints nothing and exits 0. */
   execSync: (containerId: string, cmd: string[]) => { stdout?: string; stderr?: string; exitCode?: number } = () => ({});
   readonly #failures = new Map<string, InjectedFailure[]>();

@@ -81,6 +81,11 @@ export class FakeCriServer {
         if (rpc === 'GetContainerEvents') {
           impl[rpc] = ((call: grpc.ServerWritableStream<object, object>) => {
             const failure = this.runtime.enter(rpc, call.request);
+            const events = this.runtime.containerEvents;
+            if (events && !failure) {
+              for (const ev of events) call.write(ev);
+              return; // open until the client cancels
+            }
             call.emit('error', { code: failure?.code ?? grpc.status.UNIMPLEMENTED, details: failure?.details ?? 'method GetContainerEvents not implemented' });
           }) as grpc.handleServerStreamingCall<object, object>;
           continue;

@@ -1,64 +1,11 @@
 // `nodelet cri` commands in-process against FakeCriServer (a real gRPC server on a temp socket):
 // flags → CRI requests, crictl's defaults, messages and exit codes. Output goes to buffers via `io`.
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
-import { Command } from 'commander';
-import { FakeCriServer, FakeStreamingServer } from '@nodelet/cri-client/testing';
-import { register } from '../cri.js';
-import { io } from './context.js';
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `nodelet cri -r <fake> …args` like bin/nodelet would (errors → one line, exit 1). */
-async function run(fake: FakeCriServer, args: string[]): Promise<Run> {
-  const program = new Command('nodelet').exitOverride().enablePositionalOptions();
-  register(program);
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let o = '';
-  let e = '';
-  stdout.on('data', (d: Buffer) => (o += d.toString()));
-  stderr.on('data', (d: Buffer) => (e += d.toString()));
-  const saved = { ...io };
-  io.stdout = stdout;
-  io.stderr = stderr;
-  let code = 0;
-  try {
-    await program.parseAsync(['cri', '-r', fake.endpoint, ...args], { from: 'user' });
-    code = typeof process.exitCode === 'number' ? process.exitCode : 0;
-  } catch (err) {
-    code = 1;
-    e += `nodelet: ${(err as Error).message}\n`;
-  } finally {
-    Object.assign(io, saved);
-    process.exitCode = undefined;
-  }
-  await new Promise((r) => setImmediate(r));
-  return { code, stdout: o, stderr: e };
-}
-
-async function setup(t: TestContext) {
-  const fake = await FakeCriServer.start();
-  const dir = await mkdtemp(join(tmpdir(), 'nodelet-cri-cmd-'));
-  t.after(async () => {
-    await fake.close();
-    await rm(dir, { recursive: true, force: true });
-  });
-  fake.runtime.addImage('127.0.0.1:5000/busybox:latest', 2_130_686);
-  const podFile = join(dir, 'pod.json');
-  await writeFile(podFile, JSON.stringify({ metadata: { name: 'web', namespace: 'default', uid: 'u1' }, log_directory: join(dir, 'logs'), labels: { 'io.kubernetes.pod.name': 'web', 'io.kubernetes.pod.namespace': 'default', tier: 'front' } }));
-  const ctrFile = join(dir, 'ctr.yaml');
-  await writeFile(ctrFile, 'metadata: {name: app}\nimage: {image: 127.0.0.1:5000/busybox:latest}\nlog_path: app.log\nlabels: {io.kubernetes.pod.name: web, io.kubernetes.pod.namespace: default}\n');
-  return { fake, dir, podFile, ctrFile };
-}
+import { FakeStreamingServer } from '@nodelet/cri-client/testing';
+import { run, setup } from './testing/run.js';
 
 test('runp/create/start print IDs; config files are read in crictl snake_case', async (t) => {
   const { fake, podFile, ctrFile } = await setup(t);

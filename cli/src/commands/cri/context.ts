@@ -38,9 +38,12 @@ export interface ResolvedEndpoints {
   timeoutMs: number;
   /** Where the runtime endpoint came from, for --debug and error messages. */
   source: string;
+  /** -D/--debug, or `debug: true` in the config file. */
+  debug: boolean;
 }
 
-interface CrictlConfig {
+/** The keys of crictl's config file that nodelet cri reads (and `nodelet cri config` writes). */
+export interface CrictlConfig {
   'runtime-endpoint'?: string;
   'image-endpoint'?: string;
   timeout?: number;
@@ -66,8 +69,8 @@ export function resolveEndpoints(
   env: NodeJS.ProcessEnv = process.env,
   deps: { read?: (p: string) => string; exists?: (p: string) => boolean } = {},
 ): ResolvedEndpoints {
-  const configPath = o.config ?? env['CRI_CONFIG_FILE'] ?? DEFAULT_CONFIG_FILE;
-  const cfg = readCrictlConfig(configPath, Boolean(o.config ?? env['CRI_CONFIG_FILE']), deps.read);
+  const { path: configPath, explicit } = configPathOf(o, env);
+  const cfg = readCrictlConfig(configPath, explicit, deps.read);
   const exists = deps.exists ?? existsSync;
   let runtime = o.runtimeEndpoint ?? env['CONTAINER_RUNTIME_ENDPOINT'];
   let source = o.runtimeEndpoint ? '--runtime-endpoint' : runtime ? 'CONTAINER_RUNTIME_ENDPOINT' : '';
@@ -88,7 +91,13 @@ export function resolveEndpoints(
   }
   const image = o.imageEndpoint ?? env['IMAGE_SERVICE_ENDPOINT'] ?? cfg['image-endpoint'] ?? runtime;
   const timeoutMs = o.timeout ? parseDuration(o.timeout, { bare: 'seconds' }) : cfg.timeout ? cfg.timeout * 1000 : 2_000;
-  return { runtime, image, timeoutMs, source };
+  return { runtime, image, timeoutMs, source, debug: Boolean(o.debug ?? cfg.debug) };
+}
+
+/** The config file crictl would use: -c/--config, then CRI_CONFIG_FILE, then /etc/crictl.yaml. */
+export function configPathOf(o: GlobalOptions, env: NodeJS.ProcessEnv = process.env): { path: string; explicit: boolean } {
+  const given = o.config ?? env['CRI_CONFIG_FILE'];
+  return { path: given ?? DEFAULT_CONFIG_FILE, explicit: given !== undefined };
 }
 
 export interface Clients {
@@ -107,7 +116,7 @@ export function globalsOf(cmd: Command): GlobalOptions {
 /** Runs `fn` with clients for the selected endpoints and closes them afterwards. */
 export async function withClients<T>(cmd: Command, fn: (c: Clients) => Promise<T>, extra: { pullTimeoutMs?: number } = {}): Promise<T> {
   const endpoints = resolveEndpoints(globalsOf(cmd));
-  if (globalsOf(cmd).debug) io.stderr.write(`using runtime endpoint ${endpoints.runtime} (from ${endpoints.source}), image endpoint ${endpoints.image}\n`);
+  if (endpoints.debug) io.stderr.write(`using runtime endpoint ${endpoints.runtime} (from ${endpoints.source}), image endpoint ${endpoints.image}\n`);
   const runtime = createCriClient({ endpoint: endpoints.runtime, timeoutMs: endpoints.timeoutMs, pullTimeoutMs: extra.pullTimeoutMs });
   const image = endpoints.image === endpoints.runtime ? runtime : createCriClient({ endpoint: endpoints.image, timeoutMs: endpoints.timeoutMs, pullTimeoutMs: extra.pullTimeoutMs });
   try {
@@ -120,8 +129,8 @@ export async function withClients<T>(cmd: Command, fn: (c: Clients) => Promise<T
 
 export type OutputFormat = 'json' | 'yaml' | 'table';
 
-export function parseOutput(v: string | undefined, allowed: OutputFormat[] = ['json', 'yaml', 'table']): OutputFormat {
-  const f = (v ?? 'table') as OutputFormat;
+export function parseOutput<F extends OutputFormat = OutputFormat>(v: string | undefined, allowed: F[] = ['json', 'yaml', 'table'] as F[]): F {
+  const f = (v ?? 'table') as F;
   if (!allowed.includes(f)) throw new AgentError('ERR_INVALID_ARGUMENT', `unsupported output format "${v}": use ${allowed.join(', ')}`);
   return f;
 }

@@ -53,3 +53,12 @@ export function formatResults(results: CheckResult[]): string {
     .map((r) => `${tag[r.level]} ${r.id}: ${r.message}${r.fix && r.level !== 'pass' ? `\n       fix: ${r.fix}` : ''}`)
     .join('\n');
 }
+
+/** The last line of `nodelet doctor`: how many checks passed, warned and failed (and were skipped, if any). */
+export function summaryLine(results: CheckResult[]): string {
+  const n = (level: CheckLevel): number => results.filter((r) => r.level === level).length;
+  const plural = (k: number, one: string, many: string): string => `${k} ${k === 1 ? one : many}`;
+  const parts = [`${n('pass')} passed`, plural(n('warn'), 'warning', 'warnings'), `${n('fail')} failed`];
+  if (n('skip')) parts.push(`${n('skip')} skipped`);
+  return parts.join(', ');
+}

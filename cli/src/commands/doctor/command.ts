@@ -4,11 +4,13 @@
  * is a warning, 2 something failed. `-o json` prints the results for machines.
  */
 import type { Command } from 'commander';
+import { AgentError } from '@nodelet/base';
 import { existsSync, readFileSync } from 'node:fs';
 import { detectNodeConfig, type DetectedConfig } from './node-config.js';
 import { connectCriClient } from '@nodelet/cri-client';
 import { ApiClient, loadKubeconfig, PODS } from '@nodelet/api';
-import { exitCodeFor, formatResults, runChecks, type Check, type CheckResult } from './check.js';
+import { exitCodeFor, formatResults, runChecks, summaryLine, type Check, type CheckResult } from './check.js';
+import { collectInventory, formatInventory, type NodeInventory } from './inventory.js';
 import { hostChecks } from './host-checks.js';
 import { cniConfigCheck, cniPluginsCheck, runtimeCheck } from './node-checks.js';
 import { serverChecks } from './server-checks.js';
@@ -109,18 +111,34 @@ export function registerDoctor(program: Command): void {
     .option('--bridge <name>', 'the pod bridge (for veth leaks)', 'nodelet0')
     .option('--check-ports', 'check that the agent ports (10250, 10248) are free (before the first start)')
     .option('-o, --output <format>', 'text or json', 'text')
+    .option('--no-inventory', 'leave out the node inventory (OS, CPU, memory, disks, network, virtualisation)')
     .option('--lab [dir]', 'check the node `make up` / `nodelet lab up` runs (its containerd, CNI dirs and credential; default dir /var/lib/nodelet/lab)')
-    .action(async (o: DoctorOptions & { lab?: string | boolean }, cmd: Command) => {
+    .action(async (o: DoctorOptions & { lab?: string | boolean; inventory: boolean }, cmd: Command) => {
+      if (o.output !== 'text' && o.output !== 'json') throw new AgentError('ERR_INVALID_ARGUMENT', `unsupported output format "${o.output}": use text or json`);
       const explicit = new Set(cmd.options.map((x) => x.attributeName()).filter((n) => cmd.getOptionValueSource(n) === 'cli' || cmd.getOptionValueSource(n) === 'env'));
       const detected = detectNodeConfig({ lab: o.lab, explicit, fs: { exists: existsSync, read: (f) => readFileSync(f, 'utf8') } });
       if (detected) applyDetected(o, detected, explicit);
       if (!o.kubeconfig && existsSync('/etc/nodelet/agent.kubeconfig')) o.kubeconfig = '/etc/nodelet/agent.kubeconfig';
       if (!o.serverKubeconfig && existsSync(SERVER_ADMIN_KUBECONFIG)) o.serverKubeconfig = SERVER_ADMIN_KUBECONFIG;
+      const inventory = o.inventory ? await inventoryOrProblem() : undefined;
       const results = await doctor(o);
-      if (o.output === 'json') process.stdout.write(JSON.stringify({ results, exitCode: exitCodeFor(results) }, null, 2) + '\n');
-      else process.stdout.write(formatResults(results) + '\n');
+      if (o.output === 'json') {
+        process.stdout.write(JSON.stringify({ ...(inventory ? { inventory } : {}), results, summary: summaryLine(results), exitCode: exitCodeFor(results) }, null, 2) + '\n');
+      } else {
+        const head = inventory ? ('problem' in inventory ? `node inventory unavailable: ${inventory.problem}\n\n` : `${formatInventory(inventory)}\n\n`) : '';
+        process.stdout.write(`${head}${formatResults(results)}\n\n${summaryLine(results)}\n`);
+      }
       process.exitCode = exitCodeFor(results);
     });
+}
+
+/** The inventory is information, not a check: a failure to read it is said and the checks go on. */
+async function inventoryOrProblem(): Promise<NodeInventory | { problem: string }> {
+  try {
+    return await collectInventory();
+  } catch (err) {
+    return { problem: (err as Error).message };
+  }
 }
 
 /** The options the detected node configuration fills, unless the user gave them. */

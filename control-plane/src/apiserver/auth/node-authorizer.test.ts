@@ -67,3 +67,11 @@ test('volumes: a node gets only the claims its pods use, their volumes, and its 
   assert.equal(await ask({ group: 'storage.k8s.io', resource: 'volumeattachments', namespace: undefined, name: 'va-1' }), true);
   assert.equal(await ask({ group: 'storage.k8s.io', resource: 'volumeattachments', namespace: undefined, name: 'va-2' }), false);
 });
+
+test('a node lists and watches NetworkPolicies (the agent enforces them) but cannot write them', async () => {
+  const authorize = createNodeAuthorizer({ listPods: async () => [], cachedPods: () => [], findObject: async () => undefined });
+  const np = (verb: string): RequestAttributes => ({ verb, group: 'networking.k8s.io', resource: 'networkpolicies' });
+  assert.equal((await authorize(node1, np('list')))?.allowed, true);
+  assert.equal((await authorize(node1, np('watch')))?.allowed, true);
+  assert.equal((await authorize(node1, { ...np('create'), namespace: 'default' }))?.allowed, undefined, 'no opinion: RBAC decides (nothing binds nodes to write them)');
+});

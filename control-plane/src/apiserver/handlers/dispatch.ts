@@ -6,9 +6,10 @@ import { compileFilter } from '../filter.js';
 import { bodyOf, parseJson } from '../media.js';
 import { sendJson, sendObject } from '../respond.js';
 import { methodNotAllowed, notFoundPathFor } from './errors.js';
-import { badRequest } from '../status.js';
+import { badRequest, type StatusError } from '../status.js';
 import { deleteObject, parseDeleteOptions } from './delete.js';
-import { handleLog, handleNodeProxyGet } from './node-proxy.js';
+import { handleLog } from './node-proxy.js';
+import { handleProxy } from './proxy.js';
 import { handleBinding } from './pod-subresources.js';
 import { handleEviction } from './eviction.js';
 import { handleTokenRequest } from './token-request.js';
@@ -39,6 +40,7 @@ export async function dispatch(s: RequestScope): Promise<void> {
     return handler(s);
   }
   if (sub) {
+    if (sub === 'resize' && def.kind === 'Pod') throw resizeRefused();
     if (!def.subresources.some((d) => d.name === sub)) throw notFoundPathFor();
     if (!s.name) throw notFoundPathFor();
     if (sub === 'scale') return handleScale(s);
@@ -52,7 +54,7 @@ export async function dispatch(s: RequestScope): Promise<void> {
     if (sub === 'token' && method === 'POST') return handleTokenRequest(s);
     if (sub === 'eviction' && method === 'POST') return handleEviction(s);
     if (sub === 'log' && method === 'GET') return handleLog(s);
-    if (sub === 'proxy' && def.kind === 'Node' && method === 'GET') return handleNodeProxyGet(s);
+    if (sub === 'proxy' && def.group === '') return handleProxy(s);
     if (sub === 'exec' || sub === 'attach' || sub === 'portforward') throw badRequest('Upgrade request required');
     if (sub === 'finalize' && method === 'PUT') return handleUpdate({ ...s, subresource: undefined });
     throw methodNotAllowed();
@@ -76,6 +78,15 @@ export async function dispatch(s: RequestScope): Promise<void> {
     default:
       throw methodNotAllowed();
   }
+}
+
+/**
+ * `pods/resize` (kubectl patch --subresource resize, InPlacePodVerticalScaling): the agent cannot
+ * apply new resources to running containers, so the subresource is refused outright rather than
+ * accepting a spec it would not act on; it is not listed in discovery.
+ */
+function resizeRefused(): StatusError {
+  return methodNotAllowed('in-place pod resize (pods/resize) is not supported by this cluster: its agents do not apply new resources to running containers; delete the pod and create it with the new resources');
 }
 
 async function readDeleteBody(s: RequestScope): Promise<unknown> {

@@ -11,7 +11,7 @@
  *   kubectl attach → …/pods/<p>/attach → /attach/<ns>/<p>/<c>, the same way
  *   port-forward  → …/pods/<p>/portforward (SPDY/3.1, or a WebSocket: plain or tunnelling SPDY, portforward-tunnel.ts)
  *                 → /portForward/<ns>/<p>
- *   kubectl get --raw /api/v1/nodes/<n>/proxy/<path> → GET https://<node>:<port>/<path> (GET only, body buffered)
+ *   nodes/<n>/proxy, pods/proxy, services/proxy: proxy.ts
  *
  * Which addresses may be dialled (no loopback or link-local for nodes/proxy, never this server
  * itself): proxy-target.ts. The client certificate is `system:kube-apiserver-kubelet-client`,
@@ -19,7 +19,6 @@
  */
 import { pipeline } from 'node:stream/promises';
 import { queryBool, queryInt } from '@nodelet/api';
-import { linkAbort } from '@nodelet/base';
 import type { Dispatcher } from 'undici';
 import { agentDispatcher, agentOrigin } from './agent-dispatcher.js';
 import { webSocketFrameWriter } from './ws-frame-writer.js';
@@ -30,7 +29,7 @@ import { admitStreamConnect } from '../admission/webhook/connect.js';
 import type { RequestScope, ServerContext } from '../context.js';
 import type { ApiObject, Json } from '../object.js';
 import { badRequest, StatusError } from '../status.js';
-import { checkNodeProxyTarget, checkNotSelf } from './proxy-target.js';
+import { checkNotSelf } from './proxy-target.js';
 
 export interface PodTarget extends PodNode {
   container: string;
@@ -56,7 +55,7 @@ export async function resolvePodNode(ctx: ServerContext, namespace: string, name
 }
 
 /** Where the agent of `node` serves its node API (InternalIP, else Hostname; the daemon endpoint's port). */
-function agentAddress(node: ApiObject, nodeName: string): { host: string; port: number } {
+export function agentAddress(node: ApiObject, nodeName: string): { host: string; port: number } {
   const status = (node.status ?? {}) as Json;
   const addresses = (status.addresses ?? []) as Array<{ type?: string; address?: string }>;
   const host = addresses.find((a) => a.type === 'InternalIP')?.address ?? addresses.find((a) => a.type === 'Hostname')?.address;
@@ -64,44 +63,6 @@ function agentAddress(node: ApiObject, nodeName: string): { host: string; port: 
   const port = Number(((status.daemonEndpoints as Json | undefined)?.kubeletEndpoint as Json | undefined)?.Port ?? 10250);
   return { host, port };
 }
-
-/**
- * `GET nodes/<name>/proxy/<path>` (kubectl get --raw): the agent's answer to `GET <path>`, status,
- * content type and body, under the server's agent credentials; the agent's own authorization of
- * the caller does not apply, RBAC on nodes/proxy did (as kube-apiserver). Bodies are not streamed
- * past 16 MiB.
- */
-export async function handleNodeProxyGet(s: RequestScope): Promise<void> {
-  const node = await s.ctx.resource('', 'v1', 'nodes')!.registry.get(undefined, s.name!);
-  const addr = agentAddress(node, s.name!);
-  await checkNodeProxyTarget(addr.host);
-  await checkNotSelf(s.ctx, addr.host, addr.port);
-  const target: PodNode = { pod: { metadata: {}, spec: { nodeName: s.name } } as unknown as ApiObject, ...addr };
-  const query = s.url.search;
-  // The server's shutdown or the deadline ends the request; linkAbort unhooks from the long-lived signal after.
-  const stop = linkAbort(s.ctx.shutdown, NODE_PROXY_TIMEOUT_MS);
-  let body: Buffer;
-  let res: Dispatcher.ResponseData;
-  try {
-    try {
-      res = await agentDispatcher(s.ctx.shutdown, () => tlsOptions(s.ctx)).request({
-        origin: agentOrigin(addr.host, addr.port), path: `${s.proxyPath ?? '/'}${query}`, method: 'GET', headers: authHeaders(s.ctx), signal: stop.signal,
-      });
-    } catch (err) {
-      throw dialError(target, err as Error);
-    }
-    body = Buffer.from(await res.body.arrayBuffer());
-  } finally {
-    stop.dispose();
-  }
-  if (body.length > NODE_PROXY_MAX_BYTES) throw new StatusError(502, 'InternalError', `the agent of node "${s.name}" answered more than ${NODE_PROXY_MAX_BYTES} bytes`);
-  const type = res.headers['content-type'];
-  s.res.writeHead(res.statusCode, { 'Content-Type': typeof type === 'string' ? type : 'application/octet-stream', 'Content-Length': body.length });
-  s.res.end(body);
-}
-
-const NODE_PROXY_TIMEOUT_MS = 60_000;
-const NODE_PROXY_MAX_BYTES = 16 * 1024 * 1024;
 
 export async function resolvePodTarget(ctx: ServerContext, namespace: string, name: string, container: string | null): Promise<PodTarget> {
   const pod = await ctx.resource('', 'v1', 'pods')!.registry.get(namespace, name);
@@ -119,7 +80,8 @@ export async function resolvePodTarget(ctx: ServerContext, namespace: string, na
   return { ...(await resolvePodNode(ctx, namespace, name)), container: chosen };
 }
 
-function tlsOptions(ctx: ServerContext): tls.ConnectionOptions {
+/** TLS options of the server's dials to agents: its kubelet client pair, the agent CA. */
+export function agentTlsOptions(ctx: ServerContext): tls.ConnectionOptions {
   const p = ctx.nodeProxy;
   return {
     ...(p.clientCert && p.clientKey ? { cert: p.clientCert, key: p.clientKey } : {}),
@@ -169,8 +131,8 @@ export async function handleLog(s: RequestScope): Promise<void> {
   try {
     let res: Dispatcher.ResponseData;
     try {
-      res = await agentDispatcher(s.ctx.shutdown, () => tlsOptions(s.ctx)).request({
-        origin: agentOrigin(target.host, target.port), path, method: 'GET', headers: authHeaders(s.ctx), signal: stop.signal,
+      res = await agentDispatcher(s.ctx.shutdown, () => agentTlsOptions(s.ctx)).request({
+        origin: agentOrigin(target.host, target.port), path, method: 'GET', headers: agentAuthHeaders(s.ctx), signal: stop.signal,
       });
     } catch (err) {
       throw dialError(target, err as Error);
@@ -190,7 +152,8 @@ export async function handleLog(s: RequestScope): Promise<void> {
   }
 }
 
-function authHeaders(ctx: ServerContext): Record<string, string> {
+/** The bearer token the server presents to agents, when it has one instead of a client certificate. */
+export function agentAuthHeaders(ctx: ServerContext): Record<string, string> {
   return ctx.nodeProxy.token ? { Authorization: `Bearer ${ctx.nodeProxy.token}` } : {};
 }
 
@@ -200,7 +163,7 @@ const FORWARDED_UPGRADE_HEADERS = ['upgrade', 'connection', 'x-stream-protocol-v
 
 /** A TLS connection to the agent of the pod's node. */
 export async function dialAgent(s: RequestScope, target: PodNode): Promise<tls.TLSSocket> {
-  const upstream = tls.connect({ host: target.host, port: target.port, servername: isIp(target.host) ? undefined : target.host, ...tlsOptions(s.ctx) });
+  const upstream = tls.connect({ host: target.host, port: target.port, servername: isIp(target.host) ? undefined : target.host, ...agentTlsOptions(s.ctx) });
   await new Promise<void>((resolve, reject) => {
     upstream.once('secureConnect', resolve);
     upstream.once('error', (err) => reject(dialError(target, err)));
@@ -213,7 +176,7 @@ export async function dialAgent(s: RequestScope, target: PodNode): Promise<tls.T
 export function agentRequestHead(s: RequestScope, target: PodNode, method: string, path: string, headers: Record<string, readonly string[]>): string {
   const lines = [`${method} ${path} HTTP/1.1`, `Host: ${target.host}:${target.port}`];
   for (const [h, values] of Object.entries(headers)) for (const v of values) lines.push(`${h}: ${v}`);
-  for (const [k, v] of Object.entries(authHeaders(s.ctx))) lines.push(`${k}: ${v}`);
+  for (const [k, v] of Object.entries(agentAuthHeaders(s.ctx))) lines.push(`${k}: ${v}`);
   return lines.join('\r\n') + '\r\n\r\n';
 }
 

@@ -28,7 +28,11 @@ const NODE_PORT_MAX = 32767;
 
 function allocateNodePorts(ports: Json[], existing: ApiObject[], reserved: readonly number[]): void {
   const used = new Set<number>(reserved);
-  for (const svc of existing) for (const p of ((svc.spec as Json | undefined)?.ports ?? []) as Json[]) if (typeof p.nodePort === 'number') used.add(p.nodePort);
+  for (const svc of existing) {
+    const spec = svc.spec as Json | undefined;
+    for (const p of (spec?.ports ?? []) as Json[]) if (typeof p.nodePort === 'number') used.add(p.nodePort);
+    if (typeof spec?.healthCheckNodePort === 'number') used.add(spec.healthCheckNodePort);
+  }
   for (const p of ports) if (typeof p.nodePort === 'number' && p.nodePort) used.add(p.nodePort);
   for (const p of ports) {
     if (p.nodePort) continue;
@@ -55,7 +59,13 @@ export async function withClusterIp<T>(ctx: ServerContext, svc: ApiObject, creat
   const spec = (svc.spec ?? {}) as Json;
   const needsIp = !(spec.type === 'ExternalName' || spec.clusterIP === 'None' || (typeof spec.clusterIP === 'string' && spec.clusterIP !== ''));
   const ports = (Array.isArray(spec.ports) ? spec.ports : []) as Json[];
-  const needsNodePorts = (spec.type === 'NodePort' || spec.type === 'LoadBalancer') && ports.some((p) => !p.nodePort);
+  // A LoadBalancer's nodePorts are optional (allocateLoadBalancerNodePorts: false, for load
+  // balancers that reach pods directly); with eTP Local it also gets healthCheckNodePort, which
+  // the agents serve (agent/src/proxy/health-check.ts). Both from the one nodePort range, as upstream.
+  const wantsNodePorts = spec.type === 'NodePort' || (spec.type === 'LoadBalancer' && spec.allocateLoadBalancerNodePorts !== false);
+  const health: Json[] = spec.type === 'LoadBalancer' && spec.externalTrafficPolicy === 'Local' ? [{ nodePort: spec.healthCheckNodePort }] : [];
+  const allocatable = [...(wantsNodePorts ? ports : []), ...health];
+  const needsNodePorts = allocatable.some((p) => !p.nodePort);
   if (!needsIp && !needsNodePorts) {
     if (spec.clusterIP && !spec.clusterIPs) spec.clusterIPs = [spec.clusterIP];
     return create();
@@ -65,11 +75,11 @@ export async function withClusterIp<T>(ctx: ServerContext, svc: ApiObject, creat
   return lock.use(async () => {
     const services = ctx.resource('', 'v1', 'services')!;
     const existing = (await services.registry.list({ filter: MATCH_ALL })).items;
-    const givenPorts = ports.map((p) => p.nodePort);
+    const givenPorts = allocatable.map((p) => p.nodePort);
     const picked = await allocateThroughLedger(ctx.store, ctx.now(), (reserved) => {
-      ports.forEach((p, i) => (p.nodePort = givenPorts[i]));
-      if (needsNodePorts) allocateNodePorts(ports, existing, reserved.nodePorts);
-      const nodePorts = ports.filter((p, i) => p.nodePort && !givenPorts[i]).map((p) => p.nodePort as number);
+      allocatable.forEach((p, i) => (p.nodePort = givenPorts[i]));
+      if (needsNodePorts) allocateNodePorts(allocatable, existing, reserved.nodePorts);
+      const nodePorts = allocatable.filter((p, i) => p.nodePort && !givenPorts[i]).map((p) => p.nodePort as number);
       if (!needsIp) return { ips: [], nodePorts };
       const used = new Set([...existing.map((s) => (s.spec as Json | undefined)?.clusterIP), ...reserved.ips]);
       const { base, size } = parseCidr(cidr);
@@ -83,6 +93,7 @@ export async function withClusterIp<T>(ctx: ServerContext, svc: ApiObject, creat
       spec.clusterIP = picked.ips[0];
       spec.clusterIPs = [picked.ips[0]];
     } else if (spec.clusterIP && !spec.clusterIPs) spec.clusterIPs = [spec.clusterIP];
+    if (health[0]?.nodePort) spec.healthCheckNodePort = health[0].nodePort;
     svc.spec = spec;
     return create();
   });

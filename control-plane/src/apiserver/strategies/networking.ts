@@ -1,14 +1,10 @@
 /**
  * Strategies of networking.k8s.io/v1 Ingress, IngressClass and NetworkPolicy
- * (pkg/registry/networking): validation as upstream, NetworkPolicy defaults, and a Warning on every
- * NetworkPolicy write because nothing on a nodelet cluster enforces them yet.
+ * (pkg/registry/networking): validation as upstream and NetworkPolicy defaults. The agents
+ * enforce NetworkPolicies (docs/network.md), so a write answers no warning, as upstream.
  */
 import { defaultNetworkPolicy, validateIngress, validateIngressClass, validateIngressStatus, validateNetworkPolicy } from '@nodelet/api';
 import type { Strategy } from '../resource.js';
-import { warningHeaderValue } from '../admission/recorder.js';
-
-/** The warning of every NetworkPolicy create and update. */
-export const NETWORKPOLICY_NOT_ENFORCED = 'NetworkPolicy is not enforced on this cluster yet: the policy is stored but all pod traffic is still allowed';
 
 export const ingressStrategy: Strategy = {
   prepareForCreate(obj) {
@@ -24,5 +20,4 @@ export const ingressClassStrategy: Strategy = {
 export const networkPolicyStrategy: Strategy = {
   defaults: (obj) => defaultNetworkPolicy(obj),
   validate: (obj) => validateNetworkPolicy(obj),
-  warnings: () => [warningHeaderValue(NETWORKPOLICY_NOT_ENFORCED)],
 };

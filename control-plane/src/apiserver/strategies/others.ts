@@ -62,6 +62,9 @@ export const serviceStrategy: Strategy = {
       spec.clusterIP = oldSpec.clusterIP;
       spec.clusterIPs = oldSpec.clusterIPs;
     }
+    if (spec && oldSpec && spec.type === 'LoadBalancer' && spec.externalTrafficPolicy === 'Local' && !spec.healthCheckNodePort && oldSpec.healthCheckNodePort) {
+      spec.healthCheckNodePort = oldSpec.healthCheckNodePort;
+    }
     // Allocated nodePorts survive a replace/apply that does not mention them.
     const oldPorts = (Array.isArray(oldSpec?.ports) ? oldSpec!.ports : []) as Json[];
     if (spec && Array.isArray(spec.ports) && (spec.type === 'NodePort' || spec.type === 'LoadBalancer')) {

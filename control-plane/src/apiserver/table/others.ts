@@ -36,6 +36,21 @@ function servicePorts(o: ApiObject): string {
   return ports.map((p) => `${p.port}${p.nodePort ? `:${p.nodePort}` : ''}/${p.protocol ?? 'TCP'}`).join(',');
 }
 
+/**
+ * The External-IP cell as kubectl's printer (getServiceExternalIP) writes it: a LoadBalancer's
+ * ingress addresses then its externalIPs, `<pending>` until the load balancer assigned one.
+ */
+function serviceExternalIP(o: ApiObject, ext: readonly string[]): string {
+  const type = get(o, 'spec.type');
+  if (type === 'ExternalName') return orNone(get(o, 'spec.externalName'));
+  if (type === 'LoadBalancer') {
+    const ingress = ((get(o, 'status.loadBalancer.ingress') ?? []) as Array<{ ip?: string; hostname?: string }>).map((i) => i.ip || i.hostname || '').filter(Boolean);
+    const all = [...ingress, ...ext];
+    return all.length ? all.join(',') : '<pending>';
+  }
+  return ext.length ? ext.join(',') : '<none>';
+}
+
 export const SERVICE_TABLE = kindTable({
   columns: [
     col('Type', 'Type determines how the Service is exposed.'),
@@ -50,7 +65,7 @@ export const SERVICE_TABLE = kindTable({
     return [
       orNone(get(o, 'spec.type')),
       orNone(get(o, 'spec.clusterIP')),
-      ext.length ? ext.join(',') : get(o, 'spec.type') === 'ExternalName' ? orNone(get(o, 'spec.externalName')) : '<none>',
+      serviceExternalIP(o, ext),
       servicePorts(o),
       Object.keys(sel).length ? Object.entries(sel).map(([k, v]) => `${k}=${v}`).join(',') : '<none>',
     ];

@@ -52,3 +52,14 @@ test('deployment and service rows', () => {
   const svc: ApiObject = { metadata: { name: 's', creationTimestamp: '2026-01-01T12:00:00Z' }, spec: { type: 'NodePort', clusterIP: '10.96.0.2', ports: [{ port: 80, nodePort: 30080, protocol: 'TCP' }], selector: { app: 's' } } };
   assert.deepEqual(SERVICE_TABLE.cells(svc, NOW), ['s', 'NodePort', '10.96.0.2', '<none>', '80:30080/TCP', '0s', 'app=s']);
 });
+
+test('a LoadBalancer row shows <pending> until it has an address, then its ingress IPs and externalIPs (kubectl getServiceExternalIP)', () => {
+  const lb = (status: ApiObject['status'], externalIPs?: string[]): ApiObject => ({
+    metadata: { name: 'l', creationTimestamp: '2026-01-01T12:00:00Z' },
+    spec: { type: 'LoadBalancer', clusterIP: '10.96.0.3', ports: [{ port: 80, nodePort: 30081, protocol: 'TCP' }], ...(externalIPs ? { externalIPs } : {}) },
+    status,
+  });
+  assert.equal(SERVICE_TABLE.cells(lb({ loadBalancer: {} }), NOW)[3], '<pending>');
+  assert.equal(SERVICE_TABLE.cells(lb({ loadBalancer: { ingress: [{ ip: '192.168.240.1' }] } }, ['203.0.113.9']), NOW)[3], '192.168.240.1,203.0.113.9');
+  assert.equal(SERVICE_TABLE.cells(lb({ loadBalancer: {} }, ['203.0.113.9']), NOW)[3], '203.0.113.9');
+});

@@ -62,6 +62,8 @@ export const NODELET_NODE_RULES = [
   rule(['list', 'watch'], [''], ['endpoints']),
   // The agent's DNS answers NXDOMAIN for names in namespaces that do not exist, as CoreDNS does.
   rule(['list', 'watch'], [''], ['namespaces']),
+  // The agent enforces NetworkPolicies (docs/network.md): the policies, and namespace labels (above).
+  rule(['list', 'watch'], ['networking.k8s.io'], ['networkpolicies']),
   // A node renews its own credential (the handler checks it is its own).
   rule(['create'], ['nodelet.io'], ['nodecredentials']),
 ];

@@ -116,6 +116,12 @@ const ROLES: ReadonlyArray<[name: string, rules: ReturnType<typeof rule>[]]> = [
     EVENTS_RULE,
   ]],
   ['root-ca-cert-publisher', [rule(['create', 'update'], [''], ['configmaps']), EVENTS_RULE]],
+  ['service-controller', [
+    rule(['get', 'list', 'watch'], [''], ['services']),
+    rule(['patch', 'update'], [''], ['services/status']),
+    rule(['list', 'watch'], [''], ['nodes']),
+    EVENTS_RULE,
+  ]],
   ['service-account-controller', [rule(['create'], [''], ['serviceaccounts']), EVENTS_RULE]],
   ['statefulset-controller', [
     rule(['list', 'watch'], [''], ['pods']),

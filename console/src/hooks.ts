@@ -1,0 +1,47 @@
+/** Preact hooks over the API: a live collection (list and watch) and an access check. */
+import { useEffect, useState } from 'preact/hooks';
+import type { Api } from './api.js';
+import { listAndWatch, type KObject } from './watch.js';
+
+export interface Watched<T> {
+  items: T[];
+  /** The server's message while the collection cannot be read (e.g. a 403). */
+  error?: string;
+  /** True once the first list arrived. */
+  synced: boolean;
+}
+
+/** The objects at `path`, kept live; `path` undefined: nothing. */
+export function useWatch<T extends KObject>(api: Api, path: string | undefined): Watched<T> {
+  const [state, setState] = useState<Watched<T>>({ items: [], synced: false });
+  useEffect(() => {
+    setState({ items: [], synced: false });
+    if (!path) return undefined;
+    const ac = new AbortController();
+    void listAndWatch<T>({
+      api,
+      path,
+      signal: ac.signal,
+      onChange: (items) => setState((s) => ({ ...s, items, synced: true })),
+      onError: (error) => setState((s) => (error === undefined ? { items: s.items, synced: s.synced } : { ...s, error })),
+    });
+    return () => ac.abort();
+  }, [api, path]);
+  return state;
+}
+
+/** Whether the user may `verb` `resource` of `group` in `namespace` (a SelfSubjectAccessReview); undefined while asking. */
+export function useCan(api: Api, verb: string, group: string, resource: string, namespace: string): boolean | undefined {
+  const [allowed, setAllowed] = useState<boolean | undefined>(undefined);
+  useEffect(() => {
+    setAllowed(undefined);
+    let live = true;
+    const review = { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { namespace, verb, group, resource } } };
+    api
+      .send('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', review)
+      .then((r) => live && setAllowed((r as { status?: { allowed?: boolean } }).status?.allowed === true))
+      .catch(() => live && setAllowed(false));
+    return () => void (live = false);
+  }, [api, verb, group, resource, namespace]);
+  return allowed;
+}

@@ -1,0 +1,190 @@
+/**
+ * Operations, each one API call made as the signed-in user: create a Deployment (and a Service),
+ * scale, delete, follow a pod's log. A refusal shows the server's message as it came (a `view`
+ * user's 403 included): the page decides nothing the server did not.
+ */
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { apiErrorOf, type Api } from './api.js';
+import { DNS_LABEL, type Deployment, type Pod } from './k8s.js';
+
+function ErrorLine(props: { error: string | undefined; id?: string }) {
+  return props.error ? (
+    <p role="alert" class="error" {...(props.id ? { id: props.id } : {})}>
+      {props.error}
+    </p>
+  ) : null;
+}
+
+/** The create form: name, image, replicas, an optional container port and Service. */
+export function CreateDeployment(props: { api: Api; namespace: string; onDone(): void }) {
+  const [name, setName] = useState('');
+  const [image, setImage] = useState('registry.k8s.io/pause:3.10');
+  const [replicas, setReplicas] = useState('1');
+  const [port, setPort] = useState('');
+  const [withService, setWithService] = useState(false);
+  const [error, setError] = useState<string | undefined>(undefined);
+  const [busy, setBusy] = useState(false);
+  const submit = async (): Promise<void> => {
+    const n = Number(replicas);
+    const p = port === '' ? undefined : Number(port);
+    if (!DNS_LABEL.test(name)) return setError('The name must be a DNS label: lower-case letters, digits and "-", at most 63.');
+    if (!image.trim()) return setError('An image is required.');
+    if (!Number.isInteger(n) || n < 0) return setError('Replicas must be a whole number, 0 or more.');
+    if (p !== undefined && (!Number.isInteger(p) || p < 1 || p > 65535)) return setError('The port must be 1 to 65535.');
+    if (withService && p === undefined) return setError('A Service needs the container port.');
+    const labels = { app: name };
+    const deployment = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name, namespace: props.namespace, labels },
+      spec: {
+        replicas: n,
+        selector: { matchLabels: labels },
+        template: { metadata: { labels }, spec: { containers: [{ name, image: image.trim(), ...(p ? { ports: [{ containerPort: p }] } : {}) }] } },
+      },
+    };
+    setBusy(true);
+    setError(undefined);
+    try {
+      await props.api.send('POST', `/apis/apps/v1/namespaces/${props.namespace}/deployments`, deployment);
+      if (withService) {
+        const service = { apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: props.namespace, labels }, spec: { selector: labels, ports: [{ port: p, targetPort: p }] } };
+        await props.api.send('POST', `/api/v1/namespaces/${props.namespace}/services`, service);
+      }
+      props.onDone();
+    } catch (err) {
+      setError((err as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const field = (id: string, label: string, value: string, set: (v: string) => void, extra: Record<string, unknown> = {}) => (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <input id={id} value={value} onInput={(e) => set((e.target as HTMLInputElement).value)} {...extra} />
+    </div>
+  );
+  return (
+    <form
+      class="create"
+      aria-label="Create a Deployment"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void submit();
+      }}
+    >
+      {field('dep-name', 'Name', name, setName, { required: true, autocomplete: 'off' })}
+      {field('dep-image', 'Image', image, setImage, { required: true })}
+      {field('dep-replicas', 'Replicas', replicas, setReplicas, { type: 'number', min: 0 })}
+      {field('dep-port', 'Container port (optional)', port, setPort, { type: 'number', min: 1, max: 65535 })}
+      <div class="field check">
+        <input id="dep-service" type="checkbox" checked={withService} onChange={(e) => setWithService((e.target as HTMLInputElement).checked)} />
+        <label for="dep-service">Also create a Service on that port</label>
+      </div>
+      <button type="submit" id="dep-submit" disabled={busy}>
+        Create in {props.namespace}
+      </button>
+      <ErrorLine error={error} id="create-error" />
+    </form>
+  );
+}
+
+/** Scale and delete for one Deployment. */
+export function DeploymentActions(props: { api: Api; deployment: Deployment }) {
+  const d = props.deployment;
+  const name = d.metadata.name!;
+  const path = `/apis/apps/v1/namespaces/${d.metadata.namespace}/deployments/${name}`;
+  const [replicas, setReplicas] = useState(String(d.spec?.replicas ?? 0));
+  const [confirm, setConfirm] = useState(false);
+  const [error, setError] = useState<string | undefined>(undefined);
+  const run = async (f: () => Promise<unknown>): Promise<void> => {
+    setError(undefined);
+    try {
+      await f();
+    } catch (err) {
+      setError((err as Error).message);
+    }
+  };
+  const scale = (): Promise<void> => run(() => props.api.send('PATCH', `${path}/scale`, { spec: { replicas: Number(replicas) } }, 'application/merge-patch+json'));
+  // `kubectl rollout restart`: a new template annotation makes a new ReplicaSet that replaces every pod.
+  const restart = (): Promise<void> =>
+    run(() =>
+      props.api.send('PATCH', path, { spec: { template: { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') } } } } }, 'application/merge-patch+json'),
+    );
+  const remove = (): Promise<void> => run(() => props.api.send('DELETE', path, { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background' }));
+  return (
+    <div class="actions">
+      <label for={`scale-${name}`}>Replicas</label>
+      <input id={`scale-${name}`} class="narrow" type="number" min={0} value={replicas} onInput={(e) => setReplicas((e.target as HTMLInputElement).value)} />
+      <button type="button" data-action="scale" onClick={() => void scale()}>
+        Scale
+      </button>
+      <button type="button" data-action="restart" onClick={() => void restart()}>
+        Restart
+      </button>
+      {confirm ? (
+        <>
+          <button type="button" class="danger" data-action="confirm-delete" onClick={() => void remove().then(() => setConfirm(false))}>
+            Delete {name}
+          </button>
+          <button type="button" onClick={() => setConfirm(false)}>
+            Keep
+          </button>
+        </>
+      ) : (
+        <button type="button" data-action="delete" onClick={() => setConfirm(true)}>
+          Delete…
+        </button>
+      )}
+      <ErrorLine error={error} />
+    </div>
+  );
+}
+
+/** A pod's log, followed (streamed) until closed. */
+export function LogViewer(props: { api: Api; pod: Pod; onClose(): void }) {
+  const { namespace, name } = props.pod.metadata;
+  const [text, setText] = useState('');
+  const [error, setError] = useState<string | undefined>(undefined);
+  const pre = useRef<HTMLPreElement>(null);
+  useEffect(() => {
+    setText('');
+    setError(undefined);
+    const ac = new AbortController();
+    void (async () => {
+      try {
+        const res = await props.api.fetch(`/api/v1/namespaces/${namespace}/pods/${name}/log?follow=true&tailLines=1000`, { signal: ac.signal });
+        if (!res.ok) throw await apiErrorOf(res);
+        const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          // Keep the last 200 kB: a chatty container must not grow the page without end.
+          setText((t) => (t + value).slice(-200_000));
+        }
+      } catch (err) {
+        if (!ac.signal.aborted) setError((err as Error).message);
+      }
+    })();
+    return () => ac.abort();
+  }, [props.api, namespace, name]);
+  useEffect(() => {
+    if (pre.current) pre.current.scrollTop = pre.current.scrollHeight;
+  }, [text]);
+  return (
+    <section aria-labelledby="logs-title" id="logs">
+      <div class="panel-head">
+        <h2 id="logs-title">
+          Logs of {namespace}/{name} (following)
+        </h2>
+        <button type="button" onClick={props.onClose}>
+          Close
+        </button>
+      </div>
+      <ErrorLine error={error} />
+      <pre ref={pre} tabIndex={0} aria-label={`Log of ${name}`}>
+        {text}
+      </pre>
+    </section>
+  );
+}

@@ -1,0 +1,169 @@
+// The web console in a real browser (Debian's chromium, headless, driven by playwright-core: no
+// browser download) against the real control plane in process (API server, scheduler, controllers)
+// with one hollow node (agent/src/hollow: the real agent over a fake runtime): sign in with the
+// admin token, see the node Ready, create a Deployment and its Service from the form, watch its pods
+// become Running, scale, delete; a `view` user gets no create button and sees the server's own 403.
+// The page runs under the served CSP: any violation fails the test.
+// Set NODELET_CONSOLE_SCREENSHOTS=<dir> to write the overview's screenshots (docs/console.md).
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { ApiClient, CLUSTERROLEBINDINGS, DEPLOYMENTS, loadKubeconfig, PODS, SERVICEACCOUNTS, type KubeObject } from '@nodelet/api';
+import { noopLogger, pollUntil } from '@nodelet/base';
+import { startControlPlane } from '@nodelet/control-plane';
+import { HollowNodes } from '../../agent/src/hollow/hollow-nodes.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const root = new URL('../..', import.meta.url).pathname;
+
+test('web console: sign in, node Ready, create from the form, pods Running, scale, delete; view user refused', { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} missing (apt-get install chromium)`, timeout: 180_000 }, async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'nodelet-console-it-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const built = spawnSync(process.execPath, [join(root, 'console', 'build.mjs'), '--out', join(dir, 'console')], { encoding: 'utf8' });
+  assert.equal(built.status, 0, `console build: ${built.stderr}`);
+
+  const cp = await startControlPlane({ dataDir: join(dir, 'cp'), bindAddress: '127.0.0.1', port: 0, registryAddress: '', metrics: false, logger: noopLogger, console: { dir: join(dir, 'console') } });
+  t.after(() => cp.close());
+  const admin = new ApiClient({ server: cp.url, token: cp.adminToken, ca: cp.caPem });
+  t.after(() => admin.close());
+  const nodes = await HollowNodes.start({ admin: await loadKubeconfig(cp.kubeconfigPath), nodes: 1, namePrefix: 'console-it-', rootDir: join(dir, 'nodes'), log: noopLogger, config: { nodeStatusUpdateFrequency: '1s' } });
+  t.after(() => nodes.close());
+  const node = nodes.names[0]!;
+
+  const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
+  t.after(() => browser.close());
+  const shots = process.env.NODELET_CONSOLE_SCREENSHOTS;
+  const violations: string[] = [];
+  /** A fresh tab (its own sessionStorage) signed in with `token`. The server's CA is the test's own: not in chromium's store. */
+  async function signIn(token: string): Promise<Page> {
+    const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    page.on('console', (m) => void (/Content Security Policy/i.test(m.text()) && violations.push(m.text())));
+    page.on('pageerror', (e) => void violations.push(`page error: ${e.message}`));
+    const res = await page.goto(`${cp.url}/ui/`);
+    assert.equal(res?.status(), 200);
+    assert.match(res?.headers()['content-security-policy'] ?? '', /script-src 'self'/);
+    await page.getByLabel('Bearer token').fill(token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('#user strong').filter({ hasText: /\S/ }).waitFor();
+    assert.ok(!page.url().includes(token), 'the token is not in the URL');
+    return page;
+  }
+
+  // A wrong token: the server's 401 message on the sign-in form.
+  {
+    const context = await browser.newContext({ ignoreHTTPSErrors: true });
+    const page = await context.newPage();
+    await page.goto(`${cp.url}/ui/`);
+    await page.getByLabel('Bearer token').fill('not-a-token');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('#signin-error').filter({ hasText: /Unauthorized/i }).waitFor();
+    await context.close();
+  }
+
+  const page = await signIn(cp.adminToken);
+  assert.equal(await page.locator('#user strong').textContent(), 'system:admin');
+  await page.locator(`[data-node="${node}"] [data-ready="True"]`).waitFor({ timeout: 30_000 });
+  // A reload keeps the tab's session (sessionStorage) and asks the server again who it is.
+  await page.reload();
+  await page.locator('#user strong').filter({ hasText: 'system:admin' }).waitFor();
+  await page.locator(`[data-node="${node}"] [data-ready="True"]`).waitFor();
+
+  await page.getByRole('button', { name: 'Create Deployment' }).click();
+  await page.getByLabel('Name', { exact: true }).fill('web');
+  await page.locator('#dep-replicas').fill('2');
+  await page.getByLabel('Container port (optional)').fill('8080');
+  await page.getByLabel('Also create a Service on that port').check();
+  await page.locator('#dep-submit').click();
+  const web = page.locator('[data-deployment="web"]');
+  await web.locator('li[data-phase="Running"]').nth(1).waitFor({ timeout: 60_000 });
+  await web.locator('[data-ready-count="2/2"]').waitFor({ timeout: 30_000 });
+  await page.locator('[data-service="web"] [data-backends="2"]').waitFor();
+  const stored = await admin.get(DEPLOYMENTS, 'web', { namespace: 'default' });
+  assert.equal(stored.spec?.template?.spec?.containers?.[0]?.ports?.[0]?.containerPort, 8080);
+
+  // The journey of one pod: the stages its trace's spans reach are lit, the waterfall lists them.
+  const first = web.locator('li[data-phase="Running"]').first();
+  const podName = await first.getAttribute('data-pod');
+  await first.getByRole('button', { name: `Journey of ${podName}` }).click();
+  const journey = page.locator('#journey');
+  // The hollow node serves its node API with a self-signed certificate (it sends no serving CSR), so
+  // the proxy refuses it: the agent's spans are missing and the page says why, as the server wrote it.
+  for (const stage of ['API server', 'etcd / SQLite', 'controller manager', 'scheduler', 'Ready']) await journey.locator(`[data-stage="${stage}"][data-lit="true"]`).waitFor({ timeout: 10_000 });
+  for (const span of ['api.create', 'scheduler.queue', 'scheduler.schedule', 'scheduler.bind', 'pod journey']) await journey.locator(`tr[data-span="${span}"]`).waitFor();
+  if (shots) {
+    await page.screenshot({ path: join(shots, 'console-journey.png'), fullPage: true });
+  }
+  await journey.locator('[role="alert"]').filter({ hasText: `node ${node}: error dialing the agent of node "${node}"` }).waitFor();
+  assert.equal(await journey.locator('[data-stage="agent"]').getAttribute('data-lit'), 'false');
+  await journey.getByRole('button', { name: 'Close' }).click();
+  if (shots) {
+    await page.screenshot({ path: join(shots, 'console-overview.png'), fullPage: true });
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.screenshot({ path: join(shots, 'console-overview-dark.png'), fullPage: true });
+    await page.emulateMedia({ colorScheme: 'light' });
+  }
+
+  await page.locator('#scale-web').fill('3');
+  await web.locator('[data-action="scale"]').click();
+  await web.locator('li[data-phase="Running"]').nth(2).waitFor({ timeout: 60_000 });
+  await web.locator('[data-ready-count="3/3"]').waitFor({ timeout: 30_000 });
+
+  // Restart (kubectl rollout restart): every pod replaced, 3/3 ready again.
+  const before = new Set(await web.locator('li[data-pod]').evaluateAll((els) => els.map((e) => e.getAttribute('data-pod'))));
+  await web.locator('[data-action="restart"]').click();
+  await pollUntil('every pod of web replaced and Running', async () => {
+    const now = await web.locator('li[data-phase="Running"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-pod')));
+    return now.length === 3 && now.every((n) => !before.has(n)) && (await web.locator('li[data-pod]').count()) === 3 ? true : undefined;
+  }, { timeoutMs: 60_000, intervalMs: 200 });
+  assert.match(String((await admin.get(DEPLOYMENTS, 'web', { namespace: 'default' })).spec?.template?.metadata?.annotations?.['kubectl.kubernetes.io/restartedAt']), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+
+  // Logs: the hollow node's node API is self-signed, so the proxy refuses and the panel shows its message.
+  const aPod = await web.locator('li[data-pod]').first().getAttribute('data-pod');
+  await web.getByRole('button', { name: `Logs of ${aPod}` }).click();
+  await page.locator('#logs [role="alert"]').filter({ hasText: `error dialing the agent of node "${node}"` }).waitFor();
+  await page.locator('#logs').getByRole('button', { name: 'Close' }).click();
+
+  // The view user: a service account bound to the aggregated `view` ClusterRole.
+  await admin.create(SERVICEACCOUNTS, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'viewer', namespace: 'default' } });
+  await admin.create(CLUSTERROLEBINDINGS, {
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'console-viewer' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
+    subjects: [{ kind: 'ServiceAccount', name: 'viewer', namespace: 'default' }],
+  });
+  const review = await admin.create<KubeObject, KubeObject & { status: { token: string } }>(SERVICEACCOUNTS, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', metadata: {}, spec: { expirationSeconds: 3600 } } as KubeObject, { namespace: 'default', name: 'viewer', subresource: 'token' });
+  const viewer = new ApiClient({ server: cp.url, token: review.status.token, ca: cp.caPem });
+  t.after(() => viewer.close());
+  await pollUntil('view aggregated: the viewer lists deployments', async () => (await viewer.list(DEPLOYMENTS, { namespace: 'default' }).then(() => true, () => undefined)), { timeoutMs: 20_000 });
+  const viewPage = await signIn(review.status.token);
+  assert.equal(await viewPage.locator('#user strong').textContent(), 'system:serviceaccount:default:viewer');
+  const viewWeb = viewPage.locator('[data-deployment="web"]');
+  await viewWeb.locator('[data-ready-count="3/3"]').waitFor({ timeout: 30_000 });
+  assert.equal(await viewPage.locator('#create-deployment').count(), 0, 'no create button for a view user');
+  await viewPage.locator('#nodes [role="alert"]').filter({ hasText: 'nodes is forbidden: User "system:serviceaccount:default:viewer" cannot list resource "nodes"' }).waitFor();
+  await viewPage.locator('#scale-web').fill('1');
+  await viewWeb.locator('[data-action="scale"]').click();
+  const refused = viewWeb.locator('[role="alert"]');
+  await refused.waitFor();
+  assert.equal(
+    await refused.textContent(),
+    'deployments.apps "web" is forbidden: User "system:serviceaccount:default:viewer" cannot patch resource "deployments/scale" in API group "apps" in the namespace "default"',
+  );
+  assert.equal((await admin.get(DEPLOYMENTS, 'web', { namespace: 'default' })).spec?.replicas, 3, 'the refused scale changed nothing');
+
+  // Delete (two steps) as the admin: the Deployment and its pods leave the page and the cluster.
+  await web.locator('[data-action="delete"]').click();
+  await web.locator('[data-action="confirm-delete"]').click();
+  await web.waitFor({ state: 'detached', timeout: 30_000 });
+  await pollUntil('the pods of web gone', async () => ((await admin.list(PODS, { namespace: 'default', labelSelector: 'app=web' })).items.length === 0 ? true : undefined), { timeoutMs: 60_000 });
+
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByLabel('Bearer token').waitFor();
+  assert.equal(await page.evaluate('sessionStorage.length'), 0, 'sign-out forgets the token');
+  assert.deepEqual(violations, []);
+});
