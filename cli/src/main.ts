@@ -28,6 +28,7 @@ export function buildProgram(): Command {
   program.command('server').description('run the API server, store, scheduler, controllers and registry (see `nodelet server --help`)');
   program.command('agent').description('run the node agent (see `nodelet agent --help`)');
   program.command('etcd').description("the server's etcd: status, snapshot save|restore, defrag (see `nodelet etcd --help`)");
+  program.command('snapshot').description("snapshots of the server's store, SQLite or etcd: save, ls, restore, prune (see `nodelet snapshot --help`)");
   // bin/nodelet routes these to their packages; listed here so `nodelet --help` and completion show them.
   program.command('hollow').description('run N hollow nodes in one process against an API server (see `nodelet hollow --help`)');
   registerCri(program);

@@ -64,7 +64,7 @@ test('restore refuses a damaged file, a store in use and an existing store witho
   await assert.rejects(restoreSqliteSnapshot({ snapshot: snap.path, dbPath: store.path }), /exists; stop the server and pass --force/);
   await assert.rejects(restoreSqliteSnapshot({ snapshot: snap.path, dbPath: store.path, force: true }), /is open in process \d+/);
   const bad = Buffer.from(readFileSync(snap.path));
-  bad[bad.length - 1] ^= 0xff;
+  bad.writeUInt8(bad.readUInt8(bad.length - 1) ^ 0xff, bad.length - 1);
   writeFileSync(snap.path, bad);
   await assert.rejects(restoreSqliteSnapshot({ snapshot: snap.path, dbPath: join(dir, 'new.db') }), /does not match the sidecar's .*damaged/);
 });
