@@ -11,8 +11,9 @@
 import { X509Certificate } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { ApiClient, type ServerJoinBundle } from '@nodelet/api';
+import { ApiClient, EventRecorder, type ServerJoinBundle } from '@nodelet/api';
 import { AgentError, noopLogger, systemClock, type Logger } from '@nodelet/base';
 import { startRegistry, type Registry as OciRegistry } from '@nodelet/oci';
 import { CONTROLLER_NAMES, startControllerManager, type ControllerManagerHandle, type ControllerName } from './controllers/index.js';
@@ -21,6 +22,9 @@ import { hostAddresses, ensurePki, type EnsurePkiOptions } from './pki/pki.js';
 import { startCertRotation } from './pki/rotation.js';
 import { ensureToken, renderKubeconfig, writeKubeconfig } from './pki/kubeconfig.js';
 import { startScheduler, type SchedulerHandle } from './scheduler/index.js';
+import { startSnapshotSchedule } from './storage/snapshot/snapshot-schedule.js';
+import { saveStoreSnapshot } from './storage/snapshot/save.js';
+import { pruneSnapshots } from './storage/snapshot/snapshots.js';
 import { runElected } from './leaderelection/elected-component.js';
 import { leaderIdentity as newLeaderIdentity, type LeaderElectorOptions } from './leaderelection/leader-elector.js';
 import { etcdAlarms, etcdMemberStatuses, loadEtcdTls, openStore, parseDatastoreEndpoint, type EtcdTlsFiles } from './storage/index.js';
@@ -55,6 +59,12 @@ export interface ControlPlaneOptions {
   etcdTls?: EtcdTlsFiles;
   /** `--encryption-provider-config`: an EncryptionConfiguration file; the resources it names are encrypted at rest (storage/encryption/). */
   encryptionProviderConfig?: string;
+  /**
+   * `--snapshot-schedule-cron` and friends: snapshots of the store on a cron schedule, pruned to
+   * `retention`, taken by the one server that holds the `nodelet-snapshot` Lease (docs/backup.md).
+   * Default off for an embedded control plane; `nodelet server` turns it on (every 12 h).
+   */
+  snapshots?: { cron: string; retention: number; dir: string; server?: string; /** Tests: a six-field (seconds) schedule. */ allowSeconds?: boolean };
   /** `--etcd-defrag-interval`: defragment the etcd members (one at a time) this often; default off. */
   etcdDefragIntervalMs?: number;
   bindAddress?: string;
@@ -309,6 +319,31 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       });
     }
 
+    if (o.snapshots && datastore) {
+      const snap = o.snapshots;
+      const ds = datastore;
+      const server = snap.server ?? hostname();
+      const client = new ApiClient({ server: url, token: identities.controllerManager, ca: pki.caPem, userAgent: 'nodelet-server/snapshot' });
+      const slog = log.child({ component: 'snapshot' });
+      const events = new EventRecorder({ client, component: 'nodelet-snapshot', logger: slog });
+      const lease = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: SNAPSHOT_LEASE, namespace: 'kube-system' } };
+      const startSchedule = async (): Promise<{ close(): Promise<void> }> => startSnapshotSchedule({
+        cron: snap.cron, log: slog, ...(snap.allowSeconds ? { allowSeconds: true } : {}),
+        take: () => saveStoreSnapshot(ds, o.etcdTls, snap.dir, server),
+        prune: () => pruneSnapshots(snap.dir, { retention: snap.retention, server }),
+        onFailure: (err) => events.record(lease, 'Warning', 'SnapshotFailed', `scheduled snapshot on ${server} failed: ${(err as Error).message}`),
+      });
+      // With several servers one takes each tick: the holder of the nodelet-snapshot Lease.
+      const running = leaderElect
+        ? runElected({ lease: SNAPSHOT_LEASE, client, identity: leaderIdentity, clock: systemClock, log: slog, ...(o.leaderElection ? { timings: o.leaderElection } : {}) }, startSchedule)
+        : await startSchedule();
+      cleanups.push(async () => {
+        await running.close();
+        events.close();
+        client.close();
+      });
+    }
+
     if (o.controllers !== false && !(Array.isArray(o.controllers) && o.controllers.length === 0)) {
       const stopControllers = new AbortController();
       const clients: ApiClient[] = [];
@@ -370,6 +405,9 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
 }
 
 /** What a joining server gets (apiserver/server-join.ts): read at each request, so rotated files are served. */
+/** The Lease whose holder takes the scheduled snapshots (kube-system). */
+export const SNAPSHOT_LEASE = 'nodelet-snapshot';
+
 async function serverJoinBundle(pkiDir: string, datastoreEndpoint: string, etcdTls: EtcdTlsFiles | undefined): Promise<ServerJoinBundle> {
   const read = (f: string): Promise<string> => readFile(f, 'utf8');
   const etcd = {

@@ -3,6 +3,7 @@
  * scheduler, controllers in one process, like `k3s server`). Creates the pino logger, parses
  * flags, handles SIGTERM/SIGINT (stop accepting, end watches, close the store) and exits.
  */
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { parseDuration, type Logger } from '@nodelet/base';
@@ -10,6 +11,7 @@ import { createNotifier, untilTerminated } from '@nodelet/systemd';
 import type { ApiServerLimits } from './apiserver/limits.js';
 import { startControlPlane } from './control-plane.js';
 import { parseDatastoreEndpoint, type DatastoreEndpoint } from './storage/endpoint.js';
+import { cronProblem, DEFAULT_SNAPSHOT_RETENTION, DEFAULT_SNAPSHOT_SCHEDULE } from './storage/snapshot/snapshot-schedule.js';
 import { inServiceCidr } from './apiserver/kube-dns-service.js';
 import { DEFAULT_SERVICE_CIDR } from './apiserver/handlers/service-ip.js';
 import { CONTROLLER_NAMES, type ControllerName } from './controllers/index.js';
@@ -31,6 +33,11 @@ const USAGE = `Usage: nodelet server [flags]
                                  it names (e.g. secrets) at rest with aesgcm, aescbc or secretbox (docs/security.md)
   --etcd-defrag-interval <d>     defragment every etcd member, one at a time, this often, e.g. 24h
                                  (default 0 = off; enable it on one server of several)
+  --snapshot-schedule-cron <c>   snapshots of the store on this 5-field cron schedule, in this server's
+                                 time zone (default "0 */12 * * *"; "none" = off); with several servers
+                                 the holder of the nodelet-snapshot Lease takes them (docs/backup.md)
+  --snapshot-retention <n>       scheduled snapshots to keep (default 5; the last good one is never removed)
+  --snapshot-dir <dir>           where snapshots go (default <data-dir>/snapshots)
   --bind-address <ip>            address to listen on (default 0.0.0.0)
   --port <n>                     HTTPS port (default 6443)
   --tls-cert-file <file>         serving certificate (default: generated under <data-dir>/pki)
@@ -115,6 +122,9 @@ export async function main(argv: string[]): Promise<void> {
         'etcd-certfile': { type: 'string' },
         'etcd-keyfile': { type: 'string' },
         'etcd-defrag-interval': { type: 'string', default: '0' },
+        'snapshot-schedule-cron': { type: 'string', default: DEFAULT_SNAPSHOT_SCHEDULE },
+        'snapshot-retention': { type: 'string', default: String(DEFAULT_SNAPSHOT_RETENTION) },
+        'snapshot-dir': { type: 'string' },
         'encryption-provider-config': { type: 'string' },
         'bind-address': { type: 'string', default: '0.0.0.0' },
         port: { type: 'string', default: '6443' },
@@ -217,6 +227,20 @@ export async function main(argv: string[]): Promise<void> {
     process.exitCode = 2;
     return;
   }
+  const snapshotCron = String(values['snapshot-schedule-cron']).trim();
+  const cronBad = snapshotCron === 'none' ? undefined : cronProblem(snapshotCron);
+  if (cronBad) {
+    process.stderr.write(`--snapshot-schedule-cron: ${cronBad}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  const snapshotRetention = Number(values['snapshot-retention']);
+  if (!Number.isInteger(snapshotRetention) || snapshotRetention < 1) {
+    process.stderr.write(`--snapshot-retention must be a whole number of at least 1 (the last good snapshot is never removed), got "${String(values['snapshot-retention'])}"\n`);
+    process.exitCode = 2;
+    return;
+  }
+  const snapshots = snapshotCron === 'none' ? undefined : { cron: snapshotCron, retention: snapshotRetention, dir: String(values['snapshot-dir'] ?? join(String(values['data-dir']), 'snapshots')) };
   const limits: Partial<ApiServerLimits> = {};
   for (const [flag, key] of [['max-requests-inflight', 'maxRequestsInflight'], ['max-mutating-requests-inflight', 'maxMutatingRequestsInflight']] as const) {
     const n = Number(values[flag]);
@@ -287,6 +311,7 @@ export async function main(argv: string[]): Promise<void> {
     datastoreEndpoint: values['datastore-endpoint'] as string | undefined,
     etcdTls,
     ...(etcdDefragIntervalMs ? { etcdDefragIntervalMs } : {}),
+    ...(snapshots ? { snapshots } : {}),
     ...(values['encryption-provider-config'] ? { encryptionProviderConfig: String(values['encryption-provider-config']) } : {}),
     bindAddress: String(values['bind-address']),
     port,

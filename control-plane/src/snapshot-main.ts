@@ -13,9 +13,8 @@ import { isAbsolute, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { describeError } from '@nodelet/base';
 import { parseDatastoreEndpoint } from './storage/endpoint.js';
-import { loadEtcdTls } from './storage/etcd/etcd-tls.js';
-import { saveEtcdSnapshotTo } from './storage/snapshot/etcd-snapshot.js';
-import { restoreSqliteSnapshot, saveSqliteSnapshot } from './storage/snapshot/sqlite-snapshot.js';
+import { saveStoreSnapshot } from './storage/snapshot/save.js';
+import { restoreSqliteSnapshot } from './storage/snapshot/sqlite-snapshot.js';
 import { listSnapshots, pruneSnapshots, verifySnapshot } from './storage/snapshot/snapshots.js';
 
 const USAGE = `Usage: nodelet snapshot <command> [flags]
@@ -135,7 +134,7 @@ async function run(pos: string[], v: Values): Promise<void> {
 }
 
 /** Takes a snapshot of the store the flags name. */
-export async function saveNow(v: Pick<Values, 'datastore-endpoint' | 'etcd-cafile' | 'etcd-certfile' | 'etcd-keyfile'>, dataDir: string, dir: string, server: string) {
+function saveNow(v: Values, dataDir: string, dir: string, server: string): ReturnType<typeof saveStoreSnapshot> {
   const files = {
     ...(v['etcd-cafile'] ? { caFile: v['etcd-cafile'] } : {}),
     ...(v['etcd-certfile'] ? { certFile: v['etcd-certfile'] } : {}),
@@ -147,8 +146,7 @@ export async function saveNow(v: Pick<Values, 'datastore-endpoint' | 'etcd-cafil
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
-  if (ds.kind === 'sqlite') return saveSqliteSnapshot({ dbPath: ds.path, dir, server });
-  return saveEtcdSnapshotTo({ target: { endpoints: ds.endpoints, ...(ds.tls ? { tls: loadEtcdTls(files) } : {}) }, dir, server });
+  return saveStoreSnapshot(ds, files, dir, server);
 }
 
 function print(v: unknown): void {

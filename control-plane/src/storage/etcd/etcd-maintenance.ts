@@ -210,3 +210,9 @@ export async function countEtcdKeys(t: EtcdTarget, prefix: string, revision = 0,
   return firstAnswer(t, 'count keys', (endpoint) =>
     withMember(endpoint, t.tls, async (c) => Number((await c.kv.range({ key, range_end: end, revision, count_only: true }, deadline(o.timeoutMs ?? 10_000))).count)));
 }
+
+/** The cluster's current revision, from the first member that answers. */
+export async function etcdRevision(t: EtcdTarget, o: { timeoutMs?: number } = {}): Promise<number> {
+  return firstAnswer(t, 'read revision', (endpoint) =>
+    withMember(endpoint, t.tls, async (c) => Number((await c.kv.range({ key: Buffer.from([0]), count_only: true }, deadline(o.timeoutMs ?? 10_000))).header!.revision)));
+}

@@ -26,7 +26,7 @@ const UPSTREAM: Record<string, R[]> = {
     'get,list,watch||namespaces', 'get,list,watch|storage.k8s.io|csidrivers', 'get,list,watch|storage.k8s.io|csistoragecapacities',
   ],
   'system:kube-controller-manager': [
-    'create,patch,update|,events.k8s.io|events', 'create|coordination.k8s.io|leases', 'get,update|coordination.k8s.io|leases|kube-controller-manager',
+    'create,patch,update|,events.k8s.io|events', 'create|coordination.k8s.io|leases', 'get,update|coordination.k8s.io|leases|kube-controller-manager,nodelet-snapshot',
     'create||secrets,serviceaccounts', 'delete||secrets', 'get||configmaps,namespaces,secrets,serviceaccounts', 'update||secrets,serviceaccounts',
     'create|authentication.k8s.io|tokenreviews', 'create|authorization.k8s.io|subjectaccessreviews', 'list,watch|*|*', 'create||serviceaccounts/token',
   ],

@@ -125,7 +125,8 @@ export function bootstrapClusterRoles(): ClusterRole[] {
     clusterRole('system:kube-controller-manager', [
       EVENTS_RULE,
       rule(['create'], ['coordination.k8s.io'], ['leases']),
-      rule(['get', 'update'], ['coordination.k8s.io'], ['leases'], ['kube-controller-manager']),
+      // nodelet-snapshot: the server's scheduled store snapshots run under this identity (docs/backup.md).
+      rule(['get', 'update'], ['coordination.k8s.io'], ['leases'], ['kube-controller-manager', 'nodelet-snapshot']),
       rule(['create'], [''], ['secrets', 'serviceaccounts']),
       rule(['delete'], [''], ['secrets']),
       rule(['get'], [''], ['configmaps', 'namespaces', 'secrets', 'serviceaccounts']),
