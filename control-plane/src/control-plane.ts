@@ -23,6 +23,7 @@ import { startCertRotation } from './pki/rotation.js';
 import { ensureToken, renderKubeconfig, writeKubeconfig } from './pki/kubeconfig.js';
 import { startScheduler, type SchedulerHandle } from './scheduler/index.js';
 import { startSnapshotSchedule } from './storage/snapshot/snapshot-schedule.js';
+import type { DefragSchedule } from './storage/etcd/etcd-defragmenter.js';
 import { saveStoreSnapshot } from './storage/snapshot/save.js';
 import { pruneSnapshots } from './storage/snapshot/snapshots.js';
 import { runElected } from './leaderelection/elected-component.js';
@@ -65,8 +66,8 @@ export interface ControlPlaneOptions {
    * Default off for an embedded control plane; `nodelet server` turns it on (every 12 h).
    */
   snapshots?: { cron: string; retention: number; dir: string; server?: string; /** Tests: a six-field (seconds) schedule. */ allowSeconds?: boolean };
-  /** `--etcd-defrag-interval`: defragment the etcd members (one at a time) this often; default off. */
-  etcdDefragIntervalMs?: number;
+  /** `--etcd-defrag-schedule-cron` or `--etcd-defrag-interval`: defragment the etcd members (one at a time) on it; default off. */
+  etcdDefrag?: DefragSchedule;
   bindAddress?: string;
   port?: number;
   tlsCertFile?: string;
@@ -221,7 +222,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
     }
     // Read before the store opens: a bad file stops the start before anything is written.
     const encryption = o.encryptionProviderConfig ? await loadEncryptionAtRest(o.encryptionProviderConfig, log.child({ component: 'storage' })) : undefined;
-    const rawStore = o.store ?? openStore(o.datastoreEndpoint, { dataDir: o.dataDir, logger: log.child({ component: 'storage' }), etcdTls: o.etcdTls, etcdDefragIntervalMs: o.etcdDefragIntervalMs });
+    const rawStore = o.store ?? openStore(o.datastoreEndpoint, { dataDir: o.dataDir, logger: log.child({ component: 'storage' }), etcdTls: o.etcdTls, etcdDefrag: o.etcdDefrag });
     if (!o.store) cleanups.push(() => rawStore.close());
     const store = encryption ? createEncryptingStore(rawStore, encryption.byPrefix, customTransformer(encryption.rules)) : rawStore;
     const now = o.now ?? Date.now;

@@ -31,8 +31,10 @@ const USAGE = `Usage: nodelet server [flags]
   --encryption-provider-config <file>
                                  EncryptionConfiguration (apiserver.config.k8s.io/v1): encrypt the resources
                                  it names (e.g. secrets) at rest with aesgcm, aescbc or secretbox (docs/security.md)
-  --etcd-defrag-interval <d>     defragment every etcd member, one at a time, this often, e.g. 24h
-                                 (default 0 = off; enable it on one server of several)
+  --etcd-defrag-schedule-cron <c>
+                                 defragment every etcd member, one at a time, on this 5-field cron
+                                 schedule, e.g. "0 3 * * 0" (default off; enable it on one server of several)
+  --etcd-defrag-interval <d>     the same on a fixed interval, e.g. 24h (default 0 = off; not with the cron flag)
   --snapshot-schedule-cron <c>   snapshots of the store on this 5-field cron schedule, in this server's
                                  time zone (default "0 */12 * * *"; "none" = off); with several servers
                                  the holder of the nodelet-snapshot Lease takes them (docs/backup.md)
@@ -122,6 +124,7 @@ export async function main(argv: string[]): Promise<void> {
         'etcd-certfile': { type: 'string' },
         'etcd-keyfile': { type: 'string' },
         'etcd-defrag-interval': { type: 'string', default: '0' },
+        'etcd-defrag-schedule-cron': { type: 'string' },
         'snapshot-schedule-cron': { type: 'string', default: DEFAULT_SNAPSHOT_SCHEDULE },
         'snapshot-retention': { type: 'string', default: String(DEFAULT_SNAPSHOT_RETENTION) },
         'snapshot-dir': { type: 'string' },
@@ -222,8 +225,21 @@ export async function main(argv: string[]): Promise<void> {
     process.exitCode = 2;
     return;
   }
-  if (etcdDefragIntervalMs > 0 && datastore.kind !== 'etcd') {
-    process.stderr.write('--etcd-defrag-interval applies only to an etcd datastore (--datastore-endpoint etcd://…)\n');
+  const defragCron = values['etcd-defrag-schedule-cron'] === undefined ? undefined : String(values['etcd-defrag-schedule-cron']).trim();
+  const defragCronBad = defragCron === undefined ? undefined : cronProblem(defragCron);
+  if (defragCronBad) {
+    process.stderr.write(`--etcd-defrag-schedule-cron: ${defragCronBad}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  if (defragCron !== undefined && etcdDefragIntervalMs > 0) {
+    process.stderr.write('--etcd-defrag-schedule-cron and --etcd-defrag-interval are two schedules for one job: give one\n');
+    process.exitCode = 2;
+    return;
+  }
+  const etcdDefrag = defragCron !== undefined ? { cron: defragCron } : etcdDefragIntervalMs > 0 ? { intervalMs: etcdDefragIntervalMs } : undefined;
+  if (etcdDefrag && datastore.kind !== 'etcd') {
+    process.stderr.write(`--etcd-defrag-${'cron' in etcdDefrag ? 'schedule-cron' : 'interval'} applies only to an etcd datastore (--datastore-endpoint etcd://…)\n`);
     process.exitCode = 2;
     return;
   }
@@ -310,7 +326,7 @@ export async function main(argv: string[]): Promise<void> {
     dataDir: String(values['data-dir']),
     datastoreEndpoint: values['datastore-endpoint'] as string | undefined,
     etcdTls,
-    ...(etcdDefragIntervalMs ? { etcdDefragIntervalMs } : {}),
+    ...(etcdDefrag ? { etcdDefrag } : {}),
     ...(snapshots ? { snapshots } : {}),
     ...(values['encryption-provider-config'] ? { encryptionProviderConfig: String(values['encryption-provider-config']) } : {}),
     bindAddress: String(values['bind-address']),

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { AgentError, type Logger } from '@nodelet/base';
 import type { CompactorOptions } from './compactor.js';
+import type { DefragSchedule } from './etcd/etcd-defragmenter.js';
 import { createEtcdStore } from './etcd/etcd-store.js';
 import { checkEtcdTlsFlags, loadEtcdTls, wantsEtcdTls, type EtcdTlsFiles } from './etcd/etcd-tls.js';
 import { createSqliteStore } from './sqlite/sqlite-store.js';
@@ -67,8 +68,8 @@ export interface OpenStoreOptions {
   logger?: Logger;
   /** Background compaction; default every 5 min keeping 1000 revisions. `false` disables it. */
   compactor?: CompactorOptions | false;
-  /** etcd only: `--etcd-defrag-interval`, scheduled defragmentation (default off). */
-  etcdDefragIntervalMs?: number;
+  /** etcd only: `--etcd-defrag-schedule-cron` / `--etcd-defrag-interval`, scheduled defragmentation (default off). */
+  etcdDefrag?: DefragSchedule;
   /** etcd key prefix (tests); default none, keys are `/registry/...` as given. */
   etcdPrefix?: string;
   /** `--etcd-cafile`, `--etcd-certfile`, `--etcd-keyfile` (kube-apiserver's flags). */
@@ -84,5 +85,5 @@ export function openStore(endpoint: string | undefined, opts: OpenStoreOptions):
   const compactor = opts.compactor === false ? undefined : (opts.compactor ?? {});
   if (parsed.kind === 'sqlite') return createSqliteStore({ path: parsed.path, logger: opts.logger, compactor });
   const tls = parsed.tls ? loadEtcdTls(opts.etcdTls ?? {}) : undefined;
-  return createEtcdStore({ endpoints: parsed.endpoints, prefix: opts.etcdPrefix, logger: opts.logger, compactor, tls, ...(opts.etcdDefragIntervalMs ? { defragIntervalMs: opts.etcdDefragIntervalMs } : {}) });
+  return createEtcdStore({ endpoints: parsed.endpoints, prefix: opts.etcdPrefix, logger: opts.logger, compactor, tls, ...(opts.etcdDefrag ? { defrag: opts.etcdDefrag } : {}) });
 }

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pollUntil } from '@nodelet/base';
 import { RecordingLogger } from '@nodelet/base/testing';
+import cron from 'node-cron';
 import { startDefragmenter } from './etcd-defragmenter.js';
 
 test('runs on its interval, never two runs at once, logs a failure and stops when disposed', async (t) => {
@@ -50,4 +51,21 @@ test('runs on its interval, never two runs at once, logs a failure and stops whe
   const after = runs;
   for (let i = 0; i < 5; i++) t.mock.timers.tick(5);
   assert.equal(runs, after, 'no runs after dispose');
+});
+
+test('on a cron schedule (node-cron, real timers): runs on its ticks, and its task is gone once disposed', { timeout: 15_000 }, async () => {
+  let runs = 0;
+  const d = startDefragmenter({ endpoints: ['http://127.0.0.1:1'] }, {
+    cron: '* * * * * *', allowSeconds: true, logger: new RecordingLogger(),
+    defragment: async () => {
+      runs++;
+    },
+  });
+  try {
+    await pollUntil('two ticks', () => runs >= 2, { timeoutMs: 10_000, intervalMs: 50 });
+  } finally {
+    d.dispose();
+  }
+  // Disposed: node-cron holds no task of it any more, so no tick can start a run.
+  assert.deepEqual([...cron.getTasks().values()].filter((task) => task.name === 'etcd-defrag').map((task) => task.getStatus()).filter((st) => st !== 'destroyed'), []);
 });

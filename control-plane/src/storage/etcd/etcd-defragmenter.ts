@@ -1,27 +1,32 @@
 /**
- * The server's scheduled defragmentation (`--etcd-defrag-interval`, off by default). Compaction
+ * The server's scheduled defragmentation (`--etcd-defrag-schedule-cron`, or the older
+ * `--etcd-defrag-interval`; off by default). Compaction
  * frees revisions inside etcd's database file but never shrinks the file; defragmenting rewrites
  * it. A member answers nothing while it defragments, so members go one at a time
  * (etcd-maintenance.ts) and a run never overlaps the previous one. Each server on the same etcd
  * would defragment on its own schedule: enable it on one server (docs/ha.md).
  */
-import { noopLogger, toDisposable, type Disposable, type Logger } from '@nodelet/base';
+import cron from 'node-cron';
+import { AgentError, noopLogger, toDisposable, type Disposable, type Logger } from '@nodelet/base';
+import { cronProblem } from '../snapshot/snapshot-schedule.js';
 import { defragmentEtcd, type EtcdTarget } from './etcd-maintenance.js';
 
-export interface DefragmenterOptions {
-  intervalMs: number;
+/** When to defragment: a fixed interval, or a cron schedule (node-cron, the server's time zone). */
+export type DefragSchedule = { intervalMs: number } | { cron: string; /** Tests: six fields (seconds). */ allowSeconds?: boolean };
+
+export type DefragmenterOptions = DefragSchedule & {
   logger?: Logger;
   /** The defragmentation to run (tests); default {@link defragmentEtcd}. */
   defragment?: (t: EtcdTarget, o: { logger: Logger; signal: AbortSignal }) => Promise<unknown>;
-}
+};
 
-/** Defragments every member of `target` each `intervalMs` until disposed; failures are logged and retried next time. */
+/** Defragments every member of `target` on the schedule until disposed; failures are logged and retried next time. */
 export function startDefragmenter(target: EtcdTarget, o: DefragmenterOptions): Disposable {
   const log = o.logger ?? noopLogger;
   const run = o.defragment ?? defragmentEtcd;
   const stop = new AbortController();
   let running = false;
-  const timer = setInterval(() => {
+  const tick = (): void => {
     if (running) return;
     running = true;
     run(target, { logger: log, signal: stop.signal })
@@ -32,7 +37,17 @@ export function startDefragmenter(target: EtcdTarget, o: DefragmenterOptions): D
       .finally(() => {
         running = false;
       });
-  }, o.intervalMs);
+  };
+  if ('cron' in o) {
+    const problem = cronProblem(o.cron, { allowSeconds: o.allowSeconds });
+    if (problem) throw new AgentError('ERR_INVALID_ARGUMENT', `--etcd-defrag-schedule-cron: ${problem}`);
+    const task = cron.schedule(o.cron, tick, { name: 'etcd-defrag', noOverlap: true });
+    return toDisposable(() => {
+      stop.abort();
+      void task.destroy();
+    });
+  }
+  const timer = setInterval(tick, o.intervalMs);
   timer.unref();
   return toDisposable(() => {
     stop.abort();

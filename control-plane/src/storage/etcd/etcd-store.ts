@@ -8,7 +8,7 @@ import type { EtcdTls } from './etcd-tls.js';
 import { closedError, etcdWatch } from './etcd-watch.js';
 import { COMPACT_REV_KEY, CompactionClaim } from './etcd-compaction-claim.js';
 import { resolveWriteOutcome, type WriteIntent } from './etcd-write-outcome.js';
-import { startDefragmenter } from './etcd-defragmenter.js';
+import { startDefragmenter, type DefragSchedule } from './etcd-defragmenter.js';
 
 export interface EtcdStoreOptions {
   /** Client URLs, e.g. `['http://127.0.0.1:2379']`; `https://` for TLS. */
@@ -26,7 +26,7 @@ export interface EtcdStoreOptions {
   requestTimeoutMs?: number;
   compactor?: CompactorOptions;
   /** Defragment every member, one at a time, this often (etcd-defragmenter.ts). Default off. */
-  defragIntervalMs?: number;
+  defrag?: DefragSchedule;
 }
 
 /**
@@ -101,7 +101,7 @@ class EtcdStore implements Store {
     this.#log = (opts.logger ?? noopLogger).child({ component: 'storage-etcd' });
     this.#claim = new CompactionClaim(this.#full(COMPACT_REV_KEY));
     this.#compactor = opts.compactor ? startCompactor(this, { ...opts.compactor, logger: this.#log }) : undefined;
-    this.#defragmenter = opts.defragIntervalMs ? startDefragmenter({ endpoints: opts.endpoints, ...(opts.tls ? { tls: opts.tls } : {}) }, { intervalMs: opts.defragIntervalMs, logger: this.#log }) : undefined;
+    this.#defragmenter = opts.defrag ? startDefragmenter({ endpoints: opts.endpoints, ...(opts.tls ? { tls: opts.tls } : {}) }, { ...opts.defrag, logger: this.#log }) : undefined;
   }
 
   async get(key: string, opts?: { signal?: AbortSignal }): Promise<KeyValue | undefined> {
