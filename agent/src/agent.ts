@@ -433,6 +433,7 @@ export class Agent {
       cleanupPodDirs: (keep, s) => cleanupOrphanedPodDirs(c.rootDir, keep, host.mounter, s),
       ...(podCgroups ? { cleanupPodCgroups: (keep: (uid: string) => boolean) => podCgroups.cleanup(keep) } : {}),
       gc,
+      ...(c.imageGCScheduleCron ? { imageGCScheduleCron: c.imageGCScheduleCron } : {}),
       afterPodCleanup: () => this.metrics.observeRuntime(pleg.all().values()),
       housekeepingMs: this.#o.housekeepingMs,
     });

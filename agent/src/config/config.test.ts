@@ -15,6 +15,8 @@ test('defaults follow the kubelet', () => {
   assert.equal(c.runtimeRequestTimeoutMs, 120_000);
   assert.equal(c.imageGCHighThresholdPercent, 85);
   assert.equal(c.imageGCLowThresholdPercent, 80);
+  assert.equal(c.imageGCScheduleCron, undefined, 'image GC at the thresholds only unless a schedule is given');
+  assert.equal(resolveConfig(parseConfigFile('imageGCScheduleCron: "0 3 * * *"'), {}, 'h').imageGCScheduleCron, '0 3 * * *');
   assert.equal(c.serializeImagePulls, true);
   assert.equal(c.maxParallelImagePulls, 1);
   assert.equal(c.evictionHard['memory.available'], '100Mi');
@@ -76,6 +78,8 @@ const bad: Array<[string, string, RegExp]> = [
   ['maxPods: "x"', 'maxPods', /integer/],
   ['imageGCHighThresholdPercent: 101', 'imageGCHighThresholdPercent', /integer/],
   ['imageGCLowThresholdPercent: 90', 'imageGCLowThresholdPercent', /must not exceed/],
+  ['imageGCScheduleCron: "0 3 * *"', 'imageGCScheduleCron', /has 4 fields; a schedule has 5/],
+  ['imageGCScheduleCron: "0 25 * * *"', 'imageGCScheduleCron', /not a valid cron schedule/],
   ['systemReserved: { cpu: lots }', 'systemReserved.cpu', /quantity/],
   ['kubeReserved: { gpu: "1" }', 'kubeReserved.gpu', /unknown resource/],
   ['evictionHard: { memory.free: 1Mi }', 'evictionHard.memory.free', /unknown eviction signal/],

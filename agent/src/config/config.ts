@@ -7,6 +7,7 @@
  * an AgentError(ERR_INVALID_ARGUMENT) naming the offending field, so a bad file never half-starts an agent.
  */
 import { AgentError, parseDuration } from '@nodelet/base';
+import { cronProblem } from '@nodelet/base/cron';
 import { parse as parseYaml } from 'yaml';
 import { otlpTracesUrl } from '@nodelet/api/tracing';
 import { parseQuantity } from '../util/quantity.js';
@@ -61,6 +62,11 @@ export interface KubeletConfigurationFile extends ClusterDnsConfigFile, Eviction
   imageGCHighThresholdPercent?: number;
   imageGCLowThresholdPercent?: number;
   imageMinimumGCAge?: string;
+  /**
+   * nodelet: also remove every unused image (first seen at least imageMinimumGCAge ago) on this
+   * 5-field cron schedule, e.g. nightly, whatever the disk thresholds say (default: thresholds only).
+   */
+  imageGCScheduleCron?: string;
   serializeImagePulls?: boolean;
   maxParallelImagePulls?: number;
   registerNode?: boolean;
@@ -167,6 +173,8 @@ export interface AgentConfig extends ClusterDnsConfig, EvictionConfig {
   imageGCHighThresholdPercent: number;
   imageGCLowThresholdPercent: number;
   imageMinimumGCAgeMs: number;
+  /** Unset: image GC at the disk thresholds only. */
+  imageGCScheduleCron?: string;
   serializeImagePulls: boolean;
   maxParallelImagePulls: number;
   registerNode: boolean;
@@ -324,7 +332,7 @@ const KNOWN_KEYS: Record<keyof KubeletConfigurationFile, true> = {
   nodeStatusUpdateFrequency: true, nodeStatusReportFrequency: true, nodeLeaseDurationSeconds: true, syncFrequency: true,
   fileCheckFrequency: true, staticPodPath: true, podCIDR: true, maxPods: true, podPidsLimit: true, cgroupsPerQOS: true,
   cgroupRoot: true, cgroupDriver: true, allowedUnsafeSysctls: true, seccompDefault: true, systemReserved: true,
-  kubeReserved: true, imageGCHighThresholdPercent: true, imageGCLowThresholdPercent: true, imageMinimumGCAge: true,
+  kubeReserved: true, imageGCHighThresholdPercent: true, imageGCLowThresholdPercent: true, imageMinimumGCAge: true, imageGCScheduleCron: true,
   serializeImagePulls: true, maxParallelImagePulls: true, registerNode: true, podLogsDir: true, containerLogMaxSize: true,
   containerLogMaxFiles: true, containerLogMonitorInterval: true, crashLoopBackOff: true, providerID: true, nodeLabels: true,
   shutdownGracePeriod: true, shutdownGracePeriodCriticalPods: true, apiServers: true, cniBinDir: true, cniConfDir: true,
@@ -449,6 +457,7 @@ export function resolveConfig(file: KubeletConfigurationFile, flags: AgentFlags,
     imageGCHighThresholdPercent: high,
     imageGCLowThresholdPercent: low,
     imageMinimumGCAgeMs: duration('imageMinimumGCAge', file.imageMinimumGCAge, '2m'),
+    ...imageGcCron(file.imageGCScheduleCron),
     serializeImagePulls: serialize,
     maxParallelImagePulls: serialize ? 1 : int('maxParallelImagePulls', file.maxParallelImagePulls, 5, 1),
     registerNode: bool('registerNode', file.registerNode, true),
@@ -481,4 +490,13 @@ export function resolveConfig(file: KubeletConfigurationFile, flags: AgentFlags,
     },
     ...resolveDnsConfig(file, flags),
   };
+}
+
+/** `imageGCScheduleCron`: a 5-field cron schedule, checked at start. */
+function imageGcCron(v: unknown): { imageGCScheduleCron?: string } {
+  if (v === undefined || v === null || v === '') return {};
+  if (typeof v !== 'string') throw invalid('imageGCScheduleCron', `must be a cron schedule string, got ${JSON.stringify(v)}`);
+  const problem = cronProblem(v);
+  if (problem) throw invalid('imageGCScheduleCron', problem);
+  return { imageGCScheduleCron: v.trim() };
 }

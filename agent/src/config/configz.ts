@@ -55,6 +55,7 @@ export function configz(c: AgentConfig): { kubeletconfig: Record<string, unknown
       nodeStatusReportFrequency: goDuration(c.nodeStatusReportFrequencyMs),
       nodeLeaseDurationSeconds: c.nodeLeaseDurationSeconds,
       imageMinimumGCAge: goDuration(c.imageMinimumGCAgeMs),
+      ...(c.imageGCScheduleCron ? { imageGCScheduleCron: c.imageGCScheduleCron } : {}),
       imageGCHighThresholdPercent: c.imageGCHighThresholdPercent,
       imageGCLowThresholdPercent: c.imageGCLowThresholdPercent,
       cgroupsPerQOS: c.cgroupsPerQOS,

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { noopLogger, pollUntil } from '@nodelet/base';
 import { FakeClock } from '@nodelet/base/testing';
+import { liveCronTasks } from '@nodelet/base/cron';
 import { Informer, PODS, type Pod } from '@nodelet/api';
 import { InMemoryApiServer } from '@nodelet/api/testing';
 import type { PodUpdate } from '../podworkers/pod-worker.js';
@@ -196,4 +197,23 @@ test('pods: orphans are torn down and pod directories nobody claims removed, but
   await pollUntil('the orphan’s cgroup removed', () => !cgroups.has(ORPHAN), { timeoutMs: 5000, intervalMs: 5 });
   stop.abort();
   await Promise.all([running, sources]);
+});
+
+test('imageGCScheduleCron: every unused image is collected on each tick (real node-cron timers), and the schedule ends with the stop', { timeout: 15_000 }, async () => {
+  let unusedRuns = 0;
+  const stop = new AbortController();
+  const log = new RecordingLogger();
+  const hk = new Housekeeping({
+    clock: new FakeClock(), log, pods: { sourcesReady: true, wants: () => false, wanted: () => new Set<string>(), orphans: () => [] as ObservedPod[] }, runtimePods: () => new Map(),
+    workers: { has: () => false, update: () => undefined, syncKnownPods: () => undefined },
+    cleanupPodDirs: async () => [],
+    gc: { ...idleGc, unusedImages: async () => (++unusedRuns, 1234) },
+    imageGCScheduleCron: '* * * * * *', cronAllowSeconds: true,
+  });
+  const running = hk.run(stop.signal);
+  await pollUntil('two scheduled image GC runs', () => unusedRuns >= 2, { timeoutMs: 10_000, intervalMs: 50 });
+  stop.abort();
+  await running;
+  assert.ok(log.find(/^Scheduled image garbage collection done$/).every((e) => e.fields.bytes === 1234));
+  assert.equal(liveCronTasks('image-gc-cron'), 0, 'no node-cron task left after the stop');
 });

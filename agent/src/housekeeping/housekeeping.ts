@@ -11,6 +11,9 @@
  *   containers  every 10 s   runtime GC: dead containers and sandboxes (gc-plan.ts, runtime-gc.ts)
  *   images      every 5 min  image GC at the thresholds (gc.ts)
  *   cni         every 5 min  CNI GC (gc.ts)
+ *   image-gc-cron  on imageGCScheduleCron (if set): every unused image old enough, whatever the
+ *                  thresholds (gc.ts `unusedImages`), e.g. nightly while the node is quiet; node-cron
+ *                  is loaded only then
  *
  * kubelet's HandlePodCleanups and its GC loops (wait.Until periods, counted from when a run ends).
  * `pods` and `pod-dirs` do nothing until every pod source has been seen (PodConfig.sourcesReady):
@@ -40,7 +43,11 @@ export interface HousekeepingOptions {
   /** Removes the pod cgroups `keep` does not claim; returns the UIDs removed (cm/pod-cgroups.ts). */
   cleanupPodCgroups?(keep: (uid: string) => boolean): Promise<string[]>;
   /** The GC passes (gc.ts), bound to the runtime. */
-  gc: { containers(signal: AbortSignal): Promise<unknown>; images(signal: AbortSignal): Promise<unknown>; cni(signal: AbortSignal): Promise<unknown> };
+  gc: { containers(signal: AbortSignal): Promise<unknown>; images(signal: AbortSignal): Promise<unknown>; unusedImages?(signal: AbortSignal): Promise<number>; cni(signal: AbortSignal): Promise<unknown> };
+  /** `imageGCScheduleCron`: also remove every unused image on this cron schedule. */
+  imageGCScheduleCron?: string;
+  /** Tests: accept a six-field (seconds) schedule. */
+  cronAllowSeconds?: boolean;
   /** Called after each `pods` pass (the running pods/containers gauges). */
   afterPodCleanup?(): void;
   /** Period of `pods` and `pod-dirs` (kubelet housekeeping, 2 s). */
@@ -86,8 +93,23 @@ export class Housekeeping {
     every('container-gc', PERIODS.containers, (s) => this.#o.gc.containers(s));
     every('image-gc', PERIODS.images, (s) => this.#o.gc.images(s));
     every('cni-gc', PERIODS.cni, (s) => this.#o.gc.cni(s));
+    const cronJob = await this.#scheduleImageGc(link.signal);
     await Promise.all(this.#jobs.map((j) => j.stopped));
+    await cronJob?.close();
     link.dispose();
+  }
+
+  /** The image GC on imageGCScheduleCron, when set; node-cron is loaded only then. */
+  async #scheduleImageGc(signal: AbortSignal): Promise<{ close(): Promise<void> } | undefined> {
+    const expr = this.#o.imageGCScheduleCron;
+    const unused = this.#o.gc.unusedImages;
+    if (!expr || !unused || signal.aborted) return undefined;
+    const { scheduleCron } = await import('@nodelet/base/cron');
+    const log = this.#o.log;
+    return scheduleCron('imageGCScheduleCron', expr, async () => {
+      const freed = await unused(AbortSignal.any([signal, AbortSignal.timeout(JOB_TIMEOUT_MS)]));
+      log.info({ job: 'image-gc-cron', bytes: freed }, 'Scheduled image garbage collection done');
+    }, { log, name: 'image-gc-cron', ...(this.#o.cronAllowSeconds ? { allowSeconds: true } : {}) });
   }
 
   /** One `pods` pass (kubelet HandlePodCleanups). Public for tests. */

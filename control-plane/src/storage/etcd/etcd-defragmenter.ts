@@ -6,9 +6,8 @@
  * (etcd-maintenance.ts) and a run never overlaps the previous one. Each server on the same etcd
  * would defragment on its own schedule: enable it on one server (docs/ha.md).
  */
-import cron from 'node-cron';
-import { AgentError, noopLogger, toDisposable, type Disposable, type Logger } from '@nodelet/base';
-import { cronProblem } from '../snapshot/snapshot-schedule.js';
+import { noopLogger, toDisposable, type Disposable, type Logger } from '@nodelet/base';
+import { scheduleCron } from '@nodelet/base/cron';
 import { defragmentEtcd, type EtcdTarget } from './etcd-maintenance.js';
 
 /** When to defragment: a fixed interval, or a cron schedule (node-cron, the server's time zone). */
@@ -39,12 +38,10 @@ export function startDefragmenter(target: EtcdTarget, o: DefragmenterOptions): D
       });
   };
   if ('cron' in o) {
-    const problem = cronProblem(o.cron, { allowSeconds: o.allowSeconds });
-    if (problem) throw new AgentError('ERR_INVALID_ARGUMENT', `--etcd-defrag-schedule-cron: ${problem}`);
-    const task = cron.schedule(o.cron, tick, { name: 'etcd-defrag', noOverlap: true });
+    const job = scheduleCron('--etcd-defrag-schedule-cron', o.cron, async () => tick(), { log, name: 'etcd-defrag', ...(o.allowSeconds ? { allowSeconds: true } : {}) });
     return toDisposable(() => {
       stop.abort();
-      void task.destroy();
+      void job.close();
     });
   }
   const timer = setInterval(tick, o.intervalMs);

@@ -1,34 +1,19 @@
 /**
  * Snapshots on a cron schedule (`nodelet server --snapshot-schedule-cron`, as k3s's
- * `--etcd-snapshot-schedule-cron`), scheduled by node-cron in the server's time zone. Each tick
- * takes one snapshot, then prunes to the retention; a tick never overlaps the previous one, and a
- * failure is logged and reported (an Event, by the caller) and never ends the schedule. With
- * several servers the caller runs the schedule only while this server holds the snapshot Lease,
- * so one snapshot is taken per tick.
+ * `--etcd-snapshot-schedule-cron`; @nodelet/base/cron schedules it with node-cron in the server's
+ * time zone). Each tick takes one snapshot, then prunes to the retention; a tick never overlaps the
+ * previous one, and a failure is logged and reported (an Event, by the caller) and never ends the
+ * schedule. With several servers the caller runs the schedule only while this server holds the
+ * snapshot Lease, so one snapshot is taken per tick.
  */
-import cron, { type ScheduledTask } from 'node-cron';
-import { AgentError, describeError, type Logger } from '@nodelet/base';
+import { describeError, type Logger } from '@nodelet/base';
+import { scheduleCron, type CronJobHandle } from '@nodelet/base/cron';
 import type { SnapshotInfo } from './snapshots.js';
 
 /** k3s's default: every 12 hours, at minute 0. */
 export const DEFAULT_SNAPSHOT_SCHEDULE = '0 */12 * * *';
 /** k3s's default retention. */
 export const DEFAULT_SNAPSHOT_RETENTION = 5;
-
-/**
- * Checks a schedule flag's value: five fields (minute hour day-of-month month day-of-week), each as
- * cron reads it. Returns the error message, or undefined when it is good. `allowSeconds` accepts
- * node-cron's six-field form (a leading seconds field), for tests only.
- */
-export function cronProblem(expr: string, o: { allowSeconds?: boolean } = {}): string | undefined {
-  const fields = expr.trim().split(/\s+/).filter(Boolean);
-  if (fields.length !== 5 && !(o.allowSeconds && fields.length === 6)) {
-    return `"${expr}" has ${fields.length} field${fields.length === 1 ? '' : 's'}; a schedule has 5: minute hour day-of-month month day-of-week, e.g. "0 */12 * * *"`;
-  }
-  const v = cron.validateDetailed(expr);
-  if (!v.valid) return `"${expr}" is not a valid cron schedule: ${v.errors.map((e) => `${e.field}${e.value !== undefined ? ` "${e.value}"` : ''}: ${e.message}`).join('; ')}`;
-  return undefined;
-}
 
 export interface SnapshotScheduleOptions {
   cron: string;
@@ -45,19 +30,9 @@ export interface SnapshotScheduleOptions {
   allowSeconds?: boolean;
 }
 
-export interface SnapshotSchedule {
-  /** When the next tick is due. */
-  nextRun(): Date | null;
-  /** Stops scheduling and waits for a tick in progress. */
-  close(): Promise<void>;
-}
-
 /** Starts the schedule; refuses a bad expression with the reason. */
-export function startSnapshotSchedule(o: SnapshotScheduleOptions): SnapshotSchedule {
-  const problem = cronProblem(o.cron, { allowSeconds: o.allowSeconds });
-  if (problem) throw new AgentError('ERR_INVALID_ARGUMENT', `--snapshot-schedule-cron: ${problem}`);
-  let running: Promise<void> | undefined;
-  const tick = async (): Promise<void> => {
+export function startSnapshotSchedule(o: SnapshotScheduleOptions): CronJobHandle {
+  return scheduleCron('--snapshot-schedule-cron', o.cron, async () => {
     try {
       const s = await o.take();
       const removed = await o.prune();
@@ -70,27 +45,5 @@ export function startSnapshotSchedule(o: SnapshotScheduleOptions): SnapshotSched
         o.log.warn({ err: describeError(report) }, 'Could not report the failed snapshot');
       }
     }
-  };
-  const task: ScheduledTask = cron.schedule(o.cron, async () => {
-    running = tick();
-    await running;
-  }, { noOverlap: true, name: 'nodelet-snapshot', logger: cronLogger(o.log), ...(o.timezone ? { timezone: o.timezone } : {}) });
-  return {
-    nextRun: () => task.getNextRun(),
-    close: async () => {
-      await task.destroy();
-      await running;
-    },
-  };
-}
-
-/** node-cron's own messages (a missed or overlapping tick) into the server's structured log. */
-function cronLogger(log: Logger): { info(m: string): void; warn(m: string): void; error(m: string | Error, err?: Error): void; debug(m: string | Error, err?: Error): void } {
-  const text = (m: string | Error, err?: Error): string => `${m instanceof Error ? m.message : m}${err ? `: ${err.message}` : ''}`;
-  return {
-    info: (m) => log.info({ scheduler: 'node-cron' }, m),
-    warn: (m) => log.warn({ scheduler: 'node-cron' }, m),
-    error: (m, err) => log.error({ scheduler: 'node-cron' }, text(m, err)),
-    debug: (m, err) => log.debug({ scheduler: 'node-cron' }, text(m, err)),
-  };
+  }, { log: o.log, name: 'nodelet-snapshot', ...(o.timezone ? { timezone: o.timezone } : {}), ...(o.allowSeconds ? { allowSeconds: true } : {}) });
 }
