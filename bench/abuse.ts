@@ -29,6 +29,7 @@ import { createApiServer } from '../control-plane/src/apiserver/server.js';
 import { createTempSqliteStore } from '../control-plane/src/storage/testing/sqlite.js';
 import { sampleProcess } from './lib/proc-sample.js';
 import { writeBenchResults, type BenchFigure } from './lib/results.js';
+import { percentile } from './lib/percentile.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -108,11 +109,6 @@ async function must(what: string, p: Promise<{ status: number; body: string }>, 
   if (!ok.includes(r.status)) throw new Error(`${what}: ${r.status} ${r.body.slice(0, 300)}`);
   return r.body;
 }
-
-const percentile = (xs: number[], p: number): number => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
-};
 
 /** The node's Lease renewals every 100 ms until `stop`; one latency sample per renewal (ms). */
 async function renewLease(base: string, stop: AbortSignal, onReady: () => void): Promise<{ samples: number[]; failures: number }> {

@@ -17,6 +17,7 @@ import { parseArgs } from 'node:util';
 import { ApiClient, CONFIGMAPS, loadKubeconfig, type ConfigMap, type ResolvedKubeconfig } from '@nodelet/api';
 import { pollUntil } from '@nodelet/base';
 import { terminateChild } from '@nodelet/base/testing';
+import { percentile } from './lib/percentile.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -31,11 +32,6 @@ const C = Number(args.concurrency);
 const ROUNDS = Number(args.rounds);
 const EVENTS = Number(args.events);
 type Kind = 'undici' | 'node';
-
-const pct = (xs: number[], p: number): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
-};
 
 interface Sample { lat: number[]; seconds: number; count: number; cpuUs: number }
 const empty = (): Sample => ({ lat: [], seconds: 0, count: 0, cpuUs: 0 });
@@ -145,10 +141,10 @@ for (const op of ['create', 'get', 'list', 'watch']) {
   const rate = (k: Kind): number => results[k][op]!.count / results[k][op]!.seconds;
   for (const k of ['undici', 'node'] as Kind[]) {
     const s = results[k][op]!;
-    console.log(`${op.padEnd(7)} ${k.padEnd(10)} ${pct(s.lat, 50).toFixed(2).padStart(7)} ${pct(s.lat, 99).toFixed(2).padStart(8)} ${rate(k).toFixed(0).padStart(7)} ${(s.cpuUs / s.count).toFixed(0).padStart(10)}`);
+    console.log(`${op.padEnd(7)} ${k.padEnd(10)} ${percentile(s.lat, 50).toFixed(2).padStart(7)} ${percentile(s.lat, 99).toFixed(2).padStart(8)} ${rate(k).toFixed(0).padStart(7)} ${(s.cpuUs / s.count).toFixed(0).padStart(10)}`);
   }
   const u = results.undici[op]!;
   const n = results.node[op]!;
-  verdict.push(`${op}: undici p99 ${(pct(u.lat, 99) / pct(n.lat, 99)).toFixed(2)}× node, throughput ${(rate('undici') / rate('node')).toFixed(2)}×, client CPU ${(u.cpuUs / u.count / (n.cpuUs / n.count)).toFixed(2)}×`);
+  verdict.push(`${op}: undici p99 ${(percentile(u.lat, 99) / percentile(n.lat, 99)).toFixed(2)}× node, throughput ${(rate('undici') / rate('node')).toFixed(2)}×, client CPU ${(u.cpuUs / u.count / (n.cpuUs / n.count)).toFixed(2)}×`);
 }
 console.log(verdict.join('\n'));

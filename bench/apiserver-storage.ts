@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createEtcdStore, createSqliteStore, type Store } from '../control-plane/src/storage/index.js';
 import { etcdUnavailableReason, startTestEtcd } from '../control-plane/src/storage/testing/etcd.js';
+import { percentile } from './lib/percentile.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -39,9 +40,7 @@ interface Stats {
 type Result = Record<string, Stats | number | string>;
 
 function stats(samples: number[]): Stats {
-  const s = [...samples].sort((a, b) => a - b);
-  const at = (q: number): number => s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)] ?? NaN;
-  return { p50: at(0.5), p99: at(0.99), max: s.at(-1) ?? NaN, n: s.length };
+  return { p50: percentile(samples, 50), p99: percentile(samples, 99), max: percentile(samples, 100), n: samples.length };
 }
 
 /** A pod-like JSON value of about 1.2 KiB, as the API server would store it. */

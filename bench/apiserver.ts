@@ -27,6 +27,7 @@ import { etcdUnavailableReason, startTestEtcd } from '../control-plane/src/stora
 import type { LoadResult } from './apiserver-load.js';
 import { writeBenchResults, type BenchFigure } from './lib/results.js';
 import { benchPodBody } from './lib/bench-pod.js';
+import { percentile } from './lib/percentile.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -55,10 +56,6 @@ const ISSUE_NOW = { sqlite: { p50: 14.5, p99: 73, perSec: 941 }, etcd: { p50: 21
 /** Node 20 does not run `--import tsx` in workers: the worker registers tsx, then loads the TypeScript file. */
 const LOAD_WORKER = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((tsx) => { tsx.register(); return import(${JSON.stringify(new URL('./apiserver-load.ts', import.meta.url).href)}); });`;
 
-const pct = (xs: number[], p: number): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
-};
 const ms = (n: number): string => `${n.toFixed(2)} ms`;
 
 interface Client {
@@ -89,7 +86,7 @@ interface Latencies {
   perSec: number;
 }
 
-const summary = (latencies: number[], seconds: number): Latencies => ({ p50: pct(latencies, 50), p99: pct(latencies, 99), perSec: latencies.length / seconds });
+const summary = (latencies: number[], seconds: number): Latencies => ({ p50: percentile(latencies, 50), p99: percentile(latencies, 99), perSec: latencies.length / seconds });
 
 /** Phase 1 in a worker thread; the server's main thread is profiled while it runs when asked. */
 async function apiCreates(label: string, url: string, ca: string, token: string): Promise<Latencies> {
@@ -172,7 +169,7 @@ async function run(label: 'sqlite' | 'etcd', store: Store): Promise<Record<strin
       listTable.push(performance.now() - s);
     }
     const watch = await watchFanOut(c, cp.url, cp.adminToken);
-    Object.assign(result, { listP50: pct(listJson, 50), listP99: pct(listJson, 99), tableP50: pct(listTable, 50), watchP50: pct(watch, 50), watchP99: pct(watch, 99), watchDeliveries: watch.length });
+    Object.assign(result, { listP50: percentile(listJson, 50), listP99: percentile(listJson, 99), tableP50: percentile(listTable, 50), watchP50: percentile(watch, 50), watchP99: percentile(watch, 99), watchDeliveries: watch.length });
     if (!args.json) {
       console.log(`${label}: list ${PODS + WARMUP} pods JSON p50 ${ms(result.listP50!)} p99 ${ms(result.listP99!)}; Table (limit 500) p50 ${ms(result.tableP50!)}`);
       console.log(`${label}: watch fan-out ${WATCHERS} watchers × ${EVENTS} events: p50 ${ms(result.watchP50!)}, p99 ${ms(result.watchP99!)} (${watch.length} deliveries)`);

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { buildEnv, buildNodeChain, CniEngine, type RuntimeConf } from '@nodelet/cni';
 import { natCniLines, restoreNat } from '../cni/test/integration/host.js';
+import { percentile } from './lib/percentile.js';
 
 const { values: args } = parseArgs({ options: { iterations: { type: 'string', default: '50' }, json: { type: 'boolean', default: false } } });
 const N = Number(args.iterations);
@@ -22,11 +23,6 @@ const NETNS = 'nlc-bench';
 if (process.getuid?.() !== 0) {
   process.stderr.write('bench/cni: needs root (netns, bridge, iptables)\n');
   process.exit(2);
-}
-
-function pct(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
 }
 
 function execPlugin(type: string, env: Record<string, string>, stdin: string): Promise<string> {
@@ -101,10 +97,10 @@ try {
 
 const summary = {
   iterations: N,
-  engine: { p50: pct(engineMs, 50), p99: pct(engineMs, 99) },
-  direct: { p50: pct(directMs, 50), p99: pct(directMs, 99) },
-  ratioP50: pct(engineMs, 50) / pct(directMs, 50),
-  ratioP99: pct(engineMs, 99) / pct(directMs, 99),
+  engine: { p50: percentile(engineMs, 50), p99: percentile(engineMs, 99) },
+  direct: { p50: percentile(directMs, 50), p99: percentile(directMs, 99) },
+  ratioP50: percentile(engineMs, 50) / percentile(directMs, 50),
+  ratioP99: percentile(engineMs, 99) / percentile(directMs, 99),
 };
 if (args.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
 else {

@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestRuntime } from '@nodelet/lab-runtime/testing';
 import { createCriClient, handshake, type CriClient, type PodSandboxConfig } from '@nodelet/cri-client';
+import { percentile } from './lib/percentile.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -38,12 +39,6 @@ if (process.getuid?.() !== 0) {
 const STEPS = ['runp', 'create', 'start', 'stop', 'rm', 'total'] as const;
 type Step = (typeof STEPS)[number];
 const LABEL = { 'nodelet.bench/suite': 'cri-floor' };
-
-/** Nearest-rank percentile of sorted samples. */
-function percentile(sorted: number[], p: number): number {
-  if (!sorted.length) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] as number;
-}
 
 async function timed(samples: number[], fn: () => Promise<unknown>): Promise<void> {
   const t0 = performance.now();

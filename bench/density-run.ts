@@ -22,6 +22,7 @@ import { hasCode, pollUntil } from '@nodelet/base';
 import { freePort, terminateChild } from '@nodelet/base/testing';
 import { placement, placementViolations, type Workload } from './lib/placement.js';
 import { startTestEtcd, type TestEtcd } from '../control-plane/src/storage/testing/etcd.js';
+import { percentile } from './lib/percentile.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const CLK_TCK = 100;
@@ -69,12 +70,6 @@ export interface RunResult extends RunSpec {
   /** Deployments whose Running pods break their placement rule (spread skew > 1, two anti-affine on a node). */
   placementViolations: number;
   wallS: number;
-}
-
-export function pct(xs: number[], p: number): number {
-  if (xs.length === 0) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
 }
 
 function cpuSeconds(pid: number): number {
@@ -253,12 +248,12 @@ export async function densityRun(spec: RunSpec, progress: (msg: string) => void,
       ...spec,
       pods,
       running: all.length,
-      startupP50S: pct(startup, 50),
-      startupP99S: pct(startup, 99),
-      preciseP50S: pct(precise, 50),
-      preciseP99S: pct(precise, 99),
-      boundP50S: pct(bound, 50),
-      boundP99S: pct(bound, 99),
+      startupP50S: percentile(startup, 50),
+      startupP99S: percentile(startup, 99),
+      preciseP50S: percentile(precise, 50),
+      preciseP99S: percentile(precise, 99),
+      boundP50S: percentile(bound, 50),
+      boundP99S: percentile(bound, 99),
       podsBoundPerSec: binds.length / bindSpanS,
       burstS,
       nodesReadyS,

@@ -23,6 +23,7 @@ import { startTestEtcd } from '../control-plane/src/storage/testing/etcd.js';
 import { measureLeaderFailover } from './ha-leader.js';
 import { writeBenchResults, type BenchFigure } from './lib/results.js';
 import { ServerProcess, startServerPair } from './lib/server-process.js';
+import { percentile } from './lib/percentile.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -35,11 +36,6 @@ const { values: args } = parseArgs({
 });
 const KILLS = Number(args.kills);
 const LEADER_KILLS = Number(args['leader-kills']);
-
-const pct = (xs: number[], p: number): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? NaN;
-};
 
 let seq = 0;
 /** Writes until one succeeds; returns when it did. */
@@ -106,12 +102,12 @@ async function main(): Promise<void> {
     const group = 'server death → the agent\'s next write';
     const lgroup = 'leader death → the new leader';
     const figures: BenchFigure[] = [
-      { group, name: 'fail-over p50', unit: 'ms', value: pct(failover, 50), baseline: { label: 'one server restarted', value: pct(restart, 50) } },
-      { group, name: 'fail-over p99', unit: 'ms', value: pct(failover, 99), baseline: { label: 'one server restarted', value: pct(restart, 99) } },
-      { group: lgroup, name: 'both Leases held, p50', unit: 'ms', value: pct(leaderKill.takeoverMs, 50), baseline: { label: 'graceful stop', value: pct(leaderStop.takeoverMs, 50) }, target: { op: '<=', value: 20_000 } },
-      { group: lgroup, name: 'both Leases held, p99', unit: 'ms', value: pct(leaderKill.takeoverMs, 99), baseline: { label: 'graceful stop', value: pct(leaderStop.takeoverMs, 99) }, target: { op: '<=', value: 20_000 } },
-      { group: lgroup, name: 'first binding, p50', unit: 'ms', value: pct(leaderKill.firstActionMs, 50), baseline: { label: 'graceful stop', value: pct(leaderStop.firstActionMs, 50) } },
-      { group: lgroup, name: 'first binding, p99', unit: 'ms', value: pct(leaderKill.firstActionMs, 99), baseline: { label: 'graceful stop', value: pct(leaderStop.firstActionMs, 99) } },
+      { group, name: 'fail-over p50', unit: 'ms', value: percentile(failover, 50), baseline: { label: 'one server restarted', value: percentile(restart, 50) } },
+      { group, name: 'fail-over p99', unit: 'ms', value: percentile(failover, 99), baseline: { label: 'one server restarted', value: percentile(restart, 99) } },
+      { group: lgroup, name: 'both Leases held, p50', unit: 'ms', value: percentile(leaderKill.takeoverMs, 50), baseline: { label: 'graceful stop', value: percentile(leaderStop.takeoverMs, 50) }, target: { op: '<=', value: 20_000 } },
+      { group: lgroup, name: 'both Leases held, p99', unit: 'ms', value: percentile(leaderKill.takeoverMs, 99), baseline: { label: 'graceful stop', value: percentile(leaderStop.takeoverMs, 99) }, target: { op: '<=', value: 20_000 } },
+      { group: lgroup, name: 'first binding, p50', unit: 'ms', value: percentile(leaderKill.firstActionMs, 50), baseline: { label: 'graceful stop', value: percentile(leaderStop.firstActionMs, 50) } },
+      { group: lgroup, name: 'first binding, p99', unit: 'ms', value: percentile(leaderKill.firstActionMs, 99), baseline: { label: 'graceful stop', value: percentile(leaderStop.firstActionMs, 99) } },
     ];
     const written = writeBenchResults('ha', figures, {
       details: { kills: KILLS, failoverMs: failover, restartMs: restart, leaderKills: LEADER_KILLS, leaderKill, leaderStop, servers: args.source ? 'source' : 'dist' },
@@ -123,11 +119,11 @@ async function main(): Promise<void> {
     }
     console.log(`kill -9 of the server in use → next successful write, ${KILLS} kills each`);
     console.log(`${'case'.padEnd(36)}${'p50'.padStart(10)}${'p99'.padStart(10)}`);
-    console.log(`${'2 servers, client fails over'.padEnd(36)}${pct(failover, 50).toFixed(0).padStart(8)}ms${pct(failover, 99).toFixed(0).padStart(8)}ms`);
-    console.log(`${'baseline: 1 server, restarted'.padEnd(36)}${pct(restart, 50).toFixed(0).padStart(8)}ms${pct(restart, 99).toFixed(0).padStart(8)}ms`);
+    console.log(`${'2 servers, client fails over'.padEnd(36)}${percentile(failover, 50).toFixed(0).padStart(8)}ms${percentile(failover, 99).toFixed(0).padStart(8)}ms`);
+    console.log(`${'baseline: 1 server, restarted'.padEnd(36)}${percentile(restart, 50).toFixed(0).padStart(8)}ms${percentile(restart, 99).toFixed(0).padStart(8)}ms`);
     console.log(`\nleader death → standby holds both Leases / binds its first pod, ${LEADER_KILLS} rounds each`);
-    console.log(`${'kill -9 of the leader'.padEnd(36)}${pct(leaderKill.takeoverMs, 50).toFixed(0).padStart(8)}ms${pct(leaderKill.takeoverMs, 99).toFixed(0).padStart(8)}ms / ${pct(leaderKill.firstActionMs, 50).toFixed(0)}ms ${pct(leaderKill.firstActionMs, 99).toFixed(0)}ms`);
-    console.log(`${'baseline: graceful stop'.padEnd(36)}${pct(leaderStop.takeoverMs, 50).toFixed(0).padStart(8)}ms${pct(leaderStop.takeoverMs, 99).toFixed(0).padStart(8)}ms / ${pct(leaderStop.firstActionMs, 50).toFixed(0)}ms ${pct(leaderStop.firstActionMs, 99).toFixed(0)}ms`);
+    console.log(`${'kill -9 of the leader'.padEnd(36)}${percentile(leaderKill.takeoverMs, 50).toFixed(0).padStart(8)}ms${percentile(leaderKill.takeoverMs, 99).toFixed(0).padStart(8)}ms / ${percentile(leaderKill.firstActionMs, 50).toFixed(0)}ms ${percentile(leaderKill.firstActionMs, 99).toFixed(0)}ms`);
+    console.log(`${'baseline: graceful stop'.padEnd(36)}${percentile(leaderStop.takeoverMs, 50).toFixed(0).padStart(8)}ms${percentile(leaderStop.takeoverMs, 99).toFixed(0).padStart(8)}ms / ${percentile(leaderStop.firstActionMs, 50).toFixed(0)}ms ${percentile(leaderStop.firstActionMs, 99).toFixed(0)}ms`);
     for (const line of written.targetLines) console.log(line);
     console.log(`\nwritten to ${written.json}${written.svg ? ` and ${written.svg}` : ''}`);
   } finally {

@@ -21,6 +21,7 @@ import { NetworkPolicyEnforcer } from '../agent/src/netpol/enforcer.js';
 import type { NetpolContribution } from '../agent/src/netpol/render.js';
 import { namespace, pod, policy } from '../agent/src/netpol/testing/fixtures.js';
 import { NetnsNode } from '../agent/test/integration/proxy-netns.js';
+import { percentile } from './lib/percentile.js';
 
 const { values: args } = parseArgs({ options: { policies: { type: 'string', default: '1000' }, connects: { type: 'string', default: '300' } } });
 const POLICIES = Number(args.policies);
@@ -31,7 +32,6 @@ if (process.getuid?.() !== 0) {
   process.exit(2);
 }
 
-const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
 const net = new NetnsNode();
 const server = await InMemoryApiServer.start();
@@ -91,8 +91,8 @@ try {
   console.log(`programming ${POLICIES} policies: API writes → live ${bulk.total.toFixed(0)} ms; informer complete → live ${bulk.sync.toFixed(0)} ms`);
   console.log(`one more policy on top: write → live ${one.total.toFixed(1)} ms (a partial sync)`);
   console.log(`TCP connect, ${CONNECTS} each   p50 / p99 ms`);
-  console.log(`  no policy         ${pct(none, 50).toFixed(2)} / ${pct(none, 99).toFixed(2)}`);
-  console.log(`  ${POLICIES} policies    ${pct(many, 50).toFixed(2)} / ${pct(many, 99).toFixed(2)}`);
+  console.log(`  no policy         ${percentile(none, 50).toFixed(2)} / ${percentile(none, 99).toFixed(2)}`);
+  console.log(`  ${POLICIES} policies    ${percentile(many, 50).toFixed(2)} / ${percentile(many, 99).toFixed(2)}`);
 } finally {
   await proxy?.close();
   await Promise.all(informers.map((i) => i.close()));

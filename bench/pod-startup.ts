@@ -28,15 +28,11 @@ import { fetchPodTrace, renderWaterfallSvg, type SvgPanel } from '@nodelet/cli';
 import { SPAN } from '@nodelet/api/tracing';
 import { sampleProcess } from './lib/proc-sample.js';
 import { writeBenchResults, type BenchFigure } from './lib/results.js';
+import { percentile, percentileIndex } from './lib/percentile.js';
 
 const SIZES = parseSizes(process.argv);
 const NODELET_DEV = join(import.meta.dirname, '..', 'bin', 'nodelet-dev');
 const SVG = process.argv.includes('--svg') ? process.argv[process.argv.indexOf('--svg') + 1] : undefined;
-
-function pct(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
-}
 
 /** Peak RSS (MiB) and CPU (fraction of one core) of a process over `ms`. */
 async function sample(pid: number, ms: number): Promise<{ rssMiB: number; cpu: number }> {
@@ -90,7 +86,7 @@ async function agentBurst(h: Harness, N: number): Promise<Map<string, number>> {
 /** The p50 and p99 pods' journeys (by create → Ready) as waterfalls in one SVG. */
 async function drawJourneys(h: Harness, latency: Map<string, number>, file: string): Promise<void> {
   const byTime = [...latency].sort((a, b) => a[1] - b[1]);
-  const at = (p: number) => byTime[Math.min(byTime.length - 1, Math.ceil((p / 100) * byTime.length) - 1)]!;
+  const at = (p: number) => byTime[percentileIndex(byTime.length, p)]!;
   const panels: SvgPanel[] = [];
   for (const [label, [name, seconds]] of [['p50', at(50)], ['p99', at(99)]] as const) {
     // The agent records its last step when the Ready patch's answer is back, just after the watch saw Ready.
@@ -158,12 +154,12 @@ async function runSize(h: Harness, pid: number, n: number): Promise<SizeResult> 
 }
 
 function printSize(r: SizeResult): void {
-  const row = (name: string, xs: number[]) => `${name.padEnd(28)} p50 ${pct(xs, 50).toFixed(3)} s   p99 ${pct(xs, 99).toFixed(3)} s   max ${Math.max(...xs).toFixed(3)} s`;
-  const [a99, f99] = [pct(r.agent, 99), pct(r.floor, 99)];
+  const row = (name: string, xs: number[]) => `${name.padEnd(28)} p50 ${percentile(xs, 50).toFixed(3)} s   p99 ${percentile(xs, 99).toFixed(3)} s   max ${Math.max(...xs).toFixed(3)} s`;
+  const [a99, f99] = [percentile(r.agent, 99), percentile(r.floor, 99)];
   console.log(`pod startup, ${r.n} pods at once, cached images (${new Date().toISOString()})`);
   console.log(row('API create → Ready (watch)', r.agent));
   console.log(row('floor: direct CRI+CNI calls', r.floor));
-  console.log(`ratio p50 ${(pct(r.agent, 50) / pct(r.floor, 50)).toFixed(2)}×   p99 ${(a99 / f99).toFixed(2)}×`);
+  console.log(`ratio p50 ${(percentile(r.agent, 50) / percentile(r.floor, 50)).toFixed(2)}×   p99 ${(a99 / f99).toFixed(2)}×`);
   console.log(`${r.n} pods: create → Ready p99 ≤ floor p99 (${f99.toFixed(3)} s): ${a99 <= f99 ? 'met' : 'missed'} (${a99.toFixed(3)} s, ${(a99 / f99).toFixed(2)}×)`);
   console.log(`agent RSS idle ${r.idle.rssMiB.toFixed(0)} MiB, with ${r.n} pods ${r.busy.rssMiB.toFixed(0)} MiB; CPU idle ${(r.idle.cpu * 100).toFixed(1)} %, with ${r.n} pods ${(r.busy.cpu * 100).toFixed(1)} % of a core`);
   console.log('');
@@ -173,10 +169,10 @@ function printSize(r: SizeResult): void {
 function figures(results: SizeResult[]): BenchFigure[] {
   return results.flatMap((r) => {
     const group = `${r.n} pods`;
-    const f99 = pct(r.floor, 99);
+    const f99 = percentile(r.floor, 99);
     return [
-      { name: 'create → Ready p99', group, unit: 's', value: pct(r.agent, 99), baseline: { label: 'CRI+CNI floor p99', value: f99 }, target: { op: '<=', value: f99 } },
-      { name: 'create → Ready p50', group, unit: 's', value: pct(r.agent, 50), baseline: { label: 'CRI+CNI floor p50', value: pct(r.floor, 50) } },
+      { name: 'create → Ready p99', group, unit: 's', value: percentile(r.agent, 99), baseline: { label: 'CRI+CNI floor p99', value: f99 }, target: { op: '<=', value: f99 } },
+      { name: 'create → Ready p50', group, unit: 's', value: percentile(r.agent, 50), baseline: { label: 'CRI+CNI floor p50', value: percentile(r.floor, 50) } },
     ];
   });
 }

@@ -27,6 +27,7 @@ import { resolveProxyConfig } from '../agent/src/proxy/config.js';
 import { service, slice } from '../agent/src/proxy/testing/fixtures.js';
 import { NetnsNode } from '../agent/test/integration/proxy-netns.js';
 import { writeBenchResults, type BenchFigure } from './lib/results.js';
+import { percentile } from './lib/percentile.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -50,10 +51,6 @@ if (process.getuid?.() !== 0) {
   process.exit(2);
 }
 
-function pct(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
-}
 const f = (ms: number): string => ms.toFixed(1).padStart(7);
 const ipOf = (i: number): string => `10.96.${Math.floor(i / 250) + 1}.${(i % 250) + 2}`;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -155,7 +152,7 @@ try {
   }
   results.programming = rows.map((r) => ({
     services: r.services, mode: r.mode, n: r.programmingMs.length,
-    p50: pct(r.programmingMs, 50), p99: pct(r.programmingMs, 99), nftP50: pct(r.nftMs, 50), nftP99: pct(r.nftMs, 99), syncP50: pct(r.syncMs, 50),
+    p50: percentile(r.programmingMs, 50), p99: percentile(r.programmingMs, 99), nftP50: percentile(r.nftMs, 50), nftP99: percentile(r.nftMs, 99), syncP50: percentile(r.syncMs, 50),
   }));
 
   // Drift detection: what one read of the whole table costs (the old check, every 5 s) at this size,
@@ -172,7 +169,7 @@ try {
     via.push(...(await net.client<Array<number | null>>(client.ns, ['connect', '--host', ipOf(0), '--port', '80', '--count', count])).filter((x): x is number => x !== null));
     direct.push(...(await net.client<Array<number | null>>(client.ns, ['connect', '--host', podIPs[0]!, '--port', '8080', '--count', count])).filter((x): x is number => x !== null));
   }
-  results.connect = { clusterIP: { n: via.length, p50: pct(via, 50), p99: pct(via, 99) }, podIP: { n: direct.length, p50: pct(direct, 50), p99: pct(direct, 99) }, services: have };
+  results.connect = { clusterIP: { n: via.length, p50: percentile(via, 50), p99: percentile(via, 99) }, podIP: { n: direct.length, p50: percentile(direct, 50), p99: percentile(direct, 99) }, services: have };
   results.loadavgEnd = loadavg();
 
   const written = writeBenchResults('proxy', proxyFigures(results), { details: results, svg: args.svg });

@@ -24,6 +24,7 @@ import { parseArgs } from 'node:util';
 import { ApiClient, EVENTS, NODES, PODS, SERVICES, type Node, type Pod, type PodSpec } from '@nodelet/api';
 import { Semaphore, noopLogger, type Logger } from '@nodelet/base';
 import { startControlPlane } from '../control-plane/src/control-plane.js';
+import { percentile } from './lib/percentile.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -87,10 +88,6 @@ export interface RunResult {
   loadavg1: number;
 }
 
-const pct = (xs: number[], p: number): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] ?? NaN;
-};
 const round1 = (n: number): number => Math.round(n * 10) / 10;
 
 function node(i: number): Node {
@@ -256,11 +253,11 @@ async function main(): Promise<RunResult> {
       podsPerSec: Math.round((bound / (lastBound - t0)) * 1000),
       podsPerSecFirstToLast: Math.round((bound / Math.max(1, lastBound - firstBound)) * 1000),
       startToFirstBindMs: Math.round(firstBound - t0),
-      bindCallP50Ms: round1(pct(timings.map((t) => t.bindCallMs), 50)),
-      bindCallP99Ms: round1(pct(timings.map((t) => t.bindCallMs), 99)),
-      queuedToBoundP50Ms: Math.round(pct(timings.map((t) => t.queuedToBoundMs), 50)),
-      queuedToBoundP99Ms: Math.round(pct(timings.map((t) => t.queuedToBoundMs), 99)),
-      ...(schedule.length ? { scheduleP50Us: Math.round(pct(schedule, 50) * 1000), scheduleP99Us: Math.round(pct(schedule, 99) * 1000) } : {}),
+      bindCallP50Ms: round1(percentile(timings.map((t) => t.bindCallMs), 50)),
+      bindCallP99Ms: round1(percentile(timings.map((t) => t.bindCallMs), 99)),
+      queuedToBoundP50Ms: Math.round(percentile(timings.map((t) => t.queuedToBoundMs), 50)),
+      queuedToBoundP99Ms: Math.round(percentile(timings.map((t) => t.queuedToBoundMs), 99)),
+      ...(schedule.length ? { scheduleP50Us: Math.round(percentile(schedule, 50) * 1000), scheduleP99Us: Math.round(percentile(schedule, 99) * 1000) } : {}),
       cpuMsPerPod: Number(((cpu.user + cpu.system) / 1000 / PODS_N).toFixed(2)),
       cpuMsPerPodWithEvents: Number(((cpuWithEvents.user + cpuWithEvents.system) / 1000 / PODS_N).toFixed(2)),
       eventsTrailingMs,

@@ -24,6 +24,7 @@ import { pollUntil } from '@nodelet/base';
 import { ApiClient, loadKubeconfig, PODS, type ResolvedKubeconfig } from '@nodelet/api';
 import { labDown, labUp } from '@nodelet/cli';
 import { connectCriClient, openRemoteCommand, PortForwardSession, type CriClient, type SpdyDialOptions } from '@nodelet/cri-client';
+import { percentile } from './lib/percentile.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -49,10 +50,6 @@ interface Path {
   execUrl(): Promise<string>;
   pfUrl(): Promise<string>;
   dial: SpdyDialOptions;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
 }
 
 async function freePort(): Promise<number> {

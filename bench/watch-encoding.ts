@@ -20,6 +20,7 @@ import { createTokenAuthenticator } from '../control-plane/src/apiserver/auth/au
 import { createApiServer } from '../control-plane/src/apiserver/server.js';
 import { createTempSqliteStore } from '../control-plane/src/storage/testing/sqlite.js';
 import { writeBenchResults, type BenchFigure } from './lib/results.js';
+import { percentile } from './lib/percentile.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -137,7 +138,6 @@ async function waitFor(what: string, cond: () => boolean, timeoutMs = 120_000): 
   }
 }
 
-const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] ?? NaN;
 
 /** 1. Encoding one event in-process, the way the server's WatchEventEncoder does. */
 function encodeOne(pod: Record<string, unknown>): Record<Media, { bytes: number; cpuUs: number; decodeUs: number }> {
@@ -208,7 +208,7 @@ async function lists(n: number): Promise<{ pod: Record<string, unknown>; list: R
         if (i > 0) times.push(performance.now() - t0);
         bytes = r.body.length;
       }
-      list[media] = { bytes, p50Ms: pct(times, 50) };
+      list[media] = { bytes, p50Ms: percentile(times, 50) };
     }
     return { pod, list };
   } finally {
