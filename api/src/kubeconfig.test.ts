@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, stat, writeFile, readFile } from 'node:fs/promises';
+import fsp, { mkdtemp, open, readdir, rm, stat, writeFile, readFile } from 'node:fs/promises';
+import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hasCode } from '@nodelet/base';
@@ -31,6 +32,32 @@ test('writeKubeconfig writes mode 0600 and loadKubeconfig reads it back', async 
   const text = await readFile(file, 'utf8');
   assert.match(text, /certificate-authority-data: /);
   assert.match(text, /current-context: lab-admin/);
+});
+
+test('writeKubeconfig replaces a file atomically: fsynced temp renamed over it; a failed write keeps the old file, no temp left', async (t) => {
+  const dir = await tempDir(t);
+  const file = join(dir, 'admin.kubeconfig');
+  await writeFile(file, 'old', { mode: 0o644 });
+  const probe = await open(file);
+  const fileHandle = Object.getPrototypeOf(probe) as { sync(): Promise<void> };
+  await probe.close();
+  const synced = t.mock.method(fileHandle, 'sync');
+  await writeKubeconfig(file, { server: 'https://127.0.0.1:6443', caData: CA, token: 'first' });
+  assert.equal((await stat(file)).mode & 0o777, 0o600, 'an existing 0644 file ends 0600');
+  assert.equal((await loadKubeconfig(file)).token, 'first');
+  assert.ok(synced.mock.callCount() >= 2, 'the temp file and the directory are fsynced');
+  // The rename fails after the temp file is complete: the target must still be the old file.
+  const rename = t.mock.method(fsp, 'rename', async () => { throw Object.assign(new Error('injected'), { code: 'EIO' }); });
+  syncBuiltinESMExports();
+  try {
+    await assert.rejects(writeKubeconfig(file, { server: 'https://127.0.0.1:6443', caData: CA, token: 'second' }), (e) => hasCode(e, 'ERR_INTERNAL'));
+    assert.equal(rename.mock.callCount(), 1);
+  } finally {
+    rename.mock.restore();
+    syncBuiltinESMExports();
+  }
+  assert.equal((await loadKubeconfig(file)).token, 'first');
+  assert.deepEqual(await readdir(dir), ['admin.kubeconfig']);
 });
 
 test('parseKubeconfig resolves file references relative to the kubeconfig and picks a context', async (t) => {

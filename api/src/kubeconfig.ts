@@ -3,12 +3,13 @@
  * ApiClient options, and write one for an admin or a joining node. Only the fields nodelet needs:
  * `exec` and `auth-provider` users are rejected with a clear message.
  */
-import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { AgentError } from '@nodelet/base';
 import type { TransportOptions } from './client/transport.js';
+import { writeFileAtomic } from './fs-atomic.js';
 
 /** What `loadKubeconfig` resolves: usable directly as `new ApiClient(cfg)`. */
 export interface ResolvedKubeconfig extends TransportOptions {
@@ -227,18 +228,16 @@ export function formatKubeconfig(s: KubeconfigSpec): string {
 }
 
 /**
- * Writes a kubeconfig with mode 0600 (it holds credentials), atomically: a reader never sees a
- * half-written file, and a failed write leaves the old file in place.
+ * Writes a kubeconfig with mode 0600 (it holds credentials) through {@link writeFileAtomic}: a
+ * fsynced temp file renamed over the old one, so a reader (kubectl, a restarting agent) never sees
+ * a half-written file and a failed write leaves the old file in place. Every kubeconfig nodelet
+ * writes (the server's admin.kubeconfig, `nodelet join`, `nodelet kubeconfig create`) goes here.
  */
 export async function writeKubeconfig(file: string, s: KubeconfigSpec): Promise<void> {
-  await mkdir(dirname(file), { recursive: true, mode: 0o700 });
-  const tmp = `${file}.tmp-${process.pid}`;
   try {
-    await writeFile(tmp, formatKubeconfig(s), { mode: 0o600, flag: 'w' });
-    await chmod(tmp, 0o600); // the umask may have narrowed it; never widened, but be explicit
-    await rename(tmp, file);
+    await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+    await writeFileAtomic(file, formatKubeconfig(s), 0o600);
   } catch (err) {
-    await rm(tmp, { force: true });
     throw new AgentError('ERR_INTERNAL', `cannot write kubeconfig "${file}"`, { cause: err });
   }
 }

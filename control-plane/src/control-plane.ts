@@ -13,14 +13,14 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { ApiClient, EventRecorder, type ServerJoinBundle } from '@nodelet/api';
+import { ApiClient, EventRecorder, writeKubeconfig, type ServerJoinBundle } from '@nodelet/api';
 import { AgentError, noopLogger, systemClock, type Logger } from '@nodelet/base';
 import { startRegistry, type Registry as OciRegistry } from '@nodelet/oci';
 import { CONTROLLER_NAMES, startControllerManager, type ControllerManagerHandle, type ControllerName } from './controllers/index.js';
 import type { KeyPairPem } from './pki/certs.js';
 import { hostAddresses, ensurePki, type EnsurePkiOptions } from './pki/pki.js';
 import { startCertRotation } from './pki/rotation.js';
-import { ensureToken, renderKubeconfig, writeKubeconfig } from './pki/kubeconfig.js';
+import { adminKubeconfig, ensureToken } from './pki/kubeconfig.js';
 import { startScheduler, type SchedulerHandle } from './scheduler/index.js';
 import { startSnapshotSchedule } from './storage/snapshot/snapshot-schedule.js';
 import type { DefragSchedule } from './storage/etcd/etcd-defragmenter.js';
@@ -288,11 +288,11 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       logger: log.child({ component: 'pki' }),
       onServing: (pair) => apiServer.setServingCertificate(servingTls(pair)),
       onAgentClient: (pair) => Object.assign(nodeProxy, { clientCert: pair.certPem, clientKey: pair.keyPem }),
-      onAdmin: (pair) => writeKubeconfig(kubeconfigPath, renderKubeconfig({ server: url, caPem: pki.caPem, client: pair })),
+      onAdmin: (pair) => writeKubeconfig(kubeconfigPath, adminKubeconfig(url, pki.caPem, pair)),
     });
     cleanups.push(() => rotation.close());
     // A client certificate of the cluster CA: every server sharing the CA accepts it (docs/ha.md).
-    await writeKubeconfig(kubeconfigPath, renderKubeconfig({ server: url, caPem: pki.caPem, client: pki.admin }));
+    await writeKubeconfig(kubeconfigPath, adminKubeconfig(url, pki.caPem, pki.admin));
 
     let registry: OciRegistry | undefined;
     const regAddr = o.registryAddress ?? '127.0.0.1:5000';

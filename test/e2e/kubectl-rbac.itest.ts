@@ -6,10 +6,9 @@ import assert from 'node:assert/strict';
 import { stat, writeFile } from 'node:fs/promises';
 import { createUserKubeconfig } from '@nodelet/cli';
 import { join } from 'node:path';
-import { ApiClient } from '@nodelet/api';
+import { ApiClient, formatKubeconfig } from '@nodelet/api';
 import { noopLogger, pollUntil } from '@nodelet/base';
 import { startControllerManager } from '../../control-plane/src/controllers/index.js';
-import { renderKubeconfig } from '../../control-plane/src/pki/kubeconfig.js';
 import { kubectlUnavailableReason, startKubectlEnv, type Kubectl, type KubectlEnv } from './kubectl-harness.js';
 
 describe('kubectl and RBAC', { skip: kubectlUnavailableReason() }, () => {
@@ -108,7 +107,7 @@ describe('kubectl and RBAC', { skip: kubectlUnavailableReason() }, () => {
     // certificate, which would authenticate before a bad --token is looked at, as upstream: so a
     // kubeconfig with only the bad token.)
     const badToken = join(env.dir, 'bad-token.kubeconfig');
-    await writeFile(badToken, renderKubeconfig({ server: env.cp.url, caPem: env.cp.caPem, token: 'x' }), { mode: 0o600 });
+    await writeFile(badToken, formatKubeconfig({ server: env.cp.url, caData: env.cp.caPem, token: 'x' }), { mode: 0o600 });
     const imp = await k(['--kubeconfig', badToken, 'get', 'pods', '-n', 'team', '--as', 'alice']);
     assert.notEqual(imp.code, 0);
     assert.match(imp.stderr, /Unauthorized|must be logged in/);

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import YAML from 'yaml';
 import { createCa, describeCertificate, issueCertificate, loadCa } from './certs.js';
-import { ensureToken, renderKubeconfig, writeKubeconfig } from './kubeconfig.js';
+import { writeKubeconfig } from '@nodelet/api';
+import { adminKubeconfig, ensureToken } from './kubeconfig.js';
 import { loadPair, writePairAtomic } from './pair-files.js';
 import { AGENT_CLIENT_USER, ensurePki } from './pki.js';
 
@@ -39,11 +40,11 @@ test('admin token and kubeconfig are 0600 and stable', async (t) => {
   assert.match(token, /^[a-z0-9]{64}$/);
   assert.equal(await ensureToken(join(dir, 'admin.token')), token);
   assert.equal((await stat(join(dir, 'admin.token'))).mode & 0o777, 0o600);
-  await writeKubeconfig(join(dir, 'admin.kubeconfig'), renderKubeconfig({ server: 'https://127.0.0.1:6443', caPem: 'PEM', token }));
+  await writeKubeconfig(join(dir, 'admin.kubeconfig'), adminKubeconfig('https://127.0.0.1:6443', 'PEM', { certPem: 'CERT', keyPem: 'KEY' }));
   assert.equal((await stat(join(dir, 'admin.kubeconfig'))).mode & 0o777, 0o600);
   const kc = YAML.parse(await readFile(join(dir, 'admin.kubeconfig'), 'utf8'));
   assert.equal(kc.clusters[0].cluster['certificate-authority-data'], Buffer.from('PEM').toString('base64'));
-  assert.equal(kc.users[0].user.token, token);
+  assert.equal(kc.users[0].user['client-key-data'], Buffer.from('KEY').toString('base64'));
   assert.equal(kc['current-context'], 'admin@nodelet');
 });
 

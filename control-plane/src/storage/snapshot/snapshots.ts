@@ -11,8 +11,9 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
+import { writeFileAtomic } from '@nodelet/api';
 import { AgentError } from '@nodelet/base';
 
 export type SnapshotKind = 'sqlite' | 'etcd';
@@ -51,22 +52,9 @@ export async function sha256File(file: string): Promise<string> {
   return h.digest('hex');
 }
 
-/** Writes `data` to `file` through a temp file, fsynced, mode 0600, then renamed over it. */
-export async function writeFileAtomic(file: string, data: string): Promise<void> {
-  const tmp = `${file}.part-${process.pid}`;
-  const fh = await open(tmp, 'w', 0o600);
-  try {
-    await fh.writeFile(data);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  await rename(tmp, file);
-}
-
 /** Records `info` beside its snapshot; the snapshot counts as good from this moment. */
 export async function writeSidecar(dir: string, info: SnapshotInfo): Promise<void> {
-  await writeFileAtomic(join(dir, info.file + SIDECAR), `${JSON.stringify(info, null, 2)}\n`);
+  await writeFileAtomic(join(dir, info.file + SIDECAR), `${JSON.stringify(info, null, 2)}\n`, 0o600);
 }
 
 /** A snapshot on disk: its sidecar, or why it is not a good one. */
