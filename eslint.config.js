@@ -22,6 +22,33 @@ export const LAYERS = {
 };
 const ALL = Object.keys(LAYERS);
 
+/**
+ * `.catch(() => undefined)` (or `{}`, `null`, `void 0`) throws the failure away. Allowed only with a
+ * comment on the same line, or the line just above, saying why losing it is fine (issue 28: the PLEG
+ * dropped every container-status failure this way); otherwise handle it (log, count, rethrow).
+ */
+const isNothing = (n) =>
+  (n.type === 'Identifier' && n.name === 'undefined') ||
+  (n.type === 'Literal' && n.value === null) ||
+  (n.type === 'UnaryExpression' && n.operator === 'void' && n.argument.type === 'Literal') ||
+  (n.type === 'BlockStatement' && n.body.length === 0);
+const swallowedCatch = {
+  meta: { type: 'problem', messages: { bare: 'a swallowed .catch() needs a comment on this line (or the one above) saying why the failure does not matter; else log or handle it' } },
+  create(context) {
+    const source = context.sourceCode;
+    return {
+      CallExpression(node) {
+        const cb = node.arguments[0];
+        if (node.callee.type !== 'MemberExpression' || node.callee.property.type !== 'Identifier' || node.callee.property.name !== 'catch') return;
+        if (node.arguments.length !== 1 || !cb || (cb.type !== 'ArrowFunctionExpression' && cb.type !== 'FunctionExpression') || !isNothing(cb.body)) return;
+        const line = node.callee.property.loc.start.line;
+        const explained = source.getAllComments().some((c) => c.loc.end.line >= line - 1 && c.loc.start.line <= cb.loc.end.line);
+        if (!explained) context.report({ node: node.callee.property, messageId: 'bare' });
+      },
+    };
+  },
+};
+
 const layerRules = Object.entries(LAYERS).map(([pkg, allowed]) => ({
   files: [`${pkg}/src/**/*.ts`],
   rules: {
@@ -62,6 +89,13 @@ export default tseslint.config(
     },
   },
   ...layerRules,
+  // Daemon and tool code, where a lost failure hides a fault; tests' best-effort cleanup is not held to it.
+  {
+    files: ['*/src/**/*.ts'],
+    ignores: ['**/*.test.ts', '**/*.itest.ts', '**/testing/**'],
+    plugins: { nodelet: { rules: { 'swallowed-catch': swallowedCatch } } },
+    rules: { 'nodelet/swallowed-catch': 'error' },
+  },
   // The web console's page (console/, docs/console.md): browser code bundled by esbuild, served by the
   // API server as static files. It talks to the cluster only over HTTP, so it imports nothing of ours,
   // and no package imports it (the relative-path rule above keeps it out of the agent and the rest).

@@ -166,7 +166,7 @@ export class Agent {
       await a.#start();
       return a;
     } catch (err) {
-      await a.close().catch(() => undefined);
+      await a.close().catch(() => undefined); // the start failure thrown below is what matters; close is best effort
       throw err;
     }
   }

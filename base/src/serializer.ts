@@ -8,7 +8,7 @@ export class KeyedSerializer {
   run<T>(key: string, task: () => Promise<T>): Promise<T> {
     const prev = this.#tails.get(key) ?? Promise.resolve();
     const next = prev.then(task, task);
-    const tail = next.catch(() => undefined);
+    const tail = next.catch(() => undefined); // the caller gets the failure from next; the chain only waits for it
     this.#tails.set(key, tail);
     void tail.then(() => {
       if (this.#tails.get(key) === tail) this.#tails.delete(key);

@@ -241,7 +241,7 @@ export class CniEngine {
         failures.push(asCniError(delErr).message);
       }
     }
-    await this.cache.remove(list.name, rt.containerID, rt.ifName).catch(() => undefined);
+    await this.cache.remove(list.name, rt.containerID, rt.ifName).catch(() => undefined); // as libcni: a stale cache entry is harmless, the DEL result above is what counts
     if (failures.length === 0) return err;
     this.#log.warn({ network: list.name, containerID: rt.containerID, failures }, 'Rollback DEL after failed ADD did not complete');
     if (!(err instanceof CniError)) return err;

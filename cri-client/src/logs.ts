@@ -132,7 +132,7 @@ class LineReader {
   }
 
   async reopen(fh: FileHandle): Promise<void> {
-    await this.fh.close().catch(() => {});
+    await this.fh.close().catch(() => {}); // the old handle is done with either way
     this.fh = fh;
     this.position = 0;
     this.end = undefined;
@@ -141,7 +141,7 @@ class LineReader {
   }
 
   close(): Promise<void> {
-    return this.fh.close().catch(() => {});
+    return this.fh.close().catch(() => {}); // closing a log reader: nobody is left to tell
   }
 }
 
@@ -203,7 +203,7 @@ async function* readRotatedTail(path: string, want: number, asm: EntryAssembler,
       }
     }
   } finally {
-    await Promise.all(parts.map((p) => p.fh.close().catch(() => {})));
+    await Promise.all(parts.map((p) => p.fh.close().catch(() => {}))); // as above
   }
 }
 

@@ -151,7 +151,7 @@ export async function startContainerd(p: ContainerdPaths, opts: StartContainerdO
       await delay(wait, opts.signal);
     }
   } catch (err) {
-    await terminate(pid, 5_000).catch(() => {});
+    await terminate(pid, 5_000).catch(() => {}); // the start failure is rethrown below; termination is best effort
     await rm(p.pidFile, { force: true });
     throw err;
   }

@@ -150,7 +150,7 @@ interface BaseImage {
 /** Reads the base image and makes sure its layers are in `store` (copied from another store). */
 async function loadBase(store: string, ref: NonNullable<BuildImageOptions['base']>, signal?: AbortSignal): Promise<BaseImage> {
   const from = ref.store ?? store;
-  const found = await resolveTag(from, ref.name, ref.tag).catch(() => undefined);
+  const found = await resolveTag(from, ref.name, ref.tag).catch(() => undefined); // not resolvable in that store: the error below says so
   if (!found) {
     throw new AgentError('ERR_NOT_FOUND', `base image "${ref.name}:${ref.tag}" is not in store "${from}": build it first (the lab images: nodelet image build --lab --store ${from})`);
   }

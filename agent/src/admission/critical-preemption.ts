@@ -18,7 +18,7 @@
  * background and the critical pod starts beside them (the node briefly runs both).
  */
 import { podQOSClass, type Pod } from '@nodelet/api';
-import type { Logger } from '@nodelet/base';
+import { describeError, type Logger } from '@nodelet/base';
 import { isCriticalForEviction } from '../eviction/ranking.js';
 import type { PodStatusFn } from '../podworkers/pod-worker.js';
 import { markDisruptedByKubelet } from '../status/disruption-target.js';
@@ -162,7 +162,7 @@ export function criticalPodAdmissionHandler(o: CriticalPodAdmissionOptions): Adm
     for (const v of victims) {
       o.podEvent(v, 'Warning', PREEMPTING_REASON, PREEMPTED_MESSAGE);
       const grace = v.spec?.terminationGracePeriodSeconds ?? 30;
-      void o.killPod(v, grace, preemptedStatus(o.now)).catch(() => undefined);
+      void o.killPod(v, grace, preemptedStatus(o.now)).catch((err: unknown) => o.log.warn({ pod: name(v), err: describeError(err) }, 'Preempting a pod failed'));
     }
     return ADMIT;
   };

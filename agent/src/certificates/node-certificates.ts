@@ -71,7 +71,7 @@ export async function servingCertificate(o: NodeCertificatesOptions): Promise<Se
     log.warn({ path: join(c.rootDir, 'pki', 'nodelet.crt') }, 'Serving a self-signed certificate (serverTLSBootstrap is off): the API server verifies agents only with --kubelet-certificate-authority naming it');
     return { initial: await selfSigned() };
   }
-  const clusterCa = c.clientCAFile ? await readFile(c.clientCAFile, 'utf8').catch(() => undefined) : undefined;
+  const clusterCa = c.clientCAFile ? await readFile(c.clientCAFile, 'utf8').catch(() => undefined) : undefined; // unreadable: no cluster CA to check against, the self-check below just does without it
   const manager = new ServingCertManager({
     store: new PemPairStore({ dir: join(c.rootDir, 'pki'), pairName: 'kubelet-server', clock: o.clock }),
     nodeName: c.nodeName,

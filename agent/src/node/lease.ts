@@ -86,7 +86,7 @@ export class NodeLease {
         wait = Math.min(interval, backoff.next());
         this.#o.log.warn({ err: describeError(err), retryInMs: wait }, 'Node lease renewal failed');
       }
-      await this.#o.clock.sleep(wait, signal).catch(() => undefined);
+      await this.#o.clock.sleep(wait, signal).catch(() => undefined); // rejects only when aborted; the loop checks the signal
     }
   }
 }

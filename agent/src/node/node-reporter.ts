@@ -203,7 +203,7 @@ export class NodeReporter {
           if (signal.aborted || isAbortError(err)) return;
           const wait = backoff.next();
           this.#o.log.warn({ err: describeError(err), retryInMs: wait }, 'Node registration failed');
-          await this.#o.clock.sleep(wait, signal).catch(() => undefined);
+          await this.#o.clock.sleep(wait, signal).catch(() => undefined); // rejects only when aborted; the loop checks the signal
         }
       }
       if (signal.aborted) return;

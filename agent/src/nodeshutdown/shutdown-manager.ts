@@ -96,7 +96,7 @@ export class NodeShutdownManager {
         watch?.close();
         await this.#release();
       }
-      await this.#o.clock.sleep(backoff.next(), signal).catch(() => undefined);
+      await this.#o.clock.sleep(backoff.next(), signal).catch(() => undefined); // rejects only when aborted; the loop checks the signal
     }
   }
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { noopLogger, pollUntil } from '@nodelet/base';
-import { FakeClock } from '@nodelet/base/testing';
+import { FakeClock, RecordingLogger } from '@nodelet/base/testing';
 import type { Pod } from '@nodelet/api';
 import type { CriContainer, CriSandbox, RuntimeService } from '../runtime/cri.js';
 import { MANAGED_BY, POD_UID, CONTAINER_NAME } from '../runtime/labels.js';
@@ -263,4 +263,22 @@ test('pleg: the first relist that succeeds after failed ones reports the recover
   assert.equal(recovered, 1, 'the first good relist after the failures');
   await tick(() => relists > before + 2);
   assert.equal(recovered, 1, 'and only that one');
+});
+
+test('pleg: a container status the runtime fails to give is logged, not dropped, and the relist goes on', async (t) => {
+  const log = new RecordingLogger();
+  const rt = fakeRuntime();
+  const pleg = new Pleg({ runtime: rt.runtime, clock: new FakeClock(), log, onPodChanged: () => {} });
+  const stop = new AbortController();
+  t.after(() => stop.abort());
+  rt.addPod('u1');
+  rt.runtime.containerStatus = (async () => {
+    throw new Error('status unavailable');
+  }) as RuntimeService['containerStatus'];
+  await pleg.relist(stop.signal);
+  const warned = log.find(/container status failed/, 'warn');
+  assert.equal(warned.length, 1);
+  assert.equal(warned[0]!.fields.containerId, 'c-u1');
+  assert.match(String(warned[0]!.fields.err), /status unavailable/);
+  assert.equal(pleg.get('u1').containers.length, 1, 'the pod is still observed');
 });

@@ -220,7 +220,11 @@ export class Pleg {
         limit.use(async () => {
           let ips = this.#sandboxIps.get(s.id);
           if (!ips && s.state === 'SANDBOX_READY') {
-            const st = await rt.podSandboxStatus({ podSandboxId: s.id }, { signal }).catch(() => undefined);
+            const st = await rt.podSandboxStatus({ podSandboxId: s.id }, { signal }).catch((err: unknown) => {
+              // No IPs this relist (not cached: asked again on the next one).
+              if (!signal.aborted) this.#o.log.warn({ podSandboxId: s.id, err: describeError(err) }, 'PLEG: sandbox status failed');
+              return undefined;
+            });
             const net = st?.status?.network;
             ips = net?.ip ? [net.ip, ...(net.additionalIps ?? []).map((x) => x.ip)] : [];
             if (ips.length > 0 || st?.status?.linux?.namespaces?.options?.network === 'NODE') this.#sandboxIps.set(s.id, ips);
@@ -280,7 +284,11 @@ export class Pleg {
     if (done) return done;
     const run = this.#running.get(id);
     if (run && state === 'CONTAINER_RUNNING') return run;
-    const res = await this.#o.runtime.containerStatus({ containerId: id }, { signal }).catch(() => undefined);
+    const res = await this.#o.runtime.containerStatus({ containerId: id }, { signal }).catch((err: unknown) => {
+      // The container keeps its last known status this relist; asked again on the next one.
+      if (!signal.aborted) this.#o.log.warn({ containerId: id, err: describeError(err) }, 'PLEG: container status failed');
+      return undefined;
+    });
     const st = res?.status ?? undefined;
     if (st?.state === 'CONTAINER_EXITED') {
       this.#exited.set(id, st);

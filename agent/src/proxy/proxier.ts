@@ -175,7 +175,7 @@ export class ServiceProxy {
       this.#resolveSynced = resolve;
       this.#rejectSynced = reject;
     });
-    this.synced.catch(() => {});
+    this.synced.catch(() => {}); // only marks it observed: whoever awaits synced gets the failure
     this.ready = Promise.resolve();
   }
 
@@ -437,7 +437,9 @@ export class ServiceProxy {
         await this.#nft.apply(renderDelete(this.table), AbortSignal.timeout(10_000)).catch((err: unknown) => {
           this.#log.warn({ err: describeError(err) }, 'Deleting the service proxy table failed');
         });
-        await this.#lbAddresses.remove(AbortSignal.timeout(10_000)).catch(() => undefined);
+        await this.#lbAddresses.remove(AbortSignal.timeout(10_000)).catch((err: unknown) => {
+          this.#log.warn({ err: describeError(err) }, 'Removing the load-balancer addresses from the node failed');
+        });
       }
       this.#log.info({ table: this.table, kept: !this.#o.config.cleanupOnShutdown }, 'Service proxy stopped');
     })();

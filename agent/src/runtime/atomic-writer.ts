@@ -102,7 +102,7 @@ async function listFiles(dir: string, rel = ''): Promise<Map<string, Stats> | un
 }
 
 async function sameAsCurrent(version: string, payload: ReadonlyMap<string, FileProjection>, o: AtomicWriteOptions): Promise<boolean> {
-  const files = await listFiles(version).catch(() => undefined);
+  const files = await listFiles(version).catch(() => undefined); // no readable current version: not the same, so it is rewritten
   if (!files || files.size !== payload.size) return false;
   for (const [p, f] of payload) {
     const st = files.get(p);

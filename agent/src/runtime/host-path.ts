@@ -28,7 +28,7 @@ const CHECKS: Readonly<Record<Exclude<HostPathType, '' | 'DirectoryOrCreate' | '
   BlockDevice: { is: (s) => s.isBlockDevice(), what: 'a block device' },
 };
 
-const statOrUndefined = (p: string): Promise<Stats | undefined> => stat(p).catch(() => undefined);
+const statOrUndefined = (p: string): Promise<Stats | undefined> => stat(p).catch(() => undefined); // absent or unreadable reads as missing; the type check reports it
 
 /** Checks (and for the *OrCreate types creates) the hostPath of a volume. Throws ERR_FAILED_PRECONDITION with kubelet's message. */
 export async function checkHostPath(src: NonNullable<Volume['hostPath']>): Promise<void> {

@@ -167,7 +167,7 @@ async function bindVerified(r: SubPathRequest, parts: readonly string[], mounter
     // 6.
     const after = await inodeOf(r.target);
     if (!after || after.dev !== st.dev || after.ino !== st.ino) {
-      await mounter.unmount(r.target, AbortSignal.timeout(30_000)).catch(() => undefined);
+      await mounter.unmount(r.target, AbortSignal.timeout(30_000)).catch(() => undefined); // already failing below; a mount left behind goes with the pod dir
       throw fail(r, `subPath "${r.subPath}" changed while it was being mounted`);
     }
     return r.target;

@@ -42,7 +42,7 @@ export function nodeApiBackend(o: NodeApiBackendOptions): NodeApiBackend {
       return pod ? o.pleg.get(pod.metadata.uid!).sandboxes.find((s) => s.ready)?.id : undefined;
     },
     isRunning: async (id) => {
-      const st = await o.runtime.containerStatus({ containerId: id }, { timeoutMs: STATUS_TIMEOUT_MS }).catch(() => undefined);
+      const st = await o.runtime.containerStatus({ containerId: id }, { timeoutMs: STATUS_TIMEOUT_MS }).catch(() => undefined); // unknown to the runtime or it timed out: not running
       return st?.status?.state === 'CONTAINER_RUNNING';
     },
     runtime: o.runtime,

@@ -350,7 +350,7 @@ export async function startNodeApi(o: NodeApiOptions): Promise<NodeApiServer> {
     },
     close() {
       closed ??= (async () => {
-        const w = await wss?.catch(() => undefined);
+        const w = await wss?.catch(() => undefined); // the WebSocket server never started: nothing of it to close
         for (const c of w?.clients ?? []) c.terminate();
         w?.close();
         server.closeAllConnections();

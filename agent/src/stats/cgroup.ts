@@ -133,12 +133,12 @@ export async function readCgroup(dirs: CgroupDirs, read: ReadText = readText): P
           const usec = parseFlatKeyed(t).get('usage_usec');
           return usec === undefined ? undefined : usec * 1000;
         })
-    ).catch(() => undefined);
+    ).catch(() => undefined); // a reading the kernel lacks (or the cgroup just went) is left out of the summary
   }
   if (dirs.memory) {
     const v1 = dirs.memory.version === 1;
-    const usage = await readNumber(read, join(dirs.memory.dir, v1 ? 'memory.usage_in_bytes' : 'memory.current')).catch(() => undefined);
-    const stat = await read(join(dirs.memory.dir, 'memory.stat')).then(parseFlatKeyed).catch(() => undefined);
+    const usage = await readNumber(read, join(dirs.memory.dir, v1 ? 'memory.usage_in_bytes' : 'memory.current')).catch(() => undefined); // as above: left out
+    const stat = await read(join(dirs.memory.dir, 'memory.stat')).then(parseFlatKeyed).catch(() => undefined); // as above: left out
     if (usage !== undefined) {
       out.memory = {
         usageBytes: usage,

@@ -136,7 +136,7 @@ export class StatsCollector {
     const podStatsById = new Map((podStats ?? []).map((s) => [s.attributes?.id ?? '', s]));
     // 3a. The node and its filesystems (statfs may fail on a path not there yet: left out).
     const imageMount = imageFs?.imageFilesystems[0];
-    const fsOf = (p: string | undefined): Promise<FsUsage | undefined> => (p ? this.#statfs(p).catch(() => undefined) : Promise.resolve(undefined));
+    const fsOf = (p: string | undefined): Promise<FsUsage | undefined> => (p ? this.#statfs(p).catch(() => undefined) : Promise.resolve(undefined)); // statfs of a path not there yet: left out (see above)
     const [node, rootFs, logsFs, imageFsUsage] = await Promise.all([readNodeReadings(this.#read), fsOf(o.rootDir), fsOf(o.podLogsDir), fsOf(imageMount?.fsId?.mountpoint)]);
     // 2 + 3b. Per sandbox and container.
     const sandboxReadings: SandboxReading[] = [];
@@ -164,7 +164,7 @@ export class StatsCollector {
       const logDir = join(podLogDir({ metadata: { namespace: sb.namespace, name: sb.name, uid: sb.uid } }, o.podLogsDir), c.metadata.name);
       containerReadings.push({
         id: c.id, sandboxId: c.podSandboxId, name: c.metadata.name, createdAtNs: Number(c.createdAt),
-        stats: statsById.get(c.id), logs: await dirUsage(logDir, { maxEntries: 1000, signal }).catch(() => undefined),
+        stats: statsById.get(c.id), logs: await dirUsage(logDir, { maxEntries: 1000, signal }).catch(() => undefined), // the log dir may not exist yet: no log usage reported
       });
     }
     // 4. Assemble.
@@ -217,7 +217,7 @@ export class StatsCollector {
     const timeNs = this.#o.clock.now() * 1e6;
     reading.pause = { ...(await readProcessCgroup(info.pid, this.#mounts!, this.#read)), timeNs };
     if (!info.hostNetwork) {
-      const dev = await this.#read(`/proc/${info.pid}/net/dev`).catch(() => undefined);
+      const dev = await this.#read(`/proc/${info.pid}/net/dev`).catch(() => undefined); // the sandbox exited meanwhile: no network stats this round
       if (dev) reading.network = { timeNs, interfaces: parseNetDev(dev) };
     }
   }

@@ -54,7 +54,7 @@ export async function dirUsage(dir: string, o: DirUsageOptions = {}): Promise<Di
     for (const name of names) {
       if (entries >= max) return { usedBytes, inodesUsed: seen.size, complete: false };
       const p = join(d, name);
-      const st = await lstat(p).catch(() => undefined);
+      const st = await lstat(p).catch(() => undefined); // removed while walking: not counted
       entries++;
       if (!st || st.dev !== root.dev || seen.has(st.ino)) continue;
       seen.add(st.ino);

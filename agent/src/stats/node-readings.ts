@@ -139,7 +139,7 @@ export interface NodeReadings {
 
 /** Everything of the node from /proc (one read of each file). */
 export async function readNodeReadings(read: ReadText = readText): Promise<NodeReadings> {
-  const opt = (p: string): Promise<string | undefined> => read(p).catch(() => undefined);
+  const opt = (p: string): Promise<string | undefined> => read(p).catch(() => undefined); // optional /proc files (absent on some kernels): left out
   const [stat, meminfo, vmstat, netdev, route, pidMax, loadavg] = await Promise.all([
     read('/proc/stat'), read('/proc/meminfo'), opt('/proc/vmstat'), opt('/proc/self/net/dev'), opt('/proc/self/net/route'),
     opt('/proc/sys/kernel/pid_max'), opt('/proc/loadavg'),

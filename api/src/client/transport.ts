@@ -336,6 +336,6 @@ export class UndiciTransport extends Transport {
   }
 
   protected destroy(): void {
-    void this.#pool.destroy().catch(() => undefined);
+    void this.#pool.destroy().catch(() => undefined); // closing the pool: a failure has nobody left to tell
   }
 }

@@ -40,13 +40,13 @@ export function startNamespaceLifecycle(ctx: ServerContext, resources: () => rea
       remaining += page.items.length;
       for (const o of page.items) {
         if (o.metadata.deletionTimestamp) continue;
-        await deleteObject(ctx, r, name, o.metadata.name!, {}).catch(() => undefined);
+        await deleteObject(ctx, r, name, o.metadata.name!, {}).catch(() => undefined); // not deleted yet: counted in remaining, retried on the next pass
       }
     }
     if (remaining > 0) return;
     const ns = await namespaces.registry.find(undefined, name);
     if (ns?.metadata.deletionTimestamp && !(ns.metadata.finalizers?.length)) {
-      await namespaces.registry.remove(ns).catch(() => undefined);
+      await namespaces.registry.remove(ns).catch(() => undefined); // already gone or changed: the next pass looks again
       log.info({ namespace: name }, 'Namespace removed');
     }
   }

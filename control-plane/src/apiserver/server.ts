@@ -365,8 +365,8 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
         await closed;
         clearTimeout(deadline);
         auditor?.close();
-        await lifecycle.catch(() => undefined);
-        await crds.done.catch(() => undefined);
+        await lifecycle.catch(() => undefined); // its failure was logged where it ran; this only waits for it to end
+        await crds.done.catch(() => undefined); // as above
       })();
       return closing;
     },

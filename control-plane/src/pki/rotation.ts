@@ -100,7 +100,7 @@ export function startCertRotation(o: CertRotationOptions): CertRotation {
 
   const check = (): Promise<void> => {
     const run = queue.then(runCheck);
-    queue = run.catch(() => undefined);
+    queue = run.catch(() => undefined); // runCheck logs its own failures; the queue only orders the checks
     return run;
   };
 

@@ -110,7 +110,7 @@ async function collect(store: string, d: Descriptor, blobs: Map<string, number>,
 
 async function need(store: string, d: Descriptor, blobs: Map<string, number>, what: string): Promise<void> {
   if (blobs.has(d.digest)) return;
-  const st = await stat(blobPath(store, d.digest)).catch(() => undefined);
+  const st = await stat(blobPath(store, d.digest)).catch(() => undefined); // missing or unreadable: the error below names the blob
   if (!st) throw new AgentError('ERR_NOT_FOUND', `blob ${d.digest} of image "${what}" is missing from store "${store}"`);
   if (st.size !== d.size) throw new AgentError('ERR_FAILED_PRECONDITION', `blob ${d.digest} of image "${what}" is ${st.size} bytes in store "${store}", but its descriptor says ${d.size}`);
   blobs.set(d.digest, d.size);

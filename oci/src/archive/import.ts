@@ -104,9 +104,9 @@ async function commit(store: string, image: ArchiveImage, staged: ReturnType<typ
 }
 
 async function isDir(p: string): Promise<boolean> {
-  return (await stat(p).catch(() => undefined))?.isDirectory() ?? false;
+  return (await stat(p).catch(() => undefined))?.isDirectory() ?? false; // absent or unreadable: not a directory
 }
 
 async function isFile(p: string): Promise<boolean> {
-  return (await stat(p).catch(() => undefined))?.isFile() ?? false;
+  return (await stat(p).catch(() => undefined))?.isFile() ?? false; // absent or unreadable: not a file
 }

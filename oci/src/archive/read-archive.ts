@@ -102,7 +102,7 @@ export async function readArchive(archive: string, staging: string, signal?: Abo
     parser.on('end', resolve);
     parser.on('error', (err: Error) => reject(failure ?? err));
   });
-  done.catch(() => undefined);
+  done.catch(() => undefined); // only marks it observed: it is awaited below
   try {
     for await (const chunk of createReadStream(archive, { signal }) as AsyncIterable<Buffer>) {
       if (failure !== undefined) break;

@@ -53,7 +53,7 @@ async function runLogs(cri: CriClient, id: string, o: LogsOptions, signal: Abort
   const isFinished = async (): Promise<boolean> => {
     if (Date.now() - lastCheck < 1000) return false;
     lastCheck = Date.now();
-    const s = await cri.runtime.containerStatus({ containerId: id }, { signal }).catch(() => undefined);
+    const s = await cri.runtime.containerStatus({ containerId: id }, { signal }).catch(() => undefined); // status unknown this time: checked again in a second
     return s?.status?.state !== 'CONTAINER_RUNNING';
   };
   let budget = o.limitBytes ? Number.parseInt(o.limitBytes, 10) : Infinity;

@@ -101,7 +101,7 @@ export async function labAddNode(n: LabNodeOptions): Promise<LabNode> {
     }
     return { nodeName: o.nodeName, runtimeEndpoint: rt.endpoint, ...(placed ? { netns: placed.netns, ip: placed.ip } : {}), options: n };
   } catch (err) {
-    await labRemoveNode(n, { keepState: true }).catch(() => undefined);
+    await labRemoveNode(n, { keepState: true }).catch(() => undefined); // undo on failure: the original error is rethrown below
     throw err;
   } finally {
     admin.close();

@@ -177,7 +177,7 @@ export async function labUp(opts: Partial<LabOptions> = {}): Promise<LabUpResult
     };
   } catch (err) {
     say('start-up failed; stopping what was started…');
-    await labDown({ ...o, keepState: true }).catch(() => undefined);
+    await labDown({ ...o, keepState: true }).catch(() => undefined); // undo on failure: the original error is rethrown below
     throw err;
   }
 }

@@ -209,7 +209,7 @@ export async function ensureNodeNetns(o: { node: string; network: NodeNetwork; i
     const r = await run(netnsExec(netns)[0]!, [...netnsExec(netns).slice(1), 'sysctl', '-qw', ...sysctls], { signal, timeoutMs: 10_000 });
     if (r.code !== 0) throw new AgentError('ERR_INTERNAL', `sysctl in ${netns} failed: ${r.stderr.trim()}`);
   } catch (err) {
-    await deleteNodeNetns(o.node, AbortSignal.timeout(30_000)).catch(() => undefined);
+    await deleteNodeNetns(o.node, AbortSignal.timeout(30_000)).catch(() => undefined); // undo on failure: the original error is rethrown below
     throw err;
   }
   return { netns, ip: addr };

@@ -177,7 +177,7 @@ async function watchNotReady(ctx: FaultContext, ms: number): Promise<{ sawNotRea
 
 /** Node Ready must be True within READY_AFTER_RUNTIME_MS of `backAt`; waits up to 60 s to report how long it took. */
 async function readyAfterRuntime(ctx: FaultContext, backAt: number, wasDown: boolean): Promise<Finding[]> {
-  const readyAt = await pollUntil('node Ready', async () => (readyCondition(await ctx.api.get(NODES, ctx.nodeName, { timeoutMs: 2_000 })).status === 'True' ? Date.now() : undefined), { timeoutMs: 60_000, intervalMs: 200 }).catch(() => undefined);
+  const readyAt = await pollUntil('node Ready', async () => (readyCondition(await ctx.api.get(NODES, ctx.nodeName, { timeoutMs: 2_000 })).status === 'True' ? Date.now() : undefined), { timeoutMs: 60_000, intervalMs: 200 }).catch(() => undefined); // not Ready within 60 s: reported as the finding below
   const took = readyAt === undefined ? undefined : readyAt - backAt;
   if (took !== undefined && took <= READY_AFTER_RUNTIME_MS) return [];
   return [{ invariant: 'node-ready-after-runtime', key: `r${ctx.round}`, message: `node "${ctx.nodeName}" ${took === undefined ? 'not Ready 60 s' : `Ready only ${(took / 1000).toFixed(1)} s`} after its runtime came back${wasDown ? ' (it had gone NotReady)' : ''}` }];
@@ -185,7 +185,7 @@ async function readyAfterRuntime(ctx: FaultContext, backAt: number, wasDown: boo
 
 /** A Ready pod of the web deployment and its running container (the first by name, for repeatability). */
 async function runningWebPod(api: ApiClient): Promise<{ uid: string; pod: string; containerID: string } | undefined> {
-  const pods = await api.list(PODS, { namespace: SOAK_NAMESPACE, labelSelector: 'app=web', timeoutMs: 5_000 }).catch(() => undefined);
+  const pods = await api.list(PODS, { namespace: SOAK_NAMESPACE, labelSelector: 'app=web', timeoutMs: 5_000 }).catch(() => undefined); // API unreachable this round: no victim, the fault is skipped
   const p = pods?.items
     .filter((x) => !x.metadata?.deletionTimestamp && x.status?.containerStatuses?.[0]?.state?.running && x.status.containerStatuses[0].containerID)
     .sort((a, b) => (a.metadata!.name! < b.metadata!.name! ? -1 : 1))[0];
@@ -201,7 +201,7 @@ async function restartWithoutApi(ctx: FaultContext, victim: { uid: string; conta
     return await pollUntil('a new container', async () => {
       const cs = (await client.runtime.listContainers({ filter: { labelSelector: { 'io.kubernetes.pod.uid': victim.uid } } }, { timeoutMs: 5_000 })).containers ?? [];
       return cs.find((c) => c.id !== victim.containerID && String(c.state) === 'CONTAINER_RUNNING')?.id;
-    }, { timeoutMs: withinMs, intervalMs: 250 }).catch(() => undefined);
+    }, { timeoutMs: withinMs, intervalMs: 250 }).catch(() => undefined); // no new container in time: the caller reports it
   } finally {
     client.close();
   }

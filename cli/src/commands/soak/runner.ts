@@ -105,7 +105,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     say('removing the workload and checking what is left…');
     for (const d of ['web', 'probed', 'crashy', 'burst'] as const) await writer.scale(d, 0);
     const pods = await api.list(PODS, { namespace: SOAK_NAMESPACE, timeoutMs: 15_000 });
-    for (const p of pods.items) await api.delete(PODS, p.metadata!.name!, { namespace: SOAK_NAMESPACE }).catch(() => undefined);
+    for (const p of pods.items) await api.delete(PODS, p.metadata!.name!, { namespace: SOAK_NAMESPACE }).catch(() => undefined); // already gone; what is left is checked below
     const last = await checker.converge(o.convergeMs);
     const end = Date.now() + 90_000;
     for (let pending = checker.pendingUntil(); pending !== undefined && pending < end; pending = checker.pendingUntil()) {
@@ -131,9 +131,9 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     fp.disarm();
     disk.release();
     lab.options.cniPluginDirs = undefined;
-    await lab.kill('agent', 'SIGTERM').catch(() => undefined);
+    await lab.kill('agent', 'SIGTERM').catch(() => undefined); // the agent may already be down; the restart below reports
     await lab.start('agent').catch((err: Error) => report.notes.push(`agent restart at the end failed: ${err.message}`));
-    if (!o.keepWorkload && api) await api.delete(NAMESPACES, SOAK_NAMESPACE).catch(() => undefined);
+    if (!o.keepWorkload && api) await api.delete(NAMESPACES, SOAK_NAMESPACE).catch(() => undefined); // best-effort cleanup at the end of the soak; its report is already written
     await disk.restore().catch((err: Error) => report.notes.push(err.message));
     api?.close();
     writeFileSync(join(work, `report-${o.seed}.json`), JSON.stringify(report, null, 2));

@@ -18,6 +18,7 @@
  *                 "expirationTimestamp":"…","certificateAuthorityData":"<base64 PEM>"}}
  */
 import { BOOTSTRAP_NODE_NAME_KEY, isDns1123Subdomain, rfc3339 } from '@nodelet/api';
+import { describeError } from '@nodelet/base';
 import type { RequestScope, ServerContext } from '../context.js';
 import { admitCreate } from '../handlers/admit.js';
 import { bodyOf, decodeObjectBody } from '../media.js';
@@ -75,7 +76,7 @@ export async function issueNodeCredential(ctx: ServerContext, nodeName: string, 
   await secrets.registry.create(obj);
   // The new credential exists before the old ones go: a node rotating never holds none.
   for (const o of old) {
-    if (revoke === 'now') await secrets.registry.remove(o).catch(() => undefined);
+    if (revoke === 'now') await secrets.registry.remove(o).catch((err: unknown) => ctx.logger.warn({ node: nodeName, secret: o.metadata.name, err: describeError(err) }, 'Revoking an old node credential failed'));
     else await shortenTo(ctx, o, ctx.now() + ROTATION_OVERLAP_MS);
   }
   ctx.logger.info({ node: nodeName, requester: requester.name, revoked: old.length, mode: revoke }, 'Issued node credential');
@@ -129,5 +130,5 @@ async function shortenTo(ctx: ServerContext, credential: ApiObject, until: numbe
       o.data = { ...((o.data ?? {}) as Json), [NODE_TOKEN_EXPIRATION_KEY]: b64(rfc3339(until)) };
       return o;
     })
-    .catch(() => undefined);
+    .catch((err: unknown) => ctx.logger.warn({ secret: credential.metadata.name, err: describeError(err) }, 'Shortening an old node credential failed'));
 }

@@ -40,7 +40,7 @@ export function agentDispatcher(shutdown: AbortSignal, tlsFor: () => tls.Connect
     const created: Pools = { current: { agent, tls: material }, open: new Set() };
     pools.set(shutdown, created);
     shutdown.addEventListener('abort', () => {
-      for (const a of created.open) void a.destroy().catch(() => undefined);
+      for (const a of created.open) void a.destroy().catch(() => undefined); // shutting down: a pool that fails to close has nobody to tell
       created.open.clear();
     }, { once: true });
     p = created;

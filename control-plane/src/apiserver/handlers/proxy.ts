@@ -50,8 +50,8 @@ function plainDispatcher(shutdown: AbortSignal, scheme: 'http' | 'https'): Agent
   if (!d) {
     const made = { http: new Agent({ keepAliveTimeout: 30_000 }), https: new Agent({ keepAliveTimeout: 30_000, connect: { rejectUnauthorized: false } }) };
     shutdown.addEventListener('abort', () => {
-      void made.http.destroy().catch(() => undefined);
-      void made.https.destroy().catch(() => undefined);
+      void made.http.destroy().catch(() => undefined); // shutting down: nobody to tell
+      void made.https.destroy().catch(() => undefined); // shutting down: nobody to tell
     }, { once: true });
     plainDispatchers.set(shutdown, made);
     d = made;

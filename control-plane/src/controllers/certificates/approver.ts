@@ -50,7 +50,7 @@ export class KubeletClientCsrApprover extends ApproverBase {
   async reconcile(name: string, signal: AbortSignal): Promise<void> {
     const csr = this.csrs.get(name);
     if (!csr || csrState(csr) !== 'pending' || csr.spec.signerName !== SIGNER_KUBELET_CLIENT) return;
-    const parsed = await parseCsr(Buffer.from(csr.spec.request, 'base64').toString('utf8')).catch(() => undefined);
+    const parsed = await parseCsr(Buffer.from(csr.spec.request, 'base64').toString('utf8')).catch(() => undefined); // unparseable: not approved here, left pending for a human
     if (!parsed || kubeletClientProblem(parsed, csr.spec.usages ?? [])) return;
     const self = csr.spec.username === parsed.commonName;
     const sub = self ? 'selfnodeclient' : 'nodeclient';
@@ -103,7 +103,7 @@ export class KubeletServingCsrApprover extends ApproverBase {
   async reconcile(name: string, signal: AbortSignal): Promise<{ requeueAfterMs: number } | undefined> {
     const csr = this.csrs.get(name);
     if (!csr || csrState(csr) !== 'pending' || csr.spec.signerName !== SIGNER_KUBELET_SERVING) return;
-    const parsed = await parseCsr(Buffer.from(csr.spec.request, 'base64').toString('utf8')).catch(() => undefined);
+    const parsed = await parseCsr(Buffer.from(csr.spec.request, 'base64').toString('utf8')).catch(() => undefined); // unparseable: not approved here, left pending for a human
     if (!parsed || kubeletServingProblem(parsed, csr.spec.usages ?? [])) return;
     const nodeName = parsed.commonName.slice(NODE_USER_PREFIX.length);
     // Only the node itself, for itself.

@@ -126,7 +126,7 @@ export class DaemonSetController extends ControllerBase {
     const max = maxRevisionNumber(all);
     const matching = all.filter((r) => revisionMatches(r, ds.spec?.template)).sort((a, b) => b.revision - a.revision);
     let current = matching[0];
-    for (const dup of matching.slice(1)) await revs.delete(dup.metadata.name ?? '', { signal }).catch(() => undefined);
+    for (const dup of matching.slice(1)) await revs.delete(dup.metadata.name ?? '', { signal }).catch(() => undefined); // a duplicate left behind still matches: deleted on the next sync
     if (current && current.revision < max) current = await revs.update({ ...current, revision: max + 1 }, { signal });
     if (!current) {
       const collisions = ds.status?.collisionCount ?? 0;

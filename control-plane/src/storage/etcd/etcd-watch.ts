@@ -62,7 +62,7 @@ export async function* etcdWatch(deps: EtcdWatchDeps): AsyncGenerator<WatchEvent
   const stop = (): Promise<void> => {
     // A server-canceled watcher is already detached; cancelling it again would wait forever.
     stopping ??= watcher && !canceledByServer
-      ? Promise.race([watcher.cancel(), new Promise<void>((r) => setTimeout(r, 2000).unref())]).catch(() => {})
+      ? Promise.race([watcher.cancel(), new Promise<void>((r) => setTimeout(r, 2000).unref())]).catch(() => {}) // detaching an abandoned watch: nobody is left to tell
       : Promise.resolve();
     return stopping;
   };
