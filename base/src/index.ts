@@ -10,3 +10,4 @@ export * from './logger.js';
 export * from './wakeup.js';
 export * from './poll.js';
 export * from './duration.js';
+export * from './ipv4.js';

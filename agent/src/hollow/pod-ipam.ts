@@ -4,19 +4,7 @@
  * broadcast addresses and the gateway (.1) are never given, a released address may be reused.
  * Nothing is configured on the host. Synchronous; owned by one FakeRuntimeState.
  */
-import { AgentError } from '@nodelet/base';
-
-function ipToInt(ip: string): number {
-  const parts = ip.split('.').map(Number);
-  if (parts.length !== 4 || parts.some((n) => !Number.isInteger(n) || n < 0 || n > 255)) {
-    throw new AgentError('ERR_INVALID_ARGUMENT', `"${ip}" is not an IPv4 address`);
-  }
-  return ((parts[0]! << 24) | (parts[1]! << 16) | (parts[2]! << 8) | parts[3]!) >>> 0;
-}
-
-function intToIp(n: number): string {
-  return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
-}
+import { AgentError, formatIpv4, parseIpv4, tryParseIpv4Cidr } from '@nodelet/base';
 
 export class PodIpam {
   #base = 0;
@@ -32,12 +20,10 @@ export class PodIpam {
 
   /** Sets the range (an IPv4 CIDR of /8 to /30). A changed CIDR keeps the addresses already given. */
   setCidr(cidr: string): void {
-    const [ip, bits] = cidr.split('/');
-    const prefix = Number(bits);
-    if (!ip || !Number.isInteger(prefix) || prefix < 8 || prefix > 30) throw new AgentError('ERR_INVALID_ARGUMENT', `pod CIDR "${cidr}" must be an IPv4 /8 to /30`);
-    const mask = prefix === 0 ? 0 : (~0 << (32 - prefix)) >>> 0;
-    this.#base = (ipToInt(ip) & mask) >>> 0;
-    this.#size = 2 ** (32 - prefix);
+    const c = tryParseIpv4Cidr(cidr);
+    if (!c || c.prefix < 8 || c.prefix > 30) throw new AgentError('ERR_INVALID_ARGUMENT', `pod CIDR "${cidr}" must be an IPv4 /8 to /30`);
+    this.#base = c.base;
+    this.#size = 2 ** (32 - c.prefix);
     this.#cidr = cidr;
     this.#next = 2;
   }
@@ -52,7 +38,7 @@ export class PodIpam {
       if (!this.#used.has(n)) {
         this.#used.add(n);
         this.#next = offset + 1;
-        return intToIp(n);
+        return formatIpv4(n);
       }
     }
     throw new AgentError('ERR_RESOURCE_EXHAUSTED', `no free address left in pod CIDR "${this.#cidr}"`);
@@ -60,7 +46,7 @@ export class PodIpam {
 
   /** Returns an address; unknown ones are ignored (release is idempotent, as CNI DEL is). */
   release(ip: string): void {
-    if (ip) this.#used.delete(ipToInt(ip));
+    if (ip) this.#used.delete(parseIpv4(ip));
   }
 
   get inUse(): number {

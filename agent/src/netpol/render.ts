@@ -19,6 +19,7 @@
  */
 import { isIPv4 } from 'node:net';
 import { labelSelectorFromObject, matchLabels, type LabelSelector, type Namespace, type NetworkPolicy, type NetworkPolicyPeer, type NetworkPolicyPort, type Pod } from '@nodelet/api';
+import { inIpv4Cidr, tryParseIpv4 } from '@nodelet/base';
 import type { NamedSet, TableContribution } from '../proxy/contribution.js';
 import { hash8, hashedName } from '../proxy/names.js';
 import type { TableElement } from '../proxy/render.js';
@@ -84,15 +85,8 @@ export function policyTypes(np: NetworkPolicy): Direction[] {
 }
 
 const sortIPs = (ips: Iterable<string>): string[] => [...ips].sort((a, b) => ipNum(a) - ipNum(b));
-const ipNum = (ip: string): number => ip.split('.').reduce((acc, o) => acc * 256 + Number(o), 0);
+const ipNum = (ip: string): number => tryParseIpv4(ip) ?? 0; // only IPv4 addresses reach here (podIPs)
 
-function inCidr(ip: string, cidr: string): boolean {
-  const [base, bits] = cidr.split('/');
-  if (!base || !isIPv4(base)) return false;
-  const n = Number(bits ?? 32);
-  const mask = n === 0 ? 0 : (~0 << (32 - n)) >>> 0;
-  return ((ipNum(ip) & mask) >>> 0) === ((ipNum(base) & mask) >>> 0);
-}
 
 class Builder {
   readonly chains = new Map<string, string[]>();
@@ -211,7 +205,7 @@ function selectorPeerPods(peers: readonly NetworkPolicyPeer[], ns: string, pods:
 function ipBlockPods(peers: readonly NetworkPolicyPeer[], pods: readonly PodInfo[]): PodInfo[] {
   const blocks = peers.flatMap((p) => (p.ipBlock ? [p.ipBlock] : []));
   if (!blocks.length) return [];
-  return pods.filter((p) => p.ips.some((ip) => blocks.some((bl) => inCidr(ip, bl.cidr) && !(bl.except ?? []).some((e) => inCidr(ip, e)))));
+  return pods.filter((p) => p.ips.some((ip) => blocks.some((bl) => inIpv4Cidr(ip, bl.cidr) && !(bl.except ?? []).some((e) => inIpv4Cidr(ip, e)))));
 }
 
 /**

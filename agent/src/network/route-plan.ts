@@ -12,7 +12,7 @@
  * device), a permanent neighbour entry maps that address to the peer's VTEP MAC and an FDB entry
  * sends frames for that MAC to the peer's InternalIP.
  */
-import { AgentError } from '@nodelet/base';
+import { formatIpv4, inIpv4Cidr, parseIpv4Cidr } from '@nodelet/base';
 
 /** The routing protocol number on the agent's pod routes: how it tells its own from others'. */
 export const ROUTE_PROTO = 150;
@@ -53,40 +53,17 @@ export interface RoutePlan {
   neigh: NeighEntry[];
 }
 
-export function parseIpv4(s: string): number {
-  const parts = s.split('.');
-  if (parts.length !== 4 || parts.some((p) => !/^\d{1,3}$/.test(p) || Number(p) > 255)) {
-    throw new AgentError('ERR_INVALID_ARGUMENT', `"${s}" is not an IPv4 address`);
-  }
-  return parts.reduce((a, p) => a * 256 + Number(p), 0);
-}
-
-function formatIpv4(n: number): string {
-  return [24, 16, 8, 0].map((s) => Math.floor(n / 2 ** s) % 256).join('.');
-}
-
-function splitCidr(cidr: string): { base: number; prefix: number } {
-  const [addr, bits] = cidr.split('/');
-  const prefix = Number(bits);
-  if (!Number.isInteger(prefix) || prefix < 0 || prefix > 32) throw new AgentError('ERR_INVALID_ARGUMENT', `"${cidr}" is not an IPv4 CIDR`);
-  const size = 2 ** (32 - prefix);
-  return { base: Math.floor(parseIpv4(addr ?? '') / size) * size, prefix };
-}
-
 /** Whether IPv4 `ip` lies in `cidr`. */
-export function inCidr(ip: string, cidr: string): boolean {
-  const { base, prefix } = splitCidr(cidr);
-  return Math.floor(parseIpv4(ip) / 2 ** (32 - prefix)) === Math.floor(base / 2 ** (32 - prefix));
-}
+export const inCidr = inIpv4Cidr;
 
 /** The network address of a pod CIDR: the address a node's VXLAN device holds (as /32). */
 export function podGateway(podCIDR: string): string {
-  return formatIpv4(splitCidr(podCIDR).base);
+  return formatIpv4(parseIpv4Cidr(podCIDR).base);
 }
 
 /** The canonical form `ip -json route` prints a destination in (a /32 without its suffix). */
 export function canonicalDst(cidr: string): string {
-  const { base, prefix } = splitCidr(cidr);
+  const { base, prefix } = parseIpv4Cidr(cidr);
   return prefix === 32 ? formatIpv4(base) : `${formatIpv4(base)}/${prefix}`;
 }
 

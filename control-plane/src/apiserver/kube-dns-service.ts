@@ -10,8 +10,7 @@
  * back at the next server start. When another Service already holds the IP, a warning says so and
  * nothing is created.
  */
-import { isIPv4 } from 'node:net';
-import type { Logger } from '@nodelet/base';
+import { formatIpv4, parseIpv4, tryParseIpv4, type Logger } from '@nodelet/base';
 import type { ServerContext } from './context.js';
 import { MATCH_ALL } from './filter.js';
 import { admitCreate } from './handlers/admit.js';
@@ -22,22 +21,21 @@ import { StatusError } from './status.js';
 const NAMESPACE = 'kube-system';
 const NAME = 'kube-dns';
 
-const toInt = (ip: string): number => ip.split('.').reduce((n, o) => ((n << 8) | Number(o)) >>> 0, 0);
-
 /** True when `ip` is a usable address of `cidr` (not its network or broadcast address). */
 export function inServiceCidr(ip: string, cidr = DEFAULT_SERVICE_CIDR): boolean {
   const [base = '', bits = '32'] = cidr.split('/');
-  if (!isIPv4(ip) || !isIPv4(base)) return false;
+  const n = tryParseIpv4(ip);
+  const b = tryParseIpv4(base);
+  if (n === undefined || b === undefined) return false;
   const size = 2 ** (32 - Number(bits));
-  const off = toInt(ip) - toInt(base);
+  const off = n - b;
   return off > 0 && off < size - 1;
 }
 
 /** The default kube-dns IP: the 10th address of the service range (kubeadm's rule; 10.96.0.10). */
 export function clusterDnsIpOf(cidr: string): string {
   const [base = ''] = cidr.split('/');
-  const n = (toInt(base) + 10) >>> 0;
-  return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
+  return formatIpv4(parseIpv4(base) + 10);
 }
 
 export function kubeDnsService(clusterIP: string): ApiObject {

@@ -15,7 +15,7 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { AgentError } from '@nodelet/base';
+import { AgentError, formatIpv4, inIpv4Cidr, parseIpv4 } from '@nodelet/base';
 import { run } from '@nodelet/lab-runtime';
 
 export interface NodeNetwork {
@@ -45,17 +45,7 @@ export function netnsExec(netns: string): string[] {
   return ['nsenter', `--net=${NETNS_DIR}/${netns}`];
 }
 
-export function parseIpv4(s: string): number {
-  const parts = s.split('.');
-  if (parts.length !== 4 || parts.some((p) => !/^\d{1,3}$/.test(p) || Number(p) > 255)) {
-    throw new AgentError('ERR_INVALID_ARGUMENT', `"${s}" is not an IPv4 address`);
-  }
-  return parts.reduce((a, p) => a * 256 + Number(p), 0);
-}
-
-export function formatIpv4(n: number): string {
-  return [24, 16, 8, 0].map((s) => Math.floor(n / 2 ** s) % 256).join('.');
-}
+export { formatIpv4, parseIpv4 };
 
 /** `{ base, prefix }` of an IPv4 CIDR; ERR_INVALID_ARGUMENT unless it is a /16–/29 network address. */
 export function parseNodeNetworkCidr(cidr: string): { base: number; prefix: number } {
@@ -69,11 +59,8 @@ export function parseNodeNetworkCidr(cidr: string): { base: number; prefix: numb
   return { base, prefix };
 }
 
-export function inCidr(ip: string, cidr: string): boolean {
-  const [addr, bits] = cidr.split('/');
-  const size = 2 ** (32 - Number(bits));
-  return Math.floor(parseIpv4(ip) / size) === Math.floor(parseIpv4(addr!) / size);
-}
+/** Whether IPv4 `ip` lies in `cidr` (false when either is not IPv4). */
+export const inCidr = inIpv4Cidr;
 
 /** The host's address on the node network: the first address of the CIDR. */
 export function nodeNetworkHostAddress(cidr: string): string {

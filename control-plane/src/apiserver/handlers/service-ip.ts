@@ -4,7 +4,7 @@
  * address and .1 (reserved for the `kubernetes` Service). Allocations are serialized in-process,
  * and across API servers on one store by the allocation ledger's CAS (allocation-ledger.ts).
  */
-import { Semaphore } from '@nodelet/base';
+import { formatIpv4, parseIpv4Cidr, Semaphore } from '@nodelet/base';
 import type { ServerContext } from '../context.js';
 import { MATCH_ALL } from '../filter.js';
 import type { ApiObject, Json } from '../object.js';
@@ -16,10 +16,8 @@ export const DEFAULT_SERVICE_CIDR = '10.96.0.0/16';
 const locks = new WeakMap<ServerContext, Semaphore>();
 
 function parseCidr(cidr: string): { base: number; size: number } {
-  const [ip = '', bits = '32'] = cidr.split('/');
-  const octets = ip.split('.').map(Number);
-  const base = (((octets[0]! << 24) >>> 0) + (octets[1]! << 16) + (octets[2]! << 8) + octets[3]!) >>> 0;
-  return { base, size: 2 ** (32 - Number(bits)) };
+  const { base, prefix } = parseIpv4Cidr(cidr);
+  return { base, size: 2 ** (32 - prefix) };
 }
 
 /** NodePort range of kube-apiserver's default --service-node-port-range. */
@@ -46,10 +44,8 @@ function allocateNodePorts(ports: Json[], existing: ApiObject[], reserved: reado
 
 /** The first usable address of a service CIDR: the `kubernetes` Service's ClusterIP. */
 export function firstServiceIp(cidr: string): string {
-  return toIp(parseCidr(cidr).base + 1);
+  return formatIpv4(parseCidr(cidr).base + 1);
 }
-
-const toIp = (n: number): string => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
 
 /**
  * Fills spec.clusterIP(s) of a new ClusterIP/NodePort/LoadBalancer Service, then runs `create`.
@@ -84,7 +80,7 @@ export async function withClusterIp<T>(ctx: ServerContext, svc: ApiObject, creat
       const used = new Set([...existing.map((s) => (s.spec as Json | undefined)?.clusterIP), ...reserved.ips]);
       const { base, size } = parseCidr(cidr);
       for (let i = 2; i < size - 1; i++) {
-        const ip = toIp(base + i);
+        const ip = formatIpv4(base + i);
         if (!used.has(ip)) return { ips: [ip], nodePorts };
       }
       throw new StatusError(500, 'InternalError', `failed to allocate a serviceIP: range ${cidr} is full`);

@@ -3,25 +3,15 @@
  * 10.244.0.0/16) is cut into /24 blocks; each node gets the lowest free block in spec.podCIDR.
  * IPv4 only. Not thread-safe: one controller owns it.
  */
+import { formatIpv4, parseIpv4Cidr } from '@nodelet/base';
+
 export const DEFAULT_CLUSTER_CIDR = '10.244.0.0/16';
 export const DEFAULT_NODE_MASK = 24;
 
-function ipToInt(ip: string): number {
-  const parts = ip.split('.').map((p) => Number(p));
-  if (parts.length !== 4 || parts.some((p) => !Number.isInteger(p) || p < 0 || p > 255)) throw new RangeError(`"${ip}" is not an IPv4 address`);
-  return ((parts[0]! << 24) | (parts[1]! << 16) | (parts[2]! << 8) | parts[3]!) >>> 0;
-}
-
-function intToIp(n: number): string {
-  return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
-}
-
+/** `{ base, bits }` of an IPv4 CIDR (host bits cleared); ERR_INVALID_ARGUMENT when it is not one. */
 export function parseCidr(cidr: string): { base: number; bits: number } {
-  const [ip, bitsStr] = cidr.split('/');
-  const bits = Number(bitsStr);
-  if (!ip || !Number.isInteger(bits) || bits < 0 || bits > 32) throw new RangeError(`"${cidr}" is not an IPv4 CIDR`);
-  const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
-  return { base: (ipToInt(ip) & mask) >>> 0, bits };
+  const { base, prefix } = parseIpv4Cidr(cidr);
+  return { base, bits: prefix };
 }
 
 export class CidrAllocator {
@@ -59,7 +49,7 @@ export class CidrAllocator {
   }
 
   #cidrAt(idx: number): string {
-    return `${intToIp((this.#base + idx * 2 ** (32 - this.#nodeBits)) >>> 0)}/${this.#nodeBits}`;
+    return `${formatIpv4((this.#base + idx * 2 ** (32 - this.#nodeBits)) >>> 0)}/${this.#nodeBits}`;
   }
 
   /** Marks a CIDR a node already has as used. False if it is outside the cluster CIDR or already used. */

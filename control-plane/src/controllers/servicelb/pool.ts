@@ -4,21 +4,14 @@
  * An address once held stays with its Service (`claim` keeps what the Service's status already
  * shows), so assignments survive a restart of the controller: it re-claims from the statuses first.
  */
+import { formatIpv4, tryParseIpv4 } from '@nodelet/base';
 import { parseCidr } from '../ipam/cidr-allocator.js';
-
-const intToIp = (n: number): string => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
-
-function ipToInt(ip: string): number | undefined {
-  const parts = ip.split('.');
-  if (parts.length !== 4 || parts.some((p) => !/^\d{1,3}$/.test(p) || Number(p) > 255)) return undefined;
-  return parts.reduce((acc, p) => acc * 256 + Number(p), 0);
-}
 
 /** Parses and checks a pool CIDR; throws a RangeError naming the flag's problem. */
 export function parsePool(cidr: string): { first: number; last: number } {
   const { base, bits } = parseCidr(cidr);
   const size = 2 ** (32 - bits);
-  if (intToIp(base) !== cidr.split('/')[0]) throw new RangeError(`"${cidr}" has host bits set; give the network address (${intToIp(base)}/${bits})`);
+  if (formatIpv4(base) !== cidr.split('/')[0]) throw new RangeError(`"${cidr}" has host bits set; give the network address (${formatIpv4(base)}/${bits})`);
   // A /31 or /32 has no network or broadcast address to leave out (RFC 3021).
   if (bits >= 31) return { first: base, last: base + size - 1 };
   return { first: base + 1, last: base + size - 2 };
@@ -42,14 +35,14 @@ export class AddressPool {
   }
 
   contains(ip: string): boolean {
-    const n = ipToInt(ip);
+    const n = tryParseIpv4(ip);
     return n !== undefined && n >= this.#first && n <= this.#last;
   }
 
   /** The address `key` holds, if any. */
   heldBy(key: string): string | undefined {
     const n = this.#held.get(key);
-    return n === undefined ? undefined : intToIp(n);
+    return n === undefined ? undefined : formatIpv4(n);
   }
 
   /**
@@ -57,7 +50,7 @@ export class AddressPool {
    * whether it did. Claiming a second address releases the first.
    */
   claim(key: string, ip: string): boolean {
-    const n = ipToInt(ip);
+    const n = tryParseIpv4(ip);
     if (n === undefined || n < this.#first || n > this.#last) return false;
     const h = this.#holder.get(n);
     if (h !== undefined && h !== key) return false;
@@ -75,7 +68,7 @@ export class AddressPool {
       if (this.#holder.has(n)) continue;
       this.#holder.set(n, key);
       this.#held.set(key, n);
-      return intToIp(n);
+      return formatIpv4(n);
     }
     return undefined;
   }
