@@ -6,11 +6,10 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { test } from 'node:test';
 import { Parser } from 'tar';
-import { DEFAULT_DEB_CACHE } from '../lab-images.js';
 import { blobPath } from '../layout.js';
 import { inspectImage } from '../store-images.js';
 import { debFileName, resolvePackages, validatePackageName } from './apt.js';
-import { buildDebianImage } from './build-debian.js';
+import { buildDebianImage, DEFAULT_DEB_CACHE } from './build-debian.js';
 
 test('resolvePackages: the closure for an empty system, in install order, with versions and architectures', async () => {
   const pkgs = await resolvePackages(['nginx']);

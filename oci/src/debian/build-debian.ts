@@ -11,9 +11,13 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { buildImage, type BuiltImage } from '../build.js';
 import { fetchDebs, resolvePackages, unpackDebs, type DebianPackage } from './apt.js';
 import { recipeFor } from './recipes.js';
+
+/** Where the .debs are kept between builds: `build/debs` of the checkout (this file is <root>/oci/{src,dist}/debian/). */
+export const DEFAULT_DEB_CACHE = fileURLToPath(new URL('../../../build/debs', import.meta.url));
 
 /** What every Debian-built image has under its packages. */
 export const DEBIAN_BASE_PACKAGES = ['base-files', 'base-passwd', 'dash'] as const;
