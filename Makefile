@@ -66,9 +66,11 @@ test-long: deps build lint typecheck gen-check test-unit test-integration-long
 # The quickstart: a one-node cluster on this machine (state in /var/lib/nodelet/lab; see README).
 up: deps build
 	./bin/nodelet lab up
+	@bash scripts/nodelet-on-path.sh link
 
 down:
 	@if [ -f cli/dist/main.js ]; then ./bin/nodelet lab down; else ./bin/nodelet-dev lab down; fi
+	@bash scripts/nodelet-on-path.sh unlink
 
 clean:
 	rm -rf $(BUILD) */dist
