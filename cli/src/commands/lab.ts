@@ -8,6 +8,7 @@ import { defaultLabOptions, labDown, labPaths, labUp, type LabOptions } from './
 import { labAddNode, labRemoveNode, type LabNodeOptions } from './lab/add-node.js';
 import { runningPid } from './lab/processes.js';
 import { DEFAULT_IMAGE_STORE } from '@nodelet/oci';
+import { DEFAULT_LAB_STATE_DIR, DEFAULT_REGISTRY, labLayout } from '@nodelet/lab-runtime';
 
 const DEFAULT_NODE_NETWORK_BRIDGE = 'nodelet-nodes';
 
@@ -21,9 +22,9 @@ function agentFlags(c: Command): Command {
 
 function labFlags(c: Command): Command {
   return agentFlags(c)
-    .option('--state-dir <dir>', 'where the lab keeps everything', '/var/lib/nodelet/lab')
+    .option('--state-dir <dir>', 'where the lab keeps everything', DEFAULT_LAB_STATE_DIR)
     .option('--api-port <port>', 'API server port', (v) => Number(v), 6443)
-    .option('--registry <host:port>', 'image registry address (default 127.0.0.1:5000, with --node-network <host address>:5000)')
+    .option('--registry <host:port>', `image registry address (default ${DEFAULT_REGISTRY}, with --node-network <host address>:5000)`)
     .option('--node-name <name>', 'node name (default: hostname)')
     .option('--bridge <name>', 'pod bridge', 'nodelet0')
     .option('--node-network <cidr>', 'a node network (e.g. 10.230.0.0/24) for nodes in their own network namespace (lab add-node --netns): the server, registry and this node use its first address')
@@ -44,7 +45,7 @@ function nodeFlags(c: Command): Command {
     .requiredOption('--state-dir <dir>', 'the node\'s own state dir (not the lab\'s)')
     .requiredOption('--node-name <name>', 'node name')
     .requiredOption('--bridge <name>', 'the node\'s pod bridge')
-    .option('--admin-kubeconfig <file>', 'the lab\'s admin kubeconfig', '/var/lib/nodelet/lab/server/admin.kubeconfig')
+    .option('--admin-kubeconfig <file>', 'the lab\'s admin kubeconfig', labLayout().adminKubeconfig)
     .option('--registry <host:port>', 'the lab\'s image registry (default: port 5000 on the API server\'s address)')
     .option('--netns', 'run the node in its own network namespace on the lab\'s node network (lab up --node-network)')
     .option('--node-ip <ip>', 'with --netns: the node\'s address on the node network (default: the lowest free one)');

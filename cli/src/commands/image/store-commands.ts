@@ -5,6 +5,7 @@
  * by @nodelet/oci.
  */
 import type { Command } from 'commander';
+import { DEFAULT_REGISTRY } from '@nodelet/lab-runtime';
 import {
   DEFAULT_IMAGE_STORE,
   exportImages,
@@ -28,7 +29,7 @@ export function registerStoreCommands(image: Command): void {
     .argument('<file>', 'the archive (docker save / ctr images export / nodelet image export output; "-" for standard input)')
     .option('--store <dir>', 'image store (OCI layout directory)', DEFAULT_IMAGE_STORE)
     .option('-t, --tag <name:tag>', "name the archive's single image with this instead of its own tags (repeatable)", collect)
-    .option('--registry <host:port>', 'registry serving the store, for the pull references printed', '127.0.0.1:5000')
+    .option('--registry <host:port>', 'registry serving the store, for the pull references printed', DEFAULT_REGISTRY)
     .action(async (file: string, o: { store: string; tag?: string[]; registry: string }) => {
       const imported = await importImages(file === '-' ? '/dev/stdin' : file, { store: o.store, ...(o.tag ? { tags: o.tag } : {}), signal: AbortSignal.timeout(ARCHIVE_TIMEOUT_MS) });
       for (const i of imported) out(`imported ${i.name}:${i.tag} ${i.manifest.digest}, pull it as ${pullReferenceOf(o.registry, i)}\n`);

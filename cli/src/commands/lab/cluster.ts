@@ -25,7 +25,7 @@ import { stringify as toYaml } from 'yaml';
 import { AgentError, describeError, hasCode, pollUntil } from '@nodelet/base';
 import { ApiClient, approveNodeServingCsrs, loadKubeconfig, NODES, type Node } from '@nodelet/api';
 import { ensureLabImages, DEFAULT_LAB_IMAGE_DIR, LAB_IMAGES } from '@nodelet/oci';
-import { labRuntimeDown, labRuntimeUp, unmountUnder } from '@nodelet/lab-runtime';
+import { DEFAULT_LAB_STATE_DIR, DEFAULT_REGISTRY, labLayout, labRuntimeDown, labRuntimeUp, unmountUnder } from '@nodelet/lab-runtime';
 import { connectCriClient } from '@nodelet/cri-client';
 import { createToken } from '../ops/token.js';
 import { ensureLabEncryptionConfig } from './encryption.js';
@@ -85,9 +85,9 @@ export function defaultLabOptions(o: Partial<LabOptions> = {}): LabOptions {
   const onNetwork = o.nodeNetwork ? nodeNetworkHostAddress(o.nodeNetwork.cidr) : undefined;
   const nodeIp = o.nodeIp ?? onNetwork;
   return {
-    stateDir: resolve(o.stateDir ?? '/var/lib/nodelet/lab'),
+    stateDir: resolve(o.stateDir ?? DEFAULT_LAB_STATE_DIR),
     apiPort: o.apiPort ?? 6443,
-    registry: o.registry ?? `${onNetwork ?? '127.0.0.1'}:5000`,
+    registry: o.registry ?? (onNetwork ? `${onNetwork}:5000` : DEFAULT_REGISTRY),
     clusterCidr: o.clusterCidr ?? '10.244.0.0/16',
     nodeName: (o.nodeName ?? hostname()).toLowerCase(),
     bridge: o.bridge ?? 'nodelet0',
@@ -107,18 +107,19 @@ export function defaultLabOptions(o: Partial<LabOptions> = {}): LabOptions {
 }
 
 export function labPaths(stateDir: string) {
+  const { containerd, server, agentConfig, adminKubeconfig, auditLog } = labLayout(stateDir);
   return {
-    containerd: join(stateDir, 'containerd'),
-    server: join(stateDir, 'server'),
+    containerd,
+    server,
     agentRoot: join(stateDir, 'agent'),
-    agentConfig: join(stateDir, 'agent.yaml'),
+    agentConfig,
     agentKubeconfig: join(stateDir, 'agent.kubeconfig'),
     agentToken: join(stateDir, 'agent.token'),
     clusterCa: join(stateDir, 'ca.crt'),
-    adminKubeconfig: join(stateDir, 'server', 'admin.kubeconfig'),
+    adminKubeconfig,
     /** The lab server's audit policy (written at start when absent; edit it to change what is logged). */
     auditPolicy: join(stateDir, 'audit-policy.yaml'),
-    auditLog: join(stateDir, 'server', 'audit.log'),
+    auditLog,
     cniBin: join(stateDir, 'cni', 'bin'),
     cniConf: join(stateDir, 'cni', 'net.d'),
     cniCache: join(stateDir, 'cni', 'cache'),
