@@ -13,11 +13,12 @@ import { DEFAULT_LAB_STATE_DIR, DEFAULT_REGISTRY, labLayout } from '@nodelet/lab
 const DEFAULT_NODE_NETWORK_BRIDGE = 'nodelet-nodes';
 
 /** The flags a whole lab and one added node share: the cluster's pod network and the agent's ports. */
-function agentFlags(c: Command): Command {
+function agentFlags(c: Command, added = false): Command {
+  // An added node shares the machine with the first node: its ports default to free ones, not 10250/10248.
   return c
     .option('--cluster-cidr <cidr>', 'pod network of the cluster', '10.244.0.0/16')
-    .option('--node-api-port <port>', 'agent node API port', (v) => Number(v), 10250)
-    .option('--healthz-port <port>', 'agent healthz port', (v) => Number(v), 10248);
+    .option('--node-api-port <port>', `agent node API port${added ? ' (default: a free one)' : ''}`, (v) => Number(v), ...(added ? [] : [10250]))
+    .option('--healthz-port <port>', `agent healthz port${added ? ' (default: a free one)' : ''}`, (v) => Number(v), ...(added ? [] : [10248]));
 }
 
 function labFlags(c: Command): Command {
@@ -41,7 +42,7 @@ function toOptions(f: Record<string, unknown>): Partial<LabOptions> {
 }
 
 function nodeFlags(c: Command): Command {
-  return agentFlags(c)
+  return agentFlags(c, true)
     .requiredOption('--state-dir <dir>', 'the node\'s own state dir (not the lab\'s)')
     .requiredOption('--node-name <name>', 'node name')
     .requiredOption('--bridge <name>', 'the node\'s pod bridge')
@@ -54,7 +55,8 @@ function nodeFlags(c: Command): Command {
 function toNodeOptions(f: Record<string, unknown>): LabNodeOptions {
   return {
     stateDir: f.stateDir as string, nodeName: f.nodeName as string, bridge: f.bridge as string, adminKubeconfig: f.adminKubeconfig as string,
-    ...(f.registry ? { registry: f.registry as string } : {}), clusterCidr: f.clusterCidr as string, nodeApiPort: f.nodeApiPort as number, healthzPort: f.healthzPort as number,
+    ...(f.registry ? { registry: f.registry as string } : {}), clusterCidr: f.clusterCidr as string,
+    ...(f.nodeApiPort !== undefined ? { nodeApiPort: f.nodeApiPort as number } : {}), ...(f.healthzPort !== undefined ? { healthzPort: f.healthzPort as number } : {}),
     ...(f.netns ? { netns: true } : {}), ...(f.nodeIp ? { nodeIp: f.nodeIp as string } : {}),
     log: (l) => process.stdout.write(`  ${l}\n`),
   };
@@ -101,7 +103,7 @@ Stop everything with: make down
 
   nodeFlags(lab.command('add-node').description('add a node to the lab cluster: its own containerd and agent (and with --netns its own network namespace); wait until it is Ready')).action(async (f) => {
     const r = await labAddNode(toNodeOptions(f));
-    process.stdout.write(`node "${r.nodeName}" is Ready${r.netns ? ` in network namespace ${r.netns} at ${r.ip}` : ''}; runtime ${r.runtimeEndpoint}\n`);
+    process.stdout.write(`node "${r.nodeName}" is Ready${r.netns ? ` in network namespace ${r.netns} at ${r.ip}` : ''}; node API :${r.options.nodeApiPort}, healthz :${r.options.healthzPort}; runtime ${r.runtimeEndpoint}\n`);
   });
 
   nodeFlags(lab.command('remove-node').description('stop a node added with add-node and remove everything it created'))

@@ -267,10 +267,15 @@ export async function startLabAgent(o: LabOptions, adminKubeconfig: string, admi
   }
   say('waiting for the node to become Ready…');
   const detail = async (): Promise<string> => `agent log ${p.agentProc.logFile}:\n${await logTail(p.agentProc.logFile)}`;
+  // An agent that exited (a port in use, a bad config) never becomes Ready: say so at once, not after the timeout.
+  let exited: AgentError | undefined;
   const node = await pollUntil(`node "${o.nodeName}" to become Ready`, async () => {
+    if ((await runningPid(p.agentProc, marker)) === undefined) {
+      throw (exited = new AgentError('ERR_FAILED_PRECONDITION', `the agent of node "${o.nodeName}" exited; ${await detail()}`));
+    }
     const n = await admin.get<Node>(NODES, o.nodeName);
     return n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? n : undefined;
-  }, { timeoutMs: o.readyTimeoutMs, intervalMs: 200, detail });
+  }, { timeoutMs: o.readyTimeoutMs, intervalMs: 200, detail, fatal: (e) => e === exited });
   // logs/exec go through the API server, which verifies the agent: wait for its CSR-issued certificate.
   // The cluster approves only the Node name unasked (the node's own status proves nothing), so
   // the lab approves its first request as the admin would, knowing the names itself: the node
