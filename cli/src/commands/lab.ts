@@ -8,7 +8,7 @@ import { defaultLabOptions, labDown, labPaths, labUp, type LabOptions } from './
 import { labAddNode, labRemoveNode, type LabNodeOptions } from './lab/add-node.js';
 import { runningPid } from './lab/processes.js';
 import { DEFAULT_IMAGE_STORE } from '@nodelet/oci';
-import { DEFAULT_LAB_STATE_DIR, DEFAULT_REGISTRY, labLayout } from '@nodelet/lab-runtime';
+import { DEFAULT_LAB_STATE_DIR, DEFAULT_REGISTRY, labLayout, labRuntimeStatus } from '@nodelet/lab-runtime';
 
 const DEFAULT_NODE_NETWORK_BRIDGE = 'nodelet-nodes';
 
@@ -121,6 +121,8 @@ Stop everything with: make down
     const line = (name: string, pid: number | undefined) => `${name.padEnd(11)} ${pid ? `running (pid ${pid})` : 'stopped'}\n`;
     process.stdout.write(line('server', await runningPid(p.serverProc, o.stateDir)));
     process.stdout.write(line('agent', await runningPid(p.agentProc, o.stateDir)));
+    const rt = await labRuntimeStatus({ dir: p.containerd });
+    process.stdout.write(`${line('containerd', rt.pid).trimEnd()}${rt.running ? `, ${rt.criReady ? `CRI ${rt.endpoint}` : `CRI not ready: ${rt.error}`}` : ''}\n`);
     process.stdout.write(`kubeconfig  ${existsSync(p.adminKubeconfig) ? p.adminKubeconfig : '(none)'}\n`);
   });
 }

@@ -25,7 +25,7 @@ import { stringify as toYaml } from 'yaml';
 import { AgentError, describeError, hasCode, pollUntil } from '@nodelet/base';
 import { ApiClient, approveNodeServingCsrs, loadKubeconfig, NODES, type Node } from '@nodelet/api';
 import { ensureLabImages, DEFAULT_LAB_IMAGE_DIR, LAB_IMAGES } from '@nodelet/oci';
-import { DEFAULT_LAB_STATE_DIR, DEFAULT_REGISTRY, labLayout, labRuntimeDown, labRuntimeUp, unmountUnder } from '@nodelet/lab-runtime';
+import { DEFAULT_LAB_STATE_DIR, DEFAULT_REGISTRY, labLayout, labRuntimeDown, labRuntimeStatus, labRuntimeUp, unmountUnder } from '@nodelet/lab-runtime';
 import { connectCriClient } from '@nodelet/cri-client';
 import { createToken } from '../ops/token.js';
 import { ensureLabEncryptionConfig } from './encryption.js';
@@ -159,7 +159,8 @@ export async function labUp(opts: Partial<LabOptions> = {}): Promise<LabUpResult
     say('building the offline images (pause, busybox)…');
     await ensureLabImages(o.imagesDir);
 
-    say('starting containerd (lab runtime)…');
+    const before = await labRuntimeStatus({ dir: p.containerd });
+    say(before.running ? `containerd (lab runtime) already runs (pid ${before.pid})` : 'starting containerd (lab runtime)…');
     const rt = await labRuntimeUp({ dir: p.containerd, registry: o.registry, cniBinDir: p.cniBin, cniConfDir: p.cniConf });
 
     const admin = await startLabServer(o);
@@ -192,7 +193,9 @@ export async function startLabServer(o: LabOptions): Promise<ApiClient> {
   const say = o.log ?? (() => {});
   // With a node network the server listens on the host's address on it (see `nodeNetwork`).
   const bind = o.nodeNetwork ? nodeNetworkHostAddress(o.nodeNetwork.cidr) : '127.0.0.1';
-  if ((await runningPid(p.serverProc, o.stateDir)) === undefined) {
+  const serverPid = await runningPid(p.serverProc, o.stateDir);
+  if (serverPid !== undefined) say(`nodelet server already runs (pid ${serverPid})`);
+  else {
     say(`starting nodelet server on :${o.apiPort} (SQLite, registry ${o.registry})…`);
     await startDetached(p.serverProc, [
       'server', '--data-dir', p.server, '--port', String(o.apiPort), '--bind-address', bind,
@@ -256,7 +259,9 @@ export async function startLabAgent(o: LabOptions, adminKubeconfig: string, admi
     ...o.agentConfig,
   }), { mode: 0o600 });
 
-  if ((await runningPid(p.agentProc, marker)) === undefined) {
+  const agentPid = await runningPid(p.agentProc, marker);
+  if (agentPid !== undefined) say(`nodelet agent of node "${o.nodeName}" already runs (pid ${agentPid})`);
+  else {
     say(`starting nodelet agent as node "${o.nodeName}"…`);
     await startDetached(p.agentProc, [
       'agent', '--config', p.agentConfig, '--kubeconfig', p.agentKubeconfig, '--node-name', o.nodeName,
