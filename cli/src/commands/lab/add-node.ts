@@ -90,8 +90,10 @@ function asLabOptions(n: LabNodeOptions & { nodeApiPort: number; healthzPort: nu
     stateDir: n.stateDir, registry: n.registry, nodeName: n.nodeName, bridge: n.bridge,
     nodeApiPort: n.nodeApiPort, healthzPort: n.healthzPort, readyTimeoutMs: n.readyTimeoutMs, log: n.log,
     ...(n.clusterCidr ? { clusterCidr: n.clusterCidr } : {}),
-    // One service proxy per network namespace: the first node's serves the host they share.
+    // One service proxy and one DNS resolver per network namespace: the first node's serve the
+    // host they share (its resolver holds <host IP>:53, which this agent could not bind).
     proxyMode: n.netns ? 'nftables' : 'none',
+    ...(n.netns ? {} : { agentConfig: { clusterDNSResolver: false } }),
     ...(n.netns ? { netns: true } : {}),
     ...(nodeIp ? { nodeIp } : {}),
   });
