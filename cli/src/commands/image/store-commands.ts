@@ -4,6 +4,7 @@
  * `storeNameOf` (`docker.io/library/nginx:1` and `nginx:1` are both `nginx:1`); the work is done
  * by @nodelet/oci.
  */
+import { statSync } from 'node:fs';
 import type { Command } from 'commander';
 import { DEFAULT_REGISTRY } from '@nodelet/lab-runtime';
 import {
@@ -18,6 +19,7 @@ import {
   storeNameOf,
 } from '@nodelet/oci';
 import { collect, out } from '../cri/context.js';
+import { formatBytes } from './args.js';
 
 /** Imports and exports of real images take a while; a stuck one is still stopped. */
 const ARCHIVE_TIMEOUT_MS = 60 * 60_000;
@@ -46,7 +48,11 @@ export function registerStoreCommands(image: Command): void {
       if (o.format !== 'oci' && o.format !== 'docker') throw new Error(`invalid --format "${o.format}": want oci or docker`);
       const opts = { store: o.store, images: names.map(storeNameOf), format: o.format as ExportFormat, signal: AbortSignal.timeout(ARCHIVE_TIMEOUT_MS) };
       if (o.output === '-') await exportImages(process.stdout, opts);
-      else await exportImagesToFile(o.output, opts);
+      else {
+        await exportImagesToFile(o.output, opts);
+        // Standard output is the archive itself with -o -; to a file, one line says what was written.
+        process.stdout.write(`exported ${names.join(', ')} to ${o.output} (${o.format}, ${formatBytes(statSync(o.output).size)})\n`);
+      }
     });
 
   image
