@@ -15,7 +15,7 @@ import { execFile } from 'node:child_process';
 import { requireRoot } from '@nodelet/lab-runtime/testing';
 import { DEFAULT_LAB_STATE_DIR } from '@nodelet/lab-runtime';
 import { REPO_ROOT, shBlocks } from './doc-blocks.js';
-import { DocShell } from './doc-shell.js';
+import { DocShell, type Typed } from './doc-shell.js';
 import { RUN } from './docs-run.js';
 
 /** A command that fails is typed again for this long (metrics not scraped yet, a pod not Ready yet). */
@@ -59,16 +59,19 @@ test('the docs run as typed against make up', async (t) => {
         continue;
       }
       for (const c of block.commands) {
+        const where = `${file}:${c.line}`;
+        const type = (): Promise<Typed> => shell.type(c.text, COMMAND_TIMEOUT_MS).catch((e: Error) => {
+          throw new Error(`${where}: \`${c.text}\` did not end: ${e.message}`);
+        });
         const first = Date.now();
-        let r = await shell.type(c.text, COMMAND_TIMEOUT_MS);
+        let r = await type();
         let tries = 1;
         const ok = (x: typeof r): boolean => x.code === 0 && (!c.expect || x.output.includes(c.expect));
         while (!ok(r) && Date.now() - first < RETRY_MS) {
           await new Promise((res) => setTimeout(res, 3_000));
-          r = await shell.type(c.text, COMMAND_TIMEOUT_MS);
+          r = await type();
           tries++;
         }
-        const where = `${file}:${c.line}`;
         assert.equal(r.code, 0, `${where}: \`${c.text}\` exited ${r.code} (${tries} tries):\n${r.output.slice(-3000)}`);
         if (c.expect) assert.ok(r.output.includes(c.expect), `${where}: \`${c.text}\` does not print ${c.expect}:\n${r.output.slice(-3000)}`);
         if (tries > 1) t.diagnostic(`${where}: typed ${tries} times`);
