@@ -19,8 +19,15 @@ import { DocShell, type Typed } from './doc-shell.js';
 import { RUN } from './docs-run.js';
 
 /** A command that fails is typed again for this long (metrics not scraped yet, a pod not Ready yet). */
-const RETRY_MS = 45_000;
+const RETRY_MS = 60_000;
 const COMMAND_TIMEOUT_MS = 180_000;
+
+/** The tags of the machine's default image store (`nodelet image ls -q`), which images.md's build writes to. */
+function storeTags(): Promise<string[]> {
+  return new Promise((done) => {
+    execFile(join(REPO_ROOT, 'bin', 'nodelet-dev'), ['image', 'ls', '-q'], { timeout: 60_000 }, (err, stdout) => done(err ? [] : stdout.split('\n').filter(Boolean)));
+  });
+}
 
 function make(target: string): Promise<{ code: number; output: string }> {
   return new Promise((done) => {
@@ -38,8 +45,12 @@ test('the docs run as typed against make up', async (t) => {
   const env: NodeJS.ProcessEnv = { ...process.env, PATH: `/usr/local/bin:${process.env.PATH ?? '/usr/bin:/bin'}` };
   delete env.KUBECONFIG;
   const shell = new DocShell(cwd, env);
+  const tagsBefore = await storeTags();
   t.after(async () => {
     await shell.close();
+    // What the docs built into the machine's store goes again; the lab images stay.
+    const built = (await storeTags()).filter((tag) => !tagsBefore.includes(tag) && !/^(busybox|pause):/.test(tag));
+    if (built.length) await new Promise((done) => execFile(join(REPO_ROOT, 'bin', 'nodelet-dev'), ['image', 'rm', ...built], { timeout: 60_000 }, done));
     const down = await make('down');
     t.diagnostic(`make down (${down.code}): ${down.output.trim().split('\n').slice(-3).join(' | ')}`);
     rmSync(cwd, { recursive: true, force: true });
