@@ -68,9 +68,10 @@ up: deps build
 	./bin/nodelet lab up
 	@bash scripts/nodelet-on-path.sh link
 
+# The symlink goes even when lab down reports a problem (its exit code is kept).
 down:
-	@if [ -f cli/dist/main.js ]; then ./bin/nodelet lab down; else ./bin/nodelet-dev lab down; fi
-	@bash scripts/nodelet-on-path.sh unlink
+	@rc=0; if [ -f cli/dist/main.js ]; then ./bin/nodelet lab down || rc=$$?; else ./bin/nodelet-dev lab down || rc=$$?; fi; \
+	bash scripts/nodelet-on-path.sh unlink; exit $$rc
 
 clean:
 	rm -rf $(BUILD) */dist
