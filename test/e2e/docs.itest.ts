@@ -29,6 +29,20 @@ function storeTags(): Promise<string[]> {
   });
 }
 
+/**
+ * Listeners on the ports the lab takes (API 6443, registry 5000, node API 10250, healthz 10248,
+ * the node-local DNS on :53 of the node's address): another process there makes a README command
+ * fail for a reason that is not the doc's, so the test says so before it starts.
+ */
+function portsTaken(): Promise<string[]> {
+  return new Promise((done) => {
+    execFile('ss', ['-Hlntup'], { timeout: 10_000 }, (err, stdout) => {
+      if (err) return done([]);
+      done(stdout.split('\n').filter((l) => /:(6443|5000|10250|10248|53)\s/.test(l) && !/127\.0\.0\.5[34]:53\s/.test(l)).map((l) => l.replace(/\s+/g, ' ').trim()));
+    });
+  });
+}
+
 function make(target: string): Promise<{ code: number; output: string }> {
   return new Promise((done) => {
     execFile('make', [target], { cwd: REPO_ROOT, timeout: 15 * 60_000, maxBuffer: 32 << 20 }, (err, stdout, stderr) => {
@@ -40,6 +54,8 @@ function make(target: string): Promise<{ code: number; output: string }> {
 test('the docs run as typed against make up', async (t) => {
   if (!requireRoot(t)) return;
   assert.ok(!existsSync(DEFAULT_LAB_STATE_DIR), `a lab already runs in ${DEFAULT_LAB_STATE_DIR}: make down first (the docs test starts its own)`);
+  const taken = await portsTaken();
+  assert.deepEqual(taken, [], 'the lab\'s ports are in use by another process (a lab or a test agent left running?)');
   const started = Date.now();
   const cwd = mkdtempSync(join(tmpdir(), 'nodelet-docs-'));
   const env: NodeJS.ProcessEnv = { ...process.env, PATH: `/usr/local/bin:${process.env.PATH ?? '/usr/bin:/bin'}` };
