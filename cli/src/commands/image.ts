@@ -6,6 +6,7 @@
  * formats output.
  */
 import type { Command } from 'commander';
+import { DEFAULT_REGISTRY } from '@nodelet/lab-runtime';
 import {
   buildDebianImage,
   buildImage,
@@ -115,7 +116,7 @@ export function register(program: Command): void {
     .command('ls')
     .description('list the images in a store (or served by a registry)')
     .option('--store <dir>', 'image store (OCI layout directory)', DEFAULT_IMAGE_STORE)
-    .option('--registry <host:port|url>', 'list what this registry serves instead (e.g. 127.0.0.1:5000)')
+    .option('--registry <host:port|url>', `list what this registry serves instead (e.g. ${DEFAULT_REGISTRY})`)
     .option('-q, --quiet', 'print NAME:TAG only')
     .option('-o, --output <format>', 'table or json', 'table')
     .action(async (o: { store: string; registry?: string; quiet?: boolean; output: string }) => {
@@ -134,7 +135,7 @@ export function register(program: Command): void {
     .command('serve')
     .description('serve a store read-only over the OCI distribution pull API until interrupted')
     .option('--store <dir>', 'image store (OCI layout directory)', DEFAULT_IMAGE_STORE)
-    .option('--address <host:port>', 'listen address (plain HTTP: keep it on loopback or a lab network)', '127.0.0.1:5000')
+    .option('--address <host:port>', 'listen address (plain HTTP: keep it on loopback or a lab network)', DEFAULT_REGISTRY)
     .option('--lab', `also make sure the lab images are in the store (default store for tests: ${DEFAULT_LAB_IMAGE_DIR})`)
     .option('-v, --verbose', 'log every failed request to stderr')
     .action(async (o: { store: string; address: string; lab?: boolean; verbose?: boolean }) => {
