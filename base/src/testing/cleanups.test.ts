@@ -63,3 +63,17 @@ test('cleanups works through a real node:test context: the dir outlives the serv
   });
   assert.deepEqual(order, ['server close', 'rm dir']);
 });
+
+test('cleanups called again with the same context adds to the same stack (fixture helper and test body)', async () => {
+  const host = fakeHost();
+  const order: string[] = [];
+  const fixture = (): void => {
+    cleanups(host)(() => order.push('fixture dir'));
+    cleanups(host)(() => order.push('fixture server'));
+  };
+  fixture();
+  cleanups(host)(() => order.push('test client'));
+  assert.equal(host.hooks.length, 1);
+  await host.hooks[0]!();
+  assert.deepEqual(order, ['test client', 'fixture server', 'fixture dir']);
+});

@@ -12,15 +12,23 @@ export type Cleanup = (fn: () => unknown) => void;
  * while the server still uses it (and it may write files there again on shutdown). Callbacks given
  * to the returned function run in reverse order of registration, each awaited, from one `t.after`
  * registered on first use; every callback runs even when an earlier one throws, then the first
- * error is rethrown (an AggregateError when several failed).
+ * error is rethrown (an AggregateError when several failed). Calls with the same context share one
+ * stack, so a fixture helper and the test body that called it clean up in one reverse order.
  */
 export function cleanups(t: AfterHookHost): Cleanup {
-  const stack: (() => unknown)[] = [];
-  return (fn) => {
-    if (stack.length === 0) t.after(() => runStack(stack));
-    stack.push(fn);
-  };
+  let cleanup = stacks.get(t);
+  if (!cleanup) {
+    const stack: (() => unknown)[] = [];
+    cleanup = (fn) => {
+      if (stack.length === 0) t.after(() => runStack(stack));
+      stack.push(fn);
+    };
+    stacks.set(t, cleanup);
+  }
+  return cleanup;
 }
+
+const stacks = new WeakMap<AfterHookHost, Cleanup>();
 
 async function runStack(stack: (() => unknown)[]): Promise<void> {
   const errors: unknown[] = [];
