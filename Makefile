@@ -66,9 +66,12 @@ test-long: deps build lint typecheck gen-check test-unit test-integration-long
 # The quickstart: a one-node cluster on this machine (state in /var/lib/nodelet/lab; see README).
 up: deps build
 	./bin/nodelet lab up
+	@bash scripts/nodelet-on-path.sh link
 
+# The symlink goes even when lab down reports a problem (its exit code is kept).
 down:
-	@if [ -f cli/dist/main.js ]; then ./bin/nodelet lab down; else ./bin/nodelet-dev lab down; fi
+	@rc=0; if [ -f cli/dist/main.js ]; then ./bin/nodelet lab down || rc=$$?; else ./bin/nodelet-dev lab down || rc=$$?; fi; \
+	bash scripts/nodelet-on-path.sh unlink; exit $$rc
 
 clean:
 	rm -rf $(BUILD) */dist

@@ -125,6 +125,10 @@ export async function main(argv: string[]): Promise<void> {
     process.stderr.write(`nodelet agent: ${describeError(err)}\n`);
     process.exitCode = 1;
     api.close();
+    // What a half-started agent opened (runtime connection, CNI socket) may keep the process
+    // alive, and a supervisor (systemd, `nodelet lab add-node`) waits for it to exit: end it
+    // after a second if nothing else does (unref: an agent that ends sooner is not held).
+    setTimeout(() => process.exit(1), 1_000).unref();
     return;
   }
   // READY=1 means serving: Agent.start has done the CRI handshake and the node API listens; the Node

@@ -15,6 +15,7 @@ import { PODS, type Pod } from '@nodelet/api';
 import { InMemoryApiServer } from '@nodelet/api/testing';
 import { createCriClient } from '@nodelet/cri-client';
 import { FakeCriServer } from '@nodelet/cri-client/testing';
+import { cleanups } from '@nodelet/base/testing';
 import { Pleg } from './pleg/pleg.js';
 import { PodRuntime } from './runtime/pod-runtime.js';
 import { ImageManager } from './runtime/image-manager.js';
@@ -32,12 +33,13 @@ async function world(
   shared?: { fake: FakeCriServer; api: InMemoryApiServer; dir: string },
   o: { runtimeHandler?: (pod: Pod, signal: AbortSignal) => Promise<string>; beforeContainers?: (pod: Pod, ips: readonly string[], signal: AbortSignal) => Promise<void> } = {},
 ) {
+  const cleanup = cleanups(t);
   const fake = shared?.fake ?? (await FakeCriServer.start());
   const api = shared?.api ?? (await InMemoryApiServer.start());
   const dir = shared?.dir ?? (await mkdtemp(join(tmpdir(), 'nodelet-agent-unit-')));
   if (!shared) {
     fake.runtime.addImage(IMAGE);
-    t.after(async () => {
+    cleanup(async () => {
       await api.close();
       await fake.close();
       await rm(dir, { recursive: true, force: true });
@@ -98,7 +100,7 @@ async function world(
     await workers.drain();
     cri.close();
   };
-  t.after(close);
+  cleanup(close);
   const submit = (pod: Pod) => {
     apiPods.add(pod.metadata.uid!);
     workers.update({ pod, terminationRequested: !!pod.metadata.deletionTimestamp, gracePeriodS: pod.metadata.deletionGracePeriodSeconds });
@@ -243,6 +245,7 @@ test('a failing postStart hook kills the container (FailedPostStartHook, PostSta
 });
 
 test('the container is not reported running until its postStart hook returns', async (t) => {
+  const cleanup = cleanups(t);
   const w = await world(t);
   let release!: () => void;
   const held = new Promise<void>((r) => (release = r));
@@ -252,7 +255,7 @@ test('the container is not reported running until its postStart hook returns', a
     void held.then(() => res.end('ok'));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  t.after(() => {
+  cleanup(() => {
     release();
     server.close();
   });

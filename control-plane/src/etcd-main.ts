@@ -8,8 +8,9 @@
  *   nodelet etcd snapshot restore F --data-dir D [--name … --initial-cluster …]
  *   nodelet etcd defrag            every member, one at a time
  */
-import { parseArgs } from 'node:util';
+import type { parseArgs } from 'node:util';
 import { describeError } from '@nodelet/base';
+import { subcommandMain, UsageError } from './subcommand-main.js';
 import { parseDatastoreEndpoint } from './storage/endpoint.js';
 import { defragmentEtcd, etcdAlarms, etcdMemberStatuses, saveEtcdSnapshot, type EtcdTarget } from './storage/etcd/etcd-maintenance.js';
 import { restoreEtcdSnapshot } from './storage/etcd/etcd-restore.js';
@@ -54,30 +55,8 @@ const OPTIONS = {
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
 
-class UsageError extends Error {}
-
-export async function main(argv: string[]): Promise<void> {
-  const args = argv[0] === 'etcd' ? argv.slice(1) : argv;
-  let values: Values;
-  let positionals: string[];
-  try {
-    ({ values, positionals } = parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true }));
-  } catch (err) {
-    process.stderr.write(`nodelet etcd: ${(err as Error).message}\n${USAGE}`);
-    process.exitCode = 2;
-    return;
-  }
-  if (values.help || positionals.length === 0) {
-    process.stdout.write(USAGE);
-    if (!values.help) process.exitCode = 2;
-    return;
-  }
-  try {
-    await run(positionals, values);
-  } catch (err) {
-    process.stderr.write(`nodelet etcd: ${describeError(err)}\n`);
-    process.exitCode = err instanceof UsageError ? 2 : 1;
-  }
+export function main(argv: string[]): Promise<void> {
+  return subcommandMain('etcd', USAGE, OPTIONS, argv, run);
 }
 
 async function run(pos: string[], v: Values): Promise<void> {

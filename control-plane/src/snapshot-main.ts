@@ -10,8 +10,8 @@
  */
 import { hostname } from 'node:os';
 import { isAbsolute, join } from 'node:path';
-import { parseArgs } from 'node:util';
-import { describeError } from '@nodelet/base';
+import type { parseArgs } from 'node:util';
+import { subcommandMain, UsageError } from './subcommand-main.js';
 import { parseDatastoreEndpoint } from './storage/endpoint.js';
 import { saveStoreSnapshot } from './storage/snapshot/save.js';
 import { restoreSqliteSnapshot } from './storage/snapshot/sqlite-snapshot.js';
@@ -53,30 +53,8 @@ const OPTIONS = {
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
 
-class UsageError extends Error {}
-
-export async function main(argv: string[]): Promise<void> {
-  const args = argv[0] === 'snapshot' ? argv.slice(1) : argv;
-  let values: Values;
-  let positionals: string[];
-  try {
-    ({ values, positionals } = parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true }));
-  } catch (err) {
-    process.stderr.write(`nodelet snapshot: ${(err as Error).message}\n${USAGE}`);
-    process.exitCode = 2;
-    return;
-  }
-  if (values.help || positionals.length === 0) {
-    process.stdout.write(USAGE);
-    if (!values.help) process.exitCode = 2;
-    return;
-  }
-  try {
-    await run(positionals, values);
-  } catch (err) {
-    process.stderr.write(`nodelet snapshot: ${describeError(err)}\n`);
-    process.exitCode = err instanceof UsageError ? 2 : 1;
-  }
+export function main(argv: string[]): Promise<void> {
+  return subcommandMain('snapshot', USAGE, OPTIONS, argv, run);
 }
 
 async function run(pos: string[], v: Values): Promise<void> {

@@ -12,7 +12,8 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { renderCriSection, renderHostsToml, tomlString } from './containerd-config.js';
-import { DEFAULT_CNI_BIN_DIR, DEFAULT_CNI_CONF_DIR, DEFAULT_REGISTRY, defaultSandboxImage } from './lab-node.js';
+import { DEFAULT_CNI_BIN_DIR, DEFAULT_CNI_CONF_DIR, defaultSandboxImage } from './lab-node.js';
+import { DEFAULT_REGISTRY } from './lab-layout.js';
 
 export interface DropinOptions {
   /** containerd's config directory; default /etc/containerd. */

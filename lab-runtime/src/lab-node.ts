@@ -1,6 +1,6 @@
 /**
  * The lab runtime of one node, behind `nodelet runtime up|down|status`: a private containerd
- * in a state dir (default /var/lib/nodelet/containerd-lab), started in the background and
+ * in a state dir (default the `make up` lab's, lab-layout.ts), started in the background and
  * found again through its pidfile.
  *
  *   <dir>/config.toml  certs.d/<registry>/hosts.toml  containerd.sock  containerd.pid
@@ -18,10 +18,8 @@ import { containerdPaths, type ContainerdPaths, runningPid, startContainerd, sto
 import { type CriVersion, probeCri } from './cri-probe.js';
 import { isAlive } from './procs.js';
 import { sweepRuntime } from './sweep.js';
+import { DEFAULT_LAB_RUNTIME_DIR, DEFAULT_REGISTRY } from './lab-layout.js';
 
-export const DEFAULT_LAB_RUNTIME_DIR = '/var/lib/nodelet/containerd-lab';
-/** `nodelet server`'s registry (docs/architecture.md, processes). */
-export const DEFAULT_REGISTRY = '127.0.0.1:5000';
 /** The agent's defaults (agent/src/config): it installs nodelet-cni and writes its conflist there. */
 export const DEFAULT_CNI_BIN_DIR = '/opt/cni/bin';
 export const DEFAULT_CNI_CONF_DIR = '/etc/cni/net.d';

@@ -7,14 +7,16 @@ import { join } from 'node:path';
 import { pollUntil } from '@nodelet/base';
 import { isAlive, terminate } from './procs.js';
 import { logTail, managedPid, managedProcess, startManaged, stopManaged } from './managed-process.js';
+import { cleanups } from '@nodelet/base/testing';
 
 test('start, find by pidfile only while the argv is ours, stop by PID (idempotent)', async (t) => {
+  const cleanup = cleanups(t);
   const dir = await mkdtemp(join(tmpdir(), 'nodelet-managed-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  cleanup(() => rm(dir, { recursive: true, force: true }));
   const p = managedProcess(dir, 'sleeper');
   const marker = join(dir, 'marker');
   const started = await startManaged(p, process.execPath, ['-e', "console.log('started'); setTimeout(() => {}, 60_000)", marker]);
-  t.after(() => terminate(started.pid, 1_000));
+  cleanup(() => terminate(started.pid, 1_000));
   const ours = (argv: readonly string[]): boolean => argv.includes(marker);
   assert.equal(await managedPid(p, ours), started.pid);
   assert.equal(await managedPid(p, (argv) => argv.includes('someone else')), undefined, 'a PID whose argv is not ours is not ours');

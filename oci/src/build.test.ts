@@ -186,3 +186,14 @@ test('base images: layers stacked, config inherited and merged, blobs copied fro
 
   await assert.rejects(buildImage({ store, name: 'x', tag: '1', base: { name: 'nope', tag: '1' } }), (err: Error) => hasCode(err, 'ERR_NOT_FOUND') && /base image "nope:1" is not in store/.test(err.message));
 });
+
+test('exposed ports and stop signal land in the config; malformed ones are refused', async (t) => {
+  const { dir, src } = await fixture(t);
+  const store = join(dir, 'store');
+  const built = await buildImage({ ...spec(store, src), config: { exposedPorts: ['80/tcp', '53/udp'], stopSignal: 'SIGQUIT' } });
+  const config = JSON.parse(await readFile(blobPath(store, built.config.digest), 'utf8')) as ImageConfig;
+  assert.deepEqual(config.config?.ExposedPorts, { '80/tcp': {}, '53/udp': {} });
+  assert.equal(config.config?.StopSignal, 'SIGQUIT');
+  await assert.rejects(buildImage({ ...spec(store, src), config: { exposedPorts: ['http'] } }), (e: unknown) => hasCode(e, 'ERR_INVALID_ARGUMENT') && /exposed port "http"/.test((e as Error).message));
+  await assert.rejects(buildImage({ ...spec(store, src), config: { stopSignal: 'quit now' } }), /stop signal "quit now"/);
+});

@@ -58,6 +58,10 @@ export interface BuildImageOptions {
     workingDir?: string;
     user?: string;
     labels?: Record<string, string>;
+    /** `80/tcp`, `53/udp`: recorded in ExposedPorts (documentation for users; nothing opens them). */
+    exposedPorts?: string[];
+    /** The signal that stops the main process (`SIGQUIT` for nginx); the runtime's default is SIGTERM. */
+    stopSignal?: string;
   };
   /**
    * Build on top of this image: its layers come first, its config is the starting point
@@ -137,6 +141,18 @@ function runtimeConfig(c: BuildImageOptions['config'] = {}, base: ImageRuntimeCo
   if (c.workingDir) merged.WorkingDir = c.workingDir;
   if (c.user) merged.User = c.user;
   if (c.labels) merged.Labels = { ...base.Labels, ...c.labels };
+  if (c.exposedPorts) {
+    const ports: Record<string, Record<string, never>> = { ...base.ExposedPorts };
+    for (const p of c.exposedPorts) {
+      if (!/^\d{1,5}\/(tcp|udp|sctp)$/.test(p)) throw new AgentError('ERR_INVALID_ARGUMENT', `exposed port "${p}" is not PORT/tcp, PORT/udp or PORT/sctp`);
+      ports[p] = {};
+    }
+    merged.ExposedPorts = ports;
+  }
+  if (c.stopSignal) {
+    if (!/^(SIG[A-Z0-9+]+|\d+)$/.test(c.stopSignal)) throw new AgentError('ERR_INVALID_ARGUMENT', `stop signal "${c.stopSignal}" is not a signal name (SIGQUIT) or number`);
+    merged.StopSignal = c.stopSignal;
+  }
   const out: Record<string, unknown> = {};
   for (const k of CONFIG_KEYS) if (merged[k] !== undefined) out[k] = merged[k];
   return out as ImageRuntimeConfig;

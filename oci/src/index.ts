@@ -13,3 +13,6 @@ export * from './store-images.js';
 export * from './tar-writer.js';
 export * from './archive/import.js';
 export * from './archive/export.js';
+export * from './debian/apt.js';
+export * from './debian/build-debian.js';
+export * from './debian/recipes.js';

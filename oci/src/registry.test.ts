@@ -11,6 +11,7 @@ import { MediaType } from './media-types.js';
 import { parseRange, type Registry, startRegistry } from './registry.js';
 import { listRegistryImages } from './registry-list.js';
 import { mirroredRepositoryOf, storeNameOf } from './store-name.js';
+import { cleanups } from '@nodelet/base/testing';
 
 interface Fixture {
   root: string;
@@ -22,8 +23,9 @@ interface Fixture {
 }
 
 async function fixture(t: { after(fn: () => Promise<void>): void }, basicAuth?: { username: string; password: string }): Promise<Fixture> {
+  const cleanup = cleanups(t);
   const root = await mkdtemp(join(tmpdir(), 'nodelet-registry-test-'));
-  t.after(() => rm(root, { recursive: true, force: true }));
+  cleanup(() => rm(root, { recursive: true, force: true }));
   await initStore(root);
   const layer = Buffer.from('0123456789'.repeat(100));
   const l = await putBlob(root, layer);
@@ -38,7 +40,7 @@ async function fixture(t: { after(fn: () => Promise<void>): void }, basicAuth?: 
   await tagImage(root, 'lab/app', 'v1', { mediaType: MediaType.ociManifest, ...m });
   await tagImage(root, 'lab/app', 'v2', { mediaType: MediaType.ociManifest, ...m });
   const reg = await startRegistry({ root, basicAuth });
-  t.after(() => reg.close());
+  cleanup(() => reg.close());
   return { root, reg, layer, layerDigest: l.digest, manifestDigest: m.digest, manifestBody };
 }
 
@@ -187,8 +189,9 @@ test('listRegistryImages reads catalog, tags and manifests over HTTP', async (t)
 });
 
 test('a manifest without a mediaType field is served with the OCI type its shape gives', async (t) => {
+  const cleanup = cleanups(t);
   const root = await mkdtemp(join(tmpdir(), 'nodelet-registry-test-'));
-  t.after(() => rm(root, { recursive: true, force: true }));
+  cleanup(() => rm(root, { recursive: true, force: true }));
   await initStore(root);
   const l = await putBlob(root, 'layer');
   const c = await putBlob(root, '{}');
@@ -197,7 +200,7 @@ test('a manifest without a mediaType field is served with the OCI type its shape
   await tagImage(root, 'bare', 'm', { mediaType: MediaType.ociManifest, ...m });
   await tagImage(root, 'bare', 'i', { mediaType: MediaType.ociIndex, ...i });
   const reg = await startRegistry({ root });
-  t.after(() => reg.close());
+  cleanup(() => reg.close());
   for (const [tag, type] of [['m', MediaType.ociManifest], ['i', MediaType.ociIndex]] as const) {
     const res = await fetch(`${reg.url}/v2/bare/manifests/${tag}`, { method: 'HEAD' });
     assert.equal(res.status, 200);

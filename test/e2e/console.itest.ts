@@ -17,26 +17,28 @@ import { ApiClient, CLUSTERROLEBINDINGS, DEPLOYMENTS, loadKubeconfig, PODS, SERV
 import { noopLogger, pollUntil } from '@nodelet/base';
 import { startControlPlane } from '@nodelet/control-plane';
 import { HollowNodes } from '../../agent/src/hollow/hollow-nodes.js';
+import { cleanups } from '@nodelet/base/testing';
 
 const CHROMIUM = '/usr/bin/chromium';
 const root = new URL('../..', import.meta.url).pathname;
 
 test('web console: sign in, node Ready, create from the form, pods Running, scale, delete; view user refused', { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} missing (apt-get install chromium)`, timeout: 180_000 }, async (t) => {
+  const cleanup = cleanups(t);
   const dir = await mkdtemp(join(tmpdir(), 'nodelet-console-it-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  cleanup(() => rm(dir, { recursive: true, force: true }));
   const built = spawnSync(process.execPath, [join(root, 'console', 'build.mjs'), '--out', join(dir, 'console')], { encoding: 'utf8' });
   assert.equal(built.status, 0, `console build: ${built.stderr}`);
 
   const cp = await startControlPlane({ dataDir: join(dir, 'cp'), bindAddress: '127.0.0.1', port: 0, registryAddress: '', metrics: false, logger: noopLogger, console: { dir: join(dir, 'console') } });
-  t.after(() => cp.close());
+  cleanup(() => cp.close());
   const admin = new ApiClient({ server: cp.url, token: cp.adminToken, ca: cp.caPem });
-  t.after(() => admin.close());
+  cleanup(() => admin.close());
   const nodes = await HollowNodes.start({ admin: await loadKubeconfig(cp.kubeconfigPath), nodes: 1, namePrefix: 'console-it-', rootDir: join(dir, 'nodes'), log: noopLogger, config: { nodeStatusUpdateFrequency: '1s' } });
-  t.after(() => nodes.close());
+  cleanup(() => nodes.close());
   const node = nodes.names[0]!;
 
   const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
-  t.after(() => browser.close());
+  cleanup(() => browser.close());
   const shots = process.env.NODELET_CONSOLE_SCREENSHOTS;
   const violations: string[] = [];
   /** A fresh tab (its own sessionStorage) signed in with `token`. The server's CA is the test's own: not in chromium's store. */
@@ -138,7 +140,7 @@ test('web console: sign in, node Ready, create from the form, pods Running, scal
   });
   const review = await admin.create<KubeObject, KubeObject & { status: { token: string } }>(SERVICEACCOUNTS, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', metadata: {}, spec: { expirationSeconds: 3600 } } as KubeObject, { namespace: 'default', name: 'viewer', subresource: 'token' });
   const viewer = new ApiClient({ server: cp.url, token: review.status.token, ca: cp.caPem });
-  t.after(() => viewer.close());
+  cleanup(() => viewer.close());
   await pollUntil('view aggregated: the viewer lists deployments', async () => (await viewer.list(DEPLOYMENTS, { namespace: 'default' }).then(() => true, () => undefined)), { timeoutMs: 20_000 });
   const viewPage = await signIn(review.status.token);
   assert.equal(await viewPage.locator('#user strong').textContent(), 'system:serviceaccount:default:viewer');

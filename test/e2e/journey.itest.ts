@@ -15,7 +15,7 @@ import { requireRoot } from '@nodelet/lab-runtime/testing';
 import { ApiClient, DEPLOYMENTS, loadKubeconfig, type Deployment } from '@nodelet/api';
 import { connectCriClient } from '@nodelet/cri-client';
 import { httpStatus, inCidr, kubectl } from './helpers.js';
-import { freePort } from '@nodelet/base/testing';
+import { cleanups, freePort } from '@nodelet/base/testing';
 import { isAbortError, pollUntil } from '@nodelet/base';
 
 const BRIDGE = 'nle0';
@@ -30,17 +30,18 @@ interface PodRow {
 
 test('README journey: kubectl create deployment → running pods on the pod network → scale → rollout → delete leaves nothing', async (t) => {
   if (!requireRoot(t)) return;
+  const cleanup = cleanups(t);
   const stateDir = mkdtempSync(join(tmpdir(), 'nodelet-e2e-journey-'));
   const [apiPort, regPort, nodePort, healthzPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const lab = { stateDir, apiPort, registry: `127.0.0.1:${regPort}`, clusterCidr: '10.236.0.0/16', bridge: BRIDGE, nodeName: 'e2e-node', nodeApiPort: nodePort, healthzPort };
-  t.after(async () => {
+  cleanup(async () => {
     await labDown(lab);
     rmSync(stateDir, { recursive: true, force: true });
   });
   const up = await labUp(lab);
   const k = kubectl(up.kubeconfig);
   const admin = new ApiClient(await loadKubeconfig(up.kubeconfig));
-  t.after(() => admin.close());
+  cleanup(() => admin.close());
 
   const podCIDR = (await k('get', 'node', 'e2e-node', '-o', 'jsonpath={.spec.podCIDR}')).trim();
   assert.ok(inCidr(podCIDR.split('/')[0]!, '10.236.0.0/16'), `podCIDR ${podCIDR} is not from the cluster CIDR`);
@@ -121,7 +122,7 @@ test('README journey: kubectl create deployment → running pods on the pod netw
   }, { timeoutMs: 120_000, intervalMs: 250 });
   const p = labPaths(stateDir);
   const { client: cri } = await connectCriClient({ endpoint: up.runtimeEndpoint });
-  t.after(() => cri.close());
+  cleanup(() => cri.close());
   await pollUntil('the node to remove every sandbox and container', async () => {
     const sb = (await cri.runtime.listPodSandbox({})).items ?? [];
     const cs = (await cri.runtime.listContainers({})).containers ?? [];

@@ -19,8 +19,8 @@ import { pollUntil } from '@nodelet/base';
 
 const BRIDGE = 'nle-svc';
 /**
- * An HTTP GET from inside a pod printing only the body. Debian's busybox-static wget crashes
- * (SIGSEGV) in the lab image, so the request goes through busybox nc.
+ * An HTTP GET from inside a pod printing only the body, through busybox nc (busybox 1.35's
+ * `wget -T` crashes with SIGSEGV; plain `wget` works: lab-images-network.itest.ts).
  */
 const GET = (url: string): string => {
   const [host, port = '80'] = url.replace('http://', '').split(':');

@@ -17,7 +17,7 @@ import { requireRoot } from '@nodelet/lab-runtime/testing';
 import { connectCriClient } from '@nodelet/cri-client';
 import { stringify as toYaml } from 'yaml';
 import { inCidr, kubectl } from './helpers.js';
-import { freePort } from '@nodelet/base/testing';
+import { cleanups, freePort } from '@nodelet/base/testing';
 import { pollUntil } from '@nodelet/base';
 
 const CLUSTER_CIDR = '10.237.0.0/16';
@@ -34,6 +34,7 @@ interface PodRow {
 
 test('two agents on one machine: a deployment spreads over both nodes; a stopped node goes NotReady and its pods move', async (t) => {
   if (!requireRoot(t)) return;
+  const cleanup = cleanups(t);
   const started = Date.now();
   const dir1 = mkdtempSync(join(tmpdir(), 'nodelet-e2e-two-nodes-1-'));
   const dir2 = mkdtempSync(join(tmpdir(), 'nodelet-e2e-two-nodes-2-'));
@@ -48,7 +49,7 @@ test('two agents on one machine: a deployment spreads over both nodes; a stopped
     nodeApiPort: api2, healthzPort: hz2,
   };
   // Node 2 goes first (its agent still serves CNI DEL for its sandboxes), then node 1 and the server.
-  t.after(async () => {
+  cleanup(async () => {
     try {
       const r = await labRemoveNode(node2);
       if (r.problems.length) t.diagnostic(`node 2 cleanup: ${r.problems.join('; ')}`);
@@ -141,7 +142,7 @@ test('two agents on one machine: a deployment spreads over both nodes; a stopped
   // Restarting the agent brings node 2 back; it finishes the evicted pods and frees their sandboxes.
   await labAddNode(node2);
   const { client: cri2 } = await connectCriClient({ endpoint: n2.runtimeEndpoint });
-  t.after(() => cri2.close());
+  cleanup(() => cri2.close());
   await pollUntil('node 2 to release the sandboxes of its evicted pods', async () => {
     const left = (await pods()).filter((p) => p.node === 'two-node-2');
     const sandboxes = (await cri2.runtime.listPodSandbox({})).items ?? [];

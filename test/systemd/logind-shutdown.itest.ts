@@ -12,6 +12,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bootSystemd, nspawnUnavailable, REPO_ROOT } from './nspawn.js';
+import { cleanups } from '@nodelet/base/testing';
 
 const HOLD_MS = 3000;
 
@@ -26,12 +27,13 @@ function lines(file: string): Map<string, { arg: string; at: number }> {
 }
 
 test('logind: the delay lock holds `systemctl poweroff` back until the agent module releases it', async (t) => {
+  const cleanup = cleanups(t);
   const why = nspawnUnavailable() ?? (existsSync(join(REPO_ROOT, 'systemd/dist/index.js')) ? undefined : 'systemd/dist missing (run npx tsc -b)');
   if (why) return t.skip(why);
   const out = mkdtempSync(join(tmpdir(), 'nodelet-logind-'));
-  t.after(() => rmSync(out, { recursive: true, force: true }));
+  cleanup(() => rmSync(out, { recursive: true, force: true }));
   const box = await bootSystemd({ name: 'logind', rwBinds: [[out, '/out']] });
-  t.after(() => box.close());
+  cleanup(() => box.close());
   const events = join(out, 'events');
 
   await box.exec(['systemd-run', '--unit=logind-driver', '--collect', 'node', '/opt/nodelet/test/systemd/logind-driver.mjs', '/out/events', String(HOLD_MS), '8000']);

@@ -4,7 +4,7 @@ import { mkdtemp, readlink, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AgentError, pollUntil } from '@nodelet/base';
-import { FakeClock } from '@nodelet/base/testing';
+import { FakeClock, cleanups } from '@nodelet/base/testing';
 import { createTestCa, type TestCa } from '../testing/test-ca.js';
 import { RecordingLogger } from '@nodelet/base/testing';
 import { PemPairStore } from './pem-pair-store.js';
@@ -43,8 +43,9 @@ interface Rig {
 }
 
 async function rig(t: { after(fn: () => unknown): void }, o: { random?: number; dir?: string; ca?: TestCa; clock?: FakeClock } = {}): Promise<Rig> {
+  const cleanup = cleanups(t);
   const dir = o.dir ?? (await mkdtemp(join(tmpdir(), 'nodelet-serving-')));
-  if (!o.dir) t.after(() => rm(dir, { recursive: true, force: true }));
+  if (!o.dir) cleanup(() => rm(dir, { recursive: true, force: true }));
   const clock = o.clock ?? new FakeClock(Date.UTC(2026, 0, 1));
   const ca = o.ca ?? (await createTestCa());
   const r: Rig = {
@@ -63,7 +64,7 @@ async function rig(t: { after(fn: () => unknown): void }, o: { random?: number; 
     start(m) {
       const stop = new AbortController();
       const done = m.run(stop.signal, (p) => r.installed.push(p));
-      t.after(async () => {
+      cleanup(async () => {
         stop.abort();
         await done;
       });

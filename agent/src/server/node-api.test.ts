@@ -18,6 +18,7 @@ import { NodeApiAuthenticator } from './authn.js';
 import { NodeApiAuthorizer } from './authz.js';
 import { startNodeApi, type NodeApiServer } from './node-api.js';
 import { loadOrCreateServingCert } from './serving-cert.js';
+import { cleanups } from '@nodelet/base/testing';
 
 const TOKEN = 'good-token';
 const KEY = 'dGhlIHNhbXBsZSBub25jZQ==';
@@ -30,11 +31,12 @@ interface Env {
 }
 
 async function start(t: import('node:test').TestContext): Promise<Env> {
+  const cleanup = cleanups(t);
   const dir = await mkdtemp(join(tmpdir(), 'nodelet-node-api-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  cleanup(() => rm(dir, { recursive: true, force: true }));
   // The runtime's streaming server (SPDY, as containerd's): the fake's default session prints and exits.
   const streaming = await FakeStreamingServer.start();
-  t.after(() => streaming.close());
+  cleanup(() => streaming.close());
   const flags = (r: { stdin?: boolean; stdout?: boolean; stderr?: boolean; tty?: boolean }): string =>
     new URLSearchParams({ stdin: String(!!r.stdin), stdout: String(!!r.stdout), stderr: String(!!r.stderr), tty: String(!!r.tty) }).toString();
   const runtime = {
@@ -65,7 +67,7 @@ async function start(t: import('node:test').TestContext): Promise<Env> {
     },
     log: noopLogger,
   });
-  t.after(() => api.close());
+  cleanup(() => api.close());
   return { api, logPath, streaming, target: { host: '127.0.0.1', port: api.port, tls: {} } };
 }
 
@@ -106,9 +108,10 @@ test('node API: malformed requests get a 4xx Status and the server keeps serving
 });
 
 test('node API: a malformed WebSocket frame after the handshake closes that session only', async (t) => {
+  const cleanup = cleanups(t);
   const { target } = await start(t);
   const sock = tls.connect({ host: '127.0.0.1', port: target.port, rejectUnauthorized: false });
-  t.after(() => sock.destroy());
+  cleanup(() => sock.destroy());
   sock.on('error', () => undefined);
   let received = '';
   sock.on('data', (d: Buffer) => {
@@ -160,6 +163,7 @@ test('node API: a log writer parked on a client that stopped reading is released
 });
 
 test('node API: SPDY exec, attach and port-forward are spliced to the runtime; a SPDY client without a common protocol gets 403', async (t) => {
+  const cleanup = cleanups(t);
   const { target, streaming } = await start(t);
   const base = `https://127.0.0.1:${target.port}`;
   const dial = { headers: { Authorization: `Bearer ${TOKEN}` }, tls: { rejectUnauthorized: false } };
@@ -179,7 +183,7 @@ test('node API: SPDY exec, attach and port-forward are spliced to the runtime; a
     assert.match(await rc.status, kind === 'exec' ? /NonZeroExitCode.*"7"/ : /Success/);
   }
   const pf = await PortForwardSession.dial(`${base}/portForward/default/p`, dial);
-  t.after(() => pf.destroy());
+  cleanup(() => pf.destroy());
   // The local connection: 'ping' then EOF in; what comes back is collected.
   const echoed: Buffer[] = [];
   const local = new Duplex({

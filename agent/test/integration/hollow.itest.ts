@@ -10,6 +10,7 @@ import { ApiClient, DEPLOYMENTS, LEASES, loadKubeconfig, NODES, PODS, type Deplo
 import { hasCode, noopLogger, pollUntil } from '@nodelet/base';
 import { startControlPlane } from '@nodelet/control-plane';
 import { HOLLOW_NODE_LABEL, HollowNodes } from '../../src/hollow/hollow-nodes.js';
+import { cleanups } from '@nodelet/base/testing';
 
 function inCidr(ip: string, cidr: string): boolean {
   const toInt = (a: string): number => a.split('.').reduce((n, o) => (n << 8) + Number(o), 0) >>> 0;
@@ -19,24 +20,25 @@ function inCidr(ip: string, cidr: string): boolean {
 }
 
 test('3 hollow nodes run a Deployment of 6: pods Running with IPs from their pod CIDRs, nodes Ready with leases, own node identities', { timeout: 120_000 }, async (t) => {
+  const cleanup = cleanups(t);
   // Three agents in this process: node's listener-leak warning on any of their signals is a failure.
   const leaks: string[] = [];
   const onWarning = (w: Error): void => void (w.name === 'MaxListenersExceededWarning' && leaks.push(w.message));
   process.on('warning', onWarning);
-  t.after(() => void process.off('warning', onWarning));
+  cleanup(() => void process.off('warning', onWarning));
   const dir = await mkdtemp(join(tmpdir(), 'nodelet-hollow-it-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  cleanup(() => rm(dir, { recursive: true, force: true }));
   const cp = await startControlPlane({ dataDir: join(dir, 'cp'), bindAddress: '127.0.0.1', port: 0, registryAddress: '', metrics: false, logger: noopLogger });
-  t.after(() => cp.close());
+  cleanup(() => cp.close());
   const admin = new ApiClient({ server: cp.url, token: cp.adminToken, ca: cp.caPem });
-  t.after(() => admin.close());
+  cleanup(() => admin.close());
 
   const nodes = await HollowNodes.start({
     admin: await loadKubeconfig(cp.kubeconfigPath), nodes: 3, namePrefix: 'hollow-it-', rootDir: join(dir, 'nodes'), log: noopLogger,
     config: { nodeStatusUpdateFrequency: '1s' },
   });
-  // Registered after cp.close so it runs before it (t.after runs in reverse order).
-  t.after(() => nodes.close());
+  // Registered after cp.close so it runs before it (cleanups run last-in first-out).
+  cleanup(() => nodes.close());
   assert.deepEqual(nodes.names.sort(), ['hollow-it-0', 'hollow-it-1', 'hollow-it-2']);
 
   const ready = await pollUntil('3 hollow nodes Ready with pod CIDRs', async () => {

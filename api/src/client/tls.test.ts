@@ -15,6 +15,7 @@ import { hasCode } from '@nodelet/base';
 import { ApiClient } from './api-client.js';
 import { edgeServerOptions, DEFAULT_EDGE_LIMITS } from '../serving/index.js';
 import { NODES } from '../types/resources.js';
+import { cleanups } from '@nodelet/base/testing';
 
 const OPENSSL = ['/usr/bin/openssl', '/bin/openssl'].find((p) => existsSync(p));
 
@@ -39,8 +40,9 @@ async function makePki(dir: string): Promise<Pki> {
 }
 
 test('https: CA verification, mTLS, insecure skip and a clear verification error', { skip: OPENSSL ? false : 'openssl CLI not installed' }, async (t) => {
+  const cleanup = cleanups(t);
   const dir = await mkdtemp(join(tmpdir(), 'nodelet-tls-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  cleanup(() => rm(dir, { recursive: true, force: true }));
   const pki = await makePki(dir);
   const seen: Array<{ cn?: string; auth?: string }> = [];
   const srv = https.createServer({ cert: pki.serverCert, key: pki.serverKey, ca: pki.ca, requestCert: true, rejectUnauthorized: false }, (req, res) => {
@@ -50,7 +52,7 @@ test('https: CA verification, mTLS, insecure skip and a clear verification error
     res.end(JSON.stringify({ kind: 'Node', apiVersion: 'v1', metadata: { name: 'n1' } }));
   });
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  t.after(async () => {
+  cleanup(async () => {
     srv.closeAllConnections();
     await new Promise<void>((r) => srv.close(() => r()));
   });
@@ -61,7 +63,7 @@ test('https: CA verification, mTLS, insecure skip and a clear verification error
     clients.push(c);
     return c;
   };
-  t.after(() => clients.forEach((c) => c.close()));
+  cleanup(() => clients.forEach((c) => c.close()));
 
   assert.equal((await client({ ca: pki.ca, token: 't0k' }).get(NODES, 'n1')).metadata.name, 'n1');
   assert.deepEqual(seen.at(-1), { cn: undefined, auth: 'Bearer t0k' });
@@ -81,8 +83,9 @@ test('https: CA verification, mTLS, insecure skip and a clear verification error
 });
 
 test('https: one TLS context for every connection of a client', { skip: OPENSSL ? false : 'openssl CLI not installed' }, async (t) => {
+  const cleanup = cleanups(t);
   const dir = await mkdtemp(join(tmpdir(), 'nodelet-tls-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  cleanup(() => rm(dir, { recursive: true, force: true }));
   const pki = await makePki(dir);
   const srv = https.createServer({ cert: pki.serverCert, key: pki.serverKey, ...edgeServerOptions(DEFAULT_EDGE_LIMITS) }, (_req, res) => {
     // Every reply closes its connection, so each request below needs a new one.
@@ -90,13 +93,13 @@ test('https: one TLS context for every connection of a client', { skip: OPENSSL 
     res.end(JSON.stringify({ kind: 'Node', apiVersion: 'v1', metadata: { name: 'n1' } }));
   });
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  t.after(async () => {
+  cleanup(async () => {
     srv.closeAllConnections();
     await new Promise<void>((r) => srv.close(() => r()));
   });
   const contexts = t.mock.method(tls, 'createSecureContext');
   const client = new ApiClient({ server: `https://127.0.0.1:${(srv.address() as AddressInfo).port}`, ca: pki.ca, cert: pki.clientCert, key: pki.clientKey });
-  t.after(() => client.close());
+  cleanup(() => client.close());
   for (let i = 0; i < 3; i++) await client.get(NODES, 'n1');
   assert.equal(contexts.mock.callCount(), 1, 'the CA and client pair are parsed once, not per connection');
 });

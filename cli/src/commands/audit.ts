@@ -5,10 +5,10 @@
  */
 import type { Command } from 'commander';
 import { AgentError, parseDuration } from '@nodelet/base';
+import { DEFAULT_LAB_STATE_DIR } from '@nodelet/lab-runtime';
 import { labPaths } from './lab/cluster.js';
 import { auditLogFiles, formatAuditTable, queryAuditLog, type AuditQuery } from './audit/query.js';
 
-const DEFAULT_LAB_STATE_DIR = '/var/lib/nodelet/lab';
 
 interface AuditFlags {
   log: string;

@@ -6,8 +6,11 @@
  * formats output.
  */
 import type { Command } from 'commander';
+import { DEFAULT_REGISTRY } from '@nodelet/lab-runtime';
 import {
+  buildDebianImage,
   buildImage,
+  DEFAULT_DEB_CACHE,
   DEFAULT_IMAGE_STORE,
   DEFAULT_LAB_IMAGE_DIR,
   ensureLabImages,
@@ -35,7 +38,13 @@ interface BuildOptions {
   base?: string;
   baseStore?: string;
   lab?: boolean;
+  debian?: string;
+  packages?: string;
+  debCache: string;
 }
+
+/** Options that add files or config by hand; --debian takes its root and config from the packages. */
+const HAND_OPTIONS = ['file', 'dir', 'link', 'entrypoint', 'cmd', 'env', 'workdir', 'user', 'base', 'baseStore'] as const;
 
 export function register(program: Command): void {
   const image = program.command('image').description('build, import, export, list and serve offline OCI images');
@@ -56,8 +65,21 @@ export function register(program: Command): void {
     .option('--base <name:tag>', 'build on top of this image (its layers and config), e.g. busybox:latest')
     .option('--base-store <dir>', 'image store holding --base (default: --store)')
     .option('--lab', 'build the lab images (pause:3.9 and busybox:latest) into the store instead')
+    .option('--debian <package>', "build from Debian packages: PACKAGE and its dependencies from this machine's apt mirror, with the package's usual entrypoint, user and ports (nginx, redis-server, python3); NAME defaults to the package")
+    .option('--packages <list>', 'with --debian: more Debian packages to install, comma-separated (e.g. ca-certificates,curl)')
+    .option('--deb-cache <dir>', 'with --debian: where downloaded .debs are kept (a cached build needs no network)', DEFAULT_DEB_CACHE)
     .action(async (name: string | undefined, o: BuildOptions) => {
-      const signal = AbortSignal.timeout(300_000);
+      const signal = AbortSignal.timeout(600_000);
+      if (o.packages !== undefined && !o.debian) throw new Error('--packages goes with --debian PACKAGE');
+      if (o.debian) {
+        const hand = HAND_OPTIONS.filter((k) => o[k] !== undefined);
+        if (o.lab || hand.length) throw new Error(`--debian builds the image from packages alone: drop ${o.lab ? '--lab' : hand.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')}`);
+        const { repository, tag } = parseImageName(name ?? o.debian);
+        const extra = (o.packages ?? '').split(',').map((p) => p.trim()).filter(Boolean);
+        const built = await buildDebianImage({ store: o.store, name: repository, tag, packages: [o.debian, ...extra], cacheDir: o.debCache, signal });
+        out(`${repository}:${tag} ${built.manifest.digest} (${built.installed.length} Debian packages)\n`);
+        return;
+      }
       if (o.lab) {
         const r = await ensureLabImages(o.store, { signal });
         out(`${r.pause.name}:${r.pause.tag} ${r.pause.digest}\n${r.busybox.name}:${r.busybox.tag} ${r.busybox.digest}\n`);
@@ -94,7 +116,7 @@ export function register(program: Command): void {
     .command('ls')
     .description('list the images in a store (or served by a registry)')
     .option('--store <dir>', 'image store (OCI layout directory)', DEFAULT_IMAGE_STORE)
-    .option('--registry <host:port|url>', 'list what this registry serves instead (e.g. 127.0.0.1:5000)')
+    .option('--registry <host:port|url>', `list what this registry serves instead (e.g. ${DEFAULT_REGISTRY})`)
     .option('-q, --quiet', 'print NAME:TAG only')
     .option('-o, --output <format>', 'table or json', 'table')
     .action(async (o: { store: string; registry?: string; quiet?: boolean; output: string }) => {
@@ -113,7 +135,7 @@ export function register(program: Command): void {
     .command('serve')
     .description('serve a store read-only over the OCI distribution pull API until interrupted')
     .option('--store <dir>', 'image store (OCI layout directory)', DEFAULT_IMAGE_STORE)
-    .option('--address <host:port>', 'listen address (plain HTTP: keep it on loopback or a lab network)', '127.0.0.1:5000')
+    .option('--address <host:port>', 'listen address (plain HTTP: keep it on loopback or a lab network)', DEFAULT_REGISTRY)
     .option('--lab', `also make sure the lab images are in the store (default store for tests: ${DEFAULT_LAB_IMAGE_DIR})`)
     .option('-v, --verbose', 'log every failed request to stderr')
     .action(async (o: { store: string; address: string; lab?: boolean; verbose?: boolean }) => {

@@ -8,22 +8,24 @@ import { defaultLabOptions, labDown, labPaths, labUp, type LabOptions } from './
 import { labAddNode, labRemoveNode, type LabNodeOptions } from './lab/add-node.js';
 import { runningPid } from './lab/processes.js';
 import { DEFAULT_IMAGE_STORE } from '@nodelet/oci';
+import { DEFAULT_LAB_STATE_DIR, DEFAULT_REGISTRY, labLayout, labRuntimeStatus } from '@nodelet/lab-runtime';
 
 const DEFAULT_NODE_NETWORK_BRIDGE = 'nodelet-nodes';
 
 /** The flags a whole lab and one added node share: the cluster's pod network and the agent's ports. */
-function agentFlags(c: Command): Command {
+function agentFlags(c: Command, added = false): Command {
+  // An added node shares the machine with the first node: its ports default to free ones, not 10250/10248.
   return c
     .option('--cluster-cidr <cidr>', 'pod network of the cluster', '10.244.0.0/16')
-    .option('--node-api-port <port>', 'agent node API port', (v) => Number(v), 10250)
-    .option('--healthz-port <port>', 'agent healthz port', (v) => Number(v), 10248);
+    .option('--node-api-port <port>', `agent node API port${added ? ' (default: a free one)' : ''}`, (v) => Number(v), ...(added ? [] : [10250]))
+    .option('--healthz-port <port>', `agent healthz port${added ? ' (default: a free one)' : ''}`, (v) => Number(v), ...(added ? [] : [10248]));
 }
 
 function labFlags(c: Command): Command {
   return agentFlags(c)
-    .option('--state-dir <dir>', 'where the lab keeps everything', '/var/lib/nodelet/lab')
+    .option('--state-dir <dir>', 'where the lab keeps everything', DEFAULT_LAB_STATE_DIR)
     .option('--api-port <port>', 'API server port', (v) => Number(v), 6443)
-    .option('--registry <host:port>', 'image registry address (default 127.0.0.1:5000, with --node-network <host address>:5000)')
+    .option('--registry <host:port>', `image registry address (default ${DEFAULT_REGISTRY}, with --node-network <host address>:5000)`)
     .option('--node-name <name>', 'node name (default: hostname)')
     .option('--bridge <name>', 'pod bridge', 'nodelet0')
     .option('--node-network <cidr>', 'a node network (e.g. 10.230.0.0/24) for nodes in their own network namespace (lab add-node --netns): the server, registry and this node use its first address')
@@ -40,11 +42,11 @@ function toOptions(f: Record<string, unknown>): Partial<LabOptions> {
 }
 
 function nodeFlags(c: Command): Command {
-  return agentFlags(c)
+  return agentFlags(c, true)
     .requiredOption('--state-dir <dir>', 'the node\'s own state dir (not the lab\'s)')
     .requiredOption('--node-name <name>', 'node name')
     .requiredOption('--bridge <name>', 'the node\'s pod bridge')
-    .option('--admin-kubeconfig <file>', 'the lab\'s admin kubeconfig', '/var/lib/nodelet/lab/server/admin.kubeconfig')
+    .option('--admin-kubeconfig <file>', 'the lab\'s admin kubeconfig', labLayout().adminKubeconfig)
     .option('--registry <host:port>', 'the lab\'s image registry (default: port 5000 on the API server\'s address)')
     .option('--netns', 'run the node in its own network namespace on the lab\'s node network (lab up --node-network)')
     .option('--node-ip <ip>', 'with --netns: the node\'s address on the node network (default: the lowest free one)');
@@ -53,7 +55,8 @@ function nodeFlags(c: Command): Command {
 function toNodeOptions(f: Record<string, unknown>): LabNodeOptions {
   return {
     stateDir: f.stateDir as string, nodeName: f.nodeName as string, bridge: f.bridge as string, adminKubeconfig: f.adminKubeconfig as string,
-    ...(f.registry ? { registry: f.registry as string } : {}), clusterCidr: f.clusterCidr as string, nodeApiPort: f.nodeApiPort as number, healthzPort: f.healthzPort as number,
+    ...(f.registry ? { registry: f.registry as string } : {}), clusterCidr: f.clusterCidr as string,
+    ...(f.nodeApiPort !== undefined ? { nodeApiPort: f.nodeApiPort as number } : {}), ...(f.healthzPort !== undefined ? { healthzPort: f.healthzPort as number } : {}),
     ...(f.netns ? { netns: true } : {}), ...(f.nodeIp ? { nodeIp: f.nodeIp as string } : {}),
     log: (l) => process.stdout.write(`  ${l}\n`),
   };
@@ -100,7 +103,7 @@ Stop everything with: make down
 
   nodeFlags(lab.command('add-node').description('add a node to the lab cluster: its own containerd and agent (and with --netns its own network namespace); wait until it is Ready')).action(async (f) => {
     const r = await labAddNode(toNodeOptions(f));
-    process.stdout.write(`node "${r.nodeName}" is Ready${r.netns ? ` in network namespace ${r.netns} at ${r.ip}` : ''}; runtime ${r.runtimeEndpoint}\n`);
+    process.stdout.write(`node "${r.nodeName}" is Ready${r.netns ? ` in network namespace ${r.netns} at ${r.ip}` : ''}; node API :${r.options.nodeApiPort}, healthz :${r.options.healthzPort}; runtime ${r.runtimeEndpoint}\n`);
   });
 
   nodeFlags(lab.command('remove-node').description('stop a node added with add-node and remove everything it created'))
@@ -118,6 +121,8 @@ Stop everything with: make down
     const line = (name: string, pid: number | undefined) => `${name.padEnd(11)} ${pid ? `running (pid ${pid})` : 'stopped'}\n`;
     process.stdout.write(line('server', await runningPid(p.serverProc, o.stateDir)));
     process.stdout.write(line('agent', await runningPid(p.agentProc, o.stateDir)));
+    const rt = await labRuntimeStatus({ dir: p.containerd });
+    process.stdout.write(`${line('containerd', rt.pid).trimEnd()}${rt.running ? `, ${rt.criReady ? `CRI ${rt.endpoint}` : `CRI not ready: ${rt.error}`}` : ''}\n`);
     process.stdout.write(`kubeconfig  ${existsSync(p.adminKubeconfig) ? p.adminKubeconfig : '(none)'}\n`);
   });
 }

@@ -90,8 +90,9 @@ export function register(program: Command): void {
     .option('--days <n>', 'certificate lifetime in days', (v) => Number(v), 365)
     .option('-o, --output <file>', 'where to write it (default ./<user>.kubeconfig)')
     .option('--kubeconfig <path>', 'admin kubeconfig ($KUBECONFIG when set)', defaultAdminKubeconfig())
+    .option('--force', 'replace the output file when it exists')
     .action(async (o) => {
-      const r = await createUserKubeconfig({ adminKubeconfig: o.kubeconfig, user: o.user, groups: o.group, days: o.days, out: o.output ?? `${o.user}.kubeconfig` });
+      const r = await createUserKubeconfig({ adminKubeconfig: o.kubeconfig, user: o.user, groups: o.group, days: o.days, out: o.output ?? `${o.user}.kubeconfig`, force: Boolean(o.force) });
       process.stdout.write(`kubeconfig for ${o.user}${o.group.length ? ` (groups ${o.group.join(', ')})` : ''} written to ${r.out} (0600, certificate from ${r.csrName})\n`);
       process.stdout.write(`grant rights with e.g.: kubectl create rolebinding ${o.user}-view --clusterrole=view --user=${o.user} -n default\n`);
     });

@@ -7,6 +7,7 @@
 import type { Command } from 'commander';
 import { resolve } from 'node:path';
 import { parseDuration } from '@nodelet/base';
+import { DEFAULT_LAB_STATE_DIR } from '@nodelet/lab-runtime';
 import { describePlan, generatePlan, profileFor, type SoakMode } from './soak/plan.js';
 import { parseSeed, randomSeed } from './soak/rng.js';
 import { runSoak } from './soak/runner.js';
@@ -48,7 +49,7 @@ export function register(program: Command): void {
   program
     .command('soak')
     .description('kill, restart and starve a running lab cluster in seeded rounds and check nothing leaks, duplicates or is lost (docs/reliability.md)')
-    .option('--state-dir <dir>', 'the lab cluster (`make up`) to soak', '/var/lib/nodelet/lab')
+    .option('--state-dir <dir>', 'the lab cluster (`make up`) to soak', DEFAULT_LAB_STATE_DIR)
     .option('--seed <n>', 'replay this seed (printed at the start of every run)')
     .option('--rounds <n>', 'rounds of churn and faults (default: smoke 2, default 6, long 30)')
     .option('--smoke', 'short run (about 3.5 minutes): two rounds of the quick faults')
@@ -63,7 +64,7 @@ export function register(program: Command): void {
       const mode: SoakMode = f.smoke ? 'smoke' : f.long ? 'long' : 'default';
       const seed = f.seed !== undefined ? parseSeed(f.seed) : randomSeed();
       const profile = profileFor(mode, positive('--rounds', f.rounds));
-      const replay = ['nodelet soak', `--seed ${seed}`, mode !== 'default' ? `--${mode}` : '', f.rounds ? `--rounds ${profile.rounds}` : '', f.stateDir !== '/var/lib/nodelet/lab' ? `--state-dir ${f.stateDir}` : ''].filter(Boolean).join(' ');
+      const replay = ['nodelet soak', `--seed ${seed}`, mode !== 'default' ? `--${mode}` : '', f.rounds ? `--rounds ${profile.rounds}` : '', f.stateDir !== DEFAULT_LAB_STATE_DIR ? `--state-dir ${f.stateDir}` : ''].filter(Boolean).join(' ');
       process.stdout.write(`nodelet soak: seed ${seed}, ${mode}, ${profile.rounds} rounds (replay: ${replay})\n`);
       if (f.plan) {
         process.stdout.write(describePlan(generatePlan(seed, profile)) + '\n');

@@ -11,15 +11,17 @@ import { startTestRuntime, requireRoot } from '@nodelet/lab-runtime/testing';
 import { connectCriClient } from '@nodelet/cri-client';
 import { doctor, type DoctorOptions } from '../../src/commands/doctor/command.js';
 import { exitCodeFor, type CheckResult } from '../../src/commands/doctor/check.js';
+import { cleanups } from '@nodelet/base/testing';
 
 const byId = (rs: CheckResult[], id: string) => rs.filter((r) => r.id === id);
 
 test('nodelet doctor: healthy node passes; each injected fault is named with its fix', async (t) => {
+  const cleanup = cleanups(t);
   if (!requireRoot(t)) return;
   const rt = await startTestRuntime({ name: 'doctor', bridge: { name: 'nll0', subnet: '10.235.0.0/24' } });
-  t.after(() => rt.stop());
+  cleanup(() => rt.stop());
   const work = mkdtempSync(join(tmpdir(), 'nodelet-doctor-'));
-  t.after(() => rmSync(work, { recursive: true, force: true }));
+  cleanup(() => rmSync(work, { recursive: true, force: true }));
   // A plugin dir of our own (links to the Debian plugins) so a test can remove one.
   const plugins = join(work, 'plugins');
   mkdirSync(plugins);

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ociArchiveFiles, whiteoutImage, writeTarArchive } from '@nodelet/oci/testing';
+import { cleanups } from '@nodelet/base/testing';
 
 const NODELET = fileURLToPath(new URL('../../../bin/nodelet-dev', import.meta.url));
 
@@ -17,8 +18,9 @@ function nodelet(...args: string[]): { code: number; stdout: string; stderr: str
 }
 
 test('image build is reproducible, ls lists it, serve serves it read-only', { timeout: 60_000 }, async (t) => {
+  const cleanup = cleanups(t);
   const dir = await mkdtemp(join(tmpdir(), 'nodelet-image-cli-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  cleanup(() => rm(dir, { recursive: true, force: true }));
   await mkdir(join(dir, 'www'));
   await writeFile(join(dir, 'www', 'index.html'), '<h1>nodelet</h1>\n');
   await writeFile(join(dir, 'tool'), '#!/bin/sh\necho tool\n');
@@ -42,7 +44,7 @@ test('image build is reproducible, ls lists it, serve serves it read-only', { ti
   assert.match(bad.stderr, /^nodelet: invalid repository name "Lab\/Web": repository path component "Lab" must be lower-case\n$/);
 
   const serve = spawn(NODELET, ['image', 'serve', '--store', store, '--address', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  t.after(() => void serve.kill('SIGKILL'));
+  cleanup(() => void serve.kill('SIGKILL'));
   const url = await new Promise<string>((resolve, reject) => {
     let text = '';
     serve.stdout.setEncoding('utf8').on('data', (s: string) => {
@@ -111,9 +113,10 @@ test('image import prints pull references; inspect, export, re-import and rm wor
  * formats `nodelet image export` writes. The image is the same throughout: its layers' diff IDs.
  */
 test('skopeo pulls from the registry, writes archives import reads, and reads what export writes', { timeout: 120_000 }, async (t) => {
+  const cleanup = cleanups(t);
   if (spawnSync('skopeo', ['--version']).status !== 0) return t.skip('skopeo not installed (apt-get install skopeo; make deps installs it)');
   const dir = await mkdtemp(join(tmpdir(), 'nodelet-image-skopeo-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  cleanup(() => rm(dir, { recursive: true, force: true }));
   await writeFile(join(dir, 'tool'), '#!/bin/sh\necho tool\n');
   const store = join(dir, 'store');
   const built = nodelet('image', 'build', 'lab/peer:v1', '--store', store, '-f', `${join(dir, 'tool')}:/usr/bin/tool:0755`, '--cmd', 'tool');
@@ -140,7 +143,7 @@ test('skopeo pulls from the registry, writes archives import reads, and reads wh
   };
 
   const serve = spawn(NODELET, ['image', 'serve', '--store', store, '--address', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  t.after(() => void serve.kill('SIGKILL'));
+  cleanup(() => void serve.kill('SIGKILL'));
   const host = await new Promise<string>((resolve, reject) => {
     let text = '';
     serve.stdout.setEncoding('utf8').on('data', (s: string) => {

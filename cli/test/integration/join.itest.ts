@@ -13,13 +13,14 @@ import { ApiClient, loadKubeconfig, NODES, readCredential, SECRETS } from '@node
 import { errCode } from '@nodelet/base';
 import { createToken, listTokens } from '../../src/commands/ops/token.js';
 import { join as joinCluster } from '../../src/commands/ops/join.js';
-import { freePort } from '@nodelet/base/testing';
+import { cleanups, freePort } from '@nodelet/base/testing';
 
 test('join: token exchange, CA pinning and every refusal', async (t) => {
+  const cleanup = cleanups(t);
   const dir = mkdtempSync(join(tmpdir(), 'nodelet-join-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  cleanup(() => rmSync(dir, { recursive: true, force: true }));
   const cp = await startControlPlane({ dataDir: join(dir, 'server'), bindAddress: '127.0.0.1', port: 0, registryAddress: '', controllers: false });
-  t.after(() => cp.close());
+  cleanup(() => cp.close());
   const admin = cp.kubeconfigPath;
   const kc = (name: string) => join(dir, `${name}.kubeconfig`);
 
@@ -44,7 +45,7 @@ test('join: token exchange, CA pinning and every refusal', async (t) => {
     assert.match(cred.token, /^node\./);
     assert.ok(cred.lifetime && cred.lifetime.expiresAt === r.expiresAt && r.expiresAt! > Date.now() + 300 * 86_400_000, 'a year, recorded');
     const node = new ApiClient(await loadKubeconfig(kc('node-a')));
-    t.after(() => node.close());
+    cleanup(() => node.close());
     await node.create(NODES, { metadata: { name: 'node-a' } } as never);
     await assert.rejects(node.create(NODES, { metadata: { name: 'node-b' } } as never), (e) => errCode(e) === 'ERR_PERMISSION_DENIED');
     await assert.rejects(node.list(SECRETS, { namespace: 'kube-system' }), (e) => errCode(e) === 'ERR_PERMISSION_DENIED');

@@ -14,10 +14,12 @@ import { errCode } from '@nodelet/base';
 import { createToken } from '../../src/commands/ops/token.js';
 import { createServerJoinToken, fetchServerJoinBundle, serverJoinFiles } from '../../src/commands/ops/server-join.js';
 import { installServer } from '../../src/commands/ops/install.js';
+import { cleanups } from '@nodelet/base/testing';
 
 test('server join: token, CA pinning, bundle, files and every refusal', async (t) => {
+  const cleanup = cleanups(t);
   const dir = mkdtempSync(join(tmpdir(), 'nodelet-server-join-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  cleanup(() => rmSync(dir, { recursive: true, force: true }));
   // The first server "is on etcd" (the endpoint is only handed out: this test's store is SQLite).
   const etcdCa = (await createCa('test-etcd-ca')).certPem;
   const etcdFiles = { caFile: join(dir, 'etcd-ca.crt'), certFile: join(dir, 'etcd-client.crt'), keyFile: join(dir, 'etcd-client.key') };
@@ -25,13 +27,13 @@ test('server join: token, CA pinning, bundle, files and every refusal', async (t
   writeFileSync(etcdFiles.certFile, 'client certificate\n');
   writeFileSync(etcdFiles.keyFile, 'client key\n', { mode: 0o600 });
   const store = createSqliteStore({ path: join(dir, 'state.db') });
-  t.after(() => store.close());
+  cleanup(() => store.close());
   const serverDir = join(dir, 'server');
   const cp = await startControlPlane({
     dataDir: serverDir, bindAddress: '127.0.0.1', port: 0, registryAddress: '', controllers: false, metrics: false,
     store, datastoreEndpoint: 'etcd://10.0.0.1:2379,10.0.0.2:2379', etcdTls: etcdFiles,
   });
-  t.after(() => cp.close());
+  cleanup(() => cp.close());
   const admin = cp.kubeconfigPath;
 
   const tok = await createServerJoinToken({ kubeconfig: admin, ttlMs: 3_600_000 });
@@ -91,7 +93,7 @@ test('server join: token, CA pinning, bundle, files and every refusal', async (t
 
   await t.test('a server on SQLite has no bundle to give', async () => {
     const sqlite = await startControlPlane({ dataDir: join(dir, 'sqlite'), bindAddress: '127.0.0.1', port: 0, registryAddress: '', controllers: false, metrics: false });
-    t.after(() => sqlite.close());
+    cleanup(() => sqlite.close());
     const s = await createServerJoinToken({ kubeconfig: sqlite.kubeconfigPath, ttlMs: 3_600_000 });
     await assert.rejects(fetchServerJoinBundle({ server: s.server, token: s.token, caCertHash: s.caCertHash }), (e) => errCode(e) === 'ERR_NOT_FOUND' && /SQLite/.test(String(e)));
   });

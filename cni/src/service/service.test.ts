@@ -5,7 +5,7 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { RecordingLogger } from '@nodelet/base/testing';
+import { RecordingLogger, cleanups } from '@nodelet/base/testing';
 import { CniCode, CniError } from '../errors.js';
 import { FakePluginExecutor } from '../testing/fake-executor.js';
 import { installNodeletCni, NODELET_CNI_SCRIPT, writeRuntimeConflist, type InstallOptions } from './runtime-files.js';
@@ -28,8 +28,9 @@ interface ShimOut {
 
 /** Both builds of nodelet-cni speak the same protocol; the C one is compiled here if gcc exists. */
 async function fixture(t: { after(fn: () => Promise<void>): void }, variant: Variant) {
+  const cleanup = cleanups(t);
   const dir = await mkdtemp(join(tmpdir(), 'nlc-svc-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  cleanup(() => rm(dir, { recursive: true, force: true }));
   const bin = join(dir, 'bin');
   let build: InstallOptions['shim'] = 'script';
   if (variant === 'binary') {
@@ -58,10 +59,11 @@ const variants: Variant[] = existsSync('/usr/bin/gcc') ? ['script', 'binary'] : 
 
 for (const variant of variants) {
 test(`nodelet-cni (${variant}) forwards to the service: ADD result in the runtime version, DEL twice, CHECK; capabilities and CNI_ARGS pass through`, async (t) => {
+  const cleanup = cleanups(t);
   const f = await fixture(t, variant);
   const exec = new FakePluginExecutor().plugin('bridge', (c) => (c.command === 'ADD' ? JSON.stringify(RESULT) : c.command === 'VERSION' ? JSON.stringify({ cniVersion: '1.0.0', supportedVersions: ['0.4.0', '1.0.0'] }) : '')).plugin('portmap');
   const svc = await startCniService({ socketPath: f.socketPath, binDirs: ['/usr/lib/cni'], cacheDir: f.dir, chain: { podCIDR: '10.233.7.0/24', bridgeName: 'nlc7' }, executor: exec });
-  t.after(() => svc.close());
+  cleanup(() => svc.close());
   assert.equal((await stat(f.socketPath)).mode & 0o777, 0o600);
 
   const ports = [{ hostPort: 8080, containerPort: 80, protocol: 'tcp' }];
@@ -87,6 +89,7 @@ test(`nodelet-cni (${variant}) forwards to the service: ADD result in the runtim
 });
 
 test(`nodelet-cni (${variant}): errors come back as spec JSON; no pod CIDR and an unreachable service are code 11`, async (t) => {
+  const cleanup = cleanups(t);
   const f = await fixture(t, variant);
   const down = await f.shim('ADD');
   assert.equal(down.status, 1);
@@ -95,7 +98,7 @@ test(`nodelet-cni (${variant}): errors come back as spec JSON; no pod CIDR and a
 
   const exec = new FakePluginExecutor().plugin('bridge').plugin('portmap');
   const svc = await startCniService({ socketPath: f.socketPath, binDirs: ['/x'], cacheDir: f.dir, chain: { bridgeName: 'nlc7' }, executor: exec });
-  t.after(() => svc.close());
+  cleanup(() => svc.close());
   const early = await f.shim('ADD');
   assert.equal(early.out.code, 11);
   assert.match(early.out.details, /no pod CIDR/);
@@ -113,10 +116,11 @@ test(`nodelet-cni (${variant}): errors come back as spec JSON; no pod CIDR and a
 }
 
 test('setPodCIDR validates, switches the chain and writes it to chainConfDir', async (t) => {
+  const cleanup = cleanups(t);
   const dir = await mkdtemp(join(tmpdir(), 'nlc-svc-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  cleanup(() => rm(dir, { recursive: true, force: true }));
   const svc = await startCniService({ socketPath: join(dir, 's.sock'), binDirs: ['/x'], cacheDir: dir, chain: { bridgeName: 'nlc7' }, chainConfDir: join(dir, 'chain') });
-  t.after(() => svc.close());
+  cleanup(() => svc.close());
   assert.equal(svc.network(), undefined);
   assert.throws(() => svc.setPodCIDR('10.233.9.0/33'), { code: 'ERR_INVALID_ARGUMENT' });
   assert.equal(svc.network(), undefined, 'a bad CIDR changes nothing');
@@ -130,11 +134,12 @@ test('setPodCIDR validates, switches the chain and writes it to chainConfDir', a
 });
 
 test('a corrupt cached config: DEL deletes with the current chain and logs what to do; CHECK refuses instead of judging another chain', async (t) => {
+  const cleanup = cleanups(t);
   const f = await fixture(t, 'script');
   const exec = new FakePluginExecutor().plugin('bridge', (c) => (c.command === 'ADD' ? JSON.stringify(RESULT) : c.command === 'VERSION' ? JSON.stringify({ cniVersion: '1.0.0', supportedVersions: ['0.4.0', '1.0.0'] }) : '')).plugin('portmap');
   const log = new RecordingLogger();
   const svc = await startCniService({ socketPath: f.socketPath, binDirs: ['/usr/lib/cni'], cacheDir: f.dir, chain: { podCIDR: '10.233.7.0/24', bridgeName: 'nlc7' }, executor: exec, logger: log });
-  t.after(() => svc.close());
+  cleanup(() => svc.close());
   assert.equal((await f.shim('ADD')).status, 0);
   const file = svc.engine.cache.fileFor('nodelet-pods', 'sb1', 'eth0');
   const entry = JSON.parse(await readFile(file, 'utf8'));

@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { FakeClock } from '@nodelet/base/testing';
+import { FakeClock, cleanups } from '@nodelet/base/testing';
 import { createCa, issueCertificate, loadCa, type KeyPairPem } from './certs.js';
 import { ensurePki, type Pki } from './pki.js';
 import { startCertRotation, type CertRotation, type CertRotationOptions } from './rotation.js';
@@ -25,8 +25,9 @@ interface Rig {
 }
 
 async function rig(t: TestContext, extra: Partial<CertRotationOptions> = {}): Promise<Rig> {
+  const cleanup = cleanups(t);
   const dir = await mkdtemp(join(tmpdir(), 'nodelet-rotation-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  cleanup(() => rm(dir, { recursive: true, force: true }));
   const time = { now: Date.now() };
   const pkiOptions = { dir, now: () => time.now };
   const pki = await ensurePki(pkiOptions);
@@ -41,7 +42,7 @@ async function rig(t: TestContext, extra: Partial<CertRotationOptions> = {}): Pr
     onAgentClient: (p) => void agentClient.push(p),
     ...extra,
   });
-  t.after(() => rotation.close());
+  cleanup(() => rotation.close());
   return { dir, clock, pki, time, serving, agentClient, rotation };
 }
 
@@ -94,8 +95,9 @@ test('a failed install is retried at the next check; the timer keeps running aft
 });
 
 test('operator serving files are re-read, never re-issued; a half-written pair is not installed', async (t) => {
+  const cleanup = cleanups(t);
   const dir = await mkdtemp(join(tmpdir(), 'nodelet-rotation-files-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  cleanup(() => rm(dir, { recursive: true, force: true }));
   const ca = await loadCa(await createCa('operator-ca'));
   const first = await issueCertificate(ca, { commonName: 'api', usage: 'server', ips: ['127.0.0.1'] });
   const certFile = join(dir, 'tls.crt');

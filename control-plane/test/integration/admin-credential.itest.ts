@@ -14,23 +14,25 @@ import { ApiClient, loadKubeconfig, SECRETS } from '@nodelet/api';
 import { noopLogger } from '@nodelet/base';
 import { parse } from 'yaml';
 import { startControlPlane } from '../../src/control-plane.js';
+import { cleanups } from '@nodelet/base/testing';
 
 test('the first server\'s admin.kubeconfig is accepted by a second server sharing the CA', async (t) => {
+  const cleanup = cleanups(t);
   const root = await mkdtemp(join(tmpdir(), 'nodelet-admin-cred-'));
-  t.after(() => rm(root, { recursive: true, force: true }));
+  cleanup(() => rm(root, { recursive: true, force: true }));
   const [dirA, dirB] = [join(root, 'a'), join(root, 'b')];
   const start = (dataDir: string): ReturnType<typeof startControlPlane> =>
     startControlPlane({ dataDir, bindAddress: '127.0.0.1', port: 0, registryAddress: '', controllers: false, staticAdminToken: false, logger: noopLogger });
 
   const a = await start(dirA);
-  t.after(() => a.close());
+  cleanup(() => a.close());
   // Server B: its own data dir and store, with the cluster CA and service-account key of A.
   await mkdir(join(dirB, 'pki'), { recursive: true, mode: 0o700 });
   for (const f of ['ca.crt', 'ca.key', 'sa.key']) await copyFile(join(dirA, 'pki', f), join(dirB, 'pki', f));
   // A static admin token of an earlier version: removed at start (revoking the old kubeconfig).
   await writeFile(join(dirB, 'admin.token'), 'oldstatictoken\n', { mode: 0o600 });
   const b = await start(dirB);
-  t.after(() => b.close());
+  cleanup(() => b.close());
 
   assert.equal(a.adminToken, '');
   assert.ok(!existsSync(join(dirA, 'admin.token')), 'no static admin token is written');

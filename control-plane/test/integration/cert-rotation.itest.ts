@@ -18,6 +18,7 @@ import { KUBERNETES_SERVICE_NAMES, startControlPlane } from '../../src/control-p
 import { issueCertificate, loadCa, type LoadedCa } from '../../src/pki/certs.js';
 import { writePairAtomic } from '../../src/pki/pair-files.js';
 import { AGENT_CLIENT_USER, ensurePki, hostAddresses } from '../../src/pki/pki.js';
+import { cleanups } from '@nodelet/base/testing';
 
 /**
  * Certificates issued by the test live VALIDITY_MS; the server renews when less than
@@ -69,8 +70,9 @@ async function startFakeAgent(ca: LoadedCa): Promise<{ port: number; serials: st
 }
 
 test('serving and agent-client certificates rotate in a running server without dropping connections', async (t) => {
+  const cleanup = cleanups(t);
   const dir = await mkdtemp(join(tmpdir(), 'nodelet-rotation-it-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  cleanup(() => rm(dir, { recursive: true, force: true }));
   const pkiDir = join(dir, 'pki');
 
   // 1. A PKI whose two leaf pairs expire in VALIDITY_MS (same SANs the server wants, so only expiry
@@ -95,14 +97,14 @@ test('serving and agent-client certificates rotate in a running server without d
     now: () => Date.now() + skewMs,
     certRotation: { intervalMs: 200, renewBeforeMs: RENEW_BEFORE_MS },
   });
-  t.after(() => cp.close());
+  cleanup(() => cp.close());
   const oldSerial = new X509Certificate(shortServing.certPem).serialNumber;
   assert.equal((await servedCertificate(cp.port, cp.caPem)).serialNumber, oldSerial, 'the server started with the short-lived certificate');
 
   const client = new ApiClient({ server: cp.url, token: cp.adminToken, ca: cp.caPem });
-  t.after(() => client.close());
+  cleanup(() => client.close());
   const agent = await startFakeAgent(ca);
-  t.after(() => agent.close());
+  cleanup(() => agent.close());
   await client.resource(NODES).create({
     metadata: { name: 'n1' },
     status: { addresses: [{ type: 'InternalIP', address: '127.0.0.1' }], daemonEndpoints: { kubeletEndpoint: { Port: agent.port } } },
@@ -116,7 +118,7 @@ test('serving and agent-client certificates rotate in a running server without d
     const req = https.get(`${cp.url}/api/v1/namespaces/default/configmaps?watch=1`, { ca: cp.caPem, agent: false, headers: { Authorization: `Bearer ${cp.adminToken}` } }, resolve);
     req.on('error', reject);
   });
-  t.after(() => watchRes.destroy());
+  cleanup(() => watchRes.destroy());
   assert.equal(watchRes.statusCode, 200);
   let buffered = '';
   watchRes.on('data', (c: Buffer) => {

@@ -13,17 +13,19 @@ import {
 } from '@nodelet/api';
 import { hasCode, noopLogger, pollUntil } from '@nodelet/base';
 import { startControlPlane } from '../../src/control-plane.js';
+import { cleanups } from '@nodelet/base/testing';
 
 const REVIEWS: ResourceType = { group: 'authentication.k8s.io', version: 'v1', kind: 'SelfSubjectReview', plural: 'selfsubjectreviews', singular: 'selfsubjectreview', namespaced: false };
 const CREDENTIALS: ResourceType = { group: 'nodelet.io', version: 'v1', kind: 'NodeCredentialRequest', plural: 'nodecredentials', singular: 'nodecredential', namespaced: false };
 
 test('certificate signing requests: user client certificates, node serving certificates, approval and signing rules', { timeout: 120_000 }, async (t) => {
+  const cleanup = cleanups(t);
   const dir = mkdtempSync(join(tmpdir(), 'nodelet-csr-it-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  cleanup(() => rmSync(dir, { recursive: true, force: true }));
   const cp = await startControlPlane({ dataDir: dir, bindAddress: '127.0.0.1', port: 0, registryAddress: '', logger: noopLogger });
-  t.after(() => cp.close());
+  cleanup(() => cp.close());
   const clients: ApiClient[] = [];
-  t.after(() => clients.forEach((c) => c.close()));
+  cleanup(() => clients.forEach((c) => c.close()));
   const client = (o: { token?: string; cert?: string; key?: string }): ApiClient => {
     const c = new ApiClient({ server: cp.url, ca: cp.caPem, ...o });
     clients.push(c);

@@ -11,6 +11,7 @@ import { noopLogger, pollUntil } from '@nodelet/base';
 import { startControlPlane } from '../../src/control-plane.js';
 import { startControllerManager } from '../../src/controllers/index.js';
 import { startScheduler } from '../../src/scheduler/index.js';
+import { cleanups } from '@nodelet/base/testing';
 
 const iso = (ms = Date.now()): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
@@ -68,17 +69,18 @@ function kubectl(kubeconfig: string, cacheDir: string, ...args: string[]): Promi
 }
 
 test('scheduler + controllers on the real API server: deployment journey and node lease expiry', async (t) => {
+  const cleanup = cleanups(t);
   const dir = mkdtempSync(join(tmpdir(), 'nodelet-ctrl-it-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  cleanup(() => rmSync(dir, { recursive: true, force: true }));
   const cp = await startControlPlane({ dataDir: dir, bindAddress: '127.0.0.1', port: 0, registryAddress: '', controllers: false, logger: noopLogger });
-  t.after(() => cp.close());
+  cleanup(() => cp.close());
   const client = new ApiClient({ server: cp.url, token: cp.adminToken, ca: cp.caPem });
-  t.after(() => client.close());
+  cleanup(() => client.close());
   // The scheduler and controllers run as in `nodelet server`: each with its own least-privilege
   // identity (and protobuf lists and watches), so a controller that needs more than its upstream role fails this test.
   const as = (token: string): ApiClient => {
     const c = new ApiClient({ server: cp.url, token, ca: cp.caPem, protobuf: true });
-    t.after(() => c.close());
+    cleanup(() => c.close());
     return c;
   };
   const ids = cp.inProcessIdentities;
@@ -90,7 +92,7 @@ test('scheduler + controllers on the real API server: deployment journey and nod
     clientFor: (account) => as(ids.controller(account)),
     logger: noopLogger, signal: stop.signal, nodeMonitorGracePeriodMs: 3_000, nodeMonitorPeriodMs: 500,
   });
-  t.after(async () => {
+  cleanup(async () => {
     stop.abort();
     await Promise.all([sched.close(), cm.close()]);
   });
@@ -113,7 +115,7 @@ test('scheduler + controllers on the real API server: deployment journey and nod
   const renewer = setInterval(() => {
     renewals = renewals.then(() => Promise.all([...renewing].map((n) => renew(n))).then(() => undefined)).catch(() => undefined);
   }, 500);
-  t.after(async () => {
+  cleanup(async () => {
     clearInterval(renewer);
     await renewals;
   });

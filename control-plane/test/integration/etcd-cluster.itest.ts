@@ -17,6 +17,7 @@ import { runStoreConformance } from '../../src/storage/testing/conformance.js';
 import { etcdUnavailableReason } from '../../src/storage/testing/etcd.js';
 import { startTestEtcdCluster, type TestEtcdCluster } from '../../src/storage/testing/etcd-cluster.js';
 import { dec, enc } from '../../src/storage/testing/helpers.js';
+import { cleanups } from '@nodelet/base/testing';
 
 const skip = etcdUnavailableReason() ?? false;
 let cluster: TestEtcdCluster | undefined;
@@ -89,9 +90,10 @@ describe('etcd cluster: a member dies under load', { skip }, () => {
 
 describe('etcd cluster: a server on all three members', { skip }, () => {
   it('serves writes with a member down and reports every member (doctor\'s source)', async (t) => {
+    const cleanup = cleanups(t);
     const c = cluster!;
     const dir = await mkdtemp(join(tmpdir(), 'nodelet-etcd-cluster-cp-'));
-    t.after(() => rm(dir, { recursive: true, force: true }));
+    cleanup(() => rm(dir, { recursive: true, force: true }));
     const cp = await startControlPlane({
       dataDir: dir,
       datastoreEndpoint: `etcd://${c.endpoints.map((e) => new URL(e).host).join(',')}`,
@@ -102,9 +104,9 @@ describe('etcd cluster: a server on all three members', { skip }, () => {
       controllers: false,
       logger: noopLogger,
     });
-    t.after(() => cp.close());
+    cleanup(() => cp.close());
     const client = new ApiClient({ server: cp.url, token: cp.adminToken, ca: cp.caPem });
-    t.after(() => client.close());
+    cleanup(() => client.close());
     type Reply = { members: Array<{ endpoint: string; ok: boolean; version?: string; raftIndex?: number; isLeader?: boolean }>; alarms: unknown };
     const status = async (): Promise<Reply> => JSON.parse((await client.getRaw(ETCD_STATUS_PATH)).toString()) as Reply;
     const all = await status();

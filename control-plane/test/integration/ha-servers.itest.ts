@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { ApiClient, loadKubeconfig, CONFIGMAPS, DEPLOYMENTS, ENDPOINTS, LEASES, NAMESPACES, NODES, PODS, type Lease } from '@nodelet/api';
 import { pollUntil } from '@nodelet/base';
-import { freePort } from '@nodelet/base/testing';
+import { cleanups, freePort } from '@nodelet/base/testing';
 import { fakeNode } from '../../src/controllers/testing/fake-agents.js';
 import { etcdUnavailableReason, startTestEtcd } from '../../src/storage/testing/etcd.js';
 import { startServerProcess, type ServerProcess } from './server-process.js';
@@ -23,10 +23,11 @@ async function shareClusterSecrets(from: string, to: string): Promise<void> {
 }
 
 test('two servers on one etcd: one leader per lease, cross-server watch, fail-over after SIGKILL', { skip, timeout: 240_000 }, async (t) => {
+  const cleanup = cleanups(t);
   const dir = await mkdtemp(join(tmpdir(), 'nodelet-ha-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  cleanup(() => rm(dir, { recursive: true, force: true }));
   const etcd = await startTestEtcd();
-  t.after(() => etcd.stop());
+  cleanup(() => etcd.stop());
   // Same port on two loopback addresses, as servers on two machines (the kubernetes endpoints need one port).
   const port = await freePort();
   const args = (ip: string): string[] => [
@@ -34,11 +35,11 @@ test('two servers on one etcd: one leader per lease, cross-server watch, fail-ov
     '--node-monitor-grace-period', '5m', '--log-level', 'info',
   ];
   const a = await startServerProcess({ dataDir: join(dir, 'a'), args: args('127.0.0.1') });
-  t.after(() => a.stop());
+  cleanup(() => a.stop());
   // a's admin.kubeconfig (a client certificate of the shared CA) is the admin on both servers.
   const admin = await loadKubeconfig(join(dir, 'a', 'admin.kubeconfig'));
   const clientA = new ApiClient({ ...admin, server: a.url, servers: [] });
-  t.after(() => clientA.close());
+  cleanup(() => clientA.close());
   const holders = async (client: ApiClient): Promise<Record<string, Lease['spec']>> => {
     const out: Record<string, Lease['spec']> = {};
     for (const name of ['kube-scheduler', 'kube-controller-manager']) {
@@ -50,9 +51,9 @@ test('two servers on one etcd: one leader per lease, cross-server watch, fail-ov
 
   await shareClusterSecrets(join(dir, 'a'), join(dir, 'b'));
   const b: ServerProcess = await startServerProcess({ dataDir: join(dir, 'b'), args: args('127.0.0.2') });
-  t.after(() => b.stop());
+  cleanup(() => b.stop());
   const clientB = new ApiClient({ ...admin, server: b.url, servers: [] });
-  t.after(() => clientB.close());
+  cleanup(() => clientB.close());
 
   // 1. One leader per lease: b stands by (it never logs an acquisition) while a renews.
   const renewed = (await holders(clientB))['kube-scheduler']!.renewTime;

@@ -16,14 +16,16 @@ import { ApiClient, NODES, PODS } from '@nodelet/api';
 import { noopLogger } from '@nodelet/base';
 import { createCa, issueCertificate, loadCa, type KeyPairPem } from '../../src/pki/certs.js';
 import { startControlPlane, type ControlPlane } from '../../src/control-plane.js';
+import { cleanups } from '@nodelet/base/testing';
 
 async function standInAgent(t: { after(fn: () => unknown): void }, pair: KeyPairPem): Promise<number> {
+  const cleanup = cleanups(t);
   const server = https.createServer({ cert: pair.certPem, key: pair.keyPem }, (req, res) => {
     res.writeHead(200, { 'Content-Type': 'text/plain' });
     res.end(`logs of ${req.url?.split('?')[0]}\n`);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  t.after(() => {
+  cleanup(() => {
     server.closeAllConnections();
     return new Promise((r) => server.close(r));
   });
@@ -38,12 +40,13 @@ async function podOn(admin: ApiClient, node: string, port: number): Promise<void
 const logs = (admin: ApiClient, node: string): Promise<string> => admin.getRaw(`/api/v1/namespaces/default/pods/p-${node}/log`).then((b) => b.toString());
 
 async function controlPlane(t: { after(fn: () => unknown): void }, extra: { kubeletCertificateAuthority?: string } = {}): Promise<{ cp: ControlPlane; admin: ApiClient; dir: string }> {
+  const cleanup = cleanups(t);
   const dir = mkdtempSync(join(tmpdir(), 'nodelet-proxy-tls-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  cleanup(() => rmSync(dir, { recursive: true, force: true }));
   const cp = await startControlPlane({ dataDir: join(dir, 'server'), bindAddress: '127.0.0.1', port: 0, registryAddress: '', controllers: false, logger: noopLogger, ...extra });
-  t.after(() => cp.close());
+  cleanup(() => cp.close());
   const admin = new ApiClient({ server: cp.url, token: cp.adminToken, ca: cp.caPem });
-  t.after(() => admin.close());
+  cleanup(() => admin.close());
   return { cp, admin, dir };
 }
 
@@ -73,9 +76,10 @@ test('node proxy: the agent must present a cluster-CA certificate for the Intern
 });
 
 test('node proxy: --kubelet-certificate-authority replaces the cluster CA for agents with their own certificates', { timeout: 60_000 }, async (t) => {
+  const cleanup = cleanups(t);
   const own = await createCa('site-ca');
   const dir = mkdtempSync(join(tmpdir(), 'nodelet-proxy-ca-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  cleanup(() => rmSync(dir, { recursive: true, force: true }));
   const caFile = join(dir, 'agents-ca.crt');
   writeFileSync(caFile, own.certPem);
   const { admin } = await controlPlane(t, { kubeletCertificateAuthority: caFile });
@@ -88,6 +92,7 @@ test('node proxy: --kubelet-certificate-authority replaces the cluster CA for ag
 });
 
 test('node proxy: an agent address that leads back to the server is refused, and agents see only a kubelet-API client', { timeout: 60_000 }, async (t) => {
+  const cleanup = cleanups(t);
   const { cp, admin, dir } = await controlPlane(t);
   const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> =>
     new Promise((resolve, reject) => {
@@ -131,7 +136,7 @@ test('node proxy: an agent address that leads back to the server is refused, and
     res.end('ok\n');
   });
   await new Promise<void>((r) => agent.listen(0, '127.0.0.1', () => r()));
-  t.after(() => new Promise((r) => agent.close(r)));
+  cleanup(() => new Promise((r) => agent.close(r)));
   await podOn(admin, 'seen', (agent.address() as AddressInfo).port);
   assert.equal(await logs(admin, 'seen'), 'ok\n');
   assert.deepEqual(subjects, [JSON.stringify({ CN: 'system:kube-apiserver-kubelet-client' })]);

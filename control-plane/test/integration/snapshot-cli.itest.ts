@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { ApiClient, CONFIGMAPS, SECRETS, loadKubeconfig } from '@nodelet/api';
 import { hasCode } from '@nodelet/base';
 import { startServerProcess } from './server-process.js';
+import { cleanups } from '@nodelet/base/testing';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
@@ -23,12 +24,13 @@ function nodelet(...args: string[]): Promise<{ code: number; stdout: string; std
 }
 
 test('nodelet snapshot save, ls and restore on a SQLite server', { timeout: 180_000 }, async (t) => {
+  const cleanup = cleanups(t);
   const dir = mkdtempSync(join(tmpdir(), 'nodelet-snapshot-cli-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  cleanup(() => rmSync(dir, { recursive: true, force: true }));
   const dataDir = join(dir, 'server');
   const serverArgs = ['--port', '0', '--bind-address', '127.0.0.1', '--disable-controllers'];
   let server = await startServerProcess({ dataDir, args: serverArgs });
-  t.after(() => server.stop());
+  cleanup(() => server.stop());
   let client = new ApiClient(await loadKubeconfig(server.kubeconfig));
   await client.create(CONFIGMAPS, { metadata: { name: 'before', namespace: 'default' }, data: { k: 'v' } });
   await client.create(SECRETS, { metadata: { name: 'before', namespace: 'default' }, stringData: { password: 's3cret' } });
@@ -56,7 +58,7 @@ test('nodelet snapshot save, ls and restore on a SQLite server', { timeout: 180_
 
   server = await startServerProcess({ dataDir, args: serverArgs });
   client = new ApiClient(await loadKubeconfig(server.kubeconfig));
-  t.after(() => client.close());
+  cleanup(() => client.close());
   assert.deepEqual((await client.get(CONFIGMAPS, 'before', { namespace: 'default' })).data, { k: 'v' });
   assert.equal(Buffer.from((await client.get(SECRETS, 'before', { namespace: 'default' })).data!.password!, 'base64').toString(), 's3cret');
   await assert.rejects(client.get(CONFIGMAPS, 'after', { namespace: 'default' }), (err) => hasCode(err, 'ERR_NOT_FOUND'));

@@ -11,14 +11,16 @@ import { noopLogger, pollUntil } from '@nodelet/base';
 import { startControlPlane, type ControlPlane } from '../../src/control-plane.js';
 import { listSnapshots, type ListedSnapshot } from '../../src/storage/snapshot/snapshots.js';
 import { etcdUnavailableReason, startTestEtcd } from '../../src/storage/testing/etcd.js';
+import { cleanups } from '@nodelet/base/testing';
 
 const skip = etcdUnavailableReason() ?? false;
 
 test('two servers on one etcd take one scheduled snapshot per tick; the other takes over', { skip, timeout: 120_000 }, async (t) => {
+  const cleanup = cleanups(t);
   const dir = await mkdtemp(join(tmpdir(), 'nodelet-snap-sched-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  cleanup(() => rm(dir, { recursive: true, force: true }));
   const etcd = await startTestEtcd();
-  t.after(() => etcd.stop());
+  cleanup(() => etcd.stop());
   const snapDir = join(dir, 'snapshots');
   const start = (server: string): Promise<ControlPlane> => startControlPlane({
     dataDir: join(dir, server), bindAddress: '127.0.0.1', port: 0, registryAddress: '', controllers: false, logger: noopLogger,
@@ -28,9 +30,9 @@ test('two servers on one etcd take one scheduled snapshot per tick; the other ta
   });
   const a = await start('a');
   let aClosed = false;
-  t.after(() => (aClosed ? undefined : a.close()));
+  cleanup(() => (aClosed ? undefined : a.close()));
   const b = await start('b');
-  t.after(() => b.close());
+  cleanup(() => b.close());
 
   const good = async (): Promise<ListedSnapshot[]> => (await listSnapshots(snapDir)).filter((s) => s.info);
   await pollUntil('four scheduled snapshots', async () => (await good()).length >= 4, { timeoutMs: 30_000, intervalMs: 200 });
@@ -52,17 +54,18 @@ test('two servers on one etcd take one scheduled snapshot per tick; the other ta
 });
 
 test('a failed scheduled snapshot is a Warning Event and the server keeps serving', { timeout: 60_000 }, async (t) => {
+  const cleanup = cleanups(t);
   const dir = await mkdtemp(join(tmpdir(), 'nodelet-snap-fail-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  cleanup(() => rm(dir, { recursive: true, force: true }));
   const notADir = join(dir, 'snapshots');
   await writeFile(notADir, 'a file where the snapshot directory should be');
   const cp = await startControlPlane({
     dataDir: join(dir, 'server'), bindAddress: '127.0.0.1', port: 0, registryAddress: '', controllers: false, logger: noopLogger,
     snapshots: { cron: '* * * * * *', allowSeconds: true, retention: 5, dir: notADir, server: 'lab-1' },
   });
-  t.after(() => cp.close());
+  cleanup(() => cp.close());
   const client = new ApiClient({ server: cp.url, token: cp.adminToken, ca: cp.caPem });
-  t.after(() => client.close());
+  cleanup(() => client.close());
   const event = await pollUntil('the SnapshotFailed event', async () =>
     (await client.list(EVENTS, { namespace: 'kube-system' })).items.find((e) => e.reason === 'SnapshotFailed'), { timeoutMs: 20_000, intervalMs: 200 });
   assert.equal(event.type, 'Warning');

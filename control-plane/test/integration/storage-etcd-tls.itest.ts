@@ -18,6 +18,7 @@ import { runStoreConformance } from '../../src/storage/testing/conformance.js';
 import { etcdUnavailableReason, startTestEtcd, type TestEtcd } from '../../src/storage/testing/etcd.js';
 import { dec, enc } from '../../src/storage/testing/helpers.js';
 import { startTcpProxy, type TcpProxy } from '../../src/storage/testing/tcp-proxy.js';
+import { cleanups } from '@nodelet/base/testing';
 
 const skip = etcdUnavailableReason() ?? false;
 let etcd: TestEtcd | undefined;
@@ -45,8 +46,9 @@ runStoreConformance(
 
 describe('nodelet server on etcd over TLS', { skip }, () => {
   it('serves objects stored in the TLS etcd (flags as main.ts passes them)', async (t) => {
+    const cleanup = cleanups(t);
     const dir = await mkdtemp(join(tmpdir(), 'nodelet-etcd-tls-cp-'));
-    t.after(() => rm(dir, { recursive: true, force: true }));
+    cleanup(() => rm(dir, { recursive: true, force: true }));
     const cp = await startControlPlane({
       dataDir: dir,
       datastoreEndpoint: `etcd://${hostPort()}`,
@@ -57,13 +59,13 @@ describe('nodelet server on etcd over TLS', { skip }, () => {
       controllers: false,
       logger: noopLogger,
     });
-    t.after(() => cp.close());
+    cleanup(() => cp.close());
     const client = new ApiClient({ server: cp.url, token: cp.adminToken, ca: cp.caPem });
-    t.after(() => client.close());
+    cleanup(() => client.close());
     const name = `cm-${randomUUID().slice(0, 8)}`;
     await client.resource(CONFIGMAPS, 'default').create({ metadata: { name, namespace: 'default' }, data: { k: 'v' } });
     const raw = createEtcdStore({ endpoints: [etcd!.endpoint], tls: etcd!.tls! });
-    t.after(() => raw.close());
+    cleanup(() => raw.close());
     const kv = await raw.get(`/registry/configmaps/default/${name}`);
     assert.ok(kv, 'the object is in etcd under /registry');
   });

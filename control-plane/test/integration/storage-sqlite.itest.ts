@@ -13,6 +13,7 @@ import { createSqliteStore, type WatchEvent } from '../../src/storage/index.js';
 import { runStoreConformance } from '../../src/storage/testing/conformance.js';
 import { createTempSqliteStore } from '../../src/storage/testing/sqlite.js';
 import { pollUntil } from '@nodelet/base';
+import { cleanups } from '@nodelet/base/testing';
 
 runStoreConformance('sqlite', async () => createTempSqliteStore());
 
@@ -21,15 +22,16 @@ const KILL_AFTER_ACKS = 300;
 
 describe('sqlite: durability', () => {
   it('every acknowledged write survives kill -9; revisions keep increasing after reopening', async (t) => {
+    const cleanup = cleanups(t);
     const dir = mkdtempSync(join(tmpdir(), 'nodelet-sqlite-durability-'));
-    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    cleanup(() => rmSync(dir, { recursive: true, force: true }));
     const path = join(dir, 'state.db');
 
     // A watcher in this process sees the child's writes through the cross-process poll.
     const observer = createSqliteStore({ path, pollIntervalMs: 50 });
-    t.after(() => observer.close());
+    cleanup(() => observer.close());
     const watchAbort = new AbortController();
-    t.after(() => watchAbort.abort());
+    cleanup(() => watchAbort.abort());
     const watched: WatchEvent[] = [];
     const watching = (async () => {
       for await (const ev of observer.watch('/registry/configmaps/durability/', { afterRevision: 0, signal: watchAbort.signal })) {
@@ -40,7 +42,7 @@ describe('sqlite: durability', () => {
     const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', WRITER, path, '100000'], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    t.after(() => {
+    cleanup(() => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     });
     let stderr = '';
@@ -57,7 +59,7 @@ describe('sqlite: durability', () => {
     assert.ok(acked.size >= KILL_AFTER_ACKS, `only ${acked.size} acks; stderr: ${stderr}`);
 
     const reopened = createSqliteStore({ path });
-    t.after(() => reopened.close());
+    cleanup(() => reopened.close());
     for (const [key, rev] of acked) {
       const kv = await reopened.get(key);
       assert.equal(kv?.modRevision, rev, `acknowledged key ${key} (revision ${rev}) is missing after kill -9`);

@@ -13,17 +13,19 @@ import { containerdPaths, writeMirrorHosts } from '@nodelet/lab-runtime';
 import { requireRoot, startTestRuntime } from '@nodelet/lab-runtime/testing';
 import { DEFAULT_LAB_IMAGE_DIR, importImages, LAB_IMAGES, resolveTag, startRegistry } from '@nodelet/oci';
 import { dockerArchiveFiles, whiteoutImage, writeTarArchive } from '@nodelet/oci/testing';
+import { cleanups } from '@nodelet/base/testing';
 
 const BRIDGE = { name: 'nlb-mirror', subnet: '10.232.9.0/24' };
 /** Nothing listens on the discard port of loopback: a fallback to "upstream" is refused at once. */
 const NO_UPSTREAM = 'http://127.0.0.1:9';
 
 test('containerd pulls busybox, docker.io/library/busybox and an imported quay.io/x/y:1 through the lab registry mirror', { timeout: 120_000 }, async (t) => {
+  const cleanup = cleanups(t);
   if (!requireRoot(t)) return;
   const work = await mkdtemp(join(tmpdir(), 'nodelet-mirror-'));
-  t.after(() => rm(work, { recursive: true, force: true }));
+  cleanup(() => rm(work, { recursive: true, force: true }));
   const rt = await startTestRuntime({ name: 'mirror', bridge: BRIDGE });
-  t.after(() => rt.stop());
+  cleanup(() => rt.stop());
 
   // A private store: the lab images plus a `docker save` archive of quay.io/x/y:1, imported.
   const store = join(work, 'store');
@@ -33,13 +35,13 @@ test('containerd pulls busybox, docker.io/library/busybox and an imported quay.i
   const [imported] = await importImages(archive, { store });
   assert.deepEqual([imported!.name, imported!.tag], ['x/y', '1'], 'the store name drops the host');
   const reg = await startRegistry({ root: store });
-  t.after(() => reg.close());
+  cleanup(() => reg.close());
 
   // The lab's mirror files, in the certs.d this containerd reads (config_path, re-read per pull).
   await writeMirrorHosts(containerdPaths(rt.dir).certsDir, reg.hostPort, NO_UPSTREAM);
 
   const cri = createCriClient({ endpoint: rt.endpoint, timeoutMs: 60_000 });
-  t.after(() => cri.close());
+  cleanup(() => cri.close());
   const busybox = (await resolveTag(store, LAB_IMAGES.busybox.name, LAB_IMAGES.busybox.tag))!;
   const cases: [string, string, string][] = [
     ['busybox', 'docker.io/library/busybox:latest', busybox.digest],

@@ -8,15 +8,17 @@ import { test } from 'node:test';
 import { renderHostsToml, run } from '@nodelet/lab-runtime';
 import { requireRoot, startTestRuntime } from '@nodelet/lab-runtime/testing';
 import { buildImage, DEFAULT_LAB_IMAGE_DIR, LAB_IMAGES, startRegistry } from '@nodelet/oci';
+import { cleanups } from '@nodelet/base/testing';
 
 const BRIDGE = { name: 'nlb-pull', subnet: '10.232.2.0/24' };
 
 test('containerd pulls a built image by tag and digest through hosts.toml and runs it', { timeout: 90_000 }, async (t) => {
+  const cleanup = cleanups(t);
   if (!requireRoot(t)) return;
   const work = await mkdtemp(join(tmpdir(), 'nodelet-pull-'));
-  t.after(() => rm(work, { recursive: true, force: true }));
+  cleanup(() => rm(work, { recursive: true, force: true }));
   const rt = await startTestRuntime({ name: 'pull', bridge: BRIDGE });
-  t.after(() => rt.stop());
+  cleanup(() => rt.stop());
 
   // 1. A custom two-layer image: the lab busybox plus a file, built into a fresh store and served
   //    by a second registry.
@@ -32,7 +34,7 @@ test('containerd pulls a built image by tag and digest through hosts.toml and ru
   });
   assert.equal(built.layers.length, 2);
   const reg = await startRegistry({ root: store });
-  t.after(() => reg.close());
+  cleanup(() => reg.close());
   const hostsDir = join(work, 'certs.d');
   await mkdir(join(hostsDir, reg.hostPort), { recursive: true });
   await writeFile(join(hostsDir, reg.hostPort, 'hosts.toml'), renderHostsToml(reg.hostPort));

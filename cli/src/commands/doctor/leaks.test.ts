@@ -11,15 +11,16 @@ import { FakeCriServer } from '@nodelet/cri-client/testing';
 import { doctor } from './command.js';
 import { leakCheck } from './leaks.js';
 import type { CheckResult } from './check.js';
-import { freePort } from '@nodelet/base/testing';
+import { cleanups, freePort } from '@nodelet/base/testing';
 
 async function fixture(t: TestContext) {
+  const cleanup = cleanups(t);
   const dir = await mkdtemp(join(tmpdir(), 'nodelet-leaks-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  cleanup(() => rm(dir, { recursive: true, force: true }));
   const fake = await FakeCriServer.start();
-  t.after(() => fake.close());
+  cleanup(() => fake.close());
   const cri = createCriClient({ endpoint: fake.endpoint });
-  t.after(() => cri.close());
+  cleanup(() => cri.close());
   const { podSandboxId } = await cri.runtime.runPodSandbox({ config: { metadata: { name: 'web', namespace: 'default', uid: 'uid-1', attempt: 0 }, labels: { 'io.kubernetes.pod.uid': 'uid-1' } } });
   const netnsDir = join(dir, 'netns');
   await mkdir(netnsDir);

@@ -14,10 +14,12 @@
  */
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { DEFAULT_LAB_STATE_DIR } from '@nodelet/lab-runtime';
 import { labPaths } from '../lab/cluster.js';
 
 export const ETC_AGENT_CONFIG = '/etc/nodelet/agent.yaml';
-export const DEFAULT_LAB_DIR = '/var/lib/nodelet/lab';
+/** The `make up` lab's state dir (lab-runtime's lab-layout.ts owns it). */
+export const DEFAULT_LAB_DIR = DEFAULT_LAB_STATE_DIR;
 export const DEFAULT_RUNTIME_SOCKET = '/run/containerd/containerd.sock';
 
 /** The options doctor takes from a node's configuration. */

@@ -4,7 +4,9 @@
  * `storeNameOf` (`docker.io/library/nginx:1` and `nginx:1` are both `nginx:1`); the work is done
  * by @nodelet/oci.
  */
+import { statSync } from 'node:fs';
 import type { Command } from 'commander';
+import { DEFAULT_REGISTRY } from '@nodelet/lab-runtime';
 import {
   DEFAULT_IMAGE_STORE,
   exportImages,
@@ -17,6 +19,7 @@ import {
   storeNameOf,
 } from '@nodelet/oci';
 import { collect, out } from '../cri/context.js';
+import { formatBytes } from './args.js';
 
 /** Imports and exports of real images take a while; a stuck one is still stopped. */
 const ARCHIVE_TIMEOUT_MS = 60 * 60_000;
@@ -28,7 +31,7 @@ export function registerStoreCommands(image: Command): void {
     .argument('<file>', 'the archive (docker save / ctr images export / nodelet image export output; "-" for standard input)')
     .option('--store <dir>', 'image store (OCI layout directory)', DEFAULT_IMAGE_STORE)
     .option('-t, --tag <name:tag>', "name the archive's single image with this instead of its own tags (repeatable)", collect)
-    .option('--registry <host:port>', 'registry serving the store, for the pull references printed', '127.0.0.1:5000')
+    .option('--registry <host:port>', 'registry serving the store, for the pull references printed', DEFAULT_REGISTRY)
     .action(async (file: string, o: { store: string; tag?: string[]; registry: string }) => {
       const imported = await importImages(file === '-' ? '/dev/stdin' : file, { store: o.store, ...(o.tag ? { tags: o.tag } : {}), signal: AbortSignal.timeout(ARCHIVE_TIMEOUT_MS) });
       for (const i of imported) out(`imported ${i.name}:${i.tag} ${i.manifest.digest}, pull it as ${pullReferenceOf(o.registry, i)}\n`);
@@ -45,7 +48,11 @@ export function registerStoreCommands(image: Command): void {
       if (o.format !== 'oci' && o.format !== 'docker') throw new Error(`invalid --format "${o.format}": want oci or docker`);
       const opts = { store: o.store, images: names.map(storeNameOf), format: o.format as ExportFormat, signal: AbortSignal.timeout(ARCHIVE_TIMEOUT_MS) };
       if (o.output === '-') await exportImages(process.stdout, opts);
-      else await exportImagesToFile(o.output, opts);
+      else {
+        await exportImagesToFile(o.output, opts);
+        // Standard output is the archive itself with -o -; to a file, one line says what was written.
+        process.stdout.write(`exported ${names.join(', ')} to ${o.output} (${o.format}, ${formatBytes(statSync(o.output).size)})\n`);
+      }
     });
 
   image

@@ -12,18 +12,24 @@
  *
  *   add:    [netns + veth] ─▶ containerd (lab runtime) ─▶ startLabAgent (token, join, agent,
  *           Ready) ─▶ [pod CIDR ─▶ routes everywhere]
- *   remove: labDown on the node's state dir (CRI removal of sandboxes while the agent serves
- *           CNI DEL ─▶ agent ─▶ containerd ─▶ bridge or namespace ─▶ state) ─▶ [stale routes];
- *           there is no server to stop.
+ *   remove: drain (cordon, evict its pods; drain.ts) ─▶ labDown on the node's state dir (CRI
+ *           removal of sandboxes while the agent serves CNI DEL ─▶ agent ─▶ containerd ─▶ bridge
+ *           or namespace ─▶ state) ─▶ [stale routes] ─▶ delete the Node; there is no server to stop.
+ *
+ * A failed add (the agent exited, or no Ready in time) is removed the same way, state dir included:
+ * the error carries the agent log's last lines.
  */
 import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { resolve } from 'node:path';
-import { AgentError, pollUntil } from '@nodelet/base';
+import { AgentError, describeError, pollUntil } from '@nodelet/base';
 import { ApiClient, loadKubeconfig, NODES, type Node } from '@nodelet/api';
 import { labRuntimeUp } from '@nodelet/lab-runtime';
 import { defaultLabOptions, labDown, labPaths, startLabAgent, type LabDownResult, type LabOptions } from './cluster.js';
 import { ensureNodeNetns, findNodeNetwork, netnsName, type NodeNetwork } from './node-network.js';
 import { prunePodRoutes, syncPodRoutes, type NodeRouteInfo } from './pod-routes.js';
+import { deleteNode, drainNode } from './drain.js';
+import { runningPid } from './processes.js';
 
 export interface LabNodeOptions {
   /** The node's own state dir (not the first node's). */
@@ -37,8 +43,10 @@ export interface LabNodeOptions {
   registry?: string;
   nodeName: string;
   bridge: string;
-  nodeApiPort: number;
-  healthzPort: number;
+  /** Default: a port free on this machine now (the first node has 10250). */
+  nodeApiPort?: number;
+  /** Default: a port free on this machine now (the first node has 10248). */
+  healthzPort?: number;
   /** The lab's cluster CIDR (default labUp's); the proxy masquerades Service traffic from outside it. */
   clusterCidr?: string;
   /**
@@ -62,19 +70,37 @@ export interface LabNode {
   options: LabNodeOptions;
 }
 
-function asLabOptions(n: LabNodeOptions, nodeIp?: string): LabOptions {
+/**
+ * A TCP port nothing on this machine listens on now, for an agent started next: the kernel picks
+ * it on the wildcard address the agent's node API binds.
+ */
+function freeHostPort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolvePort(port));
+    });
+  });
+}
+
+function asLabOptions(n: LabNodeOptions & { nodeApiPort: number; healthzPort: number }, nodeIp?: string): LabOptions {
   return defaultLabOptions({
     stateDir: n.stateDir, registry: n.registry, nodeName: n.nodeName, bridge: n.bridge,
     nodeApiPort: n.nodeApiPort, healthzPort: n.healthzPort, readyTimeoutMs: n.readyTimeoutMs, log: n.log,
     ...(n.clusterCidr ? { clusterCidr: n.clusterCidr } : {}),
-    // One service proxy per network namespace: the first node's serves the host they share.
+    // One service proxy and one DNS resolver per network namespace: the first node's serve the
+    // host they share (its resolver holds <host IP>:53, which this agent could not bind).
     proxyMode: n.netns ? 'nftables' : 'none',
+    ...(n.netns ? {} : { agentConfig: { clusterDNSResolver: false } }),
     ...(n.netns ? { netns: true } : {}),
     ...(nodeIp ? { nodeIp } : {}),
   });
 }
 
-export async function labAddNode(n: LabNodeOptions): Promise<LabNode> {
+export async function labAddNode(opts: LabNodeOptions): Promise<LabNode> {
+  const n = { ...opts, nodeApiPort: opts.nodeApiPort ?? (await freeHostPort()), healthzPort: opts.healthzPort ?? (await freeHostPort()) };
   const p = labPaths(resolve(n.stateDir));
   const admin = new ApiClient({ ...(await loadKubeconfig(n.adminKubeconfig)), timeoutMs: 10_000 });
   const registry = n.registry ?? `${new URL(admin.server).hostname}:5000`;
@@ -101,7 +127,8 @@ export async function labAddNode(n: LabNodeOptions): Promise<LabNode> {
     }
     return { nodeName: o.nodeName, runtimeEndpoint: rt.endpoint, ...(placed ? { netns: placed.netns, ip: placed.ip } : {}), options: n };
   } catch (err) {
-    await labRemoveNode(n, { keepState: true }).catch(() => undefined); // undo on failure: the original error is rethrown below
+    n.log?.(`node "${n.nodeName}" did not come up; removing what was started (state dir ${n.stateDir} included)…`);
+    await labRemoveNode(n).catch(() => undefined); // undo on failure: the original error is rethrown below
     throw err;
   } finally {
     admin.close();
@@ -122,8 +149,26 @@ async function routePodNetworks(admin: ApiClient, nodeName: string, network: Nod
  * Stops the node's agent and containerd, deletes its bridge or its network namespace and the
  * routes to it elsewhere, and (unless keepState) its state dir.
  */
-export async function labRemoveNode(n: LabNodeOptions, o: { keepState?: boolean } = {}): Promise<LabDownResult> {
-  const r = await labDown({ ...asLabOptions(n), keepState: o.keepState });
-  if (n.netns) await prunePodRoutes().catch((e: Error) => r.problems.push(`routes: ${e.message}`));
-  return r;
+export async function labRemoveNode(n: LabNodeOptions, o: { keepState?: boolean; drainTimeoutMs?: number } = {}): Promise<LabDownResult> {
+  const admin = new ApiClient({ ...(await loadKubeconfig(n.adminKubeconfig)), timeoutMs: 10_000 });
+  const problems: string[] = [];
+  try {
+    // Before the agent stops, so its pods end as pods do and their controllers re-create them
+    // elsewhere. Without a running agent nothing would finish them: deleting the Node below
+    // lets the pod garbage collector remove them instead.
+    const dir = resolve(n.stateDir);
+    if ((await runningPid(labPaths(dir).agentProc, dir)) !== undefined) {
+      n.log?.(`draining node "${n.nodeName}" (cordon, evict its pods)…`);
+      const evicted = await drainNode(admin, n.nodeName, o.drainTimeoutMs ?? 60_000).catch((e: unknown) => void problems.push(`drain: ${describeError(e)}`));
+      if (evicted) n.log?.(`evicted ${evicted} pod(s)`);
+    }
+    const r = await labDown({ ...asLabOptions({ ...n, nodeApiPort: n.nodeApiPort ?? 0, healthzPort: n.healthzPort ?? 0 }), keepState: o.keepState });
+    if (n.netns) await prunePodRoutes().catch((e: Error) => r.problems.push(`routes: ${e.message}`));
+    // Last: a deleted Node with its agent still running would be registered again by the agent.
+    if (await deleteNode(admin, n.nodeName).catch((e: unknown) => void problems.push(`node: ${describeError(e)}`))) r.stopped.push(`node object ${n.nodeName}`);
+    r.problems.unshift(...problems);
+    return r;
+  } finally {
+    admin.close();
+  }
 }

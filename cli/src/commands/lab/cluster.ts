@@ -25,7 +25,7 @@ import { stringify as toYaml } from 'yaml';
 import { AgentError, describeError, hasCode, pollUntil } from '@nodelet/base';
 import { ApiClient, approveNodeServingCsrs, loadKubeconfig, NODES, type Node } from '@nodelet/api';
 import { ensureLabImages, DEFAULT_LAB_IMAGE_DIR, LAB_IMAGES } from '@nodelet/oci';
-import { labRuntimeDown, labRuntimeUp, unmountUnder } from '@nodelet/lab-runtime';
+import { DEFAULT_LAB_STATE_DIR, DEFAULT_REGISTRY, labLayout, labRuntimeDown, labRuntimeStatus, labRuntimeUp, unmountUnder } from '@nodelet/lab-runtime';
 import { connectCriClient } from '@nodelet/cri-client';
 import { createToken } from '../ops/token.js';
 import { ensureLabEncryptionConfig } from './encryption.js';
@@ -85,9 +85,9 @@ export function defaultLabOptions(o: Partial<LabOptions> = {}): LabOptions {
   const onNetwork = o.nodeNetwork ? nodeNetworkHostAddress(o.nodeNetwork.cidr) : undefined;
   const nodeIp = o.nodeIp ?? onNetwork;
   return {
-    stateDir: resolve(o.stateDir ?? '/var/lib/nodelet/lab'),
+    stateDir: resolve(o.stateDir ?? DEFAULT_LAB_STATE_DIR),
     apiPort: o.apiPort ?? 6443,
-    registry: o.registry ?? `${onNetwork ?? '127.0.0.1'}:5000`,
+    registry: o.registry ?? (onNetwork ? `${onNetwork}:5000` : DEFAULT_REGISTRY),
     clusterCidr: o.clusterCidr ?? '10.244.0.0/16',
     nodeName: (o.nodeName ?? hostname()).toLowerCase(),
     bridge: o.bridge ?? 'nodelet0',
@@ -107,18 +107,19 @@ export function defaultLabOptions(o: Partial<LabOptions> = {}): LabOptions {
 }
 
 export function labPaths(stateDir: string) {
+  const { containerd, server, agentConfig, adminKubeconfig, auditLog } = labLayout(stateDir);
   return {
-    containerd: join(stateDir, 'containerd'),
-    server: join(stateDir, 'server'),
+    containerd,
+    server,
     agentRoot: join(stateDir, 'agent'),
-    agentConfig: join(stateDir, 'agent.yaml'),
+    agentConfig,
     agentKubeconfig: join(stateDir, 'agent.kubeconfig'),
     agentToken: join(stateDir, 'agent.token'),
     clusterCa: join(stateDir, 'ca.crt'),
-    adminKubeconfig: join(stateDir, 'server', 'admin.kubeconfig'),
+    adminKubeconfig,
     /** The lab server's audit policy (written at start when absent; edit it to change what is logged). */
     auditPolicy: join(stateDir, 'audit-policy.yaml'),
-    auditLog: join(stateDir, 'server', 'audit.log'),
+    auditLog,
     cniBin: join(stateDir, 'cni', 'bin'),
     cniConf: join(stateDir, 'cni', 'net.d'),
     cniCache: join(stateDir, 'cni', 'cache'),
@@ -158,7 +159,8 @@ export async function labUp(opts: Partial<LabOptions> = {}): Promise<LabUpResult
     say('building the offline images (pause, busybox)…');
     await ensureLabImages(o.imagesDir);
 
-    say('starting containerd (lab runtime)…');
+    const before = await labRuntimeStatus({ dir: p.containerd });
+    say(before.running ? `containerd (lab runtime) already runs (pid ${before.pid})` : 'starting containerd (lab runtime)…');
     const rt = await labRuntimeUp({ dir: p.containerd, registry: o.registry, cniBinDir: p.cniBin, cniConfDir: p.cniConf });
 
     const admin = await startLabServer(o);
@@ -191,7 +193,9 @@ export async function startLabServer(o: LabOptions): Promise<ApiClient> {
   const say = o.log ?? (() => {});
   // With a node network the server listens on the host's address on it (see `nodeNetwork`).
   const bind = o.nodeNetwork ? nodeNetworkHostAddress(o.nodeNetwork.cidr) : '127.0.0.1';
-  if ((await runningPid(p.serverProc, o.stateDir)) === undefined) {
+  const serverPid = await runningPid(p.serverProc, o.stateDir);
+  if (serverPid !== undefined) say(`nodelet server already runs (pid ${serverPid})`);
+  else {
     say(`starting nodelet server on :${o.apiPort} (SQLite, registry ${o.registry})…`);
     await startDetached(p.serverProc, [
       'server', '--data-dir', p.server, '--port', String(o.apiPort), '--bind-address', bind,
@@ -255,7 +259,9 @@ export async function startLabAgent(o: LabOptions, adminKubeconfig: string, admi
     ...o.agentConfig,
   }), { mode: 0o600 });
 
-  if ((await runningPid(p.agentProc, marker)) === undefined) {
+  const agentPid = await runningPid(p.agentProc, marker);
+  if (agentPid !== undefined) say(`nodelet agent of node "${o.nodeName}" already runs (pid ${agentPid})`);
+  else {
     say(`starting nodelet agent as node "${o.nodeName}"…`);
     await startDetached(p.agentProc, [
       'agent', '--config', p.agentConfig, '--kubeconfig', p.agentKubeconfig, '--node-name', o.nodeName,
@@ -266,10 +272,15 @@ export async function startLabAgent(o: LabOptions, adminKubeconfig: string, admi
   }
   say('waiting for the node to become Ready…');
   const detail = async (): Promise<string> => `agent log ${p.agentProc.logFile}:\n${await logTail(p.agentProc.logFile)}`;
+  // An agent that exited (a port in use, a bad config) never becomes Ready: say so at once, not after the timeout.
+  let exited: AgentError | undefined;
   const node = await pollUntil(`node "${o.nodeName}" to become Ready`, async () => {
+    if ((await runningPid(p.agentProc, marker)) === undefined) {
+      throw (exited = new AgentError('ERR_FAILED_PRECONDITION', `the agent of node "${o.nodeName}" exited; ${await detail()}`));
+    }
     const n = await admin.get<Node>(NODES, o.nodeName);
     return n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? n : undefined;
-  }, { timeoutMs: o.readyTimeoutMs, intervalMs: 200, detail });
+  }, { timeoutMs: o.readyTimeoutMs, intervalMs: 200, detail, fatal: (e) => e === exited });
   // logs/exec go through the API server, which verifies the agent: wait for its CSR-issued certificate.
   // The cluster approves only the Node name unasked (the node's own status proves nothing), so
   // the lab approves its first request as the admin would, knowing the names itself: the node

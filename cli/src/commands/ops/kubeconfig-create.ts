@@ -9,6 +9,7 @@
  * The key never leaves this machine. The new user may do nothing until an admin binds roles
  * (`kubectl create rolebinding … --user alice` / `--group devs`).
  */
+import { existsSync } from 'node:fs';
 import { AgentError } from '@nodelet/base';
 import { ApiClient, CERTIFICATESIGNINGREQUESTS, generateKeyAndCsr, loadKubeconfig, requestCertificate, rfc3339, SIGNER_KUBE_APISERVER_CLIENT, writeKubeconfig } from '@nodelet/api';
 
@@ -19,6 +20,8 @@ export interface KubeconfigCreateOptions {
   groups: string[];
   days: number;
   out: string;
+  /** Replace `out` when it exists (default: refuse, so a kubeconfig is not lost without a word). */
+  force?: boolean;
   signal?: AbortSignal;
 }
 
@@ -26,6 +29,7 @@ export async function createUserKubeconfig(o: KubeconfigCreateOptions): Promise<
   if (!o.user || o.user.startsWith('system:')) throw new AgentError('ERR_INVALID_ARGUMENT', `--user must be a plain user name (got "${o.user}"); system: names belong to components`);
   if (o.groups.includes('system:masters')) throw new AgentError('ERR_INVALID_ARGUMENT', 'system:masters cannot be given to a user certificate; bind the cluster-admin ClusterRole instead');
   if (!Number.isInteger(o.days) || o.days < 1) throw new AgentError('ERR_INVALID_ARGUMENT', '--days must be a positive whole number');
+  if (!o.force && existsSync(o.out)) throw new AgentError('ERR_ALREADY_EXISTS', `${o.out} exists; pass --force to replace it, or -o to write elsewhere`);
   const cfg = await loadKubeconfig(o.adminKubeconfig);
   if (!cfg.ca) throw new AgentError('ERR_FAILED_PRECONDITION', `${o.adminKubeconfig} has no certificate-authority-data; use the admin kubeconfig the server wrote`);
   const api = new ApiClient(cfg);

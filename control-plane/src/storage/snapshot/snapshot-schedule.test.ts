@@ -11,12 +11,14 @@ import { createTempSqliteStore } from '../testing/sqlite.js';
 import { saveSqliteSnapshot } from './sqlite-snapshot.js';
 import { startSnapshotSchedule } from './snapshot-schedule.js';
 import { listSnapshots, pruneSnapshots } from './snapshots.js';
+import { cleanups } from '@nodelet/base/testing';
 
 test('every tick takes a snapshot and retention keeps exactly N; a failed tick is reported and the next one runs', { timeout: 30_000 }, async (t) => {
+  const cleanup = cleanups(t);
   const store = createTempSqliteStore();
-  t.after(() => store.close());
+  cleanup(() => store.close());
   const dir = mkdtempSync(join(tmpdir(), 'nodelet-snap-sched-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  cleanup(() => rmSync(dir, { recursive: true, force: true }));
   await store.create('/registry/namespaces/default', new TextEncoder().encode('{}'));
   let ticks = 0;
   const failures: string[] = [];
@@ -31,7 +33,7 @@ test('every tick takes a snapshot and retention keeps exactly N; a failed tick i
     prune: () => pruneSnapshots(dir, { retention: 2 }),
     onFailure: (err) => void failures.push((err as Error).message),
   });
-  t.after(() => sched.close());
+  cleanup(() => sched.close());
   assert.ok(sched.nextRun()!.getTime() - Date.now() <= 1_000);
   await pollUntil('five ticks', () => ticks >= 5, { timeoutMs: 20_000, intervalMs: 50 });
   await sched.close();

@@ -11,6 +11,7 @@ import { createSqliteStore } from './sqlite-store.js';
 import { createTempSqliteStore } from '../testing/sqlite.js';
 import { enc, rejectsWithCode, takeEvents } from '../testing/helpers.js';
 import { pollUntil } from '@nodelet/base';
+import { cleanups } from '@nodelet/base/testing';
 
 describe('sqlite store internals', () => {
   it('a watcher slower than its queue limit falls back to reading the table and misses nothing', async (t) => {
@@ -77,8 +78,9 @@ describe('sqlite store internals', () => {
   });
 
   it('close with writes in flight: each write either resolves and is stored, or rejects with ERR_UNAVAILABLE', async (t) => {
+    const cleanup = cleanups(t);
     const dir = mkdtempSync(join(tmpdir(), 'nodelet-sqlite-'));
-    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    cleanup(() => rmSync(dir, { recursive: true, force: true }));
     const path = join(dir, 'state.db');
     const s = createSqliteStore({ path });
     await s.create('/registry/first', enc('0'));
@@ -90,7 +92,7 @@ describe('sqlite store internals', () => {
     await s.close();
     const settled = await outcomes;
     const b = createSqliteStore({ path });
-    t.after(() => b.close());
+    cleanup(() => b.close());
     let stored = 0;
     for (const [i, r] of settled.entries()) {
       const key = i < 50 ? `/registry/k${i}` : `/registry/m${i - 50}`;

@@ -1,0 +1,110 @@
+// nodelet-test: long — `make up` on the default ports and the README typed line by line (issue 32).
+// The docs test: `make up` as the README says, then every fenced `sh` block of the docs in RUN
+// (README.md first) typed in order into one bash session, as a reader would; a command that fails
+// is reported with its doc file and line. A command whose comment says `prints <word>` must print
+// it. Blocks marked `<!-- docs-test: skip (why) -->` are not run (doc-blocks.ts); docs not in RUN
+// have their blocks counted as not yet run (doc-blocks.test.ts lists them). `make down` runs
+// afterwards whatever happened. The lab uses the default ports and /var/lib/nodelet/lab, so the
+// test refuses to start when a lab is already there rather than take it down.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { execFile } from 'node:child_process';
+import { requireRoot } from '@nodelet/lab-runtime/testing';
+import { DEFAULT_LAB_STATE_DIR } from '@nodelet/lab-runtime';
+import { REPO_ROOT, shBlocks } from './doc-blocks.js';
+import { DocShell, type Typed } from './doc-shell.js';
+import { RUN } from './docs-run.js';
+
+/** A command that fails is typed again for this long (metrics not scraped yet, a pod not Ready yet). */
+const RETRY_MS = 60_000;
+const COMMAND_TIMEOUT_MS = 180_000;
+
+/** The tags of the machine's default image store (`nodelet image ls -q`), which images.md's build writes to. */
+function storeTags(): Promise<string[]> {
+  return new Promise((done) => {
+    execFile(join(REPO_ROOT, 'bin', 'nodelet-dev'), ['image', 'ls', '-q'], { timeout: 60_000 }, (err, stdout) => done(err ? [] : stdout.split('\n').filter(Boolean)));
+  });
+}
+
+/**
+ * Listeners on the ports the lab takes (API 6443, registry 5000, node API 10250, healthz 10248,
+ * the node-local DNS on :53 of the node's address): another process there makes a README command
+ * fail for a reason that is not the doc's, so the test says so before it starts.
+ */
+function portsTaken(): Promise<string[]> {
+  return new Promise((done) => {
+    execFile('ss', ['-Hlntup'], { timeout: 10_000 }, (err, stdout) => {
+      if (err) return done([]);
+      done(stdout.split('\n').filter((l) => /:(6443|5000|10250|10248|53)\s/.test(l) && !/127\.0\.0\.5[34]:53\s/.test(l)).map((l) => l.replace(/\s+/g, ' ').trim()));
+    });
+  });
+}
+
+function make(target: string): Promise<{ code: number; output: string }> {
+  return new Promise((done) => {
+    execFile('make', [target], { cwd: REPO_ROOT, timeout: 15 * 60_000, maxBuffer: 32 << 20 }, (err, stdout, stderr) => {
+      done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, output: stdout + stderr });
+    });
+  });
+}
+
+test('the docs run as typed against make up', async (t) => {
+  if (!requireRoot(t)) return;
+  assert.ok(!existsSync(DEFAULT_LAB_STATE_DIR), `a lab already runs in ${DEFAULT_LAB_STATE_DIR}: make down first (the docs test starts its own)`);
+  const taken = await portsTaken();
+  assert.deepEqual(taken, [], 'the lab\'s ports are in use by another process (a lab or a test agent left running?)');
+  const started = Date.now();
+  const cwd = mkdtempSync(join(tmpdir(), 'nodelet-docs-'));
+  const env: NodeJS.ProcessEnv = { ...process.env, PATH: `/usr/local/bin:${process.env.PATH ?? '/usr/bin:/bin'}` };
+  delete env.KUBECONFIG;
+  const shell = new DocShell(cwd, env);
+  const tagsBefore = await storeTags();
+  t.after(async () => {
+    await shell.close();
+    // What the docs built into the machine's store goes again; the lab images stay.
+    const built = (await storeTags()).filter((tag) => !tagsBefore.includes(tag) && !/^(busybox|pause):/.test(tag));
+    if (built.length) await new Promise((done) => execFile(join(REPO_ROOT, 'bin', 'nodelet-dev'), ['image', 'rm', ...built], { timeout: 60_000 }, done));
+    const down = await make('down');
+    t.diagnostic(`make down (${down.code}): ${down.output.trim().split('\n').slice(-3).join(' | ')}`);
+    rmSync(cwd, { recursive: true, force: true });
+  });
+
+  const up = await make('up');
+  assert.equal(up.code, 0, `make up failed:\n${up.output.slice(-4000)}`);
+  assert.match(up.output, /nodelet on PATH: \/usr\/local\/bin\/nodelet/);
+  t.diagnostic(`make up: ${Date.now() - started} ms`);
+
+  let ran = 0;
+  let skipped = 0;
+  for (const file of RUN) {
+    for (const block of shBlocks(file)) {
+      if (block.mark) {
+        skipped++;
+        continue;
+      }
+      for (const c of block.commands) {
+        const where = `${file}:${c.line}`;
+        const type = (): Promise<Typed> => shell.type(c.text, COMMAND_TIMEOUT_MS).catch((e: Error) => {
+          throw new Error(`${where}: \`${c.text}\` did not end: ${e.message}`);
+        });
+        const first = Date.now();
+        let r = await type();
+        let tries = 1;
+        const ok = (x: typeof r): boolean => x.code === 0 && (!c.expect || x.output.includes(c.expect));
+        while (!ok(r) && Date.now() - first < RETRY_MS) {
+          await new Promise((res) => setTimeout(res, 3_000));
+          r = await type();
+          tries++;
+        }
+        assert.equal(r.code, 0, `${where}: \`${c.text}\` exited ${r.code} (${tries} tries):\n${r.output.slice(-3000)}`);
+        if (c.expect) assert.ok(r.output.includes(c.expect), `${where}: \`${c.text}\` does not print ${c.expect}:\n${r.output.slice(-3000)}`);
+        if (tries > 1) t.diagnostic(`${where}: typed ${tries} times`);
+        ran++;
+      }
+    }
+  }
+  t.diagnostic(`${ran} commands run, ${skipped} blocks marked skip, ${Date.now() - started} ms in all`);
+});
