@@ -45,7 +45,10 @@ async function serve(seen: Seen[]): Promise<number> {
   const record = (r: ApiRequest): void => {
     seen.push({ user: r.user!.name, protocols: r.req.headers['sec-websocket-protocol'], distinct: r.req.headersDistinct['sec-websocket-protocol'], raw: r.req.rawHeaders });
   };
-  const server = http.createServer((req, res) => void runChain(chain, async (r) => (record(r), r.res.end('ok')), new ApiRequest(req, res)));
+  const server = http.createServer((req, res) => void runChain(chain, async (r) => {
+    record(r);
+    r.res.end('ok');
+  }, new ApiRequest(req, res)));
   server.on('upgrade', (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => {
     void runChain(chain, async (r) => {
       record(r);
