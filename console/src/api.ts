@@ -3,6 +3,7 @@
  * sessionStorage by the page, never in a URL), and a refusal becomes an {@link ApiError} holding
  * the server's own message (a Status object's `message`), shown to the user as it came.
  */
+import { bearerProtocol } from './exec-channel.js';
 
 /** A call the server refused: its HTTP status and its message. */
 export class ApiError extends Error {
@@ -41,6 +42,13 @@ export interface Api {
   get(path: string, signal?: AbortSignal): Promise<unknown>;
   /** Sends `body` as JSON (or as `contentType`, e.g. a merge patch) and returns the reply's JSON. */
   send(method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown, contentType?: string): Promise<unknown>;
+  /**
+   * A WebSocket to `path` on the page's origin (`wss:` under `https:`). A browser cannot set
+   * Authorization on a WebSocket: the token goes as the first subprotocol
+   * (`base64url.bearer.authorization.k8s.io.…`, which the API server reads and removes), never in
+   * the URL.
+   */
+  webSocket(path: string, protocols: readonly string[]): WebSocket;
 }
 
 /** An {@link Api} calling `base` (the page's origin) as the holder of `token`. */
@@ -62,5 +70,10 @@ export function createApi(token: string, base = '', fetchFn: typeof fetch = (...
     get: async (path, signal) => json(await doFetch(path, signal ? { signal } : {})),
     send: async (method, path, body, contentType = 'application/json') =>
       json(await doFetch(path, { method, ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'Content-Type': contentType } }) })),
+    webSocket: (path, protocols) => {
+      const url = new URL(`${base}${path}`, location.href);
+      url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+      return new WebSocket(url, [bearerProtocol(token), ...protocols]);
+    },
   };
 }

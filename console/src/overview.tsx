@@ -6,6 +6,7 @@ import { useCan, useWatch } from './hooks.js';
 import { byName, eventTime, matches, nodeProblems, nodeReady, podPhase, podReady, type Deployment, type Event, type Node, type Pod, type Service } from './k8s.js';
 import { JourneyView } from './journey.js';
 import { CreateDeployment, DeploymentActions, LogViewer } from './operate.js';
+import { TerminalPanel } from './terminal.js';
 
 function Panel(props: { id: string; title: string; error?: string; children: ComponentChildren; actions?: ComponentChildren }) {
   return (
@@ -69,7 +70,7 @@ function Nodes(props: { api: Api; pods: Pod[] }) {
   );
 }
 
-function Deployments(props: { api: Api; namespace: string; pods: Pod[]; onLogs(p: Pod): void; onJourney(p: Pod): void }) {
+function Deployments(props: { api: Api; namespace: string; pods: Pod[]; onLogs(p: Pod): void; onTerminal(p: Pod): void; onJourney(p: Pod): void }) {
   const deployments = useWatch<Deployment>(props.api, `/apis/apps/v1/namespaces/${props.namespace}/deployments`);
   const canCreate = useCan(props.api, 'create', 'apps', 'deployments', props.namespace);
   const [creating, setCreating] = useState(false);
@@ -100,6 +101,9 @@ function Deployments(props: { api: Api; namespace: string; pods: Pod[]; onLogs(p
                   <span class={`phase ${podPhase(p)}`}>{podPhase(p)}</span> {p.metadata.name} <span class="hint">{p.spec?.nodeName ?? 'unscheduled'} {p.status?.podIP ?? ''}</span>{' '}
                   <button type="button" class="small" onClick={() => props.onLogs(p)} aria-label={`Logs of ${p.metadata.name}`}>
                     Logs
+                  </button>{' '}
+                  <button type="button" class="small" onClick={() => props.onTerminal(p)} aria-label={`Terminal in ${p.metadata.name}`}>
+                    Terminal
                   </button>{' '}
                   <button type="button" class="small" onClick={() => props.onJourney(p)} aria-label={`Journey of ${p.metadata.name}`}>
                     Journey
@@ -185,6 +189,7 @@ function useNamespaces(api: Api): { names: string[]; refresh(): void } {
 export function Overview(props: { api: Api; user: string; onSignOut(): void }) {
   const [namespace, setNamespace] = useState('default');
   const [logsOf, setLogsOf] = useState<Pod | undefined>(undefined);
+  const [terminalOf, setTerminalOf] = useState<Pod | undefined>(undefined);
   // The journey follows the pod's latest version from the pod watch, so it lights up as the pod moves.
   const [journeyOf, setJourneyOf] = useState<string | undefined>(undefined);
   const namespaces = useNamespaces(props.api);
@@ -217,9 +222,10 @@ export function Overview(props: { api: Api; user: string; onSignOut(): void }) {
           </p>
         )}
         <Nodes api={props.api} pods={pods.items} />
-        <Deployments api={props.api} namespace={namespace} pods={pods.items} onLogs={setLogsOf} onJourney={(p) => setJourneyOf(p.metadata.uid)} />
+        <Deployments api={props.api} namespace={namespace} pods={pods.items} onLogs={setLogsOf} onTerminal={setTerminalOf} onJourney={(p) => setJourneyOf(p.metadata.uid)} />
         {journeyPod && <JourneyView api={props.api} pod={journeyPod} onClose={() => setJourneyOf(undefined)} />}
         {logsOf && <LogViewer api={props.api} pod={logsOf} onClose={() => setLogsOf(undefined)} />}
+        {terminalOf && <TerminalPanel key={terminalOf.metadata.uid} api={props.api} pod={terminalOf} onClose={() => setTerminalOf(undefined)} />}
         <Services api={props.api} namespace={namespace} pods={pods.items} />
         <Events api={props.api} namespace={namespace} />
       </main>

@@ -1,0 +1,99 @@
+// The console's terminal in a real browser (Debian's chromium, headless, playwright-core) against a
+// lab cluster (`nodelet lab up` on private ports, state dir and bridge: API server → agent →
+// containerd): signed in with a service account's token, the terminal on a busybox pod answers
+// `echo hi`, follows a resize of its panel (`stty size` in the shell), and `exit` ends it. The token
+// reaches the API server only as the WebSocket subprotocol; the page runs under the served CSP
+// (any violation fails the test).
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { pollUntil } from '@nodelet/base';
+import { freePort } from '@nodelet/base/testing';
+import { labDown, labUp, type LabUpResult } from '@nodelet/cli';
+import { requireRoot } from '@nodelet/lab-runtime/testing';
+import { kubectl, type Kubectl } from './helpers.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const root = new URL('../..', import.meta.url).pathname;
+
+let skipReason: string | false = false;
+requireRoot({ skip: (m) => (skipReason = m ?? 'skipped') });
+if (!skipReason && !existsSync(CHROMIUM)) skipReason = `${CHROMIUM} missing (apt-get install chromium)`;
+if (!skipReason && !existsSync(join(root, 'build', 'console', 'index.html'))) skipReason = 'the console is not built (make console)';
+
+describe('console terminal on a lab node', { skip: skipReason, timeout: 300_000 }, () => {
+  const stateDir = mkdtempSync(join(tmpdir(), 'nodelet-e2e-term-'));
+  let lab: Parameters<typeof labUp>[0];
+  let up: LabUpResult;
+  let k: Kubectl;
+  let browser: Browser | undefined;
+  let token: string;
+
+  before(async () => {
+    const [apiPort, regPort, nodePort, healthzPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+    lab = { stateDir, apiPort, registry: `127.0.0.1:${regPort}`, clusterCidr: '10.237.0.0/16', bridge: 'nle-term', nodeName: 'term-node', nodeApiPort: nodePort, healthzPort };
+    up = await labUp(lab);
+    k = kubectl(up.kubeconfig);
+    await k('create', 'deployment', 'shell', `--image=${up.images.busybox}`, '--', 'sleep', '3600');
+    await k('create', 'serviceaccount', 'console-user');
+    // cluster-admin: the page's pod watch is cluster-wide (docs/console.md).
+    await k('create', 'clusterrolebinding', 'e2e-console-user', '--clusterrole=cluster-admin', '--serviceaccount=default:console-user');
+    token = (await k('create', 'token', 'console-user', '--duration=1h')).trim();
+    await k('wait', '--for=condition=Available', 'deployment/shell', '--timeout=120s');
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
+  });
+
+  after(async () => {
+    await browser?.close();
+    if (k) await k('delete', 'deployment', '--all', '--wait=true', '--timeout=60s').catch(() => undefined);
+    if (k) await k('delete', 'clusterrolebinding', 'e2e-console-user').catch(() => undefined);
+    if (lab) await labDown(lab);
+    rmSync(stateDir, { recursive: true, force: true });
+  });
+
+  /** The terminal's text, row by row (the DOM renderer's rows). */
+  const screen = (page: Page): Promise<string[]> => page.locator('#terminal .xterm-rows > div').allTextContents();
+
+  it('echo hi round trip, resize, exit', async () => {
+    const context = await browser!.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    const violations: string[] = [];
+    page.on('console', (m) => void (/Content Security Policy/i.test(m.text()) && violations.push(m.text())));
+    page.on('pageerror', (e) => void violations.push(`page error: ${e.message}`));
+    const sockets: string[] = [];
+    page.on('websocket', (ws) => void sockets.push(ws.url()));
+    assert.equal((await page.goto(`${up.server}/ui/`))?.status(), 200);
+    await page.getByLabel('Bearer token').fill(token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('#user strong').filter({ hasText: 'system:serviceaccount:default:console-user' }).waitFor();
+
+    const pod = await page.locator('li[data-pod][data-phase="Running"]').first().getAttribute('data-pod', { timeout: 60_000 });
+    await page.getByRole('button', { name: `Terminal in ${pod}` }).click();
+    await page.locator('#terminal-status').filter({ hasText: 'connected (v5.channel.k8s.io)' }).waitFor({ timeout: 30_000 });
+    assert.equal(sockets.length, 1);
+    assert.ok(!sockets[0]!.includes(token) && sockets[0]!.startsWith('wss://'), sockets[0]);
+
+    await page.locator('#terminal .xterm-helper-textarea').focus();
+    await page.keyboard.type('echo hi\n');
+    await pollUntil('"hi" on its own line', async () => ((await screen(page)).some((l) => l.trim() === 'hi') ? true : undefined), { timeoutMs: 20_000 });
+
+    // Resize: the panel made taller, the terminal refits and the tty follows.
+    const rowsBefore = await page.evaluate('document.querySelectorAll("#terminal .xterm-rows > div").length');
+    await page.evaluate('document.querySelector("#terminal .terminal-box").style.height = "36rem"');
+    const rows = await pollUntil('more rows', async () => {
+      const n = (await page.evaluate('document.querySelectorAll("#terminal .xterm-rows > div").length')) as number;
+      return n > (rowsBefore as number) ? n : undefined;
+    }, { timeoutMs: 10_000 });
+    await page.keyboard.type('stty size\n');
+    await pollUntil(`stty size to say ${rows} rows`, async () => ((await screen(page)).some((l) => new RegExp(`^${rows} \\d+$`).test(l.trim())) ? true : undefined), { timeoutMs: 20_000 });
+
+    await page.keyboard.type('exit\n');
+    await page.locator('#terminal-status').filter({ hasText: 'ended' }).waitFor({ timeout: 20_000 });
+    await page.locator('#terminal').getByRole('button', { name: 'Close' }).click();
+    assert.deepEqual(violations, []);
+    await context.close();
+  });
+});
