@@ -101,7 +101,8 @@ test('web console: sign in, node Ready, create from the form, pods Running, scal
   if (shots) {
     await page.screenshot({ path: join(shots, 'console-journey.png'), fullPage: true });
   }
-  await journey.locator('[role="alert"]').filter({ hasText: `node ${node}: error dialing the agent of node "${node}"` }).waitFor();
+  // nodes/proxy answers as kube-apiserver's proxy does ("error trying to reach service: …").
+  await journey.locator('[role="alert"]').filter({ hasText: `node ${node}: error trying to reach service: ` }).waitFor();
   assert.equal(await journey.locator('[data-stage="agent"]').getAttribute('data-lit'), 'false');
   await journey.getByRole('button', { name: 'Close' }).click();
   if (shots) {
