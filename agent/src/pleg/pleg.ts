@@ -18,7 +18,7 @@
  * Statuses that cannot change are cached by ID: an exited container's exit code and times, a
  * sandbox's IPs. Only sandboxes/containers the agent labelled are listed (foreign ones are left alone).
  */
-import { Semaphore, describeError, linkAbort, type Clock, type Logger, type PeriodicJob } from '@nodelet/base';
+import { Semaphore, describeError, hasCode, linkAbort, type Clock, type Logger, type PeriodicJob } from '@nodelet/base';
 import type { CriContainer, CriContainerStatus, CriSandbox, RuntimeService } from '../runtime/cri.js';
 import { MANAGED_BY, POD_NAME, POD_NAMESPACE, POD_UID } from '../runtime/labels.js';
 import {
@@ -221,8 +221,9 @@ export class Pleg {
           let ips = this.#sandboxIps.get(s.id);
           if (!ips && s.state === 'SANDBOX_READY') {
             const st = await rt.podSandboxStatus({ podSandboxId: s.id }, { signal }).catch((err: unknown) => {
-              // No IPs this relist (not cached: asked again on the next one).
-              if (!signal.aborted) this.#o.log.warn({ podSandboxId: s.id, err: describeError(err) }, 'PLEG: sandbox status failed');
+              // No IPs this relist (not cached: asked again on the next one). A sandbox removed since
+              // the list is no failure.
+              if (!signal.aborted && !hasCode(err, 'ERR_NOT_FOUND')) this.#o.log.warn({ podSandboxId: s.id, err: describeError(err) }, 'PLEG: sandbox status failed');
               return undefined;
             });
             const net = st?.status?.network;
@@ -285,8 +286,9 @@ export class Pleg {
     const run = this.#running.get(id);
     if (run && state === 'CONTAINER_RUNNING') return run;
     const res = await this.#o.runtime.containerStatus({ containerId: id }, { signal }).catch((err: unknown) => {
-      // The container keeps its last known status this relist; asked again on the next one.
-      if (!signal.aborted) this.#o.log.warn({ containerId: id, err: describeError(err) }, 'PLEG: container status failed');
+      // The container keeps its last known status this relist; asked again on the next one. A
+      // container removed since the list is no failure.
+      if (!signal.aborted && !hasCode(err, 'ERR_NOT_FOUND')) this.#o.log.warn({ containerId: id, err: describeError(err) }, 'PLEG: container status failed');
       return undefined;
     });
     const st = res?.status ?? undefined;
