@@ -17,6 +17,7 @@ import { milliCpu, parseQuantity } from '../util/quantity.js';
 import type { ContainerConfig, LinuxContainerResources, Mount, PodSandboxConfig, PortMapping } from './cri.js';
 import type { EnvVarValue } from './env.js';
 import { volumeKindOf } from './volume-kinds.js';
+import { sandboxHostname } from './pod-hostname.js';
 import { expandVars } from './env.js';
 import { containerSecurityContext, sandboxSecurityContext, type ImageUser } from './security-context.js';
 import {
@@ -100,9 +101,9 @@ function pidNamespace(spec: NonNullable<Pod['spec']>): 'NODE' | 'POD' | 'CONTAIN
  * too, so its hostname stays empty as kubelet leaves it: runc refuses to set a hostname without
  * a private UTS namespace, and the runtime fills /etc/hostname from the node's own name.
  */
-export function buildSandboxConfig(pod: Pod, attempt: number, paths: PodPaths, dnsConfig?: PodSandboxConfig['dnsConfig'], seccompDefault = false, cgroupParent?: string): PodSandboxConfig {
+export function buildSandboxConfig(pod: Pod, attempt: number, paths: PodPaths, dnsConfig?: PodSandboxConfig['dnsConfig'], seccompDefault = false, cgroupParent?: string, clusterDomain = 'cluster.local'): PodSandboxConfig {
   const spec = pod.spec!;
-  const hostname = spec.hostNetwork ? '' : (spec.hostname ?? pod.metadata.name ?? '').slice(0, 63);
+  const hostname = spec.hostNetwork ? '' : sandboxHostname(pod, clusterDomain);
   const config: PodSandboxConfig = {
     metadata: { name: pod.metadata.name, namespace: pod.metadata.namespace, uid: pod.metadata.uid, attempt },
     hostname,

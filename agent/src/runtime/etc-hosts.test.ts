@@ -4,7 +4,9 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pod } from '@nodelet/api';
-import { ensureHostsFile, managedHostsContent, podHostnameAndDomain } from './etc-hosts.js';
+import { ensureHostsFile, managedHostsContent } from './etc-hosts.js';
+import { podHostnameAndDomain, sandboxHostname } from './pod-hostname.js';
+import { buildSandboxConfig } from './container-config.js';
 
 const UID = '0b5a3c4e-1111-4222-8333-944455556666';
 const HEADER = '# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\nfe00::0\tip6-mcastprefix\nfe00::1\tip6-allnodes\nfe00::2\tip6-allrouters\n';
@@ -18,6 +20,16 @@ test('managed hosts file: kubelet\'s lines, the pod\'s IPs with FQDN for a subdo
   const long: Pod = { metadata: { name: `${'a'.repeat(62)}-xyz`, namespace: 'ns' }, spec: { containers: [], subdomain: 'sub' } };
   assert.deepEqual(podHostnameAndDomain(long, 'example.org'), { hostname: 'a'.repeat(62), domain: 'sub.ns.svc.example.org' });
   assert.equal(podHostnameAndDomain({ ...long, spec: { containers: [], hostname: 'h' } }, 'c').hostname, 'h');
+});
+
+test('setHostnameAsFQDN: the sandbox hostname is the FQDN when the pod has a subdomain, refused over 64 characters with kubelet\'s message', () => {
+  const pod = (name: string, fqdn: boolean, subdomain?: string): Pod => ({ metadata: { name, namespace: 'prod' }, spec: { containers: [], setHostnameAsFQDN: fqdn, ...(subdomain ? { subdomain } : {}) } });
+  assert.equal(sandboxHostname(pod('web-0', true, 'web'), 'cluster.local'), 'web-0.web.prod.svc.cluster.local');
+  assert.equal(sandboxHostname(pod('web-0', false, 'web'), 'cluster.local'), 'web-0', 'off: the short name');
+  assert.equal(sandboxHostname(pod('web-0', true), 'cluster.local'), 'web-0', 'no subdomain: no domain to add');
+  assert.equal(buildSandboxConfig(pod('web-0', true, 'web'), 0, { rootDir: '/r', podLogsDir: '/l' }, undefined, false, undefined, 'example.org').hostname, 'web-0.web.prod.svc.example.org');
+  assert.throws(() => sandboxHostname(pod('a'.repeat(40), true, 'web'), 'cluster.local'),
+    /^AgentError: failed to construct FQDN from pod hostname and cluster domain, FQDN a{40}\.web\.prod\.svc\.cluster\.local is too long \(64 characters is the max, 67 characters requested\)$/);
 });
 
 test('ensureHostsFile writes the pod\'s file and mounts it, except where a container mounts /etc/hosts or no IP is known; host network copies the node\'s', async (t) => {

@@ -18,16 +18,9 @@ import { join } from 'node:path';
 import type { Container, HostAlias, Pod } from '@nodelet/api';
 import type { Mount } from './cri.js';
 import { podDir } from './container-config.js';
+import { podHostnameAndDomain } from './pod-hostname.js';
 
 export const ETC_HOSTS_PATH = '/etc/hosts';
-
-/** kubelet's hostname and domain of a pod: `spec.hostname` or the name (63 characters at most, no trailing '-' or '.'); the subdomain's FQDN suffix. */
-export function podHostnameAndDomain(pod: Pod, clusterDomain: string): { hostname: string; domain: string } {
-  const spec = pod.spec!;
-  const hostname = spec.hostname || (pod.metadata.name ?? '').slice(0, 63).replace(/[-.]+$/, '');
-  const domain = spec.subdomain ? `${spec.subdomain}.${pod.metadata.namespace ?? 'default'}.svc.${clusterDomain}` : '';
-  return { hostname, domain };
-}
 
 /** The managed file's content for a pod on the pod network. */
 export function managedHostsContent(podIPs: readonly string[], hostname: string, domain: string, aliases: readonly HostAlias[] | undefined): string {

@@ -243,7 +243,7 @@ export class PodRuntime {
       try {
         const runtimeHandler = (await this.#o.runtimeHandler?.(pod, signal)) ?? '';
         const cgroupParent = await this.#o.podCgroups?.ensure(pod);
-        const config = buildSandboxConfig(pod, actions.attempt, this.#o.paths, await this.#o.podDns?.(pod, signal), this.#o.seccompDefault, cgroupParent);
+        const config = buildSandboxConfig(pod, actions.attempt, this.#o.paths, await this.#o.podDns?.(pod, signal), this.#o.seccompDefault, cgroupParent, this.#o.clusterDomain);
         const res = await this.#o.runtime.runPodSandbox({ config, runtimeHandler }, { signal });
         sandboxId = res.podSandboxId;
         steps?.sandbox(uid, t0);
@@ -273,7 +273,7 @@ export class PodRuntime {
         this.#o.log.warn({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUID: uid, err: describeError(err) }, 'Volume refresh failed');
       }
     }
-    const sandboxConfig = buildSandboxConfig(pod, actions.attempt, this.#o.paths, undefined, this.#o.seccompDefault, this.#o.podCgroups?.parent(pod));
+    const sandboxConfig = buildSandboxConfig(pod, actions.attempt, this.#o.paths, undefined, this.#o.seccompDefault, this.#o.podCgroups?.parent(pod), this.#o.clusterDomain);
     const ctx = { pod, observed, sandboxId, sandboxConfig, podIPs, result, signal };
     const starts = actions.nextInitContainer !== undefined || actions.sidecarsToStart.length > 0 || actions.containersToStart.length > 0 || actions.ephemeralToStart.length > 0;
     if (starts && podIPs.length && this.#o.beforeContainers) await this.#o.beforeContainers(pod, podIPs, signal);
