@@ -1,7 +1,7 @@
 // The StatefulSet controller against the real API server; the test plays the agents.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { CONTROLLERREVISIONS, PODS, STATEFULSETS, type Pod, type StatefulSet } from '@nodelet/api';
+import { CONTROLLERREVISIONS, PERSISTENTVOLUMECLAIMS, PODS, STATEFULSETS, type Pod, type StatefulSet } from '@nodelet/api';
 import { startRealCluster, type RealCluster } from '../testing/real-cluster.js';
 import { createNodes, fakeNode, startFakeAgents, type FakeAgents } from '../testing/fake-agents.js';
 import { pollUntil } from '@nodelet/base';
@@ -121,5 +121,38 @@ describe('statefulset controller on the real API server', () => {
     await pollUntil('3 pods without waiting', async () => (names(await podsOf('par')).length === 3 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
     agents.holdBack.delete('par-0');
     await assert.rejects(sets.patch('par', { spec: { serviceName: 'other' } }, { type: 'merge' }), (e: Error) => /updates to statefulset spec for fields other than/.test(e.message));
+  });
+
+  it('persistentVolumeClaimRetentionPolicy: claims of a scaled-down ordinal go with their pod (whenScaled: Delete), the rest with the set (whenDeleted: Delete); Retain keeps them', async () => {
+    const sets = c.admin.resource(STATEFULSETS, 'default');
+    const claims = c.admin.resource(PERSISTENTVOLUMECLAIMS, 'default');
+    const withClaims = (name: string, policy: NonNullable<NonNullable<StatefulSet['spec']>['persistentVolumeClaimRetentionPolicy']>): StatefulSet => statefulSet(name, 3, {
+      podManagementPolicy: 'Parallel',
+      persistentVolumeClaimRetentionPolicy: policy,
+      volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Mi' } } } }],
+    });
+    const claimNames = async (set: string): Promise<string[]> => (await claims.list()).items.filter((x) => x.metadata.name?.startsWith(`data-${set}-`) && !x.metadata.deletionTimestamp).map((x) => x.metadata.name!).sort();
+    const del = await sets.create(withClaims('del', { whenDeleted: 'Delete', whenScaled: 'Delete' }));
+    await sets.create(withClaims('keep', { whenDeleted: 'Retain', whenScaled: 'Retain' }));
+    for (const set of ['del', 'keep']) {
+      // Claims stay Pending here (no provisioner runs), so the pods are never scheduled: Parallel still makes all three.
+      await pollUntil(`3 pods in ${set}`, async () => (names(await podsOf(set)).length === 3 ? true : undefined), { timeoutMs: 15_000, intervalMs: 25 });
+    }
+    await pollUntil('the del claims owned by their set', async () => {
+      const cs = (await claims.list()).items.filter((x) => x.metadata.name?.startsWith('data-del-'));
+      return cs.length === 3 && cs.every((x) => x.metadata.ownerReferences?.some((r) => r.kind === 'StatefulSet' && r.uid === del.metadata.uid)) ? true : undefined;
+    }, { timeoutMs: 8000, intervalMs: 25 });
+    for (const set of ['del', 'keep']) await sets.patch(set, { spec: { replicas: 1 } }, { type: 'merge' });
+    await pollUntil('the claims of del-1 and del-2 collected with their pods', async () => ((await claimNames('del')).join() === 'data-del-0' ? true : undefined), { timeoutMs: 15_000, intervalMs: 50 });
+    await pollUntil('keep down to one pod', async () => (names(await podsOf('keep')).join() === 'keep-0' ? true : undefined), { timeoutMs: 15_000, intervalMs: 50 });
+    await quiesce(cm, c.admin);
+    assert.deepEqual(await claimNames('keep'), ['data-keep-0', 'data-keep-1', 'data-keep-2'], 'Retain: scale-down keeps the claims');
+    assert.ok((await claims.list()).items.filter((x) => x.metadata.name?.startsWith('data-keep-')).every((x) => !x.metadata.ownerReferences?.length), 'Retain: no owner on the claims');
+    await sets.delete('del', { propagationPolicy: 'Background' });
+    await pollUntil('data-del-0 collected with its set', async () => ((await claimNames('del')).length === 0 ? true : undefined), { timeoutMs: 15_000, intervalMs: 50 });
+    await sets.delete('keep', { propagationPolicy: 'Background' });
+    await pollUntil('keep pods gone', async () => ((await podsOf('keep')).length === 0 ? true : undefined), { timeoutMs: 15_000, intervalMs: 50 });
+    await quiesce(cm, c.admin);
+    assert.deepEqual(await claimNames('keep'), ['data-keep-0', 'data-keep-1', 'data-keep-2'], 'Retain: deleting the set keeps the claims');
   });
 });

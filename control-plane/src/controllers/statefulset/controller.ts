@@ -16,7 +16,7 @@ import { ControllerBase, type ControllerDeps } from '../controller-base.js';
 import type { ReconcileResult } from '../runtime.js';
 import { controllerRef, ownerKey } from '../util/pods.js';
 import { maxRevisionNumber, newControllerRevision, revisionMatches, revisionsToPrune, templateHash } from '../util/history.js';
-import { claimsFor, ordinalOf, statefulPodFor } from './identity.js';
+import { claimName, claimOwnersFor, claimsFor, ordinalOf, statefulPodFor } from './identity.js';
 import { planStatefulSet, revisionOf, statefulSetStatus } from './plan.js';
 
 const setKeyOf = (o: Pod | ControllerRevision): string | undefined => ownerKey(o, 'StatefulSet');
@@ -62,7 +62,11 @@ export class StatefulSetController extends ControllerBase {
       if (o !== undefined) byOrdinal.set(o, p);
     }
 
-    // 3. Act.
+    // 3. Claims' owners under the retention policy, before a condemned pod is deleted (its claims
+    // then go with it).
+    await this.#claimOwners(set, byOrdinal, signal);
+
+    // 4. Act.
     const actions = planStatefulSet({ set, pods: byOrdinal, currentRevision: current.metadata.name!, updateRevision: update.metadata.name! });
     const podsClient = this.client.resource(PODS, ns);
     await Promise.all(
@@ -90,7 +94,7 @@ export class StatefulSetController extends ControllerBase {
       }),
     );
 
-    // 4. History beyond revisionHistoryLimit (never the current or update revision, nor one a pod runs).
+    // 5. History beyond revisionHistoryLimit (never the current or update revision, nor one a pod runs).
     const inUse = new Set([current.metadata.name!, update.metadata.name!, ...owned.map((p) => revisionOf(p) ?? '')]);
     for (const r of revisionsToPrune(all, update, inUse, set.spec?.revisionHistoryLimit ?? 10)) {
       await this.client.resource(CONTROLLERREVISIONS, ns).delete(r.metadata.name ?? '', { signal }).catch((err: unknown) => {
@@ -98,7 +102,7 @@ export class StatefulSetController extends ControllerBase {
       });
     }
 
-    // 5. Status.
+    // 6. Status.
     const status = statefulSetStatus(set, owned, current.metadata.name!, update.metadata.name!, now);
     if (JSON.stringify(status) !== JSON.stringify({ ...set.status, conditions: undefined })) {
       try {
@@ -127,6 +131,26 @@ export class StatefulSetController extends ControllerBase {
       if (controllerRef(existing)?.uid === set.metadata.uid && revisionMatches(existing, set.spec?.template)) return existing;
       await this.client.resource(STATEFULSETS, set.metadata.namespace).updateStatus({ ...set, status: { ...(set.status ?? { replicas: 0 }), collisionCount: collisions + 1 } }, { signal });
       throw err;
+    }
+  }
+
+  /** Sets or removes the set's and the pods' owner references on existing claims (claimOwnersFor). */
+  async #claimOwners(set: StatefulSet, pods: ReadonlyMap<number, Pod>, signal: AbortSignal): Promise<void> {
+    const ns = set.metadata.namespace;
+    const client = this.client.resource(PERSISTENTVOLUMECLAIMS, ns);
+    for (const [ordinal, pod] of pods) {
+      for (const t of set.spec?.volumeClaimTemplates ?? []) {
+        const claim = this.#claims.get(`${ns}/${claimName(set, t, ordinal)}`);
+        if (!claim || claim.metadata.deletionTimestamp) continue;
+        const owners = claimOwnersFor(set, claim, pod, ordinal);
+        if (!owners) continue;
+        try {
+          await client.patch(claim.metadata.name ?? '', { metadata: { ownerReferences: owners, resourceVersion: claim.metadata.resourceVersion } }, { type: 'merge', signal });
+        } catch (err) {
+          // Gone, or changed since the informer saw it: the claim's event requeues the set.
+          if (!hasCode(err, 'ERR_NOT_FOUND') && !hasCode(err, 'ERR_CONFLICT')) throw err;
+        }
+      }
     }
   }
 

@@ -4,7 +4,7 @@
  * `serviceName` resolves `<pod>.<service>.<ns>.svc.<domain>`), and its claims
  * `<template>-<set>-<ordinal>` mounted in place of the template's volumes.
  */
-import type { PersistentVolumeClaim, Pod, PodTemplateSpec, StatefulSet } from '@nodelet/api';
+import type { OwnerReference, PersistentVolumeClaim, Pod, PodTemplateSpec, StatefulSet } from '@nodelet/api';
 import { CONTROLLER_REVISION_HASH_LABEL } from '../util/history.js';
 import { newControllerRef } from '../util/pods.js';
 
@@ -58,4 +58,29 @@ export function statefulPodFor(set: StatefulSet, template: PodTemplateSpec, ordi
     },
     spec,
   };
+}
+
+/**
+ * The owner references a claim of `set`'s ordinal should carry under the set's
+ * `persistentVolumeClaimRetentionPolicy` (upstream updateClaimOwnerRefForSetAndPod): the set
+ * (garbage collected with it) when `whenDeleted: Delete` and the ordinal is in range; the pod when
+ * `whenScaled: Delete` and the ordinal is condemned (≥ replicas: collected once the pod is gone).
+ * Other owners are kept; returns undefined when nothing changes.
+ */
+export function claimOwnersFor(set: StatefulSet, claim: PersistentVolumeClaim, pod: Pod | undefined, ordinal: number): OwnerReference[] | undefined {
+  const policy = set.spec?.persistentVolumeClaimRetentionPolicy ?? {};
+  const condemned = ordinal >= (set.spec?.replicas ?? 1);
+  const setRef: OwnerReference = { apiVersion: 'apps/v1', kind: 'StatefulSet', name: set.metadata.name ?? '', uid: set.metadata.uid ?? '' };
+  const podRef: OwnerReference | undefined = pod ? { apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name ?? '', uid: pod.metadata.uid ?? '' } : undefined;
+  const wantSet = policy.whenDeleted === 'Delete' && !(policy.whenScaled === 'Delete' && condemned);
+  const wantPod = policy.whenScaled === 'Delete' && condemned && podRef !== undefined;
+  const current = claim.metadata.ownerReferences ?? [];
+  const isSetRef = (r: OwnerReference): boolean => r.kind === 'StatefulSet' && r.uid === setRef.uid;
+  // Any pod of this ordinal's name: a ref to an earlier pod of the same ordinal goes too.
+  const isPodRef = (r: OwnerReference): boolean => r.kind === 'Pod' && r.apiVersion === 'v1' && r.name === `${set.metadata.name}-${ordinal}`;
+  const next = current.filter((r) => !isSetRef(r) && !isPodRef(r));
+  if (wantSet) next.push(setRef);
+  if (wantPod) next.push(podRef);
+  const same = next.length === current.length && next.every((r) => current.some((c) => c.uid === r.uid && c.kind === r.kind));
+  return same ? undefined : next;
 }

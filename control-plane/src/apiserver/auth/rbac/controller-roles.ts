@@ -130,7 +130,7 @@ const ROLES: ReadonlyArray<[name: string, rules: ReturnType<typeof rule>[]]> = [
     rule(['update'], ['apps'], ['statefulsets/finalizers']),
     rule(['get', 'create', 'delete', 'update', 'patch'], [''], ['pods']),
     rule(['get', 'create', 'delete', 'update', 'patch', 'list', 'watch'], ['apps'], ['controllerrevisions']),
-    rule(['get', 'create'], [''], ['persistentvolumeclaims']),
+    rule(['get', 'create', 'update', 'patch'], [''], ['persistentvolumeclaims']),
     EVENTS_RULE,
   ]],
   ['horizontal-pod-autoscaler', [
