@@ -49,31 +49,42 @@ const swallowedCatch = {
   },
 };
 
+const layerPatterns = (pkg, allowed) => [
+  {
+    group: ALL.filter((p) => p !== pkg && !allowed.includes(p)).flatMap((p) => [`@nodelet/${p}`, `@nodelet/${p}/*`]),
+    message: `@nodelet/${pkg} may only import ${allowed.length ? allowed.map((a) => '@nodelet/' + a).join(', ') : 'nothing of ours'} (imports go downward, docs/architecture.md)`,
+  },
+  { group: ['../../*/src/*', '../../../*/src/*'], message: 'import other packages by name, not by relative path' },
+  ...(pkg === 'cri-client' ? [] : [{ group: ['@grpc/grpc-js'], message: 'only cri-client talks gRPC' }]),
+  // Only `nodelet doctor` and `nodelet node info` read the machine inventory, through a
+  // dynamic import in cli/src/commands/doctor/inventory.ts: a static import would load it
+  // for every command, and the agent must never carry it (its memory, docs/agent.md).
+  {
+    group: ['systeminformation', 'systeminformation/*'],
+    message: pkg === 'cli' ? 'load systeminformation with await import() in the command that needs it (doctor/inventory.ts)' : 'only the cli reads the machine inventory (systeminformation)',
+  },
+];
 const layerRules = Object.entries(LAYERS).map(([pkg, allowed]) => ({
   files: [`${pkg}/src/**/*.ts`],
+  rules: { 'no-restricted-imports': ['error', { patterns: layerPatterns(pkg, allowed) }] },
+}));
+// The agent's daemon code imports @nodelet/api/agent: the package root loads the API server's
+// schema, defaulting and validation of every kind (heap on every node; docs/performance.md,
+// "Agent footprint"; agent/src/light-imports.test.ts checks what the entry loads). Static pod
+// manifests load the root's pod checks with await import() (source/static-pods.ts).
+const agentLightImports = {
+  files: ['agent/src/**/*.ts'],
+  ignores: ['**/*.test.ts', '**/testing/**'],
   rules: {
     'no-restricted-imports': [
       'error',
       {
-        patterns: [
-          {
-            group: ALL.filter((p) => p !== pkg && !allowed.includes(p)).flatMap((p) => [`@nodelet/${p}`, `@nodelet/${p}/*`]),
-            message: `@nodelet/${pkg} may only import ${allowed.length ? allowed.map((a) => '@nodelet/' + a).join(', ') : 'nothing of ours'} (imports go downward, docs/architecture.md)`,
-          },
-          { group: ['../../*/src/*', '../../../*/src/*'], message: 'import other packages by name, not by relative path' },
-          ...(pkg === 'cri-client' ? [] : [{ group: ['@grpc/grpc-js'], message: 'only cri-client talks gRPC' }]),
-          // Only `nodelet doctor` and `nodelet node info` read the machine inventory, through a
-          // dynamic import in cli/src/commands/doctor/inventory.ts: a static import would load it
-          // for every command, and the agent must never carry it (its memory, docs/agent.md).
-          {
-            group: ['systeminformation', 'systeminformation/*'],
-            message: pkg === 'cli' ? 'load systeminformation with await import() in the command that needs it (doctor/inventory.ts)' : 'only the cli reads the machine inventory (systeminformation)',
-          },
-        ],
+        paths: [{ name: '@nodelet/api', message: 'the agent imports @nodelet/api/agent (the root loads the API server\'s schema, defaulting and validation)' }],
+        patterns: layerPatterns('agent', LAYERS.agent),
       },
     ],
   },
-}));
+};
 
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', 'proto/src/gen/**', 'build/**', '.state/**'] },
@@ -89,6 +100,7 @@ export default tseslint.config(
     },
   },
   ...layerRules,
+  agentLightImports,
   // Daemon and tool code, where a lost failure hides a fault; tests' best-effort cleanup is not held to it.
   {
     files: ['*/src/**/*.ts'],

@@ -22,7 +22,7 @@ import { setMaxListeners } from 'node:events';
 import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describeError, systemClock, type Clock, type Logger } from '@nodelet/base';
-import { NODES, type ApiClient, type Pod } from '@nodelet/api';
+import { NODES, type ApiClient, type Pod } from '@nodelet/api/agent';
 import type { CriClient } from '@nodelet/cri-client';
 import type { ShutdownInhibitor } from '@nodelet/systemd';
 import type { AgentConfig } from './config/config.js';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Command, Help, InvalidArgumentError } from 'commander';
 import { pino } from 'pino';
 import { describeError, type Logger } from '@nodelet/base';
-import { defaultKubeconfigPath, loadKubeconfig, type ResolvedKubeconfig } from '@nodelet/api';
+import { defaultKubeconfigPath, loadKubeconfig, type ResolvedKubeconfig } from '@nodelet/api/agent';
 import { HollowNodes } from './hollow/hollow-nodes.js';
 
 function positive(v: string): number {

@@ -10,7 +10,7 @@ import os from 'node:os';
 import { Command, Help, InvalidArgumentError } from 'commander';
 import { pino } from 'pino';
 import { describeError, hasCode, type Logger } from '@nodelet/base';
-import { ApiClient, defaultKubeconfigPath, loadKubeconfig } from '@nodelet/api';
+import { ApiClient, defaultKubeconfigPath, loadKubeconfig } from '@nodelet/api/agent';
 import { createNotifier, untilTerminated } from '@nodelet/systemd';
 import { parseConfigFile, resolveConfig, unknownConfigKeys, type AgentConfig, type AgentFlags, type KubeletConfigurationFile } from './config/config.js';
 import { Agent } from './agent.js';

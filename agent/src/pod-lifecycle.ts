@@ -9,7 +9,7 @@
  *   syncTerminated     deleted? → remove containers/sandboxes/volumes/logs · final status · API delete
  */
 import { AgentError, describeError, type Clock, type Logger } from '@nodelet/base';
-import type { ApiClient, Pod } from '@nodelet/api';
+import type { ApiClient, Pod } from '@nodelet/api/agent';
 import type { Pleg } from './pleg/pleg.js';
 import type { PodEventSink, PodRuntime } from './runtime/pod-runtime.js';
 import type { ObservedPod } from './runtime/observed.js';

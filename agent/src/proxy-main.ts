@@ -11,7 +11,7 @@ import { Command, Help } from 'commander';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { describeError, hasCode, type Logger } from '@nodelet/base';
-import { ApiClient, loadKubeconfig } from '@nodelet/api';
+import { ApiClient, loadKubeconfig } from '@nodelet/api/agent';
 import { parseConfigFile } from './config/config.js';
 import { PROXY_TABLE, Nft, commandRunner, deleteProxyTable, resolveProxyConfig, startServiceProxy, type ProxyFlags } from './proxy/index.js';
 import { untilTerminated } from '@nodelet/systemd';

@@ -12,7 +12,7 @@
  * the resource fit against the node's allocatable (resource-fit.ts). Only pods that are new to the
  * node are judged: a pod the runtime already runs (the agent restarted) was admitted before.
  */
-import type { Pod, PodStatus } from '@nodelet/api';
+import type { Pod, PodStatus } from '@nodelet/api/agent';
 import type { PodStatusFn } from '../podworkers/pod-worker.js';
 
 export type PodAdmitResult = { admit: true } | { admit: false; reason: string; message: string };

@@ -17,7 +17,7 @@
  * Unlike kubelet, admission here cannot block while the victims stop: they are killed in the
  * background and the critical pod starts beside them (the node briefly runs both).
  */
-import { podQOSClass, type Pod } from '@nodelet/api';
+import { podQOSClass, type Pod } from '@nodelet/api/agent';
 import { describeError, type Logger } from '@nodelet/base';
 import { isCriticalForEviction } from '../eviction/ranking.js';
 import type { PodStatusFn } from '../podworkers/pod-worker.js';

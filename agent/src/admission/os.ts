@@ -4,7 +4,7 @@
  * another OS than this Linux node's is refused. (kubelet reads the label on the pod, not its
  * nodeSelector; so does this.)
  */
-import type { Pod } from '@nodelet/api';
+import type { Pod } from '@nodelet/api/agent';
 import { ADMIT, type PodAdmitHandler } from './admit.js';
 
 /** The node's OS as kubelet reports it (runtime.GOOS); the agent runs on Linux only. */

@@ -6,7 +6,7 @@
  * reason `Evicted`, "The node had condition: [DiskPressure]. " (Go's %v of the condition list,
  * trailing space included).
  */
-import { podQOSClass, tolerationsTolerate, type Pod } from '@nodelet/api';
+import { podQOSClass, tolerationsTolerate, type Pod } from '@nodelet/api/agent';
 import { EVICTED_REASON } from '../eviction/message.js';
 import { isCriticalForEviction } from '../eviction/ranking.js';
 import type { PressureCondition } from '../eviction/signals.js';

@@ -10,7 +10,7 @@
  * (critical-preemption.ts evicts pods for a critical pod); when it does not, the first shortage
  * is the refusal.
  */
-import type { Pod } from '@nodelet/api';
+import type { Pod } from '@nodelet/api/agent';
 import { podRequest } from '../eviction/ranking.js';
 import { parseQuantity } from '../util/quantity.js';
 import { ADMIT, type PodAdmitHandler, type PodAdmitResult } from './admit.js';

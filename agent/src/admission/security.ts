@@ -13,7 +13,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { AgentError } from '@nodelet/base';
-import type { Pod } from '@nodelet/api';
+import type { Pod } from '@nodelet/api/agent';
 import { appArmorProblem } from '../runtime/security-context.js';
 import { ADMIT, type PodAdmitHandler } from './admit.js';
 

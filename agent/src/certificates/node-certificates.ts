@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import {
   locateCredential, readCredential, requestCertificate, requestNodeCredential, SIGNER_KUBELET_SERVING, writeCredential,
   type ApiClient, type KubeObject, type Node, type ResourceType,
-} from '@nodelet/api';
+} from '@nodelet/api/agent';
 import { describeError, type Clock, type Logger } from '@nodelet/base';
 import type { AgentConfig } from '../config/config.js';
 import { loadOrCreateServingCert } from '../server/serving-cert.js';

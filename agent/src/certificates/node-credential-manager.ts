@@ -19,7 +19,7 @@
  * overlap, and the restarted agent renews at once (its deadline has passed).
  */
 import { Backoff, describeError, errCode, hasCode, isAbortError, type Clock, type Logger } from '@nodelet/base';
-import type { CredentialLifetime } from '@nodelet/api';
+import type { CredentialLifetime } from '@nodelet/api/agent';
 import { rotationDeadline, sleepUntil } from './rotation-deadline.js';
 
 export interface NodeCredentialManagerOptions {

@@ -13,7 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, readlink, rename, rm, symlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { syncDir, writeNewFileSynced } from '@nodelet/api';
+import { syncDir, writeNewFileSynced } from '@nodelet/api/agent';
 import type { Clock } from '@nodelet/base';
 import { inspectCertificate, pairProblem, splitPem, type CertificateInfo } from './x509.js';
 

@@ -17,7 +17,7 @@
  * One run() per manager; `install` is called from it only. Cancellation: the signal ends waits
  * and the request in flight; a pair is installed only after it was stored.
  */
-import { generateKeyAndCsr } from '@nodelet/api';
+import { generateKeyAndCsr } from '@nodelet/api/agent';
 import { Backoff, describeError, errCode, isAbortError, type Clock, type Logger } from '@nodelet/base';
 import type { PemPairStore } from './pem-pair-store.js';
 import { rotationDeadline, sleepUntil } from './rotation-deadline.js';

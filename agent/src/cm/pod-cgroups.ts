@@ -20,7 +20,7 @@
 import { mkdir, readdir, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AgentError, describeError, type Logger } from '@nodelet/base';
-import type { Pod } from '@nodelet/api';
+import type { Pod } from '@nodelet/api/agent';
 import { parseMountinfo, readText, type CgroupMounts } from '../stats/cgroup.js';
 import { MIN_SHARES, milliCpuToShares, podCgroupPath, podCgroupResources, qosCgroupShares, sharesToWeight, type CgroupResources } from './pod-resources.js';
 

@@ -12,8 +12,8 @@
  * sidecars, or more if one init container (plus the sidecars started before it) asks for more.
  * cgroup v2 has no shares: `cpu.weight` is derived from them by the OCI runtimes' formula.
  */
-import type { Container, Pod } from '@nodelet/api';
-import { podQOSClass, type QOSClass } from '@nodelet/api';
+import type { Container, Pod } from '@nodelet/api/agent';
+import { podQOSClass, type QOSClass } from '@nodelet/api/agent';
 import { milliCpu, parseQuantity } from '../util/quantity.js';
 
 /** kubelet MinShares / MaxShares and the CFS defaults. */

@@ -11,7 +11,7 @@
  * Not safe for concurrent writers, which JavaScript does not have; reads see the state after the
  * last handler that ran.
  */
-import type { EndpointSlice, Namespace, Pod, Service } from '@nodelet/api';
+import type { EndpointSlice, Namespace, Pod, Service } from '@nodelet/api/agent';
 import { ipKey } from './names.js';
 
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';

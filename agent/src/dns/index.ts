@@ -4,7 +4,7 @@
  */
 import type { Registry } from 'prom-client';
 import { describeError, type Clock, type Logger } from '@nodelet/base';
-import type { ApiClient } from '@nodelet/api';
+import type { ApiClient } from '@nodelet/api/agent';
 import type { ClusterDnsConfig } from './config.js';
 import { NodeDns, type NodeDnsOptions } from './node-dns.js';
 import { PodDnsConfigurer, type DnsEventSink } from './pod-dns-config.js';

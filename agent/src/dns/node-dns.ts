@@ -13,7 +13,7 @@
  */
 import type { Registry } from 'prom-client';
 import { DisposableStore, systemClock, type Clock, type Logger } from '@nodelet/base';
-import { ENDPOINTSLICES, Informer, NAMESPACES, PODS, SERVICES, type ApiClient, type EndpointSlice, type KubeObject, type Namespace, type Pod, type ResourceType, type Service } from '@nodelet/api';
+import { ENDPOINTSLICES, Informer, NAMESPACES, PODS, SERVICES, type ApiClient, type EndpointSlice, type KubeObject, type Namespace, type Pod, type ResourceType, type Service } from '@nodelet/api/agent';
 import { ResponseCache } from './cache.js';
 import { ClusterIndex } from './cluster-index.js';
 import { Forwarder, type Upstream } from './forwarder.js';

@@ -16,7 +16,7 @@
  * ClusterFirst without clusterDNS, is reported as a Warning event (DNSConfigForming,
  * MissingClusterDNS) with the kubelet's message.
  */
-import type { Pod } from '@nodelet/api';
+import type { Pod } from '@nodelet/api/agent';
 import type { Logger } from '@nodelet/base';
 import type { PodSandboxConfig } from '../runtime/cri.js';
 import { readHostResolvConf, type ResolvConf } from './resolv-conf.js';

@@ -17,7 +17,7 @@
  *   MemoryPressure / DiskPressure / PIDPressure ──▶ conditions() ──▶ node status (node-status.ts)
  */
 import { describeError, type Clock, type Logger } from '@nodelet/base';
-import type { Pod } from '@nodelet/api';
+import type { Pod } from '@nodelet/api/agent';
 import type { PodStatusFn } from '../podworkers/pod-worker.js';
 import type { PodStats, Summary } from '../stats/types.js';
 import { EVICTED_REASON, evictedStatus, evictionMessage } from './message.js';

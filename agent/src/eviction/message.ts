@@ -7,7 +7,7 @@
  *   The node was low on resource: memory. Threshold quantity: 100Mi, available: 81236Ki.
  *   Container web was using 1204Ki, request is 0, has larger consumption of memory.
  */
-import { canonicalQuantity, formatQuantity, type Pod, type PodStatus } from '@nodelet/api';
+import { canonicalQuantity, formatQuantity, type Pod, type PodStatus } from '@nodelet/api/agent';
 import type { PodStatusFn } from '../podworkers/pod-worker.js';
 import { markDisruptedByKubelet } from '../status/disruption-target.js';
 import { parseQuantity } from '../util/quantity.js';

@@ -8,7 +8,7 @@
  *
  * Critical pods are ranked like the others; the manager skips them when evicting.
  */
-import type { Pod } from '@nodelet/api';
+import type { Pod } from '@nodelet/api/agent';
 import { isCriticalPod } from '../nodeshutdown/shutdown-pods.js';
 import { isMirrorPod, isStaticPod } from '../source/static-pods.js';
 import type { PodStats } from '../stats/types.js';

@@ -10,7 +10,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describeError, Semaphore, type Logger } from '@nodelet/base';
-import { ApiClient, type ResolvedKubeconfig } from '@nodelet/api';
+import { ApiClient, type ResolvedKubeconfig } from '@nodelet/api/agent';
 import { Agent } from '../agent.js';
 import { resolveConfig, type KubeletConfigurationFile } from '../config/config.js';
 import type { FakeCri, HollowDelays } from './fake-cri.js';

@@ -15,7 +15,7 @@ import {
   SIGNER_KUBELET_CLIENT,
   type CertificateSigningRequest,
   type ResolvedKubeconfig,
-} from '@nodelet/api';
+} from '@nodelet/api/agent';
 
 const APPROVE_ATTEMPTS = 5;
 

@@ -3,7 +3,7 @@
  * and how many events those watches delivered. One WatchStats is shared by every node's client;
  * `nodelet hollow --stats-every` prints it for bench/density.
  */
-import { ApiClient, type KubeObject, type ResourceType, type WatchEvent, type WatchOptions } from '@nodelet/api';
+import { ApiClient, type KubeObject, type ResourceType, type WatchEvent, type WatchOptions } from '@nodelet/api/agent';
 
 export class WatchStats {
   /** Watches open now (a re-watch closes one and opens the next). */

@@ -20,7 +20,7 @@
  * before its first list a restarted agent cannot tell an orphan from a pod the API still has.
  */
 import { describeError, linkAbort, type Clock, type Logger, type PeriodicJob } from '@nodelet/base';
-import type { Pod } from '@nodelet/api';
+import type { Pod } from '@nodelet/api/agent';
 import type { PodUpdate } from '../podworkers/pod-worker.js';
 import type { ObservedPod } from '../runtime/observed.js';
 import type { PodConfig } from '../source/pod-config.js';

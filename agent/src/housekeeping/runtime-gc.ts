@@ -17,7 +17,7 @@
  * time; every call here tolerates the object being gone, and a worker's removals tolerate ours.
  */
 import { Semaphore, describeError, hasCode, type Logger } from '@nodelet/base';
-import type { Pod } from '@nodelet/api';
+import type { Pod } from '@nodelet/api/agent';
 import type { RuntimeService } from '../runtime/cri.js';
 import type { ObservedPod } from '../runtime/observed.js';
 import type { PodEventSink } from '../runtime/pod-runtime.js';

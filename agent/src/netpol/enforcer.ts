@@ -13,7 +13,7 @@
  */
 import { isIPv4 } from 'node:net';
 import { AgentError, abortError, type Clock, type Logger } from '@nodelet/base';
-import type { Informer, Namespace, NetworkPolicy, Pod } from '@nodelet/api';
+import type { Informer, Namespace, NetworkPolicy, Pod } from '@nodelet/api/agent';
 import type { TableContribution, TableExtension } from '../proxy/contribution.js';
 import { buildNetpolContribution, podIPv4s, type NetpolContribution } from './render.js';
 

@@ -18,7 +18,7 @@
  * (output) is never policed (probes), nor pod traffic to the node (input).
  */
 import { isIPv4 } from 'node:net';
-import { labelSelectorFromObject, matchLabels, type LabelSelector, type Namespace, type NetworkPolicy, type NetworkPolicyPeer, type NetworkPolicyPort, type Pod } from '@nodelet/api';
+import { labelSelectorFromObject, matchLabels, type LabelSelector, type Namespace, type NetworkPolicy, type NetworkPolicyPeer, type NetworkPolicyPort, type Pod } from '@nodelet/api/agent';
 import { inIpv4Cidr, tryParseIpv4 } from '@nodelet/base';
 import type { NamedSet, TableContribution } from '../proxy/contribution.js';
 import { hash8, hashedName } from '../proxy/names.js';

@@ -15,7 +15,7 @@
  * established connections across nodes survive it.
  */
 import type { Disposable, Logger } from '@nodelet/base';
-import type { Informer, Node } from '@nodelet/api';
+import type { Informer, Node } from '@nodelet/api/agent';
 import type { CommandRunner } from '../proxy/exec.js';
 import { ROUTE_PROTO, VXLAN_DEFAULTS, diffPlan, masqueradeScript, planPeers, podGateway, VXLAN_ANNOTATION, type Peer, type PodNetworkBackend, type RoutePlan } from './route-plan.js';
 

@@ -4,7 +4,7 @@
  * renewal retries with backoff 200 ms doubling to 7 s; a conflict re-reads the lease.
  */
 import { Backoff, describeError, hasCode, type Clock, type Logger } from '@nodelet/base';
-import { LEASES, type ApiClient, type Lease } from '@nodelet/api';
+import { LEASES, type ApiClient, type Lease } from '@nodelet/api/agent';
 
 export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
 

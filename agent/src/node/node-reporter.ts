@@ -9,7 +9,7 @@
  */
 import { Backoff, abortError, describeError, hasCode, isAbortError, type Clock, type Logger, type PeriodicJob } from '@nodelet/base';
 import { join } from 'node:path';
-import { LOCAL_PATH_DIR_ANNOTATION, NODES, type ApiClient, type Node, type NodeStatus } from '@nodelet/api';
+import { LOCAL_PATH_DIR_ANNOTATION, NODES, type ApiClient, type Node, type NodeStatus } from '@nodelet/api/agent';
 import { computeNodeStatus, type RuntimeHealth } from './node-status.js';
 import type { MachineInfo } from './machine-info.js';
 import { MachineInfoCache } from './machine-info-cache.js';

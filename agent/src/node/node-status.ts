@@ -8,7 +8,7 @@
  * down, the runtime or its network is not ready (CRI Status), the CNI service is not ready, or the
  * PLEG is unhealthy.
  */
-import type { NodeCondition, NodeStatus } from '@nodelet/api';
+import type { NodeCondition, NodeStatus } from '@nodelet/api/agent';
 import { formatBytes, parseQuantity } from '../util/quantity.js';
 import type { MachineInfo } from './machine-info.js';
 

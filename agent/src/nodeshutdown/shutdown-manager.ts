@@ -13,7 +13,7 @@
  * Events are handled one at a time, in order (a cancellation waits for the pod stops it follows).
  */
 import { Backoff, describeError, hasCode, isAbortError, type Clock, type Logger } from '@nodelet/base';
-import type { Pod } from '@nodelet/api';
+import type { Pod } from '@nodelet/api/agent';
 import type { InhibitLock, ShutdownInhibitor, ShutdownWatch } from '@nodelet/systemd';
 import type { PodStatusFn } from '../podworkers/pod-worker.js';
 import { shutdownGroups, stopPodsForShutdown } from './shutdown-pods.js';

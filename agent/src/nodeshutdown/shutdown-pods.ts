@@ -7,7 +7,7 @@
  *   shutdownGracePeriod = 30s, shutdownGracePeriodCriticalPods = 10s
  *   t=0 ──── regular pods (grace ≤ 20s) ────▶ t≤20 ── critical pods (grace ≤ 10s) ──▶ t≤30 → release lock
  */
-import type { Pod, PodStatus } from '@nodelet/api';
+import type { Pod, PodStatus } from '@nodelet/api/agent';
 import type { Clock, Logger } from '@nodelet/base';
 import type { PodStatusFn } from '../podworkers/pod-worker.js';
 import { markDisruptedByKubelet } from '../status/disruption-target.js';

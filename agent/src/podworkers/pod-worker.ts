@@ -12,7 +12,7 @@
  * backoff with jitter.
  */
 import { Backoff, Wakeup, errCode, isAbortError, jitter, linkAbort, describeError, type Clock, type Logger } from '@nodelet/base';
-import type { Pod, PodStatus } from '@nodelet/api';
+import type { Pod, PodStatus } from '@nodelet/api/agent';
 import type { ObservedPod } from '../runtime/observed.js';
 
 export type WorkerPhase = 'sync' | 'terminating' | 'terminated' | 'finished';

@@ -4,7 +4,7 @@
  * reached `finished` are dropped by `syncKnownPods` once the pod is no longer desired.
  */
 import type { Clock, Logger } from '@nodelet/base';
-import type { Pod } from '@nodelet/api';
+import type { Pod } from '@nodelet/api/agent';
 import { rejectedStatus, type PodAdmitResult } from '../admission/admit.js';
 import { PodWorker, type PodCache, type PodStatusFn, type PodSyncer, type PodUpdate, type WorkerPhase } from './pod-worker.js';
 

@@ -8,7 +8,7 @@ import https from 'node:https';
 import net from 'node:net';
 import { describeError, isAbortError, linkAbort } from '@nodelet/base';
 import { checkGrpcHealth } from '@nodelet/cri-client';
-import type { Container, HTTPGetAction, Probe } from '@nodelet/api';
+import type { Container, HTTPGetAction, Probe } from '@nodelet/api/agent';
 
 export type ProbeType = 'liveness' | 'readiness' | 'startup';
 export type ProbeOutcome = 'success' | 'failure';

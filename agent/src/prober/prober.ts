@@ -5,7 +5,7 @@
  * when a pod terminates. Results live in `results`; a settled change wakes the pod worker.
  */
 import type { Clock, Logger } from '@nodelet/base';
-import type { Pod } from '@nodelet/api';
+import type { Pod } from '@nodelet/api/agent';
 import type { PodEventSink } from '../runtime/pod-runtime.js';
 import { latestContainer, type ObservedPod } from '../runtime/observed.js';
 import { isSidecar } from '../runtime/pod-actions.js';

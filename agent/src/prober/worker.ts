@@ -13,7 +13,7 @@
  * The timer and the in-flight probe belong to a DisposableStore; dispose() stops both.
  */
 import { DisposableStore, describeError, isAbortError, toDisposable, type Clock, type Logger } from '@nodelet/base';
-import type { Container, Pod, Probe } from '@nodelet/api';
+import type { Container, Pod, Probe } from '@nodelet/api/agent';
 import type { PodEventSink } from '../runtime/pod-runtime.js';
 import { runProbe, type ExecRunner, type ProbeOutcome, type ProbeType } from './handlers.js';
 import type { ProbeResults } from './results.js';

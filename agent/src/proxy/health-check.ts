@@ -7,7 +7,7 @@
  * `X-Load-Balancing-Endpoint-Weight`.
  */
 import { createServer, type Server } from 'node:http';
-import type { Service } from '@nodelet/api';
+import type { Service } from '@nodelet/api/agent';
 import { describeError, type Logger } from '@nodelet/base';
 import { categorize, type ServicePortModel } from './model.js';
 

@@ -6,7 +6,7 @@
  * LoadBalancer pieces stay in their own files (render-external.ts, lb-addresses.ts).
  */
 import { isIPv4 } from 'node:net';
-import type { Service } from '@nodelet/api';
+import type { Service } from '@nodelet/api/agent';
 import type { ServicePortModel } from './model.js';
 
 export interface ExternalAddresses {

@@ -5,7 +5,7 @@
  * so equal input renders byte-equal tables.
  */
 import { isIPv4 } from 'node:net';
-import type { EndpointSlice, Service } from '@nodelet/api';
+import type { EndpointSlice, Service } from '@nodelet/api/agent';
 import { externalAddresses, hasExternalAddresses, type ExternalAddresses } from './model-external.js';
 
 export type L4Protocol = 'tcp' | 'udp' | 'sctp';

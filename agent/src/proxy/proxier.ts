@@ -21,7 +21,7 @@
 import { existsSync } from 'node:fs';
 import type { Registry } from 'prom-client';
 import { AgentError, Backoff, DisposableStore, Wakeup, abortError, describeError, hasCode, isAbortError, systemClock, type Clock, type Logger } from '@nodelet/base';
-import { ENDPOINTSLICES, Informer, NODES, SERVICES, type ApiClient, type EndpointSlice, type Node, type Service } from '@nodelet/api';
+import { ENDPOINTSLICES, Informer, NODES, SERVICES, type ApiClient, type EndpointSlice, type Node, type Service } from '@nodelet/api/agent';
 import type { ProxyConfig } from './config.js';
 import type { TableExtension } from './contribution.js';
 import { ConntrackCleaner, staleUdpEntries } from './conntrack.js';

@@ -24,7 +24,7 @@ import { constants, type Stats } from 'node:fs';
 import { chmod, chown, lchown, lstat, mkdir, mkdtemp, open, readdir, readFile, readlink, rename, rm, symlink } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import { AgentError } from '@nodelet/base';
-import { localNonReservedPathProblems } from '@nodelet/api';
+import { localNonReservedPathProblems } from '@nodelet/api/agent';
 
 export interface FileProjection {
   data: Uint8Array;

@@ -12,7 +12,7 @@
  */
 import { join } from 'node:path';
 import { AgentError } from '@nodelet/base';
-import { isDns1123Label, podQOSClass, type Container, type Pod, type QOSClass, type Volume } from '@nodelet/api';
+import { isDns1123Label, podQOSClass, type Container, type Pod, type QOSClass, type Volume } from '@nodelet/api/agent';
 import { milliCpu, parseQuantity } from '../util/quantity.js';
 import type { ContainerConfig, LinuxContainerResources, Mount, PodSandboxConfig, PortMapping } from './cri.js';
 import type { EnvVarValue } from './env.js';

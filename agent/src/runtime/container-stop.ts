@@ -12,7 +12,7 @@
  * container gets its own remaining grace (kubelet's killContainersWithSyncResult).
  */
 import { hasCode, type Logger } from '@nodelet/base';
-import type { Container, Pod } from '@nodelet/api';
+import type { Container, Pod } from '@nodelet/api/agent';
 import { runLifecycleHook, type HookDeps } from './lifecycle-hooks.js';
 import type { RuntimeService } from './cri.js';
 import type { PodEventSink } from './pod-runtime.js';

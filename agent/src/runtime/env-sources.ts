@@ -5,7 +5,7 @@
  * (never stored by a real API server, but seen in static setups) is taken as written.
  */
 import { unlessNotFound } from '@nodelet/base';
-import { CONFIGMAPS, SECRETS, type ApiClient } from '@nodelet/api';
+import { CONFIGMAPS, SECRETS, type ApiClient } from '@nodelet/api/agent';
 import type { EnvSourceReader } from './env.js';
 
 /** An EnvSourceReader over `api`. An absent object is undefined; other API errors propagate. */

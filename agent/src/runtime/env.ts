@@ -5,7 +5,7 @@
  * (`$$(VAR)` escapes). A missing non-optional ConfigMap/Secret/key is a CreateContainerConfigError.
  */
 import { AgentError } from '@nodelet/base';
-import type { Container, Pod } from '@nodelet/api';
+import type { Container, Pod } from '@nodelet/api/agent';
 import { milliCpu, parseQuantity } from '../util/quantity.js';
 
 /** Reads ConfigMap/Secret data (Secret values already base64-decoded). Undefined when absent. */

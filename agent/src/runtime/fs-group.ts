@@ -13,7 +13,7 @@
  */
 import { chmod, lchown, lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Pod } from '@nodelet/api';
+import type { Pod } from '@nodelet/api/agent';
 import { volumeDir } from './container-config.js';
 
 const RW = 0o660;

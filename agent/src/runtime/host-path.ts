@@ -16,7 +16,7 @@
 import { chmod, mkdir, open, stat } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { AgentError } from '@nodelet/base';
-import type { Volume } from '@nodelet/api';
+import type { Volume } from '@nodelet/api/agent';
 
 type HostPathType = NonNullable<NonNullable<Volume['hostPath']>['type']>;
 

@@ -18,7 +18,7 @@
  * of all are reported together); only an image no credential matches is pulled anonymously.
  */
 import { AgentError, Backoff, Semaphore, describeError, type Clock } from '@nodelet/base';
-import type { Container } from '@nodelet/api';
+import type { Container } from '@nodelet/api/agent';
 import type { ImageService } from './cri.js';
 import { DockerKeyring, repositoryToPull, type RegistryAuth } from './keyring.js';
 

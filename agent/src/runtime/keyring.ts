@@ -14,7 +14,7 @@
  */
 import { AgentError } from '@nodelet/base';
 import { parseImageReference, repositoryOf } from '@nodelet/oci';
-import type { Pod } from '@nodelet/api';
+import type { Pod } from '@nodelet/api/agent';
 
 /** What PullImage's `auth` carries. */
 export interface RegistryAuth {

@@ -4,7 +4,7 @@
  * (stateless recovery) and `crictl ps` / `nodelet cri ps` show pod names.
  */
 import { createHash } from 'node:crypto';
-import type { Container } from '@nodelet/api';
+import type { Container } from '@nodelet/api/agent';
 
 export const POD_NAME = 'io.kubernetes.pod.name';
 export const POD_NAMESPACE = 'io.kubernetes.pod.namespace';

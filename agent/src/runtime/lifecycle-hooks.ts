@@ -10,7 +10,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { describeError, isAbortError, type Clock } from '@nodelet/base';
-import type { Container, LifecycleHandler, Pod } from '@nodelet/api';
+import type { Container, LifecycleHandler, Pod } from '@nodelet/api/agent';
 import { resolvePort } from '../prober/handlers.js';
 import type { RuntimeService } from './cri.js';
 

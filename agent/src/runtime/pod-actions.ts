@@ -17,7 +17,7 @@
  *
  * No I/O, no clock: table-tested in pod-actions.test.ts.
  */
-import type { Container, Pod } from '@nodelet/api';
+import type { Container, Pod } from '@nodelet/api/agent';
 import { containerHash } from './labels.js';
 import { latestContainer, type ObservedContainer, type ObservedPod, type ObservedSandbox } from './observed.js';
 

@@ -3,7 +3,7 @@
  * namespace's hostname (the sandbox config) and the /etc/hosts lines (etc-hosts.ts) read the same.
  */
 import { AgentError } from '@nodelet/base';
-import type { Pod } from '@nodelet/api';
+import type { Pod } from '@nodelet/api/agent';
 
 /** kubelet's hostname and domain of a pod: `spec.hostname` or the name (63 characters at most, no trailing '-' or '.'); the subdomain's FQDN suffix. */
 export function podHostnameAndDomain(pod: Pod, clusterDomain: string): { hostname: string; domain: string } {

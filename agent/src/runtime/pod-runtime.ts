@@ -7,7 +7,7 @@
  * The only importer of CRI in the pod lifecycle (docs/contributing.md, layers).
  */
 import { AgentError, describeError, hasCode, isAbortError, type Clock, type Logger } from '@nodelet/base';
-import type { EphemeralContainer, Pod, Service } from '@nodelet/api';
+import type { EphemeralContainer, Pod, Service } from '@nodelet/api/agent';
 import type { PodSandboxConfig, RuntimeService } from './cri.js';
 import { buildContainerConfig, buildSandboxConfig, isSafePodUid, podLogDir, type PodPaths } from './container-config.js';
 import { resolveEnv, type EnvSourceReader } from './env.js';

@@ -16,7 +16,7 @@
  */
 import { join } from 'node:path';
 import { AgentError } from '@nodelet/base';
-import type { Container, Pod, SecurityContext, SecurityProfile } from '@nodelet/api';
+import type { Container, Pod, SecurityContext, SecurityProfile } from '@nodelet/api/agent';
 import type { ContainerConfig, PodSandboxConfig } from './cri.js';
 
 type LinuxContainerSecurityContext = NonNullable<NonNullable<ContainerConfig['linux']>['securityContext']>;

@@ -10,7 +10,7 @@
  *
  * Only Services with a ClusterIP (not headless, not ExternalName). Pure.
  */
-import type { Service } from '@nodelet/api';
+import type { Service } from '@nodelet/api/agent';
 
 const envName = (s: string): string => s.toUpperCase().replace(/-/g, '_');
 

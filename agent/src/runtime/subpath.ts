@@ -23,7 +23,7 @@ import { constants } from 'node:fs';
 import { mkdir, open, realpath, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { AgentError, isAgentError } from '@nodelet/base';
-import { localDescendingPathProblems, type Container, type Pod } from '@nodelet/api';
+import { localDescendingPathProblems, type Container, type Pod } from '@nodelet/api/agent';
 import { podDir, volumeDir } from './container-config.js';
 import type { EnvVarValue } from './env.js';
 import { unmountAllUnder, type Mounter } from './mount.js';

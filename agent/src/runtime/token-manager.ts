@@ -5,7 +5,7 @@
  * every 48 minutes for kubelet's 3607-second request, and never outlives the pod (the API
  * server stops accepting a token whose pod is gone).
  */
-import { SERVICEACCOUNTS, type ApiClient, type KubeObject, type Pod } from '@nodelet/api';
+import { SERVICEACCOUNTS, type ApiClient, type KubeObject, type Pod } from '@nodelet/api/agent';
 import type { Clock } from '@nodelet/base';
 
 const MAX_AGE_MS = 24 * 3600_000;

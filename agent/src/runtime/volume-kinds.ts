@@ -15,7 +15,7 @@
  *   persistentVolumeClaim   kubernetes.io~local-volume       bind mount of the PV's path   claim's    unmount, rm
  *   hostPath                —                                `type` checked (or created)   no         nothing
  */
-import type { Volume } from '@nodelet/api';
+import type { Volume } from '@nodelet/api/agent';
 
 export type SupportedVolumeSource = 'emptyDir' | 'configMap' | 'secret' | 'projected' | 'downwardAPI' | 'persistentVolumeClaim' | 'hostPath';
 

@@ -23,7 +23,7 @@
 import { chmod, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { AgentError, describeError } from '@nodelet/base';
-import { dns1123LabelProblem, invalidValue, validatePodVolumes, type DownwardAPIVolumeFile, type KeyToPath, type Pod, type Volume } from '@nodelet/api';
+import { dns1123LabelProblem, invalidValue, validatePodVolumes, type DownwardAPIVolumeFile, type KeyToPath, type Pod, type Volume } from '@nodelet/api/agent';
 import { parseQuantity } from '../util/quantity.js';
 import { writeAtomically, type FileProjection } from './atomic-writer.js';
 import { isSafePodUid, podDir, volumeDir } from './container-config.js';

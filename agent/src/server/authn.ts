@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { describeError, type Clock, type Logger } from '@nodelet/base';
-import type { ApiClient, KubeObject, ResourceType } from '@nodelet/api';
+import type { ApiClient, KubeObject, ResourceType } from '@nodelet/api/agent';
 
 const TOKEN_REVIEWS: ResourceType = { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenReview', plural: 'tokenreviews', singular: 'tokenreview', namespaced: false };
 

@@ -16,7 +16,7 @@
  */
 import { createHash } from 'node:crypto';
 import { AgentError, describeError, type Clock, type Logger } from '@nodelet/base';
-import { decodePathSegments, type ApiClient, type KubeObject, type ResourceType } from '@nodelet/api';
+import { decodePathSegments, type ApiClient, type KubeObject, type ResourceType } from '@nodelet/api/agent';
 
 const SUBJECT_ACCESS_REVIEWS: ResourceType = {
   group: 'authorization.k8s.io', version: 'v1', kind: 'SubjectAccessReview', plural: 'subjectaccessreviews', singular: 'subjectaccessreview', namespaced: false,

@@ -32,7 +32,7 @@ import type { Duplex } from 'node:stream';
 import { readFile } from 'node:fs/promises';
 import type { WebSocketServer } from 'ws';
 import { AgentError, describeError, hasCode, type Logger } from '@nodelet/base';
-import { decodePathSegments, DEFAULT_EDGE_LIMITS, edgeServerOptions, failureStatus, hardenHttpServer, parseRequestTarget, queryBool, queryInt, writeRawStatus, type Pod, type Status } from '@nodelet/api';
+import { decodePathSegments, DEFAULT_EDGE_LIMITS, edgeServerOptions, failureStatus, hardenHttpServer, parseRequestTarget, queryBool, queryInt, writeRawStatus, type Pod, type Status } from '@nodelet/api/agent';
 import { followCriLog, formatCriLogEntry, readCriLog } from '@nodelet/cri-client';
 import type { RuntimeService } from '../runtime/cri.js';
 import type { NodeApiAuthenticator } from './authn.js';

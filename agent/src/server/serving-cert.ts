@@ -7,7 +7,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { webcrypto } from 'node:crypto';
 import { join } from 'node:path';
-import { loadX509 } from '@nodelet/api';
+import { loadX509 } from '@nodelet/api/agent';
 
 export interface ServingCert {
   cert: string;

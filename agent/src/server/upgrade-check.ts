@@ -8,7 +8,7 @@
  *   offers subprotocols must offer one we know.
  */
 import type { IncomingMessage } from 'node:http';
-import { failureStatus, type Status } from '@nodelet/api';
+import { failureStatus, type Status } from '@nodelet/api/agent';
 import { PORT_FORWARD_PROTOCOL, REMOTE_COMMAND_PROTOCOLS } from '@nodelet/cri-client';
 import { EXEC_PROTOCOLS } from './exec-bridge.js';
 

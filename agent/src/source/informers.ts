@@ -33,7 +33,7 @@ import {
   type ResourceType,
   type RuntimeClass,
   type Service,
-} from '@nodelet/api';
+} from '@nodelet/api/agent';
 
 export interface SharedInformersOptions {
   api: ApiClient;

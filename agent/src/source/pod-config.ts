@@ -18,7 +18,7 @@
  * a restarted agent must not tear down running pods before it has heard from the API server.
  */
 import { describeError, type Clock, type Logger } from '@nodelet/base';
-import type { Informer, Pod } from '@nodelet/api';
+import type { Informer, Pod } from '@nodelet/api/agent';
 import type { PodUpdate } from '../podworkers/pod-worker.js';
 import type { ObservedPod } from '../runtime/observed.js';
 import { isMirrorPod, readStaticPods } from './static-pods.js';

@@ -5,7 +5,7 @@
  * from the API server, so a pod admitted against it does not fail for the informer's lag. The
  * informer's owner starts and closes it.
  */
-import { RUNTIMECLASSES, type ApiClient, type Informer, type Pod, type RuntimeClass } from '@nodelet/api';
+import { RUNTIMECLASSES, type ApiClient, type Informer, type Pod, type RuntimeClass } from '@nodelet/api/agent';
 import { AgentError, hasCode } from '@nodelet/base';
 
 export class RuntimeClassManager {

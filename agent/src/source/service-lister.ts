@@ -4,7 +4,7 @@
  * (runtime/service-env.ts). A lister, as kubelet's serviceLister: reads are from the cache and
  * never wait for the API server. The informer's owner starts and closes it.
  */
-import type { Informer, Service } from '@nodelet/api';
+import type { Informer, Service } from '@nodelet/api/agent';
 
 export class ServiceLister {
   readonly #informer: Informer<Service>;

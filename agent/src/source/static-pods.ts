@@ -13,7 +13,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { describeError, hasCode, type Logger } from '@nodelet/base';
-import { PODS, defaultPodSpec, validateObjectMeta, validatePodSpec, type ApiClient, type Pod } from '@nodelet/api';
+import { PODS, type ApiClient, type Pod } from '@nodelet/api/agent';
 
 export const CONFIG_SOURCE = 'kubernetes.io/config.source';
 export const CONFIG_HASH = 'kubernetes.io/config.hash';
@@ -27,8 +27,12 @@ export function isStaticPod(p: Pod): boolean {
   return p.metadata.annotations?.[CONFIG_SOURCE] === 'file';
 }
 
-/** Parses one manifest into the static pod the agent runs. Throws with the file named. */
-export function staticPodFromManifest(text: string, file: string, nodeName: string): Pod {
+/**
+ * Parses one manifest into the static pod the agent runs. Throws with the file named. The pod
+ * defaulting and validation come from the package root, loaded on the first manifest: a node
+ * without static pods never loads the server's whole-object validation (`@nodelet/api/agent`).
+ */
+export async function staticPodFromManifest(text: string, file: string, nodeName: string): Promise<Pod> {
   let doc: unknown;
   try {
     doc = file.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
@@ -41,6 +45,7 @@ export function staticPodFromManifest(text: string, file: string, nodeName: stri
   }
   const uid = createHash('md5').update(nodeName).update(text).digest('hex');
   const uuid = `${uid.slice(0, 8)}-${uid.slice(8, 12)}-${uid.slice(12, 16)}-${uid.slice(16, 20)}-${uid.slice(20, 32)}`;
+  const { defaultPodSpec, validateObjectMeta, validatePodSpec } = await import('@nodelet/api');
   defaultPodSpec(pod.spec as unknown as Record<string, unknown>);
   // Static pods never pass the API server: the agent runs its validation (kubelet config
   // filterInvalidPods), so names that become host paths (volumes, containers, the pod's own) are checked.
@@ -76,7 +81,7 @@ export async function readStaticPods(dir: string, nodeName: string, log: Logger)
   const pods: Pod[] = [];
   for (const n of names) {
     try {
-      pods.push(staticPodFromManifest(await readFile(join(dir, n), 'utf8'), n, nodeName));
+      pods.push(await staticPodFromManifest(await readFile(join(dir, n), 'utf8'), n, nodeName));
     } catch (err) {
       log.warn({ file: n, err: describeError(err) }, 'Static pod manifest skipped');
     }

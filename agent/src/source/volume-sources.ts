@@ -5,7 +5,7 @@
  * (keystores), and are written to the volume unchanged.
  */
 import { AgentError, unlessNotFound } from '@nodelet/base';
-import { CONFIGMAPS, PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, SECRETS, type ApiClient } from '@nodelet/api';
+import { CONFIGMAPS, PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, SECRETS, type ApiClient } from '@nodelet/api/agent';
 import type { VolumeSourceReader } from '../runtime/volumes.js';
 import type { PullSecretReader } from '../runtime/keyring.js';
 import { SharedReads } from './shared-reads.js';

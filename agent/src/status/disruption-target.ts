@@ -4,7 +4,7 @@
  * The condition tells controllers (Job podFailurePolicy, PodDisruptionBudgets) that the pod was
  * disrupted, not broken.
  */
-import { rfc3339, type PodCondition, type PodStatus } from '@nodelet/api';
+import { rfc3339, type PodCondition, type PodStatus } from '@nodelet/api/agent';
 
 /**
  * Sets phase (unless `keepSucceeded` and the pod already succeeded), reason and message, and

@@ -6,7 +6,7 @@
  * tests.
  */
 import type { Clock, Logger } from '@nodelet/base';
-import { EventRecorder as ApiEventRecorder, type ApiClient, type Pod } from '@nodelet/api';
+import { EventRecorder as ApiEventRecorder, type ApiClient, type Pod } from '@nodelet/api/agent';
 import type { EventType, PodEventSink } from '../runtime/pod-runtime.js';
 
 const RECENT = 500;

@@ -3,7 +3,7 @@
  * last start failures (kubelet `generateAPIPodStatus`, `convertToAPIContainerStatuses`, `getPhase`).
  * Pure: the clock reading is an argument. Table-tested in pod-status.test.ts.
  */
-import { podQOSClass, rfc3339, type Container, type ContainerState, type ContainerStatus, type Pod, type PodCondition, type PodPhase, type PodStatus } from '@nodelet/api';
+import { podQOSClass, rfc3339, type Container, type ContainerState, type ContainerStatus, type Pod, type PodCondition, type PodPhase, type PodStatus } from '@nodelet/api/agent';
 import { initContainersDone, isSidecar, podSandboxChanged, shouldContainerBeRestarted } from '../runtime/pod-actions.js';
 import type { ObservedContainer, ObservedPod } from '../runtime/observed.js';
 import type { ContainerType } from '../runtime/labels.js';

@@ -17,7 +17,7 @@
  */
 import { Wakeup, abortError, describeError, hasCode, isAbortError, type Clock, type Logger } from '@nodelet/base';
 import { isDeepStrictEqual } from 'node:util';
-import { mergePatch, PODS, type ApiClient, type Pod, type PodStatus } from '@nodelet/api';
+import { mergePatch, PODS, type ApiClient, type Pod, type PodStatus } from '@nodelet/api/agent';
 
 interface Entry {
   namespace: string;

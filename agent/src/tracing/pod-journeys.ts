@@ -15,7 +15,7 @@
  * the pod config, admission, the pod workers' syncs, the runtime, the CNI service and the status
  * manager; all synchronous, no I/O.
  */
-import type { Pod, PodStatus } from '@nodelet/api';
+import type { Pod, PodStatus } from '@nodelet/api/agent';
 import { ATTR, podTraceParent, SPAN, type JourneyTracer, type ScopedTracer, type SpanAttributes, type SpanHandle, type SpanRecord, type TraceParent } from '@nodelet/api/tracing';
 
 /** Syncs traced per journey at most (a pod that never starts retries forever). */

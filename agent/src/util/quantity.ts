@@ -3,7 +3,7 @@
  * node capacity. Thin adapters over @nodelet/api's parser and formatter, so there is one
  * implementation of the quantity grammar in the project.
  */
-import { formatQuantity, parseQuantity as parseApiQuantity, parseQuantityMilli } from '@nodelet/api';
+import { formatQuantity, parseQuantity as parseApiQuantity, parseQuantityMilli } from '@nodelet/api/agent';
 
 /** The value in base units (cores, bytes). Throws ERR_INVALID_ARGUMENT on malformed input. */
 export function parseQuantity(q: string | number): number {
