@@ -282,3 +282,38 @@ test('pleg: a container status the runtime fails to give is logged, not dropped,
   assert.match(String(warned[0]!.fields.err), /status unavailable/);
   assert.equal(pleg.get('u1').containers.length, 1, 'the pod is still observed');
 });
+
+test('pleg: a relist of 30 new pods runs its status calls at once without node\'s MaxListenersExceededWarning on the relist signal (each CRI call listens for abort)', async (t) => {
+  const rt = fakeRuntime();
+  for (let i = 0; i < 30; i++) rt.addPod(`u${i}`);
+  // As the CRI client does: every call in flight listens on the signal it was given.
+  const listening = (call: () => Promise<unknown>) => async (_req: unknown, o: { signal: AbortSignal }) => {
+    const onAbort = (): void => {};
+    o.signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      await new Promise((resolve) => setImmediate(resolve));
+      return await call();
+    } finally {
+      o.signal.removeEventListener('abort', onAbort);
+    }
+  };
+  const sandboxStatus = rt.runtime.podSandboxStatus.bind(rt.runtime);
+  const containerStatus = rt.runtime.containerStatus.bind(rt.runtime);
+  rt.runtime.podSandboxStatus = listening(() => sandboxStatus({ podSandboxId: '' })) as unknown as RuntimeService['podSandboxStatus'];
+  rt.runtime.containerStatus = ((req: { containerId: string }, o: { signal: AbortSignal }) =>
+    listening(() => containerStatus(req))(req, o)) as unknown as RuntimeService['containerStatus'];
+  const warnings: Error[] = [];
+  const onWarning = (w: Error): void => {
+    if (w.name === 'MaxListenersExceededWarning') warnings.push(w);
+  };
+  process.on('warning', onWarning);
+  t.after(() => process.off('warning', onWarning));
+  const pleg = new Pleg({ runtime: rt.runtime, clock: new FakeClock(), log: noopLogger, onPodChanged: () => {} });
+  const stop = new AbortController();
+  t.after(() => stop.abort());
+  await pleg.relist(stop.signal);
+  assert.equal(pleg.all().size, 30);
+  // node emits the warning on the next tick.
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(warnings.map((w) => w.message), []);
+});

@@ -18,6 +18,7 @@
  * Statuses that cannot change are cached by ID: an exited container's exit code and times, a
  * sandbox's IPs. Only sandboxes/containers the agent labelled are listed (foreign ones are left alone).
  */
+import { setMaxListeners } from 'node:events';
 import { Semaphore, describeError, hasCode, linkAbort, type Clock, type Logger, type PeriodicJob } from '@nodelet/base';
 import type { CriContainer, CriContainerStatus, CriSandbox, RuntimeService } from '../runtime/cri.js';
 import { MANAGED_BY, POD_NAME, POD_NAMESPACE, POD_UID } from '../runtime/labels.js';
@@ -208,8 +209,23 @@ export class Pleg {
     }
   }
 
-  /** Groups listed sandboxes and containers by pod UID, with the statuses the listing lacks. */
-  async #assemble(sandboxes: CriSandbox[], containers: CriContainer[], signal: AbortSignal) {
+  /**
+   * Groups listed sandboxes and containers by pod UID, with the statuses the listing lacks. The
+   * status calls hook onto a signal of their own: up to STATUS_CONCURRENCY of them listen for its
+   * abort at once (each CRI call does), past node's warning threshold of 10 by design and bounded;
+   * the caller's signal (a relist's, a pod worker's) gets one listener, removed when this ends.
+   */
+  async #assemble(sandboxes: CriSandbox[], containers: CriContainer[], caller: AbortSignal) {
+    const link = linkAbort(caller);
+    setMaxListeners(STATUS_CONCURRENCY, link.signal);
+    try {
+      return await this.#assembleOn(sandboxes, containers, link.signal);
+    } finally {
+      link.dispose();
+    }
+  }
+
+  async #assembleOn(sandboxes: CriSandbox[], containers: CriContainer[], signal: AbortSignal) {
     const rt = this.#o.runtime;
     const pods = new Map<string, ObservedPod>();
     const liveSandboxes = new Set<string>();
