@@ -166,3 +166,38 @@ test("a resync rewrites only the statuses the API shows differently (kubelet's n
   assert.equal(patchesOf('same').length, 0, 'an unchanged status costs no request at resync');
   assert.equal(patchesOf('changed').length, 1, 'the one the API shows differently is written once');
 });
+
+test('a resync does not rewrite a status whose only difference from the informer copy is a null the protobuf copy leaves out (a condition\'s lastProbeTime: null was PATCHed every 10 s for every pod)', async (t) => {
+  const server = await InMemoryApiServer.start();
+  const clock = new FakeClock();
+  const stop = new AbortController();
+  const stored = (name: string) => server.store.get(PODS, 'default', name) as Pod;
+  let uid = '';
+  const status = new StatusManager({
+    api: server.client(), clock, log: noopLogger, resyncMs: 10_000,
+    // The agent's pod informer lists and watches in protobuf, where a null time is an absent field:
+    // its copy of the stored status lacks the condition's lastProbeTime.
+    apiStatus: (u) => {
+      if (u !== uid) return undefined;
+      const st = structuredClone(stored('p').status!);
+      for (const c of st.conditions ?? []) if (c.lastProbeTime === null) delete c.lastProbeTime;
+      return st;
+    },
+  });
+  const running = status.run(stop.signal);
+  t.after(async () => {
+    stop.abort();
+    await running;
+    await server.close();
+  });
+  const pod = server.seed(PODS, { metadata: { name: 'p', namespace: 'default' }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'x' }] } }) as Pod;
+  uid = pod.metadata.uid!;
+  status.setStatus(pod, { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastProbeTime: null, lastTransitionTime: '2026-12-05T05:00:00Z' }] });
+  await status.flushed(AbortSignal.timeout(5000));
+  assert.equal(stored('p').status?.phase, 'Running');
+  const from = server.requests.length;
+  for (let i = 0; i < 35; i++) await clock.advanceAsync(1000);
+  await status.flushed(AbortSignal.timeout(5000));
+  const patches = server.requests.slice(from).filter((r) => r.method === 'PATCH');
+  assert.equal(patches.length, 0, 'three resyncs of an unchanged status cost no request');
+});

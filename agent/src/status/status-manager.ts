@@ -239,10 +239,16 @@ export class StatusManager {
     }
   }
 
-  /** Whether the API's copy differs from what a merge patch of `json` would leave (see `apiStatus`). */
+  /**
+   * Whether the API's copy differs from what a merge patch of `json` would leave (see `apiStatus`).
+   * A null field and an absent one are the same value to the API (a null time is omitted on the
+   * protobuf wire, which the agent's informer uses), and a merge patch keeps the nulls inside the
+   * arrays it replaces (a condition's `lastProbeTime: null`): compared as they were, every pod
+   * differed and was PATCHed at every resync.
+   */
   #needsReconcile(e: Entry, json: string): boolean {
     const seen = e.checkUid ? this.#o.apiStatus?.(e.uid) : undefined;
-    return !seen || !isDeepStrictEqual(mergePatch(seen, JSON.parse(json)), seen);
+    return !seen || !isDeepStrictEqual(withoutNulls(mergePatch(seen, JSON.parse(json))), withoutNulls(seen));
   }
 
   #finishDelete(e: Entry): void {
@@ -253,4 +259,13 @@ export class StatusManager {
       this.#o.onDeleted?.(uid);
     }
   }
+}
+
+/** A copy of `v` without its null-valued object fields, at any depth (array elements kept). */
+function withoutNulls(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(withoutNulls);
+  if (v === null || typeof v !== 'object') return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) if (x !== null) out[k] = withoutNulls(x);
+  return out;
 }
