@@ -3,6 +3,7 @@
  * the CPU it used, as a fraction of one core. USER_HZ is 100 on every Linux this runs on.
  */
 import { readFileSync } from 'node:fs';
+import { percentile } from './percentile.js';
 
 const CLK_TCK = 100;
 
@@ -13,18 +14,32 @@ function cpuTicks(pid: number): number {
   return Number(f[11]) + Number(f[12]);
 }
 
-function rssMiB(pid: number): number {
-  return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+/** VmRSS and its anonymous part (RssAnon: heap and native memory, not the binary's mapped pages), MiB. */
+function rssMiB(pid: number): { rss: number; anon: number } {
+  const st = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(st)?.[1] ?? 0);
+  return { rss: kb('VmRSS') / 1024, anon: kb('RssAnon') / 1024 };
 }
 
-/** Peak RSS (MiB, sampled every `everyMs`) and CPU (fraction of one core) of `pid` over `ms`. */
-export async function sampleProcess(pid: number, ms: number, everyMs = 250): Promise<{ rssMaxMiB: number; cpu: number }> {
+/**
+ * Peak and median RSS, and the median of its anonymous part (MiB, sampled every `everyMs`), and
+ * CPU (fraction of one core) of `pid` over `ms`.
+ */
+export async function sampleProcess(pid: number, ms: number, everyMs = 250): Promise<{ rssMaxMiB: number; rssMedianMiB: number; rssAnonMedianMiB: number; cpu: number }> {
   const t0 = cpuTicks(pid);
   const s0 = performance.now();
-  let rssMax = 0;
+  const rss: number[] = [];
+  const anon: number[] = [];
   while (performance.now() - s0 < ms) {
-    rssMax = Math.max(rssMax, rssMiB(pid));
+    const r = rssMiB(pid);
+    rss.push(r.rss);
+    anon.push(r.anon);
     await new Promise((r) => setTimeout(r, everyMs));
   }
-  return { rssMaxMiB: rssMax, cpu: (cpuTicks(pid) - t0) / CLK_TCK / ((performance.now() - s0) / 1000) };
+  return {
+    rssMaxMiB: Math.max(0, ...rss),
+    rssMedianMiB: percentile(rss, 50),
+    rssAnonMedianMiB: percentile(anon, 50),
+    cpu: (cpuTicks(pid) - t0) / CLK_TCK / ((performance.now() - s0) / 1000),
+  };
 }
