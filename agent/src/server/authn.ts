@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
+import { LRUCache } from 'lru-cache';
 import { describeError, type Clock, type Logger } from '@nodelet/base';
 import type { ApiClient, KubeObject, ResourceType } from '@nodelet/api/agent';
 
@@ -38,10 +39,12 @@ interface TokenReviewResult {
 
 export class NodeApiAuthenticator {
   readonly #o: AuthnOptions;
-  readonly #cache = new Map<string, { until: number; result: AuthResult }>();
+  /** TokenReview answers by the token's hash; `ttlResolution: 0` so the injected clock is read on every lookup. */
+  readonly #cache: LRUCache<string, AuthResult>;
 
   constructor(o: AuthnOptions) {
     this.#o = o;
+    this.#cache = new LRUCache({ max: 1000, ttl: Math.max(o.cacheTTLMs, 1), ttlResolution: 0, perf: { now: () => o.clock.now() } });
   }
 
   async authenticate(req: IncomingMessage): Promise<AuthResult> {
@@ -62,9 +65,8 @@ export class NodeApiAuthenticator {
 
   async #token(token: string): Promise<AuthResult> {
     const key = createHash('sha256').update(token).digest('hex');
-    const now = this.#o.clock.now();
     const hit = this.#cache.get(key);
-    if (hit && hit.until > now) return hit.result;
+    if (hit) return hit;
     let result: AuthResult;
     try {
       const body = { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', metadata: {}, spec: { token } } as KubeObject;
@@ -76,8 +78,7 @@ export class NodeApiAuthenticator {
       this.#o.log.warn({ err: describeError(err) }, 'TokenReview failed');
       return { ok: false, reason: 'token could not be verified with the API server' };
     }
-    this.#cache.set(key, { until: now + this.#o.cacheTTLMs, result });
-    if (this.#cache.size > 1000) this.#cache.delete(this.#cache.keys().next().value!);
+    if (this.#o.cacheTTLMs > 0) this.#cache.set(key, result);
     return result;
   }
 }

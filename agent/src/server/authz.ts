@@ -17,6 +17,7 @@
 import { createHash } from 'node:crypto';
 import { AgentError, describeError, type Clock, type Logger } from '@nodelet/base';
 import { decodePathSegments, type ApiClient, type KubeObject, type ResourceType } from '@nodelet/api/agent';
+import { LRUCache } from 'lru-cache';
 
 const SUBJECT_ACCESS_REVIEWS: ResourceType = {
   group: 'authorization.k8s.io', version: 'v1', kind: 'SubjectAccessReview', plural: 'subjectaccessreviews', singular: 'subjectaccessreview', namespaced: false,
@@ -68,10 +69,12 @@ interface ReviewStatus {
 
 export class NodeApiAuthorizer {
   readonly #o: AuthzOptions;
-  readonly #cache = new Map<string, { until: number; allowed: boolean }>();
+  /** SubjectAccessReview answers by a hash of (user, groups, verb, subresource), each with its own TTL (allowed or not). */
+  readonly #cache: LRUCache<string, { allowed: boolean }>;
 
   constructor(o: AuthzOptions) {
     this.#o = o;
+    this.#cache = new LRUCache({ max: 1000, ttlResolution: 0, perf: { now: () => o.clock.now() } });
   }
 
   async authorize(user: string, groups: readonly string[], method: string, pathname: string): Promise<AuthzDecision> {
@@ -79,9 +82,8 @@ export class NodeApiAuthorizer {
     const a = nodeApiAttributes(method, pathname);
     const forbidden = `Forbidden (user=${user}, verb=${a.verb}, resource=nodes, subresource=${a.subresource})`;
     const key = createHash('sha256').update(JSON.stringify([user, [...groups].sort(), a.verb, a.subresource])).digest('hex');
-    const now = this.#o.clock.now();
     const hit = this.#cache.get(key);
-    if (hit && hit.until > now) return hit.allowed ? { allowed: true } : { allowed: false, message: forbidden };
+    if (hit) return hit.allowed ? { allowed: true } : { allowed: false, message: forbidden };
     let allowed: boolean;
     try {
       const body = {
@@ -97,8 +99,8 @@ export class NodeApiAuthorizer {
       this.#o.log.warn({ err: describeError(err) }, 'SubjectAccessReview failed');
       return { allowed: false, message: `${forbidden}: authorization could not be checked with the API server` };
     }
-    this.#cache.set(key, { until: now + (allowed ? this.#o.cacheAuthorizedTTLMs : this.#o.cacheUnauthorizedTTLMs), allowed });
-    if (this.#cache.size > 1000) this.#cache.delete(this.#cache.keys().next().value!);
+    const ttl = allowed ? this.#o.cacheAuthorizedTTLMs : this.#o.cacheUnauthorizedTTLMs;
+    if (ttl > 0) this.#cache.set(key, { allowed }, { ttl });
     return allowed ? { allowed: true } : { allowed: false, message: forbidden };
   }
 }

@@ -16,7 +16,8 @@
 import type { Clock, Logger } from '@nodelet/base';
 import {
   ENDPOINTSLICES,
-  Informer,
+  InformerFactory,
+  type Informer,
   NAMESPACES,
   NETWORKPOLICIES,
   NODES,
@@ -45,12 +46,11 @@ export interface SharedInformersOptions {
 
 export class SharedInformers {
   readonly #o: SharedInformersOptions;
-  readonly #informers = new Map<string, Informer<KubeObject>>();
-  #started = false;
-  #closed?: Promise<void>;
+  readonly #factory: InformerFactory;
 
   constructor(o: SharedInformersOptions) {
     this.#o = o;
+    this.#factory = new InformerFactory({ client: o.api, clock: o.clock, logger: o.log });
   }
 
   /** Services of all namespaces. */
@@ -99,26 +99,15 @@ export class SharedInformers {
 
   /** Starts every informer made so far, and from now on each one as it is made. Idempotent. */
   start(): void {
-    if (this.#started || this.#closed) return;
-    this.#started = true;
-    for (const i of this.#informers.values()) i.start();
+    this.#factory.start();
   }
 
   /** Closes every informer (their readers must be closed first). Idempotent. */
   close(): Promise<void> {
-    this.#closed ??= Promise.all([...this.#informers.values()].map((i) => i.close())).then(() => undefined);
-    return this.#closed;
+    return this.#factory.close();
   }
 
   #get<T extends KubeObject>(resource: ResourceType<T>, fieldSelector?: string): Informer<T> {
-    const key = `${resource.plural}.${resource.group}?${fieldSelector ?? ''}`;
-    let inf = this.#informers.get(key) as Informer<T> | undefined;
-    if (!inf) {
-      if (this.#closed) throw new Error(`informer for ${resource.plural} requested after the agent's informers were closed`);
-      inf = new Informer<T>({ client: this.#o.api, resource, fieldSelector, clock: this.#o.clock, logger: this.#o.log });
-      this.#informers.set(key, inf as unknown as Informer<KubeObject>);
-      if (this.#started) inf.start();
-    }
-    return inf;
+    return this.#factory.for(resource, { fieldSelector });
   }
 }

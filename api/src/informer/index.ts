@@ -1,2 +1,3 @@
 export * from './informer.js';
 export * from './work-queue.js';
+export * from './factory.js';

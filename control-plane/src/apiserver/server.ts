@@ -31,7 +31,6 @@ import { proxyUpgrade } from './handlers/proxy.js';
 import { proxyPortForwardTunnel, tunnelledProtocols } from './handlers/portforward-tunnel.js';
 import { ResourceMirror } from './mirror.js';
 import { ensureDefaultStorageClass, ensureNamespaceDefaults, ensureSystemPriorityClasses } from './default-objects.js';
-import { startNamespaceLifecycle } from './namespace-lifecycle.js';
 import { clusterDnsIpOf, ensureKubeDnsService } from './kube-dns-service.js';
 import { DEFAULT_SERVICE_CIDR } from './handlers/service-ip.js';
 import { METRICS_DEFS, parseMetricsPath, serveMetrics, type MetricsSource } from './metrics-api.js';
@@ -215,7 +214,6 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   await ensureSystemPriorityClasses(ctx);
   await reconcileBootstrapPolicy(ctx, log.child({ component: 'rbac-bootstrap' }));
   await Promise.all([...mirrorByPlural.values(), ...lookupMirrors.values(), ...webhookMirrors.values(), podMirror].map((m) => m.start()));
-  const lifecycle = startNamespaceLifecycle(ctx, () => catalog.all(), log.child({ component: 'namespace-lifecycle' }));
   const crds = startCrdController(ctx, catalog, log.child({ component: 'apiextensions' }));
   await crds.ready;
 
@@ -365,8 +363,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
         await closed;
         clearTimeout(deadline);
         auditor?.close();
-        await lifecycle.catch(() => undefined); // its failure was logged where it ran; this only waits for it to end
-        await crds.done.catch(() => undefined); // as above
+        await crds.done.catch(() => undefined); // its failure was logged where it ran; this only waits for it to end
       })();
       return closing;
     },

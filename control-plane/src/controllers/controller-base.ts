@@ -76,7 +76,7 @@ export abstract class ControllerBase implements Controller {
 
   /** The shared informer of `r` (cluster-wide, or one namespace), without handlers of ours. */
   protected informer<T extends KubeObject>(r: ResourceType<T>, namespace?: string): Informer<T> {
-    return this.#informers.for(r, namespace);
+    return this.#informers.for(r, { namespace });
   }
 
   /**

@@ -8,53 +8,11 @@
  *
  * Reconcile is level-triggered: it reads the latest cached state for the key, never the event.
  */
-import { Informer, WorkQueue, type ApiClient, type KubeObject, type ResourceType } from '@nodelet/api';
+import { WorkQueue } from '@nodelet/api';
 import { hasCode, isAbortError, linkAbort, type Clock, type Logger } from '@nodelet/base';
 
-export class SharedInformers {
-  readonly #m = new Map<string, Informer<KubeObject>>();
-  #started = false;
-
-  constructor(private readonly o: { client: ApiClient; clock: Clock; logger: Logger }) {}
-
-  /** The informer of `r` (cluster-wide, or one namespace), created on first use. */
-  for<T extends KubeObject>(r: ResourceType<T>, namespace?: string): Informer<T> {
-    const key = `${r.group}/${r.plural}/${namespace ?? ''}`;
-    let inf = this.#m.get(key);
-    if (!inf) {
-      inf = new Informer<T>({ client: this.o.client, resource: r, namespace, clock: this.o.clock, logger: this.o.logger }) as unknown as Informer<KubeObject>;
-      this.#m.set(key, inf);
-      if (this.#started) inf.start();
-    }
-    return inf as unknown as Informer<T>;
-  }
-
-  /** Closes and forgets the informer of `r` (a custom resource whose CRD is gone); handlers on it go with it. */
-  async drop(r: ResourceType, namespace?: string): Promise<void> {
-    const key = `${r.group}/${r.plural}/${namespace ?? ''}`;
-    const inf = this.#m.get(key);
-    this.#m.delete(key);
-    await inf?.close();
-  }
-
-  /** Every informer created so far (a snapshot, to observe; they belong to this set). */
-  list(): Array<Informer<KubeObject>> {
-    return [...this.#m.values()];
-  }
-
-  start(): void {
-    this.#started = true;
-    for (const i of this.#m.values()) i.start();
-  }
-
-  async waitForSync(signal: AbortSignal): Promise<void> {
-    await Promise.all([...this.#m.values()].map((i) => i.waitForSync(signal)));
-  }
-
-  async close(): Promise<void> {
-    await Promise.all([...this.#m.values()].map((i) => i.close()));
-  }
-}
+/** The controller manager's shared informers: one list+watch per resource for all controllers. */
+export { InformerFactory as SharedInformers } from '@nodelet/api';
 
 export interface ReconcileResult {
   /** Sync this key again after this long even without a change (time-based conditions). */

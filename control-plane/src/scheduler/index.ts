@@ -1,8 +1,7 @@
 // The scheduler (issue 6): filter → score → Binding, against the API through @nodelet/api only.
-import type { ApiClient, Pod } from '@nodelet/api';
-import { DisposableStore, linkAbort, type Clock, type Logger } from '@nodelet/base';
-import { Scheduler, type BindTiming } from './scheduler.js';
-import type { JourneyTracer } from '@nodelet/api/tracing';
+import type { ApiClient } from '@nodelet/api';
+import { DisposableStore, linkAbort } from '@nodelet/base';
+import { Scheduler, type SchedulerOptions } from './scheduler.js';
 
 export { Scheduler, DEFAULT_SCHEDULER_NAME, type SchedulerOptions, type BindTiming } from './scheduler.js';
 export { schedulePod, numFeasibleNodesToFind, type ScheduleResult } from './algorithm.js';
@@ -12,20 +11,11 @@ export interface SchedulerHandle {
   close(): Promise<void>;
 }
 
-export interface StartSchedulerOptions {
+/** The scheduler's options, with the client typed `unknown` (see startScheduler) and the signal that stops it. */
+export type StartSchedulerOptions = Omit<SchedulerOptions, 'client'> & {
   client: unknown;
-  logger: Logger;
   signal: AbortSignal;
-  clock?: Clock;
-  random?: () => number;
-  schedulerName?: string;
-  bindConcurrency?: number;
-  percentageOfNodesToScore?: number;
-  assumedPodTtlMs?: number;
-  onBound?: (pod: Pod, node: string, timing: BindTiming) => void;
-  /** Records the scheduler's steps of each pod journey (docs/tracing.md). */
-  tracer?: JourneyTracer;
-}
+};
 
 /**
  * Starts the scheduler against an API server. `client` is an `ApiClient` of `@nodelet/api`

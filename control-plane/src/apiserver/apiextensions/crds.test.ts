@@ -222,15 +222,6 @@ describe('CustomResourceDefinitions', () => {
     }
   });
 
-  it('a namespace being deleted is emptied of custom objects', async () => {
-    assert.equal((await srv.call('POST', '/api/v1/namespaces', { metadata: { name: 'doomed' } })).status, 201);
-    const c = await srv.call('POST', `/apis/${WIDGET_GROUP}/v1/namespaces/doomed/widgets`, { metadata: { name: 'w' }, spec: { image: 'busybox' } });
-    assert.equal(c.status, 201, JSON.stringify(c.json));
-    assert.equal((await srv.call('DELETE', '/api/v1/namespaces/doomed')).status, 200);
-    await pollUntil('namespace gone', async () => (await srv.call('GET', '/api/v1/namespaces/doomed')).status === 404, { timeoutMs: 15_000 });
-    assert.equal((await srv.store.list(`/registry/${WIDGET_GROUP}/widgets/doomed/`)).items.length, 0);
-  });
-
   it('counts generations of custom objects without a status subresource too', async () => {
     const crd = widgetCrd() as any; // eslint-disable-line @typescript-eslint/no-explicit-any
     crd.metadata.name = `plains.${WIDGET_GROUP}`;

@@ -4,6 +4,7 @@
  * token is a 401. Successful lookups of Secret-backed tokens are cached for `cacheTtlMs` (so a
  * revoked token stays valid at most that long); bootstrap tokens are looked up every time.
  */
+import { LRUCache } from 'lru-cache';
 import { BOOTSTRAP_SECRET_TYPE, BOOTSTRAP_TOKEN_RE } from '@nodelet/api';
 import type { ApiObject, Json } from '../object.js';
 import type { Authenticator, UserInfo } from './types.js';
@@ -21,7 +22,8 @@ export interface TokenAuthenticatorOptions {
 
 export function createTokenAuthenticator(opts: TokenAuthenticatorOptions): Authenticator {
   const ttl = opts.cacheTtlMs ?? 10_000;
-  const cache = new Map<string, { user: UserInfo; until: number }>();
+  // By the token's hash, so the cache holds no credential; each entry lives for the TTL or until its token expires.
+  const cache = new LRUCache<string, UserInfo>({ max: 10_000, ttlResolution: 0, perf: { now: () => opts.now() } });
   const staticEntries = [...opts.staticTokens];
   /** Expiry of node tokens seen by the last lookup, so the cache never outlives a credential. */
   const expiries = new WeakMap<UserInfo, number>();
@@ -64,16 +66,15 @@ export function createTokenAuthenticator(opts: TokenAuthenticatorOptions): Authe
   return {
     async authenticate(token) {
       if (!token) return undefined;
-      const hit = cache.get(token);
-      const now = opts.now();
-      if (hit && hit.until > now) return hit.user;
+      const key = sha256Hex(token);
+      const hit = cache.get(key);
+      if (hit) return hit;
       const user = await lookup(token);
       // Bootstrap tokens are single-use (consumed by the credential exchange): never cache them,
       // or a used token would keep working for the cache's lifetime.
-      if (user && !user.groups.includes(BOOTSTRAPPERS_GROUP)) {
-        if (cache.size > 10_000) cache.clear();
-        cache.set(token, { user, until: Math.min(now + ttl, expiries.get(user) ?? Infinity) });
-      } else cache.delete(token);
+      const lifetime = Math.min(ttl, ((user && expiries.get(user)) ?? Infinity) - opts.now());
+      if (user && !user.groups.includes(BOOTSTRAPPERS_GROUP) && lifetime > 0) cache.set(key, user, { ttl: lifetime });
+      else cache.delete(key);
       return user;
     },
   };

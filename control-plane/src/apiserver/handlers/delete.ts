@@ -109,7 +109,8 @@ export async function deleteObject(
     const finalizers = [...(current.metadata.finalizers ?? [])];
     if (opts.propagationPolicy === 'Orphan' && !finalizers.includes('orphan') && !current.metadata.deletionTimestamp) finalizers.push('orphan');
     if (opts.propagationPolicy === 'Foreground' && !finalizers.includes('foregroundDeletion') && !current.metadata.deletionTimestamp) finalizers.push('foregroundDeletion');
-    const graceful = grace > 0 || finalizers.length > 0 || def.kind === 'Namespace';
+    // A namespace waits for its spec finalizers (the namespace controller empties it, then finalizes).
+    const graceful = grace > 0 || finalizers.length > 0 || namespaceFinalizers(def, current) > 0;
     if (opts.dryRun && !graceful) return { object: current, removed: true };
     if (!graceful) {
       try {
@@ -152,11 +153,18 @@ function jsonEqual(a: string[], b: string[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
-/** After an update: removes an object whose deletion was only waiting for its finalizers. */
+/** How many `spec.finalizers` a Namespace still has (0 for every other kind). */
+function namespaceFinalizers(def: { kind: string }, obj: ApiObject): number {
+  if (def.kind !== 'Namespace') return 0;
+  const f = (obj.spec as { finalizers?: unknown } | undefined)?.finalizers;
+  return Array.isArray(f) ? f.length : 0;
+}
+
+/** After an update: removes an object whose deletion was only waiting for its finalizers (a namespace's spec ones too). */
 export async function finishDeletionIfReady(served: ServedResource, obj: ApiObject): Promise<ApiObject | undefined> {
   const meta = obj.metadata;
   if (!meta.deletionTimestamp || (meta.finalizers?.length ?? 0) > 0) return undefined;
-  if (served.def.kind === 'Namespace') return undefined;
+  if (namespaceFinalizers(served.def, obj) > 0) return undefined;
   if (served.def.kind === 'Pod' && (meta.deletionGracePeriodSeconds ?? 0) > 0) return undefined;
   try {
     return await served.registry.remove(obj);

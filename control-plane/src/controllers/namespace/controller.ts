@@ -1,16 +1,51 @@
 /**
- * Namespace lifecycle: a namespace being deleted goes `Terminating`, its contents are deleted
- * kind by kind, and once nothing is left the `kubernetes` finalizer is removed (PUT
- * namespaces/<name>/finalize) so the server can remove the namespace. Pods on nodes take their
- * grace period, so the controller re-checks every second until the namespace is empty.
+ * Namespace lifecycle (the one place namespaces are emptied): a namespace being deleted goes
+ * `Terminating`, its contents are deleted kind by kind — every namespaced kind the server's
+ * discovery lists with list and delete, custom resources included, one version per resource, as
+ * upstream's namespaced-resources deleter reads it — and once nothing is left the `kubernetes`
+ * finalizer is removed (PUT namespaces/<name>/finalize), on which the server removes the namespace
+ * (handlers/delete.ts, finishDeletionIfReady). Pods on nodes take their grace period, so the
+ * controller re-checks every second until the namespace is empty.
  */
-import { NAMESPACES, RESOURCES, type KubeObject, type Namespace, type ResourceType } from '@nodelet/api';
+import { NAMESPACES, type KubeObject, type Namespace, type ResourceType } from '@nodelet/api';
 import { hasCode } from '@nodelet/base';
 import { ControllerBase, type ControllerDeps } from '../controller-base.js';
 import type { ReconcileResult } from '../runtime.js';
 
 export const NAMESPACE_FINALIZER = 'kubernetes';
 const RECHECK_MS = 1_000;
+const AGGREGATED_DISCOVERY = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
+
+interface DiscoveredResource {
+  resource: string;
+  scope: string;
+  verbs?: string[];
+  singularResource?: string;
+  responseKind?: { kind?: string };
+}
+interface DiscoveryList {
+  items?: Array<{ metadata?: { name?: string }; versions?: Array<{ version: string; resources?: DiscoveredResource[] }> }>;
+}
+
+/**
+ * The namespaced kinds of an aggregated discovery document (`/api` or `/apis`) that can be listed
+ * and deleted, in the group's preferred (first) version: versions of one resource share storage.
+ */
+export function namespacedKinds(doc: DiscoveryList): ResourceType[] {
+  const out: ResourceType[] = [];
+  for (const g of doc.items ?? []) {
+    const group = g.metadata?.name ?? '';
+    const seen = new Set<string>();
+    for (const v of g.versions ?? []) {
+      for (const r of v.resources ?? []) {
+        if (r.scope !== 'Namespaced' || seen.has(r.resource) || !r.verbs?.includes('list') || !r.verbs.includes('delete')) continue;
+        seen.add(r.resource);
+        out.push({ group, version: v.version, kind: r.responseKind?.kind ?? '', plural: r.resource, singular: r.singularResource ?? '', namespaced: true });
+      }
+    }
+  }
+  return out;
+}
 
 export class NamespaceController extends ControllerBase {
   readonly #namespaces;
@@ -29,7 +64,7 @@ export class NamespaceController extends ControllerBase {
     }
     // Delete everything namespaced; count what is still there.
     let remaining = 0;
-    for (const r of RESOURCES.filter((x) => x.namespaced)) remaining += await this.#deleteAll(r, name, signal);
+    for (const r of await this.#discover(signal)) remaining += await this.#deleteAll(r, name, signal);
     if (remaining > 0) return { requeueAfterMs: RECHECK_MS };
     if (!(ns.spec?.finalizers ?? []).includes(NAMESPACE_FINALIZER)) return;
     const finalized: Namespace = { ...ns, spec: { ...ns.spec, finalizers: (ns.spec?.finalizers ?? []).filter((f) => f !== NAMESPACE_FINALIZER) } };
@@ -42,6 +77,12 @@ export class NamespaceController extends ControllerBase {
       else throw err;
     }
     this.log.info({ namespace: name }, 'Namespace emptied and finalized');
+  }
+
+  /** Read on every pass: custom resources come and go while a namespace empties. */
+  async #discover(signal: AbortSignal): Promise<ResourceType[]> {
+    const docs = await Promise.all(['/api', '/apis'].map(async (path) => JSON.parse((await this.client.getRaw(path, { accept: AGGREGATED_DISCOVERY, signal })).toString()) as DiscoveryList));
+    return docs.flatMap(namespacedKinds);
   }
 
   async #exists(name: string, signal: AbortSignal): Promise<boolean> {

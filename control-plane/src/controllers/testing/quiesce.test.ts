@@ -30,7 +30,7 @@ async function start(t: TestContext, reconcile: (name: string) => Promise<Reconc
   const informers = new SharedInformers({ client: lagging, clock, logger: noopLogger });
   const queue = new WorkQueue({ clock });
   const enqueue = (o: { metadata: { name?: string } }): void => queue.add(o.metadata.name ?? '');
-  informers.for(CONFIGMAPS, 'default').on({ onAdd: enqueue, onUpdate: (_o, n) => enqueue(n), onDelete: enqueue });
+  informers.for(CONFIGMAPS, { namespace: 'default' }).on({ onAdd: enqueue, onUpdate: (_o, n) => enqueue(n), onDelete: enqueue });
   const controller: Controller = { name: 'test', queue, workers: 1, reconcile: (key) => reconcile(key) };
   const stop = new AbortController();
   informers.start();
