@@ -21,6 +21,8 @@ describe('storedJson', () => {
     ['type fields last (a client that sent none)', { metadata: { name: 'p' }, spec: { x: 1 }, apiVersion: 'v1', kind: 'Pod' }],
     ['no type fields at all', { metadata: { name: 'p' }, spec: {} } as ApiObject],
     ['empty metadata, undefined and function fields left out', { apiVersion: 'v1', kind: 'Pod', metadata: {}, spec: undefined, status: { a: undefined, b: [undefined] } } as unknown as ApiObject],
+    ['nothing but type and metadata', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } }],
+    ['kind missing', { apiVersion: 'v1', metadata: { name: 'p' }, spec: {} } as ApiObject],
     ['a resourceVersion the client sent', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', resourceVersion: '7', uid: 'u' } }],
   ];
   for (const [what, obj] of cases) {

@@ -1,9 +1,12 @@
 /**
  * One serialisation of an object for both its stored value and the reply to its create
- * (docs/performance.md "API server write path"): the fields are stringified once, then joined
- * as the store keeps them (metadata without resourceVersion) and, once the store has given the
- * object its resourceVersion, as the API serves it (apiVersion and kind first, as
- * `withTypeMeta`). Both texts are exactly what `JSON.stringify` of those two forms would give.
+ * (docs/performance.md "API server write path"). An object laid out as clients send it and
+ * admission keeps it — `apiVersion`, `kind`, `metadata`, then the rest — is stringified in two
+ * parts, its metadata and the rest, once: the stored text joins them with metadata.resourceVersion
+ * left out, the served text (once the store has given the object its resourceVersion) joins them
+ * with it appended to the metadata, where a create sets it. Both texts are exactly what
+ * `JSON.stringify` of the stored form and of `withTypeMeta` of the served form give; any other
+ * layout is stringified twice, as before.
  */
 import type { ApiObject } from './object.js';
 
@@ -11,42 +14,42 @@ export interface StoredJson {
   /** The stored value's text: `obj` with metadata.resourceVersion left out. */
   stored: string;
   /**
-   * The served text with `metadata.resourceVersion` = `rv` appended to the metadata, where a
-   * create sets it (admission removed any resourceVersion the client sent).
+   * The served text with `metadata.resourceVersion` = `rv` appended to the metadata (admission
+   * removed any resourceVersion the client sent), apiVersion and kind first.
    */
   served(rv: string): string;
 }
 
-/** `"key":value` of one top-level field (undefined when JSON leaves the field out). */
-function field(key: string, value: unknown): string | undefined {
-  const text = JSON.stringify(value);
-  return text === undefined ? undefined : `${JSON.stringify(key)}:${text}`;
+const TYPE_THEN_METADATA = ['apiVersion', 'kind', 'metadata'];
+
+/** True when `obj`'s first fields are string apiVersion and kind, then metadata. */
+function laidOutAsServed(obj: ApiObject): boolean {
+  if (typeof obj.apiVersion !== 'string' || typeof obj.kind !== 'string') return false;
+  let i = 0;
+  for (const key in obj) {
+    if (key !== TYPE_THEN_METADATA[i]) return false;
+    if (++i === TYPE_THEN_METADATA.length) return true;
+  }
+  return false;
 }
 
 /** Both texts of `obj` (see the file comment); `typeMeta` is what `withTypeMeta` would add. */
 export function storedJson(obj: ApiObject, typeMeta: { apiVersion: string; kind: string }): StoredJson {
   const { resourceVersion: _rv, ...meta } = obj.metadata;
-  const metaText = JSON.stringify(meta);
-  const keys: string[] = [];
-  const texts: string[] = [];
-  for (const key of Object.keys(obj)) {
-    const text = key === 'metadata' ? `"metadata":${metaText}` : field(key, obj[key]);
-    if (text === undefined) continue;
-    keys.push(key);
-    texts.push(text);
+  const withRv = (rv: string): ApiObject['metadata'] => ({ ...meta, resourceVersion: rv });
+  if (!laidOutAsServed(obj)) {
+    return { stored: JSON.stringify({ ...obj, metadata: meta }), served: (rv) => JSON.stringify({ ...typeMeta, ...obj, metadata: withRv(rv) }) };
   }
+  const { apiVersion, kind, metadata: _m, ...rest } = obj;
+  const metaText = JSON.stringify(meta);
+  const restText = JSON.stringify(rest);
+  const head = `{"apiVersion":${JSON.stringify(apiVersion)},"kind":${JSON.stringify(kind)},"metadata":`;
+  const tail = restText === '{}' ? '}' : `,${restText.slice(1)}`;
   return {
-    stored: `{${texts.join(',')}}`,
+    stored: head + metaText + tail,
     served(rv) {
-      const own = (k: 'apiVersion' | 'kind'): unknown => (Object.hasOwn(obj, k) ? obj[k] : typeMeta[k]);
-      const out = [field('apiVersion', own('apiVersion')), field('kind', own('kind'))].filter((t) => t !== undefined);
-      const rvText = `"resourceVersion":${JSON.stringify(rv)}`;
-      for (let i = 0; i < keys.length; i++) {
-        const key = keys[i]!;
-        if (key === 'apiVersion' || key === 'kind') continue;
-        out.push(key === 'metadata' ? `"metadata":${metaText === '{}' ? `{${rvText}}` : `${metaText.slice(0, -1)},${rvText}}`}` : texts[i]!);
-      }
-      return `{${out.join(',')}}`;
+      const rvText = `"resourceVersion":${JSON.stringify(rv)}}`;
+      return head + (metaText === '{}' ? `{${rvText}` : `${metaText.slice(0, -1)},${rvText}`) + tail;
     },
   };
 }
