@@ -107,6 +107,7 @@ export async function bodyOf(s: { req: IncomingMessage; body?: Buffer; signal?: 
 export function decodeObjectBody(contentType: string | undefined, body: Buffer): Record<string, unknown> {
   const type = parseMediaType(contentType ?? 'application/json').type || 'application/json';
   let value: unknown;
+  // parseJson and parseYaml check the nesting depth themselves; a protobuf body is checked below.
   if (type === 'application/json') value = parseJson(body);
   else if (type === 'application/yaml') value = parseYaml(body);
   else if (type === 'application/vnd.kubernetes.protobuf') {
@@ -120,7 +121,7 @@ export function decodeObjectBody(contentType: string | undefined, body: Buffer):
     }
   } else throw unsupportedMediaType(type, OBJECT_MEDIA_TYPES);
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw badRequest('the request body must be a single JSON object');
-  if (nestedDeeperThan(value, MAX_NESTING_DEPTH)) throw badRequest(`unable to decode the request body: exceeded max depth of ${MAX_NESTING_DEPTH}`);
+  if (type === 'application/vnd.kubernetes.protobuf' && nestedDeeperThan(value, MAX_NESTING_DEPTH)) throw badRequest(`unable to decode the request body: exceeded max depth of ${MAX_NESTING_DEPTH}`);
   return value as Record<string, unknown>;
 }
 

@@ -153,3 +153,16 @@ export class ResourceMirror {
 export async function findMirrored(ctx: ServerContext, served: ServedResource, namespace: string | undefined, name: string): Promise<ApiObject | undefined> {
   return ctx.mirrorOf?.(served.def)?.get(namespace, name) ?? served.registry.find(namespace, name);
 }
+
+/**
+ * Every object of `served` in `namespace` (cluster-scoped: undefined), sorted by name as a store
+ * list is: from its mirror when the server keeps one (what admission reads on every create, as
+ * upstream's listers), else listed from the store. Read-only: the results may be the mirror's own
+ * copies. A mirror lags the store by a watch delivery; writes to a mirrored kind wait for it
+ * (handlers/visibility.ts), so a client's own write is in it for its next request.
+ */
+export async function listMirrored(ctx: ServerContext, served: ServedResource, namespace: string | undefined, signal?: AbortSignal): Promise<ApiObject[]> {
+  const mirror = ctx.mirrorOf?.(served.def);
+  if (!mirror) return (await served.registry.list({ namespace, filter: MATCH_ALL, signal })).items;
+  return [...mirror.inNamespace(namespace)].sort((a, b) => (a.metadata.name! < b.metadata.name! ? -1 : a.metadata.name! > b.metadata.name! ? 1 : 0));
+}

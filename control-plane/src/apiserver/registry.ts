@@ -9,7 +9,8 @@ import type { KeyValue, Store } from '../storage/types.js';
 import { MATCH_ALL, type ObjectFilter } from './filter.js';
 import type { ApiObject } from './object.js';
 import { asServedVersion, asStorageVersion } from './apiextensions/custom-defs.js';
-import { storageKey, storagePrefix, type ResourceDef } from './resource.js';
+import { apiVersionOf, storageKey, storagePrefix, type ResourceDef } from './resource.js';
+import { storedJson } from './stored-json.js';
 import { alreadyExists, badRequest, conflict, expired, notFound, StatusError } from './status.js';
 
 const encoder = new TextEncoder();
@@ -48,13 +49,30 @@ interface ContinueToken {
   start: string;
 }
 
+/** The served JSON of objects {@link Registry.create} just stored, by object (see {@link createdJsonOf}). */
+const createdJson = new WeakMap<ApiObject, { rv: string; text: () => string }>();
+
+/**
+ * The reply text of an object {@link Registry.create} returned (`withTypeMeta` and
+ * `JSON.stringify` of it, made from the fields already stringified for the store), once: the
+ * caller replies with it instead of serialising the object again. Undefined for a kind stored
+ * in another form, and when the object's resourceVersion changed since.
+ */
+export function createdJsonOf(obj: ApiObject): string | undefined {
+  const entry = createdJson.get(obj);
+  createdJson.delete(obj);
+  return entry && entry.rv === obj.metadata.resourceVersion ? entry.text() : undefined;
+}
+
 export class Registry {
   readonly def: ResourceDef;
   readonly #store: Store;
+  readonly #typeMeta: { apiVersion: string; kind: string };
 
   constructor(def: ResourceDef, store: Store) {
     this.def = def;
     this.#store = store;
+    this.#typeMeta = { apiVersion: apiVersionOf(def), kind: def.kind };
   }
 
   key(namespace: string | undefined, name: string): string {
@@ -74,19 +92,29 @@ export class Registry {
   }
 
   encode(obj: ApiObject): Uint8Array {
+    return encoder.encode(this.#serialise(obj).stored);
+  }
+
+  /**
+   * The stored text of `obj`, and for a kind stored as it is served (no storage codec, not a
+   * custom kind), the served text from the same stringified fields (stored-json.ts).
+   */
+  #serialise(obj: ApiObject): { stored: string; served?: (rv: string) => string } {
+    if (!this.def.storageCodec && !this.def.custom) return storedJson(obj, this.#typeMeta);
     // events.k8s.io Events are stored as core Events (storageCodec); a custom kind in its storage version.
     const stored = this.def.storageCodec ? this.def.storageCodec.toStored(obj) : asStorageVersion(this.def, obj);
     const { resourceVersion: _rv, ...meta } = stored.metadata;
-    return encoder.encode(JSON.stringify({ ...stored, metadata: meta }));
+    return { stored: JSON.stringify({ ...stored, metadata: meta }) };
   }
 
   /** The stored form of `obj` under `key`; 413 as etcd answers when the write would be too large. */
-  #encodeForWrite(key: string, obj: ApiObject): Uint8Array {
-    const value = this.encode(obj);
+  #encodeForWrite(key: string, obj: ApiObject): { value: Uint8Array; served?: (rv: string) => string } {
+    const text = this.#serialise(obj);
+    const value = encoder.encode(text.stored);
     if (value.length + 2 * Buffer.byteLength(key) + WRITE_REQUEST_OVERHEAD > MAX_STORED_OBJECT_BYTES) {
       throw new StatusError(413, 'RequestEntityTooLarge', 'etcdserver: request is too large');
     }
-    return value;
+    return { value, ...(text.served ? { served: text.served } : {}) };
   }
 
   async find(namespace: string | undefined, name: string, opts: { signal?: AbortSignal } = {}): Promise<ApiObject | undefined> {
@@ -162,8 +190,10 @@ export class Registry {
     opts.signal?.throwIfAborted();
     try {
       const key = this.key(obj.metadata.namespace, name);
-      const rev = await this.#store.create(key, this.#encodeForWrite(key, obj));
-      obj.metadata.resourceVersion = String(rev);
+      const { value, served } = this.#encodeForWrite(key, obj);
+      const rev = String(await this.#store.create(key, value));
+      obj.metadata.resourceVersion = rev;
+      if (served) createdJson.set(obj, { rv: rev, text: () => served(rev) });
       return obj;
     } catch (err) {
       if (hasCode(err, 'ERR_ALREADY_EXISTS')) throw alreadyExists(this.def.plural, this.def.group, name);
@@ -197,7 +227,7 @@ export class Registry {
       if (!next) return { object: current, changed: false };
       opts.signal?.throwIfAborted();
       try {
-        const rev = await this.#store.update(key, this.#encodeForWrite(key, next), kv.modRevision);
+        const rev = await this.#store.update(key, this.#encodeForWrite(key, next).value, kv.modRevision);
         next.metadata.resourceVersion = String(rev);
         return { object: next, changed: true };
       } catch (err) {

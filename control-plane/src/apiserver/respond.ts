@@ -15,7 +15,20 @@ export function sendJson(res: ServerResponse, code: number, body: unknown, conte
     return;
   }
   auditResponseBody(res, body);
-  const text = JSON.stringify(body);
+  writeText(res, code, JSON.stringify(body), contentType);
+}
+
+/** A JSON reply already serialised; `body` gives the object to the audit log when it wants it. */
+function sendJsonText(res: ServerResponse, code: number, text: string, body: () => unknown): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  auditResponseBody(res, body);
+  writeText(res, code, text, 'application/json');
+}
+
+function writeText(res: ServerResponse, code: number, text: string, contentType: string): void {
   res.writeHead(code, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-cache, private' });
   res.end(text);
 }
@@ -68,11 +81,15 @@ export function includeObjectOf(url: URL): TableOptions['includeObject'] {
   return v === 'None' || v === 'Object' ? v : 'Metadata';
 }
 
-/** One object: a single-row Table when asked for, else the object. */
-export function sendObject(res: ServerResponse, code: number, def: ResourceDef, obj: ApiObject, accept: string | undefined, url: URL, now: number): void {
+/**
+ * One object: a single-row Table when asked for, else the object. `json`: the object's JSON
+ * already made (a create's, registry.ts createdJsonOf), sent instead of serialising it again.
+ */
+export function sendObject(res: ServerResponse, code: number, def: ResourceDef, obj: ApiObject, accept: string | undefined, url: URL, now: number, json?: string): void {
   if (wantsTable(accept)) {
     sendJson(res, code, tableOf(def, [obj], now, { resourceVersion: obj.metadata.resourceVersion }, { includeObject: includeObjectOf(url), withColumns: true }));
     return;
   }
+  if (json !== undefined) return sendJsonText(res, code, json, () => withTypeMeta(def, obj));
   sendJson(res, code, withTypeMeta(def, obj));
 }

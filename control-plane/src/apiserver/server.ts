@@ -156,11 +156,13 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   const mirrorByPlural = new Map<string, ResourceMirror>([
     ['roles', mirrors.roles], ['clusterroles', mirrors.clusterRoles], ['rolebindings', mirrors.roleBindings], ['clusterrolebindings', mirrors.clusterRoleBindings],
   ]);
-  // Every pod create reads its namespace (NamespaceLifecycle) and service account (ServiceAccount
-  // admission): from memory, as upstream's listers, with the store read kept for a miss.
+  // Every pod create reads its namespace (NamespaceLifecycle), service account (ServiceAccount
+  // admission), the namespace's LimitRanges and ResourceQuotas and the PriorityClasses: from
+  // memory, as upstream's listers (mirror.ts findMirrored, listMirrored).
   const lookupMirrors = new Map<string, ResourceMirror>(
-    ['namespaces', 'serviceaccounts'].map((plural) => [plural, new ResourceMirror({ served: catalog.get('', 'v1', plural)!, logger: log, stop: stop.signal })]),
+    ['namespaces', 'serviceaccounts', 'limitranges', 'resourcequotas'].map((plural) => [plural, new ResourceMirror({ served: catalog.get('', 'v1', plural)!, logger: log, stop: stop.signal })]),
   );
+  const priorityClassMirror = new ResourceMirror({ served: catalog.get('scheduling.k8s.io', 'v1', 'priorityclasses')!, logger: log, stop: stop.signal });
   // Every write reads the admission webhook configurations (admission/webhook/dispatch.ts): from memory.
   const webhookMirrors = new Map<string, ResourceMirror>(
     ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'].map((plural) => [plural, new ResourceMirror({ served: catalog.get('admissionregistration.k8s.io', 'v1', plural)!, logger: log, stop: stop.signal })]),
@@ -192,7 +194,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     authorizer,
     rbac,
     mirrorOf: (def) =>
-      def.group === 'rbac.authorization.k8s.io' ? mirrorByPlural.get(def.plural) : def.group === '' ? lookupMirrors.get(def.plural) : def.group === 'admissionregistration.k8s.io' ? webhookMirrors.get(def.plural) : undefined,
+      def.group === 'rbac.authorization.k8s.io' ? mirrorByPlural.get(def.plural) : def.group === '' ? lookupMirrors.get(def.plural) : def.group === 'admissionregistration.k8s.io' ? webhookMirrors.get(def.plural) : def.group === 'scheduling.k8s.io' && def.plural === 'priorityclasses' ? priorityClassMirror : undefined,
     caPem: opts.caPem,
     nodeCredentialTtlMs: opts.nodeCredentialTtlMs,
     serviceAccountTokens: opts.serviceAccountTokens,
@@ -213,7 +215,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   await ensureDefaultStorageClass(ctx);
   await ensureSystemPriorityClasses(ctx);
   await reconcileBootstrapPolicy(ctx, log.child({ component: 'rbac-bootstrap' }));
-  await Promise.all([...mirrorByPlural.values(), ...lookupMirrors.values(), ...webhookMirrors.values(), podMirror].map((m) => m.start()));
+  await Promise.all([...mirrorByPlural.values(), ...lookupMirrors.values(), ...webhookMirrors.values(), priorityClassMirror, podMirror].map((m) => m.start()));
   const crds = startCrdController(ctx, catalog, log.child({ component: 'apiextensions' }));
   await crds.ready;
 

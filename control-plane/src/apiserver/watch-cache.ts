@@ -12,7 +12,7 @@
  * (clients re-watch from their last RV) and the next subscriber starts a new store watch.
  */
 import { AgentError, type Logger } from '@nodelet/base';
-import type { Store } from '../storage/types.js';
+import type { KeyValue, Store, WatchEvent } from '../storage/types.js';
 import type { ApiObject } from './object.js';
 import type { Registry } from './registry.js';
 
@@ -22,7 +22,51 @@ export interface CacheEvent {
   object: ApiObject;
   /** The object before (updates and deletes). */
   prev?: ApiObject;
+  /** Whether `prev` is set, known without decoding it. */
+  hasPrev: boolean;
   kind: 'create' | 'update' | 'delete';
+}
+
+/**
+ * A store event whose objects are decoded on first read, once: a cache no subscriber reads
+ * (its watchers gone, its pump still running) parses nothing, and an update's previous object is
+ * parsed only for a watcher whose selector needs it. The stored bytes are let go once decoded.
+ */
+class StoredEvent implements CacheEvent {
+  readonly revision: number;
+  readonly kind: CacheEvent['kind'];
+  readonly hasPrev: boolean;
+  readonly #registry: Registry;
+  #kv: KeyValue | undefined;
+  #prevKv: KeyValue | undefined;
+  #object: ApiObject | undefined;
+  #prev: ApiObject | undefined;
+
+  constructor(registry: Registry, e: WatchEvent) {
+    this.#registry = registry;
+    this.revision = e.revision;
+    this.kind = e.type === 'DELETE' ? 'delete' : e.isCreate ? 'create' : 'update';
+    this.#kv = e.kv;
+    // A delete's previous object is its last state (the same bytes, at their own revision).
+    this.#prevKv = e.type === 'DELETE' ? e.kv : e.prevKv;
+    this.hasPrev = this.#prevKv !== undefined;
+  }
+
+  get object(): ApiObject {
+    if (this.#kv) {
+      this.#object = this.#registry.decode(this.#kv, this.kind === 'delete' ? this.revision : this.#kv.modRevision);
+      this.#kv = undefined;
+    }
+    return this.#object!;
+  }
+
+  get prev(): ApiObject | undefined {
+    if (this.#prevKv) {
+      this.#prev = this.#registry.decode(this.#prevKv);
+      this.#prevKv = undefined;
+    }
+    return this.#prev;
+  }
 }
 
 /** Default bound of one resource's cache, in stored bytes (limits.ts `watchCacheBytes`). */
@@ -121,15 +165,7 @@ export class WatchCache {
     let failure: unknown;
     try {
       for await (const e of this.#store.watch(this.#registry.prefix(), { afterRevision: fromRevision, signal: ac.signal })) {
-        const ev: CacheEvent =
-          e.type === 'DELETE'
-            ? { revision: e.revision, kind: 'delete', object: this.#registry.decode(e.kv, e.revision), prev: this.#registry.decode(e.kv) }
-            : {
-                revision: e.revision,
-                kind: e.isCreate ? 'create' : 'update',
-                object: this.#registry.decode(e.kv),
-                ...(e.prevKv ? { prev: this.#registry.decode(e.prevKv) } : {}),
-              };
+        const ev = new StoredEvent(this.#registry, e);
         this.#append(ev, e.kv.value.length + (e.type === 'DELETE' ? e.kv.value.length : (e.prevKv?.value.length ?? 0)));
         for (const s of this.#subscribers) s.deliver(ev);
       }

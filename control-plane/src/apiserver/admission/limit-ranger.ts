@@ -13,7 +13,7 @@
  */
 import { canonicalQuantity, parseQuantityMilli, podQOSClass, podResources, type PodSpec, type ResourceList } from '@nodelet/api';
 import type { ServerContext } from '../context.js';
-import { MATCH_ALL } from '../filter.js';
+import { listMirrored } from '../mirror.js';
 import { validateOrThrow } from '../handlers/admit.js';
 import { isPlainObject, type ApiObject, type Json } from '../object.js';
 import { forbidden } from '../status.js';
@@ -143,7 +143,8 @@ export function claimProblems(spec: Json, items: readonly Item[]): string[] {
 async function itemsOf(ctx: ServerContext, namespace: string): Promise<Item[]> {
   const served = ctx.resource('', 'v1', 'limitranges');
   if (!served) return [];
-  const ranges = (await served.registry.list({ namespace, filter: MATCH_ALL })).items;
+  // Every pod create reads them: from memory, as upstream's lister.
+  const ranges = await listMirrored(ctx, served, namespace);
   return ranges.flatMap((lr) => (isPlainObject(lr.spec) && Array.isArray(lr.spec.limits) ? (lr.spec.limits as unknown as Item[]) : []));
 }
 

@@ -14,14 +14,18 @@
 import { SYSTEM_PRIORITY_CLASSES } from '@nodelet/api';
 import type { ServerContext } from '../context.js';
 import { MATCH_ALL } from '../filter.js';
+import { findMirrored, listMirrored } from '../mirror.js';
 import { isPlainObject, type ApiObject } from '../object.js';
 import { forbidden } from '../status.js';
 import type { AdmissionPlugin } from './types.js';
 
 const DEFAULT_PREEMPTION = 'PreemptLowerPriority';
 
+const priorityClassesOf = (ctx: ServerContext) => ctx.resource('scheduling.k8s.io', 'v1', 'priorityclasses');
+
+/** Every PriorityClass, from the store: a PriorityClass write decides on the current set. */
 async function priorityClasses(ctx: ServerContext): Promise<ApiObject[]> {
-  const served = ctx.resource('scheduling.k8s.io', 'v1', 'priorityclasses');
+  const served = priorityClassesOf(ctx);
   return served ? (await served.registry.list({ filter: MATCH_ALL })).items : [];
 }
 
@@ -39,15 +43,17 @@ async function admitPod(ctx: ServerContext, pod: ApiObject): Promise<void> {
   const name = typeof spec.priorityClassName === 'string' ? spec.priorityClassName : '';
   let priority = 0;
   let policy = DEFAULT_PREEMPTION;
+  // Every pod create reads the classes: from memory (listMirrored), as upstream's lister.
+  const served = priorityClassesOf(ctx);
   if (name === '') {
-    const pc = defaultClass(await priorityClasses(ctx));
+    const pc = defaultClass(served ? await listMirrored(ctx, served, undefined) : []);
     if (pc) {
       spec.priorityClassName = pc.metadata.name;
       priority = Number(pc.value);
       policy = typeof pc.preemptionPolicy === 'string' ? pc.preemptionPolicy : DEFAULT_PREEMPTION;
     }
   } else {
-    const pc = await ctx.resource('scheduling.k8s.io', 'v1', 'priorityclasses')?.registry.find(undefined, name);
+    const pc = served && (await findMirrored(ctx, served, undefined, name));
     if (!pc) refuse(`no PriorityClass with name ${name} was found`);
     priority = Number(pc!.value);
     policy = typeof pc!.preemptionPolicy === 'string' ? pc!.preemptionPolicy : DEFAULT_PREEMPTION;

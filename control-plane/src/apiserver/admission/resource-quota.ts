@@ -18,8 +18,9 @@
 import { addLists, exceededNames, isZeroList, matchingResources, maskList, objectUsage, podConstraintProblem, printList, subtractLists, type ResourceList, type ResourceQuota } from '@nodelet/api';
 import type { ServerContext } from '../context.js';
 import { MATCH_ALL } from '../filter.js';
+import { listMirrored } from '../mirror.js';
 import { isPlainObject, type ApiObject } from '../object.js';
-import { forbidden } from '../status.js';
+import { forbidden, StatusError } from '../status.js';
 import type { AdmissionPlugin, AdmissionRequest } from './types.js';
 
 const listOf = (v: unknown): ResourceList => (isPlainObject(v) ? (v as ResourceList) : {});
@@ -62,34 +63,52 @@ function checked(r: AdmissionRequest, q: ResourceQuota, names: readonly string[]
   return next;
 }
 
+/** The quotas `r` is charged to (names), after checking each; throws the first refusal. */
+function chargesOf(ctx: ServerContext, r: AdmissionRequest, quotas: readonly ApiObject[]): string[] {
+  const charges: string[] = [];
+  for (const q of quotas as unknown as ResourceQuota[]) {
+    const { names, delta } = requestedOf(ctx, r, q);
+    if (!names.length || isZeroList(delta)) continue;
+    checked(r, q, names, delta);
+    charges.push(q.metadata.name!);
+  }
+  return charges;
+}
+
 export const resourceQuotaAdmission: AdmissionPlugin = async (ctx, r) => {
   if (r.subresource || !r.object || !r.namespace || (r.operation !== 'CREATE' && r.operation !== 'UPDATE')) return;
   const quotas = ctx.resource('', 'v1', 'resourcequotas');
   if (!quotas) return;
-  const all = (await quotas.registry.list({ namespace: r.namespace, filter: MATCH_ALL, signal: r.signal })).items as unknown as ResourceQuota[];
-  // Check every quota before charging any, so a refusal charges nothing.
-  const charges: Array<{ name: string }> = [];
-  for (const q of all) {
-    const { names, delta } = requestedOf(ctx, r, q);
-    if (!names.length || isZeroList(delta)) continue;
-    checked(r, q, names, delta);
-    charges.push({ name: q.metadata.name! });
+  // Check every quota before charging any, so a refusal charges nothing. The check reads the
+  // quotas from memory (every create in the namespace does): a mirror that lags lets a create
+  // through to the charge, which re-checks on the stored quota; a refusal is decided on the store.
+  let charges: string[];
+  try {
+    charges = chargesOf(ctx, r, await listMirrored(ctx, quotas, r.namespace, r.signal));
+  } catch (err) {
+    if (!ctx.mirrorOf?.(quotas.def)) throw err;
+    charges = chargesOf(ctx, r, (await quotas.registry.list({ namespace: r.namespace, filter: MATCH_ALL, signal: r.signal })).items);
   }
   if (r.dryRun) return;
-  for (const { name } of charges) {
-    await quotas.registry.guaranteedUpdate(
-      r.namespace,
-      name,
-      (current: ApiObject) => {
-        // The quota as stored now: another admission may have charged it since the check.
-        const q = current as unknown as ResourceQuota;
-        const { names, delta } = requestedOf(ctx, r, q);
-        if (!names.length || isZeroList(delta)) return undefined;
-        const used = checked(r, q, names, delta);
-        q.status = { ...q.status, used: { ...listOf(q.status?.used), ...maskList(used, names) } };
-        return current;
-      },
-      { signal: r.signal },
-    );
+  for (const name of charges) {
+    try {
+      await quotas.registry.guaranteedUpdate(
+        r.namespace,
+        name,
+        (current: ApiObject) => {
+          // The quota as stored now: another admission may have charged it since the check.
+          const q = current as unknown as ResourceQuota;
+          const { names, delta } = requestedOf(ctx, r, q);
+          if (!names.length || isZeroList(delta)) return undefined;
+          const used = checked(r, q, names, delta);
+          q.status = { ...q.status, used: { ...listOf(q.status?.used), ...maskList(used, names) } };
+          return current;
+        },
+        { signal: r.signal },
+      );
+    } catch (err) {
+      // Deleted since the check (the mirror may not have seen it yet): nothing to charge.
+      if (!(err instanceof StatusError && err.reason === 'NotFound')) throw err;
+    }
   }
 };

@@ -16,7 +16,7 @@ import type { ServerResponse } from 'node:http';
 import { encodeWatchFrame } from '@nodelet/api';
 import { hasCode } from '@nodelet/base';
 import type { RequestScope } from '../context.js';
-import { compileFilter } from '../filter.js';
+import { compileFilter, MATCH_ALL } from '../filter.js';
 import { wantsTable } from '../media.js';
 import type { ApiObject } from '../object.js';
 import { includeObjectOf, tableOf } from '../respond.js';
@@ -101,10 +101,12 @@ export async function handleWatch(s: RequestScope): Promise<void> {
   const onEvent = (e: CacheEvent, shared: boolean): void => {
     if (e.revision <= fromRevision) return;
     const now = matches(e.object) && e.kind !== 'delete';
-    const before = matches(e.prev);
+    // Without a selector the previous object (the same key, so the same namespace) is not
+    // decoded: only whether there is one matters (watch-cache.ts decodes on first read).
+    const before = e.hasPrev && (filter === MATCH_ALL ? inNamespace(e.object) : matches(e.prev));
     if (e.kind === 'delete') {
       if (before) emit('DELETED', e.object, shared);
-    } else if (now && (e.kind === 'create' || !e.prev)) emit('ADDED', e.object, shared);
+    } else if (now && (e.kind === 'create' || !e.hasPrev)) emit('ADDED', e.object, shared);
     else if (now && before) emit('MODIFIED', e.object, shared);
     else if (now) emit('ADDED', e.object, shared);
     else if (before) emit('DELETED', encoder.exitObject(e), shared);
@@ -136,8 +138,8 @@ export async function handleWatch(s: RequestScope): Promise<void> {
           for await (const e of s.ctx.store.watch(registry.prefix(s.namespace), { afterRevision: fromRevision, signal: ac.signal })) {
             onEvent(
               e.type === 'DELETE'
-                ? { revision: e.revision, kind: 'delete', object: registry.decode(e.kv, e.revision), prev: registry.decode(e.kv) }
-                : { revision: e.revision, kind: e.isCreate ? 'create' : 'update', object: registry.decode(e.kv), ...(e.prevKv ? { prev: registry.decode(e.prevKv) } : {}) },
+                ? { revision: e.revision, kind: 'delete', object: registry.decode(e.kv, e.revision), prev: registry.decode(e.kv), hasPrev: true }
+                : { revision: e.revision, kind: e.isCreate ? 'create' : 'update', object: registry.decode(e.kv), ...(e.prevKv ? { prev: registry.decode(e.prevKv) } : {}), hasPrev: e.prevKv !== undefined },
               false,
             );
           }

@@ -19,6 +19,7 @@ import { withClusterIp } from './service-ip.js';
 import { admit } from '../admission/index.js';
 import { scopeRecorder } from '../admission/recorder.js';
 import { awaitVisible } from './visibility.js';
+import { createdJsonOf } from '../registry.js';
 
 /** `?dryRun=All`: everything is admitted, nothing is written; `result` is what would have been. */
 interface DryRun {
@@ -99,7 +100,8 @@ export async function handleCreate(s: RequestScope): Promise<void> {
   if (!dryRun) await awaitVisible(s.ctx, def, created);
   journey?.created(created);
   addWarnings(s.res, [...warnings, ...(def.strategy.warnings?.(created) ?? [])]);
-  sendObject(s.res, 201, def, created, s.req.headers.accept, s.url, s.ctx.now());
+  // The reply reuses the fields the registry stringified for the store.
+  sendObject(s.res, 201, def, created, s.req.headers.accept, s.url, s.ctx.now(), dryRun ? undefined : createdJsonOf(created));
 }
 
 export async function handleUpdate(s: RequestScope): Promise<void> {
