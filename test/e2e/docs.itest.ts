@@ -2,13 +2,14 @@
 // The docs test: `make up` as the README says, then every fenced `sh` block of the docs in RUN
 // (README.md first) typed in order into one bash session, as a reader would; a command that fails
 // is reported with its doc file and line. A command whose comment says `prints <word>` must print
-// it. Blocks marked `<!-- docs-test: skip (why) -->` are not run (doc-blocks.ts); docs not in RUN
-// have their blocks counted as not yet run (doc-blocks.test.ts lists them). `make down` runs
+// it. Blocks marked `<!-- docs-test: skip (why) -->` are not run (doc-blocks.ts); every block of
+// a doc not in RUN is marked so (doc-blocks.test.ts). Each doc starts in a new empty directory, as
+// a reader who opens that page (files a page creates do not meet the next page's). `make down` runs
 // afterwards whatever happened. The lab uses the default ports and /var/lib/nodelet/lab, so the
 // test refuses to start when a lab is already there rather than take it down.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { execFile } from 'node:child_process';
@@ -32,13 +33,14 @@ function storeTags(): Promise<string[]> {
 /**
  * Listeners on the ports the lab takes (API 6443, registry 5000, node API 10250, healthz 10248,
  * the node-local DNS on :53 of the node's address): another process there makes a README command
- * fail for a reason that is not the doc's, so the test says so before it starts.
+ * fail for a reason that is not the doc's, so the test says so before it starts. A resolver on a
+ * loopback address's :53 (systemd-resolved, a test agent's) does not stop the lab binding its own.
  */
 function portsTaken(): Promise<string[]> {
   return new Promise((done) => {
     execFile('ss', ['-Hlntup'], { timeout: 10_000 }, (err, stdout) => {
       if (err) return done([]);
-      done(stdout.split('\n').filter((l) => /:(6443|5000|10250|10248|53)\s/.test(l) && !/127\.0\.0\.5[34]:53\s/.test(l)).map((l) => l.replace(/\s+/g, ' ').trim()));
+      done(stdout.split('\n').filter((l) => /:(6443|5000|10250|10248|53)\s/.test(l) && !/\s127\.[0-9.]+:53\s/.test(l)).map((l) => l.replace(/\s+/g, ' ').trim()));
     });
   });
 }
@@ -79,7 +81,11 @@ test('the docs run as typed against make up', async (t) => {
 
   let ran = 0;
   let skipped = 0;
-  for (const file of RUN) {
+  for (const [i, file] of RUN.entries()) {
+    const docStarted = Date.now();
+    const dir = join(cwd, `${i}-${file.replace(/[^A-Za-z0-9.]+/g, '-')}`);
+    mkdirSync(dir);
+    assert.equal((await shell.type(`cd ${dir}`, 10_000)).code, 0);
     for (const block of shBlocks(file)) {
       if (block.mark) {
         skipped++;
@@ -105,6 +111,7 @@ test('the docs run as typed against make up', async (t) => {
         ran++;
       }
     }
+    t.diagnostic(`${file}: ${Date.now() - docStarted} ms`);
   }
   t.diagnostic(`${ran} commands run, ${skipped} blocks marked skip, ${Date.now() - started} ms in all`);
 });
