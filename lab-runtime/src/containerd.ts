@@ -49,6 +49,12 @@ export interface ContainerdFilesOptions {
   plainHttpRegistries: string[];
   /** `host:port` of the plain-HTTP registry that mirrors MIRRORED_REGISTRIES (the lab registry); none when unset. */
   mirror?: string;
+  /**
+   * Other `host:port` names of the registry `mirror` (manifests and docs say `127.0.0.1:5000/…`,
+   * but with a node network the registry listens on the node network's address): their pulls go
+   * to `mirror` first, on every node, whatever its network namespace.
+   */
+  mirrorAliases?: string[];
   systemdCgroup?: boolean;
   /** crun for a `crun` runtime handler; default: crunForLab (crun when installed), `''` for none. */
   crunBinary?: string;
@@ -75,7 +81,23 @@ export async function writeContainerdFiles(p: ContainerdPaths, o: ContainerdFile
     await mkdir(join(p.certsDir, host), { recursive: true });
     await writeFile(join(p.certsDir, host, 'hosts.toml'), renderHostsToml(host));
   }
-  if (o.mirror) await writeMirrorHosts(p.certsDir, o.mirror);
+  if (o.mirror) {
+    await writeMirrorHosts(p.certsDir, o.mirror);
+    await writeAliasHosts(p.certsDir, o.mirror, o.mirrorAliases ?? []);
+  }
+}
+
+/**
+ * Writes `<certsDir>/<alias>/hosts.toml` for every alias of the registry `mirror` (but `mirror`
+ * itself), sending its pulls to `mirror` first and to the alias's own plain-HTTP server only when
+ * that fails. The image keeps the name it was asked by (`127.0.0.1:5000/busybox:latest`).
+ */
+export async function writeAliasHosts(certsDir: string, mirror: string, aliases: string[]): Promise<void> {
+  for (const alias of aliases) {
+    if (alias === mirror) continue;
+    await mkdir(join(certsDir, alias), { recursive: true });
+    await writeFile(join(certsDir, alias, 'hosts.toml'), renderMirrorHostsToml(alias, mirror, `http://${alias}`));
+  }
 }
 
 /**

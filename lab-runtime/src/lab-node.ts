@@ -74,6 +74,8 @@ async function upLocked(paths: ContainerdPaths, o: LabRuntimeOptions): Promise<L
     cniConfDir: o.cniConfDir ?? DEFAULT_CNI_CONF_DIR,
     plainHttpRegistries: [registry],
     mirror: registry,
+    // A lab on a node network serves its registry elsewhere; `127.0.0.1:5000/…` still pulls.
+    mirrorAliases: [DEFAULT_REGISTRY],
     systemdCgroup: o.systemdCgroup ?? false,
   });
   const running = await startContainerd(paths, { background: true, readyTimeoutMs: o.readyTimeoutMs, signal: o.signal, ...(o.netns ? { netns: o.netns } : {}) });

@@ -199,7 +199,9 @@ test('two nodes in two network namespaces: a Service whose pods run on node 2 an
   assert.deepEqual(await labRoutes({}), [{ dst: cidrs[N2], via: ips[N2] }], 'the host routes node 2\'s pod CIDR through node 2');
   assert.deepEqual(await labRoutes({ netns: ns2 }), [{ dst: cidrs[N1], via: ips[N1] }], 'node 2 routes node 1\'s pod CIDR through node 1');
 
-  // 2. Two web pods pinned to node 2 behind a NodePort Service; a client pod on each node.
+  // 2. Two web pods pinned to node 2 behind a NodePort Service; a client pod on each node, whose
+  // second and third containers name the lab busybox as the README does (127.0.0.1:5000/…, which
+  // each node's containerd sends to the registry on the node network) and as the world does.
   const manifest = join(dir1, 'workload.yaml');
   const pinned = (node: string) => ({ nodeSelector: { 'kubernetes.io/hostname': node }, terminationGracePeriodSeconds: 1 });
   const web = 'mkdir -p /www && hostname > /www/index.html && exec httpd -f -p 8080 -h /www';
@@ -210,8 +212,8 @@ test('two nodes in two network namespaces: a Service whose pods run on node 2 an
     } },
     { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'default' }, spec: { type: 'NodePort', selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] } },
     ...[[N1, 'client-1'], [N2, 'client-2']].map(([node, name]) => ({
-      apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', labels: { app: 'client' } },
-      spec: { ...pinned(node!), containers: [{ name: 'c', image: up.images.busybox, command: ['sleep', '3600'] }] },
+      apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', labels: { app: 'client' }, annotations: { 'kubectl.kubernetes.io/default-container': 'c' } },
+      spec: { ...pinned(node!), containers: [up.images.busybox, '127.0.0.1:5000/busybox:latest', 'busybox'].map((image, i) => ({ name: ['c', 'readme', 'world'][i]!, image, command: ['sleep', '3600'] })) },
     })),
   ].map((d) => toYaml(d)).join('---\n'));
   await k('apply', '-f', manifest);

@@ -1,6 +1,6 @@
 // labRuntimeUp/Down/Status in-process: concurrent `up`s start one containerd; `down` stops and cleans it.
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +15,8 @@ test('concurrent up starts exactly one containerd; status and down follow it', {
     await labRuntimeDown({ dir });
     await rm(dir, { recursive: true, force: true });
   });
-  const opts = { dir, cniBinDir: '/usr/lib/cni', cniConfDir: join(dir, 'net.d'), signal: AbortSignal.timeout(45_000) };
+  // A registry off 127.0.0.1:5000, as a lab on a node network has it (nothing pulls here).
+  const opts = { dir, registry: '127.0.0.2:5999', cniBinDir: '/usr/lib/cni', cniConfDir: join(dir, 'net.d'), signal: AbortSignal.timeout(45_000) };
 
   const ups = await Promise.all([labRuntimeUp(opts), labRuntimeUp(opts), labRuntimeUp(opts)]);
   assert.equal(new Set(ups.map((u) => u.pid)).size, 1, 'one pid');
@@ -23,6 +24,9 @@ test('concurrent up starts exactly one containerd; status and down follow it', {
   const procs = await findProcesses((argv) => argv.includes(join(dir, 'config.toml')));
   assert.deepEqual(procs.map((p) => p.pid), [ups[0]!.pid]);
   assert.equal(existsSync(join(dir, 'up.lock')), false, 'lock released');
+  // Manifests naming 127.0.0.1:5000/… still pull: that name is sent to the registry where it is.
+  const alias = readFileSync(join(dir, 'certs.d', '127.0.0.1:5000', 'hosts.toml'), 'utf8');
+  assert.match(alias, /\[host\."http:\/\/127\.0\.0\.2:5999"\]/);
 
   const st = await labRuntimeStatus({ dir });
   assert.deepEqual([st.running, st.criReady, st.pid, st.version?.runtimeName], [true, true, ups[0]!.pid, 'containerd']);

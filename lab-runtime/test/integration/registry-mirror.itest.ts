@@ -1,7 +1,9 @@
 // Registry mirrors on real containerd: with the lab's certs.d/<upstream>/hosts.toml files, CRI
 // PullImage of unmodified names (`busybox`, `docker.io/library/busybox`, an imported
 // `quay.io/x/y:1`) is answered by our registry from its store. The upstream servers in those
-// hosts.toml files are a closed loopback port, so no pull can fall back to the internet.
+// hosts.toml files are a closed loopback port, so no pull can fall back to the internet. An alias
+// of the registry (a lab on a node network serves it off 127.0.0.1:5000, which manifests still
+// name) pulls through it too, keeping the name it was asked by.
 // (Test-only use of @nodelet/cri-client: lab-runtime itself never speaks gRPC.)
 import assert from 'node:assert/strict';
 import { cp, mkdtemp, rm } from 'node:fs/promises';
@@ -9,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { createCriClient } from '@nodelet/cri-client';
-import { containerdPaths, writeMirrorHosts } from '@nodelet/lab-runtime';
+import { containerdPaths, writeAliasHosts, writeMirrorHosts } from '@nodelet/lab-runtime';
 import { requireRoot, startTestRuntime } from '@nodelet/lab-runtime/testing';
 import { DEFAULT_LAB_IMAGE_DIR, importImages, LAB_IMAGES, resolveTag, startRegistry } from '@nodelet/oci';
 import { dockerArchiveFiles, whiteoutImage, writeTarArchive } from '@nodelet/oci/testing';
@@ -19,7 +21,7 @@ const BRIDGE = { name: 'nlb-mirror', subnet: '10.232.9.0/24' };
 /** Nothing listens on the discard port of loopback: a fallback to "upstream" is refused at once. */
 const NO_UPSTREAM = 'http://127.0.0.1:9';
 
-test('containerd pulls busybox, docker.io/library/busybox and an imported quay.io/x/y:1 through the lab registry mirror', { timeout: 120_000 }, async (t) => {
+test('containerd pulls busybox, docker.io/library/busybox, an imported quay.io/x/y:1 and an alias of the registry through the lab registry mirror', { timeout: 120_000 }, async (t) => {
   const cleanup = cleanups(t);
   if (!requireRoot(t)) return;
   const work = await mkdtemp(join(tmpdir(), 'nodelet-mirror-'));
@@ -39,6 +41,9 @@ test('containerd pulls busybox, docker.io/library/busybox and an imported quay.i
 
   // The lab's mirror files, in the certs.d this containerd reads (config_path, re-read per pull).
   await writeMirrorHosts(containerdPaths(rt.dir).certsDir, reg.hostPort, NO_UPSTREAM);
+  // The alias's own server is the closed discard port too: only the mirror can answer it.
+  const alias = NO_UPSTREAM.slice('http://'.length);
+  await writeAliasHosts(containerdPaths(rt.dir).certsDir, reg.hostPort, [alias, reg.hostPort]);
 
   const cri = createCriClient({ endpoint: rt.endpoint, timeoutMs: 60_000 });
   cleanup(() => cri.close());
@@ -47,6 +52,7 @@ test('containerd pulls busybox, docker.io/library/busybox and an imported quay.i
     ['busybox', 'docker.io/library/busybox:latest', busybox.digest],
     ['docker.io/library/busybox:latest', 'docker.io/library/busybox:latest', busybox.digest],
     ['quay.io/x/y:1', 'quay.io/x/y:1', imported!.manifest.digest],
+    [`${alias}/busybox:latest`, `${alias}/busybox:latest`, busybox.digest],
   ];
   for (const [name, tagged, digest] of cases) {
     const { imageRef } = await cri.image.pullImage({ image: { image: name } });
