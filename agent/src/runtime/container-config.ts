@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { AgentError } from '@nodelet/base';
 import { isDns1123Label, podQOSClass, type Container, type Pod, type QOSClass, type Volume } from '@nodelet/api';
 import { milliCpu, parseQuantity } from '../util/quantity.js';
-import type { ContainerConfig, LinuxContainerResources, Mount, PodSandboxConfig, PortMapping } from './cri.js';
+import type { ContainerConfig, LinuxContainerResources, Mount, PodSandboxConfig, PortMapping } from '../kubecontainer/cri.js';
 import type { EnvVarValue } from './env.js';
 import { volumeKindOf } from './volume-kinds.js';
 import { sandboxHostname } from './pod-hostname.js';
@@ -32,7 +32,7 @@ import {
   POD_UID,
   containerHash,
   type ContainerType,
-} from './labels.js';
+} from '../kubecontainer/labels.js';
 
 export interface PodPaths {
   rootDir: string;

@@ -22,7 +22,7 @@ import { setMaxListeners } from 'node:events';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describeError, hasCode, isAbortError, type Clock, type Logger } from '@nodelet/base';
-import type { ImageService, RuntimeService } from '../runtime/cri.js';
+import type { ImageService, RuntimeService } from '../kubecontainer/cri.js';
 import { isSafePodUid, podLogDir } from '../runtime/container-config.js';
 import { parseMountinfo, readProcessCgroup, readText, type CgroupMounts, type ReadText } from './cgroup.js';
 import { CpuRates } from './cpu-rate.js';
