@@ -49,30 +49,44 @@ const swallowedCatch = {
   },
 };
 
-const layerRules = Object.entries(LAYERS).map(([pkg, allowed]) => ({
-  files: [`${pkg}/src/**/*.ts`],
-  rules: {
-    'no-restricted-imports': [
-      'error',
-      {
-        patterns: [
-          {
-            group: ALL.filter((p) => p !== pkg && !allowed.includes(p)).flatMap((p) => [`@nodelet/${p}`, `@nodelet/${p}/*`]),
-            message: `@nodelet/${pkg} may only import ${allowed.length ? allowed.map((a) => '@nodelet/' + a).join(', ') : 'nothing of ours'} (imports go downward, docs/architecture.md)`,
-          },
-          { group: ['../../*/src/*', '../../../*/src/*'], message: 'import other packages by name, not by relative path' },
-          ...(pkg === 'cri-client' ? [] : [{ group: ['@grpc/grpc-js'], message: 'only cri-client talks gRPC' }]),
-          // Only `nodelet doctor` and `nodelet node info` read the machine inventory, through a
-          // dynamic import in cli/src/commands/doctor/inventory.ts: a static import would load it
-          // for every command, and the agent must never carry it (its memory, docs/agent.md).
-          {
-            group: ['systeminformation', 'systeminformation/*'],
-            message: pkg === 'cli' ? 'load systeminformation with await import() in the command that needs it (doctor/inventory.ts)' : 'only the cli reads the machine inventory (systeminformation)',
-          },
-        ],
-      },
-    ],
+/** The import patterns that keep `pkg` in its layer (the rule's options; AGENT_FOLDERS adds to the agent's). */
+const layerPatterns = (pkg, allowed) => [
+  {
+    group: ALL.filter((p) => p !== pkg && !allowed.includes(p)).flatMap((p) => [`@nodelet/${p}`, `@nodelet/${p}/*`]),
+    message: `@nodelet/${pkg} may only import ${allowed.length ? allowed.map((a) => '@nodelet/' + a).join(', ') : 'nothing of ours'} (imports go downward, docs/architecture.md)`,
   },
+  { group: ['../../*/src/*', '../../../*/src/*'], message: 'import other packages by name, not by relative path' },
+  ...(pkg === 'cri-client' ? [] : [{ group: ['@grpc/grpc-js'], message: 'only cri-client talks gRPC' }]),
+  // Only `nodelet doctor` and `nodelet node info` read the machine inventory, through a
+  // dynamic import in cli/src/commands/doctor/inventory.ts: a static import would load it
+  // for every command, and the agent must never carry it (its memory, docs/agent.md).
+  {
+    group: ['systeminformation', 'systeminformation/*'],
+    message: pkg === 'cli' ? 'load systeminformation with await import() in the command that needs it (doctor/inventory.ts)' : 'only the cli reads the machine inventory (systeminformation)',
+  },
+];
+const restrictImports = (patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
+const layerRules = Object.entries(LAYERS).map(([pkg, allowed]) => ({ files: [`${pkg}/src/**/*.ts`], rules: restrictImports(layerPatterns(pkg, allowed)) }));
+
+/**
+ * Folder layers inside the agent (docs/agent.md, "What it does"): `kubecontainer/` holds the pod and
+ * container types and pure helpers every folder shares and imports no other folder of the agent;
+ * the pod workers, status, PLEG and prober depend on kubecontainer's types and on interfaces, never
+ * on `runtime/` (which imports them). A later config object replaces the rule's options, so each
+ * folder's list repeats the agent's layer patterns. That the folder graph has no cycle at all is
+ * checked by agent/src/folder-graph.test.ts.
+ */
+const NOT_RUNTIME = { group: ['../runtime/*'], message: 'this folder depends on kubecontainer/ and interfaces, not on runtime/ (which imports it): move the shared type to kubecontainer/' };
+export const AGENT_FOLDERS = {
+  kubecontainer: [{ group: ['../*'], message: 'kubecontainer/ holds the types and pure helpers the agent shares: it imports no other folder of the agent' }],
+  podworkers: [NOT_RUNTIME],
+  status: [NOT_RUNTIME],
+  pleg: [NOT_RUNTIME],
+  prober: [NOT_RUNTIME],
+};
+const agentFolderRules = Object.entries(AGENT_FOLDERS).map(([folder, extra]) => ({
+  files: [`agent/src/${folder}/**/*.ts`],
+  rules: restrictImports([...layerPatterns('agent', LAYERS.agent), ...extra]),
 }));
 
 export default tseslint.config(
@@ -89,6 +103,7 @@ export default tseslint.config(
     },
   },
   ...layerRules,
+  ...agentFolderRules,
   // Daemon and tool code, where a lost failure hides a fault; tests' best-effort cleanup is not held to it.
   {
     files: ['*/src/**/*.ts'],
