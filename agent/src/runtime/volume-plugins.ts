@@ -9,9 +9,7 @@ import { AgentError } from '@nodelet/base';
 import type { DownwardAPIVolumeFile, KeyToPath, Pod, Volume } from '@nodelet/api';
 import { parseQuantity } from '../util/quantity.js';
 import { writeAtomically, type FileProjection } from './atomic-writer.js';
-import { volumeDir } from './container-config.js';
 import { resourceFieldValue } from './env.js';
-import { checkHostPath } from './host-path.js';
 import type { VolumeContext } from './volumes.js';
 
 const DEFAULT_MODE = 0o644;
@@ -58,7 +56,8 @@ export async function allSettledOrThrow<T extends readonly unknown[]>(steps: { [
   return results.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T;
 }
 
-async function prepareKeyed(pod: Pod, v: Volume, dir: string, ctx: VolumeContext, signal: AbortSignal): Promise<void> {
+/** A configMap or secret volume: the object's keys as files, written atomically (a secret's on a tmpfs). */
+export async function prepareKeyed(pod: Pod, v: Volume, dir: string, ctx: VolumeContext, signal: AbortSignal): Promise<void> {
   const ns = pod.metadata.namespace ?? 'default';
   const isSecret = !!v.secret;
   const src = (v.secret ?? v.configMap)!;
@@ -140,7 +139,7 @@ async function projectedPayload(pod: Pod, v: Volume, ctx: VolumeContext, signal:
  * mode 0755 as kubelet's hostPath) bind-mounted on the volume's mount point, once. The claim is
  * resolved on every sync so an unbound claim keeps the pod waiting, not failing.
  */
-async function mountClaim(pod: Pod, v: Volume, dir: string, ctx: VolumeContext, signal: AbortSignal): Promise<void> {
+export async function mountClaim(pod: Pod, v: Volume, dir: string, ctx: VolumeContext, signal: AbortSignal): Promise<void> {
   if (!ctx.reader.claimVolume) throw new AgentError('ERR_FAILED_PRECONDITION', `volume "${v.name}": persistentVolumeClaim volumes are not supported here`);
   await ensureDir(dir, 0o750);
   if ((await ctx.mounter.mountPointsUnder(dir)).includes(dir)) return;
@@ -155,29 +154,28 @@ async function mountClaim(pod: Pod, v: Volume, dir: string, ctx: VolumeContext, 
   await ctx.mounter.bindMount(src.path, dir, signal);
 }
 
-/** Creates or refreshes one volume of the pod in its directory (hostPath: its `type` checked). */
-export async function setUpVolume(pod: Pod, v: Volume, ctx: VolumeContext, signal: AbortSignal): Promise<void> {
-  if (v.hostPath) return checkHostPath(v.hostPath);
-  const dir = volumeDir(ctx.rootDir, pod.metadata.uid!, v);
-  if (!dir) return;
+/** An emptyDir: a directory 0777, on its own tmpfs (sized by sizeLimit) for medium Memory. */
+export async function setUpEmptyDir(_pod: Pod, v: Volume, dir: string, ctx: VolumeContext, signal: AbortSignal): Promise<void> {
   if (v.emptyDir?.medium === 'Memory') {
     const size = v.emptyDir.sizeLimit === undefined ? [] : [`size=${Math.floor(parseQuantity(v.emptyDir.sizeLimit))}`];
     await ensureTmpfs(ctx, dir, ['mode=0777', ...size], signal);
-  } else if (v.emptyDir) {
-    await ensureDir(dir, EMPTY_DIR_MODE);
-  } else if (v.projected) {
-    // May hold secrets and tokens: on tmpfs before anything is written, like a secret volume.
-    // The mount and the reads of the sources run at once.
-    const [, files] = await allSettledOrThrow<[void, Map<string, FileProjection>]>([ensureTmpfs(ctx, dir, ['mode=0755'], signal), projectedPayload(pod, v, ctx, signal)]);
-    await writeAtomically(dir, files, { fsGroup: pod.spec?.securityContext?.fsGroup, now: ctx.now });
-  } else if (v.persistentVolumeClaim) {
-    await mountClaim(pod, v, dir, ctx, signal);
-  } else if (v.downwardAPI) {
-    await ensureDir(dir, KEYED_DIR_MODE);
-    const files = new Map<string, FileProjection>();
-    addDownward(files, pod, v.downwardAPI.items, v.downwardAPI.defaultMode ?? DEFAULT_MODE);
-    await writeAtomically(dir, files, { fsGroup: pod.spec?.securityContext?.fsGroup, now: ctx.now });
   } else {
-    await prepareKeyed(pod, v, dir, ctx, signal);
+    await ensureDir(dir, EMPTY_DIR_MODE);
   }
+}
+
+/** A projected volume: its sources' files, written atomically on a tmpfs. */
+export async function setUpProjected(pod: Pod, v: Volume, dir: string, ctx: VolumeContext, signal: AbortSignal): Promise<void> {
+  // May hold secrets and tokens: on tmpfs before anything is written, like a secret volume.
+  // The mount and the reads of the sources run at once.
+  const [, files] = await allSettledOrThrow<[void, Map<string, FileProjection>]>([ensureTmpfs(ctx, dir, ['mode=0755'], signal), projectedPayload(pod, v, ctx, signal)]);
+  await writeAtomically(dir, files, { fsGroup: pod.spec?.securityContext?.fsGroup, now: ctx.now });
+}
+
+/** A downwardAPI volume: the pod's own fields as files, written atomically. */
+export async function setUpDownwardAPI(pod: Pod, v: Volume, dir: string, ctx: VolumeContext): Promise<void> {
+  await ensureDir(dir, KEYED_DIR_MODE);
+  const files = new Map<string, FileProjection>();
+  addDownward(files, pod, v.downwardAPI?.items, v.downwardAPI?.defaultMode ?? DEFAULT_MODE);
+  await writeAtomically(dir, files, { fsGroup: pod.spec?.securityContext?.fsGroup, now: ctx.now });
 }

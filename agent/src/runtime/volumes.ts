@@ -24,11 +24,11 @@ import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AgentError, describeError } from '@nodelet/base';
 import { dns1123LabelProblem, invalidValue, validatePodVolumes, type Pod, type Volume } from '@nodelet/api';
-import { isSafePodUid, podDir } from './container-config.js';
+import { isSafePodUid, podDir, volumeHostPath } from './container-config.js';
 import { unmountAllUnder, type Mounter } from './mount.js';
 import type { TokenSource } from './token-manager.js';
-import { unsupportedVolumeProblems } from './volume-kinds.js';
-import { allSettledOrThrow, setUpVolume } from './volume-plugins.js';
+import { unsupportedVolumeProblems, volumeKindOf } from './volume-kinds.js';
+import { allSettledOrThrow } from './volume-plugins.js';
 
 /** ConfigMap/Secret contents as bytes (binaryData and Secret data stay binary). Undefined when absent. */
 export interface VolumeSourceReader {
@@ -100,6 +100,15 @@ async function prepareVolume(pod: Pod, v: Volume, ctx: VolumeContext, signal: Ab
     // kubelet's operation executor words every volume's failure this way in its FailedMount events.
     throw new AgentError(err.code, `MountVolume.SetUp failed for volume "${v.name}" : ${err.message}`, { cause: err, retryable: err.retryable });
   }
+}
+
+/** One volume, created or refreshed by its kind's set-up (volume-kinds.ts). */
+async function setUpVolume(pod: Pod, v: Volume, ctx: VolumeContext, signal: AbortSignal): Promise<void> {
+  const kind = volumeKindOf(v);
+  const dir = volumeHostPath(ctx.rootDir, pod.metadata.uid!, v);
+  // preparePodVolumes refuses a pod with any volume the table lacks before setting up one.
+  if (!kind || dir === undefined) throw new AgentError('ERR_INTERNAL', `volume "${v.name}" cannot be provided on this node`);
+  await kind.setUp(pod, v, dir, ctx, signal);
 }
 
 /**
