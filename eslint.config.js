@@ -49,6 +49,7 @@ const swallowedCatch = {
   },
 };
 
+/** The import patterns that keep `pkg` in its layer (the rule's options; AGENT_FOLDERS adds to the agent's). */
 const layerPatterns = (pkg, allowed) => [
   {
     group: ALL.filter((p) => p !== pkg && !allowed.includes(p)).flatMap((p) => [`@nodelet/${p}`, `@nodelet/${p}/*`]),
@@ -64,27 +65,40 @@ const layerPatterns = (pkg, allowed) => [
     message: pkg === 'cli' ? 'load systeminformation with await import() in the command that needs it (doctor/inventory.ts)' : 'only the cli reads the machine inventory (systeminformation)',
   },
 ];
-const layerRules = Object.entries(LAYERS).map(([pkg, allowed]) => ({
-  files: [`${pkg}/src/**/*.ts`],
-  rules: { 'no-restricted-imports': ['error', { patterns: layerPatterns(pkg, allowed) }] },
-}));
+const restrictImports = (patterns, paths) => ({ 'no-restricted-imports': ['error', { ...(paths ? { paths } : {}), patterns }] });
+const layerRules = Object.entries(LAYERS).map(([pkg, allowed]) => ({ files: [`${pkg}/src/**/*.ts`], rules: restrictImports(layerPatterns(pkg, allowed)) }));
+
+/**
+ * Folder layers inside the agent (docs/agent.md, "What it does"): `kubecontainer/` holds the pod and
+ * container types and pure helpers every folder shares and imports no other folder of the agent;
+ * the pod workers, status, PLEG and prober depend on kubecontainer's types and on interfaces, never
+ * on `runtime/` (which imports them). A later config object replaces the rule's options, so each
+ * folder's list repeats the agent's layer patterns. That the folder graph has no cycle at all is
+ * checked by agent/src/folder-graph.test.ts.
+ */
+const NOT_RUNTIME = { group: ['../runtime/*'], message: 'this folder depends on kubecontainer/ and interfaces, not on runtime/ (which imports it): move the shared type to kubecontainer/' };
+export const AGENT_FOLDERS = {
+  kubecontainer: [{ group: ['../*'], message: 'kubecontainer/ holds the types and pure helpers the agent shares: it imports no other folder of the agent' }],
+  podworkers: [NOT_RUNTIME],
+  status: [NOT_RUNTIME],
+  pleg: [NOT_RUNTIME],
+  prober: [NOT_RUNTIME],
+};
 // The agent's daemon code imports @nodelet/api/agent: the package root loads the API server's
 // schema, defaulting and validation of every kind (heap on every node; docs/performance.md,
 // "Agent footprint"; agent/src/light-imports.test.ts checks what the entry loads). Static pod
-// manifests load the root's pod checks with await import() (source/static-pods.ts).
-const agentLightImports = {
-  files: ['agent/src/**/*.ts'],
-  ignores: ['**/*.test.ts', '**/testing/**'],
-  rules: {
-    'no-restricted-imports': [
-      'error',
-      {
-        paths: [{ name: '@nodelet/api', message: 'the agent imports @nodelet/api/agent (the root loads the API server\'s schema, defaulting and validation)' }],
-        patterns: layerPatterns('agent', LAYERS.agent),
-      },
-    ],
-  },
-};
+// manifests load the root's pod checks with await import() (source/static-pods.ts). Tests may
+// import the root.
+const AGENT_API_ROOT = [{ name: '@nodelet/api', message: 'the agent imports @nodelet/api/agent (the root loads the API server\'s schema, defaulting and validation)' }];
+const AGENT_TESTS = ['**/*.test.ts', '**/testing/**'];
+const agentLightImports = { files: ['agent/src/**/*.ts'], ignores: AGENT_TESTS, rules: restrictImports(layerPatterns('agent', LAYERS.agent), AGENT_API_ROOT) };
+const agentFolderRules = Object.entries(AGENT_FOLDERS).flatMap(([folder, extra]) => {
+  const patterns = [...layerPatterns('agent', LAYERS.agent), ...extra];
+  return [
+    { files: [`agent/src/${folder}/**/*.ts`], ignores: AGENT_TESTS, rules: restrictImports(patterns, AGENT_API_ROOT) },
+    { files: AGENT_TESTS.map((t) => `agent/src/${folder}/${t}`), rules: restrictImports(patterns) },
+  ];
+});
 
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', 'proto/src/gen/**', 'build/**', '.state/**'] },
@@ -101,6 +115,7 @@ export default tseslint.config(
   },
   ...layerRules,
   agentLightImports,
+  ...agentFolderRules,
   // Daemon and tool code, where a lost failure hides a fault; tests' best-effort cleanup is not held to it.
   {
     files: ['*/src/**/*.ts'],

@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { PODS, NODES, type Pod } from '@nodelet/api';
 import { startHarness, podSpec, type Harness } from '../agent/test/integration/harness.js';
 import { buildContainerConfig, buildSandboxConfig } from '../agent/src/runtime/container-config.js';
-import { MANAGED_BY } from '../agent/src/runtime/labels.js';
+import { MANAGED_BY } from '../agent/src/kubecontainer/labels.js';
 import { pollUntil } from '@nodelet/base';
 import { writeFile } from 'node:fs/promises';
 import { fetchPodTrace, renderWaterfallSvg, type SvgPanel } from '@nodelet/cli';

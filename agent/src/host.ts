@@ -12,7 +12,7 @@ import { connectCriClient, type CriClient } from '@nodelet/cri-client';
 import { logindInhibitor, type ShutdownInhibitor } from '@nodelet/systemd';
 import type { AgentConfig } from './config/config.js';
 import { hostMounter, type Mounter } from './runtime/mount.js';
-import type { CriVersion } from './runtime/cri.js';
+import type { CriVersion } from './kubecontainer/cri.js';
 
 /** How pods get their addresses. */
 export interface PodNetwork {

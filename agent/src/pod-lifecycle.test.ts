@@ -22,7 +22,7 @@ import { ImageManager } from './runtime/image-manager.js';
 import { StatusManager } from './status/status-manager.js';
 import { PodWorkers } from './podworkers/pod-workers.js';
 import { PodLifecycle } from './pod-lifecycle.js';
-import type { EventType } from './runtime/pod-runtime.js';
+import type { EventType } from './kubecontainer/events.js';
 import type { PodSyncer } from './podworkers/pod-worker.js';
 
 const IMAGE = 'registry.test/busybox:1.36';

@@ -11,12 +11,15 @@
 import { AgentError, describeError, type Clock, type Logger } from '@nodelet/base';
 import type { ApiClient, Pod } from '@nodelet/api/agent';
 import type { Pleg } from './pleg/pleg.js';
-import type { PodEventSink, PodRuntime } from './runtime/pod-runtime.js';
-import type { ObservedPod } from './runtime/observed.js';
-import type { PodStatusFn, PodSyncResult, PodSyncer } from './podworkers/pod-worker.js';
+import type { PodEventSink } from './kubecontainer/events.js';
+import type { PodRuntime } from './runtime/pod-runtime.js';
+import type { ObservedPod } from './kubecontainer/observed.js';
+import type { PodStatusFn } from './kubecontainer/pod-update.js';
+import type { PodSyncResult, PodSyncer } from './podworkers/pod-worker.js';
 import { activeDeadlineRemainingMs, computePodStatus, DEADLINE_EXCEEDED_MESSAGE, DEADLINE_EXCEEDED_REASON, isTerminalPhase, withApiConditions } from './status/pod-status.js';
 import type { StatusManager } from './status/status-manager.js';
-import { deleteMirrorPod, ensureMirrorPod, isStaticPod } from './source/static-pods.js';
+import { deleteMirrorPod, ensureMirrorPod } from './source/static-pods.js';
+import { isStaticPod } from './kubecontainer/pod-update.js';
 import type { ProbeManager } from './prober/prober.js';
 import type { AgentPodJourneys } from './tracing/pod-journeys.js';
 

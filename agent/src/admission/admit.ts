@@ -13,7 +13,7 @@
  * node are judged: a pod the runtime already runs (the agent restarted) was admitted before.
  */
 import type { Pod, PodStatus } from '@nodelet/api/agent';
-import type { PodStatusFn } from '../podworkers/pod-worker.js';
+import type { PodStatusFn } from '../kubecontainer/pod-update.js';
 
 export type PodAdmitResult = { admit: true } | { admit: false; reason: string; message: string };
 

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod, PodStatus } from '@nodelet/api';
 import { noopLogger } from '@nodelet/base';
-import type { PodStatusFn } from '../podworkers/pod-worker.js';
+import type { PodStatusFn } from '../kubecontainer/pod-update.js';
 import { criticalPodAdmissionHandler, podsToPreempt } from './critical-preemption.js';
 import { resourceFitAdmitHandler } from './resource-fit.js';
 

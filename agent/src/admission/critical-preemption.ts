@@ -20,7 +20,7 @@
 import { podQOSClass, type Pod } from '@nodelet/api/agent';
 import { describeError, type Logger } from '@nodelet/base';
 import { isCriticalForEviction } from '../eviction/ranking.js';
-import type { PodStatusFn } from '../podworkers/pod-worker.js';
+import type { PodStatusFn } from '../kubecontainer/pod-update.js';
 import { markDisruptedByKubelet } from '../status/disruption-target.js';
 import { ADMIT } from './admit.js';
 import { requestUnits, type AdmissionFailureHandler, type InsufficientResource } from './resource-fit.js';

@@ -18,7 +18,7 @@
  */
 import type { Pod } from '@nodelet/api/agent';
 import type { Logger } from '@nodelet/base';
-import type { PodSandboxConfig } from '../runtime/cri.js';
+import type { PodSandboxConfig } from '../kubecontainer/cri.js';
 import { readHostResolvConf, type ResolvConf } from './resolv-conf.js';
 
 export type CriDnsConfig = NonNullable<PodSandboxConfig['dnsConfig']>;

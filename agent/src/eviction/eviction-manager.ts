@@ -18,7 +18,7 @@
  */
 import { describeError, type Clock, type Logger } from '@nodelet/base';
 import type { Pod } from '@nodelet/api/agent';
-import type { PodStatusFn } from '../podworkers/pod-worker.js';
+import type { PodStatusFn } from '../kubecontainer/pod-update.js';
 import type { PodStats, Summary } from '../stats/types.js';
 import { EVICTED_REASON, evictedStatus, evictionMessage } from './message.js';
 import { isCriticalForEviction, rankForEviction, type PodStatsFn } from './ranking.js';

@@ -8,7 +8,7 @@
  *   Container web was using 1204Ki, request is 0, has larger consumption of memory.
  */
 import { canonicalQuantity, formatQuantity, type Pod, type PodStatus } from '@nodelet/api/agent';
-import type { PodStatusFn } from '../podworkers/pod-worker.js';
+import type { PodStatusFn } from '../kubecontainer/pod-update.js';
 import { markDisruptedByKubelet } from '../status/disruption-target.js';
 import { parseQuantity } from '../util/quantity.js';
 import type { ContainerStats } from '../stats/types.js';

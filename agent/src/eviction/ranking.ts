@@ -10,7 +10,7 @@
  */
 import type { Pod } from '@nodelet/api/agent';
 import { isCriticalPod } from '../nodeshutdown/shutdown-pods.js';
-import { isMirrorPod, isStaticPod } from '../source/static-pods.js';
+import { isMirrorPod, isStaticPod } from '../kubecontainer/pod-update.js';
 import type { PodStats } from '../stats/types.js';
 import { parseQuantity } from '../util/quantity.js';
 import type { EvictionSignal } from './thresholds.js';

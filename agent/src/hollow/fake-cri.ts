@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import { AgentError, systemClock, type Clock } from '@nodelet/base';
 import type { CallOptions, CriClient, ImageService, RuntimeService } from '@nodelet/cri-client';
-import type { CriVersion } from '../runtime/cri.js';
+import type { CriVersion } from '../kubecontainer/cri.js';
 import { FakeRuntimeState } from './fake-runtime-state.js';
 
 /** Milliseconds each working call takes; see the module comment for the defaults. */

@@ -13,7 +13,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { AgentError } from '@nodelet/base';
-import type { ContainerConfig, CriContainer, CriContainerStatus, CriSandbox, CriSandboxStatus, PodSandboxConfig } from '../runtime/cri.js';
+import type { ContainerConfig, CriContainer, CriContainerStatus, CriSandbox, CriSandboxStatus, PodSandboxConfig } from '../kubecontainer/cri.js';
 import { PodIpam } from './pod-ipam.js';
 
 type SandboxState = 'SANDBOX_READY' | 'SANDBOX_NOTREADY';

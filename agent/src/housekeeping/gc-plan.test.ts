@@ -3,7 +3,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { emptyObservedPod, type ObservedContainer, type ObservedPod, type ObservedSandbox } from '../runtime/observed.js';
+import { emptyObservedPod, type ObservedContainer, type ObservedPod, type ObservedSandbox } from '../kubecontainer/observed.js';
 import { DEFAULT_GC_POLICY, planGc, type GcPolicy } from './gc-plan.js';
 
 const NOW = 1_000_000_000;

@@ -30,7 +30,7 @@
  * Only what carries `io.kubernetes.pod.uid` is ever named (the PLEG lists only what nodelet
  * labelled; a pod without a UID is skipped).
  */
-import type { ObservedContainer, ObservedPod, ObservedSandbox } from '../runtime/observed.js';
+import type { ObservedContainer, ObservedPod, ObservedSandbox } from '../kubecontainer/observed.js';
 
 /** kubelet's container GC policy (`--maximum-dead-containers-per-container` and friends). */
 export interface GcPolicy {

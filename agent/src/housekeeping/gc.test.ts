@@ -9,7 +9,7 @@ import type { Pod } from '@nodelet/api';
 import { createCriClient } from '@nodelet/cri-client';
 import { FakeCriServer } from '@nodelet/cri-client/testing';
 import { Pleg } from '../pleg/pleg.js';
-import { CONTAINER_NAME, MANAGED_BY, POD_NAME, POD_NAMESPACE, POD_UID } from '../runtime/labels.js';
+import { CONTAINER_NAME, MANAGED_BY, POD_NAME, POD_NAMESPACE, POD_UID } from '../kubecontainer/labels.js';
 import { RuntimeGc } from './runtime-gc.js';
 
 const IMAGE = 'registry.test/busybox:1.36';

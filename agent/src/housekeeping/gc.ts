@@ -11,7 +11,7 @@
 import { statfs } from 'node:fs/promises';
 import { describeError, hasCode, type Logger } from '@nodelet/base';
 import type { CniService } from '@nodelet/cni';
-import type { ImageService, RuntimeService } from '../runtime/cri.js';
+import type { ImageService, RuntimeService } from '../kubecontainer/cri.js';
 import type { Pleg } from '../pleg/pleg.js';
 import { RuntimeGc, type RuntimeGcOptions } from './runtime-gc.js';
 

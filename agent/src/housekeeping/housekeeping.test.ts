@@ -15,7 +15,7 @@ import { liveCronTasks } from '@nodelet/base/cron';
 import { Informer, PODS, type Pod } from '@nodelet/api';
 import { InMemoryApiServer } from '@nodelet/api/testing';
 import type { PodUpdate } from '../podworkers/pod-worker.js';
-import { emptyObservedPod, type ObservedPod } from '../runtime/observed.js';
+import { emptyObservedPod, type ObservedPod } from '../kubecontainer/observed.js';
 import type { Mounter } from '../runtime/mount.js';
 import { cleanupOrphanedPodDirs } from '../runtime/volumes.js';
 import { PodConfig } from '../source/pod-config.js';

@@ -22,7 +22,7 @@
 import { describeError, linkAbort, type Clock, type Logger, type PeriodicJob } from '@nodelet/base';
 import type { Pod } from '@nodelet/api/agent';
 import type { PodUpdate } from '../podworkers/pod-worker.js';
-import type { ObservedPod } from '../runtime/observed.js';
+import type { ObservedPod } from '../kubecontainer/observed.js';
 import type { PodConfig } from '../source/pod-config.js';
 
 /** Each run of a job is aborted after this long (a stuck CRI or umount call must not stop the schedule). */

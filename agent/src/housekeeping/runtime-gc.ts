@@ -18,9 +18,9 @@
  */
 import { Semaphore, describeError, hasCode, type Logger } from '@nodelet/base';
 import type { Pod } from '@nodelet/api/agent';
-import type { RuntimeService } from '../runtime/cri.js';
-import type { ObservedPod } from '../runtime/observed.js';
-import type { PodEventSink } from '../runtime/pod-runtime.js';
+import type { RuntimeService } from '../kubecontainer/cri.js';
+import type { ObservedPod } from '../kubecontainer/observed.js';
+import type { PodEventSink } from '../kubecontainer/events.js';
 import { DEFAULT_GC_POLICY, describeReason, planGc, type ContainerRemoval, type GcPolicy, type SandboxRemoval } from './gc-plan.js';
 
 export interface RuntimeGcOptions {

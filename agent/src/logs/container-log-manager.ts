@@ -20,7 +20,7 @@ import { basename, dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { describeError, type Clock, type Logger } from '@nodelet/base';
-import type { RuntimeService } from '../runtime/cri.js';
+import type { RuntimeService } from '../kubecontainer/cri.js';
 
 export interface LogRotationPolicy {
   /** Rotate when the current file reaches this many bytes (kubelet default 10Mi). */

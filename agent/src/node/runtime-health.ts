@@ -4,7 +4,7 @@
  * CIDR), and whether the PLEG relists. Read by the node reporter for every status update.
  */
 import { describeError } from '@nodelet/base';
-import type { RuntimeService } from '../runtime/cri.js';
+import type { RuntimeService } from '../kubecontainer/cri.js';
 import type { RuntimeHealth } from './node-status.js';
 
 const STATUS_TIMEOUT_MS = 5000;

@@ -6,7 +6,7 @@ import type { Pod, PodStatus } from '@nodelet/api';
 import { NodeShutdownManager, type NodeShutdownManagerOptions } from './shutdown-manager.js';
 import { NODE_SHUTDOWN_MESSAGE, nodeShutdownStatus } from './shutdown-pods.js';
 import { FakeInhibitor } from './testing/fake-inhibitor.js';
-import type { PodStatusFn } from '../podworkers/pod-worker.js';
+import type { PodStatusFn } from '../kubecontainer/pod-update.js';
 
 const pod = (name: string, spec: Partial<NonNullable<Pod['spec']>> = {}): Pod => ({ metadata: { name, namespace: 'd', uid: `uid-${name}` }, spec: { containers: [], ...spec } });
 const until = (what: string, check: () => boolean) => pollUntil(what, check, { timeoutMs: 5000, intervalMs: 1 });

@@ -15,7 +15,7 @@
 import { Backoff, describeError, hasCode, isAbortError, type Clock, type Logger } from '@nodelet/base';
 import type { Pod } from '@nodelet/api/agent';
 import type { InhibitLock, ShutdownInhibitor, ShutdownWatch } from '@nodelet/systemd';
-import type { PodStatusFn } from '../podworkers/pod-worker.js';
+import type { PodStatusFn } from '../kubecontainer/pod-update.js';
 import { shutdownGroups, stopPodsForShutdown } from './shutdown-pods.js';
 
 /** How long to wait for logind to show a raised InhibitDelayMaxSec after the reload. */

@@ -9,7 +9,7 @@
  */
 import type { Pod, PodStatus } from '@nodelet/api/agent';
 import type { Clock, Logger } from '@nodelet/base';
-import type { PodStatusFn } from '../podworkers/pod-worker.js';
+import type { PodStatusFn } from '../kubecontainer/pod-update.js';
 import { markDisruptedByKubelet } from '../status/disruption-target.js';
 
 /** kubelet's nodeShutdownReason / nodeShutdownMessage: clients (Job pod failure policies) match on them. */

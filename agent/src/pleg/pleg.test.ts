@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import { noopLogger, pollUntil } from '@nodelet/base';
 import { FakeClock, RecordingLogger } from '@nodelet/base/testing';
 import type { Pod } from '@nodelet/api';
-import type { CriContainer, CriSandbox, RuntimeService } from '../runtime/cri.js';
-import { MANAGED_BY, POD_UID, CONTAINER_NAME } from '../runtime/labels.js';
+import type { CriContainer, CriSandbox, RuntimeService } from '../kubecontainer/cri.js';
+import { MANAGED_BY, POD_UID, CONTAINER_NAME } from '../kubecontainer/labels.js';
 import { PodWorkers } from '../podworkers/pod-workers.js';
 import type { PodSyncer } from '../podworkers/pod-worker.js';
-import type { ObservedPod } from '../runtime/observed.js';
+import type { ObservedPod } from '../kubecontainer/observed.js';
 import { Pleg } from './pleg.js';
 
 /**

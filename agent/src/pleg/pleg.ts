@@ -20,15 +20,15 @@
  */
 import { setMaxListeners } from 'node:events';
 import { Semaphore, describeError, hasCode, linkAbort, type Clock, type Logger, type PeriodicJob } from '@nodelet/base';
-import type { CriContainer, CriContainerStatus, CriSandbox, RuntimeService } from '../runtime/cri.js';
-import { MANAGED_BY, POD_NAME, POD_NAMESPACE, POD_UID } from '../runtime/labels.js';
+import type { CriContainer, CriContainerStatus, CriSandbox, RuntimeService } from '../kubecontainer/cri.js';
+import { MANAGED_BY, POD_NAME, POD_NAMESPACE, POD_UID } from '../kubecontainer/labels.js';
 import {
   containerFromCri,
   emptyObservedPod,
   sandboxFromCri,
   sortNewestFirst,
   type ObservedPod,
-} from '../runtime/observed.js';
+} from '../kubecontainer/observed.js';
 
 export interface PlegOptions {
   runtime: RuntimeService;

@@ -5,7 +5,7 @@ import { noopLogger, pollUntil } from '@nodelet/base';
 import type { Pod } from '@nodelet/api';
 import { PodWorkers } from './pod-workers.js';
 import type { PodSyncer } from './pod-worker.js';
-import { emptyObservedPod } from '../runtime/observed.js';
+import { emptyObservedPod } from '../kubecontainer/observed.js';
 
 const pod = (rv: string, o: Partial<Pod['metadata']> = {}): Pod => ({ metadata: { name: 'p', namespace: 'd', uid: 'u1', resourceVersion: rv, ...o }, spec: { containers: [] } });
 const cache = { getNewerThan: async (uid: string) => emptyObservedPod(uid), get: (uid: string) => emptyObservedPod(uid) };

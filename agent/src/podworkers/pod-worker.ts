@@ -12,8 +12,9 @@
  * backoff with jitter.
  */
 import { Backoff, Wakeup, errCode, isAbortError, jitter, linkAbort, describeError, type Clock, type Logger } from '@nodelet/base';
-import type { Pod, PodStatus } from '@nodelet/api/agent';
-import type { ObservedPod } from '../runtime/observed.js';
+import type { Pod } from '@nodelet/api/agent';
+import type { ObservedPod } from '../kubecontainer/observed.js';
+import type { PodStatusFn } from '../kubecontainer/pod-update.js';
 
 export type WorkerPhase = 'sync' | 'terminating' | 'terminated' | 'finished';
 
@@ -37,8 +38,6 @@ export interface PodUpdate {
   kill?: { statusFn: PodStatusFn };
 }
 
-/** Edits the status the agent computed for a pod it stopped on its own (kubelet PodStatusFunc). */
-export type PodStatusFn = (status: PodStatus) => void;
 
 export interface PodSyncResult {
   /** The pod reached Succeeded/Failed and must stop. */

@@ -6,7 +6,8 @@
 import type { Clock, Logger } from '@nodelet/base';
 import type { Pod } from '@nodelet/api/agent';
 import { rejectedStatus, type PodAdmitResult } from '../admission/admit.js';
-import { PodWorker, type PodCache, type PodStatusFn, type PodSyncer, type PodUpdate, type WorkerPhase } from './pod-worker.js';
+import { PodWorker, type PodCache, type PodSyncer, type PodUpdate, type WorkerPhase } from './pod-worker.js';
+import type { PodStatusFn } from '../kubecontainer/pod-update.js';
 
 export interface PodWorkersOptions {
   syncer: PodSyncer;

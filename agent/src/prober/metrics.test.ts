@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { FakeClock } from '@nodelet/base/testing';
 import { noopLogger } from '@nodelet/base';
 import type { Pod } from '@nodelet/api';
-import type { ObservedPod } from '../runtime/observed.js';
+import type { ObservedPod } from '../kubecontainer/observed.js';
 import { ProbeManager } from './prober.js';
 import { ProbeMetrics } from './metrics.js';
 

@@ -6,9 +6,9 @@
  */
 import type { Clock, Logger } from '@nodelet/base';
 import type { Pod } from '@nodelet/api/agent';
-import type { PodEventSink } from '../runtime/pod-runtime.js';
-import { latestContainer, type ObservedPod } from '../runtime/observed.js';
-import { isSidecar } from '../runtime/pod-actions.js';
+import type { PodEventSink } from '../kubecontainer/events.js';
+import { latestContainer, type ObservedPod } from '../kubecontainer/observed.js';
+import { isSidecar } from '../kubecontainer/helpers.js';
 import type { ExecRunner, ProbeType } from './handlers.js';
 import { ProbeResults, probeView, type ProbeView } from './results.js';
 import { ProbeWorker } from './worker.js';

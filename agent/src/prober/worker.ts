@@ -14,7 +14,7 @@
  */
 import { DisposableStore, describeError, isAbortError, toDisposable, type Clock, type Logger } from '@nodelet/base';
 import type { Container, Pod, Probe } from '@nodelet/api/agent';
-import type { PodEventSink } from '../runtime/pod-runtime.js';
+import type { PodEventSink } from '../kubecontainer/events.js';
 import { runProbe, type ExecRunner, type ProbeOutcome, type ProbeType } from './handlers.js';
 import type { ProbeResults } from './results.js';
 import type { ProbeMetrics } from './metrics.js';

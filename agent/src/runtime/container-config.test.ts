@@ -4,7 +4,7 @@ import type { Pod } from '@nodelet/api';
 import { hasCode } from '@nodelet/base';
 import { buildContainerConfig, buildSandboxConfig, linuxResources, podDir, volumeDir } from './container-config.js';
 import { expandVars, resolveEnv, type EnvSourceReader } from './env.js';
-import { containerHash } from './labels.js';
+import { containerHash } from '../kubecontainer/labels.js';
 
 const pod: Pod = {
   metadata: { name: 'web', namespace: 'ns1', uid: 'uid-1', labels: { app: 'web' } },

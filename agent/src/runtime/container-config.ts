@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { AgentError } from '@nodelet/base';
 import { isDns1123Label, podQOSClass, type Container, type Pod, type QOSClass, type Volume } from '@nodelet/api/agent';
 import { milliCpu, parseQuantity } from '../util/quantity.js';
-import type { ContainerConfig, LinuxContainerResources, Mount, PodSandboxConfig, PortMapping } from './cri.js';
+import type { ContainerConfig, LinuxContainerResources, Mount, PodSandboxConfig, PortMapping } from '../kubecontainer/cri.js';
 import type { EnvVarValue } from './env.js';
 import { volumeKindOf } from './volume-kinds.js';
 import { sandboxHostname } from './pod-hostname.js';
@@ -32,7 +32,7 @@ import {
   POD_UID,
   containerHash,
   type ContainerType,
-} from './labels.js';
+} from '../kubecontainer/labels.js';
 
 export interface PodPaths {
   rootDir: string;
@@ -66,6 +66,14 @@ export function volumeDir(rootDir: string, uid: string, volume: Volume): string 
     throw new AgentError('ERR_INVALID_ARGUMENT', `volume name ${JSON.stringify(volume.name)} is not a DNS-1123 label`);
   }
   return join(podDir(rootDir, uid), 'volumes', plugin, volume.name);
+}
+
+/**
+ * Where a volume is on the node, as containers mount it: the node path its kind names (hostPath),
+ * else its directory ({@link volumeDir}). Undefined for a source the node refuses.
+ */
+export function volumeHostPath(rootDir: string, uid: string, volume: Volume): string | undefined {
+  return volumeKindOf(volume)?.nodePath?.(volume) ?? volumeDir(rootDir, uid, volume);
 }
 
 /** The kubelet's pod labels: the pod's own labels plus the io.kubernetes.pod.* ones. */
@@ -187,7 +195,7 @@ function mountsFor({ pod, container, paths, subPaths }: ContainerConfigInput): M
   (container.volumeMounts ?? []).forEach((vm, i) => {
     const v = volumes.get(vm.name);
     if (!v) return;
-    let host = v.hostPath?.path ?? volumeDir(paths.rootDir, pod.metadata.uid!, v);
+    let host = volumeHostPath(paths.rootDir, pod.metadata.uid!, v);
     // Only a volume the node refuses has no host path, and such a pod never gets this far (volumes.ts).
     if (!host) throw new AgentError('ERR_FAILED_PRECONDITION', `volume "${v.name}" of volumeMount "${vm.name}" cannot be provided on this node`);
     if (vm.subPath || vm.subPathExpr) {
@@ -198,9 +206,8 @@ function mountsFor({ pod, container, paths, subPaths }: ContainerConfigInput): M
     out.push({
       containerPath: vm.mountPath,
       hostPath: host,
-      // configMap and secret volumes are read-only whatever the pod asks (CVE-2017-1002102): a
-      // container must not plant files the agent's writer would then follow.
-      readonly: vm.readOnly === true || v.persistentVolumeClaim?.readOnly === true || !!(v.configMap || v.secret || v.projected || v.downwardAPI),
+      // The agent-written kinds are read-only whatever the pod asks (CVE-2017-1002102; volume-kinds.ts).
+      readonly: vm.readOnly === true || volumeKindOf(v)?.readOnly(v) === true,
       propagation: vm.mountPropagation === 'Bidirectional' ? 'PROPAGATION_BIDIRECTIONAL' : vm.mountPropagation === 'HostToContainer' ? 'PROPAGATION_HOST_TO_CONTAINER' : 'PROPAGATION_PRIVATE',
     });
   });

@@ -14,8 +14,8 @@
 import { hasCode, type Logger } from '@nodelet/base';
 import type { Container, Pod } from '@nodelet/api/agent';
 import { runLifecycleHook, type HookDeps } from './lifecycle-hooks.js';
-import type { RuntimeService } from './cri.js';
-import type { PodEventSink } from './pod-runtime.js';
+import type { RuntimeService } from '../kubecontainer/cri.js';
+import type { PodEventSink } from '../kubecontainer/events.js';
 
 /** kubelet's minimumGracePeriodInSeconds: the least time a container gets after SIGTERM. */
 export const MIN_STOP_GRACE_S = 2;

@@ -16,7 +16,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Container, HostAlias, Pod } from '@nodelet/api/agent';
-import type { Mount } from './cri.js';
+import type { Mount } from '../kubecontainer/cri.js';
 import { podDir } from './container-config.js';
 import { podHostnameAndDomain } from './pod-hostname.js';
 

@@ -15,6 +15,7 @@ import { chmod, lchown, lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Pod } from '@nodelet/api/agent';
 import { volumeDir } from './container-config.js';
+import { volumeKindOf } from './volume-kinds.js';
 
 const RW = 0o660;
 const RO = 0o440;
@@ -47,10 +48,11 @@ export async function applyFsGroup(pod: Pod, rootDir: string, signal: AbortSigna
   const gid = sc?.fsGroup;
   if (gid === undefined) return;
   for (const v of pod.spec?.volumes ?? []) {
-    if (!v.emptyDir && !v.persistentVolumeClaim) continue;
+    const kind = volumeKindOf(v);
+    if (!kind?.fsGroup) continue;
     const dir = volumeDir(rootDir, pod.metadata.uid!, v);
     if (!dir) continue;
-    const readOnly = v.persistentVolumeClaim?.readOnly === true;
+    const readOnly = kind.readOnly(v);
     if (sc?.fsGroupChangePolicy === 'OnRootMismatch' && (await rootMatches(dir, gid, readOnly))) continue;
     await walk(dir, gid, readOnly, signal);
   }

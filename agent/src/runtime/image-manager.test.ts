@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { hasCode } from '@nodelet/base';
 import { FakeClock } from '@nodelet/base/testing';
 import type { Container } from '@nodelet/api';
-import type { ImageService } from './cri.js';
+import type { ImageService } from '../kubecontainer/cri.js';
 import { effectivePullPolicy, ImageManager, type ImageEvents } from './image-manager.js';
 import { DOCKER_CONFIG_JSON_TYPE, DockerKeyring } from './keyring.js';
 

@@ -19,7 +19,7 @@
  */
 import { AgentError, Backoff, Semaphore, describeError, type Clock } from '@nodelet/base';
 import type { Container } from '@nodelet/api/agent';
-import type { ImageService } from './cri.js';
+import type { ImageService } from '../kubecontainer/cri.js';
 import { DockerKeyring, repositoryToPull, type RegistryAuth } from './keyring.js';
 
 export interface ImageEvents {

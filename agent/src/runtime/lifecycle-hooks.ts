@@ -12,7 +12,7 @@ import https from 'node:https';
 import { describeError, isAbortError, type Clock } from '@nodelet/base';
 import type { Container, LifecycleHandler, Pod } from '@nodelet/api/agent';
 import { resolvePort } from '../prober/handlers.js';
-import type { RuntimeService } from './cri.js';
+import type { RuntimeService } from '../kubecontainer/cri.js';
 
 /** What the handlers need from the node. */
 export interface HookDeps {

@@ -2,8 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod } from '@nodelet/api';
 import { computePodActions, type PodActions } from './pod-actions.js';
-import { containerHash } from './labels.js';
-import type { ObservedContainer, ObservedPod, ObservedSandbox } from './observed.js';
+import { containerHash } from '../kubecontainer/labels.js';
+import type { ObservedContainer, ObservedPod, ObservedSandbox } from '../kubecontainer/observed.js';
 
 const app = { name: 'app', image: 'busybox' };
 const side = { name: 'side', image: 'busybox' };

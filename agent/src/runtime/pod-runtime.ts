@@ -8,15 +8,16 @@
  */
 import { AgentError, describeError, hasCode, isAbortError, type Clock, type Logger } from '@nodelet/base';
 import type { EphemeralContainer, Pod, Service } from '@nodelet/api/agent';
-import type { PodSandboxConfig, RuntimeService } from './cri.js';
+import type { PodSandboxConfig, RuntimeService } from '../kubecontainer/cri.js';
 import { buildContainerConfig, buildSandboxConfig, isSafePodUid, podLogDir, type PodPaths } from './container-config.js';
 import { resolveEnv, type EnvSourceReader } from './env.js';
 import type { ImageManager } from './image-manager.js';
 import { podKeyring, type PullSecretReader } from './keyring.js';
 import { ensureHostsFile } from './etc-hosts.js';
-import { containerHash, type ContainerType } from './labels.js';
-import { latestContainer, type ObservedPod } from './observed.js';
-import { computePodActions, isSidecar, type ProbeFailed, type ProbeStarted } from './pod-actions.js';
+import { containerHash, type ContainerType } from '../kubecontainer/labels.js';
+import { latestContainer, type ObservedPod } from '../kubecontainer/observed.js';
+import { computePodActions, type ProbeFailed } from './pod-actions.js';
+import { isSidecar, type ProbeStarted } from '../kubecontainer/helpers.js';
 import { RestartBackoff } from './restart-backoff.js';
 import { hostMounter, type Mounter } from './mount.js';
 import { prepareContainerSubPaths } from './subpath.js';
@@ -27,24 +28,16 @@ import { serviceEnvVars } from './service-env.js';
 import { stopContainer, type ContainerStopDeps, type ContainerToStop } from './container-stop.js';
 import { runLifecycleHook } from './lifecycle-hooks.js';
 import { rm } from 'node:fs/promises';
+import type { PodEventSink } from '../kubecontainer/events.js';
 import type { StartFailure } from '../status/pod-status.js';
 import type { PodStepRecorder } from '../tracing/pod-journeys.js';
 import { ATTR, SPAN } from '@nodelet/api/tracing';
 
-export type EventType = 'Normal' | 'Warning';
-
-/** Where pod events go (the event recorder). Never throws, never blocks. */
 /** What the service environment variables are made from. `synced` false: not listed yet. */
 export interface ServiceSource {
   readonly synced: boolean;
   inNamespace(namespace: string): Service[];
   get(namespace: string, name: string): Service | undefined;
-}
-
-export interface PodEventSink {
-  event(pod: Pod, type: EventType, reason: string, message: string, fieldPath?: string): void;
-  /** The pod is gone: its events can no longer repeat, so nothing about them need be kept. */
-  forget?(uid: string): void;
 }
 
 export interface PodRuntimeOptions {

@@ -2,7 +2,7 @@
  * Exec probes over CRI `ExecSync` (the prober's ExecRunner; prober/ itself knows no CRI).
  */
 import type { ExecRunner } from '../prober/handlers.js';
-import type { RuntimeService } from './cri.js';
+import type { RuntimeService } from '../kubecontainer/cri.js';
 
 /**
  * Runs the probe's command in the container. CRI enforces `timeout`; the call's own deadline

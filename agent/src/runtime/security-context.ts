@@ -17,7 +17,7 @@
 import { join } from 'node:path';
 import { AgentError } from '@nodelet/base';
 import type { Container, Pod, SecurityContext, SecurityProfile } from '@nodelet/api/agent';
-import type { ContainerConfig, PodSandboxConfig } from './cri.js';
+import type { ContainerConfig, PodSandboxConfig } from '../kubecontainer/cri.js';
 
 type LinuxContainerSecurityContext = NonNullable<NonNullable<ContainerConfig['linux']>['securityContext']>;
 type LinuxSandboxSecurityContext = NonNullable<NonNullable<PodSandboxConfig['linux']>['securityContext']>;

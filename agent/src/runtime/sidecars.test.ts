@@ -1,9 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Container, ContainerStatus, Pod } from '@nodelet/api';
-import { computePodActions, initContainersDone } from './pod-actions.js';
-import { containerHash } from './labels.js';
-import type { ObservedContainer, ObservedPod } from './observed.js';
+import { computePodActions } from './pod-actions.js';
+import { initContainersDone } from '../kubecontainer/helpers.js';
+import { containerHash } from '../kubecontainer/labels.js';
+import type { ObservedContainer, ObservedPod } from '../kubecontainer/observed.js';
 import { computePodStatus, podPhase } from '../status/pod-status.js';
 
 const side: Container = { name: 'side', image: 'busybox', restartPolicy: 'Always' };

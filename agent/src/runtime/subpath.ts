@@ -24,7 +24,7 @@ import { mkdir, open, realpath, rm, stat, writeFile, type FileHandle } from 'nod
 import { dirname, join, relative, sep } from 'node:path';
 import { AgentError, isAgentError } from '@nodelet/base';
 import { localDescendingPathProblems, type Container, type Pod } from '@nodelet/api/agent';
-import { podDir, volumeDir } from './container-config.js';
+import { podDir, volumeHostPath } from './container-config.js';
 import type { EnvVarValue } from './env.js';
 import { unmountAllUnder, type Mounter } from './mount.js';
 
@@ -219,7 +219,7 @@ export async function prepareContainerSubPaths(
     const vm = mounts[i]!;
     if (!vm.subPath && !vm.subPathExpr) continue;
     const v = volumes.get(vm.name);
-    const root = v && (v.hostPath?.path ?? volumeDir(rootDir, pod.metadata.uid!, v));
+    const root = v && volumeHostPath(rootDir, pod.metadata.uid!, v);
     if (!root) continue;
     const subPath = vm.subPathExpr ? expandSubPathExpr(vm.subPathExpr, env) : vm.subPath!;
     const target = subPathTarget(podDir(rootDir, pod.metadata.uid!), vm.name, container.name, i);

@@ -3,7 +3,7 @@
  * agent (not prom-client's global default), so several agents can live in one test process.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { ObservedPod } from '../runtime/observed.js';
+import type { ObservedPod } from '../kubecontainer/observed.js';
 
 export class AgentMetrics {
   readonly registry = new Registry();

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Pleg } from '../pleg/pleg.js';
 import type { PodWorkers } from '../podworkers/pod-workers.js';
 import { podLogDir } from '../runtime/container-config.js';
-import type { RuntimeService } from '../runtime/cri.js';
+import type { RuntimeService } from '../kubecontainer/cri.js';
 import type { PodConfig } from '../source/pod-config.js';
 import type { AgentMetrics } from './metrics.js';
 import type { NodeApiBackend } from './node-api.js';

@@ -13,7 +13,7 @@ import { openRemoteCommand, PortForwardSession } from '@nodelet/cri-client';
 import { noopLogger, pollUntil, systemClock } from '@nodelet/base';
 import type { ApiClient } from '@nodelet/api';
 import { rawExchange, type RawReply } from '@nodelet/api/testing';
-import type { RuntimeService } from '../runtime/cri.js';
+import type { RuntimeService } from '../kubecontainer/cri.js';
 import { NodeApiAuthenticator } from './authn.js';
 import { NodeApiAuthorizer } from './authz.js';
 import { startNodeApi, type NodeApiServer } from './node-api.js';

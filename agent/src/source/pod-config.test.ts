@@ -14,9 +14,9 @@ import { FakeClock } from '@nodelet/base/testing';
 import { Informer, PODS, type Pod } from '@nodelet/api';
 import { InMemoryApiServer } from '@nodelet/api/testing';
 import type { PodUpdate } from '../podworkers/pod-worker.js';
-import { emptyObservedPod, type ObservedPod } from '../runtime/observed.js';
+import { emptyObservedPod, type ObservedPod } from '../kubecontainer/observed.js';
 import { PodConfig } from './pod-config.js';
-import { CONFIG_MIRROR } from './static-pods.js';
+import { CONFIG_MIRROR } from '../kubecontainer/pod-update.js';
 
 const NODE = 'n1';
 const FILE_CHECK_MS = 20_000;

@@ -20,8 +20,9 @@
 import { describeError, type Clock, type Logger } from '@nodelet/base';
 import type { Informer, Pod } from '@nodelet/api/agent';
 import type { PodUpdate } from '../podworkers/pod-worker.js';
-import type { ObservedPod } from '../runtime/observed.js';
-import { isMirrorPod, readStaticPods } from './static-pods.js';
+import type { ObservedPod } from '../kubecontainer/observed.js';
+import { readStaticPods } from './static-pods.js';
+import { isMirrorPod } from '../kubecontainer/pod-update.js';
 
 export interface PodConfigOptions {
   /** The pods bound to this node (SharedInformers.nodePods()); started here if needed, never closed. */

@@ -14,18 +14,7 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { describeError, hasCode, type Logger } from '@nodelet/base';
 import { PODS, type ApiClient, type Pod } from '@nodelet/api/agent';
-
-export const CONFIG_SOURCE = 'kubernetes.io/config.source';
-export const CONFIG_HASH = 'kubernetes.io/config.hash';
-export const CONFIG_MIRROR = 'kubernetes.io/config.mirror';
-
-export function isMirrorPod(p: Pod): boolean {
-  return p.metadata.annotations?.[CONFIG_MIRROR] !== undefined;
-}
-
-export function isStaticPod(p: Pod): boolean {
-  return p.metadata.annotations?.[CONFIG_SOURCE] === 'file';
-}
+import { CONFIG_HASH, CONFIG_MIRROR, CONFIG_SOURCE } from '../kubecontainer/pod-update.js';
 
 /**
  * Parses one manifest into the static pod the agent runs. Throws with the file named. The pod

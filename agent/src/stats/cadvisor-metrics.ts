@@ -16,7 +16,7 @@
  */
 import { goFloat, RESOURCE_METRICS_CONTENT_TYPE } from './resource-metrics.js';
 import type { PodStats, Summary } from './types.js';
-import type { ObservedPod } from '../runtime/observed.js';
+import type { ObservedPod } from '../kubecontainer/observed.js';
 
 export const CADVISOR_METRICS_CONTENT_TYPE = RESOURCE_METRICS_CONTENT_TYPE;
 

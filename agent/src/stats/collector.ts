@@ -22,8 +22,9 @@ import { setMaxListeners } from 'node:events';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describeError, hasCode, isAbortError, type Clock, type Logger } from '@nodelet/base';
-import type { ImageService, RuntimeService } from '../runtime/cri.js';
+import type { ImageService, RuntimeService } from '../kubecontainer/cri.js';
 import { isSafePodUid, podLogDir } from '../runtime/container-config.js';
+import { ephemeralPluginDirs } from '../runtime/volume-kinds.js';
 import { parseMountinfo, readProcessCgroup, readText, type CgroupMounts, type ReadText } from './cgroup.js';
 import { CpuRates } from './cpu-rate.js';
 import { dirUsage, DirUsageCache } from './dir-usage.js';
@@ -36,7 +37,7 @@ export const DEFAULT_STATS_PERIOD_MS = 10_000;
 const ROUND_TIMEOUT_MS = 30_000;
 const POD_STATS_RETRY_ROUNDS = 30;
 /** Volume plugins whose directories hold ephemeral data (what kubelet counts into ephemeral-storage). */
-const EPHEMERAL_VOLUME_DIRS = ['kubernetes.io~empty-dir', 'kubernetes.io~configmap', 'kubernetes.io~secret', 'kubernetes.io~projected', 'kubernetes.io~downward-api'];
+const EPHEMERAL_VOLUME_DIRS = ephemeralPluginDirs();
 
 export interface StatsCollectorOptions {
   runtime: RuntimeService;

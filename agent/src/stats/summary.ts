@@ -24,7 +24,7 @@ import type { CpuRates } from './cpu-rate.js';
 import type { DirUsage } from './dir-usage.js';
 import type { FsUsage, NodeReadings } from './node-readings.js';
 import type { ContainerStats, CpuStats, FsStats, InterfaceStats, MemoryStats, NetworkStats, PodStats, Summary, VolumeStats } from './types.js';
-import type { RuntimeService } from '../runtime/cri.js';
+import type { RuntimeService } from '../kubecontainer/cri.js';
 
 type Res<K extends keyof RuntimeService> = Awaited<ReturnType<RuntimeService[K]>>;
 export type CriContainerStats = Res<'listContainerStats'>['stats'][number];

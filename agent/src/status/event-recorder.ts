@@ -7,7 +7,7 @@
  */
 import type { Clock, Logger } from '@nodelet/base';
 import { EventRecorder as ApiEventRecorder, type ApiClient, type Pod } from '@nodelet/api/agent';
-import type { EventType, PodEventSink } from '../runtime/pod-runtime.js';
+import type { EventType, PodEventSink } from '../kubecontainer/events.js';
 
 const RECENT = 500;
 

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod, PodCondition } from '@nodelet/api';
 import { activeDeadlineRemainingMs, computePodStatus, withApiConditions } from './pod-status.js';
-import type { ObservedContainer, ObservedPod } from '../runtime/observed.js';
+import type { ObservedContainer, ObservedPod } from '../kubecontainer/observed.js';
 import type { StartFailure } from './pod-status.js';
 import { ProbeResults, probeView } from '../prober/results.js';
 

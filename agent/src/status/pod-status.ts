@@ -4,9 +4,9 @@
  * Pure: the clock reading is an argument. Table-tested in pod-status.test.ts.
  */
 import { podQOSClass, rfc3339, type Container, type ContainerState, type ContainerStatus, type Pod, type PodCondition, type PodPhase, type PodStatus } from '@nodelet/api/agent';
-import { initContainersDone, isSidecar, podSandboxChanged, shouldContainerBeRestarted } from '../runtime/pod-actions.js';
-import type { ObservedContainer, ObservedPod } from '../runtime/observed.js';
-import type { ContainerType } from '../runtime/labels.js';
+import { initContainersDone, isSidecar, podSandboxChanged, shouldContainerBeRestarted } from '../kubecontainer/helpers.js';
+import type { ObservedContainer, ObservedPod } from '../kubecontainer/observed.js';
+import type { ContainerType } from '../kubecontainer/labels.js';
 import type { ProbeView } from '../prober/results.js';
 
 /** Why a container could not be started at the last sync (kubelet's reason cache). */
