@@ -6,7 +6,10 @@ import { useCan, useWatch } from './hooks.js';
 import { byName, eventTime, matches, nodeProblems, nodeReady, podPhase, podReady, type Deployment, type Event, type Node, type Pod, type Service } from './k8s.js';
 import { JourneyView } from './journey.js';
 import { CreateDeployment, DeploymentActions, LogViewer } from './operate.js';
-import { TerminalPanel } from './terminal.js';
+import { lazyComponent } from './lazy.js';
+
+// xterm.js is most of the console's bytes and few sessions open a terminal: fetched on first use.
+const TerminalPanel = lazyComponent('terminal', () => import('./terminal.js').then((m) => m.TerminalPanel));
 
 function Panel(props: { id: string; title: string; error?: string; children: ComponentChildren; actions?: ComponentChildren }) {
   return (
