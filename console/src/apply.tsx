@@ -80,6 +80,8 @@ async function applyAll(api: Api, docs: ApplyDoc[], namespace: string): Promise<
       if (!list) {
         list = api.get(discoveryPath(doc.apiVersion)).then((d) => ((d as { resources?: ResourceInfo[] }).resources ?? []).filter((r) => !r.name.includes('/')));
         discovery.set(doc.apiVersion, list);
+        // A refused discovery is that document's error; the next document of the version asks again.
+        list.catch(() => discovery.delete(doc.apiVersion));
       }
       const r = (await list).find((x) => x.kind === doc.kind);
       if (!r) throw new Error(`the server does not serve kind "${doc.kind}" in version "${doc.apiVersion}"`);

@@ -206,7 +206,7 @@ test('web console: sign in, node Ready, create from the form, pods Running, scal
   await applied.nth(5).waitFor();
   assert.deepEqual(await applied.evaluateAll((els) => els.map((e) => `${e.getAttribute('data-applied')} ${e.getAttribute('data-ok')}`)), [
     'namespace/team-a true', 'statefulset.apps/db true', 'daemonset.apps/agent true', 'job.batch/once true', 'configmap/owned false', 'cronjob.batch/tick true',
-  ]);
+  ], (await applied.allTextContents()).join('\n'));
   assert.equal(await applied.nth(4).textContent(), 'configmap/owned: Apply failed with 1 conflict: conflict with "console-it" using v1: .data.k');
   assert.equal((await admin.get(CONFIGMAPS, 'owned', { namespace: 'default' })).data?.k, 'theirs', 'the conflict changed nothing');
   const db = await admin.get(STATEFULSETS, 'db', { namespace: 'default' });
