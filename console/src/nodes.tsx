@@ -40,10 +40,10 @@ export function Nodes(props: { api: Api; pods: Pod[] }) {
             <th scope="col">Name</th>
             <th scope="col">Ready</th>
             <th scope="col">Lease renewed</th>
-            <th scope="col">CPU (allocatable / capacity)</th>
-            <th scope="col">Memory (allocatable / capacity)</th>
-            <th scope="col">CPU used (top)</th>
-            <th scope="col">Memory used (top)</th>
+            <th scope="col" title="allocatable / capacity">CPU alloc. / cap.</th>
+            <th scope="col" title="allocatable / capacity">Memory alloc. / cap.</th>
+            <th scope="col" title="kubectl top node: used, and its share of allocatable">CPU used</th>
+            <th scope="col" title="kubectl top node: used, and its share of allocatable">Memory used</th>
             <th scope="col">Pods</th>
             <th scope="col">Conditions</th>
           </tr>
