@@ -84,9 +84,10 @@ export function Workloads(props: { api: Api; namespace: string; pods: Pod[]; onL
   const nsPods = props.pods.filter((p) => p.metadata.namespace === props.namespace);
   return (
     <Panel id="workloads" title="Workloads" error={workloads.error} actions={actions}>
-      <div class="tabs" role="tablist" aria-label="Workload kind">
+      {/* Toggle buttons (aria-pressed), not ARIA tabs: tabs promise arrow-key moves these do not need. */}
+      <div class="tabs" role="group" aria-label="Workload kind">
         {Object.entries(KINDS).map(([k, v]) => (
-          <button type="button" role="tab" key={k} id={`tab-${k}`} aria-selected={k === kind} onClick={() => setKind(k)}>
+          <button type="button" key={k} id={`tab-${k}`} aria-pressed={k === kind} onClick={() => setKind(k)}>
             {v.label}
           </button>
         ))}
