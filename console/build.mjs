@@ -1,9 +1,12 @@
 #!/usr/bin/env node
-// Builds the web console (docs/console.md) with esbuild into build/console/: index.html and
-// assets/app-<hash>.js|css, which `nodelet server` serves at /ui/ (index.html revalidated,
-// the hashed assets cached as immutable). Prints the size the files add, raw and gzipped.
+// Builds the web console (docs/console.md) with esbuild into build/console/: index.html,
+// assets/app-<hash>.js|css and the hashed chunks loaded on demand (chunk-<hash>.js: xterm.js for the
+// terminal, the YAML parser for Apply), which `nodelet server` serves at /ui/ (index.html
+// revalidated, the hashed assets cached as immutable). Prints the size the files add, raw and
+// gzipped: all of them, and the first load (index.html, the app's CSS, its script and the chunks
+// that script imports statically), which is what a browser fetches before the first paint.
 //
-//   node console/build.mjs [--out <dir>]
+//   node console/build.mjs [--out <dir>] [--json]   (--json: the sizes as one JSON line, last)
 import { build } from 'esbuild';
 import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
@@ -11,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 
 const root = new URL('..', import.meta.url).pathname;
-const { values } = parseArgs({ options: { out: { type: 'string', default: join(root, 'build', 'console') } } });
+const { values } = parseArgs({ options: { out: { type: 'string', default: join(root, 'build', 'console') }, json: { type: 'boolean', default: false } } });
 const out = values.out;
 rmSync(out, { recursive: true, force: true });
 mkdirSync(join(out, 'assets'), { recursive: true });
@@ -20,6 +23,9 @@ const result = await build({
   entryPoints: { app: join(root, 'console', 'src', 'main.tsx') },
   outdir: join(out, 'assets'),
   entryNames: '[name]-[hash]',
+  chunkNames: 'chunk-[hash]',
+  // Code splitting: a dynamic import() becomes its own hashed chunk, fetched when first used.
+  splitting: true,
   bundle: true,
   format: 'esm',
   minify: true,
@@ -30,10 +36,21 @@ const result = await build({
   metafile: true,
   logLevel: 'warning',
 });
-const outputs = Object.keys(result.metafile.outputs).map((p) => basename(p));
-const js = outputs.find((n) => n.endsWith('.js'));
-const css = outputs.find((n) => n.endsWith('.css'));
-if (!js || !css) throw new Error(`esbuild produced ${outputs.join(', ')}: expected one .js and one .css`);
+const outputs = Object.entries(result.metafile.outputs);
+const entry = outputs.find(([, o]) => o.entryPoint !== undefined && o.cssBundle !== undefined);
+const js = entry && basename(entry[0]);
+const css = entry && basename(entry[1].cssBundle);
+if (!js || !css || outputs.filter(([p]) => p.endsWith('.css')).length !== 1) {
+  throw new Error(`esbuild produced ${outputs.map(([p]) => basename(p)).join(', ')}: expected one entry script with one stylesheet`);
+}
+/** The first load: the entry script and what it imports statically, transitively (not the import() chunks). */
+const firstLoad = new Set(['index.html', `assets/${css}`]);
+const visit = (p) => {
+  if (firstLoad.has(`assets/${basename(p)}`)) return;
+  firstLoad.add(`assets/${basename(p)}`);
+  for (const i of result.metafile.outputs[p].imports) if (i.kind === 'import-statement' && !i.external) visit(i.path);
+};
+visit(entry[0]);
 
 // No inline script or style: the Content-Security-Policy allows only files from this origin.
 writeFileSync(
@@ -47,7 +64,7 @@ writeFileSync(
 <title>nodelet console</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="assets/${css}">
-<script type="module" src="assets/${js}"></script>
+${[...firstLoad].filter((n) => n.startsWith('assets/chunk-')).map((n) => `<link rel="modulepreload" href="${n}">\n`).join('')}<script type="module" src="assets/${js}"></script>
 </head>
 <body>
 <div id="app"></div>
@@ -57,13 +74,18 @@ writeFileSync(
 `,
 );
 
-let raw = 0;
-let gz = 0;
+const sizes = { total: { bytes: 0, gzipped: 0 }, firstLoad: { bytes: 0, gzipped: 0 } };
 const walk = (d) => readdirSync(d).flatMap((n) => (statSync(join(d, n)).isDirectory() ? walk(join(d, n)) : [join(d, n)]));
 for (const f of walk(out)) {
   const body = readFileSync(f);
-  raw += body.length;
-  gz += gzipSync(body, { level: 9 }).length;
-  console.log(`  ${relative(out, f).padEnd(32)} ${String(body.length).padStart(7)} B  ${String(gzipSync(body, { level: 9 }).length).padStart(6)} B gzipped`);
+  // Level 9, as the server compresses them at start (control-plane/src/apiserver/console.ts).
+  const gz = gzipSync(body, { level: 9 }).length;
+  const name = relative(out, f);
+  for (const k of firstLoad.has(name) ? ['total', 'firstLoad'] : ['total']) {
+    sizes[k].bytes += body.length;
+    sizes[k].gzipped += gz;
+  }
+  console.log(`  ${name.padEnd(32)} ${String(body.length).padStart(7)} B  ${String(gz).padStart(6)} B gzipped${firstLoad.has(name) ? '  (first load)' : ''}`);
 }
-console.log(`console: ${raw} B (${gz} B gzipped) in ${relative(process.cwd(), out) || '.'}`);
+console.log(`console: ${sizes.total.bytes} B (${sizes.total.gzipped} B gzipped) in ${relative(process.cwd(), out) || '.'}; first load ${sizes.firstLoad.bytes} B (${sizes.firstLoad.gzipped} B gzipped)`);
+if (values.json) console.log(JSON.stringify(sizes));

@@ -33,7 +33,7 @@ export interface Api {
   fetch(path: string, init?: RequestInit): Promise<Response>;
   /**
    * A watch: a response that stays open. Browsers hold at most six HTTP/1.1 connections per
-   * origin, and the overview keeps five watches open; they are sent without credentials mode
+   * origin, and the overview keeps six watches open (its limit: more would wait for one to end); they are sent without credentials mode
    * (there are no cookies either way: the token is a header), which Chromium pools apart from
    * credentialed requests (test/e2e/console.itest.ts depends on it), so watches never take the
    * sockets the user's actions need.

@@ -45,3 +45,29 @@ export function useCan(api: Api, verb: string, group: string, resource: string, 
   }, [api, verb, group, resource, namespace]);
   return allowed;
 }
+
+/**
+ * The items at `path`, listed now and every `everyMs`: for what has no watch (metrics.k8s.io
+ * serves none, as metrics-server) or would need a seventh open watch (api.ts: the page holds six).
+ * `at` is when the last answer came, for ages computed from it.
+ */
+export function usePoll<T>(api: Api, path: string, everyMs: number): { items: T[]; error?: string; at: number } {
+  const [state, setState] = useState<{ items: T[]; error?: string; at: number }>({ items: [], at: Date.now() });
+  useEffect(() => {
+    const ac = new AbortController();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const once = (): void => {
+      api.get(path, ac.signal).then(
+        (l) => setState({ items: ((l as { items?: T[] } | undefined)?.items ?? []) as T[], at: Date.now() }),
+        (err: unknown) => !ac.signal.aborted && setState((s) => ({ ...s, error: (err as Error).message, at: Date.now() })),
+      );
+      timer = setTimeout(once, everyMs);
+    };
+    once();
+    return () => {
+      ac.abort();
+      clearTimeout(timer);
+    };
+  }, [api, path, everyMs]);
+  return state;
+}

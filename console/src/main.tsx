@@ -7,6 +7,8 @@ import { render } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { createApi, type Api } from './api.js';
 import { Overview } from './overview.js';
+// xterm's stylesheet is small and esbuild loads no CSS with a lazy chunk: it stays in the one app stylesheet.
+import '@xterm/xterm/css/xterm.css';
 import './style.css';
 
 const TOKEN_KEY = 'nodelet-console-token';

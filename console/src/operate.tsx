@@ -1,13 +1,14 @@
 /**
  * Operations, each one API call made as the signed-in user: create a Deployment (and a Service),
- * scale, delete, follow a pod's log. A refusal shows the server's message as it came (a `view`
+ * scale, restart, delete, follow a pod's log. A refusal shows the server's message as it came (a `view`
  * user's 403 included): the page decides nothing the server did not.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { apiErrorOf, type Api } from './api.js';
-import { DNS_LABEL, type Deployment, type Pod } from './k8s.js';
+import { DNS_LABEL, type Pod, type Workload } from './k8s.js';
 
-function ErrorLine(props: { error: string | undefined; id?: string }) {
+/** The server's message, or nothing. */
+export function ErrorLine(props: { error: string | undefined; id?: string }) {
   return props.error ? (
     <p role="alert" class="error" {...(props.id ? { id: props.id } : {})}>
       {props.error}
@@ -89,11 +90,15 @@ export function CreateDeployment(props: { api: Api; namespace: string; onDone():
   );
 }
 
-/** Scale and delete for one Deployment. */
-export function DeploymentActions(props: { api: Api; deployment: Deployment }) {
-  const d = props.deployment;
+/**
+ * The operations on one workload at `path` (its object URL): scale (`…/scale`, Deployments and
+ * StatefulSets), restart (`kubectl rollout restart`: Deployments, StatefulSets, DaemonSets) and
+ * delete (every kind), each shown with the server's answer.
+ */
+export function WorkloadActions(props: { api: Api; workload: Workload; path: string; scale: boolean; restart: boolean }) {
+  const d = props.workload;
   const name = d.metadata.name!;
-  const path = `/apis/apps/v1/namespaces/${d.metadata.namespace}/deployments/${name}`;
+  const path = props.path;
   const [replicas, setReplicas] = useState(String(d.spec?.replicas ?? 0));
   const [confirm, setConfirm] = useState(false);
   const [error, setError] = useState<string | undefined>(undefined);
@@ -106,7 +111,7 @@ export function DeploymentActions(props: { api: Api; deployment: Deployment }) {
     }
   };
   const scale = (): Promise<void> => run(() => props.api.send('PATCH', `${path}/scale`, { spec: { replicas: Number(replicas) } }, 'application/merge-patch+json'));
-  // `kubectl rollout restart`: a new template annotation makes a new ReplicaSet that replaces every pod.
+  // `kubectl rollout restart`: a new template annotation makes the controller replace every pod.
   const restart = (): Promise<void> =>
     run(() =>
       props.api.send('PATCH', path, { spec: { template: { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') } } } } }, 'application/merge-patch+json'),
@@ -114,14 +119,20 @@ export function DeploymentActions(props: { api: Api; deployment: Deployment }) {
   const remove = (): Promise<void> => run(() => props.api.send('DELETE', path, { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background' }));
   return (
     <div class="actions">
-      <label for={`scale-${name}`}>Replicas</label>
-      <input id={`scale-${name}`} class="narrow" type="number" min={0} value={replicas} onInput={(e) => setReplicas((e.target as HTMLInputElement).value)} />
-      <button type="button" data-action="scale" onClick={() => void scale()}>
-        Scale
-      </button>
-      <button type="button" data-action="restart" onClick={() => void restart()}>
-        Restart
-      </button>
+      {props.scale && (
+        <>
+          <label for={`scale-${name}`}>Replicas</label>
+          <input id={`scale-${name}`} class="narrow" type="number" min={0} value={replicas} onInput={(e) => setReplicas((e.target as HTMLInputElement).value)} />
+          <button type="button" data-action="scale" onClick={() => void scale()}>
+            Scale
+          </button>
+        </>
+      )}
+      {props.restart && (
+        <button type="button" data-action="restart" onClick={() => void restart()}>
+          Restart
+        </button>
+      )}
       {confirm ? (
         <>
           <button type="button" class="danger" data-action="confirm-delete" onClick={() => void remove().then(() => setConfirm(false))}>

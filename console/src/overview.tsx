@@ -1,126 +1,27 @@
-/** The cluster at a glance, kept live by watches: nodes, namespaces, Deployments and their pods, Services, Events. */
-import type { ComponentChildren } from 'preact';
-import { useCallback, useEffect, useState } from 'preact/hooks';
+/**
+ * The cluster at a glance, kept live by watches: nodes, namespaces, workloads and their pods, every
+ * pod of the namespace, Services, Events; and Apply (server-side apply of YAML).
+ */
+import { useState } from 'preact/hooks';
 import type { Api } from './api.js';
-import { useCan, useWatch } from './hooks.js';
-import { byName, eventTime, matches, nodeProblems, nodeReady, podPhase, podReady, type Deployment, type Event, type Node, type Pod, type Service } from './k8s.js';
+import { useWatch, type Watched } from './hooks.js';
+import { age, byName, eventTime, matches, podPhase, podReady, type Event, type Namespace, type Pod, type Service } from './k8s.js';
 import { JourneyView } from './journey.js';
-import { CreateDeployment, DeploymentActions, LogViewer } from './operate.js';
-import { TerminalPanel } from './terminal.js';
+import { Nodes } from './nodes.js';
+import { LogViewer } from './operate.js';
+import { Panel } from './panel.js';
+import { VirtualTable } from './virtual.js';
+import { PodButtons, Workloads } from './workloads.js';
+import { lazyComponent } from './lazy.js';
 
-function Panel(props: { id: string; title: string; error?: string; children: ComponentChildren; actions?: ComponentChildren }) {
-  return (
-    <section aria-labelledby={`${props.id}-title`} id={props.id}>
-      <div class="panel-head">
-        <h2 id={`${props.id}-title`}>{props.title}</h2>
-        {props.actions}
-      </div>
-      {props.error && (
-        <p role="alert" class="error">
-          {props.error}
-        </p>
-      )}
-      {props.children}
-    </section>
-  );
-}
-
-function Nodes(props: { api: Api; pods: Pod[] }) {
-  const nodes = useWatch<Node>(props.api, '/api/v1/nodes');
-  return (
-    <Panel id="nodes" title="Nodes" error={nodes.error}>
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Ready</th>
-            <th scope="col">CPU (allocatable / capacity)</th>
-            <th scope="col">Memory (allocatable / capacity)</th>
-            <th scope="col">Pods</th>
-            <th scope="col">Conditions</th>
-          </tr>
-        </thead>
-        <tbody>
-          {nodes.items.sort(byName).map((n) => {
-            const ready = nodeReady(n);
-            const a = n.status?.allocatable ?? {};
-            const c = n.status?.capacity ?? {};
-            return (
-              <tr key={n.metadata.name} data-node={n.metadata.name}>
-                <th scope="row">{n.metadata.name}</th>
-                <td class={ready === 'True' ? 'ok' : 'bad'} data-ready={ready}>
-                  {ready === 'True' ? 'Ready' : ready === 'False' ? 'NotReady' : 'Unknown'}
-                </td>
-                <td>
-                  {a.cpu ?? '?'} / {c.cpu ?? '?'}
-                </td>
-                <td>
-                  {a.memory ?? '?'} / {c.memory ?? '?'}
-                </td>
-                <td>
-                  {props.pods.filter((p) => p.spec?.nodeName === n.metadata.name).length} / {a.pods ?? '?'}
-                </td>
-                <td>{nodeProblems(n).join(', ') || 'none'}</td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-    </Panel>
-  );
-}
-
-function Deployments(props: { api: Api; namespace: string; pods: Pod[]; onLogs(p: Pod): void; onTerminal(p: Pod): void; onJourney(p: Pod): void }) {
-  const deployments = useWatch<Deployment>(props.api, `/apis/apps/v1/namespaces/${props.namespace}/deployments`);
-  const canCreate = useCan(props.api, 'create', 'apps', 'deployments', props.namespace);
-  const [creating, setCreating] = useState(false);
-  const actions = canCreate ? (
-    <button type="button" id="create-deployment" aria-expanded={creating} onClick={() => setCreating(!creating)}>
-      {creating ? 'Close the form' : 'Create Deployment'}
-    </button>
-  ) : null;
-  return (
-    <Panel id="deployments" title="Deployments" error={deployments.error} actions={actions}>
-      {creating && <CreateDeployment api={props.api} namespace={props.namespace} onDone={() => setCreating(false)} />}
-      {deployments.synced && !deployments.items.length && <p class="hint">No Deployments in {props.namespace}.</p>}
-      {deployments.items.sort(byName).map((d) => {
-        const pods = props.pods.filter((p) => p.metadata.namespace === props.namespace && matches(d.spec?.selector?.matchLabels, p)).sort(byName);
-        return (
-          <article key={d.metadata.uid} class="deployment" data-deployment={d.metadata.name} aria-label={`Deployment ${d.metadata.name}`}>
-            <h3>
-              {d.metadata.name}{' '}
-              <span class="ready" data-ready-count={`${d.status?.readyReplicas ?? 0}/${d.spec?.replicas ?? 0}`}>
-                {d.status?.readyReplicas ?? 0}/{d.spec?.replicas ?? 0} ready
-              </span>{' '}
-              <span class="hint">{d.spec?.template?.spec?.containers?.map((c) => c.image).join(', ')}</span>
-            </h3>
-            <DeploymentActions api={props.api} deployment={d} />
-            <ul class="pods" aria-label={`Pods of ${d.metadata.name}`}>
-              {pods.map((p) => (
-                <li key={p.metadata.uid} data-pod={p.metadata.name} data-phase={podPhase(p)}>
-                  <span class={`phase ${podPhase(p)}`}>{podPhase(p)}</span> {p.metadata.name} <span class="hint">{p.spec?.nodeName ?? 'unscheduled'} {p.status?.podIP ?? ''}</span>{' '}
-                  <button type="button" class="small" onClick={() => props.onLogs(p)} aria-label={`Logs of ${p.metadata.name}`}>
-                    Logs
-                  </button>{' '}
-                  <button type="button" class="small" onClick={() => props.onTerminal(p)} aria-label={`Terminal in ${p.metadata.name}`}>
-                    Terminal
-                  </button>{' '}
-                  <button type="button" class="small" onClick={() => props.onJourney(p)} aria-label={`Journey of ${p.metadata.name}`}>
-                    Journey
-                  </button>
-                </li>
-              ))}
-            </ul>
-          </article>
-        );
-      })}
-    </Panel>
-  );
-}
+// xterm.js is most of the console's bytes and few sessions open a terminal: fetched on first use;
+// so is the YAML parser Apply needs.
+const TerminalPanel = lazyComponent('terminal', () => import('./terminal.js').then((m) => m.TerminalPanel));
+const ApplyPanel = lazyComponent('YAML editor', () => import('./apply.js').then((m) => m.ApplyPanel));
 
 function Services(props: { api: Api; namespace: string; pods: Pod[] }) {
   const services = useWatch<Service>(props.api, `/api/v1/namespaces/${props.namespace}/services`);
-  // From the pod watch, not an Endpoints watch (the page keeps its open watches at five, api.ts).
+  // From the pod watch, not an Endpoints watch (the page keeps its open watches at six, api.ts).
   const backends = (s: Service): string[] =>
     props.pods.filter((p) => p.metadata.namespace === props.namespace && matches(s.spec?.selector, p) && podReady(p) && p.status?.podIP).map((p) => p.status!.podIP!).sort();
   return (
@@ -168,21 +69,79 @@ function Events(props: { api: Api; namespace: string }) {
   );
 }
 
-/**
- * The namespaces' names, listed at start and again each time the selector takes focus: the one
- * collection read without a watch, to keep the page's open watches at five (api.ts, watch()).
- */
-function useNamespaces(api: Api): { names: string[]; refresh(): void } {
-  const [names, setNames] = useState<string[]>([]);
-  const refresh = useCallback(() => {
-    api.get('/api/v1/namespaces').then(
-      (l) => setNames(((l as { items?: { metadata: { name?: string } }[] }).items ?? []).map((n) => n.metadata.name!).sort()),
-      // Not allowed to list namespaces (a namespaced user): the selector keeps the current one.
-      () => setNames([]),
-    );
-  }, [api]);
-  useEffect(refresh, [refresh]);
-  return { names, refresh };
+/** The namespaces (watched: the selector and the table follow them), with their phase and pod count. */
+function Namespaces(props: { namespaces: Watched<Namespace>; pods: Pod[]; current: string; onSelect(ns: string): void }) {
+  const count = new Map<string, number>();
+  for (const p of props.pods) count.set(p.metadata.namespace ?? '', (count.get(p.metadata.namespace ?? '') ?? 0) + 1);
+  return (
+    <Panel id="namespaces" title="Namespaces" error={props.namespaces.error}>
+      <VirtualTable
+        items={props.namespaces.items.sort(byName)}
+        columns={3}
+        label="Namespaces"
+        maxRows={6}
+        head={
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Phase</th>
+            <th scope="col">Pods</th>
+          </tr>
+        }
+        row={(n, i) => (
+          <tr key={n.metadata.name} data-namespace={n.metadata.name} aria-rowindex={i + 2}>
+            <th scope="row">
+              <button type="button" class="small link" aria-current={n.metadata.name === props.current} onClick={() => props.onSelect(n.metadata.name!)}>
+                {n.metadata.name}
+              </button>
+            </th>
+            <td class={n.status?.phase === 'Terminating' ? 'bad' : ''}>{n.status?.phase ?? 'Active'}</td>
+            <td>{count.get(n.metadata.name ?? '') ?? 0}</td>
+          </tr>
+        )}
+      />
+    </Panel>
+  );
+}
+
+/** Every pod of the namespace in one virtualised table (3,000 pods draw a few dozen rows). */
+function Pods(props: { pods: Pod[]; synced: boolean; namespace: string; onLogs(p: Pod): void; onTerminal(p: Pod): void; onJourney(p: Pod): void }) {
+  const pods = props.pods.filter((p) => p.metadata.namespace === props.namespace).sort(byName);
+  const now = Date.now();
+  return (
+    <Panel id="pods" title={`Pods (${pods.length})`}>
+      {props.synced && !pods.length && <p class="hint">No pods in {props.namespace}.</p>}
+      <VirtualTable
+        items={pods}
+        columns={7}
+        label={`Pods in ${props.namespace}`}
+        maxRows={15}
+        head={
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Phase</th>
+            <th scope="col">Restarts</th>
+            <th scope="col">Age</th>
+            <th scope="col">Node</th>
+            <th scope="col">IP</th>
+            <th scope="col">Open</th>
+          </tr>
+        }
+        row={(p, i) => (
+          <tr key={p.metadata.uid} data-pod={p.metadata.name} data-phase={podPhase(p)} aria-rowindex={i + 2}>
+            <th scope="row">{p.metadata.name}</th>
+            <td class={`phase ${podPhase(p)}`}>{podPhase(p)}</td>
+            <td>{(p.status?.containerStatuses ?? []).reduce((n, c) => n + (c.restartCount ?? 0), 0)}</td>
+            <td>{age(p.metadata.creationTimestamp, now)}</td>
+            <td>{p.spec?.nodeName ?? 'unscheduled'}</td>
+            <td>{p.status?.podIP ?? ''}</td>
+            <td>
+              <PodButtons pod={p} onLogs={props.onLogs} onTerminal={props.onTerminal} onJourney={props.onJourney} />
+            </td>
+          </tr>
+        )}
+      />
+    </Panel>
+  );
 }
 
 /** The signed-in page. */
@@ -192,8 +151,10 @@ export function Overview(props: { api: Api; user: string; onSignOut(): void }) {
   const [terminalOf, setTerminalOf] = useState<Pod | undefined>(undefined);
   // The journey follows the pod's latest version from the pod watch, so it lights up as the pod moves.
   const [journeyOf, setJourneyOf] = useState<string | undefined>(undefined);
-  const namespaces = useNamespaces(props.api);
-  // One cluster-wide pod watch feeds both the node pod counts and the Deployments' pods.
+  const [applying, setApplying] = useState(false);
+  const namespaces = useWatch<Namespace>(props.api, '/api/v1/namespaces');
+  const names = namespaces.items.map((n) => n.metadata.name!).sort();
+  // One cluster-wide pod watch feeds the node pod counts, the workloads' pods and the pods table.
   const pods = useWatch<Pod>(props.api, '/api/v1/pods');
   const journeyPod = journeyOf ? pods.items.find((p) => p.metadata.uid === journeyOf) : undefined;
   return (
@@ -201,13 +162,16 @@ export function Overview(props: { api: Api; user: string; onSignOut(): void }) {
       <header>
         <h1>nodelet console</h1>
         <label for="namespace">Namespace</label>
-        <select id="namespace" value={namespace} onFocus={namespaces.refresh} onChange={(e) => setNamespace((e.target as HTMLSelectElement).value)}>
-          {(namespaces.names.includes(namespace) ? namespaces.names : [namespace, ...namespaces.names]).map((n) => (
+        <select id="namespace" value={namespace} onChange={(e) => setNamespace((e.target as HTMLSelectElement).value)}>
+          {(names.includes(namespace) ? names : [namespace, ...names]).map((n) => (
             <option key={n} value={n}>
               {n}
             </option>
           ))}
         </select>
+        <button type="button" id="apply-yaml" aria-expanded={applying} onClick={() => setApplying(!applying)}>
+          Apply YAML
+        </button>
         <span class="user" id="user">
           Signed in as <strong>{props.user}</strong>
         </span>
@@ -221,11 +185,14 @@ export function Overview(props: { api: Api; user: string; onSignOut(): void }) {
             Pods: {pods.error}
           </p>
         )}
+        {applying && <ApplyPanel api={props.api} namespace={namespace} onClose={() => setApplying(false)} />}
         <Nodes api={props.api} pods={pods.items} />
-        <Deployments api={props.api} namespace={namespace} pods={pods.items} onLogs={setLogsOf} onTerminal={setTerminalOf} onJourney={(p) => setJourneyOf(p.metadata.uid)} />
+        <Namespaces namespaces={namespaces} pods={pods.items} current={namespace} onSelect={setNamespace} />
+        <Workloads api={props.api} namespace={namespace} pods={pods.items} onLogs={setLogsOf} onTerminal={setTerminalOf} onJourney={(p) => setJourneyOf(p.metadata.uid)} />
         {journeyPod && <JourneyView api={props.api} pod={journeyPod} onClose={() => setJourneyOf(undefined)} />}
         {logsOf && <LogViewer api={props.api} pod={logsOf} onClose={() => setLogsOf(undefined)} />}
         {terminalOf && <TerminalPanel key={terminalOf.metadata.uid} api={props.api} pod={terminalOf} onClose={() => setTerminalOf(undefined)} />}
+        <Pods pods={pods.items} synced={pods.synced} namespace={namespace} onLogs={setLogsOf} onTerminal={setTerminalOf} onJourney={(p) => setJourneyOf(p.metadata.uid)} />
         <Services api={props.api} namespace={namespace} pods={pods.items} />
         <Events api={props.api} namespace={namespace} />
       </main>

@@ -4,7 +4,6 @@
  */
 import { FitAddon } from '@xterm/addon-fit';
 import { Terminal } from '@xterm/xterm';
-import '@xterm/xterm/css/xterm.css';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Api } from './api.js';
 import { EXEC_PROTOCOLS, ExecSession, execPath, type SocketLike } from './exec-channel.js';

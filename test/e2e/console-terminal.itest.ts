@@ -1,7 +1,8 @@
 // The console's terminal in a real browser (Debian's chromium, headless, playwright-core) against a
 // lab cluster (`nodelet lab up` on private ports, state dir and bridge: API server → agent →
 // containerd): signed in with a service account's token, the terminal on a busybox pod answers
-// `echo hi`, follows a resize of its panel (`stty size` in the shell), and `exit` ends it. The token
+// `echo hi`, follows a resize of its panel (`stty size` in the shell), and `exit` ends it; the node's
+// row shows its Lease age and `kubectl top` figures from metrics.k8s.io. The token
 // reaches the API server only as the WebSocket subprotocol; the page runs under the served CSP
 // (any violation fails the test).
 import assert from 'node:assert/strict';
@@ -71,7 +72,7 @@ describe('console terminal on a lab node', { skip: skipReason, timeout: 300_000 
     await page.locator('#user strong').filter({ hasText: 'system:serviceaccount:default:console-user' }).waitFor();
 
     const pod = await page.locator('li[data-pod][data-phase="Running"]').first().getAttribute('data-pod', { timeout: 60_000 });
-    await page.getByRole('button', { name: `Terminal in ${pod}` }).click();
+    await page.locator('#workloads').getByRole('button', { name: `Terminal in ${pod}` }).click();
     await page.locator('#terminal-status').filter({ hasText: 'connected (v5.channel.k8s.io)' }).waitFor({ timeout: 30_000 });
     assert.equal(sockets.length, 1);
     assert.ok(!sockets[0]!.includes(token) && sockets[0]!.startsWith('wss://'), sockets[0]);
@@ -93,6 +94,12 @@ describe('console terminal on a lab node', { skip: skipReason, timeout: 300_000 
     await page.keyboard.type('exit\n');
     await page.locator('#terminal-status').filter({ hasText: 'ended' }).waitFor({ timeout: 20_000 });
     await page.locator('#terminal').getByRole('button', { name: 'Close' }).click();
+    // The nodes table's Lease age and `kubectl top node` figures from metrics.k8s.io (the control
+    // plane's metrics-server scrapes the agent every 15 s and needs two samples: checked last).
+    const nodeRow = page.locator('[data-node="term-node"]');
+    await nodeRow.locator('[data-lease-age="yes"]').waitFor();
+    await nodeRow.locator('[data-top-cpu$="m"]').waitFor({ timeout: 60_000 });
+    assert.match((await nodeRow.locator('[data-top-memory]').getAttribute('data-top-memory')) ?? '', /^\d+Mi$/);
     assert.deepEqual(violations, []);
     await context.close();
   });
