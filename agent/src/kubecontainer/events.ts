@@ -3,7 +3,7 @@
  * `kubecontainer`): the runtime, the prober and housekeeping write to a sink; `status/event-recorder.ts`
  * is the one that posts them.
  */
-import type { Pod } from '@nodelet/api';
+import type { Pod } from '@nodelet/api/agent';
 
 export type EventType = 'Normal' | 'Warning';
 

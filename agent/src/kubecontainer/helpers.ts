@@ -6,7 +6,7 @@
  *
  * No I/O, no clock: tested through pod-actions.test.ts and sidecars.test.ts.
  */
-import type { Container, Pod } from '@nodelet/api';
+import type { Container, Pod } from '@nodelet/api/agent';
 import { latestContainer, type ObservedContainer, type ObservedPod, type ObservedSandbox } from './observed.js';
 
 /** Whether a running container has started (its startupProbe passed; true without one). */

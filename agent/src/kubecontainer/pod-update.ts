@@ -3,7 +3,7 @@
  * came from (the static and mirror pod annotations) and how the agent edits the status of a pod it
  * stops on its own (eviction, node shutdown, admission refusal, preemption).
  */
-import type { Pod, PodStatus } from '@nodelet/api';
+import type { Pod, PodStatus } from '@nodelet/api/agent';
 
 export const CONFIG_SOURCE = 'kubernetes.io/config.source';
 export const CONFIG_HASH = 'kubernetes.io/config.hash';

@@ -6,7 +6,7 @@
 import { chmod, mkdir, stat } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 import { AgentError } from '@nodelet/base';
-import type { DownwardAPIVolumeFile, KeyToPath, Pod, Volume } from '@nodelet/api';
+import type { DownwardAPIVolumeFile, KeyToPath, Pod, Volume } from '@nodelet/api/agent';
 import { parseQuantity } from '../util/quantity.js';
 import { writeAtomically, type FileProjection } from './atomic-writer.js';
 import { resourceFieldValue } from './env.js';
