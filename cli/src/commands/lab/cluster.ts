@@ -33,6 +33,7 @@ import { agentAuthentication, join as joinCluster } from '../ops/join.js';
 import { logTail, managed, runningPid, startDetached, stopProcess } from './processes.js';
 import { labAuditArgs } from './audit-policy.js';
 import { removeProxyTable } from '../proxy.js';
+import { labVxlanVni, removeHostPodNetwork } from './pod-network.js';
 import { deleteNodeNetns, deleteNodeNetworkBridge, ensureNodeNetworkBridge, netnsExec, netnsName, nodeNetworkHostAddress, type NodeNetwork } from './node-network.js';
 
 export interface LabOptions {
@@ -252,8 +253,8 @@ export async function startLabAgent(o: LabOptions, adminKubeconfig: string, admi
     proxy: { mode: o.proxyMode ?? 'nftables', clusterCIDR: o.clusterCidr },
     // Labs share the host's cgroup tree with other labs and tests: no kubepods tree unless asked (agentConfig).
     cgroupsPerQOS: false,
-    // The lab's route step (pod-routes.ts) still routes between its nodes; two owners would fight.
-    podNetwork: { backend: 'none' },
+    // The agents route between the lab's nodes (docs/network.md); each lab its own VNI (pod-network.ts).
+    podNetwork: { vxlanVNI: labVxlanVni(o.clusterCidr) },
     // Nothing routes off the node network, so a namespaced node has no upstream resolvers.
     ...(o.netns ? { resolvConf: '' } : {}),
     ...o.agentConfig,
@@ -379,10 +380,13 @@ export async function labDown(opts: Partial<LabOptions> & { keepState?: boolean 
       problems.push(`bridge ${o.bridge}: ${describeError(err)}`);
     }
   }
-  // 5b. The service proxy's table (kept by the agent across restarts; the lab is going away).
+  // 5b. The service proxy's table and the pod network's routes, device and masquerade chain (kept
+  // by the agent across restarts; the lab is going away). A node sharing the host's namespace
+  // beside the first (proxy off) leaves them to the first.
   if ((o.proxyMode ?? 'nftables') !== 'none' && !o.netns) {
     const t = removeProxyTable();
     if (t.problem) problems.push(t.problem);
+    problems.push(...(await removeHostPodNetwork(o.clusterCidr)));
   }
   // 5c–d. The node's network namespace, the node network.
   problems.push(...(await removeNodeNetworking(o)));
