@@ -21,6 +21,7 @@ test('cidr helpers', () => {
   assert.equal(cidrWithin('10.0.0.0/8', CLUSTER), false);
   assert.equal(cidrWithin('10.245.0.0/24', CLUSTER), false);
   assert.equal(vxlanDeviceName(7), 'nodelet.7');
+  assert.equal(vxlanDeviceName(16_777_215), 'nlvx.16777215');
 });
 
 test('scope: a peer whose pod CIDR is outside the cluster CIDR, or that shares this machine\'s address, gets nothing', () => {

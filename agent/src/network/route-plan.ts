@@ -30,10 +30,11 @@ export const VXLAN_DEFAULTS = { vni: 1, port: 8472, overhead: 50, device: 'nodel
 /**
  * The VXLAN device of a VNI, `nodelet.<vni>` (as flannel's `flannel.<vni>`): agents of two
  * clusters in one network namespace use two VNIs and so two devices, each with its own FDB and
- * neighbour entries, instead of recreating one device with each other's settings.
+ * neighbour entries, instead of recreating one device with each other's settings. A VNI of 8
+ * digits would pass the kernel's 15-character name limit: those are `nlvx.<vni>`.
  */
 export function vxlanDeviceName(vni: number): string {
-  return `nodelet.${vni}`;
+  return vni < 10_000_000 ? `nodelet.${vni}` : `nlvx.${vni}`;
 }
 
 export type PodNetworkBackend = 'host-gw' | 'vxlan' | 'none';
