@@ -217,7 +217,11 @@ test('two nodes in two network namespaces: a Service whose pods run on node 2 an
   writeFileSync(manifest, [
     { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'default' }, spec: {
       replicas: 2, selector: { matchLabels: { app: 'web' } },
-      template: { metadata: { labels: { app: 'web' } }, spec: { ...pinned(N2), containers: [{ name: 'httpd', image: up.images.busybox, command: ['sh', '-c', web] }] } },
+      template: { metadata: { labels: { app: 'web' } }, spec: { ...pinned(N2), containers: [{
+        name: 'httpd', image: up.images.busybox, command: ['sh', '-c', web],
+        // Every second, one failure flips Ready: under default deny (step 7) it must keep passing.
+        readinessProbe: { httpGet: { path: '/', port: 8080 }, periodSeconds: 1, failureThreshold: 1 },
+      }] } },
     } },
     { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'default' }, spec: { type: 'NodePort', selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] } },
     ...[[N1, 'client-1'], [N2, 'client-2']].map(([node, name]) => ({
@@ -279,10 +283,48 @@ test('two nodes in two network namespaces: a Service whose pods run on node 2 an
   await checkFromHost(c);
   t.diagnostic(`all checks passed again after node 2's agent restarted; total ${Date.now() - started} ms`);
 
-  // 7. Node 2 leaves: node 1's agent deletes its route to it (the lab deletes none).
+  // 7. NetworkPolicy across the nodes (docs/network.md): each agent checks its own pods.
+  await checkPolicies(t, c, k, dir1);
+
+  // 8. Node 2 leaves: node 1's agent deletes its route to it (the lab deletes none).
   await labRemoveNode(node2);
   await pollUntil('node 1\'s agent to drop the route to node 2', () => agentRoutes().length === 0, { timeoutMs: 30_000 });
 });
+
+/**
+ * Default deny (ingress and egress) in `default`, then allow policies: the web pods on node 2 from
+ * pods labelled role=allowed in namespaces labelled team=a (podSelector and namespaceSelector in
+ * one peer), and those pods' egress to the web pods on 8080 only. client-1 on node 1 is blocked,
+ * then let in (replies pass although both ends are isolated), reaches the ClusterIP, and is still
+ * kept from anything else (node 2's NodePort); the web pods' readiness probes pass throughout.
+ */
+async function checkPolicies(t: TestContext, c: Cluster, k: Kubectl, dir: string): Promise<void> {
+  const w = c.web[0]!;
+  const fromClient1 = async (host: string, port: number) => (await k('exec', 'client-1', '--', 'sh', '-c', GET(host, port).replace('-w 5', '-w 2'))).trim();
+  await k('label', 'namespace', 'default', 'team=a', '--overwrite');
+  await k('label', 'pod', 'client-1', 'role=allowed', '--overwrite');
+  const file = join(dir, 'policies.yaml');
+  const np = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name, namespace: 'default' }, spec });
+  writeFileSync(file, toYaml(np('deny-all', { podSelector: {}, policyTypes: ['Ingress', 'Egress'] })));
+  const readySince = async () => JSON.parse(await k('get', 'pod', w.name, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")]}')) as { status: string; lastTransitionTime: string };
+  const before = await readySince();
+  await k('apply', '-f', file);
+  await pollUntil('default deny to block client-1 (node 1) → web pod (node 2)', async () => (await fromClient1(w.ip, 8080)) === '', { timeoutMs: 60_000 });
+  // The connect attempts above took seconds, each a second's probe period: one failure would have flipped Ready.
+  assert.deepEqual(await readySince(), before, 'the web pod stayed Ready under default deny (its node\'s probes pass)');
+  writeFileSync(file, [
+    np('web-from-allowed', { podSelector: { matchLabels: { app: 'web' } }, ingress: [{ from: [{ namespaceSelector: { matchLabels: { team: 'a' } }, podSelector: { matchLabels: { role: 'allowed' } } }], ports: [{ port: 8080 }] }] }),
+    np('allowed-to-web', { podSelector: { matchLabels: { role: 'allowed' } }, policyTypes: ['Egress'], egress: [{ to: [{ podSelector: { matchLabels: { app: 'web' } } }], ports: [{ port: 8080 }] }] }),
+  ].map((d) => toYaml(d)).join('---\n'));
+  await k('apply', '-f', file);
+  await pollUntil('the allow policies to let client-1 reach the web pod', async () => (await fromClient1(w.ip, 8080)) === w.name, { timeoutMs: 60_000 });
+  const names = c.web.map((x) => x.name);
+  assert.ok(names.includes(await fromClient1(c.clusterIP, 80)), 'client-1 reaches the web Service by ClusterIP (checked against the endpoint)');
+  assert.equal(await fromClient1(c.ips[N2]!, c.nodePort), '', 'client-1\'s egress is limited to the web pods: node 2\'s NodePort is blocked');
+  assert.equal((await readySince()).status, 'True');
+  await k('delete', 'networkpolicy', 'deny-all', 'web-from-allowed', 'allowed-to-web');
+  t.diagnostic('NetworkPolicy across nodes: default deny, allow by pod and namespace selector, egress held, replies and probes pass');
+}
 
 /**
  * A TCP connection from `client` to `ip`:8080 (httpd) held open by `kubectl exec -i … nc`: the
