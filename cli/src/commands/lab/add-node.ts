@@ -89,10 +89,11 @@ function asLabOptions(n: LabNodeOptions & { nodeApiPort: number; healthzPort: nu
     stateDir: n.stateDir, registry: n.registry, nodeName: n.nodeName, bridge: n.bridge,
     nodeApiPort: n.nodeApiPort, healthzPort: n.healthzPort, readyTimeoutMs: n.readyTimeoutMs, log: n.log,
     ...(n.clusterCidr ? { clusterCidr: n.clusterCidr } : {}),
-    // One service proxy and one DNS resolver per network namespace: the first node's serve the
-    // host they share (its resolver holds <host IP>:53, which this agent could not bind).
+    // One service proxy, DNS resolver and pod route manager per network namespace: the first
+    // node's serve the host they share (its resolver holds <host IP>:53, which this agent could
+    // not bind; its route manager owns the host's routes, VXLAN device and masquerade chain).
     proxyMode: n.netns ? 'nftables' : 'none',
-    ...(n.netns ? {} : { agentConfig: { clusterDNSResolver: false } }),
+    ...(n.netns ? {} : { agentConfig: { clusterDNSResolver: false, podNetwork: { backend: 'none' } } }),
     ...(n.netns ? { netns: true } : {}),
     ...(nodeIp ? { nodeIp } : {}),
   });
