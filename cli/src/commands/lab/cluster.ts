@@ -25,7 +25,7 @@ import { stringify as toYaml } from 'yaml';
 import { AgentError, describeError, hasCode, pollUntil } from '@nodelet/base';
 import { ApiClient, approveNodeServingCsrs, loadKubeconfig, NODES, type Node } from '@nodelet/api';
 import { ensureLabImages, DEFAULT_LAB_IMAGE_DIR, LAB_IMAGES } from '@nodelet/oci';
-import { DEFAULT_LAB_STATE_DIR, DEFAULT_REGISTRY, labLayout, labRuntimeDown, labRuntimeStatus, labRuntimeUp, unmountUnder } from '@nodelet/lab-runtime';
+import { DEFAULT_LAB_STATE_DIR, DEFAULT_REGISTRY, labLayout, labRuntimeDown, labRuntimeStatus, isAlive, labRuntimeUp, unmountUnder } from '@nodelet/lab-runtime';
 import { connectCriClient } from '@nodelet/cri-client';
 import { createToken } from '../ops/token.js';
 import { ensureLabEncryptionConfig } from './encryption.js';
@@ -260,11 +260,11 @@ export async function startLabAgent(o: LabOptions, adminKubeconfig: string, admi
     ...o.agentConfig,
   }), { mode: 0o600 });
 
-  const agentPid = await runningPid(p.agentProc, marker);
+  let agentPid = await runningPid(p.agentProc, marker);
   if (agentPid !== undefined) say(`nodelet agent of node "${o.nodeName}" already runs (pid ${agentPid})`);
   else {
     say(`starting nodelet agent as node "${o.nodeName}"…`);
-    await startDetached(p.agentProc, [
+    agentPid = await startDetached(p.agentProc, [
       'agent', '--config', p.agentConfig, '--kubeconfig', p.agentKubeconfig, '--node-name', o.nodeName,
       '--container-runtime-endpoint', runtimeEndpoint, '--cni-bin-dir', p.cniBin, '--cni-conf-dir', p.cniConf,
       '--root-dir', p.agentRoot, '--port', String(o.nodeApiPort), '--healthz-port', String(o.healthzPort),
@@ -276,7 +276,9 @@ export async function startLabAgent(o: LabOptions, adminKubeconfig: string, admi
   // An agent that exited (a port in use, a bad config) never becomes Ready: say so at once, not after the timeout.
   let exited: AgentError | undefined;
   const node = await pollUntil(`node "${o.nodeName}" to become Ready`, async () => {
-    if ((await runningPid(p.agentProc, marker)) === undefined) {
+    // By PID, not by argv: while nsenter and the launcher exec the agent, /proc/<pid>/cmdline
+    // reads empty for a moment, which an argv check took for an exited agent.
+    if (!(await isAlive(agentPid))) {
       throw (exited = new AgentError('ERR_FAILED_PRECONDITION', `the agent of node "${o.nodeName}" exited; ${await detail()}`));
     }
     const n = await admin.get<Node>(NODES, o.nodeName);
