@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { parseDuration, type Logger } from '@nodelet/base';
+import { parseDuration, tryParseIpv4Cidr, type Logger } from '@nodelet/base';
 import { createNotifier, untilTerminated } from '@nodelet/systemd';
 import type { ApiServerLimits } from './apiserver/limits.js';
 import { startControlPlane } from './control-plane.js';
@@ -199,6 +199,12 @@ export async function main(argv: string[]): Promise<void> {
   const serviceRange = String(values['service-cluster-ip-range'] ?? DEFAULT_SERVICE_CIDR);
   if (values['cluster-dns'] !== undefined && !inServiceCidr(String(values['cluster-dns']), serviceRange)) {
     process.stderr.write(`--cluster-dns must be an IPv4 address in the service range ${serviceRange}, got "${String(values['cluster-dns'])}"\n`);
+    process.exitCode = 2;
+    return;
+  }
+  // The pod network is IPv4 only (docs/network.md): an IPv6 range is refused here, not by the IPAM controller later.
+  if (!tryParseIpv4Cidr(String(values['cluster-cidr']))) {
+    process.stderr.write(`--cluster-cidr must be an IPv4 CIDR like 10.244.0.0/16 (IPv6 pod networks are not supported), got "${String(values['cluster-cidr'])}"\n`);
     process.exitCode = 2;
     return;
   }

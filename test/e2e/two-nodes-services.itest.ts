@@ -2,13 +2,15 @@
 // `labUp` on the host, node 2 is `labAddNode({ netns: true })` in network namespace
 // nodelet-nn-2, both on the lab node network 10.228.0.0/24 (bridge nlnn-net; the server, the
 // registry and node 1 at 10.228.0.1), pod bridges nlnn0 / nlnn1, cluster CIDR 10.229.0.0/16. Each
-// node has its own node IP, nftables proxy table and DNS resolver; the lab's route step routes
-// the pod CIDRs between them.
+// node has its own node IP, nftables proxy table and DNS resolver; nothing but the two agents
+// routes the pod CIDRs between them (host-gw: the nodes share the node network).
 //
 // A 2-replica Deployment pinned to node 2 behind a NodePort Service answers from a pod on each
 // node (ClusterIP, the Service's name, the other node's pod IP, both NodePorts) and from the host
 // on both node IPs; each pod's DNS goes to its own node's resolver. Stopping node 2's agent leaves
-// node 1's table as it was and node 2's table in place; after a restart all of it works again.
+// node 1's table as it was and node 2's table in place; a TCP connection from node 1's pod to a
+// pod on node 2 opened before the stop carries its request after the restart; after a restart all
+// of it works again. Removing node 2 takes node 1's route to it away.
 // Nothing is sent to a Service IP or NodePort before the table of the namespace it is sent from
 // (or to) holds it. Everything is removed afterwards, which the test checks.
 import { test, type TestContext } from 'node:test';
@@ -16,10 +18,10 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import http from 'node:http';
 import { stringify as toYaml } from 'yaml';
-import { labAddNode, labDown, labPaths, labRemoveNode, labRoutes, labUp, netnsName, runningPid, stopProcess, vethName } from '@nodelet/cli';
+import { labAddNode, labDown, labPaths, labRemoveNode, labUp, labVxlanVni, netnsName, runningPid, stopProcess, vethName } from '@nodelet/cli';
 import { findProcesses } from '@nodelet/lab-runtime';
 import { requireRoot } from '@nodelet/lab-runtime/testing';
 import { pollUntil } from '@nodelet/base';
@@ -37,6 +39,12 @@ const N2 = 'nn-2';
 function nft(args: string[], netns?: string): { status: number | null; stdout: string } {
   const argv = netns ? ['netns', 'exec', netns, 'nft', ...args] : args;
   return spawnSync(netns ? 'ip' : 'nft', argv, { encoding: 'utf8' });
+}
+
+/** The agents' pod routes (protocol 150) of the host or of `netns`, as `[dst, via]`. */
+function agentRoutes(netns?: string): Array<[string, string]> {
+  const r = spawnSync('ip', [...(netns ? ['-n', netns] : []), '-json', '-4', 'route', 'show', 'proto', '150'], { encoding: 'utf8' });
+  return (JSON.parse(r.stdout || '[]') as Array<{ dst: string; gateway: string }>).map((x) => [x.dst, x.gateway]);
 }
 
 /** The proxy table as `nft list table` prints it; undefined when it does not exist. */
@@ -139,6 +147,9 @@ function leftovers(dirs: string[]): string[] {
   const routes = spawnSync('ip', ['-4', 'route', 'show'], { encoding: 'utf8' }).stdout.split('\n').filter((l) => /10\.22[89]\./.test(l));
   out.push(...routes.map((r) => `route ${r}`));
   if (proxyTable() !== undefined) out.push('table ip nodelet-proxy');
+  const vxlan = `nodelet.${labVxlanVni(CLUSTER_CIDR)}`;
+  if (existsSync(`/sys/class/net/${vxlan}`)) out.push(`link ${vxlan}`);
+  if (nft(['list', 'chain', 'ip', 'nodelet-pod-network', 'masq-10-229-0-0-16']).status === 0) out.push('chain ip nodelet-pod-network masq-10-229-0-0-16');
   const mounts = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((l) => dirs.some((d) => l.includes(d)));
   out.push(...mounts.map((m) => `mount ${m.split(' ')[4]}`));
   return out;
@@ -184,7 +195,7 @@ test('two nodes in two network namespaces: a Service whose pods run on node 2 an
   t.diagnostic(`two nodes Ready after ${Date.now() - started} ms; node 2 in ${ns2} at ${n2.ip}`);
   const k = kubectl(up.kubeconfig);
 
-  // 1. Two node IPs on the node network, two pod CIDRs, routed both ways by the lab's route step.
+  // 1. Two node IPs on the node network, two pod CIDRs, routed both ways by the agents (host-gw).
   const ips: Record<string, string> = {};
   const cidrs: Record<string, string> = {};
   for (const n of [N1, N2]) {
@@ -196,8 +207,8 @@ test('two nodes in two network namespaces: a Service whose pods run on node 2 an
   assert.equal(ips[N1], HOST_IP);
   assert.equal(ips[N2], n2.ip);
   assert.notEqual(cidrs[N1], cidrs[N2]);
-  assert.deepEqual(await labRoutes({}), [{ dst: cidrs[N2], via: ips[N2] }], 'the host routes node 2\'s pod CIDR through node 2');
-  assert.deepEqual(await labRoutes({ netns: ns2 }), [{ dst: cidrs[N1], via: ips[N1] }], 'node 2 routes node 1\'s pod CIDR through node 1');
+  await pollUntil('each agent routes the other node\'s pod CIDR through it', () =>
+    JSON.stringify(agentRoutes()) === JSON.stringify([[cidrs[N2], ips[N2]]]) && JSON.stringify(agentRoutes(ns2)) === JSON.stringify([[cidrs[N1], ips[N1]]]), { timeoutMs: 30_000 });
 
   // 2. Two web pods pinned to node 2 behind a NodePort Service; a client pod on each node, whose
   // second and third containers name the lab busybox as the README does (127.0.0.1:5000/…, which
@@ -208,7 +219,11 @@ test('two nodes in two network namespaces: a Service whose pods run on node 2 an
   writeFileSync(manifest, [
     { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'default' }, spec: {
       replicas: 2, selector: { matchLabels: { app: 'web' } },
-      template: { metadata: { labels: { app: 'web' } }, spec: { ...pinned(N2), containers: [{ name: 'httpd', image: up.images.busybox, command: ['sh', '-c', web] }] } },
+      template: { metadata: { labels: { app: 'web' } }, spec: { ...pinned(N2), containers: [{
+        name: 'httpd', image: up.images.busybox, command: ['sh', '-c', web],
+        // Every second, one failure flips Ready: under default deny (step 7) it must keep passing.
+        readinessProbe: { httpGet: { path: '/', port: 8080 }, periodSeconds: 1, failureThreshold: 1 },
+      }] } },
     } },
     { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'default' }, spec: { type: 'NodePort', selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] } },
     ...[[N1, 'client-1'], [N2, 'client-2']].map(([node, name]) => ({
@@ -249,6 +264,7 @@ test('two nodes in two network namespaces: a Service whose pods run on node 2 an
   // node 1 to node 2's pods keeps flowing.
   const table1 = proxyTable();
   const table2 = proxyTable(ns2);
+  const open = await openConnection(up.kubeconfig, k, 'client-1', c.web[0]!.ip);
   const agent2 = labPaths(dir2).agentProc;
   assert.ok(await runningPid(agent2, dir2), 'node 2 agent is running');
   assert.ok(await stopProcess(agent2, dir2), 'node 2 agent was not running when stopped');
@@ -258,11 +274,81 @@ test('two nodes in two network namespaces: a Service whose pods run on node 2 an
   assert.ok(c.web.map((w) => w.name).includes((await k('exec', 'client-1', '--', 'sh', '-c', GET(c.clusterIP, 80))).trim()), 'node 1 still reaches the Service');
   t.diagnostic('node 2\'s agent stopped: node 1\'s table unchanged, node 2\'s table kept');
 
-  // 6. Restarted, node 2 serves everything again.
+  // 6. Restarted, node 2 serves everything again; its agent adopted its routes, so the connection
+  // opened before the stop carries its request now.
   await labAddNode(node2);
+  assert.deepEqual(agentRoutes(ns2), [[cidrs[N1], ips[N1]]], 'node 2\'s route to node 1 is the one it had');
+  assert.equal(await open.finish(), c.web[0]!.name, 'the connection opened before node 2\'s agent restarted is answered after it');
   await tableHolds(c, ns2);
   await checkFromPod(t, c, 'client-1', N1);
   await checkFromPod(t, c, 'client-2', N2);
   await checkFromHost(c);
   t.diagnostic(`all checks passed again after node 2's agent restarted; total ${Date.now() - started} ms`);
+
+  // 7. NetworkPolicy across the nodes (docs/network.md): each agent checks its own pods.
+  await checkPolicies(t, c, k, dir1);
+
+  // 8. Node 2 leaves: node 1's agent deletes its route to it (the lab deletes none).
+  await labRemoveNode(node2);
+  await pollUntil('node 1\'s agent to drop the route to node 2', () => agentRoutes().length === 0, { timeoutMs: 30_000 });
 });
+
+/**
+ * Default deny (ingress and egress) in `default`, then allow policies: the web pods on node 2 from
+ * pods labelled role=allowed in namespaces labelled team=a (podSelector and namespaceSelector in
+ * one peer), and those pods' egress to the web pods on 8080 only. client-1 on node 1 is blocked,
+ * then let in (replies pass although both ends are isolated), reaches the ClusterIP, and is still
+ * kept from anything else (node 2's NodePort); the web pods' readiness probes pass throughout.
+ */
+async function checkPolicies(t: TestContext, c: Cluster, k: Kubectl, dir: string): Promise<void> {
+  const w = c.web[0]!;
+  const fromClient1 = async (host: string, port: number) => (await k('exec', 'client-1', '--', 'sh', '-c', GET(host, port).replace('-w 5', '-w 2'))).trim();
+  await k('label', 'namespace', 'default', 'team=a', '--overwrite');
+  await k('label', 'pod', 'client-1', 'role=allowed', '--overwrite');
+  const file = join(dir, 'policies.yaml');
+  const np = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name, namespace: 'default' }, spec });
+  writeFileSync(file, toYaml(np('deny-all', { podSelector: {}, policyTypes: ['Ingress', 'Egress'] })));
+  const readySince = async () => JSON.parse(await k('get', 'pod', w.name, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")]}')) as { status: string; lastTransitionTime: string };
+  const before = await readySince();
+  await k('apply', '-f', file);
+  await pollUntil('default deny to block client-1 (node 1) → web pod (node 2)', async () => (await fromClient1(w.ip, 8080)) === '', { timeoutMs: 60_000 });
+  // The connect attempts above took seconds, each a second's probe period: one failure would have flipped Ready.
+  assert.deepEqual(await readySince(), before, 'the web pod stayed Ready under default deny (its node\'s probes pass)');
+  writeFileSync(file, [
+    np('web-from-allowed', { podSelector: { matchLabels: { app: 'web' } }, ingress: [{ from: [{ namespaceSelector: { matchLabels: { team: 'a' } }, podSelector: { matchLabels: { role: 'allowed' } } }], ports: [{ port: 8080 }] }] }),
+    np('allowed-to-web', { podSelector: { matchLabels: { role: 'allowed' } }, policyTypes: ['Egress'], egress: [{ to: [{ podSelector: { matchLabels: { app: 'web' } } }], ports: [{ port: 8080 }] }] }),
+  ].map((d) => toYaml(d)).join('---\n'));
+  await k('apply', '-f', file);
+  await pollUntil('the allow policies to let client-1 reach the web pod', async () => (await fromClient1(w.ip, 8080)) === w.name, { timeoutMs: 60_000 });
+  const names = c.web.map((x) => x.name);
+  assert.ok(names.includes(await fromClient1(c.clusterIP, 80)), 'client-1 reaches the web Service by ClusterIP (checked against the endpoint)');
+  assert.equal(await fromClient1(c.ips[N2]!, c.nodePort), '', 'client-1\'s egress is limited to the web pods: node 2\'s NodePort is blocked');
+  assert.equal((await readySince()).status, 'True');
+  await k('delete', 'networkpolicy', 'deny-all', 'web-from-allowed', 'allowed-to-web');
+  t.diagnostic('NetworkPolicy across nodes: default deny, allow by pod and namespace selector, egress held, replies and probes pass');
+}
+
+/**
+ * A TCP connection from `client` to `ip`:8080 (httpd) held open by `kubectl exec -i … nc`: the
+ * request line goes now, the blank line that ends it goes in `finish`, which returns the body.
+ * Returns once the pod's /proc/net/tcp shows the connection established.
+ */
+async function openConnection(kubeconfig: string, k: Kubectl, client: string, ip: string): Promise<{ finish(): Promise<string> }> {
+  const child = spawn('kubectl', ['--kubeconfig', kubeconfig, 'exec', '-i', client, '--', 'nc', ip, '8080'], { stdio: ['pipe', 'pipe', 'ignore'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
+  child.stdin.write('GET / HTTP/1.0\r\n');
+  // /proc/net/tcp: remote address as little-endian hex, port 8080 = 1F90, state 01 = ESTABLISHED.
+  const remote = `${ip.split('.').reverse().map((o) => Number(o).toString(16).padStart(2, '0')).join('').toUpperCase()}:1F90`;
+  await pollUntil(`${client}'s connection to ${ip}:8080 established`, async () =>
+    (await k('exec', client, '--', 'cat', '/proc/net/tcp')).split('\n').some((l) => { const f = l.trim().split(/\s+/); return f[2] === remote && f[3] === '01'; }), { timeoutMs: 30_000 });
+  return {
+    async finish() {
+      child.stdin.end('\r\n');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000).unref())]);
+      child.kill();
+      return out.trim().split('\n').at(-1)?.trim() ?? '';
+    },
+  };
+}

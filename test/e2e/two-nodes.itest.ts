@@ -10,6 +10,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { labAddNode, labDown, labPaths, labRemoveNode, labUp, runningPid, stopProcess } from '@nodelet/cli';
@@ -59,6 +60,14 @@ test('two agents on one machine: a deployment spreads over both nodes; a stopped
       if (r1.problems.length) t.diagnostic(`node 1 cleanup: ${r1.problems.join('; ')}`);
       rmSync(dir1, { recursive: true, force: true });
     }
+    // The agents' pod network on the host (one route manager per namespace: node 1's) is gone too:
+    // no address of the cluster CIDR on any device (the VXLAN device holds the node's pod gateway),
+    // no masquerade chain in the agents' table.
+    const addrs = JSON.parse(spawnSync('ip', ['-json', '-4', 'addr', 'show'], { encoding: 'utf8' }).stdout || '[]') as Array<{ ifname: string; addr_info?: Array<{ local: string }> }>;
+    const held = addrs.flatMap((l) => (l.addr_info ?? []).filter((a) => inCidr(a.local, CLUSTER_CIDR)).map((a) => `${l.ifname} ${a.local}`));
+    const masq = spawnSync('nft', ['-j', 'list', 'table', 'ip', 'nodelet-pod-network'], { encoding: 'utf8' });
+    const chains = masq.status === 0 ? (JSON.parse(masq.stdout) as { nftables: Array<{ chain?: { name: string } }> }).nftables.flatMap((o) => (o.chain ? [o.chain.name] : [])) : [];
+    assert.deepEqual([...held, ...chains.filter((c) => ['masq-10-237-0-0-16', 'masq-10-244-0-0-16'].includes(c))], [], 'the lab left its pod network on the host');
   });
   const up = await labUp(lab);
   assert.equal(up.kubeconfig, node2.adminKubeconfig);

@@ -173,7 +173,7 @@ test('unknown config keys are reported (kubelet strict decoding), known ones are
 test('podNetwork: host-gw by default with flannel\'s VXLAN numbers; --pod-network wins; bad values named', () => {
   assert.deepEqual(resolveConfig({}, {}, 'n').podNetwork, { backend: 'host-gw', vxlan: { vni: 1, port: 8472, device: 'nodelet.1' } });
   const c = resolveConfig({ podNetwork: { backend: 'none', vxlanVNI: 42, vxlanPort: 4789 } }, { podNetwork: 'vxlan' }, 'n');
-  assert.deepEqual(c.podNetwork, { backend: 'vxlan', vxlan: { vni: 42, port: 4789, device: 'nodelet.1' } });
+  assert.deepEqual(c.podNetwork, { backend: 'vxlan', vxlan: { vni: 42, port: 4789, device: 'nodelet.42' } }); // the device follows the VNI (two clusters' agents on one machine never share one)
   assert.throws(() => resolveConfig({}, { podNetwork: 'flannel' }, 'n'), (err: unknown) => hasCode(err, 'ERR_INVALID_ARGUMENT') && /--pod-network/.test((err as Error).message));
   assert.throws(() => resolveConfig({ podNetwork: { backend: 'udp' } }, {}, 'n'), /podNetwork\.backend/);
   assert.throws(() => resolveConfig({ podNetwork: { vxlanVNI: 0 } }, {}, 'n'), /podNetwork\.vxlanVNI/);

@@ -11,7 +11,7 @@ import { cronProblem } from '@nodelet/base/cron';
 import { parse as parseYaml } from 'yaml';
 import { otlpTracesUrl } from '@nodelet/api/tracing';
 import { parseQuantity } from '../util/quantity.js';
-import { VXLAN_DEFAULTS, type PodNetworkBackend } from '../network/route-plan.js';
+import { VXLAN_DEFAULTS, vxlanDeviceName, type PodNetworkBackend } from '../network/route-plan.js';
 import { resolveProxyConfig, type ProxyConfig, type ProxyConfigFile, type ProxyFlags } from '../proxy/config.js';
 import { resolveDnsConfig, type ClusterDnsConfig, type ClusterDnsConfigFile, type ClusterDnsFlags } from '../dns/config.js';
 import { validateUnsafeSysctls } from '../admission/security.js';
@@ -482,11 +482,8 @@ export function resolveConfig(file: KubeletConfigurationFile, flags: AgentFlags,
     proxy: resolveProxyConfig(file.proxy, flags),
     podNetwork: {
       backend: oneOf(flags.podNetwork !== undefined ? '--pod-network' : 'podNetwork.backend', flags.podNetwork ?? file.podNetwork?.backend, ['host-gw', 'vxlan', 'none'] as const, 'host-gw'),
-      vxlan: {
-        vni: int('podNetwork.vxlanVNI', file.podNetwork?.vxlanVNI, VXLAN_DEFAULTS.vni, 1, 16_777_215),
-        port: int('podNetwork.vxlanPort', file.podNetwork?.vxlanPort, VXLAN_DEFAULTS.port, 1, 65_535),
-        device: VXLAN_DEFAULTS.device,
-      },
+      vxlan: vxlanOptions(int('podNetwork.vxlanVNI', file.podNetwork?.vxlanVNI, VXLAN_DEFAULTS.vni, 1, 16_777_215),
+        int('podNetwork.vxlanPort', file.podNetwork?.vxlanPort, VXLAN_DEFAULTS.port, 1, 65_535)),
     },
     ...resolveDnsConfig(file, flags),
   };
@@ -499,4 +496,9 @@ function imageGcCron(v: unknown): { imageGCScheduleCron?: string } {
   const problem = cronProblem(v);
   if (problem) throw invalid('imageGCScheduleCron', problem);
   return { imageGCScheduleCron: v.trim() };
+}
+
+/** One VNI's VXLAN settings: its device is `nodelet.<vni>`, so two clusters' agents on one machine use two devices. */
+function vxlanOptions(vni: number, port: number): { vni: number; port: number; device: string } {
+  return { vni, port, device: vxlanDeviceName(vni) };
 }

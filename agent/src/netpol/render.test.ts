@@ -113,6 +113,16 @@ const cases: Array<{ name: string; policies: NetworkPolicy[]; want: View }> = [
     want: { ingress: {}, egress: { '10.244.0.10': ['a/to-block/egress'], '10.244.0.11': ['a/to-block/egress'] }, rules: { 'a/to-block/egress': ['ip daddr 10.244.1.0/24 ip daddr != { 10.244.1.20/32 } meta l4proto . th dport { tcp . 8080 } ALLOW'] } },
   },
   {
+    // The data path is IPv4 only: an IPv6 block (valid in the API, as upstream) can match no packet,
+    // so it allows nothing, and it must not reach the ip-family table (nft would refuse the whole sync).
+    name: 'an IPv6 ipBlock matches nothing: a rule with only IPv6 peers allows nothing, beside an IPv4 peer only that one',
+    policies: [policy('v6', 'a', {
+      podSelector: servers, policyTypes: ['Egress'],
+      egress: [{ to: [{ ipBlock: { cidr: 'fd00::/64' } }] }, { to: [{ ipBlock: { cidr: '2001:db8::/32', except: ['2001:db8::/48'] } }, { ipBlock: { cidr: '10.244.1.0/24' } }] }],
+    })],
+    want: { ingress: {}, egress: { '10.244.0.10': ['a/v6/egress'], '10.244.0.11': ['a/v6/egress'] }, rules: { 'a/v6/egress': ['ip daddr 10.244.1.0/24 ALLOW'] } },
+  },
+  {
     name: 'two policies selecting one pod combine as a union (either may allow)',
     policies: [
       policy('p1', 'a', { podSelector: { matchLabels: { app: 'server' } }, ingress: [{ from: [{ podSelector: { matchLabels: { app: 'client' } } }] }] }),

@@ -174,7 +174,8 @@ function policyRules(b: Builder, np: NetworkPolicy, dir: Direction, targets: rea
       peerMatches.push(`ip ${peerAddr} @${set}`);
     }
     for (const p of peers) {
-      if (!p.ipBlock) continue;
+      // IPv4 only: an IPv6 block matches no packet here (and an ip-family table refuses it).
+      if (!p.ipBlock || p.ipBlock.cidr.includes(':')) continue;
       const except = p.ipBlock.except ?? [];
       peerMatches.push(`ip ${peerAddr} ${p.ipBlock.cidr}${except.length ? ` ip ${peerAddr} != { ${except.join(', ')} }` : ''}`);
     }

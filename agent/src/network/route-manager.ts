@@ -9,15 +9,17 @@
  * Pod traffic leaving the cluster CIDR is masqueraded from its own nftables table (MASQ_TABLE),
  * written once per agent run in one atomic transaction.
  *
- * Everything it writes is its own and recognisable after a restart: routes carry ROUTE_PROTO, FDB
- * and neighbour entries live on its own VXLAN device. A restarted agent adopts the device (its MAC,
+ * Everything it writes is its own and recognisable after a restart: routes carry ROUTE_PROTO and
+ * lead into its cluster CIDR (routes of that protocol into other ranges are another cluster's
+ * agent's and never read as its own), FDB and neighbour entries live on its own VXLAN device
+ * (one per VNI). A restarted agent adopts the device (its MAC,
  * and so every peer's FDB entry, stays valid) and deletes only what no node claims, so
  * established connections across nodes survive it.
  */
 import type { Disposable, Logger } from '@nodelet/base';
 import type { Informer, Node } from '@nodelet/api/agent';
 import type { CommandRunner } from '../proxy/exec.js';
-import { ROUTE_PROTO, VXLAN_DEFAULTS, diffPlan, masqueradeScript, planPeers, podGateway, VXLAN_ANNOTATION, type Peer, type PodNetworkBackend, type RoutePlan } from './route-plan.js';
+import { cidrWithin, ROUTE_PROTO, VXLAN_DEFAULTS, diffPlan, masqueradeScript, planPeers, podGateway, VXLAN_ANNOTATION, type Peer, type PodNetworkBackend, type RoutePlan } from './route-plan.js';
 
 export interface VxlanOptions {
   vni: number;
@@ -35,8 +37,11 @@ export interface RouteManagerOptions {
   log: Logger;
   /** Publishes this node's VTEP on its Node object (the VXLAN_ANNOTATION value). */
   publishVtep?: (value: string) => Promise<void>;
-  /** The pods' range: their traffic to outside it is masqueraded (masqueradeScript); unset: no masquerade. */
-  clusterCIDR?: string;
+  /**
+   * The pods' range: their traffic to outside it is masqueraded (masqueradeScript), and the
+   * manager routes to, and deletes routes into, pod CIDRs inside it only (route-plan.ts).
+   */
+  clusterCIDR: string;
   /** Retry delay after a failed sync. Default 5 s. */
   retryMs?: number;
   /** Period of the full pass that repairs drift. Default 60 s. */
@@ -185,13 +190,13 @@ export class RouteManager {
         this.#published = value;
       }
     }
-    const connected = await this.connectedSubnets();
-    const desired = planPeers({ backend, peers: peersFromNodes(nodes, this.#o.nodeName), connected, vxlanDevice: vxlan.device });
+    const { connected, own } = await this.localAddresses();
+    const desired = planPeers({ backend, peers: peersFromNodes(nodes, this.#o.nodeName), connected, own, clusterCIDR: this.#o.clusterCIDR, vxlanDevice: vxlan.device });
     const actual = await this.actual(device);
     const cmds = diffPlan(desired, actual, vxlan.device);
     for (const c of cmds) await this.#exec(c);
     // After the routes: a node without nft still gets them (the pass fails, and retries this).
-    if (backend !== 'none' && this.#o.clusterCIDR && !this.#masqueraded) {
+    if (backend !== 'none' && !this.#masqueraded) {
       const r = await this.#o.runner.run(['nft', '-f', '-'], { input: masqueradeScript(this.#o.clusterCIDR), signal: this.#abort.signal });
       if (r.code !== 0) throw new Error(`writing the masquerade table failed (exit ${r.code}): ${r.stderr.trim()}`);
       this.#masqueraded = true;
@@ -201,20 +206,28 @@ export class RouteManager {
     return { commands: cmds.length };
   }
 
-  /** The subnets of this node's own IPv4 addresses, but for loopback, the VXLAN device and host routes (/32). */
-  async connectedSubnets(): Promise<string[]> {
+  /**
+   * This node's own IPv4 addresses (`own`), and their subnets but for loopback, the VXLAN device
+   * and host routes (/32) (`connected`).
+   */
+  async localAddresses(): Promise<{ connected: string[]; own: string[] }> {
     const links = JSON.parse((await this.#exec(['ip', '-json', '-4', 'addr', 'show'])) || '[]') as AddrJson[];
-    return links
+    const own = links.flatMap((l) => (l.addr_info ?? []).flatMap((a) => (a.local ? [a.local] : [])));
+    const connected = links
       .filter((l) => l.ifname !== 'lo' && l.ifname !== this.#o.vxlan.device)
       .flatMap((l) => (l.addr_info ?? []).filter((a) => a.local && a.prefixlen !== undefined && a.prefixlen < 32).map((a) => `${a.local}/${a.prefixlen}`));
+    return { connected, own };
   }
 
-  /** What the agent holds now: its routes (ROUTE_PROTO), and the VXLAN device's FDB and permanent neighbour entries. */
+  /**
+   * What the agent holds now: its routes (ROUTE_PROTO, destination inside the cluster CIDR), and
+   * the VXLAN device's FDB and permanent neighbour entries.
+   */
   async actual(device: boolean): Promise<RoutePlan> {
     const dev = this.#o.vxlan.device;
     const routes = JSON.parse((await this.#exec(['ip', '-json', '-4', 'route', 'show', 'proto', String(ROUTE_PROTO)])) || '[]') as Array<{ dst: string; gateway?: string; dev?: string }>;
     const plan: RoutePlan = {
-      routes: routes.filter((r) => r.gateway).map((r) => ({ dst: r.dst, via: r.gateway!, ...(r.dev === dev ? { dev } : {}) })),
+      routes: routes.filter((r) => r.gateway && cidrWithin(r.dst, this.#o.clusterCIDR)).map((r) => ({ dst: r.dst, via: r.gateway!, ...(r.dev === dev ? { dev } : {}) })),
       fdb: [],
       neigh: [],
     };

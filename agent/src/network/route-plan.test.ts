@@ -3,10 +3,11 @@ import assert from 'node:assert/strict';
 import { noopLogger, pollUntil } from '@nodelet/base';
 import type { Node } from '@nodelet/api';
 import type { CommandRunner } from '../proxy/exec.js';
-import { diffPlan, inCidr, planPeers, podGateway, VXLAN_ANNOTATION, type Peer, type RoutePlan } from './route-plan.js';
+import { cidrWithin, diffPlan, inCidr, masqueradeScript, planPeers, podGateway, VXLAN_ANNOTATION, vxlanDeviceName, type Peer, type RoutePlan } from './route-plan.js';
 import { RouteManager, peersFromNodes, uplinkMtu } from './route-manager.js';
 
 const DEV = 'nodelet.1';
+const CLUSTER = '10.244.0.0/16';
 const near: Peer = { name: 'b', ip: '192.168.5.3', podCIDR: '10.244.1.0/24', vtepMAC: '0A:00:00:00:00:0B' };
 const far: Peer = { name: 'c', ip: '172.30.0.9', podCIDR: '10.244.2.0/24', vtepMAC: '0a:00:00:00:00:0c' };
 const empty: RoutePlan = { routes: [], fdb: [], neigh: [] };
@@ -15,10 +16,36 @@ test('cidr helpers', () => {
   assert.equal(inCidr('192.168.5.3', '192.168.5.2/24'), true);
   assert.equal(inCidr('192.168.6.3', '192.168.5.2/24'), false);
   assert.equal(podGateway('10.244.3.0/24'), '10.244.3.0');
+  assert.equal(cidrWithin('10.244.3.0/24', CLUSTER), true);
+  assert.equal(cidrWithin('10.244.3.7', CLUSTER), true);
+  assert.equal(cidrWithin('10.0.0.0/8', CLUSTER), false);
+  assert.equal(cidrWithin('10.245.0.0/24', CLUSTER), false);
+  assert.equal(vxlanDeviceName(7), 'nodelet.7');
+  assert.equal(vxlanDeviceName(16_777_215), 'nlvx.16777215');
+});
+
+test('scope: a peer whose pod CIDR is outside the cluster CIDR, or that shares this machine\'s address, gets nothing', () => {
+  const otherCluster: Peer = { name: 'x', ip: '192.168.5.9', podCIDR: '10.250.1.0/24', vtepMAC: '0a:00:00:00:00:09' };
+  const sameMachine: Peer = { name: 'y', ip: '192.168.5.2', podCIDR: '10.244.5.0/24' };
+  const plan = planPeers({ backend: 'host-gw', peers: [near, otherCluster, sameMachine], connected: ['192.168.5.2/24'], own: ['192.168.5.2'], clusterCIDR: CLUSTER, vxlanDevice: DEV });
+  assert.deepEqual(plan, { routes: [{ dst: '10.244.1.0/24', via: '192.168.5.3' }], fdb: [], neigh: [] });
+});
+
+test('masquerade: one chain per cluster CIDR, rewritten without touching the table\'s other chains', () => {
+  assert.equal(masqueradeScript('10.244.0.0/16'), [
+    'table ip nodelet-pod-network {',
+    '  chain masq-10-244-0-0-16 {',
+    '    type nat hook postrouting priority srcnat; policy accept;',
+    '  }',
+    '}',
+    'flush chain ip nodelet-pod-network masq-10-244-0-0-16',
+    'add rule ip nodelet-pod-network masq-10-244-0-0-16 ip saddr 10.244.0.0/16 ip daddr != 10.244.0.0/16 ip daddr != 224.0.0.0/4 masquerade fully-random',
+    '',
+  ].join('\n'));
 });
 
 test('host-gw routes a peer on a connected subnet through it, and falls back to vxlan for one that is not', () => {
-  const plan = planPeers({ backend: 'host-gw', peers: [far, near], connected: ['192.168.5.2/24'], vxlanDevice: DEV });
+  const plan = planPeers({ backend: 'host-gw', peers: [far, near], connected: ['192.168.5.2/24'], clusterCIDR: CLUSTER, vxlanDevice: DEV });
   assert.deepEqual(plan.routes, [
     { dst: '10.244.1.0/24', via: '192.168.5.3' },
     { dst: '10.244.2.0/24', via: '10.244.2.0', dev: DEV },
@@ -28,14 +55,14 @@ test('host-gw routes a peer on a connected subnet through it, and falls back to 
 });
 
 test('vxlan backend tunnels even to a connected peer; a peer without a VTEP yet gets nothing; none plans nothing', () => {
-  const plan = planPeers({ backend: 'vxlan', peers: [near, { ...far, vtepMAC: undefined }], connected: ['192.168.5.2/24'], vxlanDevice: DEV });
+  const plan = planPeers({ backend: 'vxlan', peers: [near, { ...far, vtepMAC: undefined }], connected: ['192.168.5.2/24'], clusterCIDR: CLUSTER, vxlanDevice: DEV });
   assert.deepEqual(plan.routes, [{ dst: '10.244.1.0/24', via: '10.244.1.0', dev: DEV }]);
   assert.deepEqual(plan.fdb, [{ mac: '0a:00:00:00:00:0b', dst: '192.168.5.3' }]);
-  assert.deepEqual(planPeers({ backend: 'none', peers: [near], connected: ['192.168.5.2/24'], vxlanDevice: DEV }), empty);
+  assert.deepEqual(planPeers({ backend: 'none', peers: [near], connected: ['192.168.5.2/24'], clusterCIDR: CLUSTER, vxlanDevice: DEV }), empty);
 });
 
 test('diff: nothing to do when actual matches, replace what is missing or moved, delete what no peer claims', () => {
-  const want = planPeers({ backend: 'host-gw', peers: [near, far], connected: ['192.168.5.2/24'], vxlanDevice: DEV });
+  const want = planPeers({ backend: 'host-gw', peers: [near, far], connected: ['192.168.5.2/24'], clusterCIDR: CLUSTER, vxlanDevice: DEV });
   assert.deepEqual(diffPlan(want, want, DEV), []);
   const stale: RoutePlan = {
     routes: [{ dst: '10.244.1.0/24', via: '192.168.5.99' }, { dst: '10.244.9.0/24', via: '192.168.5.9' }],
@@ -97,7 +124,7 @@ function fakeHost(state: { routes: unknown[]; link?: unknown }): { runner: Comma
 test('manager: creates the VXLAN device at the uplink MTU minus 50, publishes its MAC, masquerades once, routes the peer', async () => {
   const host = fakeHost({ routes: [] });
   const published: string[] = [];
-  const m = new RouteManager({ backend: 'host-gw', runner: host.runner, nodeName: 'a', nodeIP: '192.168.5.2', clusterCIDR: '10.244.0.0/16', vxlan: { vni: 1, port: 8472, device: DEV }, log: noopLogger, publishVtep: async (v) => void published.push(v) });
+  const m = new RouteManager({ backend: 'host-gw', runner: host.runner, nodeName: 'a', nodeIP: '192.168.5.2', clusterCIDR: CLUSTER, vxlan: { vni: 1, port: 8472, device: DEV }, log: noopLogger, publishVtep: async (v) => void published.push(v) });
   const nodes = [node('a', '192.168.5.2', '10.244.0.0/24'), node('b', '192.168.5.3', '10.244.1.0/24')];
   await m.sync(nodes);
   assert.deepEqual(host.writes, [
@@ -106,7 +133,7 @@ test('manager: creates the VXLAN device at the uplink MTU minus 50, publishes it
     `ip link set ${DEV} up`,
     `ip addr replace 10.244.0.0/32 dev ${DEV}`,
     'ip route replace 10.244.1.0/24 via 192.168.5.3 proto 150',
-    'nft -f - <<    ip saddr 10.244.0.0/16 ip daddr != 10.244.0.0/16 ip daddr != 224.0.0.0/4 masquerade fully-random',
+    'nft -f - <<add rule ip nodelet-pod-network masq-10-244-0-0-16 ip saddr 10.244.0.0/16 ip daddr != 10.244.0.0/16 ip daddr != 224.0.0.0/4 masquerade fully-random',
   ]);
   host.writes.length = 0;
   await m.sync(nodes);
@@ -116,19 +143,20 @@ test('manager: creates the VXLAN device at the uplink MTU minus 50, publishes it
   m.close();
 });
 
-test('manager: a restart adopts a matching device and deletes only routes of nodes that are gone', async () => {
+test('manager: a restart adopts a matching device and deletes only routes of nodes that are gone, never another cluster\'s', async () => {
   const link = { ifname: DEV, address: '0a:00:00:00:00:0a', linkinfo: { info_kind: 'vxlan', info_data: { id: 1, port: 8472, local: '192.168.5.2' } } };
-  const host = fakeHost({ link, routes: [{ dst: '10.244.1.0/24', gateway: '192.168.5.3', dev: 'eth0' }, { dst: '10.244.7.0/24', gateway: '192.168.5.7', dev: 'eth0' }] });
-  const m = new RouteManager({ backend: 'host-gw', runner: host.runner, nodeName: 'a', nodeIP: '192.168.5.2', vxlan: { vni: 1, port: 8472, device: DEV }, log: noopLogger });
+  // 10.250.2.0/24 carries the same protocol but lies outside this cluster's CIDR: another cluster's agent's.
+  const host = fakeHost({ link, routes: [{ dst: '10.244.1.0/24', gateway: '192.168.5.3', dev: 'eth0' }, { dst: '10.244.7.0/24', gateway: '192.168.5.7', dev: 'eth0' }, { dst: '10.250.2.0/24', gateway: '192.168.5.8', dev: 'eth0' }] });
+  const m = new RouteManager({ backend: 'host-gw', runner: host.runner, nodeName: 'a', nodeIP: '192.168.5.2', clusterCIDR: CLUSTER, vxlan: { vni: 1, port: 8472, device: DEV }, log: noopLogger });
   await m.sync([node('a', '192.168.5.2', '10.244.0.0/24'), node('b', '192.168.5.3', '10.244.1.0/24')]);
-  assert.deepEqual(host.writes, [`ip link set ${DEV} up`, `ip addr replace 10.244.0.0/32 dev ${DEV}`, 'ip route delete 10.244.7.0/24 proto 150']);
+  assert.deepEqual(host.writes.filter((w) => !w.startsWith('nft')), [`ip link set ${DEV} up`, `ip addr replace 10.244.0.0/32 dev ${DEV}`, 'ip route delete 10.244.7.0/24 proto 150']);
   m.close();
 });
 
 test('manager: a device with another VNI is recreated', async () => {
   const link = { ifname: DEV, address: '0a:00:00:00:00:0a', linkinfo: { info_kind: 'vxlan', info_data: { id: 7, port: 8472, local: '192.168.5.2' } } };
   const host = fakeHost({ link, routes: [] });
-  const m = new RouteManager({ backend: 'vxlan', runner: host.runner, nodeName: 'a', nodeIP: '192.168.5.2', vxlan: { vni: 1, port: 8472, device: DEV }, log: noopLogger });
+  const m = new RouteManager({ backend: 'vxlan', runner: host.runner, nodeName: 'a', nodeIP: '192.168.5.2', clusterCIDR: CLUSTER, vxlan: { vni: 1, port: 8472, device: DEV }, log: noopLogger });
   await m.sync([node('a', '192.168.5.2', '10.244.0.0/24')]);
   assert.equal(host.writes[0], `ip link delete ${DEV}`);
   assert.match(host.writes[1]!, /^ip link add nodelet\.1 type vxlan id 1 /);
@@ -137,7 +165,7 @@ test('manager: a device with another VNI is recreated', async () => {
 
 test('manager: Node updates that route the same (heartbeats) cause no pass; a changed peer does; the periodic pass repairs', async () => {
   const host = fakeHost({ routes: [] });
-  const m = new RouteManager({ backend: 'host-gw', runner: host.runner, nodeName: 'a', nodeIP: '192.168.5.2', vxlan: { vni: 1, port: 8472, device: DEV }, log: noopLogger, resyncMs: 30 });
+  const m = new RouteManager({ backend: 'host-gw', runner: host.runner, nodeName: 'a', nodeIP: '192.168.5.2', clusterCIDR: CLUSTER, vxlan: { vni: 1, port: 8472, device: DEV }, log: noopLogger, resyncMs: 30 });
   const nodes = [node('a', '192.168.5.2', '10.244.0.0/24'), node('b', '192.168.5.3', '10.244.1.0/24')];
   m.update(nodes);
   await pollUntil('the first pass', () => m.passes === 1 && m.idle(), { timeoutMs: 5000, intervalMs: 5 });

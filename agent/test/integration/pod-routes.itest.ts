@@ -2,7 +2,8 @@
  * The agent's pod route manager on three netns "machines" (pod-routes-netns.ts): m1 and m2 share
  * a LAN, m3 sits behind a router. Each machine runs its own RouteManager against an in-memory API
  * server holding the three Nodes, with the default backend (host-gw, VXLAN per peer when the peer
- * is not on a connected subnet). The test adds no pod route itself.
+ * is not on a connected subnet). The test adds no pod route itself. A second cluster's manager on
+ * m1 (another API server, cluster CIDR and VNI) shows that two clusters on one machine keep apart.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,7 +13,7 @@ import { ApiClient, Informer, NODES, type Node } from '@nodelet/api';
 import { InMemoryApiServer } from '@nodelet/api/testing';
 import { commandRunner } from '../../src/proxy/exec.js';
 import { RouteManager } from '../../src/network/route-manager.js';
-import { VXLAN_ANNOTATION, VXLAN_DEFAULTS } from '../../src/network/route-plan.js';
+import { VXLAN_ANNOTATION, VXLAN_DEFAULTS, vxlanDeviceName } from '../../src/network/route-plan.js';
 import { RoutedMachines, sh, type Machine } from './pod-routes-netns.js';
 
 const enabled = process.env.AGENT_IT === '1' && process.getuid?.() === 0 && spawnSync('nft', ['--version']).status === 0;
@@ -103,6 +104,40 @@ test('a restarted manager adopts what it finds and an established cross-node con
   assert.equal(sh(['ip', 'netns', 'exec', m1.ns, 'bridge', '-json', 'fdb', 'show', 'dev', 'nodelet.1']), fdbBefore);
   assert.equal(mac(), macBefore, 'the VXLAN device was adopted, not recreated');
   assert.equal(await conn.send('after'), 'after');
+});
+
+test('a second cluster\'s manager on the same machine: neither deletes the other\'s routes', { skip, timeout: 60_000 }, async () => {
+  const [m1, m2] = net.machines as [Machine, Machine, Machine];
+  const other = await InMemoryApiServer.start();
+  const oapi = other.client();
+  const dev = vxlanDeviceName(2);
+  const om = new RouteManager({
+    backend: 'host-gw', runner: commandRunner(m1.ns), nodeName: 'o1', nodeIP: m1.ip, clusterCIDR: '10.250.0.0/16', log: quietLog,
+    vxlan: { vni: 2, port: VXLAN_DEFAULTS.port, device: dev },
+  });
+  const routes = (): string[] => json<Array<{ dst: string }>>(m1.ns, ['ip', '-json', '-4', 'route', 'show', 'proto', '150']).map((r) => r.dst).sort();
+  try {
+    // o3 shares m1's address (a second node in the same namespace): its bridge is local, no route.
+    for (const [name, ip, podCIDR] of [['o1', m1.ip, '10.250.1.0/24'], ['o2', m2.ip, '10.250.2.0/24'], ['o3', m1.ip, '10.250.3.0/24']] as const) {
+      await oapi.create(NODES, { metadata: { name }, spec: { podCIDR }, status: { addresses: [{ type: 'InternalIP', address: ip }] } });
+    }
+    const mine = routes();
+    const otherNodes = (await oapi.list(NODES)).items;
+    await om.sync(otherNodes);
+    assert.deepEqual(routes(), [...mine, '10.250.2.0/24'].sort());
+    // Full passes of both, each over its own cluster's Nodes: nothing to change, nothing deleted.
+    const first = running.get(m1.name)!.m;
+    assert.equal((await first.sync((await api.list(NODES)).items)).commands, 0, 'this cluster leaves the other\'s route alone');
+    assert.equal((await om.sync(otherNodes)).commands, 0, 'the other cluster leaves this one\'s routes alone');
+    assert.deepEqual(routes(), [...mine, '10.250.2.0/24'].sort());
+    assert.ok(json<unknown[]>(m1.ns, ['ip', '-json', 'link', 'show', VXLAN_DEFAULTS.device]).length === 1, 'the first cluster\'s VXLAN device stays');
+  } finally {
+    om.close();
+    oapi.close();
+    await other.close();
+    sh(['ip', '-n', m1.ns, 'route', 'delete', '10.250.2.0/24', 'proto', '150'], true);
+    sh(['ip', '-n', m1.ns, 'link', 'delete', dev], true);
+  }
 });
 
 test('a node that leaves takes its route, FDB and neighbour entries with it', { skip, timeout: 60_000 }, async () => {

@@ -7,14 +7,14 @@
  * - shared (default): in the host's network namespace beside the first node; distinct bridges and
  *   per-node pod CIDRs keep the pod networks apart; one proxy per namespace, so its proxy is off.
  * - `netns: true`: a machine of its own in namespace `nodelet-<node>` on the lab's node network
- *   (node-network.ts), with its own node IP, proxy table and DNS resolver; the lab's route step
- *   (pod-routes.ts) connects the pod networks.
+ *   (node-network.ts), with its own node IP, proxy table and DNS resolver; the agents route the
+ *   pod networks between the nodes themselves (docs/network.md), the lab adds no route.
  *
- *   add:    [netns + veth] ─▶ containerd (lab runtime) ─▶ startLabAgent (token, join, agent,
- *           Ready) ─▶ [pod CIDR ─▶ routes everywhere]
+ *   add:    [netns + veth] ─▶ containerd (lab runtime) ─▶ startLabAgent (token, join, agent, Ready)
  *   remove: drain (cordon, evict its pods; drain.ts) ─▶ labDown on the node's state dir (CRI
  *           removal of sandboxes while the agent serves CNI DEL ─▶ agent ─▶ containerd ─▶ bridge
- *           or namespace ─▶ state) ─▶ [stale routes] ─▶ delete the Node; there is no server to stop.
+ *           or namespace ─▶ state) ─▶ delete the Node (the other agents drop their routes to it);
+ *           there is no server to stop.
  *
  * A failed add (the agent exited, or no Ready in time) is removed the same way, state dir included:
  * the error carries the agent log's last lines.
@@ -22,12 +22,11 @@
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
-import { AgentError, describeError, pollUntil } from '@nodelet/base';
-import { ApiClient, loadKubeconfig, NODES, type Node } from '@nodelet/api';
+import { AgentError, describeError } from '@nodelet/base';
+import { ApiClient, loadKubeconfig } from '@nodelet/api';
 import { labRuntimeUp } from '@nodelet/lab-runtime';
 import { defaultLabOptions, labDown, labPaths, startLabAgent, type LabDownResult, type LabOptions } from './cluster.js';
 import { ensureNodeNetns, findNodeNetwork, netnsName, type NodeNetwork } from './node-network.js';
-import { prunePodRoutes, syncPodRoutes, type NodeRouteInfo } from './pod-routes.js';
 import { deleteNode, drainNode } from './drain.js';
 import { runningPid } from './processes.js';
 
@@ -90,10 +89,11 @@ function asLabOptions(n: LabNodeOptions & { nodeApiPort: number; healthzPort: nu
     stateDir: n.stateDir, registry: n.registry, nodeName: n.nodeName, bridge: n.bridge,
     nodeApiPort: n.nodeApiPort, healthzPort: n.healthzPort, readyTimeoutMs: n.readyTimeoutMs, log: n.log,
     ...(n.clusterCidr ? { clusterCidr: n.clusterCidr } : {}),
-    // One service proxy and one DNS resolver per network namespace: the first node's serve the
-    // host they share (its resolver holds <host IP>:53, which this agent could not bind).
+    // One service proxy, DNS resolver and pod route manager per network namespace: the first
+    // node's serve the host they share (its resolver holds <host IP>:53, which this agent could
+    // not bind; its route manager owns the host's routes, VXLAN device and masquerade chain).
     proxyMode: n.netns ? 'nftables' : 'none',
-    ...(n.netns ? {} : { agentConfig: { clusterDNSResolver: false } }),
+    ...(n.netns ? {} : { agentConfig: { clusterDNSResolver: false, podNetwork: { backend: 'none' } } }),
     ...(n.netns ? { netns: true } : {}),
     ...(nodeIp ? { nodeIp } : {}),
   });
@@ -121,10 +121,6 @@ export async function labAddNode(opts: LabNodeOptions): Promise<LabNode> {
     o.log?.(`starting containerd for node "${o.nodeName}"…`);
     const rt = await labRuntimeUp({ dir: p.containerd, registry: o.registry, cniBinDir: p.cniBin, cniConfDir: p.cniConf, ...(placed ? { netns: placed.netns } : {}) });
     await startLabAgent(o, n.adminKubeconfig, admin, rt.endpoint);
-    if (placed) {
-      o.log?.('routing the pod networks between the nodes…');
-      await routePodNetworks(admin, n.nodeName, placed.network, o.readyTimeoutMs);
-    }
     return { nodeName: o.nodeName, runtimeEndpoint: rt.endpoint, ...(placed ? { netns: placed.netns, ip: placed.ip } : {}), options: n };
   } catch (err) {
     n.log?.(`node "${n.nodeName}" did not come up; removing what was started (state dir ${n.stateDir} included)…`);
@@ -135,19 +131,10 @@ export async function labAddNode(opts: LabNodeOptions): Promise<LabNode> {
   }
 }
 
-/** The route step, once node `nodeName` has its pod CIDR: every node on `network` reaches every other's. */
-async function routePodNetworks(admin: ApiClient, nodeName: string, network: NodeNetwork, timeoutMs: number): Promise<void> {
-  await pollUntil(`node "${nodeName}" to get a pod CIDR`, async () => !!(await admin.get<Node>(NODES, nodeName)).spec?.podCIDR, { timeoutMs, intervalMs: 200 });
-  const nodes: NodeRouteInfo[] = (await admin.list<Node>(NODES)).items.flatMap((node) => {
-    const ip = node.status?.addresses?.find((a) => a.type === 'InternalIP')?.address;
-    return ip && node.spec?.podCIDR ? [{ name: node.metadata?.name ?? '', ip, podCIDR: node.spec.podCIDR }] : [];
-  });
-  await syncPodRoutes({ networkCidr: network.cidr, nodes });
-}
-
 /**
- * Stops the node's agent and containerd, deletes its bridge or its network namespace and the
- * routes to it elsewhere, and (unless keepState) its state dir.
+ * Stops the node's agent and containerd, deletes its bridge or its network namespace, (unless
+ * keepState) its state dir, and its Node object, which makes the other nodes' agents delete
+ * their routes to it.
  */
 export async function labRemoveNode(n: LabNodeOptions, o: { keepState?: boolean; drainTimeoutMs?: number } = {}): Promise<LabDownResult> {
   const admin = new ApiClient({ ...(await loadKubeconfig(n.adminKubeconfig)), timeoutMs: 10_000 });
@@ -163,7 +150,6 @@ export async function labRemoveNode(n: LabNodeOptions, o: { keepState?: boolean;
       if (evicted) n.log?.(`evicted ${evicted} pod(s)`);
     }
     const r = await labDown({ ...asLabOptions({ ...n, nodeApiPort: n.nodeApiPort ?? 0, healthzPort: n.healthzPort ?? 0 }), keepState: o.keepState });
-    if (n.netns) await prunePodRoutes().catch((e: Error) => r.problems.push(`routes: ${e.message}`));
     // Last: a deleted Node with its agent still running would be registered again by the agent.
     if (await deleteNode(admin, n.nodeName).catch((e: unknown) => void problems.push(`node: ${describeError(e)}`))) r.stopped.push(`node object ${n.nodeName}`);
     r.problems.unshift(...problems);

@@ -25,7 +25,7 @@ import { stringify as toYaml } from 'yaml';
 import { AgentError, describeError, hasCode, pollUntil } from '@nodelet/base';
 import { ApiClient, approveNodeServingCsrs, loadKubeconfig, NODES, type Node } from '@nodelet/api';
 import { ensureLabImages, DEFAULT_LAB_IMAGE_DIR, LAB_IMAGES } from '@nodelet/oci';
-import { DEFAULT_LAB_STATE_DIR, DEFAULT_REGISTRY, labLayout, labRuntimeDown, labRuntimeStatus, labRuntimeUp, unmountUnder } from '@nodelet/lab-runtime';
+import { DEFAULT_LAB_STATE_DIR, DEFAULT_REGISTRY, labLayout, labRuntimeDown, labRuntimeStatus, isAlive, labRuntimeUp, unmountUnder } from '@nodelet/lab-runtime';
 import { connectCriClient } from '@nodelet/cri-client';
 import { createToken } from '../ops/token.js';
 import { ensureLabEncryptionConfig } from './encryption.js';
@@ -33,6 +33,7 @@ import { agentAuthentication, join as joinCluster } from '../ops/join.js';
 import { logTail, managed, runningPid, startDetached, stopProcess } from './processes.js';
 import { labAuditArgs } from './audit-policy.js';
 import { removeProxyTable } from '../proxy.js';
+import { labVxlanVni, removeHostPodNetwork } from './pod-network.js';
 import { deleteNodeNetns, deleteNodeNetworkBridge, ensureNodeNetworkBridge, netnsExec, netnsName, nodeNetworkHostAddress, type NodeNetwork } from './node-network.js';
 
 export interface LabOptions {
@@ -252,18 +253,18 @@ export async function startLabAgent(o: LabOptions, adminKubeconfig: string, admi
     proxy: { mode: o.proxyMode ?? 'nftables', clusterCIDR: o.clusterCidr },
     // Labs share the host's cgroup tree with other labs and tests: no kubepods tree unless asked (agentConfig).
     cgroupsPerQOS: false,
-    // The lab's route step (pod-routes.ts) still routes between its nodes; two owners would fight.
-    podNetwork: { backend: 'none' },
+    // The agents route between the lab's nodes (docs/network.md); each lab its own VNI (pod-network.ts).
+    podNetwork: { vxlanVNI: labVxlanVni(o.clusterCidr) },
     // Nothing routes off the node network, so a namespaced node has no upstream resolvers.
     ...(o.netns ? { resolvConf: '' } : {}),
     ...o.agentConfig,
   }), { mode: 0o600 });
 
-  const agentPid = await runningPid(p.agentProc, marker);
+  let agentPid = await runningPid(p.agentProc, marker);
   if (agentPid !== undefined) say(`nodelet agent of node "${o.nodeName}" already runs (pid ${agentPid})`);
   else {
     say(`starting nodelet agent as node "${o.nodeName}"…`);
-    await startDetached(p.agentProc, [
+    agentPid = await startDetached(p.agentProc, [
       'agent', '--config', p.agentConfig, '--kubeconfig', p.agentKubeconfig, '--node-name', o.nodeName,
       '--container-runtime-endpoint', runtimeEndpoint, '--cni-bin-dir', p.cniBin, '--cni-conf-dir', p.cniConf,
       '--root-dir', p.agentRoot, '--port', String(o.nodeApiPort), '--healthz-port', String(o.healthzPort),
@@ -275,7 +276,9 @@ export async function startLabAgent(o: LabOptions, adminKubeconfig: string, admi
   // An agent that exited (a port in use, a bad config) never becomes Ready: say so at once, not after the timeout.
   let exited: AgentError | undefined;
   const node = await pollUntil(`node "${o.nodeName}" to become Ready`, async () => {
-    if ((await runningPid(p.agentProc, marker)) === undefined) {
+    // By PID, not by argv: while nsenter and the launcher exec the agent, /proc/<pid>/cmdline
+    // reads empty for a moment, which an argv check took for an exited agent.
+    if (!(await isAlive(agentPid))) {
       throw (exited = new AgentError('ERR_FAILED_PRECONDITION', `the agent of node "${o.nodeName}" exited; ${await detail()}`));
     }
     const n = await admin.get<Node>(NODES, o.nodeName);
@@ -379,10 +382,13 @@ export async function labDown(opts: Partial<LabOptions> & { keepState?: boolean 
       problems.push(`bridge ${o.bridge}: ${describeError(err)}`);
     }
   }
-  // 5b. The service proxy's table (kept by the agent across restarts; the lab is going away).
+  // 5b. The service proxy's table and the pod network's routes, device and masquerade chain (kept
+  // by the agent across restarts; the lab is going away). A node sharing the host's namespace
+  // beside the first (proxy off) leaves them to the first.
   if ((o.proxyMode ?? 'nftables') !== 'none' && !o.netns) {
     const t = removeProxyTable();
     if (t.problem) problems.push(t.problem);
+    problems.push(...(await removeHostPodNetwork(o.clusterCidr)));
   }
   // 5c–d. The node's network namespace, the node network.
   problems.push(...(await removeNodeNetworking(o)));
