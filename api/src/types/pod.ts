@@ -415,6 +415,10 @@ export interface ContainerStatus {
   imageID: string;
   containerID?: string;
   started?: boolean;
+  /** Requests the node allocated to the container (in-place resize). */
+  allocatedResources?: Record<string, string>;
+  /** Requests and limits the running container is configured with (in-place resize). */
+  resources?: ResourceRequirements;
 }
 
 export interface PodIP {
