@@ -57,6 +57,11 @@ export interface ContainerPort {
   hostIP?: string;
 }
 
+export interface ContainerResizePolicy {
+  resourceName: 'cpu' | 'memory';
+  restartPolicy: 'NotRequired' | 'RestartContainer';
+}
+
 export interface ResourceRequirements {
   limits?: Record<string, Quantity>;
   requests?: Record<string, Quantity>;
@@ -181,6 +186,8 @@ export interface Container {
   env?: EnvVar[];
   envFrom?: EnvFromSource[];
   resources?: ResourceRequirements;
+  /** How each resource is resized in place (`pods/resize`); absent: NotRequired. */
+  resizePolicy?: ContainerResizePolicy[];
   volumeMounts?: VolumeMount[];
   livenessProbe?: Probe;
   readinessProbe?: Probe;
