@@ -130,6 +130,28 @@ describe('pods/resize', () => {
     assert.equal(ok.status, 200, JSON.stringify(ok.json));
   });
 
+  it('ResourceQuota charges a resize that grows the requests', async () => {
+    await srv.call('POST', '/api/v1/namespaces', { metadata: { name: 'quota' } });
+    const QNS = '/api/v1/namespaces/quota';
+    const q = await srv.call('POST', `${QNS}/resourcequotas`, { metadata: { name: 'q' }, spec: { hard: { 'requests.cpu': '300m' } } });
+    assert.equal(q.status, 201, JSON.stringify(q.json));
+    // The quota controller does not run here: its status is written as it would.
+    q.json.status = { hard: { 'requests.cpu': '300m' }, used: { 'requests.cpu': '0' } };
+    assert.equal((await srv.call('PUT', `${QNS}/resourcequotas/q/status`, q.json)).status, 200);
+    assert.equal((await srv.call('POST', `${QNS}/serviceaccounts`, { metadata: { name: 'default' } })).status, 201);
+    const one = podOf('qp');
+    one.spec.containers.pop();
+    const made = await srv.call('POST', `${QNS}/pods`, one);
+    assert.equal(made.status, 201, JSON.stringify(made.json));
+    const over = await srv.call('PATCH', `${QNS}/pods/qp/resize`, { spec: { containers: [{ name: 'c', resources: { requests: { cpu: '350m' }, limits: { cpu: '350m' } } }] } }, { contentType: SMP });
+    assert.equal(over.status, 403, JSON.stringify(over.json));
+    assert.equal(over.json.message, 'pods "qp" is forbidden: exceeded quota: q, requested: requests.cpu=250m, used: requests.cpu=100m, limited: requests.cpu=300m');
+    const within = await srv.call('PATCH', `${QNS}/pods/qp/resize`, { spec: { containers: [{ name: 'c', resources: { requests: { cpu: '150m' } } }] } }, { contentType: SMP });
+    assert.equal(within.status, 200, JSON.stringify(within.json));
+    const used = await srv.call('GET', `${QNS}/resourcequotas/q`);
+    assert.equal(used.json.status.used['requests.cpu'], '150m');
+  });
+
   it('a plain patch of container resources stays refused by pod update validation', async () => {
     await create('plain');
     const r = await srv.call('PATCH', `${NS}/plain`, { spec: { containers: [{ name: 'c', resources: res('150m', '200m') }] } }, { contentType: SMP });
