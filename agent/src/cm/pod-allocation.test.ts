@@ -71,3 +71,18 @@ test('allocated but not yet given to the running container: PodResizeInProgress 
   a.report(pod('p', '1200m'), failed);
   assert.deepEqual(failed.conditions?.map((c) => [c.type, c.reason, c.message]), [['PodResizeInProgress', 'Error', 'resize failed: boom']]);
 });
+
+test('after an agent restart a pod starts from the resources its status reported: a pending resize is judged again', () => {
+  const { a } = setup();
+  const p = pod('p', '3');
+  p.status = { containerStatuses: [{ name: 'c', ready: true, restartCount: 0, image: 'i', imageID: 'i', resources: { requests: { cpu: '500m', memory: '10Mi' }, limits: { cpu: '500m', memory: '10Mi' } } }] };
+  assert.equal(cpuOf(a.allocate(p)), '500m');
+  const status: PodStatus = {};
+  a.report(p, status);
+  assert.equal(status.conditions?.[0]?.reason, 'Infeasible');
+  // One that fits is allocated at once.
+  const { a: b } = setup();
+  const q = pod('q', '1');
+  q.status = p.status;
+  assert.equal(cpuOf(b.allocate(q)), '1');
+});

@@ -16,8 +16,9 @@
  * again on every sync of the pod and when another pod stops), else allocated at once. The pod
  * reports it as kubelet 1.33 does: condition PodResizePending (reason Deferred/Infeasible) while
  * desired ≠ allocated, PodResizeInProgress while allocated ≠ acknowledged for a running container,
- * and containerStatuses[*].allocatedResources / .resources. The allocations live in memory: an
- * agent restart allocates each pod's desired resources again (kubelet checkpoints them to disk).
+ * and containerStatuses[*].allocatedResources / .resources. The allocations live in memory (kubelet
+ * checkpoints them to disk): after an agent restart a pod starts from the resources its status
+ * reported, so a resize that was pending is judged again rather than applied unchecked.
  */
 import type { Container, ContainerStatus, Pod, PodCondition, PodStatus, ResourceRequirements } from '@nodelet/api';
 import { insufficientResources, requestUnits } from '../admission/resource-fit.js';
@@ -104,8 +105,10 @@ export class PodAllocation {
     const containers = pod.spec?.containers ?? [];
     const got = this.#allocated.get(uid);
     if (!got) {
-      this.#allocated.set(uid, new Map(containers.map((c) => [c.name, c.resources])));
-      return pod;
+      // New to this agent: a pod another agent run already reported resources for keeps those
+      // (a resize pending then stays pending); any other gets its spec.
+      this.#allocated.set(uid, new Map(containers.map((c) => [c.name, reported(pod, c) ?? c.resources])));
+      return this.allocate(pod);
     }
     const resizing = containers.some((c) => got.has(c.name) && changedResources(c.resources, got.get(c.name)).length > 0);
     if (!resizing) {
@@ -223,6 +226,26 @@ export class PodAllocation {
     if (inProgress || error) keep.push(cond('PodResizeInProgress', error ? 'Error' : '', error ?? ''));
     status.conditions = keep;
   }
+}
+
+/**
+ * The resources the pod's status says the container ran with (an earlier agent's report), as a
+ * full allocation: cpu/memory from the status, anything else from the spec; undefined without one.
+ */
+function reported(pod: Pod, c: Container): Resources {
+  const st = pod.status?.containerStatuses?.find((s) => s.name === c.name)?.resources;
+  if (!st || (!st.requests && !st.limits)) return undefined;
+  const merge = (spec: Record<string, string> | undefined, status: Record<string, string> | undefined): Record<string, string> | undefined => {
+    const out: Record<string, string> = { ...(spec ?? {}) };
+    for (const k of RESIZABLE) {
+      delete out[k];
+      if (status?.[k] !== undefined) out[k] = status[k];
+    }
+    return Object.keys(out).length ? out : undefined;
+  };
+  const requests = merge(c.resources?.requests, st.requests);
+  const limits = merge(c.resources?.limits, st.limits);
+  return { ...(limits ? { limits } : {}), ...(requests ? { requests } : {}) };
 }
 
 function withResources(c: Container, r: Resources): Container {
