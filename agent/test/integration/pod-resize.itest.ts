@@ -97,4 +97,6 @@ test('pods/resize: cpu in place, memory with RestartContainer, Infeasible beyond
 
   await h.api.delete(PODS, 'resized', { namespace: 'default', gracePeriodSeconds: 0 });
   await pollUntil('pod gone', async () => getPod(h, 'resized').then(() => false, () => true), { timeoutMs: 90_000 });
+  // The agent removes the pod cgroup (housekeeping) before the test's tree can go.
+  await pollUntil('pod cgroup removed', async () => readdir(dirOf('memory', podRel)).then(() => false, () => true), { timeoutMs: 90_000 });
 });
