@@ -43,6 +43,7 @@ import { nodeHost, type AgentHost } from './host.js';
 import { gcPasses } from './housekeeping/gc.js';
 import { Housekeeping } from './housekeeping/housekeeping.js';
 import { PodCgroups, hostCgroupMounts } from './cm/pod-cgroups.js';
+import { PodAllocation } from './cm/pod-allocation.js';
 import { ContainerLogManager } from './logs/container-log-manager.js';
 import { NodeLease } from './node/lease.js';
 import { NodeShutdownManager } from './nodeshutdown/shutdown-manager.js';
@@ -300,6 +301,13 @@ export class Agent {
       allocatable: { cpuMilli: Math.max(0, (machine.cpuCores - reserved('cpu')) * 1000), memoryBytes: machine.memoryBytes - reserved('memory') },
     }) : undefined;
     await podCgroups?.init();
+    // In-place resize: what each pod is allocated; built before the workers exist, so read them late.
+    const allocation = new PodAllocation({
+      allocatable: () => node.node?.status?.allocatable ?? undefined,
+      activePods: () => this.workers.pods().filter((p) => this.workers.phase(p.metadata.uid!) === 'sync'),
+      wake: (uid) => this.workers.wake(uid),
+      now: () => clock.now(),
+    });
     const runtime = new PodRuntime({
       runtime: cri.runtime,
       images: new ImageManager({ images: cri.image, clock, maxParallelPulls: c.maxParallelImagePulls }),
@@ -327,6 +335,7 @@ export class Agent {
       runtimeHandler: (pod, s) => runtimeClasses.handlerFor(pod, s),
       steps: journeys,
       podCgroups,
+      allocation,
     });
     this.status = new StatusManager({ api, clock, log: child('status'), onWritten: (uid, st) => journeys.statusWritten(uid, st), apiStatus: (uid) => this.pods?.get(uid)?.status });
     const prober = new ProbeManager({
@@ -367,6 +376,7 @@ export class Agent {
       onPodStarted: (_p, s) => this.metrics.podStartDuration.observe(s),
       prober,
       journeys,
+      allocation,
     });
     const admission = [
       pressureAdmitHandler(() => this.eviction?.conditions() ?? new Set()),
@@ -390,7 +400,8 @@ export class Agent {
     ];
     const admitLog = child('admission');
     const admit = (pod: Pod, admitted: readonly Pod[]): PodAdmitResult => {
-      const r = admitPod(admission, pod, admitted);
+      // The other pods count at what they were allocated (a pending resize is not theirs yet).
+      const r = admitPod(admission, pod, admitted.map((p) => allocation.allocatedPod(p)));
       journeys.admitted(pod, r.admit, r.admit ? undefined : r.reason);
       if (!r.admit) {
         admitLog.info({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUID: pod.metadata.uid, reason: r.reason, message: r.message }, 'Pod rejected');

@@ -9,7 +9,7 @@
  *   syncTerminated     deleted? → remove containers/sandboxes/volumes/logs · final status · API delete
  */
 import { AgentError, describeError, type Clock, type Logger } from '@nodelet/base';
-import type { ApiClient, Pod } from '@nodelet/api/agent';
+import type { ApiClient, Pod, PodStatus } from '@nodelet/api/agent';
 import type { Pleg } from './pleg/pleg.js';
 import type { PodEventSink } from './kubecontainer/events.js';
 import type { PodRuntime } from './runtime/pod-runtime.js';
@@ -44,6 +44,16 @@ export interface PodLifecycleOptions {
   journeys?: AgentPodJourneys;
   /** Pod events the lifecycle itself records (DeadlineExceeded). */
   events?: PodEventSink;
+  /** In-place resize (cm/pod-allocation.ts): the resources each pod runs with, and how its resize goes. */
+  allocation?: PodAllocationView;
+}
+
+/** What the lifecycle uses of the allocation manager (cm/pod-allocation.ts). */
+export interface PodAllocationView {
+  allocate(pod: Pod): Pod;
+  report(pod: Pod, status: PodStatus): void;
+  podStopped(uid: string): void;
+  forget(uid: string): void;
 }
 
 export class PodLifecycle implements PodSyncer {
@@ -68,6 +78,7 @@ export class PodLifecycle implements PodSyncer {
       terminating,
       probes: this.#o.prober?.view,
     });
+    this.#o.allocation?.report(pod, status);
     statusFn?.(status);
     this.#o.journeys?.statusComputed(pod, status);
     const target = isStaticPod(pod) ? { statusTarget: { name: pod.metadata.name!, namespace: pod.metadata.namespace! } } : {};
@@ -75,8 +86,10 @@ export class PodLifecycle implements PodSyncer {
     return status;
   }
 
-  async syncPod(signal: AbortSignal, pod: Pod, observed: ObservedPod): Promise<PodSyncResult> {
-    const uid = pod.metadata.uid!;
+  async syncPod(signal: AbortSignal, desired: Pod, observed: ObservedPod): Promise<PodSyncResult> {
+    const uid = desired.metadata.uid!;
+    // The resources the node allocated (a resize that does not fit yet waits), not always the spec's.
+    const pod = this.#o.allocation?.allocate(desired) ?? desired;
     if (isStaticPod(pod)) {
       try {
         await ensureMirrorPod(this.#o.api, pod, signal, this.#o.nodeUid());
@@ -120,6 +133,7 @@ export class PodLifecycle implements PodSyncer {
     const uid = pod.metadata.uid!;
     this.#o.prober?.removePod(uid);
     await this.#o.runtime.killPod(pod, observed, gracePeriodS, signal);
+    this.#o.allocation?.podStopped(uid);
     const after = await this.#fresh(uid, signal);
     const still = after.containers.filter((c) => c.state === 'running');
     if (still.length > 0 || after.sandboxes.some((s) => s.ready)) {
@@ -140,6 +154,7 @@ export class PodLifecycle implements PodSyncer {
     }
     await this.#o.runtime.removePod(pod, observed, signal);
     this.#o.runtime.forget(uid);
+    this.#o.allocation?.forget(uid);
     this.#started.delete(uid);
     if (isStaticPod(pod)) {
       this.#o.status.forget(uid);

@@ -7,7 +7,7 @@
  * The only importer of CRI in the pod lifecycle (docs/contributing.md, layers).
  */
 import { AgentError, describeError, hasCode, isAbortError, type Clock, type Logger } from '@nodelet/base';
-import type { EphemeralContainer, Pod, Service } from '@nodelet/api/agent';
+import type { Container, EphemeralContainer, Pod, Service } from '@nodelet/api/agent';
 import type { PodSandboxConfig, RuntimeService } from '../kubecontainer/cri.js';
 import { buildContainerConfig, buildSandboxConfig, isSafePodUid, podLogDir, type PodPaths } from './container-config.js';
 import { resolveEnv, type EnvSourceReader } from './env.js';
@@ -27,6 +27,7 @@ import type { TokenSource } from './token-manager.js';
 import { serviceEnvVars } from './service-env.js';
 import { stopContainer, type ContainerStopDeps, type ContainerToStop } from './container-stop.js';
 import { runLifecycleHook } from './lifecycle-hooks.js';
+import { actuateResize, type ResizeAllocation } from './pod-resize.js';
 import { rm } from 'node:fs/promises';
 import type { PodEventSink } from '../kubecontainer/events.js';
 import type { StartFailure } from '../status/pod-status.js';
@@ -86,6 +87,8 @@ export interface PodRuntimeOptions {
   steps?: PodStepRecorder;
   /** The pod cgroups (cm/pod-cgroups.ts); none with cgroupsPerQOS off. */
   podCgroups?: { ensure(pod: Pod): Promise<string>; parent(pod: Pod): string };
+  /** In-place resize (cm/pod-allocation.ts): running containers get the pod's allocated resources. */
+  allocation?: ResizeAllocation;
 }
 
 export interface SyncResult {
@@ -268,6 +271,8 @@ export class PodRuntime {
     }
     const sandboxConfig = buildSandboxConfig(pod, actions.attempt, this.#o.paths, undefined, this.#o.seccompDefault, this.#o.podCgroups?.parent(pod), this.#o.clusterDomain);
     const ctx = { pod, observed, sandboxId, sandboxConfig, podIPs, result, signal };
+    // In-place resize of running containers (the sandbox was there before this sync).
+    if (this.#o.allocation && !actions.createSandbox && (await this.#resize(pod, observed, signal))) result.changed = true;
     const starts = actions.nextInitContainer !== undefined || actions.sidecarsToStart.length > 0 || actions.containersToStart.length > 0 || actions.ephemeralToStart.length > 0;
     if (starts && podIPs.length && this.#o.beforeContainers) await this.#o.beforeContainers(pod, podIPs, signal);
 
@@ -364,6 +369,7 @@ export class PodRuntime {
     try {
       const res = await this.#o.runtime.createContainer({ podSandboxId: ctx.sandboxId, config, sandboxConfig: ctx.sandboxConfig }, { signal });
       containerId = res.containerId;
+      if (type === 'regular') this.#o.allocation?.acknowledge(uid, c.name, containerId, c.resources);
       steps?.step(uid, SPAN.agentContainerCreate, t0, traced);
     } catch (err) {
       if (signal.aborted) throw err;
@@ -405,6 +411,15 @@ export class PodRuntime {
       }
     }
     this.#fail(uid, c.name, undefined);
+  }
+
+  #resize(pod: Pod, observed: ObservedPod, signal: AbortSignal): Promise<boolean> {
+    const podIP = observed.sandboxes[0]?.ips[0];
+    const grace = pod.spec?.terminationGracePeriodSeconds ?? 30;
+    const stop = (p: Pod, id: string, spec: Container, message: string): Promise<void> =>
+      this.#stop(p, { id, name: spec.name, running: true, spec, fieldPath: `spec.containers{${spec.name}}`, message }, grace, podIP, signal);
+    const { runtime, allocation, podCgroups, events, nodeMemoryBytes } = this.#o;
+    return actuateResize(pod, observed, { runtime, allocation: allocation!, podCgroups, events, nodeMemoryBytes, stop }, signal);
   }
 
   #stop(pod: Pod, c: ContainerToStop, graceS: number, podIP: string | undefined, signal: AbortSignal, zeroMeansNow = false): Promise<void> {

@@ -57,6 +57,11 @@ export interface ContainerPort {
   hostIP?: string;
 }
 
+export interface ContainerResizePolicy {
+  resourceName: 'cpu' | 'memory';
+  restartPolicy: 'NotRequired' | 'RestartContainer';
+}
+
 export interface ResourceRequirements {
   limits?: Record<string, Quantity>;
   requests?: Record<string, Quantity>;
@@ -181,6 +186,8 @@ export interface Container {
   env?: EnvVar[];
   envFrom?: EnvFromSource[];
   resources?: ResourceRequirements;
+  /** How each resource is resized in place (`pods/resize`); absent: NotRequired. */
+  resizePolicy?: ContainerResizePolicy[];
   volumeMounts?: VolumeMount[];
   livenessProbe?: Probe;
   readinessProbe?: Probe;
@@ -415,6 +422,10 @@ export interface ContainerStatus {
   imageID: string;
   containerID?: string;
   started?: boolean;
+  /** Requests the node allocated to the container (in-place resize). */
+  allocatedResources?: Record<string, string>;
+  /** Requests and limits the running container is configured with (in-place resize). */
+  resources?: ResourceRequirements;
 }
 
 export interface PodIP {

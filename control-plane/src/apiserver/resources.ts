@@ -81,6 +81,7 @@ export const RESOURCE_DEFS: readonly ResourceDef[] = [
       { name: 'attach', kind: { group: '', version: 'v1', kind: 'PodAttachOptions' }, verbs: ['create', 'get'] },
       { name: 'portforward', kind: { group: '', version: 'v1', kind: 'PodPortForwardOptions' }, verbs: ['create', 'get'] },
       { name: 'ephemeralcontainers', verbs: ['get', 'patch', 'update'] },
+      { name: 'resize', verbs: ['get', 'patch', 'update'] },
       proxyOf('PodProxyOptions'),
     ],
     selectableFields: [

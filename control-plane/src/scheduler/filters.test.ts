@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { NodeSelectorRequirement, Toleration } from '@nodelet/api';
+import type { NodeSelectorRequirement, Pod, Toleration } from '@nodelet/api';
 import {
   nodeAffinity,
   nodeName,
@@ -223,4 +223,23 @@ test('runFilters stops at the first failing plugin in kube-scheduler order', () 
   const node = makeNode('n', { unschedulable: true, taints: [{ key: 'a', effect: 'NoSchedule' }], cpu: '0' });
   const s = runFilters(newPodContext(makePod('p', { cpu: '1' })), newNodeInfo(node, []));
   assert.equal(s?.plugin, 'NodeUnschedulable');
+});
+
+test('podRequests counts a pod being resized in place at the most it holds or asks for', () => {
+  const resized = (cpu: string, allocated: string, actual: string, reason?: string): Pod => {
+    const p = makePod('r', { containers: [{ name: 'c', resources: { requests: { cpu } } }] });
+    p.status = {
+      containerStatuses: [{ name: 'c', ready: true, restartCount: 0, image: 'i', imageID: 'i', allocatedResources: { cpu: allocated }, resources: { requests: { cpu: actual } } }],
+      ...(reason ? { conditions: [{ type: 'PodResizePending', status: 'True', reason }] } : {}),
+    };
+    return p;
+  };
+  // Growing: the new request counts before the agent allocated it.
+  assert.equal(podRequests(resized('2', '1', '1')).milliCPU, 2000);
+  // Shrinking: the old allocation counts until the agent has applied the smaller one.
+  assert.equal(podRequests(resized('500m', '1', '1')).milliCPU, 1000);
+  assert.equal(podRequests(resized('500m', '500m', '1')).milliCPU, 1000);
+  // Deferred still counts the desired request; Infeasible counts only what the pod holds.
+  assert.equal(podRequests(resized('8', '1', '1', 'Deferred')).milliCPU, 8000);
+  assert.equal(podRequests(resized('8', '1', '1', 'Infeasible')).milliCPU, 1000);
 });

@@ -32,6 +32,31 @@ function containerRequests(c: Container, nonZero: boolean): Resources {
   };
 }
 
+type StatusRequests = Readonly<Record<string, string | number>> | undefined;
+
+/** What the agent reports of a container: its allocated requests and the requests it runs with. */
+interface ContainerStatusRequests {
+  allocatedResources?: StatusRequests;
+  resources?: { requests?: StatusRequests } | null;
+}
+
+/** True when the agent said the pod's resize can never fit its node (condition PodResizePending, reason Infeasible). */
+function resizeInfeasible(pod: Pod): boolean {
+  return (pod.status?.conditions ?? []).some((c) => c.type === 'PodResizePending' && c.status === 'True' && c.reason === 'Infeasible');
+}
+
+/**
+ * A container's requests during an in-place resize (component-helpers determineContainerReqs): the
+ * largest of the spec's (unless the resize is Infeasible), the allocated and the actual requests,
+ * so a node is never counted at less than what the pod holds or is about to hold.
+ */
+function resizedRequests(c: Container, spec: Resources, status: ContainerStatusRequests | undefined, infeasible: boolean): Resources {
+  if (!status) return spec;
+  const of = (list: StatusRequests): Resources => containerRequests({ name: c.name, resources: { requests: { ...(list ?? {}) } as Record<string, string> } } as Container, false);
+  const held = max(of(status.allocatedResources), of(status.resources?.requests ?? undefined));
+  return infeasible ? { ...max(held, { ...spec, milliCPU: 0, memory: 0 }) } : max(spec, held);
+}
+
 function add(a: Resources, b: Resources): Resources {
   return { milliCPU: a.milliCPU + b.milliCPU, memory: a.memory + b.memory, ephemeralStorage: a.ephemeralStorage + b.ephemeralStorage };
 }
@@ -47,12 +72,15 @@ function max(a: Resources, b: Resources): Resources {
 /**
  * What a pod needs on a node: the sum of its containers (plus sidecars), or the largest init
  * container step if that is bigger, plus the pod overhead. `nonZero` applies the scoring defaults.
+ * A container being resized in place counts at the most it holds or asks for (resizedRequests).
  */
 export function podRequests(pod: Pod, opts: { nonZero?: boolean } = {}): Resources {
   const nonZero = opts.nonZero ?? false;
   const spec = pod.spec;
   let running = zeroResources();
-  for (const c of spec?.containers ?? []) running = add(running, containerRequests(c, nonZero));
+  const statuses = new Map<string, ContainerStatusRequests>((pod.status?.containerStatuses ?? []).map((s) => [s.name, s]));
+  const infeasible = resizeInfeasible(pod);
+  for (const c of spec?.containers ?? []) running = add(running, resizedRequests(c, containerRequests(c, nonZero), statuses.get(c.name), infeasible));
   // Init containers run one at a time, each beside the sidecars started before it.
   let sidecars = zeroResources();
   let initPeak = zeroResources();

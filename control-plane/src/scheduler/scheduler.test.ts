@@ -78,3 +78,24 @@ test('pods of another scheduler and pods with nodeName are left alone', async (t
   assert.equal((await client.resource(PODS, 'default').get('other')).spec?.nodeName, undefined);
   assert.equal(server.requests.filter((r) => r.path.endsWith('/other/binding')).length, 0);
 });
+
+test('a bound pod resized in place to less wakes an unschedulable pod at once (no 5-minute flush)', async (t) => {
+  const server = await InMemoryApiServer.start();
+  t.after(() => server.close());
+  const client = server.client();
+  server.seed(NODES, makeNode('n', { cpu: '2' }));
+  const hog = makePod('hog', { cpu: '1500m' });
+  hog.spec!.nodeName = 'n';
+  server.seed(PODS, hog);
+  const sched = await startScheduler({ client, logger: noopLogger, signal: new AbortController().signal });
+  t.after(() => sched.close());
+  await client.resource(PODS, 'default').create(strip(makePod('small', { cpu: '1' })));
+  await pollUntil('small unschedulable', async () => (await client.resource(PODS, 'default').get('small')).status?.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'False'), { timeoutMs: 8000, intervalMs: 25 });
+  // The agent applied a resize to 500m: spec, allocated and actual requests all went down.
+  const cur = await client.resource(PODS, 'default').get('hog');
+  cur.spec!.containers[0]!.resources = { requests: { cpu: '500m' } };
+  cur.status = { ...cur.status, containerStatuses: [{ name: cur.spec!.containers[0]!.name, ready: true, restartCount: 0, image: 'i', imageID: 'i', allocatedResources: { cpu: '500m' }, resources: { requests: { cpu: '500m' } } }] };
+  await client.resource(PODS, 'default').update(cur);
+  const bound = await pollUntil('small bound', async () => (await client.resource(PODS, 'default').get('small')).spec?.nodeName, { timeoutMs: 20_000, intervalMs: 50 });
+  assert.equal(bound, 'n');
+});

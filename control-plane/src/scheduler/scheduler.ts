@@ -38,6 +38,7 @@ import { isTerminal } from './node-info.js';
 import { podAffinityInfo, termMatches } from './pod-affinity.js';
 import { Nominator } from './nominator.js';
 import { newPodInfo, podKey, podPriority } from './pod-info.js';
+import { podRequests } from './resources.js';
 import { carryOutPreemption } from './preemption-actions.js';
 import type { Candidate } from './preemption.js';
 import { SchedulingQueue } from './queue.js';
@@ -66,6 +67,17 @@ export const CLEAN_ASSUMED_PERIOD_MS = 1_000;
  * bound. kube-scheduler used 15 min and has used 0 (never) since kubernetes/kubernetes#106361;
  * we keep 15 min as a safety net against a lost watch event holding a node's resources forever.
  */
+/** Whether a pod now requests less of some resource than before (its requests count status too, resources.ts). */
+function scaledDown(old: Pod, p: Pod): boolean {
+  try {
+    const a = podRequests(old);
+    const b = podRequests(p);
+    return b.milliCPU < a.milliCPU || b.memory < a.memory || b.ephemeralStorage < a.ephemeralStorage;
+  } catch {
+    return false;
+  }
+}
+
 export const DEFAULT_ASSUMED_POD_TTL_MS = 15 * 60_000;
 
 export interface SchedulerOptions {
@@ -207,8 +219,10 @@ export class Scheduler {
     }
     this.#queue.delete(key);
     this.#firstSeen.delete(key);
-    // A bound pod finishing frees its resources.
+    // A bound pod finishing frees its resources, and so does one resized in place to less
+    // (upstream's AssignedPodUpdate with UpdatePodScaleDown).
     if (old?.spec?.nodeName && isTerminal(p) && old.status?.phase !== p.status?.phase) this.#queue.moveAllToActiveOrBackoff();
+    else if (old?.spec?.nodeName && p.spec?.nodeName && !isTerminal(p) && scaledDown(old, p)) this.#queue.moveAllToActiveOrBackoff();
   }
 
   /** Bound, running pods count on their node; terminal ones free it; pending ones count only while assumed. */

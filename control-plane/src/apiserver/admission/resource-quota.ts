@@ -12,6 +12,8 @@
  *      resourceVersion (Registry.guaranteedUpdate re-reads and re-checks on a conflict), so two
  *      creates racing for the last slot cannot both pass.
  *
+ * A pod's in-place resize (`pods/resize`) is judged as an update of the pod.
+ *
  * A write that fails after admission leaves the charge in status.used until the quota controller
  * recomputes it (as upstream). Deletes are not charged: the controller gives usage back.
  */
@@ -75,8 +77,11 @@ function chargesOf(ctx: ServerContext, r: AdmissionRequest, quotas: readonly Api
   return charges;
 }
 
+/** An in-place resize changes what a pod requests, so it is charged like an update (as upstream). */
+const isPodResize = (r: AdmissionRequest): boolean => r.subresource === 'resize' && r.def.group === '' && r.def.plural === 'pods';
+
 export const resourceQuotaAdmission: AdmissionPlugin = async (ctx, r) => {
-  if (r.subresource || !r.object || !r.namespace || (r.operation !== 'CREATE' && r.operation !== 'UPDATE')) return;
+  if ((r.subresource && !isPodResize(r)) || !r.object || !r.namespace || (r.operation !== 'CREATE' && r.operation !== 'UPDATE')) return;
   const quotas = ctx.resource('', 'v1', 'resourcequotas');
   if (!quotas) return;
   // Check every quota before charging any, so a refusal charges nothing. The check reads the

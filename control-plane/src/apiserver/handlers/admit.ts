@@ -3,6 +3,7 @@
  * type/namespace checks, system metadata, strategy defaults, status split, generation, and
  * validation (422). Nothing is written here; callers persist the returned object.
  */
+import { dropNonResizeUpdates } from '../strategies/pod-resize.js';
 import { rfc3339, validateObjectMeta, type FieldError } from '@nodelet/api';
 import type { ServerContext } from '../context.js';
 import { findMirrored } from '../mirror.js';
@@ -92,9 +93,10 @@ function specOf(obj: ApiObject): Json {
 
 /**
  * Subresources that write one part of the object: `.status`, a CSR's Approved/Denied conditions
- * (`approval`), a pod's `spec.ephemeralContainers` (`ephemeralcontainers`).
+ * (`approval`), a pod's `spec.ephemeralContainers` (`ephemeralcontainers`), its containers'
+ * resources (`resize`).
  */
-export type StatusLikeSubresource = 'status' | 'approval' | 'ephemeralcontainers';
+export type StatusLikeSubresource = 'status' | 'approval' | 'ephemeralcontainers' | 'resize';
 
 /**
  * Admits `next` as the successor of `old` for the main resource (`subresource` undefined) or
@@ -109,6 +111,9 @@ export function admitUpdate(def: ResourceDef, next: ApiObject, old: ApiObject, s
     if (list === undefined) delete spec.ephemeralContainers;
     else spec.ephemeralContainers = list;
     obj = { ...old, spec, metadata: { ...old.metadata } };
+  } else if (subresource === 'resize') {
+    // Only container resources and resize policies change (kube's dropNonResizeUpdates).
+    obj = { ...old, spec: dropNonResizeUpdates(next.spec, (old.spec ?? {}) as Json), metadata: { ...old.metadata } };
   } else if (subresource) {
     obj = { ...old, status: next.status, metadata: { ...old.metadata } };
     // Labels and annotations may change through /status (kubelet does not rely on it, others do).

@@ -6,7 +6,7 @@ import { compileFilter } from '../filter.js';
 import { bodyOf, parseJson } from '../media.js';
 import { sendJson, sendObject } from '../respond.js';
 import { methodNotAllowed, notFoundPathFor } from './errors.js';
-import { badRequest, type StatusError } from '../status.js';
+import { badRequest } from '../status.js';
 import { deleteObject, parseDeleteOptions } from './delete.js';
 import { handleLog } from './node-proxy.js';
 import { handleProxy } from './proxy.js';
@@ -40,11 +40,10 @@ export async function dispatch(s: RequestScope): Promise<void> {
     return handler(s);
   }
   if (sub) {
-    if (sub === 'resize' && def.kind === 'Pod') throw resizeRefused();
     if (!def.subresources.some((d) => d.name === sub)) throw notFoundPathFor();
     if (!s.name) throw notFoundPathFor();
     if (sub === 'scale') return handleScale(s);
-    if (sub === 'status' || sub === 'approval' || sub === 'ephemeralcontainers') {
+    if (sub === 'status' || sub === 'approval' || sub === 'ephemeralcontainers' || sub === 'resize') {
       if (method === 'GET') return handleGet(s);
       if (method === 'PUT') return handleUpdate(s);
       if (method === 'PATCH') return handlePatch(s);
@@ -78,15 +77,6 @@ export async function dispatch(s: RequestScope): Promise<void> {
     default:
       throw methodNotAllowed();
   }
-}
-
-/**
- * `pods/resize` (kubectl patch --subresource resize, InPlacePodVerticalScaling): the agent cannot
- * apply new resources to running containers, so the subresource is refused outright rather than
- * accepting a spec it would not act on; it is not listed in discovery.
- */
-function resizeRefused(): StatusError {
-  return methodNotAllowed('in-place pod resize (pods/resize) is not supported by this cluster: its agents do not apply new resources to running containers; delete the pod and create it with the new resources');
 }
 
 async function readDeleteBody(s: RequestScope): Promise<unknown> {

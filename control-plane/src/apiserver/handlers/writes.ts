@@ -27,10 +27,10 @@ interface DryRun {
   result?: ApiObject;
 }
 
-/** PUT and PATCH write the object or a subresource owning one part of it (status, approval, ephemeralcontainers), nothing else. */
+/** PUT and PATCH write the object or a subresource owning one part of it (status, approval, ephemeralcontainers, resize), nothing else. */
 function writableSubresource(s: RequestScope): StatusLikeSubresource | undefined {
   if (s.subresource === undefined) return undefined;
-  if (s.subresource === 'status' || s.subresource === 'approval' || s.subresource === 'ephemeralcontainers') return s.subresource;
+  if (s.subresource === 'status' || s.subresource === 'approval' || s.subresource === 'ephemeralcontainers' || s.subresource === 'resize') return s.subresource;
   throw methodNotAllowed('the server does not allow this method on the requested resource');
 }
 

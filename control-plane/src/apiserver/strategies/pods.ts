@@ -2,6 +2,7 @@
 import { admitNewPodSpec, defaultPodSpec, defaultRequestsFromLimits, forbiddenField, podQOSClass, rfc3339, validateEphemeralContainersUpdate, validatePodSpec, type FieldError, type PodSpec } from '@nodelet/api';
 import { deepClone, isPlainObject, jsonEqual, type ApiObject, type Json } from '../object.js';
 import type { Strategy } from '../resource.js';
+import { podResizeErrors, resizePolicyErrors } from './pod-resize.js';
 
 /**
  * Spec fields a pod update may change (kube: image, activeDeadlineSeconds, tolerations additions,
@@ -56,7 +57,7 @@ export const podStrategy: Strategy = {
     obj.status = status;
   },
   validate(obj: ApiObject, old?: ApiObject, subresource?: string): FieldError[] {
-    let errs = validatePodSpec(obj.spec, 'spec');
+    let errs = [...validatePodSpec(obj.spec, 'spec'), ...resizePolicyErrors(obj.spec)];
     const ephemeral = subresource === 'ephemeralcontainers';
     const listOf = (o: ApiObject): unknown => (isPlainObject(o.spec) ? o.spec.ephemeralContainers : undefined);
     const added = listOf(obj);
@@ -67,12 +68,13 @@ export const podStrategy: Strategy = {
       // Ratchet: an update (a status write, a finalizer removal) is not refused for what the
       // stored spec already had, so pods stored before a rule existed stay updatable.
       const key = (e: FieldError) => `${e.type} ${e.field} ${e.message}`;
-      const before = new Set(validatePodSpec(old.spec, 'spec').map(key));
+      const before = new Set([...validatePodSpec(old.spec, 'spec'), ...resizePolicyErrors(old.spec)].map(key));
       errs = errs.filter((e) => !before.has(key(e)));
     }
     if (!old && isPlainObject(obj.spec) && obj.spec.nodeName && gateNames(obj.spec).length > 0) {
       errs.push(forbiddenField('spec.nodeName', 'cannot be set until all schedulingGates have been cleared'));
     }
+    if (old && subresource === 'resize') return [...errs, ...podResizeErrors(obj, old)];
     if (old && errs.length === 0 && isPlainObject(obj.spec) && isPlainObject(old.spec)) {
       errs.push(...schedulingGatesUpdateErrors(obj.spec, old.spec));
       if (!jsonEqual(mutableView(obj.spec, ephemeral), mutableView(old.spec, ephemeral))) {
