@@ -62,7 +62,7 @@ export function createNodeAuthorizer(deps: NodeAuthorizerDeps) {
       if (why) return { allowed: false, reason: why };
       const kind = res === 'secrets' ? 'secret' : 'configMap';
       const references = (p: ApiObject): boolean => podReferences(p, kind).has(a.name!);
-      return (await someBoundPod(deps, a.namespace, node, references)) ? { allowed: true } : noRelationship(node, `no pod bound to it references ${kind} "${a.name}"`);
+      return (await someBoundPod(deps, a.namespace!, node, references)) ? { allowed: true } : noRelationship(node, `no pod bound to it references ${kind} "${a.name}"`);
     }
     if (group === '' && res === 'serviceaccounts' && a.subresource === 'token') {
       if (a.verb !== 'create' || !a.namespace || !a.name) return { allowed: false, reason: 'can only create tokens for individual service accounts' };
