@@ -71,6 +71,7 @@ import { PodConfig } from './source/pod-config.js';
 import { ServiceLister } from './source/service-lister.js';
 import { RuntimeClassManager } from './source/runtime-classes.js';
 import { apiPullSecrets, apiVolumeSources } from './source/volume-sources.js';
+import { sourceReader, WatchedObjects } from './source/watched-objects.js';
 import { StatsCollector } from './stats/collector.js';
 import { runtimeIdsFrom } from './stats/cadvisor-metrics.js';
 import { PROBE_METRICS_CONTENT_TYPE, ProbeMetrics } from './prober/metrics.js';
@@ -300,12 +301,17 @@ export class Agent {
       allocatable: { cpuMilli: Math.max(0, (machine.cpuCores - reserved('cpu')) * 1000), memoryBytes: machine.memoryBytes - reserved('memory') },
     }) : undefined;
     await podCgroups?.init();
+    // The pods' ConfigMaps and Secrets: one watch per object, opened and closed with the pods that
+    // reference it (strategy Watch, docs/agent.md), or a GET per read (Get).
+    const watched = c.configMapAndSecretChangeDetectionStrategy === 'Watch' ? new WatchedObjects({ api, clock, log: child('sources') }) : undefined;
+    if (watched) this.#closing('configmap/secret watches', () => watched.close());
+    const readSource = sourceReader(api, watched);
     const runtime = new PodRuntime({
       runtime: cri.runtime,
       images: new ImageManager({ images: cri.image, clock, maxParallelPulls: c.maxParallelImagePulls }),
-      env: apiEnvSources(api),
-      volumeSources: apiVolumeSources(api),
-      pullSecrets: apiPullSecrets(api),
+      env: apiEnvSources(readSource),
+      volumeSources: apiVolumeSources(api, readSource),
+      pullSecrets: apiPullSecrets(readSource),
       clusterDomain: c.clusterDomain,
       mounter: host.mounter,
       tokens: new TokenManager({ api, clock }),
@@ -367,6 +373,7 @@ export class Agent {
       onPodStarted: (_p, s) => this.metrics.podStartDuration.observe(s),
       prober,
       journeys,
+      sources: watched,
     });
     const admission = [
       pressureAdmitHandler(() => this.eviction?.conditions() ?? new Set()),
