@@ -147,6 +147,8 @@ export class Agent {
   servingCertificates?: ServingCertManager;
   /** Node credential renewal (unset when off or when the kubeconfig holds no node token). */
   nodeCredentials?: NodeCredentialManager;
+  /** The watches of the pods' ConfigMaps and Secrets (unset with configMapAndSecretChangeDetectionStrategy Get). */
+  sources?: WatchedObjects;
 
   private constructor(o: AgentOptions) {
     this.#o = o;
@@ -303,7 +305,7 @@ export class Agent {
     await podCgroups?.init();
     // The pods' ConfigMaps and Secrets: one watch per object, opened and closed with the pods that
     // reference it (strategy Watch, docs/agent.md), or a GET per read (Get).
-    const watched = c.configMapAndSecretChangeDetectionStrategy === 'Watch' ? new WatchedObjects({ api, clock, log: child('sources') }) : undefined;
+    const watched = (this.sources = c.configMapAndSecretChangeDetectionStrategy === 'Watch' ? new WatchedObjects({ api, clock, log: child('sources') }) : undefined);
     if (watched) this.#closing('configmap/secret watches', () => watched.close());
     const readSource = sourceReader(api, watched);
     const runtime = new PodRuntime({
