@@ -72,6 +72,7 @@ import { PodConfig } from './source/pod-config.js';
 import { ServiceLister } from './source/service-lister.js';
 import { RuntimeClassManager } from './source/runtime-classes.js';
 import { apiPullSecrets, apiVolumeSources } from './source/volume-sources.js';
+import { sourceReader, WatchedObjects } from './source/watched-objects.js';
 import { StatsCollector } from './stats/collector.js';
 import { runtimeIdsFrom } from './stats/cadvisor-metrics.js';
 import { PROBE_METRICS_CONTENT_TYPE, ProbeMetrics } from './prober/metrics.js';
@@ -147,6 +148,8 @@ export class Agent {
   servingCertificates?: ServingCertManager;
   /** Node credential renewal (unset when off or when the kubeconfig holds no node token). */
   nodeCredentials?: NodeCredentialManager;
+  /** The watches of the pods' ConfigMaps and Secrets (unset with configMapAndSecretChangeDetectionStrategy Get). */
+  sources?: WatchedObjects;
 
   private constructor(o: AgentOptions) {
     this.#o = o;
@@ -308,12 +311,17 @@ export class Agent {
       wake: (uid) => this.workers.wake(uid),
       now: () => clock.now(),
     });
+    // The pods' ConfigMaps and Secrets: one watch per object, opened and closed with the pods that
+    // reference it (strategy Watch, docs/agent.md), or a GET per read (Get).
+    const watched = (this.sources = c.configMapAndSecretChangeDetectionStrategy === 'Watch' ? new WatchedObjects({ api, clock, log: child('sources') }) : undefined);
+    if (watched) this.#closing('configmap/secret watches', () => watched.close());
+    const readSource = sourceReader(api, watched);
     const runtime = new PodRuntime({
       runtime: cri.runtime,
       images: new ImageManager({ images: cri.image, clock, maxParallelPulls: c.maxParallelImagePulls }),
-      env: apiEnvSources(api),
-      volumeSources: apiVolumeSources(api),
-      pullSecrets: apiPullSecrets(api),
+      env: apiEnvSources(readSource),
+      volumeSources: apiVolumeSources(api, readSource),
+      pullSecrets: apiPullSecrets(readSource),
       clusterDomain: c.clusterDomain,
       mounter: host.mounter,
       tokens: new TokenManager({ api, clock }),
@@ -377,6 +385,7 @@ export class Agent {
       prober,
       journeys,
       allocation,
+      sources: watched,
     });
     const admission = [
       pressureAdmitHandler(() => this.eviction?.conditions() ?? new Set()),

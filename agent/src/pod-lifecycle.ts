@@ -22,6 +22,7 @@ import { deleteMirrorPod, ensureMirrorPod } from './source/static-pods.js';
 import { isStaticPod } from './kubecontainer/pod-update.js';
 import type { ProbeManager } from './prober/prober.js';
 import type { AgentPodJourneys } from './tracing/pod-journeys.js';
+import type { WatchedObjects } from './source/watched-objects.js';
 
 export interface PodLifecycleOptions {
   api: ApiClient;
@@ -46,6 +47,8 @@ export interface PodLifecycleOptions {
   events?: PodEventSink;
   /** In-place resize (cm/pod-allocation.ts): the resources each pod runs with, and how its resize goes. */
   allocation?: PodAllocationView;
+  /** The watches of the ConfigMaps and Secrets pods reference (strategy Watch): a pod counts from its first sync until it is terminated. */
+  sources?: Pick<WatchedObjects, 'register' | 'unregister'>;
 }
 
 /** What the lifecycle uses of the allocation manager (cm/pod-allocation.ts). */
@@ -98,6 +101,9 @@ export class PodLifecycle implements PodSyncer {
         this.#o.log.warn({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, err: describeError(err) }, 'Mirror pod not created');
       }
     }
+    // Before the runtime reads them for volumes and env. A static pod's sources stay read by GET:
+    // the Node authorizer grants no watch for them (a mirror pod references none).
+    if (!isStaticPod(pod)) this.#o.sources?.register(pod);
     this.#o.prober?.sync(pod, observed);
     const status = this.#status(pod, observed);
     if (isTerminalPhase(status.phase)) {
@@ -145,6 +151,8 @@ export class PodLifecycle implements PodSyncer {
   async syncTerminatedPod(signal: AbortSignal, pod: Pod, deleted: boolean, statusFn?: PodStatusFn): Promise<void> {
     const uid = pod.metadata.uid!;
     this.#o.prober?.removePod(uid);
+    // Nothing of a terminated pod reads its sources again (no container starts, no volume refresh).
+    this.#o.sources?.unregister(uid);
     const observed = await this.#fresh(uid, signal);
     const inApi = this.#o.inApi(uid);
     if (!deleted) {

@@ -94,4 +94,27 @@ describe('node credentials and NodeRestriction', () => {
     assert.equal(forbidden.reason, 'Forbidden');
     assert.match(forbidden.message, /User "system:node:node-b" cannot delete resource "nodes"/);
   });
+
+  it('a node lists and watches one ConfigMap its pods use by metadata.name, and nothing wider', async () => {
+    const token = (await env.api('POST', NODE_CREDENTIALS_PATH, { body: request('node-d'), contentType: json, token: await bootstrapToken() })).json().status.token as string;
+    const as = (path: string) => env.api('GET', path, { token });
+    const usesConfigMap = (name: string, nodeName: string, cm: string): string => JSON.stringify({
+      apiVersion: 'v1', kind: 'Pod', metadata: { name },
+      spec: { nodeName, containers: [{ name: 'c', image: 'busybox:1.36' }], volumes: [{ name: 'v', configMap: { name: cm } }] },
+    });
+    for (const [pod, on, cm] of [['d-mine', 'node-d', 'cm-d'], ['d-theirs', 'node-e', 'cm-e']]) {
+      assert.equal((await env.api('POST', '/api/v1/namespaces/default/configmaps', { body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: cm }, data: { k: 'v' } }), contentType: json })).status, 201);
+      assert.equal((await env.api('POST', '/api/v1/namespaces/default/pods', { body: usesConfigMap(pod!, on!, cm!), contentType: json })).status, 201);
+    }
+    const list = await as('/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name%3Dcm-d');
+    assert.equal(list.status, 200, list.body);
+    assert.deepEqual(list.json().items.map((i: { metadata: { name: string } }) => i.metadata.name), ['cm-d']);
+    const watch = await as('/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1&fieldSelector=metadata.name%3Dcm-d');
+    assert.equal(watch.status, 200, watch.body);
+    assert.equal((await as('/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name%3Dcm-e')).status, 403, 'a ConfigMap of another node’s pod');
+    assert.equal((await as('/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1&fieldSelector=metadata.name%3Dcm-e')).status, 403);
+    const unnamed = await as('/api/v1/namespaces/default/configmaps');
+    assert.equal(unnamed.status, 403, 'a list without a metadata.name selector');
+    assert.match(unnamed.json().message, /No Object name found/);
+  });
 });

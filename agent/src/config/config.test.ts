@@ -27,6 +27,7 @@ test('defaults follow the kubelet', () => {
   assert.equal(c.shutdownGracePeriodMs, 0, 'graceful node shutdown is off unless configured');
   assert.equal(c.shutdownGracePeriodCriticalPodsMs, 0);
   assert.equal(c.seccompDefault, false, 'Unconfined unless seccompDefault');
+  assert.equal(c.configMapAndSecretChangeDetectionStrategy, 'Watch', 'kubelet\'s default');
   assert.deepEqual(c.allowedUnsafeSysctls, []);
   const set = resolveConfig(parseConfigFile('seccompDefault: true\nallowedUnsafeSysctls: ["kernel.msg*", net.core.somaxconn]'), {}, 'h');
   assert.deepEqual([set.seccompDefault, set.allowedUnsafeSysctls], [true, ['kernel.msg*', 'net.core.somaxconn']]);
@@ -91,6 +92,7 @@ const bad: Array<[string, string, RegExp]> = [
   ['allowedUnsafeSysctls: [vm.swappiness]', 'allowedUnsafeSysctls', /not known to be namespaced/],
   ['allowedUnsafeSysctls: net.core.*', 'allowedUnsafeSysctls', /list/],
   ['seccompDefault: "yes"', 'seccompDefault', /true or false/],
+  ['configMapAndSecretChangeDetectionStrategy: Cache', 'configMapAndSecretChangeDetectionStrategy', /must be one of Watch, Get/],
   ['cgroupDriver: systemd', 'cgroupDriver', /systemd cgroup driver is not supported/],
   ['cgroupDriver: lxc', 'cgroupDriver', /must be cgroupfs/],
   ['{ cgroupsPerQOS: false, podPidsLimit: 100 }', 'podPidsLimit', /needs cgroupsPerQOS/],

@@ -57,6 +57,8 @@ export interface KubeletConfigurationFile extends ClusterDnsConfigFile, Eviction
   allowedUnsafeSysctls?: string[];
   /** RuntimeDefault instead of Unconfined for containers whose pod names no seccomp profile. */
   seccompDefault?: boolean;
+  /** How pods' ConfigMaps and Secrets are read: `Watch` (default; one watch per object) or `Get` (a GET per read). */
+  configMapAndSecretChangeDetectionStrategy?: string;
   systemReserved?: Record<string, string>;
   kubeReserved?: Record<string, string>;
   imageGCHighThresholdPercent?: number;
@@ -168,6 +170,7 @@ export interface AgentConfig extends ClusterDnsConfig, EvictionConfig {
   cgroupRoot: string;
   allowedUnsafeSysctls: string[];
   seccompDefault: boolean;
+  configMapAndSecretChangeDetectionStrategy: 'Watch' | 'Get';
   systemReserved: Record<string, number>;
   kubeReserved: Record<string, number>;
   imageGCHighThresholdPercent: number;
@@ -331,7 +334,7 @@ const KNOWN_KEYS: Record<keyof KubeletConfigurationFile, true> = {
   authorization: true, containerRuntimeEndpoint: true, imageServiceEndpoint: true, runtimeRequestTimeout: true,
   nodeStatusUpdateFrequency: true, nodeStatusReportFrequency: true, nodeLeaseDurationSeconds: true, syncFrequency: true,
   fileCheckFrequency: true, staticPodPath: true, podCIDR: true, maxPods: true, podPidsLimit: true, cgroupsPerQOS: true,
-  cgroupRoot: true, cgroupDriver: true, allowedUnsafeSysctls: true, seccompDefault: true, systemReserved: true,
+  cgroupRoot: true, cgroupDriver: true, allowedUnsafeSysctls: true, seccompDefault: true, configMapAndSecretChangeDetectionStrategy: true, systemReserved: true,
   kubeReserved: true, imageGCHighThresholdPercent: true, imageGCLowThresholdPercent: true, imageMinimumGCAge: true, imageGCScheduleCron: true,
   serializeImagePulls: true, maxParallelImagePulls: true, registerNode: true, podLogsDir: true, containerLogMaxSize: true,
   containerLogMaxFiles: true, containerLogMonitorInterval: true, crashLoopBackOff: true, providerID: true, nodeLabels: true,
@@ -451,6 +454,8 @@ export function resolveConfig(file: KubeletConfigurationFile, flags: AgentFlags,
     cgroupRoot,
     allowedUnsafeSysctls: unsafeSysctls(file.allowedUnsafeSysctls),
     seccompDefault: bool('seccompDefault', file.seccompDefault, false),
+    // kubelet's `Cache` (a TTL cache) is not implemented: refused, not taken for another.
+    configMapAndSecretChangeDetectionStrategy: oneOf('configMapAndSecretChangeDetectionStrategy', file.configMapAndSecretChangeDetectionStrategy, ['Watch', 'Get'] as const, 'Watch'),
     systemReserved: reserved('systemReserved', file.systemReserved),
     kubeReserved: reserved('kubeReserved', file.kubeReserved),
     ...resolveEvictionConfig(file),

@@ -75,6 +75,7 @@ export function configz(c: AgentConfig): { kubeletconfig: Record<string, unknown
       kubeReserved: quantities(c.kubeReserved),
       allowedUnsafeSysctls: c.allowedUnsafeSysctls,
       seccompDefault: c.seccompDefault,
+      configMapAndSecretChangeDetectionStrategy: c.configMapAndSecretChangeDetectionStrategy,
       containerRuntimeEndpoint: c.containerRuntimeEndpoint,
       imageServiceEndpoint: c.imageServiceEndpoint,
       registerNode: c.registerNode,

@@ -7,9 +7,10 @@
  *             └─one in flight─────────────▶ share its answer
  *   every caller waits with its own signal: an abort ends that caller's wait, never the shared GET
  *
- * A caller that joins gets an answer read after the GET was sent, which may be a moment before
- * its own call; kubelet's default change detection (a watch-based cache) is staler than that, and
- * the next sync reads again. Nothing is kept once the GET has settled.
+ * Used for ConfigMaps and Secrets read by GET (strategy Get, or objects no watch covers;
+ * watched-objects.ts). A caller that joins gets an answer read after the GET was sent, which may
+ * be a moment before its own call; a watch's cache can be staler than that, and the next sync
+ * reads again. Nothing is kept once the GET has settled.
  */
 import { abortError } from '@nodelet/base';
 

@@ -1,31 +1,28 @@
 /**
- * ConfigMap and Secret contents for volumes, read from the API server on every volume refresh
- * (the kubelet's "Get" change detection strategy); reads of one object that overlap share one GET
- * (shared-reads.ts). Bytes, not strings: Secret `data` and ConfigMap `binaryData` may be binary
+ * ConfigMap and Secret contents for volumes, read on every volume refresh through `sourceReader`
+ * (watched-objects.ts): from the object's single-object watch (kubelet's default "Watch" change
+ * detection strategy), or with strategy "Get" by a GET each time (overlapping reads of one object
+ * share one GET). Bytes, not strings: Secret `data` and ConfigMap `binaryData` may be binary
  * (keystores), and are written to the volume unchanged.
  */
 import { AgentError, unlessNotFound } from '@nodelet/base';
-import { CONFIGMAPS, PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, SECRETS, type ApiClient } from '@nodelet/api/agent';
+import { PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, type ApiClient } from '@nodelet/api/agent';
 import type { VolumeSourceReader } from '../runtime/volumes.js';
 import type { PullSecretReader } from '../runtime/keyring.js';
-import { SharedReads } from './shared-reads.js';
-
-/** A shared GET has no caller's signal (any may leave): this bounds it, so a hung one is not joined forever. */
-const SHARED_READ_MS = 30_000;
+import type { SourceRead } from './watched-objects.js';
 
 const utf8 = (m: Record<string, string> | undefined) => Object.entries(m ?? {}).map(([k, v]) => [k, Buffer.from(v, 'utf8')] as const);
 const base64 = (m: Record<string, string> | undefined) => Object.entries(m ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')] as const);
 
-/** A VolumeSourceReader over `api`. Absent objects are undefined; other API errors propagate. */
-export function apiVolumeSources(api: ApiClient): VolumeSourceReader {
-  const shared = new SharedReads();
+/** A VolumeSourceReader over `api` (claims) and `read` (ConfigMaps, Secrets). Absent objects are undefined; other API errors propagate. */
+export function apiVolumeSources(api: ApiClient, read: SourceRead): VolumeSourceReader {
   return {
     configMap: async (namespace, name, signal) => {
-      const cm = await shared.read(`configmap/${namespace}/${name}`, () => unlessNotFound(api.get(CONFIGMAPS, name, { namespace, signal: AbortSignal.timeout(SHARED_READ_MS) })), signal);
+      const cm = await read('configmap', namespace, name, signal);
       return cm && Object.fromEntries([...utf8(cm.data), ...base64(cm.binaryData)]);
     },
     secret: async (namespace, name, signal) => {
-      const s = await shared.read(`secret/${namespace}/${name}`, () => unlessNotFound(api.get(SECRETS, name, { namespace, signal: AbortSignal.timeout(SHARED_READ_MS) })), signal);
+      const s = await read('secret', namespace, name, signal);
       return s && Object.fromEntries([...utf8(s.stringData), ...base64(s.data)]);
     },
     claimVolume: async (namespace, claimName, signal) => {
@@ -43,10 +40,10 @@ export function apiVolumeSources(api: ApiClient): VolumeSourceReader {
   };
 }
 
-/** Image pull secrets over `api`: type and decoded data; absent secrets are undefined. */
-export function apiPullSecrets(api: ApiClient): PullSecretReader {
+/** Image pull secrets through `read`: type and decoded data; absent secrets are undefined. */
+export function apiPullSecrets(read: SourceRead): PullSecretReader {
   return async (namespace, name, signal) => {
-    const s = await unlessNotFound(api.get(SECRETS, name, { namespace, signal }));
+    const s = await read('secret', namespace, name, signal);
     return s && { name, type: s.type, data: Object.fromEntries([...utf8(s.stringData), ...base64(s.data)]) };
   };
 }

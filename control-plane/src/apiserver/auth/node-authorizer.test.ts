@@ -75,3 +75,25 @@ test('a node lists and watches NetworkPolicies (the agent enforces them) but can
   assert.equal((await authorize(node1, np('watch')))?.allowed, true);
   assert.equal((await authorize(node1, { ...np('create'), namespace: 'default' }))?.allowed, undefined, 'no opinion: RBAC decides (nothing binds nodes to write them)');
 });
+
+test('a node lists and watches one referenced configmap or secret by metadata.name, nothing wider', async () => {
+  const withSecret: ApiObject = {
+    apiVersion: 'v1', kind: 'Pod', metadata: { name: 's', namespace: 'default' },
+    spec: { nodeName: 'n1', containers: [{ name: 'c', envFrom: [{ secretRef: { name: 'creds' } }] }] },
+  };
+  const authorize = createNodeAuthorizer({ listPods: async () => [pod('a', 'n1'), pod('b', 'n2'), withSecret], findObject: async () => undefined });
+  // The filter sets `name` from a `metadata.name=<name>` field selector of a list or watch (filters/authorization.ts).
+  const ask = async (a: Partial<RequestAttributes>) => authorize(node1, { group: '', resource: 'configmaps', namespace: 'default', ...a } as RequestAttributes);
+  assert.equal((await ask({ verb: 'watch', name: 'cm-a' }))?.allowed, true, 'the watch of a configmap its pod mounts');
+  assert.equal((await ask({ verb: 'list', name: 'cm-a' }))?.allowed, true, 'the list of it (the informer lists before it watches)');
+  assert.equal((await ask({ verb: 'watch', resource: 'secrets', name: 'creds' }))?.allowed, true, 'a secret its pod reads into env');
+  const otherNode = await ask({ verb: 'watch', name: 'cm-b' });
+  assert.equal(otherNode?.allowed, false, 'a configmap only a pod on another node uses');
+  assert.match(otherNode!.reason!, /no relationship found between node 'n1'/);
+  const unnamed = await ask({ verb: 'watch' });
+  assert.deepEqual(unnamed, { allowed: false, reason: 'No Object name found' }, 'a watch without a metadata.name selector');
+  assert.equal((await ask({ verb: 'list', resource: 'secrets' }))?.allowed, false, 'listing the namespace’s secrets');
+  assert.equal((await ask({ verb: 'list', namespace: undefined }))?.reason, 'can only read namespaced object of this type', 'listing across namespaces');
+  assert.equal((await ask({ verb: 'update', name: 'cm-a' }))?.reason, 'can only read resources of this type');
+  assert.equal((await ask({ verb: 'delete', name: 'cm-a' }))?.allowed, false);
+});

@@ -2,9 +2,10 @@
  * The Node authorizer (k8s.io/kubernetes plugin/pkg/auth/authorizer/node), for users
  * `system:node:<name>` in group `system:nodes`:
  *
- *   secrets, configmaps       get only those a pod bound to the node references (env, envFrom,
+ *   secrets, configmaps       read only those a pod bound to the node references (env, envFrom,
  *                             volumes, projected sources, imagePullSecrets) — a node must not read
- *                             bootstrap tokens or other nodes' pods' secrets
+ *                             bootstrap tokens or other nodes' pods' secrets: get by name, or
+ *                             list/watch of that one object (fieldSelector metadata.name=<name>)
  *   serviceaccounts/token     create only for service accounts that pods bound to the node name
  *                             in spec.serviceAccountName (the pod binding itself is checked by
  *                             NodeRestriction admission)
@@ -56,11 +57,12 @@ export function createNodeAuthorizer(deps: NodeAuthorizerDeps) {
     if (a.path !== undefined) return undefined;
     const group = a.group ?? '';
     const res = a.resource ?? '';
-    if (group === '' && (res === 'secrets' || res === 'configmaps') && !a.subresource) {
-      if (a.verb !== 'get' || !a.namespace || !a.name) return { allowed: false, reason: `can only get individual ${res}` };
+    if (group === '' && (res === 'secrets' || res === 'configmaps')) {
+      const why = readOneNamespaced(a);
+      if (why) return { allowed: false, reason: why };
       const kind = res === 'secrets' ? 'secret' : 'configMap';
       const references = (p: ApiObject): boolean => podReferences(p, kind).has(a.name!);
-      return (await someBoundPod(deps, a.namespace, node, references)) ? { allowed: true } : noRelationship(node, `no pod bound to it references ${kind} "${a.name}"`);
+      return (await someBoundPod(deps, a.namespace!, node, references)) ? { allowed: true } : noRelationship(node, `no pod bound to it references ${kind} "${a.name}"`);
     }
     if (group === '' && res === 'serviceaccounts' && a.subresource === 'token') {
       if (a.verb !== 'create' || !a.namespace || !a.name) return { allowed: false, reason: 'can only create tokens for individual service accounts' };
@@ -100,6 +102,20 @@ export function createNodeAuthorizer(deps: NodeAuthorizerDeps) {
     if (NODE_RULES.some((r) => ruleAllows(r, a)) || NODELET_NODE_RULES.some((r) => ruleAllows(r, a))) return { allowed: true };
     return undefined;
   };
+}
+
+/**
+ * Why a request is not a read of one namespaced object (upstream authorizeReadNamespacedObject), or
+ * undefined: get by name, or list/watch whose field selector requires `metadata.name=<name>` (the
+ * request's name then, as upstream's RequestInfo sets it; filters/authorization.ts) — the agent's
+ * single-object informers of the ConfigMaps and Secrets its pods use (kubelet's Watch strategy).
+ */
+function readOneNamespaced(a: RequestAttributes): string | undefined {
+  if (a.verb !== 'get' && a.verb !== 'list' && a.verb !== 'watch') return 'can only read resources of this type';
+  if (a.subresource) return 'cannot read subresource';
+  if (!a.namespace) return 'can only read namespaced object of this type';
+  if (!a.name) return 'No Object name found';
+  return undefined;
 }
 
 /** Why a request is not a get of one object (upstream authorizeGet), or undefined. */
