@@ -39,12 +39,10 @@ export interface BuildDebianImageOptions {
   /** Packages to install; the first with a recipe (recipes.ts) sets the config. */
   packages: string[];
   /**
-   * Config given by the user (`--entrypoint`, …), over the recipe's. Without a recipe, an
-   * entrypoint or command is required unless `shell` is set.
+   * Config given by the user (`--entrypoint`, …), over the recipe's. Without a recipe an
+   * entrypoint or a command is required.
    */
   config?: RecipeConfig;
-  /** Without a recipe or a command, run `sh` (the `--debian PACKAGE` form) rather than refuse. */
-  shellDefault?: boolean;
   /** Where the .debs are kept between builds. */
   cacheDir: string;
   signal?: AbortSignal;
@@ -58,7 +56,7 @@ export interface BuiltDebianImage extends BuiltImage {
 export async function buildDebianImage(opts: BuildDebianImageOptions): Promise<BuiltDebianImage> {
   const recipe = recipeFor(opts.packages);
   const given = opts.config ?? {};
-  if (!recipe && !given.entrypoint && !given.cmd && !opts.shellDefault) {
+  if (!recipe && !given.entrypoint && !given.cmd) {
     throw new AgentError('ERR_INVALID_ARGUMENT', `no known entrypoint for Debian package${opts.packages.length > 1 ? 's' : ''} ${opts.packages.map((p) => `"${p}"`).join(', ')} (nodelet knows ${Object.keys(RECIPES).join(', ')}): give the command to run with --entrypoint or --cmd`);
   }
   const installed = await resolvePackages([...DEBIAN_BASE_PACKAGES, ...opts.packages], opts.signal);
@@ -80,7 +78,7 @@ export async function buildDebianImage(opts: BuildDebianImageOptions): Promise<B
     await baseFilesPostinst(root);
     const prepared = (await recipe?.prepare?.(root)) ?? {};
     for (const o of recipe?.owners ?? []) owners.set(o.path, { path: o.path, ...lookupIds(accounts, o.user, o.group), mode: o.mode });
-    const c: RecipeConfig = { ...(recipe ? { ...recipe.config, ...prepared } : opts.shellDefault ? { cmd: ['sh'] } : {}), ...given };
+    const c: RecipeConfig = { ...recipe?.config, ...prepared, ...given };
     if (given.entrypoint && !given.cmd) delete c.cmd; // as a Dockerfile ENTRYPOINT resets CMD
     if (given.env) c.env = mergeEnv(c.env ?? [], given.env);
     const built = await buildImage({
@@ -121,6 +119,26 @@ async function baseFilesPostinst(root: string): Promise<void> {
       await rmdir(at);
     }
     await symlink(`/${to}`, at);
+  }
+}
+
+/**
+ * Checks a `--from` base against what this machine's apt serves: `debian`, `debian:<codename>`
+ * or `debian:<major version>` of the release in `osRelease` (/etc/os-release's text). Images are
+ * built from this machine's package lists, so another release cannot be had.
+ */
+export function checkDebianBase(from: string, osRelease: string): void {
+  const field = (k: string): string | undefined => new RegExp(`^${k}="?([^"\\n]*)"?$`, 'm').exec(osRelease)?.[1];
+  const id = field('ID');
+  const codename = field('VERSION_CODENAME');
+  const version = field('VERSION_ID');
+  const serves = id === 'debian' ? `debian:${codename ?? '?'} (Debian ${version ?? '?'})` : `${field('PRETTY_NAME') ?? id ?? 'an unknown system'}, not Debian`;
+  const m = /^debian(?::([a-z0-9.]+))?$/.exec(from);
+  if (!m) throw new AgentError('ERR_INVALID_ARGUMENT', `--from "${from}": want debian:<release> (images are built from Debian packages with this machine's apt, which serves ${serves})`);
+  if (id !== 'debian') throw new AgentError('ERR_FAILED_PRECONDITION', `--from "${from}": this machine is ${serves}; its apt cannot give Debian packages`);
+  const want = m[1];
+  if (want !== undefined && want !== 'latest' && want !== codename && want !== version) {
+    throw new AgentError('ERR_INVALID_ARGUMENT', `--from "${from}": this machine's apt serves ${serves} only; build on such a machine, or use --from debian:${codename ?? '?'}`);
   }
 }
 
