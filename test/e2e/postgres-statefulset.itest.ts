@@ -65,6 +65,7 @@ spec:
         - name: postgres
           image: postgres
           imagePullPolicy: IfNotPresent
+          env: [{ name: POSTGRES_PASSWORD, value: example }]
           ports: [{ containerPort: 5432 }]
           volumeMounts: [{ name: data, mountPath: /var/lib/postgresql/data }]
   volumeClaimTemplates:
@@ -121,6 +122,10 @@ test('postgres from Debian packages in a StatefulSet on a local-path volume keep
   await pollUntil('postgres answers', async () => (await psql('select 1')).stdout.trim() === '1' || undefined, { timeoutMs: 120_000, intervalMs: 1_000 });
   const uid = await k('exec', 'db-0', '--', 'sh', '-c', 'while read k v rest; do case $k in Uid:) echo "$v" ;; esac; done < /proc/1/status');
   assert.equal(uid.trim(), '102', 'postgres (PID 1) runs as the postgres user');
+  // Over TCP the password initdb was given is needed.
+  const tcp = (pw: string) => k.try('exec', 'db-0', '--', 'psql', `postgresql://postgres:${pw}@127.0.0.1:5432/postgres`, '-tAc', 'select 42');
+  assert.equal((await tcp('example')).stdout.trim(), '42');
+  assert.match((await tcp('wrong')).stderr, /password authentication failed for user "postgres"/);
   const created = await psql("create table notes (body text); insert into notes values ('kept across pods')");
   assert.equal(created.code, 0, created.stderr);
 

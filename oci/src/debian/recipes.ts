@@ -2,7 +2,7 @@
  * What a Debian package's maintainer scripts and a container image's Dockerfile would add on top
  * of the unpacked files: the image config (entrypoint, command, user, ports, stop signal), the
  * system users the postinst creates, and the few files it sets up. Only packages listed here get
- * a config of their own; any other package gives an image whose command is `sh`.
+ * a config of their own; for any other the builder asks for a command (--entrypoint, --cmd).
  */
 import { chmod, copyFile, mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
