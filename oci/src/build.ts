@@ -3,7 +3,7 @@
  * an optional base image).
  *
  * Deterministic: the layer is an uncompressed tar written by tar-writer.ts (ustar/pax headers,
- * mtime 0, uid/gid 0, empty owner names, entries sorted, modes explicit and independent of the
+ * mtime 0, uid/gid 0 unless `owners` names a path, empty owner names, entries sorted, modes explicit and independent of the
  * umask, missing parent directories 0755); the config carries a fixed `created` time; JSON is
  * serialised with a fixed key order. The same input gives the same layer, config and manifest
  * digests on every machine (tested in build.test.ts). No external tar program is involved.
@@ -17,7 +17,7 @@ import { AgentError } from '@nodelet/base';
 import { blobPath, initStore, putBlob, putBlobFile, putBlobStream, resolveTag, tagImage } from './layout.js';
 import { type Descriptor, hostArchitecture, type ImageConfig, type ImageManifest, type ImageRuntimeConfig, MediaType } from './media-types.js';
 import { validateRepositoryName, validateTag } from './reference.js';
-import { RootfsTree } from './rootfs-tree.js';
+import { RootfsTree, type PathOwner } from './rootfs-tree.js';
 import { withStoreLock } from './store-lock.js';
 import { tarStream } from './tar-writer.js';
 
@@ -50,6 +50,12 @@ export interface BuildImageOptions {
   files?: BuildFile[];
   dirs?: BuildDir[];
   symlinks?: BuildSymlink[];
+  /**
+   * Owners (and modes) of paths the files, dirs or symlinks above put in the image, applied after
+   * them; every other entry belongs to root (uid/gid 0). Debian images use it for what dpkg and
+   * the maintainer scripts would chown.
+   */
+  owners?: PathOwner[];
   config?: {
     entrypoint?: string[];
     /** KEY=VALUE; a standard PATH is added unless one is given. */
@@ -97,6 +103,7 @@ export async function buildImage(opts: BuildImageOptions): Promise<BuiltImage> {
   for (const d of opts.dirs ?? []) await tree.addTree(d.from, d.to, opts.signal);
   for (const f of opts.files ?? []) await tree.addFile(f.from, f.to, f.mode);
   for (const l of opts.symlinks ?? []) tree.addSymlink(l.to, l.target);
+  for (const o of opts.owners ?? []) tree.setOwner(o);
   const entries = tree.entries();
 
   return withStoreLock(opts.store, async () => {

@@ -12,7 +12,19 @@ import { join, posix } from 'node:path';
 import { AgentError } from '@nodelet/base';
 import type { TarEntry } from './tar-writer.js';
 
-type Node = { kind: 'dir'; mode: number } | { kind: 'file'; mode: number; size: number; source: string } | { kind: 'symlink'; target: string };
+type Node = ({ kind: 'dir'; mode: number } | { kind: 'file'; mode: number; size: number; source: string } | { kind: 'symlink'; target: string }) & { uid?: number; gid?: number };
+
+/** Numeric owner (and optionally mode) of one path in the image, as `chown`/`chmod` in the image would set it. */
+export interface PathOwner {
+  /** Absolute path inside the image. */
+  path: string;
+  uid: number;
+  gid: number;
+  /** Permission bits incl. setuid/setgid/sticky; unchanged when not given. Ignored for symlinks. */
+  mode?: number;
+  /** Skip the path when it is not in the image, rather than refuse. */
+  optional?: boolean;
+}
 
 const PARENT_MODE = 0o755;
 
@@ -72,6 +84,20 @@ export class RootfsTree {
     this.#put(imagePath(to), { kind: 'symlink', target });
   }
 
+  /**
+   * Gives `path` (already added) an owner and optionally a mode; every other entry belongs to
+   * root. The tree's host files are never chowned: this only changes the tar headers.
+   */
+  setOwner(o: PathOwner): void {
+    const path = imagePath(o.path);
+    const n = this.#nodes.get(path);
+    if (!n && o.optional) return;
+    if (!n) throw new AgentError('ERR_INVALID_ARGUMENT', `cannot set the owner of "/${path}": it is not in the image`);
+    n.uid = o.uid;
+    n.gid = o.gid;
+    if (o.mode !== undefined && n.kind !== 'symlink') n.mode = o.mode & 0o7777;
+  }
+
   #put(path: string, node: Node): void {
     const parts = path.split('/');
     for (let i = 1; i < parts.length; i++) {
@@ -95,13 +121,14 @@ export class RootfsTree {
     const paths = [...this.#nodes.keys()].sort(comparePaths);
     return paths.map((path): TarEntry => {
       const n = this.#nodes.get(path)!;
+      const owner = n.uid || n.gid ? { uid: n.uid, gid: n.gid } : {};
       switch (n.kind) {
         case 'dir':
-          return { type: 'dir', path, mode: n.mode };
+          return { type: 'dir', path, mode: n.mode, ...owner };
         case 'symlink':
-          return { type: 'symlink', path, target: n.target };
+          return { type: 'symlink', path, target: n.target, ...owner };
         case 'file':
-          return { type: 'file', path, mode: n.mode, size: n.size, what: `"${n.source}"`, open: (signal) => createReadStream(n.source, { signal }) };
+          return { type: 'file', path, mode: n.mode, size: n.size, what: `"${n.source}"`, open: (signal) => createReadStream(n.source, { signal }), ...owner };
       }
     });
   }

@@ -69,3 +69,31 @@ test('paths that are absolute or climb out are refused', async () => {
     await assert.rejects(bytes([{ type: 'dir', path, mode: 0o755 }]), (err: Error) => hasCode(err, 'ERR_INVALID_ARGUMENT'));
   }
 });
+
+test('owners: uid/gid and setuid, setgid and sticky bits reach the headers (pax ones too); root by default; bad ids are refused', async () => {
+  const long = `${'d'.repeat(120)}/${'f'.repeat(120)}`;
+  const buf = await bytes([
+    { type: 'dir', path: 'run/postgresql', mode: 0o2775, uid: 102, gid: 102 },
+    { ...file('usr/bin/passwd', 'x', 0o4755) },
+    { ...file('usr/bin/chage', 'x', 0o2755), gid: 42 } as TarEntry,
+    { ...file(long, 'x', 0o600), uid: 102, gid: 102 } as TarEntry,
+    { type: 'dir', path: 'var/log/postgresql', mode: 0o1775, gid: 102 },
+  ]);
+  const seen: { path: string; uid?: number; gid?: number; mode?: number; uname?: string }[] = [];
+  await new Promise<void>((resolve, reject) => {
+    const p = new Parser({ strict: true, onReadEntry: (e: ReadEntry) => { seen.push({ path: e.path, uid: e.uid, gid: e.gid, mode: e.mode, uname: e.uname }); e.resume(); } });
+    p.on('error', reject);
+    p.on('end', resolve);
+    p.end(buf);
+  });
+  assert.deepEqual(seen, [
+    { path: 'run/postgresql/', uid: 102, gid: 102, mode: 0o2775, uname: '' },
+    { path: 'usr/bin/passwd', uid: 0, gid: 0, mode: 0o4755, uname: '' },
+    { path: 'usr/bin/chage', uid: 0, gid: 42, mode: 0o2755, uname: '' },
+    { path: long, uid: 102, gid: 102, mode: 0o600, uname: '' },
+    { path: 'var/log/postgresql/', uid: 0, gid: 102, mode: 0o1775, uname: '' },
+  ]);
+  for (const uid of [-1, 1.5, 0o10000000]) {
+    await assert.rejects(bytes([{ type: 'dir', path: 'd', mode: 0o755, uid }]), (err: Error) => hasCode(err, 'ERR_INVALID_ARGUMENT') && /uid and gid must be integers/.test(err.message));
+  }
+});

@@ -1,6 +1,7 @@
 /**
  * A deterministic tar writer over the `tar` package's header and pax encoders. Every header is
- * ustar with mtime 0, uid/gid 0, empty uname/gname and the mode the caller gives (no umask);
+ * ustar with mtime 0, the uid/gid the caller gives (default 0), empty uname/gname (the image's
+ * /etc/passwd names the numbers) and the mode the caller gives (no umask);
  * names that do not fit ustar get a pax extended header (`path`, `linkpath`, `size`). The output
  * therefore depends only on the entries and their bytes, never on the machine or the clock.
  * Entries are written in the order given; sort them first (rootfs-tree.ts does).
@@ -12,9 +13,15 @@
 import { Header, Pax } from 'tar';
 import { AgentError } from '@nodelet/base';
 
+/** Numeric owner of an entry; 0 (root) when not given. */
+export interface TarOwner {
+  uid?: number;
+  gid?: number;
+}
+
 export type TarEntry =
-  | { type: 'dir'; path: string; mode: number }
-  | {
+  | ({ type: 'dir'; path: string; mode: number } & TarOwner)
+  | ({
       type: 'file';
       path: string;
       mode: number;
@@ -22,12 +29,15 @@ export type TarEntry =
       /** The body; it must yield exactly `size` bytes. `what` names the source in errors. */
       open(signal?: AbortSignal): AsyncIterable<Uint8Array>;
       what?: string;
-    }
-  | { type: 'symlink'; path: string; target: string };
+    } & TarOwner)
+  | ({ type: 'symlink'; path: string; target: string } & TarOwner);
 
 const BLOCK = 512;
 const EPOCH = new Date(0);
 const ZERO = Buffer.alloc(BLOCK * 2);
+/** The largest id a ustar header holds (7 octal digits); larger ones would need a pax record. */
+const MAX_ID = 0o7777777;
+const isId = (n: number): boolean => Number.isInteger(n) && n >= 0 && n <= MAX_ID;
 const TYPE = { dir: 'Directory', file: 'File', symlink: 'SymbolicLink' } as const;
 
 /**
@@ -43,11 +53,14 @@ export async function* tarStream(entries: Iterable<TarEntry> | AsyncIterable<Tar
     }
     const size = e.type === 'file' ? e.size : 0;
     const linkpath = e.type === 'symlink' ? e.target : undefined;
+    const uid = e.uid ?? 0;
+    const gid = e.gid ?? 0;
+    if (!isId(uid) || !isId(gid)) throw new AgentError('ERR_INVALID_ARGUMENT', `tar entry "${e.path}": uid and gid must be integers from 0 to ${MAX_ID} (got ${uid}:${gid})`);
     const header = new Header({
       path,
       mode: e.type === 'symlink' ? 0o777 : e.mode & 0o7777,
-      uid: 0,
-      gid: 0,
+      uid,
+      gid,
       size,
       mtime: EPOCH,
       type: TYPE[e.type],
@@ -58,7 +71,7 @@ export async function* tarStream(entries: Iterable<TarEntry> | AsyncIterable<Tar
       devmin: 0,
     });
     if (header.encode()) {
-      yield new Pax({ path, linkpath, size: e.type === 'file' ? size : undefined, mtime: EPOCH, uid: 0, gid: 0 }).encode();
+      yield new Pax({ path, linkpath, size: e.type === 'file' ? size : undefined, mtime: EPOCH, uid, gid }).encode();
     }
     yield header.block!;
     if (e.type !== 'file') continue;

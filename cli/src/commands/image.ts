@@ -5,11 +5,13 @@
  * registry over a store. The work is done by @nodelet/oci; this file parses arguments and
  * formats output.
  */
+import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { DEFAULT_REGISTRY } from '@nodelet/lab-runtime';
 import {
   buildDebianImage,
   buildImage,
+  checkDebianBase,
   DEFAULT_DEB_CACHE,
   DEFAULT_IMAGE_STORE,
   DEFAULT_LAB_IMAGE_DIR,
@@ -17,6 +19,7 @@ import {
   imageContentSize,
   listImages,
   listRegistryImages,
+  RECIPES,
   startRegistry,
 } from '@nodelet/oci';
 import { tabwrite } from './cri/format.js';
@@ -39,12 +42,13 @@ interface BuildOptions {
   baseStore?: string;
   lab?: boolean;
   debian?: string;
+  from?: string;
   packages?: string;
   debCache: string;
 }
 
-/** Options that add files or config by hand; --debian takes its root and config from the packages. */
-const HAND_OPTIONS = ['file', 'dir', 'link', 'entrypoint', 'cmd', 'env', 'workdir', 'user', 'base', 'baseStore'] as const;
+/** Options that add files by hand; a Debian build takes its root from the packages (config options still apply). */
+const FILE_OPTIONS = ['file', 'dir', 'link', 'base', 'baseStore'] as const;
 
 export function register(program: Command): void {
   const image = program.command('image').description('build, import, export, list and serve offline OCI images');
@@ -65,18 +69,29 @@ export function register(program: Command): void {
     .option('--base <name:tag>', 'build on top of this image (its layers and config), e.g. busybox:latest')
     .option('--base-store <dir>', 'image store holding --base (default: --store)')
     .option('--lab', 'build the lab images (pause:3.9 and busybox:latest) into the store instead')
-    .option('--debian <package>', "build from Debian packages: PACKAGE and its dependencies from this machine's apt mirror, with the package's usual entrypoint, user and ports (nginx, redis-server, python3); NAME defaults to the package")
-    .option('--packages <list>', 'with --debian: more Debian packages to install, comma-separated (e.g. ca-certificates,curl)')
-    .option('--deb-cache <dir>', 'with --debian: where downloaded .debs are kept (a cached build needs no network)', DEFAULT_DEB_CACHE)
+    .option('--debian <package>', `build from Debian packages: PACKAGE and its dependencies from this machine's apt mirror, with the package's usual entrypoint, user and ports (${Object.keys(RECIPES).join(', ')}; others need --entrypoint or --cmd); NAME defaults to the package`)
+    .option('--from <base>', "with --packages: build from Debian packages on this base, e.g. debian:bookworm (the release this machine's apt serves); NAME defaults to the first package")
+    .option('--packages <list>', 'Debian packages to install, comma-separated (e.g. nginx,ca-certificates), with --from or after --debian PACKAGE')
+    .option('--deb-cache <dir>', 'with --debian/--from: where downloaded .debs are kept (a cached build needs no network)', DEFAULT_DEB_CACHE)
     .action(async (name: string | undefined, o: BuildOptions) => {
       const signal = AbortSignal.timeout(600_000);
-      if (o.packages !== undefined && !o.debian) throw new Error('--packages goes with --debian PACKAGE');
-      if (o.debian) {
-        const hand = HAND_OPTIONS.filter((k) => o[k] !== undefined);
-        if (o.lab || hand.length) throw new Error(`--debian builds the image from packages alone: drop ${o.lab ? '--lab' : hand.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')}`);
-        const { repository, tag } = parseImageName(name ?? o.debian);
-        const extra = (o.packages ?? '').split(',').map((p) => p.trim()).filter(Boolean);
-        const built = await buildDebianImage({ store: o.store, name: repository, tag, packages: [o.debian, ...extra], cacheDir: o.debCache, signal });
+      if (o.packages !== undefined && !o.debian && !o.from) throw new Error('--packages goes with --from debian:RELEASE or --debian PACKAGE');
+      if (o.debian || o.from) {
+        const flag = o.debian ? '--debian' : '--from';
+        const hand = FILE_OPTIONS.filter((k) => o[k] !== undefined);
+        if (o.lab || hand.length) throw new Error(`${flag} builds the image from Debian packages alone: drop ${o.lab ? '--lab' : hand.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')}`);
+        if (o.from) checkDebianBase(o.from, await readFile('/etc/os-release', 'utf8'));
+        const packages = [...(o.debian ? [o.debian] : []), ...(o.packages ?? '').split(',').map((p) => p.trim()).filter(Boolean)];
+        if (packages.length === 0) throw new Error('--from needs the packages to install: --packages a,b,c');
+        const { repository, tag } = parseImageName(name ?? packages[0]!);
+        const config = {
+          ...(o.entrypoint ? { entrypoint: parseWords(o.entrypoint) } : {}),
+          ...(o.cmd ? { cmd: parseWords(o.cmd) } : {}),
+          ...(o.env ? { env: o.env } : {}),
+          ...(o.workdir ? { workingDir: o.workdir } : {}),
+          ...(o.user ? { user: o.user } : {}),
+        };
+        const built = await buildDebianImage({ store: o.store, name: repository, tag, packages, config, cacheDir: o.debCache, signal });
         out(`${repository}:${tag} ${built.manifest.digest} (${built.installed.length} Debian packages)\n`);
         return;
       }

@@ -176,3 +176,39 @@ test('skopeo pulls from the registry, writes archives import reads, and reads wh
   }
   serve.kill('SIGTERM');
 });
+
+test('image build --from debian:RELEASE --packages a,b: one image from several packages with the given entrypoint; clear errors for a wrong base, an unknown package, no entrypoint', { timeout: 300_000 }, async (t) => {
+  const cleanup = cleanups(t);
+  const dir = await mkdtemp(join(tmpdir(), 'nodelet-image-cli-'));
+  cleanup(() => rm(dir, { recursive: true, force: true }));
+  const store = join(dir, 'store');
+  const codename = /^VERSION_CODENAME=(\S+)$/m.exec(spawnSync('cat', ['/etc/os-release'], { encoding: 'utf8' }).stdout)?.[1];
+  if (!codename) return t.skip('not a Debian machine');
+  const build = (...a: string[]): { code: number; stdout: string; stderr: string } => {
+    const r = spawnSync(NODELET, ['image', 'build', '--store', store, ...a], { encoding: 'utf8', timeout: 280_000 });
+    return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+  };
+  const errors: [string[], RegExp][] = [
+    [['--from', 'debian:hamm', '--packages', 'hello'], new RegExp(`^nodelet: --from "debian:hamm": this machine's apt serves debian:${codename} \\(Debian \\d+\\) only; build on such a machine, or use --from debian:${codename}\\n$`)],
+    [['--from', 'alpine:3', '--packages', 'hello'], /^nodelet: --from "alpine:3": want debian:<release>/],
+    [['--from', `debian:${codename}`], /^nodelet: --from needs the packages to install: --packages a,b,c\n$/],
+    [['--from', `debian:${codename}`, '--packages', 'hello,sed'], /^nodelet: no known entrypoint for Debian packages "hello", "sed" \(nodelet knows nginx, redis-server, python3, postgresql\): give the command to run with --entrypoint or --cmd\n$/],
+    [['--from', `debian:${codename}`, '--packages', 'hello,no-such-package-nodelet', '--cmd', 'hello'], /^nodelet: Debian package "no-such-package-nodelet" is not in this machine's package lists/],
+    [['--from', `debian:${codename}`, '--packages', 'hello', '-d', `${dir}:/x`], /^nodelet: --from builds the image from Debian packages alone: drop --dir\n$/],
+    [['--packages', 'hello'], /^nodelet: --packages goes with --from debian:RELEASE or --debian PACKAGE\n$/],
+  ];
+  for (const [args, want] of errors) {
+    const r = build(...args);
+    assert.equal(r.code, 1, `${args.join(' ')}: ${r.stdout}`);
+    assert.match(r.stderr, want, args.join(' '));
+  }
+
+  const ok = build('greet:v1', '--from', `debian:${codename}`, '--packages', 'hello,sed', '--entrypoint', 'hello', '--cmd', '-g hi', '-e', 'LANG=C.UTF-8');
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.match(ok.stdout, /^greet:v1 sha256:[0-9a-f]{64} \(\d+ Debian packages\)\n$/);
+  const [img] = JSON.parse(spawnSync(NODELET, ['image', 'inspect', '--store', store, 'greet:v1'], { encoding: 'utf8' }).stdout) as { config: { config: Record<string, unknown> } }[];
+  assert.deepEqual(img!.config.config.Entrypoint, ['hello']);
+  assert.deepEqual(img!.config.config.Cmd, ['-g', 'hi']);
+  assert.ok((img!.config.config.Env as string[]).includes('LANG=C.UTF-8'));
+  assert.match(String((img!.config.config.Labels as Record<string, string>)['org.nodelet.debian.packages']), /^hello=\S+,sed=\S+$/);
+});

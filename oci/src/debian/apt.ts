@@ -3,15 +3,19 @@
  * lists): which packages a set needs (`apt-get --simulate` against an empty dpkg status, so apt's
  * own resolver picks among alternatives and nothing installed here is assumed), the .deb files in a
  * cache directory (reused from apt's own cache, else `apt-get download`), and their contents
- * unpacked with `dpkg-deb -x`. No maintainer script runs: recipes.ts does what the few that matter
+ * unpacked from `dpkg-deb --fsys-tarfile` (one pass gives the files and their owners). No maintainer script runs: recipes.ts does what the few that matter
  * would have done. Once the .debs are cached a build needs no network.
  *
- *   names ──apt-get -s (empty status)──▶ [name=version arch] ──cache | apt cache | apt-get download──▶ .deb ──dpkg-deb -x──▶ root
+ *   names ──apt-get -s (empty status)──▶ [name=version arch] ──cache | apt cache | apt-get download──▶ .deb ──dpkg-deb --fsys-tarfile──▶ tar -x ▶ root, owners
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { access, copyFile, mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { Parser, type ReadEntry } from 'tar';
 import { AgentError } from '@nodelet/base';
+import type { PathOwner } from '../rootfs-tree.js';
 import { runTool } from '../exec.js';
 
 export interface DebianPackage {
@@ -103,9 +107,57 @@ export async function fetchDebs(pkgs: readonly DebianPackage[], cacheDir: string
   return pkgs.map((p) => join(cacheDir, debFileName(p)));
 }
 
-/** Unpacks each .deb's files into `root` in order (a later package's file replaces an earlier one's). */
-export async function unpackDebs(debs: readonly string[], root: string, signal?: AbortSignal): Promise<void> {
-  for (const deb of debs) await runTool('dpkg-deb', ['-x', deb, root], { signal });
+/**
+ * Unpacks each .deb's files into `root` in order (a later package's file replaces an earlier
+ * one's), as `dpkg-deb -x` does, and returns what `readDebOwners` reads from the same stream: each
+ * package is decompressed once.
+ */
+export async function unpackDebs(debs: readonly string[], root: string, signal?: AbortSignal): Promise<PathOwner[]> {
+  const owners: PathOwner[] = [];
+  for (const deb of debs) owners.push(...(await readDebOwners(deb, signal, root)));
+  return owners;
+}
+
+/**
+ * The entries of a .deb that need an owner or mode of their own in an image: owned by someone
+ * other than root (`root:shadow` for `chage`, `root:staff` for `/var/local`) or with setuid,
+ * setgid or sticky bits. Read from the package's own tar headers (numeric ids, as the package was
+ * built), so the image depends neither on this machine's users nor on building as root. With
+ * `extractTo`, the files are unpacked there from the same stream (owned by the builder).
+ */
+export async function readDebOwners(deb: string, signal?: AbortSignal, extractTo?: string): Promise<PathOwner[]> {
+  const owners: PathOwner[] = [];
+  const dpkg = spawnTool('dpkg-deb', ['--fsys-tarfile', deb], 'ignore', signal);
+  const parser = new Parser({
+    onReadEntry: (e: ReadEntry) => {
+      const mode = e.mode ?? 0;
+      const uid = e.uid ?? 0;
+      const gid = e.gid ?? 0;
+      const path = e.path.replace(/^\.?\/+/, '/').replace(/(.)\/+$/, '$1');
+      if (path !== '/' && e.type !== 'SymbolicLink' && (uid !== 0 || gid !== 0 || (mode & 0o7000) !== 0)) owners.push({ path, uid, gid, mode: mode & 0o7777 });
+      e.resume();
+    },
+  });
+  const tar = extractTo ? spawnTool('tar', ['-x', '--no-same-owner', '-p', '-C', extractTo, '-f', '-'], 'pipe', signal) : undefined;
+  if (tar) dpkg.child.stdout!.pipe(tar.child.stdin!);
+  const parsed = pipeline(dpkg.child.stdout!, parser);
+  await Promise.all([parsed, dpkg.done, tar?.done]);
+  return owners;
+}
+
+/** A child whose `done` rejects with the tail of its stderr when it exits non-zero. */
+function spawnTool(cmd: string, args: string[], stdin: 'ignore' | 'pipe', signal?: AbortSignal): { child: ChildProcess; done: Promise<void> } {
+  const child = spawn(cmd, args, { stdio: [stdin, 'pipe', 'pipe'], signal });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-2000)));
+  const done = new Promise<void>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code, sig) => {
+      if (code === 0) resolve();
+      else reject(new AgentError('ERR_INTERNAL', `${cmd} ${args.join(' ')} ${sig ? `was killed by ${sig}` : `exited with ${code}`}: ${stderr.trim() || '(no output)'}`));
+    });
+  });
+  return { child, done };
 }
 
 async function exists(p: string): Promise<boolean> {
