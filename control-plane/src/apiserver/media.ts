@@ -40,6 +40,11 @@ export function parseMediaType(s: string): MediaType {
 }
 
 /** True when the client asked for a meta.k8s.io/v1 Table (kubectl get). */
+/** Whether an `Accept-Encoding` header takes gzip (with a q above 0). */
+export function acceptsGzip(acceptEncoding: string | undefined): boolean {
+  return parseMediaTypes(acceptEncoding).some((e) => e.type === 'gzip' && Number(e.params.q ?? 1) > 0);
+}
+
 export function wantsTable(accept: string | undefined): boolean {
   return parseMediaTypes(accept).some((m) => m.type === 'application/json' && m.params.as === 'Table' && m.params.g === 'meta.k8s.io' && m.params.v === 'v1');
 }

@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { encodeOpenApiV2Document, REF_PREFIX } from '@nodelet/api';
-import { parseMediaTypes } from './media.js';
+import { acceptsGzip, parseMediaTypes } from './media.js';
 import { openApiDocument } from './openapi.js';
 import { groupVersions, RESOURCE_DEFS } from './resources.js';
 import type { ResourceDef } from './resource.js';
@@ -181,7 +181,7 @@ export function serveOpenApiV2(req: IncomingMessage, res: ServerResponse, defs: 
     return;
   }
   const encoded = form === 'json' ? s.json : s.proto;
-  const gzip = parseMediaTypes(req.headers['accept-encoding']).some((e) => e.type === 'gzip' && Number(e.params.q ?? 1) > 0);
+  const gzip = acceptsGzip(req.headers['accept-encoding']);
   const body = gzip ? encoded.gzipped : encoded.body;
   if (gzip) headers['Content-Encoding'] = 'gzip';
   headers['Content-Length'] = body.byteLength;
