@@ -91,7 +91,8 @@ export function register(program: Command): void {
           ...(o.workdir ? { workingDir: o.workdir } : {}),
           ...(o.user ? { user: o.user } : {}),
         };
-        const built = await buildDebianImage({ store: o.store, name: repository, tag, packages, config, cacheDir: o.debCache, signal });
+        const onProgress = (step: string): void => void process.stderr.write(`${step}\n`);
+        const built = await buildDebianImage({ store: o.store, name: repository, tag, packages, config, cacheDir: o.debCache, signal, onProgress });
         out(`${repository}:${tag} ${built.manifest.digest} (${built.installed.length} Debian packages)\n`);
         return;
       }

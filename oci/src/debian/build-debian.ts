@@ -46,6 +46,8 @@ export interface BuildDebianImageOptions {
   /** Where the .debs are kept between builds. */
   cacheDir: string;
   signal?: AbortSignal;
+  /** Told each step as it starts (a build takes up to a minute: the CLI prints them). */
+  onProgress?: (step: string) => void;
 }
 
 export interface BuiltDebianImage extends BuiltImage {
@@ -59,8 +61,12 @@ export async function buildDebianImage(opts: BuildDebianImageOptions): Promise<B
   if (!recipe && !given.entrypoint && !given.cmd) {
     throw new AgentError('ERR_INVALID_ARGUMENT', `no known entrypoint for Debian package${opts.packages.length > 1 ? 's' : ''} ${opts.packages.map((p) => `"${p}"`).join(', ')} (nodelet knows ${Object.keys(RECIPES).join(', ')}): give the command to run with --entrypoint or --cmd`);
   }
+  const say = opts.onProgress ?? (() => {});
+  say(`resolving the dependencies of ${opts.packages.join(', ')} with apt…`);
   const installed = await resolvePackages([...DEBIAN_BASE_PACKAGES, ...opts.packages], opts.signal);
+  say(`fetching ${installed.length} .debs into ${opts.cacheDir} (those already there are reused)…`);
   const debs = await fetchDebs(installed, opts.cacheDir, opts.signal);
+  say(`unpacking ${debs.length} packages…`);
   const root = await mkdtemp(join(tmpdir(), 'nodelet-debian-'));
   try {
     // A later package's entry replaces an earlier one's, as in the unpacked root; one whose path a later
@@ -81,6 +87,7 @@ export async function buildDebianImage(opts: BuildDebianImageOptions): Promise<B
     const c: RecipeConfig = { ...recipe?.config, ...prepared, ...given };
     if (given.entrypoint && !given.cmd) delete c.cmd; // as a Dockerfile ENTRYPOINT resets CMD
     if (given.env) c.env = mergeEnv(c.env ?? [], given.env);
+    say(`writing the layer and the image ${opts.name}:${opts.tag}…`);
     const built = await buildImage({
       store: opts.store,
       name: opts.name,
