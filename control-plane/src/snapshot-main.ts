@@ -67,7 +67,7 @@ async function run(pos: string[], v: Values): Promise<void> {
   const server = v.name ?? hostname();
   switch (cmd) {
     case 'save': {
-      const s = await saveNow(v, dataDir, dir, server);
+      const s = await saveNow(v, dataDir, dir, server, json ? undefined : (step) => void process.stderr.write(`${step}\n`));
       if (json) return print(s);
       process.stdout.write(`Snapshot saved to ${s.path} (${s.kind}, revision ${s.revision}, ${s.objects} objects, ${s.bytes} bytes)\nsha256:${s.sha256}\n`);
       return;
@@ -112,7 +112,7 @@ async function run(pos: string[], v: Values): Promise<void> {
 }
 
 /** Takes a snapshot of the store the flags name. */
-function saveNow(v: Values, dataDir: string, dir: string, server: string): ReturnType<typeof saveStoreSnapshot> {
+function saveNow(v: Values, dataDir: string, dir: string, server: string, say?: (step: string) => void): ReturnType<typeof saveStoreSnapshot> {
   const files = {
     ...(v['etcd-cafile'] ? { caFile: v['etcd-cafile'] } : {}),
     ...(v['etcd-certfile'] ? { certFile: v['etcd-certfile'] } : {}),
@@ -124,6 +124,7 @@ function saveNow(v: Values, dataDir: string, dir: string, server: string): Retur
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
+  say?.(`taking a snapshot of the ${ds.kind === 'sqlite' ? `SQLite store ${ds.path}` : `etcd store at ${ds.endpoints.join(',')}`} into ${dir} (one consistent copy, then its checksum)…`);
   return saveStoreSnapshot(ds, files, dir, server);
 }
 
