@@ -51,6 +51,8 @@ export interface RunSpec {
   qps?: number;
   /** Run the server with an audit policy of writes only and count the writes of the measured window. */
   countWrites?: boolean;
+  /** Write the server process's V8 CPU profile (whole run, written at its exit) into this directory. */
+  serverCpuProf?: string;
 }
 
 export interface RunResult extends RunSpec {
@@ -114,9 +116,9 @@ function tail(file: string): string {
   return lines.at(-1) ?? '(no output)';
 }
 
-function nodelet(spec: RunSpec, args: string[], log: string): ChildProcess {
+function nodelet(spec: RunSpec, args: string[], log: string, nodeFlags: string[] = []): ChildProcess {
   const bin = spec.source ? ['--conditions=source', '--import', 'tsx', join(ROOT, 'bin/nodelet')] : [join(ROOT, 'bin/nodelet')];
-  const child = spawn(process.execPath, [...bin, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeFlags, ...bin, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   const out = createWriteStream(log);
   child.stderr!.pipe(out);
   return child;
@@ -179,7 +181,7 @@ export async function densityRun(spec: RunSpec, progress: (msg: string) => void,
     server = nodelet(spec, [
       'server', '--data-dir', join(dir, 'server'), '--bind-address', '127.0.0.1', '--port', String(port), '--registry-address', '', '--log-level', 'warn',
       ...(etcd ? ['--datastore-endpoint', etcd.endpoint] : []), ...audit,
-    ], join(dir, 'server.log'));
+    ], join(dir, 'server.log'), spec.serverCpuProf ? ['--cpu-prof', '--cpu-prof-dir', resolve(spec.serverCpuProf)] : []);
     const serverPid = server.pid!;
     const kubeconfig = join(dir, 'server', 'admin.kubeconfig');
     await pollUntil('admin.kubeconfig written', () => existsSync(kubeconfig), { timeoutMs: 60_000, intervalMs: 100, signal });

@@ -17,7 +17,7 @@ rules:
   - level: None
 `;
 
-/** Writes of one kind: who (a component), what (resource/subresource) and how (verb). */
+/** Writes of one kind: who (a component), what (resource/subresource) and how (verb, with the status code when it failed). */
 export interface WriteCount {
   writer: string;
   resource: string;
@@ -30,6 +30,7 @@ interface AuditLine {
   stageTimestamp?: string;
   user?: { username?: string; groups?: string[] };
   objectRef?: { resource?: string; subresource?: string; namespace?: string };
+  responseStatus?: { code?: number };
 }
 
 /** The component a request came from: nodes as one, service accounts of kube-system by name, else the user. */
@@ -54,8 +55,10 @@ export function countWrites(file: string, fromMs: number, toMs: number): WriteCo
     if (!(at >= fromMs && at <= toMs) || !e.verb || e.objectRef?.resource === 'leases') continue;
     const resource = `${e.objectRef?.resource ?? '?'}${e.objectRef?.subresource ? `/${e.objectRef.subresource}` : ''}`;
     const w = writer(e.user);
-    const key = `${w}|${resource}|${e.verb}`;
-    const c = counts.get(key) ?? { writer: w, resource, verb: e.verb, count: 0 };
+    const code = e.responseStatus?.code ?? 0;
+    const verb = code >= 400 ? `${e.verb} → ${code}` : e.verb;
+    const key = `${w}|${resource}|${verb}`;
+    const c = counts.get(key) ?? { writer: w, resource, verb, count: 0 };
     c.count++;
     counts.set(key, c);
   }

@@ -2,7 +2,8 @@
  * bench/density: the control plane at scale with hollow nodes (docs/hollow-nodes.md).
  *
  *   node --conditions=source --import tsx bench/density.ts [--nodes 100] [--deployments 30] [--replicas 100]
- *        [--store sqlite|etcd|both] [--workload plain|spread] [--qps N] [--count-writes] [--svg] [--source] [--timeout 300]
+ *        [--store sqlite|etcd|both] [--workload plain|spread] [--qps N] [--count-writes] [--server-cpu-prof DIR]
+ *        [--svg] [--source] [--timeout 300]
  *
  * Per store, a baseline run (10 nodes, 3 Deployments of 100) then the measured size (default 100
  * nodes, 30 Deployments of 100 = 3,000 pods), each on a fresh `nodelet server` and a fresh
@@ -16,7 +17,8 @@
  * `--qps N` creates the pods as Pod objects at a steady N a second instead (kube's density SLO:
  * p99 create → Running ≤ 5 s per pod at a steady rate), baseline and measured run alike, and
  * prints the rate achieved; `--count-writes` counts the API writes of the measured window from the
- * server's audit log (bench/density-writes.ts) and prints them per pod.
+ * server's audit log (bench/density-writes.ts) and prints them per pod; `--server-cpu-prof DIR`
+ * writes each server process's V8 CPU profile there (node --cpu-prof, at the server's exit).
  */
 import { parseArgs } from 'node:util';
 import { writeBenchResults, type BenchFigure } from './lib/results.js';
@@ -37,6 +39,7 @@ const { values: args } = parseArgs({
     'no-baseline': { type: 'boolean', default: false },
     qps: { type: 'string' },
     'count-writes': { type: 'boolean', default: false },
+    'server-cpu-prof': { type: 'string' },
   },
 });
 
@@ -132,6 +135,7 @@ async function main(): Promise<void> {
   const common = {
     source: args.source, timeoutMs: positive('timeout', args.timeout) * 1000, workload: workload(args.workload), countWrites: args['count-writes'],
     ...(args.qps !== undefined ? { qps: positive('qps', args.qps) } : {}),
+    ...(args['server-cpu-prof'] ? { serverCpuProf: args['server-cpu-prof'] } : {}),
   };
   // Required anti-affinity on the hostname runs at most one replica a node.
   if (common.workload === 'spread' && size.replicas > size.nodes) throw new Error(`--workload spread needs --replicas ≤ --nodes (anti-affinity: one replica a node), got ${size.replicas} > ${size.nodes}`);
