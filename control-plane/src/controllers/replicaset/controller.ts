@@ -10,6 +10,7 @@ import { hasCode } from '@nodelet/base';
 import { ControllerBase, type ControllerDeps } from '../controller-base.js';
 import type { ReconcileResult } from '../runtime.js';
 import { Expectations } from '../util/expectations.js';
+import { OwnWrites } from '../util/own-writes.js';
 import { controllerRef, isPodActive, isPodAvailable, isPodReady, keyOf, newControllerRef, ownerKey, randomSuffix } from '../util/pods.js';
 import { planReplicaSet, podFromTemplate, replicaSetStatus, selectorMatches, statusEqual } from './plan.js';
 
@@ -48,6 +49,7 @@ export class ReplicaSetController<T extends KubeObject = ReplicaSet> extends Con
    * cluster, which made a burst of N pods cost O(N²) (upstream indexes pods by controller UID).
    */
   readonly #claimable = new Map<string, Map<string, Pod>>();
+  readonly #ownWrites = new OwnWrites<T>();
 
   constructor(d: ControllerDeps, kind: ReplicatedKind<T> = REPLICASET_KIND as unknown as ReplicatedKind<T>) {
     super(d, { name: kind.name, workers: 4, eventComponent: kind.eventComponent });
@@ -94,8 +96,9 @@ export class ReplicaSetController<T extends KubeObject = ReplicaSet> extends Con
   }
 
   async reconcile(key: string, signal: AbortSignal): Promise<ReconcileResult | void> {
-    const obj = this.#rs.get(key);
-    if (!obj) {
+    const cached = this.#rs.get(key);
+    const obj = this.#ownWrites.latest(key, cached);
+    if (!cached || !obj) {
       this.#expect.forget(key);
       return;
     }
@@ -115,7 +118,7 @@ export class ReplicaSetController<T extends KubeObject = ReplicaSet> extends Con
     const status = replicaSetStatus(rs, owned, now);
     if (!statusEqual(rs.status, status)) {
       try {
-        await this.client.resource(this.#kind.resource, rs.metadata.namespace).updateStatus({ ...obj, status } as T, { signal });
+        this.#ownWrites.wrote(key, cached, await this.client.resource(this.#kind.resource, rs.metadata.namespace).updateStatus({ ...obj, status } as T, { signal }));
       } catch (err) {
         if (!hasCode(err, 'ERR_NOT_FOUND')) throw err;
       }
