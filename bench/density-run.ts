@@ -13,7 +13,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -23,6 +23,7 @@ import { freePort, terminateChild } from '@nodelet/base/testing';
 import { placement, placementViolations, type Workload } from './lib/placement.js';
 import { startTestEtcd, type TestEtcd } from '../control-plane/src/storage/testing/etcd.js';
 import { percentile } from './lib/percentile.js';
+import { countWrites, WRITES_AUDIT_POLICY, type WriteCount } from './density-writes.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const CLK_TCK = 100;
@@ -43,11 +44,25 @@ export interface RunSpec {
    * hostname (at most one replica a node, so replicas ≤ nodes).
    */
   workload: Workload;
+  /**
+   * Pods created per second, one Pod object at a time (upstream's density SLO is per pod at a
+   * steady creation rate); unset: the Deployments are created at once (the burst).
+   */
+  qps?: number;
+  /** Run the server with an audit policy of writes only and count the writes of the measured window. */
+  countWrites?: boolean;
+  /** Write the server process's V8 CPU profile (whole run, written at its exit) into this directory. */
+  serverCpuProf?: string;
 }
 
 export interface RunResult extends RunSpec {
   pods: number;
   running: number;
+  /** Pods created per second, first ADDED seen to last (in the burst the ReplicaSets set the pace). */
+  createdPerSec: number;
+  startupP90S: number;
+  /** With `countWrites`: the writes from the first create until every pod ran. */
+  writes?: WriteCount[];
   startupP50S: number;
   startupP99S: number;
   preciseP50S: number;
@@ -101,9 +116,9 @@ function tail(file: string): string {
   return lines.at(-1) ?? '(no output)';
 }
 
-function nodelet(spec: RunSpec, args: string[], log: string): ChildProcess {
+function nodelet(spec: RunSpec, args: string[], log: string, nodeFlags: string[] = []): ChildProcess {
   const bin = spec.source ? ['--conditions=source', '--import', 'tsx', join(ROOT, 'bin/nodelet')] : [join(ROOT, 'bin/nodelet')];
-  const child = spawn(process.execPath, [...bin, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeFlags, ...bin, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   const out = createWriteStream(log);
   child.stderr!.pipe(out);
   return child;
@@ -122,6 +137,26 @@ function deployment(name: string, replicas: number, rule: ReturnType<typeof plac
   };
 }
 
+/**
+ * Creates the run's pods as Pod objects at `spec.qps` a second (pod i at i/qps s, each create
+ * started on time whatever the earlier ones take), pod i of Deployment `d<i mod D>`'s labels and
+ * placement rule, and waits for every create to answer.
+ */
+async function createAtRate(api: ApiClient, spec: RunSpec, signal?: AbortSignal): Promise<void> {
+  const pods = spec.deployments * spec.replicas;
+  const t0 = performance.now();
+  const creates: Array<Promise<unknown>> = [];
+  for (let i = 0; i < pods; i++) {
+    signal?.throwIfAborted();
+    const wait = t0 + (i * 1000) / spec.qps! - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const d = i % spec.deployments;
+    const template = deployment(`d${d}`, 1, placement(spec.workload, `d${d}`, d)).spec!.template;
+    creates.push(api.create(PODS, { apiVersion: 'v1', kind: 'Pod', metadata: { ...template.metadata, name: `d${d}-${i}`, namespace: NS }, spec: template.spec! }));
+  }
+  await Promise.all(creates);
+}
+
 /** One run; every process it starts is stopped (by PID) and every directory removed, also on failure. */
 export async function densityRun(spec: RunSpec, progress: (msg: string) => void, signal?: AbortSignal): Promise<RunResult> {
   const t0 = performance.now();
@@ -136,10 +171,17 @@ export async function densityRun(spec: RunSpec, progress: (msg: string) => void,
     // 1. Control plane (child process), on SQLite or etcd.
     if (spec.store === 'etcd') etcd = await startTestEtcd();
     const port = await freePort();
+    const auditLog = join(dir, 'audit.log');
+    const audit: string[] = [];
+    if (spec.countWrites) {
+      await mkdir(join(dir, 'server'), { recursive: true });
+      await writeFile(join(dir, 'audit-policy.yaml'), WRITES_AUDIT_POLICY);
+      audit.push('--audit-policy-file', join(dir, 'audit-policy.yaml'), '--audit-log-path', auditLog);
+    }
     server = nodelet(spec, [
       'server', '--data-dir', join(dir, 'server'), '--bind-address', '127.0.0.1', '--port', String(port), '--registry-address', '', '--log-level', 'warn',
-      ...(etcd ? ['--datastore-endpoint', etcd.endpoint] : []),
-    ], join(dir, 'server.log'));
+      ...(etcd ? ['--datastore-endpoint', etcd.endpoint] : []), ...audit,
+    ], join(dir, 'server.log'), spec.serverCpuProf ? ['--cpu-prof', '--cpu-prof-dir', resolve(spec.serverCpuProf)] : []);
     const serverPid = server.pid!;
     const kubeconfig = join(dir, 'server', 'admin.kubeconfig');
     await pollUntil('admin.kubeconfig written', () => existsSync(kubeconfig), { timeoutMs: 60_000, intervalMs: 100, signal });
@@ -174,6 +216,8 @@ export async function densityRun(spec: RunSpec, progress: (msg: string) => void,
 
     // 3. Watches: pods of the bench namespace, node leases.
     const seen = new Map<string, { created: number; added: number; bound?: number; running?: number }>();
+    let firstAdded: number | undefined;
+    let lastAdded = 0;
     let leaseRenewals = 0;
     const watchFailed = (what: string) => (err: unknown): void => {
       if (!stopWatches.signal.aborted) progress(`${what} watch ended: ${err instanceof Error ? err.message : String(err)}`);
@@ -186,6 +230,8 @@ export async function densityRun(spec: RunSpec, progress: (msg: string) => void,
         if (!name || ev.type === 'BOOKMARK' || ev.type === 'ERROR') continue;
         let s = seen.get(name);
         if (!s) seen.set(name, (s = { created: Date.parse(p.metadata.creationTimestamp!), added: now }));
+        firstAdded ??= now;
+        lastAdded = now;
         if (s.bound === undefined && p.spec?.nodeName) s.bound = now;
         if (s.running === undefined && p.status?.phase === 'Running') s.running = now;
       }
@@ -209,9 +255,11 @@ export async function densityRun(spec: RunSpec, progress: (msg: string) => void,
       conns = Math.max(conns, establishedTo(port));
     }, 250);
     const tBurst = performance.now();
+    const wall0 = Date.now();
     const leases0 = leaseRenewals;
     try {
-      await Promise.all(Array.from({ length: spec.deployments }, (_v, i) => api.create(DEPLOYMENTS, deployment(`d${i}`, spec.replicas, placement(spec.workload, `d${i}`, i)))));
+      if (spec.qps) await createAtRate(api, spec, signal);
+      else await Promise.all(Array.from({ length: spec.deployments }, (_v, i) => api.create(DEPLOYMENTS, deployment(`d${i}`, spec.replicas, placement(spec.workload, `d${i}`, i)))));
       let last = -1;
       await pollUntil(`${pods} pods Running`, () => {
         const n = [...seen.values()].filter((s) => s.running !== undefined).length;
@@ -249,7 +297,10 @@ export async function densityRun(spec: RunSpec, progress: (msg: string) => void,
       pods,
       running: all.length,
       startupP50S: percentile(startup, 50),
+      startupP90S: percentile(startup, 90),
       startupP99S: percentile(startup, 99),
+      createdPerSec: firstAdded !== undefined && lastAdded > firstAdded ? (seen.size - 1) / ((lastAdded - firstAdded) / 1000) : NaN,
+      ...(spec.countWrites ? { writes: countWrites(auditLog, wall0, Date.now()) } : {}),
       preciseP50S: percentile(precise, 50),
       preciseP99S: percentile(precise, 99),
       boundP50S: percentile(bound, 50),

@@ -2,7 +2,8 @@
  * bench/density: the control plane at scale with hollow nodes (docs/hollow-nodes.md).
  *
  *   node --conditions=source --import tsx bench/density.ts [--nodes 100] [--deployments 30] [--replicas 100]
- *        [--store sqlite|etcd|both] [--workload plain|spread] [--svg] [--source] [--timeout 300]
+ *        [--store sqlite|etcd|both] [--workload plain|spread] [--qps N] [--count-writes] [--server-cpu-prof DIR]
+ *        [--svg] [--source] [--timeout 300]
  *
  * Per store, a baseline run (10 nodes, 3 Deployments of 100) then the measured size (default 100
  * nodes, 30 Deployments of 100 = 3,000 pods), each on a fresh `nodelet server` and a fresh
@@ -12,11 +13,18 @@
  * SLO line, scheduler throughput, API server RSS and CPU, watch fan-out and lease renewals, each
  * beside the baseline, and the wall time. Runs the built dist (`npx tsc -b` first) unless
  * --source. Writes bench/results/density.json (and .svg with --svg).
+ *
+ * `--qps N` creates the pods as Pod objects at a steady N a second instead (kube's density SLO:
+ * p99 create → Running ≤ 5 s per pod at a steady rate), baseline and measured run alike, and
+ * prints the rate achieved; `--count-writes` counts the API writes of the measured window from the
+ * server's audit log (bench/density-writes.ts) and prints them per pod; `--server-cpu-prof DIR`
+ * writes each server process's V8 CPU profile there (node --cpu-prof, at the server's exit).
  */
 import { parseArgs } from 'node:util';
 import { writeBenchResults, type BenchFigure } from './lib/results.js';
 import { densityRun, type RunResult, type RunSpec } from './density-run.js';
 import type { Workload } from './lib/placement.js';
+import { writesTable } from './density-writes.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -29,6 +37,9 @@ const { values: args } = parseArgs({
     source: { type: 'boolean', default: false },
     timeout: { type: 'string', default: '300' },
     'no-baseline': { type: 'boolean', default: false },
+    qps: { type: 'string' },
+    'count-writes': { type: 'boolean', default: false },
+    'server-cpu-prof': { type: 'string' },
   },
 });
 
@@ -61,12 +72,14 @@ function sloLine(r: RunResult): string {
 
 const ROWS: Array<[string, (r: RunResult) => string]> = [
   ['pods Running', (r) => `${r.running}/${r.pods}`],
+  ['pods created/s (achieved)', (r) => fmt(r.createdPerSec, 1)],
   ['create → Running p50 (s, creationTimestamp)', (r) => fmt(r.startupP50S)],
+  ['create → Running p90 (s, creationTimestamp)', (r) => fmt(r.startupP90S)],
   ['create → Running p99 (s, creationTimestamp)', (r) => fmt(r.startupP99S)],
   ['seen → Running p50/p99 (s, watch-precise)', (r) => `${fmt(r.preciseP50S)} / ${fmt(r.preciseP99S)}`],
   ['seen → bound p50/p99 (s)', (r) => `${fmt(r.boundP50S)} / ${fmt(r.boundP99S)}`],
   ['scheduler pods bound/s', (r) => fmt(r.podsBoundPerSec, 0)],
-  ['burst: first create → all Running (s)', (r) => fmt(r.burstS, 1)],
+  ['first create → all Running (s)', (r) => fmt(r.burstS, 1)],
   ['nodes start → Ready (s)', (r) => fmt(r.nodesReadyS, 1)],
   ['API server RSS peak / end (MiB)', (r) => `${fmt(r.serverRssPeakMiB, 0)} / ${fmt(r.serverRssEndMiB, 0)}`],
   ['API server CPU burst / whole run (s)', (r) => `${fmt(r.serverCpuBurstS, 1)} / ${fmt(r.serverCpuTotalS, 1)}`],
@@ -80,20 +93,22 @@ const ROWS: Array<[string, (r: RunResult) => string]> = [
 ];
 
 function table(runs: RunResult[]): string {
-  const head = ['', ...runs.map((r) => `${r.store} ${r.workload} ${r.nodes}n×${r.pods}p`)];
+  const head = ['', ...runs.map((r) => `${r.store} ${r.workload} ${r.nodes}n×${r.pods}p${r.qps ? ` @${r.qps}/s` : ''}`)];
   const rows = [head, ...ROWS.map(([label, f]) => [label, ...runs.map(f)])];
   const w = head.map((_h, i) => Math.max(...rows.map((r) => r[i]!.length)));
   return rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(w[i]!) : c.padStart(w[i]!))).join('  ')).join('\n');
 }
 
 function figures(main: RunResult, base: RunResult | undefined): BenchFigure[] {
-  const group = `${main.store}${main.workload === 'plain' ? '' : ` ${main.workload}`}, ${main.nodes} nodes × ${main.pods} pods`;
+  const group = `${main.store}${main.workload === 'plain' ? '' : ` ${main.workload}`}, ${main.nodes} nodes × ${main.pods} pods${main.qps ? ` at ${main.qps}/s` : ''}`;
   const b = (v: (r: RunResult) => number) => (base ? { baseline: { label: `${base.nodes} nodes × ${base.pods} pods`, value: v(base) } } : {});
   // A pod that never ran (timed out) has no finite time: the figure shows the deadline, a lower bound.
   const finite = (v: (r: RunResult) => number) => (r: RunResult): number => (Number.isFinite(v(r)) ? v(r) : r.timeoutMs / 1000);
   const f = (name: string, unit: string, v: (r: RunResult) => number, extra: Partial<BenchFigure> = {}): BenchFigure => ({ name, group, unit, value: finite(v)(main), ...b(finite(v)), ...extra });
   return [
+    f('pods created/s', 'pods/s', (r) => r.createdPerSec),
     f('create → Running p50', 's', (r) => r.startupP50S),
+    f('create → Running p90', 's', (r) => r.startupP90S),
     f('create → Running p99', 's', (r) => r.startupP99S, { target: { op: '<=', value: SLO_P99_S } }),
     f('scheduler throughput', 'pods/s', (r) => r.podsBoundPerSec),
     f('API server RSS peak', 'MiB', (r) => r.serverRssPeakMiB),
@@ -108,7 +123,8 @@ function figures(main: RunResult, base: RunResult | undefined): BenchFigure[] {
 /** One line per finished run, printed at once so a long bench shows its figures as it goes. */
 function runLine(r: RunResult): string {
   const rule = r.workload === 'plain' ? '' : `, ${r.placementViolations} Deployments breaking their placement rule`;
-  return `${r.store} ${r.workload} ${r.nodes} nodes × ${r.pods} pods: Running ${r.running}/${r.pods}${rule}, create → Running p50 ${fmt(r.startupP50S)} s p99 ${fmt(r.startupP99S)} s, ` +
+  return `${r.store} ${r.workload} ${r.nodes} nodes × ${r.pods} pods${r.qps ? ` at ${r.qps}/s (achieved ${fmt(r.createdPerSec, 1)}/s)` : ''}: Running ${r.running}/${r.pods}${rule}, ` +
+    `create → Running p50 ${fmt(r.startupP50S)} s p90 ${fmt(r.startupP90S)} s p99 ${fmt(r.startupP99S)} s, ` +
     `${fmt(r.podsBoundPerSec, 0)} pods bound/s, server RSS ${fmt(r.serverRssPeakMiB, 0)}/${fmt(r.serverRssEndMiB, 0)} MiB, CPU ${fmt(r.serverCpuBurstS, 1)} s, ` +
     `${r.hollowWatchesOpen} watches, ${r.hollowWatchEvents} events, ${fmt(r.leaseRenewalsPerSec, 1)} renewals/s; ${sloLine(r)}`;
 }
@@ -116,7 +132,11 @@ function runLine(r: RunResult): string {
 async function main(): Promise<void> {
   const t0 = performance.now();
   const size = { nodes: positive('nodes', args.nodes), deployments: positive('deployments', args.deployments), replicas: positive('replicas', args.replicas) };
-  const common = { source: args.source, timeoutMs: positive('timeout', args.timeout) * 1000, workload: workload(args.workload) };
+  const common = {
+    source: args.source, timeoutMs: positive('timeout', args.timeout) * 1000, workload: workload(args.workload), countWrites: args['count-writes'],
+    ...(args.qps !== undefined ? { qps: positive('qps', args.qps) } : {}),
+    ...(args['server-cpu-prof'] ? { serverCpuProf: args['server-cpu-prof'] } : {}),
+  };
   // Required anti-affinity on the hostname runs at most one replica a node.
   if (common.workload === 'spread' && size.replicas > size.nodes) throw new Error(`--workload spread needs --replicas ≤ --nodes (anti-affinity: one replica a node), got ${size.replicas} > ${size.nodes}`);
   const baseline = common.workload === 'spread' ? { ...BASELINE, replicas: Math.min(BASELINE.replicas, BASELINE.nodes) } : BASELINE;
@@ -145,8 +165,10 @@ async function main(): Promise<void> {
   console.log(`\nbench/density (${args.source ? 'TypeScript sources' : 'built dist'}; hollow nodes: real agent over a fake CRI, docs/hollow-nodes.md)\n`);
   console.log(table(runs));
   console.log('');
-  for (const r of runs) console.log(`${r.store} ${r.nodes} nodes × ${r.pods} pods: ${sloLine(r)}`);
-  const { json, svg } = writeBenchResults(common.workload === 'plain' ? 'density' : `density-${common.workload}`, pairs.flatMap((p) => figures(p.main, p.base)), { details: { runs, wallS }, svg: args.svg });
+  for (const r of runs) console.log(`${r.store} ${r.nodes} nodes × ${r.pods} pods${r.qps ? ` at ${r.qps}/s` : ' at once'}: ${sloLine(r)}`);
+  for (const r of runs) if (r.writes) console.log(`\nAPI writes, ${r.store} ${r.nodes} nodes × ${r.pods} pods${r.qps ? ` at ${r.qps}/s` : ' at once'} (first create → all Running; leases apart):\n${writesTable(r.writes, r.pods)}`);
+  const name = ['density', ...(common.workload === 'plain' ? [] : [common.workload]), ...(common.qps ? ['qps'] : [])].join('-');
+  const { json, svg } = writeBenchResults(name, pairs.flatMap((p) => figures(p.main, p.base)), { details: { runs, wallS }, svg: args.svg });
   console.log(`\nwall time ${fmt(wallS, 0)} s (${(wallS / 60).toFixed(1)} min); results: ${json}${svg ? `, ${svg}` : ''}`);
 }
 

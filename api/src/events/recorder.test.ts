@@ -95,3 +95,30 @@ test('forget(uid) drops what is remembered of a gone object, and keys past the 1
   await rec.record(other, 'Normal', 'Killing', 'Stopping container c');
   assert.equal(rec.remembered, 2, "u1's stale key expired; u2's bumped key and its new one stay");
 });
+
+test('spam filter: 25 events about one object go out at once, then one per 5 minutes; other objects are not held back', async (t) => {
+  const server = await InMemoryApiServer.start();
+  t.after(() => server.close());
+  const client = server.client();
+  const clock = new FakeClock(Date.parse('2026-01-01T00:00:00Z'));
+  const rec = new EventRecorder({ client, component: 'kubelet', host: 'node-1', clock, logger: noopLogger });
+  const count = async (name: string): Promise<number> =>
+    (await client.resource(EVENTS, 'default').list()).items.filter((e) => e.involvedObject.name === name).reduce((n, e) => n + (e.count ?? 1), 0);
+  // Repeats count against the bucket as well as distinct messages.
+  for (let i = 0; i < 30; i++) await rec.record(pod, 'Warning', 'BackOff', i % 2 === 0 ? 'back-off' : `attempt ${i}`);
+  assert.equal(await count('p'), 25);
+  const other: Pod = { ...pod, metadata: { ...pod.metadata, name: 'q', uid: 'u2' } };
+  await rec.record(other, 'Normal', 'Started', 'started');
+  assert.equal(await count('q'), 1, 'a second object has its own bucket');
+  clock.advance(299_000);
+  await rec.record(pod, 'Warning', 'BackOff', 'back-off');
+  assert.equal(await count('p'), 25, 'no token before 5 minutes');
+  clock.advance(1_000);
+  await rec.record(pod, 'Warning', 'BackOff', 'back-off');
+  await rec.record(pod, 'Warning', 'BackOff', 'back-off');
+  assert.equal(await count('p'), 26, 'one token after 5 minutes');
+  // A forgotten object (deleted) starts with a full bucket again.
+  rec.forget('u1');
+  await rec.record(pod, 'Warning', 'BackOff', 'fresh');
+  assert.equal(await count('p'), 27);
+});

@@ -10,6 +10,11 @@
  * key, whose source is this recorder's). Writes go one at a time, so a repeat always finds the
  * Event its first occurrence created. Recording never throws and never waits for the API: a
  * failed write is logged at debug and dropped, as upstream does.
+ *
+ * Before either, the spam filter (client-go's EventSourceObjectSpamFilter): each involved object
+ * has a token bucket of {@link SPAM_BURST} events refilled at one per {@link SPAM_REFILL_MS}, and
+ * an event finding it empty is dropped, repeats included. A pod crash-looping for hours costs a
+ * few writes, not one per restart and probe failure.
  */
 import { systemClock, type Clock, type Logger } from '@nodelet/base';
 import type { ApiClient } from '../client/index.js';
@@ -35,6 +40,15 @@ export interface EventRecorderOptions {
 /** Within this window a repeat bumps the first Event's count instead of creating another. */
 const AGGREGATE_MS = 10 * 60_000;
 const MAX_SEEN = 4096;
+/** Events about one object written at once before the spam filter drops (client-go's defaultSpamBurst). */
+export const SPAM_BURST = 25;
+/** One more event about that object is let through per this long (client-go's defaultSpamQPS, 1/300 s). */
+export const SPAM_REFILL_MS = 300_000;
+
+interface Bucket {
+  tokens: number;
+  at: number;
+}
 
 interface Queued {
   key: string;
@@ -56,6 +70,8 @@ export class EventRecorder {
   readonly #instance: string;
   readonly #queue: Queued[] = [];
   readonly #seen = new Map<string, Seen>();
+  /** Spam-filter buckets by involved object, least recently used first (at most {@link MAX_SEEN}). */
+  readonly #buckets = new Map<string, Bucket>();
   readonly #stop = new AbortController();
   #draining = false;
   /** Makes names unique within one millisecond (names are `<object>.<hex nanoseconds>`). */
@@ -75,6 +91,7 @@ export class EventRecorder {
   record(obj: KubeObject, type: EventType, reason: string, message: string, o: { fieldPath?: string } = {}): Promise<void> {
     if (this.#stop.signal.aborted) return Promise.resolve();
     const now = this.#clock.now();
+    if (!this.#admit(obj, now)) return Promise.resolve();
     const namespace = obj.metadata.namespace || 'default';
     const ts = rfc3339(now);
     const name = `${obj.metadata.name}.${(BigInt(now) * 1_000_000n + BigInt(this.#seq++ % 1_000_000)).toString(16)}`;
@@ -117,6 +134,22 @@ export class EventRecorder {
   forget(uid: string): void {
     const prefix = `${uid}|`;
     for (const key of this.#seen.keys()) if (key.startsWith(prefix)) this.#seen.delete(key);
+    for (const key of this.#buckets.keys()) if (key.startsWith(prefix)) this.#buckets.delete(key);
+  }
+
+  /** Takes a token from `obj`'s spam-filter bucket; false when it has none (the event is dropped). */
+  #admit(obj: KubeObject, now: number): boolean {
+    const m = obj.metadata;
+    const key = `${m.uid ?? ''}|${obj.apiVersion ?? ''}|${obj.kind ?? ''}|${m.namespace ?? ''}|${m.name ?? ''}`;
+    const b = this.#buckets.get(key) ?? { tokens: SPAM_BURST, at: now };
+    b.tokens = Math.min(SPAM_BURST, b.tokens + Math.max(0, now - b.at) / SPAM_REFILL_MS);
+    b.at = now;
+    this.#buckets.delete(key);
+    this.#buckets.set(key, b);
+    if (this.#buckets.size > MAX_SEEN) this.#buckets.delete(this.#buckets.keys().next().value!);
+    if (b.tokens < 1) return false;
+    b.tokens -= 1;
+    return true;
   }
 
   /** How many first occurrences are remembered for aggregation (for tests and diagnostics). */

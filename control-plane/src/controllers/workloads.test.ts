@@ -160,6 +160,34 @@ describe('workload controllers on the real API server', () => {
     }, { timeoutMs: 8000, intervalMs: 25 });
   });
 
+  it('a pod released by one ReplicaSet is adopted by another and counts as that one\'s (the claim index follows its owner)', async (t) => {
+    const client = c.admin;
+    const pods = client.resource(PODS, 'default');
+    const sets = client.resource(REPLICASETS, 'default');
+    const cm = await c.controllers(['replicaset']);
+    t.after(() => cm.close());
+    const rs = (name: string, app: string, replicas: number) => sets.create({
+      metadata: { name, namespace: 'default' },
+      spec: { replicas, selector: { matchLabels: { app } }, template: { metadata: { labels: { app } }, spec: { containers: [{ name: 'c', image: 'x' }] } } },
+    });
+    const first = await rs('move-a', 'move-a', 1);
+    const second = await rs('move-b', 'move-b', 1);
+    const ownedBy = async (uid: string): Promise<Pod[]> => (await pods.list()).items.filter((p) => !p.metadata.deletionTimestamp && p.metadata.ownerReferences?.some((r) => r.uid === uid));
+    await pollUntil('one pod each', async () => ((await ownedBy(first.metadata.uid!)).length === 1 && (await ownedBy(second.metadata.uid!)).length === 1 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
+    const moved = (await ownedBy(first.metadata.uid!))[0]!.metadata.name!;
+    const extra = (await ownedBy(second.metadata.uid!))[0]!.metadata.name!;
+    // Relabelled: move-a releases it, move-b adopts it, so move-b has one too many and deletes one.
+    await pods.patch(moved, { metadata: { labels: { app: 'move-b' } } }, { type: 'merge' });
+    await pollUntil('moved pod adopted by move-b, move-a replaced it, move-b back to 1', async () => {
+      const m = await pods.get(moved).catch(() => undefined);
+      // Adopted (and then kept or deleted as move-b's surplus): either way not move-a's nor an orphan.
+      const adopted = !m || m.metadata.deletionTimestamp || m.metadata.ownerReferences?.some((r) => r.uid === second.metadata.uid);
+      return adopted && (await ownedBy(second.metadata.uid!)).length === 1 && (await ownedBy(first.metadata.uid!)).length === 1 ? true : undefined;
+    }, { timeoutMs: 8000, intervalMs: 25 });
+    await pollUntil('move-b status says 1', async () => ((await sets.get('move-b')).status?.replicas === 1 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
+    assert.ok(!(await pods.list()).items.some((p) => p.metadata.name === extra && p.metadata.ownerReferences?.some((r) => r.uid === first.metadata.uid)), 'move-a never claimed move-b\'s pod');
+  });
+
   it('Recreate: all old pods go before the new ReplicaSet gets any', async (t) => {
     const client = c.admin;
     const cm = await c.controllers(['deployment', 'replicaset']);

@@ -12,6 +12,7 @@ import { ControllerBase, type ControllerDeps } from '../controller-base.js';
 import type { ReconcileResult } from '../runtime.js';
 import { isControlledBy, ownerKey } from '../util/pods.js';
 import { planRollout, type ScaleAction } from './rollout.js';
+import { OwnWrites } from '../util/own-writes.js';
 import { computeDeploymentStatus, deploymentStatusEqual, isComplete, newReplicaSetCreatedCondition, setCondition } from './status.js';
 import {
   DESIRED_REPLICAS_ANNOTATION,
@@ -30,6 +31,7 @@ export class DeploymentController extends ControllerBase {
   readonly #deploys;
   readonly #rss;
   readonly #pods;
+  readonly #ownWrites = new OwnWrites<Deployment>();
 
   constructor(d: ControllerDeps) {
     super(d, { name: 'deployment', eventComponent: 'deployment-controller' });
@@ -49,8 +51,9 @@ export class DeploymentController extends ControllerBase {
 
   async reconcile(key: string, signal: AbortSignal): Promise<ReconcileResult | void> {
     const cached = this.#deploys.get(key);
-    if (!cached || cached.metadata.deletionTimestamp) return;
-    let d: Deployment = cached;
+    const latest = this.#ownWrites.latest(key, cached);
+    if (!cached || !latest || cached.metadata.deletionTimestamp) return;
+    let d: Deployment = latest;
     const ns = d.metadata.namespace;
     const rsClient = this.client.resource(REPLICASETS, ns);
     const all = this.#rss.list().filter((rs) => rs.metadata.namespace === ns && isControlledBy(rs, d) && !rs.metadata.deletionTimestamp);
@@ -102,7 +105,7 @@ export class DeploymentController extends ControllerBase {
     const fresh = [...(cur ? [cur] : []), ...oldRSs.map((rs) => updated.get(rs.metadata.name ?? '') ?? rs)];
     const next = computeDeploymentStatus({ ...d, status }, cur, fresh, now);
     if (!deploymentStatusEqual(d.status, next)) {
-      await this.client.resource(DEPLOYMENTS, ns).updateStatus({ ...d, status: next }, { signal });
+      this.#ownWrites.wrote(key, cached, await this.client.resource(DEPLOYMENTS, ns).updateStatus({ ...d, status: next }, { signal }));
     }
     // The progress deadline passes without any event: look again when it would expire.
     if (!isComplete(d, next)) return { requeueAfterMs: Math.min((d.spec?.progressDeadlineSeconds ?? 600) * 1000, 30_000) };

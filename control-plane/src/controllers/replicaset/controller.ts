@@ -10,8 +10,12 @@ import { hasCode } from '@nodelet/base';
 import { ControllerBase, type ControllerDeps } from '../controller-base.js';
 import type { ReconcileResult } from '../runtime.js';
 import { Expectations } from '../util/expectations.js';
+import { OwnWrites } from '../util/own-writes.js';
 import { controllerRef, isPodActive, isPodAvailable, isPodReady, keyOf, newControllerRef, ownerKey, randomSuffix } from '../util/pods.js';
 import { planReplicaSet, podFromTemplate, replicaSetStatus, selectorMatches, statusEqual } from './plan.js';
+
+/** The claim-index key of a namespace's pods without a controller (no `ns/name` key has a NUL). */
+const orphansOf = (namespace: string | undefined): string => `\0${namespace ?? ''}`;
 
 /** The kind a {@link ReplicaSetController} keeps replicas of. */
 export interface ReplicatedKind<T extends KubeObject> {
@@ -38,6 +42,14 @@ export class ReplicaSetController<T extends KubeObject = ReplicaSet> extends Con
   readonly #rs;
   readonly #pods;
   readonly #expect: Expectations;
+  /**
+   * The pods a reconcile can claim, kept from the pod informer's events: those whose controller is
+   * a `kind` named `ns/name` (under that key) and the orphans of a namespace (under
+   * {@link orphansOf}). A reconcile reads its own and the orphans instead of every pod of the
+   * cluster, which made a burst of N pods cost O(N²) (upstream indexes pods by controller UID).
+   */
+  readonly #claimable = new Map<string, Map<string, Pod>>();
+  readonly #ownWrites = new OwnWrites<T>();
 
   constructor(d: ControllerDeps, kind: ReplicatedKind<T> = REPLICASET_KIND as unknown as ReplicatedKind<T>) {
     super(d, { name: kind.name, workers: 4, eventComponent: kind.eventComponent });
@@ -47,6 +59,34 @@ export class ReplicaSetController<T extends KubeObject = ReplicaSet> extends Con
     this.#expect = new Expectations(d.clock);
     this.#rs = this.watch(kind.resource);
     this.#pods = this.watchOwnedPods((p) => ownerKey(p, r.kind), this.#expect, (p) => this.#enqueueAdopters(p));
+    this.handle(this.#pods, {
+      onAdd: (p) => this.#index(p),
+      onUpdate: (o, p) => {
+        if (this.#claimKey(o) !== this.#claimKey(p)) this.#unindex(o);
+        this.#index(p);
+      },
+      onDelete: (p) => this.#unindex(p),
+    });
+  }
+
+  #claimKey(p: Pod): string | undefined {
+    return controllerRef(p) ? ownerKey(p, this.#kind.resource.kind) : orphansOf(p.metadata.namespace);
+  }
+
+  #index(p: Pod): void {
+    const k = this.#claimKey(p);
+    if (k === undefined) return;
+    let pods = this.#claimable.get(k);
+    if (!pods) this.#claimable.set(k, (pods = new Map()));
+    // Set on an existing key keeps its place: the claim order stays the order pods appeared in.
+    pods.set(keyOf(p), p);
+  }
+
+  #unindex(p: Pod): void {
+    const k = this.#claimKey(p);
+    const pods = k === undefined ? undefined : this.#claimable.get(k);
+    if (!pods?.delete(keyOf(p)) || pods.size > 0) return;
+    this.#claimable.delete(k!);
   }
 
   /** An orphan pod may be adopted by a ReplicaSet whose selector matches it. */
@@ -56,8 +96,9 @@ export class ReplicaSetController<T extends KubeObject = ReplicaSet> extends Con
   }
 
   async reconcile(key: string, signal: AbortSignal): Promise<ReconcileResult | void> {
-    const obj = this.#rs.get(key);
-    if (!obj) {
+    const cached = this.#rs.get(key);
+    const obj = this.#ownWrites.latest(key, cached);
+    if (!cached || !obj) {
       this.#expect.forget(key);
       return;
     }
@@ -77,7 +118,7 @@ export class ReplicaSetController<T extends KubeObject = ReplicaSet> extends Con
     const status = replicaSetStatus(rs, owned, now);
     if (!statusEqual(rs.status, status)) {
       try {
-        await this.client.resource(this.#kind.resource, rs.metadata.namespace).updateStatus({ ...obj, status } as T, { signal });
+        this.#ownWrites.wrote(key, cached, await this.client.resource(this.#kind.resource, rs.metadata.namespace).updateStatus({ ...obj, status } as T, { signal }));
       } catch (err) {
         if (!hasCode(err, 'ERR_NOT_FOUND')) throw err;
       }
@@ -95,7 +136,8 @@ export class ReplicaSetController<T extends KubeObject = ReplicaSet> extends Con
   async #claimPods(rs: ReplicaSet, signal: AbortSignal): Promise<Pod[]> {
     const pods = this.client.resource(PODS, rs.metadata.namespace);
     const owned: Pod[] = [];
-    for (const p of this.#pods.list()) {
+    const candidates = [...(this.#claimable.get(keyOf(rs))?.values() ?? []), ...(this.#claimable.get(orphansOf(rs.metadata.namespace))?.values() ?? [])];
+    for (const p of candidates) {
       if (p.metadata.namespace !== rs.metadata.namespace) continue;
       const ref = controllerRef(p);
       const refs = p.metadata.ownerReferences ?? [];
