@@ -4,7 +4,7 @@
  * object's watch, or a GET with strategy "Get"), as kubelet reads them through its manager. Strings, not bytes: Secret `data` is base64-decoded as UTF-8, `stringData`
  * (never stored by a real API server, but seen in static setups) is taken as written.
  */
-import type { SourceRead } from '../source/watched-objects.js';
+import type { SourceRead } from '../kubecontainer/sources.js';
 import type { EnvSourceReader } from './env.js';
 
 /** An EnvSourceReader over `read`. An absent object is undefined; other API errors propagate. */

@@ -17,9 +17,9 @@
 import { AgentError, abortError, describeError, unlessNotFound, type Clock, type Logger } from '@nodelet/base';
 import { CONFIGMAPS, Informer, SECRETS, type ApiClient, type ConfigMap, type Pod, type Secret } from '@nodelet/api/agent';
 import { SharedReads } from './shared-reads.js';
+import type { SourceKind, SourceObject, SourceRead } from '../kubecontainer/sources.js';
 
-export type SourceKind = 'configmap' | 'secret';
-type SourceObject<K extends SourceKind> = K extends 'configmap' ? ConfigMap : Secret;
+export type { SourceKind, SourceRead } from '../kubecontainer/sources.js';
 
 /** A read of an object no registered pod references: the caller reads it another way (a GET). */
 export const NOT_WATCHED: unique symbol = Symbol('not watched');
@@ -135,8 +135,6 @@ export class WatchedObjects {
 /** A shared GET has no caller's signal (any may leave): this bounds it, so a hung one is not joined forever. */
 const SHARED_READ_MS = 30_000;
 
-/** Reads one ConfigMap or Secret; undefined when it does not exist, other API errors thrown. */
-export type SourceRead = <K extends SourceKind>(kind: K, namespace: string, name: string, signal: AbortSignal) => Promise<SourceObject<K> | undefined>;
 
 /**
  * Reads from the object's watch when `watched` has one (strategy Watch), else by GET (strategy
