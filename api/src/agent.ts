@@ -19,6 +19,7 @@ export * from './selectors.js';
 export * from './merge-patch.js';
 export * from './taints.js';
 export * from './qos.js';
+export * from './pod-config-sources.js';
 export * from './time.js';
 export * from './kubeconfig.js';
 export * from './informer/index.js';

@@ -9,6 +9,7 @@ export * from './selectors.js';
 export * from './merge-patch.js';
 export * from './taints.js';
 export * from './qos.js';
+export * from './pod-config-sources.js';
 export * from './quota/index.js';
 export * from './time.js';
 export * from './kubeconfig.js';

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { noopLogger, pollUntil, systemClock } from '@nodelet/base';
 import { CONFIGMAPS, SECRETS, type ApiClient, type Pod } from '@nodelet/api/agent';
 import { InMemoryApiServer } from '@nodelet/api/testing';
-import { NOT_WATCHED, podSources, sourceReader, WatchedObjects } from './watched-objects.js';
+import { podConfigSources } from '@nodelet/api';
+import { NOT_WATCHED, sourceReader, WatchedObjects } from './watched-objects.js';
 
 const pod = (uid: string, configMaps: string[], secrets: string[] = []): Pod => ({
   metadata: { name: `p-${uid}`, namespace: 'ns', uid },
@@ -70,7 +71,7 @@ test('reads come from the watch, follow updates without a GET, and an absent obj
   assert.equal(gets(), 1);
 });
 
-test('podSources: env, envFrom, volumes, projected sources and image pull secrets', () => {
+test('podConfigSources: env, envFrom, volumes, projected sources and image pull secrets', () => {
   const p: Pod = {
     metadata: { name: 'p', namespace: 'ns', uid: 'u' },
     spec: {
@@ -83,7 +84,7 @@ test('podSources: env, envFrom, volumes, projected sources and image pull secret
       ],
     },
   };
-  assert.deepEqual(podSources(p).sort(), [
+  assert.deepEqual(podConfigSources(p).sort(), [
     ['configmap', 'cm-env'], ['configmap', 'cm-from'], ['configmap', 'cm-proj'], ['secret', 'pull'], ['secret', 's-env'], ['secret', 's-proj'], ['secret', 's-vol'],
   ].sort());
 });

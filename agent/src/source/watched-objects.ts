@@ -15,7 +15,7 @@
  * kubelet's manager does after its wait for sync; the informer keeps retrying with backoff.
  */
 import { AgentError, abortError, describeError, unlessNotFound, type Clock, type Logger } from '@nodelet/base';
-import { CONFIGMAPS, Informer, SECRETS, type ApiClient, type ConfigMap, type Pod, type Secret } from '@nodelet/api/agent';
+import { CONFIGMAPS, Informer, SECRETS, podConfigSources, type ApiClient, type ConfigMap, type Pod, type Secret } from '@nodelet/api/agent';
 import { SharedReads } from './shared-reads.js';
 import type { SourceKind, SourceObject, SourceRead } from '../kubecontainer/sources.js';
 
@@ -56,7 +56,7 @@ export class WatchedObjects {
     const namespace = pod.metadata.namespace;
     if (!uid || !namespace || this.#closed) return;
     const now = new Set<string>();
-    for (const [kind, name] of podSources(pod)) now.add(keyOf(kind, namespace, name));
+    for (const [kind, name] of podConfigSources(pod)) now.add(keyOf(kind, namespace, name));
     const before = this.#pods.get(uid) ?? new Set<string>();
     for (const key of now) if (!before.has(key)) this.#acquire(key, uid);
     for (const key of before) if (!now.has(key)) this.#release(key, uid);
@@ -151,41 +151,3 @@ export function sourceReader(api: ApiClient, watched: WatchedObjects | undefined
   };
 }
 
-interface SpecSources {
-  containers?: ContainerSources[];
-  initContainers?: ContainerSources[];
-  ephemeralContainers?: ContainerSources[];
-  volumes?: Array<{ secret?: { secretName?: string }; configMap?: { name?: string }; projected?: { sources?: Array<{ secret?: { name?: string }; configMap?: { name?: string } }> } }>;
-  imagePullSecrets?: Array<{ name?: string }>;
-}
-interface ContainerSources {
-  env?: Array<{ valueFrom?: { secretKeyRef?: { name?: string }; configMapKeyRef?: { name?: string } } }>;
-  envFrom?: Array<{ secretRef?: { name?: string }; configMapRef?: { name?: string } }>;
-}
-
-/** The ConfigMaps and Secrets a pod reads: env, envFrom, volumes, projected sources, image pull secrets. */
-export function podSources(pod: Pod): Array<[SourceKind, string]> {
-  const spec = (pod.spec ?? {}) as SpecSources;
-  const out: Array<[SourceKind, string]> = [];
-  const add = (kind: SourceKind, name?: string): void => void (name && out.push([kind, name]));
-  for (const c of [...(spec.containers ?? []), ...(spec.initContainers ?? []), ...(spec.ephemeralContainers ?? [])]) {
-    for (const e of c.env ?? []) {
-      add('configmap', e.valueFrom?.configMapKeyRef?.name);
-      add('secret', e.valueFrom?.secretKeyRef?.name);
-    }
-    for (const e of c.envFrom ?? []) {
-      add('configmap', e.configMapRef?.name);
-      add('secret', e.secretRef?.name);
-    }
-  }
-  for (const v of spec.volumes ?? []) {
-    add('configmap', v.configMap?.name);
-    add('secret', v.secret?.secretName);
-    for (const s of v.projected?.sources ?? []) {
-      add('configmap', s.configMap?.name);
-      add('secret', s.secret?.name);
-    }
-  }
-  for (const s of spec.imagePullSecrets ?? []) add('secret', s.name);
-  return out;
-}

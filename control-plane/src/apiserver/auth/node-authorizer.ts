@@ -29,6 +29,7 @@
  * the namespace twice per pod start, which at 3,000 pods made the server the bottleneck of
  * bench/density (docs/performance.md, "Density").
  */
+import { podConfigSources } from '@nodelet/api';
 import type { ApiObject, Json } from '../object.js';
 import { NODELET_NODE_RULES, NODE_RULES } from './rbac/bootstrap-roles.js';
 import { ruleAllows } from './rbac/policy-rule.js';
@@ -153,31 +154,8 @@ async function someBoundPod(deps: NodeAuthorizerDeps, namespace: string, node: s
   return (await deps.listPods(namespace)).some((p) => boundTo(p, node) && test(p));
 }
 
-interface PodSpecRefs {
-  containers?: ContainerRefs[];
-  initContainers?: ContainerRefs[];
-  ephemeralContainers?: ContainerRefs[];
-  volumes?: Array<{ secret?: { secretName?: string }; configMap?: { name?: string }; projected?: { sources?: Array<{ secret?: { name?: string }; configMap?: { name?: string } }> } }>;
-  imagePullSecrets?: Array<{ name?: string }>;
-}
-interface ContainerRefs {
-  env?: Array<{ valueFrom?: { secretKeyRef?: { name?: string }; configMapKeyRef?: { name?: string } } }>;
-  envFrom?: Array<{ secretRef?: { name?: string }; configMapRef?: { name?: string } }>;
-}
-
-/** Names of the secrets (or configmaps) a pod references. */
+/** Names of the secrets (or configmaps) a pod references (@nodelet/api's podConfigSources). */
 export function podReferences(pod: ApiObject, kind: 'secret' | 'configMap'): Set<string> {
-  const spec = (pod.spec ?? {}) as PodSpecRefs;
-  const out = new Set<string>();
-  const add = (n?: string): void => void (n && out.add(n));
-  for (const c of [...(spec.containers ?? []), ...(spec.initContainers ?? []), ...(spec.ephemeralContainers ?? [])]) {
-    for (const e of c.env ?? []) add(kind === 'secret' ? e.valueFrom?.secretKeyRef?.name : e.valueFrom?.configMapKeyRef?.name);
-    for (const e of c.envFrom ?? []) add(kind === 'secret' ? e.secretRef?.name : e.configMapRef?.name);
-  }
-  for (const v of spec.volumes ?? []) {
-    add(kind === 'secret' ? v.secret?.secretName : v.configMap?.name);
-    for (const s of v.projected?.sources ?? []) add(kind === 'secret' ? s.secret?.name : s.configMap?.name);
-  }
-  if (kind === 'secret') for (const s of spec.imagePullSecrets ?? []) add(s.name);
-  return out;
+  const want = kind === 'secret' ? 'secret' : 'configmap';
+  return new Set(podConfigSources(pod).filter(([k]) => k === want).map(([, name]) => name));
 }
