@@ -1,7 +1,8 @@
 // The console's terminal in a real browser (Debian's chromium, headless, playwright-core) against a
 // lab cluster (`nodelet lab up` on private ports, state dir and bridge: API server → agent →
 // containerd): signed in with a service account's token, the terminal on a busybox pod answers
-// `echo hi`, follows a resize of its panel (`stty size` in the shell), and `exit` ends it; the node's
+// `echo hi`, follows a resize of its panel (`stty size` in the shell), and `exit` ends it; the pod's
+// journey lights the agent's stages (agent, CNI, CRI, runc) from the node's own spans; the node's
 // row shows its Lease age and `kubectl top` figures from metrics.k8s.io. The token
 // reaches the API server only as the WebSocket subprotocol; the page runs under the served CSP
 // (any violation fails the test).
@@ -94,6 +95,12 @@ describe('console terminal on a lab node', { skip: skipReason, timeout: 300_000 
     await page.keyboard.type('exit\n');
     await page.locator('#terminal-status').filter({ hasText: 'ended' }).waitFor({ timeout: 20_000 });
     await page.locator('#terminal').getByRole('button', { name: 'Close' }).click();
+    // The pod's journey on a real node: the agent's stages are lit too (the hollow node of
+    // console.itest.ts has no node API the server can reach), from the node's own spans.
+    await page.locator('#workloads').getByRole('button', { name: `Journey of ${pod}` }).click();
+    const journey = page.locator('#journey');
+    for (const stage of ['API server', 'scheduler', 'agent', 'CNI', 'CRI', 'runc', 'Ready']) await journey.locator(`[data-stage="${stage}"][data-lit="true"]`).waitFor({ timeout: 20_000 });
+    await journey.getByRole('button', { name: 'Close' }).click();
     // The nodes table's Lease age and `kubectl top node` figures from metrics.k8s.io (the control
     // plane's metrics-server scrapes the agent every 15 s and needs two samples: checked last).
     const nodeRow = page.locator('[data-node="term-node"]');
