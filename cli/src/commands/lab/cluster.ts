@@ -384,11 +384,15 @@ export async function labDown(opts: Partial<LabOptions> & { keepState?: boolean 
   }
   // 5b. The service proxy's table and the pod network's routes, device and masquerade chain (kept
   // by the agent across restarts; the lab is going away). A node sharing the host's namespace
-  // beside the first (proxy off) leaves them to the first.
-  if ((o.proxyMode ?? 'nftables') !== 'none' && !o.netns) {
-    const t = removeProxyTable();
-    if (t.problem) problems.push(t.problem);
-    problems.push(...(await removeHostPodNetwork(o.clusterCidr)));
+  // beside the first (proxy off, pod network `none`) leaves them to the first; a node whose proxy
+  // is off still ran the pod network (the HA e2e's: its VXLAN device and masquerade chain were left).
+  if (!o.netns) {
+    if ((o.proxyMode ?? 'nftables') !== 'none') {
+      const t = removeProxyTable();
+      if (t.problem) problems.push(t.problem);
+    }
+    const podNetwork = (o.agentConfig?.podNetwork ?? {}) as { backend?: string };
+    if (podNetwork.backend !== 'none') problems.push(...(await removeHostPodNetwork(o.clusterCidr)));
   }
   // 5c–d. The node's network namespace, the node network.
   problems.push(...(await removeNodeNetworking(o)));
