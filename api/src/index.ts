@@ -1,29 +1,14 @@
 // @nodelet/api: Kubernetes object types, validation, defaulting, protobuf codec, REST client and informers.
-export * from './types/index.js';
-export * from './client/index.js';
+// What the agent uses is `./agent.js` (the `@nodelet/api/agent` subpath); the rest is the API
+// server's and the tools' (schema tables, defaulting, whole-object validation, quota, HPA conversion).
+export * from './agent.js';
 export * from './validation/index.js';
 export * from './defaults/index.js';
 export * from './protobuf/index.js';
-export * from './quantity.js';
-export * from './selectors.js';
-export * from './merge-patch.js';
-export * from './taints.js';
-export * from './qos.js';
-export * from './pod-config-sources.js';
 export * from './quota/index.js';
-export * from './time.js';
-export * from './kubeconfig.js';
-export * from './informer/index.js';
-export * from './events/index.js';
 export { HPA_V1_ANNOTATIONS, hpaFromV1, hpaToV1 } from './autoscaling/conversion.js';
 export * from './auth/bootstrap-token.js';
 export * from './auth/server-join.js';
-export * from './auth/node-credential.js';
-export * from './auth/node-credential-file.js';
-export * from './fs-atomic.js';
-export * from './certificates/csr.js';
 export * from './certificates/approve-serving.js';
-export * from './certificates/x509-lazy.js';
-export * from './serving/index.js';
 export * from './disruption.js';
 export * from './schema/index.js';
