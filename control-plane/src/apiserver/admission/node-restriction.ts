@@ -16,10 +16,10 @@
  *                    authorizer already confined it to claims its pods use)
  *   serviceaccounts/token  only bound to a pod (name and uid) running on itself
  */
+import { podConfigSources } from '@nodelet/api';
 import type { Json } from '../object.js';
 import { isPlainObject, jsonEqual, type ApiObject } from '../object.js';
 import { nodeNameOf } from '../auth/node-authorizer.js';
-import { podReferences } from '../auth/node-authorizer.js';
 import { forbidden } from '../status.js';
 import type { AdmissionPlugin, AdmissionRequest } from './types.js';
 
@@ -116,8 +116,9 @@ async function admitPod(ctx: Parameters<AdmissionPlugin>[0], r: AdmissionRequest
   if (owner.uid !== nodeObj.metadata.uid) refuse(`node ${node} UID mismatch: expected ${String(nodeObj.metadata.uid)} got ${String(owner.uid)}`);
   const spec = (pod.spec ?? {}) as Json;
   if (spec.serviceAccountName) refuse(`node "${node}" can not create pods that reference a service account`);
-  if (podReferences(pod, 'secret').size) refuse(`node "${node}" can not create pods that reference secrets`);
-  if (podReferences(pod, 'configMap').size) refuse(`node "${node}" can not create pods that reference configmaps`);
+  const sources = podConfigSources(pod);
+  if (sources.some(([k]) => k === 'secret')) refuse(`node "${node}" can not create pods that reference secrets`);
+  if (sources.some(([k]) => k === 'configmap')) refuse(`node "${node}" can not create pods that reference configmaps`);
   // An ephemeral volume's claim is `<pod>-<volume>`: a mirror pod named to match would open an existing claim.
   if (((spec.volumes ?? []) as Json[]).some((v) => isPlainObject(v) && (v.persistentVolumeClaim || v.ephemeral))) refuse(`node "${node}" can not create pods that reference persistentvolumeclaims`);
 }

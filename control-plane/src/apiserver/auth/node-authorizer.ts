@@ -62,7 +62,8 @@ export function createNodeAuthorizer(deps: NodeAuthorizerDeps) {
       const why = readOneNamespaced(a);
       if (why) return { allowed: false, reason: why };
       const kind = res === 'secrets' ? 'secret' : 'configMap';
-      const references = (p: ApiObject): boolean => podReferences(p, kind).has(a.name!);
+      const want = res === 'secrets' ? 'secret' : 'configmap';
+      const references = (p: ApiObject): boolean => podConfigSources(p).some(([k, n]) => k === want && n === a.name);
       return (await someBoundPod(deps, a.namespace!, node, references)) ? { allowed: true } : noRelationship(node, `no pod bound to it references ${kind} "${a.name}"`);
     }
     if (group === '' && res === 'serviceaccounts' && a.subresource === 'token') {
@@ -154,8 +155,3 @@ async function someBoundPod(deps: NodeAuthorizerDeps, namespace: string, node: s
   return (await deps.listPods(namespace)).some((p) => boundTo(p, node) && test(p));
 }
 
-/** Names of the secrets (or configmaps) a pod references (@nodelet/api's podConfigSources). */
-export function podReferences(pod: ApiObject, kind: 'secret' | 'configMap'): Set<string> {
-  const want = kind === 'secret' ? 'secret' : 'configmap';
-  return new Set(podConfigSources(pod).filter(([k]) => k === want).map(([, name]) => name));
-}
