@@ -57,16 +57,23 @@ export function requestUnits(pod: Pod, resource: string): number {
   return Math.ceil(v * scale - 1e-9);
 }
 
+/** The node's allocatable `resource` in kubelet's integer units (as requestUnits); undefined when unknown. */
+export function capacityUnits(alloc: Readonly<Record<string, string | number>>, resource: string): number | undefined {
+  const raw = quantity(alloc[resource]);
+  if (raw === undefined) return undefined;
+  const scale = RESOURCES.find(([n]) => n === resource)?.[1] ?? 1;
+  return Math.ceil(raw * scale - 1e-9);
+}
+
 /** Every resource `pod` is short of on a node with `alloc` that runs `admitted`, pods first. */
 export function insufficientResources(pod: Pod, admitted: readonly Pod[], alloc: Readonly<Record<string, string | number>>): InsufficientResource[] {
   const short: InsufficientResource[] = [];
   const maxPods = quantity(alloc.pods);
   if (maxPods !== undefined && admitted.length + 1 > maxPods) short.push({ resource: 'pods', requested: 1, used: admitted.length, capacity: maxPods });
-  for (const [name, scale] of RESOURCES) {
+  for (const [name] of RESOURCES) {
     const want = requestUnits(pod, name);
-    const raw = quantity(alloc[name]);
-    if (want <= 0 || raw === undefined) continue;
-    const capacity = Math.ceil(raw * scale - 1e-9);
+    const capacity = capacityUnits(alloc, name);
+    if (want <= 0 || capacity === undefined) continue;
     const used = admitted.reduce((sum, p) => sum + requestUnits(p, name), 0);
     if (want > capacity - used) short.push({ resource: name, requested: want, used, capacity });
   }

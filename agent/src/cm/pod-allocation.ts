@@ -21,7 +21,7 @@
  * reported, so a resize that was pending is judged again rather than applied unchecked.
  */
 import type { Container, ContainerStatus, Pod, PodCondition, PodStatus, ResourceRequirements } from '@nodelet/api/agent';
-import { insufficientResources, requestUnits } from '../admission/resource-fit.js';
+import { capacityUnits, insufficientResources, requestUnits } from '../admission/resource-fit.js';
 import { parseQuantity } from '../util/quantity.js';
 
 /** Why a resize is not allocated yet (condition PodResizePending). */
@@ -130,9 +130,8 @@ export class PodAllocation {
     const alloc = this.#o.allocatable();
     if (!alloc) return undefined;
     for (const r of RESIZABLE) {
-      const raw = alloc[r];
-      if (raw === undefined) continue;
-      const capacity = Math.ceil(parseQuantity(raw) * (r === 'cpu' ? 1000 : 1) - 1e-9);
+      const capacity = capacityUnits(alloc, r);
+      if (capacity === undefined) continue;
       const requested = requestUnits(pod, r);
       if (requested > capacity) return { reason: 'Infeasible', message: `Node didn't have enough capacity: ${r}, requested: ${requested}, capacity: ${capacity}` };
     }
