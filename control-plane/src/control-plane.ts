@@ -244,6 +244,8 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
     cleanups.push(() => tracer.close());
     const datastore = o.store ? undefined : parseDatastoreEndpoint(o.datastoreEndpoint, o.dataDir, o.etcdTls);
     const etcdTarget = datastore?.kind === 'etcd' ? { endpoints: datastore.endpoints, ...(datastore.tls ? { tls: loadEtcdTls(o.etcdTls ?? {}) } : {}) } : undefined;
+    let registry: OciRegistry | undefined;
+    const regRoot = o.registryRoot ?? join(process.cwd(), 'build', 'images');
     const apiServer = await createApiServer({
       store,
       ...(onEtcd ? { serverJoinBundle: () => serverJoinBundle(pkiOptions.dir, o.datastoreEndpoint!, o.etcdTls) } : {}),
@@ -264,6 +266,8 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       ...(o.podSecurity ? { podSecurity: o.podSecurity } : {}),
       ...(o.console ? { console: { dir: o.console.dir ?? defaultConsoleDir() } } : {}),
       ...(o.audit ? { audit: o.audit } : {}),
+      // The registry starts below, once the server listens: read when asked.
+      imageCatalogue: () => (registry ? { registry: registry.hostPort, root: regRoot } : undefined),
     });
     ref.server = apiServer;
     cleanups.push(() => apiServer.close());
@@ -294,9 +298,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
     // A client certificate of the cluster CA: every server sharing the CA accepts it (docs/ha.md).
     await writeKubeconfig(kubeconfigPath, adminKubeconfig(url, pki.caPem, pki.admin));
 
-    let registry: OciRegistry | undefined;
     const regAddr = o.registryAddress ?? '127.0.0.1:5000';
-    const regRoot = o.registryRoot ?? join(process.cwd(), 'build', 'images');
     if (regAddr && existsSync(regRoot)) {
       const i = regAddr.lastIndexOf(':');
       registry = await startRegistry({ root: regRoot, host: regAddr.slice(0, i) || '127.0.0.1', port: Number(regAddr.slice(i + 1)), logger: log });

@@ -52,6 +52,7 @@ import { WatchEventEncoder } from './watch-encoding.js';
 import type { JourneyTracer } from '@nodelet/api/tracing';
 import { PodJourneys } from './pod-journeys.js';
 import { isTracesPath, serveTraces } from './traces-endpoint.js';
+import { IMAGE_CATALOGUE_PATH, serveImageCatalogue, type ImageCatalogueSource } from './image-catalogue.js';
 import type { PodSecurityConfig } from './admission/pod-security/config.js';
 import { ApiRequest, runChain, type Filter } from './filters/chain.js';
 import { recoveryFilter } from './filters/recovery.js';
@@ -109,6 +110,8 @@ export interface ApiServerOptions {
   podSecurity?: PodSecurityConfig;
   /** Serves the web console's built files from `dir` at /ui/ (console.ts, docs/console.md); unset: no /ui/. */
   console?: { dir: string };
+  /** The registry this server runs, listed at /nodelet/registry/catalog (image-catalogue.ts); read per request (the registry starts after the API server). */
+  imageCatalogue?: () => ImageCatalogueSource | undefined;
 }
 
 export interface ApiServer {
@@ -260,6 +263,10 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
       if (isTracesPath(url.pathname)) {
         if (!allowed) throw forbidden(forbiddenMessage(user, { verb: 'get', path: url.pathname }));
         return serveTraces(ctx.journeys, url.pathname, res);
+      }
+      if (url.pathname === IMAGE_CATALOGUE_PATH) {
+        if (!allowed) throw forbidden(forbiddenMessage(user, { verb: 'get', path: url.pathname }));
+        return serveImageCatalogue(opts.imageCatalogue?.(), res);
       }
       if (url.pathname === ETCD_STATUS_PATH && opts.etcdStatus) {
         if (!allowed) throw forbidden(forbiddenMessage(user, { verb: 'get', path: url.pathname }));
