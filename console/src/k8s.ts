@@ -9,7 +9,7 @@ export interface Condition {
 }
 
 export interface Node extends KObject {
-  status?: { capacity?: Record<string, string>; allocatable?: Record<string, string>; conditions?: Condition[]; nodeInfo?: { kubeletVersion?: string } };
+  status?: { capacity?: Record<string, string>; allocatable?: Record<string, string>; conditions?: Condition[]; nodeInfo?: { kubeletVersion?: string }; images?: { names?: string[] }[] };
 }
 
 export interface Pod extends KObject {

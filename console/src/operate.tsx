@@ -1,11 +1,11 @@
 /**
- * Operations, each one API call made as the signed-in user: create a Deployment (and a Service),
- * scale, restart, delete, follow a pod's log. A refusal shows the server's message as it came (a `view`
+ * Operations, each one API call made as the signed-in user: scale, restart, delete, follow a pod's
+ * log (creating a Deployment is create.tsx's). A refusal shows the server's message as it came (a `view`
  * user's 403 included): the page decides nothing the server did not.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { apiErrorOf, type Api } from './api.js';
-import { DNS_LABEL, type Pod, type Workload } from './k8s.js';
+import type { Pod, Workload } from './k8s.js';
 
 /** The server's message, or nothing. */
 export function ErrorLine(props: { error: string | undefined; id?: string }) {
@@ -14,80 +14,6 @@ export function ErrorLine(props: { error: string | undefined; id?: string }) {
       {props.error}
     </p>
   ) : null;
-}
-
-/** The create form: name, image, replicas, an optional container port and Service. */
-export function CreateDeployment(props: { api: Api; namespace: string; onDone(): void }) {
-  const [name, setName] = useState('');
-  const [image, setImage] = useState('registry.k8s.io/pause:3.10');
-  const [replicas, setReplicas] = useState('1');
-  const [port, setPort] = useState('');
-  const [withService, setWithService] = useState(false);
-  const [error, setError] = useState<string | undefined>(undefined);
-  const [busy, setBusy] = useState(false);
-  const submit = async (): Promise<void> => {
-    const n = Number(replicas);
-    const p = port === '' ? undefined : Number(port);
-    if (!DNS_LABEL.test(name)) return setError('The name must be a DNS label: lower-case letters, digits and "-", at most 63.');
-    if (!image.trim()) return setError('An image is required.');
-    if (!Number.isInteger(n) || n < 0) return setError('Replicas must be a whole number, 0 or more.');
-    if (p !== undefined && (!Number.isInteger(p) || p < 1 || p > 65535)) return setError('The port must be 1 to 65535.');
-    if (withService && p === undefined) return setError('A Service needs the container port.');
-    const labels = { app: name };
-    const deployment = {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name, namespace: props.namespace, labels },
-      spec: {
-        replicas: n,
-        selector: { matchLabels: labels },
-        template: { metadata: { labels }, spec: { containers: [{ name, image: image.trim(), ...(p ? { ports: [{ containerPort: p }] } : {}) }] } },
-      },
-    };
-    setBusy(true);
-    setError(undefined);
-    try {
-      await props.api.send('POST', `/apis/apps/v1/namespaces/${props.namespace}/deployments`, deployment);
-      if (withService) {
-        const service = { apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: props.namespace, labels }, spec: { selector: labels, ports: [{ port: p, targetPort: p }] } };
-        await props.api.send('POST', `/api/v1/namespaces/${props.namespace}/services`, service);
-      }
-      props.onDone();
-    } catch (err) {
-      setError((err as Error).message);
-    } finally {
-      setBusy(false);
-    }
-  };
-  const field = (id: string, label: string, value: string, set: (v: string) => void, extra: Record<string, unknown> = {}) => (
-    <div class="field">
-      <label for={id}>{label}</label>
-      <input id={id} value={value} onInput={(e) => set((e.target as HTMLInputElement).value)} {...extra} />
-    </div>
-  );
-  return (
-    <form
-      class="create"
-      aria-label="Create a Deployment"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void submit();
-      }}
-    >
-      {field('dep-name', 'Name', name, setName, { required: true, autocomplete: 'off' })}
-      {field('dep-image', 'Image', image, setImage, { required: true })}
-      {field('dep-replicas', 'Replicas', replicas, setReplicas, { type: 'number', min: 0 })}
-      {field('dep-port', 'Container port (optional)', port, setPort, { type: 'number', min: 1, max: 65535 })}
-      <div class="field check">
-        <input id="dep-service" type="checkbox" checked={withService} onChange={(e) => setWithService((e.target as HTMLInputElement).checked)} />
-        <label for="dep-service">Also create a Service on that port</label>
-      </div>
-      <button type="submit" id="dep-submit" disabled={busy}>
-        Create in {props.namespace}
-      </button>
-      <ErrorLine error={error} id="create-error" />
-    </form>
-  );
 }
 
 /**

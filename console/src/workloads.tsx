@@ -7,8 +7,12 @@ import { useState } from 'preact/hooks';
 import type { Api } from './api.js';
 import { useCan, useWatch } from './hooks.js';
 import { byName, matches, podPhase, type Pod, type Workload } from './k8s.js';
-import { CreateDeployment, WorkloadActions } from './operate.js';
+import { lazyComponent } from './lazy.js';
+import { WorkloadActions } from './operate.js';
 import { Panel } from './panel.js';
+
+// The form and its image list: a chunk fetched when the form first opens (not in the first load).
+const CreateDeployment = lazyComponent('create form', () => import('./create.js').then((m) => m.CreateDeployment));
 
 interface KindInfo {
   /** The tab's label and the panel's title. */

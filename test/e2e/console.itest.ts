@@ -1,7 +1,7 @@
 // The web console in a real browser (Debian's chromium, headless, driven by playwright-core: no
 // browser download) against the real control plane in process (API server, scheduler, controllers)
-// with one hollow node (agent/src/hollow: the real agent over a fake runtime): sign in with the
-// admin token, see the node Ready, create a Deployment and its Service from the form, watch its pods
+// with one hollow node (agent/src/hollow: the real agent over a fake runtime) and the server's registry serving one image: sign in with the
+// admin token, see the node Ready, create a Deployment and its Service from the form (its image picked from the list by keyboard), watch its pods
 // become Running, scale, delete; a `view` user gets no create button and sees the server's own 403;
 // Apply YAML of six documents (one refused with the server's 409) and the workload kinds' tabs.
 // The page runs under the served CSP: any violation fails the test.
@@ -18,6 +18,7 @@ import YAML from 'yaml';
 import { ApiClient, CLUSTERROLEBINDINGS, CONFIGMAPS, DEPLOYMENTS, loadKubeconfig, NAMESPACES, PODS, SERVICEACCOUNTS, STATEFULSETS, type KubeObject } from '@nodelet/api';
 import { noopLogger, pollUntil } from '@nodelet/base';
 import { startControlPlane } from '@nodelet/control-plane';
+import { tinyImageStore } from '@nodelet/oci/testing';
 import { HollowNodes } from '../../agent/src/hollow/hollow-nodes.js';
 import { cleanups } from '@nodelet/base/testing';
 
@@ -31,8 +32,12 @@ test('web console: sign in, node Ready, create from the form, pods Running, scal
   const built = spawnSync(process.execPath, [join(root, 'console', 'build.mjs'), '--out', join(dir, 'console')], { encoding: 'utf8' });
   assert.equal(built.status, 0, `console build: ${built.stderr}`);
 
-  const cp = await startControlPlane({ dataDir: join(dir, 'cp'), bindAddress: '127.0.0.1', port: 0, registryAddress: '', metrics: false, logger: noopLogger, console: { dir: join(dir, 'console') } });
+  // The server's registry serves one image (the hollow node pulls nothing): the create form's list offers it.
+  const images = await tinyImageStore('lab/web', 'v1');
+  cleanup(() => images.remove());
+  const cp = await startControlPlane({ dataDir: join(dir, 'cp'), bindAddress: '127.0.0.1', port: 0, registryAddress: '127.0.0.1:0', registryRoot: images.dir, metrics: false, logger: noopLogger, console: { dir: join(dir, 'console') } });
   cleanup(() => cp.close());
+  const webImage = `${cp.registry!.hostPort}/lab/web:v1`;
   const admin = new ApiClient({ server: cp.url, token: cp.adminToken, ca: cp.caPem });
   cleanup(() => admin.close());
   const nodes = await HollowNodes.start({ admin: await loadKubeconfig(cp.kubeconfigPath), nodes: 1, namePrefix: 'console-it-', rootDir: join(dir, 'nodes'), log: noopLogger, config: { nodeStatusUpdateFrequency: '1s' } });
@@ -84,6 +89,16 @@ test('web console: sign in, node Ready, create from the form, pods Running, scal
 
   await page.getByRole('button', { name: 'Create Deployment' }).click();
   await page.getByLabel('Name', { exact: true }).fill('web');
+  // The image from the list, by keyboard: typing filters it, ArrowDown highlights, Enter takes.
+  const imageField = page.getByRole('combobox', { name: 'Image' });
+  await page.locator('#dep-image-note').filter({ hasText: '1 from the registry' }).waitFor();
+  await imageField.fill('web');
+  await page.getByRole('listbox', { name: 'Images' }).getByRole('option', { name: new RegExp(`^${webImage.replace(/\./g, '\\.')} registry`) }).waitFor();
+  await imageField.press('ArrowDown');
+  assert.equal(await imageField.getAttribute('aria-activedescendant'), 'dep-image-opt-0');
+  await imageField.press('Enter');
+  assert.equal(await imageField.inputValue(), webImage);
+  assert.equal(await imageField.getAttribute('aria-expanded'), 'false');
   await page.locator('#dep-replicas').fill('2');
   await page.getByLabel('Container port (optional)').fill('8080');
   await page.getByLabel('Also create a Service on that port').check();
@@ -94,6 +109,7 @@ test('web console: sign in, node Ready, create from the form, pods Running, scal
   await page.locator('[data-service="web"] [data-backends="2"]').waitFor();
   const stored = await admin.get(DEPLOYMENTS, 'web', { namespace: 'default' });
   assert.equal(stored.spec?.template?.spec?.containers?.[0]?.ports?.[0]?.containerPort, 8080);
+  assert.equal(stored.spec?.template?.spec?.containers?.[0]?.image, webImage);
 
   // The journey of one pod: the stages its trace's spans reach are lit, the waterfall lists them.
   const first = web.locator('li[data-phase="Running"]').first();
