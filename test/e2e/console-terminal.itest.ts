@@ -2,7 +2,9 @@
 // lab cluster (`nodelet lab up` on private ports, state dir and bridge: API server → agent →
 // containerd): signed in with a service account's token, the terminal on a busybox pod answers
 // `echo hi`, follows a resize of its panel (`stty size` in the shell), and `exit` ends it; the pod's
-// journey lights the agent's stages (agent, CNI, CRI, runc) from the node's own spans; the node's
+// journey lights the agent's stages (agent, CNI, CRI, runc) from the node's own spans; its logs show
+// the line it printed at start and, followed, one written after they opened; the create form's image
+// list offers the lab registry's busybox; the node's
 // row shows its Lease age and `kubectl top` figures from metrics.k8s.io. The token
 // reaches the API server only as the WebSocket subprotocol; the page runs under the served CSP
 // (any violation fails the test).
@@ -39,7 +41,8 @@ describe('console terminal on a lab node', { skip: skipReason, timeout: 300_000 
     lab = { stateDir, apiPort, registry: `127.0.0.1:${regPort}`, clusterCidr: '10.237.0.0/16', bridge: 'nle-term', nodeName: 'term-node', nodeApiPort: nodePort, healthzPort };
     up = await labUp(lab);
     k = kubectl(up.kubeconfig);
-    await k('create', 'deployment', 'shell', `--image=${up.images.busybox}`, '--', 'sleep', '3600');
+    // A first log line at start; the test writes another into its stdout (PID 1's) once the logs are open.
+    await k('create', 'deployment', 'shell', `--image=${up.images.busybox}`, '--', 'sh', '-c', 'echo console-log-start; exec sleep 3600');
     await k('create', 'serviceaccount', 'console-user');
     // cluster-admin: the page's pod watch is cluster-wide (docs/console.md).
     await k('create', 'clusterrolebinding', 'e2e-console-user', '--clusterrole=cluster-admin', '--serviceaccount=default:console-user');
@@ -59,7 +62,7 @@ describe('console terminal on a lab node', { skip: skipReason, timeout: 300_000 
   /** The terminal's text, row by row (the DOM renderer's rows). */
   const screen = (page: Page): Promise<string[]> => page.locator('#terminal .xterm-rows > div').allTextContents();
 
-  it('echo hi round trip, resize, exit', async () => {
+  it('image list; terminal: echo hi round trip, resize, exit; journey; logs followed; node figures', async () => {
     const context = await browser!.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
     const violations: string[] = [];
@@ -71,6 +74,16 @@ describe('console terminal on a lab node', { skip: skipReason, timeout: 300_000 
     await page.getByLabel('Bearer token').fill(token);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.locator('#user strong').filter({ hasText: 'system:serviceaccount:default:console-user' }).waitFor();
+
+    // The create form's image list holds the lab registry's busybox (its catalogue, read as this
+    // user through the API server); a click takes it. Nothing is created.
+    await page.getByRole('button', { name: 'Create Deployment' }).click();
+    const image = page.getByRole('combobox', { name: 'Image' });
+    await page.locator('#dep-image-note').filter({ hasText: /^[1-9]\d* from the registry/ }).waitFor();
+    await image.fill('busybox');
+    await page.getByRole('listbox', { name: 'Images' }).locator(`[data-image="${up.images.busybox}"]`).click();
+    assert.equal(await image.inputValue(), up.images.busybox);
+    await page.getByRole('button', { name: 'Close the form' }).click();
 
     const pod = await page.locator('li[data-pod][data-phase="Running"]').first().getAttribute('data-pod', { timeout: 60_000 });
     await page.locator('#workloads').getByRole('button', { name: `Terminal in ${pod}` }).click();
@@ -101,6 +114,15 @@ describe('console terminal on a lab node', { skip: skipReason, timeout: 300_000 
     const journey = page.locator('#journey');
     for (const stage of ['API server', 'scheduler', 'agent', 'CNI', 'CRI', 'runc', 'Ready']) await journey.locator(`[data-stage="${stage}"][data-lit="true"]`).waitFor({ timeout: 20_000 });
     await journey.getByRole('button', { name: 'Close' }).click();
+    // Logs through the node's real log file: the line printed at start, then, followed, one written
+    // after the panel opened (into the container's stdout, PID 1's, by an exec).
+    await page.locator('#workloads').getByRole('button', { name: `Logs of ${pod}` }).click();
+    const log = page.locator('#logs pre');
+    await log.filter({ hasText: 'console-log-start' }).waitFor({ timeout: 20_000 });
+    assert.ok(!(await log.textContent())!.includes('console-log-followed'));
+    await k('exec', pod!, '--', 'sh', '-c', 'echo console-log-followed >/proc/1/fd/1');
+    await log.filter({ hasText: 'console-log-followed' }).waitFor({ timeout: 20_000 });
+    await page.locator('#logs').getByRole('button', { name: 'Close' }).click();
     // The nodes table's Lease age and `kubectl top node` figures from metrics.k8s.io (the control
     // plane's metrics-server scrapes the agent every 15 s and needs two samples: checked last).
     const nodeRow = page.locator('[data-node="term-node"]');
