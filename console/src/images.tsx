@@ -82,6 +82,10 @@ export function ImageField(props: { id: string; value: string; choices: readonly
     setTyped(false);
   };
   const expanded = open && shown.length > 0;
+  // The highlighted entry stays in view as the arrows move through a list longer than its box.
+  useEffect(() => {
+    if (expanded && active >= 0) document.getElementById(optId(active))?.scrollIntoView({ block: 'nearest' });
+  }, [expanded, active]);
   return (
     <div class="field combo">
       <label for={props.id}>Image</label>
