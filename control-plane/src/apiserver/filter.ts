@@ -29,6 +29,16 @@ export function compileFilter(def: ResourceDef, labelSelector: string | null, fi
   return (obj) => matchLabels(labels, obj.metadata.labels) && matchFields(fields, (f) => fieldValueOf(obj, f));
 }
 
+/**
+ * The value a field selector requires `field` to have exactly (`field=v` or `field==v`), if it
+ * does; the watch cache files such a watcher under `v` (upstream's RequiresExactMatch). The
+ * selector was validated by {@link compileFilter}.
+ */
+export function exactFieldValue(fieldSelector: string | null, field: string): string | undefined {
+  if (!fieldSelector) return undefined;
+  return parseFieldSelector(fieldSelector).find((r) => r.field === field && r.operator === '=')?.value;
+}
+
 function fieldValueOf(obj: ApiObject, field: string): string {
   // Events select on `source` = source.component (upstream's event field set).
   if (field === 'source') return fieldValue(obj, 'source.component');

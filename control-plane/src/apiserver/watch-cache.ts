@@ -10,7 +10,14 @@
  *
  * Started lazily by the first subscriber; if the store watch fails, every subscriber is ended
  * (clients re-watch from their last RV) and the next subscriber starts a new store watch.
+ *
+ * A kind may have a trigger field (pods: `spec.nodeName`, as the cacher's trigger function). A
+ * subscriber whose field selector requires an exact value of it is filed under that value and
+ * handed only the events whose object, or previous object, has that value: a pod event reaches
+ * its node's watcher, not the other hundred nodes' ones. Subscribers without such a value get
+ * every event, as before.
  */
+import { fieldValue } from '@nodelet/api';
 import { AgentError, type Logger } from '@nodelet/base';
 import type { KeyValue, Store, WatchEvent } from '../storage/types.js';
 import type { ApiObject } from './object.js';
@@ -77,8 +84,16 @@ export interface Subscription {
   close(): void;
 }
 
+/**
+ * The field each kind's cache indexes its watchers by, keyed `group/plural` (upstream's pod
+ * registry passes `NodeNameTriggerFunc`, so the kubelets' per-node watches cost one lookup).
+ */
+const TRIGGER_FIELDS: ReadonlyMap<string, string> = new Map([['/pods', 'spec.nodeName']]);
+
 interface Subscriber {
   fromRevision: number;
+  /** The trigger field's value this subscriber requires, if any. */
+  triggerValue: string | undefined;
   deliver(e: CacheEvent): void;
   end(err?: unknown): void;
 }
@@ -97,8 +112,13 @@ export class WatchCache {
   #floor = Number.POSITIVE_INFINITY;
   #running?: AbortController;
   #ready?: Promise<void>;
+  /** Subscribers handed every event. */
   #subscribers = new Set<Subscriber>();
+  /** Subscribers that require one value of the trigger field, by that value. */
+  #byTrigger = new Map<string, Set<Subscriber>>();
   #closed = false;
+  /** The field subscribers may be indexed by (undefined: the kind has none). */
+  readonly triggerField: string | undefined;
 
   constructor(opts: { store: Store; registry: Registry; logger: Logger; capacity?: number; capacityBytes?: number }) {
     this.#store = opts.store;
@@ -106,6 +126,7 @@ export class WatchCache {
     this.#log = opts.logger;
     this.#capacity = opts.capacity ?? 1000;
     this.#capacityBytes = opts.capacityBytes ?? DEFAULT_WATCH_CACHE_BYTES;
+    this.triggerField = TRIGGER_FIELDS.get(`${opts.registry.def.group}/${opts.registry.def.plural}`);
   }
 
   /** Stored bytes the buffered events stand for (tests, metrics). */
@@ -121,22 +142,44 @@ export class WatchCache {
   /**
    * Delivers every event with revision > fromRevision, in order, then live events. Returns
    * undefined when the cache cannot serve that revision (the caller watches the store directly).
+   * `triggerValue`: the value of {@link triggerField} the subscriber's selector requires exactly;
+   * it is then handed only events whose object or previous object has that value (it still
+   * filters them itself: the index only leaves out what its selector cannot match).
    */
-  async subscribe(fromRevision: number, handlers: { onEvent(e: CacheEvent): void; onEnd(err?: unknown): void }): Promise<Subscription | undefined> {
+  async subscribe(
+    fromRevision: number,
+    handlers: { onEvent(e: CacheEvent): void; onEnd(err?: unknown): void },
+    triggerValue?: string,
+  ): Promise<Subscription | undefined> {
     if (this.#closed) return undefined;
     // A compacted revision is gone even if the cache still remembers it: the client relists.
     const compacted = await this.#store.compactedRevision();
     if (fromRevision < compacted) throw new AgentError('ERR_GONE', `revision ${fromRevision} is compacted (oldest ${compacted})`);
     await this.#start();
     if (fromRevision < this.#floor) return undefined;
-    const sub: Subscriber = { fromRevision, deliver: handlers.onEvent, end: handlers.onEnd };
-    for (const e of this.#buffer) if (e.revision > fromRevision) sub.deliver(e);
-    this.#subscribers.add(sub);
-    return { close: () => void this.#subscribers.delete(sub) };
+    const indexed = this.triggerField !== undefined ? triggerValue : undefined;
+    const sub: Subscriber = { fromRevision, triggerValue: indexed, deliver: handlers.onEvent, end: handlers.onEnd };
+    for (const e of this.#buffer) if (e.revision > fromRevision && (indexed === undefined || this.#triggerValues(e).includes(indexed))) sub.deliver(e);
+    if (indexed === undefined) {
+      this.#subscribers.add(sub);
+      return { close: () => void this.#subscribers.delete(sub) };
+    }
+    let set = this.#byTrigger.get(indexed);
+    if (!set) this.#byTrigger.set(indexed, (set = new Set()));
+    set.add(sub);
+    return {
+      close: () => {
+        const cur = this.#byTrigger.get(indexed);
+        if (!cur?.delete(sub) || cur.size > 0) return;
+        this.#byTrigger.delete(indexed);
+      },
+    };
   }
 
   get subscriberCount(): number {
-    return this.#subscribers.size;
+    let n = this.#subscribers.size;
+    for (const set of this.#byTrigger.values()) n += set.size;
+    return n;
   }
 
   /** Stops the store watch and ends every subscriber. */
@@ -167,7 +210,7 @@ export class WatchCache {
       for await (const e of this.#store.watch(this.#registry.prefix(), { afterRevision: fromRevision, signal: ac.signal })) {
         const ev = new StoredEvent(this.#registry, e);
         this.#append(ev, e.kv.value.length + (e.type === 'DELETE' ? e.kv.value.length : (e.prevKv?.value.length ?? 0)));
-        for (const s of this.#subscribers) s.deliver(ev);
+        this.#dispatch(ev);
       }
     } catch (err) {
       failure = err;
@@ -175,6 +218,30 @@ export class WatchCache {
     if (ac.signal.aborted) return;
     this.#log.warn({ resource: this.#registry.def.plural, err: failure }, 'Watch cache lost its store watch');
     this.#stop(failure);
+  }
+
+  /** Hands `ev` to every unindexed subscriber and to the indexed ones filed under its trigger values. */
+  #dispatch(ev: CacheEvent): void {
+    for (const s of this.#subscribers) s.deliver(ev);
+    if (this.#byTrigger.size === 0) return;
+    const values = this.#triggerValues(ev);
+    for (const v of values) {
+      const set = this.#byTrigger.get(v);
+      if (set) for (const s of set) s.deliver(ev);
+    }
+  }
+
+  /**
+   * The trigger field's value in the event's object and, when it differs, in its previous object:
+   * a pod bound to a node ("" → node) must reach that node's watcher as ADDED and a watcher of
+   * unbound pods as DELETED, as the cacher does. A delete's previous object is its object.
+   */
+  #triggerValues(ev: CacheEvent): string[] {
+    const field = this.triggerField!;
+    const now = fieldValue(ev.object, field);
+    if (!ev.hasPrev || ev.kind === 'delete') return [now];
+    const before = fieldValue(ev.prev, field);
+    return before === now ? [now] : [now, before];
   }
 
   /**
@@ -209,7 +276,9 @@ export class WatchCache {
     this.#floor = Number.POSITIVE_INFINITY;
     this.#clearBuffer();
     const subs = [...this.#subscribers];
+    for (const set of this.#byTrigger.values()) subs.push(...set);
     this.#subscribers.clear();
+    this.#byTrigger.clear();
     for (const s of subs) s.end(err);
   }
 }

@@ -16,7 +16,7 @@ import type { ServerResponse } from 'node:http';
 import { encodeWatchFrame } from '@nodelet/api';
 import { hasCode } from '@nodelet/base';
 import type { RequestScope } from '../context.js';
-import { compileFilter, MATCH_ALL } from '../filter.js';
+import { compileFilter, exactFieldValue, MATCH_ALL } from '../filter.js';
 import { wantsTable } from '../media.js';
 import type { ApiObject } from '../object.js';
 import { includeObjectOf, tableOf } from '../respond.js';
@@ -127,7 +127,9 @@ export async function handleWatch(s: RequestScope): Promise<void> {
       lastRV = fromRevision;
       if (sendInitialEvents && bookmarks) bookmark({ 'k8s.io/initial-events-end': 'true' });
     }
-    let sub = await cache.subscribe(fromRevision, { onEvent: (e) => onEvent(e, true), onEnd: (err) => (err ? fail(err) : finish()) });
+    // A selector pinning the cache's trigger field (a kubelet's spec.nodeName=<node>) is handed only that value's events.
+    const trigger = cache.triggerField ? exactFieldValue(q.get('fieldSelector'), cache.triggerField) : undefined;
+    let sub = await cache.subscribe(fromRevision, { onEvent: (e) => onEvent(e, true), onEnd: (err) => (err ? fail(err) : finish()) }, trigger);
     let direct: AbortController | undefined;
     if (!sub) {
       direct = new AbortController();
