@@ -3,11 +3,11 @@
  * logic of its own; what each part does is in its folder (docs/agent.md, "What it does").
  *
  *   start():  pod dirs → CRI handshake → pod network (CNI service) → shared informers → cluster
- *             DNS → service proxy → PLEG, node reporter, runtime, status, prober, pod
+ *             DNS → service proxy → PLEG, image list, node reporter, runtime, status, prober, pod
  *             configuration, admission, pod workers
  *             → first relist (the recovery view) → lease, GC, housekeeping → host parts (node
  *             API, resource stats, eviction, log rotation) → loops (PLEG, status, events, node
- *             status, lease, pod configuration, housekeeping, node shutdown, host parts, credentials)
+ *             status, image list, lease, pod configuration, housekeeping, node shutdown, host parts, credentials)
  *
  * Runtime, pod network, mounts and the host parts come from an AgentHost (host.ts): a real node,
  * or a hollow one (hollow/, docs/hollow-nodes.md) running the same code above the CRI.
@@ -49,6 +49,7 @@ import { NodeLease } from './node/lease.js';
 import { NodeShutdownManager } from './nodeshutdown/shutdown-manager.js';
 import { pickInternalIP } from './node/machine-info.js';
 import { NodeReporter } from './node/node-reporter.js';
+import { ImageInventory } from './node/image-inventory.js';
 import { runtimeHealth } from './node/runtime-health.js';
 import { Pleg } from './pleg/pleg.js';
 import { PodLifecycle } from './pod-lifecycle.js';
@@ -137,6 +138,8 @@ export class Agent {
   status!: StatusManager;
   events!: EventRecorder;
   node!: NodeReporter;
+  /** The runtime's images, read every 30 s and after pulls and image GC, for status.images. */
+  images!: ImageInventory;
   lease!: NodeLease;
   /** Node-pressure eviction (eviction/): the pressure conditions and which pod goes when a threshold is met. Unset without host parts (host.ts). */
   eviction?: EvictionManager;
@@ -274,6 +277,8 @@ export class Agent {
       // The runtime is back: Ready again now, not at the next status period (up to 10 s later).
       onRecovered: () => this.node?.poke(),
     }));
+    // A changed image list is a changed status: computed now, written only if what it reports changed.
+    const images = (this.images = new ImageInventory({ images: cri.image, clock, log: child('images'), onChange: () => this.node?.wake() }));
     const node = (this.node = new NodeReporter({
       api,
       config: c,
@@ -287,6 +292,7 @@ export class Agent {
         cniReady: () => network.ready(), plegHealthy: () => pleg.healthy(), shuttingDown: () => this.shutdown?.shuttingDown ?? false,
       }),
       pressure: () => this.eviction?.conditions() ?? new Set(),
+      images: () => images.current,
       onPodCIDR: (cidr) => {
         log.info({ podCIDR: cidr }, 'Pod CIDR set');
         network.setPodCIDR(cidr);
@@ -318,7 +324,7 @@ export class Agent {
     const readSource = sourceReader(api, watched);
     const runtime = new PodRuntime({
       runtime: cri.runtime,
-      images: new ImageManager({ images: cri.image, clock, maxParallelPulls: c.maxParallelImagePulls }),
+      images: new ImageManager({ images: cri.image, clock, maxParallelPulls: c.maxParallelImagePulls, onPulled: () => images.trigger() }),
       env: apiEnvSources(readSource),
       volumeSources: apiVolumeSources(api, readSource),
       pullSecrets: apiPullSecrets(readSource),
@@ -443,6 +449,7 @@ export class Agent {
       runtime: cri.runtime, images: cri.image, cni: network.cni, pleg, log: gcLog, pinnedImages: () => [], now: () => clock.now(),
       events, pod: (uid) => pods.get(uid), podGone: (uid) => pods.sourcesReady && !pods.wants(uid) && !workers.has(uid),
       imageGCHighThresholdPercent: c.imageGCHighThresholdPercent, imageGCLowThresholdPercent: c.imageGCLowThresholdPercent, imageMinimumGCAgeMs: c.imageMinimumGCAgeMs,
+      onImagesRemoved: () => images.trigger(),
     });
     const housekeeping = new Housekeeping({
       clock,
@@ -473,6 +480,7 @@ export class Agent {
       this.status.run(signal),
       events.run(signal),
       node.run(signal),
+      images.run(signal),
       this.lease.run(signal),
       pods.run(signal),
       housekeeping.run(signal),

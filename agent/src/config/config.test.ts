@@ -10,6 +10,9 @@ test('defaults follow the kubelet', () => {
   assert.equal(c.healthzPort, 10248);
   assert.equal(c.healthzBindAddress, '127.0.0.1');
   assert.equal(c.nodeStatusUpdateFrequencyMs, 10_000);
+  assert.equal(c.nodeStatusMaxImages, 50);
+  assert.equal(resolveConfig(parseConfigFile('nodeStatusMaxImages: -1'), {}, 'h').nodeStatusMaxImages, -1, '-1: every image');
+  assert.equal(resolveConfig(parseConfigFile('nodeStatusMaxImages: 0'), {}, 'h').nodeStatusMaxImages, 0);
   assert.equal(c.nodeLeaseDurationSeconds, 40);
   assert.equal(c.maxPods, 110);
   assert.equal(c.runtimeRequestTimeoutMs, 120_000);
@@ -77,6 +80,8 @@ const bad: Array<[string, string, RegExp]> = [
   ['nodeStatusUpdateFrequency: 0s', 'nodeStatusUpdateFrequency', /positive/],
   ['maxPods: 0', 'maxPods', /integer/],
   ['maxPods: "x"', 'maxPods', /integer/],
+  ['nodeStatusMaxImages: -2', 'nodeStatusMaxImages', /integer in \[-1, /],
+  ['nodeStatusMaxImages: 1.5', 'nodeStatusMaxImages', /integer/],
   ['imageGCHighThresholdPercent: 101', 'imageGCHighThresholdPercent', /integer/],
   ['imageGCLowThresholdPercent: 90', 'imageGCLowThresholdPercent', /must not exceed/],
   ['imageGCScheduleCron: "0 3 * *"', 'imageGCScheduleCron', /has 4 fields; a schedule has 5/],

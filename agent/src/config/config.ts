@@ -40,6 +40,8 @@ export interface KubeletConfigurationFile extends ClusterDnsConfigFile, Eviction
   runtimeRequestTimeout?: string;
   nodeStatusUpdateFrequency?: string;
   nodeStatusReportFrequency?: string;
+  /** Images reported in the Node's status.images, largest first (default 50; -1: all). */
+  nodeStatusMaxImages?: number;
   nodeLeaseDurationSeconds?: number;
   syncFrequency?: string;
   fileCheckFrequency?: string;
@@ -159,6 +161,8 @@ export interface AgentConfig extends ClusterDnsConfig, EvictionConfig {
   runtimeRequestTimeoutMs: number;
   nodeStatusUpdateFrequencyMs: number;
   nodeStatusReportFrequencyMs: number;
+  /** -1: every image. */
+  nodeStatusMaxImages: number;
   nodeLeaseDurationSeconds: number;
   syncFrequencyMs: number;
   fileCheckFrequencyMs: number;
@@ -332,7 +336,7 @@ const KNOWN_KEYS: Record<keyof KubeletConfigurationFile, true> = {
   apiVersion: true, kind: true, address: true, port: true, healthzBindAddress: true, healthzPort: true, tlsCertFile: true,
   tlsPrivateKeyFile: true, serverTLSBootstrap: true, rotateCertificates: true, tracing: true, authentication: true,
   authorization: true, containerRuntimeEndpoint: true, imageServiceEndpoint: true, runtimeRequestTimeout: true,
-  nodeStatusUpdateFrequency: true, nodeStatusReportFrequency: true, nodeLeaseDurationSeconds: true, syncFrequency: true,
+  nodeStatusUpdateFrequency: true, nodeStatusReportFrequency: true, nodeStatusMaxImages: true, nodeLeaseDurationSeconds: true, syncFrequency: true,
   fileCheckFrequency: true, staticPodPath: true, podCIDR: true, maxPods: true, podPidsLimit: true, cgroupsPerQOS: true,
   cgroupRoot: true, cgroupDriver: true, allowedUnsafeSysctls: true, seccompDefault: true, configMapAndSecretChangeDetectionStrategy: true, systemReserved: true,
   kubeReserved: true, imageGCHighThresholdPercent: true, imageGCLowThresholdPercent: true, imageMinimumGCAge: true, imageGCScheduleCron: true,
@@ -443,6 +447,8 @@ export function resolveConfig(file: KubeletConfigurationFile, flags: AgentFlags,
     runtimeRequestTimeoutMs: duration('runtimeRequestTimeout', file.runtimeRequestTimeout, '2m'),
     nodeStatusUpdateFrequencyMs: duration('nodeStatusUpdateFrequency', file.nodeStatusUpdateFrequency, '10s'),
     nodeStatusReportFrequencyMs: duration('nodeStatusReportFrequency', file.nodeStatusReportFrequency, '5m'),
+    // kubelet's field is an int32 (its validation refuses values below -1).
+    nodeStatusMaxImages: int('nodeStatusMaxImages', file.nodeStatusMaxImages, 50, -1, 2 ** 31 - 1),
     nodeLeaseDurationSeconds: leaseS,
     syncFrequencyMs: duration('syncFrequency', file.syncFrequency, '1m'),
     fileCheckFrequencyMs: duration('fileCheckFrequency', file.fileCheckFrequency, '20s'),

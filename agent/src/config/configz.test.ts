@@ -16,6 +16,7 @@ test('/configz: {"kubeletconfig": …} with kubelet field names, defaults and fi
   assert.equal(k.podPidsLimit, 1024);
   assert.equal(k.syncFrequency, '1m0s');
   assert.equal(k.nodeStatusReportFrequency, '5m0s');
+  assert.equal(k.nodeStatusMaxImages, 50);
   assert.equal(k.imageMinimumGCAge, '2m0s');
   assert.equal(k.cgroupDriver, 'cgroupfs');
   assert.equal(k.providerID, 'x://1');

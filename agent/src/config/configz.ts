@@ -53,6 +53,7 @@ export function configz(c: AgentConfig): { kubeletconfig: Record<string, unknown
       clusterDNS: c.clusterDNS,
       nodeStatusUpdateFrequency: goDuration(c.nodeStatusUpdateFrequencyMs),
       nodeStatusReportFrequency: goDuration(c.nodeStatusReportFrequencyMs),
+      nodeStatusMaxImages: c.nodeStatusMaxImages,
       nodeLeaseDurationSeconds: c.nodeLeaseDurationSeconds,
       imageMinimumGCAge: goDuration(c.imageMinimumGCAgeMs),
       ...(c.imageGCScheduleCron ? { imageGCScheduleCron: c.imageGCScheduleCron } : {}),

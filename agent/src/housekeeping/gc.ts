@@ -26,6 +26,8 @@ export interface GcOptions {
   /** Image refs never removed (the sandbox image). */
   pinnedImages: () => string[];
   now: () => number;
+  /** Called after a pass that removed an image: the node's image list has changed (node/image-inventory.ts). */
+  onImagesRemoved?(): void;
 }
 
 /**
@@ -82,16 +84,19 @@ export async function collectImages(o: GcOptions, usage: ImageUsage, signal: Abo
   const unused = list.images.filter((img) => !used(img) && !img.repoTags.some((t) => pinned.has(t)) && !img.pinned);
   const candidates = usage.removable(unused, o.imageMinimumGCAgeMs, now);
   let freed = 0;
+  let removed = 0;
   for (const img of candidates) {
     if (freed >= target) break;
     try {
       await o.images.removeImage({ image: { image: img.id } }, { signal });
       freed += Number(img.size);
+      removed++;
       o.log.info({ image: img.repoTags[0] ?? img.id, bytes: Number(img.size) }, 'Image garbage collected');
     } catch (err) {
       if (!hasCode(err, 'ERR_NOT_FOUND')) o.log.warn({ image: img.id, err: describeError(err) }, 'Image removal failed');
     }
   }
+  if (removed > 0) o.onImagesRemoved?.();
   return freed;
 }
 

@@ -56,3 +56,20 @@ test('ImageUsage: least recently used first, then first seen; too young filtered
   const order = u.removable([...list, { id: 'new', repoTags: [] }], 100, 200).map((i) => i.id);
   assert.deepEqual(order, ['y', 'z', 'x'], 'y and z last used at 0 (then by first seen: equal, list order), x at 100; new is too young');
 });
+
+test('image GC: a pass that removed an image says so (the node status image list is read again); one that removed none does not', async () => {
+  const imgs: Img[] = [{ id: 'sha256:a', repoTags: ['a:1'], size: '10' }];
+  let running = ['a:1'];
+  const w = world(imgs, () => running);
+  let told = 0;
+  const o = { ...w.o, onImagesRemoved: () => told++ };
+  const usage = new ImageUsage();
+  const signal = AbortSignal.timeout(10_000);
+  await collectImages(o, usage, signal, true);
+  assert.equal(told, 0, 'in use: nothing removed');
+  w.advance(120_000);
+  running = [];
+  await collectImages(o, usage, signal, true);
+  assert.deepEqual(w.removed, ['sha256:a']);
+  assert.equal(told, 1);
+});

@@ -1,7 +1,8 @@
 /**
  * The node reporter on the fake clock against a real HTTP API (InMemoryApiServer): registration
  * with backoff, a status patch every nodeStatusUpdateFrequency, and one at once when poked (a
- * change the node must report now). Machine facts are this machine's, read for real.
+ * change the node must report now), or woken by a changed image list. Machine facts are this
+ * machine's, read for real.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,6 +17,7 @@ import { resolveConfig, type KubeletConfigurationFile } from '../config/config.j
 import { RecordingLogger } from '@nodelet/base/testing';
 import { NodeReporter } from './node-reporter.js';
 import type { RuntimeHealth } from './node-status.js';
+import type { ListedImage } from './node-images.js';
 
 const NODE = 'n1';
 const FREQUENCY_MS = 10_000;
@@ -28,10 +30,13 @@ async function world(t: { after(fn: () => unknown): void }, file: KubeletConfigu
   const stop = new AbortController();
   const health: RuntimeHealth = { runtimeReady: true, networkReady: true, cniReady: true, plegHealthy: true, runtimeName: 'containerd', runtimeVersion: '1.6.20' };
   const cidrs: string[] = [];
+  /** What the image inventory holds; tests replace its contents. */
+  const images: ListedImage[] = [];
   const config = resolveConfig({ nodeStatusUpdateFrequency: '10s', podCIDR: '10.244.1.0/24', ...file }, { nodeName: NODE, rootDir: dir }, 'host');
   const reporter = new NodeReporter({
     api: server.client(), config, clock, log, internalIP: '192.0.2.10', agentVersion: 'v1.32.0-nodelet', nodeApiPort: () => 10250,
     health: async () => ({ ...health }),
+    images: () => images,
     // As the agent does: a new pod CIDR makes the CNI ready, which the node reports at once.
     onPodCIDR: (c) => {
       cidrs.push(c);
@@ -49,7 +54,7 @@ async function world(t: { after(fn: () => unknown): void }, file: KubeletConfigu
   /** Waits until the status job has armed its next period (the patch before it is real I/O). */
   const armed = (): Promise<unknown> => pollUntil('the next status period armed', () => clock.timerDelays().includes(FREQUENCY_MS), { timeoutMs: 10_000, intervalMs: 2 });
   const ready = (): string | undefined => (server.store.get(NODES, undefined, NODE) as Node | undefined)?.status?.conditions?.find((c) => c.type === 'Ready')?.status;
-  return { server, clock, log, stop, health, cidrs, reporter, statusPatches, armed, ready, start: () => (running = reporter.run(stop.signal)) };
+  return { server, clock, log, stop, health, cidrs, images, reporter, statusPatches, armed, ready, start: () => (running = reporter.run(stop.signal)) };
 }
 
 test('node status: registered once, then patched every nodeStatusUpdateFrequency — counted from the end of the last update', async (t) => {
@@ -171,4 +176,39 @@ test('node status: a pod CIDR the IPAM controller assigns after registration is 
   await w.clock.advanceAsync(FREQUENCY_MS);
   // Nothing in the status changed, so nothing is written; the CIDR is read from the Node all the same.
   await pollUntil('the pod CIDR seen', () => w.cidrs.includes('10.244.7.0/24'), { timeoutMs: 10_000, intervalMs: 2 });
+});
+
+test('node status: images are reported largest first; the same images listed in another order write nothing; a changed list is written at once when woken, an emptied one removed', async (t) => {
+  const img = (id: string, size: number, tag: string): ListedImage => ({ id, size: String(size), repoTags: [tag], repoDigests: [`${tag.split(':')[0]}@sha256:${id}`] });
+  const w = await world(t, { nodeStatusReportFrequency: '5m' });
+  w.images.push(img('a', 10, 'r/small:1'), img('b', 30, 'r/big:1'));
+  const registered = w.reporter.registered(AbortSignal.timeout(10_000));
+  w.start();
+  await registered;
+  await w.armed();
+  const stored = () => (w.server.store.get(NODES, undefined, NODE) as Node).status?.images;
+  assert.deepEqual(stored(), [
+    { names: ['r/big@sha256:b', 'r/big:1'], sizeBytes: 30 },
+    { names: ['r/small@sha256:a', 'r/small:1'], sizeBytes: 10 },
+  ]);
+  const base = w.statusPatches();
+  w.images.reverse();
+  for (let i = 0; i < 3; i++) {
+    await w.clock.advanceAsync(FREQUENCY_MS);
+    await w.armed();
+  }
+  w.reporter.wake();
+  await w.armed();
+  assert.equal(w.statusPatches(), base, 'the runtime\'s order is not a change: no write in 30 s, nor when woken');
+
+  w.images.push(img('c', 20, 'r/mid:1'));
+  w.reporter.wake();
+  await pollUntil('the new image written at once', () => stored()?.length === 3, { timeoutMs: 10_000, intervalMs: 2 });
+  assert.deepEqual(stored()!.map((i) => i.sizeBytes), [30, 20, 10]);
+  assert.equal(w.clock.monotonic(), 3 * FREQUENCY_MS, 'woken: no period waited for');
+  await w.armed();
+  w.images.length = 0;
+  w.reporter.wake();
+  await pollUntil('the emptied list removed from the Node', () => stored() === undefined, { timeoutMs: 10_000, intervalMs: 2 });
+  assert.equal(w.statusPatches(), base + 2);
 });

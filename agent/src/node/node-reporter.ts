@@ -4,13 +4,15 @@
  *   register: create Node (labels, status) ── 409 → adopt it (labels merged), keep going;
  *             failures retried with backoff (200 ms doubling to 7 s)
  *   nodeStatusUpdateFrequency after each update ends, and at once on `poke()` (a change the node
- *   should report now: runtime health, the pod CIDR): compute status, merge-patch nodes/<n>/status
+ *   should report now: runtime health, the pod CIDR) or `wake()` (the image list changed): compute
+ *   status, merge-patch nodes/<n>/status
  *   every read of the Node: spec.podCIDR (or the configured one) → onPodCIDR (drives the CNI chain)
  */
 import { Backoff, abortError, describeError, hasCode, isAbortError, type Clock, type Logger, type PeriodicJob } from '@nodelet/base';
 import { join } from 'node:path';
 import { LOCAL_PATH_DIR_ANNOTATION, NODES, type ApiClient, type Node, type NodeStatus } from '@nodelet/api/agent';
 import { computeNodeStatus, type RuntimeHealth } from './node-status.js';
+import { nodeStatusImages, type ListedImage } from './node-images.js';
 import type { MachineInfo } from './machine-info.js';
 import { MachineInfoCache } from './machine-info-cache.js';
 import type { AgentConfig } from '../config/config.js';
@@ -28,6 +30,8 @@ export interface NodeReporterOptions {
   onPodCIDR(cidr: string): void;
   /** The pressure conditions that are True (the eviction manager's); none when unset. */
   pressure?(): ReadonlySet<string>;
+  /** The runtime's images (image-inventory.ts), for status.images; none when unset. */
+  images?(): readonly ListedImage[];
 }
 
 export class NodeReporter {
@@ -70,6 +74,15 @@ export class NodeReporter {
     else this.#poked = true;
   }
 
+  /**
+   * Asks for a status computation now, written only if the status changed (or the report is due):
+   * for a change inside the status itself, such as the image list. Before registration, right after it.
+   */
+  wake(): void {
+    if (this.#job) this.#job.trigger();
+    else this.#poked = true;
+  }
+
   /** Resolves with the Node once it is registered; rejects with an AbortError when `signal` aborts first. */
   registered(signal?: AbortSignal): Promise<Node> {
     if (this.#node) return Promise.resolve(this.#node);
@@ -107,6 +120,7 @@ export class NodeReporter {
       evictionHard: c.evictionHard,
       port: this.#o.nodeApiPort(),
       agentVersion: this.#o.agentVersion,
+      images: nodeStatusImages(this.#o.images?.() ?? [], c.nodeStatusMaxImages),
       previous: this.#lastStatus,
       now: this.#o.clock.now(),
     });
@@ -152,7 +166,7 @@ export class NodeReporter {
         this.#node = await this.#o.api.patch(NODES, c.nodeName, { metadata: { labels, annotations } }, { type: 'merge', signal });
       }
     }
-    this.#node = await this.#o.api.patch(NODES, c.nodeName, { status }, { type: 'merge', subresource: 'status', signal });
+    this.#node = await this.#o.api.patch(NODES, c.nodeName, statusPatch(status), { type: 'merge', subresource: 'status', signal });
     this.#lastStatus = status;
     this.#lastReportMs = this.#o.clock.now();
     this.#seePodCIDR(this.#node);
@@ -180,7 +194,7 @@ export class NodeReporter {
     }
     this.#lastReportMs = now;
     this.#pokedSinceReport = false;
-    this.#node = await this.#o.api.patch(NODES, this.#o.config.nodeName, { status }, { type: 'merge', subresource: 'status', signal });
+    this.#node = await this.#o.api.patch(NODES, this.#o.config.nodeName, statusPatch(status), { type: 'merge', subresource: 'status', signal });
     const wasReady = this.#lastStatus?.conditions?.find((x) => x.type === 'Ready')?.status;
     const ready = status.conditions?.find((x) => x.type === 'Ready');
     if (wasReady !== ready?.status) this.#o.log.info({ ready: ready?.status, message: ready?.message }, 'Node readiness changed');
@@ -219,6 +233,14 @@ export class NodeReporter {
       await machine.stopped;
     }
   }
+}
+
+/**
+ * The merge patch that makes the stored status `status`. A merge patch keeps a key it leaves out,
+ * so an image list that became empty (left out of the status, as kubelet does) is removed with null.
+ */
+function statusPatch(status: NodeStatus): { status: Omit<NodeStatus, 'images'> & { images: NodeStatus['images'] | null } } {
+  return { status: { ...status, images: status.images ?? null } };
 }
 
 /** Equal but for the conditions' heartbeat times (kubelet nodeStatusHasChanged). */

@@ -6,9 +6,10 @@
  * ephemeral-storage), never below zero. MemoryPressure, DiskPressure and PIDPressure are the eviction
  * manager's (eviction/eviction-manager.ts: thresholds, grace and transition periods). Ready is False with a reason when the node is shutting
  * down, the runtime or its network is not ready (CRI Status), the CNI service is not ready, or the
- * PLEG is unhealthy.
+ * PLEG is unhealthy. `images` (node-images.ts) is reported when there is any, as kubelet leaves an
+ * empty list out.
  */
-import type { NodeCondition, NodeStatus } from '@nodelet/api/agent';
+import type { ContainerImage, NodeCondition, NodeStatus } from '@nodelet/api/agent';
 import { formatBytes, parseQuantity } from '../util/quantity.js';
 import type { MachineInfo } from './machine-info.js';
 
@@ -38,6 +39,8 @@ export interface NodeStatusInput {
   evictionHard: Record<string, string>;
   port: number;
   agentVersion: string;
+  /** status.images, already sorted and capped (nodeStatusImages). */
+  images?: ContainerImage[];
   previous?: NodeStatus;
   now: number;
 }
@@ -126,5 +129,6 @@ export function computeNodeStatus(i: NodeStatusInput): NodeStatus {
       operatingSystem: 'linux',
       architecture: m.architecture,
     },
+    ...(i.images?.length ? { images: i.images } : {}),
   };
 }

@@ -148,3 +148,15 @@ test('imagePullPolicy: Always pulls a present image, IfNotPresent does not, Neve
   assert.deepEqual(failed, [`ErrImageNeverPull: Container image "${IMAGE}" is not present with pull policy of Never`]);
   assert.equal(absent.pulls.length, 0);
 });
+
+test('a successful pull is announced (the node status image list is read again); a failed one is not', async () => {
+  const { state, images } = fakeImages();
+  let pulled = 0;
+  const m = new ImageManager({ images, clock: new FakeClock(), maxParallelPulls: 1, onPulled: () => pulled++ });
+  const signal = new AbortController().signal;
+  assert.equal(await outcome(m.ensureImage('a', container, quiet, signal)), 'ErrImagePull');
+  assert.equal(pulled, 0);
+  state.registryUp = true;
+  assert.equal(await m.ensureImage('b', container, quiet, signal), 'sha256:abc');
+  assert.equal(pulled, 1);
+});

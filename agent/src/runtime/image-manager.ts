@@ -33,6 +33,8 @@ export interface ImageManagerOptions {
   clock: Clock;
   maxParallelPulls: number;
   pullTimeoutMs?: number;
+  /** Called after each successful pull: the node's image list has changed (node/image-inventory.ts). */
+  onPulled?(): void;
 }
 
 /** Default policy as the API server defaults it: Always for `:latest` or no tag, else IfNotPresent. */
@@ -98,6 +100,7 @@ export class ImageManager {
       const pull = () => this.#pullWith(image, creds, signal);
       const res = await this.#pulls.use(pull, signal);
       this.#backoff.reset(key);
+      this.#o.onPulled?.();
       const took = ((this.#o.clock.monotonic() - started) / 1000).toFixed(3);
       events.pulled(image, `Successfully pulled image "${image}" in ${took}s`);
       return (await this.#status(image, signal)) ?? res.imageRef;

@@ -2,11 +2,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
-import { LEASES, NODES, PODS } from '@nodelet/api';
+import { LEASES, NODES, PODS, type Lease } from '@nodelet/api';
 import { skipUnlessRoot, startHarness, podSpec, getPod } from './harness.js';
 import { pollUntil } from '@nodelet/base';
 
-test('the node registers with capacity, nodeInfo and a Lease; a containerd restart makes it NotReady (the runtime’s message, within a status period) and Ready again within 10 s, pods untouched', { timeout: 120_000 }, async (t) => {
+test('the node registers with capacity, nodeInfo and a Lease; a pulled image is in status.images; a containerd restart makes it NotReady (the runtime’s message, within a status period) and Ready again within 10 s, pods untouched', { timeout: 120_000 }, async (t) => {
   if (!skipUnlessRoot(t)) return;
   const h = await startHarness('node', { nodeStatusUpdateFrequency: '1s' }, 4);
   t.after(() => h.stop());
@@ -31,7 +31,8 @@ test('the node registers with capacity, nodeInfo and a Lease; a containerd resta
   assert.equal(node.spec?.podCIDR, undefined);
   assert.equal(node.metadata.labels!['kubernetes.io/hostname'], h.nodeName);
 
-  const lease = await h.api.get(LEASES, h.nodeName, { namespace: 'kube-node-lease' });
+  // The Lease loop runs beside the status loop: a node Ready at its first 1 s update may not have its Lease yet.
+  const lease = await pollUntil('the node Lease', () => h.api.get<Lease>(LEASES, h.nodeName, { namespace: 'kube-node-lease' }), { timeoutMs: 10_000, intervalMs: 100 });
   assert.equal(lease.spec!.holderIdentity, h.nodeName);
   assert.equal(lease.spec!.leaseDurationSeconds, 40);
   assert.ok(lease.spec!.renewTime);
@@ -46,6 +47,14 @@ test('the node registers with capacity, nodeInfo and a Lease; a containerd resta
     const p = await getPod(h, 'survivor');
     return p.status?.phase === 'Running' ? p : undefined;
   }, { timeoutMs: 30_000 });
+  // The pulled image is in status.images (kubelet's Images setter), by the name the pod asked for,
+  // with containerd's size: read again after the pull, so well before the 30 s image list period.
+  const pulled = await pollUntil('busybox in the Node\'s status.images', async () => {
+    const n = await h.api.get(NODES, h.nodeName);
+    return n.status?.images?.find((i) => i.names?.includes(h.rt.images.busybox));
+  }, { timeoutMs: 10_000, intervalMs: 200 });
+  assert.ok(pulled.sizeBytes! > 0, `busybox reported with size ${pulled.sizeBytes}`);
+  assert.ok(pulled.names!.some((x) => x.includes('@sha256:')), 'the repo digest comes with the tag');
   const cmdline = readFileSync(`/proc/${h.rt.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
   const killedAt = Date.now();
   process.kill(h.rt.pid, 'SIGKILL');
