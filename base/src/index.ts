@@ -12,3 +12,4 @@ export * from './poll.js';
 export * from './duration.js';
 export * from './ipv4.js';
 export * from './fs.js';
+export * from './process.js';

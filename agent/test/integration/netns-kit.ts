@@ -3,21 +3,13 @@
  * command runner, and the sweep of namespaces that killed runs left behind.
  */
 import { spawnSync } from 'node:child_process';
+import { processExists } from '@nodelet/base';
 
 /** Runs a command; its stdout. Throws on a non-zero exit unless `allowFail`. */
 export function sh(args: string[], allowFail = false): string {
   const r = spawnSync(args[0]!, args.slice(1), { encoding: 'utf8' });
   if (r.status !== 0 && !allowFail) throw new Error(`${args.join(' ')} failed (${r.status}): ${r.stderr}`);
   return r.stdout;
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**
@@ -30,7 +22,7 @@ export function sweepDeadRuns(names: RegExp): void {
   for (const line of sh(['ip', 'netns', 'list'], true).split('\n')) {
     const name = line.split(' ')[0] ?? '';
     const m = names.exec(name);
-    if (!m || pidAlive(Number(m[1]))) continue;
+    if (!m || processExists(Number(m[1]))) continue;
     for (const pid of sh(['ip', 'netns', 'pids', name], true).split('\n').filter(Boolean)) {
       try {
         process.kill(Number(pid), 'SIGKILL');
