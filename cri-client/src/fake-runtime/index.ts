@@ -3,7 +3,7 @@
  * Built (the hollow nodes of `nodelet hollow` run on it in-process); the gRPC fake of
  * `@nodelet/cri-client/testing` serves the same model over a socket.
  */
-export { byIdOrPrefix, fakeRuntimeError, grpcStatusOf, type GrpcStatusName } from './errors.js';
+export { fakeRuntimeError, grpcStatusOf, type GrpcStatusName } from './errors.js';
 export { FakeImageStore, imageIdFor, imageView, normalizeRef, type FakeImage } from './image-store.js';
 export {
   FakeRuntimeState,

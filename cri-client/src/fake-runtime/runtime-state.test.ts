@@ -3,7 +3,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { hasCode } from '@nodelet/base';
+import { createCriClient } from '../client.js';
 import { CriError } from '../errors.js';
+import { FakeCriServer } from '../testing/index.js';
 import { FakeRuntimeState, type FakePodNetwork } from './index.js';
 
 const sandboxConfig = (name: string, o: { hostNetwork?: boolean; attempt?: number } = {}) => ({
@@ -170,4 +172,18 @@ test('list filters: ID and sandbox prefixes, labels, and a state given by name o
   assert.equal(s.listContainers({ state: { state: 'CONTAINER_RUNNING' } }).length, 0);
   const listed = s.listContainers({ id: c.slice(0, 6) })[0];
   assert.deepEqual([listed?.metadata, listed?.image?.image], [{ name: 'app', attempt: 0 }, 'busybox']);
+});
+
+test('over gRPC a client sees the failure an in-process caller gets: the same gRPC status, ERR_* and details', async (t) => {
+  const fake = await FakeCriServer.start();
+  t.after(() => fake.close());
+  const cri = createCriClient({ endpoint: fake.endpoint });
+  t.after(() => cri.close());
+  fake.runtime.addImage('busybox');
+  const { podSandboxId } = await cri.runtime.runPodSandbox({ config: sandboxConfig('a') });
+  const { containerId } = await cri.runtime.createContainer({ podSandboxId, config: containerConfig('app') });
+  await cri.runtime.startContainer({ containerId });
+  const inProcess = failure(() => fake.runtime.startContainer(containerId));
+  await assert.rejects(cri.runtime.startContainer({ containerId }), (e) =>
+    e instanceof CriError && e.grpcStatus === inProcess.grpcStatus && hasCode(e, inProcess.code) && e.message.endsWith(inProcess.message));
 });
