@@ -52,8 +52,8 @@ function statsOf(nodes: HollowNodes): { watchesOpen: number; watchesOpened: numb
   let sandboxes = 0;
   let containers = 0;
   for (const rt of nodes.runtimes) {
-    sandboxes += rt.state.sandboxCount;
-    containers += rt.state.containerCount;
+    sandboxes += rt.state.sandboxes.size;
+    containers += rt.state.containers.size;
   }
   return { watchesOpen: w.open, watchesOpened: w.opened, watchEvents: w.events, sandboxes, containers };
 }

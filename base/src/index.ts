@@ -11,3 +11,5 @@ export * from './wakeup.js';
 export * from './poll.js';
 export * from './duration.js';
 export * from './ipv4.js';
+export * from './fs.js';
+export * from './process.js';

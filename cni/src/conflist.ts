@@ -1,5 +1,6 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
+import { readdirIfExists } from '@nodelet/base';
 import { CniCode, CniError } from './errors.js';
 import type { NetworkConfigList, PluginConf } from './types.js';
 import { candidateVersions, isValidVersion, versionAtLeast } from './version.js';
@@ -110,13 +111,7 @@ export interface ConfigFileEntry {
 
 /** Every `.conflist`/`.conf`/`.json` of `dir`, sorted by file name, parsed (for `nodelet cni ls`). */
 export async function listNetworkConfigs(dir: string): Promise<ConfigFileEntry[]> {
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
-  }
+  const names = await readdirIfExists(dir);
   const out: ConfigFileEntry[] = [];
   for (const n of names.filter((f) => (CONF_EXTENSIONS as readonly string[]).includes(extname(f))).sort()) {
     const file = join(dir, n);

@@ -24,6 +24,11 @@ const BY_STATUS: Readonly<Record<number, ErrorCode>> = {
   [GrpcStatus.UNAUTHENTICATED]: 'ERR_UNAUTHENTICATED',
 };
 
+/** The nodelet error code of a gRPC status (UNKNOWN and unlisted ones are ERR_INTERNAL). */
+export function errorCodeOfStatus(status: number): ErrorCode {
+  return BY_STATUS[status] ?? 'ERR_INTERNAL';
+}
+
 /** An AgentError that also carries the RPC and the gRPC status name, for diagnostics. */
 export class CriError extends AgentError {
   /** e.g. `ContainerStatus` */
@@ -60,7 +65,7 @@ export function runtimeHint(endpoint: string): string {
 
 /** Translates a gRPC failure of one call into a CriError with a message naming the RPC and the ID. */
 export function translateGrpcError(err: ServiceError, ctx: CallContext): CriError {
-  const code = BY_STATUS[err.code] ?? 'ERR_INTERNAL';
+  const code = errorCodeOfStatus(err.code);
   const grpcStatus = GrpcStatus[err.code] ?? String(err.code);
   const details = cleanDetails(err.details || err.message);
   const about = ctx.subject ? ` for ${ctx.subject}` : '';

@@ -9,7 +9,7 @@
  */
 import { open, readFile, rm, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AgentError, delay } from '@nodelet/base';
+import { AgentError, delay, processExists } from '@nodelet/base';
 
 export const STORE_LOCK_FILE = '.nodelet-lock';
 
@@ -55,20 +55,11 @@ async function tryLock(file: string): Promise<number> {
   }
   const pid = Number((await readFile(file, 'utf8').catch(() => '')).trim());
   // An empty file is a writer between create and write: wait for it.
-  if (Number.isInteger(pid) && pid > 0 && !alive(pid)) {
+  if (Number.isInteger(pid) && pid > 0 && !processExists(pid)) {
     // HACK(stale lock): two processes taking over the same stale lock at the same instant could
     // both remove it; the window is one crashed writer followed by two racing ones.
     await rm(file, { force: true });
     return tryLock(file);
   }
   return pid || -1;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

@@ -1,20 +1,23 @@
 /**
- * A hollow node's container runtime: a CriClient that answers in-process from FakeRuntimeState,
- * after the delays a real containerd + CNI node takes for the calls that do work (docs/hollow-nodes.md):
+ * A hollow node's container runtime: a CriClient that answers in-process from the shared fake
+ * runtime model (`@nodelet/cri-client/fake-runtime`, the one the gRPC fake of unit tests serves;
+ * containerd's state machine and error codes), after the delays a real containerd + CNI node takes for the calls that do work (docs/hollow-nodes.md):
  *
  *   RunPodSandbox 200 ms (pause container + CNI ADD; the IP comes from the node's pod CIDR)
  *   CreateContainer 30 ms, StartContainer 50 ms, StopContainer 20 ms, StopPodSandbox 50 ms (CNI DEL)
  *   PullImage 500 ms (every image is already present, so only pull policy Always pulls)
  *   everything else (status, list, remove): answered at once from memory
  *
+ * Containers exit 0 on StopContainer (SIGTERM always works) and never exit by themselves; every
+ * image is present; the pod network is the node's PodIpam. Stats are empty (no process to measure).
  * Exec probes succeed (exit 0); streaming (exec/attach/port-forward), checkpoints, container events
  * and metrics answer ERR_UNIMPLEMENTED, as a runtime without them does. Every call honours its signal.
  */
-import { createHash } from 'node:crypto';
 import { AgentError, systemClock, type Clock } from '@nodelet/base';
 import type { CallOptions, CriClient, ImageService, RuntimeService } from '@nodelet/cri-client';
+import { FakeRuntimeState, imageView } from '@nodelet/cri-client/fake-runtime';
 import type { CriVersion } from '../kubecontainer/cri.js';
-import { FakeRuntimeState } from './fake-runtime-state.js';
+import { PodIpam } from './pod-ipam.js';
 
 /** Milliseconds each working call takes; see the module comment for the defaults. */
 export interface HollowDelays {
@@ -41,21 +44,16 @@ export const HOLLOW_RUNTIME_VERSION = 'v0.1.0';
 export interface FakeCriOptions {
   delays?: Partial<HollowDelays>;
   clock?: Clock;
-  /** Shared by the runtime and the pod network (hollow-host.ts gives it the node's pod CIDR). */
-  state?: FakeRuntimeState;
 }
 
 function unimplemented(rpc: string): Promise<never> {
   return Promise.reject(new AgentError('ERR_UNIMPLEMENTED', `${rpc} is not implemented by the hollow runtime`));
 }
 
-/** The image ID a reference resolves to: stable per reference, as a content digest is. */
-function imageId(ref: string): string {
-  return `sha256:${createHash('sha256').update(ref).digest('hex')}`;
-}
-
 export class FakeCri implements CriClient {
   readonly endpoint = 'hollow://in-process';
+  /** The pod network's addresses: hollow-host.ts gives it the node's pod CIDR. */
+  readonly ipam = new PodIpam();
   readonly state: FakeRuntimeState;
   readonly runtime: RuntimeService;
   readonly image: ImageService;
@@ -64,7 +62,12 @@ export class FakeCri implements CriClient {
   #closed = false;
 
   constructor(o: FakeCriOptions = {}) {
-    this.state = o.state ?? new FakeRuntimeState();
+    const ipam = this.ipam;
+    this.state = new FakeRuntimeState({
+      network: { setUp: () => ipam.allocate(), tearDown: (ip) => ipam.release(ip) },
+      stopExitCode: 0,
+      anyImagePresent: true,
+    });
     this.#delays = { ...DEFAULT_HOLLOW_DELAYS, ...o.delays };
     this.#clock = o.clock ?? systemClock;
     this.runtime = this.#runtimeService();
@@ -116,30 +119,29 @@ export class FakeCri implements CriClient {
       },
       stopPodSandbox: async (q, o) => {
         await this.#work(d.stopPodSandbox, o);
-        s.stopPodSandbox(q.podSandboxId ?? '');
+        s.stopPodSandbox(q.podSandboxId);
         return {};
       },
-      removePodSandbox: (q, o) => now(o, () => (s.removePodSandbox(q.podSandboxId ?? ''), {})),
-      podSandboxStatus: (q, o) => now(o, () => ({ status: s.podSandboxStatus(q.podSandboxId ?? ''), info: {}, containersStatuses: [], timestamp: '0' })),
-      listPodSandbox: (q, o) => now(o, () => ({ items: s.listPodSandbox(q.filter as never) })),
+      removePodSandbox: (q, o) => now(o, () => (s.removePodSandbox(q.podSandboxId), {})),
+      podSandboxStatus: (q, o) => now(o, () => ({ status: s.podSandboxStatus(q.podSandboxId), info: {}, containersStatuses: [], timestamp: '0' })),
+      listPodSandbox: (q, o) => now(o, () => ({ items: s.listPodSandbox(q.filter) })),
       createContainer: async (q, o) => {
         await this.#work(d.createContainer, o);
-        const ref = q.config?.image?.image ?? '';
-        return { containerId: s.createContainer(q.podSandboxId ?? '', q.config ?? {}, ref.startsWith('sha256:') ? ref : imageId(ref)) };
+        return { containerId: s.createContainer(q.podSandboxId, q.config ?? {}) };
       },
       startContainer: async (q, o) => {
         await this.#work(d.startContainer, o);
-        s.startContainer(q.containerId ?? '');
+        s.startContainer(q.containerId);
         return {};
       },
       stopContainer: async (q, o) => {
         await this.#work(d.stopContainer, o);
-        s.stopContainer(q.containerId ?? '');
+        s.stopContainer(q.containerId);
         return {};
       },
-      removeContainer: (q, o) => now(o, () => (s.removeContainer(q.containerId ?? ''), {})),
-      listContainers: (q, o) => now(o, () => ({ containers: s.listContainers(q.filter as never) })),
-      containerStatus: (q, o) => now(o, () => ({ status: s.containerStatus(q.containerId ?? ''), info: {} })),
+      removeContainer: (q, o) => now(o, () => (s.removeContainer(q.containerId), {})),
+      listContainers: (q, o) => now(o, () => ({ containers: s.listContainers(q.filter) })),
+      containerStatus: (q, o) => now(o, () => ({ status: s.containerStatus(q.containerId), info: {} })),
       updateContainerResources: (_q, o) => now(o, () => ({})),
       reopenContainerLog: (_q, o) => now(o, () => ({})),
       execSync: (_q, o) => now(o, () => ({ stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), exitCode: 0 })),
@@ -156,7 +158,7 @@ export class FakeCri implements CriClient {
           status: {
             conditions: [
               { type: 'RuntimeReady', status: true, reason: '', message: '' },
-              s.ipam.cidr
+              this.ipam.cidr
                 ? { type: 'NetworkReady', status: true, reason: '', message: '' }
                 : { type: 'NetworkReady', status: false, reason: 'NetworkPluginNotReady', message: 'the node has no pod CIDR yet' },
             ],
@@ -173,24 +175,26 @@ export class FakeCri implements CriClient {
   }
 
   #imageService(): ImageService {
+    const s = this.state;
     const now = async <T>(o: CallOptions | undefined, f: () => T): Promise<T> => {
       this.#check(o);
       return f();
     };
-    const image = (ref: string) => ({
-      id: imageId(ref), repoTags: [ref], repoDigests: [], size: '5000000', uid: null, username: '', spec: { image: ref, annotations: {}, userSpecifiedImage: ref, runtimeHandler: '' }, pinned: false,
-    });
     return {
-      listImages: (_q, o) => now(o, () => ({ images: [] })),
-      imageStatus: (q, o) => now(o, () => ({ image: q.image?.image ? image(q.image.image) : null, info: {} })),
+      listImages: (q, o) => now(o, () => ({ images: s.listImages(q.filter?.image?.image) })),
+      imageStatus: (q, o) =>
+        now(o, () => {
+          const img = s.findImage(q.image?.image);
+          return { image: img ? imageView(img) : null, info: {} };
+        }),
       pullImage: async (q, o) => {
         await this.#work(this.#delays.pullImage, o);
-        return { imageRef: imageId(q.image?.image ?? '') };
+        return { imageRef: s.pullImage(q.image?.image ?? '') };
       },
-      removeImage: (_q, o) => now(o, () => ({})),
+      removeImage: (q, o) => now(o, () => (s.removeImage(q.image?.image), {})),
       imageFsInfo: (_q, o) =>
         now(o, () => ({
-          imageFilesystems: [{ timestamp: String(BigInt(this.#clock.now()) * 1_000_000n), fsId: { mountpoint: '/var/lib/hollow' }, usedBytes: { value: '0' }, inodesUsed: { value: '0' } }],
+          imageFilesystems: [{ timestamp: String(BigInt(this.#clock.now()) * 1_000_000n), fsId: { mountpoint: '/var/lib/hollow' }, usedBytes: { value: String(s.usedBytes()) }, inodesUsed: { value: '0' } }],
           containerFilesystems: [],
         })),
     };

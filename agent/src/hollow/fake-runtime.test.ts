@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { hasCode, isAbortError } from '@nodelet/base';
 import { FakeCri } from './fake-cri.js';
-import { FakeRuntimeState } from './fake-runtime-state.js';
 import { PodIpam } from './pod-ipam.js';
 
 const sandboxConfig = (name: string, hostNetwork = false) => ({
@@ -23,56 +22,12 @@ test('pod IPAM gives addresses from the CIDR, never network/gateway/broadcast, a
   assert.ok(hasCode(catchErr(() => ipam.setCidr('10.0.0.0/31')), 'ERR_INVALID_ARGUMENT'));
 });
 
-test('sandbox and container state machine follows containerd', () => {
-  const s = new FakeRuntimeState(() => 1_000n);
-  s.ipam.setCidr('10.244.1.0/24');
-  const sb = s.runPodSandbox(sandboxConfig('a'));
-  assert.equal(s.podSandboxStatus(sb).network?.ip, '10.244.1.2');
-  assert.equal(s.podSandboxStatus(sb.slice(0, 12)).id, sb, 'a unique prefix resolves');
-  const host = s.runPodSandbox(sandboxConfig('h', true));
-  assert.equal(s.podSandboxStatus(host).network?.ip, '');
-  assert.equal(s.podSandboxStatus(host).linux?.namespaces?.options?.network, 'NODE');
-
-  const c = s.createContainer(sb, { metadata: { name: 'app', attempt: 0 }, image: { image: 'busybox' }, labels: { 'io.kubernetes.pod.uid': 'uid-a' } }, 'sha256:x');
-  assert.equal(s.containerStatus(c).state, 'CONTAINER_CREATED');
-  s.startContainer(c);
-  assert.equal(s.containerStatus(c).state, 'CONTAINER_RUNNING');
-  assert.ok(hasCode(catchErr(() => s.startContainer(c)), 'ERR_FAILED_PRECONDITION'), 'start twice');
-  assert.equal(s.listContainers({ state: { state: 'CONTAINER_RUNNING' } }).length, 1);
-  assert.equal(s.listContainers({ podSandboxId: host }).length, 0);
-  assert.equal(s.listPodSandbox({ labelSelector: { 'io.kubernetes.pod.uid': 'uid-a' } }).length, 1);
-
-  s.stopContainer(c);
-  const st = s.containerStatus(c);
-  assert.equal(st.state, 'CONTAINER_EXITED');
-  assert.equal(st.exitCode, 0);
-  assert.equal(st.reason, 'Completed');
-
-  // Stopping the sandbox exits what still runs and gives the address back.
-  const c2 = s.createContainer(sb, { metadata: { name: 'side', attempt: 0 } }, 'sha256:y');
-  s.startContainer(c2);
-  s.stopPodSandbox(sb);
-  assert.equal(s.containerStatus(c2).state, 'CONTAINER_EXITED');
-  assert.equal(s.podSandboxStatus(sb).network?.ip, '');
-  assert.equal(s.ipam.inUse, 0);
-  assert.ok(hasCode(catchErr(() => s.createContainer(sb, {}, 'x')), 'ERR_FAILED_PRECONDITION'), 'no create in a stopped sandbox');
-
-  // Remove is idempotent and takes the containers with it; stop of an unknown ID is NOT_FOUND.
-  s.removePodSandbox(sb);
-  s.removePodSandbox(sb);
-  s.removeContainer('nope');
-  assert.equal(s.sandboxCount, 1);
-  assert.equal(s.containerCount, 0);
-  assert.ok(hasCode(catchErr(() => s.stopPodSandbox(sb)), 'ERR_NOT_FOUND'));
-  assert.ok(hasCode(catchErr(() => s.stopContainer(c)), 'ERR_NOT_FOUND'));
-});
-
 test('the fake CRI answers after its delays, reports NetworkReady from the pod CIDR, and honours signals', async () => {
   const cri = new FakeCri({ delays: { runPodSandbox: 40, createContainer: 0, startContainer: 0 } });
   const cond = async () => (await cri.runtime.status({})).status?.conditions.find((x) => x.type === 'NetworkReady')?.status;
   assert.equal(await cond(), false);
   await assert.rejects(cri.runtime.runPodSandbox({ config: sandboxConfig('a') }), (e) => hasCode(e, 'ERR_NETWORK_NOT_READY'));
-  cri.state.ipam.setCidr('10.244.0.0/24');
+  cri.ipam.setCidr('10.244.0.0/24');
   assert.equal(await cond(), true);
 
   const t0 = performance.now();
@@ -89,11 +44,28 @@ test('the fake CRI answers after its delays, reports NetworkReady from the pod C
   const pending = cri.runtime.runPodSandbox({ config: sandboxConfig('b') }, { signal: ac.signal });
   ac.abort();
   await assert.rejects(pending, (e) => isAbortError(e));
-  assert.equal(cri.state.sandboxCount, 1, 'an aborted RunPodSandbox creates nothing');
+  assert.equal(cri.state.sandboxes.size, 1, 'an aborted RunPodSandbox creates nothing');
 
   await assert.rejects(cri.runtime.exec({}), (e) => hasCode(e, 'ERR_UNIMPLEMENTED'));
   cri.close();
   await assert.rejects(cri.runtime.listPodSandbox({}), (e) => hasCode(e, 'ERR_UNAVAILABLE'));
+});
+
+test('hollow pods exit 0 on stop, host-network pods take no address, and a stopped sandbox gives its address back', async () => {
+  const cri = new FakeCri({ delays: { runPodSandbox: 0, createContainer: 0, startContainer: 0, stopContainer: 0, stopPodSandbox: 0 } });
+  cri.ipam.setCidr('10.244.1.0/24');
+  const { podSandboxId } = await cri.runtime.runPodSandbox({ config: sandboxConfig('a') });
+  const host = await cri.runtime.runPodSandbox({ config: sandboxConfig('h', true) });
+  assert.equal((await cri.runtime.podSandboxStatus({ podSandboxId: host.podSandboxId })).status?.network?.ip, '');
+  assert.equal(cri.ipam.inUse, 1);
+  const { containerId } = await cri.runtime.createContainer({ podSandboxId, config: { metadata: { name: 'app' }, image: { image: 'busybox' } } });
+  await cri.runtime.startContainer({ containerId });
+  await cri.runtime.stopContainer({ containerId });
+  const st = (await cri.runtime.containerStatus({ containerId })).status;
+  assert.deepEqual([st?.state, st?.exitCode, st?.reason], ['CONTAINER_EXITED', 0, 'Completed']);
+  await cri.runtime.stopPodSandbox({ podSandboxId });
+  assert.equal(cri.ipam.inUse, 0);
+  await assert.rejects(cri.runtime.stopContainer({ containerId: 'f'.repeat(64) }), (e) => hasCode(e, 'ERR_NOT_FOUND'));
 });
 
 function catchErr(f: () => unknown): unknown {

@@ -10,7 +10,6 @@ import type { ShutdownInhibitor } from '@nodelet/systemd';
 import type { AgentHost, PodNetwork } from '../host.js';
 import type { Mounter } from '../runtime/mount.js';
 import { FakeCri, type HollowDelays } from './fake-cri.js';
-import { FakeRuntimeState } from './fake-runtime-state.js';
 
 /** Mounts that are not made: a hollow node's volumes are plain directories. */
 export const hollowMounter: Mounter = {
@@ -39,15 +38,15 @@ export interface HollowHostOptions {
 
 /** A host for one hollow node; `runtime` is its fake CRI (for tests and the hollow command's counters). */
 export function hollowHost(o: HollowHostOptions = {}): AgentHost & { readonly runtime: FakeCri } {
-  const state = new FakeRuntimeState();
-  const runtime = new FakeCri({ state, delays: o.delays, clock: o.clock });
+  const runtime = new FakeCri({ delays: o.delays, clock: o.clock });
+  const ipam = runtime.ipam;
   return {
     profile: 'hollow',
     runtime,
     connectRuntime: async () => ({ client: runtime, version: runtime.version() }),
     startPodNetwork: async (c): Promise<PodNetwork> => {
-      if (c.podCIDR) state.ipam.setCidr(c.podCIDR);
-      return { ready: () => !!state.ipam.cidr, setPodCIDR: (cidr) => state.ipam.setCidr(cidr), close: () => undefined };
+      if (c.podCIDR) ipam.setCidr(c.podCIDR);
+      return { ready: () => !!ipam.cidr, setPodCIDR: (cidr) => ipam.setCidr(cidr), close: () => undefined };
     },
     mounter: hollowMounter,
     inhibitor: () => noInhibitor,

@@ -2,7 +2,7 @@
  * The hollow runtime's fake pod network: hands out IPv4 addresses from the node's pod CIDR (the one
  * the server's IPAM controller put on the Node), as host-local IPAM would: the network and
  * broadcast addresses and the gateway (.1) are never given, a released address may be reused.
- * Nothing is configured on the host. Synchronous; owned by one FakeRuntimeState.
+ * Nothing is configured on the host. Synchronous; owned by one FakeCri (its pod network).
  */
 import { AgentError, formatIpv4, parseIpv4, tryParseIpv4Cidr } from '@nodelet/base';
 

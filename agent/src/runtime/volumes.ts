@@ -20,9 +20,9 @@
  * housekeeping removes pod directories nobody wants any more (after an agent restart, or a crash
  * between mount and sandbox), so neither tmpfs nor bind mounts leak.
  */
-import { readdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AgentError, describeError } from '@nodelet/base';
+import { AgentError, describeError, readdirIfExists } from '@nodelet/base';
 import { dns1123LabelProblem, invalidValue, validatePodVolumes, type Pod, type Volume } from '@nodelet/api/agent';
 import { isSafePodUid, podDir, volumeHostPath } from './container-config.js';
 import { unmountAllUnder, type Mounter } from './mount.js';
@@ -128,13 +128,7 @@ export async function removePodDir(rootDir: string, uid: string, mounter: Mounte
  * UIDs removed; a failure on one directory does not stop the others, all are reported after.
  */
 export async function cleanupOrphanedPodDirs(rootDir: string, keep: (uid: string) => boolean, mounter: Mounter, signal: AbortSignal): Promise<string[]> {
-  let names: string[];
-  try {
-    names = await readdir(join(rootDir, 'pods'));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
-  }
+  const names = await readdirIfExists(join(rootDir, 'pods'));
   const removed: string[] = [];
   const failed: string[] = [];
   for (const uid of names) {

@@ -9,10 +9,10 @@
  * never runs itself: it only carries the static pod's status for kubectl.
  */
 import { createHash } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { describeError, hasCode, type Logger } from '@nodelet/base';
+import { describeError, hasCode, readdirIfExists, type Logger } from '@nodelet/base';
 import { PODS, type ApiClient, type Pod } from '@nodelet/api/agent';
 import { CONFIG_HASH, CONFIG_MIRROR, CONFIG_SOURCE } from '../kubecontainer/pod-update.js';
 
@@ -60,13 +60,7 @@ export async function staticPodFromManifest(text: string, file: string, nodeName
 
 /** Reads every manifest of the directory. Bad files are reported and skipped. */
 export async function readStaticPods(dir: string, nodeName: string, log: Logger): Promise<Pod[]> {
-  let names: string[];
-  try {
-    names = (await readdir(dir)).filter((n) => /\.(ya?ml|json)$/.test(n) && !n.startsWith('.')).sort();
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
-  }
+  const names = (await readdirIfExists(dir)).filter((n) => /\.(ya?ml|json)$/.test(n) && !n.startsWith('.')).sort();
   const pods: Pod[] = [];
   for (const n of names) {
     try {

@@ -9,32 +9,18 @@
  * the default routes towards the router are set here; pod routes are the route managers' job.
  * `destroy()` kills every process and deletes every namespace (their links go with them).
  */
-import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { promisify } from 'node:util';
+import { sh, sweepDeadRuns } from './netns-kit.js';
 
 const run = promisify(execFile);
-
-export function sh(args: string[], allowFail = false): string {
-  const r = spawnSync(args[0]!, args.slice(1), { encoding: 'utf8' });
-  if (r.status !== 0 && !allowFail) throw new Error(`${args.join(' ')} failed (${r.status}): ${r.stderr}`);
-  return r.stdout;
-}
 
 const SERVER = `require('net').createServer((s) => { s.write(s.remoteAddress + '\\n'); s.pipe(s); }).listen(7000, '0.0.0.0', () => console.log('ready'));`;
 // Connects, prints the server's first line, then echoes each stdin line through the connection.
 const CLIENT = `const s = require('net').connect(7000, process.argv[1]); s.setEncoding('utf8');
 s.on('data', (d) => process.stdout.write(d)); s.on('error', (e) => { console.error(e.message); process.exit(1); });
 process.stdin.on('data', (d) => s.write(d)); setTimeout(() => {}, 1e9);`;
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 export interface Machine {
   name: string;
@@ -52,11 +38,7 @@ export class RoutedMachines {
   readonly #procs: ChildProcess[] = [];
 
   setup(): void {
-    // A run killed before its cleanup leaves its namespaces (named after its PID): remove those.
-    for (const name of sh(['ip', 'netns', 'list'], true).split('\n').map((l) => l.split(' ')[0] ?? '')) {
-      const pid = /^nrt-(?:r|m\d|p\d)-(\d+)$/.exec(name)?.[1];
-      if (pid && !pidAlive(Number(pid))) sh(['ip', 'netns', 'del', name], true);
-    }
+    sweepDeadRuns(/^nrt-(?:r|m\d|p\d)-(\d+)$/);
     this.#addNs(this.router);
     const r = ['ip', 'netns', 'exec', this.router];
     sh([...r, 'sysctl', '-qw', 'net.ipv4.ip_forward=1']);

@@ -14,7 +14,8 @@ import { InMemoryApiServer } from '@nodelet/api/testing';
 import { commandRunner } from '../../src/proxy/exec.js';
 import { RouteManager } from '../../src/network/route-manager.js';
 import { VXLAN_ANNOTATION, VXLAN_DEFAULTS, vxlanDeviceName } from '../../src/network/route-plan.js';
-import { RoutedMachines, sh, type Machine } from './pod-routes-netns.js';
+import { sh } from './netns-kit.js';
+import { RoutedMachines, type Machine } from './pod-routes-netns.js';
 
 const enabled = process.env.AGENT_IT === '1' && process.getuid?.() === 0 && spawnSync('nft', ['--version']).status === 0;
 const skip = enabled ? false : 'needs AGENT_IT=1, root and nft (Debian nftables)';

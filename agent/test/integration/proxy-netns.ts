@@ -7,9 +7,10 @@
  * proxy-peer.mjs servers and clients. `destroy()` kills every process started and deletes every
  * namespace (which takes the table, veths and conntrack entries with it), even after a failure.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { once } from 'node:events';
+import { sh, sweepDeadRuns } from './netns-kit.js';
 
 const PEER = fileURLToPath(new URL('./proxy-peer.mjs', import.meta.url));
 
@@ -20,43 +21,7 @@ export interface HttpResult {
   ms: number;
 }
 
-function sh(args: string[], opts: { allowFail?: boolean } = {}): string {
-  const r = spawnSync(args[0]!, args.slice(1), { encoding: 'utf8' });
-  if (r.status !== 0 && !opts.allowFail) throw new Error(`${args.join(' ')} failed (${r.status}): ${r.stderr}`);
-  return r.stdout;
-}
-
 const NS_NAME = /^npx-(?:node|ext|p\d+)-(\d+)$/;
-
-/**
- * A run killed before its cleanup (SIGKILL, a timeout, Ctrl-C of a bench) leaves its namespaces,
- * and with them their veths and bridge. Each name ends with the PID of the run that made it, so the
- * namespaces of runs whose process is gone are removed here; a live run's are left alone.
- */
-function sweepDeadRuns(): void {
-  for (const line of sh(['ip', 'netns', 'list'], { allowFail: true }).split('\n')) {
-    const name = line.split(' ')[0] ?? '';
-    const m = NS_NAME.exec(name);
-    if (!m || pidAlive(Number(m[1]))) continue;
-    for (const pid of sh(['ip', 'netns', 'pids', name], { allowFail: true }).split('\n').filter(Boolean)) {
-      try {
-        process.kill(Number(pid), 'SIGKILL');
-      } catch {
-        // Already gone between the listing and the kill.
-      }
-    }
-    sh(['ip', 'netns', 'del', name], { allowFail: true });
-  }
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 export class NetnsNode {
   readonly id = `${process.pid}`;
@@ -69,7 +34,7 @@ export class NetnsNode {
 
   /** Creates the node and the external host (after removing what killed runs left). */
   setup(): void {
-    sweepDeadRuns();
+    sweepDeadRuns(NS_NAME);
     for (const ns of [this.node, this.ext]) this.#addNs(ns);
     const n = ['ip', 'netns', 'exec', this.node];
     sh([...n, 'ip', 'link', 'add', 'br0', 'type', 'bridge']);
@@ -77,7 +42,7 @@ export class NetnsNode {
     sh([...n, 'ip', 'link', 'set', 'br0', 'up']);
     sh([...n, 'sysctl', '-qw', 'net.ipv4.ip_forward=1']);
     // Pod-to-pod Service traffic on one bridge needs the bridge to pass through netfilter.
-    sh([...n, 'sysctl', '-qw', 'net.bridge.bridge-nf-call-iptables=1'], { allowFail: true });
+    sh([...n, 'sysctl', '-qw', 'net.bridge.bridge-nf-call-iptables=1'], true);
     sh(['ip', 'link', 'add', `nx${this.id}`, 'netns', this.node, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', this.ext]);
     sh([...n, 'ip', 'addr', 'add', `${this.nodeIP}/24`, 'dev', `nx${this.id}`]);
     sh([...n, 'ip', 'link', 'set', `nx${this.id}`, 'up']);
@@ -154,7 +119,7 @@ export class NetnsNode {
 
   /** Runs `cmd` in the node namespace. */
   inNode(cmd: string[], allowFail = false): string {
-    return sh(['ip', 'netns', 'exec', this.node, ...cmd], { allowFail });
+    return sh(['ip', 'netns', 'exec', this.node, ...cmd], allowFail);
   }
 
   async destroy(): Promise<void> {
@@ -165,7 +130,7 @@ export class NetnsNode {
       }
     }
     this.#procs.clear();
-    for (const ns of this.#namespaces.reverse()) sh(['ip', 'netns', 'del', ns], { allowFail: true });
+    for (const ns of this.#namespaces.reverse()) sh(['ip', 'netns', 'del', ns], true);
     this.#namespaces.length = 0;
   }
 }

@@ -14,7 +14,9 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import type { ServiceDefinition } from '@grpc/proto-loader';
 import { loadCriPackageDefinition } from '../client.js';
-import { FakeRuntimeService, FakeRpcError } from './fake-runtime-service.js';
+import { CriError } from '../errors.js';
+import { grpcStatusOf } from '../fake-runtime/index.js';
+import { FakeRuntimeService } from './fake-runtime-service.js';
 import { fakeRuntimeHandlers } from './runtime-handlers.js';
 import { fakeImageHandlers } from './image-handlers.js';
 
@@ -23,7 +25,7 @@ type Handler = (req: never) => Promise<object> | object;
 function adapt(state: FakeRuntimeService, rpc: string, fn: Handler | undefined): grpc.handleUnaryCall<object, object> {
   return (call, callback) => {
     const failure = state.enter(rpc, call.request);
-    if (failure) return callback({ code: failure.code, details: failure.details });
+    if (failure) return callback({ code: grpcStatusOf(failure), details: failure.message });
     if (state.isHanging(rpc)) return; // never answers; the client's deadline or signal ends the call
     if (!fn) return callback({ code: grpc.status.UNIMPLEMENTED, details: `method ${rpc} not implemented` });
     Promise.resolve()
@@ -31,7 +33,7 @@ function adapt(state: FakeRuntimeService, rpc: string, fn: Handler | undefined):
       .then(
         (reply) => callback(null, reply),
         (err: unknown) => {
-          if (err instanceof FakeRpcError) callback({ code: err.code, details: err.details });
+          if (err instanceof CriError) callback({ code: grpcStatusOf(err), details: err.message });
           else callback({ code: grpc.status.INTERNAL, details: `fake handler crashed: ${String(err)}` });
         },
       );
@@ -86,7 +88,7 @@ export class FakeCriServer {
               for (const ev of events) call.write(ev);
               return; // open until the client cancels
             }
-            call.emit('error', { code: failure?.code ?? grpc.status.UNIMPLEMENTED, details: failure?.details ?? 'method GetContainerEvents not implemented' });
+            call.emit('error', { code: failure ? grpcStatusOf(failure) : grpc.status.UNIMPLEMENTED, details: failure?.message ?? 'method GetContainerEvents not implemented' });
           }) as grpc.handleServerStreamingCall<object, object>;
           continue;
         }

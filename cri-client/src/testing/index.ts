@@ -3,7 +3,6 @@
 export { FakeCriServer, type FakeCriServerOptions } from './fake-server.js';
 export {
   FakeRuntimeService,
-  FakeRpcError,
   imageIdFor,
   normalizeRef,
   rpcError,

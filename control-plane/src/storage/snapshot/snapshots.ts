@@ -11,10 +11,10 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { writeFileAtomic } from '@nodelet/api';
-import { AgentError } from '@nodelet/base';
+import { AgentError, readdirIfExists } from '@nodelet/base';
 
 export type SnapshotKind = 'sqlite' | 'etcd';
 
@@ -65,13 +65,7 @@ export type ListedSnapshot = { file: string; path: string; info?: SnapshotInfo; 
  * missing or unreadable sidecar is listed with its problem (an interrupted save), never as good.
  */
 export async function listSnapshots(dir: string): Promise<ListedSnapshot[]> {
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
-  }
+  const names = await readdirIfExists(dir);
   const out: ListedSnapshot[] = [];
   for (const file of names.filter((n) => NAME.test(n))) {
     const path = join(dir, file);
