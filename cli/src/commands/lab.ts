@@ -52,12 +52,19 @@ function nodeFlags(c: Command): Command {
     .option('--node-ip <ip>', 'with --netns: the node\'s address on the node network (default: the lowest free one)');
 }
 
+/** add-node's own flags (remove-node finds the router from the namespace). */
+function addNodeFlags(c: Command): Command {
+  return nodeFlags(c)
+    .option('--behind-router <cidr>', 'with --netns: put the node on a subnet of its own (e.g. 10.231.0.0/29) behind a router namespace on the node network; its pods are reached over VXLAN');
+}
+
 function toNodeOptions(f: Record<string, unknown>): LabNodeOptions {
   return {
     stateDir: f.stateDir as string, nodeName: f.nodeName as string, bridge: f.bridge as string, adminKubeconfig: f.adminKubeconfig as string,
     ...(f.registry ? { registry: f.registry as string } : {}), clusterCidr: f.clusterCidr as string,
     ...(f.nodeApiPort !== undefined ? { nodeApiPort: f.nodeApiPort as number } : {}), ...(f.healthzPort !== undefined ? { healthzPort: f.healthzPort as number } : {}),
     ...(f.netns ? { netns: true } : {}), ...(f.nodeIp ? { nodeIp: f.nodeIp as string } : {}),
+    ...(f.behindRouter ? { behindRouter: f.behindRouter as string } : {}),
     log: (l) => process.stdout.write(`  ${l}\n`),
   };
 }
@@ -101,7 +108,7 @@ Stop everything with: make down
       if (r.problems.length) process.exitCode = 1;
     });
 
-  nodeFlags(lab.command('add-node').description('add a node to the lab cluster: its own containerd and agent (and with --netns its own network namespace); wait until it is Ready')).action(async (f) => {
+  addNodeFlags(lab.command('add-node').description('add a node to the lab cluster: its own containerd and agent (and with --netns its own network namespace); wait until it is Ready')).action(async (f) => {
     const r = await labAddNode(toNodeOptions(f));
     process.stdout.write(`node "${r.nodeName}" is Ready${r.netns ? ` in network namespace ${r.netns} at ${r.ip}` : ''}; node API :${r.options.nodeApiPort}, healthz :${r.options.healthzPort}; runtime ${r.runtimeEndpoint}\n`);
   });
