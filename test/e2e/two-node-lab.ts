@@ -25,9 +25,10 @@ export interface TwoNodeLabOptions {
   serverArgs?: string[];
   /**
    * Node 2 in its own network namespace on subnet `subnet`, behind a router namespace on node
-   * network `network` (bridge `nle-<tag>n`), where node 1, the server and the registry are.
+   * network `network` (bridge `nle-<tag>n`), where node 1, the server and the registry are; its
+   * agent with pod network backend `podNetwork` (default the lab's).
    */
-  routed?: { network: string; subnet: string };
+  routed?: { network: string; subnet: string; podNetwork?: NodeOptions['podNetwork'] };
 }
 
 export interface TwoNodeLab {
@@ -53,7 +54,7 @@ export async function startTwoNodeLab(o: TwoNodeLabOptions): Promise<TwoNodeLab>
   const node2: NodeOptions = {
     stateDir: dir2, adminKubeconfig: join(dir1, 'server', 'admin.kubeconfig'), registry, nodeName: o.nodeNames[1],
     bridge: `nle-${o.tag}1`, nodeApiPort: api2, healthzPort: hz2, clusterCidr: o.clusterCidr,
-    ...(o.routed ? { netns: true, behindRouter: o.routed.subnet } : {}),
+    ...(o.routed ? { netns: true, behindRouter: o.routed.subnet, ...(o.routed.podNetwork ? { podNetwork: o.routed.podNetwork } : {}) } : {}),
   };
   const teardown = async (): Promise<void> => {
     const steps: Array<[string, () => Promise<unknown>]> = [

@@ -2,14 +2,16 @@
 // (bridge nle-vrn; the server and registry at 10.219.0.1), node 2 (`labAddNode({ netns: true,
 // behindRouter })`) in namespace nodelet-vr-2 on subnet 10.216.0.0/29 behind router namespace
 // nodelet-vr-2_router (docs/multi-node-lab.md). The only routes the lab adds are the host's to
-// that subnet through the router and node 2's default route to it; host-gw cannot reach across a
-// router, so both agents (the lab's default backend, host-gw) fall back to VXLAN per peer
-// (docs/network.md), which the test checks in their routes before relying on it.
+// that subnet through the router and node 2's default route to it. Node 1's agent runs the lab's
+// default backend, host-gw, which cannot reach across a router and falls back to VXLAN for node 2
+// (docs/network.md); node 2's runs `vxlan`. The test checks both agents' routes go through the
+// VXLAN device before relying on them, and the pods' MTUs: node 1's the link's, node 2's 50 less.
 //
 // Pod a on node 1 and pod b on node 2, each behind a ClusterIP Service: a reaches b by pod IP and
 // through b's Service, b reaches a the same ways, each packet across through the VXLAN devices
-// (their counters move). Nothing is sent to a ClusterIP before the sending node's table holds it
-// with its endpoint. Everything is removed afterwards, which the test checks.
+// (their counters move); a 256 KiB answer crosses each way whole too (in full-size segments: b's
+// MTU makes both ends' segments fit the tunnel). Nothing is sent to a ClusterIP before the sending node's
+// table holds it with its endpoint. Everything is removed afterwards, which the test checks.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, existsSync, writeFileSync } from 'node:fs';
@@ -28,6 +30,8 @@ const SUBNET = '10.216.0.0/29';
 const TAG = 'vr';
 const [N1, N2] = ['vr-1', 'vr-2'] as const;
 const VXLAN = `nodelet.${labVxlanVni(CLUSTER_CIDR)}`;
+/** Bytes of the large answer: many full-size segments. */
+const BIG = 256 * 1024;
 
 interface RouteJson { dst: string; gateway?: string; dev: string; protocol?: string }
 const routes = (netns?: string): RouteJson[] =>
@@ -60,7 +64,7 @@ test('two nodes behind a router: the agents fall back to VXLAN; pods reach each 
   if (spawnSync('nsenter', ['--version']).status !== 0) return t.skip('nsenter not installed (util-linux)');
   const started = Date.now();
   // A lab that fails to start removes itself; one that started goes after the test, node 2 first.
-  const lab = await startTwoNodeLab({ tag: TAG, clusterCidr: CLUSTER_CIDR, nodeNames: [N1, N2], routed: { network: NETWORK, subnet: SUBNET } });
+  const lab = await startTwoNodeLab({ tag: TAG, clusterCidr: CLUSTER_CIDR, nodeNames: [N1, N2], routed: { network: NETWORK, subnet: SUBNET, podNetwork: 'vxlan' } });
   t.after(async () => {
     await lab.teardown();
     const procs = await findProcesses((argv) => argv.some((a) => a.includes(lab.dir1) || a.includes(lab.dir2)));
@@ -101,7 +105,7 @@ test('two nodes behind a router: the agents fall back to VXLAN; pods reach each 
 
   // 3. Pod a on node 1, pod b on node 2, each an httpd answering its name, each behind a Service.
   const file = `${lab.dir1}/pods.yaml`;
-  const web = 'mkdir -p /www && hostname > /www/index.html && exec httpd -f -p 8080 -h /www';
+  const web = `mkdir -p /www && hostname > /www/index.html && head -c ${BIG} /dev/zero > /www/big && exec httpd -f -p 8080 -h /www`;
   writeFileSync(file, ([[N1, 'a'], [N2, 'b']] as const).flatMap(([node, name]) => [
     { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', labels: { app: name } }, spec: {
       nodeSelector: { 'kubernetes.io/hostname': node }, terminationGracePeriodSeconds: 1,
@@ -118,6 +122,11 @@ test('two nodes behind a router: the agents fall back to VXLAN; pods reach each 
     svc[name] = (await k('get', 'svc', name, '-o', 'jsonpath={.spec.clusterIP}')).trim();
   }
   assert.ok(inCidr(pod.a!, cidrs[N1]!) && inCidr(pod.b!, cidrs[N2]!), `pod IPs ${pod.a} and ${pod.b} are of their nodes' pod CIDRs`);
+  // host-gw gives pods the link's MTU (node 1's node-network bridge), vxlan 50 less (node 2's eth0).
+  const mtu = (dev: string, netns?: string) => (JSON.parse(spawnSync('ip', [...(netns ? ['-n', netns] : []), '-json', 'link', 'show', 'dev', dev], { encoding: 'utf8' }).stdout) as Array<{ mtu: number }>)[0]!.mtu;
+  const podMtu = async (name: string) => Number((await k('exec', name, '--', 'cat', '/sys/class/net/eth0/mtu')).trim());
+  assert.equal(await podMtu('a'), mtu(`nle-${TAG}n`), 'pod a (host-gw) has the link\'s MTU');
+  assert.equal(await podMtu('b'), mtu('eth0', ns2) - 50, 'pod b (vxlan) has its node\'s link MTU less the 50 bytes of VXLAN headers');
 
   // 4. Both ways: by pod IP, then by the other pod's ClusterIP once the sending node's table holds
   // it and its endpoint. The VXLAN devices on both ends carry the packets.
@@ -128,6 +137,9 @@ test('two nodes behind a router: the agents fall back to VXLAN; pods reach each 
     await pollUntil(`Service ${to} with its endpoint in the table of ${netns ?? 'the host'}`, () =>
       nftMapKeys('service-ips', netns).includes(`${svc[to]} . tcp . 80`) && (proxyTable(netns) ?? '').includes(`dnat to ${pod[to]}:8080`), { timeoutMs: 30_000 });
     assert.equal(await get(svc[to]!, 80), to, `${from} → Service ${to} at ${svc[to]}`);
+    // The answer whole: longer than the body (headers first), its last BIG bytes all zeros.
+    const [total, nonZero] = (await k('exec', from, '--', 'sh', '-c', `printf 'GET /big HTTP/1.0\\r\\n\\r\\n' | nc -w 5 ${svc[to]} 80 > /tmp/big; wc -c < /tmp/big; tail -c ${BIG} /tmp/big | tr -d '\\0' | wc -c`)).trim().split(/\s+/).map(Number);
+    assert.ok(total! > BIG && nonZero === 0, `${from} ← Service ${to}: an answer of ${BIG} zero bytes (got ${total} bytes, ${nonZero} of the last ${BIG} not zero)`);
   }
   const after = [vxlanPackets(), vxlanPackets(ns2)];
   for (const [i, where] of ['host', 'node 2'].entries()) {

@@ -13,6 +13,8 @@ import { DEFAULT_LAB_STATE_DIR, DEFAULT_REGISTRY, labLayout, labRuntimeStatus } 
 const DEFAULT_NODE_NETWORK_BRIDGE = 'nodelet-nodes';
 
 /** The flags a whole lab and one added node share: the cluster's pod network and the agent's ports. */
+const POD_NETWORK_HELP = 'the agent\'s pod network backend, host-gw or vxlan (default: the agent\'s, host-gw, which reaches peers on no connected subnet over VXLAN)';
+
 function agentFlags(c: Command, added = false): Command {
   // An added node shares the machine with the first node: its ports default to free ones, not 10250/10248.
   return c
@@ -29,7 +31,8 @@ function labFlags(c: Command): Command {
     .option('--node-name <name>', 'node name (default: hostname)')
     .option('--bridge <name>', 'pod bridge', 'nodelet0')
     .option('--node-network <cidr>', 'a node network (e.g. 10.230.0.0/24) for nodes in their own network namespace (lab add-node --netns): the server, registry and this node use its first address')
-    .option('--node-network-bridge <name>', 'the node network\'s host bridge', DEFAULT_NODE_NETWORK_BRIDGE);
+    .option('--node-network-bridge <name>', 'the node network\'s host bridge', DEFAULT_NODE_NETWORK_BRIDGE)
+    .option('--pod-network <backend>', POD_NETWORK_HELP);
 }
 
 function toOptions(f: Record<string, unknown>): Partial<LabOptions> {
@@ -38,6 +41,7 @@ function toOptions(f: Record<string, unknown>): Partial<LabOptions> {
     clusterCidr: f.clusterCidr as string, nodeName: f.nodeName as string | undefined, bridge: f.bridge as string,
     nodeApiPort: f.nodeApiPort as number, healthzPort: f.healthzPort as number,
     ...(f.nodeNetwork ? { nodeNetwork: { cidr: f.nodeNetwork as string, bridge: f.nodeNetworkBridge as string } } : {}),
+    ...(f.podNetwork ? { podNetwork: f.podNetwork as LabOptions['podNetwork'] } : {}),
   };
 }
 
@@ -49,13 +53,14 @@ function nodeFlags(c: Command): Command {
     .option('--admin-kubeconfig <file>', 'the lab\'s admin kubeconfig', labLayout().adminKubeconfig)
     .option('--registry <host:port>', 'the lab\'s image registry (default: port 5000 on the API server\'s address)')
     .option('--netns', 'run the node in its own network namespace on the lab\'s node network (lab up --node-network)')
-    .option('--node-ip <ip>', 'with --netns: the node\'s address on the node network (default: the lowest free one)');
+    .option('--node-ip <ip>', 'with --netns: the node\'s address on the node network, or on its subnet with --behind-router (default: the lowest free one)');
 }
 
 /** add-node's own flags (remove-node finds the router from the namespace). */
 function addNodeFlags(c: Command): Command {
   return nodeFlags(c)
-    .option('--behind-router <cidr>', 'with --netns: put the node on a subnet of its own (e.g. 10.231.0.0/29) behind a router namespace on the node network; its pods are reached over VXLAN');
+    .option('--behind-router <cidr>', 'with --netns: put the node on a subnet of its own (e.g. 10.231.0.0/29) behind a router namespace on the node network; its pods are reached over VXLAN')
+    .option('--pod-network <backend>', `with --netns: ${POD_NETWORK_HELP}`);
 }
 
 function toNodeOptions(f: Record<string, unknown>): LabNodeOptions {
@@ -65,6 +70,7 @@ function toNodeOptions(f: Record<string, unknown>): LabNodeOptions {
     ...(f.nodeApiPort !== undefined ? { nodeApiPort: f.nodeApiPort as number } : {}), ...(f.healthzPort !== undefined ? { healthzPort: f.healthzPort as number } : {}),
     ...(f.netns ? { netns: true } : {}), ...(f.nodeIp ? { nodeIp: f.nodeIp as string } : {}),
     ...(f.behindRouter ? { behindRouter: f.behindRouter as string } : {}),
+    ...(f.podNetwork ? { podNetwork: f.podNetwork as LabOptions['podNetwork'] } : {}),
     log: (l) => process.stdout.write(`  ${l}\n`),
   };
 }

@@ -61,6 +61,8 @@ export interface LabNodeOptions {
    * other and the agents reach its pods over VXLAN (docs/multi-node-lab.md).
    */
   behindRouter?: string;
+  /** With `netns`: the agent's pod network backend (LabOptions `podNetwork`); a node sharing the host's namespace routes nothing. */
+  podNetwork?: LabOptions['podNetwork'];
   readyTimeoutMs?: number;
   log?: (line: string) => void;
 }
@@ -101,6 +103,7 @@ function asLabOptions(n: LabNodeOptions & { nodeApiPort: number; healthzPort: nu
     proxyMode: n.netns ? 'nftables' : 'none',
     ...(n.netns ? {} : { agentConfig: { clusterDNSResolver: false, podNetwork: { backend: 'none' } } }),
     ...(n.netns ? { netns: true } : {}),
+    ...(n.netns && n.podNetwork ? { podNetwork: n.podNetwork } : {}),
     ...(nodeIp ? { nodeIp } : {}),
   });
 }
@@ -114,9 +117,9 @@ export async function labAddNode(opts: LabNodeOptions): Promise<LabNode> {
     admin.close();
     throw new AgentError('ERR_INVALID_ARGUMENT', `registry "${registry}" is a loopback address, which a node in its own network namespace cannot reach: use the lab's registry on the node network`);
   }
-  if (n.behindRouter && !n.netns) {
+  if ((n.behindRouter || n.podNetwork) && !n.netns) {
     admin.close();
-    throw new AgentError('ERR_INVALID_ARGUMENT', 'behindRouter places a node in its own network namespace: it needs netns');
+    throw new AgentError('ERR_INVALID_ARGUMENT', `${n.behindRouter ? 'behindRouter' : 'podNetwork'} is for a node in its own network namespace: it needs netns (a node sharing the host's routes nothing)`);
   }
   try {
     let placed: { network: NodeNetwork; netns: string; ip: string } | undefined;
