@@ -10,14 +10,15 @@
 // Pod a on node 1 and pod b on node 2, each behind a ClusterIP Service: a reaches b by pod IP and
 // through b's Service, b reaches a the same ways, each packet across through the VXLAN devices
 // (their counters move); a 256 KiB answer crosses each way whole too (in full-size segments: b's
-// MTU makes both ends' segments fit the tunnel). Nothing is sent to a ClusterIP before the sending node's
-// table holds it with its endpoint. Everything is removed afterwards, which the test checks.
+// MTU makes both ends' segments fit the tunnel). Nothing is sent to a ClusterIP before the
+// sending node's table holds it with its endpoint. Adding node 2 again adopts its namespaces as
+// they are. Everything is removed afterwards, which the test checks.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, existsSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { stringify as toYaml } from 'yaml';
-import { labVxlanVni, netnsName, routerNetnsName, vethName } from '@nodelet/cli';
+import { labAddNode, labVxlanVni, netnsName, routerNetnsName, vethName } from '@nodelet/cli';
 import { findProcesses } from '@nodelet/lab-runtime';
 import { requireRoot } from '@nodelet/lab-runtime/testing';
 import { pollUntil } from '@nodelet/base';
@@ -145,5 +146,13 @@ test('two nodes behind a router: the agents fall back to VXLAN; pods reach each 
   for (const [i, where] of ['host', 'node 2'].entries()) {
     assert.ok(after[i]!.tx > before[i]!.tx && after[i]!.rx > before[i]!.rx, `${where}'s ${VXLAN} carried the traffic: ${JSON.stringify(before[i])} → ${JSON.stringify(after[i])}`);
   }
-  t.diagnostic(`a ↔ b by pod IP and ClusterIP over VXLAN; total ${Date.now() - started} ms`);
+  t.diagnostic(`a ↔ b by pod IP and ClusterIP over VXLAN after ${Date.now() - started} ms`);
+
+  // 5. Adding node 2 again (as after a restart of the machine's lab) adopts its namespace and
+  // router as they are: the same address, one route to its subnet, the agents' routes unchanged.
+  const again = await labAddNode(lab.node2.options);
+  assert.equal(again.ip, lab.node2.ip);
+  assert.equal(routes().filter((r) => r.dst === SUBNET).length, 1, 'one host route to node 2\'s subnet');
+  assert.deepEqual(agentRoutes(ns2, { dev: true }), [vxlanRoute(cidrs[N1]!)]);
+  t.diagnostic(`total ${Date.now() - started} ms`);
 });
