@@ -31,8 +31,7 @@ function labFlags(c: Command): Command {
     .option('--node-name <name>', 'node name (default: hostname)')
     .option('--bridge <name>', 'pod bridge', 'nodelet0')
     .option('--node-network <cidr>', 'a node network (e.g. 10.230.0.0/24) for nodes in their own network namespace (lab add-node --netns): the server, registry and this node use its first address')
-    .option('--node-network-bridge <name>', 'the node network\'s host bridge', DEFAULT_NODE_NETWORK_BRIDGE)
-    .option('--pod-network <backend>', POD_NETWORK_HELP);
+    .option('--node-network-bridge <name>', 'the node network\'s host bridge', DEFAULT_NODE_NETWORK_BRIDGE);
 }
 
 function toOptions(f: Record<string, unknown>): Partial<LabOptions> {
@@ -81,6 +80,7 @@ export function register(program: Command): void {
   labFlags(lab.command('up').description('start containerd, nodelet server and nodelet agent; wait until the node is Ready'))
     // One default store: the lab registry serves the store `nodelet image import|build` write by default.
     .option('--store <dir>', 'image store the lab registry serves (the lab images are built into it)', DEFAULT_IMAGE_STORE)
+    .option('--pod-network <backend>', POD_NETWORK_HELP)
     .action(async (f) => {
       const r = await labUp({ ...toOptions(f), imagesDir: f.store as string, log: (l) => process.stdout.write(`  ${l}\n`) });
       process.stdout.write(`
