@@ -5,7 +5,7 @@ export { doctor } from './commands/doctor/command.js';
 export { createToken } from './commands/ops/token.js';
 export { join } from './commands/ops/join.js';
 export { labAddNode, labRemoveNode, type LabNode, type LabNodeOptions } from './commands/lab/add-node.js';
-export { netnsName, vethName, type NodeNetwork } from './commands/lab/node-network.js';
+export { netnsName, nodeNetworkHostAddress, routerNetnsName, vethName, type NodeNetwork } from './commands/lab/node-network.js';
 export { labVxlanVni } from './commands/lab/pod-network.js';
 export { stopProcess, runningPid } from './commands/lab/processes.js';
 export { createUserKubeconfig, type KubeconfigCreateOptions } from './commands/ops/kubeconfig-create.js';

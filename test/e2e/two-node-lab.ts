@@ -1,13 +1,16 @@
 /**
  * The two-node lab the workload and drain suites share: `labUp` for node 1 (with the server) and
  * `labAddNode` for node 2 on the same machine, each with its own state dir, bridge and ports.
- * Teardown goes node 2 first (its agent still serves CNI DEL for its sandboxes), then node 1 and
- * the server; a state dir is removed only after what is still mounted under it is unmounted.
+ * With `routed`, node 2 is a machine of its own behind a router namespace (labAddNode
+ * `behindRouter`, docs/multi-node-lab.md). Teardown goes node 2 first (its agent still serves CNI
+ * DEL for its sandboxes), then node 1 and the server; a state dir is removed only after what is
+ * still mounted under it is unmounted. Below: what the network tests read of a node's namespace.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { labAddNode, labDown, labRemoveNode, labUp, type LabUpResult } from '@nodelet/cli';
+import { spawnSync } from 'node:child_process';
+import { labAddNode, labDown, labRemoveNode, labUp, nodeNetworkHostAddress, type LabNode, type LabUpResult } from '@nodelet/cli';
 import { unmountUnder } from '@nodelet/lab-runtime';
 import { freePort } from '@nodelet/base/testing';
 
@@ -20,6 +23,12 @@ export interface TwoNodeLabOptions {
   clusterCidr: string;
   nodeNames: [string, string];
   serverArgs?: string[];
+  /**
+   * Node 2 in its own network namespace on subnet `subnet`, behind a router namespace on node
+   * network `network` (bridge `nle-<tag>n`), where node 1, the server and the registry are; its
+   * agent with pod network backend `podNetwork` (default the lab's).
+   */
+  routed?: { network: string; subnet: string; podNetwork?: NodeOptions['podNetwork'] };
 }
 
 export interface TwoNodeLab {
@@ -27,6 +36,7 @@ export interface TwoNodeLab {
   /** Node 1's state dir (holds the server and its admin kubeconfig) and node 2's. */
   dir1: string;
   dir2: string;
+  node2: LabNode;
   /** Stops both nodes and the server and removes their state; logs problems, never throws. */
   teardown(): Promise<void>;
 }
@@ -35,14 +45,16 @@ export async function startTwoNodeLab(o: TwoNodeLabOptions): Promise<TwoNodeLab>
   const dir1 = mkdtempSync(join(tmpdir(), `nodelet-e2e-${o.tag}-1-`));
   const dir2 = mkdtempSync(join(tmpdir(), `nodelet-e2e-${o.tag}-2-`));
   const [apiPort, regPort, api1, hz1, api2, hz2] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort(), freePort()]);
-  const registry = `127.0.0.1:${regPort}`;
+  const nodeNetwork = o.routed ? { bridge: `nle-${o.tag}n`, cidr: o.routed.network } : undefined;
+  const registry = `${nodeNetwork ? nodeNetworkHostAddress(nodeNetwork.cidr) : '127.0.0.1'}:${regPort}`;
   const lab: LabOptions = {
     stateDir: dir1, apiPort, registry, clusterCidr: o.clusterCidr, bridge: `nle-${o.tag}0`, nodeName: o.nodeNames[0],
-    nodeApiPort: api1, healthzPort: hz1, ...(o.serverArgs ? { serverArgs: o.serverArgs } : {}),
+    nodeApiPort: api1, healthzPort: hz1, ...(o.serverArgs ? { serverArgs: o.serverArgs } : {}), ...(nodeNetwork ? { nodeNetwork } : {}),
   };
   const node2: NodeOptions = {
     stateDir: dir2, adminKubeconfig: join(dir1, 'server', 'admin.kubeconfig'), registry, nodeName: o.nodeNames[1],
-    bridge: `nle-${o.tag}1`, nodeApiPort: api2, healthzPort: hz2,
+    bridge: `nle-${o.tag}1`, nodeApiPort: api2, healthzPort: hz2, clusterCidr: o.clusterCidr,
+    ...(o.routed ? { netns: true, behindRouter: o.routed.subnet, ...(o.routed.podNetwork ? { podNetwork: o.routed.podNetwork } : {}) } : {}),
   };
   const teardown = async (): Promise<void> => {
     const steps: Array<[string, () => Promise<unknown>]> = [
@@ -62,10 +74,42 @@ export async function startTwoNodeLab(o: TwoNodeLabOptions): Promise<TwoNodeLab>
   };
   try {
     const up = await labUp(lab);
-    await labAddNode(node2);
-    return { up, dir1, dir2, teardown };
+    return { up, dir1, dir2, node2: await labAddNode(node2), teardown };
   } catch (err) {
     await teardown();
     throw err;
   }
 }
+
+/** `nft` in the host's namespace, or in `netns`. */
+export function nft(args: string[], netns?: string): { status: number | null; stdout: string } {
+  const argv = netns ? ['netns', 'exec', netns, 'nft', ...args] : args;
+  return spawnSync(netns ? 'ip' : 'nft', argv, { encoding: 'utf8' });
+}
+
+/** The agents' pod routes (protocol 150) of the host or of `netns`, as `[dst, via]`, or with `dev` `[dst, via, dev]`. */
+export function agentRoutes(netns?: string, o: { dev?: boolean } = {}): string[][] {
+  const r = spawnSync('ip', [...(netns ? ['-n', netns] : []), '-json', '-4', 'route', 'show', 'proto', '150'], { encoding: 'utf8' });
+  return (JSON.parse(r.stdout || '[]') as Array<{ dst: string; gateway: string; dev: string }>).map((x) => [x.dst, x.gateway, ...(o.dev ? [x.dev] : [])]);
+}
+
+/** The proxy table as `nft list table` prints it; undefined when it does not exist. */
+export function proxyTable(netns?: string): string | undefined {
+  const r = nft(['list', 'table', 'ip', 'nodelet-proxy'], netns);
+  return r.status === 0 ? r.stdout : undefined;
+}
+
+/** Keys (`ip . proto . port`, `proto . port`) of a verdict map of the live proxy table of a namespace. */
+export function nftMapKeys(map: string, netns?: string): string[] {
+  const r = nft(['-j', 'list', 'map', 'ip', 'nodelet-proxy', map], netns);
+  if (r.status !== 0) return [];
+  const doc = JSON.parse(r.stdout) as { nftables: Array<{ map?: { elem?: unknown[] } }> };
+  return (doc.nftables.find((o) => o.map)?.map?.elem ?? []).map((e) => {
+    let k = (e as unknown[])[0] as { concat?: unknown[]; elem?: { val?: unknown } };
+    if (k.elem) k = k.elem.val as typeof k;
+    return (k.concat ?? []).join(' . ');
+  });
+}
+
+/** An HTTP GET from inside a pod printing only the body (busybox wget crashes in the lab image; nc does not). */
+export const GET = (host: string, port: number): string => `printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 5 ${host} ${port} | tail -n 1`;

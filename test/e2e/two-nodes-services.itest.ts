@@ -27,6 +27,7 @@ import { requireRoot } from '@nodelet/lab-runtime/testing';
 import { pollUntil } from '@nodelet/base';
 import { freePort } from '@nodelet/base/testing';
 import { inCidr, kubectl, type Kubectl } from './helpers.js';
+import { agentRoutes, GET, nft, nftMapKeys, proxyTable } from './two-node-lab.js';
 
 const CLUSTER_CIDR = '10.229.0.0/16';
 const NODE_NETWORK = { bridge: 'nlnn-net', cidr: '10.228.0.0/24' };
@@ -34,39 +35,6 @@ const HOST_IP = '10.228.0.1';
 const KUBE_DNS = '10.96.0.10';
 const N1 = 'nn-1';
 const N2 = 'nn-2';
-
-/** `nft` in the host's namespace, or in `netns`. */
-function nft(args: string[], netns?: string): { status: number | null; stdout: string } {
-  const argv = netns ? ['netns', 'exec', netns, 'nft', ...args] : args;
-  return spawnSync(netns ? 'ip' : 'nft', argv, { encoding: 'utf8' });
-}
-
-/** The agents' pod routes (protocol 150) of the host or of `netns`, as `[dst, via]`. */
-function agentRoutes(netns?: string): Array<[string, string]> {
-  const r = spawnSync('ip', [...(netns ? ['-n', netns] : []), '-json', '-4', 'route', 'show', 'proto', '150'], { encoding: 'utf8' });
-  return (JSON.parse(r.stdout || '[]') as Array<{ dst: string; gateway: string }>).map((x) => [x.dst, x.gateway]);
-}
-
-/** The proxy table as `nft list table` prints it; undefined when it does not exist. */
-function proxyTable(netns?: string): string | undefined {
-  const r = nft(['list', 'table', 'ip', 'nodelet-proxy'], netns);
-  return r.status === 0 ? r.stdout : undefined;
-}
-
-/** Keys (`ip . proto . port`, `proto . port`) of a verdict map of the live proxy table of a namespace. */
-function nftMapKeys(map: string, netns?: string): string[] {
-  const r = nft(['-j', 'list', 'map', 'ip', 'nodelet-proxy', map], netns);
-  if (r.status !== 0) return [];
-  const doc = JSON.parse(r.stdout) as { nftables: Array<{ map?: { elem?: unknown[] } }> };
-  return (doc.nftables.find((o) => o.map)?.map?.elem ?? []).map((e) => {
-    let k = (e as unknown[])[0] as { concat?: unknown[]; elem?: { val?: unknown } };
-    if (k.elem) k = k.elem.val as typeof k;
-    return (k.concat ?? []).join(' . ');
-  });
-}
-
-/** An HTTP GET from inside a pod printing only the body (busybox wget crashes in the lab image; nc does not). */
-const GET = (host: string, port: number): string => `printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 5 ${host} ${port} | tail -n 1`;
 
 /** The addresses busybox nslookup printed after the `Name:` line. */
 function answers(out: string): string[] {

@@ -13,6 +13,8 @@ import { DEFAULT_LAB_STATE_DIR, DEFAULT_REGISTRY, labLayout, labRuntimeStatus } 
 const DEFAULT_NODE_NETWORK_BRIDGE = 'nodelet-nodes';
 
 /** The flags a whole lab and one added node share: the cluster's pod network and the agent's ports. */
+const POD_NETWORK_HELP = 'the agent\'s pod network backend, host-gw or vxlan (default: the agent\'s, host-gw, which reaches peers on no connected subnet over VXLAN)';
+
 function agentFlags(c: Command, added = false): Command {
   // An added node shares the machine with the first node: its ports default to free ones, not 10250/10248.
   return c
@@ -38,6 +40,7 @@ function toOptions(f: Record<string, unknown>): Partial<LabOptions> {
     clusterCidr: f.clusterCidr as string, nodeName: f.nodeName as string | undefined, bridge: f.bridge as string,
     nodeApiPort: f.nodeApiPort as number, healthzPort: f.healthzPort as number,
     ...(f.nodeNetwork ? { nodeNetwork: { cidr: f.nodeNetwork as string, bridge: f.nodeNetworkBridge as string } } : {}),
+    ...(f.podNetwork ? { podNetwork: f.podNetwork as LabOptions['podNetwork'] } : {}),
   };
 }
 
@@ -49,7 +52,14 @@ function nodeFlags(c: Command): Command {
     .option('--admin-kubeconfig <file>', 'the lab\'s admin kubeconfig', labLayout().adminKubeconfig)
     .option('--registry <host:port>', 'the lab\'s image registry (default: port 5000 on the API server\'s address)')
     .option('--netns', 'run the node in its own network namespace on the lab\'s node network (lab up --node-network)')
-    .option('--node-ip <ip>', 'with --netns: the node\'s address on the node network (default: the lowest free one)');
+    .option('--node-ip <ip>', 'with --netns: the node\'s address on the node network, or on its subnet with --behind-router (default: the lowest free one)');
+}
+
+/** add-node's own flags (remove-node finds the router from the namespace). */
+function addNodeFlags(c: Command): Command {
+  return nodeFlags(c)
+    .option('--behind-router <cidr>', 'with --netns: put the node on a subnet of its own (e.g. 10.231.0.0/29) behind a router namespace on the node network; its pods are reached over VXLAN')
+    .option('--pod-network <backend>', `with --netns: ${POD_NETWORK_HELP}`);
 }
 
 function toNodeOptions(f: Record<string, unknown>): LabNodeOptions {
@@ -58,6 +68,8 @@ function toNodeOptions(f: Record<string, unknown>): LabNodeOptions {
     ...(f.registry ? { registry: f.registry as string } : {}), clusterCidr: f.clusterCidr as string,
     ...(f.nodeApiPort !== undefined ? { nodeApiPort: f.nodeApiPort as number } : {}), ...(f.healthzPort !== undefined ? { healthzPort: f.healthzPort as number } : {}),
     ...(f.netns ? { netns: true } : {}), ...(f.nodeIp ? { nodeIp: f.nodeIp as string } : {}),
+    ...(f.behindRouter ? { behindRouter: f.behindRouter as string } : {}),
+    ...(f.podNetwork ? { podNetwork: f.podNetwork as LabOptions['podNetwork'] } : {}),
     log: (l) => process.stdout.write(`  ${l}\n`),
   };
 }
@@ -68,6 +80,7 @@ export function register(program: Command): void {
   labFlags(lab.command('up').description('start containerd, nodelet server and nodelet agent; wait until the node is Ready'))
     // One default store: the lab registry serves the store `nodelet image import|build` write by default.
     .option('--store <dir>', 'image store the lab registry serves (the lab images are built into it)', DEFAULT_IMAGE_STORE)
+    .option('--pod-network <backend>', POD_NETWORK_HELP)
     .action(async (f) => {
       const r = await labUp({ ...toOptions(f), imagesDir: f.store as string, log: (l) => process.stdout.write(`  ${l}\n`) });
       process.stdout.write(`
@@ -101,7 +114,7 @@ Stop everything with: make down
       if (r.problems.length) process.exitCode = 1;
     });
 
-  nodeFlags(lab.command('add-node').description('add a node to the lab cluster: its own containerd and agent (and with --netns its own network namespace); wait until it is Ready')).action(async (f) => {
+  addNodeFlags(lab.command('add-node').description('add a node to the lab cluster: its own containerd and agent (and with --netns its own network namespace); wait until it is Ready')).action(async (f) => {
     const r = await labAddNode(toNodeOptions(f));
     process.stdout.write(`node "${r.nodeName}" is Ready${r.netns ? ` in network namespace ${r.netns} at ${r.ip}` : ''}; node API :${r.options.nodeApiPort}, healthz :${r.options.healthzPort}; runtime ${r.runtimeEndpoint}\n`);
   });

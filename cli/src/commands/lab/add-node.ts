@@ -10,7 +10,7 @@
  *   (node-network.ts), with its own node IP, proxy table and DNS resolver; the agents route the
  *   pod networks between the nodes themselves (docs/network.md), the lab adds no route.
  *
- *   add:    [netns + veth] ─▶ containerd (lab runtime) ─▶ startLabAgent (token, join, agent, Ready)
+ *   add:    [netns + veth (and router namespace with behindRouter)] ─▶ containerd (lab runtime) ─▶ startLabAgent (token, join, agent, Ready)
  *   remove: drain (cordon, evict its pods; drain.ts) ─▶ labDown on the node's state dir (CRI
  *           removal of sandboxes while the agent serves CNI DEL ─▶ agent ─▶ containerd ─▶ bridge
  *           or namespace ─▶ state) ─▶ delete the Node (the other agents drop their routes to it);
@@ -53,8 +53,16 @@ export interface LabNodeOptions {
    * listens on: start the lab with `nodeNetwork`). Default false: share the host's.
    */
   netns?: boolean;
-  /** With `netns`: the node's address on the node network (default: the lowest free one). */
+  /** With `netns`: the node's address on the node network (default: the lowest free one), or with `behindRouter` on that subnet. */
   nodeIp?: string;
+  /**
+   * With `netns`: an IPv4 CIDR (/16 to /29) of a subnet of the node's own, reached from the node
+   * network through a router namespace (node-network.ts), so the node shares no link with any
+   * other and the agents reach its pods over VXLAN (docs/multi-node-lab.md).
+   */
+  behindRouter?: string;
+  /** With `netns`: the agent's pod network backend (LabOptions `podNetwork`); a node sharing the host's namespace routes nothing. */
+  podNetwork?: LabOptions['podNetwork'];
   readyTimeoutMs?: number;
   log?: (line: string) => void;
 }
@@ -95,6 +103,7 @@ function asLabOptions(n: LabNodeOptions & { nodeApiPort: number; healthzPort: nu
     proxyMode: n.netns ? 'nftables' : 'none',
     ...(n.netns ? {} : { agentConfig: { clusterDNSResolver: false, podNetwork: { backend: 'none' } } }),
     ...(n.netns ? { netns: true } : {}),
+    ...(n.netns && n.podNetwork ? { podNetwork: n.podNetwork } : {}),
     ...(nodeIp ? { nodeIp } : {}),
   });
 }
@@ -108,12 +117,16 @@ export async function labAddNode(opts: LabNodeOptions): Promise<LabNode> {
     admin.close();
     throw new AgentError('ERR_INVALID_ARGUMENT', `registry "${registry}" is a loopback address, which a node in its own network namespace cannot reach: use the lab's registry on the node network`);
   }
+  if ((n.behindRouter || n.podNetwork) && !n.netns) {
+    admin.close();
+    throw new AgentError('ERR_INVALID_ARGUMENT', `${n.behindRouter ? 'behindRouter' : 'podNetwork'} is for a node in its own network namespace: it needs netns (a node sharing the host's routes nothing)`);
+  }
   try {
     let placed: { network: NodeNetwork; netns: string; ip: string } | undefined;
     if (n.netns) {
       const network = await findNodeNetwork(new URL(admin.server).hostname);
-      n.log?.(`creating network namespace ${netnsName(n.nodeName)} on node network ${network.cidr}…`);
-      placed = { network, ...(await ensureNodeNetns({ node: n.nodeName, network, ...(n.nodeIp ? { ip: n.nodeIp } : {}) })) };
+      n.log?.(`creating network namespace ${netnsName(n.nodeName)} ${n.behindRouter ? `on subnet ${n.behindRouter} behind a router on` : 'on'} node network ${network.cidr}…`);
+      placed = { network, ...(await ensureNodeNetns({ node: n.nodeName, network, ...(n.nodeIp ? { ip: n.nodeIp } : {}), ...(n.behindRouter ? { behindRouter: n.behindRouter } : {}) })) };
     }
     const o = asLabOptions({ ...n, registry }, placed?.ip);
     mkdirSync(o.stateDir, { recursive: true, mode: 0o700 });

@@ -59,6 +59,12 @@ export interface LabOptions {
    * on it (so `registry` must name that address) and it is the first node's IP.
    */
   nodeNetwork?: NodeNetwork;
+  /**
+   * The agent's pod network backend (`podNetwork.backend`; default the agent's, host-gw, which
+   * reaches a peer on no connected subnet over VXLAN: docs/network.md). `vxlan` tunnels to every
+   * peer and gives the pods an MTU 50 below the node's link. The agent refuses other values.
+   */
+  podNetwork?: 'host-gw' | 'vxlan';
   /** The agent's `--node-ip` (default: the host address of `nodeNetwork`, else the agent's pick). */
   nodeIp?: string;
   /**
@@ -103,6 +109,7 @@ export function defaultLabOptions(o: Partial<LabOptions> = {}): LabOptions {
     ...(o.nodeNetwork ? { nodeNetwork: o.nodeNetwork } : {}),
     ...(nodeIp ? { nodeIp } : {}),
     ...(o.netns ? { netns: true } : {}),
+    ...(o.podNetwork ? { podNetwork: o.podNetwork } : {}),
     log: o.log,
   };
 }
@@ -254,7 +261,7 @@ export async function startLabAgent(o: LabOptions, adminKubeconfig: string, admi
     // Labs share the host's cgroup tree with other labs and tests: no kubepods tree unless asked (agentConfig).
     cgroupsPerQOS: false,
     // The agents route between the lab's nodes (docs/network.md); each lab its own VNI (pod-network.ts).
-    podNetwork: { vxlanVNI: labVxlanVni(o.clusterCidr) },
+    podNetwork: { ...(o.podNetwork ? { backend: o.podNetwork } : {}), vxlanVNI: labVxlanVni(o.clusterCidr) },
     // Nothing routes off the node network, so a namespaced node has no upstream resolvers.
     ...(o.netns ? { resolvConf: '' } : {}),
     ...o.agentConfig,

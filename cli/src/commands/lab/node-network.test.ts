@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hasCode } from '@nodelet/base';
-import { formatIpv4, inCidr, netnsExec, netnsName, nodeNetworkHostAddress, parseIpv4, parseNodeNetworkCidr, pickNodeAddress, vethName } from './node-network.js';
+import { formatIpv4, inCidr, netnsExec, netnsName, nodeNetworkHostAddress, parseIpv4, parseNodeNetworkCidr, pickNodeAddress, routerNetnsName, vethName } from './node-network.js';
 
 test('parseIpv4 / formatIpv4 round-trip and reject malformed addresses', () => {
   for (const a of ['0.0.0.0', '10.230.0.1', '255.255.255.255']) assert.equal(formatIpv4(parseIpv4(a)), a);
@@ -35,6 +35,9 @@ test('inCidr', () => {
 
 test('names: the namespace follows the node, the veth fits 15 characters, nsenter changes only the network', () => {
   assert.equal(netnsName('node-2'), 'nodelet-node-2');
+  // A router's name has a character no node name has, so it is never another node's namespace.
+  assert.equal(routerNetnsName('node-2'), 'nodelet-node-2_router');
+  assert.notEqual(vethName(routerNetnsName('node-2')), vethName('node-2'));
   const v = vethName('a-very-long-node-name.example.com');
   assert.match(v, /^nlv[0-9a-f]{8}$/);
   assert.notEqual(vethName('n1'), vethName('n2'));

@@ -12,6 +12,12 @@
  * `labUp({ nodeNetwork })` creates the bridge and binds the server and registry to the host
  * address; `ensureNodeNetns` plugs one namespace into it. Nothing routes off the node network:
  * the namespaces have no default route (pods on them reach no outside address).
+ *
+ * A node `behindRouter` is a machine on another subnet, so that no two nodes share a link:
+ *
+ *   host bridge ◀─ veth ─▶ netns nodelet-<node>_router: eth0 <node-network address>
+ *                                                      eth1 <subnet's 1st address> ◀─ veth ─▶ netns nodelet-<node>: eth0 <subnet's 2nd>
+ *   host: <subnet> via <router's node-network address>        node: default via <subnet's 1st address>
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -152,8 +158,16 @@ export async function findNodeNetwork(serverHost: string, signal?: AbortSignal):
 
 export interface NodeNetns {
   netns: string;
-  /** The node's address on the node network (its InternalIP). */
+  /** The node's address on the node network, or behind the router on its own subnet (its InternalIP). */
   ip: string;
+}
+
+/**
+ * The router namespace in front of a node placed `behindRouter` (`nodelet-<node>_router`: node
+ * names have no `_`, so no node's own namespace can be called that).
+ */
+export function routerNetnsName(node: string): string {
+  return `${netnsName(node)}_router`;
 }
 
 /**
@@ -162,44 +176,90 @@ export interface NodeNetns {
  * namespace routes for its pods). A namespace that already exists keeps its address (a restarted
  * node); otherwise `ip`, or the lowest address no other node-network namespace holds. A failed
  * step removes what this call created. Not safe to run for two new nodes at once.
+ *
+ * With `behindRouter` (an IPv4 CIDR, /16 to /29, overlapping nothing of this machine's) the node
+ * is a machine on another subnet: a router namespace `routerNetnsName(node)` is plugged into the
+ * bridge instead (an address of the node network on its `eth0`, forwarding on) and holds the
+ * subnet's first address on `eth1`, whose peer is the node's `eth0` (the subnet's second address
+ * unless `ip`). The node's default route and the host's route to the subnet go through the
+ * router: the only routes the lab adds, the ones two machines on two LANs need to reach each
+ * other; no node shares a link with another, so the agents reach each other's pods over VXLAN.
  */
-export async function ensureNodeNetns(o: { node: string; network: NodeNetwork; ip?: string; signal?: AbortSignal }): Promise<NodeNetns> {
+export async function ensureNodeNetns(o: { node: string; network: NodeNetwork; ip?: string; behindRouter?: string; signal?: AbortSignal }): Promise<NodeNetns> {
   const netns = netnsName(o.node);
   const veth = vethName(o.node);
-  const { prefix } = parseNodeNetworkCidr(o.network.cidr);
+  const router = o.behindRouter ? routerNetnsName(o.node) : undefined;
+  // The subnet of the node's eth0, and the address there that is not the node's (host or router).
+  const link = o.behindRouter ?? o.network.cidr;
+  const { prefix } = parseNodeNetworkCidr(link);
   const signal = o.signal;
-  if ((await listNetns({ signal })).includes(netns)) {
-    const have = (await ipv4Addresses({ netns, signal })).find((a) => a.ifname === 'eth0' && inCidr(a.local, o.network.cidr));
-    if (!have) throw new AgentError('ERR_FAILED_PRECONDITION', `network namespace "${netns}" exists without an address of ${o.network.cidr} on eth0: remove the node first (labRemoveNode)`);
+  const existing = await listNetns({ signal });
+  if (existing.includes(netns)) {
+    const have = (await ipv4Addresses({ netns, signal })).find((a) => a.ifname === 'eth0' && inCidr(a.local, link));
+    if (!have || (router && !existing.includes(router))) throw new AgentError('ERR_FAILED_PRECONDITION', `network namespace "${netns}" exists without an address of ${link} on eth0${router ? ` or without its router ${router}` : ''}: remove the node first (labRemoveNode)`);
     if (o.ip && o.ip !== have.local) throw new AgentError('ERR_FAILED_PRECONDITION', `node "${o.node}" already has address ${have.local}, not ${o.ip}`);
-    await plugIntoBridge(veth, o.network.bridge, signal);
+    if (router) await routeToRouter(o.node, o.network, link, signal);
+    else await plugIntoBridge(veth, o.network.bridge, signal);
     return { netns, ip: have.local };
   }
-  const used = [...(await ipv4Addresses({ signal })).map((a) => a.local)];
+  const mine = await ipv4Addresses({ signal });
+  const used = mine.map((a) => a.local);
   for (const ns of await listNetns({ prefix: 'nodelet-', signal })) used.push(...(await ipv4Addresses({ netns: ns, signal }).catch(() => [])).map((a) => a.local));
-  const addr = o.ip ?? pickNodeAddress(o.network.cidr, used);
-  if (!inCidr(addr, o.network.cidr) || addr === nodeNetworkHostAddress(o.network.cidr)) {
-    throw new AgentError('ERR_INVALID_ARGUMENT', `node address ${addr} is not a node address of ${o.network.cidr}`);
+  if (o.behindRouter) {
+    const clash = mine.find((a) => inCidr(a.local, link) || inCidr(nodeNetworkHostAddress(link), `${a.local}/${a.prefixlen}`));
+    if (clash) throw new AgentError('ERR_FAILED_PRECONDITION', `subnet ${link} overlaps ${clash.local}/${clash.prefixlen} on ${clash.ifname}: pick another range`);
+  }
+  const addr = o.ip ?? (o.behindRouter ? formatIpv4(parseNodeNetworkCidr(link).base + 2) : pickNodeAddress(o.network.cidr, used));
+  if (!inCidr(addr, link) || addr === nodeNetworkHostAddress(link)) {
+    throw new AgentError('ERR_INVALID_ARGUMENT', `node address ${addr} is not a node address of ${link}`);
   }
   if (used.includes(addr)) throw new AgentError('ERR_ALREADY_EXISTS', `address ${addr} is already in use`);
   try {
     await ip(['netns', 'add', netns], { signal });
-    await ip(['link', 'add', veth, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', netns], { signal });
-    await plugIntoBridge(veth, o.network.bridge, signal);
+    if (router) {
+      // The router: eth0 on the node network (an address as a node's), eth1 the subnet's gateway.
+      const up = pickNodeAddress(o.network.cidr, used);
+      await ip(['netns', 'add', router], { signal });
+      await ip(['link', 'add', vethName(router), 'type', 'veth', 'peer', 'name', 'eth0', 'netns', router], { signal });
+      await plugIntoBridge(vethName(router), o.network.bridge, signal);
+      await ip(['addr', 'add', `${up}/${parseNodeNetworkCidr(o.network.cidr).prefix}`, 'dev', 'eth0'], { netns: router, signal });
+      await ip(['link', 'add', 'eth1', 'netns', router, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', netns], { signal });
+      await ip(['addr', 'add', `${nodeNetworkHostAddress(link)}/${prefix}`, 'dev', 'eth1'], { netns: router, signal });
+      for (const dev of ['eth0', 'eth1', 'lo']) await ip(['link', 'set', dev, 'up'], { netns: router, signal });
+      await sysctl(router, ['net.ipv4.ip_forward=1'], signal);
+    } else {
+      await ip(['link', 'add', veth, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', netns], { signal });
+      await plugIntoBridge(veth, o.network.bridge, signal);
+    }
     await ip(['addr', 'add', `${addr}/${prefix}`, 'dev', 'eth0'], { netns, signal });
     await ip(['link', 'set', 'eth0', 'up'], { netns, signal });
     await ip(['link', 'set', 'lo', 'up'], { netns, signal });
+    if (router) {
+      await ip(['route', 'add', 'default', 'via', nodeNetworkHostAddress(link)], { netns, signal });
+      await routeToRouter(o.node, o.network, link, signal);
+    }
     // Forwarding is per namespace: the node routes between its pods and the node network.
     // bridge-nf-call-iptables (present when br_netfilter is loaded) lets the proxy see pod-to-pod
     // Service traffic on the node's own bridge, as on the host.
-    const sysctls = ['net.ipv4.ip_forward=1', ...(existsSync('/proc/sys/net/bridge/bridge-nf-call-iptables') ? ['net.bridge.bridge-nf-call-iptables=1'] : [])];
-    const r = await run(netnsExec(netns)[0]!, [...netnsExec(netns).slice(1), 'sysctl', '-qw', ...sysctls], { signal, timeoutMs: 10_000 });
-    if (r.code !== 0) throw new AgentError('ERR_INTERNAL', `sysctl in ${netns} failed: ${r.stderr.trim()}`);
+    await sysctl(netns, ['net.ipv4.ip_forward=1', ...(existsSync('/proc/sys/net/bridge/bridge-nf-call-iptables') ? ['net.bridge.bridge-nf-call-iptables=1'] : [])], signal);
   } catch (err) {
     await deleteNodeNetns(o.node, AbortSignal.timeout(30_000)).catch(() => undefined); // undo on failure: the original error is rethrown below
     throw err;
   }
   return { netns, ip: addr };
+}
+
+async function sysctl(netns: string, settings: string[], signal?: AbortSignal): Promise<void> {
+  const r = await run(netnsExec(netns)[0]!, [...netnsExec(netns).slice(1), 'sysctl', '-qw', ...settings], { signal, timeoutMs: 10_000 });
+  if (r.code !== 0) throw new AgentError('ERR_INTERNAL', `sysctl in ${netns} failed: ${r.stderr.trim()}`);
+}
+
+/** (Re)plugs node `node`'s router into the bridge and routes `subnet` through it on the host. */
+async function routeToRouter(node: string, network: NodeNetwork, subnet: string, signal?: AbortSignal): Promise<void> {
+  await plugIntoBridge(vethName(routerNetnsName(node)), network.bridge, signal);
+  const via = (await ipv4Addresses({ netns: routerNetnsName(node), signal })).find((a) => a.ifname === 'eth0' && inCidr(a.local, network.cidr));
+  if (!via) throw new AgentError('ERR_FAILED_PRECONDITION', `router ${routerNetnsName(node)} has no address of ${network.cidr} on eth0: remove the node first (labRemoveNode)`);
+  await ip(['route', 'replace', subnet, 'via', via.local, 'dev', network.bridge], { signal });
 }
 
 /**
@@ -214,18 +274,35 @@ async function plugIntoBridge(veth: string, bridge: string, signal?: AbortSignal
 }
 
 /**
- * Deletes node `node`'s veth and namespace (its pod bridge, proxy table and routes go with it).
- * Call it after the node's processes are stopped: a process still inside keeps the namespace
- * alive after its name is gone, so those are reported (by PID), not killed. Idempotent.
+ * Deletes node `node`'s veth and namespace (its pod bridge, proxy table and routes go with it),
+ * then its router namespace if it has one, with the host's route through it. Call it after the
+ * node's processes are stopped: a process still inside keeps the namespace alive after its name
+ * is gone, so those are reported (by PID), not killed. Idempotent.
  */
 export async function deleteNodeNetns(node: string, signal?: AbortSignal): Promise<string[]> {
-  const netns = netnsName(node);
   const problems: string[] = [];
-  const veth = vethName(node);
-  if (existsSync(`/sys/class/net/${veth}`)) await ip(['link', 'delete', veth], { signal }).catch((e: Error) => problems.push(e.message));
-  if (!(await listNetns({ signal })).includes(netns)) return problems;
-  const pids = (await ip(['netns', 'pids', netns], { signal }).catch(() => '')).trim();
-  if (pids) problems.push(`processes still in network namespace ${netns}: ${pids.split('\n').join(', ')}`);
-  await ip(['netns', 'delete', netns], { signal }).catch((e: Error) => problems.push(e.message));
+  const existing = await listNetns({ signal });
+  for (const netns of [netnsName(node), routerNetnsName(node)]) {
+    const veth = vethName(netns === netnsName(node) ? node : netns);
+    if (existsSync(`/sys/class/net/${veth}`)) await ip(['link', 'delete', veth], { signal }).catch((e: Error) => problems.push(e.message));
+    if (!existing.includes(netns)) continue;
+    if (netns === routerNetnsName(node)) problems.push(...(await deleteRouteToRouter(node, signal)));
+    const pids = (await ip(['netns', 'pids', netns], { signal }).catch(() => '')).trim();
+    if (pids) problems.push(`processes still in network namespace ${netns}: ${pids.split('\n').join(', ')}`);
+    await ip(['netns', 'delete', netns], { signal }).catch((e: Error) => problems.push(e.message));
+  }
   return problems;
+}
+
+/** Deletes the host's route to the subnet behind node `node`'s router (the one `routeToRouter` added), if it is there. */
+async function deleteRouteToRouter(node: string, signal?: AbortSignal): Promise<string[]> {
+  const addrs = await ipv4Addresses({ netns: routerNetnsName(node), signal }).catch(() => []);
+  const up = addrs.find((a) => a.ifname === 'eth0');
+  const down = addrs.find((a) => a.ifname === 'eth1');
+  if (!up || !down) return [];
+  const size = 2 ** (32 - down.prefixlen);
+  const subnet = `${formatIpv4(Math.floor(parseIpv4(down.local) / size) * size)}/${down.prefixlen}`;
+  const routes = JSON.parse((await ip(['-j', '-4', 'route', 'show', subnet, 'via', up.local], { signal }).catch(() => '')) || '[]') as unknown[];
+  if (!routes.length) return [];
+  return ip(['route', 'delete', subnet, 'via', up.local], { signal }).then(() => [], (e: Error) => [e.message]);
 }
