@@ -143,6 +143,87 @@ function readableSpan(rec: SpanRecord, resource: Resource, scope: string): Reada
   };
 }
 
+/** Where a scope's finished spans go (the tracer's store and exporter). */
+type Finish = (rec: SpanRecord) => void;
+
+/** An open span: a plain record being filled in (a class, not closures: one is made per span). */
+class RecordingSpan implements SpanHandle {
+  readonly context: TraceParent;
+  readonly #attrs: SpanAttributes = {};
+  #count = 0;
+  #ended = false;
+
+  constructor(
+    private name: string,
+    private readonly parentSpanId: string | undefined,
+    private readonly startMs: number,
+    private readonly scope: string,
+    private readonly service: string,
+    private readonly now: () => number,
+    private readonly finish: Finish,
+    traceId: string,
+    spanId: string,
+    attributes: SpanAttributes | undefined,
+  ) {
+    this.context = { traceId, spanId, flags: TraceFlags.SAMPLED };
+    if (attributes) for (const k of Object.keys(attributes)) this.setAttribute(k, attributes[k]!);
+  }
+
+  setName(name: string): void {
+    if (!this.#ended) this.name = name;
+  }
+
+  setAttribute(key: string, value: string | number | boolean): void {
+    const v: unknown = value;
+    if (this.#ended || key === '' || (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean')) return;
+    if (!(key in this.#attrs)) {
+      if (this.#count >= ATTRIBUTE_COUNT_LIMIT) return;
+      this.#count++;
+    }
+    this.#attrs[key] = value;
+  }
+
+  end(endMs?: number, error?: unknown): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    const { traceId, spanId } = this.context;
+    // A span that would end before it started lasts 0 ms (as OpenTelemetry's spans).
+    const rec: SpanRecord = { traceId, spanId, name: this.name, startMs: this.startMs, endMs: Math.max(this.startMs, endMs ?? this.now()), service: this.service, scope: this.scope, attributes: this.#attrs };
+    if (this.parentSpanId) rec.parentSpanId = this.parentSpanId;
+    if (error !== undefined) rec.error = describeError(error);
+    this.finish(rec);
+  }
+}
+
+/** The spans of one instrumentation scope. */
+class Scope implements ScopedTracer {
+  constructor(
+    private readonly name: string,
+    private readonly service: string,
+    private readonly ids: Ids,
+    private readonly now: () => number,
+    private readonly finish: Finish,
+  ) {}
+
+  start(name: string, parent: TraceParent, attributes?: SpanAttributes, startMs?: number): SpanHandle {
+    return this.#open(name, parent.traceId, parent.spanId, attributes, startMs);
+  }
+
+  record(name: string, parent: TraceParent, startMs: number, endMs: number, attributes?: SpanAttributes, error?: unknown): TraceParent {
+    const h = this.start(name, parent, attributes, startMs);
+    h.end(Math.max(startMs, endMs), error);
+    return h.context;
+  }
+
+  startRoot(name: string, parent: TraceParent | undefined, attributes?: SpanAttributes, startMs?: number): SpanHandle {
+    return this.#open(name, parent?.traceId ?? this.ids.hex(16), parent?.spanId, attributes, startMs);
+  }
+
+  #open(name: string, traceId: string, parentSpanId: string | undefined, attributes: SpanAttributes | undefined, startMs: number | undefined): SpanHandle {
+    return new RecordingSpan(name, parentSpanId, startMs ?? this.now(), this.name, this.service, this.now, this.finish, traceId, this.ids.hex(8), attributes);
+  }
+}
+
 export class JourneyTracer {
   readonly store: SpanStore;
   readonly now: () => number;
@@ -167,52 +248,14 @@ export class JourneyTracer {
   }
 
   scope(scope: string): ScopedTracer {
-    const now = this.now;
-    const finished = (rec: SpanRecord): void => {
-      this.store.add(rec);
-      if (this.#export) this.#export.processor.onEnd(readableSpan(rec, this.#export.resource, scope));
-    };
-    const open = (name: string, traceId: string, parentSpanId: string | undefined, attributes: SpanAttributes | undefined, startMs: number): SpanHandle => {
-      const spanId = this.#ids.hex(8);
-      const attrs: SpanAttributes = {};
-      let count = 0;
-      let ended = false;
-      const set = (k: string, v: unknown): void => {
-        if (ended || k === '' || (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean')) return;
-        if (!(k in attrs)) {
-          if (count >= ATTRIBUTE_COUNT_LIMIT) return;
-          count++;
+    const exporter = this.#export;
+    const finish: Finish = exporter
+      ? (rec) => {
+          this.store.add(rec);
+          exporter.processor.onEnd(readableSpan(rec, exporter.resource, scope));
         }
-        attrs[k] = v;
-      };
-      if (attributes) for (const k of Object.keys(attributes)) set(k, attributes[k]);
-      return {
-        context: { traceId, spanId, flags: TraceFlags.SAMPLED },
-        setName: (n) => {
-          if (!ended) name = n;
-        },
-        setAttribute: set,
-        end: (endMs, error) => {
-          if (ended) return;
-          ended = true;
-          // A span that would end before it started lasts 0 ms (as OpenTelemetry's spans).
-          const rec: SpanRecord = { traceId, spanId, name, startMs, endMs: Math.max(startMs, endMs ?? now()), service: this.#service, scope, attributes: attrs };
-          if (parentSpanId) rec.parentSpanId = parentSpanId;
-          if (error !== undefined) rec.error = describeError(error);
-          finished(rec);
-        },
-      };
-    };
-    const start = (name: string, parent: TraceParent, attributes?: SpanAttributes, startMs?: number): SpanHandle => open(name, parent.traceId, parent.spanId, attributes, startMs ?? now());
-    return {
-      start,
-      record(name, parent, startMs, endMs, attributes, error) {
-        const h = start(name, parent, attributes, startMs);
-        h.end(Math.max(startMs, endMs), error);
-        return h.context;
-      },
-      startRoot: (name, parent, attributes, startMs) => open(name, parent?.traceId ?? this.#ids.hex(16), parent?.spanId, attributes, startMs ?? now()),
-    };
+      : (rec) => this.store.add(rec);
+    return new Scope(scope, this.#service, this.#ids, this.now, finish);
   }
 
   /** Exports what is still batched and stops. Idempotent; never rejects. */
