@@ -13,8 +13,10 @@
 //    from sending the POST to each watcher reading the ADDED line, p50/p99 over all deliveries
 //
 // --cpu-prof DIR writes DIR/<store>-creates.cpuprofile: the server's main thread during (1) only.
+// (1) also prints the server thread's CPU time per 1,000 creates (Linux: the main thread's
+// utime + stime from /proc), a figure the machine's load does not inflate as it does latencies.
 import https from 'node:https';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -84,6 +86,20 @@ interface Latencies {
   p50: number;
   p99: number;
   perSec: number;
+  /** Server thread CPU ms per 1,000 creates (phase 1 only). */
+  cpuMsPer1000?: number;
+}
+
+/** CPU milliseconds of the main thread (the server's; the load runs in a worker), or NaN off Linux. */
+function mainThreadCpuMs(): number {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 per second on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return NaN;
+  }
 }
 
 const summary = (latencies: number[], seconds: number): Latencies => ({ p50: percentile(latencies, 50), p99: percentile(latencies, 99), perSec: latencies.length / seconds });
@@ -103,8 +119,10 @@ async function apiCreates(label: string, url: string, ca: string, token: string)
     await session.post('Profiler.setSamplingInterval', { interval: 200 });
     await session.post('Profiler.start');
   }
+  const cpu0 = mainThreadCpuMs();
   worker.postMessage('go');
   const r = (await message()) as LoadResult;
+  const cpuMs = mainThreadCpuMs() - cpu0;
   if (session) {
     const { profile } = await session.post('Profiler.stop');
     mkdirSync(args['cpu-prof']!, { recursive: true });
@@ -112,7 +130,7 @@ async function apiCreates(label: string, url: string, ca: string, token: string)
     session.disconnect();
   }
   await worker.terminate();
-  return summary(r.latencies, r.seconds);
+  return { ...summary(r.latencies, r.seconds), cpuMsPer1000: (cpuMs * 1000) / PODS };
 }
 
 /** Phase 2: the stored values of phase 1, created again under another prefix straight into the store. */
@@ -149,10 +167,12 @@ async function run(label: 'sqlite' | 'etcd', store: Store): Promise<Record<strin
       floorP50: floor.p50,
       floorP99: floor.p99,
       floorPerSec: floor.perSec,
+      serverCpuMsPer1000: api.cpuMsPer1000!,
     };
     if (!args.json) {
       const now = ISSUE_NOW[label];
       console.log(`${label}: create ${PODS} pods ×${CONCURRENCY}: p50 ${ms(api.p50)}, p99 ${ms(api.p99)}, ${api.perSec.toFixed(0)}/s`);
+      console.log(`${label}:   server thread CPU ${api.cpuMsPer1000!.toFixed(0)} ms per 1,000 creates${args['cpu-prof'] ? ' (profiler on)' : ''}`);
       console.log(`${label}:   store floor, same bytes ×${CONCURRENCY}: p50 ${ms(floor.p50)}, p99 ${ms(floor.p99)}, ${floor.perSec.toFixed(0)}/s; API/floor p99 ${(api.p99 / floor.p99).toFixed(2)}×`);
       console.log(`${label}:   issue 16 "now" (before): p50 ${ms(now.p50)}, p99 ${ms(now.p99)}, ${now.perSec}/s`);
     }

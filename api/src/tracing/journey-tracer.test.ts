@@ -65,6 +65,53 @@ test('with an endpoint, spans are exported over OTLP/HTTP', async (t) => {
   assert.match(bodies[0]!.body, /nodelet-test/);
 });
 
+// Pins what the exporter receives now that spans are plain records until they end (the same
+// fields the OpenTelemetry SDK's own spans exported): ids, parent, times, status, scope, resource.
+test('an exported span carries its ids, parent, times, error status, attributes and scope', async (t) => {
+  const bodies: string[] = [];
+  const srv = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      bodies.push(body);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  t.after(() => new Promise<void>((r) => srv.close(() => r())));
+  const tracer = new JourneyTracer({ service: 'nodelet-test', endpoint: `127.0.0.1:${(srv.address() as AddressInfo).port}` });
+  const api = tracer.scope('apiserver');
+  const root = api.startRoot('pod journey', undefined, {}, B + 1);
+  const child = api.record('api.create', root.context, B + 1, B + 3.5, { 'k8s.pod.name': 'p' }, new Error('boom'));
+  await tracer.close();
+  interface OtlpSpan { traceId: string; spanId: string; parentSpanId?: string; name: string; startTimeUnixNano: string; endTimeUnixNano: string; status: { code?: number; message?: string }; attributes: Array<{ key: string; value: { stringValue?: string } }> }
+  const body = JSON.parse(bodies.join('')) as { resourceSpans: Array<{ resource: { attributes: Array<{ key: string; value: { stringValue?: string } }> }; scopeSpans: Array<{ scope: { name: string }; spans: OtlpSpan[] }> }> };
+  const rs = body.resourceSpans[0]!;
+  assert.deepEqual(rs.resource.attributes, [{ key: 'service.name', value: { stringValue: 'nodelet-test' } }]);
+  assert.equal(rs.scopeSpans[0]!.scope.name, 'apiserver');
+  const spans = rs.scopeSpans[0]!.spans;
+  assert.equal(spans.length, 1, 'the open root is not exported');
+  const s = spans[0]!;
+  assert.deepEqual([s.traceId, s.spanId, s.parentSpanId, s.name], [root.context.traceId, child.spanId, root.context.spanId, 'api.create']);
+  assert.equal(s.startTimeUnixNano, String(BigInt(B + 1) * 1_000_000n));
+  assert.equal(s.endTimeUnixNano, String(BigInt(B + 3) * 1_000_000n + 500_000n));
+  assert.deepEqual(s.status, { code: 2, message: 'boom' });
+  assert.deepEqual(s.attributes, [{ key: 'k8s.pod.name', value: { stringValue: 'p' } }]);
+});
+
+test('a span ending before its start lasts 0 ms; an ended span takes no more attributes or names', (t) => {
+  const tracer = new JourneyTracer({ service: 'nodelet-test' });
+  t.after(() => tracer.close());
+  const root = tracer.scope('agent').startRoot('pod journey', undefined, { a: 1 }, B + 10);
+  root.end(B + 5);
+  root.setAttribute('b', 2);
+  root.setName('renamed');
+  const [s] = tracer.spans(root.context.traceId);
+  assert.deepEqual([s!.name, s!.startMs, s!.endMs, s!.attributes], ['pod journey', B + 10, B + 10, { a: 1 }]);
+  assert.match(root.context.traceId, /^[0-9a-f]{32}$/);
+  assert.match(root.context.spanId, /^[0-9a-f]{16}$/);
+});
+
 test('otlpTracesUrl: host:port, a base URL and a full URL; refuses other schemes', () => {
   assert.equal(otlpTracesUrl('collector:4318'), 'http://collector:4318/v1/traces');
   assert.equal(otlpTracesUrl('https://c.example:4318'), 'https://c.example:4318/v1/traces');

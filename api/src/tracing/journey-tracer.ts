@@ -1,7 +1,7 @@
 /**
- * The tracer every nodelet process records pod journeys with (docs/tracing.md): an OpenTelemetry
- * tracer provider whose finished spans always go to a local {@link SpanStore} (served by the debug
- * endpoints) and, when an endpoint is configured, to an OTLP/HTTP collector in batches.
+ * The tracer every nodelet process records pod journeys with (docs/tracing.md): finished spans
+ * always go to a local {@link SpanStore} (served by the debug endpoints) and, when an endpoint is
+ * configured, to an OTLP/HTTP collector in batches (OpenTelemetry's batch processor and exporter).
  *
  * Spans of one pod are recorded by several processes (API server, scheduler, agent), so parents
  * are passed explicitly as {@link TraceParent}s (the pod's annotation, or a span handle's
@@ -9,13 +9,18 @@
  * {@link JourneyTracer.now} (Date.now by default): every process on the machine reads the same wall
  * clock, so one pod's spans from different processes line up.
  *
+ * Every span is recorded (there is no sampling: the store keeps them all), so a span is a plain
+ * record from the start: no OpenTelemetry span, context or sampler is built per span (they cost
+ * the API server a few per cent of its CPU per pod create). An OpenTelemetry span (a
+ * `ReadableSpan` view of the record) is made only when a span ends and an exporter wants it.
  * Recording is synchronous and cheap (the store is in memory; the OTLP batch processor exports
  * from a timer); nothing here writes to the API. `close()` flushes the exporter and is idempotent.
  */
-import { trace, context as otelContext, TraceFlags, SpanStatusCode, type Attributes, type Span } from '@opentelemetry/api';
-import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { randomFillSync } from 'node:crypto';
+import { SpanKind, SpanStatusCode, TraceFlags, type HrTime, type SpanContext } from '@opentelemetry/api';
+import { BatchSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
+import { resourceFromAttributes, type Resource } from '@opentelemetry/resources';
 import { AgentError, describeError, noopLogger, type Logger } from '@nodelet/base';
 import { SpanStore, type SpanStoreOptions } from './span-store.js';
 import type { SpanRecord } from './span-record.js';
@@ -74,55 +79,167 @@ export function otlpTracesUrl(endpoint: string): string {
   return url.toString();
 }
 
-const toMs = (t: [number, number]): number => t[0] * 1000 + t[1] / 1e6;
+/** OpenTelemetry's default limit of attributes per span (later new keys are dropped). */
+const ATTRIBUTE_COUNT_LIMIT = 128;
 
-/** Copies each finished span into the store, as a plain record. */
-class StoreProcessor implements SpanProcessor {
+const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
+
+/** Random ids from a pool of random bytes (one `randomFillSync` per 256 span ids), never all zeros. */
+class Ids {
+  readonly #pool = Buffer.alloc(4096);
+  #at = this.#pool.length;
+
+  /** `bytes` random bytes as lower-case hex (a table, not Buffer#toString: this runs per span). */
+  hex(bytes: number): string {
+    for (;;) {
+      if (this.#at + bytes > this.#pool.length) {
+        randomFillSync(this.#pool);
+        this.#at = 0;
+      }
+      let id = '';
+      let zero = true;
+      for (const end = this.#at + bytes; this.#at < end; this.#at++) {
+        const b = this.#pool[this.#at]!;
+        if (b !== 0) zero = false;
+        id += HEX[b]!;
+      }
+      if (!zero) return id;
+    }
+  }
+}
+
+/** Epoch ms as OpenTelemetry's [seconds, nanoseconds]. */
+function hrTime(ms: number): HrTime {
+  let s = Math.floor(ms / 1000);
+  let ns = Math.round((ms - s * 1000) * 1e6);
+  if (ns >= 1e9) {
+    s += 1;
+    ns -= 1e9;
+  }
+  return [s, ns];
+}
+
+/** A finished span as OpenTelemetry's exporters read it. */
+function readableSpan(rec: SpanRecord, resource: Resource, scope: string): ReadableSpan {
+  const ctx: SpanContext = { traceId: rec.traceId, spanId: rec.spanId, traceFlags: TraceFlags.SAMPLED };
+  return {
+    name: rec.name,
+    kind: SpanKind.INTERNAL,
+    spanContext: () => ctx,
+    ...(rec.parentSpanId ? { parentSpanContext: { traceId: rec.traceId, spanId: rec.parentSpanId, traceFlags: TraceFlags.SAMPLED, isRemote: true } } : {}),
+    startTime: hrTime(rec.startMs),
+    endTime: hrTime(rec.endMs),
+    duration: hrTime(rec.endMs - rec.startMs),
+    status: rec.error === undefined ? { code: SpanStatusCode.UNSET } : { code: SpanStatusCode.ERROR, message: rec.error },
+    attributes: rec.attributes,
+    links: [],
+    events: [],
+    ended: true,
+    resource,
+    instrumentationScope: { name: scope },
+    droppedAttributesCount: 0,
+    droppedEventsCount: 0,
+    droppedLinksCount: 0,
+  };
+}
+
+/** Where a scope's finished spans go (the tracer's store and exporter). */
+type Finish = (rec: SpanRecord) => void;
+
+/** An open span: a plain record being filled in (a class, not closures: one is made per span). */
+class RecordingSpan implements SpanHandle {
+  readonly context: TraceParent;
+  readonly #attrs: SpanAttributes = {};
+  #count = 0;
+  #ended = false;
+
   constructor(
-    readonly store: SpanStore,
-    readonly service: string,
+    private name: string,
+    private readonly parentSpanId: string | undefined,
+    private readonly startMs: number,
+    private readonly scope: string,
+    private readonly service: string,
+    private readonly now: () => number,
+    private readonly finish: Finish,
+    traceId: string,
+    spanId: string,
+    attributes: SpanAttributes | undefined,
+  ) {
+    this.context = { traceId, spanId, flags: TraceFlags.SAMPLED };
+    if (attributes) for (const k of Object.keys(attributes)) this.setAttribute(k, attributes[k]!);
+  }
+
+  setName(name: string): void {
+    if (!this.#ended) this.name = name;
+  }
+
+  setAttribute(key: string, value: string | number | boolean): void {
+    const v: unknown = value;
+    if (this.#ended || key === '' || (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean')) return;
+    if (!(key in this.#attrs)) {
+      if (this.#count >= ATTRIBUTE_COUNT_LIMIT) return;
+      this.#count++;
+    }
+    this.#attrs[key] = value;
+  }
+
+  end(endMs?: number, error?: unknown): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    const { traceId, spanId } = this.context;
+    // A span that would end before it started lasts 0 ms (as OpenTelemetry's spans).
+    const rec: SpanRecord = { traceId, spanId, name: this.name, startMs: this.startMs, endMs: Math.max(this.startMs, endMs ?? this.now()), service: this.service, scope: this.scope, attributes: this.#attrs };
+    if (this.parentSpanId) rec.parentSpanId = this.parentSpanId;
+    if (error !== undefined) rec.error = describeError(error);
+    this.finish(rec);
+  }
+}
+
+/** The spans of one instrumentation scope. */
+class Scope implements ScopedTracer {
+  constructor(
+    private readonly name: string,
+    private readonly service: string,
+    private readonly ids: Ids,
+    private readonly now: () => number,
+    private readonly finish: Finish,
   ) {}
-  onStart(): void {}
-  onEnd(span: ReadableSpan): void {
-    const sc = span.spanContext();
-    const attributes: SpanAttributes = {};
-    for (const [k, v] of Object.entries(span.attributes)) if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') attributes[k] = v;
-    const rec: SpanRecord = {
-      traceId: sc.traceId,
-      spanId: sc.spanId,
-      name: span.name,
-      startMs: toMs(span.startTime),
-      endMs: toMs(span.endTime),
-      service: this.service,
-      scope: span.instrumentationScope.name,
-      attributes,
-    };
-    if (span.parentSpanContext?.spanId) rec.parentSpanId = span.parentSpanContext.spanId;
-    if (span.status.code === SpanStatusCode.ERROR) rec.error = span.status.message ?? 'error';
-    this.store.add(rec);
+
+  start(name: string, parent: TraceParent, attributes?: SpanAttributes, startMs?: number): SpanHandle {
+    return this.#open(name, parent.traceId, parent.spanId, attributes, startMs);
   }
-  forceFlush(): Promise<void> {
-    return Promise.resolve();
+
+  record(name: string, parent: TraceParent, startMs: number, endMs: number, attributes?: SpanAttributes, error?: unknown): TraceParent {
+    const h = this.start(name, parent, attributes, startMs);
+    h.end(Math.max(startMs, endMs), error);
+    return h.context;
   }
-  shutdown(): Promise<void> {
-    return Promise.resolve();
+
+  startRoot(name: string, parent: TraceParent | undefined, attributes?: SpanAttributes, startMs?: number): SpanHandle {
+    return this.#open(name, parent?.traceId ?? this.ids.hex(16), parent?.spanId, attributes, startMs);
+  }
+
+  #open(name: string, traceId: string, parentSpanId: string | undefined, attributes: SpanAttributes | undefined, startMs: number | undefined): SpanHandle {
+    return new RecordingSpan(name, parentSpanId, startMs ?? this.now(), this.name, this.service, this.now, this.finish, traceId, this.ids.hex(8), attributes);
   }
 }
 
 export class JourneyTracer {
   readonly store: SpanStore;
   readonly now: () => number;
-  readonly #provider: BasicTracerProvider;
+  readonly #service: string;
+  readonly #ids = new Ids();
+  /** The OTLP batch processor, when an endpoint is configured, and the resource its spans carry. */
+  readonly #export?: { processor: BatchSpanProcessor; resource: Resource };
   readonly #log: Logger;
   #closed?: Promise<void>;
 
   constructor(o: JourneyTracerOptions) {
     this.store = new SpanStore(o.store);
     this.now = o.now ?? Date.now;
+    this.#service = o.service;
     this.#log = o.logger ?? noopLogger;
-    const processors: SpanProcessor[] = [new StoreProcessor(this.store, o.service)];
-    if (o.endpoint) processors.push(new BatchSpanProcessor(new OTLPTraceExporter({ url: otlpTracesUrl(o.endpoint) })));
-    this.#provider = new BasicTracerProvider({ resource: resourceFromAttributes({ 'service.name': o.service }), spanProcessors: processors });
+    if (o.endpoint) this.#export = { processor: new BatchSpanProcessor(new OTLPTraceExporter({ url: otlpTracesUrl(o.endpoint) })), resource: resourceFromAttributes({ 'service.name': o.service }) };
   }
 
   /** The spans this process kept for `traceId`. */
@@ -130,44 +247,20 @@ export class JourneyTracer {
     return this.store.get(traceId);
   }
 
-  scope(name: string): ScopedTracer {
-    const t = this.#provider.getTracer(name);
-    const now = this.now;
-    const parentCtx = (p: TraceParent) => trace.setSpanContext(otelContext.active(), { traceId: p.traceId, spanId: p.spanId, traceFlags: TraceFlags.SAMPLED, isRemote: true });
-    const handle = (span: Span): SpanHandle => {
-      const sc = span.spanContext();
-      let ended = false;
-      return {
-        context: { traceId: sc.traceId, spanId: sc.spanId, flags: TraceFlags.SAMPLED },
-        setName: (n) => void span.updateName(n),
-        setAttribute: (k, v) => void span.setAttribute(k, v),
-        end: (endMs, error) => {
-          if (ended) return;
-          ended = true;
-          if (error !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: describeError(error) });
-          span.end(endMs ?? now());
-        },
-      };
-    };
-    const start = (name: string, parent: TraceParent, attributes?: SpanAttributes, startMs?: number): SpanHandle =>
-      handle(t.startSpan(name, { startTime: startMs ?? now(), attributes: attributes as Attributes }, parentCtx(parent)));
-    return {
-      start,
-      record(name, parent, startMs, endMs, attributes, error) {
-        const h = start(name, parent, attributes, startMs);
-        h.end(Math.max(startMs, endMs), error);
-        return h.context;
-      },
-      startRoot(name, parent, attributes, startMs) {
-        const ctx = parent ? parentCtx(parent) : trace.deleteSpan(otelContext.active());
-        return handle(t.startSpan(name, { root: !parent, startTime: startMs ?? now(), attributes: attributes as Attributes }, ctx));
-      },
-    };
+  scope(scope: string): ScopedTracer {
+    const exporter = this.#export;
+    const finish: Finish = exporter
+      ? (rec) => {
+          this.store.add(rec);
+          exporter.processor.onEnd(readableSpan(rec, exporter.resource, scope));
+        }
+      : (rec) => this.store.add(rec);
+    return new Scope(scope, this.#service, this.#ids, this.now, finish);
   }
 
   /** Exports what is still batched and stops. Idempotent; never rejects. */
   close(): Promise<void> {
-    this.#closed ??= this.#provider.shutdown().catch((err: unknown) => this.#log.warn({ err: describeError(err) }, 'Trace exporter shutdown failed'));
+    this.#closed ??= (this.#export?.processor.shutdown() ?? Promise.resolve()).catch((err: unknown) => this.#log.warn({ err: describeError(err) }, 'Trace exporter shutdown failed'));
     return this.#closed;
   }
 }

@@ -29,6 +29,31 @@ export function deepClone<T>(v: T): T {
   return structuredClone(v);
 }
 
+/**
+ * A deep copy of a decoded request body (JSON values only: plain objects, arrays, strings,
+ * numbers, booleans, null), several times cheaper than structuredClone for it; anything else
+ * inside (an object with another prototype) is copied by structuredClone. Own keys only, and a
+ * `__proto__` key stays an own key, as in the body. No shared or cyclic references (a parsed body
+ * has none).
+ */
+export function cloneJson<T>(v: T): T {
+  if (typeof v !== 'object' || v === null) return v;
+  if (Array.isArray(v)) {
+    const out: unknown[] = new Array(v.length);
+    for (let i = 0; i < v.length; i++) out[i] = cloneJson(v[i] as unknown);
+    return out as T;
+  }
+  const proto = Object.getPrototypeOf(v) as unknown;
+  if (proto !== Object.prototype && proto !== null) return structuredClone(v);
+  const out: Json = {};
+  for (const k of Object.keys(v)) {
+    const x = cloneJson((v as Json)[k]);
+    if (k === '__proto__') Object.defineProperty(out, k, { value: x, enumerable: true, writable: true, configurable: true });
+    else out[k] = x;
+  }
+  return out as T;
+}
+
 /** Structural equality of JSON values (key order ignored). */
 export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;

@@ -244,3 +244,51 @@ test('a custom resource takes list and map types from its structural schema: a m
   // Changing another manager's item conflicts at the item's field.
   assert.throws(() => applyManagedFields(c, live, widget({ ports: [{ name: 'a', port: 9 }] }), 'two', false), (e: StatusError) => e.code === 409 && e.message.includes('.spec.ports[name="a"].port'));
 });
+
+// Pins the create path's managedFields byte for byte (key order included: it is the wire form)
+// on a pod with keyed lists (containers, env, ports with a defaulted key, volumes, host aliases),
+// sets, atomic lists, empty maps and a status the main resource does not own; then an Update
+// and a /status write over it. Captured from the code before the field set was built by node
+// instead of by path from the root (and the TypeInfo answers were memoised).
+const richPod = (): ApiObject => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name: 'p', namespace: 'ns', uid: 'u', resourceVersion: '5', labels: { app: 'a', 'x/y': 'z' }, annotations: {}, finalizers: ['a/b', 'c'], ownerReferences: [{ apiVersion: 'v1', kind: 'X', name: 'o', uid: 'u1' }] },
+  spec: {
+    containers: [
+      { name: 'main', image: 'i', command: ['sleep', '1'], env: [{ name: 'A', value: '1' }, { name: 'B', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }], ports: [{ containerPort: 80 }, { containerPort: 53, protocol: 'UDP' }], resources: { requests: { cpu: '1m' }, limits: {} }, volumeMounts: [{ name: 'v', mountPath: '/v' }] },
+      { name: 'side', image: 'j', securityContext: {} },
+    ],
+    initContainers: [],
+    volumes: [{ name: 'v', emptyDir: {} }, { name: 'w', configMap: { name: 'cm', items: [{ key: 'k', path: 'p' }] } }],
+    tolerations: [{ key: 'k', operator: 'Exists' }],
+    nodeSelector: { a: 'b' },
+    imagePullSecrets: [{ name: 's' }],
+    readinessGates: [{ conditionType: 'c' }],
+    hostAliases: [{ ip: '1.2.3.4', hostnames: ['h'] }],
+  },
+  status: { phase: 'Pending', conditions: [{ type: 'Ready', status: 'False' }] },
+});
+
+test('managedFields of a pod create, an Update and a /status write, byte for byte', () => {
+  const pc = (subresource = ''): WriteContext => ({ types: typesOfKind('Pod'), apiVersion: 'v1', subresource, statusSubresource: true, now: Date.UTC(2026, 0, 2, 3, 4, 5) });
+  const created = richPod();
+  created.metadata.managedFields = updateManagedFields(pc(), undefined, created, 'creator');
+  assert.equal(created.metadata.managedFields.length, 1);
+  assert.equal(JSON.stringify(created.metadata.managedFields[0]!.fieldsV1), "{\"f:metadata\":{\"f:annotations\":{},\"f:finalizers\":{\"v:\\\"a/b\\\"\":{},\"v:\\\"c\\\"\":{}},\"f:labels\":{\".\":{},\"f:app\":{},\"f:x/y\":{}},\"f:ownerReferences\":{\"k:{\\\"uid\\\":\\\"u1\\\"}\":{}}},\"f:spec\":{\"f:containers\":{\"k:{\\\"name\\\":\\\"main\\\"}\":{\".\":{},\"f:command\":{},\"f:env\":{\"k:{\\\"name\\\":\\\"A\\\"}\":{\".\":{},\"f:name\":{},\"f:value\":{}},\"k:{\\\"name\\\":\\\"B\\\"}\":{\".\":{},\"f:name\":{},\"f:valueFrom\":{\"f:fieldRef\":{}}}},\"f:image\":{},\"f:name\":{},\"f:ports\":{\"k:{\\\"containerPort\\\":53,\\\"protocol\\\":\\\"UDP\\\"}\":{\".\":{},\"f:containerPort\":{},\"f:protocol\":{}},\"k:{\\\"containerPort\\\":80,\\\"protocol\\\":\\\"TCP\\\"}\":{\".\":{},\"f:containerPort\":{}}},\"f:resources\":{\"f:limits\":{},\"f:requests\":{\".\":{},\"f:cpu\":{}}},\"f:volumeMounts\":{\"k:{\\\"mountPath\\\":\\\"/v\\\"}\":{\".\":{},\"f:mountPath\":{},\"f:name\":{}}}},\"k:{\\\"name\\\":\\\"side\\\"}\":{\".\":{},\"f:image\":{},\"f:name\":{},\"f:securityContext\":{}}},\"f:hostAliases\":{\"k:{\\\"ip\\\":\\\"1.2.3.4\\\"}\":{\".\":{},\"f:hostnames\":{},\"f:ip\":{}}},\"f:imagePullSecrets\":{\"k:{\\\"name\\\":\\\"s\\\"}\":{}},\"f:nodeSelector\":{},\"f:readinessGates\":{},\"f:tolerations\":{},\"f:volumes\":{\"k:{\\\"name\\\":\\\"v\\\"}\":{\".\":{},\"f:emptyDir\":{},\"f:name\":{}},\"k:{\\\"name\\\":\\\"w\\\"}\":{\".\":{},\"f:configMap\":{\"f:items\":{},\"f:name\":{}},\"f:name\":{}}}}}");
+  const next = structuredClone(created) as ApiObject & { spec: { containers: Json[] }; status: { phase: string; conditions: Json[] } };
+  next.spec.containers[0]!.image = 'i2';
+  next.spec.containers.push({ name: 'third', image: 'k' });
+  delete next.metadata.labels!.app;
+  next.status.phase = 'Running';
+  next.metadata.managedFields = updateManagedFields(pc(), created, next, 'editor');
+  const status = structuredClone(next);
+  status.status.conditions[0]!.status = 'True';
+  const entries = updateManagedFields(pc('status'), next, status, 'kubelet');
+  assert.deepEqual(entries.map((e) => e.manager), ['creator', 'editor', 'kubelet']);
+  assert.equal(JSON.stringify(entries[1]!.fieldsV1), "{\"f:spec\":{\"f:containers\":{\"k:{\\\"name\\\":\\\"main\\\"}\":{\"f:image\":{}},\"k:{\\\"name\\\":\\\"third\\\"}\":{\".\":{},\"f:image\":{},\"f:name\":{}}}}}");
+  assert.equal(JSON.stringify(entries[2]!.fieldsV1), "{\"f:status\":{\"f:conditions\":{\"k:{\\\"type\\\":\\\"Ready\\\"}\":{\"f:status\":{}}}}}");
+  // The editor took the image of main; the label it removed left the creator.
+  const creator = JSON.stringify(entries[0]!.fieldsV1);
+  assert.equal(creator, "{\"f:metadata\":{\"f:annotations\":{},\"f:finalizers\":{\"v:\\\"a/b\\\"\":{},\"v:\\\"c\\\"\":{}},\"f:labels\":{\".\":{},\"f:x/y\":{}},\"f:ownerReferences\":{\"k:{\\\"uid\\\":\\\"u1\\\"}\":{}}},\"f:spec\":{\"f:containers\":{\"k:{\\\"name\\\":\\\"main\\\"}\":{\".\":{},\"f:command\":{},\"f:env\":{\"k:{\\\"name\\\":\\\"A\\\"}\":{\".\":{},\"f:name\":{},\"f:value\":{}},\"k:{\\\"name\\\":\\\"B\\\"}\":{\".\":{},\"f:name\":{},\"f:valueFrom\":{\"f:fieldRef\":{}}}},\"f:name\":{},\"f:ports\":{\"k:{\\\"containerPort\\\":53,\\\"protocol\\\":\\\"UDP\\\"}\":{\".\":{},\"f:containerPort\":{},\"f:protocol\":{}},\"k:{\\\"containerPort\\\":80,\\\"protocol\\\":\\\"TCP\\\"}\":{\".\":{},\"f:containerPort\":{}}},\"f:resources\":{\"f:limits\":{},\"f:requests\":{\".\":{},\"f:cpu\":{}}},\"f:volumeMounts\":{\"k:{\\\"mountPath\\\":\\\"/v\\\"}\":{\".\":{},\"f:mountPath\":{},\"f:name\":{}}}},\"k:{\\\"name\\\":\\\"side\\\"}\":{\".\":{},\"f:image\":{},\"f:name\":{},\"f:securityContext\":{}}},\"f:hostAliases\":{\"k:{\\\"ip\\\":\\\"1.2.3.4\\\"}\":{\".\":{},\"f:hostnames\":{},\"f:ip\":{}}},\"f:imagePullSecrets\":{\"k:{\\\"name\\\":\\\"s\\\"}\":{}},\"f:nodeSelector\":{},\"f:readinessGates\":{},\"f:tolerations\":{},\"f:volumes\":{\"k:{\\\"name\\\":\\\"v\\\"}\":{\".\":{},\"f:emptyDir\":{},\"f:name\":{}},\"k:{\\\"name\\\":\\\"w\\\"}\":{\".\":{},\"f:configMap\":{\"f:items\":{},\"f:name\":{}},\"f:name\":{}}}}}");
+});

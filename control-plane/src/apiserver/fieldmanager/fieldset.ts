@@ -36,8 +36,9 @@ export class FieldSet {
   /** Adds `path` as a member. The empty path is not a member of anything and is ignored. */
   insert(path: FieldPath): void {
     if (path.length === 0) return;
-    const parent = path.slice(0, -1).reduce<FieldSet>((s, pe) => s.child(pe), this);
-    parent.members.add(path[path.length - 1]!);
+    let parent: FieldSet | undefined;
+    for (let i = 0; i < path.length - 1; i++) parent = (parent ?? this).child(path[i]!);
+    (parent ?? this).members.add(path[path.length - 1]!);
   }
 
   /** The set under `pe`, created when missing. */
@@ -138,12 +139,16 @@ export class FieldSet {
   /** The FieldsV1 form (`{"f:spec":{"f:replicas":{}}}`), elements in upstream's order. */
   toFieldsV1(): Json {
     const out: Json = {};
-    const pes = [...new Set([...this.members, ...this.children.keys()])].sort(compareElements);
+    const pes = [...this.members];
+    for (const pe of this.children.keys()) if (!this.members.has(pe)) pes.push(pe);
+    if (pes.length > 1) pes.sort(compareElements);
     for (const pe of pes) {
+      // A child's form has no key exactly when the child is empty (holds no member at any depth).
       const c = this.children.get(pe);
-      const sub = c && !c.empty() ? c.toFieldsV1() : {};
-      if (c && !c.empty() && this.members.has(pe)) out[pe] = { '.': {}, ...sub };
-      else if (c && !c.empty()) out[pe] = sub;
+      const sub = c?.toFieldsV1();
+      const nonEmpty = sub !== undefined && hasKey(sub);
+      if (nonEmpty && this.members.has(pe)) out[pe] = { '.': {}, ...sub };
+      else if (nonEmpty) out[pe] = sub;
       else if (this.members.has(pe)) out[pe] = {};
     }
     return out;
@@ -155,6 +160,11 @@ export class FieldSet {
     readInto(out, v, 0);
     return out;
   }
+}
+
+function hasKey(o: Json): boolean {
+  for (const _ in o) return true;
+  return false;
 }
 
 function readInto(s: FieldSet, v: unknown, depth: number): void {

@@ -43,16 +43,19 @@ export interface WriteContext {
 /** Metadata fields no manager owns (upstream's stripMeta). */
 const SYSTEM_METADATA = ['name', 'namespace', 'creationTimestamp', 'selfLink', 'uid', 'clusterName', 'generation', 'managedFields', 'resourceVersion'];
 
+/** What no manager owns (never mutated: the set operations return new sets). */
+const UNOWNED = FieldSet.of([['f:apiVersion'], ['f:kind'], ...SYSTEM_METADATA.map((f) => ['f:metadata', `f:${f}`])]);
+/** UNOWNED and `.status`, for any write but /status to a kind with a status subresource (one pass, not two). */
+const UNOWNED_OR_STATUS = UNOWNED.union(FieldSet.of([['f:status']]));
+
 /** The fields of a write its manager may own: system metadata never; status only through /status. */
 function ownable(c: WriteContext, set: FieldSet): FieldSet {
-  const ignored = FieldSet.of([['f:apiVersion'], ['f:kind'], ...SYSTEM_METADATA.map((f) => ['f:metadata', `f:${f}`])]);
-  let out = set.recursiveDifference(ignored);
+  if (c.subresource !== 'status' && c.statusSubresource) return set.recursiveDifference(UNOWNED_OR_STATUS);
+  let out = set.recursiveDifference(UNOWNED);
   if (c.subresource === 'status') {
     const keep = new FieldSet();
     for (const p of out.paths()) if (p[0] === 'f:status' || (p[0] === 'f:metadata' && (p[1] === 'f:labels' || p[1] === 'f:annotations'))) keep.insert(p);
     out = keep;
-  } else if (c.statusSubresource) {
-    out = out.recursiveDifference(FieldSet.of([['f:status']]));
   }
   return out;
 }
@@ -153,14 +156,15 @@ function withoutOwnership(entries: Managed[], selfId: string, take: Map<Managed,
 export function updateManagedFields(c: WriteContext, live: ApiObject | undefined, next: ApiObject, manager: string): ManagedFieldsEntry[] {
   const entries = startingEntries(c, live, next);
   const diff = compare(c.types, content(live), content(next));
-  const changed = ownable(c, diff.added.union(diff.modified));
+  // A create has nothing modified or removed (the sets are this call's own, so they are not copied for nothing).
+  const changed = ownable(c, diff.modified.empty() ? diff.added : diff.added.union(diff.modified));
   const removed = ownable(c, diff.removed);
   const self: Managed = { manager, operation: 'Update', apiVersion: c.apiVersion, subresource: c.subresource, time: undefined, set: new FieldSet() };
   const selfId = identity(self);
   const out = withoutOwnership(entries, selfId, takeOwnership(entries, selfId, changed), removed);
   const i = out.findIndex((e) => identity(e) === selfId);
   const prev = i >= 0 ? out[i]! : undefined;
-  const set = (prev?.set ?? new FieldSet()).difference(removed).union(changed);
+  const set = prev ? prev.set.difference(removed).union(changed) : changed;
   // Any field this write set (even one it owned already) dates the entry; otherwise it keeps its time.
   const entry: Managed = { ...self, set, time: prev && changed.empty() ? prev.time : rfc3339(c.now) };
   if (i >= 0) out.splice(i, 1);

@@ -37,7 +37,62 @@ export const DEDUCED: TypeInfo = { list: () => ATOMIC, atomicMap: () => false, s
  * A kind with no schema is deduced.
  */
 export function typesOfKind(kind: string): TypeInfo {
-  if (!kindHasSchema(kind)) return DEDUCED;
+  let t = KIND_TYPES.get(kind);
+  if (!t) KIND_TYPES.set(kind, (t = kindHasSchema(kind) ? memoised(schemaTypesOfKind(kind)) : DEDUCED));
+  return t;
+}
+
+/** The built-in kinds' types (their schemas never change while the server runs). */
+const KIND_TYPES = new Map<string, TypeInfo>();
+
+/** Answers remembered per path, at most this many paths per kind (map keys such as label names are paths too). */
+const MEMO_PATHS = 4096;
+
+interface MemoNode {
+  next?: Map<string, MemoNode>;
+  list?: ListType;
+  atomicMap?: boolean;
+  struct?: boolean;
+}
+
+/**
+ * `t` with its answers remembered by path, in a trie of path steps: the field manager asks the
+ * same few questions for every field of every write, and each answer walks the schema from the
+ * root. Past MEMO_PATHS paths, new ones are answered without being remembered.
+ */
+function memoised(t: TypeInfo): TypeInfo {
+  const root: MemoNode = {};
+  let paths = 0;
+  const nodeOf = (path: readonly string[]): MemoNode | undefined => {
+    let n = root;
+    for (const step of path) {
+      let c = n.next?.get(step);
+      if (!c) {
+        if (paths >= MEMO_PATHS) return undefined;
+        paths++;
+        (n.next ??= new Map()).set(step, (c = {}));
+      }
+      n = c;
+    }
+    return n;
+  };
+  return {
+    list(path) {
+      const n = nodeOf(path);
+      return n ? (n.list ??= t.list(path)) : t.list(path);
+    },
+    atomicMap(path) {
+      const n = nodeOf(path);
+      return n ? (n.atomicMap ??= t.atomicMap(path)) : t.atomicMap(path);
+    },
+    struct(path) {
+      const n = nodeOf(path);
+      return n ? (n.struct ??= t.struct(path)) : t.struct(path);
+    },
+  };
+}
+
+function schemaTypesOfKind(kind: string): TypeInfo {
   return {
     list(path) {
       const s = fieldSchemaAt(kind, path);
@@ -148,33 +203,54 @@ function elements(list: ListType, items: readonly unknown[]): Map<PathElement, u
 }
 
 /**
- * Walks the members of `v` at `fp` into `set`. `added` (a comparison's new subtree) counts maps
- * and empty objects themselves as upstream's comparison does; otherwise (an applied
- * configuration) only scalars, atomic values and list items are members.
+ * Walks the members of `v` into `set`, at `pe` under `parent` (the set's root when `pe` is
+ * undefined). `added` (a comparison's new subtree) counts maps and empty objects themselves as
+ * upstream's comparison does; otherwise (an applied configuration) only scalars, atomic values and
+ * list items are members. It inserts by set node, not by path from the root: this runs for every
+ * field of every write.
  */
-function collect(t: TypeInfo, v: unknown, sp: readonly string[], fp: FieldPath, set: FieldSet, added: boolean): void {
+function collectAt(t: TypeInfo, v: unknown, sp: readonly string[], parent: FieldSet, pe: PathElement | undefined, added: boolean): void {
+  // No closures here (this runs per field); a member at the root is the empty path, which no set holds.
   if (Array.isArray(v)) {
     const list = t.list(sp);
     if (list.kind === 'atomic') {
-      set.insert(fp);
+      if (pe !== undefined) parent.members.add(pe);
       return;
     }
-    for (const [pe, item] of elements(list, v)) {
-      set.insert([...fp, pe]);
-      if (list.kind === 'map') collect(t, item, [...sp, '[]'], [...fp, pe], set, added);
+    if (v.length === 0) return;
+    const node = pe === undefined ? parent : parent.child(pe);
+    const itemSp = list.kind === 'map' ? [...sp, '[]'] : sp;
+    for (const [ipe, item] of elements(list, v)) {
+      node.members.add(ipe);
+      if (list.kind === 'map') collectAt(t, item, itemSp, node, ipe, added);
     }
     return;
   }
   if (isPlainObject(v)) {
-    if (t.atomicMap(sp) || (added && Object.keys(v).length === 0)) {
-      set.insert(fp);
+    const keys = Object.keys(v);
+    if (t.atomicMap(sp) || (added && keys.length === 0)) {
+      if (pe !== undefined) parent.members.add(pe);
       return;
     }
-    if (added && !t.struct(sp)) set.insert(fp);
-    for (const [k, x] of Object.entries(v)) if (x !== undefined) collect(t, x, [...sp, k], [...fp, `f:${k}`], set, added);
+    if (added && pe !== undefined && !t.struct(sp)) parent.members.add(pe);
+    let node: FieldSet | undefined;
+    for (const k of keys) {
+      const x = v[k];
+      if (x === undefined) continue;
+      node ??= pe === undefined ? parent : parent.child(pe);
+      collectAt(t, x, [...sp, k], node, `f:${k}`, added);
+    }
     return;
   }
-  set.insert(fp);
+  if (pe !== undefined) parent.members.add(pe);
+}
+
+/** Walks the members of `v` at `fp` into `set` (see collectAt). */
+function collect(t: TypeInfo, v: unknown, sp: readonly string[], fp: FieldPath, set: FieldSet, added: boolean): void {
+  if (fp.length === 0) return collectAt(t, v, sp, set, undefined, added);
+  let parent = set;
+  for (let i = 0; i < fp.length - 1; i++) parent = parent.child(fp[i]!);
+  collectAt(t, v, sp, parent, fp[fp.length - 1], added);
 }
 
 /**

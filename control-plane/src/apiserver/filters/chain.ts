@@ -34,6 +34,13 @@ export function runChain(filters: readonly Filter[], handler: Handler, r: ApiReq
 }
 
 /**
+ * The abort reason of every request whose reply closed: one shared error, as a DOMException per
+ * request (its stack captured at a close handler, which says nothing) cost about 1 % of the
+ * server's thread on the create path.
+ */
+const REQUEST_ENDED = new DOMException('the request ended', 'AbortError');
+
+/**
  * One request on its way through the chain. Created by the server per request (or upgrade);
  * each filter fills in what it found out.
  *
@@ -71,7 +78,7 @@ export class ApiRequest {
     readonly upgrade?: { socket: Duplex; head: Buffer },
   ) {
     this.signal = this.#controller.signal;
-    const ended = (): void => this.#controller.abort(this.#endReason ?? new DOMException('the request ended', 'AbortError'));
+    const ended = (): void => this.#controller.abort(this.#endReason ?? REQUEST_ENDED);
     if (upgrade) upgrade.socket.once('close', ended);
     else res.once('close', ended);
   }

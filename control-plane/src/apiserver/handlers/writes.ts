@@ -11,7 +11,7 @@ import { sendObject } from '../respond.js';
 import { badRequest, conflict, methodNotAllowed, notFound } from '../status.js';
 import { admitCreate, admitUpdate, asObject, checkNamespace, reconcileNamespace, unchanged, type StatusLikeSubresource } from './admit.js';
 import { addWarnings, enforceApplySchema, enforceByteFields, enforceFieldValidation } from '../field-validation.js';
-import { isPlainObject } from '../object.js';
+import { cloneJson, isPlainObject } from '../object.js';
 import { parseResourceVersion, writeOptionsOf } from '../request-options.js';
 import type { ResourceDef } from '../resource.js';
 import { finishDeletionIfReady } from './delete.js';
@@ -54,7 +54,7 @@ async function createAdmitted(s: RequestScope, obj: ApiObject, dryRun: boolean, 
   // Defaults count as the creator's fields (upstream decodes them in before the field manager runs);
   // what the strategy's prepareForCreate adds (a CRD's cleanup finalizer, a reset status) does not,
   // as upstream's strategy runs after it: else an apply that omits such a field would remove it.
-  const declared = manager !== undefined ? structuredClone(obj) : undefined;
+  const declared = manager !== undefined ? cloneJson(obj) : undefined;
   admitCreate(s.ctx, def, obj);
   if (declared) {
     def.strategy.defaults?.(declared);

@@ -106,6 +106,21 @@ describe('PodSecurity admission', () => {
     assert.deepEqual(relabel.warnings, [], 'enforce unchanged: nothing to check');
   });
 
+  // The namespace's parsed policy is kept per namespace object and resourceVersion: each label
+  // change is in force for the very next pod.
+  it('a namespace label change is in force for the next pod create, each way', async () => {
+    await namespace('relabelled', { [`${P}enforce`]: 'privileged' });
+    const privileged = (name: string) => pod(name, { hostNetwork: true });
+    assert.equal((await call('POST', '/api/v1/namespaces/relabelled/pods', privileged('a'))).status, 201);
+    const set = (level: string) => call('PATCH', '/api/v1/namespaces/relabelled', { metadata: { labels: { [`${P}enforce`]: level } } }, ADMIN, 'application/merge-patch+json');
+    assert.equal((await set('baseline')).status, 200);
+    const refused = await call('POST', '/api/v1/namespaces/relabelled/pods', privileged('b'));
+    assert.equal(refused.status, 403);
+    assert.match(refused.json.message, /violates PodSecurity "baseline:latest": host namespaces/);
+    assert.equal((await set('privileged')).status, 200);
+    assert.equal((await call('POST', '/api/v1/namespaces/relabelled/pods', privileged('c'))).status, 201);
+  });
+
   it('updates that change no image are not judged; an image change is', async () => {
     // `priv` violates the baseline enforce level `warned` now has.
     const labelled = await call('PATCH', '/api/v1/namespaces/warned/pods/priv', { metadata: { labels: { a: 'b' } } }, ADMIN, 'application/merge-patch+json');

@@ -58,6 +58,21 @@ function aggregate(errors: LabelError[]): string {
   return texts.length === 1 ? texts[0]! : `[${texts.join(', ')}]`;
 }
 
+/** A namespace's parsed policy, by the namespace object the mirror holds (replaced, never changed in place, by each write). */
+const parsedPolicies = new WeakMap<ApiObject, { resourceVersion: unknown; defaults: Policy; parsed: ReturnType<typeof policyFromLabels> }>();
+
+/**
+ * The policy of a namespace's labels: parsed once per namespace object and resourceVersion (every
+ * pod create in the namespace asks), not per request.
+ */
+function policyOfNamespace(ns: ApiObject, defaults: Policy): ReturnType<typeof policyFromLabels> {
+  const cached = parsedPolicies.get(ns);
+  if (cached && cached.resourceVersion === ns.metadata.resourceVersion && cached.defaults === defaults) return cached.parsed;
+  const parsed = policyFromLabels(ns.metadata.labels, defaults);
+  parsedPolicies.set(ns, { resourceVersion: ns.metadata.resourceVersion, defaults, parsed });
+  return parsed;
+}
+
 async function namespaceOf(ctx: ServerContext, name: string): Promise<ApiObject | undefined> {
   const served = ctx.resource('', 'v1', 'namespaces');
   return served ? findMirrored(ctx, served, undefined, name) : undefined;
@@ -119,7 +134,7 @@ async function admitPod(ctx: ServerContext, cfg: PodSecurityConfig, r: Admission
     annotate(r, 'error', `Internal error occurred: ${message}`);
     throw new StatusError(500, 'InternalError', `Internal error occurred: ${message}`);
   }
-  const { policy, errors } = policyFromLabels(ns.metadata.labels, cfg.defaults);
+  const { policy, errors } = policyOfNamespace(ns, cfg.defaults);
   if (!errors.length && fullyPrivileged(policy)) return annotate(r, 'enforce-policy', formatLevelVersion(PRIVILEGED_LATEST));
   const pod = r.object!;
   if (r.operation === 'UPDATE' && r.oldObject && !isSignificantPodUpdate(pod, r.oldObject)) return;
@@ -132,7 +147,7 @@ async function admitWorkload(ctx: ServerContext, cfg: PodSecurityConfig, r: Admi
   if (exempt) return annotate(r, 'exempt', exempt);
   const ns = await namespaceOf(ctx, r.namespace ?? '');
   if (!ns) return annotate(r, 'error', `failed to lookup namespace "${r.namespace ?? ''}": namespaces "${r.namespace ?? ''}" not found`);
-  const { policy, errors } = policyFromLabels(ns.metadata.labels, cfg.defaults);
+  const { policy, errors } = policyOfNamespace(ns, cfg.defaults);
   if (!errors.length && policy.warn.level === 'privileged' && policy.audit.level === 'privileged') return;
   const template = templateOf(r.object!);
   if (template === undefined || template === null) return;
