@@ -17,7 +17,7 @@ import { inServiceCidr } from './apiserver/kube-dns-service.js';
 import { DEFAULT_SERVICE_CIDR } from './apiserver/handlers/service-ip.js';
 import { CONTROLLER_NAMES, type ControllerName } from './controllers/index.js';
 import { parsePool } from './controllers/servicelb/pool.js';
-import { otlpTracesUrl } from '@nodelet/api/tracing';
+import { otlpTracesUrl, refuseUnreadOtelVariables } from '@nodelet/api/tracing';
 import { loadAdmissionConfiguration, type PodSecurityConfig } from './apiserver/admission/pod-security/config.js';
 import { auditLogConfigFromFlags, type AuditFlags, type AuditLogConfig } from './apiserver/audit/audit-log.js';
 
@@ -290,6 +290,7 @@ export async function main(argv: string[]): Promise<void> {
   if (values['tracing-endpoint'] !== undefined) {
     try {
       otlpTracesUrl(String(values['tracing-endpoint']));
+      refuseUnreadOtelVariables();
     } catch (err) {
       process.stderr.write(`--tracing-endpoint: ${(err as Error).message}\n`);
       process.exitCode = 2;

@@ -9,7 +9,7 @@
 import { AgentError, parseDuration } from '@nodelet/base';
 import { cronProblem } from '@nodelet/base/cron';
 import { parse as parseYaml } from 'yaml';
-import { otlpTracesUrl } from '@nodelet/api/tracing';
+import { otlpTracesUrl, refuseUnreadOtelVariables } from '@nodelet/api/tracing';
 import { parseQuantity } from '../util/quantity.js';
 import { VXLAN_DEFAULTS, vxlanDeviceName, type PodNetworkBackend } from '../network/route-plan.js';
 import { resolveProxyConfig, type ProxyConfig, type ProxyConfigFile, type ProxyFlags } from '../proxy/config.js';
@@ -216,6 +216,7 @@ function tracingEndpoint(field: string, v: string | undefined): string | undefin
   if (!v) return undefined;
   try {
     otlpTracesUrl(v);
+    refuseUnreadOtelVariables();
   } catch (err) {
     throw invalid(field, (err as Error).message);
   }

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { JourneyTracer, otlpTracesUrl } from './journey-tracer.js';
+import { JourneyTracer, otlpTracesUrl, refuseUnreadOtelVariables } from './journey-tracer.js';
 import { formatTraceparent, parseTraceparent } from './traceparent.js';
 
 // Epoch ms: OpenTelemetry reads a number below the process's time origin as performance.now().
@@ -117,4 +117,14 @@ test('otlpTracesUrl: host:port, a base URL and a full URL; refuses other schemes
   assert.equal(otlpTracesUrl('https://c.example:4318'), 'https://c.example:4318/v1/traces');
   assert.equal(otlpTracesUrl('http://c:4318/custom/traces'), 'http://c:4318/custom/traces');
   assert.throws(() => otlpTracesUrl('grpc://c:4317'), /OTLP\/HTTP/);
+});
+
+test('OpenTelemetry variables the export would ignore are refused by name; the always-on samplers pass', () => {
+  assert.doesNotThrow(() => refuseUnreadOtelVariables({}));
+  assert.doesNotThrow(() => refuseUnreadOtelVariables({ OTEL_TRACES_SAMPLER: 'parentbased_always_on', OTEL_BSP_MAX_QUEUE_SIZE: '10', OTEL_SPAN_LINK_COUNT_LIMIT: '' }));
+  assert.throws(() => refuseUnreadOtelVariables({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }), (err: Error) => {
+    assert.match(err.message, /^OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG are not supported: nodelet exports every span/);
+    return true;
+  });
+  assert.throws(() => refuseUnreadOtelVariables({ OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT: '16' }), /OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT is not supported/);
 });

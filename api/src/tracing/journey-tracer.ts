@@ -79,6 +79,33 @@ export function otlpTracesUrl(endpoint: string): string {
   return url.toString();
 }
 
+/**
+ * The OpenTelemetry SDK variables that would shape the export but that this tracer does not read
+ * (it makes no SDK span, sampler or limits; docs/tracing.md). Set with an endpoint they would be
+ * silently ignored, so a process given an endpoint refuses them at start. The samplers equal to
+ * what the tracer does (every span exported) are accepted.
+ */
+const UNREAD_OTEL_VARIABLES = [
+  'OTEL_TRACES_SAMPLER_ARG', 'OTEL_ATTRIBUTE_COUNT_LIMIT', 'OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT',
+  'OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT', 'OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT', 'OTEL_SPAN_EVENT_COUNT_LIMIT',
+  'OTEL_SPAN_LINK_COUNT_LIMIT', 'OTEL_EVENT_ATTRIBUTE_COUNT_LIMIT', 'OTEL_LINK_ATTRIBUTE_COUNT_LIMIT',
+];
+const EXPORT_ALL_SAMPLERS = new Set(['always_on', 'parentbased_always_on']);
+
+/**
+ * Throws ERR_INVALID_ARGUMENT naming the OpenTelemetry variables set in `env` that the export
+ * would ignore (a sampler other than always-on, span limits); called where `--tracing-endpoint`
+ * is checked.
+ */
+export function refuseUnreadOtelVariables(env: NodeJS.ProcessEnv = process.env): void {
+  const set = UNREAD_OTEL_VARIABLES.filter((name) => env[name] !== undefined && env[name] !== '');
+  const sampler = env.OTEL_TRACES_SAMPLER;
+  if (sampler && !EXPORT_ALL_SAMPLERS.has(sampler.trim().toLowerCase())) set.unshift('OTEL_TRACES_SAMPLER');
+  if (set.length) {
+    throw new AgentError('ERR_INVALID_ARGUMENT', `${set.join(', ')} ${set.length === 1 ? 'is' : 'are'} not supported: nodelet exports every span, with at most ${ATTRIBUTE_COUNT_LIMIT} attributes each, and reads no OpenTelemetry sampler or span limit (unset ${set.length === 1 ? 'it' : 'them'}; docs/tracing.md)`);
+  }
+}
+
 /** OpenTelemetry's default limit of attributes per span (later new keys are dropped). */
 const ATTRIBUTE_COUNT_LIMIT = 128;
 
