@@ -15,7 +15,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { edgeServerOptions, hardenHttpServer, type ServerJoinBundle } from '@nodelet/api';
+import { edgeServerOptions, hardenHttpServer, queryBool, type ServerJoinBundle } from '@nodelet/api';
 import { linkAbort, noopLogger, type Logger } from '@nodelet/base';
 import type { Store } from '../storage/types.js';
 import { createAuthorizerChain, forbiddenMessage } from './auth/authorizer.js';
@@ -28,6 +28,7 @@ import { admitCreate } from './handlers/admit.js';
 import { dispatch } from './handlers/dispatch.js';
 import { proxyStreamUpgrade } from './handlers/node-proxy.js';
 import { proxyUpgrade } from './handlers/proxy.js';
+import { serveWatchUpgrade } from './handlers/watch-websocket.js';
 import { proxyPortForwardTunnel, tunnelledProtocols } from './handlers/portforward-tunnel.js';
 import { ResourceMirror } from './mirror.js';
 import { ensureDefaultStorageClass, ensureNamespaceDefaults, ensureSystemPriorityClasses } from './default-objects.js';
@@ -304,10 +305,11 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     });
   }
 
-  /** The end of the upgrade chain: a pod stream, spliced to the node's agent. */
+  /** The end of the upgrade chain: a watch over a WebSocket, or a pod stream spliced to the node's agent. */
   async function serveUpgrade(r: ApiRequest): Promise<void> {
     const scope = r.scope;
     const { socket, head } = r.upgrade!;
+    if (scope && !scope.served.def.ephemeral && !scope.name && !scope.subresource && r.req.method === 'GET' && queryBool(r.url!.searchParams, 'watch')) return serveWatchUpgrade(scope, socket, head);
     if (scope?.subresource === 'proxy' && scope.name) return proxyUpgrade(scope, r.upgrade!.socket, r.upgrade!.head);
     if (!scope || scope.served.def.kind !== 'Pod' || !scope.subresource || !STREAM_SUBRESOURCES.has(scope.subresource) || !scope.name) throw notFoundPath();
     const upgrade = String(r.req.headers.upgrade ?? '').toLowerCase();

@@ -1,5 +1,5 @@
 /**
- * WATCH: newline-delimited JSON events, or length-prefixed protobuf WatchEvent frames when the
+ * WATCH over HTTP or a WebSocket (watch-sink.ts): newline-delimited JSON events, or length-prefixed protobuf WatchEvent frames when the
  * client prefers protobuf and the kind has a table (wire-media.ts).
  * Each event's bytes come from the server's WatchEventEncoder, shared by every watcher that sends
  * the same event (watch-encoding.ts). RV unset/0 → synthetic ADDED for the
@@ -12,7 +12,6 @@
  * pass `maxWatchBufferBytes` is cut off, like kube-apiserver closes an unresponsive watcher; its
  * client re-watches from the last resourceVersion it saw.
  */
-import type { ServerResponse } from 'node:http';
 import { encodeWatchFrame } from '@nodelet/api';
 import { hasCode } from '@nodelet/base';
 import type { RequestScope } from '../context.js';
@@ -24,12 +23,14 @@ import { listOptionsOf } from '../request-options.js';
 import { badRequest, expired } from '../status.js';
 import type { CacheEvent } from '../watch-cache.js';
 import { WatchEventEncoder, type WatchEventType as EventType } from '../watch-encoding.js';
+import { httpWatchSink, type WatchSink } from './watch-sink.js';
 import { negotiateWireMedia, protobufBytes, PROTOBUF_WATCH_CONTENT_TYPE } from '../wire-media.js';
 
 /** Encoder for servers whose context has none (tests that build a context by hand): encodes per watcher. */
 const UNSHARED = new WatchEventEncoder({ share: false });
 
-export async function handleWatch(s: RequestScope): Promise<void> {
+/** Serves the watch `s` asks for on `sink` (the HTTP response unless given); throws only before the stream starts. */
+export async function handleWatch(s: RequestScope, sink: WatchSink = httpWatchSink(s.req, s.res)): Promise<void> {
   const { def, registry, cache } = s.served;
   const q = s.url.searchParams;
   const filter = compileFilter(def, q.get('labelSelector'), q.get('fieldSelector'));
@@ -48,23 +49,22 @@ export async function handleWatch(s: RequestScope): Promise<void> {
   const media = table ? 'json' : negotiateWireMedia(s.req.headers.accept, apiVersion, def.kind).media;
   const encoder = s.ctx.watchEncoder ?? UNSHARED;
 
+  await sink.start(media === 'protobuf' ? PROTOBUF_WATCH_CONTENT_TYPE : 'application/json');
   const done = new AbortController();
   const finish = (): void => done.abort();
-  s.req.on('close', finish);
+  const offClose = sink.onClose(finish);
   const onShutdown = (): void => finish();
   s.ctx.shutdown.addEventListener('abort', onShutdown, { once: true });
 
-  s.res.writeHead(200, { 'Content-Type': media === 'protobuf' ? PROTOBUF_WATCH_CONTENT_TYPE : 'application/json', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
-  s.res.flushHeaders();
   let firstTable = true;
   let lastRV = fromRevision;
   const writeBytes = (bytes: Buffer | string): void => {
     if (done.signal.aborted) return;
-    s.res.write(bytes);
-    if (s.res.writableLength > s.ctx.maxWatchBufferBytes) {
-      s.log.warn({ resource: def.plural, user: s.user.name, buffered: s.res.writableLength }, 'Closing unresponsive watcher');
+    sink.write(bytes);
+    if (sink.buffered > s.ctx.maxWatchBufferBytes) {
+      s.log.warn({ resource: def.plural, user: s.user.name, buffered: sink.buffered }, 'Closing unresponsive watcher');
       // Ending would queue behind what the client does not read: drop the connection instead.
-      s.res.destroy();
+      sink.drop();
       finish();
     }
   };
@@ -121,7 +121,7 @@ export async function handleWatch(s: RequestScope): Promise<void> {
       for (const o of page.items) {
         if (done.signal.aborted) break;
         emit('ADDED', o);
-        if (s.res.writableNeedDrain) await drained(s.res, done.signal);
+        if (sink.needsDrain) await sink.drained(done.signal);
       }
       fromRevision = Number(page.resourceVersion);
       lastRV = fromRevision;
@@ -161,24 +161,9 @@ export async function handleWatch(s: RequestScope): Promise<void> {
     fail(err);
   } finally {
     for (const t of timers) clearTimeout(t);
-    s.req.off('close', finish);
+    offClose();
     s.ctx.shutdown.removeEventListener('abort', onShutdown);
-    if (!s.res.writableEnded) s.res.end();
+    sink.end();
   }
 }
 
-/** Resolves once `res` drains, closes, or `signal` aborts. */
-function drained(res: ServerResponse, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      res.off('drain', done);
-      res.off('close', done);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    if (signal.aborted || res.destroyed) return resolve();
-    res.once('drain', done);
-    res.once('close', done);
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
