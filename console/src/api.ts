@@ -32,11 +32,8 @@ export interface Api {
   /** A raw request to `path` (same origin) with the user's token. */
   fetch(path: string, init?: RequestInit): Promise<Response>;
   /**
-   * A watch: a response that stays open. Browsers hold at most six HTTP/1.1 connections per
-   * origin, and the overview keeps six watches open (its limit: more would wait for one to end); they are sent without credentials mode
-   * (there are no cookies either way: the token is a header), which Chromium pools apart from
-   * credentialed requests (test/e2e/console.itest.ts depends on it), so watches never take the
-   * sockets the user's actions need.
+   * A watch over HTTP: a response that stays open. The page watches over WebSockets (watch.ts);
+   * this only reads why one was refused, and is closed as soon as it answers.
    */
   watch(path: string, signal: AbortSignal): Promise<Response>;
   get(path: string, signal?: AbortSignal): Promise<unknown>;
@@ -51,13 +48,16 @@ export interface Api {
   webSocket(path: string, protocols: readonly string[]): WebSocket;
 }
 
+/** Opens a WebSocket: the browser's, or (in tests) another client with its interface. */
+export type SocketFactory = (url: string, protocols: string[]) => WebSocket;
+
 /** An {@link Api} calling `base` (the page's origin) as the holder of `token`. */
-export function createApi(token: string, base = '', fetchFn: typeof fetch = (...a) => fetch(...a)): Api {
-  const doFetch = (path: string, init: RequestInit = {}, credentials: RequestCredentials = 'same-origin'): Promise<Response> => {
+export function createApi(token: string, base = '', fetchFn: typeof fetch = (...a) => fetch(...a), socketFn: SocketFactory = (url, protocols) => new WebSocket(url, protocols)): Api {
+  const doFetch = (path: string, init: RequestInit = {}): Promise<Response> => {
     const headers = new Headers(init.headers);
     headers.set('Authorization', `Bearer ${token}`);
     headers.set('Accept', 'application/json');
-    return fetchFn(`${base}${path}`, { ...init, headers, credentials, cache: 'no-store' });
+    return fetchFn(`${base}${path}`, { ...init, headers, credentials: 'same-origin', cache: 'no-store' });
   };
   const json = async (res: Response): Promise<unknown> => {
     if (!res.ok) throw await apiErrorOf(res);
@@ -66,14 +66,14 @@ export function createApi(token: string, base = '', fetchFn: typeof fetch = (...
   };
   return {
     fetch: (path, init) => doFetch(path, init),
-    watch: (path, signal) => doFetch(path, { signal }, 'omit'),
+    watch: (path, signal) => doFetch(path, { signal }),
     get: async (path, signal) => json(await doFetch(path, signal ? { signal } : {})),
     send: async (method, path, body, contentType = 'application/json') =>
       json(await doFetch(path, { method, ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'Content-Type': contentType } }) })),
     webSocket: (path, protocols) => {
-      const url = new URL(`${base}${path}`, location.href);
+      const url = new URL(`${base}${path}`, typeof location === 'undefined' ? undefined : location.href);
       url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-      return new WebSocket(url, [bearerProtocol(token), ...protocols]);
+      return socketFn(url.href, [bearerProtocol(token), ...protocols]);
     },
   };
 }

@@ -1,4 +1,4 @@
-/** Preact hooks over the API: a live collection (list and watch) and an access check. */
+/** Preact hooks over the API: a live collection (list and watch), a poll, an access check, a clock. */
 import { useEffect, useState } from 'preact/hooks';
 import type { Api } from './api.js';
 import { listAndWatch, type KObject } from './watch.js';
@@ -48,8 +48,7 @@ export function useCan(api: Api, verb: string, group: string, resource: string, 
 
 /**
  * The items at `path`, listed now and every `everyMs`: for what has no watch (metrics.k8s.io
- * serves none, as metrics-server) or would need a seventh open watch (api.ts: the page holds six).
- * `at` is when the last answer came, for ages computed from it.
+ * serves none, as metrics-server). `at` is when the last answer came.
  */
 export function usePoll<T>(api: Api, path: string, everyMs: number): { items: T[]; error?: string; at: number } {
   const [state, setState] = useState<{ items: T[]; error?: string; at: number }>({ items: [], at: Date.now() });
@@ -70,4 +69,14 @@ export function usePoll<T>(api: Api, path: string, everyMs: number): { items: T[
     };
   }, [api, path, everyMs]);
   return state;
+}
+
+/** The time now, again every `everyMs`: for ages that grow between watch events. */
+export function useNow(everyMs: number): number {
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), everyMs);
+    return () => clearInterval(t);
+  }, [everyMs]);
+  return now;
 }

@@ -1,21 +1,21 @@
 /**
  * The nodes table: Ready, allocatable and capacity, pods, the pressure conditions that are True
  * (all from the node watch), the age of each node's Lease renewal and `kubectl top node`'s figures.
- * The Leases and the NodeMetrics are listed every few seconds instead of watched: metrics.k8s.io
- * serves no watch, and a Lease watch would be the page's seventh open connection (api.ts).
+ * The Leases in kube-node-lease are watched (each renewal is an event); the NodeMetrics are
+ * listed every few seconds, as metrics.k8s.io serves no watch.
  */
 import type { Api } from './api.js';
-import { usePoll, useWatch } from './hooks.js';
+import { useNow, usePoll, useWatch } from './hooks.js';
 import { age, byName, nodeProblems, nodeReady, topFigures, type Lease, type Node, type NodeMetrics, type Pod } from './k8s.js';
 import { Panel } from './panel.js';
 import { VirtualTable } from './virtual.js';
 
-/** How often the Leases and the metrics are listed again: the agent renews its Lease every 10 s. */
+/** How often the metrics are listed again (metrics-server scrapes every 15 s). */
 const POLL_MS = 5000;
 
 export function Nodes(props: { api: Api; pods: Pod[] }) {
   const nodes = useWatch<Node>(props.api, '/api/v1/nodes');
-  const leases = usePoll<Lease>(props.api, '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases', POLL_MS);
+  const leases = useWatch<Lease>(props.api, '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases');
   const metrics = usePoll<NodeMetrics>(props.api, '/apis/metrics.k8s.io/v1beta1/nodes', POLL_MS);
   const leaseOf = new Map(leases.items.map((l) => [l.metadata.name, l]));
   const usageOf = new Map(metrics.items.map((m) => [m.metadata.name, m.usage]));
@@ -25,7 +25,7 @@ export function Nodes(props: { api: Api; pods: Pod[] }) {
   return (
     <Panel id="nodes" title={`Nodes (${sorted.length})`} error={nodes.error}>
       {(leases.error || metrics.error) && (
-        <p class="hint" id="nodes-polled-error">
+        <p class="hint" id="nodes-extra-error">
           {leases.error && `Leases: ${leases.error}. `}
           {metrics.error && `Metrics: ${metrics.error}.`}
         </p>
@@ -63,7 +63,7 @@ export function Nodes(props: { api: Api; pods: Pod[] }) {
                 {ready === 'True' ? 'Ready' : ready === 'False' ? 'NotReady' : 'Unknown'}
               </td>
               <td data-lease-age={lease ? 'yes' : 'no'} title={lease?.spec?.renewTime}>
-                {lease ? `${age(lease.spec?.renewTime, leases.at)} ago` : '–'}
+                {lease ? <Ago iso={lease.spec?.renewTime} /> : '–'}
               </td>
               <td>
                 {a.cpu ?? '?'} / {c.cpu ?? '?'}
@@ -83,4 +83,10 @@ export function Nodes(props: { api: Api; pods: Pod[] }) {
       />
     </Panel>
   );
+}
+
+/** "<age> ago", counting on between the Lease's renewals (its own clock: only these cells redraw). */
+function Ago(props: { iso: string | undefined }) {
+  const now = useNow(1000);
+  return <>{age(props.iso, now)} ago</>;
 }

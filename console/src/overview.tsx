@@ -21,7 +21,7 @@ const ApplyPanel = lazyComponent('YAML editor', () => import('./apply.js').then(
 
 function Services(props: { api: Api; namespace: string; pods: Pod[] }) {
   const services = useWatch<Service>(props.api, `/api/v1/namespaces/${props.namespace}/services`);
-  // From the pod watch, not an Endpoints watch (the page keeps its open watches at six, api.ts).
+  // From the pod watch the page holds anyway (the Ready pods the endpoints controller would list): no Endpoints watch needed.
   const backends = (s: Service): string[] =>
     props.pods.filter((p) => p.metadata.namespace === props.namespace && matches(s.spec?.selector, p) && podReady(p) && p.status?.podIP).map((p) => p.status!.podIP!).sort();
   return (

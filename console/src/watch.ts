@@ -1,10 +1,16 @@
 /**
  * The console's list-and-watch client, the browser's small informer (docs/console.md): lists a
- * collection, then watches it from the list's resourceVersion with `?watch=1` (JSON lines over a
- * streamed fetch), keeping a map of the objects. A watch that ends is resumed from the last
- * resourceVersion seen (bookmarks included); a 410 Gone (as an ERROR event or as the watch
- * request's status) means that version was compacted away, so the collection is listed again.
- * 401 and 403 are reported and end the watch: retrying cannot change the answer.
+ * collection, then watches it from the list's resourceVersion with `?watch=1` over a WebSocket
+ * (one event per message, as kube-apiserver serves a watch to `Upgrade: websocket`), keeping a
+ * map of the objects. WebSockets are not held to HTTP/1.1's six connections per origin, so the
+ * page opens one per watch. A watch that ends is resumed from the last resourceVersion seen
+ * (bookmarks included); a 410 Gone (as an ERROR event or as the watch request's status) means
+ * that version was compacted away, so the collection is listed again. 401 and 403 are reported
+ * and end the watch: retrying cannot change the answer.
+ *
+ * A browser's WebSocket does not say why a handshake was refused, so a socket that closes before
+ * opening is asked again as a plain HTTP watch, whose status and message are the server's answer
+ * (a 403, a 400 for a bad selector); one that is accepted there is closed at once and retried.
  */
 import { ApiError, apiErrorOf, type Api } from './api.js';
 
@@ -73,36 +79,62 @@ export async function listAndWatch<T extends KObject>(o: WatchOptions<T>): Promi
   }
 }
 
-/** One watch request from `rv`; returns the version to resume from, undefined to list again. */
+/** The subprotocol offered beside the token: the server echoes the one it is given (x/net/websocket). */
+export const WATCH_PROTOCOL = 'watch.console.nodelet.io';
+
+/** One watch from `rv`; returns the version to resume from, undefined to list again. */
 async function watchOnce<T extends KObject>(o: WatchOptions<T>, items: Map<string, T>, rv: string): Promise<string | undefined> {
-  const query = `watch=1&allowWatchBookmarks=true&resourceVersion=${encodeURIComponent(rv)}`;
-  const res = await o.api.watch(`${o.path}?${query}`, o.signal);
-  if (!res.ok) throw await apiErrorOf(res);
-  o.onError(undefined);
-  if (!res.body) return rv;
-  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-  let buf = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return rv;
-    buf += value;
-    let nl: number;
-    while ((nl = buf.indexOf('\n')) >= 0) {
-      const line = buf.slice(0, nl).trim();
-      buf = buf.slice(nl + 1);
-      if (!line) continue;
-      const ev = JSON.parse(line) as WatchEvent<T>;
-      if (ev.type === 'ERROR') {
-        await reader.cancel();
-        if (ev.object.code === 410) return undefined;
-        throw new ApiError(ev.object.code ?? 500, ev.object.message ?? 'watch error');
+  const url = `${o.path}?watch=1&allowWatchBookmarks=true&resourceVersion=${encodeURIComponent(rv)}`;
+  const ws = o.api.webSocket(url, [WATCH_PROTOCOL]);
+  let opened = false;
+  const ended = await new Promise<{ rv: string | undefined } | { error: unknown }>((resolve) => {
+    const finish = (r: { rv: string | undefined } | { error: unknown }): void => {
+      o.signal.removeEventListener('abort', onAbort);
+      ws.onopen = ws.onmessage = ws.onclose = ws.onerror = null;
+      if (ws.readyState <= 1) ws.close(1000);
+      resolve(r);
+    };
+    const onAbort = (): void => finish({ rv });
+    o.signal.addEventListener('abort', onAbort, { once: true });
+    ws.onopen = () => {
+      opened = true;
+      o.onError(undefined);
+    };
+    ws.onerror = () => undefined; // the close event that follows decides
+    // The server ends a watch with 1000 (timeoutSeconds): resumed at once. A dropped connection is
+    // reported and retried after a pause; one that never opened is asked why below.
+    ws.onclose = (ev: CloseEvent) => finish(opened && ev.code !== 1000 ? { error: new Error(`the watch's connection closed (${ev.code})`) } : { rv });
+    ws.onmessage = (ev: MessageEvent) => {
+      try {
+        const e = JSON.parse(String(ev.data)) as WatchEvent<T>;
+        if (e.type === 'ERROR') return finish(e.object.code === 410 ? { rv: undefined } : { error: new ApiError(e.object.code ?? 500, e.object.message ?? 'watch error') });
+        rv = e.object.metadata?.resourceVersion ?? rv;
+        if (e.type === 'BOOKMARK') return;
+        if (e.type === 'DELETED') items.delete(keyOf(e.object));
+        else items.set(keyOf(e.object), e.object);
+        o.onChange([...items.values()]);
+      } catch (err) {
+        finish({ error: err });
       }
-      rv = ev.object.metadata?.resourceVersion ?? rv;
-      if (ev.type === 'BOOKMARK') continue;
-      if (ev.type === 'DELETED') items.delete(keyOf(ev.object));
-      else items.set(keyOf(ev.object), ev.object);
-      o.onChange([...items.values()]);
-    }
+    };
+  });
+  if ('error' in ended) throw ended.error;
+  if (!opened && !o.signal.aborted) await refusal(o, url);
+  return ended.rv;
+}
+
+/** Why a WebSocket watch did not open: the same watch over HTTP, closed once it answers. */
+async function refusal(o: WatchOptions<KObject>, url: string): Promise<never> {
+  const ac = new AbortController();
+  const stop = (): void => ac.abort();
+  o.signal.addEventListener('abort', stop, { once: true });
+  try {
+    const res = await o.api.watch(url, ac.signal);
+    if (!res.ok) throw await apiErrorOf(res);
+    throw new Error('the watch\'s WebSocket closed before it opened');
+  } finally {
+    o.signal.removeEventListener('abort', stop);
+    ac.abort();
   }
 }
 

@@ -1,7 +1,7 @@
 /**
  * The workloads of the namespace, one kind at a time (Deployments, StatefulSets, DaemonSets, Jobs,
- * CronJobs), each with its pods, live: the selected kind is watched (one watch whichever kind: the
- * page's open watches stay at six, api.ts) and the pods come from the page's pod watch.
+ * CronJobs), each with its pods, live: every kind has its own watch (the tabs show their counts)
+ * and the pods come from the page's pod watch.
  */
 import { useState } from 'preact/hooks';
 import type { Api } from './api.js';
@@ -75,8 +75,12 @@ const POD_LIST_MAX = 20;
 export function Workloads(props: { api: Api; namespace: string; pods: Pod[]; onLogs(p: Pod): void; onTerminal(p: Pod): void; onJourney(p: Pod): void }) {
   const [kind, setKind] = useState('deployments');
   const info = KINDS[kind]!;
-  const base = `/apis/${info.group}/v1/namespaces/${props.namespace}/${info.resource}`;
-  const workloads = useWatch<Workload>(props.api, base);
+  const baseOf = (k: string): string => `/apis/${KINDS[k]!.group}/v1/namespaces/${props.namespace}/${KINDS[k]!.resource}`;
+  const base = baseOf(kind);
+  // One watch per kind, all open (WebSockets, watch.ts): switching tabs shows what is already
+  // there. KINDS is fixed, so the hooks run in the same order on every render.
+  const watched = Object.fromEntries(Object.keys(KINDS).map((k) => [k, useWatch<Workload>(props.api, baseOf(k))]));
+  const workloads = watched[kind]!;
   const canCreate = useCan(props.api, 'create', 'apps', 'deployments', props.namespace);
   const [creating, setCreating] = useState(false);
   const actions =
@@ -93,6 +97,7 @@ export function Workloads(props: { api: Api; namespace: string; pods: Pod[]; onL
         {Object.entries(KINDS).map(([k, v]) => (
           <button type="button" key={k} id={`tab-${k}`} aria-pressed={k === kind} onClick={() => setKind(k)}>
             {v.label}
+            {watched[k]!.synced ? ` (${watched[k]!.items.length})` : ''}
           </button>
         ))}
       </div>
