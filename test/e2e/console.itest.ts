@@ -48,12 +48,17 @@ test('web console: sign in, node Ready, create from the form, pods Running, scal
   cleanup(() => browser.close());
   const shots = process.env.NODELET_CONSOLE_SCREENSHOTS;
   const violations: string[] = [];
+  /** Every HTTP request and WebSocket the signed-in tabs opened, by URL. */
+  const requested: string[] = [];
+  const sockets: string[] = [];
   /** A fresh tab (its own sessionStorage) signed in with `token`. The server's CA is the test's own: not in chromium's store. */
   async function signIn(token: string): Promise<Page> {
     const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
     page.on('console', (m) => void (/Content Security Policy/i.test(m.text()) && violations.push(m.text())));
     page.on('pageerror', (e) => void violations.push(`page error: ${e.message}`));
+    page.on('request', (r) => void requested.push(r.url()));
+    page.on('websocket', (ws) => void sockets.push(ws.url()));
     const res = await page.goto(`${cp.url}/ui/`);
     assert.equal(res?.status(), 200);
     assert.match(res?.headers()['content-security-policy'] ?? '', /script-src 'self'/);
@@ -78,10 +83,20 @@ test('web console: sign in, node Ready, create from the form, pods Running, scal
   const page = await signIn(cp.adminToken);
   assert.equal(await page.locator('#user strong').textContent(), 'system:admin');
   await page.locator(`[data-node="${node}"] [data-ready="True"]`).waitFor({ timeout: 30_000 });
-  // The node's Lease renewal age (the Leases are listed every 5 s); this server runs no
-  // metrics-server (metrics: false), so the top columns are empty and the server's 404 is shown.
-  await page.locator(`[data-node="${node}"] [data-lease-age="yes"]`).waitFor({ timeout: 15_000 });
-  await page.locator('#nodes-polled-error').filter({ hasText: 'Metrics: the server could not find the requested resource' }).waitFor();
+  // The node's Lease renewal age; this server runs no metrics-server (metrics: false), so the top
+  // columns are empty and the server's 404 is shown.
+  const leaseCell = page.locator(`[data-node="${node}"] [data-lease-age="yes"]`);
+  await leaseCell.waitFor({ timeout: 15_000 });
+  await page.locator('#nodes-extra-error').filter({ hasText: 'Metrics: the server could not find the requested resource' }).waitFor();
+  // The Leases are watched over a WebSocket, not listed again: the agent's next renewal (every
+  // 10 s) reaches the cell while the page has still sent the one list it started with.
+  const leasesPath = '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases';
+  const leaseLists = (): number => requested.filter((u) => new URL(u).pathname === leasesPath && !new URL(u).searchParams.has('watch')).length;
+  const renewed = await leaseCell.getAttribute('title');
+  await pollUntil('the Lease renewal shown', async () => ((await leaseCell.getAttribute('title')) !== renewed ? true : undefined), { timeoutMs: 30_000, intervalMs: 200 });
+  assert.equal(leaseLists(), 1, 'the Leases were listed once, then watched');
+  assert.ok(sockets.some((u) => u.startsWith(`${cp.url.replace(/^http/, 'ws')}${leasesPath}?watch=1`)), sockets.join('\n'));
+  assert.match((await leaseCell.textContent()) ?? '', /^\d+s ago$/);
   // A reload keeps the tab's session (sessionStorage) and asks the server again who it is.
   await page.reload();
   await page.locator('#user strong').filter({ hasText: 'system:admin' }).waitFor();
