@@ -2,8 +2,8 @@
  * Request info (kube-apiserver's WithRequestInfo): parses the request target (400 when it does
  * not parse) and decides whether the request is long-running (limits.ts): watches, proxies and
  * the log/exec/attach/portforward subresources have no timeout and take no in-flight slot. An
- * upgrade is long-running by nature (only pod streams are served; anything else is refused right
- * after authorization).
+ * upgrade is long-running by nature (pod streams, proxies and watches over a WebSocket are served;
+ * anything else is refused right after authorization).
  */
 import { parseRequestTarget } from '@nodelet/api';
 import { isLongRunning } from '../limits.js';
