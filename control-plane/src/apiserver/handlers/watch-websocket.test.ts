@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { decodeWatchFrame } from '@nodelet/api';
 import { pollUntil } from '@nodelet/base';
 import { WebSocket } from 'ws';
 import { parseAuditPolicy } from '../audit/policy.js';
@@ -24,7 +25,7 @@ interface Event {
 interface OpenWatch {
   ws: WebSocket;
   protocol: string;
-  messages: { text: string; binary: boolean }[];
+  messages: { text: string; binary: boolean; bytes: Buffer }[];
   closed: Promise<{ code: number; ms: number }>;
 }
 
@@ -48,13 +49,13 @@ describe('watch over a WebSocket', () => {
   });
 
   /** Opens `path` as a browser would: token and one more subprotocol, an Origin. Rejects with the refusal's status and body. */
-  function open(path: string, o: { token?: string; protocols?: string[]; origin?: string | null } = {}): Promise<OpenWatch> {
+  function open(path: string, o: { token?: string; protocols?: string[]; origin?: string | null; accept?: string } = {}): Promise<OpenWatch> {
     const protocols = [tokenProtocol(o.token ?? TEST_ADMIN_TOKEN), ...(o.protocols ?? ['watch.test'])];
     const origin = o.origin === null ? {} : { origin: o.origin ?? srv.url };
-    const ws = new WebSocket(srv.url.replace(/^http/, 'ws') + path, protocols, origin);
+    const ws = new WebSocket(srv.url.replace(/^http/, 'ws') + path, protocols, { ...origin, ...(o.accept ? { headers: { Accept: o.accept } } : {}) });
     const messages: OpenWatch['messages'] = [];
     const opened = Date.now();
-    ws.on('message', (data: Buffer, binary: boolean) => void messages.push({ text: data.toString('utf8'), binary }));
+    ws.on('message', (data: Buffer, binary: boolean) => void messages.push({ text: data.toString('utf8'), binary, bytes: data }));
     const closed = new Promise<{ code: number; ms: number }>((resolve) => ws.once('close', (code) => resolve({ code, ms: Date.now() - opened })));
     return new Promise((resolve, reject) => {
       ws.once('open', () => resolve({ ws, protocol: ws.protocol, messages, closed }));
@@ -98,6 +99,18 @@ describe('watch over a WebSocket', () => {
     }, { timeoutMs: 5000 });
     assert.ok(lines.some((x) => x.includes('"stage":"ResponseStarted"') && x.includes('"code":101')), lines.join('\n'));
     assert.ok(lines.every((x) => !x.includes(tokenProtocol(TEST_ADMIN_TOKEN).slice(BEARER_PROTOCOL_PREFIX.length))), 'the token was audited');
+  });
+
+  it('sends protobuf events as binary messages, each a bare WatchEvent without the length prefix', async () => {
+    const w = await open('/api/v1/namespaces/default/configmaps?watch=true&labelSelector=proto%3Dyes', { accept: 'application/vnd.kubernetes.protobuf, application/json' });
+    await srv.call('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'p1', labels: { proto: 'yes' } } });
+    await pollUntil('one event', () => (w.messages.length >= 1 ? true : undefined), { timeoutMs: 5000 });
+    assert.equal(w.messages[0]!.binary, true);
+    const ev = decodeWatchFrame(w.messages[0]!.bytes, 'configmaps');
+    assert.equal(ev.type, 'ADDED');
+    assert.equal((ev.object.metadata as { name?: string }).name, 'p1');
+    w.ws.close(1000);
+    await w.closed;
   });
 
   it('refuses a user without watch with the 403 before the handshake', async () => {
