@@ -34,7 +34,7 @@ const wss = new WebSocketServer({
   // The client should send nothing: a large message is not read into memory.
   maxPayload: 64 * 1024,
   // x/net/websocket answers with the one subprotocol offered (the token protocol already taken
-  // out by authentication); more than one is refused before the upgrade (webSocketWatchSink).
+  // out by authentication); more than one is refused before the upgrade (serveWatchUpgrade).
   handleProtocols: (offered) => (offered.size === 1 ? [...offered][0]! : false),
 });
 

@@ -1,6 +1,7 @@
 /**
- * WATCH over HTTP or a WebSocket (watch-sink.ts): newline-delimited JSON events, or length-prefixed protobuf WatchEvent frames when the
- * client prefers protobuf and the kind has a table (wire-media.ts).
+ * WATCH, over HTTP or a WebSocket (watch-sink.ts, watch-websocket.ts): newline-delimited JSON
+ * events, or length-prefixed protobuf WatchEvent frames when the client prefers protobuf and the
+ * kind has a table (wire-media.ts).
  * Each event's bytes come from the server's WatchEventEncoder, shared by every watcher that sends
  * the same event (watch-encoding.ts). RV unset/0 → synthetic ADDED for the
  * current state first; RV=N → changes after N (from the watch cache, else a direct store watch;
