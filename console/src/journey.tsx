@@ -74,6 +74,22 @@ function depthOf(s: SpanRecord, byId: Map<string, SpanRecord>): number {
 
 const ms = (n: number): string => `${n.toFixed(1)} ms`;
 
+/**
+ * The time a stage's spans cover (their union): the agent's spans nest (agent.sync holds the
+ * sandbox, CNI, pull and start spans), so a sum would count the same milliseconds more than once.
+ */
+export function coveredMs(spans: readonly SpanRecord[]): number {
+  const sorted = [...spans].sort((a, b) => a.startMs - b.startMs);
+  let covered = 0;
+  let end = -Infinity;
+  for (const s of sorted) {
+    const from = Math.max(s.startMs, end);
+    if (s.endMs > from) covered += s.endMs - from;
+    end = Math.max(end, s.endMs);
+  }
+  return covered;
+}
+
 export function JourneyView(props: { api: Api; pod: Pod; onClose(): void }) {
   const { namespace, name, resourceVersion } = props.pod.metadata;
   const traceId = traceIdOf(props.pod);
@@ -124,7 +140,7 @@ export function JourneyView(props: { api: Api; pod: Pod; onClose(): void }) {
           const mine = spans.filter(st.spans);
           const shown = st.shown?.(props.pod) ?? false;
           const lit = i === 0 ? spans.length > 0 : mine.length > 0 || (shown && spans.length > 0);
-          const took = mine.reduce((n, s) => n + (s.endMs - s.startMs), 0);
+          const took = coveredMs(mine);
           return (
             <li key={st.name} class={`stage ${lit ? 'lit' : ''}`} data-stage={st.name} data-lit={String(lit)}>
               {st.via && <span class={`edge ${st.via.cls}`}>{st.via.label} →</span>}

@@ -5,7 +5,8 @@
 // become Running, scale, delete; a `view` user gets no create button and sees the server's own 403;
 // Apply YAML of six documents (one refused with the server's 409) and the workload kinds' tabs.
 // The page runs under the served CSP: any violation fails the test.
-// Set NODELET_CONSOLE_SCREENSHOTS=<dir> to write the overview's screenshots (docs/console.md).
+// Set NODELET_CONSOLE_SCREENSHOTS=<dir> to write the overview's screenshots (docs/console.md; the
+// journey's comes from console-terminal.itest.ts, whose node is real).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -135,9 +136,6 @@ test('web console: sign in, node Ready, create from the form, pods Running, scal
   // the proxy refuses it: the agent's spans are missing and the page says why, as the server wrote it.
   for (const stage of ['API server', 'etcd / SQLite', 'controller manager', 'scheduler', 'Ready']) await journey.locator(`[data-stage="${stage}"][data-lit="true"]`).waitFor({ timeout: 10_000 });
   for (const span of ['api.create', 'scheduler.queue', 'scheduler.schedule', 'scheduler.bind', 'pod journey']) await journey.locator(`tr[data-span="${span}"]`).waitFor();
-  if (shots) {
-    await page.screenshot({ path: join(shots, 'console-journey.png'), fullPage: true });
-  }
   // nodes/proxy answers as kube-apiserver's proxy does ("error trying to reach service: …").
   await journey.locator('[role="alert"]').filter({ hasText: `node ${node}: error trying to reach service: ` }).waitFor();
   assert.equal(await journey.locator('[data-stage="agent"]').getAttribute('data-lit'), 'false');
