@@ -55,3 +55,11 @@ test('light imports: the agent entry loads no image build, archive or registry c
   const unused = loaded.filter((u) => /\/oci\/src\/(?!reference\.ts)|\/node_modules\/(tar|@opentelemetry\/(exporter-trace-otlp-http|otlp-transformer|sdk-metrics))\//.test(u));
   assert.deepEqual(unused.map((u) => u.replace(/^.*\/(oci\/src|node_modules)\//, '$1/')), []);
 });
+
+test('light imports: of the generated CRI modules the agent loads only the enums, not the ~145 modules of types alone', async () => {
+  const loaded = await loadedByAgent();
+  const gen = loaded.filter((u) => u.includes('/proto/src/gen/runtime/v1/')).map((u) => u.replace(/^.*\/runtime\/v1\//, ''));
+  assert.ok(gen.includes('ContainerState.ts'), 'an enum with values is still loaded');
+  assert.deepEqual(gen.filter((f) => f.endsWith('Request.ts') || f.endsWith('Response.ts')), []);
+  assert.ok(gen.length <= 10, `${gen.length} generated modules loaded`);
+});
