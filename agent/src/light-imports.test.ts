@@ -48,11 +48,11 @@ test('light imports: the agent entry loads none of the API server schema, defaul
   assert.deepEqual(server, []);
 });
 
-test('light imports: the agent entry loads no image build, archive or registry code, and no OTLP exporter unless one is configured', async () => {
+test('light imports: the agent entry loads no image build, archive or registry code, no OTLP exporter and no cron scheduler unless configured', async () => {
   const loaded = await loadedByAgent();
   assert.ok(loaded.some((u) => u.endsWith('/oci/src/reference.ts')), 'the agent loaded image references (its keyring)');
   assert.ok(loaded.some((u) => u.includes('/node_modules/@opentelemetry/sdk-trace-base/')), 'the require cache was read');
-  const unused = loaded.filter((u) => /\/oci\/src\/(?!reference\.ts)|\/node_modules\/(tar|@opentelemetry\/(exporter-trace-otlp-http|otlp-transformer|sdk-metrics))\//.test(u));
+  const unused = loaded.filter((u) => /\/oci\/src\/(?!reference\.ts)|\/node_modules\/(tar|node-cron|@opentelemetry\/(exporter-trace-otlp-http|otlp-transformer|sdk-metrics))\//.test(u));
   assert.deepEqual(unused.map((u) => u.replace(/^.*\/(oci\/src|node_modules)\//, '$1/')), []);
 });
 
