@@ -144,3 +144,34 @@ export function sortNewestFirst(p: ObservedPod): ObservedPod {
   p.containers.sort((a, b) => b.createdAt - a.createdAt || b.restartCount - a.restartCount);
   return p;
 }
+
+/**
+ * The same view of one pod, field by field (sandboxes and containers in the same order): what
+ * the PLEG compares each relist with the cached view, without serialising either. A field set to
+ * undefined counts as absent, as in JSON.
+ */
+export function sameObservedPod(a: ObservedPod, b: ObservedPod): boolean {
+  if (a.uid !== b.uid || a.name !== b.name || a.namespace !== b.namespace) return false;
+  if (a.sandboxes.length !== b.sandboxes.length || a.containers.length !== b.containers.length) return false;
+  for (let i = 0; i < a.sandboxes.length; i++) if (!sameFlat(a.sandboxes[i]!, b.sandboxes[i]!)) return false;
+  for (let i = 0; i < a.containers.length; i++) if (!sameFlat(a.containers[i]!, b.containers[i]!)) return false;
+  return true;
+}
+
+/** Objects whose values are primitives or arrays of primitives (ObservedSandbox, ObservedContainer). */
+function sameFlat(a: object, b: object): boolean {
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let keys = 0;
+  for (const k in x) {
+    const v = x[k];
+    if (v === undefined) continue;
+    keys++;
+    const w = y[k];
+    if (v === w) continue;
+    if (!Array.isArray(v) || !Array.isArray(w) || v.length !== w.length) return false;
+    for (let i = 0; i < v.length; i++) if (v[i] !== w[i]) return false;
+  }
+  for (const k in y) if (y[k] !== undefined) keys--;
+  return keys === 0;
+}

@@ -317,3 +317,38 @@ test('pleg: a relist of 30 new pods runs its status calls at once without node\'
   await new Promise((resolve) => setImmediate(resolve));
   assert.deepEqual(warnings.map((w) => w.message), []);
 });
+
+test('pleg: a relist that sees a pod unchanged keeps the cached view (the same object) and asks the runtime for no status', async (t) => {
+  const clock = new FakeClock();
+  const rt = fakeRuntime();
+  const changed: string[] = [];
+  let statusCalls = 0;
+  const containerStatus = rt.runtime.containerStatus.bind(rt.runtime);
+  rt.runtime.containerStatus = (...a: Parameters<RuntimeService['containerStatus']>) => (statusCalls++, containerStatus(...a));
+  const pleg = new Pleg({ runtime: rt.runtime, clock, log: noopLogger, onPodChanged: (uid) => changed.push(uid) });
+  const stop = new AbortController();
+  t.after(() => stop.abort());
+  rt.addPod('u1');
+  rt.addPod('u2');
+  await pleg.relist(stop.signal);
+  assert.deepEqual(changed.sort(), ['u1', 'u2']);
+  const [v1, v2] = [pleg.get('u1'), pleg.get('u2')];
+  const calls = statusCalls;
+
+  for (let i = 0; i < 3; i++) {
+    clock.advance(1000);
+    await pleg.relist(stop.signal);
+  }
+  assert.deepEqual(changed.sort(), ['u1', 'u2'], 'nobody woken');
+  assert.ok(pleg.get('u1') === v1 && pleg.get('u2') === v2, 'the cached views are kept as they are');
+  assert.equal(statusCalls, calls, 'running containers: statuses from the cache');
+
+  // A change in one field of one container is a new view, and wakes that pod alone.
+  rt.setState('u2', 'CONTAINER_EXITED');
+  clock.advance(1000);
+  await pleg.relist(stop.signal);
+  assert.deepEqual(changed.sort(), ['u1', 'u2', 'u2']);
+  assert.equal(pleg.get('u1'), v1);
+  assert.notEqual(pleg.get('u2'), v2);
+  assert.equal(running(pleg.get('u2')), 'c exited');
+});

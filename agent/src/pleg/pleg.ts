@@ -25,6 +25,7 @@ import { MANAGED_BY, POD_NAME, POD_NAMESPACE, POD_UID } from '../kubecontainer/l
 import {
   containerFromCri,
   emptyObservedPod,
+  sameObservedPod,
   sandboxFromCri,
   sortNewestFirst,
   type ObservedPod,
@@ -53,7 +54,6 @@ export class Pleg {
   readonly #o: PlegOptions;
   #job?: PeriodicJob;
   #pods = new Map<string, ObservedPod>();
-  #fingerprints = new Map<string, string>();
   readonly #exited = new Map<string, CriContainerStatus>();
   readonly #running = new Map<string, CriContainerStatus>();
   readonly #sandboxIps = new Map<string, string[]>();
@@ -185,17 +185,19 @@ export class Pleg {
       if (fresher) pods.set(uid, fresher);
       else pods.delete(uid);
     }
+    // A pod whose view is the same as the cached one keeps the cached object: nothing to wake,
+    // and the view just built is garbage at once (young, cheap to collect) instead of the cached
+    // one being replaced every second.
     const changed: string[] = [];
-    const fingerprints = new Map<string, string>();
     for (const [uid, p] of pods) {
+      if (this.#podStamps.has(uid)) continue; // the refreshed view, already cached
       sortNewestFirst(p);
-      const fp = this.#podStamps.has(uid) ? this.#fingerprints.get(uid)! : JSON.stringify(p);
-      fingerprints.set(uid, fp);
-      if (this.#fingerprints.get(uid) !== fp) changed.push(uid);
+      const cached = this.#pods.get(uid);
+      if (cached && sameObservedPod(cached, p)) pods.set(uid, cached);
+      else changed.push(uid);
     }
-    for (const uid of this.#fingerprints.keys()) if (!pods.has(uid) && !this.#podStamps.has(uid)) changed.push(uid);
+    for (const uid of this.#pods.keys()) if (!pods.has(uid) && !this.#podStamps.has(uid)) changed.push(uid);
     this.#pods = pods;
-    this.#fingerprints = fingerprints;
     this.#stamp = started;
     this.#lastOk = this.#o.clock.now();
     this.#o.observeRelist?.((this.#o.clock.monotonic() - t0) / 1000);
@@ -231,11 +233,13 @@ export class Pleg {
     const liveSandboxes = new Set<string>();
     // Status calls run STATUS_CONCURRENCY at a time: one slow answer must not hold up the others.
     const limit = new Semaphore(STATUS_CONCURRENCY);
+    // What is cached (a sandbox's IPs, a container's unchanging status: every one of them on an
+    // idle node) is taken as it is, without a slot, a closure or a promise per relist.
     const sbIps = await Promise.all(
       sandboxes.map((s) =>
-        limit.use(async () => {
+        this.#sandboxIps.get(s.id) ?? (s.state !== 'SANDBOX_READY' ? undefined : limit.use(async () => {
           let ips = this.#sandboxIps.get(s.id);
-          if (!ips && s.state === 'SANDBOX_READY') {
+          if (!ips) {
             const st = await rt.podSandboxStatus({ podSandboxId: s.id }, { signal }).catch((err: unknown) => {
               // No IPs this relist (not cached: asked again on the next one). A sandbox removed since
               // the list is no failure.
@@ -247,7 +251,7 @@ export class Pleg {
             if (ips.length > 0 || st?.status?.linux?.namespaces?.options?.network === 'NODE') this.#sandboxIps.set(s.id, ips);
           }
           return ips;
-        }),
+        })),
       ),
     );
     sandboxes.forEach((s, i) => {
@@ -259,7 +263,7 @@ export class Pleg {
       p.sandboxes.push(sb);
     });
     const liveContainers = new Set<string>();
-    const statuses = await Promise.all(containers.map((c) => limit.use(() => this.#containerStatus(c.id, c.state, signal))));
+    const statuses = await Promise.all(containers.map((c) => this.#cachedStatus(c.id, c.state) ?? limit.use(() => this.#containerStatus(c.id, c.state, signal))));
     containers.forEach((c, i) => {
       liveContainers.add(c.id);
       const oc = containerFromCri(c, statuses[i]);
@@ -285,22 +289,19 @@ export class Pleg {
     const { pods } = await this.#assemble(sbs.items, cts.containers, signal);
     if (this.#stamp > started || (this.#podStamps.get(uid) ?? 0) > started) return;
     const p = pods.get(uid);
-    if (p) {
-      sortNewestFirst(p);
-      this.#pods.set(uid, p);
-      this.#fingerprints.set(uid, JSON.stringify(p));
-    } else {
-      this.#pods.delete(uid);
-      this.#fingerprints.delete(uid);
-    }
+    if (p) this.#pods.set(uid, sortNewestFirst(p));
+    else this.#pods.delete(uid);
     this.#podStamps.set(uid, started);
   }
 
+  /** A status that cannot have changed: an exited container's, or a running one's while it still runs. */
+  #cachedStatus(id: string, state: string): CriContainerStatus | undefined {
+    return this.#exited.get(id) ?? (state === 'CONTAINER_RUNNING' ? this.#running.get(id) : undefined);
+  }
+
   async #containerStatus(id: string, state: string, signal: AbortSignal): Promise<CriContainerStatus | undefined> {
-    const done = this.#exited.get(id);
-    if (done) return done;
-    const run = this.#running.get(id);
-    if (run && state === 'CONTAINER_RUNNING') return run;
+    const cached = this.#cachedStatus(id, state);
+    if (cached) return cached;
     const res = await this.#o.runtime.containerStatus({ containerId: id }, { signal }).catch((err: unknown) => {
       // The container keeps its last known status this relist; asked again on the next one. A
       // container removed since the list is no failure.

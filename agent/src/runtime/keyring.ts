@@ -13,7 +13,9 @@
  *   - `auth` (base64 of `user:password`) sets username and password.
  */
 import { AgentError } from '@nodelet/base';
-import { parseImageReference, repositoryOf } from '@nodelet/oci';
+// The subpath alone: the package root also loads image build, archives and tar (~0.5 MiB of
+// modules) that the agent never runs.
+import { parseImageReference, repositoryOf } from '@nodelet/oci/reference';
 import type { Pod } from '@nodelet/api/agent';
 
 /** What PullImage's `auth` carries. */

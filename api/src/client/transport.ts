@@ -73,6 +73,12 @@ export interface RawResponse {
 const TOKEN_FILE_TTL_MS = 60_000;
 
 /**
+ * Longest time an idle keep-alive connection to the server stays open on the client side: above
+ * the agent's 10 s Lease renew period, well below the servers' 90 s (api/src/serving/harden.ts).
+ */
+const CLIENT_IDLE_KEEP_ALIVE_MS = 15_000;
+
+/**
  * undici's `Pool` and its `request()` alone. `import { Pool } from 'undici'` evaluates the whole
  * package — fetch, WebSocket, EventSource, the cache and mock agents — which costs every process
  * that talks to the API server ~3 MiB of heap and ~8 MiB of RSS for code it never runs
@@ -322,6 +328,11 @@ export class UndiciTransport extends Transport {
       // defaults (5 min body/headers) would cut long watches and log follows.
       headersTimeout: 0,
       bodyTimeout: 0,
+      // An idle connection is kept for the server's `Keep-Alive: timeout=` hint less 2 s, at most
+      // CLIENT_IDLE_KEEP_ALIVE_MS. The cap keeps the connection an agent uses every 10 s (Lease
+      // renewals) and closes the extra ones a burst of requests opened soon after the burst,
+      // so they do not count against the agent's open descriptors for the server's full 90 s.
+      keepAliveMaxTimeout: CLIENT_IDLE_KEEP_ALIVE_MS,
       // One TLS context for every connection: given `ca`/`cert`/`key`, tls.connect would parse
       // the PEMs into a fresh context per connection, which is most of a connect's CPU.
       connect: this.server.protocol === 'https:'

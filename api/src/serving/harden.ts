@@ -32,6 +32,9 @@ export interface EdgeLimits {
   requestTimeoutMs: number;
 }
 
+/** How long an edge server keeps an idle keep-alive connection (kube-apiserver's 90 s). */
+const IDLE_KEEP_ALIVE_MS = 90_000;
+
 export const DEFAULT_EDGE_LIMITS: EdgeLimits = { maxHeaderBytes: 64 * 1024, headersTimeoutMs: 60_000, requestTimeoutMs: 60_000 };
 
 /**
@@ -48,10 +51,13 @@ export function edgeServerOptions(limits: EdgeLimits): ServerOptions & { handsha
     // Node checks both timeouts on this period (default 30 s, which would let a slow client
     // hold a connection half again as long as the timeout says).
     connectionsCheckingInterval: Math.min(5000, Math.max(50, Math.floor(headersTimeout / 4))),
-    // Idle keep-alive connections close after Node's default 5 s. A longer idle timeout (55 s,
-    // to spare an agent calling every 10 s a TLS handshake) kept each connection a burst of pod
-    // starts opened alive for the whole timeout: the reliability soak's agent-resources check saw
-    // the agent's open fds grow 35 → 48 after churn (docs/performance.md, "Agent footprint").
+    // An idle keep-alive connection stays open 90 s, as kube-apiserver's and the kubelet's
+    // servers keep theirs (Go's IdleTimeout there, the same as Go's client-side IdleConnTimeout);
+    // Node's default 5 s closed the connection between two of an agent's Lease renewals (every
+    // 10 s), so each renewal paid a TLS handshake on both ends. Node announces it in
+    // `Keep-Alive: timeout=90`; how long a client keeps its own idle connections is its choice
+    // (the API client keeps them 15 s: api/src/client/transport.ts).
+    keepAliveTimeout: IDLE_KEEP_ALIVE_MS,
   };
 }
 

@@ -5,9 +5,21 @@
  * flag and adapts node-cron's messages to the structured log. It is a subpath of its own so that
  * importing `@nodelet/base` never loads node-cron.
  */
-import cron, { type ScheduledTask } from 'node-cron';
+import { createRequire } from 'node:module';
+import type { ScheduledTask } from 'node-cron';
 import { AgentError } from '../errors.js';
 import type { Logger } from '../logger.js';
+
+/**
+ * node-cron, loaded on the first schedule checked or run: a process with no schedule configured
+ * (an agent without `imageGCScheduleCron`, a server without snapshots) never pays for it. Its
+ * CommonJS build, so that loading stays synchronous; every use here goes through this one copy.
+ */
+let loaded: typeof import('node-cron').default | undefined;
+function cron(): typeof import('node-cron').default {
+  loaded ??= (createRequire(import.meta.url)('node-cron') as typeof import('node-cron')).default;
+  return loaded;
+}
 
 /**
  * Checks a schedule: five fields (minute hour day-of-month month day-of-week), each as cron reads
@@ -19,7 +31,7 @@ export function cronProblem(expr: string, o: { allowSeconds?: boolean } = {}): s
   if (fields.length !== 5 && !(o.allowSeconds && fields.length === 6)) {
     return `"${expr}" has ${fields.length} field${fields.length === 1 ? '' : 's'}; a schedule has 5: minute hour day-of-month month day-of-week, e.g. "0 */12 * * *"`;
   }
-  const v = cron.validateDetailed(expr);
+  const v = cron().validateDetailed(expr);
   if (!v.valid) return `"${expr}" is not a valid cron schedule: ${v.errors.map((e) => `${e.field}${e.value !== undefined ? ` "${e.value}"` : ''}: ${e.message}`).join('; ')}`;
   return undefined;
 }
@@ -47,7 +59,7 @@ export function scheduleCron(flag: string, expr: string, tick: () => Promise<voi
       o.log.error({ job: o.name, err: err instanceof Error ? err.message : String(err) }, 'Scheduled job failed');
     }
   };
-  const task: ScheduledTask = cron.schedule(expr, async () => {
+  const task: ScheduledTask = cron().schedule(expr, async () => {
     running = run();
     await running;
   }, { noOverlap: true, name: o.name, logger: cronLogger(o.log, o.name), ...(o.timezone ? { timezone: o.timezone } : {}) });
@@ -62,7 +74,7 @@ export function scheduleCron(flag: string, expr: string, tick: () => Promise<voi
 
 /** The tasks node-cron still holds under `name` that are not destroyed (tests: a closed job leaves none). */
 export function liveCronTasks(name: string): number {
-  return [...cron.getTasks().values()].filter((t) => t.name === name && t.getStatus() !== 'destroyed').length;
+  return [...cron().getTasks().values()].filter((t) => t.name === name && t.getStatus() !== 'destroyed').length;
 }
 
 /** node-cron's own messages (a missed or overlapping tick) into the structured log. */
