@@ -35,3 +35,13 @@ test('jsonRoundTrip gives what JSON.parse(JSON.stringify(v)) gives, or undefined
     assert.equal(jsonRoundTrip(odd), undefined, String(Object.keys(odd)));
   }
 });
+
+test('jsonRoundTrip refuses an object that inherits an enumerable key (JSON.stringify would leave it out)', () => {
+  Object.defineProperty(Object.prototype, 'pollutedForTest', { value: 1, enumerable: true, configurable: true });
+  try {
+    assert.equal(jsonRoundTrip({ a: 1 }), undefined);
+  } finally {
+    delete (Object.prototype as Record<string, unknown>).pollutedForTest;
+  }
+  assert.deepStrictEqual(jsonRoundTrip({ a: 1 }), { a: 1 });
+});

@@ -70,37 +70,34 @@ export function jsonRoundTrip<T>(v: T): T | undefined {
 }
 
 function roundTrip(v: unknown): unknown {
-  switch (typeof v) {
-    case 'string':
-    case 'boolean':
-      return v;
-    case 'number':
-      return Number.isFinite(v) && !Object.is(v, -0) ? v : NOT_JSON;
-    case 'object':
-      break;
-    default:
-      return NOT_JSON;
-  }
-  if (v === null) return v;
-  if (Array.isArray(v)) {
-    const out: unknown[] = new Array(v.length);
-    for (let i = 0; i < v.length; i++) {
-      if (!(i in v)) return NOT_JSON;
-      const x = roundTrip(v[i]);
+  if (typeof v === 'object') {
+    if (v === null) return v;
+    if (Array.isArray(v)) {
+      const n = v.length;
+      const out: unknown[] = new Array(n);
+      for (let i = 0; i < n; i++) {
+        if (!(i in v)) return NOT_JSON;
+        const x = roundTrip(v[i]);
+        if (x === NOT_JSON) return NOT_JSON;
+        out[i] = x;
+      }
+      return out;
+    }
+    if (Object.getPrototypeOf(v) !== Object.prototype) return NOT_JSON;
+    const out: Json = {};
+    // for…in is the cheaper walk; an inherited enumerable key (a polluted prototype) is not JSON's.
+    for (const k in v) {
+      if (!Object.hasOwn(v, k)) return NOT_JSON;
+      const x = roundTrip((v as Json)[k]);
       if (x === NOT_JSON) return NOT_JSON;
-      out[i] = x;
+      if (k === '__proto__') Object.defineProperty(out, k, { value: x, enumerable: true, writable: true, configurable: true });
+      else out[k] = x;
     }
     return out;
   }
-  if (Object.getPrototypeOf(v) !== Object.prototype) return NOT_JSON;
-  const out: Json = {};
-  for (const k of Object.keys(v)) {
-    const x = roundTrip((v as Json)[k]);
-    if (x === NOT_JSON) return NOT_JSON;
-    if (k === '__proto__') Object.defineProperty(out, k, { value: x, enumerable: true, writable: true, configurable: true });
-    else out[k] = x;
-  }
-  return out;
+  if (typeof v === 'string' || typeof v === 'boolean') return v;
+  if (typeof v === 'number') return Number.isFinite(v) && !Object.is(v, -0) ? v : NOT_JSON;
+  return NOT_JSON;
 }
 
 /** Structural equality of JSON values (key order ignored). */
