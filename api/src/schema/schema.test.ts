@@ -118,3 +118,9 @@ test('server-side apply errors name list items by their keys', () => {
     '.spec.foo: field not declared in schema',
   ]);
 });
+
+test('pruning drops each unknown field in place and names it by its path through lists', () => {
+  const pod = { metadata: { name: 'p', bogus: 1 }, spec: { containers: [{ name: 'a', image: 'x' }, { name: 'b', image: 'y', env: [{ name: 'E', value: 'v', typo: 1 }] }], nodeSelector: { a: 'b' } } };
+  assert.deepEqual(unknownFieldsOfKind('', 'v1', 'Pod', pod, { prune: true }), ['metadata.bogus', 'spec.containers[1].env[0].typo']);
+  assert.deepEqual(pod, { metadata: { name: 'p' }, spec: { containers: [{ name: 'a', image: 'x' }, { name: 'b', image: 'y', env: [{ name: 'E', value: 'v' }] }], nodeSelector: { a: 'b' } } });
+});

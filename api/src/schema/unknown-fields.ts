@@ -19,13 +19,25 @@ export interface UnknownFieldsOptions {
   prune?: boolean;
 }
 
+/** Each schema collection's `$ref` targets by ref (the walk follows the same few refs for every body). */
+const refsOf = new WeakMap<Readonly<Record<string, JsonSchema>>, Map<string, JsonSchema | undefined>>();
+
 /** Follows `$ref` and single-element `allOf` wrappers to the schema that describes the value. */
 function resolve(schemas: Readonly<Record<string, JsonSchema>>, s: JsonSchema | undefined): JsonSchema | undefined {
   for (let i = 0; s && i < 32; i++) {
-    if (s.$ref) s = schemas[s.$ref.slice(REF_PREFIX.length)];
+    if (s.$ref) s = target(schemas, s.$ref);
     else if (s.allOf?.length === 1 && !s.properties) s = s.allOf[0];
     else return s;
   }
+  return s;
+}
+
+function target(schemas: Readonly<Record<string, JsonSchema>>, ref: string): JsonSchema | undefined {
+  let refs = refsOf.get(schemas);
+  if (!refs) refsOf.set(schemas, (refs = new Map()));
+  if (refs.has(ref)) return refs.get(ref);
+  const s = schemas[ref.slice(REF_PREFIX.length)];
+  refs.set(ref, s);
   return s;
 }
 
@@ -39,29 +51,56 @@ interface Walk {
   element(list: JsonSchema, item: unknown, index: number): string;
   /** Path of a field under `parent`. */
   field(parent: string, key: string): string;
+  /**
+   * The path walked to the current value: field names, and list elements as `element` gave them
+   * (`fields[i]` false). Joined into a path only for an unknown field, which most bodies have none of.
+   */
+  segments: string[];
+  fields: boolean[];
   out: string[];
 }
 
-function walk(w: Walk, schema: JsonSchema | undefined, value: unknown, path: string): void {
+function pathOf(w: Walk, key: string): string {
+  let path = '';
+  for (let i = 0; i < w.segments.length; i++) path = w.fields[i] ? w.field(path, w.segments[i]!) : path + w.segments[i]!;
+  return w.field(path, key);
+}
+
+function walk(w: Walk, schema: JsonSchema | undefined, value: unknown): void {
   const s = resolve(w.schemas, schema);
   if (!s || s['x-kubernetes-preserve-unknown-fields']) return;
   if (Array.isArray(value)) {
-    if (s.items) value.forEach((item, i) => walk(w, s.items, item, path + w.element(s, item, i)));
+    if (!s.items) return;
+    for (let i = 0; i < value.length; i++) {
+      w.segments.push(w.element(s, value[i], i));
+      w.fields.push(false);
+      walk(w, s.items, value[i]);
+      w.segments.pop();
+      w.fields.pop();
+    }
     return;
   }
   if (!isObject(value)) return;
-  if (s.properties) {
-    for (const [key, v] of Object.entries(value)) {
+  const declared = s.properties;
+  const each = declared ? undefined : s.additionalProperties;
+  if (!declared && !each) return;
+  for (const key of Object.keys(value)) {
+    const v = value[key];
+    let sub: JsonSchema | undefined;
+    if (declared) {
       if (w.patch && (key.startsWith('$') || v === null)) continue;
-      const sub = s.properties[key];
-      const at = w.field(path, key);
+      sub = declared[key];
       if (!sub) {
-        w.out.push(at);
+        w.out.push(pathOf(w, key));
         if (w.prune) delete value[key];
-      } else walk(w, sub, v, at);
-    }
-  } else if (s.additionalProperties) {
-    for (const [key, v] of Object.entries(value)) walk(w, s.additionalProperties, v, w.field(path, key));
+        continue;
+      }
+    } else sub = each as JsonSchema;
+    w.segments.push(key);
+    w.fields.push(true);
+    walk(w, sub, v);
+    w.segments.pop();
+    w.fields.pop();
   }
 }
 
@@ -77,9 +116,11 @@ export function unknownFields(schemas: Readonly<Record<string, JsonSchema>>, roo
     prune: !!o.prune,
     element: (_l, _item, i) => `[${i}]`,
     field: (parent, key) => (parent ? `${parent}.${key}` : key),
+    segments: [],
+    fields: [],
     out: [],
   };
-  walk(w, schemas[rootName], value, '');
+  walk(w, schemas[rootName], value);
   return w.out;
 }
 
@@ -93,7 +134,7 @@ function applyElement(list: JsonSchema, item: unknown, index: number): string {
 
 /** Server-side apply’s errors for undeclared fields: `.spec.foo: field not declared in schema`. */
 export function applyFieldErrors(schemas: Readonly<Record<string, JsonSchema>>, rootName: string, value: unknown): string[] {
-  const w: Walk = { schemas, patch: false, prune: false, element: applyElement, field: (parent, key) => `${parent}.${key}`, out: [] };
-  walk(w, schemas[rootName], value, '');
+  const w: Walk = { schemas, patch: false, prune: false, element: applyElement, field: (parent, key) => `${parent}.${key}`, segments: [], fields: [], out: [] };
+  walk(w, schemas[rootName], value);
   return w.out.map((p) => `${p}: field not declared in schema`);
 }

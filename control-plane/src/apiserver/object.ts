@@ -54,6 +54,52 @@ export function cloneJson<T>(v: T): T {
   return out as T;
 }
 
+/** What {@link jsonRoundTrip} returns for a value JSON text cannot carry exactly. */
+const NOT_JSON = Symbol('not JSON');
+
+/**
+ * `JSON.parse(JSON.stringify(v))` without the text, or undefined when that round trip would not
+ * give back an equal copy of `v`: anything but plain objects, arrays, strings, booleans, null and
+ * finite numbers other than -0 (a `toJSON`, an undefined property, an array hole, a Date). Same
+ * key order; a `__proto__` key stays an own key, as `JSON.parse` makes it. The watch cache uses it
+ * to hand out the object a write just stored instead of parsing the stored bytes again.
+ */
+export function jsonRoundTrip<T>(v: T): T | undefined {
+  const out = roundTrip(v);
+  return out === NOT_JSON ? undefined : (out as T);
+}
+
+function roundTrip(v: unknown): unknown {
+  if (typeof v === 'object') {
+    if (v === null) return v;
+    if (Array.isArray(v)) {
+      const n = v.length;
+      const out: unknown[] = new Array(n);
+      for (let i = 0; i < n; i++) {
+        if (!(i in v)) return NOT_JSON;
+        const x = roundTrip(v[i]);
+        if (x === NOT_JSON) return NOT_JSON;
+        out[i] = x;
+      }
+      return out;
+    }
+    if (Object.getPrototypeOf(v) !== Object.prototype) return NOT_JSON;
+    const out: Json = {};
+    // for…in is the cheaper walk; an inherited enumerable key (a polluted prototype) is not JSON's.
+    for (const k in v) {
+      if (!Object.hasOwn(v, k)) return NOT_JSON;
+      const x = roundTrip((v as Json)[k]);
+      if (x === NOT_JSON) return NOT_JSON;
+      if (k === '__proto__') Object.defineProperty(out, k, { value: x, enumerable: true, writable: true, configurable: true });
+      else out[k] = x;
+    }
+    return out;
+  }
+  if (typeof v === 'string' || typeof v === 'boolean') return v;
+  if (typeof v === 'number') return Number.isFinite(v) && !Object.is(v, -0) ? v : NOT_JSON;
+  return NOT_JSON;
+}
+
 /** Structural equality of JSON values (key order ignored). */
 export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;

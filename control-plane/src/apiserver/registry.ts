@@ -7,7 +7,7 @@
 import { hasCode } from '@nodelet/base';
 import type { KeyValue, Store } from '../storage/types.js';
 import { MATCH_ALL, type ObjectFilter } from './filter.js';
-import type { ApiObject } from './object.js';
+import { jsonRoundTrip, type ApiObject } from './object.js';
 import { asServedVersion, asStorageVersion } from './apiextensions/custom-defs.js';
 import { apiVersionOf, storageKey, storagePrefix, type ResourceDef } from './resource.js';
 import { storedJson } from './stored-json.js';
@@ -24,6 +24,18 @@ const decoder = new TextDecoder();
 export const MAX_STORED_OBJECT_BYTES = 1.5 * 1024 * 1024;
 /** Room for the rest of an etcd write request (the compare, the key twice, protobuf framing). */
 const WRITE_REQUEST_OVERHEAD = 1024;
+/**
+ * Bound of the writes kept for the watch cache ({@link Registry.takeWritten}); each is taken by
+ * its watch event, so only writes whose event never came (a store watch restarted in between)
+ * stay, and the oldest are dropped past this.
+ */
+const MAX_KEPT_WRITES = 1024;
+
+/** A write's stored bytes and the object they decode to, without its resourceVersion. */
+interface KeptWrite {
+  value: Uint8Array;
+  object: ApiObject;
+}
 
 export interface ListRequest {
   namespace?: string;
@@ -68,6 +80,8 @@ export class Registry {
   readonly def: ResourceDef;
   readonly #store: Store;
   readonly #typeMeta: { apiVersion: string; kind: string };
+  /** While a watch cache reads this resource's events: the latest write of each key, until its event comes. */
+  #kept: Map<string, KeptWrite> | undefined;
 
   constructor(def: ResourceDef, store: Store) {
     this.def = def;
@@ -89,6 +103,48 @@ export class Registry {
     const obj = this.def.storageCodec ? this.def.storageCodec.fromStored(stored) : stored;
     obj.metadata.resourceVersion = String(revision);
     return asServedVersion(this.def, obj);
+  }
+
+  /**
+   * Called by the resource's watch cache while it runs: from then on each write keeps a copy of
+   * the object it stored, for {@link takeWritten}. Off again (and the copies dropped) with false.
+   */
+  keepWrites(on: boolean): void {
+    this.#kept = on ? (this.#kept ?? new Map()) : undefined;
+  }
+
+  /**
+   * The object a watch event's `kv` decodes to, when this registry wrote exactly those bytes
+   * under that key: the copy kept at the write (the same JSON values {@link decode} would parse,
+   * with `kv`'s revision as resourceVersion), once. Undefined otherwise (the caller decodes).
+   */
+  takeWritten(kv: KeyValue, revision = kv.modRevision): ApiObject | undefined {
+    const kept = this.#kept?.get(kv.key);
+    if (!kept || kept.value.length !== kv.value.length || Buffer.compare(kept.value, kv.value) !== 0) return undefined;
+    this.#kept!.delete(kv.key);
+    kept.object.metadata.resourceVersion = String(revision);
+    return kept.object;
+  }
+
+  /**
+   * Keeps `obj` as stored in `value` under `key` when a watch cache asked for writes and the kind
+   * is stored as served (no storage codec or custom-kind pruning between the bytes and the
+   * object). Returns the entry, for {@link #forget} when the write fails.
+   */
+  #keep(key: string, value: Uint8Array, obj: ApiObject): KeptWrite | undefined {
+    if (!this.#kept || this.def.storageCodec || this.def.custom) return undefined;
+    const { resourceVersion: _rv, ...meta } = obj.metadata;
+    const object = jsonRoundTrip({ ...obj, metadata: meta });
+    if (!object) return undefined;
+    const entry = { value, object };
+    this.#kept.delete(key);
+    this.#kept.set(key, entry);
+    if (this.#kept.size > MAX_KEPT_WRITES) this.#kept.delete(this.#kept.keys().next().value!);
+    return entry;
+  }
+
+  #forget(key: string, entry: KeptWrite | undefined): void {
+    if (entry && this.#kept?.get(key) === entry) this.#kept.delete(key);
   }
 
   encode(obj: ApiObject): Uint8Array {
@@ -191,7 +247,14 @@ export class Registry {
     try {
       const key = this.key(obj.metadata.namespace, name);
       const { value, served } = this.#encodeForWrite(key, obj);
-      const rev = String(await this.#store.create(key, value));
+      const kept = this.#keep(key, value, obj);
+      let rev: string;
+      try {
+        rev = String(await this.#store.create(key, value));
+      } catch (err) {
+        this.#forget(key, kept);
+        throw err;
+      }
       obj.metadata.resourceVersion = rev;
       if (served) createdJson.set(obj, { rv: rev, text: () => served(rev) });
       return obj;
@@ -226,11 +289,14 @@ export class Registry {
       const next = (await mutate(structuredClone(current))) ?? (kv.stale ? structuredClone(current) : undefined);
       if (!next) return { object: current, changed: false };
       opts.signal?.throwIfAborted();
+      const { value } = this.#encodeForWrite(key, next);
+      const kept = this.#keep(key, value, next);
       try {
-        const rev = await this.#store.update(key, this.#encodeForWrite(key, next).value, kv.modRevision);
+        const rev = await this.#store.update(key, value, kv.modRevision);
         next.metadata.resourceVersion = String(rev);
         return { object: next, changed: true };
       } catch (err) {
+        this.#forget(key, kept);
         if (hasCode(err, 'ERR_CONFLICT')) {
           if (opts.preconditionRV) throw conflict(this.def.plural, this.def.group, name);
           continue;

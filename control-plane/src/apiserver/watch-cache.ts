@@ -38,6 +38,7 @@ export interface CacheEvent {
  * A store event whose objects are decoded on first read, once: a cache no subscriber reads
  * (its watchers gone, its pump still running) parses nothing, and an update's previous object is
  * parsed only for a watcher whose selector needs it. The stored bytes are let go once decoded.
+ * An object this server wrote itself is not parsed at all: the registry kept a copy of it.
  */
 class StoredEvent implements CacheEvent {
   readonly revision: number;
@@ -53,7 +54,10 @@ class StoredEvent implements CacheEvent {
     this.#registry = registry;
     this.revision = e.revision;
     this.kind = e.type === 'DELETE' ? 'delete' : e.isCreate ? 'create' : 'update';
-    this.#kv = e.kv;
+    // The object this server just wrote, when it still has it (Registry.takeWritten): taken
+    // now, in event order, so the registry's kept writes drain even when nobody reads this event.
+    this.#object = e.type === 'DELETE' ? undefined : registry.takeWritten(e.kv);
+    this.#kv = this.#object ? undefined : e.kv;
     // A delete's previous object is its last state (the same bytes, at their own revision).
     this.#prevKv = e.type === 'DELETE' ? e.kv : e.prevKv;
     this.hasPrev = this.#prevKv !== undefined;
@@ -194,6 +198,7 @@ export class WatchCache {
     this.#running = ac;
     this.#ready = (async () => {
       const rev = await this.#store.currentRevision();
+      this.#registry.keepWrites(true);
       this.#floor = rev;
       this.#clearBuffer();
       void this.#pump(rev, ac);
@@ -270,6 +275,7 @@ export class WatchCache {
   }
 
   #stop(err?: unknown): void {
+    this.#registry.keepWrites(false);
     this.#running?.abort();
     this.#running = undefined;
     this.#ready = undefined;

@@ -4,7 +4,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTokenAuthenticator } from './authenticator.js';
-import { newNodeToken } from './tokens.js';
+import { createHash } from 'node:crypto';
+import { newNodeToken, sha256Hex } from './tokens.js';
 import type { ApiObject } from '../object.js';
 
 describe('token authenticator cache', () => {
@@ -53,5 +54,12 @@ describe('token authenticator cache', () => {
     assert.equal(reads, 3);
     assert.equal((await authn.authenticate('admin-token'))?.name, 'admin');
     assert.equal(reads, 3);
+  });
+});
+
+describe('sha256Hex', () => {
+  it('is the hex SHA-256 of the UTF-8 text (the stored node-token hashes depend on it)', () => {
+    assert.equal(sha256Hex('abc'), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    assert.equal(sha256Hex('é'), createHash('sha256').update('é', 'utf8').digest('hex'));
   });
 });

@@ -9,7 +9,7 @@
  *   `nodelet.io/node-token`, data node-name + token-secret-sha256 + expiration (RFC 3339) → user
  *   `system:node:<name>`, group `system:nodes`. Only the hash is stored.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import crypto, { createHash, timingSafeEqual } from 'node:crypto';
 import { randomTokenPart, rfc3339 } from '@nodelet/api';
 
 export const NODE_TOKEN_RE = /^node\.([a-z0-9]{6})\.([a-z0-9]{32})$/;
@@ -17,8 +17,12 @@ export const NODE_TOKEN_SECRET_TYPE = 'nodelet.io/node-token';
 export const NODE_NAME_LABEL = 'nodelet.io/node-name';
 export const NODE_TOKEN_EXPIRATION_KEY = 'expiration';
 
+/**
+ * Hex SHA-256 of `s` (UTF-8). Once per authenticated request (the token cache's key): the one-shot
+ * `crypto.hash` (Node 20.12+) costs a fraction of a Hash object; older Node 20 falls back to one.
+ */
 export function sha256Hex(s: string): string {
-  return createHash('sha256').update(s).digest('hex');
+  return typeof crypto.hash === 'function' ? crypto.hash('sha256', s, 'hex') : createHash('sha256').update(s).digest('hex');
 }
 
 export function equalHex(a: string, b: string): boolean {
