@@ -28,6 +28,57 @@ export interface Service extends KObject {
     selector?: Record<string, string>; type?: string; clusterIP?: string; ports?: { port: number; protocol?: string; targetPort?: number | string; nodePort?: number }[] };
 }
 
+/** A discovery.k8s.io/v1 EndpointSlice: the endpoints of the Service named by its `kubernetes.io/service-name` label. */
+export interface EndpointSlice extends KObject {
+  metadata: ObjectMeta & { labels?: Record<string, string> };
+  addressType?: string;
+  endpoints?: { addresses?: string[]; conditions?: { ready?: boolean; serving?: boolean; terminating?: boolean } }[] | null;
+  ports?: { name?: string; port?: number | null; protocol?: string }[] | null;
+}
+
+/** The label that ties an EndpointSlice to its Service. */
+export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
+
+/** One endpoint address (with a port of its slice) as the Services table shows it. */
+export interface ServiceEndpoint {
+  /** `10.244.0.5:8080`, `[fd00::5]:8080`, or the bare address when the slice names no port. */
+  text: string;
+  /** Whether the slice says the endpoint takes traffic (`ready`; unset counts as ready). */
+  ready: boolean;
+  /** `not ready`, `terminating`, `terminating, serving`, or undefined for a ready endpoint that is not terminating. */
+  mark?: string;
+}
+
+/**
+ * The endpoints of Service `service` as its EndpointSlices list them, ready ones first, each
+ * address with each port of its slice. Conditions as discovery.k8s.io/v1 defines them: unset
+ * `ready` means ready, unset `terminating` means not terminating, unset `serving` defers to
+ * `ready`. A slice port with no number means every port: the address alone. Only the first
+ * address of an endpoint is shown (the API calls them fungible; kube-proxy uses the first).
+ */
+export function serviceEndpoints(slices: EndpointSlice[], service: string): ServiceEndpoint[] {
+  const seen = new Map<string, ServiceEndpoint>();
+  for (const sl of slices) {
+    if (sl.metadata.labels?.[SERVICE_NAME_LABEL] !== service) continue;
+    const ports = sl.ports?.length ? sl.ports.map((p) => p.port ?? undefined) : [undefined];
+    for (const ep of sl.endpoints ?? []) {
+      const address = ep.addresses?.[0];
+      if (!address) continue;
+      const ready = ep.conditions?.ready !== false;
+      const terminating = ep.conditions?.terminating === true;
+      const serving = ep.conditions?.serving ?? ready;
+      const mark = terminating ? (serving && !ready ? 'terminating, serving' : 'terminating') : ready ? undefined : 'not ready';
+      const host = sl.addressType === 'IPv6' ? `[${address}]` : address;
+      for (const port of ports) {
+        const text = port === undefined ? address : `${host}:${port}`;
+        // The same endpoint in two slices (while the controller moves it) is listed once.
+        if (!seen.has(text)) seen.set(text, { text, ready, mark });
+      }
+    }
+  }
+  return [...seen.values()].sort((a, b) => Number(b.ready) - Number(a.ready) || a.text.localeCompare(b.text, 'en', { numeric: true }));
+}
+
 export interface Event extends KObject {
   type?: string;
   reason?: string;
@@ -55,11 +106,6 @@ export function nodeProblems(n: Node): string[] {
 export function matches(selector: Record<string, string> | undefined, pod: Pod): boolean {
   if (!selector || !Object.keys(selector).length) return false;
   return Object.entries(selector).every(([k, v]) => pod.metadata.labels?.[k] === v);
-}
-
-/** Whether the pod is Ready (its Ready condition True), as the endpoints controller counts a backend. */
-export function podReady(p: Pod): boolean {
-  return !p.metadata.deletionTimestamp && !!(p.status as { conditions?: Condition[] } | undefined)?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
 }
 
 /** A pod's phase as kubectl shows it: Terminating once deletion started. */

@@ -5,7 +5,7 @@
 import { useState } from 'preact/hooks';
 import type { Api } from './api.js';
 import { useWatch, type Watched } from './hooks.js';
-import { age, byName, eventTime, matches, podPhase, podReady, type Event, type Namespace, type Pod, type Service } from './k8s.js';
+import { age, byName, eventTime, podPhase, serviceEndpoints, type EndpointSlice, type Event, type Namespace, type Pod, type Service } from './k8s.js';
 import { JourneyView } from './journey.js';
 import { Nodes } from './nodes.js';
 import { LogViewer } from './operate.js';
@@ -19,11 +19,11 @@ import { lazyComponent } from './lazy.js';
 const TerminalPanel = lazyComponent('terminal', () => import('./terminal.js').then((m) => m.TerminalPanel));
 const ApplyPanel = lazyComponent('YAML editor', () => import('./apply.js').then((m) => m.ApplyPanel));
 
-function Services(props: { api: Api; namespace: string; pods: Pod[] }) {
+function Services(props: { api: Api; namespace: string }) {
   const services = useWatch<Service>(props.api, `/api/v1/namespaces/${props.namespace}/services`);
-  // From the pod watch the page holds anyway (the Ready pods the endpoints controller would list): no Endpoints watch needed.
-  const backends = (s: Service): string[] =>
-    props.pods.filter((p) => p.metadata.namespace === props.namespace && matches(s.spec?.selector, p) && podReady(p) && p.status?.podIP).map((p) => p.status!.podIP!).sort();
+  // The endpoints as the cluster has them (targetPort resolved, publishNotReadyAddresses, slices
+  // written by hand for a selectorless Service), not worked out again from the pods.
+  const slices = useWatch<EndpointSlice>(props.api, `/apis/discovery.k8s.io/v1/namespaces/${props.namespace}/endpointslices`);
   return (
     <Panel id="services" title="Services" error={services.error}>
       <table>
@@ -33,21 +33,41 @@ function Services(props: { api: Api; namespace: string; pods: Pod[] }) {
             <th scope="col">Type</th>
             <th scope="col">Cluster IP</th>
             <th scope="col">Ports</th>
-            <th scope="col">Ready backends (pods matching the selector)</th>
+            <th scope="col">Endpoints (EndpointSlices)</th>
           </tr>
         </thead>
         <tbody>
-          {services.items.sort(byName).map((s) => (
-            <tr key={s.metadata.uid} data-service={s.metadata.name}>
-              <th scope="row">{s.metadata.name}</th>
-              <td>{s.spec?.type ?? 'ClusterIP'}</td>
-              <td>{s.spec?.clusterIP}</td>
-              <td>{(s.spec?.ports ?? []).map((p) => `${p.port}${p.nodePort ? ':' + p.nodePort : ''}/${p.protocol ?? 'TCP'}`).join(', ')}</td>
-              <td data-backends={backends(s).length}>{s.spec?.selector ? backends(s).join(', ') || 'none' : '(no selector)'}</td>
-            </tr>
-          ))}
+          {services.items.sort(byName).map((s) => {
+            const endpoints = serviceEndpoints(slices.items, s.metadata.name ?? '');
+            return (
+              <tr key={s.metadata.uid} data-service={s.metadata.name}>
+                <th scope="row">{s.metadata.name}</th>
+                <td>{s.spec?.type ?? 'ClusterIP'}</td>
+                <td>{s.spec?.clusterIP}</td>
+                <td>{(s.spec?.ports ?? []).map((p) => `${p.port}${p.nodePort ? ':' + p.nodePort : ''}/${p.protocol ?? 'TCP'}`).join(', ')}</td>
+                <td data-backends={endpoints.filter((e) => e.ready).length}>
+                  {endpoints.length
+                    ? endpoints.map((e, i) => (
+                        <span key={e.text} data-endpoint={e.text} data-ready={e.ready}>
+                          {i ? ', ' : ''}
+                          {e.text}
+                          {e.mark && <span class="hint"> ({e.mark})</span>}
+                        </span>
+                      ))
+                    : s.spec?.selector
+                      ? 'none'
+                      : 'none (no selector)'}
+                </td>
+              </tr>
+            );
+          })}
         </tbody>
       </table>
+      {slices.error && (
+        <p class="hint" id="services-extra-error">
+          EndpointSlices: {slices.error}.
+        </p>
+      )}
     </Panel>
   );
 }
@@ -193,7 +213,7 @@ export function Overview(props: { api: Api; user: string; onSignOut(): void }) {
         {logsOf && <LogViewer api={props.api} pod={logsOf} onClose={() => setLogsOf(undefined)} />}
         {terminalOf && <TerminalPanel key={terminalOf.metadata.uid} api={props.api} pod={terminalOf} onClose={() => setTerminalOf(undefined)} />}
         <Pods pods={pods.items} synced={pods.synced} namespace={namespace} onLogs={setLogsOf} onTerminal={setTerminalOf} onJourney={(p) => setJourneyOf(p.metadata.uid)} />
-        <Services api={props.api} namespace={namespace} pods={pods.items} />
+        <Services api={props.api} namespace={namespace} />
         <Events api={props.api} namespace={namespace} />
       </main>
     </>

@@ -1,8 +1,8 @@
 // The console's pure helpers: quantities, `kubectl top node`'s figures, kubectl's AGE, the virtual
-// table's visible range, and Apply's document splitting and URLs.
+// table's visible range, Apply's document splitting and URLs, and a Service's endpoints from its EndpointSlices.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { age, parseQuantity, topFigures } from '../src/k8s.js';
+import { age, parseQuantity, serviceEndpoints, topFigures, type EndpointSlice } from '../src/k8s.js';
 import { visibleRange } from '../src/virtual.js';
 import { applyPath, resultName, splitDocuments } from '../src/apply.js';
 
@@ -54,4 +54,57 @@ test('apply: the object URL with the field manager, and kubectl-style names', ()
   assert.equal(applyPath(cm!, { name: 'namespaces', kind: 'Namespace', namespaced: false }, 'default'), '/api/v1/namespaces/a?fieldManager=nodelet-console');
   assert.equal(resultName(dep!), 'deployment.apps/web');
   assert.equal(resultName(cm!), 'configmap/a');
+});
+
+test("a Service's endpoints as its EndpointSlices say: the slice's port, conditions marked, other Services' slices ignored", () => {
+  const slice = (name: string, service: string, rest: Omit<EndpointSlice, 'metadata'>): EndpointSlice => ({ metadata: { name, labels: { 'kubernetes.io/service-name': service } }, ...rest });
+  const slices = [
+    slice('web-abcde', 'web', {
+      addressType: 'IPv4',
+      // targetPort resolved by the controller: the slice's port, not the Service's.
+      ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+      endpoints: [
+        { addresses: ['10.244.0.10'], conditions: { ready: true, serving: true, terminating: false } },
+        { addresses: ['10.244.0.9', '10.244.0.99'], conditions: {} },
+        { addresses: ['10.244.0.3'], conditions: { ready: false, serving: false, terminating: false } },
+        { addresses: ['10.244.0.4'], conditions: { ready: false, serving: true, terminating: true } },
+        { addresses: ['10.244.0.5'], conditions: { ready: false, serving: false, terminating: true } },
+      ],
+    }),
+    // The same endpoint in a second slice of the Service (the controller moving it): listed once.
+    slice('web-fghij', 'web', { addressType: 'IPv4', ports: [{ name: 'http', port: 8080 }], endpoints: [{ addresses: ['10.244.0.9'], conditions: { ready: true } }] }),
+    slice('other-xyz', 'other', { addressType: 'IPv4', ports: [{ port: 80 }], endpoints: [{ addresses: ['10.244.0.7'] }] }),
+  ];
+  assert.deepEqual(serviceEndpoints(slices, 'web'), [
+    { text: '10.244.0.9:8080', ready: true, mark: undefined },
+    { text: '10.244.0.10:8080', ready: true, mark: undefined },
+    { text: '10.244.0.3:8080', ready: false, mark: 'not ready' },
+    { text: '10.244.0.4:8080', ready: false, mark: 'terminating, serving' },
+    { text: '10.244.0.5:8080', ready: false, mark: 'terminating' },
+  ]);
+  assert.deepEqual(serviceEndpoints(slices, 'none'), []);
+});
+
+test('endpoints: publishNotReadyAddresses (ready while terminating), IPv6, several ports, a port-less slice, an empty slice', () => {
+  const labels = { 'kubernetes.io/service-name': 'db' };
+  assert.deepEqual(
+    serviceEndpoints(
+      [
+        { metadata: { name: 'db-1', labels }, addressType: 'IPv4', ports: [{ port: 5432 }], endpoints: [{ addresses: ['10.0.0.1'], conditions: { ready: true, serving: true, terminating: true } }] },
+        { metadata: { name: 'db-2', labels }, addressType: 'IPv6', ports: [{ name: 'a', port: 5432 }, { name: 'b', port: 9187 }], endpoints: [{ addresses: ['fd00::2'], conditions: { ready: true } }] },
+        // A hand-made slice for a selectorless Service with no ports: "all ports", the address alone.
+        { metadata: { name: 'db-3', labels }, addressType: 'IPv4', ports: null, endpoints: [{ addresses: ['192.0.2.3'] }] },
+        { metadata: { name: 'db-4', labels }, addressType: 'IPv4', ports: [{ port: null }], endpoints: [{ addresses: ['192.0.2.4'] }] },
+        { metadata: { name: 'db-5', labels }, addressType: 'IPv4', endpoints: null },
+      ],
+      'db',
+    ),
+    [
+      { text: '[fd00::2]:5432', ready: true, mark: undefined },
+      { text: '[fd00::2]:9187', ready: true, mark: undefined },
+      { text: '10.0.0.1:5432', ready: true, mark: 'terminating' },
+      { text: '192.0.2.3', ready: true, mark: undefined },
+      { text: '192.0.2.4', ready: true, mark: undefined },
+    ],
+  );
 });

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import YAML from 'yaml';
-import { ApiClient, CLUSTERROLEBINDINGS, CONFIGMAPS, DEPLOYMENTS, loadKubeconfig, NAMESPACES, PODS, SERVICEACCOUNTS, STATEFULSETS, type KubeObject } from '@nodelet/api';
+import { ApiClient, CLUSTERROLEBINDINGS, CONFIGMAPS, DEPLOYMENTS, ENDPOINTSLICES, loadKubeconfig, NAMESPACES, PODS, SERVICEACCOUNTS, STATEFULSETS, type KubeObject } from '@nodelet/api';
 import { noopLogger, pollUntil } from '@nodelet/base';
 import { startControlPlane } from '@nodelet/control-plane';
 import { tinyImageStore } from '@nodelet/oci/testing';
@@ -122,7 +122,17 @@ test('web console: sign in, node Ready, create from the form, pods Running, scal
   const web = page.locator('[data-deployment="web"]');
   await web.locator('li[data-phase="Running"]').nth(1).waitFor({ timeout: 60_000 });
   await web.locator('[data-ready-count="2/2"]').waitFor({ timeout: 30_000 });
+  // The Service's endpoints as the EndpointSlice controller wrote them (watched over a WebSocket):
+  // both pods' addresses with the slice's port, ready.
   await page.locator('[data-service="web"] [data-backends="2"]').waitFor();
+  const slices = (await admin.list(ENDPOINTSLICES, { namespace: 'default', labelSelector: 'kubernetes.io/service-name=web' })).items;
+  const slicePort = slices[0]?.ports?.[0]?.port;
+  assert.equal(slicePort, 8080, JSON.stringify(slices));
+  const podIps = (await admin.list(PODS, { namespace: 'default', labelSelector: 'app=web' })).items.map((p) => p.status?.podIP);
+  assert.equal(podIps.length, 2);
+  const shown = await page.locator('[data-service="web"] [data-endpoint][data-ready="true"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-endpoint')));
+  assert.deepEqual(shown.sort(), podIps.map((ip) => `${ip}:${slicePort}`).sort());
+  assert.ok(sockets.some((u) => u.includes('/apis/discovery.k8s.io/v1/namespaces/default/endpointslices?watch=1')), sockets.join('\n'));
   const stored = await admin.get(DEPLOYMENTS, 'web', { namespace: 'default' });
   assert.equal(stored.spec?.template?.spec?.containers?.[0]?.ports?.[0]?.containerPort, 8080);
   assert.equal(stored.spec?.template?.spec?.containers?.[0]?.image, webImage);
