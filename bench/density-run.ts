@@ -23,7 +23,7 @@ import { freePort, terminateChild } from '@nodelet/base/testing';
 import { placement, placementViolations, type Workload } from './lib/placement.js';
 import { startTestEtcd, type TestEtcd } from '../control-plane/src/storage/testing/etcd.js';
 import { percentile } from './lib/percentile.js';
-import { countWrites, WRITES_AUDIT_POLICY, type WriteCount } from './density-writes.js';
+import { countWrites, podRequestTimes, WRITES_AUDIT_POLICY, type WriteCount } from './density-writes.js';
 import { noteStages, stageFigures, type PodSeen, type StageFigures } from './density-stages.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -169,6 +169,11 @@ async function createAtRate(api: ApiClient, spec: RunSpec, signal?: AbortSignal)
   }
   await Promise.all(creates);
   if (failed) throw failed.err;
+}
+
+/** `seen` with each pod's request times from the audit log (the server's receipt of its binding and first status patch). */
+function withRequestTimes(seen: Map<string, PodSeen>, requests: ReturnType<typeof podRequestTimes>): PodSeen[] {
+  return [...seen].map(([name, s]) => ({ ...s, bindSent: requests.get(name)?.bind, statusSent: requests.get(name)?.firstStatus }));
 }
 
 /** One run; every process it starts is stopped (by PID) and every directory removed, also on failure. */
@@ -319,7 +324,7 @@ export async function densityRun(spec: RunSpec, progress: (msg: string) => void,
       startupP90S: percentile(startup, 90),
       startupP99S: percentile(startup, 99),
       createdPerSec: firstAdded !== undefined && lastAdded > firstAdded ? (seen.size - 1) / ((lastAdded - firstAdded) / 1000) : NaN,
-      stages: stageFigures(seen.values()),
+      stages: stageFigures(spec.countWrites ? withRequestTimes(seen, podRequestTimes(auditLog, NS)) : seen.values()),
       ...(spec.countWrites ? { writes: countWrites(auditLog, wall0, Date.now()) } : {}),
       preciseP50S: percentile(precise, 50),
       preciseP99S: percentile(precise, 99),

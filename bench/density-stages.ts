@@ -10,6 +10,10 @@
  *   running   first event with phase Running          ─ stage `agent → Running` (sandbox, containers,
  *                                                                                 PLEG, status write)
  *
+ * With --count-writes, `seen → bound` and `bound → agent` are each split at the moment the server
+ * received the request (the binding; the node's first status patch; from the audit log): the
+ * writer's wait before it sent it, and the server's time on it plus the watch's delivery.
+ *
  * All four are seen by one watch, so its delivery lag is in every time alike and cancels out of
  * the stages after the first; the figures do not depend on how fast the machine creates pods.
  */
@@ -20,6 +24,9 @@ import { percentile } from './lib/percentile.js';
 export interface PodSeen {
   created: number;
   added: number;
+  /** With --count-writes: when the server received the pod's binding, and its node's first status patch (audit log). */
+  bindSent?: number;
+  statusSent?: number;
   bound?: number;
   agent?: number;
   running?: number;
@@ -49,21 +56,27 @@ export interface StageFigures {
 const STAGES: Array<[string, (s: PodSeen) => number | undefined, (s: PodSeen) => number | undefined]> = [
   ['create → seen', (s) => s.created, (s) => s.added],
   ['seen → bound', (s) => s.added, (s) => s.bound],
+  ['  seen → binding received', (s) => s.added, (s) => s.bindSent],
+  ['  binding received → bound', (s) => s.bindSent, (s) => s.bound],
   ['bound → agent', (s) => s.bound, (s) => s.agent],
+  ['  bound → status received', (s) => s.bound, (s) => s.statusSent],
+  ['  status received → agent', (s) => s.statusSent, (s) => s.agent],
   ['agent → Running', (s) => s.agent, (s) => s.running],
 ];
 
 /** Each stage's p50/p90/p99/max over `pods`. */
 export function stageFigures(pods: Iterable<PodSeen>): StageFigures[] {
   const list = [...pods];
-  return STAGES.map(([stage, from, to]) => {
+  // The split rows exist only when some pod has their times (--count-writes).
+  return STAGES.flatMap(([stage, from, to]) => {
     const d: number[] = [];
     for (const s of list) {
       const a = from(s);
       const b = to(s);
       if (a !== undefined && b !== undefined) d.push((b - a) / 1000);
     }
-    return { stage, pods: d.length, p50S: percentile(d, 50), p90S: percentile(d, 90), p99S: percentile(d, 99), maxS: percentile(d, 100) };
+    if (d.length === 0 && stage.startsWith(' ')) return [];
+    return [{ stage, pods: d.length, p50S: percentile(d, 50), p90S: percentile(d, 90), p99S: percentile(d, 99), maxS: percentile(d, 100) }];
   });
 }
 

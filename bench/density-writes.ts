@@ -38,7 +38,7 @@ interface AuditLine {
   requestReceivedTimestamp?: string;
   stageTimestamp?: string;
   user?: { username?: string; groups?: string[] };
-  objectRef?: { resource?: string; subresource?: string; namespace?: string };
+  objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
   responseStatus?: { code?: number };
 }
 
@@ -85,4 +85,34 @@ export function writesTable(writes: WriteCount[], pods: number): string {
   rows.push(['total', '', '', String(total), (total / pods).toFixed(2), '']);
   const width = rows[0]!.map((_c, i) => Math.max(...rows.map((r) => r[i]!.length)));
   return rows.map((r) => r.map((c, i) => (i < 3 ? c.padEnd(width[i]!) : c.padStart(width[i]!))).join('  ')).join('\n');
+}
+
+/** When the server received the requests of one pod's journey (ms since the epoch). */
+export interface PodRequests {
+  /** The scheduler's `POST pods/<name>/binding`. */
+  bind?: number;
+  /** The node's first `PATCH pods/<name>/status`. */
+  firstStatus?: number;
+}
+
+/**
+ * Per pod name of namespace `namespace`: when the server received its binding and its first
+ * status patch (the first successful one of each), from audit log `file`. Beside the times the
+ * bench's watch saw the results, this splits a stage into the writer's wait before it sent the
+ * request and the server's time on it plus the watch's delivery.
+ */
+export function podRequestTimes(file: string, namespace: string): Map<string, PodRequests> {
+  const out = new Map<string, PodRequests>();
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (!line) continue;
+    const e = JSON.parse(line) as AuditLine;
+    const ref = e.objectRef;
+    if (ref?.resource !== 'pods' || ref.namespace !== namespace || !ref.name || (e.responseStatus?.code ?? 0) >= 400) continue;
+    const at = Date.parse(e.requestReceivedTimestamp ?? '');
+    const r = out.get(ref.name) ?? {};
+    if (ref.subresource === 'binding') r.bind ??= at;
+    else if (ref.subresource === 'status' && e.verb === 'patch') r.firstStatus ??= at;
+    out.set(ref.name, r);
+  }
+  return out;
 }
