@@ -82,6 +82,10 @@ export interface RunResult extends RunSpec {
   serverConnections: number;
   /** Client connections opened during the burst (seen by a 250 ms sampler; each a TLS handshake). */
   connectionsOpened: number;
+  /** The server's accept queue at its longest (sampled every 250 ms). */
+  acceptQueuePeak: number;
+  /** Connections the kernel dropped for a full accept queue during the burst (whole machine: TcpExt ListenOverflows). */
+  listenOverflows: number;
   hollowRssPeakMiB: number;
   hollowCpuBurstS: number;
   hollowWatchesOpen: number;
@@ -116,6 +120,32 @@ function establishedTo(port: number): string[] {
     }
   }
   return out;
+}
+
+/** The accept queue of the listening socket on `port` now (connections the kernel completed and the server has not accepted yet). */
+function acceptQueue(port: number): number {
+  const hex = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  let n = 0;
+  for (const f of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    if (!existsSync(f)) continue;
+    for (const line of readFileSync(f, 'utf8').split('\n').slice(1)) {
+      const cols = line.trim().split(/\s+/);
+      if (cols[1]?.endsWith(hex) && cols[3] === '0A') n += Number.parseInt(cols[4]!.split(':')[1]!, 16);
+    }
+  }
+  return n;
+}
+
+/**
+ * The kernel's count of connections dropped because a listener's accept queue was full (TcpExt
+ * ListenOverflows, the whole machine: other processes' listeners count too). Each drop makes the
+ * client resend its SYN 1, 3, 7 s later: a connect that waits seconds, or times out.
+ */
+function listenOverflows(): number {
+  const lines = readFileSync('/proc/net/netstat', 'utf8').split('\n').filter((l) => l.startsWith('TcpExt:'));
+  const [names, values] = lines.map((l) => l.split(/\s+/));
+  const i = names?.indexOf('ListenOverflows') ?? -1;
+  return i > 0 ? Number(values?.[i]) : NaN;
 }
 
 /** The last line of a log, for an error message. */
@@ -271,12 +301,15 @@ export async function densityRun(spec: RunSpec, progress: (msg: string) => void,
     // Every client connection seen open during the burst (sampled): a new one is a TLS handshake.
     const before = new Set(establishedTo(port));
     const opened = new Set<string>();
+    let backlog = 0;
+    const overflows0 = listenOverflows();
     const sampler = setInterval(() => {
       rssPeak = Math.max(rssPeak, rssMiB(serverPid));
       hollowRssPeak = Math.max(hollowRssPeak, rssMiB(hollowPid));
       const now = establishedTo(port);
       conns = Math.max(conns, now.length);
       for (const c of now) if (!before.has(c)) opened.add(c);
+      backlog = Math.max(backlog, acceptQueue(port));
     }, 250);
     const tBurst = performance.now();
     const wall0 = Date.now();
@@ -339,6 +372,8 @@ export async function densityRun(spec: RunSpec, progress: (msg: string) => void,
       serverCpuTotalS: cpuSeconds(serverPid),
       serverConnections: conns,
       connectionsOpened: opened.size,
+      acceptQueuePeak: backlog,
+      listenOverflows: listenOverflows() - overflows0,
       hollowRssPeakMiB: hollowRssPeak,
       hollowCpuBurstS,
       hollowWatchesOpen: stat.watchesOpen,

@@ -86,6 +86,7 @@ const ROWS: Array<[string, (r: RunResult) => string]> = [
   ['API server CPU burst / whole run (s)', (r) => `${fmt(r.serverCpuBurstS, 1)} / ${fmt(r.serverCpuTotalS, 1)}`],
   ['server connections (peak)', (r) => String(r.serverConnections)],
   ['connections opened in the burst (per pod)', (r) => `${r.connectionsOpened} (${fmt(r.connectionsOpened / r.pods)})`],
+  ['accept queue peak / listen overflows (machine)', (r) => `${r.acceptQueuePeak} / ${r.listenOverflows}`],
   ['hollow process RSS peak (MiB) / CPU burst (s)', (r) => `${fmt(r.hollowRssPeakMiB, 0)} / ${fmt(r.hollowCpuBurstS, 1)}`],
   ['hollow watches open', (r) => String(r.hollowWatchesOpen)],
   ['watch events to hollow nodes (burst)', (r) => String(r.hollowWatchEvents)],
