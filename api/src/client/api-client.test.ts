@@ -375,6 +375,13 @@ test('a 429 with Retry-After is sent again after the seconds it gives (client-go
   await assert.rejects(limited.create(PODS, { apiVersion: 'v1', kind: 'Pod', ...pod('b') }), (e) => hasCode(e, 'ERR_UNAVAILABLE') && statusOf(e)?.code === 429);
   assert.equal(always.seen.length, 3);
 
+  // A wait past the request's deadline is not started: the 429 is the caller's, with its seconds.
+  const late = await sheddingServer(t, Infinity, '2');
+  const hurried = new ApiClient({ server: late.url, timeoutMs: 1500 });
+  t.after(() => hurried.close());
+  await assert.rejects(hurried.create(PODS, { apiVersion: 'v1', kind: 'Pod', ...pod('d') }), (e) => statusOf(e)?.code === 429 && (e as { retryAfterSeconds?: number }).retryAfterSeconds === 2);
+  assert.equal(late.seen.length, 1);
+
   // No Retry-After: nothing says when to come back, so no retry (client-go's checkWait).
   const bare = await sheddingServer(t, Infinity);
   const plain = new ApiClient({ server: bare.url });

@@ -41,7 +41,8 @@ export interface TransportOptions {
   http?: 'undici' | 'node';
   /**
    * How often a request answered 429 with a `Retry-After` header is sent again, after the seconds
-   * the header gives (client-go's default: 10). 0: never; the 429 is thrown at once.
+   * the header gives (client-go's default: 10), as long as the wait ends within the request's
+   * timeout. 0: never; the 429 is thrown at once.
    */
   maxRetries?: number;
   logger?: Logger;
@@ -145,7 +146,9 @@ export abstract class Transport {
         statusCode = res.statusCode;
         const body = await readAll(res.body);
         const wait = retries < (this.#opts.maxRetries ?? DEFAULT_MAX_RETRIES) ? retryAfterMs(res) : undefined;
-        if (wait === undefined) {
+        // A wait that would outlast the request's deadline is not started: the caller gets the 429
+        // (and its retryAfterSeconds) instead of a timeout that hides why.
+        if (wait === undefined || performance.now() + wait >= started + timeoutMs) {
           const out = this.#check(o, res, body);
           this.#publish(o, started, false, statusCode);
           return out;
