@@ -23,6 +23,7 @@ import { freePort, terminateChild } from '@nodelet/base/testing';
 import { placement, placementViolations, type Workload } from './lib/placement.js';
 import { startTestEtcd, type TestEtcd } from '../control-plane/src/storage/testing/etcd.js';
 import { percentile } from './lib/percentile.js';
+import { acceptQueue, establishedTo, listenOverflows } from './lib/proc-net.js';
 import { countWrites, podRequestTimes, WRITES_AUDIT_POLICY, type WriteCount } from './density-writes.js';
 import { noteStages, stageFigures, type PodSeen, type StageFigures } from './density-stages.js';
 
@@ -103,49 +104,6 @@ function cpuSeconds(pid: number): number {
 
 function rssMiB(pid: number): number {
   return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
-}
-
-/**
- * The established TCP connections whose local port is `port` (the server's side of every client
- * connection), each as its remote `address:port` in /proc's hex.
- */
-function establishedTo(port: number): string[] {
-  const hex = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
-  const out: string[] = [];
-  for (const f of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    if (!existsSync(f)) continue;
-    for (const line of readFileSync(f, 'utf8').split('\n').slice(1)) {
-      const cols = line.trim().split(/\s+/);
-      if (cols[1]?.endsWith(hex) && cols[3] === '01') out.push(cols[2]!);
-    }
-  }
-  return out;
-}
-
-/** The accept queue of the listening socket on `port` now (connections the kernel completed and the server has not accepted yet). */
-function acceptQueue(port: number): number {
-  const hex = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
-  let n = 0;
-  for (const f of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    if (!existsSync(f)) continue;
-    for (const line of readFileSync(f, 'utf8').split('\n').slice(1)) {
-      const cols = line.trim().split(/\s+/);
-      if (cols[1]?.endsWith(hex) && cols[3] === '0A') n += Number.parseInt(cols[4]!.split(':')[1]!, 16);
-    }
-  }
-  return n;
-}
-
-/**
- * The kernel's count of connections dropped because a listener's accept queue was full (TcpExt
- * ListenOverflows, the whole machine: other processes' listeners count too). Each drop makes the
- * client resend its SYN 1, 3, 7 s later: a connect that waits seconds, or times out.
- */
-function listenOverflows(): number {
-  const lines = readFileSync('/proc/net/netstat', 'utf8').split('\n').filter((l) => l.startsWith('TcpExt:'));
-  const [names, values] = lines.map((l) => l.split(/\s+/));
-  const i = names?.indexOf('ListenOverflows') ?? -1;
-  return i > 0 ? Number(values?.[i]) : NaN;
 }
 
 /** The last line of a log, for an error message. */
