@@ -23,7 +23,9 @@ import { freePort, terminateChild } from '@nodelet/base/testing';
 import { placement, placementViolations, type Workload } from './lib/placement.js';
 import { startTestEtcd, type TestEtcd } from '../control-plane/src/storage/testing/etcd.js';
 import { percentile } from './lib/percentile.js';
-import { countWrites, WRITES_AUDIT_POLICY, type WriteCount } from './density-writes.js';
+import { acceptQueue, establishedTo, listenOverflows } from './lib/proc-net.js';
+import { countWrites, podRequestTimes, WRITES_AUDIT_POLICY, type WriteCount } from './density-writes.js';
+import { noteStages, stageFigures, type PodSeen, type StageFigures } from './density-stages.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const CLK_TCK = 100;
@@ -61,6 +63,8 @@ export interface RunResult extends RunSpec {
   /** Pods created per second, first ADDED seen to last (in the burst the ReplicaSets set the pace). */
   createdPerSec: number;
   startupP90S: number;
+  /** Where the pods waited: each stage's distribution (bench/density-stages.ts). */
+  stages: StageFigures[];
   /** With `countWrites`: the writes from the first create until every pod ran. */
   writes?: WriteCount[];
   startupP50S: number;
@@ -77,6 +81,12 @@ export interface RunResult extends RunSpec {
   serverCpuBurstS: number;
   serverCpuTotalS: number;
   serverConnections: number;
+  /** Client connections opened during the burst (seen by a 250 ms sampler; each a TLS handshake). */
+  connectionsOpened: number;
+  /** The server's accept queue at its longest (sampled every 250 ms). */
+  acceptQueuePeak: number;
+  /** Connections the kernel dropped for a full accept queue during the burst (whole machine: TcpExt ListenOverflows). */
+  listenOverflows: number;
   hollowRssPeakMiB: number;
   hollowCpuBurstS: number;
   hollowWatchesOpen: number;
@@ -94,20 +104,6 @@ function cpuSeconds(pid: number): number {
 
 function rssMiB(pid: number): number {
   return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
-}
-
-/** Established TCP connections whose local port is `port` (the server's side of every client connection). */
-function establishedTo(port: number): number {
-  const hex = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
-  let n = 0;
-  for (const f of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    if (!existsSync(f)) continue;
-    for (const line of readFileSync(f, 'utf8').split('\n').slice(1)) {
-      const cols = line.trim().split(/\s+/);
-      if (cols[1]?.endsWith(hex) && cols[3] === '01') n++;
-    }
-  }
-  return n;
 }
 
 /** The last line of a log, for an error message. */
@@ -146,15 +142,26 @@ async function createAtRate(api: ApiClient, spec: RunSpec, signal?: AbortSignal)
   const pods = spec.deployments * spec.replicas;
   const t0 = performance.now();
   const creates: Array<Promise<unknown>> = [];
+  // A failed create ends the run at the next tick of the schedule, through the run's cleanup
+  // (a rejection left unhandled while the loop waits would end the process and orphan its children).
+  let failed: { err: unknown } | undefined;
   for (let i = 0; i < pods; i++) {
     signal?.throwIfAborted();
+    if (failed) throw failed.err;
     const wait = t0 + (i * 1000) / spec.qps! - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     const d = i % spec.deployments;
     const template = deployment(`d${d}`, 1, placement(spec.workload, `d${d}`, d)).spec!.template;
-    creates.push(api.create(PODS, { apiVersion: 'v1', kind: 'Pod', metadata: { ...template.metadata, name: `d${d}-${i}`, namespace: NS }, spec: template.spec! }));
+    const create = api.create(PODS, { apiVersion: 'v1', kind: 'Pod', metadata: { ...template.metadata, name: `d${d}-${i}`, namespace: NS }, spec: template.spec! });
+    creates.push(create.catch((err: unknown) => void (failed ??= { err })));
   }
   await Promise.all(creates);
+  if (failed) throw failed.err;
+}
+
+/** `seen` with each pod's request times from the audit log (the server's receipt of its binding and first status patch). */
+function withRequestTimes(seen: Map<string, PodSeen>, requests: ReturnType<typeof podRequestTimes>): PodSeen[] {
+  return [...seen].map(([name, s]) => ({ ...s, bindSent: requests.get(name)?.bind, statusSent: requests.get(name)?.firstStatus }));
 }
 
 /** One run; every process it starts is stopped (by PID) and every directory removed, also on failure. */
@@ -215,7 +222,7 @@ export async function densityRun(spec: RunSpec, progress: (msg: string) => void,
     progress(`${spec.nodes} hollow nodes Ready in ${nodesReadyS.toFixed(1)} s`);
 
     // 3. Watches: pods of the bench namespace, node leases.
-    const seen = new Map<string, { created: number; added: number; bound?: number; running?: number }>();
+    const seen = new Map<string, PodSeen>();
     let firstAdded: number | undefined;
     let lastAdded = 0;
     let leaseRenewals = 0;
@@ -226,14 +233,14 @@ export async function densityRun(spec: RunSpec, progress: (msg: string) => void,
       for await (const ev of api.watch(PODS, { namespace: NS, signal: stopWatches.signal })) {
         const now = Date.now();
         const p = ev.object as Pod;
-        const name = p.metadata?.name;
-        if (!name || ev.type === 'BOOKMARK' || ev.type === 'ERROR') continue;
-        let s = seen.get(name);
-        if (!s) seen.set(name, (s = { created: Date.parse(p.metadata.creationTimestamp!), added: now }));
-        firstAdded ??= now;
-        lastAdded = now;
-        if (s.bound === undefined && p.spec?.nodeName) s.bound = now;
-        if (s.running === undefined && p.status?.phase === 'Running') s.running = now;
+        if (!p.metadata?.name || ev.type === 'BOOKMARK' || ev.type === 'ERROR') continue;
+        const fresh = !seen.has(p.metadata.name);
+        noteStages(seen, p, now);
+        if (fresh) {
+          // The pace of creation: first pod seen to last (a later event of an old pod is not a create).
+          firstAdded ??= now;
+          lastAdded = now;
+        }
       }
     })().catch(watchFailed('pod')));
     watches.push((async () => {
@@ -249,10 +256,18 @@ export async function densityRun(spec: RunSpec, progress: (msg: string) => void,
     const events0 = hollowStats.at(-1)?.watchEvents ?? 0;
     let rssPeak = rssMiB(serverPid);
     let conns = 0;
+    // Every client connection seen open during the burst (sampled): a new one is a TLS handshake.
+    const before = new Set(establishedTo(port));
+    const opened = new Set<string>();
+    let backlog = 0;
+    const overflows0 = listenOverflows();
     const sampler = setInterval(() => {
       rssPeak = Math.max(rssPeak, rssMiB(serverPid));
       hollowRssPeak = Math.max(hollowRssPeak, rssMiB(hollowPid));
-      conns = Math.max(conns, establishedTo(port));
+      const now = establishedTo(port);
+      conns = Math.max(conns, now.length);
+      for (const c of now) if (!before.has(c)) opened.add(c);
+      backlog = Math.max(backlog, acceptQueue(port));
     }, 250);
     const tBurst = performance.now();
     const wall0 = Date.now();
@@ -300,6 +315,7 @@ export async function densityRun(spec: RunSpec, progress: (msg: string) => void,
       startupP90S: percentile(startup, 90),
       startupP99S: percentile(startup, 99),
       createdPerSec: firstAdded !== undefined && lastAdded > firstAdded ? (seen.size - 1) / ((lastAdded - firstAdded) / 1000) : NaN,
+      stages: stageFigures(spec.countWrites ? withRequestTimes(seen, podRequestTimes(auditLog, NS)) : seen.values()),
       ...(spec.countWrites ? { writes: countWrites(auditLog, wall0, Date.now()) } : {}),
       preciseP50S: percentile(precise, 50),
       preciseP99S: percentile(precise, 99),
@@ -313,6 +329,9 @@ export async function densityRun(spec: RunSpec, progress: (msg: string) => void,
       serverCpuBurstS,
       serverCpuTotalS: cpuSeconds(serverPid),
       serverConnections: conns,
+      connectionsOpened: opened.size,
+      acceptQueuePeak: backlog,
+      listenOverflows: listenOverflows() - overflows0,
       hollowRssPeakMiB: hollowRssPeak,
       hollowCpuBurstS,
       hollowWatchesOpen: stat.watchesOpen,

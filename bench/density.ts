@@ -25,6 +25,7 @@ import { writeBenchResults, type BenchFigure } from './lib/results.js';
 import { densityRun, type RunResult, type RunSpec } from './density-run.js';
 import type { Workload } from './lib/placement.js';
 import { writesTable } from './density-writes.js';
+import { stagesTable } from './density-stages.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -84,6 +85,8 @@ const ROWS: Array<[string, (r: RunResult) => string]> = [
   ['API server RSS peak / end (MiB)', (r) => `${fmt(r.serverRssPeakMiB, 0)} / ${fmt(r.serverRssEndMiB, 0)}`],
   ['API server CPU burst / whole run (s)', (r) => `${fmt(r.serverCpuBurstS, 1)} / ${fmt(r.serverCpuTotalS, 1)}`],
   ['server connections (peak)', (r) => String(r.serverConnections)],
+  ['connections opened in the burst (per pod)', (r) => `${r.connectionsOpened} (${fmt(r.connectionsOpened / r.pods)})`],
+  ['accept queue peak / listen overflows (machine)', (r) => `${r.acceptQueuePeak} / ${r.listenOverflows}`],
   ['hollow process RSS peak (MiB) / CPU burst (s)', (r) => `${fmt(r.hollowRssPeakMiB, 0)} / ${fmt(r.hollowCpuBurstS, 1)}`],
   ['hollow watches open', (r) => String(r.hollowWatchesOpen)],
   ['watch events to hollow nodes (burst)', (r) => String(r.hollowWatchEvents)],
@@ -166,6 +169,7 @@ async function main(): Promise<void> {
   console.log(table(runs));
   console.log('');
   for (const r of runs) console.log(`${r.store} ${r.nodes} nodes × ${r.pods} pods${r.qps ? ` at ${r.qps}/s` : ' at once'}: ${sloLine(r)}`);
+  for (const r of runs) console.log(`\nWhere the pods waited, ${r.store} ${r.nodes} nodes × ${r.pods} pods${r.qps ? ` at ${r.qps}/s` : ' at once'} (watch-precise; bench/density-stages.ts):\n${stagesTable(r.stages)}`);
   for (const r of runs) if (r.writes) console.log(`\nAPI writes, ${r.store} ${r.nodes} nodes × ${r.pods} pods${r.qps ? ` at ${r.qps}/s` : ' at once'} (first create → all Running; leases apart):\n${writesTable(r.writes, r.pods)}`);
   const name = ['density', ...(common.workload === 'plain' ? [] : [common.workload]), ...(common.qps ? ['qps'] : [])].join('-');
   const { json, svg } = writeBenchResults(name, pairs.flatMap((p) => figures(p.main, p.base)), { details: { runs, wallS }, svg: args.svg });

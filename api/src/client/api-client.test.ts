@@ -332,3 +332,60 @@ test('setToken and reloadToken: a rotated credential is used from the next reque
   await c.list(PODS, { namespace: 'default' });
   assert.equal(lastAuth(), 'Bearer third', 'setToken wins over the file');
 });
+
+/** A plain HTTP server that answers the first `shed` requests 429 with `retryAfter` (when given), then 201 with the request's body. */
+async function sheddingServer(t: { after(fn: () => Promise<void>): void }, shed: number, retryAfter?: string): Promise<{ url: string; seen: number[] }> {
+  const seen: number[] = [];
+  const srv = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      seen.push(performance.now());
+      if (seen.length <= shed) {
+        res.writeHead(429, { 'Content-Type': 'application/json', ...(retryAfter !== undefined ? { 'Retry-After': retryAfter } : {}) });
+        res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'TooManyRequests', code: 429, message: 'Too many requests, please try again later.' }));
+        return;
+      }
+      res.writeHead(201, { 'Content-Type': 'application/json' });
+      res.end(Buffer.concat(chunks));
+    });
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+  t.after(async () => {
+    srv.closeAllConnections();
+    await new Promise<void>((r) => srv.close(() => r()));
+  });
+  return { url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`, seen };
+}
+
+test('a 429 with Retry-After is sent again after the seconds it gives (client-go), up to maxRetries; without the header it is the caller\'s', async (t) => {
+  // Shed twice, come back after 1 s: the create succeeds on the third request, a second after the first.
+  const once = await sheddingServer(t, 2, '1');
+  const c = new ApiClient({ server: once.url });
+  t.after(() => c.close());
+  const created = await c.create(PODS, { apiVersion: 'v1', kind: 'Pod', ...pod('a') });
+  assert.equal(created.metadata.name, 'a');
+  assert.equal(once.seen.length, 3);
+  assert.ok(once.seen[1]! - once.seen[0]! >= 990, `waited ${once.seen[1]! - once.seen[0]!} ms, not the second Retry-After asked for`);
+
+  // Always shed: maxRetries 2 means three requests, then the 429 goes to the caller.
+  const always = await sheddingServer(t, Infinity, '0');
+  const limited = new ApiClient({ server: always.url, maxRetries: 2 });
+  t.after(() => limited.close());
+  await assert.rejects(limited.create(PODS, { apiVersion: 'v1', kind: 'Pod', ...pod('b') }), (e) => hasCode(e, 'ERR_UNAVAILABLE') && statusOf(e)?.code === 429);
+  assert.equal(always.seen.length, 3);
+
+  // A wait past the request's deadline is not started: the 429 is the caller's, with its seconds.
+  const late = await sheddingServer(t, Infinity, '2');
+  const hurried = new ApiClient({ server: late.url, timeoutMs: 1500 });
+  t.after(() => hurried.close());
+  await assert.rejects(hurried.create(PODS, { apiVersion: 'v1', kind: 'Pod', ...pod('d') }), (e) => statusOf(e)?.code === 429 && (e as { retryAfterSeconds?: number }).retryAfterSeconds === 2);
+  assert.equal(late.seen.length, 1);
+
+  // No Retry-After: nothing says when to come back, so no retry (client-go's checkWait).
+  const bare = await sheddingServer(t, Infinity);
+  const plain = new ApiClient({ server: bare.url });
+  t.after(() => plain.close());
+  await assert.rejects(plain.create(PODS, { apiVersion: 'v1', kind: 'Pod', ...pod('c') }), (e) => statusOf(e)?.code === 429);
+  assert.equal(bare.seen.length, 1);
+});

@@ -15,7 +15,7 @@ import { readFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { createRequire } from 'node:module';
 import type { Pool as UndiciPool } from 'undici';
-import { AgentError, errCode, isAbortError, linkAbort, type Logger, noopLogger } from '@nodelet/base';
+import { AgentError, delay, errCode, isAbortError, linkAbort, type Logger, noopLogger } from '@nodelet/base';
 import { errorFromResponse, errorFromSocket } from './errors.js';
 
 export interface TransportOptions {
@@ -39,6 +39,12 @@ export interface TransportOptions {
   maxSockets?: number;
   /** `undici` (default) or `node` (node:https agents). */
   http?: 'undici' | 'node';
+  /**
+   * How often a request answered 429 with a `Retry-After` header is sent again, after the seconds
+   * the header gives (client-go's default: 10), as long as the wait ends within the request's
+   * timeout. 0: never; the 429 is thrown at once.
+   */
+  maxRetries?: number;
   logger?: Logger;
 }
 
@@ -141,12 +147,23 @@ export abstract class Transport {
     const started = performance.now();
     let statusCode: number | undefined;
     try {
-      const res = await this.#send(o, link.signal);
-      statusCode = res.statusCode;
-      const body = await readAll(res.body);
-      const out = this.#check(o, res, body);
-      this.#publish(o, started, false, statusCode);
-      return out;
+      for (let retries = 0; ; retries++) {
+        const res = await this.#send(o, link.signal);
+        statusCode = res.statusCode;
+        const body = await readAll(res.body);
+        const wait = retries < (this.#opts.maxRetries ?? DEFAULT_MAX_RETRIES) ? retryAfterMs(res) : undefined;
+        // A wait that would outlast the request's deadline is not started: the caller gets the 429
+        // (and its retryAfterSeconds) instead of a timeout that hides why.
+        if (wait === undefined || performance.now() + wait >= started + timeoutMs) {
+          const out = this.#check(o, res, body);
+          this.#publish(o, started, false, statusCode);
+          return out;
+        }
+        // The server shed the request (max in flight) and said when to come back: come back then,
+        // within the request's own deadline, as client-go does, instead of failing the caller.
+        this.#log.debug({ path: o.path, retries: retries + 1, waitMs: wait }, 'API server asked to retry later (429)');
+        await delay(wait, link.signal);
+      }
     } catch (err) {
       const translated = this.#translate(err, o, link.signal, timeoutMs);
       this.#publish(o, started, false, statusCode, translated);
@@ -283,6 +300,23 @@ async function readAll(res: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const c of res) chunks.push(c as Buffer);
   return Buffer.concat(chunks);
+}
+
+/** client-go's default number of retries of a request the server answered 429 + `Retry-After` (rest.Request maxRetries). */
+const DEFAULT_MAX_RETRIES = 10;
+
+/**
+ * The wait a 429 reply asks for, in ms; undefined when it is not a 429 or carries no whole-second
+ * `Retry-After` (client-go's checkWait: then the 429 is the caller's error). client-go also
+ * retries a 5xx that carries the header; here a 5xx goes to the caller, whose own retry (or the
+ * failover transport) decides.
+ */
+function retryAfterMs(res: SentResponse): number | undefined {
+  if (res.statusCode !== 429) return undefined;
+  const h = res.headers['retry-after'];
+  const v = Array.isArray(h) ? h[0] : h;
+  if (v === undefined || !/^\d+$/.test(v.trim())) return undefined;
+  return Number(v.trim()) * 1000;
 }
 
 /** node:https (or http) with a keep-alive agent. */

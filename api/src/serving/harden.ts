@@ -14,6 +14,7 @@
  * Connections closed after a reply linger (see {@link lingerOnClose}) so that a client still
  * sending a rejected body reads the reply instead of a TCP reset.
  */
+import { readFileSync } from 'node:fs';
 import type { IncomingMessage, Server, ServerOptions, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -59,6 +60,23 @@ export function edgeServerOptions(limits: EdgeLimits): ServerOptions & { handsha
     // (the API client keeps them 15 s: api/src/client/transport.ts).
     keepAliveTimeout: IDLE_KEEP_ALIVE_MS,
   };
+}
+
+/**
+ * The accept queue a listener asks for (`server.listen({ backlog })`): the kernel's
+ * `net.core.somaxconn`, as Go's net package gives kube-apiserver's and kubelet's listeners,
+ * instead of Node's 511. Many clients connecting at once while the event loop is busy (100 nodes
+ * opening connections for their pods' status, tokens and events) overflowed 511; each dropped
+ * connection waits for its SYN to be resent 1, 3, 7 s later (docs/performance.md, "Density").
+ */
+export function listenBacklog(): number {
+  try {
+    const n = Number.parseInt(readFileSync('/proc/sys/net/core/somaxconn', 'utf8'), 10);
+    if (Number.isInteger(n) && n > 0) return Math.min(n, 0x7fffffff);
+  } catch {
+    // No /proc (not Linux): Node's default below.
+  }
+  return 511;
 }
 
 const answered = new WeakSet<Duplex>();

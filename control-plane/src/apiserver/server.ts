@@ -15,7 +15,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { edgeServerOptions, hardenHttpServer, queryBool, type ServerJoinBundle } from '@nodelet/api';
+import { edgeServerOptions, hardenHttpServer, listenBacklog, queryBool, type ServerJoinBundle } from '@nodelet/api';
 import { linkAbort, noopLogger, type Logger } from '@nodelet/base';
 import type { Store } from '../storage/types.js';
 import { createAuthorizerChain, forbiddenMessage } from './auth/authorizer.js';
@@ -352,7 +352,7 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     async listen({ port, host }) {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
-        server.listen(port, host, () => resolve());
+        server.listen({ port, host, backlog: listenBacklog() }, () => resolve());
       });
       const addr = server.address() as AddressInfo;
       const h = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
