@@ -14,21 +14,20 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { test } from 'node:test';
 import { ApiClient, loadKubeconfig, CONFIGMAPS, DEPLOYMENTS, LEASES, NAMESPACES, NODES, PODS, type Deployment, type Lease, type Node, type Pod } from '@nodelet/api';
 import { hasCode, noopLogger, pollUntil } from '@nodelet/base';
-import { freePort, terminateChild } from '@nodelet/base/testing';
+import { copyClusterSecrets, freePort, startServerProcess, terminateChild, type ServerProcess } from '@nodelet/base/testing';
 import { labDown, labPaths, labUp, runningPid } from '@nodelet/cli';
 import { requireRoot, unmountUnder } from '@nodelet/lab-runtime/testing';
 import { startControlPlane } from '../../control-plane/src/control-plane.js';
 import { etcdMemberStatuses } from '../../control-plane/src/storage/index.js';
 import { ETCD_BINARY, etcdHealthy } from '../../control-plane/src/storage/testing/etcd.js';
 import { startTestEtcdCluster, type TestEtcdCluster } from '../../control-plane/src/storage/testing/etcd-cluster.js';
-import { startServerProcess, type ServerProcess } from '../../control-plane/test/integration/server-process.js';
 
 const NODELET = join(import.meta.dirname, '../../bin/nodelet-dev');
 const ETCDCTL = process.env.NODELET_ETCDCTL ?? '/usr/bin/etcdctl';
@@ -116,13 +115,12 @@ test('HA control plane: server kill -9 → agent fail-over and leader take-over;
 
   // What `nodelet install server --join` copies: the CA, its key, the service-account key.
   const dirB = join(dir, 'server-b');
-  await mkdir(join(dirB, 'pki'), { recursive: true, mode: 0o700 });
-  for (const f of ['ca.crt', 'ca.key', 'sa.key']) await copyFile(join(p.server, 'pki', f), join(dirB, 'pki', f));
+  await copyClusterSecrets(p.server, dirB);
   // The lab encrypts Secrets at rest: every server on the etcd needs the same keys (docs/ha.md),
   // or B cannot read the node's credential, nor any other Secret.
   const encryption = join(dirB, 'encryption-config.yaml');
   await copyFile(join(p.server, 'encryption-config.yaml'), encryption);
-  const b: ServerProcess = await startServerProcess({ dataDir: dirB, args: [...etcdArgs, '--bind-address', '127.0.0.2', '--port', String(apiPort), '--cluster-cidr', CLUSTER_CIDR, '--encryption-provider-config', encryption, '--log-level', 'info'] });
+  const b: ServerProcess = await startServerProcess({ dataDir: dirB, bindAddress: '127.0.0.2', port: apiPort, args: [...etcdArgs, '--cluster-cidr', CLUSTER_CIDR, '--encryption-provider-config', encryption] });
   cleanups.push(['server B', () => b.stop()]);
   const clientB = new ApiClient({ ...admin, server: urlB, servers: [], timeoutMs: 10_000 });
   cleanups.push(['client B', async () => clientB.close()]);
