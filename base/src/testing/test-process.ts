@@ -91,10 +91,12 @@ export async function startTestProcess<T>(o: TestProcessOptions<T>): Promise<Tes
   } finally {
     await log.close();
   }
-  const spawnError = await spawned;
+  // Hooked before anything is awaited, so a test run that ends while this start still waits leaves no child.
   const killOnExit = (): void => {
     child.kill('SIGKILL');
   };
+  process.once('exit', killOnExit);
+  const spawnError = await spawned;
 
   const output = (): string => {
     try {
@@ -146,7 +148,6 @@ export async function startTestProcess<T>(o: TestProcessOptions<T>): Promise<Tes
     await stop();
     throw new Error(`cannot start ${o.name} (${o.command}): ${spawnError.message}`, { cause: spawnError });
   }
-  process.once('exit', killOnExit);
   if (o.t) cleanups(o.t)(stop);
   try {
     const ready = await pollUntil(`${o.name} ready`, async () => {
