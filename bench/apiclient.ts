@@ -8,15 +8,12 @@
 // Per transport: create (POST, C concurrent), get (GET one object, C concurrent), list (all N
 // objects), watch (latency from a create's reply to the watcher reading its ADDED event, and
 // events/s of a burst). p50/p99 per request and throughput.
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ApiClient, CONFIGMAPS, loadKubeconfig, type ConfigMap, type ResolvedKubeconfig } from '@nodelet/api';
-import { pollUntil } from '@nodelet/base';
-import { terminateChild } from '@nodelet/base/testing';
+import { startServerProcess } from '@nodelet/base/testing';
 import { percentile } from './lib/percentile.js';
 
 const { values: args } = parseArgs({
@@ -108,20 +105,10 @@ async function round(kind: Kind, cfg: ResolvedKubeconfig, r: number): Promise<vo
   }
 }
 
-const port = await new Promise<number>((resolve) => {
-  const s = createServer().listen(0, '127.0.0.1', () => {
-    const p = (s.address() as { port: number }).port;
-    s.close(() => resolve(p));
-  });
-});
 const dir = mkdtempSync(join(tmpdir(), 'nodelet-bench-apiclient-'));
-const root = new URL('..', import.meta.url).pathname;
-const server = spawn(join(root, 'bin/nodelet-dev'), ['server', '--data-dir', dir, '--bind-address', '127.0.0.1', '--port', String(port), '--registry-address', '', '--disable-controllers', '--log-level', 'warn'], { stdio: ['ignore', 'ignore', 'inherit'] });
+const server = await startServerProcess({ dataDir: dir, args: ['--disable-controllers'], graceMs: 5_000 });
 try {
-  const kubeconfig = join(dir, 'admin.kubeconfig');
-  await pollUntil('the server to write its kubeconfig', () => existsSync(kubeconfig), { timeoutMs: 60_000 });
-  const cfg = await loadKubeconfig(kubeconfig);
-  await pollUntil('the server to answer', async () => (await new ApiClient(cfg).getRaw('/version').then(() => true, () => false)), { timeoutMs: 30_000 });
+  const cfg = await loadKubeconfig(server.kubeconfig);
   // warm-up: JIT, TLS session setup, SQLite cache
   await round('undici', cfg, -1);
   await round('node', cfg, -1);
@@ -130,7 +117,7 @@ try {
     for (const kind of (r % 2 ? ['node', 'undici'] : ['undici', 'node']) as Kind[]) await round(kind, cfg, r);
   }
 } finally {
-  await terminateChild(server, 5000);
+  await server.stop();
   rmSync(dir, { recursive: true, force: true });
 }
 

@@ -56,7 +56,7 @@ export async function measureLeaderFailover(o: { etcd: string; root: string; sou
     for (let i = 0; i < o.kills; i++) {
       const leader = await pollUntil('one server holding both leases', async () => {
         const h = await holders(clients.get(c)!);
-        return servers.find((s) => s.child && h.every((x) => x === s.leaderIdentity));
+        return servers.find((s) => s.running && h.every((x) => x === s.leaderIdentity));
       }, { timeoutMs: 60_000, intervalMs: 200 });
       const standby = servers.find((s) => s !== leader)!;
       const api = clients.get(standby)!;

@@ -4,16 +4,13 @@
 // stay up, log no unhandled rejection or uncaught exception, and still answer at the end.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { pollUntil } from '@nodelet/base';
-import { terminateChild } from '@nodelet/base/testing';
+import { startAgentProcess } from '@nodelet/base/testing';
 import { NODES } from '@nodelet/api';
 import { rawExchange, type RawTarget } from '@nodelet/api/testing';
 import { skipUnlessRoot, startHarness } from '../../agent/test/integration/harness.js';
 import { commonCorpus, req, runCorpus, type FuzzCase } from './fuzz-corpus.js';
 
-const NODELET_DEV = join(import.meta.dirname, '..', '..', 'bin', 'nodelet-dev');
 
 function agentCorpus(token: string): FuzzCase[] {
   const auth = `Authorization: Bearer ${token}`;
@@ -30,23 +27,24 @@ function agentCorpus(token: string): FuzzCase[] {
 test('fuzzing nodelet agent: every malformed request gets a 4xx and the agent stays up', { timeout: 240_000 }, async (t) => {
   if (!skipUnlessRoot(t)) return;
   const h = await startHarness('fuzz', {}, 11, { inProcessAgent: false });
-  const agent = spawn(NODELET_DEV, h.agentArgs, { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  agent.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  agent.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  const agent = await startAgentProcess({ args: h.agentArgs });
   t.after(async () => {
     await h.stop();
-    await terminateChild(agent, 10_000);
+    await agent.stop();
   });
-  const exited = (): string | undefined => (agent.exitCode !== null || agent.signalCode !== null ? String(agent.exitCode ?? agent.signalCode) : undefined);
+  const exited = (): string | undefined => {
+    const e = agent.exited();
+    return e && String(e.code ?? e.signal);
+  };
+  const output = (): string => agent.output();
   const port = await pollUntil(
     'the agent to register its node API port',
     async () => {
-      if (exited()) throw new Error(`the agent exited (${exited()}):\n${output.slice(-2000)}`);
+      if (exited()) throw new Error(`the agent exited (${exited()}):\n${output().slice(-2000)}`);
       const node = await h.api.get(NODES, h.nodeName);
       return node.status?.daemonEndpoints?.kubeletEndpoint?.Port || undefined;
     },
-    { timeoutMs: 60_000, intervalMs: 200, detail: () => output.slice(-2000) },
+    { timeoutMs: 60_000, intervalMs: 200, detail: () => output().slice(-2000) },
   );
   const target: RawTarget = { host: '127.0.0.1', port, tls: {} };
   const token = h.cp.adminToken;
@@ -64,9 +62,9 @@ test('fuzzing nodelet agent: every malformed request gets a 4xx and the agent st
     ...agentCorpus(token),
   ];
   const failures = await runCorpus(target, cases);
-  assert.equal(exited(), undefined, `nodelet agent exited (${String(exited())}):\n${output.slice(-3000)}`);
+  assert.equal(exited(), undefined, `nodelet agent exited (${String(exited())}):\n${output().slice(-3000)}`);
   assert.deepEqual(failures, [], failures.join('\n'));
-  assert.doesNotMatch(output, /Unhandled rejection|Uncaught exception/);
+  assert.doesNotMatch(output(), /Unhandled rejection|Uncaught exception/);
   const pods = await rawExchange(target, req('GET /pods HTTP/1.1', [`Authorization: Bearer ${token}`]));
   assert.equal(pods.status, 200, pods.body);
   assert.equal(JSON.parse(pods.body).kind, 'PodList');

@@ -12,9 +12,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { rawExchange, stalledUpload, type RawTarget } from '@nodelet/api/testing';
 import { pollUntil } from '@nodelet/base';
-import { adminBearerToken, startServer, type ServerProcess } from '../../api/test/integration/processes.js';
+import { adminBearerToken } from '../../api/test/integration/processes.js';
+import { freePort, startServerProcess, type ServerProcess } from '@nodelet/base/testing';
 import { commonCorpus, req, runCorpus, type FuzzCase } from './fuzz-corpus.js';
-import { freePort } from '@nodelet/base/testing';
 
 const CMS = '/api/v1/namespaces/default/configmaps';
 const PODS = '/api/v1/namespaces/default/pods';
@@ -84,7 +84,7 @@ describe('fuzzing nodelet server', () => {
   let token: string;
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'nodelet-fuzz-server-'));
-    srv = await startServer({ dataDir: dir, port: await freePort(), args: ['--max-mutating-requests-inflight', String(MUTATING_INFLIGHT), '--request-timeout', `${REQUEST_TIMEOUT_S}s`] });
+    srv = await startServerProcess({ dataDir: dir, port: await freePort(), args: ['--disable-controllers', '--max-mutating-requests-inflight', String(MUTATING_INFLIGHT), '--request-timeout', `${REQUEST_TIMEOUT_S}s`] });
     token = await adminBearerToken(srv.kubeconfig);
     const url = new URL(srv.url);
     target = { host: url.hostname, port: Number(url.port), tls: { ca: await readFile(join(dir, 'pki', 'ca.crt'), 'utf8') } };
@@ -106,7 +106,7 @@ describe('fuzzing nodelet server', () => {
       ...bodyCorpus(token),
     ];
     const failures = await runCorpus(target, cases);
-    assert.equal(srv.exited(), undefined, `nodelet server exited (${String(srv.exited())}):\n${srv.output().slice(-3000)}`);
+    assert.equal(srv.exited(), undefined, `nodelet server exited (${JSON.stringify(srv.exited())}):\n${srv.output().slice(-3000)}`);
     assert.deepEqual(failures, [], failures.join('\n'));
     assert.doesNotMatch(srv.output(), /Unhandled rejection|Uncaught exception/);
     const ok = await rawExchange(target, req(`GET ${CMS} HTTP/1.1`, [`Authorization: Bearer ${token}`]));

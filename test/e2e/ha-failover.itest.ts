@@ -12,23 +12,21 @@
 //       acknowledged create is there at the end (ledger)
 //   snapshot save ─▶ restore into a fresh single etcd ─▶ a server on it serves the Deployment (20)
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { test } from 'node:test';
 import { ApiClient, loadKubeconfig, CONFIGMAPS, DEPLOYMENTS, LEASES, NAMESPACES, NODES, PODS, type Deployment, type Lease, type Node, type Pod } from '@nodelet/api';
 import { hasCode, noopLogger, pollUntil } from '@nodelet/base';
-import { freePort, terminateChild } from '@nodelet/base/testing';
+import { copyClusterSecrets, ETCD_BINARY, freePort, startEtcdMember, startServerProcess, type ServerProcess } from '@nodelet/base/testing';
 import { labDown, labPaths, labUp, runningPid } from '@nodelet/cli';
 import { requireRoot, unmountUnder } from '@nodelet/lab-runtime/testing';
 import { startControlPlane } from '../../control-plane/src/control-plane.js';
 import { etcdMemberStatuses } from '../../control-plane/src/storage/index.js';
-import { ETCD_BINARY, etcdHealthy } from '../../control-plane/src/storage/testing/etcd.js';
 import { startTestEtcdCluster, type TestEtcdCluster } from '../../control-plane/src/storage/testing/etcd-cluster.js';
-import { startServerProcess, type ServerProcess } from '../../control-plane/test/integration/server-process.js';
 
 const NODELET = join(import.meta.dirname, '../../bin/nodelet-dev');
 const ETCDCTL = process.env.NODELET_ETCDCTL ?? '/usr/bin/etcdctl';
@@ -116,13 +114,12 @@ test('HA control plane: server kill -9 → agent fail-over and leader take-over;
 
   // What `nodelet install server --join` copies: the CA, its key, the service-account key.
   const dirB = join(dir, 'server-b');
-  await mkdir(join(dirB, 'pki'), { recursive: true, mode: 0o700 });
-  for (const f of ['ca.crt', 'ca.key', 'sa.key']) await copyFile(join(p.server, 'pki', f), join(dirB, 'pki', f));
+  await copyClusterSecrets(p.server, dirB);
   // The lab encrypts Secrets at rest: every server on the etcd needs the same keys (docs/ha.md),
   // or B cannot read the node's credential, nor any other Secret.
   const encryption = join(dirB, 'encryption-config.yaml');
   await copyFile(join(p.server, 'encryption-config.yaml'), encryption);
-  const b: ServerProcess = await startServerProcess({ dataDir: dirB, args: [...etcdArgs, '--bind-address', '127.0.0.2', '--port', String(apiPort), '--cluster-cidr', CLUSTER_CIDR, '--encryption-provider-config', encryption, '--log-level', 'info'] });
+  const b: ServerProcess = await startServerProcess({ dataDir: dirB, bindAddress: '127.0.0.2', port: apiPort, args: [...etcdArgs, '--cluster-cidr', CLUSTER_CIDR, '--encryption-provider-config', encryption] });
   cleanups.push(['server B', () => b.stop()]);
   const clientB = new ApiClient({ ...admin, server: urlB, servers: [], timeoutMs: 10_000 });
   cleanups.push(['client B', async () => clientB.close()]);
@@ -235,9 +232,9 @@ test('HA control plane: server kill -9 → agent fail-over and leader take-over;
   const restoredDir = join(dir, 'restored-etcd');
   await run(NODELET, ['etcd', 'snapshot', 'restore', snap, `--data-dir=${restoredDir}`, '--name=restored', `--initial-cluster=restored=${peer}`, `--initial-advertise-peer-urls=${peer}`], { timeout: 60_000 });
   const clientUrl = `http://127.0.0.1:${clientPort}`;
-  const restored = spawn(ETCD_BINARY, ['--name=restored', `--data-dir=${restoredDir}`, `--listen-client-urls=${clientUrl}`, `--advertise-client-urls=${clientUrl}`, `--listen-peer-urls=${peer}`, `--initial-advertise-peer-urls=${peer}`, '--log-level=error', '--logger=zap'], { stdio: 'ignore' });
-  cleanups.push(['restored etcd', () => terminateChild(restored, 5_000)]);
-  await pollUntil('restored etcd healthy', () => etcdHealthy(clientUrl), { timeoutMs: 20_000, intervalMs: 100 });
+  // The restored data holds its cluster: no --initial-cluster.
+  const restored = await startEtcdMember({ name: 'restored', dataDir: restoredDir, clientUrl, peerUrl: peer, initialCluster: false });
+  cleanups.push(['restored etcd', () => restored.stop()]);
   const cp = await startControlPlane({ dataDir: join(dir, 'server-restored'), datastoreEndpoint: clientUrl, bindAddress: '127.0.0.1', port: 0, registryAddress: '', controllers: false, logger: noopLogger });
   cleanups.push(['restored server', () => cp.close()]);
   const clientR = new ApiClient({ server: cp.url, token: cp.adminToken, ca: cp.caPem });

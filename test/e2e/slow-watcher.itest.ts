@@ -9,8 +9,8 @@ import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import tls from 'node:tls';
-import { adminBearerToken, startServer, type ServerProcess } from '../../api/test/integration/processes.js';
-import { freePort } from '@nodelet/base/testing';
+import { adminBearerToken } from '../../api/test/integration/processes.js';
+import { freePort, startServerProcess, type ServerProcess } from '@nodelet/base/testing';
 
 const NS = '/api/v1/namespaces/slow';
 const VALUE_BYTES = 32 * 1024;
@@ -51,7 +51,7 @@ describe('a watcher that does not read', () => {
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'nodelet-slow-watcher-'));
-    srv = await startServer({ dataDir: dir, port: await freePort(), env: { NODE_OPTIONS: '--max-old-space-size=160' } });
+    srv = await startServerProcess({ dataDir: dir, port: await freePort(), env: { NODE_OPTIONS: '--max-old-space-size=160' }, args: ['--disable-controllers'] });
     token = await adminBearerToken(srv.kubeconfig);
     ca = await readFile(join(dir, 'pki', 'ca.crt'), 'utf8');
     agent = new https.Agent({ keepAlive: true, maxSockets: 8, ca });

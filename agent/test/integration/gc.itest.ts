@@ -7,12 +7,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
 import { DEPLOYMENTS, EVENTS, PODS, REPLICASETS, type Deployment } from '@nodelet/api';
 import { pollUntil } from '@nodelet/base';
 import { PERIODS } from '../../src/housekeeping/housekeeping.js';
 import { skipUnlessRoot, startHarness } from './harness.js';
-import { spawnAgent, stopChild } from './agent-process.js';
+import { startAgentProcess, type TestProcess } from '@nodelet/base/testing';
 
 const REPLICAS = 20;
 /** A GC run itself (removals, CNI DEL through the runtime) and the PLEG relist it reads. */
@@ -21,11 +20,7 @@ const RUN_SLACK_MS = 8_000;
 test('kill -9 of the agent during a 20-pod burst: after the restart, within one GC period, exactly one ready sandbox and one running container per pod', { timeout: 400_000 }, async (t) => {
   if (!skipUnlessRoot(t)) return;
   const h = await startHarness('gc', {}, 11, { inProcessAgent: false, controllers: ['deployment', 'replicaset'] });
-  const collected: Array<Record<string, unknown>> = [];
-  const onLog = (l: Record<string, unknown>): void => {
-    if (typeof l.msg === 'string' && l.msg.startsWith('Garbage collected')) collected.push(l);
-  };
-  let agent: ChildProcess = spawnAgent(h);
+  let agent: TestProcess = await startAgentProcess({ args: h.agentArgs });
   t.after(async () => {
     // No scheduler or garbage collector runs: the Deployment and its ReplicaSets go by hand, then the
     // harness deletes the pods, which a running agent completes.
@@ -33,9 +28,9 @@ test('kill -9 of the agent during a 20-pod burst: after the restart, within one 
     for (const rs of (await h.api.list(REPLICASETS, { namespace: 'default' }).catch(() => ({ items: [] }))).items) {
       await h.api.delete(REPLICASETS, rs.metadata.name!, { namespace: 'default' }).catch(() => undefined);
     }
-    if (agent.exitCode !== null || agent.signalCode !== null) agent = spawnAgent(h);
+    if (agent.exited()) agent = await startAgentProcess({ args: h.agentArgs });
     await h.stop();
-    await stopChild(agent, 'SIGTERM');
+    await agent.stop();
   });
 
   const labels = { app: 'burst' };
@@ -60,11 +55,12 @@ test('kill -9 of the agent during a 20-pod burst: after the restart, within one 
   // Kill as soon as the burst is under way (the issue: 1.5 s after create), so that some
   // RunPodSandbox and CreateContainer calls are cut short.
   await pollUntil('the burst under way', async () => (await h.cri.runtime.listPodSandbox({})).items.length >= 5, { timeoutMs: 60_000, intervalMs: 20 });
-  await stopChild(agent, 'SIGKILL');
+  await agent.kill('SIGKILL');
+  await agent.stop(); // gone: this removes its output file
   const [sbKilled, ctKilled] = await Promise.all([h.cri.runtime.listPodSandbox({}), h.cri.runtime.listContainers({})]);
   t.diagnostic(`at the kill: ${sbKilled.items.length} sandboxes (${sbKilled.items.filter((s) => s.state !== 'SANDBOX_READY').length} not ready), ${ctKilled.containers.length} containers`);
 
-  agent = spawnAgent(h, { logLevel: 'info', onLog });
+  agent = await startAgentProcess({ args: h.agentArgs });
   await pollUntil(`${REPLICAS} pods Ready`, async () => {
     const pods = (await h.api.list(PODS, { namespace: 'default', labelSelector: 'app=burst' })).items;
     return pods.length === REPLICAS && pods.every((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
@@ -92,6 +88,8 @@ test('kill -9 of the agent during a 20-pod burst: after the restart, within one 
   }, { timeoutMs: PERIODS.containers + RUN_SLACK_MS, intervalMs: 500 }).catch((err: unknown) => {
     assert.fail(`${String(err)}\n${last}`);
   });
+  // The restarted agent's removals, from its log (it runs at info).
+  const collected = agent.records().filter((l) => typeof l.msg === 'string' && l.msg.startsWith('Garbage collected'));
   t.diagnostic(`converged ${((Date.now() - readyAt) / 1000).toFixed(1)} s after all pods were Ready; ${collected.length} removals logged`);
 
   // Each removal was logged once, with its reason; a leftover of a pod that exists got an event.

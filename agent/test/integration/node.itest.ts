@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { spawn } from 'node:child_process';
 import { LEASES, NODES, PODS, type Lease } from '@nodelet/api';
 import { skipUnlessRoot, startHarness, podSpec, getPod } from './harness.js';
 import { pollUntil } from '@nodelet/base';
+import { startTestProcess } from '@nodelet/base/testing';
 
 test('the node registers with capacity, nodeInfo and a Lease; a pulled image is in status.images; a containerd restart makes it NotReady (the runtime’s message, within a status period) and Ready again within 10 s, pods untouched', { timeout: 120_000 }, async (t) => {
   if (!skipUnlessRoot(t)) return;
@@ -73,15 +73,10 @@ test('the node registers with capacity, nodeInfo and a Lease; a pulled image is 
   assert.equal(during.status!.containerStatuses![0]!.containerID, before.status!.containerStatuses![0]!.containerID);
   assert.equal(during.status!.phase, 'Running');
   t.diagnostic(`NotReady ${wentDown.toFixed(1)} s after containerd was killed: ${notReady.message}`);
-  const restarted = spawn(cmdline[0]!, cmdline.slice(1), { stdio: 'ignore', detached: false });
-  h.beforeRuntimeStop.push(async () => {
-    if (restarted.exitCode === null) {
-      const exited = new Promise((r) => restarted.once('exit', r));
-      restarted.kill('SIGTERM');
-      await exited;
-    }
-  });
+  // containerd again with the same command line (config, sockets, state): a kit process, ready when CRI answers.
   const t0 = Date.now();
+  const restarted = await startTestProcess({ name: 'containerd', command: cmdline[0]!, args: cmdline.slice(1), ready: () => h.cri.runtime.version({}), readyTimeoutMs: 30_000 });
+  h.beforeRuntimeStop.push(() => restarted.stop());
   await pollUntil('node Ready again', async () => {
     const n = await h.api.get(NODES, h.nodeName);
     return n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';

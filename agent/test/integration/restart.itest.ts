@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PODS } from '@nodelet/api';
 import { skipUnlessRoot, startHarness, podSpec, getPod, type Harness } from './harness.js';
-import { spawnAgent, stopChild } from './agent-process.js';
+import { startAgentProcess } from '@nodelet/base/testing';
 import { pollUntil } from '@nodelet/base';
 
 const sleeper = (h: Harness, name: string) =>
@@ -18,12 +18,12 @@ async function running(h: Harness, name: string) {
 test('kill -9 of the agent while pods run and while one is being created: the restarted agent keeps containers and converges', { timeout: 150_000 }, async (t) => {
   if (!skipUnlessRoot(t)) return;
   const h = await startHarness('restart', {}, 3, { inProcessAgent: false });
-  let agent = spawnAgent(h);
+  let agent = await startAgentProcess({ args: h.agentArgs });
   t.after(async () => {
     // the harness deletes every pod through the API; a running agent completes the deletions
-    if (agent.exitCode !== null || agent.signalCode !== null) agent = spawnAgent(h);
+    if (agent.exited()) agent = await startAgentProcess({ args: h.agentArgs });
     await h.stop();
-    await stopChild(agent, 'SIGTERM');
+    await agent.stop();
   });
 
   await h.api.create(PODS, sleeper(h, 'keep'));
@@ -36,9 +36,10 @@ test('kill -9 of the agent while pods run and while one is being created: the re
   // A pod caught half-created: kill -9 as soon as its sandbox exists.
   const half = await h.api.create(PODS, sleeper(h, 'half'));
   await pollUntil('sandbox of "half" created', async () => (await h.cri.runtime.listPodSandbox({ filter: { labelSelector: { 'io.kubernetes.pod.uid': half.metadata.uid! } } })).items.length > 0, { timeoutMs: 30_000, intervalMs: 10 });
-  await stopChild(agent, 'SIGKILL');
+  await agent.kill('SIGKILL');
+  await agent.stop(); // gone: this removes its output file
 
-  agent = spawnAgent(h);
+  agent = await startAgentProcess({ args: h.agentArgs });
   const after = await running(h, 'half');
   assert.equal(after.metadata.uid, half.metadata.uid);
   const keep = await getPod(h, 'keep');

@@ -3,7 +3,6 @@
 // a dropped watch (server restart) and a forced etcd compaction (410 → relist).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,8 +27,8 @@ import {
   type ResourceType,
   type WatchEvent,
 } from '@nodelet/api';
-import { ETCD, startEtcd, startServer } from './processes.js';
-import { freePort } from '@nodelet/base/testing';
+import { startEtcd } from './processes.js';
+import { etcdUnavailableReason, freePort, startServerProcess } from '@nodelet/base/testing';
 
 async function tempDir(t: { after(fn: () => Promise<void>): void }, prefix: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
@@ -51,7 +50,7 @@ const cm = (name: string, labels: Record<string, string> = {}): ConfigMap => ({ 
 
 test('client against nodelet server: kubeconfig, CRUD, patch types, errors, watch', async (t) => {
   const dir = await tempDir(t, 'nodelet-api-it-');
-  const server = await startServer({ dataDir: dir, port: await freePort() });
+  const server = await startServerProcess({ dataDir: dir, port: await freePort(), args: ['--disable-controllers'] });
   t.after(() => server.stop());
   const cfg = await loadKubeconfig(server.kubeconfig);
   assert.match(cfg.server, /^https:\/\/127\.0\.0\.1:\d+$/);
@@ -120,14 +119,14 @@ test('client against nodelet server: kubeconfig, CRUD, patch types, errors, watc
   await assert.rejects(intruder.list(PODS), (e) => hasCode(e, 'ERR_UNAUTHENTICATED') && statusOf(e)?.code === 401);
 });
 
-test('informer survives a dropped watch and relists after a forced etcd compaction', { skip: existsSync(ETCD) ? false : `${ETCD} not found (apt-get install etcd-server)` }, async (t) => {
+test('informer survives a dropped watch and relists after a forced etcd compaction', { skip: etcdUnavailableReason() ?? false }, async (t) => {
   const dir = await tempDir(t, 'nodelet-api-it-');
   const etcd = await startEtcd(join(dir, 'etcd'));
   t.after(() => etcd.stop());
   const datastore = `etcd://${etcd.endpoint.replace('http://', '')}`;
   const dataDir = join(dir, 'server');
   const port = await freePort();
-  let server = await startServer({ dataDir, port, datastore });
+  let server = await startServerProcess({ dataDir, port, datastore, args: ['--disable-controllers'] });
   t.after(() => server.stop());
   const client = new CountingClient(await loadKubeconfig(server.kubeconfig));
   t.after(() => client.close());
@@ -150,7 +149,7 @@ test('informer survives a dropped watch and relists after a forced etcd compacti
   // 1. Dropped watch: the server restarts on the same port and store; the informer re-watches
   //    from its last resourceVersion and does not relist.
   await server.stop();
-  server = await startServer({ dataDir, port, datastore });
+  server = await startServerProcess({ dataDir, port, datastore, args: ['--disable-controllers'] });
   await client.create(CONFIGMAPS, cm('c'));
   await pollUntil('add c after re-watch', () => events.includes('add c'), { timeoutMs: 15_000, intervalMs: 20 });
   assert.deepEqual(events, ['add a', 'add b', 'add c'], 'no duplicates, no synthetic events');
@@ -159,7 +158,7 @@ test('informer survives a dropped watch and relists after a forced etcd compacti
   // 2. Forced compaction: while the informer cannot reach its server, a second server on the
   //    same etcd changes things, then etcd is compacted. The informer's resourceVersion is gone.
   await server.stop();
-  const other = await startServer({ dataDir, port: await freePort(), datastore });
+  const other = await startServerProcess({ dataDir, port: await freePort(), datastore, args: ['--disable-controllers'] });
   const otherClient = new ApiClient(await loadKubeconfig(other.kubeconfig));
   await otherClient.delete(CONFIGMAPS, 'a', { namespace: 'itest' });
   await otherClient.patch(CONFIGMAPS, 'b', { metadata: { labels: { v: '2' } } }, { type: 'merge', namespace: 'itest' });
@@ -168,7 +167,7 @@ test('informer survives a dropped watch and relists after a forced etcd compacti
   await other.stop();
   const compactedTo = await etcd.compactAll();
   assert.ok(Number(informer.lastSyncResourceVersion) < compactedTo);
-  server = await startServer({ dataDir, port, datastore });
+  server = await startServerProcess({ dataDir, port, datastore, args: ['--disable-controllers'] });
   await pollUntil('relist events', () => events.length === 6, { timeoutMs: 15_000, intervalMs: 20 });
   assert.deepEqual(events.slice(3).sort(), ['add d', 'delete a', 'update b']);
   assert.equal(client.lists, 2, 'relisted exactly once');

@@ -4,3 +4,6 @@ export * from './recording-logger.js';
 export * from './free-port.js';
 export * from './python-client.js';
 export * from './cleanups.js';
+export * from './test-process.js';
+export * from './nodelet-process.js';
+export * from './etcd-member.js';

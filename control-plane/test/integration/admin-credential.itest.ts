@@ -4,7 +4,7 @@
 // server's admin.kubeconfig. Before, it held a bearer token kept per data dir, which the second
 // server refused with 401.
 import assert from 'node:assert/strict';
-import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +14,7 @@ import { ApiClient, loadKubeconfig, SECRETS } from '@nodelet/api';
 import { noopLogger } from '@nodelet/base';
 import { parse } from 'yaml';
 import { startControlPlane } from '../../src/control-plane.js';
-import { cleanups } from '@nodelet/base/testing';
+import { cleanups, copyClusterSecrets } from '@nodelet/base/testing';
 
 test('the first server\'s admin.kubeconfig is accepted by a second server sharing the CA', async (t) => {
   const cleanup = cleanups(t);
@@ -27,8 +27,7 @@ test('the first server\'s admin.kubeconfig is accepted by a second server sharin
   const a = await start(dirA);
   cleanup(() => a.close());
   // Server B: its own data dir and store, with the cluster CA and service-account key of A.
-  await mkdir(join(dirB, 'pki'), { recursive: true, mode: 0o700 });
-  for (const f of ['ca.crt', 'ca.key', 'sa.key']) await copyFile(join(dirA, 'pki', f), join(dirB, 'pki', f));
+  await copyClusterSecrets(dirA, dirB);
   // A static admin token of an earlier version: removed at start (revoking the old kubeconfig).
   await writeFile(join(dirB, 'admin.token'), 'oldstatictoken\n', { mode: 0o600 });
   const b = await start(dirB);

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { loadKubeconfig } from '@nodelet/api';
 import { pollUntil } from '@nodelet/base';
-import { startServerProcess, type ServerProcess } from './server-process.js';
+import { startServerProcess, type ServerProcess } from '@nodelet/base/testing';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const NODELET = [process.execPath, '--conditions=source', '--import', 'tsx', join(ROOT, 'bin', 'nodelet')];
@@ -51,7 +51,7 @@ describe('audit log of nodelet server', () => {
     server = await startServerProcess({
       dataDir: join(dir, 'data'),
       args: [
-        '--port', '0', '--bind-address', '127.0.0.1', '--disable-controllers',
+        '--disable-controllers',
         '--audit-policy-file', join(dir, 'policy.yaml'), '--audit-log-path', logPath, '--audit-log-maxsize', '1', '--audit-log-maxbackup', '3',
       ],
     });

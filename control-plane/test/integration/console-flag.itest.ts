@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { loadKubeconfig } from '@nodelet/api';
-import { startServerProcess } from './server-process.js';
+import { startServerProcess } from '@nodelet/base/testing';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
@@ -39,7 +39,7 @@ test('nodelet server serves /ui/ unless --ui=false; --ui takes only true or fals
   assert.match(bad.stderr, /--ui takes true or false, got "maybe"/);
 
   for (const [args, served] of [[[], true], [['--ui=false'], false]] as const) {
-    const server = await startServerProcess({ dataDir: join(dir, served ? 'on' : 'off'), args: ['--port', '0', '--bind-address', '127.0.0.1', '--disable-controllers', ...args] });
+    const server = await startServerProcess({ dataDir: join(dir, served ? 'on' : 'off'), args: ['--disable-controllers', ...args] });
     try {
       const r = await anonymousGet(server.url, server.kubeconfig, '/ui/');
       if (served) {

@@ -4,7 +4,7 @@
 // started on it and a new server on that etcd serve the same objects. Also `nodelet etcd status`
 // and `defrag` against the live etcd.
 import assert from 'node:assert/strict';
-import { spawn, execFile } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
@@ -13,10 +13,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { ApiClient, CONFIGMAPS } from '@nodelet/api';
-import { noopLogger, pollUntil } from '@nodelet/base';
-import { freePort, terminateChild } from '@nodelet/base/testing';
+import { noopLogger } from '@nodelet/base';
+import { freePort, startEtcdMember } from '@nodelet/base/testing';
 import { startControlPlane } from '../../src/control-plane.js';
-import { ETCD_BINARY, etcdHealthy, etcdUnavailableReason, startTestEtcd, type TestEtcd } from '../../src/storage/testing/etcd.js';
+import { etcdUnavailableReason, startTestEtcd, type TestEtcd } from '../../src/storage/testing/etcd.js';
 
 const NODELET = join(import.meta.dirname, '../../../bin/nodelet-dev');
 const ETCDCTL = process.env.NODELET_ETCDCTL ?? '/usr/bin/etcdctl';
@@ -76,9 +76,9 @@ describe('nodelet etcd: snapshot, restore, status, defrag', { skip }, () => {
 
     // 3. etcd on the restored data, then a new server on that etcd.
     const clientUrl = `http://127.0.0.1:${clientPort}`;
-    const restored = spawn(ETCD_BINARY, ['--name=restored', `--data-dir=${dataDir}`, `--listen-client-urls=${clientUrl}`, `--advertise-client-urls=${clientUrl}`, `--listen-peer-urls=${peer}`, `--initial-advertise-peer-urls=${peer}`, '--log-level=error', '--logger=zap'], { stdio: 'ignore' });
-    t.after(() => terminateChild(restored, 5_000));
-    await pollUntil('restored etcd healthy', () => etcdHealthy(clientUrl), { timeoutMs: 20_000, intervalMs: 100 });
+    // The restored data holds its cluster: no --initial-cluster.
+    const restored = await startEtcdMember({ name: 'restored', dataDir, clientUrl, peerUrl: peer, initialCluster: false });
+    t.after(() => restored.stop());
     const cp2 = await startControlPlane({ dataDir: join(dir, 'server-b'), datastoreEndpoint: clientUrl, bindAddress: '127.0.0.1', port: 0, registryAddress: '', controllers: false, logger: noopLogger });
     t.after(() => cp2.close());
     const client2 = new ApiClient({ server: cp2.url, token: cp2.adminToken, ca: cp2.caPem });

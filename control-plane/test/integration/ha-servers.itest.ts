@@ -3,24 +3,17 @@
 // resourceVersion see exactly the later changes; SIGKILL of the leader → the other server takes
 // both Leases within 20 s (kube's defaults: 15 s lease) and schedules a new Deployment's pods.
 import assert from 'node:assert/strict';
-import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { ApiClient, loadKubeconfig, CONFIGMAPS, DEPLOYMENTS, ENDPOINTS, LEASES, NAMESPACES, NODES, PODS, type Lease } from '@nodelet/api';
 import { pollUntil } from '@nodelet/base';
-import { cleanups, freePort } from '@nodelet/base/testing';
+import { cleanups, copyClusterSecrets, freePort, startServerProcess, type ServerProcess } from '@nodelet/base/testing';
 import { fakeNode } from '../../src/controllers/testing/fake-agents.js';
 import { etcdUnavailableReason, startTestEtcd } from '../../src/storage/testing/etcd.js';
-import { startServerProcess, type ServerProcess } from './server-process.js';
 
 const skip = etcdUnavailableReason() ?? false;
-
-/** What `nodelet install server --join` copies from the first server: the cluster's shared secrets. */
-async function shareClusterSecrets(from: string, to: string): Promise<void> {
-  await mkdir(join(to, 'pki'), { recursive: true, mode: 0o700 });
-  for (const f of ['ca.crt', 'ca.key', 'sa.key']) await copyFile(join(from, 'pki', f), join(to, 'pki', f));
-}
 
 test('two servers on one etcd: one leader per lease, cross-server watch, fail-over after SIGKILL', { skip, timeout: 240_000 }, async (t) => {
   const cleanup = cleanups(t);
@@ -30,11 +23,10 @@ test('two servers on one etcd: one leader per lease, cross-server watch, fail-ov
   cleanup(() => etcd.stop());
   // Same port on two loopback addresses, as servers on two machines (the kubernetes endpoints need one port).
   const port = await freePort();
-  const args = (ip: string): string[] => [
-    '--datastore-endpoint', `etcd://${etcd.endpoint.replace('http://', '')}`, '--bind-address', ip, '--port', String(port),
-    '--node-monitor-grace-period', '5m', '--log-level', 'info',
-  ];
-  const a = await startServerProcess({ dataDir: join(dir, 'a'), args: args('127.0.0.1') });
+  const server = (name: string, bindAddress: string): Promise<ServerProcess> => startServerProcess({
+    dataDir: join(dir, name), bindAddress, port, datastore: `etcd://${etcd.endpoint.replace('http://', '')}`, args: ['--node-monitor-grace-period', '5m'],
+  });
+  const a = await server('a', '127.0.0.1');
   cleanup(() => a.stop());
   // a's admin.kubeconfig (a client certificate of the shared CA) is the admin on both servers.
   const admin = await loadKubeconfig(join(dir, 'a', 'admin.kubeconfig'));
@@ -50,8 +42,8 @@ test('two servers on one etcd: one leader per lease, cross-server watch, fail-ov
   };
   await pollUntil('a leads all three', async () => Object.values(await holders(clientA)).every((s) => s?.holderIdentity === a.leaderIdentity), { timeoutMs: 20_000 });
 
-  await shareClusterSecrets(join(dir, 'a'), join(dir, 'b'));
-  const b: ServerProcess = await startServerProcess({ dataDir: join(dir, 'b'), args: args('127.0.0.2') });
+  await copyClusterSecrets(join(dir, 'a'), join(dir, 'b'));
+  const b: ServerProcess = await server('b', '127.0.0.2');
   cleanup(() => b.stop());
   const clientB = new ApiClient({ ...admin, server: b.url, servers: [] });
   cleanup(() => clientB.close());
@@ -59,10 +51,10 @@ test('two servers on one etcd: one leader per lease, cross-server watch, fail-ov
   // 1. One leader per lease: b stands by (it never logs an acquisition) while a renews.
   const renewed = (await holders(clientB))['kube-scheduler']!.renewTime;
   await pollUntil('a renews', async () => (await holders(clientB))['kube-scheduler']!.renewTime !== renewed, { timeoutMs: 10_000 });
-  assert.equal(b.logs('Successfully acquired lease').length, 0, 'b stands by');
+  assert.equal(b.records('Successfully acquired lease').length, 0, 'b stands by');
   // Three leases: the scheduler's, the controller manager's and the scheduled snapshots' (docs/backup.md).
-  assert.deepEqual(a.logs('Successfully acquired lease').map((l) => l.lease).sort(), ['kube-system/kube-controller-manager', 'kube-system/kube-scheduler', 'kube-system/nodelet-snapshot'], 'a acquired each lease once');
-  assert.ok(b.logs('Attempting to acquire leader lease').length >= 3, 'b campaigns for all three');
+  assert.deepEqual(a.records('Successfully acquired lease').map((l) => l.lease).sort(), ['kube-system/kube-controller-manager', 'kube-system/kube-scheduler', 'kube-system/nodelet-snapshot'], 'a acquired each lease once');
+  assert.ok(b.records('Attempting to acquire leader lease').length >= 3, 'b campaigns for all three');
   assert.ok(a.leaderIdentity !== b.leaderIdentity && /_[0-9a-f-]{36}$/.test(b.leaderIdentity));
 
   // 2. Resource versions are etcd's: list on a, watch on b from that version → exactly the later changes.

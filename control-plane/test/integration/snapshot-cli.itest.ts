@@ -11,8 +11,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ApiClient, CONFIGMAPS, SECRETS, loadKubeconfig } from '@nodelet/api';
 import { hasCode } from '@nodelet/base';
-import { startServerProcess } from './server-process.js';
-import { cleanups } from '@nodelet/base/testing';
+import { cleanups, startServerProcess } from '@nodelet/base/testing';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
@@ -28,7 +27,7 @@ test('nodelet snapshot save, ls and restore on a SQLite server', { timeout: 180_
   const dir = mkdtempSync(join(tmpdir(), 'nodelet-snapshot-cli-'));
   cleanup(() => rmSync(dir, { recursive: true, force: true }));
   const dataDir = join(dir, 'server');
-  const serverArgs = ['--port', '0', '--bind-address', '127.0.0.1', '--disable-controllers'];
+  const serverArgs = ['--disable-controllers'];
   let server = await startServerProcess({ dataDir, args: serverArgs });
   cleanup(() => server.stop());
   let client = new ApiClient(await loadKubeconfig(server.kubeconfig));

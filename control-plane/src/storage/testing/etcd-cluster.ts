@@ -10,14 +10,12 @@
  *
  * The single-member etcd with optional TLS is ./etcd.ts.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { delay } from '@nodelet/base';
-import { childExited, freePort, terminateChild } from '@nodelet/base/testing';
-import { ETCD_BINARY, etcdHealthy, etcdUnavailableReason, writeEtcdTestPki, type TestEtcdTls } from './etcd.js';
+import { etcdUnavailableReason, freePort, startEtcdMember, type TestProcess } from '@nodelet/base/testing';
+import { writeEtcdTestPki, type TestEtcdTls } from './etcd.js';
 
 export interface TestEtcdMember {
   readonly name: string;
@@ -52,8 +50,8 @@ export interface TestEtcdClusterOptions {
 
 interface Member extends TestEtcdMember {
   args: string[];
-  child: ChildProcess | undefined;
-  stderr: string;
+  initialCluster: string;
+  proc: TestProcess | undefined;
 }
 
 /**
@@ -79,37 +77,20 @@ async function startOnce(size: number, timeoutMs: number, signal: AbortSignal | 
   const root = await mkdtemp(join(tmpdir(), 'nodelet-etcd-cluster-'));
   const members: Member[] = [];
   let stopped = false;
-  // If the test process dies without calling stop(), do not leave members running.
-  const killOnExit = (): void => {
-    for (const m of members) m.child?.kill('SIGKILL');
-  };
-  process.once('exit', killOnExit);
   const stop = async (): Promise<void> => {
     if (stopped) return;
     stopped = true;
-    process.removeListener('exit', killOnExit);
-    await Promise.all(members.map((m) => (m.child ? terminateChild(m.child, 5_000) : undefined)));
+    await Promise.all(members.map((m) => m.proc?.stop()));
     await rm(root, { recursive: true, force: true });
   };
 
   const launch = async (m: Member): Promise<void> => {
     if (stopped) throw new Error('etcd cluster was stopped');
-    if (m.child) throw new Error(`etcd member ${m.name} is running`);
-    const child = spawn(ETCD_BINARY, m.args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    m.child = child;
-    m.stderr = '';
-    child.stderr?.on('data', (d: Buffer) => {
-      m.stderr = (m.stderr + d.toString()).slice(-4000);
+    if (m.proc) throw new Error(`etcd member ${m.name} is running`);
+    m.proc = await startEtcdMember({
+      name: m.name, dataDir: m.dataDir, clientUrl: m.clientUrl, peerUrl: m.peerUrl, initialCluster: m.initialCluster, args: m.args, tls,
+      readyTimeoutMs: timeoutMs, ...(signal ? { signal } : {}),
     });
-  };
-  const waitHealthy = async (m: Member): Promise<void> => {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await etcdHealthy(m.clientUrl, tls))) {
-      const child = m.child;
-      if (!child || child.exitCode !== null) throw new Error(`etcd member ${m.name} exited with code ${child?.exitCode}: ${m.stderr.trim()}`);
-      if (Date.now() > deadline) throw new Error(`etcd member ${m.name} at ${m.clientUrl} not healthy after ${timeoutMs} ms: ${m.stderr.trim()}`);
-      await delay(100, signal);
-    }
   };
 
   let tls!: TestEtcdTls;
@@ -134,18 +115,11 @@ async function startOnce(size: number, timeoutMs: number, signal: AbortSignal | 
         peerUrl: peerUrls[i]!,
         dataDir,
         get pid() {
-          return (this as Member).child?.pid;
+          return (this as Member).proc?.pid;
         },
-        child: undefined,
-        stderr: '',
+        proc: undefined,
+        initialCluster,
         args: [
-          `--name=${name}`,
-          `--data-dir=${dataDir}`,
-          `--listen-client-urls=${clientUrl}`,
-          `--advertise-client-urls=${clientUrl}`,
-          `--listen-peer-urls=${peerUrls[i]}`,
-          `--initial-advertise-peer-urls=${peerUrls[i]}`,
-          `--initial-cluster=${initialCluster}`,
           '--initial-cluster-state=new',
           `--initial-cluster-token=${token}`,
           `--trusted-ca-file=${f('ca.crt')}`,
@@ -156,14 +130,13 @@ async function startOnce(size: number, timeoutMs: number, signal: AbortSignal | 
           `--peer-cert-file=${f(`${name}.crt`)}`,
           `--peer-key-file=${f(`${name}.key`)}`,
           '--peer-client-cert-auth',
-          '--logger=zap',
-          '--log-level=error',
         ],
       });
     }
     // All at once: a new cluster has no leader (and no healthy member) until a quorum is up.
-    for (const m of members) await launch(m);
-    await Promise.all(members.map((m) => waitHealthy(m)));
+    const started = await Promise.allSettled(members.map((m) => launch(m)));
+    const failed = started.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
   } catch (err) {
     await stop();
     throw err;
@@ -180,16 +153,12 @@ async function startOnce(size: number, timeoutMs: number, signal: AbortSignal | 
     members,
     kill: async (i) => {
       const m = member(i);
-      const child = m.child;
-      if (!child) return;
-      child.kill('SIGKILL');
-      await childExited(child);
-      m.child = undefined;
+      await m.proc?.kill('SIGKILL');
+      await m.proc?.stop(); // gone already: this removes its output file
+      m.proc = undefined;
     },
     start: async (i) => {
-      const m = member(i);
-      await launch(m);
-      await waitHealthy(m);
+      await launch(member(i));
     },
     stop,
   };

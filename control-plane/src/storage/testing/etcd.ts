@@ -1,15 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { delay } from '@nodelet/base';
-import { freePort, terminateChild } from '@nodelet/base/testing';
+import { etcdUnavailableReason, freePort, startEtcdMember, type TestProcess } from '@nodelet/base/testing';
 import { createCa, issueCertificate, loadCa } from '../../pki/certs.js';
 
-/** Debian's etcd-server binary (3.4.x). */
-export const ETCD_BINARY = process.env.NODELET_TEST_ETCD ?? '/usr/bin/etcd';
+export { ETCD_BINARY, etcdHealthy, etcdUnavailableReason } from '@nodelet/base/testing';
 
 /** Client-side TLS material of a TLS test etcd: files (for flags) and their contents. */
 export interface TestEtcdTls {
@@ -33,35 +28,6 @@ export interface TestEtcd {
   restart(): Promise<void>;
   /** Stops this etcd (by PID) and removes its data dir. Idempotent. */
   stop(): Promise<void>;
-}
-
-/** Why etcd tests cannot run here, or undefined when they can (for `{ skip: ... }`). */
-export function etcdUnavailableReason(): string | undefined {
-  return existsSync(ETCD_BINARY) ? undefined : `${ETCD_BINARY} not found (apt-get install etcd-server)`;
-}
-
-
-/** True when etcd at `endpoint` answers `/health` with `"health":"true"` (needs quorum). */
-export async function etcdHealthy(endpoint: string, tls?: TestEtcdTls): Promise<boolean> {
-  try {
-    if (!tls) {
-      const res = await fetch(`${endpoint}/health`, { signal: AbortSignal.timeout(1000) });
-      const body = (await res.json()) as { health?: string };
-      return res.ok && body.health === 'true';
-    }
-    const body = await new Promise<string>((resolve, reject) => {
-      const req = https.get(`${endpoint}/health`, { ca: tls.ca, cert: tls.cert, key: tls.key, timeout: 1000 }, (res) => {
-        let data = '';
-        res.on('data', (c: Buffer) => (data += c.toString()));
-        res.on('end', () => (res.statusCode === 200 ? resolve(data) : reject(new Error(`HTTP ${res.statusCode}`))));
-      });
-      req.on('timeout', () => req.destroy(new Error('timeout')));
-      req.on('error', reject);
-    });
-    return (JSON.parse(body) as { health?: string }).health === 'true';
-  } catch {
-    return false;
-  }
 }
 
 /**
@@ -100,9 +66,6 @@ async function makeTls(dir: string): Promise<{ client: TestEtcdTls; args: string
   return { client, args: [`--trusted-ca-file=${f('ca.crt')}`, `--cert-file=${f('server.crt')}`, `--key-file=${f('server.key')}`, '--client-cert-auth'] };
 }
 
-/** SIGTERM, then SIGKILL after 5 s; resolves once the process is gone. */
-const terminate = (child: ChildProcess): Promise<void> => terminateChild(child, 5_000);
-
 /**
  * Starts a private single-member etcd on loopback with fresh ports and a temp data dir, and
  * resolves once `/health` reports true. Ports are picked by binding port 0 and releasing it, so
@@ -139,46 +102,19 @@ async function startOnce(timeoutMs: number, signal: AbortSignal | undefined, wit
   // Client traffic is TLS with client-certificate auth; peer traffic (one member) stays plain.
   const client = `${tls ? 'https' : 'http'}://127.0.0.1:${clientPort}`;
   const peer = `http://127.0.0.1:${peerPort}`;
-  const args = [
-    '--name=nodelet-test',
-    `--data-dir=${dataDir}`,
-    `--listen-client-urls=${client}`,
-    `--advertise-client-urls=${client}`,
-    `--listen-peer-urls=${peer}`,
-    `--initial-advertise-peer-urls=${peer}`,
-    `--initial-cluster=nodelet-test=${peer}`,
-    '--logger=zap',
-    '--log-level=error',
-    ...(tls?.args ?? []),
-  ];
-  let child: ChildProcess | undefined;
-  // If the test process dies without calling stop(), do not leave etcd running.
-  const killOnExit = (): void => {
-    child?.kill('SIGKILL');
-  };
-  process.once('exit', killOnExit);
-
+  let member: TestProcess | undefined;
   const launch = async (): Promise<void> => {
-    const proc = spawn(ETCD_BINARY, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    child = proc;
-    let stderr = '';
-    proc.stderr?.on('data', (d: Buffer) => {
-      stderr = (stderr + d.toString()).slice(-4000);
+    member = await startEtcdMember({
+      name: 'nodelet-test', dataDir, clientUrl: client, peerUrl: peer, args: tls?.args ?? [],
+      ...(tls ? { tls: tls.client } : {}), readyTimeoutMs: timeoutMs, ...(signal ? { signal } : {}),
     });
-    const deadline = Date.now() + timeoutMs;
-    while (!(await etcdHealthy(client, tls?.client))) {
-      if (proc.exitCode !== null) throw new Error(`etcd exited with code ${proc.exitCode}: ${stderr.trim()}`);
-      if (Date.now() > deadline) throw new Error(`etcd at ${client} not healthy after ${timeoutMs} ms: ${stderr.trim()}`);
-      await delay(100, signal);
-    }
   };
 
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;
     stopped = true;
-    process.removeListener('exit', killOnExit);
-    if (child) await terminate(child);
+    await member?.stop();
     await rm(dataDir, { recursive: true, force: true });
     if (pkiDir) await rm(pkiDir, { recursive: true, force: true });
   };
@@ -192,12 +128,12 @@ async function startOnce(timeoutMs: number, signal: AbortSignal | undefined, wit
     endpoint: client,
     ...(tls ? { tls: tls.client } : {}),
     get pid() {
-      return child!.pid!;
+      return member!.pid;
     },
     dataDir,
     restart: async () => {
       if (stopped) throw new Error('etcd was stopped');
-      await terminate(child!);
+      await member!.stop();
       await launch();
     },
     stop,

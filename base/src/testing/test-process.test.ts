@@ -1,0 +1,43 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { test } from 'node:test';
+import { firstRecord, startTestProcess } from './test-process.js';
+
+const node = (script: string): { command: string; args: string[] } => ({ command: process.execPath, args: ['-e', script] });
+
+test('startTestProcess: ready on an output line, records() reads it, stop() ends the process and removes its temp log', async (t) => {
+  const p = await startTestProcess({
+    name: 'echo',
+    ...node(`console.log(JSON.stringify({ msg: 'Up', n: 1 })); setInterval(() => {}, 1000);`),
+    ready: (p) => firstRecord(p, 'Up'),
+    t,
+  });
+  assert.equal(p.ready.n, 1);
+  assert.equal(p.records('Up').length, 1);
+  assert.equal(p.exited(), undefined);
+  await p.stop();
+  assert.equal(p.exited()?.signal, 'SIGTERM');
+  assert.equal(existsSync(dirname(p.logFile)), false);
+  await p.stop(); // idempotent
+});
+
+test('startTestProcess: an exit before ready fails at once with the output tail', async () => {
+  const started = Date.now();
+  await assert.rejects(
+    startTestProcess({ name: 'quitter', ...node(`console.error('bad flag --x'); process.exit(3);`), ready: () => false, readyTimeoutMs: 30_000 }),
+    (err: Error) => /quitter exited \(3\) before it was ready/.test(err.message) && /bad flag --x/.test(err.message),
+  );
+  assert.ok(Date.now() - started < 20_000, 'did not wait for the deadline');
+});
+
+test('startTestProcess: stop() SIGKILLs a process that ignores SIGTERM after graceMs', async () => {
+  const p = await startTestProcess({
+    name: 'stubborn',
+    ...node(`process.on('SIGTERM', () => {}); console.log('ready'); setInterval(() => {}, 1000);`),
+    ready: (p) => p.output().includes('ready'),
+    graceMs: 200,
+  });
+  await p.stop();
+  assert.equal(p.exited()?.signal, 'SIGKILL');
+});
