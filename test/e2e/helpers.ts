@@ -1,5 +1,5 @@
 /** Shared helpers of the e2e suites: the real kubectl, free ports, polling with a deadline. */
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { request } from 'node:http';
@@ -51,4 +51,28 @@ export function inCidr(ip: string, cidr: string): boolean {
   const n = (s: string) => s.split('.').reduce((a, o) => (a << 8) + Number(o), 0) >>> 0;
   const mask = Number(bits) === 0 ? 0 : (~0 << (32 - Number(bits))) >>> 0;
   return ((n(ip) & mask) >>> 0) === ((n(base!) & mask) >>> 0);
+}
+
+/** `nft` in the host's namespace, or in `netns`. */
+export function nft(args: string[], netns?: string): { status: number | null; stdout: string } {
+  const argv = netns ? ['netns', 'exec', netns, 'nft', ...args] : args;
+  return spawnSync(netns ? 'ip' : 'nft', argv, { encoding: 'utf8' });
+}
+
+/** The proxy table as `nft list table` prints it; undefined when it does not exist. */
+export function proxyTable(netns?: string): string | undefined {
+  const r = nft(['list', 'table', 'ip', 'nodelet-proxy'], netns);
+  return r.status === 0 ? r.stdout : undefined;
+}
+
+/** Keys (`ip . proto . port`, `proto . port`) of a verdict map of the live proxy table of a namespace. */
+export function nftMapKeys(map: string, netns?: string): string[] {
+  const r = nft(['-j', 'list', 'map', 'ip', 'nodelet-proxy', map], netns);
+  if (r.status !== 0) return [];
+  const doc = JSON.parse(r.stdout) as { nftables: Array<{ map?: { elem?: unknown[] } }> };
+  return (doc.nftables.find((o) => o.map)?.map?.elem ?? []).map((e) => {
+    let k = (e as unknown[])[0] as { concat?: unknown[]; elem?: { val?: unknown } };
+    if (k.elem) k = k.elem.val as typeof k;
+    return (k.concat ?? []).join(' . ');
+  });
 }

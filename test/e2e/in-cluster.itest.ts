@@ -18,7 +18,7 @@ import * as k8s from '@kubernetes/client-node';
 import { labDown, labUp } from '@nodelet/cli';
 import { connectCriClient, netnsPathFromSandboxInfo } from '@nodelet/cri-client';
 import { requireRoot } from '@nodelet/lab-runtime/testing';
-import { kubectl } from './helpers.js';
+import { kubectl, nftMapKeys } from './helpers.js';
 import { freePort } from '@nodelet/base/testing';
 import { pollUntil } from '@nodelet/base';
 
@@ -26,17 +26,6 @@ const BRIDGE = 'nle-incl';
 const KUBE_DNS = '10.96.0.10';
 const SA_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
-/** Keys (`ip . proto . port`) of a verdict map in the live proxy table. */
-function nftMapKeys(map: string): string[] {
-  const r = spawnSync('nft', ['-j', 'list', 'map', 'ip', 'nodelet-proxy', map], { encoding: 'utf8' });
-  if (r.status !== 0) return [];
-  const doc = JSON.parse(r.stdout) as { nftables: Array<{ map?: { elem?: unknown[] } }> };
-  return (doc.nftables.find((o) => o.map)?.map?.elem ?? []).map((e) => {
-    let key = (e as unknown[])[0] as { concat?: unknown[]; elem?: { val?: unknown } };
-    if (key.elem) key = key.elem.val as typeof key;
-    return (key.concat ?? []).join(' . ');
-  });
-}
 
 /** The addresses busybox nslookup printed after the `Name:` line (the server's own address comes before it). */
 function answers(out: string): string[] {

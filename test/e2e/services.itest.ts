@@ -13,7 +13,7 @@ import { spawnSync } from 'node:child_process';
 import http from 'node:http';
 import { labDown, labUp } from '@nodelet/cli';
 import { requireRoot } from '@nodelet/lab-runtime/testing';
-import { kubectl } from './helpers.js';
+import { kubectl, nftMapKeys } from './helpers.js';
 import { freePort } from '@nodelet/base/testing';
 import { pollUntil } from '@nodelet/base';
 
@@ -27,16 +27,6 @@ const GET = (url: string): string => {
   return `printf 'GET / HTTP/1.0\r\n\r\n' | nc -w 5 ${host} ${port} | tail -n 1`;
 };
 
-function nftMapKeys(map: string): string[] {
-  const r = spawnSync('nft', ['-j', 'list', 'map', 'ip', 'nodelet-proxy', map], { encoding: 'utf8' });
-  if (r.status !== 0) return [];
-  const doc = JSON.parse(r.stdout) as { nftables: Array<{ map?: { elem?: unknown[] } }> };
-  return (doc.nftables.find((o) => o.map)?.map?.elem ?? []).map((e) => {
-    let k = (e as unknown[])[0] as { concat?: unknown[]; elem?: { val?: unknown } };
-    if (k.elem) k = k.elem.val as typeof k;
-    return (k.concat ?? []).join(' . ');
-  });
-}
 
 function get(host: string, port: number, timeoutMs = 2000): Promise<{ ok: boolean; body?: string; code?: string }> {
   return new Promise((resolve) => {

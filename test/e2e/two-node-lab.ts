@@ -81,35 +81,12 @@ export async function startTwoNodeLab(o: TwoNodeLabOptions): Promise<TwoNodeLab>
   }
 }
 
-/** `nft` in the host's namespace, or in `netns`. */
-export function nft(args: string[], netns?: string): { status: number | null; stdout: string } {
-  const argv = netns ? ['netns', 'exec', netns, 'nft', ...args] : args;
-  return spawnSync(netns ? 'ip' : 'nft', argv, { encoding: 'utf8' });
-}
-
 /** The agents' pod routes (protocol 150) of the host or of `netns`, as `[dst, via]`, or with `dev` `[dst, via, dev]`. */
 export function agentRoutes(netns?: string, o: { dev?: boolean } = {}): string[][] {
   const r = spawnSync('ip', [...(netns ? ['-n', netns] : []), '-json', '-4', 'route', 'show', 'proto', '150'], { encoding: 'utf8' });
   return (JSON.parse(r.stdout || '[]') as Array<{ dst: string; gateway: string; dev: string }>).map((x) => [x.dst, x.gateway, ...(o.dev ? [x.dev] : [])]);
 }
 
-/** The proxy table as `nft list table` prints it; undefined when it does not exist. */
-export function proxyTable(netns?: string): string | undefined {
-  const r = nft(['list', 'table', 'ip', 'nodelet-proxy'], netns);
-  return r.status === 0 ? r.stdout : undefined;
-}
-
-/** Keys (`ip . proto . port`, `proto . port`) of a verdict map of the live proxy table of a namespace. */
-export function nftMapKeys(map: string, netns?: string): string[] {
-  const r = nft(['-j', 'list', 'map', 'ip', 'nodelet-proxy', map], netns);
-  if (r.status !== 0) return [];
-  const doc = JSON.parse(r.stdout) as { nftables: Array<{ map?: { elem?: unknown[] } }> };
-  return (doc.nftables.find((o) => o.map)?.map?.elem ?? []).map((e) => {
-    let k = (e as unknown[])[0] as { concat?: unknown[]; elem?: { val?: unknown } };
-    if (k.elem) k = k.elem.val as typeof k;
-    return (k.concat ?? []).join(' . ');
-  });
-}
-
 /** An HTTP GET from inside a pod printing only the body (busybox wget crashes in the lab image; nc does not). */
 export const GET = (host: string, port: number): string => `printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 5 ${host} ${port} | tail -n 1`;
+

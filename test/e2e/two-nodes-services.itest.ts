@@ -26,8 +26,8 @@ import { findProcesses } from '@nodelet/lab-runtime';
 import { requireRoot } from '@nodelet/lab-runtime/testing';
 import { pollUntil } from '@nodelet/base';
 import { freePort } from '@nodelet/base/testing';
-import { inCidr, kubectl, type Kubectl } from './helpers.js';
-import { agentRoutes, GET, nft, nftMapKeys, proxyTable } from './two-node-lab.js';
+import { inCidr, kubectl, nft, nftMapKeys, proxyTable, type Kubectl } from './helpers.js';
+import { agentRoutes, GET } from './two-node-lab.js';
 
 const CLUSTER_CIDR = '10.229.0.0/16';
 const NODE_NETWORK = { bridge: 'nlnn-net', cidr: '10.228.0.0/24' };

@@ -22,8 +22,8 @@ import { labAddNode, labVxlanVni, netnsName, routerNetnsName, vethName } from '@
 import { findProcesses } from '@nodelet/lab-runtime';
 import { requireRoot } from '@nodelet/lab-runtime/testing';
 import { pollUntil } from '@nodelet/base';
-import { inCidr, kubectl } from './helpers.js';
-import { agentRoutes, GET, nft, nftMapKeys, proxyTable, startTwoNodeLab } from './two-node-lab.js';
+import { inCidr, kubectl, nft, nftMapKeys, proxyTable } from './helpers.js';
+import { agentRoutes, GET, startTwoNodeLab } from './two-node-lab.js';
 
 const CLUSTER_CIDR = '10.218.0.0/16';
 const NETWORK = '10.219.0.0/24';
