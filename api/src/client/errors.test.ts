@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { errCode, type ErrorCode } from '@nodelet/base';
-import { errorFromResponse, errorFromSocket, errorFromWatchStatus, statusOf } from './errors.js';
+import { errorFromResponse, errorFromSocket, errorFromWatchStatus, retryAfterHeaderSeconds, statusOf } from './errors.js';
 
 const status = (code: number, reason: string): string => JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason, message: `m${code}` });
 
@@ -58,4 +58,11 @@ test('socket errors: refused/reset are retryable ERR_UNAVAILABLE, TLS failures a
   assert.match(tls.message, /certificate-authority/);
   assert.equal(statusOf(tls), undefined);
   assert.equal(statusOf(new Error('x')), undefined);
+});
+
+test('Retry-After: whole seconds only, the first of repeated headers', () => {
+  assert.equal(retryAfterHeaderSeconds('7'), 7);
+  assert.equal(retryAfterHeaderSeconds([' 3 ', '9']), 3);
+  assert.equal(retryAfterHeaderSeconds('0'), 0);
+  for (const bad of [undefined, '', '-1', '1.5', '5s', 'Wed, 21 Oct 2015 07:28:00 GMT']) assert.equal(retryAfterHeaderSeconds(bad), undefined, String(bad));
 });

@@ -71,9 +71,19 @@ function parseStatus(body: string): Status | undefined {
 }
 
 /**
+ * The whole seconds of a `Retry-After` header (the first, if repeated); undefined when absent or
+ * not a plain non-negative integer (client-go's checkWait reads it with Atoi the same way; the
+ * HTTP-date form is not used by kube-apiserver).
+ */
+export function retryAfterHeaderSeconds(header: string | string[] | undefined): number | undefined {
+  const v = (Array.isArray(header) ? header[0] : header)?.trim();
+  return v !== undefined && /^\d+$/.test(v) ? Number(v) : undefined;
+}
+
+/**
  * Translates a non-2xx reply. `what` names the request for the message (`GET /api/v1/pods/x`).
  */
-export function errorFromResponse(httpStatus: number, body: string, what: string, retryAfterHeader?: string): ApiStatusError {
+export function errorFromResponse(httpStatus: number, body: string, what: string, retryAfterHeader?: string | string[]): ApiStatusError {
   const status: Status = parseStatus(body) ?? {
     kind: 'Status',
     apiVersion: 'v1',
@@ -82,8 +92,7 @@ export function errorFromResponse(httpStatus: number, body: string, what: string
     message: body.trim().slice(0, 500) || `HTTP ${httpStatus}`,
   };
   const { code, retryable } = codeFor(httpStatus, status.reason);
-  const headerSecs = retryAfterHeader !== undefined ? Number.parseInt(retryAfterHeader, 10) : NaN;
-  const retryAfterSeconds = status.details?.retryAfterSeconds ?? (Number.isFinite(headerSecs) ? headerSecs : undefined);
+  const retryAfterSeconds = status.details?.retryAfterSeconds ?? retryAfterHeaderSeconds(retryAfterHeader);
   const reason = status.reason ? ` (${status.reason})` : '';
   return new ApiStatusError(code, `${what}: ${status.message ?? `HTTP ${httpStatus}`}${reason}`, {
     status,

@@ -16,7 +16,7 @@ import type { Readable } from 'node:stream';
 import { createRequire } from 'node:module';
 import type { Pool as UndiciPool } from 'undici';
 import { AgentError, delay, errCode, isAbortError, linkAbort, type Logger, noopLogger } from '@nodelet/base';
-import { errorFromResponse, errorFromSocket } from './errors.js';
+import { errorFromResponse, errorFromSocket, retryAfterHeaderSeconds } from './errors.js';
 
 export interface TransportOptions {
   /** `https://host:port` or `http://host:port`, optionally with a path prefix. */
@@ -254,8 +254,7 @@ export abstract class Transport {
   #check(o: RequestOptions, res: SentResponse, body: Buffer): RawResponse {
     const statusCode = res.statusCode;
     if (statusCode < 200 || statusCode >= 300) {
-      const retryAfter = res.headers['retry-after'];
-      throw errorFromResponse(statusCode, body.toString('utf8'), `${o.method} ${o.path}`, Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
+      throw errorFromResponse(statusCode, body.toString('utf8'), `${o.method} ${o.path}`, res.headers['retry-after']);
     }
     return { statusCode, headers: res.headers, body };
   }
@@ -313,10 +312,8 @@ const DEFAULT_MAX_RETRIES = 10;
  */
 function retryAfterMs(res: SentResponse): number | undefined {
   if (res.statusCode !== 429) return undefined;
-  const h = res.headers['retry-after'];
-  const v = Array.isArray(h) ? h[0] : h;
-  if (v === undefined || !/^\d+$/.test(v.trim())) return undefined;
-  return Number(v.trim()) * 1000;
+  const seconds = retryAfterHeaderSeconds(res.headers['retry-after']);
+  return seconds === undefined ? undefined : seconds * 1000;
 }
 
 /** node:https (or http) with a keep-alive agent. */
