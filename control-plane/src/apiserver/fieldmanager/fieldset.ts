@@ -12,12 +12,25 @@ import { isPlainObject, type Json } from '../object.js';
 export type PathElement = string;
 export type FieldPath = readonly PathElement[];
 
-/** The kind of a path element: field, key, value or index. */
-const ORDER: Readonly<Record<string, number>> = { f: 0, k: 1, v: 2, i: 3 };
+/** The rank of a path element's kind, by its first character: field, key, value, index, else last. */
+function kindRank(pe: PathElement): number {
+  switch (pe.charCodeAt(0)) {
+    case 102: // f
+      return 0;
+    case 107: // k
+      return 1;
+    case 118: // v
+      return 2;
+    case 105: // i
+      return 3;
+    default:
+      return 9;
+  }
+}
 
 /** FieldsV1 writes elements fields first, then keys, values and indexes, each sorted. */
 function compareElements(a: PathElement, b: PathElement): number {
-  const d = (ORDER[a[0] ?? ''] ?? 9) - (ORDER[b[0] ?? ''] ?? 9);
+  const d = kindRank(a) - kindRank(b);
   if (d !== 0) return d;
   return a < b ? -1 : a > b ? 1 : 0;
 }
@@ -139,19 +152,39 @@ export class FieldSet {
   /** The FieldsV1 form (`{"f:spec":{"f:replicas":{}}}`), elements in upstream's order. */
   toFieldsV1(): Json {
     const out: Json = {};
+    this.#writeFieldsV1(out);
+    return out;
+  }
+
+  /**
+   * Writes this set's FieldsV1 keys into `out` and returns how many it wrote. A member with
+   * children writes its children into an object that starts with `".": {}`, so that object is
+   * built once (not copied to put the dot first), and a child that wrote nothing is known
+   * without looking at its object again.
+   */
+  #writeFieldsV1(out: Json): number {
     const pes = [...this.members];
     for (const pe of this.children.keys()) if (!this.members.has(pe)) pes.push(pe);
     if (pes.length > 1) pes.sort(compareElements);
+    let written = 0;
     for (const pe of pes) {
-      // A child's form has no key exactly when the child is empty (holds no member at any depth).
+      const member = this.members.has(pe);
       const c = this.children.get(pe);
-      const sub = c?.toFieldsV1();
-      const nonEmpty = sub !== undefined && hasKey(sub);
-      if (nonEmpty && this.members.has(pe)) out[pe] = { '.': {}, ...sub };
-      else if (nonEmpty) out[pe] = sub;
-      else if (this.members.has(pe)) out[pe] = {};
+      if (c !== undefined) {
+        // A child writes nothing exactly when it is empty (holds no member at any depth).
+        const sub: Json = member ? { '.': {} } : {};
+        if (c.#writeFieldsV1(sub) > 0) {
+          out[pe] = sub;
+          written++;
+          continue;
+        }
+      }
+      if (member) {
+        out[pe] = {};
+        written++;
+      }
     }
-    return out;
+    return written;
   }
 
   /** Reads FieldsV1; throws an Error naming what is malformed. */
@@ -160,11 +193,6 @@ export class FieldSet {
     readInto(out, v, 0);
     return out;
   }
-}
-
-function hasKey(o: Json): boolean {
-  for (const _ in o) return true;
-  return false;
 }
 
 function readInto(s: FieldSet, v: unknown, depth: number): void {
