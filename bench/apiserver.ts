@@ -1,7 +1,7 @@
 // API server benchmark over HTTPS with the admin token, SQLite and etcd side by side.
 //
 //   node --conditions=source --import tsx bench/apiserver.ts [--pods 1000] [--concurrency 16]
-//        [--watchers 100] [--events 50] [--store both|sqlite|etcd] [--creates-only] [--cpu-prof DIR] [--svg] [--json]
+//        [--watchers 100] [--events 50] [--store both|sqlite|etcd] [--creates-only] [--cpu-prof DIR] [--heap-prof DIR] [--svg] [--json]
 //
 // 1. POST of N pods, C concurrent, from a worker thread (the client is not on the server's event
 //    loop, as no real client is): per-request p50/p99 and throughput, after a warm-up of 100 creates
@@ -13,6 +13,8 @@
 //    from sending the POST to each watcher reading the ADDED line, p50/p99 over all deliveries
 //
 // --cpu-prof DIR writes DIR/<store>-creates.cpuprofile: the server's main thread during (1) only.
+// --heap-prof DIR writes DIR/<store>-creates.heapprofile: the same thread's allocations during (1),
+// sampled every 4 KiB allocated and kept although collected (what the GC had to clean up).
 // (1) also prints the server thread's CPU time per 1,000 creates (Linux: the main thread's
 // utime + stime from /proc), a figure the machine's load does not inflate as it does latencies.
 import https from 'node:https';
@@ -40,6 +42,7 @@ const { values: args } = parseArgs({
     store: { type: 'string', default: 'both' },
     'creates-only': { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
+    'heap-prof': { type: 'string' },
     svg: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
   },
@@ -112,23 +115,32 @@ async function apiCreates(label: string, url: string, ca: string, token: string)
   const failed = new Promise<never>((_, reject) => worker.once('error', reject));
   const message = (): Promise<unknown> => Promise.race([new Promise((resolve) => worker.once('message', resolve)), failed]);
   await message(); // 'warm'
-  const session = args['cpu-prof'] ? new Session() : undefined;
-  if (session) {
-    session.connect();
+  const session = args['cpu-prof'] || args['heap-prof'] ? new Session() : undefined;
+  session?.connect();
+  if (session && args['cpu-prof']) {
     await session.post('Profiler.enable');
     await session.post('Profiler.setSamplingInterval', { interval: 200 });
     await session.post('Profiler.start');
+  }
+  if (session && args['heap-prof']) {
+    await session.post('HeapProfiler.enable');
+    await session.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
   }
   const cpu0 = mainThreadCpuMs();
   worker.postMessage('go');
   const r = (await message()) as LoadResult;
   const cpuMs = mainThreadCpuMs() - cpu0;
-  if (session) {
+  if (session && args['cpu-prof']) {
     const { profile } = await session.post('Profiler.stop');
-    mkdirSync(args['cpu-prof']!, { recursive: true });
-    writeFileSync(join(args['cpu-prof']!, `${label}-creates.cpuprofile`), JSON.stringify(profile));
-    session.disconnect();
+    mkdirSync(args['cpu-prof'], { recursive: true });
+    writeFileSync(join(args['cpu-prof'], `${label}-creates.cpuprofile`), JSON.stringify(profile));
   }
+  if (session && args['heap-prof']) {
+    const { profile } = await session.post('HeapProfiler.stopSampling');
+    mkdirSync(args['heap-prof'], { recursive: true });
+    writeFileSync(join(args['heap-prof'], `${label}-creates.heapprofile`), JSON.stringify(profile));
+  }
+  session?.disconnect();
   await worker.terminate();
   return { ...summary(r.latencies, r.seconds), cpuMsPer1000: (cpuMs * 1000) / PODS };
 }
@@ -172,7 +184,7 @@ async function run(label: 'sqlite' | 'etcd', store: Store): Promise<Record<strin
     if (!args.json) {
       const now = ISSUE_NOW[label];
       console.log(`${label}: create ${PODS} pods ×${CONCURRENCY}: p50 ${ms(api.p50)}, p99 ${ms(api.p99)}, ${api.perSec.toFixed(0)}/s`);
-      console.log(`${label}:   server thread CPU ${api.cpuMsPer1000!.toFixed(0)} ms per 1,000 creates${args['cpu-prof'] ? ' (profiler on)' : ''}`);
+      console.log(`${label}:   server thread CPU ${api.cpuMsPer1000!.toFixed(0)} ms per 1,000 creates${args['cpu-prof'] || args['heap-prof'] ? ' (profiler on)' : ''}`);
       console.log(`${label}:   store floor, same bytes ×${CONCURRENCY}: p50 ${ms(floor.p50)}, p99 ${ms(floor.p99)}, ${floor.perSec.toFixed(0)}/s; API/floor p99 ${(api.p99 / floor.p99).toFixed(2)}×`);
       console.log(`${label}:   issue 16 "now" (before): p50 ${ms(now.p50)}, p99 ${ms(now.p99)}, ${now.perSec}/s`);
     }
