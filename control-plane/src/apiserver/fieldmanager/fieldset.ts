@@ -113,17 +113,25 @@ export class FieldSet {
     return out;
   }
 
-  /** This set without `o`'s members and without everything under them. */
-  recursiveDifference(o: FieldSet): FieldSet {
-    const out = new FieldSet();
-    for (const m of this.members) if (!o.members.has(m)) out.members.add(m);
-    for (const [pe, c] of this.children) {
-      if (o.members.has(pe)) continue;
-      const oc = o.children.get(pe);
-      const d = oc ? c.recursiveDifference(oc) : c.clone();
-      if (!d.empty()) out.children.set(pe, d);
+  /**
+   * Removes `o`'s members and everything under them from this set, in place, and returns it: for
+   * a set its caller built and owns (a comparison's or a configuration's), which a copy would only
+   * double on every write. A child left empty goes; an empty child the removal did not touch may
+   * stay, which no reading of the set can tell (members, paths, FieldsV1, comparisons).
+   */
+  removeRecursive(o: FieldSet): this {
+    for (const m of o.members) {
+      this.members.delete(m);
+      this.children.delete(m);
     }
-    return out;
+    for (const [pe, oc] of o.children) {
+      if (o.members.has(pe)) continue;
+      const c = this.children.get(pe);
+      if (c === undefined) continue;
+      c.removeRecursive(oc);
+      if (c.empty()) this.children.delete(pe);
+    }
+    return this;
   }
 
   intersection(o: FieldSet): FieldSet {

@@ -48,10 +48,13 @@ const UNOWNED = FieldSet.of([['f:apiVersion'], ['f:kind'], ...SYSTEM_METADATA.ma
 /** UNOWNED and `.status`, for any write but /status to a kind with a status subresource (one pass, not two). */
 const UNOWNED_OR_STATUS = UNOWNED.union(FieldSet.of([['f:status']]));
 
-/** The fields of a write its manager may own: system metadata never; status only through /status. */
+/**
+ * The fields of a write its manager may own: system metadata never; status only through /status.
+ * Takes `set` (the caller's own, not read again) and removes the rest from it in place.
+ */
 function ownable(c: WriteContext, set: FieldSet): FieldSet {
-  if (c.subresource !== 'status' && c.statusSubresource) return set.recursiveDifference(UNOWNED_OR_STATUS);
-  let out = set.recursiveDifference(UNOWNED);
+  if (c.subresource !== 'status' && c.statusSubresource) return set.removeRecursive(UNOWNED_OR_STATUS);
+  let out = set.removeRecursive(UNOWNED);
   if (c.subresource === 'status') {
     const keep = new FieldSet();
     for (const p of out.paths()) if (p[0] === 'f:status' || (p[0] === 'f:metadata' && (p[1] === 'f:labels' || p[1] === 'f:annotations'))) keep.insert(p);
@@ -223,12 +226,14 @@ export function applyManagedFields(c: WriteContext, live: ApiObject | undefined,
     removePaths(c.types, merged, gone);
   }
   const diff = compare(c.types, content(live), merged);
+  // Read before ownable takes diff.removed.
+  const unchanged = diff.added.empty() && diff.modified.empty() && diff.removed.empty();
   const changed = ownable(c, diff.added.union(diff.modified));
   const removed = ownable(c, diff.removed);
   const conflicts = takeOwnership(entries, selfId, changed);
   if (conflicts.size && !force) throw conflictError(conflicts);
   const out = withoutOwnership(entries, selfId, conflicts, removed).filter((e) => identity(e) !== selfId);
-  const same = !!prev && prev.set.equals(applied) && diff.added.empty() && diff.modified.empty() && diff.removed.empty();
+  const same = !!prev && prev.set.equals(applied) && unchanged;
   if (!applied.empty()) out.push({ ...self, set: applied, time: same ? prev.time : rfc3339(c.now) });
   merged.metadata = { ...merged.metadata, managedFields: encodeManagedFields(out) };
   return merged;
