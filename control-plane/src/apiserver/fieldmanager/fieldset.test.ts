@@ -70,6 +70,10 @@ test('toFieldsV1 writes what the earlier form wrote, for random sets with member
     assert.equal(JSON.stringify(set.toFieldsV1()), JSON.stringify(referenceFieldsV1(set)), `round ${round}`);
   }
   assert.equal(JSON.stringify(new FieldSet().toFieldsV1()), '{}');
+  // A level with more elements than the short-array sort takes, of every kind.
+  const wide = new FieldSet();
+  for (let i = 0; i < 40; i++) wide.insert([ELEMENTS[(i * 7) % ELEMENTS.length]!.replace(/^(.:)/, `$1${i % 5}`), `f:${(i * 13) % 17}`]);
+  assert.equal(JSON.stringify(wide.toFieldsV1()), JSON.stringify(referenceFieldsV1(wide)));
 });
 
 test('removeRecursive leaves the members, paths and FieldsV1 the earlier removal gave, and keeps the removed set as it was', () => {
