@@ -13,7 +13,7 @@
  * cleanups). A test process that dies without cleaning up SIGKILLs what it started (an `exit`
  * hook), so no child outlives the test run. Only the PID this spawn returned is ever signalled.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type Serializable } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -75,7 +75,7 @@ export interface TestProcess<T = unknown> {
   /** SIGTERM by PID, SIGKILL after `graceMs`; resolves once it is gone. Idempotent. */
   stop(): Promise<void>;
   /** Sends `message` over the IPC channel (`ipc` option); throws without one. */
-  send(message: object): void;
+  send(message: Serializable): void;
 }
 
 /**
