@@ -18,12 +18,12 @@
 // Figures: the Lease renewal p99 and the server's peak RSS, each beside the baseline, held to
 // the bounds docs/security.md states (RSS ≤ 1 GiB, renewal p99 ≤ 1 s); the abuse requests'
 // answers by status go to details. Writes bench/results/abuse.json (bench/lib/results.ts).
-import { fork, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { noopLogger } from '@nodelet/base';
+import { noopLogger, pollUntil } from '@nodelet/base';
+import { startTestProcess, type TestProcess } from '@nodelet/base/testing';
 import { createTokenAuthenticator } from '../control-plane/src/apiserver/auth/authenticator.js';
 import { createApiServer } from '../control-plane/src/apiserver/server.js';
 import { createTempSqliteStore } from '../control-plane/src/storage/testing/sqlite.js';
@@ -58,34 +58,21 @@ async function serve(): Promise<void> {
   const authenticator = createTokenAuthenticator({ staticTokens, getSecret: async () => undefined, now: Date.now });
   const server = await createApiServer({ store, authenticator, logger: noopLogger });
   const { url } = await server.listen({ port: 0, host: '127.0.0.1' });
-  process.on('message', (m: string) => {
-    if (m === 'stop') void server.close().then(() => store.close()).then(() => process.exit(0));
-  });
+  // The parent stops this child the process kit's way (SIGTERM by PID): close, so the temp store goes too.
+  process.once('SIGTERM', () => void server.close().then(() => store.close()).then(() => process.exit(0)));
   process.send!({ url });
 }
 
-interface Server {
-  url: string;
-  child: ChildProcess;
-  stop(): Promise<void>;
+/** This script again as a child (`--serve`, `--renew <url>`) on the process kit, with an IPC channel. */
+function startChild<T>(name: string, args: string[], ipc: (m: unknown) => void, ready: () => T | undefined): Promise<TestProcess<T>> {
+  return startTestProcess({ name, command: process.execPath, args: [...process.execArgv, fileURLToPath(import.meta.url), ...args], ipc, ready, graceMs: 30_000 });
 }
 
-async function startServer(): Promise<Server> {
-  const child = fork(fileURLToPath(import.meta.url), ['--serve'], { execArgv: process.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  // Never outlive this process (a bench that throws leaves no server behind).
-  const kill = (): void => void child.kill('SIGKILL');
-  process.once('exit', kill);
-  child.once('exit', () => process.off('exit', kill));
-  const { url } = await new Promise<{ url: string }>((resolve) => child.once('message', (m) => resolve(m as { url: string })));
-  return {
-    url,
-    child,
-    stop: async () => {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.send('stop');
-      await exited;
-    },
-  };
+/** The API server child: ready once it says its URL over IPC. */
+async function startServer(): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
+  let url: string | undefined;
+  const child = await startChild('abuse server', ['--serve'], (m) => (url = (m as { url: string }).url), () => url);
+  return { url: child.ready, pid: child.pid, stop: () => child.stop() };
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
@@ -138,27 +125,31 @@ async function renewer(base: string): Promise<void> {
   process.send!(result, () => process.exit(0));
 }
 
-/** Starts the renewer child, resolved once it renews; `finish()` stops it and returns its samples. */
-async function startRenewer(base: string): Promise<{ finish(): Promise<{ samples: number[]; failures: number }> }> {
-  const child = fork(fileURLToPath(import.meta.url), ['--renew', base], { execArgv: process.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const kill = (): void => void child.kill('SIGKILL');
-  process.once('exit', kill);
-  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`the Lease renewer exited with ${code}`))));
-  exited.catch(() => undefined); // raced with each message below
-  const message = (): Promise<unknown> => Promise.race([new Promise((resolve) => child.once('message', resolve)), exited]);
-  await message(); // 'ready': the Lease exists and renewals begin
+/**
+ * Starts the renewer child, resolved once it renews; `finish()` stops the renewals and returns
+ * its samples; `stop()` ends the child (after finish(), or on a failure before it).
+ */
+async function startRenewer(base: string): Promise<{ finish(): Promise<{ samples: number[]; failures: number }>; stop(): Promise<void> }> {
+  let renewing = false;
+  let result: { samples: number[]; failures: number } | undefined;
+  // 'ready': the Lease exists and renewals begin; then, after 'stop', the samples.
+  const child = await startChild('lease renewer', ['--renew', base], (m) => (m === 'ready' ? (renewing = true) : (result = m as typeof result)), () => renewing);
   return {
-    finish: async () => {
-      const result = message();
+    finish: () => {
       child.send('stop');
-      try {
-        return (await result) as { samples: number[]; failures: number };
-      } finally {
-        process.off('exit', kill);
-      }
+      return pollUntil('the Lease renewer\'s samples', () => {
+        if (result) return result;
+        const ended = child.exited();
+        if (ended) throw new RenewerExited(`the Lease renewer exited with ${ended.code ?? ended.signal} before it sent its samples`);
+        return undefined;
+      }, { timeoutMs: 60_000, intervalMs: 20, fatal: (err) => err instanceof RenewerExited });
     },
+    stop: () => child.stop(),
   };
 }
+
+/** The renewer is gone without its samples: waiting longer cannot help. */
+class RenewerExited extends Error {}
 
 /** Runs `fn` in a loop until `stop`, counting the answers' statuses. */
 async function loop(stop: AbortSignal, counts: Record<string, number>, what: string, fn: () => Promise<{ status: number }>): Promise<void> {
@@ -234,6 +225,7 @@ interface Phase {
 
 async function phase(withAbuse: boolean, seconds: number, o: { watches: number; slow: number }): Promise<Phase> {
   const s = await startServer();
+  let lease: Awaited<ReturnType<typeof startRenewer>> | undefined;
   try {
     await must('create namespace abuse', request(s.url, ADMIN, 'POST', '/api/v1/namespaces', { metadata: { name: 'abuse' } }), [201]);
     // No controllers run: the pods' ServiceAccount is made here (admission wants it).
@@ -245,8 +237,8 @@ async function phase(withAbuse: boolean, seconds: number, o: { watches: number; 
     await must('bind mallory to it', request(s.url, ADMIN, 'POST', `${rbac}/rolebindings`, binding), [201]);
     const stop = new AbortController();
     const ms = seconds * 1000;
-    const lease = await startRenewer(s.url);
-    const rss = sampleProcess(s.child.pid!, ms);
+    lease = await startRenewer(s.url);
+    const rss = sampleProcess(s.pid, ms);
     let failure: unknown;
     const attack = withAbuse
       ? abuse(s.url, stop.signal, o).catch((err: unknown) => {
@@ -269,6 +261,7 @@ async function phase(withAbuse: boolean, seconds: number, o: { watches: number; 
       ...(attacked ? { abuse: attacked } : {}),
     };
   } finally {
+    await lease?.stop();
     await s.stop();
   }
 }

@@ -22,11 +22,11 @@
  * after the churn (for docs/performance.md's heap findings). Needs root, containerd, runc and the CNI
  * plugins, like the agent integration tests.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { PODS, NODES, type Pod } from '@nodelet/api';
 import { pollUntil } from '@nodelet/base';
+import { startNodeletProcess, type TestProcess } from '@nodelet/base/testing';
 import { AGENT_NODE_OPTIONS } from '@nodelet/systemd';
 import { startHarness, podSpec, type Harness } from '../agent/test/integration/harness.js';
 import { sampleProcess } from './lib/proc-sample.js';
@@ -73,27 +73,40 @@ function rssParts(pid: number): { anon: number; file: number } {
   return { anon: kb('RssAnon'), file: kb('RssFile') };
 }
 
+/**
+ * The agent under test on the process kit, with the footprint probe preloaded and an IPC channel
+ * to it. Ready when its node is Ready; `startupMs` is spawn → node Ready.
+ */
 class AgentChild {
-  readonly #child: ChildProcess;
   readonly #waiters: Array<(m: ProbeReply) => void> = [];
+  #proc!: TestProcess<true>;
 
-  constructor(root: string, args: string[], nodeArgs: string[], env: Record<string, string>) {
-    this.#child = spawn(process.execPath, [...nodeArgs, '--expose-gc', '--import', `file://${PROBE}`, join(root, 'bin', 'nodelet'), ...args], {
-      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-      cwd: root,
-      env: { ...process.env, ...env },
+  static async start(h: Harness, root: string, nodeArgs: string[], env: Record<string, string>): Promise<{ agent: AgentChild; startupMs: number }> {
+    const agent = new AgentChild();
+    agent.#proc = await startNodeletProcess({
+      name: 'nodelet agent',
+      dist: true,
+      root,
+      nodeArgs: [...nodeArgs, '--expose-gc', '--import', `file://${PROBE}`],
+      args: h.agentArgs,
+      env,
+      ipc: (m) => agent.#waiters.shift()?.(m as ProbeReply),
+      ready: async () => {
+        const n = await h.api.get(NODES, h.nodeName).catch(() => undefined);
+        return n?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') || undefined;
+      },
     });
-    this.#child.on('message', (m) => this.#waiters.shift()?.(m as never));
+    return { agent, startupMs: performance.now() - agent.#proc.startedAt };
   }
 
   get pid(): number {
-    return this.#child.pid!;
+    return this.#proc.pid;
   }
 
   #ask(m: object): Promise<ProbeReply> {
     return new Promise((res) => {
       this.#waiters.push(res);
-      this.#child.send(m);
+      this.#proc.send(m);
     });
   }
 
@@ -109,11 +122,8 @@ class AgentChild {
     return (await this.#ask({ op: 'snapshot', path })).path!;
   }
 
-  async stop(): Promise<void> {
-    if (this.#child.exitCode !== null || this.#child.signalCode !== null) return;
-    const exited = new Promise((r) => this.#child.once('exit', r));
-    this.#child.kill('SIGTERM');
-    await exited;
+  stop(): Promise<void> {
+    return this.#proc.stop();
   }
 }
 
@@ -157,15 +167,16 @@ async function runVariant(label: string, root: string, snapshots?: string, nodeA
   // make up's agent defaults: node status every 10 s, pod resync every 1 min (the harness's are faster).
   const h = await startHarness('footprint', { nodeStatusUpdateFrequency: '10s', syncFrequency: '1m' }, 7, { inProcessAgent: false });
   for (const image of [h.rt.images.busybox, h.rt.images.pause]) await h.cri.image.pullImage({ image: { image } });
-  const t0 = performance.now();
-  let agent = new AgentChild(root, h.agentArgs, nodeArgs, env);
-  const nodeReady = () => pollUntil('node Ready', async () => {
-    const n = await h.api.get(NODES, h.nodeName).catch(() => undefined);
-    return n?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
-  }, { timeoutMs: 60_000, intervalMs: 50 });
+  let started: { agent: AgentChild; startupMs: number };
   try {
-    await nodeReady();
-    const startupMs = performance.now() - t0;
+    started = await AgentChild.start(h, root, nodeArgs, env);
+  } catch (err) {
+    await h.stop().catch((e: unknown) => console.error(e));
+    throw err;
+  }
+  let agent = started.agent;
+  try {
+    const startupMs = started.startupMs;
     console.error(`# ${label}: agent pid ${agent.pid}, node Ready after ${startupMs.toFixed(0)} ms; idle with 0 pods…`);
     const idle0 = await measure(agent, true);
     const steady = Array.from({ length: PODS_N }, (_, i) => `steady-${i}`);
@@ -189,10 +200,9 @@ async function runVariant(label: string, root: string, snapshots?: string, nodeA
     // look slower. The Node is deleted so that Ready is the new agent's own report.
     await agent.stop();
     await h.api.delete(NODES, h.nodeName);
-    const t1 = performance.now();
-    agent = new AgentChild(root, h.agentArgs, nodeArgs, env);
-    await nodeReady();
-    const restartMs = performance.now() - t1;
+    const restarted = await AgentChild.start(h, root, nodeArgs, env);
+    agent = restarted.agent;
+    const restartMs = restarted.startupMs;
     return { label, startupMs, restartMs, idle0, idle30, afterChurn, churnPods: CHURN, churnMs };
   } finally {
     await h.stop().catch((err: unknown) => console.error(err));

@@ -11,15 +11,13 @@
  *             count of open watches and events delivered to them during the burst
  *   leases    renewals per second (MODIFIED events of kube-node-lease leases over the burst)
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { ApiClient, DEPLOYMENTS, LEASES, loadKubeconfig, NAMESPACES, NODES, PODS, SERVICEACCOUNTS, type Deployment, type Pod } from '@nodelet/api';
 import { hasCode, pollUntil } from '@nodelet/base';
-import { freePort, terminateChild } from '@nodelet/base/testing';
+import { freePort, startNodeletProcess, type NodeletProcessOptions, type TestProcess } from '@nodelet/base/testing';
 import { placement, placementViolations, type Workload } from './lib/placement.js';
 import { startTestEtcd, type TestEtcd } from '../control-plane/src/storage/testing/etcd.js';
 import { percentile } from './lib/percentile.js';
@@ -27,7 +25,6 @@ import { acceptQueue, establishedTo, listenOverflows } from './lib/proc-net.js';
 import { countWrites, podRequestTimes, WRITES_AUDIT_POLICY, type WriteCount } from './density-writes.js';
 import { noteStages, stageFigures, type PodSeen, type StageFigures } from './density-stages.js';
 
-const ROOT = resolve(import.meta.dirname, '..');
 const CLK_TCK = 100;
 const NS = 'density';
 
@@ -106,18 +103,10 @@ function rssMiB(pid: number): number {
   return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 }
 
-/** The last line of a log, for an error message. */
-function tail(file: string): string {
-  const lines = existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n') : [];
-  return lines.at(-1) ?? '(no output)';
-}
-
-function nodelet(spec: RunSpec, args: string[], log: string, nodeFlags: string[] = []): ChildProcess {
-  const bin = spec.source ? ['--conditions=source', '--import', 'tsx', join(ROOT, 'bin/nodelet')] : [join(ROOT, 'bin/nodelet')];
-  const child = spawn(process.execPath, [...nodeFlags, ...bin, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  const out = createWriteStream(log);
-  child.stderr!.pipe(out);
-  return child;
+/** The last `hollow: stats {json}` line nodelet hollow printed (`--stats-every`), if any yet. */
+function hollowStats(hollow: TestProcess): { watchesOpen: number; watchEvents: number } | undefined {
+  const line = hollow.output().split('\n').findLast((l) => l.startsWith('hollow: stats '));
+  return line === undefined ? undefined : (JSON.parse(line.slice('hollow: stats '.length)) as { watchesOpen: number; watchEvents: number });
 }
 
 function deployment(name: string, replicas: number, rule: ReturnType<typeof placement>): Deployment {
@@ -169,8 +158,8 @@ export async function densityRun(spec: RunSpec, progress: (msg: string) => void,
   const t0 = performance.now();
   const dir = await mkdtemp(join(tmpdir(), `nodelet-density-${spec.store}-`));
   let etcd: TestEtcd | undefined;
-  let server: ChildProcess | undefined;
-  let hollow: ChildProcess | undefined;
+  let server: TestProcess | undefined;
+  let hollow: TestProcess | undefined;
   let admin: ApiClient | undefined;
   const stopWatches = new AbortController();
   const watches: Array<Promise<void>> = [];
@@ -185,35 +174,43 @@ export async function densityRun(spec: RunSpec, progress: (msg: string) => void,
       await writeFile(join(dir, 'audit-policy.yaml'), WRITES_AUDIT_POLICY);
       audit.push('--audit-policy-file', join(dir, 'audit-policy.yaml'), '--audit-log-path', auditLog);
     }
-    server = nodelet(spec, [
-      'server', '--data-dir', join(dir, 'server'), '--bind-address', '127.0.0.1', '--port', String(port), '--registry-address', '', '--log-level', 'warn',
-      ...(etcd ? ['--datastore-endpoint', etcd.endpoint] : []), ...audit,
-    ], join(dir, 'server.log'), spec.serverCpuProf ? ['--cpu-prof', '--cpu-prof-dir', resolve(spec.serverCpuProf)] : []);
-    const serverPid = server.pid!;
+    // The daemons run as configured here (warn), not at the kit's info level: the figures are of them as they run.
+    const kind: Pick<NodeletProcessOptions, 'dist' | 'signal'> = { dist: !spec.source, ...(signal ? { signal } : {}) };
     const kubeconfig = join(dir, 'server', 'admin.kubeconfig');
-    await pollUntil('admin.kubeconfig written', () => existsSync(kubeconfig), { timeoutMs: 60_000, intervalMs: 100, signal });
-    admin = new ApiClient({ ...(await loadKubeconfig(kubeconfig)), maxSockets: 256 });
-    const api = admin;
-    await pollUntil('API server answers', () => api.list(NAMESPACES).then(() => true, () => false), { timeoutMs: 60_000, intervalMs: 200, signal });
+    server = await startNodeletProcess({
+      ...kind,
+      name: 'nodelet server',
+      args: [
+        'server', '--data-dir', join(dir, 'server'), '--bind-address', '127.0.0.1', '--port', String(port), '--registry-address', '', '--log-level', 'warn',
+        ...(etcd ? ['--datastore-endpoint', etcd.endpoint] : []), ...audit,
+      ],
+      ...(spec.serverCpuProf ? { nodeArgs: ['--cpu-prof', '--cpu-prof-dir', resolve(spec.serverCpuProf)] } : {}),
+      logFile: join(dir, 'server.log'),
+      graceMs: 30_000,
+      readyTimeoutMs: 120_000,
+      ready: async () => {
+        if (!existsSync(kubeconfig)) return false;
+        admin ??= new ApiClient({ ...(await loadKubeconfig(kubeconfig)), maxSockets: 256 });
+        return admin.list(NAMESPACES).then(() => true, () => false);
+      },
+    });
+    const serverPid = server.pid;
+    const api = admin!;
     await api.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
     await pollUntil('default service account', () => api.get(SERVICEACCOUNTS, 'default', { namespace: NS }).then(() => true, () => false), { timeoutMs: 30_000, intervalMs: 200, signal });
     progress(`server up (pid ${serverPid}, ${spec.store})`);
 
     // 2. Hollow nodes (child process), until every node is Ready with a pod CIDR.
     const tNodes = performance.now();
-    hollow = nodelet(spec, ['hollow', '--nodes', String(spec.nodes), '--kubeconfig', kubeconfig, '--stats-every', '1', '--log-level', 'warn'], join(dir, 'hollow.log'));
-    const hollowStats: Array<{ watchesOpen: number; watchEvents: number }> = [];
-    let hollowStarted = false;
-    const lines = createInterface({ input: hollow.stdout! });
-    lines.on('line', (l) => {
-      if (l.startsWith('hollow: stats ')) hollowStats.push(JSON.parse(l.slice('hollow: stats '.length)) as { watchesOpen: number; watchEvents: number });
-      else if (/^hollow: \d+ nodes started/.test(l)) hollowStarted = true;
-    });
-    const h = hollow;
-    const exited = new AbortController();
-    signal?.addEventListener('abort', () => exited.abort(signal.reason), { once: true });
-    h.once('exit', (code) => exited.abort(new Error(`nodelet hollow exited (${code}) before its nodes started: ${tail(join(dir, 'hollow.log'))}`)));
-    await pollUntil('hollow nodes started', () => hollowStarted, { timeoutMs: 300_000, intervalMs: 200, signal: exited.signal });
+    const h = (hollow = await startNodeletProcess({
+      ...kind,
+      name: 'nodelet hollow',
+      args: ['hollow', '--nodes', String(spec.nodes), '--kubeconfig', kubeconfig, '--stats-every', '1', '--log-level', 'warn'],
+      logFile: join(dir, 'hollow.log'),
+      graceMs: 60_000,
+      readyTimeoutMs: 300_000,
+      ready: (p) => /^hollow: \d+ nodes started/m.test(p.output()),
+    }));
     await pollUntil(`${spec.nodes} nodes Ready`, async () => {
       const list = await api.list(NODES);
       return list.items.filter((n) => n.spec?.podCIDR && n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length === spec.nodes;
@@ -250,10 +247,10 @@ export async function densityRun(spec: RunSpec, progress: (msg: string) => void,
     // 4. The burst: D Deployments of R at once; sample the server while pods start.
     const pods = spec.deployments * spec.replicas;
     const cpu0 = cpuSeconds(serverPid);
-    const hollowPid = h.pid!;
+    const hollowPid = h.pid;
     const hollowCpu0 = cpuSeconds(hollowPid);
     let hollowRssPeak = rssMiB(hollowPid);
-    const events0 = hollowStats.at(-1)?.watchEvents ?? 0;
+    const events0 = hollowStats(h)?.watchEvents ?? 0;
     let rssPeak = rssMiB(serverPid);
     let conns = 0;
     // Every client connection seen open during the burst (sampled): a new one is a TLS handshake.
@@ -295,7 +292,7 @@ export async function densityRun(spec: RunSpec, progress: (msg: string) => void,
     const serverRssEndMiB = rssMiB(serverPid);
     const hollowCpuBurstS = cpuSeconds(hollowPid) - hollowCpu0;
     const renewals = leaseRenewals - leases0;
-    const stat = hollowStats.at(-1) ?? { watchesOpen: NaN, watchEvents: NaN };
+    const stat = hollowStats(h) ?? { watchesOpen: NaN, watchEvents: NaN };
 
     const all = [...seen.values()].filter((s) => s.running !== undefined);
     const never = Array<number>(Math.max(0, pods - all.length)).fill(Infinity);
@@ -345,11 +342,12 @@ export async function densityRun(spec: RunSpec, progress: (msg: string) => void,
     await Promise.all(watches);
     if (hollow) {
       const tStop = performance.now();
-      await terminateChild(hollow, 60_000);
-      progress(`nodelet hollow stopped in ${((performance.now() - tStop) / 1000).toFixed(1)} s (${hollow.exitCode !== null ? `exit ${hollow.exitCode}` : `signal ${hollow.signalCode}`})`);
+      await hollow.stop();
+      const ended = hollow.exited();
+      progress(`nodelet hollow stopped in ${((performance.now() - tStop) / 1000).toFixed(1)} s (${ended?.signal ? `signal ${ended.signal}` : `exit ${ended?.code}`})`);
     }
     admin?.close();
-    if (server) await terminateChild(server, 30_000);
+    await server?.stop();
     await etcd?.stop();
     await rm(dir, { recursive: true, force: true });
   }

@@ -16,13 +16,13 @@
  *
  * Needs root, containerd, runc and the CNI plugins (like the agent integration tests).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { PODS, NODES, type Pod } from '@nodelet/api';
 import { startHarness, podSpec, type Harness } from '../agent/test/integration/harness.js';
 import { buildContainerConfig, buildSandboxConfig } from '../agent/src/runtime/container-config.js';
 import { MANAGED_BY } from '../agent/src/kubecontainer/labels.js';
 import { pollUntil } from '@nodelet/base';
+import { startNodeletProcess } from '@nodelet/base/testing';
 import { writeFile } from 'node:fs/promises';
 import { fetchPodTrace, renderWaterfallSvg, type SvgPanel } from '@nodelet/cli';
 import { SPAN } from '@nodelet/api/tracing';
@@ -31,18 +31,12 @@ import { writeBenchResults, type BenchFigure } from './lib/results.js';
 import { percentile, percentileIndex } from './lib/percentile.js';
 
 const SIZES = parseSizes(process.argv);
-const NODELET_DEV = join(import.meta.dirname, '..', 'bin', 'nodelet-dev');
 const SVG = process.argv.includes('--svg') ? process.argv[process.argv.indexOf('--svg') + 1] : undefined;
 
 /** Peak RSS (MiB) and CPU (fraction of one core) of a process over `ms`. */
 async function sample(pid: number, ms: number): Promise<{ rssMiB: number; cpu: number }> {
   const s = await sampleProcess(pid, ms);
   return { rssMiB: s.rssMaxMiB, cpu: s.cpu };
-}
-
-/** The agent runs under tsx: the real process is the node child of bin/nodelet-dev's exec. */
-function agentPid(child: ChildProcess): number {
-  return child.pid!;
 }
 
 /** `--sizes 10,30,60` (default all three); `--pods N` is one size. Bad input is an error, not a default. */
@@ -181,11 +175,18 @@ async function main(): Promise<void> {
   if (process.getuid?.() !== 0) throw new Error('bench/pod-startup needs root (containerd, network namespaces)');
   process.env.AGENT_IT = '1';
   const h = await startHarness('bench', {}, 5, { inProcessAgent: false });
-  const agent = spawn(NODELET_DEV, h.agentArgs, { stdio: ['ignore', 'ignore', 'inherit'] });
+  // The harness's log level (warn) is kept: the figures are of the agent as it runs, not as a test reads it.
+  const agent = await startNodeletProcess({
+    name: 'nodelet agent',
+    args: h.agentArgs,
+    ready: async () => (await h.api.get(NODES, h.nodeName).catch(() => undefined))?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+  }).catch(async (err: unknown) => {
+    await h.stop().catch((e: unknown) => console.error(e));
+    throw err;
+  });
   try {
-    await pollUntil('node Ready', async () => (await h.api.get(NODES, h.nodeName)).status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'), { timeoutMs: 60_000, intervalMs: 200 });
     for (const image of [h.rt.images.busybox, h.rt.images.pause]) await h.cri.image.pullImage({ image: { image } });
-    const pid = agentPid(agent);
+    const pid = agent.pid;
     const results: SizeResult[] = [];
     for (const n of SIZES) {
       const r = await runSize(h, pid, n);
@@ -197,11 +198,7 @@ async function main(): Promise<void> {
     console.log(`figures written to ${written.json}`);
   } finally {
     await h.stop().catch((err: unknown) => console.error(err));
-    if (agent.exitCode === null) {
-      const exited = new Promise((r) => agent.once('exit', r));
-      agent.kill('SIGTERM');
-      await exited;
-    }
+    await agent.stop();
   }
 }
 

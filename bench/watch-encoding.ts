@@ -10,12 +10,12 @@
 //    (false: every watcher encodes its own copy, the old path and this run's baseline).
 // 3. LIST of N pods: bytes and time to the last byte, JSON vs protobuf, p50 of 10.
 // Writes bench/results/watch-encoding.json (bench/lib/results.ts).
-import { fork, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { decodeWatchFrame, encodeWatchFrame, encodeProtobufObject } from '@nodelet/api';
 import { noopLogger } from '@nodelet/base';
+import { startTestProcess } from '@nodelet/base/testing';
 import { createTokenAuthenticator } from '../control-plane/src/apiserver/auth/authenticator.js';
 import { createApiServer } from '../control-plane/src/apiserver/server.js';
 import { createTempSqliteStore } from '../control-plane/src/storage/testing/sqlite.js';
@@ -42,38 +42,43 @@ async function serve(share: boolean): Promise<void> {
   const server = await createApiServer({ store, authenticator, logger: noopLogger, watchEncodeCache: share });
   const { url } = await server.listen({ port: 0, host: '127.0.0.1' });
   process.on('message', (m: string) => {
-    if (m === 'cpu') {
-      const u = process.cpuUsage();
-      process.send!({ cpuMs: (u.user + u.system) / 1000, encodes: server.context.watchEncoder?.encodes ?? 0 });
-    } else if (m === 'stop') void server.close().then(() => store.close()).then(() => process.exit(0));
+    if (m !== 'cpu') return;
+    const u = process.cpuUsage();
+    process.send!({ cpuMs: (u.user + u.system) / 1000, encodes: server.context.watchEncoder?.encodes ?? 0 });
   });
+  // The parent stops this child the process kit's way (SIGTERM by PID): close, so the temp store goes too.
+  process.once('SIGTERM', () => void server.close().then(() => store.close()).then(() => process.exit(0)));
   process.send!({ url });
 }
 
 interface Server {
   url: string;
-  child: ChildProcess;
   stats(): Promise<{ cpuMs: number; encodes: number }>;
   stop(): Promise<void>;
 }
 
+/** This script again as the server child (`--serve`), on the process kit: ready once it says its URL over IPC. */
 async function startServer(share: boolean): Promise<Server> {
-  const child = fork(fileURLToPath(import.meta.url), ['--serve', String(share)], { execArgv: process.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const next = <T>(): Promise<T> => new Promise((resolve) => child.once('message', (m) => resolve(m as T)));
-  const { url } = await next<{ url: string }>();
+  let url: string | undefined;
+  const waiters: Array<(m: unknown) => void> = [];
+  const child = await startTestProcess({
+    name: 'watch-encoding server',
+    command: process.execPath,
+    args: [...process.execArgv, fileURLToPath(import.meta.url), '--serve', String(share)],
+    ipc: (m) => {
+      if (url === undefined) url = (m as { url: string }).url;
+      else waiters.shift()?.(m);
+    },
+    ready: () => url,
+    graceMs: 30_000,
+  });
   return {
-    url,
-    child,
-    stats: async () => {
-      const p = next<{ cpuMs: number; encodes: number }>();
+    url: child.ready,
+    stats: () => new Promise((resolve) => {
+      waiters.push((m) => resolve(m as { cpuMs: number; encodes: number }));
       child.send('cpu');
-      return p;
-    },
-    stop: async () => {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.send('stop');
-      await exited;
-    },
+    }),
+    stop: () => child.stop(),
   };
 }
 

@@ -195,13 +195,14 @@ export class Agent {
     return this.#dns?.address;
   }
 
-  async #start(): Promise<void> {
-    const c = this.config;
+  /** What both start phases (#start, #startHostParts) build every part from. */
+  get #common(): { c: AgentConfig; log: Logger; clock: Clock; api: ApiClient; signal: AbortSignal; child: (component: string) => Logger } {
     const log = this.#log;
-    const clock = this.#clock;
-    const api = this.#o.api;
-    const signal = this.#stop.signal;
-    const child = (component: string): Logger => log.child({ component });
+    return { c: this.config, log, clock: this.#clock, api: this.#o.api, signal: this.#stop.signal, child: (component) => log.child({ component }) };
+  }
+
+  async #start(): Promise<void> {
+    const { c, log, clock, api, signal, child } = this.#common;
     const host = this.#o.host ?? nodeHost;
 
     // 1. Pod directories hold secret volumes: nobody but root walks into them on the node (kubelet: 0750).
@@ -504,12 +505,7 @@ export class Agent {
     node: NodeReporter; events: EventRecorder; certs: NodeCertificatesOptions; tracer: JourneyTracer; podCgroups?: PodCgroups;
   }): Promise<Array<Promise<unknown>>> {
     const { cri, pods, workers, pleg, gc, node, events, tracer } = p;
-    const c = this.config;
-    const log = this.#log;
-    const clock = this.#clock;
-    const api = this.#o.api;
-    const signal = this.#stop.signal;
-    const child = (component: string): Logger => log.child({ component });
+    const { c, log, clock, api, signal, child } = this.#common;
     const serving = await servingCertificate(p.certs);
     const stats = new StatsCollector({ runtime: cri.runtime, images: cri.image, nodeName: c.nodeName, rootDir: c.rootDir, podLogsDir: c.podLogsDir, clock, log: child('stats'), periodMs: this.#o.statsPeriodMs });
     const nodeApi = (this.#nodeApi = await startNodeApi({

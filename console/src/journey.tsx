@@ -8,19 +8,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { Api } from './api.js';
 import type { Pod } from './k8s.js';
-
-/** One span as the trace endpoints serve it (api/src/tracing/span-record.ts). */
-export interface SpanRecord {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  startMs: number;
-  endMs: number;
-  service: string;
-  scope: string;
-  error?: string;
-}
+// Type-only (erased by esbuild): the span records exactly as the trace endpoints serve them.
+import type { SpanRecord } from '@nodelet/api/tracing';
 
 const TRACEPARENT_ANNOTATION = 'trace.nodelet.io/traceparent';
 

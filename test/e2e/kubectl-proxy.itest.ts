@@ -4,15 +4,14 @@
 // subresource gets 403 and an unknown service port 503, as kube-apiserver answers.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { labDown, labUp, type LabUpResult } from '@nodelet/cli';
 import { requireRoot } from '@nodelet/lab-runtime/testing';
 import { pollUntil } from '@nodelet/base';
-import { freePort } from '@nodelet/base/testing';
+import { freePort, startTestProcess, type TestProcess } from '@nodelet/base/testing';
 import { kubectl, type Kubectl } from './helpers.js';
 
 const BRIDGE = 'nle-prx';
@@ -33,7 +32,7 @@ describe('kubectl through pods/proxy, services/proxy and nodes/proxy on a lab cl
   let lab: Parameters<typeof labUp>[0];
   let up: LabUpResult;
   let k: Kubectl;
-  let proxy: ChildProcess | undefined;
+  let proxy: TestProcess<string> | undefined;
 
   /** kubectl that reports failures instead of throwing. */
   const run = (args: string[]): Promise<Run> =>
@@ -55,7 +54,7 @@ describe('kubectl through pods/proxy, services/proxy and nodes/proxy on a lab cl
   });
 
   after(async () => {
-    if (proxy?.pid && proxy.exitCode === null) process.kill(proxy.pid, 'SIGTERM');
+    await proxy?.stop();
     if (k) await k('delete', 'pod', '--all', '--grace-period=1', '--wait=true', '--timeout=60s').catch(() => undefined);
     if (lab) await labDown(lab);
     rmSync(stateDir, { recursive: true, force: true });
@@ -85,17 +84,18 @@ describe('kubectl through pods/proxy, services/proxy and nodes/proxy on a lab cl
   });
 
   it('kubectl proxy serves the same service path on a local port', async () => {
-    proxy = spawn('kubectl', ['--kubeconfig', up.kubeconfig, '--cache-dir', cacheDir, 'proxy', '--address=127.0.0.1', '--port=0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    proxy.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-    const port = await pollUntil('kubectl proxy listening', () => /Starting to serve on 127\.0\.0\.1:(\d+)/.exec(out)?.[1], { timeoutMs: 30_000, intervalMs: 100 });
+    proxy = await startTestProcess({
+      name: 'kubectl proxy',
+      command: 'kubectl',
+      args: ['--kubeconfig', up.kubeconfig, '--cache-dir', cacheDir, 'proxy', '--address=127.0.0.1', '--port=0'],
+      ready: (p) => /Starting to serve on 127\.0\.0\.1:(\d+)/.exec(p.output())?.[1],
+      readyTimeoutMs: 30_000,
+    });
+    const port = proxy.ready;
     const res = await fetch(`http://127.0.0.1:${port}/api/v1/namespaces/default/services/web:80/proxy/?x=1`);
     assert.equal(res.status, 200);
     assert.equal((await res.text()).trim(), 'hello-proxy');
-    const exited = once(proxy, 'exit');
-    process.kill(proxy.pid!, 'SIGTERM');
-    await exited;
-    proxy = undefined;
+    await proxy.stop();
   });
 
   it('nodes/<node>/proxy reaches the agent as the API server', async () => {

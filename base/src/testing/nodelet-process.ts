@@ -2,11 +2,13 @@
  * `nodelet server` and `nodelet agent` as child processes of a test or a bench, on the test-process
  * kit (./test-process.ts): output in a log file, ready on the daemon's own "Server ready" /
  * "Agent started" line (so both run at `--log-level info` at least), stopped by PID.
+ * `startNodeletProcess` is the general form under both: any subcommand, the caller's flags as
+ * given (a bench keeps its quieter log level) and the caller's readiness check.
  */
 import { copyFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { firstRecord, startTestProcess, type TestProcess } from './test-process.js';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { firstRecord, startTestProcess, type TestProcess, type TestProcessOptions } from './test-process.js';
 import type { AfterHookHost } from './cleanups.js';
 
 /** The repository's root (bin/, build/). */
@@ -25,8 +27,13 @@ export type ServerProcess = TestProcess<ServerReady> & ServerReady;
 export interface NodeletProcessOptions {
   /** Flags after the kit's own (see each starter). */
   args?: readonly string[];
-  /** Run the built dist (`node bin/nodelet`) instead of the sources (`bin/nodelet-dev`). */
+  /** Run the built dist (`node bin/nodelet`) instead of the sources (what `bin/nodelet-dev` runs). */
   dist?: boolean;
+  /** The checkout whose nodelet runs (a baseline build beside this one); default this repository. */
+  root?: string;
+  /** Node's own flags, before the script (`--cpu-prof`, `--expose-gc`, a preload's `--import`). */
+  nodeArgs?: readonly string[];
+  /** Added to this process's environment. */
   env?: NodeJS.ProcessEnv;
   logFile?: string;
   /** Default 60 s. */
@@ -35,6 +42,9 @@ export interface NodeletProcessOptions {
   graceMs?: number;
   /** Registers stop() with `cleanups(t)`. */
   t?: AfterHookHost;
+  signal?: AbortSignal;
+  /** An IPC channel to the process (see `TestProcessOptions.ipc`). */
+  ipc?: (message: unknown) => void;
 }
 
 export interface ServerProcessOptions extends NodeletProcessOptions {
@@ -57,10 +67,10 @@ export async function startServerProcess(o: ServerProcessOptions): Promise<Serve
     ...(o.datastore ? ['--datastore-endpoint', o.datastore] : []),
     ...withInfoLogs(o.args ?? []),
   ];
-  const p = await startTestProcess({
-    ...common(o),
+  const p = await startNodeletProcess({
+    ...o,
     name: 'nodelet server',
-    args: [...nodeletCommand(o).slice(1), ...args],
+    args,
     ready: (p) => {
       const r = firstRecord(p, 'Server ready');
       return r && { url: String(r.url), kubeconfig: String(r.kubeconfig), leaderIdentity: String(r.leaderIdentity) };
@@ -71,32 +81,31 @@ export async function startServerProcess(o: ServerProcessOptions): Promise<Serve
 
 /** Starts `nodelet agent` with `args` (from `agent` on) and resolves on its "Agent started" line. */
 export function startAgentProcess(o: NodeletProcessOptions & { args: readonly string[] }): Promise<TestProcess<Record<string, unknown>>> {
-  return startTestProcess({
-    ...common(o),
-    name: 'nodelet agent',
-    args: [...nodeletCommand(o).slice(1), ...withInfoLogs(o.args)],
-    ready: (p) => firstRecord(p, 'Agent started'),
-  });
+  return startNodeletProcess({ ...o, name: 'nodelet agent', args: withInfoLogs(o.args), ready: (p) => firstRecord(p, 'Agent started') });
 }
 
 /**
- * The command that runs nodelet: bin/nodelet-dev execs node on the sources, so the PID we get is
- * the daemon's own, as it is for `node bin/nodelet`.
+ * Starts `nodelet <args>` exactly as given and resolves once `ready` does (see startTestProcess).
+ * Node is spawned directly, as bin/nodelet-dev would exec it for the sources, so the PID is the
+ * daemon's own (for /proc samples) and `nodeArgs` reach it.
  */
-function nodeletCommand(o: NodeletProcessOptions): string[] {
-  return o.dist ? [process.execPath, join(REPO_ROOT, 'bin', 'nodelet')] : [join(REPO_ROOT, 'bin', 'nodelet-dev')];
-}
-
-function common(o: NodeletProcessOptions): { command: string; cwd: string; env?: NodeJS.ProcessEnv; logFile?: string; readyTimeoutMs?: number; graceMs?: number; t?: AfterHookHost } {
-  return {
-    command: nodeletCommand(o)[0]!,
-    cwd: REPO_ROOT,
+export function startNodeletProcess<T>(o: NodeletProcessOptions & { name: string; args: readonly string[]; ready: TestProcessOptions<T>['ready'] }): Promise<TestProcess<T>> {
+  const root = o.root ?? REPO_ROOT;
+  const source = o.dist ? [] : ['--conditions=source', '--import', pathToFileURL(join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href];
+  return startTestProcess({
+    name: o.name,
+    command: process.execPath,
+    args: [...(o.nodeArgs ?? []), ...source, join(root, 'bin', 'nodelet'), ...o.args],
+    cwd: root,
+    ready: o.ready,
     ...(o.env ? { env: { ...process.env, ...o.env } } : {}),
     ...(o.logFile ? { logFile: o.logFile } : {}),
     ...(o.readyTimeoutMs ? { readyTimeoutMs: o.readyTimeoutMs } : {}),
     ...(o.graceMs ? { graceMs: o.graceMs } : {}),
     ...(o.t ? { t: o.t } : {}),
-  };
+    ...(o.signal ? { signal: o.signal } : {}),
+    ...(o.ipc ? { ipc: o.ipc } : {}),
+  });
 }
 
 const QUIET = new Set(['warn', 'error', 'fatal', 'silent']);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { test } from 'node:test';
+import { pollUntil } from '../poll.js';
 import { firstRecord, startTestProcess } from './test-process.js';
 
 const node = (script: string): { command: string; args: string[] } => ({ command: process.execPath, args: ['-e', script] });
@@ -40,4 +41,28 @@ test('startTestProcess: stop() SIGKILLs a process that ignores SIGTERM after gra
   });
   await p.stop();
   assert.equal(p.exited()?.signal, 'SIGKILL');
+});
+
+test('startTestProcess: ipc hands the child messages to the callback and send() reaches it; startedAt is before ready', async (t) => {
+  const got: unknown[] = [];
+  const before = performance.now();
+  const p = await startTestProcess({
+    name: 'echo-ipc',
+    ...node(`process.on('message', (m) => process.send({ echo: m })); process.send({ up: true });`),
+    ipc: (m) => got.push(m),
+    ready: () => got.length > 0,
+    t,
+  });
+  assert.ok(p.startedAt >= before && p.startedAt <= performance.now());
+  assert.deepEqual(got, [{ up: true }]);
+  p.send({ n: 7 });
+  await pollUntil('echo', () => got.length === 2, { timeoutMs: 10_000, intervalMs: 10 });
+  assert.deepEqual(got[1], { echo: { n: 7 } });
+  await p.stop();
+  assert.equal(p.exited()?.signal, 'SIGTERM');
+});
+
+test('startTestProcess: send() without the ipc option is an error, not a silent drop', async (t) => {
+  const p = await startTestProcess({ name: 'no-ipc', ...node(`console.log('up'); setInterval(() => {}, 1000);`), ready: (p) => p.output().includes('up'), t });
+  assert.throws(() => p.send({}), /without an IPC channel/);
 });

@@ -13,7 +13,7 @@
  * cleanups). A test process that dies without cleaning up SIGKILLs what it started (an `exit`
  * hook), so no child outlives the test run. Only the PID this spawn returned is ever signalled.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type Serializable } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -47,12 +47,19 @@ export interface TestProcessOptions<T> {
   /** Registers stop() with `cleanups(t)`. */
   t?: AfterHookHost;
   signal?: AbortSignal;
+  /**
+   * Opens an IPC channel to a node child (stdio 'ipc'): each message it sends comes here, and
+   * `send()` works. For probes preloaded into the process (bench/lib/footprint-probe.mjs).
+   */
+  ipc?: (message: unknown) => void;
 }
 
 export interface TestProcess<T = unknown> {
   readonly name: string;
   readonly pid: number;
   readonly logFile: string;
+  /** `performance.now()` just before the spawn, so a bench can time spawn → ready without the log file's setup. */
+  readonly startedAt: number;
   /** What ready() resolved to. */
   readonly ready: T;
   /** Everything the process wrote so far. */
@@ -67,6 +74,8 @@ export interface TestProcess<T = unknown> {
   kill(signal?: NodeJS.Signals): Promise<void>;
   /** SIGTERM by PID, SIGKILL after `graceMs`; resolves once it is gone. Idempotent. */
   stop(): Promise<void>;
+  /** Sends `message` over the IPC channel (`ipc` option); throws without one. */
+  send(message: Serializable): void;
 }
 
 /**
@@ -80,14 +89,17 @@ export async function startTestProcess<T>(o: TestProcessOptions<T>): Promise<Tes
   let child: ChildProcess;
   let ended: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   let spawned: Promise<Error | undefined>;
+  let startedAt: number;
   try {
-    child = spawn(o.command, o.args, { stdio: ['ignore', log.fd, log.fd], env: o.env ?? process.env, ...(o.cwd ? { cwd: o.cwd } : {}) });
+    startedAt = performance.now();
+    child = spawn(o.command, o.args, { stdio: ['ignore', log.fd, log.fd, ...(o.ipc ? ['ipc' as const] : [])], env: o.env ?? process.env, ...(o.cwd ? { cwd: o.cwd } : {}) });
     // Listened for before anything is awaited: both events come on the next tick.
     spawned = new Promise<Error | undefined>((resolve) => {
       child.once('spawn', () => resolve(undefined));
       child.once('error', resolve);
     });
     child.on('exit', (code, signal) => (ended = { code, signal }));
+    if (o.ipc) child.on('message', o.ipc);
   } finally {
     await log.close();
   }
@@ -122,6 +134,7 @@ export async function startTestProcess<T>(o: TestProcessOptions<T>): Promise<Tes
     name: o.name,
     pid: child.pid ?? 0,
     logFile,
+    startedAt,
     ready: undefined,
     output,
     tail,
@@ -143,6 +156,10 @@ export async function startTestProcess<T>(o: TestProcessOptions<T>): Promise<Tes
       await gone;
     },
     stop,
+    send: (message) => {
+      if (!o.ipc) throw new Error(`${o.name} was started without an IPC channel (the ipc option)`);
+      child.send(message);
+    },
   };
   if (spawnError) {
     await stop();
