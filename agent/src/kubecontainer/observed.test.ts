@@ -2,7 +2,7 @@
 // two views' JSON (what it replaced) on every field, undefined ones included.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { sameObservedPod, type ObservedContainer, type ObservedPod, type ObservedSandbox } from './observed.js';
+import { nanosToMs, sameObservedPod, type ObservedContainer, type ObservedPod, type ObservedSandbox } from './observed.js';
 
 const sandbox = (o: Partial<ObservedSandbox> = {}): ObservedSandbox => ({ id: 's1', attempt: 0, ready: true, createdAt: 1, ips: ['10.0.0.2'], name: 'p', namespace: 'd', uid: 'u', ...o });
 const container = (o: Partial<ObservedContainer> = {}): ObservedContainer => ({
@@ -31,4 +31,15 @@ test('sameObservedPod agrees with comparing the JSON of the two views', () => {
     assert.equal(sameObservedPod(base, other), sameJson(base, other), what);
     assert.equal(sameObservedPod(other, base), sameJson(other, base), `${what} (reversed)`);
   }
+});
+
+test('nanosToMs truncates CRI nanoseconds to ms as a BigInt division would, and reads unset and negative times as 0', () => {
+  const viaBigInt = (v: string): number => Math.max(0, Number(BigInt(v) / 1_000_000n));
+  for (const v of ['1733300000000000001', '1733300000999999999', '9223372036854775807', '1000000', '999999', '1234567', '5', '-5', '-6795364578871345152', '-1000000']) {
+    assert.equal(nanosToMs(v), viaBigInt(v), v);
+  }
+  assert.equal(nanosToMs('1733300000123456789'), 1733300000123);
+  for (const unset of [undefined, null, '', '0', 0]) assert.equal(nanosToMs(unset), 0);
+  assert.equal(nanosToMs(2_500_000), 2);
+  assert.throws(() => nanosToMs('12ab'));
 });

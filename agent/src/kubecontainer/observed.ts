@@ -63,10 +63,16 @@ const NS_PER_MS = 1_000_000n;
 /**
  * CRI int64 nanoseconds (string on output) → ms; 0 when unset. Negative times are unset too:
  * containerd reports Go's zero time (year 1, below int64 nanoseconds, so a negative number) for a
- * sandbox whose RunPodSandbox never completed.
+ * sandbox whose RunPodSandbox never completed. A decimal string loses its last six digits (the
+ * truncating division, exact: every int64 of ms fits a double's integers) without a BigInt: the
+ * PLEG converts about five of these per pod every second.
  */
 export function nanosToMs(v: string | number | undefined | null): number {
   if (v === undefined || v === null || v === '' || v === '0' || v === 0) return 0;
+  if (typeof v === 'string' && /^-?\d+$/.test(v)) {
+    const ms = v.length > 6 ? Number(v.slice(0, -6)) : 0;
+    return ms > 0 ? ms : 0;
+  }
   const ms = Number(BigInt(v) / NS_PER_MS);
   return ms > 0 ? ms : 0;
 }

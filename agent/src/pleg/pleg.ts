@@ -228,32 +228,22 @@ export class Pleg {
   }
 
   async #assembleOn(sandboxes: CriSandbox[], containers: CriContainer[], signal: AbortSignal) {
-    const rt = this.#o.runtime;
     const pods = new Map<string, ObservedPod>();
     const liveSandboxes = new Set<string>();
     // Status calls run STATUS_CONCURRENCY at a time: one slow answer must not hold up the others.
-    const limit = new Semaphore(STATUS_CONCURRENCY);
+    let semaphore: Semaphore | undefined;
+    const limit = (): Semaphore => (semaphore ??= new Semaphore(STATUS_CONCURRENCY));
     // What is cached (a sandbox's IPs, a container's unchanging status: every one of them on an
-    // idle node) is taken as it is, without a slot, a closure or a promise per relist.
-    const sbIps = await Promise.all(
-      sandboxes.map((s) =>
-        this.#sandboxIps.get(s.id) ?? (s.state !== 'SANDBOX_READY' ? undefined : limit.use(async () => {
-          let ips = this.#sandboxIps.get(s.id);
-          if (!ips) {
-            const st = await rt.podSandboxStatus({ podSandboxId: s.id }, { signal }).catch((err: unknown) => {
-              // No IPs this relist (not cached: asked again on the next one). A sandbox removed since
-              // the list is no failure.
-              if (!signal.aborted && !hasCode(err, 'ERR_NOT_FOUND')) this.#o.log.warn({ podSandboxId: s.id, err: describeError(err) }, 'PLEG: sandbox status failed');
-              return undefined;
-            });
-            const net = st?.status?.network;
-            ips = net?.ip ? [net.ip, ...(net.additionalIps ?? []).map((x) => x.ip)] : [];
-            if (ips.length > 0 || st?.status?.linux?.namespaces?.options?.network === 'NODE') this.#sandboxIps.set(s.id, ips);
-          }
-          return ips;
-        })),
-      ),
-    );
+    // idle node) is taken as it is, without a slot, a closure or a promise per relist; only the
+    // calls are awaited (a Promise.all over every pod's value made 60 promises a second at 30 pods).
+    const calls: Array<Promise<void>> = [];
+    const sbIps = sandboxes.map((s, i) => {
+      const known = this.#sandboxIps.get(s.id);
+      if (known || s.state !== 'SANDBOX_READY') return known;
+      calls.push(limit().use(() => this.#sandboxStatusIps(s.id, signal)).then((ips) => void (sbIps[i] = ips)));
+      return undefined;
+    });
+    if (calls.length > 0) await Promise.all(calls.splice(0));
     sandboxes.forEach((s, i) => {
       liveSandboxes.add(s.id);
       const sb = sandboxFromCri(s, s.state === 'SANDBOX_READY' ? (sbIps[i] ?? []) : []);
@@ -263,7 +253,12 @@ export class Pleg {
       p.sandboxes.push(sb);
     });
     const liveContainers = new Set<string>();
-    const statuses = await Promise.all(containers.map((c) => this.#cachedStatus(c.id, c.state) ?? limit.use(() => this.#containerStatus(c.id, c.state, signal))));
+    const statuses = containers.map((c, i) => {
+      const known = this.#cachedStatus(c.id, c.state);
+      if (!known) calls.push(limit().use(() => this.#containerStatus(c.id, c.state, signal)).then((st) => void (statuses[i] = st)));
+      return known;
+    });
+    if (calls.length > 0) await Promise.all(calls);
     containers.forEach((c, i) => {
       liveContainers.add(c.id);
       const oc = containerFromCri(c, statuses[i]);
@@ -274,6 +269,22 @@ export class Pleg {
       p.containers.push(oc);
     });
     return { pods, liveSandboxes, liveContainers };
+  }
+
+  /** A ready sandbox's IPs from PodSandboxStatus, cached once known (or known to be none: host network). */
+  async #sandboxStatusIps(id: string, signal: AbortSignal): Promise<string[]> {
+    const cached = this.#sandboxIps.get(id);
+    if (cached) return cached;
+    const st = await this.#o.runtime.podSandboxStatus({ podSandboxId: id }, { signal }).catch((err: unknown) => {
+      // No IPs this relist (not cached: asked again on the next one). A sandbox removed since
+      // the list is no failure.
+      if (!signal.aborted && !hasCode(err, 'ERR_NOT_FOUND')) this.#o.log.warn({ podSandboxId: id, err: describeError(err) }, 'PLEG: sandbox status failed');
+      return undefined;
+    });
+    const net = st?.status?.network;
+    const ips = net?.ip ? [net.ip, ...(net.additionalIps ?? []).map((x) => x.ip)] : [];
+    if (ips.length > 0 || st?.status?.linux?.namespaces?.options?.network === 'NODE') this.#sandboxIps.set(id, ips);
+    return ips;
   }
 
   /**

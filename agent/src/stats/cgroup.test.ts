@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { cgroupDirs, parseMountinfo, parseProcCgroup, readCgroup, readProcessCgroup, workingSet, type ReadText } from './cgroup.js';
+import { cgroupDirs, parseMountinfo, parseProcCgroup, readCgroup, readProcessCgroup, readText, workingSet, type ReadText } from './cgroup.js';
 
 // The lab VM's layout: v1 controllers, each on its own mount, plus an empty unified hierarchy.
 const HYBRID_MOUNTINFO = [
@@ -85,5 +85,18 @@ describe('cgroup readings', () => {
     assert.equal(workingSet(100, 30), 70);
     assert.equal(workingSet(100, undefined), 100);
     assert.equal(workingSet(10, 30), 0);
+  });
+});
+
+describe('readText (the real reader of /proc and cgroupfs)', () => {
+  it('reads a procfs file whole although stat gives it size 0, and fails a missing one with a rejected promise, not a throw', async () => {
+    const status = await readText('/proc/self/status');
+    assert.match(status, /^Name:/);
+    assert.match(status, /\nVmRSS:\s+\d+ kB\n/);
+    assert.ok(status.endsWith('\n'));
+    // Callers chain .catch() on the call: a synchronous throw would escape it.
+    let p: Promise<string> | undefined;
+    assert.doesNotThrow(() => (p = readText('/proc/self/no-such-file')));
+    await assert.rejects(p!, { code: 'ENOENT' });
   });
 });

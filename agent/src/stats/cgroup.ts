@@ -15,13 +15,21 @@
  *
  * Working set is usage − inactive file pages, floored at 0, as cadvisor and kubelet compute it.
  */
-import { readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** What the readers here need of the filesystem (tests pass a map). */
 export type ReadText = (path: string) => Promise<string>;
 
-export const readText: ReadText = (path) => readFile(path, 'utf8');
+/**
+ * Reads a /proc or /sys (cgroupfs) file. Synchronously, on purpose: the kernel generates these
+ * files on read, so no read waits on a disk (cadvisor reads them the same way), while
+ * fs/promises' readFile made each one five thread-pool round trips (open, fstat, two reads,
+ * close), each with its request object and promise: about 150 files per stats round at 30 pods,
+ * the largest item of the idle agent's profile after GC and the gRPC calls
+ * (docs/performance.md, "Agent footprint"). Rejects, as before, when the file is missing.
+ */
+export const readText: ReadText = async (path) => readFileSync(path, 'utf8');
 
 export interface CgroupMounts {
   /** v1 controller → { mountpoint, root of the mount }. */

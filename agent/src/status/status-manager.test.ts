@@ -201,3 +201,47 @@ test('a resync does not rewrite a status whose only difference from the informer
   const patches = server.requests.slice(from).filter((r) => r.method === 'PATCH');
   assert.equal(patches.length, 0, 'three resyncs of an unchanged status cost no request');
 });
+
+test('a resync compares a status with the informer copy once per copy: the same object and the same status agree again without the deep compare, a replaced copy is compared anew', async (t) => {
+  const server = await InMemoryApiServer.start();
+  const clock = new FakeClock();
+  const stop = new AbortController();
+  let uid = '';
+  let reads = 0;
+  // The informer's copy, with a getter that counts how often the comparison walks it.
+  const informerCopy = (message: string) => {
+    const st = { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] } as Record<string, unknown>;
+    Object.defineProperty(st, 'message', { enumerable: true, get: () => (reads++, message) });
+    return st;
+  };
+  let copy = informerCopy('ours');
+  const status = new StatusManager({ api: server.client(), clock, log: noopLogger, resyncMs: 10_000, apiStatus: (u) => (u === uid ? copy : undefined) });
+  const running = status.run(stop.signal);
+  t.after(async () => {
+    stop.abort();
+    await running;
+    await server.close();
+  });
+  const pod = server.seed(PODS, { metadata: { name: 'p', namespace: 'default' }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'x' }] } }) as Pod;
+  uid = pod.metadata.uid!;
+  status.setStatus(pod, { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }], message: 'ours' });
+  await status.flushed(AbortSignal.timeout(5000));
+  const patches = () => server.requests.filter((r) => r.method === 'PATCH').length;
+  const written = patches();
+  await pollUntil('the first resync compared the copy', async () => {
+    await clock.advanceAsync(1000);
+    return reads > 0;
+  }, { timeoutMs: 10_000, intervalMs: 1 });
+  await status.flushed(AbortSignal.timeout(5000));
+  const afterFirst = reads;
+  for (let i = 0; i < 35; i++) await clock.advanceAsync(1000);
+  await status.flushed(AbortSignal.timeout(5000));
+  assert.equal(reads, afterFirst, 'three more resyncs of the same copy walked it again');
+  assert.equal(patches(), written, 'an agreeing status is not written');
+  // The informer replaces its copy (someone else wrote the status): the next resync compares it and writes ours back.
+  copy = informerCopy('theirs');
+  await pollUntil('the replaced copy compared and ours written back', async () => {
+    await clock.advanceAsync(1000);
+    return patches() > written;
+  }, { timeoutMs: 10_000, intervalMs: 1 });
+});
