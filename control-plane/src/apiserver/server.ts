@@ -199,6 +199,8 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     rbac,
     mirrorOf: (def) =>
       def.group === 'rbac.authorization.k8s.io' ? mirrorByPlural.get(def.plural) : def.group === '' ? lookupMirrors.get(def.plural) : def.group === 'admissionregistration.k8s.io' ? webhookMirrors.get(def.plural) : def.group === 'scheduling.k8s.io' && def.plural === 'priorityclasses' ? priorityClassMirror : undefined,
+    // NodeRestriction reads a node's pod on every token request: memory first (mirror.ts findForCheck).
+    lookupMirrorOf: (def) => (def.group === '' && def.plural === 'pods' ? podMirror : undefined),
     caPem: opts.caPem,
     nodeCredentialTtlMs: opts.nodeCredentialTtlMs,
     serviceAccountTokens: opts.serviceAccountTokens,
