@@ -175,6 +175,8 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   const listPods = async (ns: string) => (await catalog.get('', 'v1', 'pods')!.registry.list({ namespace: ns, filter: () => true })).items;
   // The Node authorizer's view of which pods are bound where (auth/node-authorizer.ts): memory first.
   const podMirror = new ResourceMirror({ served: catalog.get('', 'v1', 'pods')!, logger: log, stop: stop.signal });
+  // A pod's binding and status updates start from the mirrored copy: one etcd round trip less each (registry.ts guaranteedUpdate).
+  catalog.get('', 'v1', 'pods')!.registry.readCachedFrom((ns, name) => podMirror.get(ns, name));
   const authorizer = createAuthorizerChain([
     createNodeAuthorizer({
       listPods, cachedPods: (ns) => podMirror.inNamespace(ns),
