@@ -51,6 +51,12 @@ export interface ServerContext {
    * namespaces and service accounts for admission), for read-your-writes.
    */
   mirrorOf?(def: ResourceDef): ResourceMirror | undefined;
+  /**
+   * Mirrors kept for the server's own lookups only (pods, for NodeRestriction: mirror.ts
+   * findForCheck), with no read-your-writes wait on writes to them, which would delay every pod
+   * write by a watch delivery.
+   */
+  lookupMirrorOf?(def: ResourceDef): ResourceMirror | undefined;
   /** The cluster CA (PEM), handed out with node credentials. */
   caPem?: string;
   /** Lifetime of issued node credentials (default one year). */

@@ -155,6 +155,27 @@ export async function findMirrored(ctx: ServerContext, served: ServedResource, n
 }
 
 /**
+ * One object for a check the server makes itself (token requests, NodeRestriction, a
+ * service-account token's bound objects), read as upstream's admission plugins and token getters
+ * read their listers: the in-memory copy when the server mirrors the kind (for read-your-writes,
+ * {@link ServerContext.mirrorOf}, or for lookups only, {@link ServerContext.lookupMirrorOf}) and
+ * `fits` accepts it, else the store's object. A miss or a copy that fails the check may be the
+ * mirror a watch delivery behind the store, so the store has the last word on a refusal; on etcd
+ * this saves a round trip per lookup. Read-only: the result may be the mirror's own copy.
+ */
+export async function findForCheck(
+  ctx: ServerContext,
+  served: ServedResource,
+  namespace: string | undefined,
+  name: string,
+  fits: (obj: ApiObject) => boolean = () => true,
+): Promise<ApiObject | undefined> {
+  const cached = (ctx.mirrorOf?.(served.def) ?? ctx.lookupMirrorOf?.(served.def))?.get(namespace, name);
+  if (cached && fits(cached)) return cached;
+  return served.registry.find(namespace, name);
+}
+
+/**
  * Every object of `served` in `namespace` (cluster-scoped: undefined), sorted by name as a store
  * list is: from its mirror when the server keeps one (what admission reads on every create, as
  * upstream's listers), else listed from the store. Read-only: the results may be the mirror's own

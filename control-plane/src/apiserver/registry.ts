@@ -82,6 +82,7 @@ export class Registry {
   readonly #typeMeta: { apiVersion: string; kind: string };
   /** While a watch cache reads this resource's events: the latest write of each key, until its event comes. */
   #kept: Map<string, KeptWrite> | undefined;
+  #cachedObject: ((namespace: string | undefined, name: string) => ApiObject | undefined) | undefined;
 
   constructor(def: ResourceDef, store: Store) {
     this.def = def;
@@ -141,6 +142,14 @@ export class Registry {
     this.#kept.set(key, entry);
     if (this.#kept.size > MAX_KEPT_WRITES) this.#kept.delete(this.#kept.keys().next().value!);
     return entry;
+  }
+
+  /**
+   * Where {@link guaranteedUpdate} finds a cached copy of an object to start from (the server's
+   * pod mirror, server.ts); read-only, cloned before use.
+   */
+  readCachedFrom(find: (namespace: string | undefined, name: string) => ApiObject | undefined): void {
+    this.#cachedObject = find;
   }
 
   #forget(key: string, entry: KeptWrite | undefined): void {
@@ -276,27 +285,45 @@ export class Registry {
     opts: { preconditionRV?: string; ifMissing?: () => Promise<ApiObject>; signal?: AbortSignal } = {},
   ): Promise<{ object: ApiObject; changed: boolean; created?: boolean }> {
     const key = this.key(namespace, name);
+    // The first attempt starts from the cached copy when there is one (upstream's cacher hands
+    // its object to the store's GuaranteedUpdate the same way): on etcd that saves the read, a
+    // round trip. A copy that turns out stale (the write's guard fails, the precondition or
+    // `mutate` refuses it, or it needs no change) is never the answer: the store is read and the
+    // attempt made again, as after a lost race.
+    let cached = this.#cachedObject?.(namespace, name);
     for (let attempt = 0; attempt < 20; attempt++) {
-      const kv = await this.#store.get(key, { signal: opts.signal });
-      if (!kv) {
+      const fromCache = cached !== undefined;
+      const kv = fromCache ? undefined : await this.#store.get(key, { signal: opts.signal });
+      if (!fromCache && !kv) {
         if (opts.ifMissing) return { object: await opts.ifMissing(), changed: true, created: true };
         throw notFound(this.def.plural, this.def.group, name);
       }
-      const current = this.decode(kv);
+      const current = cached ?? this.decode(kv!);
+      const modRevision = kv ? kv.modRevision : Number(current.metadata.resourceVersion);
+      cached = undefined;
+      if (fromCache && (!Number.isSafeInteger(modRevision) || (opts.preconditionRV && opts.preconditionRV !== current.metadata.resourceVersion))) continue;
       if (opts.preconditionRV && opts.preconditionRV !== current.metadata.resourceVersion) throw conflict(this.def.plural, this.def.group, name);
       // A value read with an old encryption key is written even unchanged (kube's "stale"):
       // that is how rewriting every Secret moves them to a new key.
-      const next = (await mutate(structuredClone(current))) ?? (kv.stale ? structuredClone(current) : undefined);
+      let next: ApiObject | undefined;
+      try {
+        next = (await mutate(structuredClone(current))) ?? (kv?.stale ? structuredClone(current) : undefined);
+      } catch (err) {
+        if (fromCache) continue;
+        throw err;
+      }
+      if (!next && fromCache) continue;
       if (!next) return { object: current, changed: false };
       opts.signal?.throwIfAborted();
       const { value } = this.#encodeForWrite(key, next);
       const kept = this.#keep(key, value, next);
       try {
-        const rev = await this.#store.update(key, value, kv.modRevision);
+        const rev = await this.#store.update(key, value, modRevision);
         next.metadata.resourceVersion = String(rev);
         return { object: next, changed: true };
       } catch (err) {
         this.#forget(key, kept);
+        if (fromCache && (hasCode(err, 'ERR_CONFLICT') || hasCode(err, 'ERR_NOT_FOUND'))) continue;
         if (hasCode(err, 'ERR_CONFLICT')) {
           if (opts.preconditionRV) throw conflict(this.def.plural, this.def.group, name);
           continue;

@@ -175,6 +175,8 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   const listPods = async (ns: string) => (await catalog.get('', 'v1', 'pods')!.registry.list({ namespace: ns, filter: () => true })).items;
   // The Node authorizer's view of which pods are bound where (auth/node-authorizer.ts): memory first.
   const podMirror = new ResourceMirror({ served: catalog.get('', 'v1', 'pods')!, logger: log, stop: stop.signal });
+  // A pod's binding and status updates start from the mirrored copy: one etcd round trip less each (registry.ts guaranteedUpdate).
+  catalog.get('', 'v1', 'pods')!.registry.readCachedFrom((ns, name) => podMirror.get(ns, name));
   const authorizer = createAuthorizerChain([
     createNodeAuthorizer({
       listPods, cachedPods: (ns) => podMirror.inNamespace(ns),
@@ -199,6 +201,8 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
     rbac,
     mirrorOf: (def) =>
       def.group === 'rbac.authorization.k8s.io' ? mirrorByPlural.get(def.plural) : def.group === '' ? lookupMirrors.get(def.plural) : def.group === 'admissionregistration.k8s.io' ? webhookMirrors.get(def.plural) : def.group === 'scheduling.k8s.io' && def.plural === 'priorityclasses' ? priorityClassMirror : undefined,
+    // NodeRestriction reads a node's pod on every token request: memory first (mirror.ts findForCheck).
+    lookupMirrorOf: (def) => (def.group === '' && def.plural === 'pods' ? podMirror : undefined),
     caPem: opts.caPem,
     nodeCredentialTtlMs: opts.nodeCredentialTtlMs,
     serviceAccountTokens: opts.serviceAccountTokens,

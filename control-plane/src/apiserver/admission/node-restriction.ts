@@ -20,7 +20,8 @@ import { podConfigSources } from '@nodelet/api';
 import type { Json } from '../object.js';
 import { isPlainObject, jsonEqual, type ApiObject } from '../object.js';
 import { nodeNameOf } from '../auth/node-authorizer.js';
-import { forbidden } from '../status.js';
+import { forbidden, notFound } from '../status.js';
+import { findForCheck } from '../mirror.js';
 import type { AdmissionPlugin, AdmissionRequest } from './types.js';
 
 export const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
@@ -77,7 +78,8 @@ export const nodeRestriction: AdmissionPlugin = async (ctx, r) => {
     const ref = (r.object?.spec as Json | undefined)?.boundObjectRef as { apiVersion?: string; kind?: string; name?: string; uid?: string } | undefined;
     if (!ref || ref.apiVersion !== 'v1' || ref.kind !== 'Pod' || !ref.name) refuse('node requested token not bound to a pod');
     if (!ref!.uid) refuse('node requested token with a pod binding without a uid');
-    const pod = await ctx.resource('', 'v1', 'pods')!.registry.get(r.namespace, ref!.name!);
+    const pod = await findForCheck(ctx, ctx.resource('', 'v1', 'pods')!, r.namespace, ref!.name!, (p) => p.metadata.uid === ref!.uid && (p.spec as Json | undefined)?.nodeName === node);
+    if (!pod) throw notFound('pods', '', ref!.name!);
     if (pod.metadata.uid !== ref!.uid) refuse(`the UID in the bound object reference (${ref!.uid}) does not match the UID in record. The object might have been deleted and then recreated`);
     if ((pod.spec as Json | undefined)?.nodeName !== node) refuse('node requested token bound to a pod scheduled on a different node');
   }

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose';
+import { pollUntil } from '@nodelet/base';
 import { startAuthTestServer, type AuthTestServer } from '../testing/auth-server.js';
 import { ensureServiceAccountKey } from './signing-key.js';
 import { ServiceAccountTokens } from './tokens.js';
@@ -118,6 +119,36 @@ describe('service-account tokens', () => {
     assert.equal(other.status, 403);
     assert.match(other.json.message, /node requested token bound to a pod scheduled on a different node/);
     assert.match((await ask(undefined)).json.message, /node requested token not bound to a pod/);
+  });
+
+  it("a node's token request reads the account and the pod together, and the pod once: NodeRestriction reads it from memory", async () => {
+    const p = (await t.call('admin', 'POST', '/api/v1/namespaces/default/pods', pod('reads', { nodeName: 'node-1' }))).json;
+    const podsDef = t.server.context.resource('', 'v1', 'pods')!.def;
+    await pollUntil('the pod in the server mirror', () => t.server.context.lookupMirrorOf?.(podsDef)?.get('default', 'reads')?.metadata.uid === p.metadata.uid, { timeoutMs: 5000 });
+    // Each read of the store is held 20 ms, as a round trip to etcd is: reads made together overlap.
+    const store = t.store as { get: typeof t.store.get };
+    const original = store.get;
+    const reads: string[] = [];
+    let inFlight = 0;
+    let most = 0;
+    store.get = async function (this: unknown, key, opts) {
+      reads.push(key);
+      most = Math.max(most, ++inFlight);
+      try {
+        await new Promise((r) => setTimeout(r, 20));
+        return await original.call(this, key, opts);
+      } finally {
+        inFlight--;
+      }
+    };
+    try {
+      const r = await t.call('node1', 'POST', tokenPath('default', 'default'), { spec: { boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: 'reads', uid: p.metadata.uid } } });
+      assert.equal(r.status, 201, JSON.stringify(r.json));
+    } finally {
+      store.get = original;
+    }
+    assert.equal(reads.filter((k) => k.endsWith('/pods/default/reads')).length, 1, `pod reads: ${reads.join(', ')}`);
+    assert.ok(most >= 2, `the account and the pod were read one after the other: ${reads.join(', ')}`);
   });
 
   it('a mirror pod (no service account) opens no account: not even `default` of its namespace', async () => {
