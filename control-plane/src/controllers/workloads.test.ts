@@ -197,13 +197,25 @@ describe('workload controllers on the real API server', () => {
     d.spec!.strategy = { type: 'Recreate' };
     await deploys.create(d);
     await pollUntil('2 pods', async () => ((await activePods(client, 'rec')).length === 2 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
-    // Sample continuously: no new-template pod may exist while an old one does.
+    // Every pod change in order, from a watch from the list's resourceVersion: no new-template pod may
+    // exist while an old one does. (A sampler of lists could miss a short overlap, and its busy loop
+    // of requests slowed the controllers it watched.)
+    const list = await client.resource(PODS, 'default').list({ labelSelector: 'app=rec' });
+    const live = new Map(list.items.filter((p) => !p.metadata.deletionTimestamp).map((p) => [p.metadata.uid!, p.spec?.containers[0]?.image]));
     const seen: Array<{ old: number; new: number }> = [];
-    let sampling = true;
-    const sampler = (async () => {
-      while (sampling) {
-        const ps = await activePods(client, 'rec');
-        seen.push({ old: ps.filter((p) => p.spec?.containers[0]?.image === 'busybox:1').length, new: ps.filter((p) => p.spec?.containers[0]?.image === 'busybox:2').length });
+    const watching = new AbortController();
+    const watched = (async () => {
+      try {
+        for await (const e of client.resource(PODS, 'default').watch({ labelSelector: 'app=rec', resourceVersion: list.metadata.resourceVersion, signal: watching.signal })) {
+          if (e.type === 'BOOKMARK' || e.type === 'ERROR') continue;
+          const p = e.object as Pod;
+          if (e.type === 'DELETED' || p.metadata.deletionTimestamp) live.delete(p.metadata.uid!);
+          else live.set(p.metadata.uid!, p.spec?.containers[0]?.image);
+          const images = [...live.values()];
+          seen.push({ old: images.filter((i) => i === 'busybox:1').length, new: images.filter((i) => i === 'busybox:2').length });
+        }
+      } catch (err) {
+        if (!watching.signal.aborted) throw err;
       }
     })();
     await deploys.patch('rec', { spec: { template: { spec: { containers: [{ name: 'main', image: 'busybox:2' }] } } } }, { type: 'merge' });
@@ -211,8 +223,9 @@ describe('workload controllers on the real API server', () => {
       const ps = await activePods(client, 'rec');
       return ps.length === 2 && ps.every((p) => p.spec?.containers[0]?.image === 'busybox:2') ? true : undefined;
     }, { timeoutMs: 8000, intervalMs: 25 });
-    sampling = false;
-    await sampler;
+    watching.abort();
+    await watched;
+    assert.ok(seen.some((s) => s.new === 2), `the watch saw the new pods: ${JSON.stringify(seen)}`);
     assert.ok(seen.every((s) => s.old === 0 || s.new === 0), `old and new pods overlapped: ${JSON.stringify(seen.filter((s) => s.old && s.new))}`);
   });
 });
