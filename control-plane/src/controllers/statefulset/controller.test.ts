@@ -86,6 +86,8 @@ describe('statefulset controller on the real API server', () => {
     })();
     await sets.patch('web', { spec: { replicas: 1 } }, { type: 'merge' });
     await pollUntil('1 left', async () => (names(await podsOf('web')).join() === 'web-0' && (await podsOf('web')).length === 1 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
+    // A list can be ahead of the watch: wait for the watch to see the end too.
+    await pollUntil('the watch to see web-1 gone', () => seen.includes('gone web-1'), { timeoutMs: 8000, intervalMs: 25 });
     watching.abort();
     await watched;
     // Highest first, and web-1 only once web-2 is gone.
