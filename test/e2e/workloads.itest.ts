@@ -282,6 +282,8 @@ describe('workloads on a two-node lab with the real kubectl', { skip }, () => {
         const left = await pods('app=web');
         return left.length === 1 && left[0]!.name === 'web-0' ? true : undefined;
       }, { timeoutMs: 120_000, intervalMs: 250 });
+      // A list can be ahead of the watch: wait for the watch to see both go too.
+      await pollUntil('the watch to see web-2 and web-1 go', () => order.length >= 2, { timeoutMs: 30_000, intervalMs: 50 });
       watching.abort();
       await watched;
     } finally {
