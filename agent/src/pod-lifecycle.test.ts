@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AgentError, noopLogger, pollUntil, systemClock } from '@nodelet/base';
-import { PODS, type Pod } from '@nodelet/api';
+import { PODS, type ContainerStatus, type Pod } from '@nodelet/api';
 import { InMemoryApiServer } from '@nodelet/api/testing';
 import { createCriClient } from '@nodelet/cri-client';
 import { FakeCriServer } from '@nodelet/cri-client/testing';
@@ -31,7 +31,7 @@ const IMAGE = 'registry.test/busybox:1.36';
 async function world(
   t: { after(fn: () => unknown): void },
   shared?: { fake: FakeCriServer; api: InMemoryApiServer; dir: string },
-  o: { runtimeHandler?: (pod: Pod, signal: AbortSignal) => Promise<string>; beforeContainers?: (pod: Pod, ips: readonly string[], signal: AbortSignal) => Promise<void> } = {},
+  o: { runtimeHandler?: (pod: Pod, signal: AbortSignal) => Promise<string>; beforeContainers?: (pod: Pod, ips: readonly string[], signal: AbortSignal) => Promise<void>; crashLoopInitialMs?: number } = {},
 ) {
   const cleanup = cleanups(t);
   const fake = shared?.fake ?? (await FakeCriServer.start());
@@ -65,8 +65,8 @@ async function world(
     hostIP: () => '192.0.2.10',
     nodeMemoryBytes: 2 ** 30,
     runtimeRequestTimeoutMs: 10_000,
-    crashLoopInitialMs: 200,
-    crashLoopMaxMs: 800,
+    crashLoopInitialMs: o.crashLoopInitialMs ?? 200,
+    crashLoopMaxMs: Math.max(800, o.crashLoopInitialMs ?? 0),
     onSandboxIps: (id, ips) => pleg.noteSandboxIps(id, ips),
     ...(o.runtimeHandler ? { runtimeHandler: o.runtimeHandler } : {}),
     ...(o.beforeContainers ? { beforeContainers: o.beforeContainers } : {}),
@@ -165,22 +165,37 @@ test('beforeContainers (NetworkPolicy admission) is awaited with the sandbox IP 
 });
 
 test('an exited container is restarted with restartCount+1, then backs off (CrashLoopBackOff)', async (t) => {
-  const w = await world(t);
+  // A backoff of a second: the CrashLoopBackOff status lasts only until the next start, and a status
+  // replaced before its write went out is never written (the status manager sends the latest).
+  const w = await world(t, undefined, { crashLoopInitialMs: 1000 });
   const pod = w.api.seed(PODS, podObj('crash', ['false']));
   w.submit(pod);
   const first = await pollUntil('first container', () => [...w.fake.runtime.containers.values()].find((c) => c.state === 'CONTAINER_RUNNING'), { timeoutMs: 10_000, intervalMs: 20 });
   w.fake.runtime.exitContainer(first.id, 1);
   const second = await pollUntil('restarted container', () => [...w.fake.runtime.containers.values()].find((c) => c.state === 'CONTAINER_RUNNING' && c.id !== first.id), { timeoutMs: 10_000, intervalMs: 20 });
   assert.equal(second.config.annotations?.['io.kubernetes.container.restartCount'], '1');
+  // The statuses written from here on, in order, from a watch: a poll could miss the backoff's.
+  const from = await w.client.get(PODS, 'crash', { namespace: 'default' });
+  const watching = new AbortController();
+  t.after(() => watching.abort());
+  let backingOff: ContainerStatus | undefined;
+  const watched = (async () => {
+    try {
+      for await (const e of w.client.resource(PODS, 'default').watch({ resourceVersion: from.metadata.resourceVersion, signal: watching.signal })) {
+        const s = (e.object as Pod).status?.containerStatuses?.[0];
+        if (s?.state?.waiting?.reason === 'CrashLoopBackOff') backingOff ??= s;
+      }
+    } catch (err) {
+      if (!watching.signal.aborted) throw err;
+    }
+  })();
   w.fake.runtime.exitContainer(second.id, 1);
-  const waiting = await pollUntil('CrashLoopBackOff in the status', async () => {
-    const p = await w.client.get(PODS, 'crash', { namespace: 'default' });
-    const s = p.status?.containerStatuses?.[0];
-    return s?.state?.waiting?.reason === 'CrashLoopBackOff' ? s : undefined;
-  }, { timeoutMs: 10_000, intervalMs: 20 });
+  const waiting = await pollUntil('CrashLoopBackOff in a written status', () => backingOff, { timeoutMs: 10_000, intervalMs: 20 });
+  watching.abort();
+  await watched;
   assert.equal(waiting.lastState?.terminated?.exitCode, 1);
   assert.equal(waiting.restartCount, 1);
-  // after the backoff (200 ms here) it is started again
+  // after the backoff it is started again
   const third = await pollUntil('third container', () => [...w.fake.runtime.containers.values()].find((c) => c.config.annotations?.['io.kubernetes.container.restartCount'] === '2'), { timeoutMs: 10_000, intervalMs: 20 });
   assert.ok(third);
   assert.ok(w.events.some((e) => e.reason === 'BackOff' && e.type === 'Warning'));

@@ -11,7 +11,7 @@ import { stringify as toYaml } from 'yaml';
 import { labPaths, type LabUpResult } from '@nodelet/cli';
 import { startControllerManager } from '@nodelet/control-plane';
 import { requireRoot } from '@nodelet/lab-runtime/testing';
-import { ApiClient, loadKubeconfig } from '@nodelet/api';
+import { ApiClient, PODS, loadKubeconfig, type Pod } from '@nodelet/api';
 import { BaseClock, noopLogger, pollUntil } from '@nodelet/base';
 import { kubectl, type Kubectl } from './helpers.js';
 import { startTwoNodeLab, type TwoNodeLab } from './two-node-lab.js';
@@ -259,21 +259,37 @@ describe('workloads on a two-node lab with the real kubectl', { skip }, () => {
     assert.equal((await k('exec', 'web-1', '--', 'cat', '/data/token')).trim(), 'keep-me');
     assert.equal((await k('exec', 'web-1', '--', 'cat', '/data/starts')).trim(), 'web-1\nweb-1');
 
+    // A pod is marked for deletion only for its grace second: a kubectl poll can miss the mark, so the
+    // order is read from a watch from the list's resourceVersion, which sees every change in sequence.
+    const client = new ApiClient({ ...(await loadKubeconfig(kubeconfig)), timeoutMs: 10_000 });
+    const watching = new AbortController();
     const order: string[] = [];
-    let watching = true;
-    const watcher = (async () => {
-      while (watching) {
-        for (const p of await pods('app=web')) if (p.deleting && !order.includes(p.name)) order.push(p.name);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    })();
-    await k('scale', 'sts', 'web', '--replicas=1');
-    await pollUntil('only web-0 left', async () => {
-      const left = await pods('app=web');
-      return left.length === 1 && left[0]!.name === 'web-0' ? true : undefined;
-    }, { timeoutMs: 120_000, intervalMs: 250 });
-    watching = false;
-    await watcher;
+    try {
+      const list = await client.resource(PODS, 'default').list({ labelSelector: 'app=web' });
+      const watched = (async () => {
+        try {
+          for await (const e of client.resource(PODS, 'default').watch({ labelSelector: 'app=web', resourceVersion: list.metadata.resourceVersion, signal: watching.signal })) {
+            if (e.type === 'BOOKMARK' || e.type === 'ERROR') continue;
+            const p = e.object as Pod;
+            if ((e.type === 'DELETED' || p.metadata.deletionTimestamp) && !order.includes(p.metadata.name!)) order.push(p.metadata.name!);
+          }
+        } catch (err) {
+          if (!watching.signal.aborted) throw err;
+        }
+      })();
+      await k('scale', 'sts', 'web', '--replicas=1');
+      await pollUntil('only web-0 left', async () => {
+        const left = await pods('app=web');
+        return left.length === 1 && left[0]!.name === 'web-0' ? true : undefined;
+      }, { timeoutMs: 120_000, intervalMs: 250 });
+      // A list can be ahead of the watch: wait for the watch to see both go too.
+      await pollUntil('the watch to see web-2 and web-1 go', () => order.length >= 2, { timeoutMs: 30_000, intervalMs: 50 });
+      watching.abort();
+      await watched;
+    } finally {
+      watching.abort();
+      client.close();
+    }
     assert.deepEqual(order, ['web-2', 'web-1']);
     // Leave the nodes clean: pods go, then their bind mounts.
     await k('delete', 'sts', 'web');

@@ -84,12 +84,14 @@ test('a container exiting 1 under Always goes into CrashLoopBackOff with growing
 test('a bad image gives ErrImagePull, then ImagePullBackOff', { timeout: 60_000 }, async (t) => {
   if (skip) return t.skip('needs root');
   const image = `${h!.rt.registryHost}/does-not-exist:1.0`;
-  // Every status write is seen through a watch (polling could miss the short ErrImagePull phase).
+  // Every status write is seen through a watch (polling could miss the short ErrImagePull phase),
+  // from a resourceVersion read before the create: a watch from "now" could open after the first writes.
   const seen: string[] = [];
   const stop = new AbortController();
+  const from = (await h!.api.list(PODS, { namespace: 'default' })).metadata.resourceVersion;
   const watching = (async () => {
     try {
-      for await (const ev of h!.api.watch(PODS, { namespace: 'default', fieldSelector: 'metadata.name=badimg', signal: stop.signal })) {
+      for await (const ev of h!.api.watch(PODS, { namespace: 'default', fieldSelector: 'metadata.name=badimg', resourceVersion: from, signal: stop.signal })) {
         const w = (ev.object as { status?: { containerStatuses?: Array<{ state?: { waiting?: { reason?: string } } }> } }).status?.containerStatuses?.[0]?.state?.waiting;
         if (w?.reason && seen.at(-1) !== w.reason) seen.push(w.reason);
       }

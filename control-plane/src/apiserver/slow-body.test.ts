@@ -78,15 +78,17 @@ describe('a request body that stalls', () => {
     const denied = await rawExchange(admin, [request('GET', '/api/v1/namespaces/default/configmaps', [`Authorization: Bearer ${saToken}`])]);
     assert.equal(denied.status, 403, `the service account has no bindings: ${denied.body}`);
 
+    // Read before the attack: the slots are held only until the request timeout, so the one request
+    // that must land inside that window is the renewal itself.
+    const leaseBefore = await rawExchange(node, [request('GET', LEASE, [])]);
+    assert.equal(leaseBefore.status, 200, leaseBefore.body);
+    const beforeRv = (JSON.parse(leaseBefore.body) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
     const uploads = [slowReview(admin, saToken), slowReview(admin, saToken)];
     t.after(() => uploads.forEach((u) => u.socket.destroy()));
     const started = Date.now();
     await pollUntil('both uploads to hold a mutating slot', async () => server.inflight().mutating === 2, { timeoutMs: 5000, intervalMs: 10 });
     // While they hold the pool, the node is refused (what the attack achieves for its duration).
-    const refused = await rawExchange(node, [request('GET', LEASE, [])]).then(async (cur) => {
-      const rv = (JSON.parse(cur.body) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
-      return rawExchange(node, [request('PUT', LEASE, [], lease(new Date().toISOString(), rv))]);
-    });
+    const refused = await rawExchange(node, [request('PUT', LEASE, [], lease(new Date().toISOString(), beforeRv))]);
     assert.equal(refused.status, 429, refused.body);
 
     // Each resolves when the connection closes, which the test never does: the server closed it.

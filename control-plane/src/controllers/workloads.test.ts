@@ -31,6 +31,41 @@ async function activePods(client: ApiClient, app: string): Promise<Pod[]> {
   return (await client.resource(PODS, 'default').list({ labelSelector: `app=${app}` })).items.filter((p) => !p.metadata.deletionTimestamp);
 }
 
+/**
+ * The images of the live (not terminating) pods of `app` after each pod change, from a watch from the
+ * list's resourceVersion: every change in order, so a short peak or overlap is not missed (a sampler
+ * of lists could miss it, and a busy loop of requests slows the controllers under test). A test awaits
+ * its end state in `snapshots` (a list may be ahead of the watch), then `stop` ends the watch.
+ */
+async function watchLive(client: ApiClient, app: string): Promise<{ snapshots: string[][]; stop(): Promise<string[][]> }> {
+  const list = await client.resource(PODS, 'default').list({ labelSelector: `app=${app}` });
+  const image = (p: Pod): string => p.spec?.containers[0]?.image ?? '';
+  const live = new Map(list.items.filter((p) => !p.metadata.deletionTimestamp).map((p) => [p.metadata.uid!, image(p)]));
+  const snapshots: string[][] = [];
+  const watching = new AbortController();
+  const watched = (async () => {
+    try {
+      for await (const e of client.resource(PODS, 'default').watch({ labelSelector: `app=${app}`, resourceVersion: list.metadata.resourceVersion, signal: watching.signal })) {
+        if (e.type === 'BOOKMARK' || e.type === 'ERROR') continue;
+        const p = e.object as Pod;
+        if (e.type === 'DELETED' || p.metadata.deletionTimestamp) live.delete(p.metadata.uid!);
+        else live.set(p.metadata.uid!, image(p));
+        snapshots.push([...live.values()]);
+      }
+    } catch (err) {
+      if (!watching.signal.aborted) throw err;
+    }
+  })();
+  return {
+    snapshots,
+    stop: async () => {
+      watching.abort();
+      await watched;
+      return snapshots;
+    },
+  };
+}
+
 describe('workload controllers on the real API server', () => {
   let c: RealCluster;
   before(async () => {
@@ -76,11 +111,7 @@ describe('workload controllers on the real API server', () => {
     await markReady(client, 'web');
 
     // Rolling update to a new image: a second RS at revision 2; never more than 2 + 1 pods alive.
-    let maxAlive = 0;
-    let sampling = true;
-    const sampler = (async () => {
-      while (sampling) maxAlive = Math.max(maxAlive, (await activePods(client, 'web')).length);
-    })();
+    const alive = await watchLive(client, 'web');
     await deploys.patch('web', { spec: { template: { spec: { containers: [{ name: 'main', image: 'busybox:2' }] } } } }, { type: 'merge' });
     await pollUntil('rollout done', async () => {
       await markReady(client, 'web');
@@ -88,9 +119,10 @@ describe('workload controllers on the real API server', () => {
       const ok = d.status?.updatedReplicas === 2 && d.status.replicas === 2 && d.status.availableReplicas === 2 && d.status.observedGeneration === d.metadata.generation;
       return ok ? d : undefined;
     }, { timeoutMs: 8000, intervalMs: 25 });
-    sampling = false;
-    await sampler;
-    assert.ok(maxAlive <= 3, `saw ${maxAlive} pods alive, more than replicas + maxSurge`);
+    await pollUntil('the watch to see the two new pods alone', () => alive.snapshots.at(-1)?.join() === 'busybox:2,busybox:2', { timeoutMs: 8000, intervalMs: 25 });
+    const seen = (await alive.stop()).map((images) => images.length);
+    assert.ok(seen.some((n) => n === 3), `the surge pod was seen beside the two old ones: ${seen.join()}`);
+    assert.ok(seen.every((n) => n <= 3), `saw ${Math.max(...seen)} pods alive, more than replicas + maxSurge: ${seen.join()}`);
     const sets = (await client.resource(REPLICASETS, 'default').list()).items;
     assert.deepEqual(sets.map((s) => [s.metadata.annotations?.['deployment.kubernetes.io/revision'], s.spec?.replicas]).sort(), [['1', 0], ['2', 2]]);
     assert.equal((await deploys.get('web')).metadata.annotations?.['deployment.kubernetes.io/revision'], '2');
@@ -197,22 +229,16 @@ describe('workload controllers on the real API server', () => {
     d.spec!.strategy = { type: 'Recreate' };
     await deploys.create(d);
     await pollUntil('2 pods', async () => ((await activePods(client, 'rec')).length === 2 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
-    // Sample continuously: no new-template pod may exist while an old one does.
-    const seen: Array<{ old: number; new: number }> = [];
-    let sampling = true;
-    const sampler = (async () => {
-      while (sampling) {
-        const ps = await activePods(client, 'rec');
-        seen.push({ old: ps.filter((p) => p.spec?.containers[0]?.image === 'busybox:1').length, new: ps.filter((p) => p.spec?.containers[0]?.image === 'busybox:2').length });
-      }
-    })();
+    // No new-template pod may exist while an old one does, after any pod change.
+    const live = await watchLive(client, 'rec');
     await deploys.patch('rec', { spec: { template: { spec: { containers: [{ name: 'main', image: 'busybox:2' }] } } } }, { type: 'merge' });
     await pollUntil('2 new pods', async () => {
       const ps = await activePods(client, 'rec');
       return ps.length === 2 && ps.every((p) => p.spec?.containers[0]?.image === 'busybox:2') ? true : undefined;
     }, { timeoutMs: 8000, intervalMs: 25 });
-    sampling = false;
-    await sampler;
+    await pollUntil('the watch to see the two new pods alone', () => live.snapshots.at(-1)?.join() === 'busybox:2,busybox:2', { timeoutMs: 8000, intervalMs: 25 });
+    const seen = (await live.stop()).map((images) => ({ old: images.filter((i) => i === 'busybox:1').length, new: images.filter((i) => i === 'busybox:2').length }));
+    assert.ok(seen.some((s) => s.new === 2), `the watch saw the new pods: ${JSON.stringify(seen)}`);
     assert.ok(seen.every((s) => s.old === 0 || s.new === 0), `old and new pods overlapped: ${JSON.stringify(seen.filter((s) => s.old && s.new))}`);
   });
 });

@@ -160,6 +160,8 @@ describe('daemonset controller on the real API server', () => {
       const ps = await podsOf('surge');
       return ps.length === 1 && ps[0]!.spec?.containers[0]?.image === 'busybox:2' ? true : undefined;
     }, { timeoutMs: 8000, intervalMs: 25 });
+    // A list can be ahead of the watch: wait for the watch to see the old pod go too.
+    await pollUntil('the watch to see the old pod deleted', () => seen.some((e) => e.uid === old.metadata.uid && e.type === 'DELETED'), { timeoutMs: 8000, intervalMs: 25 });
     watching.abort();
     await watched;
     const created = seen.findIndex((e) => e.type === 'ADDED' && e.image === 'busybox:2');

@@ -67,19 +67,31 @@ describe('statefulset controller on the real API server', () => {
 
   it('scale down removes the highest ordinal first, one at a time', async () => {
     const sets = c.admin.resource(STATEFULSETS, 'default');
-    const order: string[] = [];
-    let watching = true;
-    const watcher = (async () => {
-      while (watching) {
-        for (const p of await podsOf('web')) if (p.metadata.deletionTimestamp && !order.includes(p.metadata.name!)) order.push(p.metadata.name!);
-        await new Promise((r) => setTimeout(r, 5));
+    // The fake agents remove a terminating pod at once, so a poll can miss its deletion mark: the order
+    // is read from a watch from the list's resourceVersion, which sees every change in sequence.
+    const list = await c.admin.resource(PODS, 'default').list({ labelSelector: 'app=web' });
+    const watching = new AbortController();
+    const seen: string[] = [];
+    const watched = (async () => {
+      try {
+        for await (const e of c.admin.resource(PODS, 'default').watch({ labelSelector: 'app=web', resourceVersion: list.metadata.resourceVersion, signal: watching.signal })) {
+          if (e.type === 'BOOKMARK' || e.type === 'ERROR') continue;
+          const p = e.object as Pod;
+          if (e.type === 'DELETED') seen.push(`gone ${p.metadata.name}`);
+          else if (p.metadata.deletionTimestamp && !seen.includes(`deleting ${p.metadata.name}`)) seen.push(`deleting ${p.metadata.name}`);
+        }
+      } catch (err) {
+        if (!watching.signal.aborted) throw err;
       }
     })();
     await sets.patch('web', { spec: { replicas: 1 } }, { type: 'merge' });
     await pollUntil('1 left', async () => (names(await podsOf('web')).join() === 'web-0' && (await podsOf('web')).length === 1 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
-    watching = false;
-    await watcher;
-    assert.deepEqual(order, ['web-2', 'web-1']);
+    // A list can be ahead of the watch: wait for the watch to see the end too.
+    await pollUntil('the watch to see web-1 gone', () => seen.includes('gone web-1'), { timeoutMs: 8000, intervalMs: 25 });
+    watching.abort();
+    await watched;
+    // Highest first, and web-1 only once web-2 is gone.
+    assert.deepEqual(seen, ['deleting web-2', 'gone web-2', 'deleting web-1', 'gone web-1']);
     await sets.patch('web', { spec: { replicas: 3 } }, { type: 'merge' });
     await pollUntil('3 ready again', async () => ((await sets.get('web')).status?.readyReplicas === 3 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
   });
@@ -116,8 +128,9 @@ describe('statefulset controller on the real API server', () => {
 
   it('Parallel creates every pod at once; an update of a forbidden field is refused', async () => {
     const sets = c.admin.resource(STATEFULSETS, 'default');
-    await sets.create(statefulSet('par', 3, { podManagementPolicy: 'Parallel' }));
+    // Held back before the set exists: par-0 is never ready, so par-1 and par-2 cannot have waited for it.
     agents.holdBack.add('par-0');
+    await sets.create(statefulSet('par', 3, { podManagementPolicy: 'Parallel' }));
     await pollUntil('3 pods without waiting', async () => (names(await podsOf('par')).length === 3 ? true : undefined), { timeoutMs: 8000, intervalMs: 25 });
     agents.holdBack.delete('par-0');
     await assert.rejects(sets.patch('par', { spec: { serviceName: 'other' } }, { type: 'merge' }), (e: Error) => /updates to statefulset spec for fields other than/.test(e.message));
