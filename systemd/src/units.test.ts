@@ -5,7 +5,7 @@ import { join, dirname } from 'node:path';
 import { tmpdir } from 'node:os';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { serverUnit, agentUnit, containerdDropIn } from './units.js';
+import { serverUnit, agentUnit, containerdDropIn, AGENT_NODE_OPTIONS } from './units.js';
 
 const unitsDir = join(dirname(fileURLToPath(import.meta.url)), '..', 'units');
 
@@ -22,6 +22,24 @@ test('agent unit keeps containers alive across restarts and reports readiness', 
   assert.match(u, /^Restart=always$/m);
   assert.match(u, /^WatchdogSec=30$/m);
   assert.match(u, /^Wants=.*containerd\.service/m);
+});
+
+test("the agent unit's NODE_OPTIONS are accepted by node and leave it one V8 worker thread", () => {
+  const line = /^Environment="NODE_OPTIONS=(.*)"$/m.exec(agentUnit());
+  assert.ok(line, 'the agent unit sets NODE_OPTIONS');
+  assert.equal(line[1], AGENT_NODE_OPTIONS);
+  // Threads of a node that has started: main, V8's platform workers (4 unless --v8-pool-size), and
+  // node's own helpers. The unit's options must take 3 workers away (docs/performance.md).
+  const threads = (nodeOptions: string): number => {
+    const r = spawnSync(process.execPath, ['-e', "setTimeout(() => process.stdout.write(String(require('node:fs').readdirSync('/proc/self/task').length)), 100)"], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH, NODE_OPTIONS: nodeOptions },
+    });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stderr, '');
+    return Number(r.stdout);
+  };
+  assert.equal(threads('') - threads(line[1]), 3);
 });
 
 test('systemd-analyze verify accepts every unit without a single warning', (t) => {

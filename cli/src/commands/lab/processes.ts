@@ -30,7 +30,7 @@ export const managed = managedProcess;
  */
 export async function startDetached(p: ManagedProcess, argv: string[], env: NodeJS.ProcessEnv = process.env, prefix: readonly string[] = []): Promise<number> {
   const { cmd, args } = nodeletCommand();
-  // The agent runs with the node flags its systemd unit gives it (small V8 semi-spaces).
+  // The agent runs with the node flags its systemd unit gives it (small V8 semi-spaces, one V8 worker).
   const nodeFlags = argv[0] === 'agent' ? AGENT_NODE_OPTIONS.split(' ') : [];
   const full = [...prefix, cmd, ...nodeFlags, ...args, ...argv];
   return (await startManaged(p, full[0]!, full.slice(1), { env, cwd: REPO_ROOT, keepRunning: true })).pid;
