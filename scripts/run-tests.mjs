@@ -47,7 +47,8 @@ function tier(list) {
   return list.filter((f) => !skipped.includes(f));
 }
 
-// --test-timeout bounds any single test (integration ones included). There is no --test-force-exit:
+// --test-timeout bounds any single test (integration ones included) and, in Node 20's runner, each
+// file as a whole too (docs/contributing.md, Tests: a unit file has 60 s in all). There is no --test-force-exit:
 // each file's process must end by itself once its tests are done, so a handle a test leaves open
 // (a server, a socket, a timer) hangs the run and is found, not hidden (docs/contributing.md, Tests).
 //
