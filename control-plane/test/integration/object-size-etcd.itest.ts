@@ -1,6 +1,7 @@
 // The stored-object bound (registry.ts, MAX_STORED_OBJECT_BYTES) against a real etcd with its
 // default --max-request-bytes: the largest object the API server lets through is one etcd
-// stores, and one byte more is the API server's 413, not etcd's error.
+// stores, and one byte more is the API server's 413, not etcd's error; and a list whose reply
+// is larger than gRPC's default 4 MiB message is read whole.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
@@ -41,5 +42,19 @@ describe('stored object size on etcd', { skip }, () => {
       (e: unknown) => e instanceof StatusError && e.code === 413,
     );
     assert.equal((await registry.get('default', 'largest')).metadata.resourceVersion, stored.metadata.resourceVersion);
+  });
+
+  it('a list whose reply passes gRPC\'s default 4 MiB is served, and the store stays reachable', async (t) => {
+    const store = createEtcdStore({ endpoints: [etcd!.endpoint], prefix: `/t-${randomUUID()}` });
+    t.after(() => store.close());
+    // Six values of 1 MiB: each within etcd's --max-request-bytes (1.5 MiB), 6 MiB together.
+    const value = Buffer.alloc(1024 * 1024, 'x');
+    for (let i = 0; i < 6; i++) await store.create(`/big/v${i}`, value);
+    for (let round = 0; round < 3; round++) {
+      const listed = await store.list('/big/');
+      assert.equal(listed.items.length, 6);
+      assert.equal(listed.items.reduce((n, kv) => n + kv.value.length, 0), 6 * 1024 * 1024);
+    }
+    assert.ok(await store.get('/big/v0'), 'the store still answers after three large lists');
   });
 });

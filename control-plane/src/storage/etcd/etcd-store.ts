@@ -38,6 +38,9 @@ export interface EtcdStoreOptions {
  * is sent once, and when its reply is lost the key's history decides whether it applied
  * (etcd-write-outcome.ts), so a write that committed is never reported as a conflict.
  */
+/** The largest etcd reply the store reads (etcd clientv3's default MaxCallRecvMsgSize, math.MaxInt32). */
+export const MAX_REPLY_BYTES = 2 ** 31 - 1;
+
 export function createEtcdStore(opts: EtcdStoreOptions): Store {
   return new EtcdStore(opts);
 }
@@ -100,6 +103,11 @@ class EtcdStore implements Store {
       hosts: [...opts.endpoints],
       dialTimeout: 5000,
       faultHandling: { global: RUN_ONCE },
+      // A reply as large as etcd sends it: etcd's own Go client (what kube-apiserver uses) takes
+      // replies up to math.MaxInt32, while gRPC's default of 4 MiB failed every list past it
+      // (3,000 pods) with RESOURCE_EXHAUSTED, which etcd3 counts as a host failure: three in a row
+      // broke the host's circuit and made etcd "unreachable" for every request for 5 s.
+      grpcOptions: { 'grpc.max_receive_message_length': MAX_REPLY_BYTES },
       ...(credentials ? { credentials } : {}),
     });
     this.#prefix = Buffer.from(opts.prefix ?? '', 'utf8');
