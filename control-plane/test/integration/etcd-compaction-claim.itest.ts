@@ -2,29 +2,21 @@
 // compact_rev_key protocol, storage/etcd/etcd-compaction-claim.ts). A private etcd on loopback.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { pollUntil } from '@nodelet/base';
 import { RecordingLogger } from '@nodelet/base/testing';
 import { createEtcdStore } from '../../src/storage/index.js';
-import { etcdUnavailableReason, startTestEtcd, type TestEtcd } from '../../src/storage/testing/etcd.js';
+import { etcdForFile } from '../../src/storage/testing/etcd.js';
 
-const skip = etcdUnavailableReason() ?? false;
-let etcd: TestEtcd | undefined;
-
-before(async () => {
-  if (!skip) etcd = await startTestEtcd();
-});
-after(async () => {
-  await etcd?.stop();
-});
+const { skip, etcd } = etcdForFile();
 
 type Claimer = { claimCompaction(): Promise<boolean> };
 
 describe('etcd: compaction claim', { skip }, () => {
   it('one of two servers wins each round; the other takes over when the winner stops', async (t) => {
     const prefix = `/t-${randomUUID()}`;
-    const [a, b] = [createEtcdStore({ endpoints: [etcd!.endpoint], prefix }), createEtcdStore({ endpoints: [etcd!.endpoint], prefix })];
-    const raw = createEtcdStore({ endpoints: [etcd!.endpoint] });
+    const [a, b] = [createEtcdStore({ endpoints: [etcd().endpoint], prefix }), createEtcdStore({ endpoints: [etcd().endpoint], prefix })];
+    const raw = createEtcdStore({ endpoints: [etcd().endpoint] });
     t.after(() => Promise.all([a.close(), b.close(), raw.close()]));
     const ca = a as unknown as Claimer;
     const cb = b as unknown as Claimer;
@@ -48,10 +40,10 @@ describe('etcd: compaction claim', { skip }, () => {
     const prefix = `/t-${randomUUID()}`;
     const logs = { a: new RecordingLogger(), b: new RecordingLogger() };
     const compactionsBy = (n: 'a' | 'b'): number => logs[n].find(/^Storage compacted$/).length;
-    const writer = createEtcdStore({ endpoints: [etcd!.endpoint], prefix });
+    const writer = createEtcdStore({ endpoints: [etcd().endpoint], prefix });
     t.after(() => writer.close());
     for (let i = 0; i < 30; i++) await writer.create(`/registry/configmaps/default/c${i}`, Buffer.from('x'));
-    const stores = (['a', 'b'] as const).map((n) => createEtcdStore({ endpoints: [etcd!.endpoint], prefix, logger: logs[n], compactor: { intervalMs: 300, keepRevisions: 1 } }));
+    const stores = (['a', 'b'] as const).map((n) => createEtcdStore({ endpoints: [etcd().endpoint], prefix, logger: logs[n], compactor: { intervalMs: 300, keepRevisions: 1 } }));
     t.after(() => Promise.all(stores.map((s) => s.close())));
     let i = 30;
     await pollUntil('six compactions', async () => {

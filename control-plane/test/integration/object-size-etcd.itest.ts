@@ -4,27 +4,19 @@
 // is larger than gRPC's default 4 MiB message is read whole.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { MAX_STORED_OBJECT_BYTES, Registry } from '../../src/apiserver/registry.js';
 import { findResource } from '../../src/apiserver/resources.js';
 import { StatusError } from '../../src/apiserver/status.js';
 import type { ApiObject } from '../../src/apiserver/object.js';
 import { createEtcdStore } from '../../src/storage/index.js';
-import { etcdUnavailableReason, startTestEtcd, type TestEtcd } from '../../src/storage/testing/etcd.js';
+import { etcdForFile } from '../../src/storage/testing/etcd.js';
 
-const skip = etcdUnavailableReason() ?? false;
-let etcd: TestEtcd | undefined;
-
-before(async () => {
-  if (!skip) etcd = await startTestEtcd();
-});
-after(async () => {
-  await etcd?.stop();
-});
+const { skip, etcd } = etcdForFile();
 
 describe('stored object size on etcd', { skip }, () => {
   it('the largest object the registry writes is stored by etcd; one byte more is 413 before etcd sees it', async (t) => {
-    const store = createEtcdStore({ endpoints: [etcd!.endpoint], prefix: `/t-${randomUUID()}` });
+    const store = createEtcdStore({ endpoints: [etcd().endpoint], prefix: `/t-${randomUUID()}` });
     t.after(() => store.close());
     const registry = new Registry(findResource('', 'v1', 'configmaps')!, store);
     const object = (name: string, pad: number): ApiObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default' }, data: { a: 'x'.repeat(pad) } });
@@ -45,7 +37,7 @@ describe('stored object size on etcd', { skip }, () => {
   });
 
   it('a list whose reply passes gRPC\'s default 4 MiB is served, and the store stays reachable', async (t) => {
-    const store = createEtcdStore({ endpoints: [etcd!.endpoint], prefix: `/t-${randomUUID()}` });
+    const store = createEtcdStore({ endpoints: [etcd().endpoint], prefix: `/t-${randomUUID()}` });
     t.after(() => store.close());
     // Six values of 1 MiB: each within etcd's --max-request-bytes (1.5 MiB), 6 MiB together.
     const value = Buffer.alloc(1024 * 1024, 'x');

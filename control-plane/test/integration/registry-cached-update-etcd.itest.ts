@@ -3,26 +3,18 @@
 // mod_revision guard and the update is made again on the stored object.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { Registry } from '../../src/apiserver/registry.js';
 import { findResource } from '../../src/apiserver/resources.js';
 import type { ApiObject } from '../../src/apiserver/object.js';
 import { createEtcdStore } from '../../src/storage/index.js';
-import { etcdUnavailableReason, startTestEtcd, type TestEtcd } from '../../src/storage/testing/etcd.js';
+import { etcdForFile } from '../../src/storage/testing/etcd.js';
 
-const skip = etcdUnavailableReason() ?? false;
-let etcd: TestEtcd | undefined;
-
-before(async () => {
-  if (!skip) etcd = await startTestEtcd();
-});
-after(async () => {
-  await etcd?.stop();
-});
+const { skip, etcd } = etcdForFile();
 
 describe('guaranteed update from a cached copy on etcd', { skip }, () => {
   it('reads nothing when the copy is current; a stale copy is caught by the Txn guard', async (t) => {
-    const store = createEtcdStore({ endpoints: [etcd!.endpoint], prefix: `/t-${randomUUID()}` });
+    const store = createEtcdStore({ endpoints: [etcd().endpoint], prefix: `/t-${randomUUID()}` });
     t.after(() => store.close());
     const registry = new Registry(findResource('', 'v1', 'pods')!, store);
     const calls = { get: 0, update: 0 };

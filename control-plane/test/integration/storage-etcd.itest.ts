@@ -2,30 +2,22 @@
 // loopback for this file. Every store gets its own key prefix on that etcd.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { createEtcdStore } from '../../src/storage/index.js';
 import { runStoreConformance } from '../../src/storage/testing/conformance.js';
-import { etcdUnavailableReason, startTestEtcd, type TestEtcd } from '../../src/storage/testing/etcd.js';
+import { etcdForFile, startTestEtcd } from '../../src/storage/testing/etcd.js';
 import { rejectsWithCode } from '../../src/storage/testing/helpers.js';
 
-const skip = etcdUnavailableReason() ?? false;
-let etcd: TestEtcd | undefined;
+const { skip, etcd } = etcdForFile();
 
-before(async () => {
-  if (!skip) etcd = await startTestEtcd();
-});
-after(async () => {
-  await etcd?.stop();
-});
-
-runStoreConformance('etcd', async () => createEtcdStore({ endpoints: [etcd!.endpoint], prefix: `/t-${randomUUID()}` }), { skip });
+runStoreConformance('etcd', async () => createEtcdStore({ endpoints: [etcd().endpoint], prefix: `/t-${randomUUID()}` }), { skip });
 
 describe('etcd: failures', { skip }, () => {
   it('keys are stored as given under the prefix (kube-apiserver layout)', async (t) => {
     const prefix = `/t-${randomUUID()}`;
-    const store = createEtcdStore({ endpoints: [etcd!.endpoint], prefix });
+    const store = createEtcdStore({ endpoints: [etcd().endpoint], prefix });
     t.after(() => store.close());
-    const raw = createEtcdStore({ endpoints: [etcd!.endpoint] });
+    const raw = createEtcdStore({ endpoints: [etcd().endpoint] });
     t.after(() => raw.close());
     await store.create('/registry/deployments/default/web', Buffer.from('{}'));
     const kv = await raw.get(`${prefix}/registry/deployments/default/web`);
@@ -33,7 +25,7 @@ describe('etcd: failures', { skip }, () => {
   });
 
   it('a watch started on a closed store fails with ERR_UNAVAILABLE instead of retrying', async () => {
-    const store = createEtcdStore({ endpoints: [etcd!.endpoint], prefix: `/t-${randomUUID()}` });
+    const store = createEtcdStore({ endpoints: [etcd().endpoint], prefix: `/t-${randomUUID()}` });
     const iter = store.watch('/registry/', { afterRevision: 0, signal: new AbortController().signal })[Symbol.asyncIterator]();
     await store.close();
     await rejectsWithCode(iter.next(), 'ERR_UNAVAILABLE');

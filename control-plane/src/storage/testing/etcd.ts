@@ -1,6 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import { etcdUnavailableReason, freePort, startEtcdMember, type TestProcess } from '@nodelet/base/testing';
 import { createCa, issueCertificate, loadCa } from '../../pki/certs.js';
 
@@ -64,6 +65,29 @@ async function makeTls(dir: string): Promise<{ client: TestEtcdTls; args: string
   const client = await writeEtcdTestPki(dir, 'nodelet-test-etcd-ca', [{ name: 'server', commonName: 'etcd', usage: 'server' }]);
   const f = (name: string): string => join(dir, name);
   return { client, args: [`--trusted-ca-file=${f('ca.crt')}`, `--cert-file=${f('server.crt')}`, `--key-file=${f('server.key')}`, '--client-cert-auth'] };
+}
+
+/**
+ * The one test etcd of a test file: started before the file's tests and stopped after them
+ * (top-level `before`/`after`, so call it at the top level). `skip` says why the tests cannot run
+ * here (no etcd binary) for `describe(…, { skip })`; `etcd()` is the running member.
+ */
+export function etcdForFile(): { skip: string | false; etcd: () => TestEtcd } {
+  const skip = etcdUnavailableReason() ?? false;
+  let etcd: TestEtcd | undefined;
+  before(async () => {
+    if (!skip) etcd = await startTestEtcd();
+  });
+  after(async () => {
+    await etcd?.stop();
+  });
+  return {
+    skip,
+    etcd: () => {
+      if (!etcd) throw new Error('the test etcd is not running (etcdForFile: called outside a test, or skipped)');
+      return etcd;
+    },
+  };
 }
 
 /**
