@@ -7,7 +7,7 @@
 // hooks (kubectl-logs-hooks.ts).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
@@ -18,7 +18,7 @@ import * as k8s from '@kubernetes/client-node';
 import { labDown, labUp, type LabUpResult } from '@nodelet/cli';
 import { requireRoot } from '@nodelet/lab-runtime/testing';
 import { pollUntil } from '@nodelet/base';
-import { freePort } from '@nodelet/base/testing';
+import { freePort, startTestProcess, type TestProcess } from '@nodelet/base/testing';
 import { kubectl, type Kubectl } from './helpers.js';
 import { LOG_ROTATION, logsAndHooksTests } from './kubectl-logs-hooks.js';
 
@@ -42,16 +42,18 @@ function kube(kubeconfig: string, cacheDir: string) {
     });
 }
 
-/** `kubectl port-forward …` until stopped; resolves once it printed every "Forwarding from". */
-async function portForward(kubeconfig: string, args: string[], env: Record<string, string> = {}): Promise<{ child: ChildProcess; stderr: () => string }> {
-  const child = spawn('kubectl', ['--kubeconfig', kubeconfig, 'port-forward', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+/** `kubectl port-forward …` until stopped; ready once it printed every "Forwarding from". */
+function portForward(kubeconfig: string, args: string[], env: Record<string, string> = {}): Promise<TestProcess<true>> {
   const ports = args.filter((a) => /^\d+:\d+$/.test(a)).length;
-  await pollUntil(`kubectl port-forward ${args.join(' ')} to listen (stderr: ${err})`, async () => (out.split('Forwarding from 127.0.0.1').length - 1 >= ports ? true : undefined), { timeoutMs: 30_000 });
-  return { child, stderr: () => err };
+  return startTestProcess({
+    name: 'kubectl port-forward',
+    command: 'kubectl',
+    args: ['--kubeconfig', kubeconfig, 'port-forward', ...args],
+    env: { ...process.env, ...env },
+    ready: (p) => p.output().split('Forwarding from 127.0.0.1').length - 1 >= ports || undefined,
+    readyTimeoutMs: 30_000,
+    graceMs: 5_000,
+  });
 }
 
 function curl(port: number, path: string): Promise<Run> {
@@ -83,6 +85,7 @@ describe('kubectl streams: exec, cp, attach, run -it, port-forward, client-node,
   let k: Kubectl;
   let run: ReturnType<typeof kube>;
   const children: ChildProcess[] = [];
+  const forwards: TestProcess[] = [];
 
   before(async () => {
     const [apiPort, regPort, nodePort, healthzPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
@@ -102,6 +105,7 @@ describe('kubectl streams: exec, cp, attach, run -it, port-forward, client-node,
 
   after(async () => {
     for (const c of children) c.kill('SIGKILL');
+    await Promise.all(forwards.map((f) => f.stop()));
     await tmux('kill-session', '-t', 'nle-strm').catch(() => undefined);
     // The agent unmounts a pod's volumes when the pod goes: delete them while it still runs.
     if (k) {
@@ -180,31 +184,31 @@ describe('kubectl streams: exec, cp, attach, run -it, port-forward, client-node,
     it(`port-forward (${transport}): pod with two ports, deploy and svc, 20 parallel curls`, { timeout: 180_000 }, async () => {
       const [a, b] = [await freePort(), await freePort()];
       const pf = await portForward(up.kubeconfig, ['-v=4', 'pod/' + (await k('get', 'pods', '-l', 'app=web', '-o', 'jsonpath={.items[0].metadata.name}')).trim(), `${a}:8080`, `${b}:8081`], env);
-      children.push(pf.child);
+      forwards.push(pf);
       const results = await Promise.all(Array.from({ length: 20 }, (_, i) => curl(i % 2 ? b : a, '/index.html')));
       for (const [i, r] of results.entries()) assert.deepEqual([r.code, r.stdout], [0, i % 2 ? 'hello-8081\n' : 'hello-8080\n'], r.stderr);
       // The tunnel was used, not client-go's fallback to plain SPDY.
-      if (transport !== 'SPDY') assert.doesNotMatch(pf.stderr(), /fallback/i);
+      if (transport !== 'SPDY') assert.doesNotMatch(pf.output(), /fallback/i);
       const big = await curl(a, '/big');
       assert.equal(big.stdout.length, MiB);
-      pf.child.kill('SIGINT');
+      await pf.kill('SIGINT');
       for (const target of ['deploy/web', 'svc/web']) {
         const p = await freePort();
         const remote = target === 'svc/web' ? 80 : 8080;
         const f = await portForward(up.kubeconfig, [target, `${p}:${remote}`], env);
-        children.push(f.child);
+        forwards.push(f);
         const rs = await Promise.all(Array.from({ length: 20 }, () => curl(p, '/index.html')));
         assert.ok(rs.every((r) => r.code === 0 && r.stdout === 'hello-8080\n'), `${target}: ${JSON.stringify(rs.filter((r) => r.code !== 0))}`);
-        f.child.kill('SIGINT');
+        await f.kill('SIGINT');
       }
       // A closed port inside the pod: the error stream says so and kubectl reports it.
       const q = await freePort();
       const refused = await portForward(up.kubeconfig, ['deploy/web', `${q}:9`], env);
-      children.push(refused.child);
+      forwards.push(refused);
       const r = await curl(q, '/');
       assert.notEqual(r.code, 0);
-      await pollUntil('kubectl to report the refused connection', async () => (/refused/.test(refused.stderr()) ? true : undefined), { timeoutMs: 20_000 });
-      refused.child.kill('SIGINT');
+      await pollUntil('kubectl to report the refused connection', async () => (/refused/.test(refused.output()) ? true : undefined), { timeoutMs: 20_000 });
+      await refused.kill('SIGINT');
     });
   }
 
