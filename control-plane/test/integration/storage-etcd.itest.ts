@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
+import { pollUntil } from '@nodelet/base';
 import { createEtcdStore } from '../../src/storage/index.js';
 import { runStoreConformance } from '../../src/storage/testing/conformance.js';
 import { etcdForFile, startTestEtcd } from '../../src/storage/testing/etcd.js';
@@ -57,17 +58,13 @@ describe('etcd: restart', { skip }, () => {
     assert.equal((await iter.next()).value?.revision, r1);
 
     await own.restart();
-    // The client may need a moment (and its circuit breaker a reset) to reach the new process.
-    let r2 = 0;
-    const deadline = Date.now() + 20_000;
-    while (r2 === 0) {
-      try {
-        r2 = await store.update('/registry/cm/ns/a', Buffer.from('2'), r1);
-      } catch (err) {
-        if ((err as { code?: string }).code !== 'ERR_UNAVAILABLE' || Date.now() > deadline) throw err;
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    }
+    // The client may need a moment (and its circuit breaker a reset) to reach the new process:
+    // "unavailable" is "not yet"; any other error ends the wait.
+    const r2 = await pollUntil('the update to reach the restarted etcd', () => store.update('/registry/cm/ns/a', Buffer.from('2'), r1), {
+      timeoutMs: 20_000,
+      intervalMs: 200,
+      fatal: (err) => (err as { code?: string }).code !== 'ERR_UNAVAILABLE',
+    });
     assert.ok(r2 > r1);
     const next = await Promise.race([
       iter.next(),
