@@ -83,7 +83,7 @@ function make(target: string): Promise<{ code: number; output: string }> {
 
 test('the docs run as typed against make up', async (t) => {
   if (!requireRoot(t)) return;
-  assert.ok(!existsSync(DEFAULT_LAB_STATE_DIR), `a lab already runs in ${DEFAULT_LAB_STATE_DIR}: make down first (the docs test starts its own)`);
+  assert.ok(!existsSync(DEFAULT_LAB_STATE_DIR), `a lab is in ${DEFAULT_LAB_STATE_DIR} (running, or left by a run that was killed): make down first (the docs test starts its own)`);
   const taken = await portsTaken();
   assert.deepEqual(taken, [], 'the lab\'s ports are in use by another process (a lab or a test agent left running?)');
   assert.deepEqual(EXAMPLE_LEFTOVERS.filter((l) => existsSync(l.path)).map((l) => l.what), [], 'what a doc example creates is already there');
