@@ -65,6 +65,43 @@ test('a subscriber filed under a node is handed exactly the events of pods on th
   assert.deepEqual(Object.fromEntries(seen), { 'node-a': want['node-a'], unbound: want.unbound });
 });
 
+test('an update is filed by its previous node without decoding the previous object, when the cache saw that object', async (t) => {
+  const store = createTempSqliteStore();
+  t.after(() => store.close());
+  const registry = new Registry(findResource('', 'v1', 'pods')!, store);
+  const decode = registry.decode.bind(registry);
+  const decoded: string[] = [];
+  registry.decode = (kv, rv) => (decoded.push(`${kv.modRevision}`), decode(kv, rv));
+  const cache = new WatchCache({ store, registry, logger: noopLogger });
+  t.after(() => cache.close());
+  const start = await store.currentRevision();
+  const got = new Map<string, string[]>([['node-a', []], ['', []], ['node-b', []]]);
+  for (const [value, list] of got) {
+    const sub = await cache.subscribe(start, { onEvent: (e: CacheEvent) => void list.push(`${e.kind}@${e.revision}`), onEnd: () => undefined }, value);
+    assert.ok(sub);
+    t.after(() => sub.close());
+  }
+  const rev = (o: ApiObject): number => Number(o.metadata.resourceVersion);
+  const created = rev(await registry.create(pod('p')));
+  const bound = rev((await registry.guaranteedUpdate('default', 'p', (cur) => ({ ...cur, spec: { ...(cur.spec as object), nodeName: 'node-a' } }))).object);
+  const running = (await registry.guaranteedUpdate('default', 'p', (cur) => ({ ...cur, status: { phase: 'Running' } }))).object;
+  const moved = rev((await registry.guaranteedUpdate('default', 'p', (cur) => ({ ...cur, spec: { ...(cur.spec as object), nodeName: 'node-b' } }))).object);
+  await pollUntil('the last update to reach node-b', () => got.get('node-b')!.length === 1, { timeoutMs: 10_000, intervalMs: 10 });
+  assert.deepEqual(Object.fromEntries(got), {
+    'node-a': [`update@${bound}`, `update@${rev(running)}`, `update@${moved}`],
+    '': [`create@${created}`, `update@${bound}`],
+    'node-b': [`update@${moved}`],
+  });
+  // Only guaranteedUpdate's three reads of the stored pod (each at the revision before its write).
+  assert.deepEqual(decoded, [String(created), String(bound), String(rev(running))]);
+  // A subscriber replaying from the buffer is filed the same way, still without decoding.
+  const replay: string[] = [];
+  const sub = await cache.subscribe(start, { onEvent: (e: CacheEvent) => void replay.push(`${e.kind}@${e.revision}`), onEnd: () => undefined }, 'node-a');
+  t.after(() => sub?.close());
+  assert.deepEqual(replay, got.get('node-a'));
+  assert.equal(decoded.length, 3);
+});
+
 /**
  * Reads newline-delimited watch events until `until` holds or the stream ends (its fetch has a
  * deadline, so a missing event fails the comparison instead of hanging); returns "TYPE name"s.
