@@ -103,5 +103,12 @@ describe('client certificate users', () => {
     } finally {
       socket.destroy();
     }
+    // The server goes on serving: a new connection with the same certificate is alice again.
+    const again = client(alice);
+    try {
+      assert.equal((await again.whoami()).user.username, 'alice');
+    } finally {
+      again.close();
+    }
   });
 });
