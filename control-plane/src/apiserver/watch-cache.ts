@@ -31,6 +31,11 @@ export interface CacheEvent {
   prev?: ApiObject;
   /** Whether `prev` is set, known without decoding it. */
   hasPrev: boolean;
+  /**
+   * The trigger field's value in `prev`, when the cache worked it out while filing the event (a
+   * watcher whose only selector is that field can then skip decoding `prev`).
+   */
+  prevTrigger?: string;
   kind: 'create' | 'update' | 'delete';
 }
 
@@ -48,6 +53,7 @@ class StoredEvent implements CacheEvent {
   readonly key: string;
   /** The trigger field's values (see WatchCache #triggerValues), once worked out at dispatch. */
   triggers: string[] | undefined;
+  prevTrigger: string | undefined;
   readonly #registry: Registry;
   #kv: KeyValue | undefined;
   #prevKv: KeyValue | undefined;
@@ -247,6 +253,8 @@ export class WatchCache {
     }
     const values = this.#triggerValues(ev, this.#lastTrigger.get(ev.key));
     ev.triggers = values;
+    // A delete's previous object is its object; an update's value is the second when it differs.
+    if (ev.hasPrev) ev.prevTrigger = ev.kind === 'delete' ? values[0] : (values[1] ?? values[0]);
     if (ev.kind === 'delete') this.#lastTrigger.delete(ev.key);
     else this.#lastTrigger.set(ev.key, values[0]!);
     for (const v of values) {
