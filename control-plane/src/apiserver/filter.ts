@@ -39,6 +39,16 @@ export function exactFieldValue(fieldSelector: string | null, field: string): st
   return parseFieldSelector(fieldSelector).find((r) => r.field === field && r.operator === '=')?.value;
 }
 
+/**
+ * The value `field` must have when the selectors are that one requirement and nothing else
+ * (`field=v`, no label selector): a watch can then judge an object by that field's value alone.
+ */
+export function onlyExactFieldValue(labelSelector: string | null, fieldSelector: string | null, field: string): string | undefined {
+  if (labelSelector || !fieldSelector) return undefined;
+  const reqs = parseFieldSelector(fieldSelector);
+  return reqs.length === 1 && reqs[0]!.field === field && reqs[0]!.operator === '=' ? reqs[0]!.value : undefined;
+}
+
 function fieldValueOf(obj: ApiObject, field: string): string {
   // Events select on `source` = source.component (upstream's event field set).
   if (field === 'source') return fieldValue(obj, 'source.component');

@@ -22,6 +22,17 @@ test('cloneJson keeps undefined-valued keys and copies non-plain objects (a YAML
   assert.ok(copy.when instanceof Date && copy.when !== when && copy.when.getTime() === 0);
 });
 
+test('cloneJson copies a value reached twice as two independent copies, whose JSON is the same', () => {
+  const shared = { name: 'x', items: [1] };
+  const obj = { a: shared, b: shared };
+  const copy = cloneJson(obj);
+  assert.equal(JSON.stringify(copy), JSON.stringify(obj));
+  assert.notEqual(copy.a, shared);
+  copy.a.items.push(2);
+  assert.deepStrictEqual(copy.b.items, [1], 'changing one copy leaves the other');
+  assert.deepStrictEqual(shared.items, [1]);
+});
+
 test('jsonRoundTrip gives what JSON.parse(JSON.stringify(v)) gives, or undefined when that is not an equal copy', () => {
   const text = '{"b":1,"a":{"10":"x","z":[1,-2.5,"s",true,null,{"__proto__":{"p":1}}]},"__proto__":{"polluted":true},"e":{}}';
   const body = JSON.parse(text) as Record<string, unknown>;

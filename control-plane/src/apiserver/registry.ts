@@ -7,7 +7,7 @@
 import { hasCode } from '@nodelet/base';
 import type { KeyValue, Store } from '../storage/types.js';
 import { MATCH_ALL, type ObjectFilter } from './filter.js';
-import { jsonRoundTrip, type ApiObject } from './object.js';
+import { cloneJson, jsonRoundTrip, type ApiObject } from './object.js';
 import { asServedVersion, asStorageVersion } from './apiextensions/custom-defs.js';
 import { apiVersionOf, storageKey, storagePrefix, type ResourceDef } from './resource.js';
 import { storedJson } from './stored-json.js';
@@ -307,7 +307,7 @@ export class Registry {
       // that is how rewriting every Secret moves them to a new key.
       let next: ApiObject | undefined;
       try {
-        next = (await mutate(structuredClone(current))) ?? (kv?.stale ? structuredClone(current) : undefined);
+        next = (await mutate(cloneJson(current))) ?? (kv?.stale ? cloneJson(current) : undefined);
       } catch (err) {
         if (fromCache) continue;
         throw err;

@@ -15,6 +15,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { TLSSocket } from 'node:tls';
 import { edgeServerOptions, hardenHttpServer, listenBacklog, queryBool, type ServerJoinBundle } from '@nodelet/api';
 import { linkAbort, noopLogger, type Logger } from '@nodelet/base';
 import type { Store } from '../storage/types.js';
@@ -23,6 +24,7 @@ import { createNodeAuthorizer } from './auth/node-authorizer.js';
 import { RbacAuthorizer, type RbacMirrors } from './auth/rbac/rbac-authorizer.js';
 import { reconcileBootstrapPolicy } from './auth/rbac/reconcile.js';
 import type { Authenticator, UserInfo } from './auth/types.js';
+import { pinClientCertificate } from './auth/x509-authenticator.js';
 import type { NodeProxyConfig, ServedResource, ServerContext } from './context.js';
 import { admitCreate } from './handlers/admit.js';
 import { dispatch } from './handlers/dispatch.js';
@@ -234,7 +236,8 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   // attach, portforward) are long-running: no timeout, no in-flight slot, no public paths.
   const recovery = recoveryFilter(log);
   const requestInfo = requestInfoFilter();
-  const authentication = authenticationFilter({ clientCertificates: !!(opts.tls && opts.caPem), authenticateBearer });
+  const clientCertificates = !!(opts.tls && opts.caPem);
+  const authentication = authenticationFilter({ clientCertificates, authenticateBearer });
   const auditor = opts.audit ? createAuditor(opts.audit, ctx, log) : undefined;
   const auditBegin = auditBeginFilter(auditor);
   const audit = auditFilter();
@@ -344,6 +347,8 @@ export async function createApiServer(opts: ApiServerOptions): Promise<ApiServer
   server.on(opts.tls ? 'secureConnection' : 'connection', (s: Socket) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
+    // The certificate of the handshake is the connection's for good: its user is worked out once.
+    if (clientCertificates) pinClientCertificate(s as TLSSocket);
   });
 
   let closing: Promise<void> | undefined;

@@ -31,6 +31,11 @@ export interface CacheEvent {
   prev?: ApiObject;
   /** Whether `prev` is set, known without decoding it. */
   hasPrev: boolean;
+  /**
+   * The trigger field's value in `prev`, when the cache worked it out while filing the event (a
+   * watcher whose only selector is that field can then skip decoding `prev`).
+   */
+  prevTrigger?: string;
   kind: 'create' | 'update' | 'delete';
 }
 
@@ -44,6 +49,11 @@ class StoredEvent implements CacheEvent {
   readonly revision: number;
   readonly kind: CacheEvent['kind'];
   readonly hasPrev: boolean;
+  /** The store key. */
+  readonly key: string;
+  /** The trigger field's values (see WatchCache #triggerValues), once worked out at dispatch. */
+  triggers: string[] | undefined;
+  prevTrigger: string | undefined;
   readonly #registry: Registry;
   #kv: KeyValue | undefined;
   #prevKv: KeyValue | undefined;
@@ -53,6 +63,7 @@ class StoredEvent implements CacheEvent {
   constructor(registry: Registry, e: WatchEvent) {
     this.#registry = registry;
     this.revision = e.revision;
+    this.key = e.kv.key;
     this.kind = e.type === 'DELETE' ? 'delete' : e.isCreate ? 'create' : 'update';
     // The object this server just wrote, when it still has it (Registry.takeWritten): taken
     // now, in event order, so the registry's kept writes drain even when nobody reads this event.
@@ -120,6 +131,13 @@ export class WatchCache {
   #subscribers = new Set<Subscriber>();
   /** Subscribers that require one value of the trigger field, by that value. */
   #byTrigger = new Map<string, Set<Subscriber>>();
+  /**
+   * The trigger field's value in the object of the last event dispatched for each key, while
+   * every event since was dispatched with it kept: an update's previous object is that event's
+   * object, so its value is known without decoding the previous object. Emptied whenever an event
+   * passes unindexed (no subscriber filed under a value) and when the store watch (re)starts.
+   */
+  #lastTrigger = new Map<string, string>();
   #closed = false;
   /** The field subscribers may be indexed by (undefined: the kind has none). */
   readonly triggerField: string | undefined;
@@ -212,6 +230,7 @@ export class WatchCache {
   async #pump(fromRevision: number, ac: AbortController): Promise<void> {
     let failure: unknown;
     try {
+      this.#lastTrigger.clear();
       for await (const e of this.#store.watch(this.#registry.prefix(), { afterRevision: fromRevision, signal: ac.signal })) {
         const ev = new StoredEvent(this.#registry, e);
         this.#append(ev, e.kv.value.length + (e.type === 'DELETE' ? e.kv.value.length : (e.prevKv?.value.length ?? 0)));
@@ -226,10 +245,18 @@ export class WatchCache {
   }
 
   /** Hands `ev` to every unindexed subscriber and to the indexed ones filed under its trigger values. */
-  #dispatch(ev: CacheEvent): void {
+  #dispatch(ev: StoredEvent): void {
     for (const s of this.#subscribers) s.deliver(ev);
-    if (this.#byTrigger.size === 0) return;
-    const values = this.#triggerValues(ev);
+    if (this.#byTrigger.size === 0) {
+      if (this.#lastTrigger.size > 0) this.#lastTrigger.clear();
+      return;
+    }
+    const values = this.#triggerValues(ev, this.#lastTrigger.get(ev.key));
+    ev.triggers = values;
+    // A delete's previous object is its object; an update's value is the second when it differs.
+    if (ev.hasPrev) ev.prevTrigger = ev.kind === 'delete' ? values[0] : (values[1] ?? values[0]);
+    if (ev.kind === 'delete') this.#lastTrigger.delete(ev.key);
+    else this.#lastTrigger.set(ev.key, values[0]!);
     for (const v of values) {
       const set = this.#byTrigger.get(v);
       if (set) for (const s of set) s.deliver(ev);
@@ -240,12 +267,14 @@ export class WatchCache {
    * The trigger field's value in the event's object and, when it differs, in its previous object:
    * a pod bound to a node ("" → node) must reach that node's watcher as ADDED and a watcher of
    * unbound pods as DELETED, as the cacher does. A delete's previous object is its object.
+   * `prevValue`: the previous object's value when known without decoding it (#lastTrigger).
    */
-  #triggerValues(ev: CacheEvent): string[] {
+  #triggerValues(ev: CacheEvent, prevValue?: string): string[] {
+    if (ev instanceof StoredEvent && ev.triggers) return ev.triggers;
     const field = this.triggerField!;
     const now = fieldValue(ev.object, field);
     if (!ev.hasPrev || ev.kind === 'delete') return [now];
-    const before = fieldValue(ev.prev, field);
+    const before = prevValue ?? fieldValue(ev.prev, field);
     return before === now ? [now] : [now, before];
   }
 
@@ -281,6 +310,7 @@ export class WatchCache {
     this.#ready = undefined;
     this.#floor = Number.POSITIVE_INFINITY;
     this.#clearBuffer();
+    this.#lastTrigger.clear();
     const subs = [...this.#subscribers];
     for (const set of this.#byTrigger.values()) subs.push(...set);
     this.#subscribers.clear();

@@ -277,7 +277,8 @@ export function compare(t: TypeInfo, a: Json, b: Json): Comparison {
 }
 
 function diff(t: TypeInfo, a: unknown, b: unknown, sp: readonly string[], fp: FieldPath, out: Comparison): void {
-  if (a === undefined && b === undefined) return;
+  // The same value on both sides (a status write keeps the stored spec object) changes nothing.
+  if (a === b) return;
   if (a === undefined) return collect(t, b, sp, fp, out.added, true);
   if (b === undefined) return removedAll(t, a, sp, fp, out.removed);
   if (Array.isArray(a) && Array.isArray(b)) {

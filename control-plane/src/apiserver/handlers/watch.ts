@@ -16,7 +16,7 @@
 import { encodeWatchFrame } from '@nodelet/api';
 import { hasCode } from '@nodelet/base';
 import type { RequestScope } from '../context.js';
-import { compileFilter, exactFieldValue, MATCH_ALL } from '../filter.js';
+import { compileFilter, exactFieldValue, MATCH_ALL, onlyExactFieldValue } from '../filter.js';
 import { wantsTable } from '../media.js';
 import type { ApiObject } from '../object.js';
 import { includeObjectOf, tableOf } from '../respond.js';
@@ -37,6 +37,9 @@ export async function handleWatch(s: RequestScope, sink: WatchSink = httpWatchSi
   const filter = compileFilter(def, q.get('labelSelector'), q.get('fieldSelector'));
   const inNamespace = (o: ApiObject): boolean => !s.namespace || o.metadata.namespace === s.namespace;
   const matches = (o: ApiObject | undefined): boolean => !!o && inNamespace(o) && filter(o);
+  // A selector that is only the cache's trigger field (a kubelet's spec.nodeName=<node>) judges a
+  // previous object by the value the cache already knows (CacheEvent.prevTrigger).
+  const triggerOnly = cache?.triggerField ? onlyExactFieldValue(q.get('labelSelector'), q.get('fieldSelector'), cache.triggerField) : undefined;
   const o = listOptionsOf(s.url, true);
   let fromRevision = o.revision;
   const bookmarks = o.allowWatchBookmarks;
@@ -104,7 +107,9 @@ export async function handleWatch(s: RequestScope, sink: WatchSink = httpWatchSi
     const now = matches(e.object) && e.kind !== 'delete';
     // Without a selector the previous object (the same key, so the same namespace) is not
     // decoded: only whether there is one matters (watch-cache.ts decodes on first read).
-    const before = e.hasPrev && (filter === MATCH_ALL ? inNamespace(e.object) : matches(e.prev));
+    const before =
+      e.hasPrev &&
+      (filter === MATCH_ALL ? inNamespace(e.object) : triggerOnly !== undefined && e.prevTrigger !== undefined ? e.prevTrigger === triggerOnly && inNamespace(e.object) : matches(e.prev));
     if (e.kind === 'delete') {
       if (before) emit('DELETED', e.object, shared);
     } else if (now && (e.kind === 'create' || !e.hasPrev)) emit('ADDED', e.object, shared);

@@ -122,7 +122,7 @@ export async function handleUpdate(s: RequestScope): Promise<void> {
   const tracked = (current: ApiObject) => (admitted: ApiObject) => {
     admitted.metadata.managedFields = updateManagedFields(writeContext(s, status), current, admitted, manager);
   };
-  const result = await registry.guaranteedUpdate(s.namespace, name, (current) => admitUpdateOf(s, current, structuredClone(next), status, dry, tracked(current)), { preconditionRV: precondition, signal: s.signal });
+  const result = await registry.guaranteedUpdate(s.namespace, name, (current) => admitUpdateOf(s, current, cloneJson(next), status, dry, tracked(current)), { preconditionRV: precondition, signal: s.signal });
   let out = dry.result ?? result.object;
   if (result.changed) out = (await finishDeletionIfReady(s.served, out)) ?? out;
   if (result.changed) await awaitVisible(s.ctx, def, out);
@@ -178,7 +178,7 @@ export async function handlePatch(s: RequestScope): Promise<void> {
   const ifMissing =
     type === 'apply' && !status
       ? async (): Promise<ApiObject> => {
-          const obj = applyWithLastApplied(writeContext(s), undefined, asObject(def, structuredClone(patch) as Record<string, unknown>), manager, force);
+          const obj = applyWithLastApplied(writeContext(s), undefined, asObject(def, cloneJson(patch) as Record<string, unknown>), manager, force);
           reconcileNamespace(def, obj, s.namespace);
           if (obj.metadata.name && obj.metadata.name !== name) throw badRequest('the name of the object does not match the name on the URL');
           obj.metadata.name = name;
@@ -195,7 +195,7 @@ export async function handlePatch(s: RequestScope): Promise<void> {
       let next: ApiObject;
       let managed: (admitted: ApiObject) => void;
       if (type === 'apply') {
-        const applied = asObject(def, structuredClone(patch) as Record<string, unknown>);
+        const applied = asObject(def, cloneJson(patch) as Record<string, unknown>);
         next = applyWithLastApplied(writeContext(s, status), current, applied, manager, force);
         const fields = next.metadata.managedFields;
         managed = (admitted) => {

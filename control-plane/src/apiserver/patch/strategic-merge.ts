@@ -7,7 +7,7 @@
  * Linear in the sizes of the object and the patch: list items are found through maps, never by
  * scanning, so a 3 MiB patch of list items cannot cost (items × items) steps.
  */
-import { deepClone, isPlainObject, type Json } from '../object.js';
+import { cloneJson, isPlainObject, type Json } from '../object.js';
 import { badRequest } from '../status.js';
 import { listStrategy } from './merge-keys.js';
 
@@ -16,7 +16,7 @@ const DELETE_PRIMITIVE = '$deleteFromPrimitiveList/';
 
 export function strategicMergePatch(original: Json, patch: unknown, kind: string): Json {
   if (!isPlainObject(patch)) throw badRequest('strategic merge patch must be a JSON object');
-  return mergeMap(deepClone(original), patch, kind, []);
+  return mergeMap(cloneJson(original), patch, kind, []);
 }
 
 function mergeMap(original: Json, patch: Json, kind: string, path: string[]): Json {

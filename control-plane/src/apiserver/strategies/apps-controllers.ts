@@ -14,7 +14,7 @@ import {
   validatePersistentVolumeClaimSpec,
   type FieldError,
 } from '@nodelet/api';
-import { deepClone, isPlainObject, jsonEqual, type ApiObject, type Json } from '../object.js';
+import { cloneJson, isPlainObject, jsonEqual, type ApiObject, type Json } from '../object.js';
 import type { Strategy } from '../resource.js';
 
 export const TEMPLATE_GENERATION_ANNOTATION = 'deprecated.daemonset.template.generation';
@@ -32,7 +32,7 @@ function intOrPercentZero(v: unknown): boolean {
 
 /** A template with the pod defaults applied, so a replace that omits defaults is not a change. */
 function normalizedTemplate(t: unknown): unknown {
-  const copy = deepClone((t ?? {}) as Json);
+  const copy = cloneJson((t ?? {}) as Json);
   if (isPlainObject(copy.spec)) defaultPodSpec(copy.spec);
   return copy;
 }
@@ -77,7 +77,7 @@ export const statefulSetStrategy: Strategy = {
   validate(obj, old) {
     const spec = specOf(obj);
     // Containers mount the claim templates by name: validate the template as the pods will be.
-    const withClaims = deepClone(spec);
+    const withClaims = cloneJson(spec);
     const podSpec = (withClaims.template as Json | undefined)?.spec as Json | undefined;
     if (podSpec && Array.isArray(spec.volumeClaimTemplates)) {
       const names = (spec.volumeClaimTemplates as Json[]).map((t) => (t?.metadata as Json | undefined)?.name).filter((n): n is string => typeof n === 'string');

@@ -10,7 +10,7 @@
  *   resizePolicyErrors     kube's validateResizePolicy, on create and update
  */
 import { duplicate, forbiddenField, invalidValue, notSupported, parseQuantityMilli, podQOSClass, required, type FieldError, type PodSpec } from '@nodelet/api';
-import { deepClone, isPlainObject, jsonEqual, type ApiObject, type Json } from '../object.js';
+import { cloneJson, isPlainObject, jsonEqual, type ApiObject, type Json } from '../object.js';
 
 const RESIZABLE = ['cpu', 'memory'] as const;
 const RESIZE_POLICIES = ['NotRequired', 'RestartContainer'] as const;
@@ -25,15 +25,15 @@ function containersOf(spec: unknown, list = 'containers'): Json[] {
  * app container the body names (containers may not be added, removed or reordered through it).
  */
 export function dropNonResizeUpdates(next: unknown, old: Json): Json {
-  const spec = deepClone(old);
+  const spec = cloneJson(old);
   const byName = new Map(containersOf(next).map((c) => [String(c.name), c]));
   for (const c of containersOf(spec)) {
     const n = byName.get(String(c.name));
     if (!n) continue;
     if (n.resources === undefined) delete c.resources;
-    else c.resources = deepClone(n.resources as Json);
+    else c.resources = cloneJson(n.resources as Json);
     if (n.resizePolicy === undefined) delete c.resizePolicy;
-    else c.resizePolicy = deepClone(n.resizePolicy as Json);
+    else c.resizePolicy = cloneJson(n.resizePolicy as Json);
   }
   return spec;
 }
@@ -60,7 +60,7 @@ export function podResizeErrors(obj: ApiObject, old: ApiObject): FieldError[] {
   if (podQOSClass(newSpec as unknown as PodSpec) !== before) errs.push(invalidValue('spec', before, 'Pod QoS is immutable'));
   // Everything but cpu/memory of the app containers must be as stored.
   const oldContainers = containersOf(oldSpec);
-  const masked = deepClone(newSpec);
+  const masked = cloneJson(newSpec);
   containersOf(masked).forEach((c, i) => {
     const was = oldContainers[i];
     if (!was) return;
@@ -102,7 +102,7 @@ function requestsWithinLimits(c: Json, path: string): FieldError[] {
 
 /** Empty resource lists count as absent (as the Go structs' nil and empty maps do). */
 function normalised(spec: Json): Json {
-  const out = deepClone(spec);
+  const out = cloneJson(spec);
   for (const c of containersOf(out)) {
     if (!isPlainObject(c.resources)) continue;
     const r = c.resources as Json;

@@ -1,6 +1,6 @@
 /** Pod strategy: defaulting, initial status, spec validation and update immutability. */
 import { admitNewPodSpec, defaultPodSpec, defaultRequestsFromLimits, forbiddenField, podQOSClass, rfc3339, validateEphemeralContainersUpdate, validatePodSpec, type FieldError, type PodSpec } from '@nodelet/api';
-import { deepClone, isPlainObject, jsonEqual, type ApiObject, type Json } from '../object.js';
+import { cloneJson, isPlainObject, jsonEqual, type ApiObject, type Json } from '../object.js';
 import type { Strategy } from '../resource.js';
 import { podResizeErrors, resizePolicyErrors } from './pod-resize.js';
 
@@ -9,7 +9,7 @@ import { podResizeErrors, resizePolicyErrors } from './pod-resize.js';
  * grace); `ephemeral`: the update is through pods/ephemeralcontainers, which changes only that list.
  */
 function mutableView(spec: Json, ephemeral: boolean): Json {
-  const copy = deepClone(spec);
+  const copy = cloneJson(spec);
   if (ephemeral) delete copy.ephemeralContainers;
   for (const list of ['containers', 'initContainers']) {
     if (Array.isArray(copy[list])) for (const c of copy[list] as Json[]) delete c.image;
@@ -57,6 +57,9 @@ export const podStrategy: Strategy = {
     obj.status = status;
   },
   validate(obj: ApiObject, old?: ApiObject, subresource?: string): FieldError[] {
+    // A status write (and any update that kept the stored spec object) has nothing new in its
+    // spec: every error below would be one the stored spec already had, which the ratchet drops.
+    if (old && obj.spec === old.spec) return [];
     let errs = [...validatePodSpec(obj.spec, 'spec'), ...resizePolicyErrors(obj.spec)];
     const ephemeral = subresource === 'ephemeralcontainers';
     const listOf = (o: ApiObject): unknown => (isPlainObject(o.spec) ? o.spec.ephemeralContainers : undefined);
