@@ -80,7 +80,15 @@ interface Counters {
   /** CPU ms of the process's threads by name over the window (`main` is the JS thread), from /proc (10 ms ticks). */
   threads?: Record<string, number>;
 }
-interface Sample { rssMaxMiB: number; rssMedianMiB: number; rssAnonMedianMiB: number; cpuPct: number; afterGc?: Memory; counts?: Counters }
+interface Sample {
+  rssMaxMiB: number; rssMedianMiB: number; rssAnonMedianMiB: number; cpuPct: number; afterGc?: Memory; counts?: Counters;
+  /**
+   * Where the window fell: seconds after the steady pods became Ready (start, end). Their first
+   * periodic resyncs come 60–90 s after it (syncFrequency 1 min, jitter 50 %), so a window before
+   * 60 s holds none and one after holds some (docs/performance.md, "the agent's second idle window").
+   */
+  afterReadyS?: [number, number];
+}
 interface VariantResult { label: string; startupMs: number; restartMs: number; idle0: Sample; idle30: Sample; afterChurn: Sample; churnPods: number; churnMs: number }
 
 interface ProbeReply { op: string; usage?: NodeJS.MemoryUsage; spaces?: Record<string, { used: number; committed: number }>; path?: string; totals?: Counters }
@@ -231,17 +239,20 @@ function describeCounts(c: Counters): string {
   ].join('\n');
 }
 
-async function measure(agent: AgentChild, withGc: boolean, window: string): Promise<Sample> {
+async function measure(agent: AgentChild, withGc: boolean, window: string, readyAt?: number): Promise<Sample> {
   await new Promise((r) => setTimeout(r, SETTLE_MS)); // settling is a span of time, not a condition
+  const t0 = performance.now();
   const before = COUNTERS ? await agent.counters() : undefined;
   const ticks0 = COUNTERS ? threadTicks(agent.pid) : {};
   if (PROFILE_DIR) await agent.profileStart();
   const s: Sample = await sample(agent.pid, IDLE_MS);
+  if (readyAt !== undefined) s.afterReadyS = [Math.round((t0 - readyAt) / 1000), Math.round((performance.now() - readyAt) / 1000)];
   if (PROFILE_DIR) await agent.profileStop(join(PROFILE_DIR, `${window}.cpuprofile`));
   if (before) {
     const ticks1 = threadTicks(agent.pid);
     s.counts = { ...countsBetween(before, await agent.counters()), threads: Object.fromEntries(Object.entries(ticks1).map(([k, v]) => [k, (v - (ticks0[k] ?? 0)) * 10]).filter(([, v]) => v !== 0)) };
-    console.error(`# ${window}: ${s.cpuPct.toFixed(2)} % of a core\n${describeCounts(s.counts)}`);
+    const at = s.afterReadyS ? `, ${s.afterReadyS[0]}–${s.afterReadyS[1]} s after the ${PODS_N} pods were Ready` : '';
+    console.error(`# ${window}: ${s.cpuPct.toFixed(2)} % of a core${at}\n${describeCounts(s.counts)}`);
   }
   return withGc ? { ...s, afterGc: await agent.memory() } : s;
 }
@@ -264,8 +275,9 @@ async function runVariant(label: string, root: string, snapshots?: string, nodeA
     const idle0 = await measure(agent, true, `${label}-0pods`);
     const steady = Array.from({ length: PODS_N }, (_, i) => `steady-${i}`);
     await createReady(h, steady);
+    const readyAt = performance.now();
     console.error(`# ${label}: ${PODS_N} pods Ready; idle…`);
-    const idle30 = await measure(agent, true, `${label}-${PODS_N}pods`);
+    const idle30 = await measure(agent, true, `${label}-${PODS_N}pods`, readyAt);
     if (snapshots) console.error(`# heap snapshot ${await agent.snapshot(join(snapshots, `${label}-before.heapsnapshot`))}`);
     const c0 = performance.now();
     for (let done = 0, wave = 0; done < CHURN; wave++) {
@@ -276,7 +288,7 @@ async function runVariant(label: string, root: string, snapshots?: string, nodeA
       console.error(`# ${label}: churned ${done}/${CHURN}`);
     }
     const churnMs = performance.now() - c0;
-    const afterChurn = await measure(agent, true, `${label}-after-churn`);
+    const afterChurn = await measure(agent, true, `${label}-after-churn`, readyAt);
     if (snapshots) console.error(`# heap snapshot ${await agent.snapshot(join(snapshots, `${label}-after.heapsnapshot`))}`);
     // A restart (upgrade, crash) with warm caches and the steady pods to recover: the first
     // start of a run also pays for a fresh containerd, which made whichever variant ran first
@@ -340,7 +352,8 @@ async function main(): Promise<void> {
   for (const v of [base, cur]) {
     if (!v) continue;
     for (const [window, s] of [['0 pods', v.idle0], [`${PODS_N} pods`, v.idle30], [`after ${CHURN}-pod churn`, v.afterChurn]] as const) {
-      if (s.counts) console.log(`${v.label}, ${window}, what the window held (${s.cpuPct.toFixed(2)} % of a core):\n${describeCounts(s.counts)}`);
+      const at = s.afterReadyS ? `, ${s.afterReadyS[0]}–${s.afterReadyS[1]} s after the ${PODS_N} pods were Ready` : '';
+      if (s.counts) console.log(`${v.label}, ${window}, what the window held (${s.cpuPct.toFixed(2)} % of a core${at}):\n${describeCounts(s.counts)}`);
     }
   }
   const { json, targetLines } = writeBenchResults('agent-footprint', figs, { details: { baseline: BASELINE, nodeArgs: NODE_ARGS, env: ENV, baselineNodeArgs: BASELINE_NODE_ARGS, current: cur, base }, svg: true });
