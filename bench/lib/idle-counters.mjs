@@ -27,6 +27,7 @@
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { subscribe } from 'node:diagnostics_channel';
 import { Session } from 'node:inspector';
+import { promisify } from 'node:util';
 import { GCProfiler } from 'node:v8';
 
 const out = `/tmp/nodelet-idle-counters-${process.pid}.jsonl`;
@@ -67,7 +68,7 @@ function countTimers(stacks) {
   const delay = (ms) => (ms >= 100 ? `${Number(Number(ms).toPrecision(2))} ms` : `<100 ms`);
   for (const name of ['setTimeout', 'setInterval']) {
     const orig = globalThis[name];
-    globalThis[name] = function (fn, ms, ...rest) {
+    const counted = function (fn, ms, ...rest) {
       if (typeof fn !== 'function') return orig.call(this, fn, ms, ...rest);
       const label = `${name === 'setInterval' ? 'every' : 'after'} ${delay(ms ?? 0)}${stacks ? ` ${where()}` : ''}`;
       return orig.call(this, function (...a) {
@@ -75,6 +76,9 @@ function countTimers(stacks) {
         return fn.apply(this, a);
       }, ms, ...rest);
     };
+    // util.promisify(setTimeout) finds the promise form here; without it, it would call back-last.
+    if (orig[promisify.custom]) counted[promisify.custom] = orig[promisify.custom];
+    globalThis[name] = counted;
   }
 }
 
