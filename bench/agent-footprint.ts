@@ -16,13 +16,20 @@
  *
  *   sudo flock /tmp/nodelet-itest.lock node --conditions=source --import tsx bench/agent-footprint.ts \
  *     [--baseline /tmp/nodelet-base] [--pods 30] [--churn 500] [--idle-s 60] [--settle-s 15] [--snapshots DIR] [--node-args '--cpu-prof …'] [--baseline-node-args …]
+ *     [--counters] [--profile-dir DIR]
  *
  * `--baseline` is a checkout of the old commit with `npx tsc -b` run in it (docs/performance.md,
  * "Agent footprint"). `--snapshots DIR` also writes heap snapshots of the current agent before and
- * after the churn (for docs/performance.md's heap findings). Needs root, containerd, runc and the CNI
+ * after the churn (for docs/performance.md's heap findings). `--counters` preloads
+ * bench/lib/idle-counters.mjs into both agents and prints what each idle window held (CPU ms, GCs
+ * and their ms, MiB allocated, pod worker passes (resyncs), CRI calls by RPC, API requests by kind, connections opened, CPU by
+ * thread, timers fired by delay, and with `--env NODELET_IDLE_TIMERS=1` the current agent's
+ * timers by where they were set);
+ * `--profile-dir DIR` (implies `--counters`) also writes a CPU profile of each window,
+ * `<variant>-<window>.cpuprofile`. Needs root, containerd, runc and the CNI
  * plugins, like the agent integration tests.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { PODS, NODES, type Pod } from '@nodelet/api';
 import { pollUntil } from '@nodelet/base';
@@ -43,6 +50,9 @@ const IDLE_MS = Number(arg('--idle-s') ?? 60) * 1000;
 const SETTLE_MS = Number(arg('--settle-s') ?? 15) * 1000;
 const BASELINE = arg('--baseline');
 const SNAPSHOTS = arg('--snapshots');
+const PROFILE_DIR = arg('--profile-dir');
+const COUNTERS = process.argv.includes('--counters') || PROFILE_DIR !== undefined;
+const COUNTERS_PRELOAD = COUNTERS ? ['--import', `file://${join(import.meta.dirname, 'lib', 'idle-counters.mjs')}`] : [];
 /**
  * Node flags of each agent: the current one gets what its launchers give it (AGENT_NODE_OPTIONS:
  * the systemd unit, `nodelet lab up`) plus `--node-args` (e.g. "--cpu-prof --cpu-prof-dir=/tmp/p");
@@ -61,10 +71,27 @@ interface Memory {
   /** V8 heap spaces after the GC: used / committed MiB (code_space vs old_space separates JIT warm-up from data). */
   spaces: Record<string, { usedMiB: number; committedMiB: number }>;
 }
-interface Sample { rssMaxMiB: number; rssMedianMiB: number; rssAnonMedianMiB: number; cpuPct: number; afterGc?: Memory }
+/** What bench/lib/idle-counters.mjs counted (running totals; a window's figures are the difference of two). */
+interface Counters {
+  cpuMs: number; scavenges: number; fullGcs: number; gcMs: number; allocatedMiB: number;
+  cri: Record<string, number>; api: Record<string, number>; connects: Record<string, number>; timers: Record<string, number>;
+  /** Pod worker passes by phase and what woke them (`sync (resync)`: the syncFrequency timer), and their wall-clock ms. */
+  podSyncs: Record<string, number>; podSyncMs: number;
+  /** CPU ms of the process's threads by name over the window (`main` is the JS thread), from /proc (10 ms ticks). */
+  threads?: Record<string, number>;
+}
+interface Sample {
+  rssMaxMiB: number; rssMedianMiB: number; rssAnonMedianMiB: number; cpuPct: number; afterGc?: Memory; counts?: Counters;
+  /**
+   * Where the window fell: seconds after the steady pods became Ready (start, end). Their first
+   * periodic resyncs come 60–90 s after it (syncFrequency 1 min, jitter 50 %), so a window before
+   * 60 s holds none and one after holds some (docs/performance.md, "the agent's second idle window").
+   */
+  afterReadyS?: [number, number];
+}
 interface VariantResult { label: string; startupMs: number; restartMs: number; idle0: Sample; idle30: Sample; afterChurn: Sample; churnPods: number; churnMs: number }
 
-interface ProbeReply { op: string; usage?: NodeJS.MemoryUsage; spaces?: Record<string, { used: number; committed: number }>; path?: string }
+interface ProbeReply { op: string; usage?: NodeJS.MemoryUsage; spaces?: Record<string, { used: number; committed: number }>; path?: string; totals?: Counters }
 
 /** VmRSS split into anonymous and file-backed pages (the node binary's text is most of the latter). */
 function rssParts(pid: number): { anon: number; file: number } {
@@ -87,7 +114,7 @@ class AgentChild {
       name: 'nodelet agent',
       dist: true,
       root,
-      nodeArgs: [...nodeArgs, '--expose-gc', '--import', `file://${PROBE}`],
+      nodeArgs: [...nodeArgs, '--expose-gc', '--import', `file://${PROBE}`, ...COUNTERS_PRELOAD],
       args: h.agentArgs,
       env,
       ipc: (m) => agent.#waiters.shift()?.(m as ProbeReply),
@@ -116,6 +143,19 @@ class AgentChild {
     const { anon, file } = rssParts(this.pid);
     const spaces = Object.fromEntries(Object.entries(r.spaces ?? {}).map(([k, v]) => [k, { usedMiB: v.used / MiB, committedMiB: v.committed / MiB }]));
     return { spaces, rssAnonMiB: anon, rssFileMiB: file, rssMiB: u.rss / MiB, heapUsedMiB: u.heapUsed / MiB, heapTotalMiB: u.heapTotal / MiB, externalMiB: u.external / MiB, arrayBuffersMiB: u.arrayBuffers / MiB };
+  }
+
+  /** The idle counters' totals now (only with `--counters`). */
+  async counters(): Promise<Counters> {
+    return (await this.#ask({ op: 'counters' })).totals!;
+  }
+
+  async profileStart(): Promise<void> {
+    await this.#ask({ op: 'profile-start' });
+  }
+
+  async profileStop(path: string): Promise<void> {
+    await this.#ask({ op: 'profile-stop', path });
   }
 
   async snapshot(path: string): Promise<string> {
@@ -157,9 +197,63 @@ async function deleteGone(h: Harness, names: string[]): Promise<void> {
   }, { timeoutMs: 180_000, intervalMs: 250 });
 }
 
-async function measure(agent: AgentChild, withGc: boolean): Promise<Sample> {
+/** CPU ticks (1/100 s) of each thread of `pid` by thread name, the main thread as `main`. */
+function threadTicks(pid: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = Number(tid) === pid ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out[name] = (out[name] ?? 0) + Number(f[11]) + Number(f[12]);
+    } catch {
+      // the thread ended between the listing and the read: its ticks are gone with it
+    }
+  }
+  return out;
+}
+
+/** `after` less `before`, key by key (the counts of one window). */
+function countsBetween(before: Counters, after: Counters): Counters {
+  const sub = (a: Record<string, number>, b: Record<string, number>) =>
+    Object.fromEntries(Object.entries(a).map(([k, v]) => [k, v - (b[k] ?? 0)]).filter(([, v]) => v !== 0));
+  return {
+    cpuMs: after.cpuMs - before.cpuMs, scavenges: after.scavenges - before.scavenges, fullGcs: after.fullGcs - before.fullGcs,
+    gcMs: after.gcMs - before.gcMs, allocatedMiB: after.allocatedMiB - before.allocatedMiB,
+    podSyncs: sub(after.podSyncs ?? {}, before.podSyncs ?? {}), podSyncMs: (after.podSyncMs ?? 0) - (before.podSyncMs ?? 0),
+    cri: sub(after.cri, before.cri), api: sub(after.api, before.api), connects: sub(after.connects, before.connects), timers: sub(after.timers ?? {}, before.timers ?? {}),
+  };
+}
+
+/** One line per kind of count, biggest first. */
+function describeCounts(c: Counters): string {
+  const list = (m: Record<string, number>, top = 99) => Object.entries(m).sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
+  return [
+    `    CPU ${c.cpuMs.toFixed(0)} ms; GC: ${c.scavenges} scavenges, ${c.fullGcs} full, ${c.gcMs.toFixed(1)} ms; ${c.allocatedMiB.toFixed(1)} MiB allocated`,
+    `    pod worker passes: ${list(c.podSyncs)} (${c.podSyncMs.toFixed(0)} ms wall-clock)`,
+    `    CRI: ${list(c.cri)}`,
+    `    API: ${list(c.api)}`,
+    `    connections opened: ${list(c.connects)}`,
+    ...(c.threads ? [`    CPU by thread (ms): ${list(c.threads)}`] : []),
+    ...(Object.keys(c.timers).length ? [`    timers fired (top 15): ${list(c.timers, 15)}`] : []),
+  ].join('\n');
+}
+
+async function measure(agent: AgentChild, withGc: boolean, window: string, readyAt?: number): Promise<Sample> {
   await new Promise((r) => setTimeout(r, SETTLE_MS)); // settling is a span of time, not a condition
-  const s = await sample(agent.pid, IDLE_MS);
+  const t0 = performance.now();
+  const before = COUNTERS ? await agent.counters() : undefined;
+  const ticks0 = COUNTERS ? threadTicks(agent.pid) : {};
+  if (PROFILE_DIR) await agent.profileStart();
+  const s: Sample = await sample(agent.pid, IDLE_MS);
+  if (readyAt !== undefined) s.afterReadyS = [Math.round((t0 - readyAt) / 1000), Math.round((performance.now() - readyAt) / 1000)];
+  if (PROFILE_DIR) await agent.profileStop(join(PROFILE_DIR, `${window}.cpuprofile`));
+  if (before) {
+    const ticks1 = threadTicks(agent.pid);
+    s.counts = { ...countsBetween(before, await agent.counters()), threads: Object.fromEntries(Object.entries(ticks1).map(([k, v]) => [k, (v - (ticks0[k] ?? 0)) * 10]).filter(([, v]) => v !== 0)) };
+    const at = s.afterReadyS ? `, ${s.afterReadyS[0]}–${s.afterReadyS[1]} s after the ${PODS_N} pods were Ready` : '';
+    console.error(`# ${window}: ${s.cpuPct.toFixed(2)} % of a core${at}\n${describeCounts(s.counts)}`);
+  }
   return withGc ? { ...s, afterGc: await agent.memory() } : s;
 }
 
@@ -178,11 +272,12 @@ async function runVariant(label: string, root: string, snapshots?: string, nodeA
   try {
     const startupMs = started.startupMs;
     console.error(`# ${label}: agent pid ${agent.pid}, node Ready after ${startupMs.toFixed(0)} ms; idle with 0 pods…`);
-    const idle0 = await measure(agent, true);
+    const idle0 = await measure(agent, true, `${label}-0pods`);
     const steady = Array.from({ length: PODS_N }, (_, i) => `steady-${i}`);
     await createReady(h, steady);
+    const readyAt = performance.now();
     console.error(`# ${label}: ${PODS_N} pods Ready; idle…`);
-    const idle30 = await measure(agent, true);
+    const idle30 = await measure(agent, true, `${label}-${PODS_N}pods`, readyAt);
     if (snapshots) console.error(`# heap snapshot ${await agent.snapshot(join(snapshots, `${label}-before.heapsnapshot`))}`);
     const c0 = performance.now();
     for (let done = 0, wave = 0; done < CHURN; wave++) {
@@ -193,7 +288,7 @@ async function runVariant(label: string, root: string, snapshots?: string, nodeA
       console.error(`# ${label}: churned ${done}/${CHURN}`);
     }
     const churnMs = performance.now() - c0;
-    const afterChurn = await measure(agent, true);
+    const afterChurn = await measure(agent, true, `${label}-after-churn`, readyAt);
     if (snapshots) console.error(`# heap snapshot ${await agent.snapshot(join(snapshots, `${label}-after.heapsnapshot`))}`);
     // A restart (upgrade, crash) with warm caches and the steady pods to recover: the first
     // start of a run also pays for a fresh containerd, which made whichever variant ran first
@@ -253,6 +348,13 @@ async function main(): Promise<void> {
   for (const f of figs) {
     const label = `${f.group} ${f.name}`.padEnd(40);
     console.log(`${label} ${f.value.toFixed(2).padStart(9)} ${f.unit}${f.baseline ? `   baseline ${f.baseline.value.toFixed(2)} ${f.unit}` : ''}`);
+  }
+  for (const v of [base, cur]) {
+    if (!v) continue;
+    for (const [window, s] of [['0 pods', v.idle0], [`${PODS_N} pods`, v.idle30], [`after ${CHURN}-pod churn`, v.afterChurn]] as const) {
+      const at = s.afterReadyS ? `, ${s.afterReadyS[0]}–${s.afterReadyS[1]} s after the ${PODS_N} pods were Ready` : '';
+      if (s.counts) console.log(`${v.label}, ${window}, what the window held (${s.cpuPct.toFixed(2)} % of a core${at}):\n${describeCounts(s.counts)}`);
+    }
   }
   const { json, targetLines } = writeBenchResults('agent-footprint', figs, { details: { baseline: BASELINE, nodeArgs: NODE_ARGS, env: ENV, baselineNodeArgs: BASELINE_NODE_ARGS, current: cur, base }, svg: true });
   for (const l of targetLines) console.log(l);

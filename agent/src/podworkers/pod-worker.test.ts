@@ -4,7 +4,8 @@ import { FakeClock } from '@nodelet/base/testing';
 import { noopLogger, pollUntil } from '@nodelet/base';
 import type { Pod } from '@nodelet/api';
 import { PodWorkers } from './pod-workers.js';
-import type { PodSyncer } from './pod-worker.js';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { POD_SYNC_CHANNEL, type PodSyncEvent, type PodSyncer } from './pod-worker.js';
 import { emptyObservedPod } from '../kubecontainer/observed.js';
 
 const pod = (rv: string, o: Partial<Pod['metadata']> = {}): Pod => ({ metadata: { name: 'p', namespace: 'd', uid: 'u1', resourceVersion: rv, ...o }, spec: { containers: [] } });
@@ -100,6 +101,35 @@ test('pod worker: a failed sync is retried after a backoff; a requeue hint sched
   await pollUntil('retry', () => n === 2 && clock.pendingTimers === 1, { timeoutMs: 2000, intervalMs: 0 });
   clock.advance(5000);
   await pollUntil('requeue after hint', () => n === 3, { timeoutMs: 2000, intervalMs: 0 });
+  stop.abort();
+  await workers.drain();
+});
+
+test('pod worker: each pass is published on nodelet:agent:pod-sync, with what woke it', async (t) => {
+  const stop = new AbortController();
+  t.after(() => stop.abort());
+  const clock = new FakeClock();
+  const events: Array<Pick<PodSyncEvent, 'phase' | 'trigger' | 'failed'>> = [];
+  const onEvent = (m: unknown) => {
+    const { phase, trigger, failed } = m as PodSyncEvent;
+    events.push({ phase, trigger, failed });
+  };
+  subscribe(POD_SYNC_CHANNEL, onEvent);
+  t.after(() => unsubscribe(POD_SYNC_CHANNEL, onEvent));
+  const { calls, syncer } = recorder();
+  const workers = new PodWorkers({ syncer, cache, clock, log: noopLogger, resyncMs: 60_000, signal: stop.signal, random: () => 0 });
+  workers.update({ pod: pod('1') });
+  await pollUntil('first sync', () => events.length === 1 && clock.pendingTimers === 1, { timeoutMs: 2000, intervalMs: 0 });
+  clock.advance(60_000); // syncFrequency, jitter 0
+  await pollUntil('resync', () => events.length === 2 && clock.pendingTimers === 1, { timeoutMs: 2000, intervalMs: 0 });
+  workers.update({ pod: pod('2') }); // an update before the timer: not a resync
+  await pollUntil('update', () => events.length === 3, { timeoutMs: 2000, intervalMs: 0 });
+  assert.deepEqual(calls, ['sync 1', 'sync 1', 'sync 2']);
+  assert.deepEqual(events, [
+    { phase: 'sync', trigger: 'update', failed: false },
+    { phase: 'sync', trigger: 'resync', failed: false },
+    { phase: 'sync', trigger: 'update', failed: false },
+  ]);
   stop.abort();
   await workers.drain();
 });

@@ -11,6 +11,7 @@
  * for the next relist); success → resync with jitter (or the syncer's backoff hint); error →
  * backoff with jitter.
  */
+import { channel } from 'node:diagnostics_channel';
 import { Backoff, Wakeup, errCode, isAbortError, jitter, linkAbort, describeError, type Clock, type Logger } from '@nodelet/base';
 import type { Pod } from '@nodelet/api/agent';
 import type { ObservedPod } from '../kubecontainer/observed.js';
@@ -38,6 +39,22 @@ export interface PodUpdate {
   kill?: { statusFn: PodStatusFn };
 }
 
+
+/**
+ * Every pass of a pod worker is published here after it ends (for counters such as
+ * bench/lib/idle-counters.mjs: an idle node's CPU follows its resyncs), as the CRI client
+ * publishes its calls on `nodelet:cri:call`. Nothing is built when no one subscribes.
+ */
+export const POD_SYNC_CHANNEL = 'nodelet:agent:pod-sync';
+export interface PodSyncEvent {
+  uid: string;
+  phase: Exclude<WorkerPhase, 'finished'>;
+  /** `resync`: the worker's own timer (syncFrequency with jitter, a backoff, a requeue hint); `update`: an update, a PLEG event or the pass before. */
+  trigger: 'resync' | 'update';
+  durationMs: number;
+  failed: boolean;
+}
+const syncChannel = channel(POD_SYNC_CHANNEL);
 
 export interface PodSyncResult {
   /** The pod reached Succeeded/Failed and must stop. */
@@ -98,6 +115,8 @@ export class PodWorker {
   #inflight?: AbortController;
   #lastSync = 0;
   #cancelTimer?: () => void;
+  /** Whether the next pass was woken by the worker's own timer (for {@link POD_SYNC_CHANNEL}). */
+  #timerWoke = false;
   readonly #wake = new Wakeup();
   readonly #backoff: Backoff;
 
@@ -146,11 +165,13 @@ export class PodWorker {
         this.#inflight?.abort(new DOMException(`pod ${this.uid} grace period shortened`, 'AbortError'));
       }
     }
+    this.#timerWoke = false;
     this.#wake.notify();
   }
 
   /** Wakes the worker to resync (PLEG event, backoff expiry). */
   wake(): void {
+    this.#timerWoke = false;
     this.#wake.notify();
   }
 
@@ -169,6 +190,10 @@ export class PodWorker {
         this.#inflight = link.controller;
         let delayMs = jitter(this.#o.resyncMs, 0.5, this.#o.random);
         const phase = this.#phase;
+        const trigger = this.#timerWoke ? 'resync' : 'update';
+        this.#timerWoke = false;
+        const t0 = syncChannel.hasSubscribers ? performance.now() : 0;
+        let failed = false;
         try {
           const seen = await this.#o.cache.getNewerThan(this.uid, this.#lastSync, link.signal);
           if (phase === 'sync') {
@@ -192,6 +217,7 @@ export class PodWorker {
           }
           this.#backoff.reset();
         } catch (err) {
+          failed = true;
           if (stop.aborted) throw err;
           if (isAbortError(err) && link.signal.aborted) delayMs = 0; // preempted: a newer update is pending
           else {
@@ -202,10 +228,16 @@ export class PodWorker {
           link.dispose();
           this.#inflight = undefined;
           this.#lastSync = this.#o.clock.now();
+          if (syncChannel.hasSubscribers) syncChannel.publish({ uid: this.uid, phase, trigger, durationMs: performance.now() - t0, failed } satisfies PodSyncEvent);
         }
         if (this.#finished()) break;
         if (delayMs <= 0 || this.#phase !== phase) this.#wake.notify();
-        else this.#cancelTimer = this.#o.clock.setTimer(delayMs, () => this.#wake.notify());
+        else {
+          this.#cancelTimer = this.#o.clock.setTimer(delayMs, () => {
+            this.#timerWoke = true;
+            this.#wake.notify();
+          });
+        }
       }
     } catch (err) {
       if (!isAbortError(err) && !stop.aborted) throw err;

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { noopLogger, systemClock } from '@nodelet/base';
 import { createCriClient, type CriClient } from '@nodelet/cri-client';
 import { FakeCriServer } from '@nodelet/cri-client/testing';
+import { FakeClock } from '@nodelet/base/testing';
 import type { ReadText } from './cgroup.js';
 import { StatsCollector } from './collector.js';
 
@@ -124,5 +125,30 @@ describe('stats collector', () => {
     while (listed() < n + 2) await new Promise((r) => setTimeout(r, 5));
     stop.abort();
     await loop;
+  });
+
+  it('looks up a pod\'s volume directories and their filesystems once per volumeStatsAggPeriod, not every round', async () => {
+    const clock = new FakeClock();
+    const volumes = join(dir, 'root', 'pods', 'uid-1', 'volumes', 'kubernetes.io~empty-dir');
+    const statfsOf: string[] = [];
+    const collector = new StatsCollector({
+      runtime: cri.runtime, images: cri.image, nodeName: 'node-1', rootDir: join(dir, 'root'), podLogsDir: join(dir, 'logs'),
+      clock, log: noopLogger, read, statfs: async (p) => (statfsOf.push(p), FS),
+    });
+    const volumeStatfs = () => statfsOf.filter((p) => p.startsWith(volumes)).sort();
+    const names = (s: Awaited<ReturnType<StatsCollector['collect']>>) => s.pods[0]!.volume?.map((v) => v.name).sort() ?? [];
+    await collector.collect(AbortSignal.timeout(10_000));
+    await mkdir(join(volumes, 'later'));
+    try {
+      clock.advance(10_000); // the next round
+      const second = await collector.collect(AbortSignal.timeout(10_000));
+      assert.deepEqual(volumeStatfs(), [join(volumes, 'scratch')], 'one statfs of the volume in two rounds');
+      assert.deepEqual(names(second).filter((n) => n !== 'scratch'), [], 'the volume list is the one looked up a round ago');
+      clock.advance(50_000); // 60 s after the first lookup
+      await collector.collect(AbortSignal.timeout(10_000));
+      assert.deepEqual(volumeStatfs(), [join(volumes, 'later'), join(volumes, 'scratch'), join(volumes, 'scratch')]);
+    } finally {
+      await rm(join(volumes, 'later'), { recursive: true, force: true });
+    }
   });
 });

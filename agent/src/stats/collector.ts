@@ -35,6 +35,12 @@ import type { Summary } from './types.js';
 /** kubelet's cadvisor housekeeping interval. */
 export const DEFAULT_STATS_PERIOD_MS = 10_000;
 const ROUND_TIMEOUT_MS = 30_000;
+/**
+ * kubelet's volumeStatsAggPeriod: a pod's volume directories and each volume's filesystem
+ * figures are looked up this often, as kubelet's fs resource analyzer computes them (with the
+ * usage walk, DirUsageCache), not every round: with 30 pods that was 90 file operations per round.
+ */
+const VOLUME_STATS_PERIOD_MS = 60_000;
 const POD_STATS_RETRY_ROUNDS = 30;
 /** Volume plugins whose directories hold ephemeral data (what kubelet counts into ephemeral-storage). */
 const EPHEMERAL_VOLUME_DIRS = ephemeralPluginDirs();
@@ -68,6 +74,8 @@ export class StatsCollector {
   readonly #rates = new CpuRates();
   readonly #volumes: DirUsageCache;
   readonly #sandboxInfo = new Map<string, SandboxInfo>();
+  /** Each pod's volume directories and their filesystems, by pod UID, as last looked up. */
+  readonly #podVolumes = new Map<string, { at: number; volumes: Array<{ name: string; dir: string; fs?: FsUsage }> }>();
   #mounts?: CgroupMounts;
   #latest?: Summary;
   #first?: Promise<Summary>;
@@ -142,6 +150,7 @@ export class StatsCollector {
     // 2 + 3b. Per sandbox and container.
     const sandboxReadings: SandboxReading[] = [];
     const volumeDirs = new Set<string>();
+    const podUids = new Set<string>();
     for (const sb of sandboxes.items) {
       const md = sb.metadata;
       if (!md || !isSafePodUid(md.uid)) continue;
@@ -150,13 +159,15 @@ export class StatsCollector {
         cri: podStatsById.get(sb.id), volumes: [],
       };
       if (!reading.cri) await this.#readPause(sb.id, reading, signal);
-      for (const v of await this.#volumeDirs(md.uid)) {
+      podUids.add(md.uid);
+      for (const v of await this.#volumesOf(md.uid, fsOf)) {
         volumeDirs.add(v.dir);
-        reading.volumes.push({ name: v.name, usage: this.#volumes.get(v.dir), fs: await fsOf(v.dir) });
+        reading.volumes.push({ name: v.name, usage: this.#volumes.get(v.dir), fs: v.fs });
       }
       sandboxReadings.push(reading);
     }
     this.#volumes.retain(volumeDirs);
+    for (const uid of this.#podVolumes.keys()) if (!podUids.has(uid)) this.#podVolumes.delete(uid);
     for (const id of this.#sandboxInfo.keys()) if (!sandboxes.items.some((s) => s.id === id)) this.#sandboxInfo.delete(id);
     const containerReadings: ContainerReading[] = [];
     for (const c of containers.containers) {
@@ -221,6 +232,17 @@ export class StatsCollector {
       const dev = await this.#read(`/proc/${info.pid}/net/dev`).catch(() => undefined); // the sandbox exited meanwhile: no network stats this round
       if (dev) reading.network = { timeNs, interfaces: parseNetDev(dev) };
     }
+  }
+
+  /** The pod's volumes with their filesystems, looked up again once VOLUME_STATS_PERIOD_MS has passed. */
+  async #volumesOf(uid: string, fsOf: (p: string) => Promise<FsUsage | undefined>): Promise<Array<{ name: string; dir: string; fs?: FsUsage }>> {
+    const now = this.#o.clock.monotonic();
+    const known = this.#podVolumes.get(uid);
+    if (known && now - known.at < VOLUME_STATS_PERIOD_MS) return known.volumes;
+    const volumes: Array<{ name: string; dir: string; fs?: FsUsage }> = [];
+    for (const v of await this.#volumeDirs(uid)) volumes.push({ ...v, fs: await fsOf(v.dir) });
+    this.#podVolumes.set(uid, { at: now, volumes });
+    return volumes;
   }
 
   /**
