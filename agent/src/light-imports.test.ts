@@ -1,7 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -62,4 +64,18 @@ test('light imports: of the generated CRI modules the agent loads only the enums
   assert.ok(gen.includes('ContainerState.ts'), 'an enum with values is still loaded');
   assert.deepEqual(gen.filter((f) => f.endsWith('Request.ts') || f.endsWith('Response.ts')), []);
   assert.ok(gen.length <= 10, `${gen.length} generated modules loaded`);
+});
+
+/** `compilerOptions.removeComments` of a package's tsconfig.json, following its `extends` chain. */
+function removesComments(tsconfig: string): boolean | undefined {
+  const c = JSON.parse(readFileSync(tsconfig, 'utf8')) as { extends?: string; compilerOptions?: { removeComments?: boolean } };
+  return c.compilerOptions?.removeComments ?? (c.extends ? removesComments(join(dirname(tsconfig), c.extends)) : undefined);
+}
+
+test('light imports: every workspace package the agent entry loads is built without comments (V8 keeps each ES module source in the heap)', async () => {
+  const loaded = await loadedByAgent();
+  const prefix = pathToFileURL(root).href + '/';
+  const packages = [...new Set(loaded.filter((u) => u.startsWith(prefix) && !u.includes('/node_modules/')).map((u) => u.slice(prefix.length).split('/')[0]!))].filter((p) => p !== 'bench');
+  assert.ok(packages.includes('agent') && packages.includes('api') && packages.includes('cri-client'), `packages seen: ${packages.join(', ')}`);
+  assert.deepEqual(packages.filter((p) => removesComments(join(root, p, 'tsconfig.json')) !== true), []);
 });

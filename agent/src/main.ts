@@ -5,6 +5,8 @@
  * and the agent keeps running; an uncaught exception is logged and the process exits 1
  * (crash-only: systemd restarts us and recovery is stateless). The handlers say why.
  */
+// First: the agent's run-time V8 flags apply before the modules below are evaluated and run.
+import './v8-flags.js';
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import { Command, Help, InvalidArgumentError } from 'commander';

@@ -267,7 +267,7 @@ function logSize(field: string, v: unknown): number {
 function int(field: string, v: unknown, dflt: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
   const n = v ?? dflt;
   if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) {
-    throw invalid(field, `must be an integer in [${min}, ${max === Number.MAX_SAFE_INTEGER ? '∞' : max}], got ${JSON.stringify(n)}`);
+    throw invalid(field, `must be an integer in [${min}, ${max === Number.MAX_SAFE_INTEGER ? '\u221e' : max}], got ${JSON.stringify(n)}`);
   }
   return n;
 }

@@ -252,7 +252,7 @@ export class PodWorker {
   }
 
   #enter(to: WorkerPhase): void {
-    if (!NEXT[this.#phase].includes(to)) throw new Error(`pod worker ${this.uid}: illegal phase change ${this.#phase} → ${to}`);
+    if (!NEXT[this.#phase].includes(to)) throw new Error(`pod worker ${this.uid}: illegal phase change ${this.#phase} \u2192 ${to}`);
     this.#o.log.info({ podUID: this.uid, from: this.#phase, to }, 'Pod worker phase changed');
     this.#phase = to;
     if (to === 'terminated') this.#markTerminated();

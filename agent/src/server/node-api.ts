@@ -305,7 +305,7 @@ export async function startNodeApi(o: NodeApiOptions): Promise<NodeApiServer> {
       tty,
     };
     const cmd = q.getAll('command');
-    if (target.kind === 'exec' && cmd.length === 0) return writeRawStatus(socket, failureStatus(400, 'BadRequest', 'exec: no command given (use ?command=…)'));
+    if (target.kind === 'exec' && cmd.length === 0) return writeRawStatus(socket, failureStatus(400, 'BadRequest', 'exec: no command given (use ?command=\u2026)'));
     const start = async (): Promise<string> => {
       const res = target.kind === 'exec' ? await o.backend.runtime.exec({ containerId: ref.id, cmd, ...flags }) : await o.backend.runtime.attach({ containerId: ref.id, ...flags });
       return res.url;
