@@ -126,6 +126,23 @@ async function readEvents(body: ReadableStream<Uint8Array>, until: (events: stri
   return events;
 }
 
+/**
+ * Pod p's whole life through the API (created, bound to node-a, Running, deleted), then one last
+ * pod per node value (end-b on node-b, end-unbound, end-a on node-a), each created through `edit`:
+ * each watcher reads until the last one it can match.
+ */
+async function podLifeAndEnds(srv: Awaited<ReturnType<typeof startTestApiServer>>, edit: (p: ApiObject) => ApiObject = (p) => p): Promise<void> {
+  assert.equal((await srv.call('POST', '/api/v1/namespaces/default/pods', edit(pod('p')))).status, 201);
+  const binding = { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'p' }, target: { kind: 'Node', name: 'node-a' } };
+  assert.equal((await srv.call('POST', '/api/v1/namespaces/default/pods/p/binding', binding)).status, 201);
+  const patch = await srv.call('PATCH', '/api/v1/namespaces/default/pods/p/status', { status: { phase: 'Running' } }, { contentType: 'application/merge-patch+json' });
+  assert.equal(patch.status, 200);
+  assert.equal((await srv.call('DELETE', '/api/v1/namespaces/default/pods/p?gracePeriodSeconds=0')).status, 200);
+  for (const [name, node] of [['end-b', 'node-b'], ['end-unbound', undefined], ['end-a', 'node-a']] as const) {
+    assert.equal((await srv.call('POST', '/api/v1/namespaces/default/pods', edit(pod(name, node)))).status, 201);
+  }
+}
+
 test('over HTTP, node watchers, the unbound watcher and other selectors see what they saw without the index', async (t) => {
   const srv = await startTestApiServer();
   t.after(() => srv.close());
@@ -149,16 +166,7 @@ test('over HTTP, node watchers, the unbound watcher and other selectors see what
   );
   await pollUntil('every watcher to subscribe', () => cache.subscriberCount >= others + streams.length, { timeoutMs: 10_000 });
   const labelled = (p: ApiObject): ApiObject => ({ ...p, metadata: { ...p.metadata, labels: { app: 'x' } } });
-  assert.equal((await srv.call('POST', '/api/v1/namespaces/default/pods', labelled(pod('p')))).status, 201);
-  const binding = { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'p' }, target: { kind: 'Node', name: 'node-a' } };
-  assert.equal((await srv.call('POST', '/api/v1/namespaces/default/pods/p/binding', binding)).status, 201);
-  const patch = await srv.call('PATCH', '/api/v1/namespaces/default/pods/p/status', { status: { phase: 'Running' } }, { contentType: 'application/merge-patch+json' });
-  assert.equal(patch.status, 200);
-  assert.equal((await srv.call('DELETE', '/api/v1/namespaces/default/pods/p?gracePeriodSeconds=0')).status, 200);
-  // One last pod per node value: each watcher reads until the last one it can match.
-  for (const [name, node] of [['end-b', 'node-b'], ['end-unbound', undefined], ['end-a', 'node-a']] as const) {
-    assert.equal((await srv.call('POST', '/api/v1/namespaces/default/pods', labelled(pod(name, node)))).status, 201);
-  }
+  await podLifeAndEnds(srv, labelled);
   const ends: Record<keyof typeof selectors, string> = {
     'node-a': 'ADDED end-a',
     'node-b': 'ADDED end-b',
@@ -200,15 +208,7 @@ test('over HTTP, a watch whose only selector is spec.nodeName judges previous ob
     Object.values(selectors).map((sel) => fetch(`${srv.url}/api/v1/pods?watch=true&resourceVersion=${rv}&fieldSelector=${sel}`, { headers: { Authorization: `Bearer ${srv.token}` }, signal: AbortSignal.any([ac.signal, AbortSignal.timeout(20_000)]) })),
   );
   await pollUntil('every watcher to subscribe', () => pods.cache.subscriberCount >= others + streams.length, { timeoutMs: 10_000 });
-  assert.equal((await srv.call('POST', '/api/v1/namespaces/default/pods', pod('p'))).status, 201);
-  const binding = { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'p' }, target: { kind: 'Node', name: 'node-a' } };
-  assert.equal((await srv.call('POST', '/api/v1/namespaces/default/pods/p/binding', binding)).status, 201);
-  const patch = await srv.call('PATCH', '/api/v1/namespaces/default/pods/p/status', { status: { phase: 'Running' } }, { contentType: 'application/merge-patch+json' });
-  assert.equal(patch.status, 200);
-  assert.equal((await srv.call('DELETE', '/api/v1/namespaces/default/pods/p?gracePeriodSeconds=0')).status, 200);
-  for (const [name, node] of [['end-b', 'node-b'], ['end-unbound', undefined], ['end-a', 'node-a']] as const) {
-    assert.equal((await srv.call('POST', '/api/v1/namespaces/default/pods', pod(name, node))).status, 201);
-  }
+  await podLifeAndEnds(srv);
   const ends = ['ADDED end-a', 'ADDED end-b', 'ADDED end-unbound'];
   const got = await Promise.all(streams.map((r, i) => readEvents(r.body!, (ev) => ev.includes(ends[i]!))));
   assert.deepEqual(Object.fromEntries(Object.keys(selectors).map((k, i) => [k, got[i]])), {
