@@ -1,6 +1,7 @@
 /** Preact hooks over the API: a live collection (list and watch), a poll, an access check, a clock. */
 import { useEffect, useState } from 'preact/hooks';
 import type { Api } from './api.js';
+import { canI } from './access.js';
 import { listAndWatch, type KObject } from './watch.js';
 
 export interface Watched<T> {
@@ -35,13 +36,9 @@ export function useCan(api: Api, verb: string, group: string, resource: string, 
   const [allowed, setAllowed] = useState<boolean | undefined>(undefined);
   useEffect(() => {
     setAllowed(undefined);
-    let live = true;
-    const review = { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { namespace, verb, group, resource } } };
-    api
-      .send('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', review)
-      .then((r) => live && setAllowed((r as { status?: { allowed?: boolean } }).status?.allowed === true))
-      .catch(() => live && setAllowed(false));
-    return () => void (live = false);
+    const ac = new AbortController();
+    void canI(api, { namespace, verb, group, resource }, ac.signal).then((r) => r !== undefined && setAllowed(r));
+    return () => ac.abort();
   }, [api, verb, group, resource, namespace]);
   return allowed;
 }

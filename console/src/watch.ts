@@ -142,7 +142,8 @@ async function refusal(o: WatchOptions<KObject>, url: string): Promise<never> {
   }
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
+/** Resolves after `ms`, or at once when `signal` aborts. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const t = setTimeout(done, ms);
     signal.addEventListener('abort', done, { once: true });

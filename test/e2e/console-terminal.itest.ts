@@ -62,9 +62,13 @@ describe('console terminal on a lab node', { skip: skipReason, timeout: 300_000 
   /** The terminal's text, row by row (the DOM renderer's rows). */
   const screen = (page: Page): Promise<string[]> => page.locator('#terminal .xterm-rows > div').allTextContents();
 
-  it('image list; terminal: echo hi round trip, resize, exit; journey; logs followed; node figures', async () => {
+  it('image list; terminal: echo hi round trip, resize, exit; journey; logs followed; node figures', async (t) => {
     const context = await browser!.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
+    // What went wrong between the page and the server, said as it happens: when a step below
+    // times out, these lines say which call failed (a dropped connection, a refusal).
+    page.on('requestfailed', (r) => void (r.failure()?.errorText !== 'net::ERR_ABORTED' && t.diagnostic(`page: ${r.method()} ${new URL(r.url()).pathname} failed: ${r.failure()?.errorText}`))); // ERR_ABORTED: the page's own (a closed log panel)
+    page.on('response', (r) => void (r.status() >= 400 && t.diagnostic(`page: ${r.request().method()} ${new URL(r.url()).pathname} answered ${r.status()}`)));
     const violations: string[] = [];
     page.on('console', (m) => void (/Content Security Policy/i.test(m.text()) && violations.push(m.text())));
     page.on('pageerror', (e) => void violations.push(`page error: ${e.message}`));
