@@ -44,9 +44,8 @@ export function exactFieldValue(fieldSelector: string | null, field: string): st
  * (`field=v`, no label selector): a watch can then judge an object by that field's value alone.
  */
 export function onlyExactFieldValue(labelSelector: string | null, fieldSelector: string | null, field: string): string | undefined {
-  if (labelSelector || !fieldSelector) return undefined;
-  const reqs = parseFieldSelector(fieldSelector);
-  return reqs.length === 1 && reqs[0]!.field === field && reqs[0]!.operator === '=' ? reqs[0]!.value : undefined;
+  if (labelSelector || !fieldSelector || parseFieldSelector(fieldSelector).length !== 1) return undefined;
+  return exactFieldValue(fieldSelector, field);
 }
 
 function fieldValueOf(obj: ApiObject, field: string): string {
