@@ -161,10 +161,11 @@ export class Agent {
     this.#clock = o.clock ?? systemClock;
     this.metrics = new AgentMetrics(o.config.nodeName);
     this.#internalIP = pickInternalIP(o.config.nodeIP);
-    // Every loop links to this signal once (about 15 with the host parts) and every pod worker
-    // once while it waits or syncs, each removed as its owner ends: past node's leak warning
-    // (10 listeners) by design. Beyond this bound it is a leak, and node still says so.
-    setMaxListeners(AGENT_LOOP_LISTENERS + 2 * o.config.maxPods, this.#stop.signal);
+    // Every loop links to this signal once (about 15 with the host parts), every pod worker once
+    // while it waits or syncs, and a pod's RunPodSandbox or StartContainer once while in flight
+    // (PodRuntimeOptions.shutdown), each removed as its owner ends: past node's leak warning (10
+    // listeners) by design. Beyond this bound it is a leak, and node still says so.
+    setMaxListeners(AGENT_LOOP_LISTENERS + 3 * o.config.maxPods, this.#stop.signal);
   }
 
   static async start(o: AgentOptions): Promise<Agent> {
@@ -342,6 +343,7 @@ export class Agent {
       nodeMemoryBytes: machine.memoryBytes,
       seccompDefault: c.seccompDefault,
       runtimeRequestTimeoutMs: c.runtimeRequestTimeoutMs,
+      shutdown: this.#stop.signal,
       crashLoopInitialMs: c.crashLoopInitialMs,
       crashLoopMaxMs: c.crashLoopMaxMs,
       onSandboxIps: (id, ips) => pleg.noteSandboxIps(id, ips),

@@ -65,6 +65,7 @@ async function world(
     hostIP: () => '192.0.2.10',
     nodeMemoryBytes: 2 ** 30,
     runtimeRequestTimeoutMs: 10_000,
+    shutdown: stop.signal,
     crashLoopInitialMs: o.crashLoopInitialMs ?? 200,
     crashLoopMaxMs: Math.max(800, o.crashLoopInitialMs ?? 0),
     onSandboxIps: (id, ips) => pleg.noteSandboxIps(id, ips),
@@ -105,7 +106,7 @@ async function world(
     apiPods.add(pod.metadata.uid!);
     workers.update({ pod, terminationRequested: !!pod.metadata.deletionTimestamp, gracePeriodS: pod.metadata.deletionGracePeriodSeconds });
   };
-  return { fake, api, dir, client, events, forgotten, workers, submit, close, apiPods, pleg, status, syncs, signal: stop.signal };
+  return { fake, api, dir, cri, client, events, forgotten, workers, submit, close, apiPods, pleg, status, syncs, signal: stop.signal };
 }
 
 function podObj(name: string, command: string[], restartPolicy: 'Always' | 'Never' = 'Always'): Pod {
@@ -222,6 +223,38 @@ test('deletion stops containers with the grace period, removes everything, then 
   assert.equal(body.preconditions?.uid, pod.metadata.uid);
   assert.ok(w.events.some((e) => e.reason === 'Killing'));
   assert.deepEqual(w.forgotten, [pod.metadata.uid], "the deleted pod's event aggregation keys are dropped");
+});
+
+test('a deletion does not cancel a StartContainer in flight (containerd 1.6 leaks a cancelled task\'s cgroups); the termination stops what it started', async (t) => {
+  const w = await world(t);
+  const held = w.fake.runtime.hold('StartContainer');
+  w.submit(w.api.seed(PODS, podObj('racing', ['sleep', '1000'])));
+  await held.reached;
+  await w.client.delete(PODS, 'racing', { namespace: 'default', gracePeriodSeconds: 3 });
+  w.submit(await w.client.get(PODS, 'racing', { namespace: 'default' }));
+  // A cancellation would have been sent at the preemption: a later call on the same connection
+  // reaches the runtime after it.
+  await w.cri.runtime.version({});
+  assert.equal(held.cancelled, false, 'StartContainer is not cancelled by the deletion');
+  held.release();
+  await pollUntil('pod gone from the API', async () => w.client.get(PODS, 'racing', { namespace: 'default' }).then(() => false, () => true), { timeoutMs: 10_000, intervalMs: 20 });
+  const started = w.fake.runtime.callsOf('StartContainer') as Array<{ containerId: string }>;
+  const stopped = w.fake.runtime.callsOf('StopContainer') as Array<{ containerId: string }>;
+  assert.ok(stopped.some((s) => s.containerId === started[0]?.containerId), 'the container started by the held call was stopped');
+  assert.equal(w.fake.runtime.containers.size, 0);
+  assert.equal(w.fake.runtime.sandboxes.size, 0);
+  assert.ok(!w.events.some((e) => e.reason === 'Started'), 'a start the pod no longer wanted is not reported');
+});
+
+test("the agent's shutdown still cancels a StartContainer in flight", async (t) => {
+  const w = await world(t);
+  const held = w.fake.runtime.hold('StartContainer');
+  w.submit(w.api.seed(PODS, podObj('stopping', ['sleep', '1000'])));
+  await held.reached;
+  const closed = w.close();
+  await pollUntil('the runtime to see the held StartContainer cancelled', () => held.cancelled, { timeoutMs: 5_000, intervalMs: 10 });
+  held.release();
+  await closed;
 });
 
 test('a pod whose volume name would be a host path gets no sandbox: CreateContainerConfigError and a FailedMount event', async (t) => {

@@ -6,7 +6,7 @@
  * concurrently. Every method takes the worker's signal; cleanup after a failure gets its own deadline.
  * The only importer of CRI in the pod lifecycle (docs/contributing.md, layers).
  */
-import { AgentError, describeError, hasCode, isAbortError, type Clock, type Logger } from '@nodelet/base';
+import { AgentError, abortError, describeError, hasCode, isAbortError, type Clock, type Logger } from '@nodelet/base';
 import type { Container, EphemeralContainer, Pod, Service } from '@nodelet/api/agent';
 import type { PodSandboxConfig, RuntimeService } from '../kubecontainer/cri.js';
 import { buildContainerConfig, buildSandboxConfig, isSafePodUid, podLogDir, type PodPaths } from './container-config.js';
@@ -63,6 +63,14 @@ export interface PodRuntimeOptions {
   /** kubelet `seccompDefault`: RuntimeDefault for containers without a seccomp profile (default Unconfined). */
   seccompDefault?: boolean;
   runtimeRequestTimeoutMs: number;
+  /**
+   * The agent's own lifetime (aborted when it shuts down). RunPodSandbox and StartContainer, once
+   * sent, are cancelled by it only, not by the pod's sync being preempted (a deletion): containerd
+   * 1.6 leaves the task's cgroups behind when such a call is cancelled while its shim creates the
+   * task (the shim is torn down before runc's state exists, so nothing removes them). The sync
+   * still ends as soon as the call returns. Unset: the sync's signal cancels them (tests).
+   */
+  shutdown?: AbortSignal;
   /** CrashLoopBackOff: 10 s doubling to 300 s unless configured. */
   crashLoopInitialMs?: number;
   crashLoopMaxMs?: number;
@@ -240,7 +248,7 @@ export class PodRuntime {
         const runtimeHandler = (await this.#o.runtimeHandler?.(pod, signal)) ?? '';
         const cgroupParent = await this.#o.podCgroups?.ensure(pod);
         const config = buildSandboxConfig(pod, actions.attempt, this.#o.paths, await this.#o.podDns?.(pod, signal), this.#o.seccompDefault, cgroupParent, this.#o.clusterDomain);
-        const res = await this.#o.runtime.runPodSandbox({ config, runtimeHandler }, { signal });
+        const res = await this.#creatingTask(signal, (s) => this.#o.runtime.runPodSandbox({ config, runtimeHandler }, { signal: s }));
         sandboxId = res.podSandboxId;
         steps?.sandbox(uid, t0);
       } catch (err) {
@@ -382,7 +390,7 @@ export class PodRuntime {
     this.#o.events.event(pod, 'Normal', 'Created', `Created container ${c.name}`, fieldPath);
     t0 = steps?.now() ?? 0;
     try {
-      await this.#o.runtime.startContainer({ containerId }, { signal });
+      await this.#creatingTask(signal, (s) => this.#o.runtime.startContainer({ containerId }, { signal: s }));
       steps?.step(uid, SPAN.agentContainerStart, t0, traced);
     } catch (err) {
       if (signal.aborted) throw err;
@@ -411,6 +419,18 @@ export class PodRuntime {
       }
     }
     this.#fail(uid, c.name, undefined);
+  }
+
+  /**
+   * A CRI call that creates a runtime task (PodRuntimeOptions.shutdown): only the agent's shutdown
+   * cancels it once sent; the sync's abort takes effect when it returns, and the pod's next pass
+   * (a termination) finds what it created in the runtime's fresh state.
+   */
+  async #creatingTask<T>(signal: AbortSignal, call: (s: AbortSignal) => Promise<T>): Promise<T> {
+    if (signal.aborted) throw abortError(signal.reason);
+    const r = await call(this.#o.shutdown ?? signal);
+    if (signal.aborted) throw abortError(signal.reason);
+    return r;
   }
 
   #resize(pod: Pod, observed: ObservedPod, signal: AbortSignal): Promise<boolean> {

@@ -23,6 +23,16 @@ export interface RecordedCall {
   request: unknown;
 }
 
+/** A call held in flight by {@link FakeRuntimeService.hold}. */
+export interface HeldCall {
+  /** Resolves once the call arrived and is being held. */
+  readonly reached: Promise<void>;
+  /** Lets the held call be handled and answered. */
+  release(): void;
+  /** Whether the client cancelled the call while it was held (read live until the release). */
+  readonly cancelled: boolean;
+}
+
 export interface InjectedFailure {
   code: GrpcStatusName;
   details: string;
@@ -50,6 +60,7 @@ export class FakeRuntimeService extends FakeRuntimeState {
   execSync: (containerId: string, cmd: string[]) => { stdout?: string; stderr?: string; exitCode?: number } = () => ({});
   readonly #failures = new Map<string, InjectedFailure[]>();
   readonly #hangs = new Set<string>();
+  readonly #holds = new Map<string, (isCancelled: () => boolean) => Promise<void>>();
 
   constructor(o: FakeRuntimeStateOptions = {}) {
     super(o);
@@ -70,6 +81,41 @@ export class FakeRuntimeService extends FakeRuntimeState {
 
   isHanging(rpc: string): boolean {
     return this.#hangs.has(rpc);
+  }
+
+  /**
+   * Holds the next call of `rpc` in flight, before it is handled, until `release()`: the time a
+   * real runtime spends creating a task, for tests of what a cancellation meanwhile does.
+   */
+  hold(rpc: string): HeldCall {
+    let reached!: () => void;
+    let release!: () => void;
+    const arrived = new Promise<void>((r) => (reached = r));
+    const released = new Promise<void>((r) => (release = r));
+    let live: (() => boolean) | undefined;
+    let atRelease: boolean | undefined;
+    this.#holds.set(rpc, (isCancelled) => {
+      live = isCancelled;
+      reached();
+      return released.then(() => {
+        atRelease = isCancelled();
+      });
+    });
+    return {
+      reached: arrived,
+      release,
+      get cancelled() {
+        return atRelease ?? live?.() ?? false;
+      },
+    };
+  }
+
+  /** Called by the server for a call of `rpc`: resolves when the call may be handled (at once unless held). */
+  holdIfAsked(rpc: string, isCancelled: () => boolean): Promise<void> {
+    const enter = this.#holds.get(rpc);
+    if (!enter) return Promise.resolve();
+    this.#holds.delete(rpc);
+    return enter(isCancelled);
   }
 
   /** Called by every handler first: records the call and returns an injected failure, if any. */

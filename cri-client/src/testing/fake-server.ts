@@ -28,7 +28,8 @@ function adapt(state: FakeRuntimeService, rpc: string, fn: Handler | undefined):
     if (failure) return callback({ code: grpcStatusOf(failure), details: failure.message });
     if (state.isHanging(rpc)) return; // never answers; the client's deadline or signal ends the call
     if (!fn) return callback({ code: grpc.status.UNIMPLEMENTED, details: `method ${rpc} not implemented` });
-    Promise.resolve()
+    state
+      .holdIfAsked(rpc, () => call.cancelled)
       .then(() => fn(call.request as never))
       .then(
         (reply) => callback(null, reply),

@@ -10,6 +10,7 @@ export {
   type FakeImage,
   type FakeSandbox,
   type GrpcStatusName,
+  type HeldCall,
   type RecordedCall,
 } from './fake-runtime-service.js';
 export { FakeStreamingServer, type FakePortForwardHandler, type FakeStreamHandler, type FakeStreamSession } from './fake-streaming.js';
