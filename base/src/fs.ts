@@ -12,3 +12,4 @@ export async function readdirIfExists(dir: string): Promise<string[]> {
     throw err;
   }
 }
+

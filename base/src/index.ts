@@ -12,4 +12,5 @@ export * from './poll.js';
 export * from './duration.js';
 export * from './ipv4.js';
 export * from './fs.js';
+export * from './cgroup.js';
 export * from './process.js';

@@ -1,6 +1,6 @@
 // @nodelet/cli: the nodelet command (cri, cni, image, runtime, lab, doctor, install, join, token).
 // Exported for the e2e suites, which drive the same code paths the commands run.
-export { labUp, labDown, labPaths, defaultLabOptions, startLabAgent, type LabOptions, type LabUpResult, type LabDownResult } from './commands/lab/cluster.js';
+export { labUp, labDown, labPaths, labCgroupRoot, defaultLabOptions, startLabAgent, type LabOptions, type LabUpResult, type LabDownResult } from './commands/lab/cluster.js';
 export { doctor } from './commands/doctor/command.js';
 export { createToken } from './commands/ops/token.js';
 export { join } from './commands/ops/join.js';

@@ -10,12 +10,20 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
 import { execFile } from 'node:child_process';
-import { labDown, labRemoveNode, labUp } from '@nodelet/cli';
+import { labCgroupRoot, labDown, labRemoveNode, labUp } from '@nodelet/cli';
+import { parseMountinfo, relativeToMountRoot } from '@nodelet/base';
 import { requireRoot } from '@nodelet/lab-runtime/testing';
 import { freePort } from '@nodelet/base/testing';
 import { kubectl } from './helpers.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
+
+/** The lab node's kubepods cgroup in the memory hierarchy (its pod cgroups are below it). */
+function kubepodsDir(stateDir: string): string {
+  const m = parseMountinfo(readFileSync('/proc/self/mountinfo', 'utf8'));
+  const memory = m.v1.get('memory') ?? m.v2!;
+  return join(memory.mount, relativeToMountRoot(memory.root, labCgroupRoot(stateDir)), 'kubepods');
+}
 
 /** `bin/nodelet-dev <args>` (the CLI from sources): exit code, output and how long it took. */
 function nodelet(args: string[]): Promise<{ code: number; out: string; ms: number }> {
@@ -56,6 +64,9 @@ test('lab add-node picks free ports, fails fast and cleanly, and remove-node del
   assert.ok(ports, added.out);
   assert.ok(![10250, 10248].includes(Number(ports[1])) && ![10250, 10248].includes(Number(ports[2])), added.out);
   assert.match(await k('get', 'node', 'add-node-2', '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'), /True/);
+  // Each node's pod cgroups below a root of its own (one agent's orphan sweep never sees another's pods).
+  assert.notEqual(labCgroupRoot(dir1), labCgroupRoot(dir2));
+  assert.ok(existsSync(kubepodsDir(dir1)) && existsSync(kubepodsDir(dir2)), `${kubepodsDir(dir1)} and ${kubepodsDir(dir2)}`);
   // Sharing the host's network namespace, it leaves <host IP>:53 to node 1's resolver instead of failing to bind it.
   assert.doesNotMatch(readFileSync(join(dir2, 'agent.log'), 'utf8'), /EADDRINUSE/);
 
@@ -67,6 +78,7 @@ test('lab add-node picks free ports, fails fast and cleanly, and remove-node del
   assert.match(failed.out, /agent log/);
   assert.ok(failed.ms < 60_000, `add-node took ${failed.ms} ms to fail (the Ready timeout is 120 s)`);
   assert.equal(existsSync(dir3), false, 'the failed node\'s state dir is removed');
+  assert.equal(existsSync(kubepodsDir(dir3)), false, 'nor are its cgroups left');
   t.diagnostic(`failed add-node returned after ${failed.ms} ms`);
 
   // remove-node: drained, stopped, and the Node object gone at once.
@@ -77,4 +89,6 @@ test('lab add-node picks free ports, fails fast and cleanly, and remove-node del
   assert.notEqual(gone.code, 0);
   assert.match(gone.stderr, /NotFound/);
   assert.equal(existsSync(dir2), false);
+  assert.equal(existsSync(kubepodsDir(dir2)), false, 'remove-node removes the node\'s cgroup tree');
+  assert.ok(existsSync(kubepodsDir(dir1)), "and leaves node 1's");
 });

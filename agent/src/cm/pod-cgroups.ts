@@ -17,9 +17,9 @@
  * while the agent was down); rmdir refuses a cgroup that still has processes, so a pass that
  * races a dying container just leaves it for the next one.
  */
-import { mkdir, readdir, rmdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AgentError, describeError, type Logger } from '@nodelet/base';
+import { AgentError, cgroupPathInEveryHierarchy, describeError, relativeToMountRoot, removeCgroupTree, type Logger } from '@nodelet/base';
 import type { Pod } from '@nodelet/api/agent';
 import { parseMountinfo, readText, type CgroupMounts } from '../stats/cgroup.js';
 import { MIN_SHARES, milliCpuToShares, podCgroupPath, podCgroupResources, qosCgroupShares, sharesToWeight, type CgroupResources } from './pod-resources.js';
@@ -117,7 +117,7 @@ export class PodCgroups {
       let ok = true;
       for (const dir of this.#allDirs(rel)) {
         try {
-          await removeTree(dir, this.#o.removeDir ?? rmdir);
+          await removeCgroupTree(dir, this.#o.removeDir);
         } catch (err) {
           ok = false;
           this.#o.log.warn({ podUID: uid, dir, err: describeError(err) }, 'Pod cgroup not removed yet');
@@ -139,23 +139,20 @@ export class PodCgroups {
 
   /** The directories carrying settings for `rel` (v1: cpu, memory, pids; v2: one). */
   #dirs(rel: string): string[] {
-    const at = (m: { mount: string; root: string }): string => join(m.mount, relativeTo(m.root, this.#o.cgroupRoot), rel);
+    const at = (m: { mount: string; root: string }): string => join(m.mount, relativeToMountRoot(m.root, this.#o.cgroupRoot), rel);
     if (!this.#v1) return [at(this.#o.mounts.v2!)];
     return V1_CONTROLLERS.map((c) => at(this.#o.mounts.v1.get(c)!));
   }
 
   /** `rel` in every mounted hierarchy (runc creates the pod's directory in each). */
   #allDirs(rel: string): string[] {
-    const mounts = new Map<string, { mount: string; root: string }>();
-    for (const m of this.#o.mounts.v1.values()) mounts.set(m.mount, m);
-    if (this.#o.mounts.v2) mounts.set(this.#o.mounts.v2.mount, this.#o.mounts.v2);
-    return [...mounts.values()].map((m) => join(m.mount, relativeTo(m.root, this.#o.cgroupRoot), rel));
+    return cgroupPathInEveryHierarchy(this.#o.mounts, join(this.#o.cgroupRoot, rel));
   }
 
   async #make(rel: string): Promise<void> {
     if (!this.#v1) {
       // Each level must hand the controllers down before its child can use them.
-      const parts = join(relativeTo(this.#o.mounts.v2!.root, this.#o.cgroupRoot), rel).split('/').filter(Boolean);
+      const parts = join(relativeToMountRoot(this.#o.mounts.v2!.root, this.#o.cgroupRoot), rel).split('/').filter(Boolean);
       let dir = this.#o.mounts.v2!.mount;
       for (const p of parts) {
         await writeFile(join(dir, 'cgroup.subtree_control'), '+cpu +memory +pids');
@@ -190,27 +187,11 @@ export class PodCgroups {
   }
 }
 
-/** `path` as seen inside a mount whose root is `root` (a cgroup namespace hides what is above it). */
-function relativeTo(root: string, path: string): string {
-  if (root === '/' || !path.startsWith(root)) return path;
-  return path.slice(root.length) || '/';
-}
-
 async function listDirs(dir: string): Promise<string[]> {
   try {
     return (await readdir(dir, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw err;
-  }
-}
-
-/** rmdir of a cgroup and its child cgroups, deepest first (a cgroup's files go with it). */
-async function removeTree(dir: string, remove: (dir: string) => Promise<void>): Promise<void> {
-  for (const d of await listDirs(dir)) await removeTree(join(dir, d), remove);
-  try {
-    await remove(dir);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
 }

@@ -17,6 +17,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { CgroupMounts } from '@nodelet/base';
+
+// Where the hierarchies are is @nodelet/base's (the lab's teardown reads it too).
+export { parseMountinfo, type CgroupMounts } from '@nodelet/base';
 
 /** What the readers here need of the filesystem (tests pass a map). */
 export type ReadText = (path: string) => Promise<string>;
@@ -31,13 +35,6 @@ export type ReadText = (path: string) => Promise<string>;
  */
 export const readText: ReadText = async (path) => readFileSync(path, 'utf8');
 
-export interface CgroupMounts {
-  /** v1 controller → { mountpoint, root of the mount }. */
-  v1: Map<string, { mount: string; root: string }>;
-  /** The unified (v2) hierarchy, when mounted. */
-  v2?: { mount: string; root: string };
-}
-
 export interface CgroupMemory {
   usageBytes: number;
   workingSetBytes: number;
@@ -49,29 +46,6 @@ export interface CgroupMemory {
 export interface CgroupReading {
   cpuUsageNs?: number;
   memory?: CgroupMemory;
-}
-
-/** The cgroup mounts of `/proc/self/mountinfo` (pure). */
-export function parseMountinfo(text: string): CgroupMounts {
-  const out: CgroupMounts = { v1: new Map() };
-  for (const line of text.split('\n')) {
-    const dash = line.indexOf(' - ');
-    if (dash < 0) continue;
-    const pre = line.slice(0, dash).split(' ');
-    const [fstype, , superOptions = ''] = line.slice(dash + 3).split(' ');
-    const root = unescapeMount(pre[3] ?? '/');
-    const mount = unescapeMount(pre[4] ?? '');
-    if (fstype === 'cgroup2') out.v2 ??= { mount, root };
-    else if (fstype === 'cgroup') {
-      for (const opt of superOptions.split(',')) if (!out.v1.has(opt)) out.v1.set(opt, { mount, root });
-    }
-  }
-  return out;
-}
-
-/** mountinfo escapes space, tab, newline and backslash as octal. */
-function unescapeMount(s: string): string {
-  return s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(Number.parseInt(o, 8)));
 }
 
 /** `/proc/<pid>/cgroup`: v1 controller → path, and the v2 path (hierarchy 0). Pure. */

@@ -6,10 +6,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
-import { readdir, readFile, rmdir } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PODS } from '@nodelet/api';
-import { pollUntil } from '@nodelet/base';
+import { cgroupPathInEveryHierarchy, describeError, pollUntil, removeCgroupTree } from '@nodelet/base';
 import { parseMountinfo } from '../../src/stats/cgroup.js';
 import type { Summary } from '../../src/stats/types.js';
 import { getPod, podSpec, skipUnlessRoot, startHarness, type Harness } from './harness.js';
@@ -26,12 +26,6 @@ function get(h: Harness, path: string): Promise<{ status: number; body: string }
 
 const MiB = 1024 * 1024;
 const PIDS = 321;
-
-async function removeTree(dir: string): Promise<void> {
-  const subs = await readdir(dir, { withFileTypes: true }).catch(() => []);
-  for (const e of subs) if (e.isDirectory()) await removeTree(join(dir, e.name));
-  await rmdir(dir).catch(() => undefined);
-}
 
 async function childProcs(dir: string): Promise<string[]> {
   const out: string[] = [];
@@ -50,7 +44,7 @@ test('pod cgroups: kubepods/burstable/pod<uid> holds the containers, summed memo
   const root = `/nodelet-itest-cgroups-${process.pid}`;
   const dirOf = (controller: 'memory' | 'pids', rel: string): string => join(v1 ? mounts.v1.get(controller)!.mount : mounts.v2!.mount, root, rel);
   t.after(async () => {
-    for (const m of new Set([...[...mounts.v1.values()].map((x) => x.mount), ...(mounts.v2 ? [mounts.v2.mount] : [])])) await removeTree(join(m, root));
+    for (const dir of cgroupPathInEveryHierarchy(mounts, root)) await removeCgroupTree(dir).catch((err: unknown) => t.diagnostic(`${dir} left: ${describeError(err)}`));
   });
   const h = await startHarness('cgroups', { cgroupsPerQOS: true, cgroupRoot: root, podPidsLimit: PIDS }, 43);
   t.after(() => h.stop());

@@ -18,11 +18,13 @@
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect as tlsConnect } from 'node:tls';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
+import { createHash } from 'node:crypto';
+import { rmdir } from 'node:fs/promises';
 import { hostname, networkInterfaces } from 'node:os';
 import { execFileSync } from 'node:child_process';
 import { stringify as toYaml } from 'yaml';
-import { AgentError, describeError, hasCode, pollUntil } from '@nodelet/base';
+import { AgentError, cgroupPathInEveryHierarchy, describeError, hasCode, parseMountinfo, pollUntil, removeCgroupTree } from '@nodelet/base';
 import { ApiClient, approveNodeServingCsrs, loadKubeconfig, NODES, type Node } from '@nodelet/api';
 import { ensureLabImages, DEFAULT_LAB_IMAGE_DIR, LAB_IMAGES } from '@nodelet/oci';
 import { DEFAULT_LAB_STATE_DIR, DEFAULT_REGISTRY, labLayout, labRuntimeDown, labRuntimeStatus, isAlive, labRuntimeUp, unmountUnder } from '@nodelet/lab-runtime';
@@ -231,6 +233,36 @@ export async function startLabServer(o: LabOptions): Promise<ApiClient> {
  * and starts `nodelet agent` against `runtimeEndpoint`, then waits for the node to be Ready.
  * `labUp` runs it for the first node; `labAddNode` for further nodes of the same server.
  */
+/** Where every lab node's cgroupRoot lies (labCgroupRoot). */
+const LAB_CGROUP_PARENT = '/nodelet-lab';
+
+/**
+ * The cgroupRoot of the lab node whose state is in `stateDir`: `/nodelet-lab/<dir name>-<hash of
+ * its path>`, one per node (added nodes have their own state dirs), removed by labDown.
+ */
+export function labCgroupRoot(stateDir: string): string {
+  const dir = resolve(stateDir);
+  const name = basename(dir).replace(/[^A-Za-z0-9._-]/g, '_');
+  return `${LAB_CGROUP_PARENT}/${name}-${createHash('sha256').update(dir).digest('hex').slice(0, 8)}`;
+}
+
+/**
+ * labDown's cgroup step, once containerd is down: the node's tree in every hierarchy (kubepods and
+ * the pod cgroups, with whatever a cancelled task creation left in them), then `/nodelet-lab` when
+ * no other lab node uses it. A cgroup that still holds a process is named, not forced.
+ */
+async function removeLabCgroups(stateDir: string): Promise<string[]> {
+  const mounts = parseMountinfo(readFileSync('/proc/self/mountinfo', 'utf8'));
+  const problems: string[] = [];
+  for (const dir of cgroupPathInEveryHierarchy(mounts, labCgroupRoot(stateDir))) {
+    await removeCgroupTree(dir).catch((err: unknown) => problems.push(`cgroup ${dir}: ${describeError(err)}`));
+  }
+  for (const dir of cgroupPathInEveryHierarchy(mounts, LAB_CGROUP_PARENT)) {
+    await rmdir(dir).catch(() => undefined); // absent, or another lab node's tree is still in it
+  }
+  return problems;
+}
+
 export async function startLabAgent(o: LabOptions, adminKubeconfig: string, admin: ApiClient, runtimeEndpoint: string): Promise<void> {
   const p = labPaths(o.stateDir);
   const say = o.log ?? (() => {});
@@ -258,8 +290,10 @@ export async function startLabAgent(o: LabOptions, adminKubeconfig: string, admi
     cniSocketPath: join(p.agentRoot, 'cni.sock'),
     podLogsDir: join(o.stateDir, 'pods-logs'),
     proxy: { mode: o.proxyMode ?? 'nftables', clusterCIDR: o.clusterCidr },
-    // Labs share the host's cgroup tree with other labs and tests: no kubepods tree unless asked (agentConfig).
-    cgroupsPerQOS: false,
+    // kubelet's pod and QoS cgroups, below a root of this node's own: labs, tests and an installed
+    // agent share the host's cgroup tree, and each agent's orphan sweep must see only its pods.
+    cgroupsPerQOS: true,
+    cgroupRoot: labCgroupRoot(o.stateDir),
     // The agents route between the lab's nodes (docs/network.md); each lab its own VNI (pod-network.ts).
     podNetwork: { ...(o.podNetwork ? { backend: o.podNetwork } : {}), vxlanVNI: labVxlanVni(o.clusterCidr) },
     // Nothing routes off the node network, so a namespaced node has no upstream resolvers.
@@ -338,7 +372,7 @@ export async function labDown(opts: Partial<LabOptions> & { keepState?: boolean 
   const stopped: string[] = [];
   let removedSandboxes = 0;
   // Without a state dir nothing of this node runs, but its namespace or network may be left.
-  if (!existsSync(o.stateDir)) return { removedSandboxes, stopped, problems: await removeNodeNetworking(o) };
+  if (!existsSync(o.stateDir)) return { removedSandboxes, stopped, problems: [...(await removeLabCgroups(o.stateDir)), ...(await removeNodeNetworking(o))] };
 
   // 1. Pod sandboxes go first, while the agent still answers the runtime's CNI DEL.
   const socket = join(p.containerd, 'containerd.sock');
@@ -380,6 +414,8 @@ export async function labDown(opts: Partial<LabOptions> & { keepState?: boolean 
   } catch (err) {
     problems.push(`mounts: ${describeError(err)}`);
   }
+  // 4c. The node's cgroups (the agent leaves kubepods behind when it stops, as kubelet does).
+  problems.push(...(await removeLabCgroups(o.stateDir)));
   // 5. The bridge the CNI bridge plugin created (CNI never deletes bridges); a namespaced node's
   // is inside its namespace (5c), and a host bridge of that name belongs to another node.
   if (!o.netns && existsSync(`/sys/class/net/${o.bridge}`)) {

@@ -12,7 +12,7 @@ function pod(o: Partial<PodView> = {}): PodView {
 const sandbox = (o: Partial<SandboxView> = {}): SandboxView => ({ id: id('a'), uid: UID, pod: 'nodelet-soak/web-1', ready: true, createdAt: 2n, netns: '/s/netns/cni-1', ...o });
 const ctr = (o: Partial<ContainerView> = {}): ContainerView => ({ id: id('c'), sandboxId: id('a'), uid: UID, name: 'main', state: 'running', createdAt: 3n, ...o });
 function obs(o: Partial<Observation> = {}): Observation {
-  return { at: 0, workload: { deployments: [], unscheduled: [] }, pods: [pod()], sandboxes: [sandbox()], containers: [ctr()], host: { netns: ['/s/netns/cni-1'], veths: ['veth1'], vethOwners: {}, ips: [{ file: 'nodelet-pods/10.0.0.2', owner: id('a') }], cniCache: [{ file: 'r/x', containerID: id('a'), veths: ['veth1'] }], mounts: [], podDirs: [UID], logDirs: [{ dir: `nodelet-soak_web-1_${UID}`, uid: UID }], cgroups: [id('a'), id('c')] }, ...o };
+  return { at: 0, workload: { deployments: [], unscheduled: [] }, pods: [pod()], sandboxes: [sandbox()], containers: [ctr()], host: { netns: ['/s/netns/cni-1'], veths: ['veth1'], vethOwners: {}, ips: [{ file: 'nodelet-pods/10.0.0.2', owner: id('a') }], cniCache: [{ file: 'r/x', containerID: id('a'), veths: ['veth1'] }], mounts: [], podDirs: [UID], logDirs: [{ dir: `nodelet-soak_web-1_${UID}`, uid: UID }], cgroups: [id('a'), id('c')], podCgroups: [UID] }, ...o };
 }
 
 test('a converged pod yields nothing; every oracle is quiet on a clean node', () => {
@@ -45,8 +45,9 @@ test('host leaks are named: netns, veth, IP, CNI cache, mount, dirs, cgroup of a
     host: { ...obs().host, mounts: [`/root/pods/${UID}/volumes/x`] },
   });
   const keys = hostLeakFindings(o, { everSeen: new Set([id('a')]) }).map((x) => x.key.split(':')[0]);
-  assert.deepEqual(keys, ['netns', 'veth', 'ip', 'cni', 'mount', 'poddir', 'logdir', 'cgroup']);
+  assert.deepEqual(keys, ['netns', 'veth', 'ip', 'cni', 'mount', 'poddir', 'logdir', 'cgroup', 'podcgroup']);
   assert.deepEqual(hostLeakFindings(o, { everSeen: new Set() }).filter((x) => x.key.startsWith('cgroup')), [], 'cgroups of other runtimes are not ours');
+  assert.deepEqual(hostLeakFindings(obs(), { everSeen: new Set([id('a')]) }).filter((x) => x.key.startsWith('podcgroup')), [], "a live pod's cgroup is no leak");
 });
 
 test('orphans and stuck terminations', () => {

@@ -158,6 +158,9 @@ export function hostLeakFindings(o: Observation, ctx: HostContext): Finding[] {
   for (const d of h.podDirs) if (!uids.has(d)) out.push(f('host-leaks', `poddir:${d}`, `pod directory pods/${d} has no pod`));
   for (const d of h.logDirs) if (!uids.has(d.uid)) out.push(f('host-leaks', `logdir:${d.dir}`, `log directory ${d.dir} has no pod`));
   for (const c of h.cgroups) if (ctx.everSeen.has(c) && !ids.has(c)) out.push(f('host-leaks', `cgroup:${c}`, `cgroup k8s.io/${short(c)} outlived its container`));
+  // With pod cgroups, a container's cgroup lies in its pod's, which the agent removes whole (what a
+  // killed agent's cancelled task creation left in it goes too): the pod cgroup must go with the pod.
+  for (const u of h.podCgroups) if (!uids.has(u)) out.push(f('host-leaks', `podcgroup:${u}`, `pod cgroup kubepods/…/pod${u} outlived its pod`));
   return out;
 }
 

@@ -22,6 +22,8 @@ export interface LabControl {
   readonly runtimeEndpoint: string;
   /** The agent's pod log dir (`podLogsDir` of its config). */
   readonly podLogsDir: string;
+  /** The agent's `cgroupRoot` when it makes pod cgroups (`cgroupsPerQOS`), else undefined. */
+  readonly podCgroupRoot: string | undefined;
   /** The CNI plugin dirs the agent used before the soak (where the real plugins are). */
   readonly realPluginDirs: readonly string[];
   pid(c: Component): Promise<number | undefined>;
@@ -57,7 +59,7 @@ export async function attachLab(stateDir: string, cniPluginDirs?: (real: readonl
   }
   const agentArgv = argvOf(agentPid);
   const serverArgv = argvOf(serverPid);
-  const conf = (parseYaml(readFileSync(paths.agentConfig, 'utf8')) ?? {}) as { cniBridgeName?: string; podLogsDir?: string; cniPluginDirs?: string[]; proxy?: { mode?: string } };
+  const conf = (parseYaml(readFileSync(paths.agentConfig, 'utf8')) ?? {}) as { cniBridgeName?: string; podLogsDir?: string; cniPluginDirs?: string[]; proxy?: { mode?: string }; cgroupsPerQOS?: boolean; cgroupRoot?: string };
   const realPluginDirs = (conf.cniPluginDirs ?? ['/usr/lib/cni', '/opt/cni/bin']).filter((d) => !d.includes('cni-fp'));
   const options = defaultLabOptions({
     stateDir: probe.stateDir,
@@ -87,6 +89,7 @@ export async function attachLab(stateDir: string, cniPluginDirs?: (real: readonl
     paths,
     runtimeEndpoint,
     podLogsDir: conf.podLogsDir ?? join(options.stateDir, 'pods-logs'),
+    podCgroupRoot: conf.cgroupsPerQOS === false ? undefined : (conf.cgroupRoot ?? '/'),
     realPluginDirs,
     pid,
     async kill(c, sig) {

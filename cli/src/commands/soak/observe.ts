@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { parseMountinfo, relativeToMountRoot } from '@nodelet/base';
 import { DEPLOYMENTS, PODS, type ApiClient, type Pod } from '@nodelet/api';
 import { connectCriClient, netnsPathFromSandboxInfo } from '@nodelet/cri-client';
 import { ResultCache } from '@nodelet/cni';
@@ -67,6 +68,8 @@ export interface HostView {
   logDirs: Array<{ dir: string; uid: string }>;
   /** Container/sandbox IDs that have a cgroup (memory controller, `k8s.io` parent). */
   cgroups: string[];
+  /** UIDs of the pod cgroups under the agent's kubepods (`<cgroupRoot>/kubepods[/<qos>]/pod<uid>`). */
+  podCgroups: string[];
 }
 
 /** The soak's deployments and pods as the API sees them (scheduled or not). */
@@ -93,6 +96,8 @@ export interface ObserveTarget {
   runtimeState: string;
   agentRoot: string;
   podLogsDir: string;
+  /** The agent's cgroupRoot with cgroupsPerQOS (its pod cgroups are under `kubepods` there); undefined without. */
+  podCgroupRoot: string | undefined;
   cniCacheDir: string;
   ipamDir: string;
   bridge: string;
@@ -206,9 +211,23 @@ async function hostState(t: ObserveTarget): Promise<HostView> {
     .filter((m) => m.startsWith(join(t.agentRoot, 'pods') + '/') || m.startsWith(t.runtimeState + '/'));
   const podDirs = await ls(join(t.agentRoot, 'pods'));
   const logDirs = (await ls(t.podLogsDir)).filter((d) => !d.startsWith('.')).map((dir) => ({ dir, uid: dir.split('_').at(-1) ?? '' }));
-  const cgroupRoot = existsSync('/sys/fs/cgroup/memory') ? '/sys/fs/cgroup/memory/k8s.io' : '/sys/fs/cgroup/k8s.io';
-  const cgroups = (await ls(cgroupRoot)).filter((n) => /^[0-9a-f]{64}$/.test(n));
-  return { netns, veths, vethOwners, ips, cniCache, mounts, podDirs, logDirs, cgroups };
+  // Read where the memory hierarchy is mounted (v1 controller or the unified one).
+  const cg = parseMountinfo(mountinfo);
+  const memory = cg.v1.get('memory') ?? cg.v2;
+  const inMemory = (path: string): string | undefined => memory && join(memory.mount, relativeToMountRoot(memory.root, path));
+  // containerd puts a container without a cgroup parent at /k8s.io/<id>.
+  const cgroups = (await ls(inMemory('/k8s.io') ?? '/nonexistent')).filter((n) => /^[0-9a-f]{64}$/.test(n));
+  const podCgroups: string[] = [];
+  const kubepods = t.podCgroupRoot === undefined ? undefined : inMemory(join(t.podCgroupRoot, 'kubepods'));
+  if (kubepods) {
+    for (const sub of ['', 'burstable', 'besteffort']) {
+      for (const n of await ls(join(kubepods, sub))) {
+        const uid = /^pod([0-9a-f-]{36})$/.exec(n)?.[1];
+        if (uid) podCgroups.push(uid);
+      }
+    }
+  }
+  return { netns, veths, vethOwners, ips, cniCache, mounts, podDirs, logDirs, cgroups, podCgroups };
 }
 
 /** For sandboxes without a cache entry: host veth name (peer of the netns's eth0) → sandbox ID. */

@@ -76,7 +76,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     await writer.setUp();
     const target: ObserveTarget = {
       api, nodeName: lab.options.nodeName, runtimeEndpoint: lab.runtimeEndpoint, runtimeState: containerdPaths(lab.paths.containerd).state,
-      agentRoot: lab.paths.agentRoot, podLogsDir: lab.podLogsDir, cniCacheDir: lab.paths.cniCache, ipamDir: lab.paths.ipam, bridge: lab.options.bridge,
+      agentRoot: lab.paths.agentRoot, podLogsDir: lab.podLogsDir, podCgroupRoot: lab.podCgroupRoot, cniCacheDir: lab.paths.cniCache, ipamDir: lab.paths.ipam, bridge: lab.options.bridge,
     };
     const checker = new Checker(target, report, o, lab.options.nodeName);
     const broke = (fresh: Finding[]): void => {
