@@ -4,7 +4,7 @@
  * subtree. The agent's pod cgroups and stats (agent/src/cm, agent/src/stats) and the lab's teardown
  * use these; what is read inside a cgroup stays with the agent.
  */
-import { readdir, rmdir } from 'node:fs/promises';
+import { readdir, readFile, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 
 export interface CgroupMounts {
@@ -70,4 +70,25 @@ export async function removeCgroupTree(dir: string, remove: (dir: string) => Pro
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
+}
+
+/** The processes in cgroup directory `dir` and in its child cgroups (`cgroup.procs` of each); none when it is gone. */
+export async function cgroupTreePids(dir: string): Promise<number[]> {
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  const out: number[] = [];
+  if (entries.some((e) => e.isFile() && e.name === 'cgroup.procs')) {
+    const text = await readFile(join(dir, 'cgroup.procs'), 'utf8').catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return ''; // removed meanwhile
+      throw err;
+    });
+    for (const line of text.split('\n')) if (/^\d+$/.test(line)) out.push(Number(line));
+  }
+  for (const e of entries) if (e.isDirectory()) out.push(...(await cgroupTreePids(join(dir, e.name))));
+  return out;
 }

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pod } from '@nodelet/api';
@@ -66,4 +66,22 @@ test('cgroup v2: controllers handed down, weight from shares, cpu.max, memory.ma
   assert.equal(await read(join(dir, 'unified/kubepods/pod1111/memory.max')), String(64 * 1024 * 1024));
   assert.equal(await read(join(dir, 'unified/kubepods/pod1111/pids.max')), 'max');
   assert.deepEqual(await cg.cleanup(() => false), ['1111']);
+});
+
+test('a process left in the cgroup of a pod that should not run is killed, as kubelet does, and the cgroup removed', async (t) => {
+  const { dir, mounts } = await fakeMounts('v1');
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const killed: number[] = [];
+  const cg = new PodCgroups({ cgroupRoot: '/', podPidsLimit: -1, log: noopLogger, mounts, removeDir, kill: (pid) => killed.push(pid) });
+  await cg.init();
+  await cg.ensure(burstable);
+  await cg.ensure(guaranteed);
+  // A container's cgroup inside the pod's, in two hierarchies; the same process in both.
+  for (const h of ['memory', 'freezer']) {
+    await mkdir(join(dir, h, 'kubepods/burstable/pod2222/ctr'), { recursive: true });
+    await writeFile(join(dir, h, 'kubepods/burstable/pod2222/ctr/cgroup.procs'), '4242\n4243\n');
+  }
+  await writeFile(join(dir, 'memory/kubepods/pod1111/cgroup.procs'), '5151\n');
+  assert.deepEqual(await cg.cleanup((uid) => uid === '1111'), ['2222']);
+  assert.deepEqual(killed.sort(), [4242, 4243], 'only the unwanted pod\'s processes, each once');
 });

@@ -19,7 +19,7 @@
  */
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AgentError, cgroupPathInEveryHierarchy, describeError, relativeToMountRoot, removeCgroupTree, type Logger } from '@nodelet/base';
+import { AgentError, cgroupPathInEveryHierarchy, cgroupTreePids, describeError, relativeToMountRoot, removeCgroupTree, type Logger } from '@nodelet/base';
 import type { Pod } from '@nodelet/api/agent';
 import { parseMountinfo, readText, type CgroupMounts } from '../stats/cgroup.js';
 import { MIN_SHARES, milliCpuToShares, podCgroupPath, podCgroupResources, qosCgroupShares, sharesToWeight, type CgroupResources } from './pod-resources.js';
@@ -39,6 +39,8 @@ export interface PodCgroupsOptions {
   allocatable?: { cpuMilli: number; memoryBytes: number };
   /** rmdir of one cgroup (tests, whose stand-in files a real rmdir would refuse). */
   removeDir?: (dir: string) => Promise<void>;
+  /** SIGKILLs a process left in the cgroup of a pod that should not run (tests record it). */
+  kill?: (pid: number) => void;
 }
 
 const V1_CONTROLLERS = ['cpu', 'memory', 'pids'] as const;
@@ -109,13 +111,24 @@ export class PodCgroups {
     return out;
   }
 
-  /** Removes the pod cgroups `keep` does not claim; returns the UIDs removed. */
+  /**
+   * Removes the pod cgroups `keep` does not claim; returns the UIDs removed. As kubelet's pod
+   * container manager does, whatever process is still in such a cgroup is killed first (a pod the
+   * runtime no longer holds runs nothing legitimately: what is there escaped its container's
+   * teardown); the cgroup goes once the processes are gone, on this pass or the next.
+   */
   async cleanup(keep: (uid: string) => boolean): Promise<string[]> {
     const removed: string[] = [];
     for (const [uid, rel] of await this.podUIDs()) {
       if (keep(uid)) continue;
+      const dirs = this.#allDirs(rel);
+      const pids = [...new Set((await Promise.all(dirs.map((d) => cgroupTreePids(d).catch(() => [] as number[])))).flat())]; // unreadable: the rmdir below says why
+      if (pids.length) {
+        this.#o.log.warn({ podUID: uid, pids }, 'Killing processes left in the cgroup of a pod that should not run');
+        for (const pid of pids) (this.#o.kill ?? killProcess)(pid);
+      }
       let ok = true;
-      for (const dir of this.#allDirs(rel)) {
+      for (const dir of dirs) {
         try {
           await removeCgroupTree(dir, this.#o.removeDir);
         } catch (err) {
@@ -184,6 +197,14 @@ export class PodCgroups {
       await set(dir, 'memory.max', r.memoryLimitBytes ?? 'max');
       await set(dir, 'pids.max', r.pidsLimit ?? 'max');
     }
+  }
+}
+
+function killProcess(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
   }
 }
 

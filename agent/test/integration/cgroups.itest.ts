@@ -1,12 +1,13 @@
 // Pod cgroups on a real containerd (cgroupfs driver): a Burstable pod's cgroup sits at
 // <cgroupRoot>/kubepods/burstable/pod<uid>, its containers' cgroups beneath it (their processes
 // are there), its memory limit is the sum of the containers' limits, its pids limit is
-// podPidsLimit, and the cgroup is gone once the pod is deleted. The test's own cgroupRoot keeps
-// it apart from other agents on the host; it removes that tree when done.
+// podPidsLimit, and the cgroup is gone once the pod is deleted, a process left in it killed first.
+// The test's own cgroupRoot keeps it apart from other agents on the host; it removes that tree when done.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { PODS } from '@nodelet/api';
 import { cgroupPathInEveryHierarchy, describeError, pollUntil, removeCgroupTree } from '@nodelet/base';
@@ -92,6 +93,17 @@ test('pod cgroups: kubepods/burstable/pod<uid> holds the containers, summed memo
   assert.equal(probes.status, 200);
   assert.match(probes.body, /# TYPE prober_probe_total counter/);
 
+  // A process that escaped its container's teardown (moved into a cgroup below the pod's by hand
+  // here): once the pod is gone, the agent kills it and removes the cgroup, as kubelet does.
+  const stray = spawn('sleep', ['600'], { stdio: 'ignore' });
+  const strayExit = new Promise<NodeJS.Signals | null>((done) => stray.once('exit', (_code, signal) => done(signal)));
+  t.after(() => {
+    if (stray.exitCode === null && stray.signalCode === null) stray.kill('SIGKILL');
+  });
+  await mkdir(join(memDir, 'stray'));
+  await writeFile(join(memDir, 'stray', 'cgroup.procs'), String(stray.pid));
+
   await h.api.delete(PODS, 'limited', { namespace: 'default', gracePeriodSeconds: 0 });
   await pollUntil('pod cgroup removed', async () => readdir(memDir).then(() => false, () => true), { timeoutMs: 90_000 });
+  assert.equal(await strayExit, 'SIGKILL', 'the stray process was killed');
 });
