@@ -10,7 +10,7 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/bin:$(PATH)
 
 # Debian packages the runtime and the tests need (docs/architecture.md, "The machine the lab runs on").
-DEB_PACKAGES := containerd runc crun containernetworking-plugins busybox-static etcd-server etcd-client iptables iproute2 gcc make tar systemd-container debootstrap zstd nftables conntrack curl tmux openssl bind9-dnsutils skopeo python3-kubernetes python3-pytest
+DEB_PACKAGES := containerd runc crun containernetworking-plugins busybox-static etcd-server etcd-client iptables iproute2 gcc make tar systemd-container debootstrap zstd nftables conntrack curl tmux openssl bind9-dnsutils skopeo python3-kubernetes python3-pytest zsh chromium
 
 BUILD := $(CURDIR)/build
 

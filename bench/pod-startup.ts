@@ -9,10 +9,12 @@
  * while idle and with N running pods. Each size prints a met/missed line for the target (agent
  * p99 ≤ the floor's p99, issue #16) and the figures go to bench/results/pod-startup.json.
  *
- *   sudo flock /tmp/nodelet-itest.lock node --conditions=source --import tsx bench/pod-startup.ts [--sizes 10,30,60] [--svg waterfall.svg]
+ *   sudo flock /tmp/nodelet-itest.lock node --conditions=source --import tsx bench/pod-startup.ts [--sizes 10,30,60] [--svg waterfall.svg] [--stages]
  *
  * `--svg <file>` draws the pod journeys (docs/tracing.md) of the largest burst's p50 and p99 pods,
- * from their traces, as waterfalls in one SVG picture.
+ * from their traces, as waterfalls in one SVG picture. `--stages` prints, per size, where each
+ * pod's time went: every span of its journey (p50/p99 over the pods) beside the floor's own calls,
+ * and what no span covers (the API create and watch, queues).
  *
  * Needs root, containerd, runc and the CNI plugins (like the agent integration tests).
  */
@@ -32,6 +34,7 @@ import { percentile, percentileIndex } from './lib/percentile.js';
 
 const SIZES = parseSizes(process.argv);
 const SVG = process.argv.includes('--svg') ? process.argv[process.argv.indexOf('--svg') + 1] : undefined;
+const STAGES = process.argv.includes('--stages');
 
 /** Peak RSS (MiB) and CPU (fraction of one core) of a process over `ms`. */
 async function sample(pid: number, ms: number): Promise<{ rssMiB: number; cpu: number }> {
@@ -94,7 +97,10 @@ async function drawJourneys(h: Harness, latency: Map<string, number>, file: stri
   console.log(`wrote ${file}: journeys of the p50 (${at(50)[0]}) and p99 (${at(99)[0]}) pods`);
 }
 
-async function floorBurst(h: Harness, N: number): Promise<number[]> {
+/** The floor's calls per pod (s): RunPodSandbox + PodSandboxStatus, CreateContainer, StartContainer. */
+type FloorCalls = { sandbox: number; create: number; start: number };
+
+async function floorBurst(h: Harness, N: number, calls: FloorCalls[] = []): Promise<number[]> {
   const rt = h.cri.runtime;
   const img = (await h.cri.image.imageStatus({ image: { image: h.rt.images.busybox } })).image!.id;
   const ids: string[] = [];
@@ -111,9 +117,13 @@ async function floorBurst(h: Harness, N: number): Promise<number[]> {
       const { podSandboxId } = await rt.runPodSandbox({ config: sandboxConfig });
       ids.push(podSandboxId);
       await rt.podSandboxStatus({ podSandboxId });
+      const t1 = performance.now();
       const { containerId } = await rt.createContainer({ podSandboxId, config, sandboxConfig });
+      const t2 = performance.now();
       await rt.startContainer({ containerId });
-      return (performance.now() - t0) / 1000;
+      const t3 = performance.now();
+      calls.push({ sandbox: (t1 - t0) / 1000, create: (t2 - t1) / 1000, start: (t3 - t2) / 1000 });
+      return (t3 - t0) / 1000;
     }),
   );
   for (const id of ids) {
@@ -123,11 +133,59 @@ async function floorBurst(h: Harness, N: number): Promise<number[]> {
   return times;
 }
 
+/** Per span name, each pod's summed span time (s); `uncovered`: create → Ready seen minus the time any span covers. */
+type StageTimes = Map<string, number[]>;
+
+/**
+ * Where each pod's create → Ready went, from its journey (docs/tracing.md): the spans' summed
+ * durations by name, and the time no span covers (API create, watch delivery, queues).
+ */
+async function stageTimes(h: Harness, latency: Map<string, number>): Promise<StageTimes> {
+  const out: StageTimes = new Map();
+  const add = (k: string, v: number): void => void (out.get(k) ?? out.set(k, []).get(k)!).push(v);
+  for (const [name, seconds] of latency) {
+    const trace = await pollUntil(`trace of ${name}`, async () => {
+      const t = await fetchPodTrace(h.api, 'default', name);
+      return t.waterfall.complete && t.spans.some((s) => s.name === SPAN.agentStatus) ? t : undefined;
+    }, { timeoutMs: 10_000, intervalMs: 100 });
+    const byName = new Map<string, number>();
+    for (const sp of trace.spans) byName.set(sp.name, (byName.get(sp.name) ?? 0) + (sp.endMs - sp.startMs) / 1000);
+    for (const [k, v] of byName) add(k, v);
+    // The union of the spans' intervals against the pod's whole time.
+    const iv = trace.spans.map((sp) => [sp.startMs, sp.endMs] as const).sort((a, b) => a[0] - b[0]);
+    let covered = 0;
+    let end = -Infinity;
+    for (const [a, b] of iv) {
+      if (b <= end) continue;
+      covered += b - Math.max(a, end);
+      end = b;
+    }
+    add('(no span: API, watch, queues)', Math.max(0, seconds - covered / 1000));
+  }
+  return out;
+}
+
+function printStages(r: SizeResult): void {
+  if (!r.stages) return;
+  const ms = (xs: number[], p: number): string => (xs.length ? (percentile(xs, p) * 1000).toFixed(0) : '-').padStart(7);
+  const floorOf: Record<string, keyof FloorCalls> = { [SPAN.agentSandbox]: 'sandbox', [SPAN.agentContainerCreate]: 'create', [SPAN.agentContainerStart]: 'start' };
+  console.log(`where the time went, ${r.n} pods (ms per pod over the pods; a parent span includes its children)`);
+  console.log(`  ${'span'.padEnd(34)} ${'p50'.padStart(7)} ${'p99'.padStart(7)}   floor's call p50     p99`);
+  for (const [name, xs] of [...r.stages].sort((a, b) => percentile(b[1], 50) - percentile(a[1], 50))) {
+    const f = floorOf[name];
+    const fx = f ? r.floorCalls.map((c) => c[f]) : [];
+    console.log(`  ${name.padEnd(34)} ${ms(xs, 50)} ${ms(xs, 99)}   ${f ? `${f.padEnd(12)} ${ms(fx, 50)} ${ms(fx, 99)}` : ''}`);
+  }
+  console.log('');
+}
+
 /** What one size measured, in the shape of bench/lib/results.ts's figures. */
 interface SizeResult {
   n: number;
   agent: number[];
   floor: number[];
+  floorCalls: FloorCalls[];
+  stages?: StageTimes;
   idle: { rssMiB: number; cpu: number };
   busy: { rssMiB: number; cpu: number };
 }
@@ -138,13 +196,15 @@ async function runSize(h: Harness, pid: number, n: number): Promise<SizeResult> 
   const byPod = await agentBurst(h, n);
   const agent = [...byPod.values()];
   if (SVG && n === SIZES.at(-1)) await drawJourneys(h, byPod, SVG);
+  const stages = STAGES ? await stageTimes(h, byPod) : undefined;
   const busy = await sample(pid, 5000);
   const pods = await h.api.list(PODS, { namespace: 'default' });
   await Promise.all(pods.items.map((p) => h.api.delete(PODS, p.metadata.name!, { namespace: 'default', gracePeriodSeconds: 1 })));
   await pollUntil('burst pods gone', async () => (await h.cri.runtime.listPodSandbox({})).items.length === 0, { timeoutMs: 120_000, intervalMs: 200 });
   await pollUntil('burst pods gone from the API', async () => (await h.api.list(PODS, { namespace: 'default' })).items.length === 0, { timeoutMs: 60_000, intervalMs: 200 });
-  const floor = await floorBurst(h, n);
-  return { n, agent, floor, idle, busy };
+  const floorCalls: FloorCalls[] = [];
+  const floor = await floorBurst(h, n, floorCalls);
+  return { n, agent, floor, floorCalls, idle, busy, ...(stages ? { stages } : {}) };
 }
 
 function printSize(r: SizeResult): void {
@@ -191,6 +251,7 @@ async function main(): Promise<void> {
     for (const n of SIZES) {
       const r = await runSize(h, pid, n);
       printSize(r);
+      printStages(r);
       results.push(r);
     }
     const details = results.map((r) => ({ pods: r.n, agentSeconds: r.agent, floorSeconds: r.floor, idle: r.idle, busy: r.busy }));
