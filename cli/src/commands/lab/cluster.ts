@@ -228,11 +228,6 @@ export async function startLabServer(o: LabOptions): Promise<ApiClient> {
   }, { timeoutMs: 60_000, intervalMs: 200, detail: async () => `server log ${p.serverProc.logFile}:\n${await logTail(p.serverProc.logFile)}` });
 }
 
-/**
- * Joins `o.nodeName` with a fresh bootstrap token, writes its agent config under `o.stateDir`
- * and starts `nodelet agent` against `runtimeEndpoint`, then waits for the node to be Ready.
- * `labUp` runs it for the first node; `labAddNode` for further nodes of the same server.
- */
 /** Where every lab node's cgroupRoot lies (labCgroupRoot). */
 const LAB_CGROUP_PARENT = '/nodelet-lab';
 
@@ -263,6 +258,11 @@ async function removeLabCgroups(stateDir: string): Promise<string[]> {
   return problems;
 }
 
+/**
+ * Joins `o.nodeName` with a fresh bootstrap token, writes its agent config under `o.stateDir`
+ * and starts `nodelet agent` against `runtimeEndpoint`, then waits for the node to be Ready.
+ * `labUp` runs it for the first node; `labAddNode` for further nodes of the same server.
+ */
 export async function startLabAgent(o: LabOptions, adminKubeconfig: string, admin: ApiClient, runtimeEndpoint: string): Promise<void> {
   const p = labPaths(o.stateDir);
   const say = o.log ?? (() => {});
