@@ -14,8 +14,8 @@
  * container, so removal walks every mounted hierarchy. On v2 the controllers are enabled in each
  * parent's cgroup.subtree_control and shares become cpu.weight. A pod cgroup is removed once
  * nothing wants the pod and the runtime holds none of it (housekeeping, also for pods deleted
- * while the agent was down); rmdir refuses a cgroup that still has processes, so a pass that
- * races a dying container just leaves it for the next one.
+ * while the agent was down). A process still in such a cgroup is killed first, as kubelet does;
+ * rmdir refuses a cgroup until its processes are gone, so that pass leaves it for the next one.
  */
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
