@@ -169,6 +169,23 @@ test('tail reads the newest rotated files when the current one is short; follow 
   assert.deepEqual(seen, ['cur-a', 'before', 'after']);
 });
 
+test('a read between a rotation\'s rename and the runtime\'s reopen waits for the new file instead of failing', async (t) => {
+  const p = await tempLog(t, '');
+  const rec = (s: string) => `${T1} stdout F ${s}\n`;
+  // The log manager renamed 0.log; the runtime has not made the new one yet.
+  await rm(p);
+  await writeFile(`${p}.20260101-000001`, rec('r-a') + rec('r-b'));
+  let opened = false;
+  const read = all(readCriLog(p, { tail: 2, opened: () => (opened = true) }));
+  await new Promise((r) => setTimeout(r, 60));
+  assert.equal(opened, false, 'still waiting for the new file');
+  await writeFile(p, rec('new-a'));
+  assert.deepEqual(await read, ['stdout:r-b', 'stdout:new-a']);
+  assert.equal(opened, true);
+  // Without a rotated file, a missing log is an error (nothing will make it).
+  await assert.rejects(all(readCriLog(join(p, '..', '1.log'))), /does not exist/);
+});
+
 test('tail of a 40 MiB file reads only its end', async (t) => {
   const line = `${T1} stdout F ${'z'.repeat(1000)}\n`;
   const p = await tempLog(t, line.repeat(40 * 1024) + `${T2} stdout F last\n`);

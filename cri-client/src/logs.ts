@@ -41,6 +41,8 @@ export interface ReadCriLogOptions {
   /** Only one stream (default both). */
   stream?: CriLogStream | 'all';
   signal?: AbortSignal;
+  /** Called once the log file is open, before anything is read (a server answers 200 only then). */
+  opened?: () => void;
 }
 
 export interface FollowCriLogOptions extends ReadCriLogOptions {
@@ -154,14 +156,30 @@ function* toEntries(lines: readonly string[], asm: EntryAssembler): Generator<Cr
   }
 }
 
-async function openLog(path: string): Promise<FileHandle> {
-  try {
-    return await open(path, 'r');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw new Error(`container log file "${path}" does not exist (the container may have been removed)`, { cause: err });
-    if (code === 'EACCES') throw new Error(`cannot read container log file "${path}": permission denied (run as root)`, { cause: err });
-    throw err;
+/**
+ * How long a reader waits for the runtime to make a new log file after a rotation renamed the
+ * old one (the agent renames, then asks the runtime over CRI to reopen: one local call).
+ */
+const ROTATION_REOPEN_WAIT_MS = 2_000;
+
+async function openLog(path: string, signal?: AbortSignal): Promise<FileHandle> {
+  const until = Date.now() + ROTATION_REOPEN_WAIT_MS;
+  for (;;) {
+    try {
+      return await open(path, 'r');
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      // Between a rotation's rename and the runtime's reopen the file is briefly missing.
+      if (code === 'ENOENT' && Date.now() < until && (await rotatedLogs(path)).length > 0) {
+        await delay(20, signal).catch((e: unknown) => {
+          throw abortError(e);
+        });
+        continue;
+      }
+      if (code === 'ENOENT') throw new Error(`container log file "${path}" does not exist (the container may have been removed)`, { cause: err });
+      if (code === 'EACCES') throw new Error(`cannot read container log file "${path}": permission denied (run as root)`, { cause: err });
+      throw err;
+    }
   }
 }
 
@@ -218,7 +236,8 @@ async function* readToEnd(reader: LineReader, asm: EntryAssembler): AsyncGenerat
  */
 export async function* readCriLog(path: string, opts: ReadCriLogOptions = {}): AsyncGenerator<CriLogEntry> {
   if (opts.signal?.aborted) throw abortError(opts.signal.reason);
-  const reader = new LineReader(await openLog(path));
+  const reader = new LineReader(await openLog(path, opts.signal));
+  opts.opened?.();
   try {
     reader.end = (await reader.handle.stat()).size;
     const asm = new EntryAssembler(opts);
@@ -240,7 +259,8 @@ export async function* followCriLog(path: string, opts: FollowCriLogOptions = {}
   const pollMs = opts.pollMs ?? 250;
   const signal = opts.signal;
   if (signal?.aborted) throw abortError(signal.reason);
-  const fh = await openLog(path);
+  const fh = await openLog(path, signal);
+  opts.opened?.();
   let ino = (await fh.stat()).ino;
   const reader = new LineReader(fh);
   try {

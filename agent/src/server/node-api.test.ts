@@ -135,6 +135,13 @@ async function openFdsOf(path: string): Promise<number> {
   return n;
 }
 
+test('node API: a log file that cannot be opened is a 400 with the reason, not an empty 200', async (t) => {
+  const { target } = await start(t);
+  const r = await rawExchange(target, [get('/containerLogs/default/p/c?tailLines=10')]);
+  assert.equal(r.status, 400, JSON.stringify(r));
+  assert.match(r.body, /container log file ".*c\.log" does not exist/);
+});
+
 test('node API: a log writer parked on a client that stopped reading is released when it goes away', async (t) => {
   const { target, logPath } = await start(t);
   // One 32 MiB line (as the runtime writes it: 16 KiB partial records): more than the socket

@@ -165,10 +165,15 @@ async function serveLogs(o: NodeApiOptions, url: URL, res: http.ServerResponse, 
   const follow = queryBool(q, 'follow') && ref.running;
   const ac = new AbortController();
   req.on('close', () => ac.abort());
-  res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
-  res.flushHeaders();
+  // 200 once the log file is open: a file that cannot be opened is an error status with the reason
+  // (kubelet answers 400 with it), not an empty log.
+  const answer = (): void => {
+    if (res.headersSent) return;
+    res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
+    res.flushHeaders();
+  };
   let written = 0;
-  const opts = { tail, since, signal: ac.signal };
+  const opts = { tail, since, signal: ac.signal, opened: answer };
   const entries = follow
     ? followCriLog(ref.logPath, { ...opts, isFinished: async () => !(await o.backend.isRunning(ref.id)) })
     : readCriLog(ref.logPath, opts);
@@ -204,8 +209,10 @@ async function serveLogs(o: NodeApiOptions, url: URL, res: http.ServerResponse, 
       }
     }
   } catch (err) {
+    if (!res.headersSent && !ac.signal.aborted) return send(res, 400, `${describeError(err)}\n`);
     if (!ac.signal.aborted && (err as NodeJS.ErrnoException).code !== 'ENOENT') o.log.warn({ err: describeError(err) }, 'Container log read failed');
   }
+  answer();
   flushBatch();
   res.end();
 }
