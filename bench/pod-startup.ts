@@ -23,6 +23,7 @@ import { PODS, NODES, type Pod } from '@nodelet/api';
 import { startHarness, podSpec, type Harness } from '../agent/test/integration/harness.js';
 import { buildContainerConfig, buildSandboxConfig } from '../agent/src/runtime/container-config.js';
 import { MANAGED_BY } from '../agent/src/kubecontainer/labels.js';
+import { pickInternalIP } from '../agent/src/node/machine-info.js';
 import { pollUntil } from '@nodelet/base';
 import { startNodeletProcess } from '@nodelet/base/testing';
 import { writeFile } from 'node:fs/promises';
@@ -90,11 +91,17 @@ async function drawJourneys(h: Harness, latency: Map<string, number>, file: stri
     const trace = await pollUntil(`trace of ${name}`, async () => {
       const t = await fetchPodTrace(h.api, 'default', name);
       return t.waterfall.complete && t.spans.some((s) => s.name === SPAN.agentStatus) ? t : undefined;
-    }, { timeoutMs: 10_000, intervalMs: 100 });
+    }, { timeoutMs: 10_000, intervalMs: 100, detail: () => traceDetail(h, name) });
     panels.push({ title: `${label} pod ${name} (create → Ready seen by a watch ${seconds.toFixed(3)} s)`, waterfall: trace.waterfall });
   }
   await writeFile(file, renderWaterfallSvg(panels));
   console.log(`wrote ${file}: journeys of the p50 (${at(50)[0]}) and p99 (${at(99)[0]}) pods`);
+}
+
+/** What a pod's trace holds so far, for a poll that gave up on it. */
+async function traceDetail(h: Harness, name: string): Promise<string> {
+  const t = await fetchPodTrace(h.api, 'default', name);
+  return `complete ${t.waterfall.complete}; spans ${t.spans.map((s) => s.name).join(', ') || 'none'}${t.warnings.length ? `; ${t.warnings.join('; ')}` : ''}`;
 }
 
 /** The floor's calls per pod (s): RunPodSandbox + PodSandboxStatus, CreateContainer, StartContainer. */
@@ -147,7 +154,7 @@ async function stageTimes(h: Harness, latency: Map<string, number>): Promise<Sta
     const trace = await pollUntil(`trace of ${name}`, async () => {
       const t = await fetchPodTrace(h.api, 'default', name);
       return t.waterfall.complete && t.spans.some((s) => s.name === SPAN.agentStatus) ? t : undefined;
-    }, { timeoutMs: 10_000, intervalMs: 100 });
+    }, { timeoutMs: 10_000, intervalMs: 100, detail: () => traceDetail(h, name) });
     const byName = new Map<string, number>();
     for (const sp of trace.spans) byName.set(sp.name, (byName.get(sp.name) ?? 0) + (sp.endMs - sp.startMs) / 1000);
     for (const [k, v] of byName) add(k, v);
@@ -234,7 +241,11 @@ function figures(results: SizeResult[]): BenchFigure[] {
 async function main(): Promise<void> {
   if (process.getuid?.() !== 0) throw new Error('bench/pod-startup needs root (containerd, network namespaces)');
   process.env.AGENT_IT = '1';
-  const h = await startHarness('bench', {}, 5, { inProcessAgent: false });
+  // `--stages` reads the agent's spans through the API server's nodes/proxy, which refuses a
+  // loopback node as kube-apiserver does: the agent then listens on this machine's own address.
+  const nodeAddress = STAGES ? pickInternalIP() : undefined;
+  if (nodeAddress === '127.0.0.1') throw new Error('--stages needs a non-loopback IPv4 address on this machine (the API server proxies no loopback node)');
+  const h = await startHarness('bench', {}, 5, { inProcessAgent: false, ...(nodeAddress ? { nodeAddress } : {}) });
   // The harness's log level (warn) is kept: the figures are of the agent as it runs, not as a test reads it.
   const agent = await startNodeletProcess({
     name: 'nodelet agent',
