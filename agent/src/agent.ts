@@ -295,6 +295,10 @@ export class Agent {
       }),
       pressure: () => this.eviction?.conditions() ?? new Set(),
       images: () => images.current,
+      watchNode: (seen) => {
+        // The factory already runs, so the informer starts as it is made.
+        return informers.node().on({ onAdd: seen, onUpdate: (_old, n) => seen(n) });
+      },
       onPodCIDR: (cidr) => {
         log.info({ podCIDR: cidr }, 'Pod CIDR set');
         network.setPodCIDR(cidr);

@@ -53,7 +53,8 @@ interface Current {
   deadline: number;
 }
 
-const NAMES_POLL_MS = 1000;
+/** How often the names are looked for until the Node is registered: an in-memory read, so often. */
+const NAMES_POLL_MS = 100;
 
 export class ServingCertManager {
   readonly #o: ServingCertManagerOptions;

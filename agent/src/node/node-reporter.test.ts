@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pollUntil } from '@nodelet/base';
 import { FakeClock } from '@nodelet/base/testing';
-import { NODES, type Node } from '@nodelet/api';
+import { Informer, NODES, type Node } from '@nodelet/api';
 import { InMemoryApiServer } from '@nodelet/api/testing';
 import { resolveConfig, type KubeletConfigurationFile } from '../config/config.js';
 import { RecordingLogger } from '@nodelet/base/testing';
@@ -22,7 +22,8 @@ import type { ListedImage } from './node-images.js';
 const NODE = 'n1';
 const FREQUENCY_MS = 10_000;
 
-async function world(t: { after(fn: () => unknown): void }, file: KubeletConfigurationFile = { nodeStatusReportFrequency: '10s' }) {
+/** `watchNode`: the node's own Node through a real informer (list and watch over HTTP), as the agent wires it. */
+async function world(t: { after(fn: () => unknown): void }, file: KubeletConfigurationFile = { nodeStatusReportFrequency: '10s' }, o: { watchNode?: boolean } = {}) {
   const server = await InMemoryApiServer.start();
   const dir = await mkdtemp(join(tmpdir(), 'nodelet-node-reporter-'));
   const clock = new FakeClock();
@@ -33,7 +34,10 @@ async function world(t: { after(fn: () => unknown): void }, file: KubeletConfigu
   /** What the image inventory holds; tests replace its contents. */
   const images: ListedImage[] = [];
   const config = resolveConfig({ nodeStatusUpdateFrequency: '10s', podCIDR: '10.244.1.0/24', ...file }, { nodeName: NODE, rootDir: dir }, 'host');
+  const own = o.watchNode ? new Informer<Node>({ client: server.client(), resource: NODES, fieldSelector: `metadata.name=${NODE}`, logger: log }) : undefined;
+  own?.start();
   const reporter = new NodeReporter({
+    ...(own ? { watchNode: (seen: (n: Node) => void) => own.on({ onAdd: seen, onUpdate: (_old, n) => seen(n) }) } : {}),
     api: server.client(), config, clock, log, internalIP: '192.0.2.10', agentVersion: 'v1.32.0-nodelet', nodeApiPort: () => 10250,
     health: async () => ({ ...health }),
     images: () => images,
@@ -47,6 +51,7 @@ async function world(t: { after(fn: () => unknown): void }, file: KubeletConfigu
   t.after(async () => {
     stop.abort();
     await running;
+    await own?.close();
     await server.close();
     await rm(dir, { recursive: true, force: true });
   });
@@ -176,6 +181,23 @@ test('node status: a pod CIDR the IPAM controller assigns after registration is 
   await w.clock.advanceAsync(FREQUENCY_MS);
   // Nothing in the status changed, so nothing is written; the CIDR is read from the Node all the same.
   await pollUntil('the pod CIDR seen', () => w.cidrs.includes('10.244.7.0/24'), { timeoutMs: 10_000, intervalMs: 2 });
+});
+
+test('node status: a pod CIDR assigned after registration is seen through the Node watch and Ready is written at once, not at the next period', async (t) => {
+  const w = await world(t, { nodeStatusReportFrequency: '5m', podCIDR: undefined }, { watchNode: true });
+  // As on a fresh lab node: the network is not ready until the node has a pod CIDR.
+  w.health.networkReady = false;
+  const registered = w.reporter.registered(AbortSignal.timeout(10_000));
+  w.start();
+  await registered;
+  await w.armed();
+  assert.equal(w.ready(), 'False');
+  const patches = w.statusPatches();
+  w.health.networkReady = true;
+  await w.server.client().patch(NODES, NODE, { spec: { podCIDR: '10.244.7.0/24' } }, { type: 'merge' });
+  // No clock advance: only the watch can bring the CIDR, and the poke the write.
+  await pollUntil('the pod CIDR seen and Ready written', () => w.cidrs.includes('10.244.7.0/24') && w.ready() === 'True', { timeoutMs: 10_000, intervalMs: 2 });
+  assert.equal(w.statusPatches(), patches + 1);
 });
 
 test('node status: images are reported largest first; the same images listed in another order write nothing; a changed list is written at once when woken, an emptied one removed', async (t) => {

@@ -7,8 +7,12 @@
  *   should report now: runtime health, the pod CIDR) or `wake()` (the image list changed): compute
  *   status, merge-patch nodes/<n>/status
  *   every read of the Node: spec.podCIDR (or the configured one) → onPodCIDR (drives the CNI chain)
+ *   the Node as watched (`watchNode`): its spec.podCIDR at once, as kubelet's fast status update
+ *   does at start (its Node lister, polled every 100 ms until ready): the IPAM controller assigns
+ *   the CIDR just after registration, and the node would otherwise wait a whole status period
+ *   NotReady for it
  */
-import { Backoff, abortError, describeError, hasCode, isAbortError, type Clock, type Logger, type PeriodicJob } from '@nodelet/base';
+import { Backoff, abortError, describeError, hasCode, isAbortError, type Clock, type Disposable, type Logger, type PeriodicJob } from '@nodelet/base';
 import { join } from 'node:path';
 import { LOCAL_PATH_DIR_ANNOTATION, NODES, type ApiClient, type Node, type NodeStatus } from '@nodelet/api/agent';
 import { computeNodeStatus, type RuntimeHealth } from './node-status.js';
@@ -32,6 +36,8 @@ export interface NodeReporterOptions {
   pressure?(): ReadonlySet<string>;
   /** The runtime's images (image-inventory.ts), for status.images; none when unset. */
   images?(): readonly ListedImage[];
+  /** Calls `seen` with this node's Node whenever a watch of it sees a change (the agent's shared informer); until disposed. */
+  watchNode?(seen: (n: Node) => void): Disposable;
 }
 
 export class NodeReporter {
@@ -208,6 +214,9 @@ export class NodeReporter {
    */
   async run(signal: AbortSignal): Promise<void> {
     const machine = this.#machine.start(signal);
+    // A Node seen before registration ends is only read for its CIDR; the poke its callback makes
+    // is kept for the first update.
+    const watch = this.#o.watchNode?.((n) => this.#seePodCIDR(n));
     try {
       const backoff = new Backoff({ initialMs: 200, maxMs: 7000, clock: this.#o.clock });
       while (!signal.aborted && !this.#node) {
@@ -229,6 +238,7 @@ export class NodeReporter {
       if (this.#poked) job.trigger();
       await job.stopped;
     } finally {
+      watch?.dispose();
       machine.dispose();
       await machine.stopped;
     }

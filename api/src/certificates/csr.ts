@@ -49,6 +49,7 @@ export interface RequestCertificateOptions {
   expirationSeconds?: number;
   /** How long to wait for approval and signing (default 5 min). */
   timeoutMs?: number;
+  /** The longest wait between two reads of the CSR (default 500 ms); the first come sooner (100 ms, doubling), as an approver that runs beside the requester answers in well under a second. */
   pollMs?: number;
   signal?: AbortSignal;
   /** Called once the CSR exists (e.g. to approve it when the caller may). */
@@ -66,6 +67,8 @@ export async function requestCertificate(api: ApiClient, o: RequestCertificateOp
   const name = created.metadata.name!;
   await o.onCreated?.(created);
   const deadline = Date.now() + (o.timeoutMs ?? 300_000);
+  const maxPollMs = o.pollMs ?? 500;
+  let pollMs = Math.min(100, maxPollMs);
   for (;;) {
     const csr: CertificateSigningRequest = await api.get(CERTIFICATESIGNINGREQUESTS, name, { signal: o.signal });
     const cond = (t: string) => csr.status?.conditions?.find((c) => c.type === t && c.status === 'True');
@@ -77,6 +80,7 @@ export async function requestCertificate(api: ApiClient, o: RequestCertificateOp
     if (Date.now() > deadline) {
       throw new AgentError('ERR_DEADLINE_EXCEEDED', `certificate signing request "${name}" was not ${cond('Approved') ? 'signed' : 'approved'} in time: approve it with \`kubectl certificate approve ${name}\``);
     }
-    await delay(o.pollMs ?? 500, o.signal);
+    await delay(pollMs, o.signal);
+    pollMs = Math.min(pollMs * 2, maxPollMs);
   }
 }
