@@ -55,11 +55,8 @@ describe('quota, limits, priority, ingress, legacy tokens and the HPA with kubec
   });
 
   after(async () => {
-    if (k) {
-      // One delete for all: the namespaces empty in parallel, and their pods stop before the lab goes.
-      await k.try('delete', 'ns', 'qlab', 'lrlab', 'plab', 'toklab', 'hpalab', '--ignore-not-found', '--wait=true', '--timeout=120s');
-      await k.try('delete', 'priorityclass', 'lab-high');
-    }
+    // No namespace deletion first: their `sleep` pods ignore SIGTERM and would hold it for their
+    // whole 30 s grace period; lab down removes every sandbox through CRI, then the state.
     if (lab) await labDown(lab);
     rmSync(stateDir, { recursive: true, force: true });
   });
