@@ -149,7 +149,8 @@ test('in-cluster: Service names through the node-local DNS, and a pod talks to t
     return Number(r.stdout);
   };
   assert.equal(review(), 200);
-  await k('delete', 'pod', 'api', '--wait=true', '--timeout=120s');
+  // Its sleep ignores SIGTERM as PID 1: one second of grace, not 30, before the kill.
+  await k('delete', 'pod', 'api', '--grace-period=1', '--wait=true', '--timeout=120s');
   assert.equal(review(), 401, 'a token bound to a deleted pod is refused');
 });
 
