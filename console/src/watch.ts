@@ -145,6 +145,8 @@ async function refusal(o: WatchOptions<KObject>, url: string): Promise<never> {
 /** Resolves after `ms`, or at once when `signal` aborts. */
 export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
+    // An abort event never comes again for a signal that is already aborted.
+    if (signal.aborted) return resolve();
     const t = setTimeout(done, ms);
     signal.addEventListener('abort', done, { once: true });
     function done(): void {

@@ -9,7 +9,8 @@ import { pollUntil } from '@nodelet/base';
 import { createApi } from '../src/api.js';
 import { canI } from '../src/access.js';
 
-type Reply = 'drop' | { status: number; body?: unknown } | 'hold';
+/** `when`: the reply waits for it (to order it after something the test does). */
+type Reply = 'drop' | { status: number; body?: unknown; when?: Promise<void> } | 'hold';
 
 async function scriptedServer(replies: Reply[]): Promise<{ url: string; seen: string[]; close(): Promise<void> }> {
   const seen: string[] = [];
@@ -21,6 +22,7 @@ async function scriptedServer(replies: Reply[]): Promise<{ url: string; seen: st
       const reply = replies.shift() ?? 'hold';
       if (reply === 'drop') return void req.socket.destroy();
       if (reply === 'hold') return;
+      if (reply.when) return void reply.when.then(() => res.writeHead(reply.status, { 'Content-Type': 'application/json' }).end(JSON.stringify(reply.body ?? { kind: 'Status', message: `status ${reply.status}` })));
       res.writeHead(reply.status, { 'Content-Type': 'application/json' }).end(JSON.stringify(reply.body ?? { kind: 'Status', message: `status ${reply.status}` }));
     });
   });
@@ -62,4 +64,17 @@ test('an abort while it waits to ask again ends it with no answer', async (t) =>
   await pollUntil('the first review to be answered 503', () => srv.seen.length === 1, { timeoutMs: 10_000, intervalMs: 5 });
   ac.abort();
   assert.equal(await asked, undefined);
+});
+
+test('an abort that comes before the pause begins (the request still out) ends it at once, not after the pause', async (t) => {
+  const ac = new AbortController();
+  let aborted!: () => void;
+  const srv = await scriptedServer([{ status: 503, when: new Promise<void>((r) => (aborted = r)) }]);
+  t.after(() => srv.close());
+  const asked = canI(createApi('tok', srv.url), attributes, ac.signal, 60_000);
+  await pollUntil('the review to arrive', () => srv.seen.length === 1, { timeoutMs: 10_000, intervalMs: 5 });
+  ac.abort();
+  aborted();
+  const late = new Promise<'late'>((r) => setTimeout(r, 5000, 'late').unref());
+  assert.equal(await Promise.race([asked, late]), undefined);
 });
