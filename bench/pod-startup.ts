@@ -6,7 +6,8 @@
  *
  * beside the floor: the same sandbox + CNI + container calls made directly through cri-client,
  * N at once, in the same run against the same containerd. Also samples the agent's RSS and CPU
- * while idle and with N running pods. Each size prints a met/missed line for the target (agent
+ * while idle and with N running pods, and prints the CPU each burst cost per pod: the machine's,
+ * the agent's and the API server's (this process). Each size prints a met/missed line for the target (agent
  * p99 ≤ the floor's p99, issue #16) and the figures go to bench/results/pod-startup.json.
  *
  *   sudo flock /tmp/nodelet-itest.lock node --conditions=source --import tsx bench/pod-startup.ts [--sizes 10,30,60] [--svg waterfall.svg] [--stages]
@@ -29,7 +30,7 @@ import { startNodeletProcess } from '@nodelet/base/testing';
 import { writeFile } from 'node:fs/promises';
 import { fetchPodTrace, renderWaterfallSvg, type SvgPanel } from '@nodelet/cli';
 import { SPAN } from '@nodelet/api/tracing';
-import { sampleProcess } from './lib/proc-sample.js';
+import { machineCpuSeconds, processCpuSeconds, sampleProcess } from './lib/proc-sample.js';
 import { writeBenchResults, type BenchFigure } from './lib/results.js';
 import { percentile, percentileIndex } from './lib/percentile.js';
 
@@ -52,6 +53,25 @@ function parseSizes(argv: string[]): number[] {
     throw new Error(`--sizes wants pod counts from 1 to 110 separated by commas, got "${raw}"`);
   }
   return sizes;
+}
+
+/**
+ * CPU seconds a burst cost: the whole machine's (containerd, shims, runc, CNI plugins and all),
+ * the agent's, and this process's (the API server runs in it, beside the bench's own clients).
+ */
+interface BurstCpu {
+  machine: number;
+  agent: number;
+  server: number;
+}
+
+function cpuNow(agentPid: number): BurstCpu {
+  return { machine: machineCpuSeconds(), agent: processCpuSeconds(agentPid), server: processCpuSeconds(process.pid) };
+}
+
+function cpuSince(start: BurstCpu, agentPid: number): BurstCpu {
+  const now = cpuNow(agentPid);
+  return { machine: now.machine - start.machine, agent: now.agent - start.agent, server: now.server - start.server };
 }
 
 /** Create → Ready (s) per pod name. */
@@ -107,10 +127,11 @@ async function traceDetail(h: Harness, name: string): Promise<string> {
 /** The floor's calls per pod (s): RunPodSandbox + PodSandboxStatus, CreateContainer, StartContainer. */
 type FloorCalls = { sandbox: number; create: number; start: number };
 
-async function floorBurst(h: Harness, N: number, calls: FloorCalls[] = []): Promise<number[]> {
+async function floorBurst(h: Harness, N: number, calls: FloorCalls[] = [], cpu?: { agentPid: number; out: BurstCpu[] }): Promise<number[]> {
   const rt = h.cri.runtime;
   const img = (await h.cri.image.imageStatus({ image: { image: h.rt.images.busybox } })).image!.id;
   const ids: string[] = [];
+  const cpu0 = cpu && cpuNow(cpu.agentPid);
   const times = await Promise.all(
     Array.from({ length: N }, async (_, i) => {
       const pod: Pod = podSpec(h, `floor-${N}-${i}`, { containers: [{ name: 'c', image: h.rt.images.busybox, command: ['sh', '-c', 'while true; do sleep 1; done'] }] });
@@ -133,6 +154,7 @@ async function floorBurst(h: Harness, N: number, calls: FloorCalls[] = []): Prom
       return (t3 - t0) / 1000;
     }),
   );
+  if (cpu && cpu0) cpu.out.push(cpuSince(cpu0, cpu.agentPid));
   for (const id of ids) {
     await rt.stopPodSandbox({ podSandboxId: id });
     await rt.removePodSandbox({ podSandboxId: id });
@@ -193,6 +215,8 @@ interface SizeResult {
   floor: number[];
   floorCalls: FloorCalls[];
   stages?: StageTimes;
+  /** CPU seconds of each burst, create → last Ready (agent) and first call → last start (floor). */
+  cpu: { agent: BurstCpu; floor: BurstCpu };
   idle: { rssMiB: number; cpu: number };
   busy: { rssMiB: number; cpu: number };
 }
@@ -200,7 +224,9 @@ interface SizeResult {
 /** One size: the agent's burst, its pods deleted, then the floor's burst of the same size. */
 async function runSize(h: Harness, pid: number, n: number): Promise<SizeResult> {
   const idle = await sample(pid, 5000);
+  const cpu0 = cpuNow(pid);
   const byPod = await agentBurst(h, n);
+  const agentCpu = cpuSince(cpu0, pid);
   const agent = [...byPod.values()];
   if (SVG && n === SIZES.at(-1)) await drawJourneys(h, byPod, SVG);
   const stages = STAGES ? await stageTimes(h, byPod) : undefined;
@@ -210,8 +236,9 @@ async function runSize(h: Harness, pid: number, n: number): Promise<SizeResult> 
   await pollUntil('burst pods gone', async () => (await h.cri.runtime.listPodSandbox({})).items.length === 0, { timeoutMs: 120_000, intervalMs: 200 });
   await pollUntil('burst pods gone from the API', async () => (await h.api.list(PODS, { namespace: 'default' })).items.length === 0, { timeoutMs: 60_000, intervalMs: 200 });
   const floorCalls: FloorCalls[] = [];
-  const floor = await floorBurst(h, n, floorCalls);
-  return { n, agent, floor, floorCalls, idle, busy, ...(stages ? { stages } : {}) };
+  const floorCpu: BurstCpu[] = [];
+  const floor = await floorBurst(h, n, floorCalls, { agentPid: pid, out: floorCpu });
+  return { n, agent, floor, floorCalls, idle, busy, cpu: { agent: agentCpu, floor: floorCpu[0]! }, ...(stages ? { stages } : {}) };
 }
 
 function printSize(r: SizeResult): void {
@@ -222,6 +249,9 @@ function printSize(r: SizeResult): void {
   console.log(row('floor: direct CRI+CNI calls', r.floor));
   console.log(`ratio p50 ${(percentile(r.agent, 50) / percentile(r.floor, 50)).toFixed(2)}×   p99 ${(a99 / f99).toFixed(2)}×`);
   console.log(`${r.n} pods: create → Ready p99 ≤ floor p99 (${f99.toFixed(3)} s): ${a99 <= f99 ? 'met' : 'missed'} (${a99.toFixed(3)} s, ${(a99 / f99).toFixed(2)}×)`);
+  const per = (x: number): string => `${((x / r.n) * 1000).toFixed(0)} ms`;
+  const { agent: ac, floor: fc } = r.cpu;
+  console.log(`CPU per pod in the burst: machine ${per(ac.machine)} (agent ${per(ac.agent)}, API server ${per(ac.server)}, the rest ${per(ac.machine - ac.agent - ac.server)}); floor's burst: machine ${per(fc.machine)} (agent as CNI service ${per(fc.agent)}, the rest ${per(fc.machine - fc.agent - fc.server)})`);
   console.log(`agent RSS idle ${r.idle.rssMiB.toFixed(0)} MiB, with ${r.n} pods ${r.busy.rssMiB.toFixed(0)} MiB; CPU idle ${(r.idle.cpu * 100).toFixed(1)} %, with ${r.n} pods ${(r.busy.cpu * 100).toFixed(1)} % of a core`);
   console.log('');
 }
@@ -265,7 +295,7 @@ async function main(): Promise<void> {
       printStages(r);
       results.push(r);
     }
-    const details = results.map((r) => ({ pods: r.n, agentSeconds: r.agent, floorSeconds: r.floor, idle: r.idle, busy: r.busy }));
+    const details = results.map((r) => ({ pods: r.n, agentSeconds: r.agent, floorSeconds: r.floor, idle: r.idle, busy: r.busy, burstCpuSeconds: r.cpu }));
     const written = writeBenchResults('pod-startup', figures(results), { details });
     console.log(`figures written to ${written.json}`);
   } finally {

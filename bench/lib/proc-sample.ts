@@ -14,6 +14,18 @@ function cpuTicks(pid: number): number {
   return Number(f[11]) + Number(f[12]);
 }
 
+/** CPU seconds (utime + stime) `pid` has used so far. */
+export function processCpuSeconds(pid: number): number {
+  return cpuTicks(pid) / CLK_TCK;
+}
+
+/** CPU seconds the machine's cores have spent busy so far: /proc/stat's first line, all but idle and iowait. */
+export function machineCpuSeconds(): number {
+  // user nice system idle iowait irq softirq steal (guest time is already in user)
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return (f[0]! + f[1]! + f[2]! + f[5]! + f[6]! + f[7]!) / CLK_TCK;
+}
+
 /** VmRSS and its anonymous part (RssAnon: heap and native memory, not the binary's mapped pages), MiB. */
 function rssMiB(pid: number): { rss: number; anon: number } {
   const st = readFileSync(`/proc/${pid}/status`, 'utf8');
