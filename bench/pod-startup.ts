@@ -10,7 +10,7 @@
  * the agent's and the API server's (this process). Each size prints a met/missed line for the target (agent
  * p99 ≤ the floor's p99, issue #16) and the figures go to bench/results/pod-startup.json.
  *
- *   sudo flock /tmp/nodelet-itest.lock node --conditions=source --import tsx bench/pod-startup.ts [--sizes 10,30,60] [--svg waterfall.svg] [--stages]
+ *   sudo flock /tmp/nodelet-itest.lock node --conditions=source --import tsx bench/pod-startup.ts [--sizes 10,30,60] [--svg waterfall.svg] [--stages] [--agent-node-args "--cpu-prof --cpu-prof-dir=DIR"]
  *
  * `--svg <file>` draws the pod journeys (docs/tracing.md) of the largest burst's p50 and p99 pods,
  * from their traces, as waterfalls in one SVG picture. `--stages` prints, per size, where each
@@ -37,6 +37,8 @@ import { percentile, percentileIndex } from './lib/percentile.js';
 const SIZES = parseSizes(process.argv);
 const SVG = process.argv.includes('--svg') ? process.argv[process.argv.indexOf('--svg') + 1] : undefined;
 const STAGES = process.argv.includes('--stages');
+/** `--agent-node-args "…"`: node's own flags for the agent (e.g. `--cpu-prof --cpu-prof-dir=DIR`, written when it exits). */
+const AGENT_NODE_ARGS = process.argv.includes('--agent-node-args') ? (process.argv[process.argv.indexOf('--agent-node-args') + 1] ?? '').split(' ').filter(Boolean) : [];
 
 /** Peak RSS (MiB) and CPU (fraction of one core) of a process over `ms`. */
 async function sample(pid: number, ms: number): Promise<{ rssMiB: number; cpu: number }> {
@@ -280,6 +282,7 @@ async function main(): Promise<void> {
   const agent = await startNodeletProcess({
     name: 'nodelet agent',
     args: h.agentArgs,
+    nodeArgs: AGENT_NODE_ARGS,
     ready: async () => (await h.api.get(NODES, h.nodeName).catch(() => undefined))?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
   }).catch(async (err: unknown) => {
     await h.stop().catch((e: unknown) => console.error(e));
