@@ -3,6 +3,7 @@
  * the CPU it used, as a fraction of one core. USER_HZ is 100 on every Linux this runs on.
  */
 import { readFileSync } from 'node:fs';
+import { parseProcStat } from '../../agent/src/stats/node-readings.js';
 import { percentile } from './percentile.js';
 
 const CLK_TCK = 100;
@@ -19,11 +20,9 @@ export function processCpuSeconds(pid: number): number {
   return cpuTicks(pid) / CLK_TCK;
 }
 
-/** CPU seconds the machine's cores have spent busy so far: /proc/stat's first line, all but idle and iowait. */
+/** CPU seconds the machine's cores have spent busy so far (/proc/stat as the agent reads it for the node's stats). */
 export function machineCpuSeconds(): number {
-  // user nice system idle iowait irq softirq steal (guest time is already in user)
-  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-  return (f[0]! + f[1]! + f[2]! + f[5]! + f[6]! + f[7]!) / CLK_TCK;
+  return parseProcStat(readFileSync('/proc/stat', 'utf8')).cpuUsageNs / 1e9;
 }
 
 /** VmRSS and its anonymous part (RssAnon: heap and native memory, not the binary's mapped pages), MiB. */
