@@ -129,11 +129,12 @@ async function traceDetail(h: Harness, name: string): Promise<string> {
 /** The floor's calls per pod (s): RunPodSandbox + PodSandboxStatus, CreateContainer, StartContainer. */
 type FloorCalls = { sandbox: number; create: number; start: number };
 
-async function floorBurst(h: Harness, N: number, calls: FloorCalls[] = [], cpu?: { agentPid: number; out: BurstCpu[] }): Promise<number[]> {
+/** The floor's burst: each pod's time, and the CPU it cost up to the last start (its clean-up left out). */
+async function floorBurst(h: Harness, N: number, agentPid: number, calls: FloorCalls[] = []): Promise<{ times: number[]; cpu: BurstCpu }> {
   const rt = h.cri.runtime;
   const img = (await h.cri.image.imageStatus({ image: { image: h.rt.images.busybox } })).image!.id;
   const ids: string[] = [];
-  const cpu0 = cpu && cpuNow(cpu.agentPid);
+  const cpu0 = cpuNow(agentPid);
   const times = await Promise.all(
     Array.from({ length: N }, async (_, i) => {
       const pod: Pod = podSpec(h, `floor-${N}-${i}`, { containers: [{ name: 'c', image: h.rt.images.busybox, command: ['sh', '-c', 'while true; do sleep 1; done'] }] });
@@ -156,12 +157,12 @@ async function floorBurst(h: Harness, N: number, calls: FloorCalls[] = [], cpu?:
       return (t3 - t0) / 1000;
     }),
   );
-  if (cpu && cpu0) cpu.out.push(cpuSince(cpu0, cpu.agentPid));
+  const cpu = cpuSince(cpu0, agentPid);
   for (const id of ids) {
     await rt.stopPodSandbox({ podSandboxId: id });
     await rt.removePodSandbox({ podSandboxId: id });
   }
-  return times;
+  return { times, cpu };
 }
 
 /** Per span name, each pod's summed span time (s); `uncovered`: create → Ready seen minus the time any span covers. */
@@ -238,9 +239,8 @@ async function runSize(h: Harness, pid: number, n: number): Promise<SizeResult> 
   await pollUntil('burst pods gone', async () => (await h.cri.runtime.listPodSandbox({})).items.length === 0, { timeoutMs: 120_000, intervalMs: 200 });
   await pollUntil('burst pods gone from the API', async () => (await h.api.list(PODS, { namespace: 'default' })).items.length === 0, { timeoutMs: 60_000, intervalMs: 200 });
   const floorCalls: FloorCalls[] = [];
-  const floorCpu: BurstCpu[] = [];
-  const floor = await floorBurst(h, n, floorCalls, { agentPid: pid, out: floorCpu });
-  return { n, agent, floor, floorCalls, idle, busy, cpu: { agent: agentCpu, floor: floorCpu[0]! }, ...(stages ? { stages } : {}) };
+  const { times: floor, cpu: floorCpu } = await floorBurst(h, n, pid, floorCalls);
+  return { n, agent, floor, floorCalls, idle, busy, cpu: { agent: agentCpu, floor: floorCpu }, ...(stages ? { stages } : {}) };
 }
 
 function printSize(r: SizeResult): void {
