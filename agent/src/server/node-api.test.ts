@@ -13,6 +13,7 @@ import { openRemoteCommand, PortForwardSession } from '@nodelet/cri-client';
 import { noopLogger, pollUntil, systemClock } from '@nodelet/base';
 import type { ApiClient } from '@nodelet/api';
 import { rawExchange, type RawReply } from '@nodelet/api/testing';
+import { asHeapReport, type HeapReport } from '@nodelet/api/agent';
 import type { RuntimeService } from '../kubecontainer/cri.js';
 import { NodeApiAuthenticator } from './authn.js';
 import { NodeApiAuthorizer } from './authz.js';
@@ -105,6 +106,33 @@ test('node API: malformed requests get a 4xx Status and the server keeps serving
   assertStatus(await rawExchange(target, [upgrade('/exec/default/other/c?command=sh', ws)]), 404, 'NotFound');
   const ok = await rawExchange(target, [get('/healthz')]);
   assert.deepEqual([ok.status, ok.body], [200, 'ok']);
+});
+
+test('node API: /debug/nodelet/heap?gc=1 reports the heap after a full collection; gc must be an integer', async (t) => {
+  const { target } = await start(t);
+  const heap = async (q: string): Promise<HeapReport> => {
+    const r = await rawExchange(target, [get(`/debug/nodelet/heap${q}`)]);
+    assert.equal(r.status, 200, r.body);
+    const h = asHeapReport(JSON.parse(r.body));
+    assert.ok(h, r.body);
+    return h;
+  };
+  // ~24 MiB of objects this process holds (the server runs in it), then lets go of: only a full
+  // collection is sure to have reclaimed them by the next look.
+  let held: { i: number; s: string }[] | undefined = Array.from({ length: 300_000 }, (_, i) => ({ i, s: `object ${i}` }));
+  const holding = await heap('?gc=1');
+  assert.equal(holding.collected, true);
+  assert.ok(held.length);
+  held = undefined;
+  const released = await heap('?gc=1');
+  const freedMiB = (holding.heapUsedBytes - released.heapUsedBytes) / 2 ** 20;
+  assert.ok(freedMiB > 10, `a full collection should have freed the ~24 MiB let go of; freed ${freedMiB.toFixed(1)} MiB`);
+  assert.ok(released.rssBytes > released.heapUsedBytes && released.heapTotalBytes >= released.heapUsedBytes);
+  assert.equal((await heap('?gc=0')).collected, false);
+  assert.equal((await heap('')).collected, false);
+  const bad = await rawExchange(target, [get('/debug/nodelet/heap?gc=yes')]);
+  assertStatus(bad, 400, 'BadRequest');
+  assert.match(bad.body, /strconv\.ParseInt: parsing \\"yes\\": invalid syntax/);
 });
 
 test('node API: a malformed WebSocket frame after the handshake closes that session only', async (t) => {

@@ -16,6 +16,7 @@
  *   GET /metrics/cadvisor                            cadvisor's container series (stats-routes.ts)
  *   GET /metrics/probes, GET /configz                 probe counter, effective config (routes)
  *   GET /debug/nodelet/traces/<traceId>             pod journey spans this agent kept (docs/tracing.md)
+ *   GET /debug/nodelet/heap[?gc=1]                  heap and RSS, after a full collection with gc>0
  *
  * and the unauthenticated `127.0.0.1:10248/healthz`. The API server reaches /containerLogs, /exec,
  * /attach and /portForward through its pods/log, exec, attach and portforward proxy, so
@@ -32,7 +33,7 @@ import type { Duplex } from 'node:stream';
 import { readFile } from 'node:fs/promises';
 import type { WebSocketServer } from 'ws';
 import { AgentError, describeError, hasCode, type Logger } from '@nodelet/base';
-import { decodePathSegments, DEFAULT_EDGE_LIMITS, edgeServerOptions, failureStatus, hardenHttpServer, parseRequestTarget, queryBool, queryInt, writeRawStatus, type Pod, type Status } from '@nodelet/api/agent';
+import { decodePathSegments, DEFAULT_EDGE_LIMITS, edgeServerOptions, failureStatus, hardenHttpServer, heapReport, parseRequestTarget, queryBool, queryInt, writeRawStatus, type Pod, type Status } from '@nodelet/api/agent';
 import { followCriLog, formatCriLogEntry, readCriLog } from '@nodelet/cri-client';
 import type { RuntimeService } from '../kubecontainer/cri.js';
 import type { NodeApiAuthenticator } from './authn.js';
@@ -46,6 +47,7 @@ import type { ServingCert } from './serving-cert.js';
 import { isTraceId, type SpanRecord, type TraceSpansResponse } from '@nodelet/api/tracing';
 
 const TRACES_PREFIX = '/debug/nodelet/traces/';
+const HEAP_PATH = '/debug/nodelet/heap';
 
 export interface ContainerRef {
   id: string;
@@ -259,6 +261,10 @@ export async function startNodeApi(o: NodeApiOptions): Promise<NodeApiServer> {
       const traceId = url.pathname.slice(TRACES_PREFIX.length);
       if (!isTraceId(traceId)) return send(res, 400, 'not a trace id (32 lower-case hex digits)\n');
       return send(res, 200, JSON.stringify({ traceId, spans: o.traces(traceId) } satisfies TraceSpansResponse), 'application/json');
+    }
+    if (url.pathname === HEAP_PATH) {
+      const gc = queryInt(url.searchParams, 'gc') ?? 0;
+      return send(res, 200, JSON.stringify(await heapReport(gc > 0)), 'application/json');
     }
     if (/^\/(exec|attach|portForward)\//.test(url.pathname)) return send(res, 400, 'streams need an upgrade: SPDY/3.1 or a WebSocket (v5.channel.k8s.io)\n');
     return send(res, 404, 'not found\n');

@@ -3,3 +3,4 @@ export * from './request-target.js';
 export * from './raw-reply.js';
 export * from './harden.js';
 export * from './query-params.js';
+export * from './heap.js';

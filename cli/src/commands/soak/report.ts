@@ -7,8 +7,13 @@ import type { SoakMode } from './plan.js';
 
 export interface AgentUsage {
   pid: number;
+  /** Median of the looks at /proc (GC timing moves it: reported, not judged). */
   rssKiB: number;
   fds: number;
+  /** What the agent still held right after a full collection (`/debug/nodelet/heap?gc=1`): V8 heap in use + external. */
+  liveKiB?: number;
+  /** The agent's RSS at that moment. */
+  rssAfterGcKiB?: number;
 }
 
 export interface SoakFailure extends Finding {
@@ -68,7 +73,8 @@ export class SoakReport {
     lines.push(`  API writes: ${this.writes.acked} acknowledged, ${this.writes.unacked} not`);
     lines.push(`  faults: ${Object.entries(this.faults).map(([k, v]) => `${k}×${v}`).join(', ') || 'none'}`);
     if (Object.keys(this.failpointAdds).length) lines.push(`  CNI ADDs that met the failpoint: ${Object.entries(this.failpointAdds).map(([k, v]) => `${k}×${v}`).join(', ')}`);
-    const fmt = (x: AgentUsage | undefined): string => (x ? `${mib(x.rssKiB)} MiB / ${x.fds} fds (pid ${x.pid})` : '(not measured)');
+    const live = (x: AgentUsage): string => (x.liveKiB !== undefined ? `, live ${mib(x.liveKiB)} MiB after a full GC (RSS then ${mib(x.rssAfterGcKiB ?? NaN)})` : '');
+    const fmt = (x: AgentUsage | undefined): string => (x ? `RSS ${mib(x.rssKiB)} MiB${live(x)} / ${x.fds} fds (pid ${x.pid})` : '(not measured)');
     lines.push(`  agent: start ${fmt(this.agentBefore)}; after the run ${fmt(this.agentWarm)}; after a quiet cycle ${fmt(this.agentAfter)}`);
     lines.push('  invariants (checks / broken):');
     for (const n of INVARIANTS) {

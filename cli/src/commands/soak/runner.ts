@@ -21,7 +21,7 @@ import { LAB_IMAGES } from '@nodelet/oci';
 import { containerdPaths } from '@nodelet/lab-runtime';
 import { nodeletCommand } from '../lab/processes.js';
 import { DEFAULT_LAB_DIR, DEFAULT_RUNTIME_SOCKET, ETC_AGENT_CONFIG } from '../doctor/node-config.js';
-import { resourceDrift, settledUsage } from './agent-usage.js';
+import { agentLiveHeap, resourceDrift, settledUsage } from './agent-usage.js';
 import { installCniFailpoint } from './cni-failpoint.js';
 import { injectFault } from './faults.js';
 import { awaitsGc, DOCTOR_GC_IDS, gcFindings, hostLeakFindings, workloadFindings, orphanFindings, Persistence, podFindings, restartFindings, snapshotRestarts, type Finding, type InvariantName } from './invariants.js';
@@ -85,7 +85,12 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
 
     say('baseline: converging, then reading the agent\'s RSS and open fds…');
     await checker.converge(o.convergeMs);
-    report.agentBefore = await settledUsage(() => lab.pid('agent'), o.settleMs);
+    const admin = api;
+    const live = (): ReturnType<typeof agentLiveHeap> => agentLiveHeap(admin, lab.options.nodeName).catch((err: Error) => {
+      report.notes.push(`the agent's heap could not be read: ${err.message}`); // the verdict then says it was not measured
+      return {};
+    });
+    report.agentBefore = await settledUsage(() => lab.pid('agent'), o.settleMs, live);
 
     for (const round of plan) {
       const broken = await runRound(round, { o, report, checker, writer, ledger, lab, fp, disk, api });
@@ -113,13 +118,13 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       broke(await checker.check(plan.length, await checker.converge(5_000), undefined));
     }
     broke(await checker.check(plan.length, last, undefined));
-    report.agentWarm = await settledUsage(() => lab.pid('agent'), o.settleMs);
+    report.agentWarm = await settledUsage(() => lab.pid('agent'), o.settleMs, live);
     say('one more churn cycle without faults, then the agent is measured again…');
     await writer.scale('web', o.profile.maxWeb);
     await checker.converge(o.convergeMs);
     await writer.scale('web', 0);
     await checker.converge(o.convergeMs);
-    report.agentAfter = await settledUsage(() => lab.pid('agent'), o.settleMs);
+    report.agentAfter = await settledUsage(() => lab.pid('agent'), o.settleMs, live);
     const { agentBefore: fresh, agentWarm: warm, agentAfter: after } = report;
     const drift = fresh && warm && after ? resourceDrift({ fresh, warm, after }) : 'the agent was not running to measure';
     broke(report.checked(plan.length, ['agent-resources'], drift ? [{ invariant: 'agent-resources', key: 'end', message: drift }] : []));
