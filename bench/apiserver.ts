@@ -16,11 +16,13 @@
 // --heap-prof DIR writes DIR/<store>-creates.heapprofile: the same thread's allocations during (1),
 // sampled every 4 KiB allocated and kept although collected (what the GC had to clean up).
 // (1) also prints the server thread's CPU time per 1,000 creates (Linux: the main thread's
-// utime + stime from /proc), a figure the machine's load does not inflate as it does latencies.
+// utime + stime from /proc), a figure the machine's load does not inflate as it does latencies,
+// and what this whole process and the whole machine spent per 1,000 creates: the load's client
+// shares the cores, so the machine's figure bounds the rate this machine can reach.
 import https from 'node:https';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
@@ -32,6 +34,7 @@ import type { LoadResult } from './apiserver-load.js';
 import { writeBenchResults, type BenchFigure } from './lib/results.js';
 import { benchPodBody } from './lib/bench-pod.js';
 import { percentile } from './lib/percentile.js';
+import { machineCpuSeconds, processCpuSeconds } from './lib/proc-sample.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -91,6 +94,10 @@ interface Latencies {
   perSec: number;
   /** Server thread CPU ms per 1,000 creates (phase 1 only). */
   cpuMsPer1000?: number;
+  /** This whole process (server thread, the load's worker, the SQLite writer, GC and libuv threads) per 1,000 creates. */
+  processCpuMsPer1000?: number;
+  /** Every core of the machine (this process, etcd, the kernel) per 1,000 creates, and the cores it has. */
+  machineCpuMsPer1000?: number;
 }
 
 /** CPU milliseconds of the main thread (the server's; the load runs in a worker), or NaN off Linux. */
@@ -127,9 +134,13 @@ async function apiCreates(label: string, url: string, ca: string, token: string)
     await session.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
   }
   const cpu0 = mainThreadCpuMs();
+  const process0 = processCpuSeconds(process.pid);
+  const machine0 = machineCpuSeconds();
   worker.postMessage('go');
   const r = (await message()) as LoadResult;
   const cpuMs = mainThreadCpuMs() - cpu0;
+  const processMs = (processCpuSeconds(process.pid) - process0) * 1000;
+  const machineMs = (machineCpuSeconds() - machine0) * 1000;
   if (session && args['cpu-prof']) {
     const { profile } = await session.post('Profiler.stop');
     mkdirSync(args['cpu-prof'], { recursive: true });
@@ -142,7 +153,8 @@ async function apiCreates(label: string, url: string, ca: string, token: string)
   }
   session?.disconnect();
   await worker.terminate();
-  return { ...summary(r.latencies, r.seconds), cpuMsPer1000: (cpuMs * 1000) / PODS };
+  const per1000 = (ms: number): number => (ms * 1000) / PODS;
+  return { ...summary(r.latencies, r.seconds), cpuMsPer1000: per1000(cpuMs), processCpuMsPer1000: per1000(processMs), machineCpuMsPer1000: per1000(machineMs) };
 }
 
 /** Phase 2: the stored values of phase 1, created again under another prefix straight into the store. */
@@ -180,11 +192,16 @@ async function run(label: 'sqlite' | 'etcd', store: Store): Promise<Record<strin
       floorP99: floor.p99,
       floorPerSec: floor.perSec,
       serverCpuMsPer1000: api.cpuMsPer1000!,
+      processCpuMsPer1000: api.processCpuMsPer1000!,
+      machineCpuMsPer1000: api.machineCpuMsPer1000!,
     };
     if (!args.json) {
       const now = ISSUE_NOW[label];
       console.log(`${label}: create ${PODS} pods ×${CONCURRENCY}: p50 ${ms(api.p50)}, p99 ${ms(api.p99)}, ${api.perSec.toFixed(0)}/s`);
       console.log(`${label}:   server thread CPU ${api.cpuMsPer1000!.toFixed(0)} ms per 1,000 creates${args['cpu-prof'] || args['heap-prof'] ? ' (profiler on)' : ''}`);
+      // What the machine spent per create bounds the rate on its cores, whatever the server's own share.
+      const ceiling = (cpus().length * 1000 * 1000) / api.machineCpuMsPer1000!;
+      console.log(`${label}:   CPU per 1,000 creates: this process ${api.processCpuMsPer1000!.toFixed(0)} ms (server thread, load worker, store threads), the machine ${api.machineCpuMsPer1000!.toFixed(0)} ms on ${cpus().length} cores: at most ${ceiling.toFixed(0)} creates/s here with every core busy`);
       console.log(`${label}:   store floor, same bytes ×${CONCURRENCY}: p50 ${ms(floor.p50)}, p99 ${ms(floor.p99)}, ${floor.perSec.toFixed(0)}/s; API/floor p99 ${(api.p99 / floor.p99).toFixed(2)}×`);
       console.log(`${label}:   issue 16 "now" (before): p50 ${ms(now.p50)}, p99 ${ms(now.p99)}, ${now.perSec}/s`);
     }
@@ -274,6 +291,7 @@ function createFigures(group: 'sqlite' | 'etcd', r: Record<string, number>): Ben
 }
 
 const results: Partial<Record<'sqlite' | 'etcd', Record<string, number>>> = {};
+if (!args.json) console.log(`load average at the start: ${loadavg().map((x) => x.toFixed(2)).join(' ')} (${cpus().length} cores)`);
 if (args.store !== 'etcd') {
   const sqliteDir = mkdtempSync(join(tmpdir(), 'nodelet-bench-sqlite-'));
   const sqlite = createSqliteStore({ path: join(sqliteDir, 'state.db') });
