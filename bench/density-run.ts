@@ -21,11 +21,11 @@ import { freePort, startNodeletProcess, type NodeletProcessOptions, type TestPro
 import { placement, placementViolations, type Workload } from './lib/placement.js';
 import { startTestEtcd, type TestEtcd } from '../control-plane/src/storage/testing/etcd.js';
 import { percentile } from './lib/percentile.js';
+import { machineCpuSeconds, mainThreadCpuSeconds, processCpuSeconds } from './lib/proc-sample.js';
 import { acceptQueue, establishedTo, listenOverflows } from './lib/proc-net.js';
 import { countWrites, podRequestTimes, WRITES_AUDIT_POLICY, type WriteCount } from './density-writes.js';
 import { noteStages, stageFigures, type PodSeen, type StageFigures } from './density-stages.js';
 
-const CLK_TCK = 100;
 const NS = 'density';
 
 export interface RunSpec {
@@ -76,6 +76,10 @@ export interface RunResult extends RunSpec {
   serverRssPeakMiB: number;
   serverRssEndMiB: number;
   serverCpuBurstS: number;
+  /** The server's JavaScript thread alone in the burst: what one thread can give is the burst's bound. */
+  serverMainCpuBurstS: number;
+  /** Every core of the machine in the burst (server, hollow nodes, etcd, the bench, the kernel). */
+  machineCpuBurstS: number;
   serverCpuTotalS: number;
   serverConnections: number;
   /** Client connections opened during the burst (seen by a 250 ms sampler; each a TLS handshake). */
@@ -92,11 +96,6 @@ export interface RunResult extends RunSpec {
   /** Deployments whose Running pods break their placement rule (spread skew > 1, two anti-affine on a node). */
   placementViolations: number;
   wallS: number;
-}
-
-function cpuSeconds(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(f[11]) + Number(f[12])) / CLK_TCK;
 }
 
 function rssMiB(pid: number): number {
@@ -246,9 +245,11 @@ export async function densityRun(spec: RunSpec, progress: (msg: string) => void,
 
     // 4. The burst: D Deployments of R at once; sample the server while pods start.
     const pods = spec.deployments * spec.replicas;
-    const cpu0 = cpuSeconds(serverPid);
+    const cpu0 = processCpuSeconds(serverPid);
+    const mainCpu0 = mainThreadCpuSeconds(serverPid);
+    const machineCpu0 = machineCpuSeconds();
     const hollowPid = h.pid;
-    const hollowCpu0 = cpuSeconds(hollowPid);
+    const hollowCpu0 = processCpuSeconds(hollowPid);
     let hollowRssPeak = rssMiB(hollowPid);
     const events0 = hollowStats(h)?.watchEvents ?? 0;
     let rssPeak = rssMiB(serverPid);
@@ -288,9 +289,11 @@ export async function densityRun(spec: RunSpec, progress: (msg: string) => void,
       clearInterval(sampler);
     }
     const burstS = (performance.now() - tBurst) / 1000;
-    const serverCpuBurstS = cpuSeconds(serverPid) - cpu0;
+    const serverCpuBurstS = processCpuSeconds(serverPid) - cpu0;
+    const serverMainCpuBurstS = mainThreadCpuSeconds(serverPid) - mainCpu0;
+    const machineCpuBurstS = machineCpuSeconds() - machineCpu0;
     const serverRssEndMiB = rssMiB(serverPid);
-    const hollowCpuBurstS = cpuSeconds(hollowPid) - hollowCpu0;
+    const hollowCpuBurstS = processCpuSeconds(hollowPid) - hollowCpu0;
     const renewals = leaseRenewals - leases0;
     const stat = hollowStats(h) ?? { watchesOpen: NaN, watchEvents: NaN };
 
@@ -324,7 +327,9 @@ export async function densityRun(spec: RunSpec, progress: (msg: string) => void,
       serverRssPeakMiB: rssPeak,
       serverRssEndMiB,
       serverCpuBurstS,
-      serverCpuTotalS: cpuSeconds(serverPid),
+      serverMainCpuBurstS,
+      machineCpuBurstS,
+      serverCpuTotalS: processCpuSeconds(serverPid),
       serverConnections: conns,
       connectionsOpened: opened.size,
       acceptQueuePeak: backlog,

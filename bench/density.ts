@@ -20,6 +20,7 @@
  * server's audit log (bench/density-writes.ts) and prints them per pod; `--server-cpu-prof DIR`
  * writes each server process's V8 CPU profile there (node --cpu-prof, at the server's exit).
  */
+import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { writeBenchResults, type BenchFigure } from './lib/results.js';
 import { densityRun, type RunResult, type RunSpec } from './density-run.js';
@@ -84,6 +85,8 @@ const ROWS: Array<[string, (r: RunResult) => string]> = [
   ['nodes start → Ready (s)', (r) => fmt(r.nodesReadyS, 1)],
   ['API server RSS peak / end (MiB)', (r) => `${fmt(r.serverRssPeakMiB, 0)} / ${fmt(r.serverRssEndMiB, 0)}`],
   ['API server CPU burst / whole run (s)', (r) => `${fmt(r.serverCpuBurstS, 1)} / ${fmt(r.serverCpuTotalS, 1)}`],
+  ['server main thread CPU burst (s, % of the burst)', (r) => `${fmt(r.serverMainCpuBurstS, 1)} (${fmt((100 * r.serverMainCpuBurstS) / r.burstS, 0)} %)`],
+  [`machine CPU burst (s, % of ${cpus().length} cores)`, (r) => `${fmt(r.machineCpuBurstS, 1)} (${fmt((100 * r.machineCpuBurstS) / (r.burstS * cpus().length), 0)} %)`],
   ['server connections (peak)', (r) => String(r.serverConnections)],
   ['connections opened in the burst (per pod)', (r) => `${r.connectionsOpened} (${fmt(r.connectionsOpened / r.pods)})`],
   ['accept queue peak / listen overflows (machine)', (r) => `${r.acceptQueuePeak} / ${r.listenOverflows}`],
@@ -147,6 +150,7 @@ async function main(): Promise<void> {
   // Ctrl-C/SIGTERM ends the current run through its cleanup: servers, hollow nodes and etcd stopped by PID.
   const interrupted = new AbortController();
   for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => interrupted.abort(new Error(`interrupted by ${sig}`)));
+  const load0 = loadavg().map((x) => x.toFixed(2)).join(' ');
   const runs: RunResult[] = [];
   const pairs: Array<{ main: RunResult; base?: RunResult }> = [];
   for (const store of stores(args.store)) {
@@ -165,7 +169,7 @@ async function main(): Promise<void> {
     log(runLine(main));
   }
   const wallS = (performance.now() - t0) / 1000;
-  console.log(`\nbench/density (${args.source ? 'TypeScript sources' : 'built dist'}; hollow nodes: real agent over a fake CRI, docs/hollow-nodes.md)\n`);
+  console.log(`\nbench/density (${args.source ? 'TypeScript sources' : 'built dist'}; hollow nodes: real agent over a fake CRI, docs/hollow-nodes.md; load average at the start ${load0})\n`);
   console.log(table(runs));
   console.log('');
   for (const r of runs) console.log(`${r.store} ${r.nodes} nodes × ${r.pods} pods${r.qps ? ` at ${r.qps}/s` : ' at once'}: ${sloLine(r)}`);

@@ -9,15 +9,20 @@ import { percentile } from './percentile.js';
 const CLK_TCK = 100;
 
 /** utime + stime of `pid`, in clock ticks. */
-function cpuTicks(pid: number): number {
+function cpuTicks(pid: number, file = `/proc/${pid}/stat`): number {
   // The fields after the command name, which may itself hold spaces and parentheses.
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').pop()!.split(' ');
+  const f = readFileSync(file, 'utf8').split(') ').pop()!.split(' ');
   return Number(f[11]) + Number(f[12]);
 }
 
 /** CPU seconds (utime + stime) `pid` has used so far. */
 export function processCpuSeconds(pid: number): number {
   return cpuTicks(pid) / CLK_TCK;
+}
+
+/** CPU seconds the main thread of `pid` (a Node process's JavaScript thread) has used so far. */
+export function mainThreadCpuSeconds(pid: number): number {
+  return cpuTicks(pid, `/proc/${pid}/task/${pid}/stat`) / CLK_TCK;
 }
 
 /** CPU seconds the machine's cores have spent busy so far (/proc/stat as the agent reads it for the node's stats). */
