@@ -20,7 +20,7 @@
 // and what this whole process and the whole machine spent per 1,000 creates: the load's client
 // shares the cores, so the machine's figure bounds the rate this machine can reach.
 import https from 'node:https';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,7 +34,7 @@ import type { LoadResult } from './apiserver-load.js';
 import { writeBenchResults, type BenchFigure } from './lib/results.js';
 import { benchPodBody } from './lib/bench-pod.js';
 import { percentile } from './lib/percentile.js';
-import { machineCpuSeconds, processCpuSeconds } from './lib/proc-sample.js';
+import { machineCpuSeconds, mainThreadCpuSeconds, processCpuSeconds } from './lib/proc-sample.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -100,17 +100,8 @@ interface Latencies {
   machineCpuMsPer1000?: number;
 }
 
-/** CPU milliseconds of the main thread (the server's; the load runs in a worker), or NaN off Linux. */
-function mainThreadCpuMs(): number {
-  try {
-    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 per second on Linux).
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return NaN;
-  }
-}
+/** CPU milliseconds of the main thread (the server's; the load runs in a worker). */
+const mainThreadCpuMs = (): number => mainThreadCpuSeconds(process.pid) * 1000;
 
 const summary = (latencies: number[], seconds: number): Latencies => ({ p50: percentile(latencies, 50), p99: percentile(latencies, 99), perSec: latencies.length / seconds });
 
