@@ -29,14 +29,14 @@
  * `<variant>-<window>.cpuprofile`. Needs root, containerd, runc and the CNI
  * plugins, like the agent integration tests.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { PODS, NODES, type Pod } from '@nodelet/api';
 import { pollUntil } from '@nodelet/base';
 import { startNodeletProcess, type TestProcess } from '@nodelet/base/testing';
 import { AGENT_NODE_OPTIONS } from '@nodelet/systemd';
 import { startHarness, podSpec, type Harness } from '../agent/test/integration/harness.js';
-import { sampleProcess } from './lib/proc-sample.js';
+import { sampleProcess, threadCpuSeconds } from './lib/proc-sample.js';
 import { writeBenchResults, type BenchFigure } from './lib/results.js';
 
 const arg = (name: string): string | undefined => {
@@ -197,22 +197,6 @@ async function deleteGone(h: Harness, names: string[]): Promise<void> {
   }, { timeoutMs: 180_000, intervalMs: 250 });
 }
 
-/** CPU ticks (1/100 s) of each thread of `pid` by thread name, the main thread as `main`. */
-function threadTicks(pid: number): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const name = Number(tid) === pid ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out[name] = (out[name] ?? 0) + Number(f[11]) + Number(f[12]);
-    } catch {
-      // the thread ended between the listing and the read: its ticks are gone with it
-    }
-  }
-  return out;
-}
-
 /** `after` less `before`, key by key (the counts of one window). */
 function countsBetween(before: Counters, after: Counters): Counters {
   const sub = (a: Record<string, number>, b: Record<string, number>) =>
@@ -243,14 +227,14 @@ async function measure(agent: AgentChild, withGc: boolean, window: string, ready
   await new Promise((r) => setTimeout(r, SETTLE_MS)); // settling is a span of time, not a condition
   const t0 = performance.now();
   const before = COUNTERS ? await agent.counters() : undefined;
-  const ticks0 = COUNTERS ? threadTicks(agent.pid) : {};
+  const ticks0 = COUNTERS ? threadCpuSeconds(agent.pid) : {};
   if (PROFILE_DIR) await agent.profileStart();
   const s: Sample = await sample(agent.pid, IDLE_MS);
   if (readyAt !== undefined) s.afterReadyS = [Math.round((t0 - readyAt) / 1000), Math.round((performance.now() - readyAt) / 1000)];
   if (PROFILE_DIR) await agent.profileStop(join(PROFILE_DIR, `${window}.cpuprofile`));
   if (before) {
-    const ticks1 = threadTicks(agent.pid);
-    s.counts = { ...countsBetween(before, await agent.counters()), threads: Object.fromEntries(Object.entries(ticks1).map(([k, v]) => [k, (v - (ticks0[k] ?? 0)) * 10]).filter(([, v]) => v !== 0)) };
+    const ticks1 = threadCpuSeconds(agent.pid);
+    s.counts = { ...countsBetween(before, await agent.counters()), threads: Object.fromEntries(Object.entries(ticks1).map(([k, v]) => [k, Math.round((v - (ticks0[k] ?? 0)) * 1000)]).filter(([, v]) => v !== 0)) };
     const at = s.afterReadyS ? `, ${s.afterReadyS[0]}–${s.afterReadyS[1]} s after the ${PODS_N} pods were Ready` : '';
     console.error(`# ${window}: ${s.cpuPct.toFixed(2)} % of a core${at}\n${describeCounts(s.counts)}`);
   }

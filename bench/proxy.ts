@@ -28,6 +28,7 @@ import { service, slice } from '../agent/src/proxy/testing/fixtures.js';
 import { NetnsNode } from '../agent/test/integration/proxy-netns.js';
 import { writeBenchResults, type BenchFigure } from './lib/results.js';
 import { percentile } from './lib/percentile.js';
+import { processCpuSeconds } from './lib/proc-sample.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -84,17 +85,16 @@ function syncWith(want: (i: SyncInfo) => boolean): Promise<SyncInfo> {
 
 /** CPU seconds used so far by the `nft monitor` processes in the node's namespace. */
 function monitorCpuS(): number {
-  let ticks = 0;
+  let seconds = 0;
   for (const pid of readPids()) {
     try {
       if (readFileSync(`/proc/${pid}/cmdline`, 'utf8') !== 'nft\0monitor\0') continue;
-      const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      ticks += Number(f[11]) + Number(f[12]); // utime, stime
+      seconds += processCpuSeconds(Number(pid));
     } catch {
       // The process ended between the listing and the read: it used nothing more.
     }
   }
-  return ticks / 100;
+  return seconds;
 }
 function readPids(): string[] {
   return execFileSync('ip', ['netns', 'pids', net.node], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);

@@ -2,7 +2,7 @@
  * What a process costs over a window, read from /proc (the benches run Linux): its peak RSS and
  * the CPU it used, as a fraction of one core. USER_HZ is 100 on every Linux this runs on.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { parseProcStat } from '../../agent/src/stats/node-readings.js';
 import { percentile } from './percentile.js';
 
@@ -23,6 +23,21 @@ export function processCpuSeconds(pid: number): number {
 /** CPU seconds the main thread of `pid` (a Node process's JavaScript thread) has used so far. */
 export function mainThreadCpuSeconds(pid: number): number {
   return cpuTicks(pid, `/proc/${pid}/task/${pid}/stat`) / CLK_TCK;
+}
+
+/** CPU seconds of each thread of `pid` so far, by thread name (threads of one name summed), the main thread as `main`. */
+export function threadCpuSeconds(pid: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = Number(tid) === pid ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      out[name] = (out[name] ?? 0) + cpuTicks(pid, `/proc/${pid}/task/${tid}/stat`) / CLK_TCK;
+    } catch {
+      // The thread ended between the listing and the read: its time went with it.
+    }
+  }
+  return out;
 }
 
 /** CPU seconds the machine's cores have spent busy so far (/proc/stat as the agent reads it for the node's stats). */
