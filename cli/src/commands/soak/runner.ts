@@ -83,7 +83,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       for (const x of fresh) say(`  BROKEN ${x.invariant}${gcTag(x)}: ${x.message}  [seed ${o.seed}, after the last round]`);
     };
 
-    say('baseline: converging, then reading the agent\'s RSS and open fds…');
+    say('baseline: converging, then reading the agent\'s RSS, its heap after a full GC and its open fds…');
     await checker.converge(o.convergeMs);
     const admin = api;
     const live = (): ReturnType<typeof agentLiveHeap> => agentLiveHeap(admin, lab.options.nodeName).catch((err: Error) => {
