@@ -8,21 +8,21 @@ import { percentile } from './percentile.js';
 
 const CLK_TCK = 100;
 
-/** utime + stime of `pid`, in clock ticks. */
-function cpuTicks(pid: number, file = `/proc/${pid}/stat`): number {
+/** utime + stime of a /proc `stat` text (a process's or a thread's), in seconds. */
+function cpuSecondsOf(stat: string): number {
   // The fields after the command name, which may itself hold spaces and parentheses.
-  const f = readFileSync(file, 'utf8').split(') ').pop()!.split(' ');
-  return Number(f[11]) + Number(f[12]);
+  const f = stat.split(') ').pop()!.split(' ');
+  return (Number(f[11]) + Number(f[12])) / CLK_TCK;
 }
 
 /** CPU seconds (utime + stime) `pid` has used so far. */
 export function processCpuSeconds(pid: number): number {
-  return cpuTicks(pid) / CLK_TCK;
+  return cpuSecondsOf(readFileSync(`/proc/${pid}/stat`, 'utf8'));
 }
 
 /** CPU seconds the main thread of `pid` (a Node process's JavaScript thread) has used so far. */
 export function mainThreadCpuSeconds(pid: number): number {
-  return cpuTicks(pid, `/proc/${pid}/task/${pid}/stat`) / CLK_TCK;
+  return cpuSecondsOf(readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8'));
 }
 
 /** CPU seconds of each thread of `pid` so far, by thread name (threads of one name summed), the main thread as `main`. */
@@ -32,7 +32,7 @@ export function threadCpuSeconds(pid: number): Record<string, number> {
     try {
       const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
       const name = Number(tid) === pid ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      out[name] = (out[name] ?? 0) + cpuTicks(pid, `/proc/${pid}/task/${tid}/stat`) / CLK_TCK;
+      out[name] = (out[name] ?? 0) + cpuSecondsOf(stat);
     } catch {
       // The thread ended between the listing and the read: its time went with it.
     }
@@ -57,7 +57,7 @@ function rssMiB(pid: number): { rss: number; anon: number } {
  * CPU (fraction of one core) of `pid` over `ms`.
  */
 export async function sampleProcess(pid: number, ms: number, everyMs = 250): Promise<{ rssMaxMiB: number; rssMedianMiB: number; rssAnonMedianMiB: number; cpu: number }> {
-  const t0 = cpuTicks(pid);
+  const t0 = processCpuSeconds(pid);
   const s0 = performance.now();
   const rss: number[] = [];
   const anon: number[] = [];
@@ -71,6 +71,6 @@ export async function sampleProcess(pid: number, ms: number, everyMs = 250): Pro
     rssMaxMiB: Math.max(0, ...rss),
     rssMedianMiB: percentile(rss, 50),
     rssAnonMedianMiB: percentile(anon, 50),
-    cpu: (cpuTicks(pid) - t0) / CLK_TCK / ((performance.now() - s0) / 1000),
+    cpu: (processCpuSeconds(pid) - t0) / ((performance.now() - s0) / 1000),
   };
 }
