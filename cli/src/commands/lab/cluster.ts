@@ -374,9 +374,14 @@ export async function labDown(opts: Partial<LabOptions> & { keepState?: boolean 
   // Without a state dir nothing of this node runs, but its namespace or network may be left.
   if (!existsSync(o.stateDir)) return { removedSandboxes, stopped, problems: [...(await removeLabCgroups(o.stateDir)), ...(await removeNodeNetworking(o))] };
 
-  // 1. Pod sandboxes go first, while the agent still answers the runtime's CNI DEL.
+  // 1. Pod sandboxes go first, while the agent still answers the runtime's CNI DEL. A containerd
+  // that was killed (its socket file outlives it) cannot be asked: step 4 sweeps its shims,
+  // containers and mounts from the host side, and the pods' network goes with their namespaces,
+  // the bridge (5) and the state dir's IPAM (6).
   const socket = join(p.containerd, 'containerd.sock');
-  if (existsSync(socket)) {
+  if (existsSync(socket) && !(await labRuntimeStatus({ dir: p.containerd })).running) {
+    say('containerd is not running (killed?): its pods are removed from the host side');
+  } else if (existsSync(socket)) {
     try {
       const { client } = await connectCriClient({ endpoint: `unix://${socket}`, timeoutMs: 10_000 });
       try {
