@@ -85,3 +85,20 @@ test('a process left in the cgroup of a pod that should not run is killed, as ku
   assert.deepEqual(await cg.cleanup((uid) => uid === '1111'), ['2222']);
   assert.deepEqual(killed.sort(), [4242, 4243], 'only the unwanted pod\'s processes, each once');
 });
+
+test('an agent killed between the rmdirs of one pod\'s hierarchies: the next agent finds the pod cgroup where it is left, and removes it', async (t) => {
+  const { dir, mounts } = await fakeMounts('v1');
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const before = new PodCgroups({ cgroupRoot: '/', podPidsLimit: -1, log: noopLogger, mounts, removeDir });
+  await before.init();
+  await before.ensure(burstable);
+  await mkdir(join(dir, 'freezer/kubepods/burstable/pod2222'), { recursive: true });
+  // The cleanup got as far as the cpu hierarchy (the first one) when the agent died.
+  await rm(join(dir, 'cpu/kubepods/burstable/pod2222'), { recursive: true });
+
+  const after = new PodCgroups({ cgroupRoot: '/', podPidsLimit: -1, log: noopLogger, mounts, removeDir });
+  await after.init();
+  assert.deepEqual([...(await after.podUIDs()).entries()], [['2222', 'kubepods/burstable/pod2222']]);
+  assert.deepEqual(await after.cleanup(() => false), ['2222']);
+  for (const h of ['cpu', 'memory', 'pids', 'freezer']) assert.equal(await exists(join(dir, h, 'kubepods/burstable/pod2222')), false, `${h} hierarchy`);
+});

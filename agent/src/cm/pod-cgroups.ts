@@ -98,14 +98,19 @@ export class PodCgroups {
     return join(this.#o.cgroupRoot, rel);
   }
 
-  /** UIDs of the pod cgroups present under kubepods. */
+  /**
+   * UIDs of the pod cgroups present under kubepods in any mounted hierarchy, as kubelet's
+   * GetAllPodsFromCgroups reads every subsystem: an agent killed between the rmdirs of one pod's
+   * hierarchies leaves the pod's directory in some of them only, and it must still be found.
+   */
   async podUIDs(): Promise<Map<string, string>> {
     const out = new Map<string, string>();
-    const base = this.#dirs('kubepods')[0]!;
-    for (const sub of ['', 'burstable', 'besteffort']) {
-      for (const name of await listDirs(join(base, sub))) {
-        const m = POD_DIR.exec(name);
-        if (m) out.set(m[1]!, join('kubepods', sub, name));
+    for (const base of this.#allDirs('kubepods')) {
+      for (const sub of ['', 'burstable', 'besteffort']) {
+        for (const name of await listDirs(join(base, sub))) {
+          const m = POD_DIR.exec(name);
+          if (m && !out.has(m[1]!)) out.set(m[1]!, join('kubepods', sub, name));
+        }
       }
     }
     return out;

@@ -1,7 +1,8 @@
 // Pod cgroups on a real containerd (cgroupfs driver): a Burstable pod's cgroup sits at
 // <cgroupRoot>/kubepods/burstable/pod<uid>, its containers' cgroups beneath it (their processes
 // are there), its memory limit is the sum of the containers' limits, its pids limit is
-// podPidsLimit, and the cgroup is gone once the pod is deleted, a process left in it killed first.
+// podPidsLimit, and the cgroup is gone once the pod is deleted, a process left in it killed first;
+// a pod cgroup left in one hierarchy only (a killed agent's half-done removal) is found and removed.
 // The test's own cgroupRoot keeps it apart from other agents on the host; it removes that tree when done.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -106,4 +107,11 @@ test('pod cgroups: kubepods/burstable/pod<uid> holds the containers, summed memo
   await h.api.delete(PODS, 'limited', { namespace: 'default', gracePeriodSeconds: 0 });
   await pollUntil('pod cgroup removed', async () => readdir(memDir).then(() => false, () => true), { timeoutMs: 90_000 });
   assert.equal(await strayExit, 'SIGKILL', 'the stray process was killed');
+
+  // What an agent killed between the rmdirs of one pod's hierarchies leaves (the soak found one):
+  // the pod's cgroup in the memory hierarchy only, the cpu one (removed first) gone. The agent
+  // finds it there and removes it.
+  const half = dirOf('memory', 'kubepods/besteffort/pod0d15ea5e-0000-4000-8000-00000000dead');
+  await mkdir(half);
+  await pollUntil('the half-removed pod cgroup removed', async () => readdir(half).then(() => false, () => true), { timeoutMs: 30_000 });
 });
