@@ -17,7 +17,8 @@
  * while the agent was down). A process still in such a cgroup is killed first, as kubelet does;
  * rmdir refuses a cgroup until its processes are gone, so that pass leaves it for the next one.
  */
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { readdirSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AgentError, cgroupPathInEveryHierarchy, cgroupTreePids, describeError, relativeToMountRoot, removeCgroupTree, type Logger } from '@nodelet/base';
 import type { Pod } from '@nodelet/api/agent';
@@ -213,9 +214,14 @@ function killProcess(pid: number): void {
   }
 }
 
+/**
+ * The child cgroups of `dir`; none when it is gone. Synchronous, as the stats collector reads
+ * cgroupfs (stats/cgroup.ts `readText`): the kernel makes the listing, nothing waits on a disk,
+ * and housekeeping lists three directories per hierarchy every 2 s (`bench/pod-cgroups-pass.ts`).
+ */
 async function listDirs(dir: string): Promise<string[]> {
   try {
-    return (await readdir(dir, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name);
+    return readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw err;
