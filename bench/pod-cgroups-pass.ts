@@ -13,8 +13,7 @@
  * (user + system, libuv's threads included) per listing, after a warm-up, each round alternating
  * the two; and what one listing per 2 s is as a share of a core.
  */
-import { readdir } from 'node:fs/promises';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readdir } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';

@@ -379,9 +379,7 @@ export async function labDown(opts: Partial<LabOptions> & { keepState?: boolean 
   // containers and mounts from the host side, and the pods' network goes with their namespaces,
   // the bridge (5) and the state dir's IPAM (6).
   const socket = join(p.containerd, 'containerd.sock');
-  if (existsSync(socket) && !(await labRuntimeStatus({ dir: p.containerd })).running) {
-    say('containerd is not running (killed?): its pods are removed from the host side');
-  } else if (existsSync(socket)) {
+  if (existsSync(socket)) {
     try {
       const { client } = await connectCriClient({ endpoint: `unix://${socket}`, timeoutMs: 10_000 });
       try {
@@ -403,7 +401,8 @@ export async function labDown(opts: Partial<LabOptions> & { keepState?: boolean 
         client.close();
       }
     } catch (err) {
-      problems.push(`runtime: ${describeError(err)}`);
+      if ((await labRuntimeStatus({ dir: p.containerd })).running) problems.push(`runtime: ${describeError(err)}`);
+      else say('containerd is not running (killed?): its pods are removed from the host side');
     }
   }
   // 2–3. Agent, then server.
